@@ -1,0 +1,16 @@
+# Every third-party dependency of rocenet, found once. All come from Debian 12
+# packages (see packaging/debian-deps.sh).
+find_package(Threads REQUIRED)
+find_package(absl REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(prometheus-cpp CONFIG REQUIRED)
+find_package(spdlog CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(yaml-cpp CONFIG REQUIRED)
+find_package(GTest CONFIG REQUIRED)
+find_package(benchmark CONFIG REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBNL REQUIRED IMPORTED_TARGET libnl-3.0 libnl-route-3.0)
+
+find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

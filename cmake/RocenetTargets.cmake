@@ -1,0 +1,59 @@
+# Helpers that give every rocenet target the same warnings and layout.
+#
+#   rocenet_library(NAME <name> SOURCES ... DEPS ...)
+#     defines the static library rocenet_<name> with the alias rocenet::<name>.
+#     DEPS are PUBLIC: a target may use only what it declares, which is how the
+#     one-way dependency order of the daemon (common <- os <- domain <- api <-
+#     server) is enforced by the build.
+#   rocenet_test(NAME <name> SOURCES ... DEPS ...)
+#     a GoogleTest binary registered with CTest.
+
+set(ROCENET_WARNINGS -Wall -Wextra -Werror=unused-result -Wno-unused-parameter)
+option(ROCENET_WERROR "Treat every warning as an error" ON)
+if(ROCENET_WERROR)
+  list(APPEND ROCENET_WARNINGS -Werror)
+endif()
+
+function(rocenet_apply_warnings target)
+  target_compile_options(${target} PRIVATE ${ROCENET_WARNINGS})
+endfunction()
+
+function(rocenet_library)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_library(rocenet_${ARG_NAME} STATIC ${ARG_SOURCES})
+  add_library(rocenet::${ARG_NAME} ALIAS rocenet_${ARG_NAME})
+  target_include_directories(rocenet_${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(rocenet_${ARG_NAME} PUBLIC ${ARG_DEPS})
+  rocenet_apply_warnings(rocenet_${ARG_NAME})
+endfunction()
+
+function(rocenet_binary)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  rocenet_apply_warnings(${ARG_NAME})
+  install(TARGETS ${ARG_NAME} RUNTIME DESTINATION bin)
+endfunction()
+
+include(GoogleTest)
+function(rocenet_test)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
+  rocenet_apply_warnings(${ARG_NAME})
+  gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 30 PROPERTIES LABELS unit)
+endfunction()
+
+# add_subdirectory() for every direct child directory that has a CMakeLists.txt,
+# so a new module or test directory needs no edit of its parent.
+function(rocenet_add_subdirectories)
+  file(GLOB children LIST_DIRECTORIES true RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
+       ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  list(SORT children)
+  foreach(child ${children})
+    if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/${child}
+       AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${child}/CMakeLists.txt)
+      add_subdirectory(${child})
+    endif()
+  endforeach()
+endfunction()

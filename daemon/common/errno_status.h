@@ -1,0 +1,19 @@
+// The one mapping from errno values to absl::Status codes.
+//
+// Pure functions, thread-safe. The message names the object and the action,
+// then the system's reason: "open /sys/x: No such file or directory".
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace rocenet {
+
+absl::StatusCode ErrnoToCode(int errno_value);
+
+// Builds a status from `errno_value` with `what` (the object and action that
+// failed) before the system's description of the error.
+absl::Status ErrnoToStatus(int errno_value, std::string_view what);
+
+}  // namespace rocenet

@@ -1,0 +1,88 @@
+#include "daemon/common/flag_parser.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace rocenet {
+
+absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
+  ParsedCommandLine out;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") {
+      for (++i; i < argc; ++i) out.positional.emplace_back(argv[i]);
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      out.positional.emplace_back(arg);
+      continue;
+    }
+    arg.remove_prefix(arg[1] == '-' ? 2 : 1);
+    if (arg == "help" || arg == "h") {
+      out.help = true;
+      continue;
+    }
+    if (arg == "version") {
+      out.version = true;
+      continue;
+    }
+    std::string_view name = arg;
+    std::string_view value;
+    bool has_value = false;
+    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
+      absl::CommandLineFlag* negated = absl::FindCommandLineFlag(name.substr(2));
+      if (negated != nullptr && negated->IsOfType<bool>()) {
+        flag = negated;
+        value = "false";
+        has_value = true;
+      }
+    }
+    if (flag == nullptr || flag->IsRetired()) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+    }
+    if (!has_value) {
+      if (flag->IsOfType<bool>()) {
+        value = "true";
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
+      }
+    }
+    std::string error;
+    if (!flag->ParseFrom(value, &error)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid value \"", value, "\" for flag --", name, ": ", error));
+    }
+  }
+  return out;
+}
+
+std::string FlagUsage(std::string_view file_substring) {
+  std::vector<const absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::StrContains(flag->Filename(), file_substring)) flags.push_back(flag);
+  }
+  std::sort(flags.begin(), flags.end(),
+            [](auto* a, auto* b) { return a->Name() < b->Name(); });
+  std::string out;
+  for (const absl::CommandLineFlag* flag : flags) {
+    absl::StrAppendFormat(&out, "  --%-20s %s (default: \"%s\")\n", flag->Name(), flag->Help(),
+                          flag->DefaultValue());
+  }
+  return out;
+}
+
+}  // namespace rocenet

@@ -1,0 +1,30 @@
+// Strict command-line parsing on top of absl flags.
+//
+// absl::ParseCommandLine exits the process on its own terms; rocenet binaries
+// want an unknown flag or a bad value to be an error value the caller turns
+// into a message and exit code 2. Call from main before threads start.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rocenet {
+
+struct ParsedCommandLine {
+  std::vector<std::string> positional;
+  bool help = false;
+  bool version = false;
+};
+
+// Parses --name=value, --name value, --bool, --nobool, -h/--help, --version
+// and "--" (end of flags). Unknown flags and values a flag rejects are
+// InvalidArgument naming the flag.
+absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv);
+
+// "--name  description (default: x)" lines for every flag defined in a file
+// whose path contains `file_substring`.
+std::string FlagUsage(std::string_view file_substring);
+
+}  // namespace rocenet

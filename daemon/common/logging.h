@@ -1,0 +1,29 @@
+// Process-wide logging set-up for rocenet binaries.
+//
+// Everything logs through spdlog's default logger to stderr. Call
+// InitLogging() once from main before any thread starts; after that the
+// SPDLOG_* macros are safe from every thread.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+#ifndef SPDLOG_ACTIVE_LEVEL
+#define SPDLOG_ACTIVE_LEVEL SPDLOG_LEVEL_DEBUG
+#endif
+#include "spdlog/spdlog.h"
+
+namespace rocenet {
+
+enum class LogFormat {
+  kText,  // klog-like: "I1129 14:28:39.123456    42 file.cc:12] message"
+  kJson,  // one JSON object per line, for log shippers
+};
+
+absl::StatusOr<LogFormat> ParseLogFormat(std::string_view text);
+absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view text);
+
+void InitLogging(LogFormat format, spdlog::level::level_enum level);
+
+}  // namespace rocenet
