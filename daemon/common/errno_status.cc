@@ -51,7 +51,7 @@ absl::StatusCode ErrnoToCode(int errno_value) {
   }
 }
 
-absl::Status ErrnoToStatus(int errno_value, std::string_view what) {
+absl::Status ErrnoToStatus(int errno_value, absl::string_view what) {
   char buf[256];
   // GNU strerror_r returns the message, which may or may not live in buf.
   const char* reason = strerror_r(errno_value, buf, sizeof(buf));

@@ -4,7 +4,7 @@
 // then the system's reason: "open /sys/x: No such file or directory".
 #pragma once
 
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 
@@ -14,6 +14,6 @@ absl::StatusCode ErrnoToCode(int errno_value);
 
 // Builds a status from `errno_value` with `what` (the object and action that
 // failed) before the system's description of the error.
-absl::Status ErrnoToStatus(int errno_value, std::string_view what);
+absl::Status ErrnoToStatus(int errno_value, absl::string_view what);
 
 }  // namespace rocenet

@@ -1,7 +1,7 @@
 #include "daemon/common/flag_parser.h"
 
 #include <algorithm>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
@@ -14,7 +14,7 @@ namespace rocenet {
 absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
   ParsedCommandLine out;
   for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
+    absl::string_view arg = argv[i];
     if (arg == "--") {
       for (++i; i < argc; ++i) out.positional.emplace_back(argv[i]);
       break;
@@ -32,10 +32,10 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
       out.version = true;
       continue;
     }
-    std::string_view name = arg;
-    std::string_view value;
+    absl::string_view name = arg;
+    absl::string_view value;
     bool has_value = false;
-    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
+    if (const size_t eq = arg.find('='); eq != absl::string_view::npos) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
       has_value = true;
@@ -70,7 +70,7 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
   return out;
 }
 
-std::string FlagUsage(std::string_view file_substring) {
+std::string FlagUsage(absl::string_view file_substring) {
   std::vector<const absl::CommandLineFlag*> flags;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (absl::StrContains(flag->Filename(), file_substring)) flags.push_back(flag);

@@ -25,6 +25,6 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv);
 
 // "--name  description (default: x)" lines for every flag defined in a file
 // whose path contains `file_substring`.
-std::string FlagUsage(std::string_view file_substring);
+std::string FlagUsage(absl::string_view file_substring);
 
 }  // namespace rocenet

@@ -28,14 +28,14 @@ class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
 
 }  // namespace
 
-absl::StatusOr<LogFormat> ParseLogFormat(std::string_view text) {
+absl::StatusOr<LogFormat> ParseLogFormat(absl::string_view text) {
   if (text == "text") return LogFormat::kText;
   if (text == "json") return LogFormat::kJson;
   return absl::InvalidArgumentError(
       absl::StrCat("log format \"", text, "\" is not one of: text, json"));
 }
 
-absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view text) {
+absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(absl::string_view text) {
   if (text == "debug") return spdlog::level::debug;
   if (text == "info") return spdlog::level::info;
   if (text == "warning") return spdlog::level::warn;

@@ -5,7 +5,7 @@
 // SPDLOG_* macros are safe from every thread.
 #pragma once
 
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 
@@ -21,8 +21,8 @@ enum class LogFormat {
   kJson,  // one JSON object per line, for log shippers
 };
 
-absl::StatusOr<LogFormat> ParseLogFormat(std::string_view text);
-absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view text);
+absl::StatusOr<LogFormat> ParseLogFormat(absl::string_view text);
+absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(absl::string_view text);
 
 void InitLogging(LogFormat format, spdlog::level::level_enum level);
 

@@ -16,7 +16,7 @@ int HexValue(char c) {
 
 }  // namespace
 
-absl::StatusOr<MacAddress> MacAddress::FromBytes(std::string_view bytes) {
+absl::StatusOr<MacAddress> MacAddress::FromBytes(absl::string_view bytes) {
   if (bytes.size() != kSize) {
     return absl::InvalidArgumentError(
         absl::StrCat("MAC address must be 6 bytes, got ", bytes.size()));
@@ -26,7 +26,7 @@ absl::StatusOr<MacAddress> MacAddress::FromBytes(std::string_view bytes) {
   return MacAddress(out);
 }
 
-absl::StatusOr<MacAddress> MacAddress::Parse(std::string_view text) {
+absl::StatusOr<MacAddress> MacAddress::Parse(absl::string_view text) {
   // "aa:bb:cc:dd:ee:ff" is exactly 17 characters.
   if (text.size() != 17) {
     return absl::InvalidArgumentError(

@@ -7,7 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 
@@ -21,8 +21,8 @@ class MacAddress {
   explicit MacAddress(const std::array<uint8_t, kSize>& bytes) : bytes_(bytes) {}
 
   // From raw bytes; InvalidArgument unless exactly six.
-  static absl::StatusOr<MacAddress> FromBytes(std::string_view bytes);
-  static absl::StatusOr<MacAddress> Parse(std::string_view text);
+  static absl::StatusOr<MacAddress> FromBytes(absl::string_view bytes);
+  static absl::StatusOr<MacAddress> Parse(absl::string_view text);
 
   bool IsZero() const;
   bool IsMulticast() const { return (bytes_[0] & 1) != 0; }
