@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 
 namespace rocenet {
 
@@ -32,17 +33,21 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
       out.version = true;
       continue;
     }
-    absl::string_view name = arg;
+    absl::string_view raw_name = arg;
     absl::string_view value;
     bool has_value = false;
     if (const size_t eq = arg.find('='); eq != absl::string_view::npos) {
-      name = arg.substr(0, eq);
+      raw_name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
       has_value = true;
     }
+    // Flags are spelled with dashes on the command line (--sysfs-root) and
+    // with underscores in code; accept both.
+    const std::string name = absl::StrReplaceAll(raw_name, {{"-", "_"}});
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
-      absl::CommandLineFlag* negated = absl::FindCommandLineFlag(name.substr(2));
+      absl::CommandLineFlag* negated =
+          absl::FindCommandLineFlag(absl::string_view(name).substr(2));
       if (negated != nullptr && negated->IsOfType<bool>()) {
         flag = negated;
         value = "false";
@@ -50,7 +55,7 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
       }
     }
     if (flag == nullptr || flag->IsRetired()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", raw_name));
     }
     if (!has_value) {
       if (flag->IsOfType<bool>()) {
@@ -58,14 +63,15 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
       } else if (i + 1 < argc) {
         value = argv[++i];
       } else {
-        return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
+        return absl::InvalidArgumentError(absl::StrCat("flag --", raw_name, " needs a value"));
       }
     }
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("invalid value \"", value, "\" for flag --", name, ": ", error));
+          absl::StrCat("invalid value \"", value, "\" for flag --", raw_name, ": ", error));
     }
+    out.specified.insert(std::string(flag->Name()));
   }
   return out;
 }
@@ -79,7 +85,8 @@ std::string FlagUsage(absl::string_view file_substring) {
             [](auto* a, auto* b) { return a->Name() < b->Name(); });
   std::string out;
   for (const absl::CommandLineFlag* flag : flags) {
-    absl::StrAppendFormat(&out, "  --%-20s %s (default: \"%s\")\n", flag->Name(), flag->Help(),
+    const std::string name = absl::StrReplaceAll(flag->Name(), {{"_", "-"}});
+    absl::StrAppendFormat(&out, "  --%-18s %s (default: \"%s\")\n", name, flag->Help(),
                           flag->DefaultValue());
   }
   return out;

@@ -5,6 +5,7 @@
 // into a message and exit code 2. Call from main before threads start.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace rocenet {
 
 struct ParsedCommandLine {
   std::vector<std::string> positional;
+  // Names of the flags given on the command line, so they can override a
+  // config file while defaults do not.
+  std::set<std::string> specified;
   bool help = false;
   bool version = false;
 };

@@ -14,6 +14,17 @@
 #endif
 #include "spdlog/spdlog.h"
 
+// Debian's absl::string_view is its own type; let fmt print it like a
+// std::string_view.
+template <>
+struct fmt::formatter<absl::string_view> : fmt::formatter<fmt::string_view> {
+  template <typename FormatContext>
+  auto format(absl::string_view text, FormatContext& ctx) const {
+    return fmt::formatter<fmt::string_view>::format(fmt::string_view(text.data(), text.size()),
+                                                    ctx);
+  }
+};
+
 namespace rocenet {
 
 enum class LogFormat {

@@ -1,0 +1,25 @@
+// rocenet.v1.Health over a NodeStateSource: per-port and node health.
+// Runs on gRPC's threads; holds no domain state.
+#pragma once
+
+#include "daemon/api/node_state.h"
+#include "rocenet/v1/health.grpc.pb.h"
+
+namespace rocenet::api {
+
+class HealthService final : public v1::Health::Service {
+ public:
+  explicit HealthService(NodeStateSource* source) : source_(source) {}
+
+  grpc::Status GetNodeHealth(grpc::ServerContext* context, const v1::GetNodeHealthRequest* request,
+                             v1::NodeHealth* response) override;
+  grpc::Status GetPortHealth(grpc::ServerContext* context, const v1::GetPortHealthRequest* request,
+                             v1::PortHealth* response) override;
+  grpc::Status WatchHealth(grpc::ServerContext* context, const v1::WatchHealthRequest* request,
+                           grpc::ServerWriter<v1::NodeHealth>* writer) override;
+
+ private:
+  NodeStateSource* source_;
+};
+
+}  // namespace rocenet::api

@@ -1,0 +1,128 @@
+#include "daemon/api/metrics.h"
+
+#include <functional>
+
+#include "daemon/inventory/port.h"
+
+namespace rocenet::api {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily Family(std::string name, std::string help, MetricType type) {
+  MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  return family;
+}
+
+void AddSample(MetricFamily& family, std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  if (family.type == MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+}
+
+struct PortMetric {
+  const char* name;
+  const char* help;
+  MetricType type;
+  std::function<double(const inventory::Port&)> value;
+};
+
+const std::vector<PortMetric>& PortMetrics() {
+  static const auto* metrics = new std::vector<PortMetric>{
+      {"rocenet_port_up", "Whether the port's operational state is up.", MetricType::Gauge,
+       [](const auto& p) { return p.link.oper_state == os::OperState::kUp ? 1.0 : 0.0; }},
+      {"rocenet_port_carrier", "Whether the port has carrier.", MetricType::Gauge,
+       [](const auto& p) { return p.link.carrier ? 1.0 : 0.0; }},
+      {"rocenet_port_mtu_bytes", "MTU of the port in bytes.", MetricType::Gauge,
+       [](const auto& p) { return static_cast<double>(p.link.mtu); }},
+      {"rocenet_port_speed_bytes", "Link speed in bytes per second; 0 when unknown.",
+       MetricType::Gauge,
+       [](const auto& p) { return static_cast<double>(p.link.speed_mbps) * 1e6 / 8; }},
+      {"rocenet_port_receive_bytes_total", "Bytes received.", MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.stats.rx_bytes); }},
+      {"rocenet_port_receive_packets_total", "Packets received.", MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.stats.rx_packets); }},
+      {"rocenet_port_receive_errors_total", "Receive errors.", MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.stats.rx_errors); }},
+      {"rocenet_port_receive_drops_total", "Received packets dropped.", MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.stats.rx_dropped); }},
+      {"rocenet_port_transmit_bytes_total", "Bytes transmitted.", MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.stats.tx_bytes); }},
+      {"rocenet_port_transmit_packets_total", "Packets transmitted.", MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.stats.tx_packets); }},
+      {"rocenet_port_transmit_errors_total", "Transmit errors.", MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.stats.tx_errors); }},
+      {"rocenet_port_transmit_drops_total", "Transmitted packets dropped.", MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.stats.tx_dropped); }},
+  };
+  return *metrics;
+}
+
+}  // namespace
+
+std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::string& version) {
+  std::vector<MetricFamily> out;
+
+  MetricFamily build = Family("rocenet_build_info", "rocenet build; the value is always 1.",
+                              MetricType::Gauge);
+  AddSample(build, {{"version", version}}, 1);
+  out.push_back(std::move(build));
+
+  MetricFamily info = Family("rocenet_port_info", "Identity of each managed port; always 1.",
+                             MetricType::Gauge);
+  MetricFamily present = Family("rocenet_port_present",
+                                "Whether the port's net device exists in the host namespace.",
+                                MetricType::Gauge);
+  MetricFamily healthy = Family("rocenet_port_healthy", "Whether the port has no condition.",
+                                MetricType::Gauge);
+  for (const inventory::Port& port : snapshot.ports) {
+    AddSample(info,
+              {{"device", port.name},
+               {"id", port.id},
+               {"mac", port.present ? port.link.mac.ToString() : ""},
+               {"pci_address", port.pci.address},
+               {"driver", port.pci.driver},
+               {"discovery", std::string(inventory::DiscoveryName(port.discovery))}},
+              1);
+    AddSample(present, {{"device", port.name}}, port.present ? 1 : 0);
+  }
+  for (const health::PortHealth& port : snapshot.health.ports) {
+    AddSample(healthy, {{"device", port.name}}, port.healthy ? 1 : 0);
+  }
+  out.push_back(std::move(info));
+  out.push_back(std::move(present));
+  out.push_back(std::move(healthy));
+
+  for (const PortMetric& spec : PortMetrics()) {
+    MetricFamily family = Family(spec.name, spec.help, spec.type);
+    for (const inventory::Port& port : snapshot.ports) {
+      if (port.present) AddSample(family, {{"device", port.name}}, spec.value(port));
+    }
+    out.push_back(std::move(family));
+  }
+
+  MetricFamily ready = Family("rocenet_node_ready",
+                              "Whether every managed port of the node is healthy.",
+                              MetricType::Gauge);
+  AddSample(ready, {}, snapshot.health.ready ? 1 : 0);
+  out.push_back(std::move(ready));
+  return out;
+}
+
+std::vector<MetricFamily> NodeMetrics::Collect() const {
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  if (!snapshot.ok()) return {};
+  return BuildMetrics(**snapshot, version_);
+}
+
+}  // namespace rocenet::api

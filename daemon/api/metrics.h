@@ -1,0 +1,36 @@
+// NodeMetrics: the node's state as Prometheus metrics, built at scrape time.
+//
+// A prometheus-cpp Collectable, called on the exposer's thread. It samples the
+// node through the NodeStateSource, so metrics never disagree with the gRPC
+// API and there is no second copy of the state to keep in step. Naming
+// follows node_exporter: `device` label, base units, `_total` on counters,
+// text only in `_info` metrics.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/api/node_state.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+
+namespace rocenet::api {
+
+class NodeMetrics final : public prometheus::Collectable {
+ public:
+  NodeMetrics(NodeStateSource* source, std::string version)
+      : source_(source), version_(std::move(version)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  NodeStateSource* source_;
+  std::string version_;
+};
+
+// The families for one snapshot; separate from Collect() so tests need no
+// source.
+std::vector<prometheus::MetricFamily> BuildMetrics(const NodeSnapshot& snapshot,
+                                                   const std::string& version);
+
+}  // namespace rocenet::api

@@ -1,0 +1,72 @@
+#include "daemon/api/port_discovery_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "daemon/api/proto_convert.h"
+#include "daemon/api/status_convert.h"
+
+namespace rocenet::api {
+namespace {
+
+// How often a waiting watch stream checks whether its client has gone.
+constexpr absl::Duration kCancelCheck = absl::Seconds(1);
+constexpr size_t kMaxPortReference = 256;
+
+}  // namespace
+
+absl::Status ValidatePortReference(const std::string& port) {
+  if (port.empty()) {
+    return absl::InvalidArgumentError("port: must name a port id or interface name");
+  }
+  if (port.size() > kMaxPortReference) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("port: reference is ", port.size(), " bytes, more than ", kMaxPortReference));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const inventory::Port*> FindPort(const NodeSnapshot& snapshot,
+                                                const std::string& id_or_name) {
+  for (const inventory::Port& port : snapshot.ports) {
+    if (port.id == id_or_name || port.name == id_or_name) return &port;
+  }
+  return absl::NotFoundError(absl::StrCat("port \"", id_or_name, "\" not found"));
+}
+
+grpc::Status PortDiscoveryService::ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*,
+                                             v1::ListPortsResponse* response) {
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  if (!snapshot.ok()) return ToGrpc(snapshot.status());
+  for (const inventory::Port& port : (*snapshot)->ports) ToProto(port, response->add_ports());
+  return grpc::Status::OK;
+}
+
+grpc::Status PortDiscoveryService::GetPort(grpc::ServerContext*, const v1::GetPortRequest* request,
+                                           v1::Port* response) {
+  if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
+    return ToGrpc(valid);
+  }
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  if (!snapshot.ok()) return ToGrpc(snapshot.status());
+  absl::StatusOr<const inventory::Port*> port = FindPort(**snapshot, request->port());
+  if (!port.ok()) return ToGrpc(port.status());
+  ToProto(**port, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status PortDiscoveryService::WatchPorts(grpc::ServerContext* context,
+                                              const v1::WatchPortsRequest*,
+                                              grpc::ServerWriter<v1::PortSnapshot>* writer) {
+  uint64_t seen = 0;
+  while (!context->IsCancelled()) {
+    Broadcast<NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, kCancelCheck);
+    if (next.closed) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "rocenetd is stopping");
+    if (next.value == nullptr) continue;
+    seen = next.version;
+    v1::PortSnapshot message;
+    ToProto(*next.value, &message);
+    if (!writer->Write(message)) break;
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace rocenet::api

@@ -1,0 +1,35 @@
+// rocenet.v1.PortDiscovery over a NodeStateSource.
+//
+// Runs on gRPC's threads; holds no domain state. Each call samples the node
+// through the source; watch streams send the full port list on subscription
+// and after every change.
+#pragma once
+
+#include "daemon/api/node_state.h"
+#include "rocenet/v1/ports.grpc.pb.h"
+
+namespace rocenet::api {
+
+class PortDiscoveryService final : public v1::PortDiscovery::Service {
+ public:
+  explicit PortDiscoveryService(NodeStateSource* source) : source_(source) {}
+
+  grpc::Status ListPorts(grpc::ServerContext* context, const v1::ListPortsRequest* request,
+                         v1::ListPortsResponse* response) override;
+  grpc::Status GetPort(grpc::ServerContext* context, const v1::GetPortRequest* request,
+                       v1::Port* response) override;
+  grpc::Status WatchPorts(grpc::ServerContext* context, const v1::WatchPortsRequest* request,
+                          grpc::ServerWriter<v1::PortSnapshot>* writer) override;
+
+ private:
+  NodeStateSource* source_;
+};
+
+// Validates a port reference from a request: non-empty, at most 256 bytes.
+absl::Status ValidatePortReference(const std::string& port);
+
+// The port of `snapshot` with that id or name, or NotFound naming it.
+absl::StatusOr<const inventory::Port*> FindPort(const NodeSnapshot& snapshot,
+                                                const std::string& id_or_name);
+
+}  // namespace rocenet::api

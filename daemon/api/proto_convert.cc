@@ -1,0 +1,99 @@
+#include "daemon/api/proto_convert.h"
+
+#include "google/protobuf/util/time_util.h"
+
+namespace rocenet::api {
+namespace {
+
+void SetTime(absl::Time time, google::protobuf::Timestamp* out) {
+  const int64_t nanos = absl::ToUnixNanos(time);
+  *out = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(nanos);
+}
+
+v1::Discovery ToProto(inventory::Discovery discovery) {
+  switch (discovery) {
+    case inventory::Discovery::kGaudiSysfs:
+      return v1::DISCOVERY_GAUDI_SYSFS;
+    case inventory::Discovery::kInterfaceName:
+      return v1::DISCOVERY_INTERFACE_NAME;
+    case inventory::Discovery::kDriver:
+      return v1::DISCOVERY_DRIVER;
+  }
+  return v1::DISCOVERY_UNSPECIFIED;
+}
+
+v1::OperState ToProto(os::OperState state) {
+  // The proto enum is the kernel's value shifted by one, so 0 stays
+  // "unspecified" as proto3 wants.
+  return static_cast<v1::OperState>(static_cast<int>(state) + 1);
+}
+
+}  // namespace
+
+void ToProto(const inventory::Port& port, v1::Port* out) {
+  out->set_id(port.id);
+  out->set_name(port.name);
+  out->set_present(port.present);
+  out->set_discovery(ToProto(port.discovery));
+  out->set_pci_address(port.pci.address);
+  out->set_pcie_root(port.pci.pcie_root);
+  out->set_numa_node(port.pci.numa_node);
+  out->set_module_id(port.pci.module_id);
+  out->set_port_index(port.pci.port_index);
+  out->set_driver(port.pci.driver);
+  if (!port.present) {
+    out->set_oper_state(v1::OPER_STATE_NOT_PRESENT);
+    return;
+  }
+  const os::LinkInfo& link = port.link;
+  out->set_ifindex(link.ifindex);
+  out->set_mac(link.mac.ToString());
+  if (!link.permanent_mac.IsZero()) out->set_permanent_mac(link.permanent_mac.ToString());
+  out->set_mtu(link.mtu);
+  out->set_min_mtu(link.min_mtu);
+  out->set_max_mtu(link.max_mtu);
+  out->set_admin_up(link.admin_up);
+  out->set_oper_state(ToProto(link.oper_state));
+  out->set_carrier(link.carrier);
+  out->set_speed_mbps(link.speed_mbps);
+  if (out->driver().empty()) out->set_driver(link.kind);
+  v1::PortCounters* counters = out->mutable_counters();
+  counters->set_receive_bytes(link.stats.rx_bytes);
+  counters->set_receive_packets(link.stats.rx_packets);
+  counters->set_receive_errors(link.stats.rx_errors);
+  counters->set_receive_drops(link.stats.rx_dropped);
+  counters->set_transmit_bytes(link.stats.tx_bytes);
+  counters->set_transmit_packets(link.stats.tx_packets);
+  counters->set_transmit_errors(link.stats.tx_errors);
+  counters->set_transmit_drops(link.stats.tx_dropped);
+}
+
+void ToProto(const health::PortHealth& health, v1::PortHealth* out) {
+  out->set_port_id(health.port_id);
+  out->set_name(health.name);
+  out->set_healthy(health.healthy);
+  SetTime(health.since, out->mutable_since());
+  for (const health::Condition& condition : health.conditions) {
+    v1::Condition* c = out->add_conditions();
+    c->set_type(condition.type);
+    c->set_reason(condition.reason);
+    c->set_message(condition.message);
+    SetTime(condition.since, c->mutable_since());
+  }
+}
+
+void ToProto(const health::NodeHealth& health, uint64_t generation, v1::NodeHealth* out) {
+  out->set_ready(health.ready);
+  out->set_ports_total(health.ports_total);
+  out->set_ports_healthy(health.ports_healthy);
+  out->set_generation(generation);
+  for (const health::PortHealth& port : health.ports) ToProto(port, out->add_ports());
+}
+
+void ToProto(const NodeSnapshot& snapshot, v1::PortSnapshot* out) {
+  out->set_generation(snapshot.generation);
+  SetTime(snapshot.time, out->mutable_time());
+  for (const inventory::Port& port : snapshot.ports) ToProto(port, out->add_ports());
+}
+
+}  // namespace rocenet::api

@@ -1,0 +1,53 @@
+// Port: one managed scale-out port as the inventory sees it.
+//
+// Value type, thread-compatible. The inventory produces these on the event
+// loop; snapshots copy them to other threads.
+#pragma once
+
+#include <string>
+
+#include "daemon/os/link.h"
+
+namespace rocenet::inventory {
+
+enum class Discovery {
+  kGaudiSysfs,     // a net device of a habanalabs PCI function
+  kInterfaceName,  // an interface name or glob from the configuration
+  kDriver,         // a kernel driver name from the configuration
+};
+
+// Where the port sits in the machine; empty / -1 where unknown.
+struct PciInfo {
+  std::string address;    // "0000:19:00.0"
+  std::string pcie_root;  // "pci0000:17"
+  std::string driver;     // "habanalabs"
+  int numa_node = -1;
+  int module_id = -1;   // accelerator module (Gaudi OAM) id
+  int port_index = -1;  // sysfs dev_port
+
+  friend bool operator==(const PciInfo&, const PciInfo&) = default;
+};
+
+struct Port {
+  // Stable id, valid as a kubelet device id (<= 63 characters); see MakePortId.
+  std::string id;
+  std::string name;
+  // False for a port that is expected (configured by name, or listed by the
+  // driver) but has no net device in this namespace.
+  bool present = false;
+  os::LinkInfo link;
+  PciInfo pci;
+  Discovery discovery = Discovery::kInterfaceName;
+
+  // Equality that ignores traffic counters: counters move all the time and are
+  // not a change worth telling watchers about.
+  bool SameState(const Port& other) const;
+};
+
+// "<pci-address>-p<port-index>" when both are known, else
+// "mac-<permanent mac without colons>", else "if-<name>".
+std::string MakePortId(const PciInfo& pci, const os::LinkInfo& link, const std::string& name);
+
+absl::string_view DiscoveryName(Discovery discovery);
+
+}  // namespace rocenet::inventory

@@ -1,0 +1,135 @@
+#include "daemon/inventory/port_inventory.h"
+
+#include <algorithm>
+#include <set>
+
+namespace rocenet::inventory {
+
+PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs)
+    : selection_(std::move(selection)), scanner_(sysfs) {}
+
+bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
+  std::map<int, os::LinkInfo> next;
+  for (const os::LinkInfo& link : links) next[link.ifindex] = link;
+  // Only links that came, went or were renamed need sysfs read again; a
+  // resync that just refreshes counters stays cheap.
+  bool topology_changed = !scanned_ || next.size() != links_.size();
+  for (auto it = placement_.begin(); it != placement_.end();) {
+    auto now = next.find(it->first);
+    if (now == next.end() || now->second.name != links_[it->first].name) {
+      it = placement_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [ifindex, link] : next) {
+    auto before = links_.find(ifindex);
+    if (before == links_.end() || before->second.name != link.name) topology_changed = true;
+  }
+  links_ = std::move(next);
+  if (topology_changed && selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
+  scanned_ = true;
+  return Rebuild();
+}
+
+bool PortInventory::Apply(const os::LinkEvent& event) {
+  const int ifindex = event.link.ifindex;
+  auto it = links_.find(ifindex);
+  // Sysfs only changes when net devices come, go or get renamed; carrier and
+  // counter changes need no new scan.
+  bool topology_changed = false;
+  if (event.type == os::LinkEvent::Type::kRemoved) {
+    if (it == links_.end()) return false;
+    links_.erase(it);
+    placement_.erase(ifindex);
+    topology_changed = true;
+  } else {
+    topology_changed = it == links_.end() || it->second.name != event.link.name;
+    if (topology_changed) placement_.erase(ifindex);
+    links_[ifindex] = event.link;
+  }
+  if (topology_changed && selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
+  return Rebuild();
+}
+
+const Port* PortInventory::Find(absl::string_view id_or_name) const {
+  for (const Port& port : ports_) {
+    if (port.id == id_or_name || port.name == id_or_name) return &port;
+  }
+  return nullptr;
+}
+
+bool PortInventory::Rebuild() {
+  std::map<std::string, const os::LinkInfo*> by_name;
+  for (const auto& [ifindex, link] : links_) by_name[link.name] = &link;
+
+  std::vector<Port> next;
+  std::set<std::string> taken;
+
+  for (const SysfsNetdev& netdev : gaudi_) {
+    if (!selection_.gaudi_scale_out_ports.empty() &&
+        !selection_.gaudi_scale_out_ports.contains(netdev.pci.port_index)) {
+      continue;
+    }
+    Port port;
+    port.name = netdev.name;
+    port.pci = netdev.pci;
+    port.discovery = Discovery::kGaudiSysfs;
+    if (auto it = by_name.find(netdev.name); it != by_name.end()) {
+      port.present = true;
+      port.link = *it->second;
+    }
+    port.id = MakePortId(port.pci, port.link, port.name);
+    taken.insert(port.name);
+    next.push_back(std::move(port));
+  }
+
+  for (const auto& [ifindex, link] : links_) {
+    if (taken.contains(link.name)) continue;
+    const bool by_pattern =
+        std::any_of(selection_.interfaces.begin(), selection_.interfaces.end(),
+                    [&](const std::string& p) { return MatchesPattern(p, link.name); });
+    if (!by_pattern && selection_.drivers.empty()) continue;
+    auto placement = placement_.find(ifindex);
+    if (placement == placement_.end()) {
+      placement = placement_.emplace(ifindex, scanner_.DescribeNetdev(link.name)).first;
+    }
+    const PciInfo& pci = placement->second;
+    const bool by_driver =
+        !pci.driver.empty() && std::find(selection_.drivers.begin(), selection_.drivers.end(),
+                                         pci.driver) != selection_.drivers.end();
+    if (!by_pattern && !by_driver) continue;
+    Port port;
+    port.name = link.name;
+    port.present = true;
+    port.link = link;
+    port.pci = pci;
+    port.discovery = by_pattern ? Discovery::kInterfaceName : Discovery::kDriver;
+    port.id = MakePortId(port.pci, port.link, port.name);
+    taken.insert(port.name);
+    next.push_back(std::move(port));
+  }
+
+  // A port configured by its exact name that does not exist is reported, so
+  // a typo or a missing driver is visible rather than silently ignored.
+  for (const std::string& pattern : selection_.interfaces) {
+    if (IsGlob(pattern) || taken.contains(pattern)) continue;
+    Port port;
+    port.name = pattern;
+    port.id = MakePortId({}, {}, pattern);
+    port.discovery = Discovery::kInterfaceName;
+    taken.insert(pattern);
+    next.push_back(std::move(port));
+  }
+
+  std::sort(next.begin(), next.end(),
+            [](const Port& a, const Port& b) { return a.name < b.name; });
+  const bool changed =
+      next.size() != ports_.size() ||
+      !std::equal(next.begin(), next.end(), ports_.begin(),
+                  [](const Port& a, const Port& b) { return a.SameState(b); });
+  ports_ = std::move(next);
+  return changed;
+}
+
+}  // namespace rocenet::inventory

@@ -1,0 +1,20 @@
+// Preparing the path of the daemon's unix socket.
+//
+// The directory is created 0700 when missing (an existing one is left as it
+// is: it may be shared, like /tmp). An old socket is removed only when
+// nothing answers on it, so a second daemon never steals the first one's
+// socket. Called once at start-up.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace rocenet::os {
+
+absl::Status PrepareSocketPath(const std::string& path);
+
+// Restricts the socket to its owner (0600).
+absl::Status RestrictSocket(const std::string& path);
+
+}  // namespace rocenet::os

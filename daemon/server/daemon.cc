@@ -1,0 +1,131 @@
+#include "daemon/server/daemon.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "daemon/api/health_service.h"
+#include "daemon/api/metrics.h"
+#include "daemon/api/port_discovery_service.h"
+#include "daemon/common/logging.h"
+#include "daemon/common/status_macros.h"
+#include "daemon/inventory/port_inventory.h"
+#include "daemon/os/linux/netlink_linux.h"
+#include "daemon/os/linux/signals.h"
+#include "daemon/os/linux/sysfs_linux.h"
+#include "daemon/os/linux/system_clock.h"
+#include "daemon/os/linux/unix_socket.h"
+#include "daemon/server/event_loop.h"
+#include "daemon/server/node.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "prometheus/exposer.h"
+
+namespace rocenet::server {
+namespace {
+
+// Requests to rocenetd are small; anything bigger is a client bug or abuse.
+constexpr int kMaxRequestBytes = 1 << 20;
+constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
+
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(const std::string& address) {
+  ASSIGN_OR_RETURN(auto listen, ParseListenAddress(address));
+  const std::string bind = absl::StrCat(listen.first, ":", listen.second);
+  try {
+    return std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/1);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("metrics: cannot listen on ", address, ": ", e.what()));
+  }
+}
+
+absl::Status CheckSysfsRoot(const std::string& root) {
+  struct stat st;
+  if (stat(root.c_str(), &st) < 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sysfs_root ", root, ": not a readable directory"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunDaemon(const DaemonOptions& options, const std::string& version) {
+  RETURN_IF_ERROR(CheckSysfsRoot(options.sysfs_root));
+  ASSIGN_OR_RETURN(std::unique_ptr<EventLoop> loop, EventLoop::Create());
+  ASSIGN_OR_RETURN(std::unique_ptr<os::NetlinkLinux> netlink, os::NetlinkLinux::Open());
+  os::SysfsLinux sysfs(options.sysfs_root);
+  os::SystemClock clock;
+  inventory::PortInventory inventory(options.selection, &sysfs);
+  Node node(loop.get(), netlink.get(), &clock, &inventory);
+  RETURN_IF_ERROR(node.Start());
+
+  ASSIGN_OR_RETURN(const int signal_fd, os::OpenSignalFd(kHandledSignals));
+  RETURN_IF_ERROR(loop->AddReader(signal_fd, [&] {
+    const int sig = os::ReadSignal(signal_fd);
+    if (sig == SIGTERM || sig == SIGINT) {
+      SPDLOG_INFO("received {}; stopping, network configuration stays as it is",
+                  sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      loop->Stop();
+    } else if (sig == SIGHUP) {
+      SPDLOG_INFO("received SIGHUP; configuration reload is not supported yet, ignored");
+    }
+  }));
+
+  RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
+  api::PortDiscoveryService port_service(&node);
+  api::HealthService health_service(&node);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::StrCat("unix:", options.socket_path),
+                           grpc::InsecureServerCredentials());
+  builder.RegisterService(&port_service);
+  builder.RegisterService(&health_service);
+  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("gRPC: cannot serve on unix socket ", options.socket_path));
+  }
+  RETURN_IF_ERROR(os::RestrictSocket(options.socket_path));
+  SPDLOG_INFO("serving gRPC on unix:{}", options.socket_path);
+
+  std::unique_ptr<prometheus::Exposer> exposer;
+  auto metrics = std::make_shared<api::NodeMetrics>(&node, version);
+  if (!options.metrics_address.empty()) {
+    absl::StatusOr<std::unique_ptr<prometheus::Exposer>> started =
+        StartExposer(options.metrics_address);
+    if (!started.ok()) {
+      server->Shutdown();
+      unlink(options.socket_path.c_str());
+      return started.status();
+    }
+    exposer = std::move(*started);
+    exposer->RegisterCollectable(metrics);
+    ASSIGN_OR_RETURN(auto listen, ParseListenAddress(options.metrics_address));
+    SPDLOG_INFO("serving metrics on http://{}:{}/metrics", listen.first,
+                absl::StrJoin(exposer->GetListeningPorts(), ","));
+  }
+
+  server->GetHealthCheckService()->SetServingStatus(true);
+  const absl::Status ran = loop->Run();
+
+  server->GetHealthCheckService()->SetServingStatus(false);
+  node.Shutdown();
+  server->Shutdown(absl::ToChronoTime(absl::Now() + kShutdownGrace));
+  exposer.reset();
+  loop->RemoveReader(signal_fd);
+  close(signal_fd);
+  unlink(options.socket_path.c_str());
+  SPDLOG_INFO("stopped");
+  return ran;
+}
+
+}  // namespace rocenet::server

@@ -1,0 +1,128 @@
+// rocenetd: the rocenet node daemon.
+//
+// Flags are defined here and only here, turned into DaemonOptions on top of
+// the optional config file, validated, and handed to RunDaemon. Exit codes:
+// 0 clean stop, 1 runtime failure, 2 bad flags or configuration.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "daemon/common/flag_parser.h"
+#include "daemon/common/logging.h"
+#include "daemon/os/linux/signals.h"
+#include "daemon/server/daemon.h"
+#include "daemon/server/options.h"
+
+ABSL_FLAG(std::string, config, "", "YAML config file; flags given on the command line win");
+ABSL_FLAG(std::string, socket, "/run/rocenet/rocenetd.sock", "unix socket for the gRPC API");
+ABSL_FLAG(std::string, interfaces, "",
+          "comma-separated interface names or globs to manage besides Gaudi ports");
+ABSL_FLAG(std::string, drivers, "", "comma-separated kernel drivers whose net devices to manage");
+ABSL_FLAG(bool, gaudi, true, "manage the scale-out ports of Gaudi (habanalabs) devices");
+ABSL_FLAG(std::string, sysfs_root, "/sys", "root of the sysfs tree to discover ports in");
+ABSL_FLAG(std::string, metrics_address, ":50152",
+          "host:port for Prometheus metrics (port 0: any free port; empty: off)");
+ABSL_FLAG(std::string, state_dir, "/var/lib/rocenet", "directory for persistent state");
+ABSL_FLAG(std::string, mode, "L3", "L3 (addresses from LLDP) or L2 (link up and MTU only)");
+ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
+ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
+
+#ifndef ROCENET_VERSION
+#define ROCENET_VERSION "unknown"
+#endif
+
+namespace rocenet::server {
+namespace {
+
+std::vector<std::string> SplitList(const std::string& text) {
+  return absl::StrSplit(text, ',', absl::SkipWhitespace());
+}
+
+// Applies each flag given on the command line over `options`.
+absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
+  auto given = [&](const char* name) { return cmd.specified.contains(name); };
+  if (given("socket")) options.socket_path = absl::GetFlag(FLAGS_socket);
+  if (given("interfaces")) options.selection.interfaces = SplitList(absl::GetFlag(FLAGS_interfaces));
+  if (given("drivers")) options.selection.drivers = SplitList(absl::GetFlag(FLAGS_drivers));
+  if (given("gaudi")) options.selection.gaudi = absl::GetFlag(FLAGS_gaudi);
+  if (given("sysfs_root")) options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
+  if (given("metrics_address")) options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  if (given("state_dir")) options.state_dir = absl::GetFlag(FLAGS_state_dir);
+  auto flag_error = [](const char* name, const absl::Status& s) {
+    return absl::InvalidArgumentError(absl::StrCat("flag --", absl::StrReplaceAll(name, {{"_", "-"}}), ": ", s.message()));
+  };
+  if (given("mode")) {
+    auto mode = ParseMode(absl::GetFlag(FLAGS_mode));
+    if (!mode.ok()) return flag_error("mode", mode.status());
+    options.mode = *mode;
+  }
+  if (given("log_format")) {
+    auto format = ParseLogFormat(absl::GetFlag(FLAGS_log_format));
+    if (!format.ok()) return flag_error("log_format", format.status());
+    options.log_format = *format;
+  }
+  if (given("log_level")) {
+    auto level = ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+    if (!level.ok()) return flag_error("log_level", level.status());
+    options.log_level = *level;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DaemonOptions> BuildOptions(const ParsedCommandLine& cmd) {
+  DaemonOptions options;
+  if (!cmd.positional.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument \"", cmd.positional.front(), "\""));
+  }
+  if (const std::string config = absl::GetFlag(FLAGS_config); !config.empty()) {
+    if (absl::Status s = ApplyConfigFile(config, options); !s.ok()) return s;
+  }
+  if (absl::Status s = ApplyFlags(cmd, options); !s.ok()) return s;
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  return options;
+}
+
+int Main(int argc, char** argv) {
+  absl::StatusOr<ParsedCommandLine> cmd = ParseFlags(argc, argv);
+  if (!cmd.ok()) {
+    std::cerr << "rocenetd: " << cmd.status().message() << "\n"
+              << "Try 'rocenetd --help'.\n";
+    return 2;
+  }
+  if (cmd->help) {
+    std::cout << "Usage: rocenetd [flags]\n\n"
+              << "The rocenet node daemon: discovers the node's RoCE scale-out ports,\n"
+              << "keeps them configured and serves the rocenet.v1 gRPC API.\n\nFlags:\n"
+              << FlagUsage("daemon/server/main.cc");
+    return 0;
+  }
+  if (cmd->version) {
+    std::cout << "rocenetd " << ROCENET_VERSION << "\n";
+    return 0;
+  }
+  absl::StatusOr<DaemonOptions> options = BuildOptions(*cmd);
+  if (!options.ok()) {
+    std::cerr << "rocenetd: " << options.status().message() << "\n";
+    return 2;
+  }
+  InitLogging(options->log_format, options->log_level);
+  if (absl::Status s = os::BlockSignals(kHandledSignals); !s.ok()) {
+    SPDLOG_ERROR("{}", s.ToString());
+    return 1;
+  }
+  SPDLOG_INFO("rocenetd {} starting", ROCENET_VERSION);
+  if (absl::Status s = RunDaemon(*options, ROCENET_VERSION); !s.ok()) {
+    SPDLOG_ERROR("{}", s.message());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace rocenet::server
+
+int main(int argc, char** argv) { return rocenet::server::Main(argc, argv); }

@@ -1,0 +1,215 @@
+#include "daemon/server/options.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "daemon/common/status_macros.h"
+#include "yaml-cpp/yaml.h"
+
+namespace rocenet::server {
+namespace {
+
+// The config file's schema: every key rocenetd knows. Anything else is an
+// error, so a typo never silently falls back to a default.
+const std::set<std::string>& TopLevelKeys() {
+  static const auto* keys = new std::set<std::string>{
+      "socket", "sysfs_root", "metrics_address", "state_dir", "mode",
+      "log_format", "log_level", "interfaces", "drivers", "gaudi"};
+  return *keys;
+}
+const std::set<std::string>& GaudiKeys() {
+  static const auto* keys = new std::set<std::string>{"enabled", "scale_out_ports"};
+  return *keys;
+}
+
+absl::Status KeyError(const std::string& origin, absl::string_view key, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(origin, ": key \"", key, "\": ", why));
+}
+
+absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& origin,
+                                   absl::string_view key) {
+  if (!node.IsScalar()) return KeyError(origin, key, "must be a string");
+  return node.Scalar();
+}
+
+absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node,
+                                                    const std::string& origin,
+                                                    absl::string_view key) {
+  if (!node.IsSequence()) return KeyError(origin, key, "must be a list of strings");
+  std::vector<std::string> out;
+  for (const YAML::Node& item : node) {
+    if (!item.IsScalar()) return KeyError(origin, key, "must be a list of strings");
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+absl::StatusOr<bool> Bool(const YAML::Node& node, const std::string& origin,
+                          absl::string_view key) {
+  if (node.IsScalar()) {
+    const std::string& v = node.Scalar();
+    if (v == "true") return true;
+    if (v == "false") return false;
+  }
+  return KeyError(origin, key, "must be true or false");
+}
+
+absl::Status ApplyGaudi(const YAML::Node& node, const std::string& origin,
+                        DaemonOptions& options) {
+  if (!node.IsMap()) return KeyError(origin, "gaudi", "must be a mapping");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    const std::string path = absl::StrCat("gaudi.", key);
+    if (!GaudiKeys().contains(key)) return KeyError(origin, path, "unknown key");
+    if (key == "enabled") {
+      ASSIGN_OR_RETURN(options.selection.gaudi, Bool(entry.second, origin, path));
+    } else if (key == "scale_out_ports") {
+      if (!entry.second.IsSequence()) {
+        return KeyError(origin, path, "must be a list of port indices");
+      }
+      options.selection.gaudi_scale_out_ports.clear();
+      for (const YAML::Node& item : entry.second) {
+        int index = 0;
+        if (!item.IsScalar() || !absl::SimpleAtoi(item.Scalar(), &index)) {
+          return KeyError(origin, path, "must be a list of port indices");
+        }
+        options.selection.gaudi_scale_out_ports.insert(index);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std::string& origin,
+                      DaemonOptions& options) {
+  if (key == "gaudi") return ApplyGaudi(value, origin, options);
+  if (key == "interfaces") {
+    ASSIGN_OR_RETURN(options.selection.interfaces, StringList(value, origin, key));
+    return absl::OkStatus();
+  }
+  if (key == "drivers") {
+    ASSIGN_OR_RETURN(options.selection.drivers, StringList(value, origin, key));
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(std::string text, Scalar(value, origin, key));
+  auto wrap = [&](absl::Status s) {
+    return s.ok() ? s : KeyError(origin, key, s.message());
+  };
+  if (key == "socket") {
+    options.socket_path = text;
+  } else if (key == "sysfs_root") {
+    options.sysfs_root = text;
+  } else if (key == "metrics_address") {
+    options.metrics_address = text;
+  } else if (key == "state_dir") {
+    options.state_dir = text;
+  } else if (key == "mode") {
+    absl::StatusOr<AddressingMode> mode = ParseMode(text);
+    if (!mode.ok()) return wrap(mode.status());
+    options.mode = *mode;
+  } else if (key == "log_format") {
+    absl::StatusOr<LogFormat> format = ParseLogFormat(text);
+    if (!format.ok()) return wrap(format.status());
+    options.log_format = *format;
+  } else if (key == "log_level") {
+    absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(text);
+    if (!level.ok()) return wrap(level.status());
+    options.log_level = *level;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AddressingMode> ParseMode(absl::string_view text) {
+  if (text == "L3") return AddressingMode::kL3;
+  if (text == "L2") return AddressingMode::kL2;
+  return absl::InvalidArgumentError(absl::StrCat("mode \"", text, "\" is not one of: L3, L2"));
+}
+
+absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
+                             DaemonOptions& options) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": not valid YAML: ", e.what()));
+  }
+  if (root.IsNull()) return absl::OkStatus();  // an empty file sets nothing
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": must be a mapping of keys"));
+  }
+  DaemonOptions next = options;
+  try {
+    for (const auto& entry : root) {
+      if (!entry.first.IsScalar()) {
+        return absl::InvalidArgumentError(absl::StrCat(origin, ": keys must be strings"));
+      }
+      const std::string key = entry.first.Scalar();
+      if (!TopLevelKeys().contains(key)) return KeyError(origin, key, "unknown key");
+      RETURN_IF_ERROR(ApplyKey(key, entry.second, origin, next));
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": ", e.what()));
+  }
+  options = std::move(next);
+  return absl::OkStatus();
+}
+
+absl::Status ApplyConfigFile(const std::string& path, DaemonOptions& options) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::InvalidArgumentError(absl::StrCat("config ", path, ": cannot be read"));
+  }
+  std::stringstream content;
+  content << in.rdbuf();
+  return ApplyConfigYaml(content.str(), absl::StrCat("config ", path), options);
+}
+
+absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(absl::string_view text) {
+  const size_t colon = text.rfind(':');
+  int port = -1;
+  if (colon == absl::string_view::npos || !absl::SimpleAtoi(text.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("address \"", text, "\" is not host:port with a port in 0..65535"));
+  }
+  std::string host(text.substr(0, colon));
+  if (host.empty()) host = "0.0.0.0";
+  return std::make_pair(host, port);
+}
+
+absl::Status ValidateOptions(const DaemonOptions& options) {
+  if (options.socket_path.empty() || options.socket_path[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket \"", options.socket_path, "\": must be an absolute path"));
+  }
+  // sun_path holds 108 bytes including the terminating NUL.
+  if (options.socket_path.size() > 107) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket \"", options.socket_path, "\": longer than 107 bytes"));
+  }
+  if (options.state_dir.empty() || options.state_dir[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("state_dir \"", options.state_dir, "\": must be an absolute path"));
+  }
+  if (options.sysfs_root.empty()) {
+    return absl::InvalidArgumentError("sysfs_root: must not be empty");
+  }
+  if (!options.metrics_address.empty()) {
+    absl::StatusOr<std::pair<std::string, int>> listen =
+        ParseListenAddress(options.metrics_address);
+    if (!listen.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("metrics_address: ", listen.status().message()));
+    }
+  }
+  return inventory::ValidateSelection(options.selection);
+}
+
+}  // namespace rocenet::server

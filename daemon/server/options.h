@@ -1,0 +1,47 @@
+// DaemonOptions: everything rocenetd is told at start, from the YAML config
+// file and the command line (flags win), validated before anything runs.
+//
+// Pure functions; errors are InvalidArgument naming the key or flag and the
+// reason, which main turns into exit code 2.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "daemon/common/logging.h"
+#include "daemon/inventory/port_selection.h"
+
+namespace rocenet::server {
+
+enum class AddressingMode { kL3, kL2 };
+
+struct DaemonOptions {
+  std::string socket_path = "/run/rocenet/rocenetd.sock";
+  std::string sysfs_root = "/sys";
+  // "host:port" or ":port"; port 0 picks a free port. Empty disables metrics.
+  std::string metrics_address = ":50152";
+  std::string state_dir = "/var/lib/rocenet";
+  AddressingMode mode = AddressingMode::kL3;
+  LogFormat log_format = LogFormat::kText;
+  spdlog::level::level_enum log_level = spdlog::level::info;
+  inventory::PortSelection selection;
+};
+
+absl::StatusOr<AddressingMode> ParseMode(absl::string_view text);
+
+// Applies the keys of the YAML document `yaml` on top of `options`. `origin`
+// names the document in messages ("config /etc/rocenet/config.yaml").
+absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
+                             DaemonOptions& options);
+
+// Reads and applies a config file.
+absl::Status ApplyConfigFile(const std::string& path, DaemonOptions& options);
+
+// Checks values that no single key can check alone.
+absl::Status ValidateOptions(const DaemonOptions& options);
+
+// Splits "host:port"; ":port" means every IPv4 address.
+absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(absl::string_view text);
+
+}  // namespace rocenet::server
