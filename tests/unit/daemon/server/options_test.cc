@@ -1,0 +1,121 @@
+#include "daemon/server/options.h"
+
+#include <functional>
+
+#include "gtest/gtest.h"
+
+namespace rocenet::server {
+namespace {
+
+absl::Status Apply(const std::string& yaml, DaemonOptions& options) {
+  return ApplyConfigYaml(yaml, "config test.yaml", options);
+}
+
+void ExpectError(const std::string& yaml, const std::string& fragment) {
+  DaemonOptions options;
+  const DaemonOptions before = options;
+  absl::Status status = Apply(yaml, options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << yaml;
+  EXPECT_NE(status.message().find(fragment), absl::string_view::npos)
+      << "message: " << status.message() << "\nwanted: " << fragment;
+  EXPECT_NE(status.message().find("config test.yaml"), absl::string_view::npos);
+  // A rejected file changes nothing.
+  EXPECT_EQ(options.socket_path, before.socket_path);
+  EXPECT_EQ(options.selection.interfaces, before.selection.interfaces);
+}
+
+TEST(OptionsTest, FullConfigIsApplied) {
+  DaemonOptions options;
+  ASSERT_TRUE(Apply(R"(
+socket: /run/x/r.sock
+sysfs_root: /tmp/sys
+metrics_address: 127.0.0.1:9000
+state_dir: /var/lib/x
+mode: L2
+log_format: json
+log_level: debug
+interfaces: ["so*", eth2]
+drivers: [mlx5_core]
+gaudi:
+  enabled: false
+  scale_out_ports: [8, 22, 23]
+)",
+                    options)
+                  .ok());
+  EXPECT_EQ(options.socket_path, "/run/x/r.sock");
+  EXPECT_EQ(options.sysfs_root, "/tmp/sys");
+  EXPECT_EQ(options.metrics_address, "127.0.0.1:9000");
+  EXPECT_EQ(options.state_dir, "/var/lib/x");
+  EXPECT_EQ(options.mode, AddressingMode::kL2);
+  EXPECT_EQ(options.log_format, LogFormat::kJson);
+  EXPECT_EQ(options.log_level, spdlog::level::debug);
+  EXPECT_EQ(options.selection.interfaces, (std::vector<std::string>{"so*", "eth2"}));
+  EXPECT_EQ(options.selection.drivers, (std::vector<std::string>{"mlx5_core"}));
+  EXPECT_FALSE(options.selection.gaudi);
+  EXPECT_EQ(options.selection.gaudi_scale_out_ports, (std::set<int>{8, 22, 23}));
+  EXPECT_TRUE(ValidateOptions(options).ok());
+}
+
+TEST(OptionsTest, EmptyFileSetsNothing) {
+  DaemonOptions options;
+  EXPECT_TRUE(Apply("", options).ok());
+  EXPECT_EQ(options.socket_path, "/run/rocenet/rocenetd.sock");
+}
+
+TEST(OptionsTest, BadFilesAreRejectedNamingTheKey) {
+  ExpectError("socket: [unclosed", "not valid YAML");
+  ExpectError("- a\n- b\n", "must be a mapping");
+  ExpectError("sockett: /x\n", "key \"sockett\": unknown key");
+  ExpectError("gaudi:\n  enable: true\n", "key \"gaudi.enable\": unknown key");
+  ExpectError("gaudi: yes-please\n", "key \"gaudi\": must be a mapping");
+  ExpectError("gaudi:\n  enabled: maybe\n", "key \"gaudi.enabled\": must be true or false");
+  ExpectError("gaudi:\n  scale_out_ports: [x]\n", "gaudi.scale_out_ports");
+  ExpectError("mode: L4\n", "key \"mode\": mode \"L4\" is not one of: L3, L2");
+  ExpectError("log_format: xml\n", "key \"log_format\"");
+  ExpectError("log_level: loud\n", "key \"log_level\"");
+  ExpectError("interfaces: so0\n", "key \"interfaces\": must be a list of strings");
+  ExpectError("interfaces: [[so0]]\n", "key \"interfaces\"");
+  ExpectError("socket: {a: b}\n", "key \"socket\": must be a string");
+}
+
+TEST(OptionsTest, ValidationNamesTheBadValue) {
+  struct Case {
+    std::function<void(DaemonOptions&)> mutate;
+    const char* fragment;
+  } cases[] = {
+      {[](DaemonOptions& o) { o.socket_path = "relative.sock"; }, "must be an absolute path"},
+      {[](DaemonOptions& o) { o.socket_path = "/" + std::string(120, 'x'); }, "longer than 107"},
+      {[](DaemonOptions& o) { o.state_dir = "state"; }, "state_dir"},
+      {[](DaemonOptions& o) { o.metrics_address = "localhost"; }, "metrics_address"},
+      {[](DaemonOptions& o) { o.metrics_address = ":99999"; }, "metrics_address"},
+      {[](DaemonOptions& o) { o.selection.interfaces = {"bad/name"}; }, "\"bad/name\""},
+      {[](DaemonOptions& o) { o.selection.interfaces = {"ens[1"}; }, "\"ens[1\""},
+  };
+  for (const Case& c : cases) {
+    DaemonOptions options;
+    c.mutate(options);
+    absl::Status status = ValidateOptions(options);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.fragment;
+    EXPECT_NE(status.message().find(c.fragment), absl::string_view::npos) << status;
+  }
+}
+
+TEST(OptionsTest, ListenAddress) {
+  auto any = ParseListenAddress(":50152");
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(any->first, "0.0.0.0");
+  EXPECT_EQ(any->second, 50152);
+  auto local = ParseListenAddress("127.0.0.1:0");
+  ASSERT_TRUE(local.ok());
+  EXPECT_EQ(local->second, 0);
+}
+
+TEST(OptionsTest, MissingFileIsAnError) {
+  DaemonOptions options;
+  absl::Status status = ApplyConfigFile("/nonexistent/rocenet.yaml", options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("/nonexistent/rocenet.yaml"), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace rocenet::server
