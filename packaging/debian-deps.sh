@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what rocenet needs from Debian 12 packages.
+#   debian-deps.sh build   compilers and libraries to build everything
+#   debian-deps.sh test    build + what the tests and the demo run against
+# Idempotent; needs root.
+set -euo pipefail
+
+build_packages=(
+  cmake ninja-build g++ pkg-config make
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libnl-3-dev libnl-route-3-dev prometheus-cpp-dev
+  libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+test_packages=(
+  lldpd iproute2 containernetworking-plugins procps curl
+  python3 python3-pytest
+  clang libclang-rt-14-dev
+)
+
+mode="${1:-build}"
+case "$mode" in
+  build) packages=("${build_packages[@]}") ;;
+  test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "debian-deps.sh: must run as root to install packages" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The test fabric starts lldpd by hand in namespaces; the packaged service is
+# not needed and would answer on the host's own interfaces.
+if [ "$mode" = test ] && command -v systemctl >/dev/null && systemctl is-active -q lldpd 2>/dev/null; then
+  echo "note: the system lldpd service is running; the tests do not use it"
+fi

@@ -1,0 +1,243 @@
+"""rocenetd on a 3-port simulated fabric: discovery, live link state, watch,
+health, metrics, bad input, clean shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from harness import Daemon, metric_value, network_state, rocectl, sim, wait_until
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    fab = sim.Fabric.up(sim.unique_name("rp"), ports=3)
+    yield fab
+    fab.down()
+
+
+@pytest.fixture(scope="module")
+def daemon(fabric):
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", "--interfaces=sx9"])
+    d.start()
+    yield d
+    d.cleanup()
+
+
+def by_name(ports: list[dict]) -> dict[str, dict]:
+    return {p["name"]: p for p in ports}
+
+
+def test_rocectl_ports_json_shows_the_fabric_ports_with_sysfs_data(fabric, daemon):
+    ports = by_name(daemon.ports())
+    for expected in fabric.ports:
+        port = ports[expected["host_ifname"]]
+        assert port["present"] is True
+        assert port["mac"] == expected["host_mac"]
+        assert port["mtu"] == 1500
+        assert port["carrier"] is True
+        assert port["admin_up"] is True
+        assert port["oper_state"] == "OPER_STATE_UP"
+        assert port["pci_address"] == expected["pci_address"]
+        assert port["pcie_root"] == expected["pcie_root"]
+        assert port["numa_node"] == expected["numa_node"]
+        assert port["module_id"] == expected["module_id"]
+        assert port["port_index"] == expected["port_index"]
+        assert port["driver"] == "habanalabs"
+        assert port["discovery"] == "DISCOVERY_GAUDI_SYSFS"
+        assert port["id"] == f"{expected['pci_address']}-p{expected['port_index']}"
+        assert port["ifindex"] > 0
+        assert port["speed_mbps"] > 0  # veth reports 10 Gb/s
+
+
+def test_configured_interface_that_does_not_exist_is_reported(daemon):
+    ports = by_name(daemon.ports())
+    assert ports["sx9"]["present"] is False
+    assert ports["sx9"]["oper_state"] == "OPER_STATE_NOT_PRESENT"
+    health = json.loads(daemon.rocectl("health", "-o", "json", check=True).stdout)
+    sx9 = next(p for p in health["ports"] if p["name"] == "sx9")
+    assert sx9["healthy"] is False
+    assert sx9["conditions"][0]["type"] == "PortMissing"
+    assert health["ready"] is False
+    # The real ports are still served and healthy.
+    so0 = next(p for p in health["ports"] if p["name"] == "so0")
+    assert so0["healthy"] is True
+    assert "so0" in daemon.rocectl("ports").stdout
+
+
+def test_rocectl_ports_get_by_name_and_by_id(fabric, daemon):
+    first = fabric.ports[0]
+    by_ifname = json.loads(daemon.rocectl("ports", "get", first["host_ifname"], "-o", "json",
+                                          check=True).stdout)
+    by_id = json.loads(daemon.rocectl("ports", "get", by_ifname["id"], "-o", "json",
+                                      check=True).stdout)
+    assert by_ifname == {**by_id, "counters": by_ifname["counters"]}
+    missing = daemon.rocectl("ports", "get", "nosuchport")
+    assert missing.returncode == 4
+    assert "nosuchport" in missing.stderr
+
+
+class Watch:
+    """`rocectl ports --watch -o json`: one JSON snapshot per line."""
+
+    def __init__(self, daemon: Daemon):
+        self.proc = subprocess.Popen(
+            ["stdbuf", "-oL", *daemon.rocectl_argv("ports", "--watch", "-o", "json")],
+            stdout=subprocess.PIPE, text=True)
+
+    def next_matching(self, pred, timeout: float = 5.0) -> tuple[dict, float]:
+        import select
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            snap = json.loads(line)
+            if pred(snap):
+                return snap, time.monotonic()
+        raise AssertionError("no matching snapshot from WatchPorts")
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(5)
+
+
+def carrier(snap: dict, name: str) -> bool | None:
+    for p in snap.get("ports", []):
+        if p["name"] == name:
+            return p["carrier"]
+    return None
+
+
+def test_switch_end_down_shows_carrier_false_through_watch_and_recovers(fabric, daemon):
+    name = fabric.ports[1]["host_ifname"]
+    watch = Watch(daemon)
+    try:
+        watch.next_matching(lambda s: carrier(s, name) is True)
+        fabric.link(1, "down")
+        snap, _ = watch.next_matching(lambda s: carrier(s, name) is False)
+        port = by_name(snap["ports"])[name]
+        assert port["oper_state"] == "OPER_STATE_LOWER_LAYER_DOWN"
+        health = json.loads(daemon.rocectl("health", name, "-o", "json", check=True).stdout)
+        assert health["healthy"] is False
+        assert health["conditions"][0]["type"] == "LinkDown"
+        fabric.link(1, "up")
+        watch.next_matching(lambda s: carrier(s, name) is True)
+    finally:
+        watch.close()
+        fabric.link(1, "up")
+
+
+def test_port_created_after_start_appears(fabric, daemon):
+    added = fabric.add_port()
+    try:
+        port = wait_until(lambda: by_name(daemon.ports()).get(added["host_ifname"]), 5,
+                          what="the new port")
+        assert port["present"] is True
+        assert port["pci_address"] == added["pci_address"]
+        assert port["mac"] == added["host_mac"]
+    finally:
+        fabric.remove_port(added["index"])
+    wait_until(lambda: added["host_ifname"] not in by_name(daemon.ports()), 5,
+               what="the removed port to go")
+
+
+def test_metrics_follow_node_exporter_conventions(fabric, daemon):
+    text = daemon.metrics()
+    name = fabric.ports[0]["host_ifname"]
+    assert metric_value(text, "rocenet_build_info") == 1
+    assert metric_value(text, "rocenet_port_up", {"device": name}) == 1
+    assert metric_value(text, "rocenet_port_carrier", {"device": name}) == 1
+    assert metric_value(text, "rocenet_port_mtu_bytes", {"device": name}) == 1500
+    assert metric_value(text, "rocenet_port_speed_bytes", {"device": name}) > 0
+    assert metric_value(text, "rocenet_port_present", {"device": "sx9"}) == 0
+    for direction in ("receive", "transmit"):
+        for what in ("bytes", "packets", "errors", "drops"):
+            value = metric_value(text, f"rocenet_port_{direction}_{what}_total", {"device": name})
+            assert value is not None and value >= 0
+    # lldpd sends frames to the node end: receive counters move.
+    assert metric_value(text, "rocenet_port_receive_packets_total", {"device": name}) > 0
+    for line in text.splitlines():
+        if line.startswith("# TYPE rocenet_") and line.endswith(" counter"):
+            assert line.split()[2].endswith("_total"), line
+
+
+def test_grpc_health_and_socket_permissions(daemon):
+    mode = os.stat(daemon.socket).st_mode & 0o777
+    assert mode == 0o600
+    assert os.stat(os.path.dirname(daemon.socket)).st_mode & 0o777 == 0o700
+
+
+def test_rocectl_without_daemon_socket_fails_clearly():
+    cp = rocectl("--socket", "/nonexistent/rocenetd.sock", "ports")
+    assert cp.returncode == 3
+    assert "/nonexistent/rocenetd.sock" in cp.stderr
+    assert "does not exist" in cp.stderr
+
+
+def test_rocectl_as_non_root_is_denied_clearly(daemon):
+    # The socket is 0600 root: an unprivileged user cannot connect.
+    cp = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                         *daemon.rocectl_argv("ports")], capture_output=True, text=True)
+    assert cp.returncode == 3, cp.stderr
+    assert "permission denied" in cp.stderr.lower()
+
+
+def test_bad_config_unknown_flag_and_bad_values_exit_2_and_change_nothing(fabric):
+    before = network_state(fabric.node_netns)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "bad.yaml")
+        with open(config, "w") as f:
+            f.write("interfaces: [so0]\nsockett: /tmp/x.sock\n")
+        cases = [
+            ([f"--config={config}"], "sockett"),
+            (["--no-such-flag"], "--no-such-flag"),
+            (["--mode=L4"], "mode"),
+            (["--interfaces=bad/name"], "bad/name"),
+            (["--metrics-address=nonsense"], "metrics_address"),
+            ([f"--config={tmp}/missing.yaml"], "missing.yaml"),
+        ]
+        for i, (args, fragment) in enumerate(cases):
+            d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", *args],
+                       workdir=os.path.join(tmp, f"w{i}"))
+            d.start(wait=False)
+            rc = d.proc.wait(10)
+            assert rc == 2, (args, d.log())
+            assert fragment in d.log(), (args, d.log())
+            assert not os.path.exists(d.socket)
+    assert network_state(fabric.node_netns) == before
+
+
+def test_json_logs_and_sigterm_leave_the_network_as_it_is(fabric):
+    before = network_state(fabric.node_netns)
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", "--log-format=json"])
+    try:
+        d.start()
+        assert len(d.ports()) == 3
+        assert d.stop(signal.SIGTERM) == 0
+        lines = [json.loads(line) for line in d.log().splitlines() if line.strip()]
+        assert any("SIGTERM" in entry["msg"] for entry in lines)
+        assert all({"ts", "level", "msg"} <= entry.keys() for entry in lines)
+        assert not os.path.exists(d.socket)
+    finally:
+        d.cleanup()
+    assert network_state(fabric.node_netns) == before
+
+
+def test_second_daemon_on_the_same_socket_refuses(fabric, daemon):
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}",
+                                   f"--socket={daemon.socket}"])
+    d.start(wait=False)
+    assert d.proc.wait(10) == 1
+    assert "another rocenetd" in d.log()
+    assert daemon.rocectl("ports").returncode == 0
+    d.cleanup()

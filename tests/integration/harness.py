@@ -1,0 +1,147 @@
+"""Shared helpers for rocenet integration tests: start the real rocenetd in a
+simulated fabric's node namespace, run the real rocectl, read metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+
+import fabric as sim  # noqa: E402
+
+BUILD_DIR = os.environ.get("ROCENET_BUILD_DIR", os.path.join(HERE, "..", "..", "build"))
+
+
+def binary(name: str) -> str:
+    """Path of a built binary."""
+    for sub in ("daemon/server", "client", "plugins/cni", "plugins/device", "."):
+        path = os.path.join(BUILD_DIR, sub, name)
+        if os.access(path, os.X_OK):
+            return path
+    raise FileNotFoundError(f"{name} not built under {BUILD_DIR}")
+
+
+def wait_until(pred, timeout: float, interval: float = 0.02, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Daemon:
+    """rocenetd running in `netns` (None: the current namespace)."""
+
+    def __init__(self, netns: str | None, args: list[str], workdir: str | None = None):
+        self.workdir = workdir or tempfile.mkdtemp(prefix="rocenetd-")
+        self.socket = os.path.join(self.workdir, "run", "rocenetd.sock")
+        self.log_path = os.path.join(self.workdir, "rocenetd.log")
+        self.netns = netns
+        self.args = [
+            f"--socket={self.socket}",
+            f"--state-dir={os.path.join(self.workdir, 'state')}",
+            "--metrics-address=127.0.0.1:0",
+            *args,
+        ]
+        self.proc: subprocess.Popen | None = None
+        self.metrics_url: str | None = None
+
+    def command(self) -> list[str]:
+        prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
+        return [*prefix, binary("rocenetd"), *self.args]
+
+    def start(self, wait: bool = True) -> "Daemon":
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=log)
+        log.close()
+        if wait:
+            wait_until(lambda: self.proc.poll() is not None or "serving metrics" in self.log(),
+                       10, what="rocenetd to serve")
+            if self.proc.poll() is not None:
+                raise AssertionError(f"rocenetd exited {self.proc.returncode}:\n{self.log()}")
+            m = re.search(r"serving metrics on (http://\S+/metrics)", self.log())
+            self.metrics_url = m.group(1) if m else None
+        return self
+
+    def log(self) -> str:
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("rocenetd did not stop on SIGTERM")
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def metrics(self) -> str:
+        assert self.metrics_url, "metrics not enabled"
+        # The listener is inside the node namespace: fetch from there.
+        cp = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sS", "--max-time", "5",
+                             self.metrics_url], capture_output=True, text=True, check=True)
+        return cp.stdout
+
+    def rocectl_argv(self, *args: str) -> list[str]:
+        return [binary("rocectl"), "--socket", self.socket, *args]
+
+    def rocectl(self, *args: str, check: bool = False, **kw) -> subprocess.CompletedProcess:
+        return rocectl("--socket", self.socket, *args, check=check, **kw)
+
+    def ports(self) -> list[dict]:
+        cp = self.rocectl("ports", "-o", "json", check=True)
+        return json.loads(cp.stdout).get("ports", [])
+
+
+def rocectl(*args: str, check: bool = False, **kw) -> subprocess.CompletedProcess:
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 30)
+    return subprocess.run([binary("rocectl"), *args], check=check, **kw)
+
+
+def metric_value(text: str, name: str, labels: dict[str, str] | None = None) -> float | None:
+    """The value of one sample in Prometheus text exposition."""
+    for line in text.splitlines():
+        if line.startswith("#") or not line.startswith(name):
+            continue
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$", line)
+        if not m or m.group(1) != name:
+            continue
+        got = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        if labels and any(got.get(k) != v for k, v in labels.items()):
+            continue
+        return float(m.group(4))
+    return None
+
+
+def network_state(netns: str) -> str:
+    """Links, addresses, routes and rules of a namespace, for before/after
+    comparisons (counters and timers excluded)."""
+    out = []
+    for argv in (["ip", "-d", "link", "show"], ["ip", "-d", "addr", "show"],
+                 ["ip", "route", "show", "table", "all"], ["ip", "rule", "show"]):
+        cp = subprocess.run(["ip", "netns", "exec", netns, *argv], capture_output=True,
+                            text=True, check=True)
+        out.append(cp.stdout)
+    return "\n".join(out)
