@@ -23,11 +23,14 @@ uint16_t ReadBe16(absl::string_view bytes, size_t pos) {
                                static_cast<uint8_t>(bytes[pos + 1]));
 }
 
+// All three share the first five bytes and differ in the last.
 bool IsLldpGroupAddress(absl::string_view mac) {
-  for (const auto& group : {kNearestBridge, kNearestNonTpmrBridge, kNearestCustomerBridge}) {
-    if (std::equal(group.begin(), group.end(), mac.begin())) return true;
+  for (size_t i = 0; i + 1 < MacAddress::kSize; ++i) {
+    if (static_cast<uint8_t>(mac[i]) != kNearestBridge[i]) return false;
   }
-  return false;
+  const auto last = static_cast<uint8_t>(mac[MacAddress::kSize - 1]);
+  return last == kNearestBridge.back() || last == kNearestNonTpmrBridge.back() ||
+         last == kNearestCustomerBridge.back();
 }
 
 bool IsVlanTpid(uint16_t ethertype) {
@@ -40,9 +43,9 @@ absl::string_view MandatoryTlvName(size_t index) {
 }
 
 absl::Status MandatoryTlvError(DecodeError error, const Tlv& tlv, absl::string_view what) {
-  return MakeDecodeError(error, absl::StrCat("LLDPDU: TLV type ", tlv.type, " at offset ",
-                                             tlv.offset, " with length ", tlv.value.size(), ": ",
-                                             what));
+  return MakeDecodeError(
+      error, absl::StrCat("LLDPDU: TLV type ", tlv.type, " at offset ", tlv.offset, " with length ",
+                          tlv.value.size(), ": ", what));
 }
 
 // Chassis ID and Port ID share a layout and rules; only the subtype numbers
@@ -59,23 +62,25 @@ constexpr IdRules kChassisIdRules = {
     static_cast<uint8_t>(ChassisIdSubtype::kMacAddress),
     static_cast<uint8_t>(ChassisIdSubtype::kNetworkAddress), DecodeError::kBadChassisIdLength,
     DecodeError::kBadChassisIdMacAddress, DecodeError::kBadChassisIdNetworkAddress};
-constexpr IdRules kPortIdRules = {
-    static_cast<uint8_t>(PortIdSubtype::kMacAddress),
-    static_cast<uint8_t>(PortIdSubtype::kNetworkAddress), DecodeError::kBadPortIdLength,
-    DecodeError::kBadPortIdMacAddress, DecodeError::kBadPortIdNetworkAddress};
+constexpr IdRules kPortIdRules = {static_cast<uint8_t>(PortIdSubtype::kMacAddress),
+                                  static_cast<uint8_t>(PortIdSubtype::kNetworkAddress),
+                                  DecodeError::kBadPortIdLength, DecodeError::kBadPortIdMacAddress,
+                                  DecodeError::kBadPortIdNetworkAddress};
 
 absl::Status CheckId(const Tlv& tlv, const IdRules& rules) {
   const absl::string_view value = tlv.value;
   if (value.size() < 2 || value.size() > 1 + kMaxIdLength) {
-    return MandatoryTlvError(rules.bad_length, tlv, "an ID TLV must hold a subtype and 1..255 bytes of ID");
+    return MandatoryTlvError(rules.bad_length, tlv,
+                             "an ID TLV must hold a subtype and 1..255 bytes of ID");
   }
   const auto subtype = static_cast<uint8_t>(value[0]);
   if (subtype == rules.mac_subtype && value.size() != 1 + MacAddress::kSize) {
     return MandatoryTlvError(rules.bad_mac, tlv, "MAC address subtype needs a 6-byte ID");
   }
   if (subtype == rules.network_subtype && !IsValidNetworkAddress(value.substr(1))) {
-    return MandatoryTlvError(rules.bad_network, tlv,
-                    "network address subtype needs a family byte and an address of its size");
+    return MandatoryTlvError(
+        rules.bad_network, tlv,
+        "network address subtype needs a family byte and an address of its size");
   }
   return absl::OkStatus();
 }
@@ -104,9 +109,9 @@ absl::Status CheckStructure(absl::string_view lldpdu, TlvCounts* counts) {
   while (reader.Next(&tlv)) {
     if (index < 3) {
       if (tlv.type != static_cast<uint8_t>(kMandatory[index])) {
-        return MandatoryTlvError(kMissing[index], tlv,
-                                 absl::StrCat("the ", MandatoryTlvName(index),
-                                              " TLV must come here"));
+        return MandatoryTlvError(
+            kMissing[index], tlv,
+            absl::StrCat("the ", MandatoryTlvName(index), " TLV must come here"));
       }
       if (index == 0) RETURN_IF_ERROR(CheckId(tlv, kChassisIdRules));
       if (index == 1) RETURN_IF_ERROR(CheckId(tlv, kPortIdRules));
@@ -118,7 +123,9 @@ absl::Status CheckStructure(absl::string_view lldpdu, TlvCounts* counts) {
         case TlvType::kChassisId:
         case TlvType::kPortId:
         case TlvType::kTtl:
-          return MandatoryTlvError(kDuplicate[tlv.type - 1], tlv, absl::StrCat("a second ", MandatoryTlvName(tlv.type - 1), " TLV"));
+          return MandatoryTlvError(
+              kDuplicate[tlv.type - 1], tlv,
+              absl::StrCat("a second ", MandatoryTlvName(tlv.type - 1), " TLV"));
         case TlvType::kPortDescription:
           ++counts->port_descriptions;
           break;
@@ -187,15 +194,15 @@ absl::StatusOr<Lldpdu> DecodeLldpdu(absl::string_view lldpdu) {
 
 absl::StatusOr<Lldpdu> Decode(absl::string_view frame) {
   if (frame.size() < kEthernetHeaderSize) {
-    return MakeDecodeError(DecodeError::kFrameTooShort,
-                           absl::StrCat("LLDP frame: ", frame.size(),
-                                        " bytes is shorter than an Ethernet header"));
+    return MakeDecodeError(
+        DecodeError::kFrameTooShort,
+        absl::StrCat("LLDP frame: ", frame.size(), " bytes is shorter than an Ethernet header"));
   }
   if (!IsLldpGroupAddress(frame.substr(0, MacAddress::kSize))) {
-    return MakeDecodeError(DecodeError::kBadDestinationMac,
-                           absl::StrCat("LLDP frame: destination ",
-                                        HexString(frame.substr(0, MacAddress::kSize)),
-                                        " is not an LLDP group address"));
+    return MakeDecodeError(
+        DecodeError::kBadDestinationMac,
+        absl::StrCat("LLDP frame: destination ", HexString(frame.substr(0, MacAddress::kSize)),
+                     " is not an LLDP group address"));
   }
   size_t pos = 2 * MacAddress::kSize;
   size_t tags = 0;
@@ -206,15 +213,15 @@ absl::StatusOr<Lldpdu> Decode(absl::string_view frame) {
     }
     pos += kVlanTagSize;
     if (frame.size() < pos + 2) {
-      return MakeDecodeError(DecodeError::kFrameTooShort,
-                             absl::StrCat("LLDP frame: ", frame.size(),
-                                          " bytes ends inside its VLAN tags"));
+      return MakeDecodeError(
+          DecodeError::kFrameTooShort,
+          absl::StrCat("LLDP frame: ", frame.size(), " bytes ends inside its VLAN tags"));
     }
   }
   if (const uint16_t ethertype = ReadBe16(frame, pos); ethertype != kLldpEtherType) {
-    return MakeDecodeError(DecodeError::kBadEtherType,
-                           absl::StrCat("LLDP frame: EtherType 0x", absl::Hex(ethertype),
-                                        " is not 0x88cc"));
+    return MakeDecodeError(
+        DecodeError::kBadEtherType,
+        absl::StrCat("LLDP frame: EtherType 0x", absl::Hex(ethertype), " is not 0x88cc"));
   }
   return DecodeLldpdu(frame.substr(pos + 2));
 }

@@ -29,7 +29,7 @@
 
 namespace rocenet::lldp {
 
-inline constexpr size_t kEthernetHeaderSize = 14;  // destination, source, EtherType
+inline constexpr size_t kEthernetHeaderSize = 14;    // destination, source, EtherType
 inline constexpr size_t kMinEthernetFrameSize = 60;  // without FCS
 inline constexpr size_t kMaxVlanTags = 2;
 

@@ -25,14 +25,14 @@ namespace rocenet::lldp {
 // discarded and counted).
 enum class DecodeError : uint8_t {
   // Ethernet framing.
-  kFrameTooShort,        // shorter than the Ethernet header and its VLAN tags
-  kBadDestinationMac,    // not one of the three LLDP group addresses
-  kTooManyVlanTags,      // more than two 802.1Q / 802.1ad tags
-  kBadEtherType,         // not 0x88cc
+  kFrameTooShort,      // shorter than the Ethernet header and its VLAN tags
+  kBadDestinationMac,  // not one of the three LLDP group addresses
+  kTooManyVlanTags,    // more than two 802.1Q / 802.1ad tags
+  kBadEtherType,       // not 0x88cc
   // TLV framing.
-  kTruncatedTlvHeader,   // one non-zero byte left where a TLV header should be
-  kTlvLengthOverrun,     // a TLV's length runs past the end of the frame
-  kBadEndLength,         // an End of LLDPDU TLV with a non-zero length
+  kTruncatedTlvHeader,  // one non-zero byte left where a TLV header should be
+  kTlvLengthOverrun,    // a TLV's length runs past the end of the frame
+  kBadEndLength,        // an End of LLDPDU TLV with a non-zero length
   // The mandatory TLVs: Chassis ID, Port ID, TTL, first, in order, once each.
   kMissingChassisId,
   kMissingPortId,
@@ -46,7 +46,7 @@ enum class DecodeError : uint8_t {
   kBadPortIdLength,
   kBadPortIdMacAddress,
   kBadPortIdNetworkAddress,
-  kBadTtlLength,                // TTL TLV length other than 2
+  kBadTtlLength,  // TTL TLV length other than 2
 };
 inline constexpr size_t kNumDecodeErrors = static_cast<size_t>(DecodeError::kBadTtlLength) + 1;
 

@@ -68,8 +68,8 @@ absl::Status PutStrings(TlvType type, const std::vector<std::string>& strings,
 }
 
 absl::Status PutManagementAddress(const ManagementAddress& m, std::string* out) {
-  const std::string family_and_address = absl::StrCat(std::string(1, static_cast<char>(m.family)),
-                                                      m.address);
+  const std::string family_and_address =
+      absl::StrCat(std::string(1, static_cast<char>(m.family)), m.address);
   if (m.address.empty() || m.address.size() > kMaxManagementAddressLength ||
       !IsValidNetworkAddress(family_and_address)) {
     return Invalid(absl::StrCat("management address of family ", m.family, " and ",
@@ -106,8 +106,8 @@ absl::Status PutOrgTlvs(const Lldpdu& lldpdu, std::string* out) {
   if (const std::optional<PfcConfig>& pfc = lldpdu.pfc) {
     if (pfc->capability > 15) return Invalid("PFC capability above 15");
     PutOrgHeader(kOuiIeee8021, kIeee8021SubtypePfc, 2, out);
-    out->push_back(static_cast<char>((pfc->willing ? 0x80 : 0) | (pfc->mbc ? 0x40 : 0) |
-                                     pfc->capability));
+    out->push_back(
+        static_cast<char>((pfc->willing ? 0x80 : 0) | (pfc->mbc ? 0x40 : 0) | pfc->capability));
     out->push_back(static_cast<char>(pfc->enabled));
   }
   if (const std::optional<MacPhyConfig>& mac_phy = lldpdu.mac_phy) {
@@ -150,8 +150,8 @@ absl::StatusOr<std::string> EncodeLldpdu(const Lldpdu& lldpdu) {
                         chassis == ChassisIdSubtype::kNetworkAddress, "Chassis ID", &out));
   const PortIdSubtype port = lldpdu.port_id.subtype;
   RETURN_IF_ERROR(PutId(TlvType::kPortId, static_cast<uint8_t>(port), lldpdu.port_id.id,
-                        port == PortIdSubtype::kMacAddress,
-                        port == PortIdSubtype::kNetworkAddress, "Port ID", &out));
+                        port == PortIdSubtype::kMacAddress, port == PortIdSubtype::kNetworkAddress,
+                        "Port ID", &out));
   PutHeader(TlvType::kTtl, 2, &out);
   PutBe16(lldpdu.ttl_seconds, &out);
 
@@ -166,8 +166,8 @@ absl::StatusOr<std::string> EncodeLldpdu(const Lldpdu& lldpdu) {
     PutBe16(lldpdu.capabilities->enabled, &out);
   }
   if (lldpdu.management_addresses.size() > kMaxManagementAddressesKept) {
-    return Invalid(absl::StrCat("more than ", kMaxManagementAddressesKept,
-                                " management addresses"));
+    return Invalid(
+        absl::StrCat("more than ", kMaxManagementAddressesKept, " management addresses"));
   }
   for (const ManagementAddress& address : lldpdu.management_addresses) {
     RETURN_IF_ERROR(PutManagementAddress(address, &out));

@@ -70,14 +70,14 @@ inline constexpr uint8_t kAddressFamilyIpv6 = 2;
 
 // ---- Limits ---------------------------------------------------------------
 
-inline constexpr size_t kMaxIdLength = 255;            // bytes after the subtype
-inline constexpr size_t kMaxStringTlvLength = 255;     // descriptions and names
+inline constexpr size_t kMaxIdLength = 255;         // bytes after the subtype
+inline constexpr size_t kMaxStringTlvLength = 255;  // descriptions and names
 inline constexpr size_t kMaxManagementAddressLength = 31;
 inline constexpr size_t kMaxOidLength = 128;
-inline constexpr size_t kMaxOrgInfoLength = 507;       // 511 - OUI - subtype
+inline constexpr size_t kMaxOrgInfoLength = 507;  // 511 - OUI - subtype
 
 // How many TLVs of one kind a decoded Lldpdu keeps at most.
-inline constexpr size_t kMaxStringTlvsKept = 16;       // per kind
+inline constexpr size_t kMaxStringTlvsKept = 16;  // per kind
 inline constexpr size_t kMaxManagementAddressesKept = 16;
 inline constexpr size_t kMaxOrgTlvsKept = 64;
 
@@ -168,9 +168,9 @@ struct ManagementAddress {
 // what the switch does for lossless RoCE traffic.
 struct PfcConfig {
   bool willing = false;
-  bool mbc = false;          // MACsec bypass capability
-  uint8_t capability = 0;    // how many traffic classes may use PFC at once (0..15)
-  uint8_t enabled = 0;       // bit n set: PFC enabled for priority n
+  bool mbc = false;        // MACsec bypass capability
+  uint8_t capability = 0;  // how many traffic classes may use PFC at once (0..15)
+  uint8_t enabled = 0;     // bit n set: PFC enabled for priority n
   friend bool operator==(const PfcConfig&, const PfcConfig&) = default;
 };
 
@@ -207,8 +207,8 @@ enum class TlvError : uint8_t {
   kBadPfcLength,
   kBadMacPhyLength,
   kBadMaxFrameSizeLength,
-  kDuplicateTlv,       // a second TLV of a kind that can occur only once
-  kTlvLimitReached,    // more TLVs of one kind than this decoder keeps
+  kDuplicateTlv,     // a second TLV of a kind that can occur only once
+  kTlvLimitReached,  // more TLVs of one kind than this decoder keeps
 };
 inline constexpr size_t kNumTlvErrors = static_cast<size_t>(TlvError::kTlvLimitReached) + 1;
 
@@ -236,7 +236,7 @@ struct Lldpdu {
 
   // Receive statistics of this LLDPDU (802.1AB 9.2.7.7). Decode() fills them;
   // Encode() ignores them.
-  uint32_t unrecognized_tlvs = 0;      // reserved types 9..126, skipped
+  uint32_t unrecognized_tlvs = 0;  // reserved types 9..126, skipped
   // Org-specific TLVs not decoded into a field above, including any beyond
   // kMaxOrgTlvsKept (which are also counted as kTlvLimitReached discards).
   uint32_t unrecognized_org_tlvs = 0;

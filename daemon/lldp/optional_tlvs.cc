@@ -109,8 +109,8 @@ void DecodeMaxFrameSize(absl::string_view info, Lldpdu* out) {
 
 void DecodeOrgSpecific(absl::string_view value, Lldpdu* out) {
   if (value.size() < 4) return Discard(TlvError::kBadOrgTlvLength, out);
-  const uint32_t oui = (static_cast<uint32_t>(static_cast<uint8_t>(value[0])) << 16) |
-                       ReadBe16(value, 1);
+  const uint32_t oui =
+      (static_cast<uint32_t>(static_cast<uint8_t>(value[0])) << 16) | ReadBe16(value, 1);
   const auto subtype = static_cast<uint8_t>(value[3]);
   const absl::string_view info = value.substr(4);
   if (oui == kOuiIeee8021 && subtype == kIeee8021SubtypePfc) return DecodePfc(info, out);
@@ -133,8 +133,8 @@ void DecodeOptionalTlv(const Tlv& tlv, Lldpdu* out) {
     case TlvType::kSystemName:
       return AddString(tlv.value, TlvError::kBadSystemNameLength, &out->system_names, out);
     case TlvType::kSystemDescription:
-      return AddString(tlv.value, TlvError::kBadSystemDescriptionLength,
-                       &out->system_descriptions, out);
+      return AddString(tlv.value, TlvError::kBadSystemDescriptionLength, &out->system_descriptions,
+                       out);
     case TlvType::kSystemCapabilities:
       return DecodeCapabilities(tlv.value, out);
     case TlvType::kManagementAddress:
