@@ -1,0 +1,108 @@
+#include "client/render/ports_render.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/render/table.h"
+
+namespace rocenet::rocectl {
+namespace {
+
+std::string OrDash(const std::string& value) { return value.empty() ? "-" : value; }
+
+// Module, NUMA node and port index use -1 for "unknown".
+std::string IndexOrDash(int32_t value) { return value < 0 ? "-" : absl::StrCat(value); }
+
+std::vector<std::string> Headers(bool wide) {
+  std::vector<std::string> headers = {"NAME", "ID",  "STATE",  "MTU", "SPEED",
+                                      "MAC",  "PCI", "MODULE", "NUMA"};
+  if (wide) {
+    for (const char* header : {"IFINDEX", "PERM MAC", "DRIVER", "DISCOVERY", "PCIE ROOT",
+                               "PORT INDEX", "RX BYTES", "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
+      headers.emplace_back(header);
+    }
+  }
+  return headers;
+}
+
+std::vector<std::string> Row(const v1::Port& port, bool wide) {
+  // A missing port has no live values; zeros from the wire would mislead.
+  const bool present = port.present();
+  std::vector<std::string> row = {
+      OrDash(port.name()),
+      OrDash(port.id()),
+      PortState(port),
+      present && port.mtu() > 0 ? absl::StrCat(port.mtu()) : "-",
+      present ? FormatSpeed(port.speed_mbps()) : "-",
+      OrDash(port.mac()),
+      OrDash(port.pci_address()),
+      IndexOrDash(port.module_id()),
+      IndexOrDash(port.numa_node()),
+  };
+  if (wide) {
+    const v1::PortCounters& counters = port.counters();
+    const std::vector<std::string> more = {
+        present && port.ifindex() > 0 ? absl::StrCat(port.ifindex()) : "-",
+        OrDash(port.permanent_mac()),
+        OrDash(port.driver()),
+        DiscoveryName(port.discovery()),
+        OrDash(port.pcie_root()),
+        IndexOrDash(port.port_index()),
+        present ? absl::StrCat(counters.receive_bytes()) : "-",
+        present ? absl::StrCat(counters.transmit_bytes()) : "-",
+        present ? absl::StrCat(counters.receive_errors()) : "-",
+        present ? absl::StrCat(counters.transmit_errors()) : "-",
+    };
+    row.insert(row.end(), more.begin(), more.end());
+  }
+  return row;
+}
+
+}  // namespace
+
+std::string PortState(const v1::Port& port) {
+  if (!port.present()) return "missing";
+  if (!port.admin_up() || !port.carrier()) return "down";
+  return "up";
+}
+
+std::string FormatSpeed(uint64_t speed_mbps) {
+  if (speed_mbps == 0) return "-";
+  if (speed_mbps < 1000) return absl::StrCat(speed_mbps, "M");
+  std::string text = absl::StrCat(speed_mbps / 1000);
+  if (const uint64_t rest = speed_mbps % 1000; rest != 0) {
+    // Three decimal digits, trailing zeros dropped: 2500 -> "2.5".
+    std::string fraction = absl::StrCat(rest + 1000).substr(1);
+    fraction.erase(fraction.find_last_not_of('0') + 1);
+    absl::StrAppend(&text, ".", fraction);
+  }
+  return absl::StrCat(text, "G");
+}
+
+std::string DiscoveryName(v1::Discovery discovery) {
+  switch (discovery) {
+    case v1::DISCOVERY_GAUDI_SYSFS:
+      return "gaudi-sysfs";
+    case v1::DISCOVERY_INTERFACE_NAME:
+      return "interface-name";
+    case v1::DISCOVERY_DRIVER:
+      return "driver";
+    default:
+      return "-";
+  }
+}
+
+std::string RenderPortTable(const google::protobuf::RepeatedPtrField<v1::Port>& ports, bool wide) {
+  TextTable table(Headers(wide));
+  for (const v1::Port& port : ports) table.AddRow(Row(port, wide));
+  return table.Render();
+}
+
+std::string RenderPortTable(const v1::Port& port, bool wide) {
+  TextTable table(Headers(wide));
+  table.AddRow(Row(port, wide));
+  return table.Render();
+}
+
+}  // namespace rocenet::rocectl

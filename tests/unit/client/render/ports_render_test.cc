@@ -1,0 +1,139 @@
+#include "client/render/ports_render.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace rocenet::rocectl {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+v1::Port GaudiPort() {
+  v1::Port port;
+  port.set_id("0000:33:00.0-p1");
+  port.set_name("so1");
+  port.set_present(true);
+  port.set_ifindex(7);
+  port.set_mac("b0:fd:0b:00:00:01");
+  port.set_permanent_mac("b0:fd:0b:00:00:01");
+  port.set_mtu(8000);
+  port.set_admin_up(true);
+  port.set_carrier(true);
+  port.set_speed_mbps(100000);
+  port.set_pci_address("0000:33:00.0");
+  port.set_pcie_root("pci0000:16");
+  port.set_numa_node(0);
+  port.set_module_id(3);
+  port.set_port_index(1);
+  port.set_driver("habanalabs");
+  port.set_discovery(v1::DISCOVERY_GAUDI_SYSFS);
+  port.mutable_counters()->set_receive_bytes(1234);
+  port.mutable_counters()->set_transmit_bytes(5678);
+  port.mutable_counters()->set_receive_errors(2);
+  port.mutable_counters()->set_transmit_errors(0);
+  return port;
+}
+
+// The whitespace-separated fields of line `n` of a table.
+std::vector<std::string> Fields(const std::string& table, int n) {
+  std::vector<std::string> lines = absl::StrSplit(table, '\n');
+  return absl::StrSplit(lines.at(n), ' ', absl::SkipEmpty());
+}
+
+TEST(PortStateTest, UpWhenPresentAdminUpAndCarrier) { EXPECT_EQ(PortState(GaudiPort()), "up"); }
+
+TEST(PortStateTest, DownWhenAdminDown) {
+  v1::Port port = GaudiPort();
+  port.set_admin_up(false);
+  EXPECT_EQ(PortState(port), "down");
+}
+
+TEST(PortStateTest, DownWhenNoCarrier) {
+  v1::Port port = GaudiPort();
+  port.set_carrier(false);
+  EXPECT_EQ(PortState(port), "down");
+}
+
+TEST(PortStateTest, MissingWinsOverEverythingElse) {
+  v1::Port port = GaudiPort();
+  port.set_present(false);
+  EXPECT_EQ(PortState(port), "missing");
+  port.set_admin_up(false);
+  EXPECT_EQ(PortState(port), "missing");
+}
+
+TEST(FormatSpeedTest, UsesTheUnitsNicsAreSoldIn) {
+  EXPECT_EQ(FormatSpeed(0), "-");
+  EXPECT_EQ(FormatSpeed(100), "100M");
+  EXPECT_EQ(FormatSpeed(1000), "1G");
+  EXPECT_EQ(FormatSpeed(2500), "2.5G");
+  EXPECT_EQ(FormatSpeed(10000), "10G");
+  EXPECT_EQ(FormatSpeed(25000), "25G");
+  EXPECT_EQ(FormatSpeed(100000), "100G");
+  EXPECT_EQ(FormatSpeed(400000), "400G");
+  EXPECT_EQ(FormatSpeed(1250), "1.25G");
+  EXPECT_EQ(FormatSpeed(1001), "1.001G");
+}
+
+TEST(DiscoveryNameTest, NamesEveryKind) {
+  EXPECT_EQ(DiscoveryName(v1::DISCOVERY_GAUDI_SYSFS), "gaudi-sysfs");
+  EXPECT_EQ(DiscoveryName(v1::DISCOVERY_INTERFACE_NAME), "interface-name");
+  EXPECT_EQ(DiscoveryName(v1::DISCOVERY_DRIVER), "driver");
+  EXPECT_EQ(DiscoveryName(v1::DISCOVERY_UNSPECIFIED), "-");
+}
+
+TEST(RenderPortTableTest, DefaultColumns) {
+  v1::ListPortsResponse response;
+  *response.add_ports() = GaudiPort();
+  const std::string table = RenderPortTable(response.ports(), /*wide=*/false);
+  EXPECT_THAT(Fields(table, 0),
+              ElementsAre("NAME", "ID", "STATE", "MTU", "SPEED", "MAC", "PCI", "MODULE", "NUMA"));
+  EXPECT_THAT(Fields(table, 1), ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G",
+                                            "b0:fd:0b:00:00:01", "0000:33:00.0", "3", "0"));
+}
+
+TEST(RenderPortTableTest, UnknownValuesAreDashes) {
+  v1::Port port;
+  port.set_id("if-so9");
+  port.set_name("so9");
+  port.set_present(false);
+  port.set_module_id(-1);
+  port.set_numa_node(-1);
+  port.set_port_index(-1);
+  const std::string table = RenderPortTable(port, /*wide=*/false);
+  EXPECT_THAT(Fields(table, 1),
+              ElementsAre("so9", "if-so9", "missing", "-", "-", "-", "-", "-", "-"));
+}
+
+TEST(RenderPortTableTest, WideAddsDetailsAndCounters) {
+  const std::string table = RenderPortTable(GaudiPort(), /*wide=*/true);
+  const std::vector<std::string> lines = absl::StrSplit(table, '\n');
+  EXPECT_THAT(lines[0], HasSubstr("IFINDEX   PERM MAC"));
+  EXPECT_THAT(lines[0], HasSubstr("   PCIE ROOT "));
+  EXPECT_THAT(lines[0], HasSubstr("   PORT INDEX   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS"));
+  EXPECT_THAT(Fields(table, 1),
+              ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
+                          "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs",
+                          "gaudi-sysfs", "pci0000:16", "1", "1234", "5678", "2", "0"));
+}
+
+TEST(RenderPortTableTest, KeepsTheDaemonsOrder) {
+  v1::ListPortsResponse response;
+  for (const char* name : {"so3", "so1", "so2"}) {
+    v1::Port* port = response.add_ports();
+    *port = GaudiPort();
+    port->set_name(name);
+  }
+  const std::string table = RenderPortTable(response.ports(), /*wide=*/false);
+  EXPECT_EQ(Fields(table, 1)[0], "so3");
+  EXPECT_EQ(Fields(table, 2)[0], "so1");
+  EXPECT_EQ(Fields(table, 3)[0], "so2");
+}
+
+}  // namespace
+}  // namespace rocenet::rocectl
