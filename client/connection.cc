@@ -1,0 +1,115 @@
+#include "client/connection.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace rocenet::rocectl {
+namespace {
+
+constexpr absl::string_view kUnreachable = "cannot reach rocenetd: ";
+
+bool IsPermissionError(int errno_value) { return errno_value == EACCES || errno_value == EPERM; }
+
+}  // namespace
+
+absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe) {
+  // The socket directory is 0700 and the socket 0600, both root's: a user
+  // without the right gets EACCES from stat() already, not only from access().
+  if (IsPermissionError(probe.stat_errno) || IsPermissionError(probe.access_errno)) {
+    return absl::UnavailableError(
+        absl::StrCat(kUnreachable, "permission denied on socket ", path, " (run as root)"));
+  }
+  if (probe.stat_errno == ENOENT || probe.stat_errno == ENOTDIR) {
+    return absl::UnavailableError(absl::StrCat(
+        kUnreachable, "socket ", path, " does not exist (is rocenetd running? set --socket)"));
+  }
+  if (probe.stat_errno != 0) {
+    return absl::UnavailableError(
+        absl::StrCat(kUnreachable, "cannot stat socket ", path, ": ", strerror(probe.stat_errno)));
+  }
+  if (!S_ISSOCK(probe.mode)) {
+    return absl::UnavailableError(
+        absl::StrCat(kUnreachable, path, " is not a socket (set --socket to rocenetd's socket)"));
+  }
+  if (probe.access_errno != 0) {
+    return absl::UnavailableError(
+        absl::StrCat(kUnreachable, "cannot use socket ", path, ": ", strerror(probe.access_errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSocket(absl::string_view path) {
+  const std::string path_string(path);
+  SocketProbe probe;
+  struct stat st {};
+  if (stat(path_string.c_str(), &st) != 0) {
+    probe.stat_errno = errno;
+  } else {
+    probe.mode = st.st_mode;
+    // Connecting to a unix socket needs write permission on it.
+    if (access(path_string.c_str(), W_OK) != 0) probe.access_errno = errno;
+  }
+  return JudgeSocketProbe(path, probe);
+}
+
+std::string AbsoluteSocketPath(absl::string_view path) {
+  if (absl::StartsWith(path, "/")) return std::string(path);
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return std::string(path);
+  return absl::StrCat(cwd, "/", path);
+}
+
+absl::Status RpcStatusToStatus(const grpc::Status& status, absl::string_view rpc,
+                               absl::string_view socket_path, absl::Duration timeout) {
+  const std::string& detail = status.error_message();
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK:
+      return absl::OkStatus();
+    case grpc::StatusCode::UNAVAILABLE:
+      // A socket file left behind by a daemon that is gone.
+      if (absl::StrContains(absl::AsciiStrToLower(detail), "connection refused")) {
+        return absl::UnavailableError(absl::StrCat(kUnreachable, "connection refused on socket ",
+                                                   socket_path, " (is rocenetd running?)"));
+      }
+      return absl::UnavailableError(
+          absl::StrCat(kUnreachable, "socket ", socket_path, ": ", detail));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::DeadlineExceededError(
+          absl::StrCat(kUnreachable, "no answer to ", rpc, " on socket ", socket_path, " within ",
+                       absl::FormatDuration(timeout), " (is rocenetd stuck? raise --timeout)"));
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return absl::UnimplementedError(
+          absl::StrCat("rocenetd does not serve ", rpc, " (is it older than rocectl?)"));
+    default:
+      // gRPC status codes have the same numbers as absl's.
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          absl::StrCat(rpc, ": ", detail));
+  }
+}
+
+absl::StatusOr<Connection> Connection::Open(const GlobalOptions& options) {
+  std::string path = AbsoluteSocketPath(options.socket_path);
+  if (absl::Status checked = CheckSocket(path); !checked.ok()) return checked;
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(absl::StrCat("unix:", path), grpc::InsecureChannelCredentials());
+  return Connection(std::move(path), options.timeout, std::move(channel));
+}
+
+void Connection::SetDeadline(grpc::ClientContext* context) const {
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+}
+
+absl::Status Connection::RpcError(const grpc::Status& status, absl::string_view rpc) const {
+  return RpcStatusToStatus(status, rpc, socket_path_, timeout_);
+}
+
+}  // namespace rocenet::rocectl

@@ -1,0 +1,38 @@
+// What every rocectl command is told by the command line: where the daemon is,
+// how long to wait for it, and how to print the answer.
+//
+// Plain values, thread-compatible. The flags that fill GlobalOptions live next
+// to main (client/flags.cc); this header only knows the values and how to
+// parse the output format, so the commands and their tests need no flags.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace rocenet::rocectl {
+
+inline constexpr absl::string_view kDefaultSocketPath = "/run/rocenet/rocenetd.sock";
+
+enum class OutputFormat {
+  kTable,  // the columns an operator scans first
+  kWide,   // the table plus every column we have
+  kJson,   // the response message, for scripts
+  kYaml,   // the same data as YAML, for people who prefer it to JSON
+};
+
+// "table", "wide", "json" or "yaml"; InvalidArgument naming the choices
+// otherwise.
+absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text);
+std::string OutputFormatName(OutputFormat format);
+
+struct GlobalOptions {
+  std::string socket_path = std::string(kDefaultSocketPath);
+  // Deadline of each call to rocenetd.
+  absl::Duration timeout = absl::Seconds(5);
+  OutputFormat output = OutputFormat::kTable;
+};
+
+}  // namespace rocenet::rocectl

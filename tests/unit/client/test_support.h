@@ -1,0 +1,34 @@
+// Helpers shared by the rocectl tests: a private temporary directory and
+// unix sockets bound in it. Each test makes its own; nothing is shared
+// between tests.
+#pragma once
+
+#include <string>
+
+namespace rocenet::rocectl::testutil {
+
+// A fresh directory under /tmp (short, so socket paths fit in sun_path),
+// removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string Join(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A unix stream socket bound to `path`, listening if `listen` is set (a bound
+// socket nobody listens on refuses connections, like one a dead daemon left
+// behind). Returns the descriptor, or -1 with a gtest failure recorded.
+int BindUnixSocket(const std::string& path, bool listen);
+
+// A regular file with some content at `path`.
+void WriteFile(const std::string& path);
+
+}  // namespace rocenet::rocectl::testutil
