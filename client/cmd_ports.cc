@@ -1,0 +1,90 @@
+#include "client/cmd_ports.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "client/connection.h"
+#include "client/output.h"
+#include "client/render/ports_render.h"
+#include "daemon/common/status_macros.h"
+#include "grpcpp/client_context.h"
+#include "rocenet/v1/ports.grpc.pb.h"
+
+namespace rocenet::rocectl {
+namespace {
+
+constexpr absl::string_view kSummary =
+    "  rocectl ports                 list the node's scale-out ports\n"
+    "  rocectl ports get NAME        show one port, by interface name or port id\n";
+
+constexpr absl::string_view kHelp =
+    "List the scale-out ports rocenetd manages on this node.\n"
+    "\n"
+    "Usage:\n"
+    "  rocectl ports [-o table|wide|json|yaml]\n"
+    "  rocectl ports get NAME [-o table|wide|json|yaml]\n"
+    "\n"
+    "NAME is an interface name (so1) or a port id (0000:33:00.0-p1).\n"
+    "\n"
+    "Columns:\n"
+    "  STATE   up; down (administratively down or no carrier); missing (configured\n"
+    "          but not on the node)\n"
+    "  SPEED   link speed, \"-\" when unknown\n"
+    "  MODULE  accelerator module (OAM slot), NUMA the NUMA node; \"-\" when unknown\n"
+    "  -o wide adds IFINDEX, PERM MAC, DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX and\n"
+    "  the RX/TX byte and error counters.\n"
+    "\n"
+    "-o json and -o yaml print the API message (rocenet.v1.ListPortsResponse, or\n"
+    "rocenet.v1.Port for get) with snake_case field names.\n";
+
+absl::Status ListPorts(const CommandContext& context) {
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  const auto stub = v1::PortDiscovery::NewStub(connection.channel());
+  grpc::ClientContext rpc;
+  connection.SetDeadline(&rpc);
+  v1::ListPortsResponse response;
+  const grpc::Status status = stub->ListPorts(&rpc, v1::ListPortsRequest(), &response);
+  if (!status.ok()) return connection.RpcError(status, "rocenet.v1.PortDiscovery/ListPorts");
+  return PrintResult(context, response, RenderPortTable(response.ports(), WantsWide(context)));
+}
+
+absl::Status GetPort(const CommandContext& context, const std::string& name) {
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  const auto stub = v1::PortDiscovery::NewStub(connection.channel());
+  grpc::ClientContext rpc;
+  connection.SetDeadline(&rpc);
+  v1::GetPortRequest request;
+  request.set_port(name);
+  v1::Port port;
+  const grpc::Status status = stub->GetPort(&rpc, request, &port);
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    return absl::NotFoundError(absl::StrFormat("port \"%s\" not found", name));
+  }
+  if (!status.ok()) return connection.RpcError(status, "rocenet.v1.PortDiscovery/GetPort");
+  return PrintResult(context, port, RenderPortTable(port, WantsWide(context)));
+}
+
+absl::Status RunPorts(const CommandContext& context, const std::vector<std::string>& args) {
+  if (args.empty()) return ListPorts(context);
+  if (args[0] == "get") {
+    if (args.size() != 2) {
+      return absl::InvalidArgumentError(
+          "ports get takes one port name or id, e.g. "
+          "\"rocectl ports get so1\"");
+    }
+    return GetPort(context, args[1]);
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown ports subcommand \"%s\" (for one port: rocectl ports get %s)", args[0], args[0]));
+}
+
+}  // namespace
+
+const Command& PortsCommand() {
+  static const Command command{"ports", kSummary, kHelp, &RunPorts};
+  return command;
+}
+
+}  // namespace rocenet::rocectl

@@ -1,0 +1,112 @@
+#include "client/dispatch.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/cmd_health.h"
+#include "client/cmd_ports.h"
+#include "client/command.h"
+#include "client/exit_code.h"
+#include "client/flags.h"
+
+#ifndef ROCENET_VERSION
+#define ROCENET_VERSION "unknown"
+#endif
+
+namespace rocenet::rocectl {
+namespace {
+
+const std::vector<const Command*>& Commands() {
+  static const auto* commands = new std::vector<const Command*>{&PortsCommand(), &HealthCommand()};
+  return *commands;
+}
+
+const Command* FindCommand(const std::string& name) {
+  for (const Command* command : Commands()) {
+    if (command->name == name) return command;
+  }
+  return nullptr;
+}
+
+std::string TopLevelHelp() {
+  std::string text =
+      "rocectl shows what rocenetd knows about this node's RoCE scale-out ports.\n"
+      "\n"
+      "Usage:\n"
+      "  rocectl [flags] COMMAND [args] [flags]\n"
+      "\n"
+      "Commands:\n";
+  for (const Command* command : Commands()) absl::StrAppend(&text, command->summary);
+  absl::StrAppend(&text, "  rocectl help [COMMAND]        this help, or the help of COMMAND\n",
+                  "\n", FlagsHelp(), "\n", ExitCodeHelp());
+  return text;
+}
+
+std::string CommandHelp(const Command& command) {
+  return absl::StrCat(command.help, "\n", FlagsHelp(), "\n", ExitCodeHelp());
+}
+
+int UsageError(absl::string_view message, absl::string_view help_command, std::ostream& err) {
+  err << "rocectl: " << message << "\n"
+      << "Run 'rocectl " << help_command << (help_command.empty() ? "" : " ")
+      << "--help' for usage.\n";
+  return kExitUsage;
+}
+
+// `rocectl help [COMMAND]`.
+int RunHelp(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.size() <= 1) {
+    out << TopLevelHelp();
+    return kExitOk;
+  }
+  const Command* command = FindCommand(args[1]);
+  if (command == nullptr) {
+    return UsageError(absl::StrCat("unknown command \"", args[1], "\""), "", err);
+  }
+  out << CommandHelp(*command);
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<CommandLine> command_line = ParseCommandLine(argc, argv);
+  if (!command_line.ok()) return UsageError(command_line.status().message(), "", err);
+  if (command_line->version) {
+    out << "rocectl " << ROCENET_VERSION << "\n";
+    return kExitOk;
+  }
+  const std::vector<std::string>& args = command_line->args;
+  if (args.empty()) {
+    if (command_line->help) {
+      out << TopLevelHelp();
+      return kExitOk;
+    }
+    err << TopLevelHelp();
+    return kExitUsage;
+  }
+  if (args[0] == "help") return RunHelp(args, out, err);
+
+  const Command* command = FindCommand(args[0]);
+  if (command == nullptr) {
+    return UsageError(absl::StrCat("unknown command \"", args[0], "\""), "", err);
+  }
+  if (command_line->help) {
+    out << CommandHelp(*command);
+    return kExitOk;
+  }
+
+  const CommandContext context{command_line->options, out, absl::Now()};
+  const std::vector<std::string> command_args(args.begin() + 1, args.end());
+  const absl::Status status = command->run(context, command_args);
+  if (status.ok()) return kExitOk;
+  const ExitCode code = ExitCodeFor(status);
+  if (code == kExitUsage) return UsageError(status.message(), command->name, err);
+  err << "rocectl: " << status.message() << "\n";
+  return code;
+}
+
+}  // namespace rocenet::rocectl

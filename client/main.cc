@@ -1,0 +1,9 @@
+// rocectl: the admin CLI of rocenetd. Everything happens in RunRocectl(); the
+// flags it reads are defined next to this file, in flags.cc.
+#include <iostream>
+
+#include "client/dispatch.h"
+
+int main(int argc, char** argv) {
+  return rocenet::rocectl::RunRocectl(argc, argv, std::cout, std::cerr);
+}

@@ -1,0 +1,256 @@
+// rocectl end to end, in process: the dispatcher against a fake rocenetd on a
+// unix socket in a temporary directory.
+#include "client/dispatch.h"
+
+#include <unistd.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "tests/unit/client/fake_rocenetd.h"
+#include "tests/unit/client/test_support.h"
+#include "yaml-cpp/yaml.h"
+
+namespace rocenet::rocectl {
+namespace {
+
+using ::google::protobuf::util::MessageDifferencer;
+using ::rocenet::rocectl::testutil::FakeData;
+using ::rocenet::rocectl::testutil::FakeRocenetd;
+using ::rocenet::rocectl::testutil::SampleNode;
+using ::rocenet::rocectl::testutil::TempDir;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+struct Result {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+Result Rocectl(std::vector<std::string> args) {
+  args.insert(args.begin(), "rocectl");
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = RunRocectl(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+class DispatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    socket_ = dir_.Join("rocenetd.sock");
+    data_ = SampleNode(absl::Now());
+  }
+
+  void StartDaemon() {
+    daemon_ = FakeRocenetd::Start(socket_, data_);
+    ASSERT_NE(daemon_, nullptr);
+  }
+
+  TempDir dir_;
+  std::string socket_;
+  FakeData data_;
+  std::unique_ptr<FakeRocenetd> daemon_;
+};
+
+TEST_F(DispatchTest, PortsJsonIsTheListPortsResponse) {
+  StartDaemon();
+  const Result result = Rocectl({"--socket", socket_, "ports", "-o", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.err, IsEmpty());
+  EXPECT_THAT(result.out, HasSubstr("\"pci_address\": \"0000:33:00.0\""));
+  v1::ListPortsResponse printed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &printed).ok());
+  EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.ports)) << printed.DebugString();
+}
+
+TEST_F(DispatchTest, PortsTableWithFlagsAfterTheCommand) {
+  StartDaemon();
+  const Result result = Rocectl({"ports", "--socket", socket_});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, StartsWith("NAME   ID                STATE   MTU    SPEED   MAC"));
+  EXPECT_THAT(result.out, HasSubstr("\nso1    0000:33:00.0-p1   up      8000   100G    "));
+  EXPECT_THAT(result.out, HasSubstr("\nso2    0000:33:00.0-p2   down    8000   -       "));
+}
+
+TEST_F(DispatchTest, PortsWide) {
+  StartDaemon();
+  const Result result = Rocectl({"ports", "--socket", socket_, "-o=wide"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("PERM MAC"));
+  EXPECT_THAT(result.out, HasSubstr("gaudi-sysfs"));
+}
+
+TEST_F(DispatchTest, PortsGetByNameAndById) {
+  StartDaemon();
+  Result result = Rocectl({"ports", "get", "so2", "--socket", socket_});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("\nso2 "));
+  EXPECT_THAT(result.out, ::testing::Not(HasSubstr("so1")));
+
+  result = Rocectl({"ports", "get", "0000:33:00.0-p1", "--socket", socket_, "-o", "yaml"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const YAML::Node port = YAML::Load(result.out);
+  EXPECT_EQ(port["name"].as<std::string>(), "so1");
+  EXPECT_EQ(port["pci_address"].as<std::string>(), "0000:33:00.0");
+}
+
+TEST_F(DispatchTest, PortsGetUnknownPortIsExitFour) {
+  StartDaemon();
+  const Result result = Rocectl({"--socket", socket_, "ports", "get", "so9"});
+  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
+  EXPECT_THAT(result.out, IsEmpty());
+}
+
+TEST_F(DispatchTest, HealthNodeLineAndTable) {
+  StartDaemon();
+  const Result result = Rocectl({"--socket", socket_, "health"});
+  // Not ready is still exit 0: waiting for readiness is `wait --ready`.
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "node ready: no (1/2 ports healthy)\n"
+            "PORT   HEALTHY   CONDITIONS             SINCE\n"
+            "so1    yes       -                      2h\n"
+            "so2    no        LinkDown/CarrierLost   5m\n");
+}
+
+TEST_F(DispatchTest, HealthOfOnePortAndJson) {
+  StartDaemon();
+  Result result = Rocectl({"--socket", socket_, "health", "so2", "-o", "wide"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("port so2: no carrier"));
+  EXPECT_THAT(result.out, ::testing::Not(HasSubstr("node ready")));
+
+  result = Rocectl({"--socket", socket_, "health", "-o", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  v1::NodeHealth printed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &printed).ok());
+  EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.health));
+
+  result = Rocectl({"--socket", socket_, "health", "so9"});
+  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
+}
+
+TEST_F(DispatchTest, MissingSocketIsExitThree) {
+  const Result result = Rocectl({"--socket", socket_, "ports"});
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.err, "rocectl: cannot reach rocenetd: socket " + socket_ +
+                            " does not exist (is rocenetd running? set --socket)\n");
+  EXPECT_THAT(result.out, IsEmpty());
+}
+
+TEST_F(DispatchTest, RegularFileIsExitThree) {
+  testutil::WriteFile(socket_);
+  const Result result = Rocectl({"--socket", socket_, "health"});
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_THAT(result.err, HasSubstr("is not a socket"));
+}
+
+TEST_F(DispatchTest, StaleSocketIsConnectionRefused) {
+  const int fd = testutil::BindUnixSocket(socket_, /*listen=*/false);
+  ASSERT_GE(fd, 0);
+  const Result result = Rocectl({"--socket", socket_, "ports"});
+  close(fd);
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.err, "rocectl: cannot reach rocenetd: connection refused on socket " + socket_ +
+                            " (is rocenetd running?)\n");
+}
+
+TEST_F(DispatchTest, SlowDaemonHitsTheTimeout) {
+  data_.delay = absl::Seconds(10);
+  StartDaemon();
+  const absl::Time start = absl::Now();
+  const Result result = Rocectl({"--socket", socket_, "--timeout", "200ms", "health"});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_THAT(result.err, HasSubstr("no answer to rocenet.v1.Health/GetNodeHealth on socket "));
+  EXPECT_THAT(result.err, HasSubstr("within 200ms"));
+}
+
+TEST_F(DispatchTest, RelativeSocketPath) {
+  StartDaemon();
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  ASSERT_EQ(chdir(dir_.path().c_str()), 0);
+  const Result result = Rocectl({"--socket", "rocenetd.sock", "ports"});
+  ASSERT_EQ(chdir(cwd), 0);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+}
+
+TEST(DispatchUsageTest, UnknownFlagIsExitTwoAndNamesTheFlag) {
+  const Result result = Rocectl({"ports", "--colour=always"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err, "rocectl: unknown flag --colour\nRun 'rocectl --help' for usage.\n");
+}
+
+TEST(DispatchUsageTest, UnknownCommandAndBadArguments) {
+  Result result = Rocectl({"frobnicate"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, StartsWith("rocectl: unknown command \"frobnicate\"\n"));
+
+  result = Rocectl({"ports", "so1"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("rocectl ports get so1"));
+  EXPECT_THAT(result.err, HasSubstr("Run 'rocectl ports --help' for usage."));
+
+  result = Rocectl({"ports", "get"});
+  EXPECT_EQ(result.exit_code, 2);
+  result = Rocectl({"health", "so1", "so2"});
+  EXPECT_EQ(result.exit_code, 2);
+}
+
+TEST(DispatchUsageTest, BadOutputFormat) {
+  const Result result = Rocectl({"ports", "-o", "xml"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("unknown output format \"xml\""));
+}
+
+TEST(DispatchUsageTest, NoCommandPrintsUsageToStderr) {
+  const Result result = Rocectl({});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.out, IsEmpty());
+  EXPECT_THAT(result.err, HasSubstr("Usage:"));
+}
+
+TEST(DispatchUsageTest, HelpEverywhere) {
+  Result result = Rocectl({"--help"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_THAT(result.out, HasSubstr("rocectl ports get NAME"));
+  EXPECT_THAT(result.out, HasSubstr("Exit codes:"));
+  EXPECT_THAT(result.out, HasSubstr("  3  rocenetd unreachable"));
+  EXPECT_THAT(result.err, IsEmpty());
+
+  for (const char* command : {"ports", "health"}) {
+    result = Rocectl({command, "--help"});
+    EXPECT_EQ(result.exit_code, 0) << command;
+    EXPECT_THAT(result.out, HasSubstr(std::string("rocectl ") + command + " [-o")) << command;
+    EXPECT_THAT(result.out, HasSubstr("--socket PATH"));
+    result = Rocectl({"help", command});
+    EXPECT_EQ(result.exit_code, 0) << command;
+    EXPECT_THAT(result.out, HasSubstr(std::string("rocectl ") + command + " [-o")) << command;
+  }
+  // Help wins over a broken command line further on.
+  result = Rocectl({"ports", "get", "-h"});
+  EXPECT_EQ(result.exit_code, 0);
+}
+
+TEST(DispatchUsageTest, Version) {
+  const Result result = Rocectl({"--version"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_THAT(result.out, StartsWith("rocectl "));
+}
+
+}  // namespace
+}  // namespace rocenet::rocectl

@@ -1,0 +1,52 @@
+// An in-process stand-in for rocenetd: the rocenet.v1 PortDiscovery and
+// Health services answering from fixed data on a unix socket, so rocectl can
+// be tested end to end without the daemon.
+//
+// The data is fixed at Start() and only read afterwards; gRPC's threads call
+// the handlers. Destroying the fake shuts the server down.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "grpcpp/server.h"
+#include "rocenet/v1/health.grpc.pb.h"
+#include "rocenet/v1/ports.grpc.pb.h"
+
+namespace rocenet::rocectl::testutil {
+
+struct FakeData {
+  v1::ListPortsResponse ports;
+  v1::NodeHealth health;
+  // How long every call takes to answer, to provoke client deadlines.
+  absl::Duration delay = absl::ZeroDuration();
+};
+
+// Two ports: so1 up and healthy for 2h, so2 with no carrier for 5m.
+// Health timestamps are relative to `now`.
+FakeData SampleNode(absl::Time now);
+
+class FakeRocenetd {
+ public:
+  // Serves `data` on `socket_path`; null (with a gtest failure) if the
+  // server does not start.
+  static std::unique_ptr<FakeRocenetd> Start(const std::string& socket_path, FakeData data);
+  ~FakeRocenetd();
+
+ private:
+  class Ports;
+  class Health;
+
+  explicit FakeRocenetd(FakeData data);
+
+  const FakeData data_;
+  // Ends the artificial delay early so shutdown does not wait for it.
+  absl::Notification shutting_down_;
+  std::unique_ptr<Ports> ports_;
+  std::unique_ptr<Health> health_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace rocenet::rocectl::testutil
