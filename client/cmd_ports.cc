@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "client/connection.h"
 #include "client/output.h"
 #include "client/render/ports_render.h"
@@ -17,7 +18,8 @@ namespace {
 
 constexpr absl::string_view kSummary =
     "  rocectl ports                 list the node's scale-out ports\n"
-    "  rocectl ports get NAME        show one port, by interface name or port id\n";
+    "  rocectl ports get NAME        show one port, by interface name or port id\n"
+    "  rocectl ports watch           print every port again whenever one changes\n";
 
 constexpr absl::string_view kHelp =
     "List the scale-out ports rocenetd manages on this node.\n"
@@ -25,6 +27,11 @@ constexpr absl::string_view kHelp =
     "Usage:\n"
     "  rocectl ports [-o table|wide|json|yaml]\n"
     "  rocectl ports get NAME [-o table|wide|json|yaml]\n"
+    "  rocectl ports watch [-o table|wide|json|yaml]\n"
+    "\n"
+    "watch prints the full port list at once and after every change rocenetd\n"
+    "sees (link state, carrier, MTU, ports coming and going), until interrupted;\n"
+    "with -o json, one rocenet.v1.PortSnapshot per line.\n"
     "\n"
     "NAME is an interface name (so1) or a port id (0000:33:00.0-p1).\n"
     "\n"
@@ -66,8 +73,30 @@ absl::Status GetPort(const CommandContext& context, const std::string& name) {
   return PrintResult(context, port, RenderPortTable(port, WantsWide(context)));
 }
 
+absl::Status WatchPorts(const CommandContext& context) {
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  const auto stub = v1::PortDiscovery::NewStub(connection.channel());
+  // No deadline: a watch lasts until the user stops it or rocenetd goes.
+  grpc::ClientContext rpc;
+  std::unique_ptr<grpc::ClientReader<v1::PortSnapshot>> reader =
+      stub->WatchPorts(&rpc, v1::WatchPortsRequest());
+  v1::PortSnapshot snapshot;
+  while (reader->Read(&snapshot)) {
+    const std::string header = absl::StrFormat(
+        "# generation %d at %s", snapshot.generation(),
+        absl::FormatTime(absl::RFC3339_sec, absl::FromUnixSeconds(snapshot.time().seconds()),
+                         absl::UTCTimeZone()));
+    RETURN_IF_ERROR(PrintStreamItem(context, snapshot, header,
+                                    RenderPortTable(snapshot.ports(), WantsWide(context))));
+  }
+  const grpc::Status status = reader->Finish();
+  if (!status.ok()) return connection.RpcError(status, "rocenet.v1.PortDiscovery/WatchPorts");
+  return absl::UnavailableError("rocenetd ended the watch");
+}
+
 absl::Status RunPorts(const CommandContext& context, const std::vector<std::string>& args) {
   if (args.empty()) return ListPorts(context);
+  if (args[0] == "watch" && args.size() == 1) return WatchPorts(context);
   if (args[0] == "get") {
     if (args.size() != 2) {
       return absl::InvalidArgumentError(

@@ -26,4 +26,27 @@ absl::Status PrintResult(const CommandContext& context, const google::protobuf::
   return absl::OkStatus();
 }
 
+absl::Status PrintStreamItem(const CommandContext& context,
+                             const google::protobuf::Message& message, absl::string_view header,
+                             const std::string& table) {
+  switch (context.options.output) {
+    case OutputFormat::kJson: {
+      ASSIGN_OR_RETURN(const std::string line, ToJsonLine(message));
+      context.out << line;
+      break;
+    }
+    case OutputFormat::kYaml: {
+      ASSIGN_OR_RETURN(const std::string yaml, ToYaml(message));
+      context.out << "---\n" << yaml;
+      break;
+    }
+    case OutputFormat::kTable:
+    case OutputFormat::kWide:
+      context.out << header << "\n" << table << "\n";
+      break;
+  }
+  context.out.flush();
+  return absl::OkStatus();
+}
+
 }  // namespace rocenet::rocectl

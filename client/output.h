@@ -16,6 +16,12 @@ namespace rocenet::rocectl {
 absl::Status PrintResult(const CommandContext& context, const google::protobuf::Message& message,
                          const std::string& table);
 
+// One item of a watch stream: a JSON line, a YAML document, or the table
+// under a header line; flushed at once so pipes see it.
+absl::Status PrintStreamItem(const CommandContext& context,
+                             const google::protobuf::Message& message, absl::string_view header,
+                             const std::string& table);
+
 inline bool WantsWide(const CommandContext& context) {
   return context.options.output == OutputFormat::kWide;
 }

@@ -73,9 +73,11 @@ std::string WithOneNewline(std::string text) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
+namespace {
+
+absl::StatusOr<std::string> PrintJson(const google::protobuf::Message& message, bool indent) {
   google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
+  options.add_whitespace = indent;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = true;
   std::string json;
@@ -85,6 +87,16 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
                                             " as JSON: ", std::string(status.message())));
   }
   return WithOneNewline(std::move(json));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
+  return PrintJson(message, /*indent=*/true);
+}
+
+absl::StatusOr<std::string> ToJsonLine(const google::protobuf::Message& message) {
+  return PrintJson(message, /*indent=*/false);
 }
 
 absl::StatusOr<std::string> JsonToYaml(absl::string_view json) {

@@ -19,6 +19,9 @@ namespace rocenet::rocectl {
 // Indented JSON ending in one newline.
 absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
 
+// The same on one line, for streams of messages (one JSON document per line).
+absl::StatusOr<std::string> ToJsonLine(const google::protobuf::Message& message);
+
 // Block-style YAML of a JSON document, ending in one newline. JSON strings
 // that YAML would read as something else ("123", "yes", "", MAC and PCI
 // addresses, timestamps) are double-quoted, so they stay strings.

@@ -11,9 +11,8 @@ PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs)
 bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   std::map<int, os::LinkInfo> next;
   for (const os::LinkInfo& link : links) next[link.ifindex] = link;
-  // Only links that came, went or were renamed need sysfs read again; a
-  // resync that just refreshes counters stays cheap.
-  bool topology_changed = !scanned_ || next.size() != links_.size();
+  // Placement of links that stayed under the same name is still right; the
+  // Gaudi scan is redone, since a resync is also how drift gets repaired.
   for (auto it = placement_.begin(); it != placement_.end();) {
     auto now = next.find(it->first);
     if (now == next.end() || now->second.name != links_[it->first].name) {
@@ -22,13 +21,8 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
       ++it;
     }
   }
-  for (const auto& [ifindex, link] : next) {
-    auto before = links_.find(ifindex);
-    if (before == links_.end() || before->second.name != link.name) topology_changed = true;
-  }
   links_ = std::move(next);
-  if (topology_changed && selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
-  scanned_ = true;
+  if (selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
   return Rebuild();
 }
 

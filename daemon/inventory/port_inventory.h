@@ -47,7 +47,6 @@ class PortInventory {
   // Sysfs placement of selected non-Gaudi links, by ifindex; read once.
   std::map<int, PciInfo> placement_;
   std::vector<SysfsNetdev> gaudi_;
-  bool scanned_ = false;
   std::vector<Port> ports_;
 };
 

@@ -47,6 +47,7 @@ class Daemon:
 
     def __init__(self, netns: str | None, args: list[str], workdir: str | None = None):
         self.workdir = workdir or tempfile.mkdtemp(prefix="rocenetd-")
+        os.makedirs(self.workdir, exist_ok=True)
         self.socket = os.path.join(self.workdir, "run", "rocenetd.sock")
         self.log_path = os.path.join(self.workdir, "rocenetd.log")
         self.netns = netns

@@ -1168,6 +1168,9 @@ class Fabric:
             else:
                 ports.append(p)
             try:
+                # The kernel publishes a net device in sysfs before it
+                # announces it over netlink; keep that order.
+                self._sysfs_add_port(p)
                 _ip_batch([self._veth_add_cmds(p)])
                 _ip_batch(
                     [f"link set {p['switch_ifname']} up", self._addr_cmd(p)],
@@ -1177,7 +1180,6 @@ class Fabric:
                 if self.lldpd_running():
                     self._configure_new_port(p)
                 _run(["ip", "-n", self.node_netns, "link", "set", p["host_ifname"], "up"])
-                self._sysfs_add_port(p)
             except BaseException:
                 p["present"] = False
                 with contextlib.suppress(Exception):
