@@ -13,7 +13,7 @@
 //     example a Management Address whose inner lengths disagree, or a PFC TLV
 //     of the wrong length) is dropped on its own and counted in
 //     Lldpdu::discarded_tlvs; the rest of the LLDPDU is still returned
-//     (802.1AB 9.2.7.7.2). One bad vendor TLV must not cost a port its address.
+//     (802.1AB receive validation). One bad vendor TLV must not cost a port its address.
 //   - Nothing is allocated beyond the strings kept, and what is kept is bounded
 //     by the frame and the kMax*Kept caps in lldpdu.h; work is linear in the
 //     frame. Any input, of any length, is safe.

@@ -21,7 +21,7 @@
 
 namespace rocenet::lldp {
 
-// Each value makes the whole frame unusable (802.1AB 9.2.7.7.1: the LLDPDU is
+// Each value makes the whole frame unusable (802.1AB receive validation: the LLDPDU is
 // discarded and counted).
 enum class DecodeError : uint8_t {
   // Ethernet framing.

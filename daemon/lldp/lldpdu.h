@@ -31,7 +31,7 @@ namespace rocenet::lldp {
 
 inline constexpr uint16_t kLldpEtherType = 0x88cc;
 
-// The three group addresses an LLDP agent may send to (802.1AB 7.1). Switches
+// The three group addresses an LLDP agent may send to (802.1AB). Switches
 // facing hosts use the nearest-bridge address.
 // Plain byte arrays so they are constants; MacAddress(kNearestBridge) makes a
 // MacAddress of one.
@@ -41,7 +41,7 @@ inline constexpr std::array<uint8_t, 6> kNearestNonTpmrBridge = {0x01, 0x80, 0xc
 inline constexpr std::array<uint8_t, 6> kNearestCustomerBridge = {0x01, 0x80, 0xc2,
                                                                   0x00, 0x00, 0x00};
 
-// TLV types (802.1AB 8.4.1). 9..126 are reserved; 127 is organizationally
+// TLV types (802.1AB). 9..126 are reserved; 127 is organizationally
 // specific.
 enum class TlvType : uint8_t {
   kEnd = 0,
@@ -59,9 +59,9 @@ enum class TlvType : uint8_t {
 // Organizationally unique identifiers of the org-specific TLVs we decode.
 inline constexpr uint32_t kOuiIeee8021 = 0x0080c2;
 inline constexpr uint32_t kOuiIeee8023 = 0x00120f;
-inline constexpr uint8_t kIeee8021SubtypePfc = 0x0b;       // 802.1Q-2018 D.2.10
-inline constexpr uint8_t kIeee8023SubtypeMacPhy = 0x01;    // 802.3-2018 79.3.1
-inline constexpr uint8_t kIeee8023SubtypeMaxFrame = 0x04;  // 802.3-2018 79.3.4
+inline constexpr uint8_t kIeee8021SubtypePfc = 0x0b;       // 802.1Q Annex D
+inline constexpr uint8_t kIeee8023SubtypeMacPhy = 0x01;    // 802.3 Clause 79
+inline constexpr uint8_t kIeee8023SubtypeMaxFrame = 0x04;  // 802.3 Clause 79
 
 // IANA address family numbers, as used by network-address IDs and the
 // Management Address TLV.
@@ -83,7 +83,7 @@ inline constexpr size_t kMaxOrgTlvsKept = 64;
 
 // ---- Decoded TLVs ---------------------------------------------------------
 
-// Chassis ID subtypes (802.1AB 8.5.2.2). Values 0 and 8..255 are reserved;
+// Chassis ID subtypes (802.1AB). Values 0 and 8..255 are reserved;
 // they are kept as they are, not rejected.
 enum class ChassisIdSubtype : uint8_t {
   kChassisComponent = 1,
@@ -95,7 +95,7 @@ enum class ChassisIdSubtype : uint8_t {
   kLocal = 7,
 };
 
-// Port ID subtypes (802.1AB 8.5.3.2). Same caveat on reserved values.
+// Port ID subtypes (802.1AB). Same caveat on reserved values.
 enum class PortIdSubtype : uint8_t {
   kInterfaceAlias = 1,
   kPortComponent = 2,
@@ -124,7 +124,7 @@ struct PortId {
   friend bool operator==(const PortId&, const PortId&) = default;
 };
 
-// System Capabilities bits (802.1AB 8.5.8.1).
+// System Capabilities bits (802.1AB, with the 802.1Q additions).
 enum SystemCapability : uint16_t {
   kCapabilityOther = 1 << 0,
   kCapabilityRepeater = 1 << 1,
@@ -145,7 +145,7 @@ struct SystemCapabilities {
   friend bool operator==(const SystemCapabilities&, const SystemCapabilities&) = default;
 };
 
-// Management Address interface numbering subtypes (802.1AB 8.5.9.5).
+// Management Address interface numbering subtypes (802.1AB).
 enum class InterfaceNumbering : uint8_t {
   kUnknown = 1,
   kIfIndex = 2,
@@ -164,7 +164,7 @@ struct ManagementAddress {
   friend bool operator==(const ManagementAddress&, const ManagementAddress&) = default;
 };
 
-// IEEE 802.1 Priority-based Flow Control Configuration TLV (802.1Q D.2.10):
+// IEEE 802.1 Priority-based Flow Control Configuration TLV (802.1Q Annex D):
 // what the switch does for lossless RoCE traffic.
 struct PfcConfig {
   bool willing = false;
@@ -174,7 +174,7 @@ struct PfcConfig {
   friend bool operator==(const PfcConfig&, const PfcConfig&) = default;
 };
 
-// IEEE 802.3 MAC/PHY Configuration/Status TLV (802.3 79.3.1).
+// IEEE 802.3 MAC/PHY Configuration/Status TLV (802.3 Clause 79).
 struct MacPhyConfig {
   bool autoneg_supported = false;
   bool autoneg_enabled = false;
@@ -193,7 +193,7 @@ struct OrgSpecificTlv {
 };
 
 // Why an optional TLV was dropped while the rest of the LLDPDU was kept
-// (802.1AB 9.2.7.7.2: a TLV with an error specific to its type is discarded and
+// (802.1AB receive validation: a TLV with an error specific to its type is discarded and
 // counted; the LLDPDU is not). See ReasonLabel() in decode_error.h.
 enum class TlvError : uint8_t {
   kBadPortDescriptionLength,
@@ -234,7 +234,7 @@ struct Lldpdu {
   // All other organizationally specific TLVs, raw, in wire order.
   std::vector<OrgSpecificTlv> org_tlvs;
 
-  // Receive statistics of this LLDPDU (802.1AB 9.2.7.7). Decode() fills them;
+  // Receive statistics of this LLDPDU (the 802.1AB receive counters). Decode() fills them;
   // Encode() ignores them.
   uint32_t unrecognized_tlvs = 0;  // reserved types 9..126, skipped
   // Org-specific TLVs not decoded into a field above, including any beyond

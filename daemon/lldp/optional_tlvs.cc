@@ -37,7 +37,7 @@ void DecodeCapabilities(absl::string_view value, Lldpdu* out) {
   out->capabilities = SystemCapabilities{ReadBe16(value, 0), ReadBe16(value, 2)};
 }
 
-// 802.1AB 8.5.9: address string length (1), family (1), address (1..31),
+// 802.1AB Management Address TLV: address string length (1), family (1), address (1..31),
 // interface numbering subtype (1), interface number (4), OID length (1), OID
 // (0..128). Each inner length must agree with the TLV's.
 void DecodeManagementAddress(absl::string_view value, Lldpdu* out) {
@@ -77,8 +77,8 @@ void DecodeManagementAddress(absl::string_view value, Lldpdu* out) {
   added.oid = std::string(value.substr(pos, oid_length));
 }
 
-// 802.1Q D.2.10: willing (bit 7), MBC (bit 6), reserved, PFC cap (bits 3..0);
-// then the PFC enable bit vector.
+// 802.1Q Annex D PFC Configuration TLV: willing (bit 7), MBC (bit 6), reserved, PFC cap
+// (bits 3..0); then the PFC enable bit vector.
 void DecodePfc(absl::string_view info, Lldpdu* out) {
   if (info.size() != 2) return Discard(TlvError::kBadPfcLength, out);
   if (out->pfc.has_value()) return Discard(TlvError::kDuplicateTlv, out);
@@ -89,7 +89,7 @@ void DecodePfc(absl::string_view info, Lldpdu* out) {
                        .enabled = static_cast<uint8_t>(info[1])};
 }
 
-// 802.3 79.3.1: auto-negotiation support (bit 0) and status (bit 1), PMD
+// 802.3 Clause 79 MAC/PHY TLV: auto-negotiation support (bit 0) and status (bit 1), PMD
 // advertised capability, operational MAU type.
 void DecodeMacPhy(absl::string_view info, Lldpdu* out) {
   if (info.size() != 5) return Discard(TlvError::kBadMacPhyLength, out);

@@ -3,7 +3,7 @@
 // Internal to daemon/lldp: called by DecodeLldpdu() once the LLDPDU's framing
 // and mandatory TLVs are known to be sound. Never fails as a whole: a TLV that
 // breaks its type's rules is dropped and counted in Lldpdu::discarded_tlvs
-// (802.1AB 9.2.7.7.2), a TLV of a reserved type is counted in
+// (802.1AB receive validation), a TLV of a reserved type is counted in
 // Lldpdu::unrecognized_tlvs. Pure function, thread-safe.
 #pragma once
 

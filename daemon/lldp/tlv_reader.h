@@ -3,7 +3,7 @@
 // Internal to daemon/lldp (the decoder and its tests). A TlvReader borrows the
 // bytes it walks: they must outlive it. Thread-compatible.
 //
-// Framing rules it applies (802.1AB 8.2):
+// Framing rules it applies (802.1AB):
 //   - a TLV header is 2 bytes: 7-bit type, 9-bit length of the value;
 //   - a value must end within the LLDPDU (kTlvLengthOverrun);
 //   - an End of LLDPDU TLV (type 0) must have length 0 (kBadEndLength) and ends
