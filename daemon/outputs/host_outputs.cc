@@ -1,0 +1,141 @@
+#include "daemon/outputs/host_outputs.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "daemon/common/status_macros.h"
+#include "daemon/outputs/renderers.h"
+
+namespace rocenet::outputs {
+namespace {
+
+// World-readable: HCL runs inside training containers, often not as root.
+constexpr mode_t kFileMode = 0644;
+constexpr mode_t kDirectoryMode = 0755;
+
+std::string ParentOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string WithoutTrailingSlash(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+// The kernel's own rule (dev_valid_name). Checked because the name becomes
+// part of a path: "../x" must not write outside the networkd directory.
+bool IsValidInterfaceName(absl::string_view name) {
+  if (name.empty() || name.size() > 15 || name == "." || name == "..") return false;
+  return std::none_of(name.begin(), name.end(),
+                      [](char c) { return c == '/' || c == ':' || absl::ascii_isspace(c); });
+}
+
+bool IsReady(const PortOutput& port) { return port.healthy && port.provisioned; }
+
+// "<output> <path>: <reason>", keeping the code.
+absl::Status Annotate(absl::string_view output, absl::string_view path,
+                      const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(output, " ", path, ": ", status.message()));
+}
+
+}  // namespace
+
+HostOutputs::HostOutputs(os::FileSystem* fs, OutputConfig config)
+    : fs_(fs), config_(std::move(config)) {}
+
+absl::Status HostOutputs::Update(const std::vector<PortOutput>& ports) {
+  std::vector<absl::Status> errors;
+  if (!config_.gaudinet_path.empty()) UpdateGaudinet(ports, errors);
+  if (!config_.networkd_dir.empty()) UpdateNetworkd(ports, errors);
+  if (!config_.nfd_features_path.empty()) UpdateNfd(ports, errors);
+
+  if (errors.empty()) return absl::OkStatus();
+  if (errors.size() == 1) return errors.front();
+  const size_t more = errors.size() - 1;
+  const absl::string_view noun = more == 1 ? "error" : "errors";
+  return absl::Status(errors.front().code(), absl::StrCat(errors.front().message(), " (and ", more,
+                                                          " more host output ", noun, ")"));
+}
+
+void HostOutputs::UpdateGaudinet(const std::vector<PortOutput>& ports,
+                                 std::vector<absl::Status>& errors) {
+  // HCL reads the file once when a job starts and has no notion of a port
+  // that is still coming up, so only a complete file is worth writing. Without
+  // the switch's MAC an entry would send the job's traffic nowhere.
+  bool any_l3 = false;
+  for (const PortOutput& port : ports) {
+    if (!port.l3) continue;
+    any_l3 = true;
+    if (!port.provisioned || port.gateway_mac.empty()) return;
+  }
+  if (!any_l3) return;
+  const absl::Status status = WriteIfChanged(config_.gaudinet_path, RenderGaudinet(ports));
+  if (!status.ok()) errors.push_back(Annotate("gaudinet", config_.gaudinet_path, status));
+}
+
+void HostOutputs::UpdateNetworkd(const std::vector<PortOutput>& ports,
+                                 std::vector<absl::Status>& errors) {
+  const std::string dir = WithoutTrailingSlash(config_.networkd_dir);
+  std::map<std::string, std::string> wanted;  // file name -> content
+  for (const PortOutput& port : ports) {
+    if (!port.provisioned) continue;
+    if (!IsValidInterfaceName(port.name)) {
+      errors.push_back(absl::InvalidArgumentError(absl::StrCat(
+          "networkd file in ", dir, ": port \"", port.name, "\" is not a valid interface name")));
+      continue;
+    }
+    wanted[NetworkdFileName(port.name)] = RenderNetworkdFile(port);
+  }
+  for (const auto& [name, content] : wanted) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    const absl::Status status = WriteIfChanged(path, content);
+    if (!status.ok()) errors.push_back(Annotate("networkd file", path, status));
+  }
+
+  absl::StatusOr<std::vector<std::string>> names = fs_->ListDirectory(dir);
+  if (!names.ok()) {
+    // No directory means nothing of ours to remove.
+    if (!absl::IsNotFound(names.status())) {
+      errors.push_back(Annotate("networkd directory", dir, names.status()));
+    }
+    return;
+  }
+  for (const std::string& name : *names) {
+    if (!IsNetworkdFileName(name) || wanted.contains(name)) continue;
+    const std::string path = absl::StrCat(dir, "/", name);
+    const absl::Status status = fs_->RemoveFile(path);
+    if (!status.ok()) errors.push_back(Annotate("networkd file", path, status));
+  }
+}
+
+void HostOutputs::UpdateNfd(const std::vector<PortOutput>& ports,
+                            std::vector<absl::Status>& errors) {
+  const bool ready = !ports.empty() && std::all_of(ports.begin(), ports.end(), IsReady);
+  // Removing rather than writing "=false" makes the label disappear, which is
+  // what node selectors and affinities on the label key expect.
+  const absl::Status status =
+      ready ? WriteIfChanged(config_.nfd_features_path, RenderNfdFeatures(config_.nfd_label, ports))
+            : fs_->RemoveFile(config_.nfd_features_path);
+  if (!status.ok()) {
+    errors.push_back(Annotate("NFD feature file", config_.nfd_features_path, status));
+  }
+}
+
+absl::Status HostOutputs::WriteIfChanged(const std::string& path, const std::string& content) {
+  // Reading back instead of remembering what we wrote also repairs a file
+  // someone edited or deleted. A read error other than NotFound is left to
+  // the write, which reports it if the path is truly unusable.
+  absl::StatusOr<std::string> current = fs_->ReadFile(path);
+  if (current.ok() && *current == content) return absl::OkStatus();
+  RETURN_IF_ERROR(fs_->MakeDirectories(ParentOf(path), kDirectoryMode));
+  return fs_->WriteFileAtomic(path, content, kFileMode);
+}
+
+}  // namespace rocenet::outputs

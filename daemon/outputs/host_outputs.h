@@ -1,0 +1,90 @@
+// HostOutputs: the files on the host that other programs read to learn what
+// rocenet configured.
+//
+//   gaudinet.json      Habana HCL (HCL_GAUDINET_CONFIG_FILE) reads it when a
+//                      training job starts: each scale-out port's MAC, IP,
+//                      subnet mask and gateway MAC.
+//   *.network          systemd-networkd, so the configuration of the ports
+//                      also exists in the host's own network config.
+//   NFD feature file   nfd-worker turns it into node labels, so the
+//                      scheduler can pick nodes whose scale-out network is up.
+//
+// Update() takes the full port list after every change and makes the files
+// match it, writing only what differs on disk. Each output is optional (an
+// empty path in OutputConfig turns it off).
+//
+// Ownership: the FileSystem is borrowed and must outlive this object.
+// Thread-safety: none; owned and called by the daemon's event-loop thread.
+// Errors: Update() keeps going after a failure so that one broken output
+// does not hold back the others; it returns the first error, naming its
+// file, with the count of the rest. Files are never left half-written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "daemon/os/filesystem.h"
+
+namespace rocenet::outputs {
+
+// One managed port as the outputs need it. Plain strings keep this module
+// independent of the addressing types; the event loop fills them in.
+struct PortOutput {
+  std::string name;          // interface name, e.g. "so0"
+  std::string mac;           // "aa:bb:cc:dd:ee:ff"
+  bool l3 = true;            // L3 port (addresses) vs L2 port
+  bool provisioned = false;  // its address and routes are applied
+  std::string local_ip;      // "10.200.1.1" (when provisioned)
+  int prefix_length = 0;     // 30
+  std::string gateway_ip;    // "10.200.1.2"
+  std::string gateway_mac;   // switch MAC from LLDP, "" when unknown
+  uint32_t mtu = 0;          // 0 = leave the MTU alone
+  // (destination "10.200.0.0/16", gateway "10.200.1.2"); the connected
+  // subnet route comes with the address and is not listed.
+  std::vector<std::pair<std::string, std::string>> routes;
+  bool healthy = false;
+};
+
+// An empty path turns that output off.
+struct OutputConfig {
+  // HCL's default location is /etc/habanalabs/gaudinet.json.
+  std::string gaudinet_path;
+  // e.g. /etc/systemd/network
+  std::string networkd_dir;
+  // e.g. /etc/kubernetes/node-feature-discovery/features.d/rocenet
+  std::string nfd_features_path;
+  std::string nfd_label = "rocenet.io/scale-out-ready";
+};
+
+class HostOutputs {
+ public:
+  HostOutputs(os::FileSystem* fs, OutputConfig config);
+
+  // Brings every enabled output in line with `ports`:
+  //  - gaudinet.json is written once every L3 port is provisioned and knows
+  //    its gateway MAC (and there is at least one L3 port). Otherwise the file
+  //    stays as it is: a job that is running keeps the file it started with.
+  //  - one .network file per provisioned port; rocenet's files for other
+  //    ports are removed, files of anyone else in the directory are not.
+  //  - the NFD file exists while every port is healthy and provisioned (and
+  //    there is at least one), and is removed otherwise so the label goes.
+  // Parent directories are created as needed.
+  absl::Status Update(const std::vector<PortOutput>& ports);
+
+ private:
+  // Each appends its failures to `errors`.
+  void UpdateGaudinet(const std::vector<PortOutput>& ports, std::vector<absl::Status>& errors);
+  void UpdateNetworkd(const std::vector<PortOutput>& ports, std::vector<absl::Status>& errors);
+  void UpdateNfd(const std::vector<PortOutput>& ports, std::vector<absl::Status>& errors);
+
+  // Writes `content` to `path` unless the file already holds exactly that.
+  absl::Status WriteIfChanged(const std::string& path, const std::string& content);
+
+  os::FileSystem* fs_;
+  OutputConfig config_;
+};
+
+}  // namespace rocenet::outputs

@@ -1,0 +1,52 @@
+// Pure renderers of the host output files: ports in, file content out.
+//
+// No I/O and no state, so any thread may call them; the output is a function
+// of the input only (entries sorted, no timestamps), which lets HostOutputs
+// compare it byte for byte with what is on disk and skip identical writes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "daemon/outputs/host_outputs.h"
+
+namespace rocenet::outputs {
+
+// The dotted-quad netmask of an IPv4 prefix length ("255.255.255.252" for
+// 30). Lengths outside 0..32 are clamped.
+std::string SubnetMask(int prefix_length);
+
+// gaudinet.json for the L3 ports among `ports`, sorted by interface name:
+// {"NIC_NET_CONFIG": [{"NIC_MAC", "NIC_IP", "SUBNET_MASK", "GATEWAY_MAC"}]},
+// keys in that order, indented by four spaces, with a trailing newline.
+// Habana HCL requires all four keys in every entry.
+std::string RenderGaudinet(const std::vector<PortOutput>& ports);
+
+// "50-rocenet-<ifname>.network". The number orders it among the host's own
+// files: after distribution defaults in the 10s-40s, before catch-alls
+// such as 99-default.network, so our [Match] wins for the port.
+std::string NetworkdFileName(absl::string_view interface_name);
+
+// True for names of files rocenet writes into the networkd directory
+// ("<digits>-rocenet-<ifname>.network"): the ones it may remove.
+bool IsNetworkdFileName(absl::string_view file_name);
+
+// A systemd-networkd .network file for `port`: [Match] on the name, [Link]
+// with the MTU (when set), [Network] with the address (L3 ports only) and
+// networkd's own link-local addressing, router advertisements and LLDP turned
+// off (rocenet owns the port's LLDP), and one [Route] per routed network.
+std::string RenderNetworkdFile(const PortOutput& port);
+
+// The label that carries the ready port count, in the namespace of `label`:
+// "rocenet.io/scale-out-ready" -> "rocenet.io/scale-out-ports".
+std::string NfdPortsLabel(absl::string_view label);
+
+// NFD local-source feature file: "<label>=true|false" (true when there is at
+// least one port and every port is healthy and provisioned) and
+// "<ports label>=<count of healthy, provisioned ports>", after a comment.
+// NFD skips lines that start with '#' but reads "# +" as a directive, so the
+// comment never starts that way.
+std::string RenderNfdFeatures(absl::string_view label, const std::vector<PortOutput>& ports);
+
+}  // namespace rocenet::outputs

@@ -1,0 +1,295 @@
+#include "daemon/outputs/host_outputs.h"
+
+#include "daemon/outputs/renderers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/fakes/fake_filesystem.h"
+
+namespace rocenet::outputs {
+namespace {
+
+using ::rocenet::testing::FakeFileSystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+constexpr char kGaudinet[] = "/etc/habanalabs/gaudinet.json";
+constexpr char kNetworkDir[] = "/etc/systemd/network";
+constexpr char kNfd[] = "/etc/kubernetes/node-feature-discovery/features.d/rocenet";
+
+std::string NetworkFile(const std::string& name) { return std::string(kNetworkDir) + "/" + name; }
+
+OutputConfig AllOutputs() {
+  OutputConfig config;
+  config.gaudinet_path = kGaudinet;
+  config.networkd_dir = kNetworkDir;
+  config.nfd_features_path = kNfd;
+  return config;
+}
+
+PortOutput Ready(const std::string& name, int index) {
+  PortOutput port;
+  port.name = name;
+  port.mac = "b0:fd:0b:f0:28:1" + std::to_string(index);
+  port.provisioned = true;
+  port.local_ip = "10.200." + std::to_string(index) + ".1";
+  port.prefix_length = 30;
+  port.gateway_ip = "10.200." + std::to_string(index) + ".2";
+  port.gateway_mac = "0c:42:a1:00:00:0" + std::to_string(index);
+  port.mtu = 8000;
+  port.routes = {{"10.200.0.0/16", port.gateway_ip}};
+  port.healthy = true;
+  return port;
+}
+
+std::optional<std::string> Content(const FakeFileSystem& fs, const std::string& path) {
+  std::optional<FakeFileSystem::File> file = fs.GetFile(path);
+  if (!file.has_value()) return std::nullopt;
+  return file->content;
+}
+
+TEST(HostOutputsTest, NotEveryL3PortProvisionedLeavesGaudinetUntouched) {
+  FakeFileSystem fs;
+  fs.AddFile(kGaudinet, "from the last job\n");
+  HostOutputs outputs(&fs, AllOutputs());
+  PortOutput pending = Ready("so1", 1);
+  pending.provisioned = false;
+
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0), pending}).ok());
+
+  EXPECT_THAT(Content(fs, kGaudinet), Optional(std::string("from the last job\n")));
+  EXPECT_EQ(fs.WriteCount(kGaudinet), 0);
+}
+
+TEST(HostOutputsTest, GaudinetWrittenOnceWhenEveryL3PortIsProvisioned) {
+  FakeFileSystem fs;  // /etc/habanalabs does not exist yet
+  HostOutputs outputs(&fs, AllOutputs());
+  PortOutput so1 = Ready("so1", 1);
+  so1.provisioned = false;
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0), so1}).ok());
+  EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
+
+  so1.provisioned = true;
+  const std::vector<PortOutput> ports = {so1, Ready("so0", 0)};
+  ASSERT_TRUE(outputs.Update(ports).ok());
+
+  std::optional<FakeFileSystem::File> file = fs.GetFile(kGaudinet);
+  ASSERT_TRUE(file.has_value());
+  EXPECT_EQ(file->content, RenderGaudinet(ports));
+  EXPECT_EQ(file->mode, 0644u);
+  EXPECT_EQ(fs.WriteCount(kGaudinet), 1);
+}
+
+TEST(HostOutputsTest, UnchangedUpdateWritesAndRemovesNothing) {
+  FakeFileSystem fs;
+  HostOutputs outputs(&fs, AllOutputs());
+  const std::vector<PortOutput> ports = {Ready("so0", 0), Ready("so1", 1)};
+  ASSERT_TRUE(outputs.Update(ports).ok());
+  // gaudinet.json, two .network files, the NFD file.
+  EXPECT_EQ(fs.write_count(), 4);
+
+  ASSERT_TRUE(outputs.Update(ports).ok());
+  ASSERT_TRUE(outputs.Update(ports).ok());
+
+  EXPECT_EQ(fs.write_count(), 4);
+  EXPECT_EQ(fs.remove_count(), 0);
+}
+
+TEST(HostOutputsTest, PortLosingProvisioningKeepsGaudinetAndDropsNfdAndItsNetworkFile) {
+  FakeFileSystem fs;
+  HostOutputs outputs(&fs, AllOutputs());
+  PortOutput so1 = Ready("so1", 1);
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0), so1}).ok());
+  const std::optional<std::string> written = Content(fs, kGaudinet);
+  ASSERT_TRUE(written.has_value());
+  ASSERT_TRUE(fs.GetFile(kNfd).has_value());
+
+  so1.provisioned = false;
+  so1.healthy = false;
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0), so1}).ok());
+
+  EXPECT_EQ(Content(fs, kGaudinet), written);
+  EXPECT_EQ(fs.WriteCount(kGaudinet), 1);
+  EXPECT_FALSE(fs.GetFile(kNfd).has_value());
+  EXPECT_TRUE(fs.GetFile(NetworkFile("50-rocenet-so0.network")).has_value());
+  EXPECT_FALSE(fs.GetFile(NetworkFile("50-rocenet-so1.network")).has_value());
+}
+
+TEST(HostOutputsTest, DiskFullOnGaudinetKeepsOldFileAndStillWritesTheOthers) {
+  FakeFileSystem fs;
+  fs.AddFile(kGaudinet, "old\n");
+  fs.FailNextWrite(absl::ResourceExhaustedError("No space left on device"), kGaudinet);
+  HostOutputs outputs(&fs, AllOutputs());
+
+  const absl::Status status = outputs.Update({Ready("so0", 0)});
+
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(), HasSubstr(kGaudinet));
+  EXPECT_THAT(status.message(), HasSubstr("No space left on device"));
+  EXPECT_THAT(Content(fs, kGaudinet), Optional(std::string("old\n")));
+  EXPECT_TRUE(fs.GetFile(NetworkFile("50-rocenet-so0.network")).has_value());
+  EXPECT_TRUE(fs.GetFile(kNfd).has_value());
+
+  // The next update (the disk has room again) catches up.
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  EXPECT_EQ(Content(fs, kGaudinet), RenderGaudinet({Ready("so0", 0)}));
+}
+
+TEST(HostOutputsTest, SeveralFailuresReturnTheFirstWithTheCountOfTheRest) {
+  FakeFileSystem fs;
+  fs.FailNextWrite(absl::PermissionDeniedError("Read-only file system"), kGaudinet);
+  fs.FailNextWrite(absl::PermissionDeniedError("Read-only file system"), kNfd);
+  HostOutputs outputs(&fs, AllOutputs());
+
+  const absl::Status status = outputs.Update({Ready("so0", 0)});
+
+  EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(status.message(),
+            "gaudinet /etc/habanalabs/gaudinet.json: Read-only file system "
+            "(and 1 more host output error)");
+  EXPECT_TRUE(fs.GetFile(NetworkFile("50-rocenet-so0.network")).has_value());
+}
+
+TEST(HostOutputsTest, StaleNetworkFileRemovedForeignFilesUntouched) {
+  FakeFileSystem fs;
+  fs.AddFile(NetworkFile("50-rocenet-so7.network"), "port that went away\n");
+  fs.AddFile(NetworkFile("40-rocenet-so0.network"), "older numbering\n");
+  fs.AddFile(NetworkFile("10-netplan-eno1.network"), "[Match]\nName=eno1\n");
+  fs.AddFile(NetworkFile("50-rocenet-so0.network.bak"), "admin's copy\n");
+  fs.AddFile(NetworkFile("site-rocenet-so0.network"), "admin's own\n");
+  OutputConfig config;
+  config.networkd_dir = std::string(kNetworkDir) + "/";
+  HostOutputs outputs(&fs, config);
+
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+
+  absl::StatusOr<std::vector<std::string>> names = fs.ListDirectory(kNetworkDir);
+  ASSERT_TRUE(names.ok());
+  EXPECT_THAT(*names, ElementsAre("10-netplan-eno1.network", "50-rocenet-so0.network",
+                                  "50-rocenet-so0.network.bak", "site-rocenet-so0.network"));
+  EXPECT_EQ(Content(fs, NetworkFile("50-rocenet-so0.network")),
+            RenderNetworkdFile(Ready("so0", 0)));
+  EXPECT_EQ(fs.remove_count(), 2);
+}
+
+TEST(HostOutputsTest, NetworkFileFollowsPortChangesAndL2Ports) {
+  FakeFileSystem fs;
+  OutputConfig config;
+  config.networkd_dir = kNetworkDir;
+  HostOutputs outputs(&fs, config);
+  PortOutput so0 = Ready("so0", 0);
+  PortOutput so1 = Ready("so1", 1);
+  so1.l3 = false;
+  ASSERT_TRUE(outputs.Update({so0, so1}).ok());
+  EXPECT_EQ(Content(fs, NetworkFile("50-rocenet-so1.network")), RenderNetworkdFile(so1));
+
+  so0.mtu = 9000;
+  ASSERT_TRUE(outputs.Update({so0, so1}).ok());
+
+  EXPECT_THAT(Content(fs, NetworkFile("50-rocenet-so0.network")),
+              Optional(HasSubstr("MTUBytes=9000\n")));
+  EXPECT_EQ(fs.WriteCount(NetworkFile("50-rocenet-so0.network")), 2);
+  EXPECT_EQ(fs.WriteCount(NetworkFile("50-rocenet-so1.network")), 1);
+}
+
+TEST(HostOutputsTest, InterfaceNameThatIsNotOneIsRejected) {
+  FakeFileSystem fs;
+  OutputConfig config;
+  config.networkd_dir = kNetworkDir;
+  HostOutputs outputs(&fs, config);
+
+  const absl::Status status = outputs.Update({Ready("../../x", 0), Ready("so0", 0)});
+
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("\"../../x\""));
+  EXPECT_EQ(fs.write_count(), 1);
+  EXPECT_TRUE(fs.GetFile(NetworkFile("50-rocenet-so0.network")).has_value());
+}
+
+TEST(HostOutputsTest, UnknownGatewayMacHoldsGaudinetBack) {
+  FakeFileSystem fs;
+  HostOutputs outputs(&fs, AllOutputs());
+  PortOutput so0 = Ready("so0", 0);
+  so0.gateway_mac.clear();
+
+  ASSERT_TRUE(outputs.Update({so0}).ok());
+
+  EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
+}
+
+TEST(HostOutputsTest, L2OnlyNodeWritesNoGaudinet) {
+  FakeFileSystem fs;
+  HostOutputs outputs(&fs, AllOutputs());
+  PortOutput so0 = Ready("so0", 0);
+  so0.l3 = false;
+
+  ASSERT_TRUE(outputs.Update({so0}).ok());
+
+  EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
+  EXPECT_TRUE(fs.GetFile(kNfd).has_value());
+}
+
+TEST(HostOutputsTest, NfdFileOnlyWhileEveryPortIsReady) {
+  FakeFileSystem fs;
+  OutputConfig config;
+  config.nfd_features_path = kNfd;
+  config.nfd_label = "example.com/roce-ready";
+  HostOutputs outputs(&fs, config);
+
+  ASSERT_TRUE(outputs.Update({}).ok());
+  EXPECT_FALSE(fs.GetFile(kNfd).has_value());
+
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0), Ready("so1", 1)}).ok());
+  EXPECT_THAT(Content(fs, kNfd), Optional(HasSubstr("\nexample.com/roce-ready=true\n"
+                                                    "example.com/scale-out-ports=2\n")));
+
+  PortOutput sick = Ready("so1", 1);
+  sick.healthy = false;
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0), sick}).ok());
+  EXPECT_FALSE(fs.GetFile(kNfd).has_value());
+
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0), Ready("so1", 1)}).ok());
+  EXPECT_TRUE(fs.GetFile(kNfd).has_value());
+  EXPECT_EQ(fs.WriteCount(kNfd), 2);
+}
+
+TEST(HostOutputsTest, FailedNfdRemovalNamesTheFile) {
+  FakeFileSystem fs;
+  fs.AddFile(kNfd, "rocenet.io/scale-out-ready=true\n");
+  fs.FailNextRemove(absl::PermissionDeniedError("remove: Read-only file system"));
+  OutputConfig config;
+  config.nfd_features_path = kNfd;
+  HostOutputs outputs(&fs, config);
+
+  const absl::Status status = outputs.Update({});
+
+  EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(status.message(), HasSubstr(kNfd));
+}
+
+TEST(HostOutputsTest, HandEditedFileIsRepaired) {
+  FakeFileSystem fs;
+  HostOutputs outputs(&fs, AllOutputs());
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  fs.AddFile(kGaudinet, "{}\n");
+
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+
+  EXPECT_EQ(Content(fs, kGaudinet), RenderGaudinet({Ready("so0", 0)}));
+}
+
+TEST(HostOutputsTest, DisabledOutputsTouchNothing) {
+  FakeFileSystem fs;
+  fs.AddFile(kNfd, "stale\n");
+  fs.AddFile(NetworkFile("50-rocenet-so9.network"), "stale\n");
+  HostOutputs outputs(&fs, OutputConfig{});
+
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_TRUE(outputs.Update({}).ok());
+
+  EXPECT_EQ(fs.write_count(), 0);
+  EXPECT_EQ(fs.remove_count(), 0);
+}
+
+}  // namespace
+}  // namespace rocenet::outputs
