@@ -102,8 +102,8 @@ absl::StatusOr<Ipv4Address> Ipv4Address::Parse(absl::string_view text) {
 }
 
 Ipv4Address Ipv4Address::FromNetworkBytes(const uint8_t bytes[4]) {
-  return Ipv4Address(uint32_t{bytes[0]} << 24 | uint32_t{bytes[1]} << 16 |
-                     uint32_t{bytes[2]} << 8 | uint32_t{bytes[3]});
+  return Ipv4Address(uint32_t{bytes[0]} << 24 | uint32_t{bytes[1]} << 16 | uint32_t{bytes[2]} << 8 |
+                     uint32_t{bytes[3]});
 }
 
 std::array<uint8_t, 4> Ipv4Address::NetworkBytes() const {
@@ -125,8 +125,8 @@ Ipv4Prefix::Ipv4Prefix(Ipv4Address address, int length) : address_(address), len
 
 absl::StatusOr<Ipv4Prefix> Ipv4Prefix::Make(Ipv4Address address, int length) {
   if (length < 0 || length > 32) {
-    return absl::InvalidArgumentError(absl::StrCat("prefix length ", length, " of ",
-                                                   address.ToString(), " is outside 0..32"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("prefix length ", length, " of ", address.ToString(), " is outside 0..32"));
   }
   return Ipv4Prefix(address, length);
 }
@@ -149,9 +149,7 @@ Ipv4Prefix Ipv4Prefix::Network() const {
   return Ipv4Prefix(Ipv4Address(address_.value() & Mask(length_)), length_);
 }
 
-Ipv4Address Ipv4Prefix::Broadcast() const {
-  return Ipv4Address(address_.value() | ~Mask(length_));
-}
+Ipv4Address Ipv4Prefix::Broadcast() const { return Ipv4Address(address_.value() | ~Mask(length_)); }
 
 bool Ipv4Prefix::Contains(Ipv4Address a) const {
   const uint32_t mask = Mask(length_);
@@ -164,8 +162,6 @@ bool Ipv4Prefix::Overlaps(const Ipv4Prefix& other) const {
   return (address_.value() & mask) == (other.address_.value() & mask);
 }
 
-std::string Ipv4Prefix::ToString() const {
-  return absl::StrCat(address_.ToString(), "/", length_);
-}
+std::string Ipv4Prefix::ToString() const { return absl::StrCat(address_.ToString(), "/", length_); }
 
 }  // namespace rocenet
