@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds the LLDP decoder fuzz target with clang (libFuzzer + ASan + UBSan)
-# and fuzzes it, seeded with the frames of tests/fixtures/lldp/*.pcap.
+# Builds a fuzz target with clang (libFuzzer + ASan + UBSan) and fuzzes it.
 #
-#   tests/fuzz/run.sh [SECONDS] [LIBFUZZER_FLAG...]
+#   tests/fuzz/run.sh [TARGET] [SECONDS] [LIBFUZZER_FLAG...]
 #
+#   TARGET    lldp_decode (the default): the LLDP decoder, seeded with the
+#             frames of tests/fixtures/lldp/*.pcap
+#             port_description: the LLDP Port Description parser, seeded with
+#             a few descriptions written below
 #   SECONDS   how long to fuzz (default 20; 0 = until another limit, e.g.
 #             `run.sh 0 -runs=10000000`)
 #   BUILD_DIR where the binary, seeds, corpus and crash artifacts go
@@ -11,33 +14,61 @@
 #   CXX       a clang++ with libFuzzer (default clang++)
 #
 # Exits non-zero if the fuzzer finds a crash, a leak, undefined behaviour or a
-# broken round trip; the input that did it is left in BUILD_DIR as crash-*.
+# broken round trip; the input that did it is left in BUILD_DIR as crash-*
+# (port_description-crash-* for that target).
 set -euo pipefail
 
+target=lldp_decode
+case "${1:-}" in
+  lldp_decode | port_description)
+    target="$1"
+    shift
+    ;;
+esac
 seconds="${1:-20}"
 shift || true
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build-fuzz}"
 cxx="${CXX:-clang++}"
-binary="$build/lldp_decode_fuzz"
+binary="$build/${target}_fuzz"
 
-sources=(
-  tests/fuzz/lldp_decode_fuzz.cc
-  daemon/lldp/codec.cc
-  daemon/lldp/decode_error.cc
-  daemon/lldp/encode.cc
-  daemon/lldp/lldpdu.cc
-  daemon/lldp/optional_tlvs.cc
-  daemon/common/mac_address.cc
-)
+case "$target" in
+  lldp_decode)
+    sources=(
+      tests/fuzz/lldp_decode_fuzz.cc
+      daemon/lldp/codec.cc
+      daemon/lldp/decode_error.cc
+      daemon/lldp/encode.cc
+      daemon/lldp/lldpdu.cc
+      daemon/lldp/optional_tlvs.cc
+      daemon/common/mac_address.cc
+    )
+    watched=("$root/tests/fuzz" "$root/daemon/lldp" "$root/daemon/common")
+    corpus="$build/corpus"
+    seeds="$build/seeds"
+    dict="$root/tests/fuzz/lldp.dict"
+    artifacts="$build/"
+    ;;
+  port_description)
+    sources=(
+      tests/fuzz/port_description_fuzz.cc
+      daemon/addressing/port_description.cc
+      daemon/common/ipv4.cc
+    )
+    watched=("$root/tests/fuzz" "$root/daemon/addressing" "$root/daemon/common")
+    corpus="$build/port_description/corpus"
+    seeds="$build/port_description/seeds"
+    dict="$build/port_description/port_description.dict"
+    artifacts="$build/port_description-"
+    ;;
+esac
 
-mkdir -p "$build/corpus" "$build/seeds"
+mkdir -p "$corpus" "$seeds"
 
-# Rebuild only when a source or header of the codec changed.
+# Rebuild only when a source or header the target uses changed.
 stale=1
 if [[ -x "$binary" ]]; then
-  newer="$(find "$root/tests/fuzz" "$root/daemon/lldp" "$root/daemon/common" \
-    -newer "$binary" \( -name '*.cc' -o -name '*.h' \) -print -quit)"
+  newer="$(find "${watched[@]}" -newer "$binary" \( -name '*.cc' -o -name '*.h' \) -print -quit)"
   [[ -z "$newer" ]] && stale=0
 fi
 if (( stale )); then
@@ -51,8 +82,23 @@ if (( stale )); then
     -o "$binary"
 fi
 
-python3 "$root/tests/fuzz/extract_seeds.py" "$root/tests/fixtures/lldp" "$build/seeds"
+case "$target" in
+  lldp_decode)
+    python3 "$root/tests/fuzz/extract_seeds.py" "$root/tests/fixtures/lldp" "$seeds"
+    ;;
+  port_description)
+    # What switches send, and the near misses the parser must name.
+    i=0
+    for seed in 'no-alert 10.200.10.2/30' '10.200.1.3/31' 'rail 3 to leaf-07 no-alert 10.200.3.6/30' \
+      $'no-alert\t10.200.1.2/30 \r\n' 'no-alert 10.200.1.02/30' 'no-alert fd00::1/64' \
+      'no-alert 10.200.1.2/33' 'no-alert 10.200.1.2' 'uplink to spine'; do
+      printf '%s' "$seed" >"$seeds/seed-$((i++))"
+    done
+    printf '%s\n' '"/30"' '"/31"' '"/3"' '"."' '"::"' '"0x"' '"255"' '"256"' '"no-alert "' \
+      '"\x09"' '"\x00"' >"$dict"
+    ;;
+esac
 
 # New inputs go to the first directory; the seeds stay as they are.
-exec "$binary" -max_total_time="$seconds" -dict="$root/tests/fuzz/lldp.dict" \
-  -artifact_prefix="$build/" -print_final_stats=1 "$@" "$build/corpus" "$build/seeds"
+exec "$binary" -max_total_time="$seconds" -dict="$dict" \
+  -artifact_prefix="$artifacts" -print_final_stats=1 "$@" "$corpus" "$seeds"
