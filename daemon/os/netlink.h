@@ -8,12 +8,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "daemon/os/address.h"
 #include "daemon/os/link.h"
 
 namespace rocenet::os {
 
 struct LinkEventBatch {
   std::vector<LinkEvent> events;
+  // IPv4 addresses or routes changed somewhere in the namespace (ours or
+  // someone else's edit); the caller re-checks what it manages.
+  bool addresses_changed = false;
+  bool routes_changed = false;
   // The kernel dropped events (socket buffer overrun): the caller must
   // resynchronise with ListLinks().
   bool overflowed = false;
@@ -23,8 +28,8 @@ class Netlink {
  public:
   virtual ~Netlink() = default;
 
-  // Starts queuing link events. Call before the first ListLinks() so no
-  // change between the dump and the subscription is missed.
+  // Starts queuing link, IPv4 address and IPv4 route events. Call before the
+  // first dump so no change between the dump and the subscription is missed.
   virtual absl::Status SubscribeLinkEvents() = 0;
 
   // A file descriptor that becomes readable when events are queued; -1
@@ -36,6 +41,24 @@ class Netlink {
 
   // A full dump of the links of the current network namespace.
   virtual absl::StatusOr<std::vector<LinkInfo>> ListLinks() = 0;
+
+  virtual absl::Status SetLinkUp(int ifindex) = 0;
+  virtual absl::Status SetMtu(int ifindex, uint32_t mtu) = 0;
+
+  // IPv4 addresses of every interface.
+  virtual absl::StatusOr<std::vector<AddressInfo>> ListAddresses() = 0;
+  // Adding an address that exists is not an error.
+  virtual absl::Status AddAddress(const AddressInfo& address) = 0;
+  // Deleting an address that does not exist is not an error.
+  virtual absl::Status DeleteAddress(const AddressInfo& address) = 0;
+
+  // IPv4 unicast routes of `table`.
+  virtual absl::StatusOr<std::vector<RouteInfo>> ListRoutes(uint32_t table) = 0;
+  // Adds the route or replaces one with the same destination, table and
+  // metric.
+  virtual absl::Status ReplaceRoute(const RouteInfo& route) = 0;
+  // Deleting a route that does not exist is not an error.
+  virtual absl::Status DeleteRoute(const RouteInfo& route) = 0;
 };
 
 }  // namespace rocenet::os

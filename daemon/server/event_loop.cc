@@ -2,6 +2,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,21 +18,25 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
   const int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd < 0) return ErrnoToStatus(errno, "event loop: epoll_create1");
   const int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd < 0) {
-    const int saved = errno;
-    close(epoll_fd);
-    return ErrnoToStatus(saved, "event loop: eventfd");
+  const int timer_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+  absl::Status status;
+  if (wake_fd < 0 || timer_fd < 0) status = ErrnoToStatus(errno, "event loop: eventfd/timerfd");
+  for (int fd : {wake_fd, timer_fd}) {
+    if (!status.ok()) break;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+      status = ErrnoToStatus(errno, "event loop: watch eventfd/timerfd");
+    }
   }
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.fd = wake_fd;
-  if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &ev) < 0) {
-    const int saved = errno;
-    close(wake_fd);
-    close(epoll_fd);
-    return ErrnoToStatus(saved, "event loop: watch eventfd");
+  if (!status.ok()) {
+    for (int fd : {wake_fd, timer_fd, epoll_fd}) {
+      if (fd >= 0) close(fd);
+    }
+    return status;
   }
-  return std::unique_ptr<EventLoop>(new EventLoop(epoll_fd, wake_fd));
+  return std::unique_ptr<EventLoop>(new EventLoop(epoll_fd, wake_fd, timer_fd));
 }
 
 EventLoop::~EventLoop() {
@@ -46,6 +51,7 @@ EventLoop::~EventLoop() {
     dropped.swap(queue_);
   }
   dropped.clear();
+  close(timer_fd_);
   close(wake_fd_);
   close(epoll_fd_);
 }
@@ -84,6 +90,54 @@ void EventLoop::Stop() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
+EventLoop::TimerId EventLoop::RunAt(absl::Time when, absl::AnyInvocable<void() &&> fn) {
+  const TimerId id = next_timer_++;
+  timers_.emplace(id, std::make_pair(when, std::move(fn)));
+  timer_order_.emplace(when, id);
+  ArmTimer();
+  return id;
+}
+
+void EventLoop::Cancel(TimerId id) {
+  auto it = timers_.find(id);
+  if (it == timers_.end()) return;
+  auto [first, last] = timer_order_.equal_range(it->second.first);
+  for (auto o = first; o != last; ++o) {
+    if (o->second == id) {
+      timer_order_.erase(o);
+      break;
+    }
+  }
+  timers_.erase(it);
+  ArmTimer();
+}
+
+void EventLoop::ArmTimer() {
+  itimerspec spec{};
+  if (!timer_order_.empty()) {
+    const timespec due = absl::ToTimespec(timer_order_.begin()->first);
+    // A zero it_value disarms the timer: a due time in the past fires at once.
+    spec.it_value = (due.tv_sec > 0 || due.tv_nsec > 0) ? due : timespec{0, 1};
+  }
+  timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+void EventLoop::RunDueTimers() {
+  uint64_t expirations;
+  [[maybe_unused]] ssize_t n = read(timer_fd_, &expirations, sizeof(expirations));
+  const absl::Time now = absl::Now();
+  std::vector<absl::AnyInvocable<void() &&>> due;
+  while (!timer_order_.empty() && timer_order_.begin()->first <= now) {
+    auto node = timer_order_.extract(timer_order_.begin());
+    auto it = timers_.find(node.mapped());
+    due.push_back(std::move(it->second.second));
+    timers_.erase(it);
+  }
+  ArmTimer();
+  // Run after the bookkeeping: a callback may add or cancel timers.
+  for (auto& fn : due) std::move(fn)();
+}
+
 void EventLoop::DrainQueue() {
   uint64_t count;
   [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof(count));
@@ -108,6 +162,10 @@ absl::Status EventLoop::Run() {
       const int fd = events[i].data.fd;
       if (fd == wake_fd_) {
         DrainQueue();
+        continue;
+      }
+      if (fd == timer_fd_) {
+        RunDueTimers();
         continue;
       }
       // A handler may remove readers, including this one.

@@ -1,8 +1,8 @@
 // EventLoop: the one thread that owns all node state.
 //
-// epoll over the daemon's file descriptors (netlink, packet sockets, signals)
-// plus an eventfd-backed queue of work posted from other threads (gRPC
-// handlers, the metrics exposer). Readers are registered and run on the loop
+// epoll over the daemon's file descriptors (netlink, packet sockets, signals),
+// one timerfd for all timers, plus an eventfd-backed queue of work posted
+// from other threads (gRPC handlers, the metrics exposer). Readers are registered and run on the loop
 // thread; Post() and Call() are thread-safe. Work still queued when the loop
 // stops is dropped, and a Call() waiting on it gets Unavailable, so no caller
 // hangs through shutdown.
@@ -18,18 +18,27 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "daemon/os/reactor.h"
 
 namespace rocenet::server {
 
-class EventLoop {
+class EventLoop final : public os::Reactor {
  public:
+  using TimerId = uint64_t;
+
   static absl::StatusOr<std::unique_ptr<EventLoop>> Create();
-  ~EventLoop();
+  ~EventLoop() override;
 
   // Loop thread (or before Run): calls `on_readable` whenever `fd` is
   // readable, until RemoveReader. The loop does not own `fd`.
-  absl::Status AddReader(int fd, absl::AnyInvocable<void()> on_readable);
-  void RemoveReader(int fd);
+  absl::Status AddReader(int fd, absl::AnyInvocable<void()> on_readable) override;
+  void RemoveReader(int fd) override;
+
+  // Loop thread (or before Run): runs `fn` once at `when` (wall clock) or as
+  // soon as possible after. Cancel of a timer that already ran is a no-op.
+  TimerId RunAt(absl::Time when, absl::AnyInvocable<void() &&> fn);
+  void Cancel(TimerId id);
 
   // Any thread: runs `task` on the loop thread. False when the loop has
   // stopped; the task is then dropped.
@@ -46,11 +55,19 @@ class EventLoop {
   absl::Status Run();
 
  private:
-  EventLoop(int epoll_fd, int wake_fd) : epoll_fd_(epoll_fd), wake_fd_(wake_fd) {}
+  EventLoop(int epoll_fd, int wake_fd, int timer_fd)
+      : epoll_fd_(epoll_fd), wake_fd_(wake_fd), timer_fd_(timer_fd) {}
   void DrainQueue();
+  void RunDueTimers();
+  void ArmTimer();
 
   const int epoll_fd_;
   const int wake_fd_;
+  const int timer_fd_;
+  // Loop thread only: pending timers by due time, and their callbacks.
+  std::multimap<absl::Time, TimerId> timer_order_;
+  std::map<TimerId, std::pair<absl::Time, absl::AnyInvocable<void() &&>>> timers_;
+  TimerId next_timer_ = 1;
   std::map<int, absl::AnyInvocable<void()>> readers_;  // loop thread only
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;

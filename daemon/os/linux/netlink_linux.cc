@@ -12,7 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/errno_status.h"
+#include "daemon/common/status_macros.h"
 #include "daemon/os/linux/link_message.h"
+#include "daemon/os/linux/netlink_error.h"
 
 namespace rocenet::os {
 namespace {
@@ -20,16 +22,28 @@ namespace {
 // Large enough for a burst of events from a 64-port node changing at once.
 constexpr int kEventBufferBytes = 4 << 20;
 
-absl::Status NlError(int nl_error, absl::string_view what) {
-  return absl::UnavailableError(absl::StrCat(what, ": ", nl_geterror(nl_error)));
-}
-
 int CollectLinks(nl_msg* msg, void* arg) {
   auto* out = static_cast<std::vector<LinkEvent>*>(arg);
   if (auto event = ParseLinkMessage(nlmsg_hdr(msg)); event.has_value()) {
     out->push_back(std::move(*event));
   }
   return NL_OK;
+}
+
+int CollectEvents(nl_msg* msg, void* arg) {
+  auto* batch = static_cast<LinkEventBatch*>(arg);
+  switch (nlmsg_hdr(msg)->nlmsg_type) {
+    case RTM_NEWADDR:
+    case RTM_DELADDR:
+      batch->addresses_changed = true;
+      return NL_OK;
+    case RTM_NEWROUTE:
+    case RTM_DELROUTE:
+      batch->routes_changed = true;
+      return NL_OK;
+    default:
+      return CollectLinks(msg, &batch->events);
+  }
 }
 
 }  // namespace
@@ -65,7 +79,10 @@ absl::Status NetlinkLinux::SubscribeLinkEvents() {
   if (sock == nullptr) return absl::ResourceExhaustedError("netlink: cannot allocate socket");
   nl_socket_disable_seq_check(sock);
   int err = nl_connect(sock, NETLINK_ROUTE);
-  if (err == 0) err = nl_socket_add_membership(sock, RTNLGRP_LINK);
+  if (err == 0) {
+    err = nl_socket_add_memberships(sock, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV4_ROUTE,
+                                    0);
+  }
   if (err == 0) err = nl_socket_set_nonblocking(sock);
   if (err == 0) err = nl_socket_set_buffer_size(sock, kEventBufferBytes, 0);
   if (err < 0) {
@@ -81,7 +98,7 @@ int NetlinkLinux::event_fd() const { return events_ == nullptr ? -1 : nl_socket_
 absl::StatusOr<LinkEventBatch> NetlinkLinux::ReadLinkEvents() {
   if (events_ == nullptr) return absl::FailedPreconditionError("netlink: not subscribed");
   LinkEventBatch batch;
-  nl_socket_modify_cb(events_, NL_CB_VALID, NL_CB_CUSTOM, CollectLinks, &batch.events);
+  nl_socket_modify_cb(events_, NL_CB_VALID, NL_CB_CUSTOM, CollectEvents, &batch);
   while (true) {
     const int rc = nl_recvmsgs_default(events_);
     if (rc == -NLE_AGAIN) break;
@@ -98,18 +115,37 @@ absl::StatusOr<LinkEventBatch> NetlinkLinux::ReadLinkEvents() {
   return batch;
 }
 
+absl::Status NetlinkLinux::Dump(int type, const void* header, size_t header_size,
+                                int (*on_message)(nl_msg*, void*), void* arg,
+                                absl::string_view what) {
+  if (int err = nl_send_simple(request_, type, NLM_F_DUMP, const_cast<void*>(header), header_size);
+      err < 0) {
+    return NlError(err, absl::StrCat("netlink: request ", what));
+  }
+  nl_socket_modify_cb(request_, NL_CB_VALID, NL_CB_CUSTOM, on_message, arg);
+  if (int err = nl_recvmsgs_default(request_); err < 0) {
+    return NlError(err, absl::StrCat("netlink: read ", what));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NetlinkLinux::Transact(nl_msg* msg, absl::string_view what) {
+  int err = nl_send_auto(request_, msg);
+  nlmsg_free(msg);
+  if (err >= 0) {
+    // A plain ack handler: dump callbacks from an earlier request must not see it.
+    nl_socket_modify_cb(request_, NL_CB_VALID, NL_CB_DEFAULT, nullptr, nullptr);
+    err = nl_wait_for_ack(request_);
+  }
+  if (err < 0) return NlError(err, what);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<LinkInfo>> NetlinkLinux::ListLinks() {
   ifinfomsg request{};
   request.ifi_family = AF_UNSPEC;
-  if (int err = nl_send_simple(request_, RTM_GETLINK, NLM_F_DUMP, &request, sizeof(request));
-      err < 0) {
-    return NlError(err, "netlink: request link dump");
-  }
   std::vector<LinkEvent> events;
-  nl_socket_modify_cb(request_, NL_CB_VALID, NL_CB_CUSTOM, CollectLinks, &events);
-  if (int err = nl_recvmsgs_default(request_); err < 0) {
-    return NlError(err, "netlink: read link dump");
-  }
+  RETURN_IF_ERROR(Dump(RTM_GETLINK, &request, sizeof(request), CollectLinks, &events, "link dump"));
   std::vector<LinkInfo> links;
   links.reserve(events.size());
   for (LinkEvent& event : events) {

@@ -11,6 +11,7 @@
 #include "daemon/os/netlink.h"
 
 struct nl_sock;
+struct nl_msg;
 
 namespace rocenet::os {
 
@@ -24,9 +25,24 @@ class NetlinkLinux final : public Netlink {
   int event_fd() const override;
   absl::StatusOr<LinkEventBatch> ReadLinkEvents() override;
   absl::StatusOr<std::vector<LinkInfo>> ListLinks() override;
+  absl::Status SetLinkUp(int ifindex) override;
+  absl::Status SetMtu(int ifindex, uint32_t mtu) override;
+  absl::StatusOr<std::vector<AddressInfo>> ListAddresses() override;
+  absl::Status AddAddress(const AddressInfo& address) override;
+  absl::Status DeleteAddress(const AddressInfo& address) override;
+  absl::StatusOr<std::vector<RouteInfo>> ListRoutes(uint32_t table) override;
+  absl::Status ReplaceRoute(const RouteInfo& route) override;
+  absl::Status DeleteRoute(const RouteInfo& route) override;
 
  private:
   NetlinkLinux(nl_sock* request, int ethtool_fd);
+
+  // Sends `msg` (consumed) on the request socket and waits for the kernel's
+  // acknowledgement. Errors name `what`.
+  absl::Status Transact(nl_msg* msg, absl::string_view what);
+  // Sends a dump request and feeds every reply message to `on_message`.
+  absl::Status Dump(int type, const void* header, size_t header_size,
+                    int (*on_message)(nl_msg*, void*), void* arg, absl::string_view what);
 
   nl_sock* request_;
   nl_sock* events_ = nullptr;

@@ -3,6 +3,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace rocenet::testing {
 
 FakeNetlink::FakeNetlink() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
@@ -54,6 +56,124 @@ absl::StatusOr<std::vector<os::LinkInfo>> FakeNetlink::ListLinks() {
   std::vector<os::LinkInfo> out;
   for (const auto& [ifindex, link] : links_) out.push_back(link);
   return out;
+}
+
+bool FakeNetlink::TakeFailure(absl::Status* out) {
+  if (fail_next_.ok()) return false;
+  *out = std::move(fail_next_);
+  fail_next_ = absl::OkStatus();
+  return true;
+}
+
+void FakeNetlink::AddressesChanged() {
+  if (!subscribed_) return;
+  pending_.addresses_changed = true;
+  Wake();
+}
+
+void FakeNetlink::RoutesChanged() {
+  if (!subscribed_) return;
+  pending_.routes_changed = true;
+  Wake();
+}
+
+const os::LinkInfo* FakeNetlink::link(int ifindex) const {
+  auto it = links_.find(ifindex);
+  return it == links_.end() ? nullptr : &it->second;
+}
+
+absl::Status FakeNetlink::SetLinkUp(int ifindex) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  auto it = links_.find(ifindex);
+  if (it == links_.end()) return absl::NotFoundError("no such link");
+  ++mutations_;
+  os::LinkInfo link = it->second;
+  link.admin_up = true;
+  SetLink(link);
+  return absl::OkStatus();
+}
+
+absl::Status FakeNetlink::SetMtu(int ifindex, uint32_t mtu) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  auto it = links_.find(ifindex);
+  if (it == links_.end()) return absl::NotFoundError("no such link");
+  ++mutations_;
+  os::LinkInfo link = it->second;
+  link.mtu = mtu;
+  SetLink(link);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<os::AddressInfo>> FakeNetlink::ListAddresses() { return addresses_; }
+
+absl::Status FakeNetlink::AddAddress(const os::AddressInfo& address) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  ++mutations_;
+  if (std::find(addresses_.begin(), addresses_.end(), address) == addresses_.end()) {
+    addresses_.push_back(address);
+    // The kernel adds the connected route with the address.
+    routes_.push_back({address.prefix.Network(), std::nullopt, address.ifindex,
+                       /*protocol=*/2, os::kMainTable, 0});
+  }
+  AddressesChanged();
+  return absl::OkStatus();
+}
+
+absl::Status FakeNetlink::DeleteAddress(const os::AddressInfo& address) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  ++mutations_;
+  ExternalDeleteAddress(address);
+  return absl::OkStatus();
+}
+
+void FakeNetlink::ExternalDeleteAddress(const os::AddressInfo& address) {
+  std::erase(addresses_, address);
+  // With the address go the routes that depended on it.
+  std::erase_if(routes_, [&](const os::RouteInfo& r) {
+    return r.ifindex == address.ifindex &&
+           (r.destination == address.prefix.Network() ||
+            (r.gateway.has_value() && address.prefix.Contains(*r.gateway)));
+  });
+  AddressesChanged();
+}
+
+absl::StatusOr<std::vector<os::RouteInfo>> FakeNetlink::ListRoutes(uint32_t table) {
+  std::vector<os::RouteInfo> out;
+  for (const os::RouteInfo& route : routes_) {
+    if (route.table == table) out.push_back(route);
+  }
+  return out;
+}
+
+absl::Status FakeNetlink::ReplaceRoute(const os::RouteInfo& route) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  if (route.gateway.has_value()) {
+    const bool reachable = std::any_of(addresses_.begin(), addresses_.end(), [&](const auto& a) {
+      return a.ifindex == route.ifindex && a.prefix.Contains(*route.gateway);
+    });
+    if (!reachable) return absl::InvalidArgumentError("Nexthop has invalid gateway");
+  }
+  ++mutations_;
+  std::erase_if(routes_, [&](const os::RouteInfo& r) {
+    return r.destination == route.destination && r.table == route.table && r.metric == route.metric;
+  });
+  routes_.push_back(route);
+  RoutesChanged();
+  return absl::OkStatus();
+}
+
+absl::Status FakeNetlink::DeleteRoute(const os::RouteInfo& route) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  ++mutations_;
+  std::erase(routes_, route);
+  RoutesChanged();
+  return absl::OkStatus();
 }
 
 os::LinkInfo MakeLink(int ifindex, const std::string& name) {

@@ -29,15 +29,41 @@ class FakeNetlink final : public os::Netlink {
   int event_fd() const override { return subscribed_ ? fd_ : -1; }
   absl::StatusOr<os::LinkEventBatch> ReadLinkEvents() override;
   absl::StatusOr<std::vector<os::LinkInfo>> ListLinks() override;
+  absl::Status SetLinkUp(int ifindex) override;
+  absl::Status SetMtu(int ifindex, uint32_t mtu) override;
+  absl::StatusOr<std::vector<os::AddressInfo>> ListAddresses() override;
+  absl::Status AddAddress(const os::AddressInfo& address) override;
+  absl::Status DeleteAddress(const os::AddressInfo& address) override;
+  absl::StatusOr<std::vector<os::RouteInfo>> ListRoutes(uint32_t table) override;
+  absl::Status ReplaceRoute(const os::RouteInfo& route) override;
+  absl::Status DeleteRoute(const os::RouteInfo& route) override;
+
+  // The next mutating call fails with `status` (and changes nothing).
+  void FailNext(absl::Status status) { fail_next_ = std::move(status); }
+  // Mutating calls made so far (SetLinkUp, SetMtu, Add/Delete, Replace).
+  int mutations() const { return mutations_; }
+  const std::vector<os::AddressInfo>& addresses() const { return addresses_; }
+  const std::vector<os::RouteInfo>& routes() const { return routes_; }
+  const os::LinkInfo* link(int ifindex) const;
+  // An edit by someone else (an admin with `ip`): queues the event.
+  void ExternalDeleteAddress(const os::AddressInfo& address);
 
  private:
+  // Applies a pending failure; true when the call must fail.
+  bool TakeFailure(absl::Status* out);
+  void AddressesChanged();
+  void RoutesChanged();
   void Wake();
 
   int fd_;
   bool subscribed_ = false;
   int list_calls_ = 0;
   std::map<int, os::LinkInfo> links_;
+  std::vector<os::AddressInfo> addresses_;
+  std::vector<os::RouteInfo> routes_;
   os::LinkEventBatch pending_;
+  absl::Status fail_next_;
+  int mutations_ = 0;
 };
 
 // A veth-like link that is up with carrier.
