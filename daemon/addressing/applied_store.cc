@@ -1,0 +1,126 @@
+#include "daemon/addressing/applied_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "daemon/common/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace rocenet::addressing {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kFormatVersion = 1;
+
+json RouteToJson(const Route& route) {
+  json out = {{"destination", route.destination.ToString()}};
+  if (route.gateway.has_value()) out["gateway"] = route.gateway->ToString();
+  return out;
+}
+
+absl::StatusOr<Route> RouteFromJson(const json& in) {
+  Route route;
+  ASSIGN_OR_RETURN(route.destination, Ipv4Prefix::Parse(in.at("destination").get<std::string>()));
+  if (in.contains("gateway")) {
+    ASSIGN_OR_RETURN(route.gateway, Ipv4Address::Parse(in.at("gateway").get<std::string>()));
+  }
+  return route;
+}
+
+absl::StatusOr<AppliedConfig> ConfigFromJson(const json& in) {
+  AppliedConfig config;
+  config.port_id = in.at("port_id").get<std::string>();
+  config.ifname = in.at("ifname").get<std::string>();
+  if (in.contains("local")) {
+    ASSIGN_OR_RETURN(config.local, Ipv4Prefix::Parse(in.at("local").get<std::string>()));
+  }
+  if (in.contains("peer")) {
+    ASSIGN_OR_RETURN(config.peer, Ipv4Address::Parse(in.at("peer").get<std::string>()));
+  }
+  for (const json& route : in.value("routes", json::array())) {
+    ASSIGN_OR_RETURN(Route r, RouteFromJson(route));
+    config.routes.push_back(r);
+  }
+  config.mtu = in.value("mtu", 0u);
+  if (in.contains("gateway_mac")) {
+    ASSIGN_OR_RETURN(config.gateway_mac, MacAddress::Parse(in.at("gateway_mac").get<std::string>()));
+  }
+  config.description = in.value("description", "");
+  return config;
+}
+
+}  // namespace
+
+std::string SerializeApplied(const std::map<std::string, AppliedConfig>& configs) {
+  json ports = json::array();
+  for (const auto& [id, config] : configs) {
+    json entry = {{"port_id", config.port_id}, {"ifname", config.ifname}, {"mtu", config.mtu}};
+    if (config.local.has_value()) entry["local"] = config.local->ToString();
+    if (config.peer.has_value()) entry["peer"] = config.peer->ToString();
+    json routes = json::array();
+    for (const Route& route : config.routes) routes.push_back(RouteToJson(route));
+    entry["routes"] = routes;
+    if (!config.gateway_mac.IsZero()) entry["gateway_mac"] = config.gateway_mac.ToString();
+    entry["description"] = config.description;
+    ports.push_back(entry);
+  }
+  // Descriptions come from the wire and may hold bytes that are not UTF-8;
+  // they are informational here, so such bytes become U+FFFD.
+  return json{{"version", kFormatVersion}, {"ports", ports}}.dump(
+             2, ' ', false, json::error_handler_t::replace) +
+         "\n";
+}
+
+absl::StatusOr<std::map<std::string, AppliedConfig>> ParseApplied(absl::string_view text) {
+  std::map<std::string, AppliedConfig> out;
+  try {
+    const json root = json::parse(text.begin(), text.end());
+    if (root.value("version", 0) != kFormatVersion) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported format version ", root.value("version", 0)));
+    }
+    for (const json& entry : root.at("ports")) {
+      absl::StatusOr<AppliedConfig> config = ConfigFromJson(entry);
+      if (!config.ok()) return config.status();
+      out[config->port_id] = *std::move(config);
+    }
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not valid: ", e.what()));
+  }
+  return out;
+}
+
+absl::Status AppliedStore::Load() {
+  absl::StatusOr<std::string> text = fs_->ReadFile(path_);
+  if (absl::IsNotFound(text.status())) return absl::OkStatus();
+  if (!text.ok()) return text.status();
+  absl::StatusOr<std::map<std::string, AppliedConfig>> configs = ParseApplied(*text);
+  if (!configs.ok()) {
+    return absl::DataLossError(absl::StrCat(path_, ": ", configs.status().message()));
+  }
+  configs_ = *std::move(configs);
+  return absl::OkStatus();
+}
+
+std::optional<AppliedConfig> AppliedStore::Get(const std::string& port_id) const {
+  auto it = configs_.find(port_id);
+  if (it == configs_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status AppliedStore::Put(const AppliedConfig& config) {
+  auto it = configs_.find(config.port_id);
+  if (it != configs_.end() && it->second == config) return absl::OkStatus();
+  configs_[config.port_id] = config;
+  return Save();
+}
+
+absl::Status AppliedStore::Erase(const std::string& port_id) {
+  if (configs_.erase(port_id) == 0) return absl::OkStatus();
+  return Save();
+}
+
+absl::Status AppliedStore::Save() {
+  return fs_->WriteFileAtomic(path_, SerializeApplied(configs_), 0600);
+}
+
+}  // namespace rocenet::addressing
