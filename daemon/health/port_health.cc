@@ -4,7 +4,60 @@
 
 namespace rocenet::health {
 
-std::vector<Condition> EvaluatePort(const inventory::Port& port) {
+namespace {
+
+void AddLldpConditions(const inventory::Port& port, const PortSignals& signals,
+                       std::vector<Condition>& out) {
+  const std::string& name = port.name;
+  if (signals.neighbor_count > 1) {
+    out.push_back({std::string(kAmbiguousNeighbor), "MultipleNeighbors",
+                   absl::StrCat("port ", name, ": ", signals.neighbor_count,
+                                " LLDP neighbors; something sits between the port and the switch"),
+                   {}});
+  }
+  if (signals.neighbor_count > 0 || !signals.l3) return;
+  if (!signals.neighbor_lost.empty()) {
+    out.push_back({std::string(kLldpExpired), signals.neighbor_lost,
+                   absl::StrCat("port ", name, ": the switch's LLDP information ",
+                                signals.neighbor_lost == "Shutdown" ? "was withdrawn (TTL 0)"
+                                                                    : "expired",
+                                signals.provisioned ? "; the address is kept" : ""),
+                   {}});
+  } else {
+    out.push_back({std::string(kNoLldpNeighbor), "NoFrames",
+                   absl::StrCat("port ", name, ": no LLDP frame received from the switch yet"),
+                   {}});
+  }
+}
+
+void AddAddressingConditions(const inventory::Port& port, const PortSignals& signals,
+                             std::vector<Condition>& out) {
+  const std::string& reason = signals.plan_reason;
+  if (signals.plan_state == "Refused") {
+    absl::string_view type = kAddressingRefused;
+    if (reason == "DuplicateSubnet" || reason == "AddressInUse" ||
+        reason == "ConflictingDescriptions") {
+      type = kAddressConflict;
+    } else if (reason == "MtuOutOfRange") {
+      type = kMtuMismatch;
+    }
+    out.push_back({std::string(type), reason, signals.plan_message, {}});
+  }
+  if (!signals.apply_error.empty()) {
+    out.push_back({std::string(kAddressingFailed), "ApplyFailed", signals.apply_error, {}});
+  }
+  if (!signals.provisioned && out.empty()) {
+    out.push_back({std::string(kNotProvisioned), reason.empty() ? "Pending" : reason,
+                   signals.plan_message.empty()
+                       ? absl::StrCat("port ", port.name, ": not configured yet")
+                       : signals.plan_message,
+                   {}});
+  }
+}
+
+}  // namespace
+
+std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSignals* signals) {
   std::vector<Condition> out;
   if (!port.present) {
     out.push_back({std::string(kPortMissing), "NotFound",
@@ -22,10 +75,15 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port) {
                    absl::StrCat("port ", port.name, ": no carrier (cable, optics or switch port)"),
                    {}});
   }
+  if (signals != nullptr) {
+    AddLldpConditions(port, *signals, out);
+    AddAddressingConditions(port, *signals, out);
+  }
   return out;
 }
 
-bool HealthTracker::Update(const std::vector<inventory::Port>& ports) {
+bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
+                           const std::map<std::string, PortSignals>& signals) {
   const absl::Time now = clock_->Now();
   std::map<std::string, const PortHealth*> previous;
   for (const PortHealth& health : node_.ports) previous[health.port_id] = &health;
@@ -35,7 +93,8 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports) {
     PortHealth health;
     health.port_id = port.id;
     health.name = port.name;
-    health.conditions = EvaluatePort(port);
+    const auto signal = signals.find(port.id);
+    health.conditions = EvaluatePort(port, signal == signals.end() ? nullptr : &signal->second);
     health.healthy = health.conditions.empty();
     const auto it = previous.find(port.id);
     const PortHealth* before = it == previous.end() ? nullptr : it->second;

@@ -19,6 +19,33 @@ namespace rocenet::health {
 // Condition types; a listed condition is a problem that holds.
 inline constexpr absl::string_view kPortMissing = "PortMissing";
 inline constexpr absl::string_view kLinkDown = "LinkDown";
+inline constexpr absl::string_view kNoLldpNeighbor = "NoLldpNeighbor";
+inline constexpr absl::string_view kLldpExpired = "LldpExpired";
+inline constexpr absl::string_view kAmbiguousNeighbor = "AmbiguousNeighbor";
+inline constexpr absl::string_view kAddressConflict = "AddressConflict";
+inline constexpr absl::string_view kMtuMismatch = "MtuMismatch";
+inline constexpr absl::string_view kAddressingRefused = "AddressingRefused";
+inline constexpr absl::string_view kAddressingFailed = "AddressingFailed";
+inline constexpr absl::string_view kNotProvisioned = "NotProvisioned";
+
+// What the LLDP agent and the addressing layer know of a port, in the terms
+// health needs; the server fills it so health depends on neither.
+struct PortSignals {
+  bool l3 = true;  // the port is addressed from LLDP (not L2 mode)
+  int neighbor_count = 0;
+  bool neighbor_ever_seen = false;
+  // Set while the port has no neighbor but had one: "AgedOut" or "Shutdown".
+  std::string neighbor_lost;
+  // The current plan: "Ready", "Pending", "Refused" or "L2", its reason and
+  // message.
+  std::string plan_state;
+  std::string plan_reason;
+  std::string plan_message;
+  // rocenet's configuration is on the port (and complete).
+  bool provisioned = false;
+  // The last attempt to apply failed: the error, naming the step.
+  std::string apply_error;
+};
 
 struct Condition {
   std::string type;
@@ -50,15 +77,19 @@ struct NodeHealth {
   friend bool operator==(const NodeHealth&, const NodeHealth&) = default;
 };
 
-// The conditions of `port` now, with `since` unset.
-std::vector<Condition> EvaluatePort(const inventory::Port& port);
+// The conditions of `port` now, with `since` unset. `signals` may be null
+// (link-level health only).
+std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSignals* signals);
 
 class HealthTracker {
  public:
   explicit HealthTracker(const os::Clock* clock) : clock_(clock) {}
 
-  // Re-evaluates every port. Returns true when any port's health changed.
-  bool Update(const std::vector<inventory::Port>& ports);
+  // Re-evaluates every port; `signals` by port id (a port without an entry
+  // gets link-level health only). Returns true when any port's health
+  // changed.
+  bool Update(const std::vector<inventory::Port>& ports,
+              const std::map<std::string, PortSignals>& signals = {});
 
   const NodeHealth& node() const { return node_; }
 

@@ -20,13 +20,13 @@ inventory::Port UpPort(const std::string& name) {
 }
 
 TEST(EvaluatePortTest, HealthyPortHasNoConditions) {
-  EXPECT_TRUE(EvaluatePort(UpPort("so0")).empty());
+  EXPECT_TRUE(EvaluatePort(UpPort("so0"), nullptr).empty());
 }
 
 TEST(EvaluatePortTest, MissingPort) {
   inventory::Port port = UpPort("so0");
   port.present = false;
-  std::vector<Condition> conditions = EvaluatePort(port);
+  std::vector<Condition> conditions = EvaluatePort(port, nullptr);
   ASSERT_EQ(conditions.size(), 1u);
   EXPECT_EQ(conditions[0].type, "PortMissing");
   EXPECT_EQ(conditions[0].reason, "NotFound");
@@ -36,9 +36,9 @@ TEST(EvaluatePortTest, MissingPort) {
 TEST(EvaluatePortTest, AdminDownAndNoCarrierAreLinkDownWithReasons) {
   inventory::Port port = UpPort("so1");
   port.link.carrier = false;
-  EXPECT_EQ(EvaluatePort(port)[0].reason, "NoCarrier");
+  EXPECT_EQ(EvaluatePort(port, nullptr)[0].reason, "NoCarrier");
   port.link.admin_up = false;
-  std::vector<Condition> conditions = EvaluatePort(port);
+  std::vector<Condition> conditions = EvaluatePort(port, nullptr);
   ASSERT_EQ(conditions.size(), 1u);
   EXPECT_EQ(conditions[0].type, "LinkDown");
   EXPECT_EQ(conditions[0].reason, "AdminDown");
