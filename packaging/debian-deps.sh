@@ -13,7 +13,7 @@ build_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 test_packages=(
-  lldpd iproute2 containernetworking-plugins procps curl
+  lldpd iproute2 iputils-ping containernetworking-plugins procps curl
   python3 python3-pytest
   clang libclang-rt-14-dev
 )

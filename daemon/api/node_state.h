@@ -7,23 +7,51 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "daemon/addressing/applied.h"
+#include "daemon/addressing/plan.h"
 #include "daemon/common/broadcast.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port.h"
+#include "daemon/lldp/agent.h"
+#include "daemon/lldp/neighbor_table.h"
 
 namespace rocenet::api {
 
+// The addressing of one port: the plan from the current LLDP information and
+// what rocenet has actually put on the port.
+struct PortAddressing {
+  std::string port_id;
+  std::string name;
+  addressing::AddressPlan plan;
+  std::optional<addressing::AppliedConfig> applied;
+  // rocenet's configuration is complete on the port right now.
+  bool provisioned = false;
+  // The last failure to apply, naming the step; empty after a success.
+  std::string apply_error;
+
+  friend bool operator==(const PortAddressing&, const PortAddressing&) = default;
+};
+
 struct NodeSnapshot {
-  // Increases with every change of ports or health.
+  // Increases with every change of ports, neighbors, addressing or health.
   uint64_t generation = 0;
   absl::Time time;
+  addressing::Mode mode = addressing::Mode::kL3;
   std::vector<inventory::Port> ports;
   health::NodeHealth health;
+  // In the order of `ports`.
+  std::vector<PortAddressing> addressing;
+  // By port id.
+  std::map<std::string, lldp::PortNeighbors> neighbors;
+  std::map<std::string, lldp::PortLldpCounters> lldp_counters;
 };
 
 class NodeStateSource {

@@ -12,8 +12,11 @@
 #include "daemon/api/port_discovery_service.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/addressing/applied_store.h"
 #include "daemon/inventory/port_inventory.h"
+#include "daemon/os/linux/filesystem_linux.h"
 #include "daemon/os/linux/netlink_linux.h"
+#include "daemon/os/linux/packet_socket_linux.h"
 #include "daemon/os/linux/signals.h"
 #include "daemon/os/linux/sysfs_linux.h"
 #include "daemon/os/linux/system_clock.h"
@@ -62,8 +65,25 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetlinkLinux> netlink, os::NetlinkLinux::Open());
   os::SysfsLinux sysfs(options.sysfs_root);
   os::SystemClock clock;
+  os::FileSystemLinux fs;
+  os::PacketSocketFactoryLinux sockets;
+  RETURN_IF_ERROR(fs.MakeDirectories(options.state_dir, 0700));
+  addressing::AppliedStore store(&fs, absl::StrCat(options.state_dir, "/addressing.json"));
+  if (absl::Status s = store.Load(); !s.ok()) {
+    // Without the record rocenet cannot tell its addresses from anyone
+    // else's; it then only adds and never removes until it has applied again.
+    SPDLOG_ERROR("{}; starting with no record of applied addresses", s.ToString());
+  }
   inventory::PortInventory inventory(options.selection, &sysfs);
-  Node node(loop.get(), netlink.get(), &clock, &inventory);
+  AddressingDriver addressing(netlink.get(), &store, PlannerConfigOf(options));
+  outputs::HostOutputs host_outputs(&fs, options.outputs);
+  Node node(NodeParts{.loop = loop.get(),
+                      .netlink = netlink.get(),
+                      .clock = &clock,
+                      .inventory = &inventory,
+                      .sockets = &sockets,
+                      .addressing = &addressing,
+                      .outputs = &host_outputs});
   RETURN_IF_ERROR(node.Start());
 
   ASSIGN_OR_RETURN(const int signal_fd, os::OpenSignalFd(kHandledSignals));

@@ -27,6 +27,9 @@ ABSL_FLAG(std::string, metrics_address, ":50152",
           "host:port for Prometheus metrics (port 0: any free port; empty: off)");
 ABSL_FLAG(std::string, state_dir, "/var/lib/rocenet", "directory for persistent state");
 ABSL_FLAG(std::string, mode, "L3", "L3 (addresses from LLDP) or L2 (link up and MTU only)");
+ABSL_FLAG(int32_t, mtu, 0, "MTU for every port (0: leave it as it is)");
+ABSL_FLAG(std::string, gaudinet_path, "",
+          "where to write gaudinet.json once every port is provisioned (empty: off)");
 ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 
@@ -51,6 +54,13 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
   if (given("sysfs_root")) options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
   if (given("metrics_address")) options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   if (given("state_dir")) options.state_dir = absl::GetFlag(FLAGS_state_dir);
+  if (given("gaudinet_path")) options.outputs.gaudinet_path = absl::GetFlag(FLAGS_gaudinet_path);
+  if (given("mtu")) {
+    if (absl::GetFlag(FLAGS_mtu) < 0) {
+      return absl::InvalidArgumentError("flag --mtu: must not be negative");
+    }
+    options.mtu = static_cast<uint32_t>(absl::GetFlag(FLAGS_mtu));
+  }
   auto flag_error = [](const char* name, const absl::Status& s) {
     return absl::InvalidArgumentError(absl::StrCat("flag --", absl::StrReplaceAll(name, {{"_", "-"}}), ": ", s.message()));
   };

@@ -4,16 +4,51 @@
 #include "daemon/common/status_macros.h"
 
 namespace rocenet::server {
+namespace {
 
-Node::Node(EventLoop* loop, os::Netlink* netlink, const os::Clock* clock,
-           inventory::PortInventory* inventory)
-    : loop_(loop), netlink_(netlink), clock_(clock), inventory_(inventory), health_(clock) {}
+outputs::PortOutput ToOutput(const inventory::Port& port, const api::PortAddressing* addressing,
+                             const health::PortHealth* health, addressing::Mode mode) {
+  outputs::PortOutput out;
+  out.name = port.name;
+  out.mac = port.link.mac.ToString();
+  out.l3 = mode == addressing::Mode::kL3;
+  out.healthy = health != nullptr && health->healthy;
+  if (addressing == nullptr || !addressing->provisioned || !addressing->applied.has_value()) {
+    return out;
+  }
+  const addressing::AppliedConfig& applied = *addressing->applied;
+  out.provisioned = true;
+  out.mtu = applied.mtu;
+  if (applied.local.has_value()) {
+    out.local_ip = applied.local->address().ToString();
+    out.prefix_length = applied.local->length();
+  }
+  if (applied.peer.has_value()) out.gateway_ip = applied.peer->ToString();
+  if (!applied.gateway_mac.IsZero()) out.gateway_mac = applied.gateway_mac.ToString();
+  for (const addressing::Route& route : applied.routes) {
+    out.routes.emplace_back(route.destination.ToString(),
+                            route.gateway.has_value() ? route.gateway->ToString() : out.gateway_ip);
+  }
+  return out;
+}
+
+}  // namespace
+
+Node::Node(const NodeParts& parts) : parts_(parts), health_(parts.clock) {
+  if (parts_.sockets != nullptr) {
+    agent_ = std::make_unique<lldp::LldpAgent>(
+        parts_.sockets, parts_.loop, parts_.clock,
+        [this](const std::vector<std::string>&) { OnNeighborsChanged(); });
+  }
+}
 
 absl::Status Node::Start() {
-  RETURN_IF_ERROR(netlink_->SubscribeLinkEvents());
-  RETURN_IF_ERROR(ResyncLinks());
-  RETURN_IF_ERROR(loop_->AddReader(netlink_->event_fd(), [this] { OnLinkEvents(); }));
-  for (const inventory::Port& port : inventory_->ports()) {
+  RETURN_IF_ERROR(parts_.netlink->SubscribeLinkEvents());
+  ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
+  parts_.inventory->Resync(links);
+  RETURN_IF_ERROR(
+      parts_.loop->AddReader(parts_.netlink->event_fd(), [this] { OnNetlinkEvents(); }));
+  for (const inventory::Port& port : parts_.inventory->ports()) {
     if (port.present) {
       SPDLOG_INFO("port {} ({}): managed, carrier {}", port.name, port.id,
                   port.link.carrier ? "up" : "down");
@@ -21,62 +56,136 @@ absl::Status Node::Start() {
       SPDLOG_WARN("port {}: configured but no such interface", port.name);
     }
   }
+  OnPortsChanged();
   return absl::OkStatus();
 }
 
 void Node::Shutdown() { changes_.Close(); }
 
 absl::Status Node::ResyncLinks() {
-  ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, netlink_->ListLinks());
-  Publish(inventory_->Resync(links));
+  ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
+  if (parts_.inventory->Resync(links)) OnPortsChanged();
   return absl::OkStatus();
 }
 
-void Node::OnLinkEvents() {
-  absl::StatusOr<os::LinkEventBatch> batch = netlink_->ReadLinkEvents();
+void Node::OnNetlinkEvents() {
+  absl::StatusOr<os::LinkEventBatch> batch = parts_.netlink->ReadLinkEvents();
   if (!batch.ok()) {
     SPDLOG_ERROR("{}", batch.status().ToString());
     return;
   }
   if (batch->overflowed) {
-    SPDLOG_WARN("netlink: link events were lost; re-reading every link");
+    SPDLOG_WARN("netlink: events were lost; re-reading every link, address and route");
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
+    Refresh(false, /*replan=*/true);
     return;
   }
-  bool changed = false;
+  bool ports_changed = false;
   for (const os::LinkEvent& event : batch->events) {
-    const bool port_changed = inventory_->Apply(event);
-    if (port_changed) {
+    const bool changed = parts_.inventory->Apply(event);
+    if (changed) {
       SPDLOG_DEBUG("link {} (ifindex {}) {}", event.link.name, event.link.ifindex,
                    event.type == os::LinkEvent::Type::kRemoved ? "removed" : "changed");
     }
-    changed |= port_changed;
+    ports_changed |= changed;
   }
-  if (changed) Publish(true);
+  if (ports_changed) {
+    OnPortsChanged();
+  } else if (batch->addresses_changed || batch->routes_changed) {
+    Refresh(false, /*replan=*/true);
+  }
 }
 
-void Node::Publish(bool ports_changed) {
-  const bool health_changed = health_.Update(inventory_->ports());
-  if (!ports_changed && !health_changed && generation_ > 0) return;
+void Node::OnPortsChanged() {
+  if (agent_ != nullptr) {
+    std::vector<lldp::AgentPort> listen;
+    for (const inventory::Port& port : parts_.inventory->ports()) {
+      if (port.present) listen.push_back({port.id, port.name, port.link.ifindex, port.link.mac});
+    }
+    for (const auto& [port_id, status] : agent_->SyncPorts(listen)) {
+      SPDLOG_ERROR("port {}: cannot receive LLDP: {}", port_id, status.ToString());
+    }
+  }
+  Refresh(true, /*replan=*/true);
+}
+
+void Node::OnNeighborsChanged() {
+  ScheduleExpiry();
+  Refresh(true, /*replan=*/true);
+}
+
+void Node::ScheduleExpiry() {
+  if (agent_ == nullptr) return;
+  const std::optional<absl::Time> next = agent_->table().NextExpiry();
+  if (expiry_timer_.has_value() && next.has_value() && *next == expiry_at_) return;
+  if (expiry_timer_.has_value()) parts_.loop->Cancel(*expiry_timer_);
+  expiry_timer_.reset();
+  if (!next.has_value()) return;
+  expiry_at_ = *next;
+  expiry_timer_ = parts_.loop->RunAt(*next, [this] {
+    expiry_timer_.reset();
+    agent_->ExpireNeighbors();  // reports through OnNeighborsChanged
+    ScheduleExpiry();
+  });
+}
+
+void Node::Refresh(bool changed, bool replan) {
+  const lldp::NeighborTable& table = agent_ != nullptr ? agent_->table() : empty_table_;
+  std::map<std::string, health::PortSignals> signals;
+  if (parts_.addressing != nullptr) {
+    if (replan) changed |= parts_.addressing->Run(parts_.inventory->ports(), table);
+    signals = parts_.addressing->Signals(table);
+  }
+  changed |= health_.Update(parts_.inventory->ports(), signals);
+  if (!changed && generation_ > 0) return;
   ++generation_;
-  changes_.Publish(BuildSnapshot());
+  std::shared_ptr<const api::NodeSnapshot> snapshot = BuildSnapshot();
+  if (parts_.outputs != nullptr) {
+    std::vector<outputs::PortOutput> outputs;
+    for (size_t i = 0; i < snapshot->ports.size(); ++i) {
+      outputs.push_back(ToOutput(snapshot->ports[i],
+                                 i < snapshot->addressing.size() ? &snapshot->addressing[i] : nullptr,
+                                 &snapshot->health.ports[i], snapshot->mode));
+    }
+    if (absl::Status s = parts_.outputs->Update(outputs); !s.ok()) {
+      SPDLOG_ERROR("host outputs: {}", s.ToString());
+    }
+  }
+  changes_.Publish(std::move(snapshot));
 }
 
 std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot() const {
   auto snapshot = std::make_shared<api::NodeSnapshot>();
   snapshot->generation = generation_;
-  snapshot->time = clock_->Now();
-  snapshot->ports = inventory_->ports();
+  snapshot->time = parts_.clock->Now();
+  snapshot->ports = parts_.inventory->ports();
   snapshot->health = health_.node();
+  if (parts_.addressing != nullptr) {
+    snapshot->mode = parts_.addressing->mode();
+    snapshot->addressing = parts_.addressing->ports();
+  }
+  if (agent_ != nullptr) {
+    snapshot->neighbors = agent_->table().ports();
+    snapshot->lldp_counters = agent_->counters();
+  }
   return snapshot;
 }
 
 absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Sample() {
-  return loop_->Call<std::shared_ptr<const api::NodeSnapshot>>(
+  return parts_.loop->Call<std::shared_ptr<const api::NodeSnapshot>>(
       [this]() -> absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> {
         // A dump refreshes counters, which events do not carry; it also
         // repairs anything a lost event hid.
         RETURN_IF_ERROR(ResyncLinks());
+        return BuildSnapshot();
+      });
+}
+
+absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Reconcile() {
+  return parts_.loop->Call<std::shared_ptr<const api::NodeSnapshot>>(
+      [this]() -> absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> {
+        RETURN_IF_ERROR(ResyncLinks());
+        Refresh(false, /*replan=*/true);
         return BuildSnapshot();
       });
 }

@@ -1,31 +1,49 @@
 // Node: the daemon's state on the event loop, and the NodeStateSource the
 // gRPC services and metrics read through.
 //
-// Everything here except Sample() and changes() runs on the loop thread.
-// Link events flow: netlink fd readable -> inventory -> health -> a new
-// snapshot published to watchers. Sample() posts to the loop, re-reads the
-// links (for fresh counters) and returns a snapshot.
+// Everything here except Sample(), Reconcile() and changes() runs on the loop
+// thread. Events flow:
+//   netlink (links)            -> inventory -> LLDP sockets follow the ports
+//   netlink (addresses/routes) -> re-check addressing (hand edits are undone)
+//   LLDP frames / TTL expiry   -> neighbor table -> addressing
+// and after each, health and host outputs are brought up to date and a new
+// snapshot is published to watchers if anything changed.
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "daemon/api/node_state.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port_inventory.h"
+#include "daemon/lldp/agent.h"
 #include "daemon/os/clock.h"
 #include "daemon/os/netlink.h"
+#include "daemon/outputs/host_outputs.h"
+#include "daemon/server/addressing_driver.h"
 #include "daemon/server/event_loop.h"
 
 namespace rocenet::server {
 
+struct NodeParts {
+  EventLoop* loop = nullptr;
+  os::Netlink* netlink = nullptr;
+  const os::Clock* clock = nullptr;
+  inventory::PortInventory* inventory = nullptr;
+  // Optional: without them the node reports link-level state only.
+  os::PacketSocketFactory* sockets = nullptr;
+  AddressingDriver* addressing = nullptr;
+  outputs::HostOutputs* outputs = nullptr;
+};
+
 class Node final : public api::NodeStateSource {
  public:
   // None of the pointers is owned; all must outlive the Node.
-  Node(EventLoop* loop, os::Netlink* netlink, const os::Clock* clock,
-       inventory::PortInventory* inventory);
+  explicit Node(const NodeParts& parts);
 
-  // Loop thread or before Run: subscribes to link events, then dumps, so no
-  // change is lost in between, and registers with the loop.
+  // Loop thread or before Run: subscribes to netlink events, then dumps, so
+  // no change is lost in between, opens LLDP sockets and registers with the
+  // loop.
   absl::Status Start();
 
   // Ends every watch stream.
@@ -34,19 +52,26 @@ class Node final : public api::NodeStateSource {
   absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Sample() override;
   const Broadcast<api::NodeSnapshot>& changes() const override { return changes_; }
 
+  // Any thread: re-plans and re-applies every port now.
+  absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Reconcile();
+
  private:
-  void OnLinkEvents();
+  void OnNetlinkEvents();
   absl::Status ResyncLinks();
-  // Re-evaluates health; publishes a snapshot when `ports_changed` or health
-  // moved.
-  void Publish(bool ports_changed);
+  void OnPortsChanged();
+  void OnNeighborsChanged();
+  void ScheduleExpiry();
+  // Re-plans addressing, re-evaluates health, updates host outputs, and
+  // publishes a snapshot when something changed (`changed` forces one).
+  void Refresh(bool changed, bool replan);
   std::shared_ptr<const api::NodeSnapshot> BuildSnapshot() const;
 
-  EventLoop* loop_;
-  os::Netlink* netlink_;
-  const os::Clock* clock_;
-  inventory::PortInventory* inventory_;
+  NodeParts parts_;
   health::HealthTracker health_;
+  std::unique_ptr<lldp::LldpAgent> agent_;
+  lldp::NeighborTable empty_table_;
+  std::optional<EventLoop::TimerId> expiry_timer_;
+  absl::Time expiry_at_;
   uint64_t generation_ = 0;
   Broadcast<api::NodeSnapshot> changes_;
 };

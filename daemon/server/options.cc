@@ -18,11 +18,21 @@ namespace {
 const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
       "socket", "sysfs_root", "metrics_address", "state_dir", "mode",
-      "log_format", "log_level", "interfaces", "drivers", "gaudi"};
+      "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs"};
   return *keys;
 }
 const std::set<std::string>& GaudiKeys() {
   static const auto* keys = new std::set<std::string>{"enabled", "scale_out_ports"};
+  return *keys;
+}
+const std::set<std::string>& AddressingKeys() {
+  static const auto* keys =
+      new std::set<std::string>{"mtu", "routed_prefix_length", "static_routes"};
+  return *keys;
+}
+const std::set<std::string>& OutputKeys() {
+  static const auto* keys =
+      new std::set<std::string>{"gaudinet", "networkd_dir", "nfd_features", "nfd_label"};
   return *keys;
 }
 
@@ -84,9 +94,61 @@ absl::Status ApplyGaudi(const YAML::Node& node, const std::string& origin,
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> Int(const YAML::Node& node, const std::string& origin, absl::string_view key) {
+  int value = 0;
+  if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &value)) {
+    return KeyError(origin, key, "must be an integer");
+  }
+  return value;
+}
+
+absl::Status ApplyAddressing(const YAML::Node& node, const std::string& origin,
+                             DaemonOptions& options) {
+  if (!node.IsMap()) return KeyError(origin, "addressing", "must be a mapping");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    const std::string path = absl::StrCat("addressing.", key);
+    if (!AddressingKeys().contains(key)) return KeyError(origin, path, "unknown key");
+    if (key == "mtu") {
+      ASSIGN_OR_RETURN(int mtu, Int(entry.second, origin, path));
+      if (mtu < 0) return KeyError(origin, path, "must not be negative");
+      options.mtu = static_cast<uint32_t>(mtu);
+    } else if (key == "routed_prefix_length") {
+      ASSIGN_OR_RETURN(options.routed_prefix_length, Int(entry.second, origin, path));
+    } else if (key == "static_routes") {
+      ASSIGN_OR_RETURN(std::vector<std::string> routes, StringList(entry.second, origin, path));
+      options.static_routes.clear();
+      for (const std::string& route : routes) {
+        absl::StatusOr<Ipv4Prefix> prefix = Ipv4Prefix::Parse(route);
+        if (!prefix.ok()) return KeyError(origin, path, prefix.status().message());
+        options.static_routes.push_back({*prefix});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyOutputs(const YAML::Node& node, const std::string& origin,
+                          DaemonOptions& options) {
+  if (!node.IsMap()) return KeyError(origin, "outputs", "must be a mapping");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    const std::string path = absl::StrCat("outputs.", key);
+    if (!OutputKeys().contains(key)) return KeyError(origin, path, "unknown key");
+    ASSIGN_OR_RETURN(std::string value, Scalar(entry.second, origin, path));
+    if (key == "gaudinet") options.outputs.gaudinet_path = value;
+    if (key == "networkd_dir") options.outputs.networkd_dir = value;
+    if (key == "nfd_features") options.outputs.nfd_features_path = value;
+    if (key == "nfd_label") options.outputs.nfd_label = value;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std::string& origin,
                       DaemonOptions& options) {
   if (key == "gaudi") return ApplyGaudi(value, origin, options);
+  if (key == "addressing") return ApplyAddressing(value, origin, options);
+  if (key == "outputs") return ApplyOutputs(value, origin, options);
   if (key == "interfaces") {
     ASSIGN_OR_RETURN(options.selection.interfaces, StringList(value, origin, key));
     return absl::OkStatus();
@@ -209,7 +271,26 @@ absl::Status ValidateOptions(const DaemonOptions& options) {
           absl::StrCat("metrics_address: ", listen.status().message()));
     }
   }
+  for (const std::string* path : {&options.outputs.gaudinet_path, &options.outputs.networkd_dir,
+                                  &options.outputs.nfd_features_path}) {
+    if (!path->empty() && (*path)[0] != '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("outputs: path \"", *path, "\" must be absolute"));
+    }
+  }
+  if (absl::Status s = addressing::ValidatePlannerConfig(PlannerConfigOf(options)); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("addressing: ", s.message()));
+  }
   return inventory::ValidateSelection(options.selection);
+}
+
+addressing::PlannerConfig PlannerConfigOf(const DaemonOptions& options) {
+  addressing::PlannerConfig config;
+  config.mode = options.mode;
+  config.mtu = options.mtu;
+  config.routed_prefix_length = options.routed_prefix_length;
+  config.static_routes = options.static_routes;
+  return config;
 }
 
 }  // namespace rocenet::server

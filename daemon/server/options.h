@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "daemon/addressing/planner.h"
 #include "daemon/common/logging.h"
 #include "daemon/inventory/port_selection.h"
+#include "daemon/outputs/host_outputs.h"
 
 namespace rocenet::server {
 
-enum class AddressingMode { kL3, kL2 };
+using AddressingMode = addressing::Mode;
 
 struct DaemonOptions {
   std::string socket_path = "/run/rocenet/rocenetd.sock";
@@ -23,6 +25,12 @@ struct DaemonOptions {
   std::string metrics_address = ":50152";
   std::string state_dir = "/var/lib/rocenet";
   AddressingMode mode = AddressingMode::kL3;
+  // Addressing: mode is mirrored into planner.mode by ValidateOptions users
+  // through PlannerConfigOf().
+  uint32_t mtu = 0;
+  int routed_prefix_length = 16;
+  std::vector<addressing::StaticRoute> static_routes;
+  outputs::OutputConfig outputs;
   LogFormat log_format = LogFormat::kText;
   spdlog::level::level_enum log_level = spdlog::level::info;
   inventory::PortSelection selection;
@@ -40,6 +48,8 @@ absl::Status ApplyConfigFile(const std::string& path, DaemonOptions& options);
 
 // Checks values that no single key can check alone.
 absl::Status ValidateOptions(const DaemonOptions& options);
+
+addressing::PlannerConfig PlannerConfigOf(const DaemonOptions& options);
 
 // Splits "host:port"; ":port" means every IPv4 address.
 absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(absl::string_view text);

@@ -28,7 +28,10 @@ class NodeTest : public ::testing::Test {
     loop_ = std::move(*loop);
     netlink_.SetLink(MakeLink(2, "so0"));
     netlink_.SetLink(MakeLink(3, "so1"));
-    node_ = std::make_unique<Node>(loop_.get(), &netlink_, &clock_, inventory_.get());
+    node_ = std::make_unique<Node>(NodeParts{.loop = loop_.get(),
+                                             .netlink = &netlink_,
+                                             .clock = &clock_,
+                                             .inventory = inventory_.get()});
     ASSERT_TRUE(node_->Start().ok());
     thread_ = std::thread([this] { ASSERT_TRUE(loop_->Run().ok()); });
   }
@@ -98,14 +101,16 @@ TEST_F(NodeTest, CounterOnlyChangesWakeNoWatcher) {
 
 TEST_F(NodeTest, LostEventsTriggerAFullResync) {
   const int before = netlink_.list_calls();
+  const uint64_t seen = node_->changes().Latest().version;
   OnLoop([&] {
     netlink_.RemoveLink(3);
     netlink_.Overflow();  // the removal event is lost
   });
-  auto snapshot = node_->Sample();
-  ASSERT_TRUE(snapshot.ok());
-  EXPECT_EQ((*snapshot)->ports.size(), 1u);
-  EXPECT_GT(netlink_.list_calls(), before + 1);
+  // No sample: the overflow alone must make the node re-read the links.
+  auto next = node_->changes().WaitNewer(seen, absl::Seconds(5));
+  ASSERT_NE(next.value, nullptr);
+  EXPECT_EQ(next.value->ports.size(), 1u);
+  EXPECT_EQ(netlink_.list_calls(), before + 1);
 }
 
 TEST_F(NodeTest, SampleAfterStopIsUnavailableNotAHang) {

@@ -1,0 +1,179 @@
+#include "daemon/server/addressing_driver.h"
+
+#include "daemon/common/logging.h"
+
+namespace rocenet::server {
+namespace {
+
+using addressing::AddressPlan;
+using addressing::AppliedConfig;
+using addressing::PlanState;
+
+addressing::PortInput MakeInput(const inventory::Port& port, const lldp::NeighborTable& table) {
+  addressing::PortInput input;
+  input.port_id = port.id;
+  input.port_name = port.name;
+  input.present = port.present;
+  input.min_mtu = port.link.min_mtu;
+  input.max_mtu = port.link.max_mtu;
+  if (const lldp::PortNeighbors* entry = table.Find(port.id); entry != nullptr) {
+    input.neighbor_count = static_cast<int>(entry->neighbors.size());
+    for (const lldp::Neighbor& neighbor : entry->neighbors) {
+      for (const std::string& description : neighbor.lldpdu.port_descriptions) {
+        input.port_descriptions.push_back(description);
+      }
+    }
+    if (!entry->neighbors.empty()) {
+      // The switch port's MAC when it says so, else the frame's source.
+      const lldp::Neighbor& first = entry->neighbors.front();
+      input.neighbor_mac = first.source;
+      if (auto mac = MacAddress::FromBytes(first.lldpdu.port_id.id);
+          first.lldpdu.port_id.subtype == lldp::PortIdSubtype::kMacAddress && mac.ok()) {
+        input.neighbor_mac = *mac;
+      }
+    }
+  }
+  return input;
+}
+
+const char* StateName(PlanState state) {
+  switch (state) {
+    case PlanState::kPending:
+      return "Pending";
+    case PlanState::kReady:
+      return "Ready";
+    case PlanState::kRefused:
+      return "Refused";
+    case PlanState::kL2:
+      return "L2";
+  }
+  return "Unknown";
+}
+
+}  // namespace
+
+AddressingDriver::AddressingDriver(os::Netlink* netlink, addressing::AppliedStore* store,
+                                   addressing::PlannerConfig config)
+    : netlink_(netlink), store_(store), config_(std::move(config)), reconciler_(netlink) {}
+
+bool AddressingDriver::Run(const std::vector<inventory::Port>& ports,
+                           const lldp::NeighborTable& neighbors) {
+  std::vector<addressing::PortInput> inputs;
+  inputs.reserve(ports.size());
+  for (const inventory::Port& port : ports) inputs.push_back(MakeInput(port, neighbors));
+
+  addressing::KernelState kernel;
+  absl::StatusOr<std::vector<os::AddressInfo>> addresses = netlink_->ListAddresses();
+  absl::StatusOr<std::vector<os::RouteInfo>> routes = netlink_->ListRoutes(os::kMainTable);
+  if (!addresses.ok() || !routes.ok()) {
+    SPDLOG_ERROR("addressing: cannot read the kernel's state: {}",
+                 (!addresses.ok() ? addresses.status() : routes.status()).ToString());
+    return false;
+  }
+  kernel.addresses = *std::move(addresses);
+  kernel.routes = *std::move(routes);
+
+  std::map<int, std::string> names;
+  for (const inventory::Port& port : ports) {
+    if (port.present) names[port.link.ifindex] = port.name;
+  }
+  std::vector<addressing::NodeAddress> node_addresses;
+  for (const os::AddressInfo& address : kernel.addresses) {
+    auto it = names.find(address.ifindex);
+    // Addresses on interfaces that are not ports only need to be told apart
+    // from ports; their exact name does not matter to the planner.
+    node_addresses.push_back({it != names.end() ? it->second
+                                                : "ifindex " + std::to_string(address.ifindex),
+                              address.prefix});
+  }
+
+  std::vector<AddressPlan> plans = addressing::PlanNode(inputs, node_addresses, config_);
+  std::vector<api::PortAddressing> next;
+  next.reserve(ports.size());
+  for (size_t i = 0; i < ports.size(); ++i) {
+    next.push_back(ApplyOne(ports[i], std::move(plans[i]), kernel));
+  }
+  const bool changed = next != ports_;
+  ports_ = std::move(next);
+  return changed;
+}
+
+api::PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, AddressPlan plan,
+                                               const addressing::KernelState& kernel) {
+  api::PortAddressing out;
+  out.port_id = port.id;
+  out.name = port.name;
+  std::optional<AppliedConfig> previous = store_->Get(port.id);
+  out.applied = previous;
+  out.plan = std::move(plan);
+  if (!port.present) return out;
+
+  const addressing::LinkTarget link{port.link.ifindex, port.name, port.link.admin_up,
+                                    port.link.mtu};
+  std::optional<AppliedConfig> wanted;
+  switch (out.plan.state) {
+    case PlanState::kReady:
+    case PlanState::kL2:
+      wanted = addressing::FromPlan(out.plan, port.name);
+      break;
+    case PlanState::kPending:
+      // Nothing new to apply: keep (and repair) what is there.
+      if (previous.has_value()) wanted = previous;
+      break;
+    case PlanState::kRefused:
+      break;
+  }
+  if (!wanted.has_value()) {
+    out.provisioned = false;
+    return out;
+  }
+  wanted->ifname = port.name;
+  absl::StatusOr<addressing::ReconcileResult> result =
+      reconciler_.Apply(link, *wanted, previous, kernel);
+  if (!result.ok()) {
+    out.apply_error = std::string(result.status().message());
+    SPDLOG_ERROR("addressing: {}", out.apply_error);
+    return out;
+  }
+  changes_ += static_cast<uint64_t>(result->changes);
+  if (result->changes > 0) {
+    SPDLOG_INFO("port {}: {} {}{}", port.name,
+                out.plan.state == PlanState::kReady ? "configured" : "kept",
+                wanted->local.has_value() ? wanted->local->ToString() : "link up/MTU",
+                wanted->peer.has_value() ? " via " + wanted->peer->ToString() : "");
+  }
+  if (absl::Status s = store_->Put(result->applied); !s.ok()) {
+    // The kernel is right; only the memory of it is missing. Say so loudly:
+    // after a restart these addresses would look foreign.
+    out.apply_error = std::string(s.message());
+    SPDLOG_ERROR("addressing: cannot record what was applied: {}", s.ToString());
+  }
+  out.applied = result->applied;
+  out.provisioned = out.apply_error.empty();
+  return out;
+}
+
+std::map<std::string, health::PortSignals> AddressingDriver::Signals(
+    const lldp::NeighborTable& neighbors) const {
+  std::map<std::string, health::PortSignals> out;
+  for (const api::PortAddressing& port : ports_) {
+    health::PortSignals& signals = out[port.port_id];
+    signals.l3 = config_.mode == addressing::Mode::kL3;
+    if (const lldp::PortNeighbors* entry = neighbors.Find(port.port_id); entry != nullptr) {
+      signals.neighbor_count = static_cast<int>(entry->neighbors.size());
+      signals.neighbor_ever_seen = entry->ever_seen;
+      if (entry->neighbors.empty() && entry->loss != lldp::NeighborLoss::kNone) {
+        signals.neighbor_lost =
+            entry->loss == lldp::NeighborLoss::kShutdown ? "Shutdown" : "AgedOut";
+      }
+    }
+    signals.plan_state = StateName(port.plan.state);
+    signals.plan_reason = port.plan.reason;
+    signals.plan_message = port.plan.message;
+    signals.provisioned = port.provisioned;
+    signals.apply_error = port.apply_error;
+  }
+  return out;
+}
+
+}  // namespace rocenet::server

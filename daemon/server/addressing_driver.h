@@ -1,0 +1,63 @@
+// AddressingDriver: LLDP neighbors + ports -> plans -> kernel, on every change.
+//
+// Runs on the event loop thread. Each Run() re-plans every port from the
+// current neighbors (the planner is pure and cheap), reads the kernel's
+// addresses and routes once, and applies what differs. What it keeps when a
+// plan cannot be applied is the design's promise that a running job is never
+// disturbed:
+//   - no neighbor any more (aged out, TTL 0, or not heard since a restart):
+//     the configuration rocenet applied before stays, and is repaired if
+//     someone removes part of it;
+//   - a refused plan (bad description, conflict): nothing changes.
+// L2 mode applies link up and MTU only and removes rocenet's addresses.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "daemon/addressing/applied_store.h"
+#include "daemon/addressing/planner.h"
+#include "daemon/addressing/reconciler.h"
+#include "daemon/api/node_state.h"
+#include "daemon/health/port_health.h"
+#include "daemon/inventory/port.h"
+#include "daemon/lldp/neighbor_table.h"
+#include "daemon/os/netlink.h"
+
+namespace rocenet::server {
+
+class AddressingDriver {
+ public:
+  // Pointers are not owned and must outlive the driver.
+  AddressingDriver(os::Netlink* netlink, addressing::AppliedStore* store,
+                   addressing::PlannerConfig config);
+
+  // Re-plans and applies. Returns true when any port's addressing changed
+  // (plan, applied configuration, provisioned state or error).
+  bool Run(const std::vector<inventory::Port>& ports, const lldp::NeighborTable& neighbors);
+
+  // In the order of the ports of the last Run().
+  const std::vector<api::PortAddressing>& ports() const { return ports_; }
+
+  // Health inputs for each port, by port id.
+  std::map<std::string, health::PortSignals> Signals(const lldp::NeighborTable& neighbors) const;
+
+  addressing::Mode mode() const { return config_.mode; }
+
+  // Netlink requests that changed something, since start.
+  uint64_t changes() const { return changes_; }
+
+ private:
+  api::PortAddressing ApplyOne(const inventory::Port& port, addressing::AddressPlan plan,
+                               const addressing::KernelState& kernel);
+
+  os::Netlink* netlink_;
+  addressing::AppliedStore* store_;
+  addressing::PlannerConfig config_;
+  addressing::Reconciler reconciler_;
+  std::vector<api::PortAddressing> ports_;
+  uint64_t changes_ = 0;
+};
+
+}  // namespace rocenet::server
