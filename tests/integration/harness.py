@@ -58,6 +58,7 @@ class Daemon:
             *args,
         ]
         self.proc: subprocess.Popen | None = None
+        self.log_offset = 0
         self.metrics_url: str | None = None
 
     def command(self) -> list[str]:
@@ -65,20 +66,27 @@ class Daemon:
         return [*prefix, binary("rocenetd"), *self.args]
 
     def start(self, wait: bool = True) -> "Daemon":
+        self.log_offset = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=log)
         log.close()
         if wait:
-            wait_until(lambda: self.proc.poll() is not None or "serving metrics" in self.log(),
+            wait_until(lambda: self.proc.poll() is not None or "serving metrics" in self.run_log(),
                        10, what="rocenetd to serve")
             if self.proc.poll() is not None:
                 raise AssertionError(f"rocenetd exited {self.proc.returncode}:\n{self.log()}")
-            m = re.search(r"serving metrics on (http://\S+/metrics)", self.log())
-            self.metrics_url = m.group(1) if m else None
+            urls = re.findall(r"serving metrics on (http://\S+/metrics)", self.log())
+            self.metrics_url = urls[-1] if urls else None
         return self
 
     def log(self) -> str:
         with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def run_log(self) -> str:
+        """The log of the latest start only."""
+        with open(self.log_path, errors="replace") as f:
+            f.seek(self.log_offset)
             return f.read()
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int | None:
@@ -137,11 +145,12 @@ def metric_value(text: str, name: str, labels: dict[str, str] | None = None) -> 
 
 
 def network_state(netns: str) -> str:
-    """Links, addresses, routes and rules of a namespace, for before/after
-    comparisons (counters and timers excluded)."""
+    """Links, IPv4 addresses, routes and rules of a namespace, for
+    before/after comparisons. IPv6 is left out: rocenet never touches it, and
+    the kernel's own link-local autoconfiguration (DAD) moves on its own."""
     out = []
-    for argv in (["ip", "-d", "link", "show"], ["ip", "-d", "addr", "show"],
-                 ["ip", "route", "show", "table", "all"], ["ip", "rule", "show"]):
+    for argv in (["ip", "-d", "link", "show"], ["ip", "-4", "-d", "addr", "show"],
+                 ["ip", "-4", "route", "show", "table", "all"], ["ip", "-4", "rule", "show"]):
         cp = subprocess.run(["ip", "netns", "exec", netns, *argv], capture_output=True,
                             text=True, check=True)
         out.append(cp.stdout)
