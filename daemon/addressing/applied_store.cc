@@ -107,20 +107,22 @@ std::optional<AppliedConfig> AppliedStore::Get(const std::string& port_id) const
   return it->second;
 }
 
-absl::Status AppliedStore::Put(const AppliedConfig& config) {
+void AppliedStore::Put(const AppliedConfig& config) {
   auto it = configs_.find(config.port_id);
-  if (it != configs_.end() && it->second == config) return absl::OkStatus();
+  if (it != configs_.end() && it->second == config) return;
   configs_[config.port_id] = config;
-  return Save();
+  dirty_ = true;
 }
 
-absl::Status AppliedStore::Erase(const std::string& port_id) {
-  if (configs_.erase(port_id) == 0) return absl::OkStatus();
-  return Save();
+void AppliedStore::Erase(const std::string& port_id) {
+  if (configs_.erase(port_id) > 0) dirty_ = true;
 }
 
-absl::Status AppliedStore::Save() {
-  return fs_->WriteFileAtomic(path_, SerializeApplied(configs_), 0600);
+absl::Status AppliedStore::Flush() {
+  if (!dirty_) return absl::OkStatus();
+  absl::Status status = fs_->WriteFileAtomic(path_, SerializeApplied(configs_), 0600);
+  if (status.ok()) dirty_ = false;
+  return status;
 }
 
 }  // namespace rocenet::addressing

@@ -2,8 +2,9 @@
 // state directory so a restarted daemon knows which addresses and routes are
 // its own and changes nothing on ports that are already right.
 //
-// Used on the event loop thread only. The file is replaced atomically on
-// every change (FileSystem::WriteFileAtomic) and never rewritten unchanged.
+// Used on the event loop thread only. Put() and Erase() change the store in
+// memory; Flush() replaces the file atomically (FileSystem::WriteFileAtomic)
+// when something changed, so a pass over many ports costs one fsync.
 // A missing file is an empty store; an unreadable or corrupt one is an error
 // at Load(), and the daemon then starts with an empty store rather than guess.
 #pragma once
@@ -26,16 +27,17 @@ class AppliedStore {
   absl::Status Load();
 
   std::optional<AppliedConfig> Get(const std::string& port_id) const;
-  // Records `config` for its port and persists the store if it changed.
-  absl::Status Put(const AppliedConfig& config);
-  absl::Status Erase(const std::string& port_id);
+  // Records `config` for its port.
+  void Put(const AppliedConfig& config);
+  void Erase(const std::string& port_id);
+  // Writes the file if anything changed since the last Flush().
+  absl::Status Flush();
 
   const std::map<std::string, AppliedConfig>& all() const { return configs_; }
 
  private:
-  absl::Status Save();
-
   os::FileSystem* fs_;
+  bool dirty_ = false;
   std::string path_;
   std::map<std::string, AppliedConfig> configs_;
 };

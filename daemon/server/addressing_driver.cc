@@ -1,5 +1,6 @@
 #include "daemon/server/addressing_driver.h"
 
+#include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 
 namespace rocenet::server {
@@ -93,6 +94,17 @@ bool AddressingDriver::Run(const std::vector<inventory::Port>& ports,
   for (size_t i = 0; i < ports.size(); ++i) {
     next.push_back(ApplyOne(ports[i], std::move(plans[i]), kernel));
   }
+  if (absl::Status s = store_->Flush(); !s.ok()) {
+    // The kernel is right; only the record of it is missing. Say so on every
+    // port: after a restart these addresses would look like someone else's.
+    SPDLOG_ERROR("addressing: cannot record what was applied: {}", s.ToString());
+    for (api::PortAddressing& port : next) {
+      if (port.provisioned) {
+        port.apply_error = absl::StrCat("record applied state: ", s.message());
+        port.provisioned = false;
+      }
+    }
+  }
   const bool changed = next != ports_;
   ports_ = std::move(next);
   return changed;
@@ -142,12 +154,7 @@ api::PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, Addr
                 wanted->local.has_value() ? wanted->local->ToString() : "link up/MTU",
                 wanted->peer.has_value() ? " via " + wanted->peer->ToString() : "");
   }
-  if (absl::Status s = store_->Put(result->applied); !s.ok()) {
-    // The kernel is right; only the memory of it is missing. Say so loudly:
-    // after a restart these addresses would look foreign.
-    out.apply_error = std::string(s.message());
-    SPDLOG_ERROR("addressing: cannot record what was applied: {}", s.ToString());
-  }
+  store_->Put(result->applied);
   out.applied = result->applied;
   out.provisioned = out.apply_error.empty();
   return out;
