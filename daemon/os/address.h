@@ -30,4 +30,14 @@ struct RouteInfo {
   friend bool operator==(const RouteInfo&, const RouteInfo&) = default;
 };
 
+// A source-based policy rule: "from <source> lookup <table>".
+struct RuleInfo {
+  Ipv4Prefix source;
+  uint32_t table = 0;
+  uint32_t priority = 0;
+  uint8_t protocol = 0;
+
+  friend bool operator==(const RuleInfo&, const RuleInfo&) = default;
+};
+
 }  // namespace rocenet::os

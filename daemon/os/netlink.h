@@ -43,7 +43,13 @@ class Netlink {
   virtual absl::StatusOr<std::vector<LinkInfo>> ListLinks() = 0;
 
   virtual absl::Status SetLinkUp(int ifindex) = 0;
+  virtual absl::Status SetLinkDown(int ifindex) = 0;
   virtual absl::Status SetMtu(int ifindex, uint32_t mtu) = 0;
+  virtual absl::Status RenameLink(int ifindex, absl::string_view name) = 0;
+  // Moves the link into the network namespace `netns_fd` and gives it
+  // `new_name` there, in one request, so it never appears under a name that
+  // could clash. The link must be down for a rename; this takes it down.
+  virtual absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name) = 0;
 
   // IPv4 addresses of every interface.
   virtual absl::StatusOr<std::vector<AddressInfo>> ListAddresses() = 0;
@@ -59,6 +65,13 @@ class Netlink {
   virtual absl::Status ReplaceRoute(const RouteInfo& route) = 0;
   // Deleting a route that does not exist is not an error.
   virtual absl::Status DeleteRoute(const RouteInfo& route) = 0;
+
+  // IPv4 policy rules.
+  virtual absl::StatusOr<std::vector<RuleInfo>> ListRules() = 0;
+  // Adding a rule that exists is not an error.
+  virtual absl::Status AddRule(const RuleInfo& rule) = 0;
+  // Deleting a rule that does not exist is not an error.
+  virtual absl::Status DeleteRule(const RuleInfo& rule) = 0;
 };
 
 }  // namespace rocenet::os

@@ -26,13 +26,19 @@ class NetlinkLinux final : public Netlink {
   absl::StatusOr<LinkEventBatch> ReadLinkEvents() override;
   absl::StatusOr<std::vector<LinkInfo>> ListLinks() override;
   absl::Status SetLinkUp(int ifindex) override;
+  absl::Status SetLinkDown(int ifindex) override;
   absl::Status SetMtu(int ifindex, uint32_t mtu) override;
+  absl::Status RenameLink(int ifindex, absl::string_view name) override;
+  absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name) override;
   absl::StatusOr<std::vector<AddressInfo>> ListAddresses() override;
   absl::Status AddAddress(const AddressInfo& address) override;
   absl::Status DeleteAddress(const AddressInfo& address) override;
   absl::StatusOr<std::vector<RouteInfo>> ListRoutes(uint32_t table) override;
   absl::Status ReplaceRoute(const RouteInfo& route) override;
   absl::Status DeleteRoute(const RouteInfo& route) override;
+  absl::StatusOr<std::vector<RuleInfo>> ListRules() override;
+  absl::Status AddRule(const RuleInfo& rule) override;
+  absl::Status DeleteRule(const RuleInfo& rule) override;
 
  private:
   NetlinkLinux(nl_sock* request, int ethtool_fd);

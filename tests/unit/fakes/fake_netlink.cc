@@ -94,6 +94,60 @@ absl::Status FakeNetlink::SetLinkUp(int ifindex) {
   return absl::OkStatus();
 }
 
+absl::Status FakeNetlink::SetLinkDown(int ifindex) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  auto it = links_.find(ifindex);
+  if (it == links_.end()) return absl::NotFoundError("no such link");
+  ++mutations_;
+  os::LinkInfo link = it->second;
+  link.admin_up = false;
+  SetLink(link);
+  return absl::OkStatus();
+}
+
+absl::Status FakeNetlink::RenameLink(int ifindex, absl::string_view name) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  auto it = links_.find(ifindex);
+  if (it == links_.end()) return absl::NotFoundError("no such link");
+  ++mutations_;
+  os::LinkInfo link = it->second;
+  link.name = std::string(name);
+  SetLink(link);
+  return absl::OkStatus();
+}
+
+absl::Status FakeNetlink::MoveLink(int ifindex, int netns_fd, absl::string_view new_name) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  if (!links_.contains(ifindex)) return absl::NotFoundError("no such link");
+  ++mutations_;
+  moves_.push_back({ifindex, netns_fd, std::string(new_name)});
+  std::erase_if(addresses_, [&](const os::AddressInfo& a) { return a.ifindex == ifindex; });
+  std::erase_if(routes_, [&](const os::RouteInfo& r) { return r.ifindex == ifindex; });
+  RemoveLink(ifindex);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<os::RuleInfo>> FakeNetlink::ListRules() { return rules_; }
+
+absl::Status FakeNetlink::AddRule(const os::RuleInfo& rule) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  ++mutations_;
+  if (std::find(rules_.begin(), rules_.end(), rule) == rules_.end()) rules_.push_back(rule);
+  return absl::OkStatus();
+}
+
+absl::Status FakeNetlink::DeleteRule(const os::RuleInfo& rule) {
+  absl::Status failure;
+  if (TakeFailure(&failure)) return failure;
+  ++mutations_;
+  std::erase(rules_, rule);
+  return absl::OkStatus();
+}
+
 absl::Status FakeNetlink::SetMtu(int ifindex, uint32_t mtu) {
   absl::Status failure;
   if (TakeFailure(&failure)) return failure;

@@ -30,7 +30,23 @@ class FakeNetlink final : public os::Netlink {
   absl::StatusOr<os::LinkEventBatch> ReadLinkEvents() override;
   absl::StatusOr<std::vector<os::LinkInfo>> ListLinks() override;
   absl::Status SetLinkUp(int ifindex) override;
+  absl::Status SetLinkDown(int ifindex) override;
   absl::Status SetMtu(int ifindex, uint32_t mtu) override;
+  absl::Status RenameLink(int ifindex, absl::string_view name) override;
+  // Removes the link from this fake (it went to another namespace); the
+  // move is recorded in moves().
+  absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name) override;
+  absl::StatusOr<std::vector<os::RuleInfo>> ListRules() override;
+  absl::Status AddRule(const os::RuleInfo& rule) override;
+  absl::Status DeleteRule(const os::RuleInfo& rule) override;
+
+  struct Move {
+    int ifindex;
+    int netns_fd;
+    std::string new_name;
+  };
+  const std::vector<Move>& moves() const { return moves_; }
+  const std::vector<os::RuleInfo>& rules() const { return rules_; }
   absl::StatusOr<std::vector<os::AddressInfo>> ListAddresses() override;
   absl::Status AddAddress(const os::AddressInfo& address) override;
   absl::Status DeleteAddress(const os::AddressInfo& address) override;
@@ -61,6 +77,8 @@ class FakeNetlink final : public os::Netlink {
   std::map<int, os::LinkInfo> links_;
   std::vector<os::AddressInfo> addresses_;
   std::vector<os::RouteInfo> routes_;
+  std::vector<os::RuleInfo> rules_;
+  std::vector<Move> moves_;
   os::LinkEventBatch pending_;
   absl::Status fail_next_;
   int mutations_ = 0;

@@ -1,0 +1,257 @@
+#include "daemon/attach/manager.h"
+
+#include "absl/strings/str_cat.h"
+#include "daemon/attach/pod_config.h"
+#include "daemon/attach/validate.h"
+#include "daemon/common/logging.h"
+#include "daemon/common/status_macros.h"
+
+namespace rocenet::attach {
+namespace {
+
+absl::Status Step(const absl::Status& status, absl::string_view what) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
+absl::StatusOr<int> FindByMac(os::Netlink& netlink, const std::string& mac) {
+  ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, netlink.ListLinks());
+  for (const os::LinkInfo& link : links) {
+    if (link.mac.ToString() == mac || (!link.permanent_mac.IsZero() &&
+                                       link.permanent_mac.ToString() == mac)) {
+      return link.ifindex;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no interface with MAC ", mac));
+}
+
+}  // namespace
+
+absl::StatusOr<const PortCandidate*> AttachManager::Choose(
+    const AttachRequest& request, const std::vector<PortCandidate>& ports) const {
+  auto usable = [&](const PortCandidate& port) -> absl::Status {
+    if (journal_->FindByPort(port.port_id) != nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("port ", port.port_id, " is attached to another pod"));
+    }
+    if (!port.present) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("port ", port.port_id, " is not in the host namespace"));
+    }
+    if (request.l3 && (!port.provisioned || !port.applied.has_value() ||
+                       !port.applied->local.has_value())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "port ", port.port_id, " (", port.host_ifname,
+          ") has no address from LLDP yet; see rocectl addressing"));
+    }
+    return absl::OkStatus();
+  };
+  if (!request.device_id.empty()) {
+    for (const PortCandidate& port : ports) {
+      if (port.port_id == request.device_id || port.pci_address == request.device_id) {
+        RETURN_IF_ERROR(usable(port));
+        return &port;
+      }
+    }
+    return absl::NotFoundError(absl::StrCat("device id \"", request.device_id,
+                                            "\" is not a port of this node"));
+  }
+  for (const PortCandidate& port : ports) {
+    if (usable(port).ok()) return &port;
+  }
+  return absl::ResourceExhaustedError("no free port to attach");
+}
+
+absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& request,
+                                                       const std::vector<PortCandidate>& ports,
+                                                       int64_t now_unix) {
+  RETURN_IF_ERROR(ValidateContainerId(request.container_id));
+  RETURN_IF_ERROR(ValidateIfname(request.ifname));
+  RETURN_IF_ERROR(ValidateNetnsPath(request.netns));
+  if (const AttachmentRecord* existing = journal_->Find(request.container_id, request.ifname)) {
+    // The same ADD again: the same answer, if it is the same request.
+    if (existing->netns == request.netns &&
+        (request.device_id.empty() || request.device_id == existing->port_id) &&
+        existing->state == AttachState::kAttached) {
+      return *existing;
+    }
+    return absl::AlreadyExistsError(absl::StrCat(
+        "container ", request.container_id, " already has ", request.ifname, " (port ",
+        existing->port_id, ")"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsHandle> ns, netns_->Open(request.netns));
+  ASSIGN_OR_RETURN(const PortCandidate* port, Choose(request, ports));
+
+  AttachmentRecord record;
+  record.container_id = request.container_id;
+  record.ifname = request.ifname;
+  record.netns = request.netns;
+  record.port_id = port->port_id;
+  record.host_ifname = port->host_ifname;
+  record.mac = port->mac;
+  record.pci_address = port->pci_address;
+  record.pod = request.pod;
+  record.cni_version = request.cni_version;
+  record.created_unix = now_unix;
+  record.table = kTableBase + static_cast<uint32_t>(port->ifindex);
+  if (port->applied.has_value()) record.mtu = port->applied->mtu;
+  if (request.mtu != 0) record.mtu = request.mtu;
+  if (request.l3 && port->applied.has_value()) {
+    record.local = port->applied->local;
+    record.peer = port->applied->peer;
+    record.routes = port->applied->routes;
+  }
+  record.state = AttachState::kAttaching;
+  RETURN_IF_ERROR(Step(journal_->Put(record), "record the attachment"));
+
+  const std::string what = absl::StrCat("attach port ", port->host_ifname, " to ", request.netns,
+                                        " as ", request.ifname);
+  absl::Status status = host_->MoveLink(port->ifindex, ns->fd(), request.ifname);
+  if (!status.ok()) {
+    // Nothing moved: forgetting the intent is the whole rollback.
+    absl::Status erased = journal_->Erase(record.container_id, record.ifname);
+    if (!erased.ok()) SPDLOG_ERROR("{}", erased.ToString());
+    return Step(status, absl::StrCat(what, ": move into the pod"));
+  }
+  absl::StatusOr<std::unique_ptr<os::Netlink>> pod = netns_->OpenNetlink(*ns);
+  absl::StatusOr<int> pod_ifindex =
+      pod.ok() ? FindLink(**pod, request.ifname) : absl::StatusOr<int>(pod.status());
+  status = pod_ifindex.ok() ? ConfigurePodPort(**pod, *netns_, *ns, *pod_ifindex, record)
+                            : pod_ifindex.status();
+  if (status.ok()) {
+    record.state = AttachState::kAttached;
+    status = Step(journal_->Put(record), "record the attachment as done");
+  }
+  if (status.ok()) {
+    SPDLOG_INFO("{} (container {})", what, request.container_id);
+    return record;
+  }
+  SPDLOG_WARN("{}: {}; rolling back", what, status.message());
+  if (absl::Status undone = Release(record); !undone.ok()) {
+    SPDLOG_ERROR("rollback of {}: {}", what, undone.ToString());
+  }
+  return Step(status, what);
+}
+
+absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
+  absl::StatusOr<int> ifindex = FindByMac(*host_, record.mac);
+  if (!ifindex.ok()) {
+    // A virtual port (veth) dies with its namespace: nothing to restore.
+    SPDLOG_WARN("port {} ({}): gone with the pod's network namespace", record.port_id,
+                record.host_ifname);
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, host_->ListLinks());
+  for (const os::LinkInfo& link : links) {
+    if (link.ifindex != *ifindex || link.name == record.host_ifname) continue;
+    RETURN_IF_ERROR(Step(host_->SetLinkDown(*ifindex), "set link down to rename it"));
+    RETURN_IF_ERROR(Step(host_->RenameLink(*ifindex, record.host_ifname),
+                         absl::StrCat("rename ", link.name, " back to ", record.host_ifname)));
+  }
+  return Step(host_->SetLinkUp(*ifindex), "set link up");
+}
+
+absl::Status AttachManager::Release(const AttachmentRecord& record) {
+  if (record.state != AttachState::kDetaching) {
+    AttachmentRecord detaching = record;
+    detaching.state = AttachState::kDetaching;
+    RETURN_IF_ERROR(Step(journal_->Put(detaching), "record the detach"));
+  }
+  absl::StatusOr<std::unique_ptr<os::NetnsHandle>> ns = netns_->Open(record.netns);
+  if (!ns.ok()) {
+    RETURN_IF_ERROR(RestoreInHost(record));
+  } else {
+    ASSIGN_OR_RETURN(std::unique_ptr<os::Netlink> pod, netns_->OpenNetlink(**ns));
+    absl::StatusOr<int> pod_ifindex = FindLink(*pod, record.ifname);
+    if (!pod_ifindex.ok()) pod_ifindex = FindByMac(*pod, record.mac);
+    if (pod_ifindex.ok()) {
+      if (absl::Status s = UnconfigurePodPort(*pod, record); !s.ok()) {
+        SPDLOG_WARN("port {}: {}", record.port_id, s.message());
+      }
+      RETURN_IF_ERROR(Step(pod->MoveLink(*pod_ifindex, netns_->host().fd(), record.host_ifname),
+                           "move back to the host"));
+    }
+    RETURN_IF_ERROR(RestoreInHost(record));
+  }
+  return Step(journal_->Erase(record.container_id, record.ifname), "forget the attachment");
+}
+
+absl::StatusOr<bool> AttachManager::Detach(const std::string& container_id,
+                                           const std::string& ifname) {
+  const AttachmentRecord* record = journal_->Find(container_id, ifname);
+  if (record == nullptr) return false;
+  const AttachmentRecord copy = *record;
+  RETURN_IF_ERROR(Step(Release(copy), absl::StrCat("detach port ", copy.host_ifname, " from ",
+                                                   copy.netns)));
+  SPDLOG_INFO("detached port {} from {} (container {})", copy.host_ifname, copy.netns,
+              container_id);
+  return true;
+}
+
+absl::StatusOr<AttachmentRecord> AttachManager::Check(const std::string& container_id,
+                                                      const std::string& ifname,
+                                                      const std::string& netns) {
+  const AttachmentRecord* record = journal_->Find(container_id, ifname);
+  if (record == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("container ", container_id, " has no rocenet interface ", ifname));
+  }
+  if (!netns.empty() && netns != record->netns) {
+    return absl::FailedPreconditionError(absl::StrCat("interface ", ifname, " is recorded in ",
+                                                      record->netns, ", not ", netns));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsHandle> ns, netns_->Open(record->netns));
+  ASSIGN_OR_RETURN(std::unique_ptr<os::Netlink> pod, netns_->OpenNetlink(*ns));
+  absl::StatusOr<int> ifindex = FindLink(*pod, ifname);
+  if (!ifindex.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("interface ", ifname, " is not in ",
+                                                      record->netns));
+  }
+  if (record->local.has_value()) {
+    ASSIGN_OR_RETURN(std::vector<os::AddressInfo> addresses, pod->ListAddresses());
+    const bool has = std::any_of(addresses.begin(), addresses.end(), [&](const auto& a) {
+      return a.ifindex == *ifindex && a.prefix == *record->local;
+    });
+    if (!has) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "interface ", ifname, " in ", record->netns, " lacks ", record->local->ToString()));
+    }
+  }
+  return *record;
+}
+
+std::vector<AttachmentRecord> AttachManager::Gc(const std::vector<std::string>& valid,
+                                                bool only_dead_netns) {
+  std::vector<AttachmentRecord> released;
+  for (const AttachmentRecord& record : journal_->All()) {
+    bool release = false;
+    if (only_dead_netns) {
+      release = absl::IsNotFound(netns_->Open(record.netns).status());
+    } else {
+      release = std::find(valid.begin(), valid.end(), record.container_id) == valid.end();
+    }
+    if (!release) continue;
+    if (absl::Status s = Release(record); !s.ok()) {
+      SPDLOG_ERROR("gc of {} ({}): {}", record.container_id, record.port_id, s.ToString());
+      continue;
+    }
+    SPDLOG_INFO("released port {} of container {} ({})", record.host_ifname, record.container_id,
+                only_dead_netns ? "its network namespace is gone" : "not in the runtime's list");
+    released.push_back(record);
+  }
+  return released;
+}
+
+void AttachManager::Recover() {
+  for (const AttachmentRecord& record : journal_->All()) {
+    const bool netns_gone = absl::IsNotFound(netns_->Open(record.netns).status());
+    if (record.state == AttachState::kAttached && !netns_gone) continue;
+    SPDLOG_INFO("recovering attachment of port {} to {} (state {}{})", record.port_id,
+                record.netns, StateName(record.state), netns_gone ? ", namespace gone" : "");
+    if (absl::Status s = Release(record); !s.ok()) {
+      SPDLOG_ERROR("recovery of port {}: {}", record.port_id, s.ToString());
+    }
+  }
+}
+
+}  // namespace rocenet::attach

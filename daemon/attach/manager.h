@@ -1,0 +1,93 @@
+// AttachManager: hands whole ports to pods and takes them back.
+//
+// Runs on the event loop thread. Every operation validates everything first,
+// then records its intent in the Journal, then acts; any failure part-way
+// undoes what was done (the port goes back to the host under its own name)
+// and the error names the step. Detach of something unknown succeeds. Recover()
+// runs once at start and settles whatever a crash left half-done, so every
+// port ends up either in the host or in exactly one recorded pod.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "daemon/addressing/applied.h"
+#include "daemon/attach/journal.h"
+#include "daemon/os/netlink.h"
+#include "daemon/os/netns.h"
+
+namespace rocenet::attach {
+
+// What the manager needs to know of a port on the host.
+struct PortCandidate {
+  std::string port_id;
+  std::string host_ifname;
+  std::string mac;
+  std::string pci_address;
+  int ifindex = 0;
+  bool present = false;  // its net device is in the host namespace
+  // L3: the port's addressing as applied on the host; nullopt when none.
+  std::optional<addressing::AppliedConfig> applied;
+  bool provisioned = false;
+};
+
+struct AttachRequest {
+  std::string container_id;
+  std::string netns;
+  std::string ifname;
+  std::string device_id;  // empty: any free port
+  std::string cni_version;
+  PodIdentity pod;
+  uint32_t mtu = 0;
+  bool l3 = true;
+};
+
+class AttachManager {
+ public:
+  // Pointers are not owned and must outlive the manager.
+  AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal)
+      : host_(host), netns_(netns), journal_(journal) {}
+
+  absl::StatusOr<AttachmentRecord> Attach(const AttachRequest& request,
+                                          const std::vector<PortCandidate>& ports,
+                                          int64_t now_unix);
+
+  // Returns whether there was something to detach.
+  absl::StatusOr<bool> Detach(const std::string& container_id, const std::string& ifname);
+
+  // OK with the record when the port is in the pod as recorded.
+  absl::StatusOr<AttachmentRecord> Check(const std::string& container_id,
+                                         const std::string& ifname, const std::string& netns);
+
+  std::vector<AttachmentRecord> List() const { return journal_->All(); }
+
+  // Releases attachments whose container is not in `valid` (all of them when
+  // `only_dead_netns`: just those whose namespace is gone).
+  std::vector<AttachmentRecord> Gc(const std::vector<std::string>& valid, bool only_dead_netns);
+
+  // Settles the journal against the live system after a start.
+  void Recover();
+
+  const AttachmentRecord* FindByPort(const std::string& port_id) const {
+    return journal_->FindByPort(port_id);
+  }
+
+ private:
+  // Takes the port of `record` back to the host and forgets the record.
+  absl::Status Release(const AttachmentRecord& record);
+  // The port is in the host already (its pod namespace died): give it its
+  // host name back.
+  absl::Status RestoreInHost(const AttachmentRecord& record);
+  absl::StatusOr<const PortCandidate*> Choose(const AttachRequest& request,
+                                              const std::vector<PortCandidate>& ports) const;
+
+  os::Netlink* host_;
+  os::Netns* netns_;
+  Journal* journal_;
+};
+
+}  // namespace rocenet::attach

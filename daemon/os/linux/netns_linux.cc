@@ -1,0 +1,117 @@
+#include "daemon/os/linux/netns_linux.h"
+
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <functional>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "daemon/common/errno_status.h"
+#include "daemon/os/linux/netlink_linux.h"
+#include "daemon/os/linux/packet_socket_linux.h"
+
+namespace rocenet::os {
+namespace {
+
+class FdHandle final : public NetnsHandle {
+ public:
+  FdHandle(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~FdHandle() override { close(fd_); }
+  int fd() const override { return fd_; }
+  const std::string& path() const override { return path_; }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+// Runs `fn` on a new thread that has entered `ns`. The thread ends with the
+// work, so its namespace never leaks into anything else.
+absl::Status RunIn(const NetnsHandle& ns, const std::function<absl::Status()>& fn) {
+  absl::Status result;
+  std::thread worker([&] {
+    if (setns(ns.fd(), CLONE_NEWNET) < 0) {
+      result = ErrnoToStatus(errno, absl::StrCat("enter network namespace ", ns.path()));
+      return;
+    }
+    result = fn();
+  });
+  worker.join();
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NetnsLinux>> NetnsLinux::Create() {
+  const int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, "open /proc/thread-self/ns/net");
+  return std::unique_ptr<NetnsLinux>(
+      new NetnsLinux(std::make_unique<FdHandle>(fd, "/proc/thread-self/ns/net")));
+}
+
+absl::StatusOr<std::unique_ptr<NetnsHandle>> NetnsLinux::Open(absl::string_view path) {
+  const std::string p(path);
+  const int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("network namespace ", p));
+  const int type = ioctl(fd, NS_GET_NSTYPE);
+  if (type != CLONE_NEWNET) {
+    close(fd);
+    return absl::FailedPreconditionError(absl::StrCat(p, " is not a network namespace"));
+  }
+  return std::unique_ptr<NetnsHandle>(new FdHandle(fd, p));
+}
+
+absl::StatusOr<std::unique_ptr<Netlink>> NetnsLinux::OpenNetlink(const NetnsHandle& ns) {
+  std::unique_ptr<Netlink> out;
+  absl::Status status = RunIn(ns, [&]() -> absl::Status {
+    absl::StatusOr<std::unique_ptr<NetlinkLinux>> netlink = NetlinkLinux::Open();
+    if (!netlink.ok()) return netlink.status();
+    out = std::move(*netlink);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<PacketSocket>> NetnsLinux::OpenLldp(const NetnsHandle& ns,
+                                                                   int ifindex,
+                                                                   absl::string_view ifname) {
+  std::unique_ptr<PacketSocket> out;
+  absl::Status status = RunIn(ns, [&]() -> absl::Status {
+    PacketSocketFactoryLinux factory;
+    absl::StatusOr<std::unique_ptr<PacketSocket>> socket = factory.OpenLldp(ifindex, ifname);
+    if (!socket.ok()) return socket.status();
+    out = std::move(*socket);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::Status NetnsLinux::SetSysctl(const NetnsHandle& ns, absl::string_view key,
+                                   absl::string_view value) {
+  if (key.find("..") != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("sysctl ", key, ": not a sysctl key"));
+  }
+  const std::string path = absl::StrCat("/proc/sys/", key);
+  const std::string text(value);
+  return RunIn(ns, [&]() -> absl::Status {
+    // /proc/sys/net shows the namespace of the thread that opens it.
+    const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("sysctl ", path));
+    const ssize_t n = write(fd, text.data(), text.size());
+    const int saved = errno;
+    close(fd);
+    if (n != static_cast<ssize_t>(text.size())) {
+      return ErrnoToStatus(saved, absl::StrCat("sysctl ", path, " = ", text));
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace rocenet::os

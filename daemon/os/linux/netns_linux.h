@@ -1,0 +1,28 @@
+// NetnsLinux: the Netns seam over setns(2), one short-lived thread per piece
+// of work so no thread is ever left in the wrong namespace.
+#pragma once
+
+#include "daemon/os/netns.h"
+
+namespace rocenet::os {
+
+class NetnsLinux final : public Netns {
+ public:
+  // Opens the calling thread's namespace as the host one.
+  static absl::StatusOr<std::unique_ptr<NetnsLinux>> Create();
+
+  absl::StatusOr<std::unique_ptr<NetnsHandle>> Open(absl::string_view path) override;
+  const NetnsHandle& host() const override { return *host_; }
+  absl::StatusOr<std::unique_ptr<Netlink>> OpenNetlink(const NetnsHandle& ns) override;
+  absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns, int ifindex,
+                                                         absl::string_view ifname) override;
+  absl::Status SetSysctl(const NetnsHandle& ns, absl::string_view key,
+                         absl::string_view value) override;
+
+ private:
+  explicit NetnsLinux(std::unique_ptr<NetnsHandle> host) : host_(std::move(host)) {}
+
+  std::unique_ptr<NetnsHandle> host_;
+};
+
+}  // namespace rocenet::os

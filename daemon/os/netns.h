@@ -1,0 +1,54 @@
+// Netns: the seam for everything that happens inside another network
+// namespace (a pod's).
+//
+// setns(2) changes only the calling thread, so the Linux implementation does
+// each piece of work on a thread of its own that enters the namespace, and
+// hands back file descriptors: a netlink or packet socket stays bound to the
+// namespace it was opened in, whatever thread uses it afterwards. Methods
+// block the caller until the work is done (microseconds). Thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "daemon/os/netlink.h"
+#include "daemon/os/packet_socket.h"
+
+namespace rocenet::os {
+
+// An open reference to a network namespace; keeps it alive while held.
+class NetnsHandle {
+ public:
+  virtual ~NetnsHandle() = default;
+  virtual int fd() const = 0;
+  virtual const std::string& path() const = 0;
+};
+
+class Netns {
+ public:
+  virtual ~Netns() = default;
+
+  // Opens `path`; FailedPrecondition unless it is a network namespace,
+  // NotFound when it does not exist.
+  virtual absl::StatusOr<std::unique_ptr<NetnsHandle>> Open(absl::string_view path) = 0;
+
+  // The namespace the daemon runs in.
+  virtual const NetnsHandle& host() const = 0;
+
+  // A Netlink bound to `ns`.
+  virtual absl::StatusOr<std::unique_ptr<Netlink>> OpenNetlink(const NetnsHandle& ns) = 0;
+
+  // An LLDP receive socket on `ifindex` inside `ns`.
+  virtual absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns,
+                                                                 int ifindex,
+                                                                 absl::string_view ifname) = 0;
+
+  // Writes /proc/sys/<key> (e.g. "net/ipv4/conf/net1/arp_ignore") as seen
+  // from inside `ns`.
+  virtual absl::Status SetSysctl(const NetnsHandle& ns, absl::string_view key,
+                                 absl::string_view value) = 0;
+};
+
+}  // namespace rocenet::os
