@@ -1,5 +1,6 @@
 // NodeSnapshot and NodeStateSource: what the gRPC services and the metrics
-// read, and the interface through which they read it.
+// read, and the interface through which they read it (and ask for a
+// reconciliation).
 //
 // The services never touch domain state: they ask a NodeStateSource, which the
 // composition root implements by posting work to the event loop. Snapshots
@@ -64,6 +65,13 @@ class NodeStateSource {
 
   // Snapshots published on every change, for watch streams.
   virtual const Broadcast<NodeSnapshot>& changes() const = 0;
+
+  // Re-plans and re-applies the addressing of every port now, then returns
+  // the state afterwards. Thread-safe; blocks the caller while the event loop
+  // does it. A port that cannot be configured is reported in its
+  // PortAddressing (apply_error), not as an error here; Unavailable while
+  // shutting down.
+  virtual absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Reconcile() = 0;
 };
 
 }  // namespace rocenet::api

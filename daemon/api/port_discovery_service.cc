@@ -1,6 +1,7 @@
 #include "daemon/api/port_discovery_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/api/neighbor_convert.h"
 #include "daemon/api/proto_convert.h"
 #include "daemon/api/status_convert.h"
 
@@ -65,6 +66,30 @@ grpc::Status PortDiscoveryService::WatchPorts(grpc::ServerContext* context,
     v1::PortSnapshot message;
     ToProto(*next.value, &message);
     if (!writer->Write(message)) break;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PortDiscoveryService::ListNeighbors(grpc::ServerContext*,
+                                                 const v1::ListNeighborsRequest* request,
+                                                 v1::ListNeighborsResponse* response) {
+  // An empty port means every port; a given one must be a valid reference.
+  const bool filtered = !request->port().empty();
+  if (filtered) {
+    if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
+      return ToGrpc(valid);
+    }
+  }
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  if (!snapshot.ok()) return ToGrpc(snapshot.status());
+  if (filtered) {
+    absl::StatusOr<const inventory::Port*> port = FindPort(**snapshot, request->port());
+    if (!port.ok()) return ToGrpc(port.status());
+    ToProto(**port, FindNeighbors(**snapshot, (*port)->id), response->add_ports());
+    return grpc::Status::OK;
+  }
+  for (const inventory::Port& port : (*snapshot)->ports) {
+    ToProto(port, FindNeighbors(**snapshot, port.id), response->add_ports());
   }
   return grpc::Status::OK;
 }

@@ -2,7 +2,8 @@
 //
 // Runs on gRPC's threads; holds no domain state. Each call samples the node
 // through the source; watch streams send the full port list on subscription
-// and after every change.
+// and after every change. ListNeighbors lists every managed port, also those
+// that hear no neighbor, so "nothing heard" and "unknown port" differ.
 #pragma once
 
 #include "daemon/api/node_state.h"
@@ -20,6 +21,8 @@ class PortDiscoveryService final : public v1::PortDiscovery::Service {
                        v1::Port* response) override;
   grpc::Status WatchPorts(grpc::ServerContext* context, const v1::WatchPortsRequest* request,
                           grpc::ServerWriter<v1::PortSnapshot>* writer) override;
+  grpc::Status ListNeighbors(grpc::ServerContext* context, const v1::ListNeighborsRequest* request,
+                             v1::ListNeighborsResponse* response) override;
 
  private:
   NodeStateSource* source_;

@@ -3,12 +3,13 @@
 #include "google/protobuf/util/time_util.h"
 
 namespace rocenet::api {
-namespace {
 
 void SetTime(absl::Time time, google::protobuf::Timestamp* out) {
   const int64_t nanos = absl::ToUnixNanos(time);
   *out = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(nanos);
 }
+
+namespace {
 
 v1::Discovery ToProto(inventory::Discovery discovery) {
   switch (discovery) {

@@ -1,11 +1,16 @@
 // Conversion of domain values to their rocenet.v1 messages. Pure functions.
 #pragma once
 
+#include "absl/time/time.h"
 #include "daemon/api/node_state.h"
+#include "google/protobuf/timestamp.pb.h"
 #include "rocenet/v1/health.pb.h"
 #include "rocenet/v1/ports.pb.h"
 
 namespace rocenet::api {
+
+// `time` as a Timestamp, to the nanosecond.
+void SetTime(absl::Time time, google::protobuf::Timestamp* out);
 
 void ToProto(const inventory::Port& port, v1::Port* out);
 void ToProto(const health::PortHealth& health, v1::PortHealth* out);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "daemon/api/addressing_service.h"
 #include "daemon/api/health_service.h"
 #include "daemon/api/metrics.h"
 #include "daemon/api/port_discovery_service.h"
@@ -101,6 +102,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
   RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
   api::PortDiscoveryService port_service(&node);
   api::HealthService health_service(&node);
+  api::AddressingService addressing_service(&node);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -108,6 +110,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
                            grpc::InsecureServerCredentials());
   builder.RegisterService(&port_service);
   builder.RegisterService(&health_service);
+  builder.RegisterService(&addressing_service);
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {

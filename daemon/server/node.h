@@ -53,7 +53,7 @@ class Node final : public api::NodeStateSource {
   const Broadcast<api::NodeSnapshot>& changes() const override { return changes_; }
 
   // Any thread: re-plans and re-applies every port now.
-  absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Reconcile();
+  absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Reconcile() override;
 
  private:
   void OnNetlinkEvents();
