@@ -2,33 +2,43 @@
 
 #include <functional>
 
+#include "daemon/api/metric_families.h"
+#include "daemon/api/utf8.h"
 #include "daemon/inventory/port.h"
 
 namespace rocenet::api {
-namespace {
 
-using prometheus::ClientMetric;
-using prometheus::MetricFamily;
-using prometheus::MetricType;
+namespace metrics_internal {
 
-MetricFamily Family(std::string name, std::string help, MetricType type) {
-  MetricFamily family;
+prometheus::MetricFamily Family(std::string name, std::string help, prometheus::MetricType type) {
+  prometheus::MetricFamily family;
   family.name = std::move(name);
   family.help = std::move(help);
   family.type = type;
   return family;
 }
 
-void AddSample(MetricFamily& family, std::vector<ClientMetric::Label> labels, double value) {
-  ClientMetric metric;
+void AddSample(prometheus::MetricFamily& family,
+               std::vector<prometheus::ClientMetric::Label> labels, double value) {
+  prometheus::ClientMetric metric;
+  for (prometheus::ClientMetric::Label& label : labels) label.value = ValidUtf8(label.value);
   metric.label = std::move(labels);
-  if (family.type == MetricType::Counter) {
+  if (family.type == prometheus::MetricType::Counter) {
     metric.counter.value = value;
   } else {
     metric.gauge.value = value;
   }
   family.metric.push_back(std::move(metric));
 }
+
+}  // namespace metrics_internal
+
+namespace {
+
+using metrics_internal::AddSample;
+using metrics_internal::Family;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
 
 struct PortMetric {
   const char* name;
@@ -116,6 +126,9 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
                               MetricType::Gauge);
   AddSample(ready, {}, snapshot.health.ready ? 1 : 0);
   out.push_back(std::move(ready));
+
+  metrics_internal::AppendLldpMetrics(snapshot, &out);
+  metrics_internal::AppendAddressingMetrics(snapshot, &out);
   return out;
 }
 

@@ -1,0 +1,33 @@
+// Helpers shared by the files that build rocenetd's metric families
+// (metrics.cc, metrics_lldp.cc, metrics_addressing.cc); internal to
+// daemon/api. Pure functions, thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/api/node_state.h"
+#include "prometheus/client_metric.h"
+#include "prometheus/metric_family.h"
+
+namespace rocenet::api::metrics_internal {
+
+prometheus::MetricFamily Family(std::string name, std::string help, prometheus::MetricType type);
+
+// Appends a sample with `labels` to a counter or gauge family. Label values
+// are made valid UTF-8 here, once for all families: a single invalid byte
+// (an LLDP string can hold any) would make Prometheus reject the whole
+// scrape.
+void AddSample(prometheus::MetricFamily& family,
+               std::vector<prometheus::ClientMetric::Label> labels, double value);
+
+// The LLDP families, one series per managed port (label `device`) except
+// rocenet_lldp_neighbor_info (one per neighbor) and
+// rocenet_lldp_frames_discarded_total (one per port and reason seen).
+void AppendLldpMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+
+// The addressing families, one series per port with a plan.
+void AppendAddressingMetrics(const NodeSnapshot& snapshot,
+                             std::vector<prometheus::MetricFamily>* out);
+
+}  // namespace rocenet::api::metrics_internal

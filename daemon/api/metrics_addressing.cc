@@ -1,0 +1,44 @@
+// The addressing metric families (DESIGN.md 3.9): whether each port is
+// provisioned, its plan, and whether applying it failed.
+#include <string>
+
+#include "daemon/api/metric_families.h"
+#include "daemon/api/plan_convert.h"
+
+namespace rocenet::api::metrics_internal {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+void AppendAddressingMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+  MetricFamily provisioned =
+      Family("rocenet_port_provisioned",
+             "Whether rocenet's configuration (addresses, routes, MTU) is complete on the port.",
+             MetricType::Gauge);
+  MetricFamily plan =
+      Family("rocenet_addressing_plan_info",
+             "The port's addressing plan from LLDP: state, reason when pending or refused, local "
+             "address and peer; always 1.",
+             MetricType::Gauge);
+  MetricFamily errors =
+      Family("rocenet_addressing_errors",
+             "Whether the last attempt to apply the port's plan failed (1) or succeeded (0).",
+             MetricType::Gauge);
+  for (const PortAddressing& port : snapshot.addressing) {
+    const addressing::AddressPlan& p = port.plan;
+    AddSample(provisioned, {{"device", port.name}}, port.provisioned ? 1 : 0);
+    AddSample(plan,
+              {{"device", port.name},
+               {"state", std::string(PlanStateName(p.state))},
+               {"reason", p.reason},
+               {"local", p.local.has_value() ? p.local->ToString() : ""},
+               {"peer", p.peer.has_value() ? p.peer->ToString() : ""}},
+              1);
+    AddSample(errors, {{"device", port.name}}, port.apply_error.empty() ? 0 : 1);
+  }
+  out->push_back(std::move(provisioned));
+  out->push_back(std::move(plan));
+  out->push_back(std::move(errors));
+}
+
+}  // namespace rocenet::api::metrics_internal

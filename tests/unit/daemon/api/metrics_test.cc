@@ -1,0 +1,209 @@
+#include "daemon/api/metrics.h"
+
+#include <map>
+#include <string>
+
+#include "daemon/api/utf8.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "prometheus/check_names.h"
+#include "prometheus/text_serializer.h"
+#include "tests/unit/daemon/api/fake_node_state.h"
+
+namespace rocenet::api {
+namespace {
+
+using ::prometheus::ClientMetric;
+using ::prometheus::MetricFamily;
+using ::prometheus::MetricType;
+using ::rocenet::api::testing::HostileNeighbor;
+using ::rocenet::api::testing::SampleSnapshot;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using Labels = std::map<std::string, std::string>;
+
+const MetricFamily* FindFamily(const std::vector<MetricFamily>& families, const std::string& name) {
+  for (const MetricFamily& family : families) {
+    if (family.name == name) return &family;
+  }
+  return nullptr;
+}
+
+Labels LabelsOf(const ClientMetric& metric) {
+  Labels labels;
+  for (const ClientMetric::Label& label : metric.label) labels[label.name] = label.value;
+  return labels;
+}
+
+double Value(const MetricFamily& family, const ClientMetric& metric) {
+  return family.type == MetricType::Counter ? metric.counter.value : metric.gauge.value;
+}
+
+// Every sample of the family, by its labels.
+std::map<Labels, double> Samples(const std::vector<MetricFamily>& families,
+                                 const std::string& name) {
+  const MetricFamily* family = FindFamily(families, name);
+  EXPECT_NE(family, nullptr) << name;
+  std::map<Labels, double> samples;
+  if (family == nullptr) return samples;
+  for (const ClientMetric& metric : family->metric)
+    samples[LabelsOf(metric)] = Value(*family, metric);
+  return samples;
+}
+
+std::map<Labels, double> ByDevice(std::map<std::string, double> values) {
+  std::map<Labels, double> out;
+  for (const auto& [device, value] : values) out[{{"device", device}}] = value;
+  return out;
+}
+
+class MetricsTest : public ::testing::Test {
+ protected:
+  std::vector<MetricFamily> families_ = BuildMetrics(SampleSnapshot(), "1.2.3");
+};
+
+TEST_F(MetricsTest, CountersAndOnlyCountersEndInTotal) {
+  for (const MetricFamily& family : families_) {
+    EXPECT_TRUE(prometheus::CheckMetricName(family.name)) << family.name;
+    EXPECT_FALSE(family.help.empty()) << family.name;
+    const bool total =
+        family.name.size() > 6 && family.name.compare(family.name.size() - 6, 6, "_total") == 0;
+    EXPECT_EQ(total, family.type == MetricType::Counter) << family.name;
+    EXPECT_EQ(family.name.rfind("rocenet_", 0), 0u) << family.name;
+    for (const ClientMetric& metric : family.metric) {
+      for (const ClientMetric::Label& label : metric.label) {
+        EXPECT_TRUE(prometheus::CheckLabelName(label.name)) << family.name << " " << label.name;
+      }
+    }
+  }
+}
+
+TEST_F(MetricsTest, EveryFamilyExistsEvenWithoutSamples) {
+  const std::vector<MetricFamily> empty = BuildMetrics(NodeSnapshot(), "1.2.3");
+  for (const char* name :
+       {"rocenet_lldp_frames_received_total", "rocenet_lldp_frames_discarded_total",
+        "rocenet_lldp_tlvs_discarded_total", "rocenet_lldp_tlvs_unrecognized_total",
+        "rocenet_lldp_socket_errors_total", "rocenet_lldp_ageouts_total", "rocenet_lldp_neighbors",
+        "rocenet_lldp_neighbor_info", "rocenet_port_provisioned", "rocenet_addressing_plan_info",
+        "rocenet_addressing_errors"}) {
+    EXPECT_NE(FindFamily(empty, name), nullptr) << name;
+    EXPECT_NE(FindFamily(families_, name), nullptr) << name;
+  }
+}
+
+TEST_F(MetricsTest, LldpCountersForEveryPort) {
+  EXPECT_EQ(Samples(families_, "rocenet_lldp_frames_received_total"),
+            ByDevice({{"so0", 14}, {"so1", 7}, {"so2", 0}}));
+  EXPECT_EQ(Samples(families_, "rocenet_lldp_tlvs_discarded_total"),
+            ByDevice({{"so0", 4}, {"so1", 0}, {"so2", 0}}));
+  EXPECT_EQ(Samples(families_, "rocenet_lldp_tlvs_unrecognized_total"),
+            ByDevice({{"so0", 3}, {"so1", 0}, {"so2", 0}}));
+  EXPECT_EQ(Samples(families_, "rocenet_lldp_socket_errors_total"),
+            ByDevice({{"so0", 0}, {"so1", 0}, {"so2", 0}}));
+  EXPECT_EQ(Samples(families_, "rocenet_lldp_ageouts_total"),
+            ByDevice({{"so0", 0}, {"so1", 1}, {"so2", 0}}));
+  EXPECT_EQ(Samples(families_, "rocenet_lldp_neighbors"),
+            ByDevice({{"so0", 1}, {"so1", 0}, {"so2", 0}}));
+}
+
+TEST_F(MetricsTest, DiscardedFramesOnlyForReasonsThatOccurred) {
+  const std::map<Labels, double> expected = {
+      {{{"device", "so0"}, {"reason", "missing_ttl"}}, 2},
+      {{{"device", "so0"}, {"reason", "bad_ttl_length"}}, 1},
+  };
+  EXPECT_EQ(Samples(families_, "rocenet_lldp_frames_discarded_total"), expected);
+}
+
+TEST_F(MetricsTest, NeighborInfo) {
+  const std::map<Labels, double> expected = {
+      {{{"device", "so0"},
+        {"chassis_id", "02:5e:00:ff:00:01"},
+        {"port_id", "Ethernet1/1"},
+        {"system_name", "leaf1"},
+        {"port_description", "no-alert 10.200.1.2/30"}},
+       1},
+  };
+  EXPECT_EQ(Samples(families_, "rocenet_lldp_neighbor_info"), expected);
+}
+
+TEST_F(MetricsTest, Addressing) {
+  EXPECT_EQ(Samples(families_, "rocenet_port_provisioned"),
+            ByDevice({{"so0", 1}, {"so1", 0}, {"so2", 0}}));
+  EXPECT_EQ(Samples(families_, "rocenet_addressing_errors"),
+            ByDevice({{"so0", 0}, {"so1", 0}, {"so2", 0}}));
+  const std::map<Labels, double> expected = {
+      {{{"device", "so0"},
+        {"state", "Ready"},
+        {"reason", ""},
+        {"local", "10.200.1.1/30"},
+        {"peer", "10.200.1.2"}},
+       1},
+      {{{"device", "so1"},
+        {"state", "Refused"},
+        {"reason", "PeerIsNetworkAddress"},
+        {"local", ""},
+        {"peer", ""}},
+       1},
+      {{{"device", "so2"},
+        {"state", "Pending"},
+        {"reason", "NoLldpNeighbor"},
+        {"local", ""},
+        {"peer", ""}},
+       1},
+  };
+  EXPECT_EQ(Samples(families_, "rocenet_addressing_plan_info"), expected);
+}
+
+TEST(MetricsApplyErrorTest, ErrorGaugeFollowsApplyError) {
+  NodeSnapshot snapshot = SampleSnapshot();
+  snapshot.addressing[0].apply_error = "port so0: add route 10.200.0.0/16: Network unreachable";
+  snapshot.addressing[0].provisioned = false;
+  const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
+  EXPECT_EQ(Samples(families, "rocenet_addressing_errors"),
+            ByDevice({{"so0", 1}, {"so1", 0}, {"so2", 0}}));
+  EXPECT_EQ(Samples(families, "rocenet_port_provisioned"),
+            ByDevice({{"so0", 0}, {"so1", 0}, {"so2", 0}}));
+}
+
+TEST(MetricsUtf8Test, LabelsFromHostileNeighborsAreValidUtf8) {
+  NodeSnapshot snapshot = SampleSnapshot();
+  snapshot.neighbors["0000:19:00.0-p8"].neighbors = {HostileNeighbor()};
+  const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
+  for (const MetricFamily& family : families) {
+    for (const ClientMetric& metric : family.metric) {
+      for (const ClientMetric::Label& label : metric.label) {
+        EXPECT_EQ(ValidUtf8(label.value), label.value) << family.name << " " << label.name;
+      }
+    }
+  }
+  const MetricFamily* info = FindFamily(families, "rocenet_lldp_neighbor_info");
+  ASSERT_NE(info, nullptr);
+  ASSERT_EQ(info->metric.size(), 1u);
+  const Labels labels = LabelsOf(info->metric[0]);
+  EXPECT_EQ(labels.at("system_name"),
+            "sw\xEF\xBF\xBD\xEF\xBF\xBD"
+            "1");
+  EXPECT_EQ(labels.at("chassis_id"), "c3:a9");
+  EXPECT_EQ(labels.at("port_id"), "ff");
+}
+
+TEST_F(MetricsTest, TextExposition) {
+  const std::string text = prometheus::TextSerializer().Serialize(families_);
+  EXPECT_THAT(text, HasSubstr("# TYPE rocenet_lldp_frames_received_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("rocenet_lldp_frames_received_total{device=\"so0\"} 14\n"));
+  EXPECT_THAT(text, HasSubstr("rocenet_lldp_frames_discarded_total{device=\"so0\","
+                              "reason=\"missing_ttl\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("rocenet_addressing_plan_info{device=\"so1\",state=\"Refused\","
+                              "reason=\"PeerIsNetworkAddress\",local=\"\",peer=\"\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE rocenet_port_provisioned gauge\n"));
+}
+
+TEST(MetricsEmptyTest, NoPortsNoSamples) {
+  const std::vector<MetricFamily> families = BuildMetrics(NodeSnapshot(), "1.2.3");
+  const MetricFamily* info = FindFamily(families, "rocenet_lldp_neighbor_info");
+  ASSERT_NE(info, nullptr);
+  EXPECT_THAT(info->metric, IsEmpty());
+}
+
+}  // namespace
+}  // namespace rocenet::api
