@@ -6,8 +6,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/cmd_addressing.h"
 #include "client/cmd_health.h"
+#include "client/cmd_neighbors.h"
 #include "client/cmd_ports.h"
+#include "client/cmd_reconcile.h"
 #include "client/command.h"
 #include "client/exit_code.h"
 #include "client/flags.h"
@@ -20,7 +23,9 @@ namespace rocenet::rocectl {
 namespace {
 
 const std::vector<const Command*>& Commands() {
-  static const auto* commands = new std::vector<const Command*>{&PortsCommand(), &HealthCommand()};
+  static const auto* commands =
+      new std::vector<const Command*>{&PortsCommand(), &NeighborsCommand(), &AddressingCommand(),
+                                      &HealthCommand(), &ReconcileCommand()};
   return *commands;
 }
 

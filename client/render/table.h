@@ -1,8 +1,10 @@
 // A plain-text table with left-aligned columns, in the style of kubectl get.
 //
 // Pure: collects rows and returns the text, no I/O. Thread-compatible.
-// Widths count bytes, which is right for the ASCII that ports, ids and
-// condition names are made of.
+// Widths count UTF-8 code points, so text from the wire (LLDP names, which
+// rocenetd hands out as valid UTF-8) stays aligned as long as each character
+// takes one column; control characters in a cell are shown as spaces so a
+// cell never breaks its line.
 #pragma once
 
 #include <string>

@@ -143,6 +143,105 @@ TEST_F(DispatchTest, HealthOfOnePortAndJson) {
   EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
 }
 
+TEST_F(DispatchTest, NeighborsTable) {
+  StartDaemon();
+  const Result result = Rocectl({"--socket", socket_, "neighbors"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "PORT   CHASSIS             PORT ID       SYSTEM NAME   DESCRIPTION              "
+            "TTL    AGE\n"
+            "so1    02:5e:00:ff:00:01   Ethernet1/1   leaf1         no-alert 10.200.1.2/30   "
+            "120s   10m\n"
+            "so2    (aged out 5m ago)   -             -             -                        "
+            "-      -\n");
+}
+
+TEST_F(DispatchTest, NeighborsOfOnePortWideAndJson) {
+  StartDaemon();
+  Result result = Rocectl({"--socket", socket_, "neighbors", "so1", "-o", "wide"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("MGMT ADDRESS   CAPABILITIES   FRAMES   EXPIRES IN\n"));
+  EXPECT_THAT(result.out, HasSubstr("   10.0.0.1       Router         21       "));
+  EXPECT_THAT(result.out, ::testing::Not(HasSubstr("so2")));
+
+  result = Rocectl({"--socket", socket_, "neighbors", "-o", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("\"enabled_priorities\": ["));
+  v1::ListNeighborsResponse printed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &printed).ok());
+  EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.neighbors)) << printed.DebugString();
+
+  result = Rocectl({"--socket", socket_, "neighbors", "so2", "-o", "yaml"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const YAML::Node yaml = YAML::Load(result.out);
+  EXPECT_EQ(yaml["ports"][0]["lost"].as<std::string>(), "AgedOut");
+}
+
+TEST_F(DispatchTest, NeighborsOfUnknownPortIsExitFour) {
+  StartDaemon();
+  Result result = Rocectl({"--socket", socket_, "neighbors", "so9"});
+  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
+  EXPECT_THAT(result.out, IsEmpty());
+  result = Rocectl({"--socket", socket_, "neighbors", "so1", "so2"});
+  EXPECT_EQ(result.exit_code, 2);
+}
+
+TEST_F(DispatchTest, AddressingTable) {
+  StartDaemon();
+  const Result result = Rocectl({"--socket", socket_, "addressing"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "mode: L3, 1/2 ports provisioned\n"
+            "PORT   STATE     LOCAL           PEER         ROUTES          PROVISIONED   REASON\n"
+            "so1    ready     10.200.1.1/30   10.200.1.2   10.200.0.0/16   yes           -\n"
+            "so2    pending   -               -            -               no            "
+            "NoLldpNeighbor\n");
+}
+
+TEST_F(DispatchTest, AddressingOfOnePortWideAndYaml) {
+  StartDaemon();
+  Result result = Rocectl({"--socket", socket_, "addressing", "0000:33:00.0-p2", "-o", "wide"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("port so2: no LLDP neighbor\n"));
+  EXPECT_THAT(result.out, ::testing::Not(HasSubstr("so1")));
+
+  result = Rocectl({"--socket", socket_, "addressing", "-o", "yaml"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const YAML::Node yaml = YAML::Load(result.out);
+  EXPECT_EQ(yaml["mode"].as<std::string>(), "L3");
+  EXPECT_EQ(yaml["plans"][0]["state"].as<std::string>(), "PLAN_STATE_READY");
+  EXPECT_EQ(yaml["plans"][0]["applied"]["local"].as<std::string>(), "10.200.1.1/30");
+
+  result = Rocectl({"--socket", socket_, "addressing", "so9"});
+  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
+}
+
+TEST_F(DispatchTest, ReconcileCallsTheDaemonAndPrintsThePlans) {
+  StartDaemon();
+  Result result = Rocectl({"--socket", socket_, "reconcile"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(daemon_->reconcile_calls(), 1);
+  EXPECT_THAT(result.out, StartsWith("mode: L3, 1/2 ports provisioned\nPORT   STATE"));
+
+  result = Rocectl({"--socket", socket_, "reconcile", "-o", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  v1::ListPlansResponse printed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &printed).ok());
+  EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.plans));
+
+  result = Rocectl({"--socket", socket_, "reconcile", "so1"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("reconcile takes no arguments"));
+  EXPECT_EQ(daemon_->reconcile_calls(), 2);
+}
+
+TEST_F(DispatchTest, ReconcileWithoutDaemonIsExitThree) {
+  const Result result = Rocectl({"--socket", socket_, "reconcile"});
+  EXPECT_EQ(result.exit_code, 3);
+}
+
 TEST_F(DispatchTest, MissingSocketIsExitThree) {
   const Result result = Rocectl({"--socket", socket_, "ports"});
   EXPECT_EQ(result.exit_code, 3);
@@ -228,11 +327,14 @@ TEST(DispatchUsageTest, HelpEverywhere) {
   Result result = Rocectl({"--help"});
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_THAT(result.out, HasSubstr("rocectl ports get NAME"));
+  EXPECT_THAT(result.out, HasSubstr("rocectl neighbors [PORT]"));
+  EXPECT_THAT(result.out, HasSubstr("rocectl addressing [PORT]"));
+  EXPECT_THAT(result.out, HasSubstr("rocectl reconcile"));
   EXPECT_THAT(result.out, HasSubstr("Exit codes:"));
   EXPECT_THAT(result.out, HasSubstr("  3  rocenetd unreachable"));
   EXPECT_THAT(result.err, IsEmpty());
 
-  for (const char* command : {"ports", "health"}) {
+  for (const char* command : {"ports", "neighbors", "addressing", "health", "reconcile"}) {
     result = Rocectl({command, "--help"});
     EXPECT_EQ(result.exit_code, 0) << command;
     EXPECT_THAT(result.out, HasSubstr(std::string("rocectl ") + command + " [-o")) << command;

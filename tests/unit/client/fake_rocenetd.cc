@@ -53,6 +53,32 @@ const Message* FindPort(const google::protobuf::RepeatedPtrField<Message>& ports
   return nullptr;
 }
 
+v1::Neighbor Leaf1(absl::Time now) {
+  v1::Neighbor neighbor;
+  neighbor.mutable_chassis_id()->set_subtype("MacAddress");
+  neighbor.mutable_chassis_id()->set_value("02:5e:00:ff:00:01");
+  neighbor.mutable_port_id()->set_subtype("InterfaceName");
+  neighbor.mutable_port_id()->set_value("Ethernet1/1");
+  neighbor.set_ttl_seconds(120);
+  neighbor.add_port_descriptions("no-alert 10.200.1.2/30");
+  neighbor.add_system_names("leaf1");
+  neighbor.mutable_capabilities()->add_supported("Bridge");
+  neighbor.mutable_capabilities()->add_supported("Router");
+  neighbor.mutable_capabilities()->add_enabled("Router");
+  v1::LldpManagementAddress* address = neighbor.add_management_addresses();
+  address->set_family(1);
+  address->set_address("10.0.0.1");
+  neighbor.mutable_pfc()->set_capability(8);
+  neighbor.mutable_pfc()->add_enabled_priorities(3);
+  neighbor.set_max_frame_size(9216);
+  neighbor.set_source_mac("02:5e:00:ff:00:01");
+  *neighbor.mutable_first_seen() = At(now - absl::Minutes(10));
+  *neighbor.mutable_last_seen() = At(now - absl::Seconds(20));
+  *neighbor.mutable_expires() = At(now + absl::Seconds(100));
+  neighbor.set_frames(21);
+  return neighbor;
+}
+
 grpc::Status NotFound(const std::string& port) {
   return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no port ", port));
 }
@@ -84,6 +110,46 @@ FakeData SampleNode(absl::Time now) {
   down->set_reason("CarrierLost");
   down->set_message("port so2: no carrier");
   *down->mutable_since() = so2->since();
+
+  v1::PortNeighbors* heard = data.neighbors.add_ports();
+  heard->set_port_id("0000:33:00.0-p1");
+  heard->set_name("so1");
+  heard->set_neighbor_count(1);
+  heard->set_ever_seen(true);
+  *heard->add_neighbors() = Leaf1(now);
+  v1::PortNeighbors* lost = data.neighbors.add_ports();
+  lost->set_port_id("0000:33:00.0-p2");
+  lost->set_name("so2");
+  lost->set_ever_seen(true);
+  lost->set_lost("AgedOut");
+  *lost->mutable_lost_at() = At(now - absl::Minutes(5));
+  lost->set_ageouts(1);
+
+  data.plans.set_mode("L3");
+  v1::PortPlan* ready = data.plans.add_plans();
+  ready->set_port_id("0000:33:00.0-p1");
+  ready->set_name("so1");
+  ready->set_state(v1::PLAN_STATE_READY);
+  ready->set_description("no-alert 10.200.1.2/30");
+  ready->set_local("10.200.1.1/30");
+  ready->set_peer("10.200.1.2");
+  v1::Route* route = ready->add_routes();
+  route->set_destination("10.200.0.0/16");
+  route->set_gateway("10.200.1.2");
+  ready->set_mtu(8000);
+  ready->set_gateway_mac("02:5e:00:ff:00:01");
+  ready->set_provisioned(true);
+  v1::AppliedConfig* applied = ready->mutable_applied();
+  applied->set_local("10.200.1.1/30");
+  applied->set_peer("10.200.1.2");
+  *applied->add_routes() = *route;
+  applied->set_mtu(8000);
+  v1::PortPlan* pending = data.plans.add_plans();
+  pending->set_port_id("0000:33:00.0-p2");
+  pending->set_name("so2");
+  pending->set_state(v1::PLAN_STATE_PENDING);
+  pending->set_reason("NoLldpNeighbor");
+  pending->set_message("port so2: no LLDP neighbor");
   return data;
 }
 
@@ -104,6 +170,19 @@ class FakeRocenetd::Ports final : public v1::PortDiscovery::Service {
     const v1::Port* port = FindPort(data_.ports.ports(), request->port());
     if (port == nullptr) return NotFound(request->port());
     *response = *port;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListNeighbors(grpc::ServerContext*, const v1::ListNeighborsRequest* request,
+                             v1::ListNeighborsResponse* response) override {
+    stop_.WaitForNotificationWithTimeout(data_.delay);
+    if (request->port().empty()) {
+      *response = data_.neighbors;
+      return grpc::Status::OK;
+    }
+    const v1::PortNeighbors* port = FindPort(data_.neighbors.ports(), request->port());
+    if (port == nullptr) return NotFound(request->port());
+    *response->add_ports() = *port;
     return grpc::Status::OK;
   }
 
@@ -137,10 +216,46 @@ class FakeRocenetd::Health final : public v1::Health::Service {
   absl::Notification& stop_;
 };
 
+class FakeRocenetd::Addressing final : public v1::Addressing::Service {
+ public:
+  Addressing(const FakeData& data, absl::Notification& stop, std::atomic<int>& reconciles)
+      : data_(data), stop_(stop), reconciles_(reconciles) {}
+
+  grpc::Status ListPlans(grpc::ServerContext*, const v1::ListPlansRequest*,
+                         v1::ListPlansResponse* response) override {
+    stop_.WaitForNotificationWithTimeout(data_.delay);
+    *response = data_.plans;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetPlan(grpc::ServerContext*, const v1::GetPlanRequest* request,
+                       v1::PortPlan* response) override {
+    stop_.WaitForNotificationWithTimeout(data_.delay);
+    const v1::PortPlan* plan = FindPort(data_.plans.plans(), request->port());
+    if (plan == nullptr) return NotFound(request->port());
+    *response = *plan;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Reconcile(grpc::ServerContext*, const v1::ReconcileRequest*,
+                         v1::ListPlansResponse* response) override {
+    stop_.WaitForNotificationWithTimeout(data_.delay);
+    ++reconciles_;
+    *response = data_.plans;
+    return grpc::Status::OK;
+  }
+
+ private:
+  const FakeData& data_;
+  absl::Notification& stop_;
+  std::atomic<int>& reconciles_;
+};
+
 FakeRocenetd::FakeRocenetd(FakeData data)
     : data_(std::move(data)),
       ports_(std::make_unique<Ports>(data_, shutting_down_)),
-      health_(std::make_unique<Health>(data_, shutting_down_)) {}
+      health_(std::make_unique<Health>(data_, shutting_down_)),
+      addressing_(std::make_unique<Addressing>(data_, shutting_down_, reconcile_calls_)) {}
 
 std::unique_ptr<FakeRocenetd> FakeRocenetd::Start(const std::string& socket_path, FakeData data) {
   std::unique_ptr<FakeRocenetd> fake(new FakeRocenetd(std::move(data)));
@@ -148,6 +263,7 @@ std::unique_ptr<FakeRocenetd> FakeRocenetd::Start(const std::string& socket_path
   builder.AddListeningPort(absl::StrCat("unix:", socket_path), grpc::InsecureServerCredentials());
   builder.RegisterService(fake->ports_.get());
   builder.RegisterService(fake->health_.get());
+  builder.RegisterService(fake->addressing_.get());
   fake->server_ = builder.BuildAndStart();
   if (fake->server_ == nullptr) {
     ADD_FAILURE() << "cannot serve on " << socket_path;

@@ -1,17 +1,19 @@
-// An in-process stand-in for rocenetd: the rocenet.v1 PortDiscovery and
-// Health services answering from fixed data on a unix socket, so rocectl can
-// be tested end to end without the daemon.
+// An in-process stand-in for rocenetd: the rocenet.v1 PortDiscovery, Health
+// and Addressing services answering from fixed data on a unix socket, so
+// rocectl can be tested end to end without the daemon.
 //
 // The data is fixed at Start() and only read afterwards; gRPC's threads call
 // the handlers. Destroying the fake shuts the server down.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
+#include "rocenet/v1/addressing.grpc.pb.h"
 #include "rocenet/v1/health.grpc.pb.h"
 #include "rocenet/v1/ports.grpc.pb.h"
 
@@ -20,12 +22,17 @@ namespace rocenet::rocectl::testutil {
 struct FakeData {
   v1::ListPortsResponse ports;
   v1::NodeHealth health;
+  v1::ListNeighborsResponse neighbors;
+  // ListPlans and GetPlan answer from this, Reconcile too.
+  v1::ListPlansResponse plans;
   // How long every call takes to answer, to provoke client deadlines.
   absl::Duration delay = absl::ZeroDuration();
 };
 
 // Two ports: so1 up and healthy for 2h, so2 with no carrier for 5m.
-// Health timestamps are relative to `now`.
+// so1 hears leaf1 port Ethernet1/1 (first heard 10m ago) and is addressed
+// 10.200.1.1/30; so2's neighbor aged out 5m ago and its plan is pending
+// (NoLldpNeighbor). Timestamps are relative to `now`.
 FakeData SampleNode(absl::Time now);
 
 class FakeRocenetd {
@@ -35,9 +42,13 @@ class FakeRocenetd {
   static std::unique_ptr<FakeRocenetd> Start(const std::string& socket_path, FakeData data);
   ~FakeRocenetd();
 
+  // How many Reconcile calls were answered.
+  int reconcile_calls() const { return reconcile_calls_; }
+
  private:
   class Ports;
   class Health;
+  class Addressing;
 
   explicit FakeRocenetd(FakeData data);
 
@@ -46,6 +57,8 @@ class FakeRocenetd {
   absl::Notification shutting_down_;
   std::unique_ptr<Ports> ports_;
   std::unique_ptr<Health> health_;
+  std::atomic<int> reconcile_calls_{0};
+  std::unique_ptr<Addressing> addressing_;
   std::unique_ptr<grpc::Server> server_;
 };
 

@@ -41,5 +41,23 @@ TEST(TextTableTest, HeadersWithSpacesKeepTheirColumn) {
             "aa:bb:cc:dd:ee:ff   habanalabs\n");
 }
 
+TEST(TextTableTest, MultibyteCharactersTakeOneColumn) {
+  TextTable table({"NAME", "PORT"});
+  table.AddRow({"caf\xC3\xA9-\xEF\xBF\xBD", "1"});
+  table.AddRow({"leaf1", "2"});
+  EXPECT_EQ(table.Render(),
+            "NAME     PORT\n"
+            "caf\xC3\xA9-\xEF\xBF\xBD   1\n"
+            "leaf1    2\n");
+}
+
+TEST(TextTableTest, ControlCharactersCannotBreakARow) {
+  TextTable table({"DESCRIPTION", "TTL"});
+  table.AddRow({"SONiC\nHwSKU:\tx", "120s"});
+  EXPECT_EQ(table.Render(),
+            "DESCRIPTION      TTL\n"
+            "SONiC HwSKU: x   120s\n");
+}
+
 }  // namespace
 }  // namespace rocenet::rocectl
