@@ -16,7 +16,9 @@
 #include "daemon/addressing/applied_store.h"
 #include "daemon/inventory/port_inventory.h"
 #include "daemon/os/linux/filesystem_linux.h"
+#include "daemon/api/attachments_service.h"
 #include "daemon/os/linux/netlink_linux.h"
+#include "daemon/os/linux/netns_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
 #include "daemon/os/linux/signals.h"
 #include "daemon/os/linux/sysfs_linux.h"
@@ -78,13 +80,20 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
   inventory::PortInventory inventory(options.selection, &sysfs);
   AddressingDriver addressing(netlink.get(), &store, PlannerConfigOf(options));
   outputs::HostOutputs host_outputs(&fs, options.outputs);
+  ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsLinux> netns, os::NetnsLinux::Create());
+  attach::Journal journal(&fs, absl::StrCat(options.state_dir, "/attachments.json"));
+  // A journal that cannot be read must stop the daemon: it is the only record
+  // of which ports are in which pods.
+  RETURN_IF_ERROR(journal.Load());
+  attach::AttachManager attachments(netlink.get(), netns.get(), &journal);
   Node node(NodeParts{.loop = loop.get(),
                       .netlink = netlink.get(),
                       .clock = &clock,
                       .inventory = &inventory,
                       .sockets = &sockets,
                       .addressing = &addressing,
-                      .outputs = &host_outputs});
+                      .outputs = &host_outputs,
+                      .attach = &attachments});
   RETURN_IF_ERROR(node.Start());
 
   ASSIGN_OR_RETURN(const int signal_fd, os::OpenSignalFd(kHandledSignals));
@@ -102,6 +111,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
   RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
   api::PortDiscoveryService port_service(&node);
   api::HealthService health_service(&node);
+  api::AttachmentsService attachments_service(&node);
   api::AddressingService addressing_service(&node);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -110,6 +120,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
                            grpc::InsecureServerCredentials());
   builder.RegisterService(&port_service);
   builder.RegisterService(&health_service);
+  builder.RegisterService(&attachments_service);
   builder.RegisterService(&addressing_service);
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -56,6 +56,11 @@ absl::Status Node::Start() {
       SPDLOG_WARN("port {}: configured but no such interface", port.name);
     }
   }
+  if (parts_.attach != nullptr) {
+    parts_.attach->Recover();
+    RETURN_IF_ERROR(ResyncLinks());
+    ScheduleNetnsCheck();
+  }
   OnPortsChanged();
   return absl::OkStatus();
 }

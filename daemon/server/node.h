@@ -13,7 +13,9 @@
 #include <memory>
 #include <optional>
 
+#include "daemon/api/attachments_backend.h"
 #include "daemon/api/node_state.h"
+#include "daemon/attach/manager.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port_inventory.h"
 #include "daemon/lldp/agent.h"
@@ -34,9 +36,10 @@ struct NodeParts {
   os::PacketSocketFactory* sockets = nullptr;
   AddressingDriver* addressing = nullptr;
   outputs::HostOutputs* outputs = nullptr;
+  attach::AttachManager* attach = nullptr;
 };
 
-class Node final : public api::NodeStateSource {
+class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
  public:
   // None of the pointers is owned; all must outlive the Node.
   explicit Node(const NodeParts& parts);
@@ -55,6 +58,17 @@ class Node final : public api::NodeStateSource {
   // Any thread: re-plans and re-applies every port now.
   absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Reconcile() override;
 
+  // AttachmentsBackend, any thread (node_attach.cc).
+  absl::StatusOr<attach::AttachmentRecord> Attach(const attach::AttachRequest& request,
+                                                  const std::string& mode) override;
+  absl::StatusOr<bool> Detach(const std::string& container_id, const std::string& ifname) override;
+  absl::StatusOr<attach::AttachmentRecord> Check(const std::string& container_id,
+                                                 const std::string& ifname,
+                                                 const std::string& netns) override;
+  absl::StatusOr<std::vector<attach::AttachmentRecord>> ListAttachments() override;
+  absl::StatusOr<std::vector<attach::AttachmentRecord>> Gc(const std::vector<std::string>& valid,
+                                                           bool only_dead_netns) override;
+
  private:
   void OnNetlinkEvents();
   absl::Status ResyncLinks();
@@ -65,6 +79,11 @@ class Node final : public api::NodeStateSource {
   // publishes a snapshot when something changed (`changed` forces one).
   void Refresh(bool changed, bool replan);
   std::shared_ptr<const api::NodeSnapshot> BuildSnapshot() const;
+  // Loop thread: the ports as attach candidates.
+  std::vector<attach::PortCandidate> Candidates() const;
+  // Loop thread: releases attachments whose pod namespace is gone, and
+  // checks again later while any attachment exists.
+  void ScheduleNetnsCheck();
 
   NodeParts parts_;
   health::HealthTracker health_;
@@ -72,6 +91,7 @@ class Node final : public api::NodeStateSource {
   lldp::NeighborTable empty_table_;
   std::optional<EventLoop::TimerId> expiry_timer_;
   absl::Time expiry_at_;
+  std::optional<EventLoop::TimerId> netns_timer_;
   uint64_t generation_ = 0;
   Broadcast<api::NodeSnapshot> changes_;
 };

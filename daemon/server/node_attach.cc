@@ -1,0 +1,118 @@
+// Node: the attachment calls, each run on the event loop.
+#include "absl/strings/str_cat.h"
+#include "daemon/common/logging.h"
+#include "daemon/server/node.h"
+
+namespace rocenet::server {
+namespace {
+
+// How often attachments are checked for a pod namespace that vanished
+// without a CNI DEL. Only armed while attachments exist.
+constexpr absl::Duration kNetnsCheckInterval = absl::Seconds(2);
+
+absl::Status NoAttach() {
+  return absl::UnimplementedError("attachments are not enabled on this rocenetd");
+}
+
+}  // namespace
+
+std::vector<attach::PortCandidate> Node::Candidates() const {
+  std::vector<attach::PortCandidate> out;
+  const std::vector<inventory::Port>& ports = parts_.inventory->ports();
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const inventory::Port& port = ports[i];
+    attach::PortCandidate candidate;
+    candidate.port_id = port.id;
+    candidate.host_ifname = port.name;
+    candidate.mac = port.link.mac.ToString();
+    candidate.pci_address = port.pci.address;
+    candidate.ifindex = port.link.ifindex;
+    candidate.present = port.present;
+    if (parts_.addressing != nullptr && i < parts_.addressing->ports().size()) {
+      const api::PortAddressing& addressing = parts_.addressing->ports()[i];
+      candidate.applied = addressing.applied;
+      candidate.provisioned = addressing.provisioned;
+    }
+    out.push_back(std::move(candidate));
+  }
+  return out;
+}
+
+absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachRequest& request,
+                                                      const std::string& mode) {
+  if (parts_.attach == nullptr) return NoAttach();
+  return parts_.loop->Call<attach::AttachmentRecord>(
+      [this, request, mode]() -> absl::StatusOr<attach::AttachmentRecord> {
+        attach::AttachRequest resolved = request;
+        resolved.l3 = mode.empty() ? (parts_.addressing == nullptr ||
+                                      parts_.addressing->mode() == addressing::Mode::kL3)
+                                   : mode == "L3";
+        absl::StatusOr<attach::AttachmentRecord> record = parts_.attach->Attach(
+            resolved, Candidates(), absl::ToUnixSeconds(parts_.clock->Now()));
+        if (record.ok()) ScheduleNetnsCheck();
+        Refresh(true, /*replan=*/true);
+        return record;
+      });
+}
+
+absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::string& ifname) {
+  if (parts_.attach == nullptr) return NoAttach();
+  return parts_.loop->Call<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
+    absl::StatusOr<bool> detached = parts_.attach->Detach(container_id, ifname);
+    if (detached.ok() && *detached) {
+      // The port is back in the host under its name; pick it up now rather
+      // than wait for the link events.
+      if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
+      Refresh(true, /*replan=*/true);
+    }
+    return detached;
+  });
+}
+
+absl::StatusOr<attach::AttachmentRecord> Node::Check(const std::string& container_id,
+                                                     const std::string& ifname,
+                                                     const std::string& netns) {
+  if (parts_.attach == nullptr) return NoAttach();
+  return parts_.loop->Call<attach::AttachmentRecord>(
+      [this, container_id, ifname, netns]() -> absl::StatusOr<attach::AttachmentRecord> {
+        return parts_.attach->Check(container_id, ifname, netns);
+      });
+}
+
+absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::ListAttachments() {
+  if (parts_.attach == nullptr) return NoAttach();
+  return parts_.loop->Call<std::vector<attach::AttachmentRecord>>(
+      [this]() -> absl::StatusOr<std::vector<attach::AttachmentRecord>> {
+        return parts_.attach->List();
+      });
+}
+
+absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
+    const std::vector<std::string>& valid, bool only_dead_netns) {
+  if (parts_.attach == nullptr) return NoAttach();
+  return parts_.loop->Call<std::vector<attach::AttachmentRecord>>(
+      [this, valid, only_dead_netns]() -> absl::StatusOr<std::vector<attach::AttachmentRecord>> {
+        std::vector<attach::AttachmentRecord> released = parts_.attach->Gc(valid, only_dead_netns);
+        if (!released.empty()) {
+          if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
+          Refresh(true, /*replan=*/true);
+        }
+        return released;
+      });
+}
+
+void Node::ScheduleNetnsCheck() {
+  if (parts_.attach == nullptr || netns_timer_.has_value() || parts_.attach->List().empty()) {
+    return;
+  }
+  netns_timer_ = parts_.loop->RunAt(absl::Now() + kNetnsCheckInterval, [this] {
+    netns_timer_.reset();
+    if (!parts_.attach->Gc({}, /*only_dead_netns=*/true).empty()) {
+      if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
+      Refresh(true, /*replan=*/true);
+    }
+    ScheduleNetnsCheck();
+  });
+}
+
+}  // namespace rocenet::server
