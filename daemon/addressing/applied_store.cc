@@ -1,5 +1,9 @@
 #include "daemon/addressing/applied_store.h"
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/common/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -10,6 +14,16 @@ namespace {
 using nlohmann::json;
 
 constexpr int kFormatVersion = 1;
+
+// JSON text is UTF-8 only; nlohmann's strict dump() refuses anything else.
+bool IsUtf8(const std::string& text) {
+  try {
+    (void)json(text).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
 
 json RouteToJson(const Route& route) {
   json out = {{"destination", route.destination.ToString()}};
@@ -45,6 +59,16 @@ absl::StatusOr<AppliedConfig> ConfigFromJson(const json& in) {
     ASSIGN_OR_RETURN(config.gateway_mac, MacAddress::Parse(in.at("gateway_mac").get<std::string>()));
   }
   config.description = in.value("description", "");
+  if (in.contains("description_hex")) {
+    const std::string hex = in.at("description_hex").get<std::string>();
+    if (hex.size() % 2 != 0 || !std::all_of(hex.begin(), hex.end(), [](char c) {
+          return absl::ascii_isxdigit(static_cast<unsigned char>(c));
+        })) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("port ", config.port_id, ": description_hex is not hex"));
+    }
+    config.description = absl::HexStringToBytes(hex);
+  }
   return config;
 }
 
@@ -61,10 +85,15 @@ std::string SerializeApplied(const std::map<std::string, AppliedConfig>& configs
     entry["routes"] = routes;
     if (!config.gateway_mac.IsZero()) entry["gateway_mac"] = config.gateway_mac.ToString();
     entry["description"] = config.description;
+    // Descriptions come from the wire and may hold bytes that are not UTF-8.
+    // Such bytes become U+FFFD in "description", for people; the exact bytes
+    // go in "description_hex", so a restarted daemon reads back what it
+    // wrote and does not take an unchanged port for a changed one.
+    if (!IsUtf8(config.description)) {
+      entry["description_hex"] = absl::BytesToHexString(config.description);
+    }
     ports.push_back(entry);
   }
-  // Descriptions come from the wire and may hold bytes that are not UTF-8;
-  // they are informational here, so such bytes become U+FFFD.
   return json{{"version", kFormatVersion}, {"ports", ports}}.dump(
              2, ' ', false, json::error_handler_t::replace) +
          "\n";
