@@ -63,7 +63,7 @@ absl::Status EventLoop::AddReader(int fd, absl::AnyInvocable<void()> on_readable
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) < 0) {
     return ErrnoToStatus(errno, absl::StrCat("event loop: watch fd ", fd));
   }
-  readers_[fd] = std::move(on_readable);
+  readers_[fd] = std::make_shared<absl::AnyInvocable<void()>>(std::move(on_readable));
   return absl::OkStatus();
 }
 
@@ -117,7 +117,8 @@ void EventLoop::ArmTimer() {
   if (!timer_order_.empty()) {
     const timespec due = absl::ToTimespec(timer_order_.begin()->first);
     // A zero it_value disarms the timer: a due time in the past fires at once.
-    spec.it_value = (due.tv_sec > 0 || due.tv_nsec > 0) ? due : timespec{0, 1};
+    // Before the epoch tv_sec is negative, which timerfd refuses.
+    spec.it_value = (due.tv_sec > 0 || (due.tv_sec == 0 && due.tv_nsec > 0)) ? due : timespec{0, 1};
   }
   timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
 }
@@ -126,16 +127,21 @@ void EventLoop::RunDueTimers() {
   uint64_t expirations;
   [[maybe_unused]] ssize_t n = read(timer_fd_, &expirations, sizeof(expirations));
   const absl::Time now = absl::Now();
-  std::vector<absl::AnyInvocable<void() &&>> due;
+  std::vector<TimerId> due;
   while (!timer_order_.empty() && timer_order_.begin()->first <= now) {
-    auto node = timer_order_.extract(timer_order_.begin());
-    auto it = timers_.find(node.mapped());
-    due.push_back(std::move(it->second.second));
-    timers_.erase(it);
+    due.push_back(timer_order_.begin()->second);
+    timer_order_.erase(timer_order_.begin());
   }
   ArmTimer();
-  // Run after the bookkeeping: a callback may add or cancel timers.
-  for (auto& fn : due) std::move(fn)();
+  // Run after the bookkeeping: a callback may add or cancel timers, also one
+  // of those due now, which then must not run.
+  for (TimerId id : due) {
+    auto it = timers_.find(id);
+    if (it == timers_.end()) continue;
+    absl::AnyInvocable<void() &&> fn = std::move(it->second.second);
+    timers_.erase(it);
+    std::move(fn)();
+  }
 }
 
 void EventLoop::DrainQueue() {
@@ -169,11 +175,19 @@ absl::Status EventLoop::Run() {
         continue;
       }
       // A handler may remove readers, including this one.
-      if (auto it = readers_.find(fd); it != readers_.end()) it->second();
+      if (auto it = readers_.find(fd); it != readers_.end()) {
+        std::shared_ptr<absl::AnyInvocable<void()>> reader = it->second;
+        (*reader)();
+      }
     }
   }
+  // Work still queued is dropped now, not when the loop is destroyed: that
+  // completes every Call() waiting on it (as Unavailable), so no caller hangs
+  // while the daemon shuts down. Destroyed outside the lock.
+  std::deque<absl::AnyInvocable<void() &&>> dropped;
   absl::MutexLock lock(&mu_);
   closed_ = true;
+  dropped.swap(queue_);
   return absl::OkStatus();
 }
 

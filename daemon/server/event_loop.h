@@ -68,7 +68,9 @@ class EventLoop final : public os::Reactor {
   std::multimap<absl::Time, TimerId> timer_order_;
   std::map<TimerId, std::pair<absl::Time, absl::AnyInvocable<void() &&>>> timers_;
   TimerId next_timer_ = 1;
-  std::map<int, absl::AnyInvocable<void()>> readers_;  // loop thread only
+  // Loop thread only. Shared so that a reader that removes itself stays
+  // alive until it returns.
+  std::map<int, std::shared_ptr<absl::AnyInvocable<void()>>> readers_;
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;
   std::deque<absl::AnyInvocable<void() &&>> queue_ ABSL_GUARDED_BY(mu_);

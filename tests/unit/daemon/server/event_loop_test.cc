@@ -1,0 +1,379 @@
+// The event loop's timers, readers and cross-thread calls, on a real loop.
+//
+// Nothing here sleeps: timers are scheduled in the past (due at once) or far
+// in the future (never due during the test), and every run of the loop has a
+// watchdog that stops it, so a broken loop fails a test instead of hanging it.
+#include "daemon/server/event_loop.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace rocenet::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+std::unique_ptr<EventLoop> NewLoop() {
+  absl::StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
+  EXPECT_TRUE(loop.ok()) << loop.status();
+  return loop.ok() ? *std::move(loop) : nullptr;
+}
+
+// Serves `loop` on this thread until something stops it; after `limit` a
+// watchdog stops it instead. True when the loop stopped without the watchdog.
+bool RunUntilStopped(EventLoop& loop, absl::Duration limit = absl::Seconds(10)) {
+  absl::Notification returned;
+  std::atomic<bool> timed_out{false};
+  std::thread watchdog([&] {
+    if (!returned.WaitForNotificationWithTimeout(limit)) {
+      timed_out = true;
+      loop.Stop();
+    }
+  });
+  const absl::Status status = loop.Run();
+  returned.Notify();
+  watchdog.join();
+  EXPECT_TRUE(status.ok()) << status;
+  return !timed_out;
+}
+
+// An eventfd that is readable until closed.
+int ReadableFd() {
+  const int fd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  return fd;
+}
+
+TEST(EventLoopTimerTest, ATimerDueInThePastFiresAtOnce) {
+  auto loop = NewLoop();
+  bool fired = false;
+  loop->RunAt(absl::Now() - absl::Hours(1), [&] {
+    fired = true;
+    loop->Stop();
+  });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_TRUE(fired);
+}
+
+TEST(EventLoopTimerTest, EvenLongAgoIsAtOnce) {
+  for (absl::Time when :
+       {absl::InfinitePast(), absl::UnixEpoch(), absl::UnixEpoch() - absl::Milliseconds(500)}) {
+    SCOPED_TRACE(absl::FormatTime(when));
+    auto loop = NewLoop();
+    bool fired = false;
+    loop->RunAt(when, [&] {
+      fired = true;
+      loop->Stop();
+    });
+    EXPECT_TRUE(RunUntilStopped(*loop, absl::Seconds(2)));
+    EXPECT_TRUE(fired);
+  }
+}
+
+TEST(EventLoopTimerTest, TimersFireInTheOrderTheyAreDue) {
+  auto loop = NewLoop();
+  const absl::Time now = absl::Now();
+  std::vector<int> fired;
+  loop->RunAt(now - absl::Seconds(1), [&] { fired.push_back(4); });
+  loop->RunAt(now - absl::Seconds(3), [&] { fired.push_back(1); });
+  loop->RunAt(now - absl::Seconds(2), [&] { fired.push_back(2); });
+  loop->RunAt(now - absl::Seconds(2), [&] { fired.push_back(3); });  // same time: after 2
+  loop->RunAt(now, [&] {
+    fired.push_back(5);
+    loop->Stop();
+  });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_THAT(fired, ElementsAre(1, 2, 3, 4, 5));
+}
+
+TEST(EventLoopTimerTest, ATimerNotYetDueWaits) {
+  auto loop = NewLoop();
+  bool future_fired = false;
+  loop->RunAt(absl::Now() + absl::Hours(1), [&] { future_fired = true; });
+  loop->RunAt(absl::Now() - absl::Seconds(1), [&] { loop->Stop(); });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_FALSE(future_fired);
+}
+
+TEST(EventLoopTimerTest, ATimerFiresNoEarlierThanItsTime) {
+  auto loop = NewLoop();
+  const absl::Time due = absl::Now() + absl::Milliseconds(20);
+  absl::Time fired_at;
+  loop->RunAt(due, [&] {
+    fired_at = absl::Now();
+    loop->Stop();
+  });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_GE(fired_at, due);
+}
+
+TEST(EventLoopTimerTest, ACallbackMayScheduleAnotherTimer) {
+  auto loop = NewLoop();
+  std::vector<int> fired;
+  loop->RunAt(absl::Now() - absl::Seconds(1), [&] {
+    fired.push_back(1);
+    loop->RunAt(absl::Now() - absl::Seconds(5), [&] {
+      fired.push_back(2);
+      loop->RunAt(absl::Now() + absl::Milliseconds(1), [&] {
+        fired.push_back(3);
+        loop->Stop();
+      });
+    });
+  });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_THAT(fired, ElementsAre(1, 2, 3));
+}
+
+TEST(EventLoopTimerTest, ACancelledTimerNeverFires) {
+  auto loop = NewLoop();
+  bool fired = false;
+  const EventLoop::TimerId id = loop->RunAt(absl::Now() - absl::Seconds(1), [&] { fired = true; });
+  loop->Cancel(id);
+  loop->RunAt(absl::Now() - absl::Seconds(1), [&] { loop->Stop(); });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_FALSE(fired);
+}
+
+TEST(EventLoopTimerTest, CancellingTheEarliestTimerLetsTheNextOneFire) {
+  auto loop = NewLoop();
+  bool early_fired = false;
+  const EventLoop::TimerId early =
+      loop->RunAt(absl::Now() + absl::Milliseconds(1), [&] { early_fired = true; });
+  loop->RunAt(absl::Now() + absl::Milliseconds(2), [&] { loop->Stop(); });
+  loop->Cancel(early);
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_FALSE(early_fired);
+}
+
+TEST(EventLoopTimerTest, CancellingATimerThatFiredIsANoOp) {
+  auto loop = NewLoop();
+  const absl::Time now = absl::Now();
+  std::vector<int> fired;
+  const EventLoop::TimerId first = loop->RunAt(now - absl::Seconds(3), [&] { fired.push_back(1); });
+  loop->RunAt(now - absl::Seconds(2), [&] {
+    fired.push_back(2);
+    loop->Cancel(first);
+    loop->Cancel(first);
+    loop->Cancel(12345);  // never existed
+  });
+  loop->RunAt(now - absl::Seconds(1), [&] {
+    fired.push_back(3);
+    loop->Stop();
+  });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_THAT(fired, ElementsAre(1, 2, 3));
+}
+
+TEST(EventLoopTimerTest, ATimerCancelledByAnEarlierCallbackDueAtTheSameTurnDoesNotFire) {
+  auto loop = NewLoop();
+  const absl::Time now = absl::Now();
+  std::vector<int> fired;
+  EventLoop::TimerId second = 0;
+  loop->RunAt(now - absl::Seconds(2), [&] {
+    fired.push_back(1);
+    loop->Cancel(second);
+  });
+  second = loop->RunAt(now - absl::Seconds(1), [&] { fired.push_back(2); });
+  loop->RunAt(now, [&] {
+    fired.push_back(3);
+    loop->Stop();
+  });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_THAT(fired, ElementsAre(1, 3));
+}
+
+TEST(EventLoopTimerTest, TimerIdsAreNotReused) {
+  auto loop = NewLoop();
+  const EventLoop::TimerId a = loop->RunAt(absl::Now(), [] {});
+  loop->Cancel(a);
+  const EventLoop::TimerId b = loop->RunAt(absl::Now(), [] {});
+  EXPECT_NE(a, b);
+}
+
+TEST(EventLoopCallTest, CallRunsOnTheLoopThreadAndReturnsItsValue) {
+  auto loop = NewLoop();
+  std::thread server([&] { EXPECT_TRUE(loop->Run().ok()); });
+  std::thread::id ran_on;
+  absl::StatusOr<int> value = loop->Call<int>([&]() -> absl::StatusOr<int> {
+    ran_on = std::this_thread::get_id();
+    return 42;
+  });
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_EQ(*value, 42);
+  EXPECT_EQ(ran_on, server.get_id());
+  loop->Stop();
+  server.join();
+}
+
+TEST(EventLoopCallTest, CallPassesAnErrorThrough) {
+  auto loop = NewLoop();
+  std::thread server([&] { EXPECT_TRUE(loop->Run().ok()); });
+  absl::StatusOr<std::string> value = loop->Call<std::string>(
+      []() -> absl::StatusOr<std::string> { return absl::NotFoundError("no port so9"); });
+  EXPECT_EQ(value.status(), absl::NotFoundError("no port so9"));
+  loop->Stop();
+  server.join();
+}
+
+TEST(EventLoopCallTest, CallsFromManyThreadsRunOneAtATimeOnTheLoop) {
+  auto loop = NewLoop();
+  std::thread server([&] { EXPECT_TRUE(loop->Run().ok()); });
+  int counter = 0;  // touched on the loop thread only
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        absl::StatusOr<int> v = loop->Call<int>([&]() -> absl::StatusOr<int> { return ++counter; });
+        EXPECT_TRUE(v.ok());
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  absl::StatusOr<int> total = loop->Call<int>([&]() -> absl::StatusOr<int> { return counter; });
+  ASSERT_TRUE(total.ok());
+  EXPECT_EQ(*total, 400);
+  loop->Stop();
+  server.join();
+}
+
+TEST(EventLoopCallTest, ACallAfterTheLoopStoppedIsUnavailable) {
+  auto loop = NewLoop();
+  loop->Stop();
+  ASSERT_TRUE(RunUntilStopped(*loop));
+  bool ran = false;
+  std::thread caller([&] {
+    absl::StatusOr<int> v = loop->Call<int>([&]() -> absl::StatusOr<int> {
+      ran = true;
+      return 1;
+    });
+    EXPECT_EQ(v.status().code(), absl::StatusCode::kUnavailable);
+  });
+  caller.join();
+  EXPECT_FALSE(ran);
+}
+
+// Set by a Probe that was not moved from, when it is destroyed.
+std::atomic<int> g_probes_destroyed{0};
+
+// Lives in a callback; its destruction tells when the callback was dropped.
+struct Probe {
+  bool armed = true;
+  Probe() = default;
+  Probe(Probe&& other) noexcept : armed(std::exchange(other.armed, false)) {}
+  ~Probe() {
+    if (armed) ++g_probes_destroyed;
+  }
+};
+
+TEST(EventLoopCallTest, WorkStillQueuedWhenTheLoopStopsIsDroppedThen) {
+  auto loop = NewLoop();
+  g_probes_destroyed = 0;
+  bool ran = false;
+  ASSERT_TRUE(loop->Post([probe = Probe(), &ran] { ran = true; }));
+  loop->Stop();
+  ASSERT_TRUE(RunUntilStopped(*loop));
+  // Dropped when Run() returned, not whenever the loop object goes away.
+  EXPECT_EQ(g_probes_destroyed, 1);
+  EXPECT_FALSE(ran);
+  EXPECT_FALSE(loop->Post([] {}));
+}
+
+TEST(EventLoopCallTest, ACallWaitingWhenTheLoopStopsGetsUnavailable) {
+  auto loop = NewLoop();
+  absl::Notification calling;
+  absl::Notification answered;
+  absl::StatusOr<int> value = 0;
+  bool ran = false;
+  std::thread caller([&] {
+    calling.Notify();
+    value = loop->Call<int>([&]() -> absl::StatusOr<int> {
+      ran = true;
+      return 1;
+    });
+    answered.Notify();
+  });
+  calling.WaitForNotification();
+  // The loop stops before it ever serves the queue (the daemon's SIGTERM),
+  // and stays alive while the caller waits, as it does while the gRPC server
+  // shuts down.
+  loop->Stop();
+  ASSERT_TRUE(RunUntilStopped(*loop));
+  const bool in_time = answered.WaitForNotificationWithTimeout(absl::Seconds(10));
+  EXPECT_TRUE(in_time) << "Call() still waiting after the loop stopped";
+  if (!in_time) loop.reset();  // drops the task and frees the caller
+  caller.join();
+  EXPECT_EQ(value.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_FALSE(ran);
+}
+
+bool g_reader_alive_after_removing_itself = false;
+
+TEST(EventLoopReaderTest, AReaderMayRemoveItself) {
+  auto loop = NewLoop();
+  const int fd = ReadableFd();
+  g_probes_destroyed = 0;
+  int calls = 0;
+  EventLoop* raw = loop.get();
+  const absl::Status added = loop->AddReader(fd, [probe = Probe(), raw, fd, &calls] {
+    EventLoop* l = raw;  // copies: the closure may be gone below
+    int* c = &calls;
+    l->RemoveReader(fd);
+    g_reader_alive_after_removing_itself = g_probes_destroyed == 0;
+    ++*c;
+    l->Stop();
+  });
+  ASSERT_TRUE(added.ok()) << added;
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(g_reader_alive_after_removing_itself);
+  EXPECT_EQ(g_probes_destroyed, 1);
+  close(fd);
+}
+
+TEST(EventLoopReaderTest, AReaderRemovedByAnotherInTheSameTurnIsNotCalled) {
+  auto loop = NewLoop();
+  const int a = ReadableFd();
+  const int b = ReadableFd();
+  std::vector<int> called;
+  // Each removes the other, then itself (last: nothing of the closure is
+  // touched after that).
+  const absl::Status added_a = loop->AddReader(a, [&] {
+    called.push_back(a);
+    loop->RemoveReader(b);
+    loop->RemoveReader(a);
+  });
+  const absl::Status added_b = loop->AddReader(b, [&] {
+    called.push_back(b);
+    loop->RemoveReader(a);
+    loop->RemoveReader(b);
+  });
+  ASSERT_TRUE(added_a.ok() && added_b.ok());
+  loop->RunAt(absl::Now() + absl::Milliseconds(1), [&] { loop->Stop(); });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_EQ(called.size(), 1u);
+  close(a);
+  close(b);
+}
+
+TEST(EventLoopReaderTest, AddingTheSameFdTwiceFails) {
+  auto loop = NewLoop();
+  const int fd = ReadableFd();
+  ASSERT_TRUE(loop->AddReader(fd, [] {}).ok());
+  EXPECT_FALSE(loop->AddReader(fd, [] {}).ok());
+  loop->RemoveReader(fd);
+  EXPECT_TRUE(loop->AddReader(fd, [] {}).ok());
+  loop->RemoveReader(fd);
+  close(fd);
+}
+
+}  // namespace
+}  // namespace rocenet::server
