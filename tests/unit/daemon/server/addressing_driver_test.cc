@@ -1,0 +1,377 @@
+// The addressing driver end to end over fakes: LLDP neighbors in, addresses
+// and routes in the (fake) kernel out, and what it keeps when it cannot act.
+#include "daemon/server/addressing_driver.h"
+
+#include <algorithm>
+
+#include "daemon/lldp/codec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/fakes/fake_netlink.h"
+
+namespace rocenet::server {
+namespace {
+
+using ::rocenet::testing::FakeFileSystem;
+using ::rocenet::testing::FakeNetlink;
+using ::rocenet::testing::MakeLink;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr char kStatePath[] = "/var/lib/rocenet/addressing.json";
+constexpr int kSo0 = 2;
+constexpr int kSo1 = 3;
+constexpr char kSo0Id[] = "0000:19:00.0-p8";
+constexpr char kSo1Id[] = "0000:19:00.0-p22";
+const MacAddress kSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
+const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
+
+Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
+Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
+
+os::RouteInfo FabricRoute(const char* gateway, int ifindex = kSo0) {
+  return os::RouteInfo{P("10.200.0.0/16"), A(gateway),     ifindex,
+                       /*protocol=*/158,   os::kMainTable, 1000 + static_cast<uint32_t>(ifindex)};
+}
+
+class AddressingDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    netlink_.SetLink(MakeLink(kSo0, "so0"));
+    netlink_.SetLink(MakeLink(kSo1, "so1"));
+    fs_.AddDirectory("/var/lib/rocenet");
+    Restart();
+  }
+
+  // A new daemon: the same files and kernel, nothing else.
+  void Restart(addressing::Mode mode = addressing::Mode::kL3) {
+    driver_.reset();
+    store_ = std::make_unique<addressing::AppliedStore>(&fs_, kStatePath);
+    ASSERT_TRUE(store_->Load().ok());
+    addressing::PlannerConfig config;
+    config.mode = mode;
+    driver_ = std::make_unique<AddressingDriver>(&netlink_, store_.get(), config);
+  }
+
+  // The ports as the inventory would list them from the kernel right now.
+  std::vector<inventory::Port> Ports() const {
+    std::vector<inventory::Port> out;
+    for (auto [id, ifindex] : {std::pair{kSo0Id, kSo0}, std::pair{kSo1Id, kSo1}}) {
+      inventory::Port port;
+      port.id = id;
+      port.present = netlink_.link(ifindex) != nullptr;
+      if (port.present) {
+        port.link = *netlink_.link(ifindex);
+        port.name = port.link.name;
+      }
+      out.push_back(port);
+    }
+    return out;
+  }
+
+  // The switch port behind `port_id` says `description`.
+  void Hear(const std::string& port_id, const std::string& description, uint16_t ttl = 120) {
+    lldp::Lldpdu pdu;
+    pdu.chassis_id = {lldp::ChassisIdSubtype::kLocal, "leaf-01"};
+    pdu.port_id = {lldp::PortIdSubtype::kInterfaceName,
+                   port_id == kSo0Id ? "Ethernet1/1" : "Ethernet1/2"};
+    pdu.ttl_seconds = ttl;
+    pdu.port_descriptions = {description};
+    absl::StatusOr<std::string> frame = lldp::Encode(pdu, kSwitchMac);
+    ASSERT_TRUE(frame.ok()) << frame.status();
+    table_.Observe(port_id, kSwitchMac, pdu, *frame, kT0);
+  }
+
+  bool Run() { return driver_->Run(Ports(), table_); }
+
+  bool HasAddress(const char* prefix, int ifindex = kSo0) const {
+    const os::AddressInfo a{ifindex, P(prefix)};
+    return std::find(netlink_.addresses().begin(), netlink_.addresses().end(), a) !=
+           netlink_.addresses().end();
+  }
+
+  const api::PortAddressing& So0() const { return driver_->ports().at(0); }
+  health::PortSignals Signals(const std::string& port_id = kSo0Id) const {
+    return driver_->Signals(table_).at(port_id);
+  }
+
+  FakeNetlink netlink_;
+  FakeFileSystem fs_;
+  lldp::NeighborTable table_;
+  std::unique_ptr<addressing::AppliedStore> store_;
+  std::unique_ptr<AddressingDriver> driver_;
+};
+
+TEST_F(AddressingDriverTest, TheSwitchsPortDescriptionAddressesThePort) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  EXPECT_TRUE(Run());
+
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.2")));
+  EXPECT_EQ(So0().plan.state, addressing::PlanState::kReady);
+  EXPECT_TRUE(So0().provisioned);
+  EXPECT_EQ(So0().apply_error, "");
+  ASSERT_TRUE(So0().applied.has_value());
+  EXPECT_EQ(So0().applied->local, P("10.200.1.1/30"));
+  EXPECT_EQ(Signals().plan_state, "Ready");
+  EXPECT_TRUE(Signals().provisioned);
+  EXPECT_EQ(Signals().neighbor_count, 1);
+  // so1 has heard nothing and has nothing.
+  EXPECT_EQ(driver_->ports().at(1).plan.state, addressing::PlanState::kPending);
+  EXPECT_EQ(Signals(kSo1Id).plan_reason, "NoLldpNeighbor");
+  EXPECT_FALSE(Signals(kSo1Id).neighbor_ever_seen);
+  EXPECT_FALSE(std::any_of(netlink_.addresses().begin(), netlink_.addresses().end(),
+                           [](const os::AddressInfo& a) { return a.ifindex == kSo1; }));
+  // And it is on record.
+  ASSERT_TRUE(fs_.GetFile(kStatePath).has_value());
+  EXPECT_THAT(fs_.GetFile(kStatePath)->content, HasSubstr("10.200.1.1/30"));
+}
+
+TEST_F(AddressingDriverTest, RunningAgainWithNothingNewChangesNothing) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  const int mutations = netlink_.mutations();
+  const int writes = fs_.write_count();
+  EXPECT_FALSE(Run());
+  EXPECT_EQ(netlink_.mutations(), mutations);
+  EXPECT_EQ(fs_.write_count(), writes);
+  EXPECT_EQ(driver_->changes(), static_cast<uint64_t>(mutations));
+}
+
+TEST_F(AddressingDriverTest, ANewDescriptionMovesTheAddressAndTheRoute) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  Hear(kSo0Id, "no-alert 10.200.1.6/30");
+  EXPECT_TRUE(Run());
+
+  EXPECT_TRUE(HasAddress("10.200.1.5/30"));
+  EXPECT_FALSE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.6")));
+  EXPECT_THAT(netlink_.routes(), Not(Contains(FabricRoute("10.200.1.2"))));
+  EXPECT_TRUE(So0().provisioned);
+}
+
+TEST_F(AddressingDriverTest, ALostNeighborKeepsTheAddress) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30", 30);
+  Run();
+  ASSERT_FALSE(table_.Expire(kT0 + absl::Seconds(30)).empty());
+  const int mutations = netlink_.mutations();
+  Run();
+
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.2")));
+  EXPECT_EQ(netlink_.mutations(), mutations);
+  EXPECT_EQ(Signals().neighbor_lost, "AgedOut");
+  EXPECT_EQ(Signals().neighbor_count, 0);
+  EXPECT_TRUE(Signals().neighbor_ever_seen);
+  EXPECT_EQ(Signals().plan_state, "Pending");
+  EXPECT_TRUE(Signals().provisioned);
+}
+
+TEST_F(AddressingDriverTest, AShutdownFromTheSwitchKeepsTheAddressAndSaysSo) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  Hear(kSo0Id, "no-alert 10.200.1.2/30", /*ttl=*/0);
+  Run();
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_EQ(Signals().neighbor_lost, "Shutdown");
+}
+
+TEST_F(AddressingDriverTest, AnAddressDeletedBehindItsBackIsPutBack) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  netlink_.ExternalDeleteAddress({kSo0, P("10.200.1.1/30")});
+  ASSERT_THAT(netlink_.routes(), Not(Contains(FabricRoute("10.200.1.2"))));
+
+  Run();
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.2")));
+  EXPECT_TRUE(So0().provisioned);
+}
+
+TEST_F(AddressingDriverTest, AnAddressDeletedAfterTheNeighborLeftIsPutBackToo) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30", 30);
+  Run();
+  table_.Expire(kT0 + absl::Seconds(30));
+  netlink_.ExternalDeleteAddress({kSo0, P("10.200.1.1/30")});
+  Run();
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.2")));
+}
+
+TEST_F(AddressingDriverTest, ARefusedDescriptionChangesNothing) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  const int mutations = netlink_.mutations();
+
+  Hear(kSo0Id, "no-alert 10.200.1.2/29");
+  EXPECT_TRUE(Run());
+  EXPECT_EQ(netlink_.mutations(), mutations);
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.2")));
+  EXPECT_EQ(Signals().plan_state, "Refused");
+  EXPECT_EQ(Signals().plan_reason, "PrefixNotSupported");
+  EXPECT_THAT(Signals().plan_message, HasSubstr("so0"));
+  EXPECT_FALSE(Signals().provisioned);
+}
+
+TEST_F(AddressingDriverTest, ARefusedDescriptionOnAFreshPortAddsNothing) {
+  Hear(kSo0Id, "no-alert 10.200.1.0/30");  // the network address
+  Run();
+  EXPECT_EQ(netlink_.mutations(), 0);
+  EXPECT_THAT(netlink_.addresses(), IsEmpty());
+  EXPECT_EQ(Signals().plan_reason, "PeerIsNetworkAddress");
+  EXPECT_EQ(fs_.write_count(), 0);
+}
+
+TEST_F(AddressingDriverTest, AddressesAndRoutesOfOthersStay) {
+  ASSERT_TRUE(netlink_.AddAddress({kSo0, P("192.168.7.1/24")}).ok());
+  const os::RouteInfo admin_route{P("172.16.0.0/12"), A("192.168.7.254"), kSo0,
+                                  /*protocol=*/4,     os::kMainTable,     0};
+  ASSERT_TRUE(netlink_.ReplaceRoute(admin_route).ok());
+
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  Hear(kSo0Id, "no-alert 10.200.1.6/30");
+  Run();
+  Restart(addressing::Mode::kL2);
+  Run();
+
+  EXPECT_TRUE(HasAddress("192.168.7.1/24"));
+  EXPECT_THAT(netlink_.routes(), Contains(admin_route));
+}
+
+TEST_F(AddressingDriverTest, ARestartOnARightPortChangesNothing) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Hear(kSo1Id, "no-alert 10.200.2.2/30");
+  Run();
+  const int mutations = netlink_.mutations();
+  const int writes = fs_.write_count();
+
+  Restart();
+  Run();
+  EXPECT_EQ(netlink_.mutations(), mutations);
+  EXPECT_EQ(fs_.write_count(), writes);
+  EXPECT_TRUE(So0().provisioned);
+  EXPECT_TRUE(driver_->ports().at(1).provisioned);
+}
+
+TEST_F(AddressingDriverTest, ARestartBeforeTheSwitchIsHeardAgainKeepsEverything) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  const int mutations = netlink_.mutations();
+
+  table_ = lldp::NeighborTable();
+  Restart();
+  Run();
+  EXPECT_EQ(netlink_.mutations(), mutations);
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.2")));
+  EXPECT_EQ(Signals().plan_state, "Pending");
+  EXPECT_TRUE(Signals().provisioned);
+}
+
+TEST_F(AddressingDriverTest, ARestartWithANonUtf8DescriptionRewritesNothing) {
+  Hear(kSo0Id, "\xfe\xff no-alert 10.200.1.2/30");
+  Run();
+  ASSERT_TRUE(HasAddress("10.200.1.1/30"));
+  const int writes = fs_.write_count();
+
+  Restart();
+  Run();
+  EXPECT_EQ(fs_.write_count(), writes);
+}
+
+TEST_F(AddressingDriverTest, ANetlinkFailureNamesTheStepAndTheNextRunSucceeds) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  netlink_.FailNext(absl::PermissionDeniedError("Operation not permitted"));
+  EXPECT_TRUE(Run());
+
+  EXPECT_THAT(So0().apply_error, HasSubstr("port so0"));
+  EXPECT_THAT(So0().apply_error, HasSubstr("add address 10.200.1.1/30"));
+  EXPECT_THAT(So0().apply_error, HasSubstr("Operation not permitted"));
+  EXPECT_FALSE(So0().provisioned);
+  EXPECT_EQ(Signals().apply_error, So0().apply_error);
+  EXPECT_FALSE(HasAddress("10.200.1.1/30"));
+
+  EXPECT_TRUE(Run());
+  EXPECT_EQ(So0().apply_error, "");
+  EXPECT_TRUE(So0().provisioned);
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.2")));
+}
+
+TEST_F(AddressingDriverTest, AFailureToRecordIsReportedAndTheNextRunRecords) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"));
+  Run();
+  EXPECT_TRUE(HasAddress("10.200.1.1/30"));
+  EXPECT_FALSE(So0().provisioned);
+  EXPECT_THAT(So0().apply_error, HasSubstr("No space left on device"));
+
+  Run();
+  EXPECT_TRUE(So0().provisioned);
+  EXPECT_EQ(So0().apply_error, "");
+  // A restarted daemon knows the address is rocenet's.
+  Restart();
+  EXPECT_EQ(store_->Get(kSo0Id)->local, P("10.200.1.1/30"));
+}
+
+TEST_F(AddressingDriverTest, L2ModeTakesRocenetsAddressOffButKeepsTheLinkUp) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  ASSERT_TRUE(HasAddress("10.200.1.1/30"));
+
+  Restart(addressing::Mode::kL2);
+  Run();
+  EXPECT_FALSE(HasAddress("10.200.1.1/30"));
+  EXPECT_THAT(netlink_.routes(), Not(Contains(FabricRoute("10.200.1.2"))));
+  EXPECT_TRUE(netlink_.link(kSo0)->admin_up);
+  EXPECT_EQ(Signals().plan_state, "L2");
+  EXPECT_FALSE(Signals().l3);
+  EXPECT_TRUE(Signals().provisioned);
+  EXPECT_EQ(driver_->mode(), addressing::Mode::kL2);
+}
+
+TEST_F(AddressingDriverTest, L2ModeBringsADownLinkUp) {
+  os::LinkInfo down = MakeLink(kSo1, "so1");
+  down.admin_up = false;
+  netlink_.SetLink(down);
+  Restart(addressing::Mode::kL2);
+  Run();
+  EXPECT_TRUE(netlink_.link(kSo1)->admin_up);
+  EXPECT_THAT(netlink_.addresses(), IsEmpty());
+}
+
+TEST_F(AddressingDriverTest, TwoPortsGetTheirOwnAddressesAndRoutes) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Hear(kSo1Id, "no-alert 10.200.2.2/30");
+  Run();
+  EXPECT_TRUE(HasAddress("10.200.1.1/30", kSo0));
+  EXPECT_TRUE(HasAddress("10.200.2.1/30", kSo1));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.1.2", kSo0)));
+  EXPECT_THAT(netlink_.routes(), Contains(FabricRoute("10.200.2.2", kSo1)));
+}
+
+TEST_F(AddressingDriverTest, TwoPortsDerivingTheSameSubnetAreBothRefused) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Hear(kSo1Id, "no-alert 10.200.1.2/30");
+  Run();
+  EXPECT_THAT(netlink_.addresses(), IsEmpty());
+  EXPECT_EQ(Signals(kSo0Id).plan_reason, "DuplicateSubnet");
+  EXPECT_EQ(Signals(kSo1Id).plan_reason, "DuplicateSubnet");
+}
+
+TEST_F(AddressingDriverTest, AMissingPortIsLeftAlone) {
+  Hear(kSo1Id, "no-alert 10.200.2.2/30");
+  netlink_.RemoveLink(kSo1);
+  Run();
+  EXPECT_EQ(netlink_.mutations(), 0);
+  EXPECT_FALSE(driver_->ports().at(1).provisioned);
+}
+
+}  // namespace
+}  // namespace rocenet::server
