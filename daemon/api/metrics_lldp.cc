@@ -29,12 +29,16 @@ void AppendLldpMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* 
       "rocenet_lldp_frames_discarded_total",
       "LLDP frames discarded as malformed, by reason; only reasons that occurred are listed.",
       MetricType::Counter);
-  MetricFamily tlvs_discarded = Family(
-      "rocenet_lldp_tlvs_discarded_total",
-      "Malformed optional TLVs dropped from otherwise valid LLDP frames.", MetricType::Counter);
+  // The agent decodes a frame only when it differs from the neighbor's last
+  // one, so the TLV counters count per decoded LLDPDU, not per frame.
+  MetricFamily tlvs_discarded = Family("rocenet_lldp_tlvs_discarded_total",
+                                       "Malformed optional TLVs dropped from otherwise valid "
+                                       "LLDPDUs; identical repeated frames are not counted again.",
+                                       MetricType::Counter);
   MetricFamily tlvs_unrecognized =
       Family("rocenet_lldp_tlvs_unrecognized_total",
-             "TLVs of reserved types or undecoded organizationally specific TLVs in LLDP frames.",
+             "TLVs of reserved types and organizationally specific TLVs not decoded, in LLDPDUs; "
+             "identical repeated frames are not counted again.",
              MetricType::Counter);
   MetricFamily socket_errors =
       Family("rocenet_lldp_socket_errors_total", "Errors receiving on the port's LLDP socket.",
