@@ -37,7 +37,7 @@ constexpr absl::string_view kHelp =
     "\n"
     "Columns:\n"
     "  STATE   up; down (administratively down or no carrier); missing (configured\n"
-    "          but not on the node)\n"
+    "          but not on the node); attached (handed to a pod)\n"
     "  SPEED   link speed, \"-\" when unknown\n"
     "  MODULE  accelerator module (OAM slot), NUMA the NUMA node; \"-\" when unknown\n"
     "  -o wide adds IFINDEX, PERM MAC, DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX and\n"

@@ -62,6 +62,7 @@ std::vector<std::string> Row(const v1::Port& port, bool wide) {
 }  // namespace
 
 std::string PortState(const v1::Port& port) {
+  if (!port.attached_to().empty()) return "attached";
   if (!port.present()) return "missing";
   if (!port.admin_up() || !port.carrier()) return "down";
   return "up";

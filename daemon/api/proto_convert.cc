@@ -42,6 +42,7 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   out->set_module_id(port.pci.module_id);
   out->set_port_index(port.pci.port_index);
   out->set_driver(port.pci.driver);
+  out->set_attached_to(port.attached_to);
   if (!port.present) {
     out->set_oper_state(v1::OPER_STATE_NOT_PRESENT);
     return;

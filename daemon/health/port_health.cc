@@ -59,6 +59,7 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
 
 std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSignals* signals) {
   std::vector<Condition> out;
+  if (signals != nullptr && !signals->attached_to.empty()) return out;
   if (!port.present) {
     out.push_back({std::string(kPortMissing), "NotFound",
                    absl::StrCat("port ", port.name,

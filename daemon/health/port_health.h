@@ -31,6 +31,9 @@ inline constexpr absl::string_view kNotProvisioned = "NotProvisioned";
 // What the LLDP agent and the addressing layer know of a port, in the terms
 // health needs; the server fills it so health depends on neither.
 struct PortSignals {
+  // The pod network namespace the port is attached to; empty in the host.
+  // An attached port is away from the host by design, not missing.
+  std::string attached_to;
   bool l3 = true;  // the port is addressed from LLDP (not L2 mode)
   int neighbor_count = 0;
   bool neighbor_ever_seen = false;

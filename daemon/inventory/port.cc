@@ -11,7 +11,7 @@ bool Port::SameState(const Port& other) const {
   a.stats = {};
   b.stats = {};
   return id == other.id && name == other.name && present == other.present && a == b &&
-         pci == other.pci && discovery == other.discovery;
+         pci == other.pci && discovery == other.discovery && attached_to == other.attached_to;
 }
 
 std::string MakePortId(const PciInfo& pci, const os::LinkInfo& link, const std::string& name) {

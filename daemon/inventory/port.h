@@ -38,6 +38,9 @@ struct Port {
   os::LinkInfo link;
   PciInfo pci;
   Discovery discovery = Discovery::kInterfaceName;
+  // The pod network namespace the port is attached to, empty in the host. The
+  // inventory never sets it; the daemon fills it in from its attachments.
+  std::string attached_to;
 
   // Equality that ignores traffic counters: counters move all the time and are
   // not a change worth telling watchers about.

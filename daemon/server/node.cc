@@ -141,6 +141,13 @@ void Node::Refresh(bool changed, bool replan) {
     if (replan) changed |= parts_.addressing->Run(parts_.inventory->ports(), table);
     signals = parts_.addressing->Signals(table);
   }
+  if (parts_.attach != nullptr) {
+    for (const attach::AttachmentRecord& record : parts_.attach->List()) {
+      if (record.state == attach::AttachState::kAttached) {
+        signals[record.port_id].attached_to = record.netns;
+      }
+    }
+  }
   changed |= health_.Update(parts_.inventory->ports(), signals);
   if (!changed && generation_ > 0) return;
   ++generation_;
@@ -164,6 +171,13 @@ std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot() const {
   snapshot->generation = generation_;
   snapshot->time = parts_.clock->Now();
   snapshot->ports = parts_.inventory->ports();
+  if (parts_.attach != nullptr) {
+    for (inventory::Port& port : snapshot->ports) {
+      if (const attach::AttachmentRecord* record = parts_.attach->FindByPort(port.id)) {
+        port.attached_to = record->netns;
+      }
+    }
+  }
   snapshot->health = health_.node();
   if (parts_.addressing != nullptr) {
     snapshot->mode = parts_.addressing->mode();
