@@ -25,7 +25,83 @@ absl::StatusOr<int> FindByMac(os::Netlink& netlink, const std::string& mac) {
   return absl::NotFoundError(absl::StrCat("no interface with MAC ", mac));
 }
 
+// Opens LLDP sockets inside one pod's namespace.
+class PodSocketFactory final : public os::PacketSocketFactory {
+ public:
+  PodSocketFactory(os::Netns* netns, const os::NetnsHandle* ns) : netns_(netns), ns_(ns) {}
+  absl::StatusOr<std::unique_ptr<os::PacketSocket>> OpenLldp(int ifindex,
+                                                             absl::string_view ifname) override {
+    return netns_->OpenLldp(*ns_, ifindex, ifname);
+  }
+
+ private:
+  os::Netns* netns_;
+  const os::NetnsHandle* ns_;
+};
+
 }  // namespace
+
+struct AttachManager::LiveEntry {
+  std::unique_ptr<os::NetnsHandle> ns;
+  std::unique_ptr<os::Netlink> netlink;
+  std::unique_ptr<PodSocketFactory> sockets;
+};
+
+AttachManager::AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal)
+    : host_(host), netns_(netns), journal_(journal) {}
+
+AttachManager::~AttachManager() = default;
+
+absl::StatusOr<AttachManager::PodLink> AttachManager::Live(const AttachmentRecord& record) {
+  const auto key = std::make_pair(record.container_id, record.ifname);
+  auto it = live_.find(key);
+  if (it == live_.end()) {
+    auto entry = std::make_unique<LiveEntry>();
+    ASSIGN_OR_RETURN(entry->ns, netns_->Open(record.netns));
+    ASSIGN_OR_RETURN(entry->netlink, netns_->OpenNetlink(*entry->ns));
+    entry->sockets = std::make_unique<PodSocketFactory>(netns_, entry->ns.get());
+    it = live_.emplace(key, std::move(entry)).first;
+  }
+  LiveEntry& entry = *it->second;
+  absl::StatusOr<std::vector<os::LinkInfo>> links = entry.netlink->ListLinks();
+  if (!links.ok()) {
+    live_.erase(it);
+    return links.status();
+  }
+  for (const os::LinkInfo& link : *links) {
+    if (link.name != record.ifname) continue;
+    return PodLink{entry.ns.get(), entry.netlink.get(), entry.sockets.get(), link.ifindex, link};
+  }
+  return absl::NotFoundError(absl::StrCat("no interface ", record.ifname, " in ", record.netns));
+}
+
+absl::StatusOr<bool> AttachManager::Readdress(const std::string& port_id,
+                                              const addressing::AddressPlan& plan) {
+  const AttachmentRecord* found = journal_->FindByPort(port_id);
+  if (found == nullptr || found->state != AttachState::kAttached || !found->local.has_value() ||
+      plan.state != addressing::PlanState::kReady) {
+    return false;
+  }
+  if (found->local == plan.local && found->peer == plan.peer && found->routes == plan.routes) {
+    return false;
+  }
+  const AttachmentRecord old = *found;
+  ASSIGN_OR_RETURN(PodLink pod, Live(old));
+  AttachmentRecord next = old;
+  next.local = plan.local;
+  next.peer = plan.peer;
+  next.routes = plan.routes;
+  RETURN_IF_ERROR(Step(journal_->Put(next), "record the new addressing"));
+  // The old address takes its connected and gateway routes with it; the
+  // rule does not go by itself.
+  RETURN_IF_ERROR(UnconfigurePodPort(*pod.netlink, old));
+  RETURN_IF_ERROR(Step(pod.netlink->DeleteAddress({pod.ifindex, *old.local}),
+                       absl::StrCat("delete address ", old.local->ToString(), " in the pod")));
+  RETURN_IF_ERROR(ConfigurePodPort(*pod.netlink, *netns_, *pod.ns, pod.ifindex, next));
+  SPDLOG_INFO("port {} in {}: re-addressed {} -> {}", old.host_ifname, old.netns,
+              old.local->ToString(), next.local->ToString());
+  return true;
+}
 
 absl::StatusOr<const PortCandidate*> AttachManager::Choose(
     const AttachRequest& request, const std::vector<PortCandidate>& ports) const {
@@ -152,6 +228,7 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
 }
 
 absl::Status AttachManager::Release(const AttachmentRecord& record) {
+  live_.erase({record.container_id, record.ifname});
   if (record.state != AttachState::kDetaching) {
     AttachmentRecord detaching = record;
     detaching.state = AttachState::kDetaching;

@@ -49,8 +49,8 @@ struct AttachRequest {
 class AttachManager {
  public:
   // Pointers are not owned and must outlive the manager.
-  AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal)
-      : host_(host), netns_(netns), journal_(journal) {}
+  AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal);
+  ~AttachManager();
 
   absl::StatusOr<AttachmentRecord> Attach(const AttachRequest& request,
                                           const std::vector<PortCandidate>& ports,
@@ -76,7 +76,23 @@ class AttachManager {
     return journal_->FindByPort(port_id);
   }
 
+  // The live view of an attached port inside its pod, opened on first use
+  // and kept while the attachment lasts.
+  struct PodLink {
+    const os::NetnsHandle* ns = nullptr;
+    os::Netlink* netlink = nullptr;
+    os::PacketSocketFactory* sockets = nullptr;  // LLDP sockets in the pod
+    int ifindex = 0;
+    os::LinkInfo link;
+  };
+  absl::StatusOr<PodLink> Live(const AttachmentRecord& record);
+
+  // Moves the pod-side addressing of `port_id` to what `plan` (kReady) asks
+  // for, when it differs from the record. Returns whether it changed.
+  absl::StatusOr<bool> Readdress(const std::string& port_id, const addressing::AddressPlan& plan);
+
  private:
+  struct LiveEntry;
   // Takes the port of `record` back to the host and forgets the record.
   absl::Status Release(const AttachmentRecord& record);
   // The port is in the host already (its pod namespace died): give it its
@@ -88,6 +104,8 @@ class AttachManager {
   os::Netlink* host_;
   os::Netns* netns_;
   Journal* journal_;
+  // By (container id, ifname).
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<LiveEntry>> live_;
 };
 
 }  // namespace rocenet::attach

@@ -30,7 +30,8 @@ std::vector<std::pair<std::string, absl::Status>> LldpAgent::SyncPorts(
   std::vector<std::string> forgotten;
   for (auto it = listeners_.begin(); it != listeners_.end();) {
     auto w = wanted.find(it->first);
-    if (w != wanted.end() && w->second->ifindex == it->second.port.ifindex) {
+    if (w != wanted.end() && w->second->ifindex == it->second.port.ifindex &&
+        w->second->netns == it->second.port.netns) {
       it->second.port = *w->second;  // a new MAC or name needs no new socket
       ++it;
       continue;
@@ -45,8 +46,9 @@ std::vector<std::pair<std::string, absl::Status>> LldpAgent::SyncPorts(
   }
   for (const AgentPort& port : ports) {
     if (listeners_.contains(port.port_id)) continue;
+    os::PacketSocketFactory* factory = port.factory != nullptr ? port.factory : sockets_;
     absl::StatusOr<std::unique_ptr<os::PacketSocket>> socket =
-        sockets_->OpenLldp(port.ifindex, port.ifname);
+        factory->OpenLldp(port.ifindex, port.ifname);
     if (!socket.ok()) {
       failures.emplace_back(port.port_id, socket.status());
       continue;

@@ -30,6 +30,11 @@ struct AgentPort {
   std::string ifname;
   int ifindex = 0;
   MacAddress mac;
+  // Where the port is: empty for the agent's own namespace, else a pod's
+  // netns path, with the factory that opens sockets there. A port that moves
+  // keeps its neighbors: the switch at the other end of the cable is the same.
+  std::string netns;
+  os::PacketSocketFactory* factory = nullptr;
 };
 
 struct PortLldpCounters {

@@ -119,6 +119,12 @@ api::PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, Addr
   out.applied = previous;
   out.plan = std::move(plan);
   if (!port.present) return out;
+  if (!port.attached_to.empty()) {
+    // In a pod: the attach manager follows the plan there; the host's
+    // record stays as it was for when the port comes back.
+    out.provisioned = previous.has_value();
+    return out;
+  }
 
   const addressing::LinkTarget link{port.link.ifindex, port.name, port.link.admin_up,
                                     port.link.mtu};

@@ -101,11 +101,39 @@ void Node::OnNetlinkEvents() {
   }
 }
 
+std::vector<inventory::Port> Node::PortsWithAttachments() {
+  std::vector<inventory::Port> ports = parts_.inventory->ports();
+  if (parts_.attach == nullptr) return ports;
+  for (inventory::Port& port : ports) {
+    const attach::AttachmentRecord* record = parts_.attach->FindByPort(port.id);
+    if (record == nullptr || record->state != attach::AttachState::kAttached) continue;
+    port.attached_to = record->netns;
+    absl::StatusOr<attach::AttachManager::PodLink> pod = parts_.attach->Live(*record);
+    if (!pod.ok()) continue;
+    // In the pod the port is as present as anywhere: its link state counts.
+    port.present = true;
+    port.link = pod->link;
+  }
+  return ports;
+}
+
 void Node::OnPortsChanged() {
   if (agent_ != nullptr) {
     std::vector<lldp::AgentPort> listen;
     for (const inventory::Port& port : parts_.inventory->ports()) {
-      if (port.present) listen.push_back({port.id, port.name, port.link.ifindex, port.link.mac});
+      if (port.present) {
+        listen.push_back({port.id, port.name, port.link.ifindex, port.link.mac, "", nullptr});
+      }
+    }
+    if (parts_.attach != nullptr) {
+      // Ports in pods keep listening to their switch from inside the pod.
+      for (const attach::AttachmentRecord& record : parts_.attach->List()) {
+        if (record.state != attach::AttachState::kAttached) continue;
+        absl::StatusOr<attach::AttachManager::PodLink> pod = parts_.attach->Live(record);
+        if (!pod.ok()) continue;
+        listen.push_back({record.port_id, record.ifname, pod->ifindex, pod->link.mac,
+                          record.netns, pod->sockets});
+      }
     }
     for (const auto& [port_id, status] : agent_->SyncPorts(listen)) {
       SPDLOG_ERROR("port {}: cannot receive LLDP: {}", port_id, status.ToString());
@@ -117,6 +145,13 @@ void Node::OnPortsChanged() {
 void Node::OnNeighborsChanged() {
   ScheduleExpiry();
   Refresh(true, /*replan=*/true);
+}
+
+void Node::ReaddressAttached() {
+  for (const api::PortAddressing& port : parts_.addressing->ports()) {
+    absl::StatusOr<bool> moved = parts_.attach->Readdress(port.port_id, port.plan);
+    if (!moved.ok()) SPDLOG_ERROR("port {}: {}", port.name, moved.status().ToString());
+  }
 }
 
 void Node::ScheduleExpiry() {
@@ -138,7 +173,10 @@ void Node::Refresh(bool changed, bool replan) {
   const lldp::NeighborTable& table = agent_ != nullptr ? agent_->table() : empty_table_;
   std::map<std::string, health::PortSignals> signals;
   if (parts_.addressing != nullptr) {
-    if (replan) changed |= parts_.addressing->Run(parts_.inventory->ports(), table);
+    if (replan) {
+      changed |= parts_.addressing->Run(PortsWithAttachments(), table);
+      if (parts_.attach != nullptr) ReaddressAttached();
+    }
     signals = parts_.addressing->Signals(table);
   }
   if (parts_.attach != nullptr) {
@@ -166,18 +204,11 @@ void Node::Refresh(bool changed, bool replan) {
   changes_.Publish(std::move(snapshot));
 }
 
-std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot() const {
+std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot() {
   auto snapshot = std::make_shared<api::NodeSnapshot>();
   snapshot->generation = generation_;
   snapshot->time = parts_.clock->Now();
-  snapshot->ports = parts_.inventory->ports();
-  if (parts_.attach != nullptr) {
-    for (inventory::Port& port : snapshot->ports) {
-      if (const attach::AttachmentRecord* record = parts_.attach->FindByPort(port.id)) {
-        port.attached_to = record->netns;
-      }
-    }
-  }
+  snapshot->ports = PortsWithAttachments();
   snapshot->health = health_.node();
   if (parts_.addressing != nullptr) {
     snapshot->mode = parts_.addressing->mode();

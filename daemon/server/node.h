@@ -78,7 +78,12 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   // Re-plans addressing, re-evaluates health, updates host outputs, and
   // publishes a snapshot when something changed (`changed` forces one).
   void Refresh(bool changed, bool replan);
-  std::shared_ptr<const api::NodeSnapshot> BuildSnapshot() const;
+  std::shared_ptr<const api::NodeSnapshot> BuildSnapshot();
+  // Loop thread: the inventory's ports, with those handed to pods shown as
+  // they are inside their pod.
+  std::vector<inventory::Port> PortsWithAttachments();
+  // Loop thread: follows a new plan inside the pods of attached ports.
+  void ReaddressAttached();
   // Loop thread: the ports as attach candidates.
   std::vector<attach::PortCandidate> Candidates() const;
   // Loop thread: releases attachments whose pod namespace is gone, and

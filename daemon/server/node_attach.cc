@@ -49,8 +49,13 @@ absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachReques
                                    : mode == "L3";
         absl::StatusOr<attach::AttachmentRecord> record = parts_.attach->Attach(
             resolved, Candidates(), absl::ToUnixSeconds(parts_.clock->Now()));
-        if (record.ok()) ScheduleNetnsCheck();
-        Refresh(true, /*replan=*/true);
+        if (record.ok()) {
+          ScheduleNetnsCheck();
+          // The port left the host: take that in before the LLDP sockets
+          // follow it into the pod.
+          if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
+        }
+        OnPortsChanged();
         return record;
       });
 }
@@ -63,7 +68,7 @@ absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::st
       // The port is back in the host under its name; pick it up now rather
       // than wait for the link events.
       if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
-      Refresh(true, /*replan=*/true);
+      OnPortsChanged();
     }
     return detached;
   });
@@ -95,7 +100,7 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
         std::vector<attach::AttachmentRecord> released = parts_.attach->Gc(valid, only_dead_netns);
         if (!released.empty()) {
           if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
-          Refresh(true, /*replan=*/true);
+          OnPortsChanged();
         }
         return released;
       });
@@ -109,7 +114,7 @@ void Node::ScheduleNetnsCheck() {
     netns_timer_.reset();
     if (!parts_.attach->Gc({}, /*only_dead_netns=*/true).empty()) {
       if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
-      Refresh(true, /*replan=*/true);
+      OnPortsChanged();
     }
     ScheduleNetnsCheck();
   });

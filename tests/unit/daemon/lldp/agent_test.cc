@@ -29,8 +29,8 @@ const MacAddress kSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
 const MacAddress kSo0Mac({0x02, 0, 0, 0, 0, 0x02});
 const MacAddress kSo1Mac({0x02, 0, 0, 0, 0, 0x03});
 
-const AgentPort kSo0{"0000:19:00.0-p8", "so0", 2, kSo0Mac};
-const AgentPort kSo1{"0000:19:00.0-p22", "so1", 3, kSo1Mac};
+const AgentPort kSo0{"0000:19:00.0-p8", "so0", 2, kSo0Mac, "", nullptr};
+const AgentPort kSo1{"0000:19:00.0-p22", "so1", 3, kSo1Mac, "", nullptr};
 
 Lldpdu SwitchPdu(const std::string& description = "no-alert 10.200.1.2/30", uint16_t ttl = 120,
                  const std::string& port = "Ethernet1/1") {
