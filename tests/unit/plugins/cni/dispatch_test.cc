@@ -1,0 +1,399 @@
+// The plugin end to end, in process: Dispatch() with the real gRPC client
+// against a fake rocenetd on a unix socket in a temporary directory, every
+// verb in every supported version.
+#include "plugins/cni/dispatch.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "plugins/cni/daemon_client.h"
+#include "tests/unit/plugins/cni/fake_attachments.h"
+#include "tests/unit/plugins/cni/test_support.h"
+
+namespace rocenet::cni {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using ::rocenet::cni::testutil::FakeAttachments;
+using ::rocenet::cni::testutil::PluginRun;
+using ::rocenet::cni::testutil::SamplePorts;
+using ::rocenet::cni::testutil::TempDir;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kContainer[] = "3f6940ab5ab43bc5";
+constexpr char kNetns[] = "/var/run/netns/pod1";
+
+// A unix socket bound at `path` that nobody accepts on: connecting to it is
+// refused, like the socket a dead daemon leaves behind.
+int BindRefusingSocket(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  EXPECT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0)
+      << strerror(errno);
+  return fd;
+}
+
+class CniDispatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override { socket_ = dir_.Join("rocenetd.sock"); }
+
+  void StartDaemon() {
+    daemon_ = FakeAttachments::Start(socket_, SamplePorts());
+    ASSERT_NE(daemon_, nullptr);
+  }
+
+  // The configuration for this test's socket, in `version`, plus `members`.
+  std::string Conf(absl::string_view version, absl::string_view members = "") const {
+    return absl::StrCat(R"({"cniVersion": ")", version,
+                        R"(", "name": "gaudi-net", "type": "rocenet", "socket": ")", socket_,
+                        R"(")", members.empty() ? "" : ", ", members, "}");
+  }
+
+  static Environment Env(absl::string_view command, absl::string_view ifname = "net1",
+                         absl::string_view container = kContainer) {
+    return {{"CNI_COMMAND", std::string(command)},
+            {"CNI_CONTAINERID", std::string(container)},
+            {"CNI_NETNS", kNetns},
+            {"CNI_IFNAME", std::string(ifname)},
+            {"CNI_PATH", "/opt/cni/bin"},
+            {"CNI_ARGS",
+             "IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=trainer-0;"
+             "K8S_POD_UID=7c0e6f1e"}};
+  }
+
+  PluginRun Run(const Environment& env, const std::string& config) {
+    return testutil::RunPlugin(env, config, ConnectToDaemon);
+  }
+
+  // `config` with prevResult set to `result`.
+  static std::string WithPrevResult(const std::string& config, const Json& result) {
+    Json conf = Json::parse(config);
+    conf["prevResult"] = result;
+    return conf.dump();
+  }
+
+  TempDir dir_;
+  std::string socket_;
+  std::unique_ptr<FakeAttachments> daemon_;
+};
+
+class CniVersionedDispatchTest : public CniDispatchTest,
+                                 public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(CniVersionedDispatchTest, VersionEchoesTheRequest) {
+  const PluginRun run =
+      Run({{"CNI_COMMAND", "VERSION"}}, absl::StrCat(R"({"cniVersion": ")", GetParam(), R"("})"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.out, absl::StrCat(R"({"cniVersion":")", GetParam(),
+                                  R"(","supportedVersions":["0.4.0","1.0.0","1.1.0"]})", "\n"));
+}
+
+TEST_P(CniVersionedDispatchTest, AddCheckDelDel) {
+  StartDaemon();
+  const std::string conf = Conf(GetParam(), R"("runtimeConfig": {"deviceID": "0000:19:00.0-p22"})");
+
+  const PluginRun add = Run(Env("ADD"), conf);
+  ASSERT_EQ(add.exit_code, 0) << add.out;
+  const Json result = add.Json();
+  EXPECT_EQ(result["cniVersion"], GetParam());
+  EXPECT_EQ(result["interfaces"][0]["name"], "net1");
+  EXPECT_EQ(result["interfaces"][0]["mac"], "b0:fd:0b:00:00:01");
+  EXPECT_EQ(result["interfaces"][0]["sandbox"], kNetns);
+  EXPECT_EQ(result["ips"][0]["address"], "10.200.2.1/30");
+  EXPECT_EQ(result["ips"][0]["gateway"], "10.200.2.2");
+  EXPECT_EQ(result["ips"][0]["interface"], 0);
+  EXPECT_EQ(result["routes"][0]["dst"], "10.200.0.0/16");
+  EXPECT_EQ(result["ips"][0].contains("version"), std::string(GetParam()) == "0.4.0");
+  EXPECT_EQ(result["interfaces"][0].contains("pciID"), std::string(GetParam()) == "1.1.0");
+
+  const std::optional<v1::AttachRequest> sent = daemon_->last_attach();
+  ASSERT_TRUE(sent.has_value());
+  EXPECT_EQ(sent->container_id(), kContainer);
+  EXPECT_EQ(sent->netns(), kNetns);
+  EXPECT_EQ(sent->ifname(), "net1");
+  EXPECT_EQ(sent->device_id(), "0000:19:00.0-p22");
+  EXPECT_EQ(sent->cni_version(), GetParam());
+  EXPECT_EQ(sent->pod().namespace_(), "ai");
+  EXPECT_EQ(sent->pod().name(), "trainer-0");
+  EXPECT_EQ(sent->pod().uid(), "7c0e6f1e");
+
+  const PluginRun check = Run(Env("CHECK"), WithPrevResult(conf, result));
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  EXPECT_THAT(check.out, IsEmpty());
+
+  const PluginRun del = Run(Env("DEL"), WithPrevResult(conf, result));
+  EXPECT_EQ(del.exit_code, 0) << del.out;
+  EXPECT_THAT(del.out, IsEmpty());
+  EXPECT_THAT(daemon_->attachments(), IsEmpty());
+
+  const PluginRun again = Run(Env("DEL"), conf);
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_THAT(again.out, IsEmpty());
+  EXPECT_EQ(daemon_->calls("Detach"), 2);
+}
+
+TEST_P(CniVersionedDispatchTest, AddChainsOntoPrevResult) {
+  StartDaemon();
+  const Json prev =
+      Json::parse(R"({"interfaces": [{"name": "eth0", "sandbox": "/var/run/netns/pod1"}],
+      "ips": [{"address": "10.1.0.5/24", "interface": 0}], "dns": {"nameservers": ["10.1.0.1"]}})");
+  const PluginRun add = Run(Env("ADD"), WithPrevResult(Conf(GetParam()), prev));
+  ASSERT_EQ(add.exit_code, 0) << add.out;
+  const Json result = add.Json();
+  ASSERT_EQ(result["interfaces"].size(), 2u);
+  EXPECT_EQ(result["interfaces"][0]["name"], "eth0");
+  EXPECT_EQ(result["interfaces"][1]["name"], "net1");
+  ASSERT_EQ(result["ips"].size(), 2u);
+  EXPECT_EQ(result["ips"][1]["address"], "10.200.1.1/30");
+  EXPECT_EQ(result["ips"][1]["interface"], 1);
+  EXPECT_EQ(result["dns"]["nameservers"][0], "10.1.0.1");
+
+  const PluginRun check = Run(Env("CHECK"), WithPrevResult(Conf(GetParam()), result));
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+TEST_P(CniVersionedDispatchTest, CheckFailsWhenPrevResultDisagrees) {
+  StartDaemon();
+  const PluginRun add = Run(Env("ADD"), Conf(GetParam()));
+  ASSERT_EQ(add.exit_code, 0) << add.out;
+  Json result = add.Json();
+  result["ips"][0]["address"] = "10.200.7.1/30";
+  const PluginRun check = Run(Env("CHECK"), WithPrevResult(Conf(GetParam()), result));
+  EXPECT_EQ(check.exit_code, 1);
+  EXPECT_EQ(check.Json()["code"], 999);
+  EXPECT_THAT(check.Json()["msg"].get<std::string>(),
+              HasSubstr("address 10.200.1.1/30 is missing from prevResult"));
+}
+
+TEST_P(CniVersionedDispatchTest, DelOfSomethingNeverAddedSucceeds) {
+  StartDaemon();
+  const PluginRun del = Run(Env("DEL", "net7", "c0ffee"), Conf(GetParam()));
+  EXPECT_EQ(del.exit_code, 0) << del.out;
+  EXPECT_THAT(del.out, IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, CniVersionedDispatchTest,
+                         ::testing::Values("0.4.0", "1.0.0", "1.1.0"));
+
+TEST_F(CniDispatchTest, VersionWithoutStdinAnswersTheLatest) {
+  const PluginRun run = Run({{"CNI_COMMAND", "VERSION"}}, "");
+  ASSERT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.Json()["cniVersion"], "1.1.0");
+}
+
+TEST_F(CniDispatchTest, AddPassesModeAndMtu) {
+  StartDaemon();
+  const PluginRun add = Run(Env("ADD"), Conf("1.1.0", R"("mode": "L2", "mtu": 4000)"));
+  ASSERT_EQ(add.exit_code, 0) << add.out;
+  EXPECT_EQ(daemon_->last_attach()->mode(), "L2");
+  EXPECT_EQ(daemon_->last_attach()->mtu(), 4000u);
+  const Json result = add.Json();
+  EXPECT_EQ(result["interfaces"][0]["mtu"], 4000);
+  EXPECT_FALSE(result.contains("ips"));
+  EXPECT_FALSE(result.contains("routes"));
+}
+
+TEST_F(CniDispatchTest, AddWithAnUnknownDeviceIdIsAConfigError) {
+  StartDaemon();
+  const PluginRun add = Run(Env("ADD"), Conf("1.0.0", R"("deviceID": "0000:99:00.0-p1")"));
+  EXPECT_EQ(add.exit_code, 1);
+  EXPECT_EQ(add.Json()["code"], 7);
+  EXPECT_EQ(add.Json()["msg"], "deviceID 0000:99:00.0-p1: no such port");
+}
+
+TEST_F(CniDispatchTest, AddOfABusyPortIsTryAgainLater) {
+  StartDaemon();
+  const std::string conf = Conf("1.0.0", R"("deviceID": "0000:19:00.0-p8")");
+  ASSERT_EQ(Run(Env("ADD", "net1", "pod-a"), conf).exit_code, 0);
+  const PluginRun second = Run(Env("ADD", "net1", "pod-b"), conf);
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_EQ(second.Json()["code"], 11);
+  EXPECT_EQ(second.Json()["msg"], "port 0000:19:00.0-p8: attached to another pod");
+}
+
+TEST_F(CniDispatchTest, AddWithNoFreePortIsTryAgainLater) {
+  StartDaemon();
+  ASSERT_EQ(Run(Env("ADD", "net1"), Conf("1.0.0")).exit_code, 0);
+  ASSERT_EQ(Run(Env("ADD", "net2"), Conf("1.0.0")).exit_code, 0);
+  const PluginRun third = Run(Env("ADD", "net3"), Conf("1.0.0"));
+  EXPECT_EQ(third.Json()["code"], 11);
+  EXPECT_EQ(third.Json()["msg"], "no free scale-out port");
+}
+
+TEST_F(CniDispatchTest, DaemonInvalidArgumentAboutTheNetnsIsCode4) {
+  StartDaemon();
+  daemon_->FailWith("Attach", grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                           "netns /var/run/netns/pod1: not a network namespace"));
+  const PluginRun add = Run(Env("ADD"), Conf("1.0.0"));
+  EXPECT_EQ(add.Json()["code"], 4);
+  EXPECT_EQ(add.Json()["msg"], "netns /var/run/netns/pod1: not a network namespace");
+}
+
+TEST_F(CniDispatchTest, DaemonInvalidArgumentAboutTheMtuIsCode7) {
+  StartDaemon();
+  daemon_->FailWith("Attach", grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                           "mtu 9500: above port so0's maximum 9000"));
+  EXPECT_EQ(Run(Env("ADD"), Conf("1.0.0", R"("mtu": 9500)")).Json()["code"], 7);
+}
+
+TEST_F(CniDispatchTest, DelWhenTheDaemonSaysNotFoundSucceeds) {
+  StartDaemon();
+  daemon_->FailWith("Detach", grpc::Status(grpc::StatusCode::NOT_FOUND, "no attachment"));
+  EXPECT_EQ(Run(Env("DEL"), Conf("1.0.0")).exit_code, 0);
+}
+
+TEST_F(CniDispatchTest, DelIgnoresKeysOnlyAddUses) {
+  StartDaemon();
+  const PluginRun del = Run(Env("DEL"), Conf("1.0.0", R"("mtu": "jumbo", "mode": "L4")"));
+  EXPECT_EQ(del.exit_code, 0) << del.out;
+  EXPECT_EQ(daemon_->calls("Detach"), 1);
+}
+
+TEST_F(CniDispatchTest, CheckOfAnUnknownAttachmentFails) {
+  StartDaemon();
+  const PluginRun check =
+      Run(Env("CHECK"), WithPrevResult(Conf("1.1.0"), Json::parse(R"({"interfaces": []})")));
+  EXPECT_EQ(check.exit_code, 1);
+  EXPECT_EQ(check.Json()["code"], 999);
+  EXPECT_EQ(check.Json()["msg"], absl::StrCat("no attachment ", kContainer, "/net1"));
+}
+
+TEST_F(CniDispatchTest, CheckPassesOnTheDaemonsVerdict) {
+  StartDaemon();
+  daemon_->FailWith("Check", grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                          "net1: address 10.200.1.1/30 missing in the pod"));
+  const PluginRun check =
+      Run(Env("CHECK"), WithPrevResult(Conf("1.0.0"), Json::parse(R"({"interfaces": []})")));
+  EXPECT_EQ(check.Json()["code"], 999);
+  EXPECT_EQ(check.Json()["msg"], "net1: address 10.200.1.1/30 missing in the pod");
+}
+
+TEST_F(CniDispatchTest, GcKeepsTheValidContainersAndReleasesTheRest) {
+  StartDaemon();
+  ASSERT_EQ(Run(Env("ADD", "net1", "keep"), Conf("1.1.0")).exit_code, 0);
+  ASSERT_EQ(Run(Env("ADD", "net1", "stale"), Conf("1.1.0")).exit_code, 0);
+  const PluginRun gc = Run({{"CNI_COMMAND", "GC"}, {"CNI_PATH", "/opt/cni/bin"}},
+                           Conf("1.1.0", R"("cni.dev/valid-attachments": [
+                               {"containerID": "keep", "ifname": "net1"},
+                               {"containerID": "keep", "ifname": "net2"},
+                               {"containerID": "other", "ifname": "eth0"}])"));
+  ASSERT_EQ(gc.exit_code, 0) << gc.out;
+  EXPECT_THAT(gc.out, IsEmpty());
+  ASSERT_TRUE(daemon_->last_gc().has_value());
+  EXPECT_THAT(daemon_->last_gc()->valid_container_ids(), ::testing::ElementsAre("keep", "other"));
+  ASSERT_EQ(daemon_->attachments().size(), 1u);
+  EXPECT_EQ(daemon_->attachments()[0].container_id(), "keep");
+}
+
+TEST_F(CniDispatchTest, StatusIsOkWhenTheDaemonAnswers) {
+  StartDaemon();
+  const PluginRun status = Run({{"CNI_COMMAND", "STATUS"}}, Conf("1.1.0"));
+  EXPECT_EQ(status.exit_code, 0) << status.out;
+  EXPECT_THAT(status.out, IsEmpty());
+  EXPECT_EQ(daemon_->calls("List"), 1);
+}
+
+TEST_F(CniDispatchTest, StatusWithoutTheDaemonIsPluginNotAvailable) {
+  const PluginRun status = Run({{"CNI_COMMAND", "STATUS"}}, Conf("1.1.0"));
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_EQ(status.Json()["code"], 50);
+  EXPECT_THAT(status.Json()["msg"].get<std::string>(), HasSubstr("does not exist"));
+}
+
+TEST_F(CniDispatchTest, UnimplementedRpcSaysTheDaemonIsOlder) {
+  StartDaemon();
+  daemon_->FailWith("Gc", grpc::Status(grpc::StatusCode::UNIMPLEMENTED, ""));
+  const PluginRun gc =
+      Run({{"CNI_COMMAND", "GC"}}, Conf("1.1.0", R"("cni.dev/valid-attachments": [])"));
+  EXPECT_EQ(gc.Json()["code"], 999);
+  EXPECT_THAT(gc.Json()["msg"].get<std::string>(), HasSubstr("older than the rocenet plugin"));
+}
+
+// Unreachable daemons: the answer must come at once, not after the
+// deadline. The bounds are loose on purpose (a guard against waiting, not a
+// benchmark).
+TEST_F(CniDispatchTest, MissingSocketIsTryAgainLaterAtOnce) {
+  const absl::Time start = absl::Now();
+  const PluginRun add = Run(Env("ADD"), Conf("1.0.0"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(add.exit_code, 1);
+  EXPECT_EQ(add.Json()["code"], 11);
+  EXPECT_EQ(add.Json()["msg"], absl::StrCat("cannot reach rocenetd: socket ", socket_,
+                                            " does not exist (is rocenetd running on this node?)"));
+}
+
+TEST_F(CniDispatchTest, RefusedSocketIsTryAgainLaterAtOnce) {
+  const int fd = BindRefusingSocket(socket_);
+  const absl::Time start = absl::Now();
+  const PluginRun add = Run(Env("ADD"), Conf("1.0.0"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  close(fd);
+  EXPECT_EQ(add.Json()["code"], 11);
+  EXPECT_THAT(add.Json()["msg"].get<std::string>(), HasSubstr("connection refused on socket"));
+}
+
+TEST_F(CniDispatchTest, SocketThatIsAFileIsTryAgainLater) {
+  std::ofstream(socket_) << "not a socket\n";
+  const PluginRun add = Run(Env("ADD"), Conf("1.0.0"));
+  EXPECT_EQ(add.Json()["code"], 11);
+  EXPECT_THAT(add.Json()["msg"].get<std::string>(), HasSubstr("is not a socket"));
+}
+
+TEST_F(CniDispatchTest, SlowDaemonIsTryAgainLaterAfterTheTimeout) {
+  StartDaemon();
+  daemon_->SetDelay(absl::Seconds(10));
+  const absl::Time start = absl::Now();
+  const PluginRun add = Run(Env("ADD"), Conf("1.0.0", R"("timeout": "200ms")"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(add.Json()["code"], 11);
+  EXPECT_THAT(add.Json()["msg"].get<std::string>(),
+              HasSubstr("did not answer rocenet.v1.Attachments/Attach within 200ms"));
+}
+
+TEST_F(CniDispatchTest, DelWithTheNamespaceAndNoDaemonIsTryAgainLater) {
+  const PluginRun del = Run(Env("DEL"), Conf("1.0.0"));
+  EXPECT_EQ(del.exit_code, 1);
+  EXPECT_EQ(del.Json()["code"], 11);
+}
+
+TEST_F(CniDispatchTest, DelWithoutTheNamespaceAndNoDaemonSucceeds) {
+  Environment env = Env("DEL");
+  env.erase("CNI_NETNS");
+  const PluginRun del = Run(env, Conf("1.0.0"));
+  EXPECT_EQ(del.exit_code, 0) << del.out;
+  EXPECT_THAT(del.out, IsEmpty());
+  EXPECT_THAT(del.err, HasSubstr("without a network namespace"));
+}
+
+TEST_F(CniDispatchTest, DelWithoutTheNamespaceStillAsksALiveDaemon) {
+  StartDaemon();
+  ASSERT_EQ(Run(Env("ADD"), Conf("1.0.0")).exit_code, 0);
+  Environment env = Env("DEL");
+  env.erase("CNI_NETNS");
+  EXPECT_EQ(Run(env, Conf("1.0.0")).exit_code, 0);
+  EXPECT_EQ(daemon_->last_detach()->netns(), "");
+  EXPECT_THAT(daemon_->attachments(), IsEmpty());
+}
+
+TEST_F(CniDispatchTest, NoCommandExplainsItselfOnStderr) {
+  const PluginRun run = Run({}, "");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.Json()["code"], 4);
+  EXPECT_THAT(run.err, HasSubstr("CNI plugin of rocenetd"));
+}
+
+}  // namespace
+}  // namespace rocenet::cni

@@ -1,0 +1,49 @@
+// Helpers shared by the CNI plugin tests: running the dispatcher in process
+// and a private temporary directory for sockets. Nothing is shared between
+// tests.
+#pragma once
+
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "plugins/cni/attachments_client.h"
+#include "plugins/cni/invocation.h"
+
+namespace rocenet::cni::testutil {
+
+// What one plugin invocation printed and returned.
+struct PluginRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+
+  // stdout parsed as JSON (ordered as printed); null JSON if it does not
+  // parse, with a gtest failure.
+  nlohmann::ordered_json Json() const;
+};
+
+// Dispatch() with `env`, `config` on stdin and `connect` for the daemon.
+PluginRun RunPlugin(const Environment& env, const std::string& config,
+                    const AttachmentsClientFactory& connect);
+
+// A factory that fails the test when called: for invocations that must be
+// refused before the daemon is asked.
+AttachmentsClientFactory NoDaemon();
+
+// A fresh directory under /tmp (short, so socket paths fit in sun_path),
+// removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string Join(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace rocenet::cni::testutil
