@@ -194,6 +194,15 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
       pod.ok() ? FindLink(**pod, request.ifname) : absl::StatusOr<int>(pod.status());
   status = pod_ifindex.ok() ? ConfigurePodPort(**pod, *netns_, *ns, *pod_ifindex, record)
                             : pod_ifindex.status();
+  if (status.ok() && record.mtu == 0) {
+    // The MTU was left alone: report what the link has.
+    absl::StatusOr<std::vector<os::LinkInfo>> links = (*pod)->ListLinks();
+    if (links.ok()) {
+      for (const os::LinkInfo& link : *links) {
+        if (link.ifindex == *pod_ifindex) record.mtu = link.mtu;
+      }
+    }
+  }
   if (status.ok()) {
     record.state = AttachState::kAttached;
     status = Step(journal_->Put(record), "record the attachment as done");
