@@ -61,6 +61,18 @@ absl::StatusOr<bool> ParseBool(absl::string_view key, absl::string_view value) {
 
 }  // namespace
 
+Environment EnvironmentFrom(const char* const* envp) {
+  Environment env;
+  for (const char* const* entry = envp; entry != nullptr && *entry != nullptr; ++entry) {
+    const absl::string_view pair(*entry);
+    const size_t equals = pair.find('=');
+    if (equals != absl::string_view::npos) {
+      env.emplace(std::string(pair.substr(0, equals)), std::string(pair.substr(equals + 1)));
+    }
+  }
+  return env;
+}
+
 absl::string_view CommandName(Command command) {
   for (const CommandEntry& entry : kCommands) {
     if (entry.command == command) return entry.name;

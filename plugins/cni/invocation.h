@@ -30,8 +30,13 @@
 
 namespace rocenet::cni {
 
-// The process environment, by name. main() builds it from `environ`.
+// The process environment, by name.
 using Environment = std::map<std::string, std::string, std::less<>>;
+
+// `envp` ("NAME=value" strings, null-terminated, as `environ`) as an
+// Environment. Entries without '=' are skipped; the first of duplicate names
+// wins, as with getenv().
+Environment EnvironmentFrom(const char* const* envp);
 
 enum class Command { kAdd, kDel, kCheck, kVersion, kGc, kStatus };
 

@@ -80,6 +80,16 @@ TEST(InvocationTest, CniArgsAreReadForAddOnly) {
           .ok());
 }
 
+TEST(EnvironmentTest, FromEnvp) {
+  const char* const envp[] = {
+      "CNI_COMMAND=ADD", "CNI_ARGS=A=1;B=2", "EMPTY=", "NOEQUALS", "CNI_COMMAND=DEL", nullptr};
+  const Environment env = EnvironmentFrom(envp);
+  EXPECT_EQ(env.at("CNI_COMMAND"), "ADD");
+  EXPECT_EQ(env.at("CNI_ARGS"), "A=1;B=2");
+  EXPECT_EQ(env.at("EMPTY"), "");
+  EXPECT_EQ(env.count("NOEQUALS"), 0u);
+}
+
 TEST(CommandTest, AllSixVerbs) {
   for (const Command command : {Command::kAdd, Command::kDel, Command::kCheck, Command::kVersion,
                                 Command::kGc, Command::kStatus}) {
