@@ -1,11 +1,9 @@
 #include "plugins/cni/errors.h"
 
 #include <string>
-#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 

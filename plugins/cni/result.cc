@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "plugins/cni/errors.h"
@@ -13,8 +12,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json ArrayOf(const std::optional<Json>& prev, const char* key) {
-  if (!prev.has_value()) return Json::array();
+// prev[key] when it is an array, else an empty array; prev may be null.
+Json ArrayOf(const Json* prev, const char* key) {
+  if (prev == nullptr) return Json::array();
   const auto it = prev->find(key);
   return it != prev->end() && it->is_array() ? *it : Json::array();
 }
@@ -64,9 +64,10 @@ absl::Status Mismatch(absl::string_view msg) {
 Json RenderAddResult(absl::string_view cni_version, const v1::Attachment& attachment,
                      absl::string_view ifname, absl::string_view netns,
                      const std::optional<Json>& prev_result) {
-  Json interfaces = ArrayOf(prev_result, "interfaces");
-  Json ips = ArrayOf(prev_result, "ips");
-  Json routes = ArrayOf(prev_result, "routes");
+  const Json* prev = prev_result.has_value() ? &*prev_result : nullptr;
+  Json interfaces = ArrayOf(prev, "interfaces");
+  Json ips = ArrayOf(prev, "ips");
+  Json routes = ArrayOf(prev, "routes");
   const size_t index = interfaces.size();
   interfaces.push_back(InterfaceJson(cni_version, attachment, ifname, netns));
   for (const v1::IpConfig& ip : attachment.ips()) ips.push_back(IpJson(cni_version, ip, index));
@@ -89,7 +90,7 @@ Json RenderAddResult(absl::string_view cni_version, const v1::Attachment& attach
 
 absl::Status CheckPrevResult(const v1::Attachment& attachment, absl::string_view ifname,
                              absl::string_view netns, const Json& prev_result) {
-  const Json interfaces = ArrayOf(prev_result, "interfaces");
+  const Json interfaces = ArrayOf(&prev_result, "interfaces");
   size_t index = interfaces.size();
   for (size_t i = 0; i < interfaces.size(); ++i) {
     const std::string sandbox = StringOf(interfaces[i], "sandbox");
@@ -114,7 +115,7 @@ absl::Status CheckPrevResult(const v1::Attachment& attachment, absl::string_view
                                  ", prevResult says ", mtu->dump()));
   }
 
-  const Json ips = ArrayOf(prev_result, "ips");
+  const Json ips = ArrayOf(&prev_result, "ips");
   auto listed = [&](const v1::IpConfig& ip) {
     for (const Json& entry : ips) {
       const auto at = entry.find("interface");
@@ -147,7 +148,7 @@ absl::Status CheckPrevResult(const v1::Attachment& attachment, absl::string_view
     }
   }
 
-  const Json routes = ArrayOf(prev_result, "routes");
+  const Json routes = ArrayOf(&prev_result, "routes");
   for (const v1::RouteConfig& route : attachment.routes()) {
     bool found = false;
     for (const Json& entry : routes) {
