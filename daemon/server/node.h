@@ -86,6 +86,9 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   void ReaddressAttached();
   // Loop thread: the ports as attach candidates.
   std::vector<attach::PortCandidate> Candidates() const;
+  // Loop thread: after an attachment changed, brings inventory, LLDP
+  // sockets, addressing and health up to date, once the reply has gone.
+  void FollowAttachments();
   // Loop thread: releases attachments whose pod namespace is gone, and
   // checks again later while any attachment exists.
   void ScheduleNetnsCheck();

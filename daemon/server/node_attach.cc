@@ -51,11 +51,8 @@ absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachReques
             resolved, Candidates(), absl::ToUnixSeconds(parts_.clock->Now()));
         if (record.ok()) {
           ScheduleNetnsCheck();
-          // The port left the host: take that in before the LLDP sockets
-          // follow it into the pod.
-          if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
+          FollowAttachments();
         }
-        OnPortsChanged();
         return record;
       });
 }
@@ -64,12 +61,7 @@ absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::st
   if (parts_.attach == nullptr) return NoAttach();
   return parts_.loop->Call<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
     absl::StatusOr<bool> detached = parts_.attach->Detach(container_id, ifname);
-    if (detached.ok() && *detached) {
-      // The port is back in the host under its name; pick it up now rather
-      // than wait for the link events.
-      if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
-      OnPortsChanged();
-    }
+    if (detached.ok() && *detached) FollowAttachments();
     return detached;
   });
 }
@@ -98,12 +90,18 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
   return parts_.loop->Call<std::vector<attach::AttachmentRecord>>(
       [this, valid, only_dead_netns]() -> absl::StatusOr<std::vector<attach::AttachmentRecord>> {
         std::vector<attach::AttachmentRecord> released = parts_.attach->Gc(valid, only_dead_netns);
-        if (!released.empty()) {
-          if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
-          OnPortsChanged();
-        }
+        if (!released.empty()) FollowAttachments();
         return released;
       });
+}
+
+void Node::FollowAttachments() {
+  // Queued behind the reply: the caller (a pod's CNI ADD or DEL) need not
+  // wait while the LLDP sockets and addressing follow the port.
+  parts_.loop->Post([this] {
+    if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
+    OnPortsChanged();
+  });
 }
 
 void Node::ScheduleNetnsCheck() {
@@ -112,10 +110,7 @@ void Node::ScheduleNetnsCheck() {
   }
   netns_timer_ = parts_.loop->RunAt(absl::Now() + kNetnsCheckInterval, [this] {
     netns_timer_.reset();
-    if (!parts_.attach->Gc({}, /*only_dead_netns=*/true).empty()) {
-      if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
-      OnPortsChanged();
-    }
+    if (!parts_.attach->Gc({}, /*only_dead_netns=*/true).empty()) FollowAttachments();
     ScheduleNetnsCheck();
   });
 }

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/errno_status.h"
@@ -26,7 +27,12 @@ constexpr int kReceiveBufferBytes = 256 * 1024;
 class PacketSocketLinux final : public PacketSocket {
  public:
   PacketSocketLinux(int fd, int ifindex) : fd_(fd), ifindex_(ifindex) {}
-  ~PacketSocketLinux() override { close(fd_); }
+  ~PacketSocketLinux() override {
+    // Closing a packet socket waits for an RCU grace period in the kernel
+    // (tens of milliseconds). Nothing needs to wait for it: close elsewhere
+    // so the event loop, and a pod's CNI ADD or DEL, do not.
+    std::thread([fd = fd_] { close(fd); }).detach();
+  }
 
   int fd() const override { return fd_; }
 
