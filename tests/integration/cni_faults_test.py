@@ -1,0 +1,153 @@
+"""The rocenet CNI plugin under bad input and a crashing daemon: each bad
+invocation gets the right CNI error code and a message naming the problem,
+and changes nothing in any namespace; kill -9 of rocenetd in the middle of
+ADD/DEL leaves every port in the host or in exactly one recorded pod."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+
+from cni_test import Cni, all_namespaces_state, ip_json
+from harness import Daemon, sim, wait_until
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    fab = sim.Fabric.up(sim.unique_name("cf"), ports=4)
+    subprocess.run(["ip", "netns", "add", f"{fab.name}-podx"], check=True)
+    yield fab
+    fab.down()
+
+
+@pytest.fixture(scope="module")
+def daemon(fabric):
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
+    d.start()
+    wait_until(lambda: json.loads(d.rocectl("health", "-o", "json").stdout or "{}").get("ready"),
+               10, what="node ready")
+    yield d
+    d.cleanup()
+
+
+def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
+    cni = Cni(daemon)
+    pod = f"/run/netns/{fabric.name}-podx"
+    ports = {p["name"]: p for p in daemon.ports()}
+    # so3 is busy: attached to another pod for the duration of the test.
+    subprocess.run(["ip", "netns", "add", f"{fabric.name}-podbusy"], check=True)
+    rc, out = cni.run("ADD", "busy", f"/run/netns/{fabric.name}-podbusy", "net1",
+                      cni.conf(deviceID=ports["so3"]["id"]))
+    assert rc == 0, out
+    good = cni.conf()
+    cases = [
+        # (name, conf, env overrides, expected code, message fragment)
+        ("invalid JSON", "{not json", {}, 6, "invalid JSON"),
+        ("empty stdin", "", {}, 6, ""),
+        ("missing cniVersion", {k: v for k, v in good.items() if k != "cniVersion"}, {}, 7,
+         "cniVersion"),
+        ("missing name", {k: v for k, v in good.items() if k != "name"}, {}, 7, "name"),
+        ("unsupported version", {**good, "cniVersion": "0.3.1"}, {}, 1, "0.3.1"),
+        ("mtu not a number", {**good, "mtu": "big"}, {}, 7, "mtu"),
+        ("mtu out of range", {**good, "mtu": 10}, {}, 7, "mtu"),
+        ("bad mode", {**good, "mode": "L4"}, {}, 7, "mode"),
+        ("bad timeout", {**good, "timeout": "soon"}, {}, 7, "timeout"),
+        ("ifname with slash", good, {"CNI_IFNAME": "net/1"}, 4, "CNI_IFNAME"),
+        ("ifname too long", good, {"CNI_IFNAME": "a" * 16}, 4, "CNI_IFNAME"),
+        ("ifname empty", good, {"CNI_IFNAME": ""}, 4, "CNI_IFNAME"),
+        ("bad container id", good, {"CNI_CONTAINERID": "-bad id"}, 4, "CNI_CONTAINERID"),
+        ("netns outside the allowed places", good, {"CNI_NETNS": "/tmp/notns"}, 4, "netns"),
+        ("netns relative", good, {"CNI_NETNS": "run/netns/x"}, 4, "CNI_NETNS"),
+        ("netns that does not exist", good, {"CNI_NETNS": "/run/netns/does-not-exist"}, None,
+         "does-not-exist"),
+        ("unknown command", good, {"CNI_COMMAND": "FROB"}, 4, "CNI_COMMAND"),
+        ("unknown device id", {**good, "deviceID": "0000:ff:00.0-p9"}, {}, 7, "0000:ff:00.0-p9"),
+        ("busy device id", {**good, "deviceID": ports["so3"]["id"]}, {}, 11, "attached"),
+        ("daemon not there", {**good, "socket": "/nonexistent/rocenetd.sock"}, {}, 11,
+         "/nonexistent/rocenetd.sock"),
+    ]
+    def port_states():
+        ports = json.loads(daemon.rocectl("ports", "-o", "json").stdout)["ports"]
+        return [{k: v for k, v in p.items() if k != "counters"} for p in ports]
+
+    before = all_namespaces_state(fabric)
+    ports_before = port_states()
+    for name, conf, env, code, fragment in cases:
+        t0 = time.monotonic()
+        rc, out = cni.run(env.get("CNI_COMMAND", "ADD"), env.get("CNI_CONTAINERID", "bad"),
+                          env.get("CNI_NETNS", pod), env.get("CNI_IFNAME", "net1"), conf,
+                          env={k: v for k, v in env.items()})
+        assert rc == 1, (name, out)
+        if code is not None:
+            assert out.get("code") == code, (name, out)
+        else:
+            assert out.get("code", 0) > 0, (name, out)
+        assert fragment in out.get("msg", ""), (name, out)
+        assert time.monotonic() - t0 < 5, name
+    assert all_namespaces_state(fabric) == before
+    assert port_states() == ports_before
+    assert cni.run("DEL", "busy", f"/run/netns/{fabric.name}-podbusy", "net1")[0] == 0
+
+
+def invariant(fabric, daemon):
+    """Every port is in the host or in exactly one recorded pod."""
+    records = json.load(open(os.path.join(daemon.workdir, "state", "attachments.json")))
+    recorded = {(a["netns"], a["ifname"]): a for a in records["attachments"]}
+    host = {link["ifname"] for link in ip_json(fabric.node_netns, "link", "show")}
+    seen: dict[str, list[str]] = {}
+    for port in fabric.ports:
+        seen[port["host_mac"]] = []
+        if port["host_ifname"] in host:
+            seen[port["host_mac"]].append("host")
+    for ns in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                             check=True).stdout.split():
+        if not ns.startswith(f"{fabric.name}-pod"):
+            continue
+        for link in ip_json(ns, "link", "show"):
+            if link.get("address") in seen:
+                seen[link["address"]].append(ns)
+                assert (f"/run/netns/{ns}", link["ifname"]) in recorded, (ns, link, recorded)
+                assert recorded[(f"/run/netns/{ns}", link["ifname"])]["state"] == "attached"
+    for mac, places in seen.items():
+        assert len(places) == 1, (mac, places)
+
+
+def test_kill_9_during_add_del_keeps_every_port_accounted_for(fabric, daemon):
+    cni = Cni(daemon)
+    rng = random.Random(7)
+    pods = [f"{fabric.name}-podk{i}" for i in range(3)]
+    for ns in pods:
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+    for round_ in range(10):
+        # A burst of ADD/DEL in the background, and kill -9 somewhere in it.
+        procs = []
+        for i, ns in enumerate(pods):
+            cmd = "ADD" if rng.random() < 0.6 else "DEL"
+            env = {"CNI_COMMAND": cmd, "CNI_CONTAINERID": f"k{i}", "CNI_NETNS": f"/run/netns/{ns}",
+                   "CNI_IFNAME": "net1", "CNI_PATH": "/x", "PATH": os.environ["PATH"]}
+            procs.append(subprocess.Popen([cni_binary()], stdin=subprocess.PIPE,
+                                          stdout=subprocess.DEVNULL, env=env))
+            procs[-1].stdin.write(json.dumps(cni.conf()).encode())
+            procs[-1].stdin.close()
+        time.sleep(rng.uniform(0.0, 0.08))
+        daemon.proc.send_signal(signal.SIGKILL)
+        daemon.proc.wait(5)
+        for p in procs:
+            p.wait(30)
+        daemon.start()
+        wait_until(lambda: daemon.rocectl("ports").returncode == 0, 10, what="restart")
+        invariant(fabric, daemon)
+    for i, ns in enumerate(pods):
+        assert cni.run("DEL", f"k{i}", f"/run/netns/{ns}", "net1")[0] == 0
+    invariant(fabric, daemon)
+
+
+def cni_binary() -> str:
+    from harness import binary
+    return binary("rocenet")
