@@ -67,9 +67,12 @@ def test_configured_interface_that_does_not_exist_is_reported(daemon):
     assert sx9["healthy"] is False
     assert sx9["conditions"][0]["type"] == "PortMissing"
     assert health["ready"] is False
-    # The real ports are still served and healthy.
-    so0 = next(p for p in health["ports"] if p["name"] == "so0")
-    assert so0["healthy"] is True
+    # The real ports are still served, and healthy once addressed from LLDP.
+    def so0_healthy():
+        h = json.loads(daemon.rocectl("health", "-o", "json", check=True).stdout)
+        return next(p for p in h["ports"] if p["name"] == "so0")["healthy"]
+
+    wait_until(so0_healthy, 5, what="so0 healthy")
     assert "so0" in daemon.rocectl("ports").stdout
 
 
