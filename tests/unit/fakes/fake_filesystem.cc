@@ -34,7 +34,11 @@ void FakeFileSystem::AddFile(const std::string& path, const std::string& content
 }
 
 void FakeFileSystem::FailNextWrite(absl::Status status, std::string path) {
-  write_faults_.push_back(Fault{std::move(status), std::move(path)});
+  FailWriteAfter(0, std::move(status), std::move(path));
+}
+
+void FakeFileSystem::FailWriteAfter(int successes, absl::Status status, std::string path) {
+  write_faults_.push_back(Fault{std::move(status), std::move(path), successes});
 }
 
 void FakeFileSystem::FailNextRemove(absl::Status status) { remove_fault_ = std::move(status); }
@@ -63,6 +67,10 @@ absl::Status FakeFileSystem::WriteFileAtomic(absl::string_view path, absl::strin
   const std::string target(path);
   for (auto it = write_faults_.begin(); it != write_faults_.end(); ++it) {
     if (it->path.empty() || it->path == target) {
+      if (it->skip > 0) {
+        --it->skip;
+        break;
+      }
       absl::Status status = std::move(it->status);
       write_faults_.erase(it);
       return status;

@@ -36,6 +36,9 @@ class FakeFileSystem final : public os::FileSystem {
   // Makes the next WriteFileAtomic() fail with `status`; with a non-empty
   // `path`, the next write to that path only. The file is left untouched.
   void FailNextWrite(absl::Status status, std::string path = "");
+  // Like FailNextWrite(), after `successes` writes (to `path`, when given)
+  // have gone through.
+  void FailWriteAfter(int successes, absl::Status status, std::string path = "");
   // Makes the next RemoveFile() of an existing file fail with `status`.
   void FailNextRemove(absl::Status status);
 
@@ -60,6 +63,7 @@ class FakeFileSystem final : public os::FileSystem {
   struct Fault {
     absl::Status status;
     std::string path;  // "" = any path
+    int skip = 0;      // matching writes still to let through
   };
 
   std::map<std::string, File> files_;

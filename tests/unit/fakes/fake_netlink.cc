@@ -60,6 +60,10 @@ absl::StatusOr<std::vector<os::LinkInfo>> FakeNetlink::ListLinks() {
 
 bool FakeNetlink::TakeFailure(absl::Status* out) {
   if (fail_next_.ok()) return false;
+  if (fail_skip_ > 0) {
+    --fail_skip_;
+    return false;
+  }
   *out = std::move(fail_next_);
   fail_next_ = absl::OkStatus();
   return true;
@@ -121,7 +125,14 @@ absl::Status FakeNetlink::RenameLink(int ifindex, absl::string_view name) {
 absl::Status FakeNetlink::MoveLink(int ifindex, int netns_fd, absl::string_view new_name) {
   absl::Status failure;
   if (TakeFailure(&failure)) return failure;
-  if (!links_.contains(ifindex)) return absl::NotFoundError("no such link");
+  auto it = links_.find(ifindex);
+  if (it == links_.end()) return absl::NotFoundError("no such link");
+  if (on_move_) {
+    if (absl::Status arrived = on_move_(it->second, netns_fd, std::string(new_name));
+        !arrived.ok()) {
+      return arrived;
+    }
+  }
   ++mutations_;
   moves_.push_back({ifindex, netns_fd, std::string(new_name)});
   std::erase_if(addresses_, [&](const os::AddressInfo& a) { return a.ifindex == ifindex; });

@@ -6,7 +6,9 @@
 // Single-threaded like the real one.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "daemon/os/netlink.h"
@@ -24,6 +26,14 @@ class FakeNetlink final : public os::Netlink {
   void Overflow();
 
   int list_calls() const { return list_calls_; }
+  const std::map<int, os::LinkInfo>& links() const { return links_; }
+
+  // Called by MoveLink() before the link leaves, with the link as it is here;
+  // a non-OK status fails the move and changes nothing. FakeNetns uses it to
+  // make the link appear in the destination namespace.
+  using MoveHook = std::function<absl::Status(const os::LinkInfo& link, int netns_fd,
+                                              const std::string& new_name)>;
+  void set_on_move(MoveHook hook) { on_move_ = std::move(hook); }
 
   absl::Status SubscribeLinkEvents() override;
   int event_fd() const override { return subscribed_ ? fd_ : -1; }
@@ -55,7 +65,12 @@ class FakeNetlink final : public os::Netlink {
   absl::Status DeleteRoute(const os::RouteInfo& route) override;
 
   // The next mutating call fails with `status` (and changes nothing).
-  void FailNext(absl::Status status) { fail_next_ = std::move(status); }
+  void FailNext(absl::Status status) { FailAfter(0, std::move(status)); }
+  // The mutating call after the next `successes` ones fails with `status`.
+  void FailAfter(int successes, absl::Status status) {
+    fail_next_ = std::move(status);
+    fail_skip_ = successes;
+  }
   // Mutating calls made so far (SetLinkUp, SetMtu, Add/Delete, Replace).
   int mutations() const { return mutations_; }
   const std::vector<os::AddressInfo>& addresses() const { return addresses_; }
@@ -81,6 +96,8 @@ class FakeNetlink final : public os::Netlink {
   std::vector<Move> moves_;
   os::LinkEventBatch pending_;
   absl::Status fail_next_;
+  int fail_skip_ = 0;
+  MoveHook on_move_;
   int mutations_ = 0;
 };
 
