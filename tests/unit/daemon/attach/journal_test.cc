@@ -1,0 +1,203 @@
+// The journal on disk: what a restarted rocenetd reads back, and that a
+// failed write changes nothing anyone can see.
+#include "daemon/attach/journal.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/unit/daemon/attach/printers.h"
+#include "tests/unit/fakes/fake_filesystem.h"
+
+namespace rocenet::attach {
+namespace {
+
+using ::rocenet::testing::FakeFileSystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kPath[] = "/var/lib/rocenet/attachments.json";
+
+Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
+Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
+
+// Every field set to something other than its default.
+AttachmentRecord Full(const std::string& container_id, const std::string& ifname) {
+  AttachmentRecord r;
+  r.container_id = container_id;
+  r.ifname = ifname;
+  r.netns = "/var/run/netns/cni-1234";
+  r.port_id = "0000:19:00.0-p8";
+  r.host_ifname = "so0";
+  r.mac = "0c:42:a1:00:00:02";
+  r.pci_address = "0000:19:00.0";
+  r.state = AttachState::kAttached;
+  r.pod = PodIdentity{"training", "worker-0", "6a1f0c2e-5b7d-4e3a-9c8b-1d2e3f4a5b6c"};
+  r.cni_version = "1.1.0";
+  r.created_unix = 1717171717;
+  r.mtu = 9000;
+  r.local = P("10.200.1.1/30");
+  r.peer = A("10.200.1.2");
+  r.routes = {addressing::Route{P("10.200.0.0/16"), A("10.200.1.2")},
+              addressing::Route{P("10.210.0.0/16"), std::nullopt}};
+  r.table = 1002;
+  return r;
+}
+
+class JournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fs_.AddDirectory("/var/lib/rocenet"); }
+
+  // What a restarted daemon reads.
+  std::vector<AttachmentRecord> Reload() {
+    Journal again(&fs_, kPath);
+    absl::Status loaded = again.Load();
+    EXPECT_TRUE(loaded.ok()) << loaded;
+    return again.All();
+  }
+
+  FakeFileSystem fs_;
+  Journal journal_{&fs_, kPath};
+};
+
+TEST_F(JournalTest, EveryFieldSurvivesARestart) {
+  const AttachmentRecord full = Full("c1", "net1");
+  AttachmentRecord l2 = Full("c2", "net2");
+  l2.state = AttachState::kAttaching;
+  l2.local.reset();
+  l2.peer.reset();
+  l2.routes.clear();
+  AttachmentRecord leaving = Full("c3", "net1");
+  leaving.state = AttachState::kDetaching;
+  ASSERT_TRUE(journal_.Put(full).ok());
+  ASSERT_TRUE(journal_.Put(l2).ok());
+  ASSERT_TRUE(journal_.Put(leaving).ok());
+
+  EXPECT_THAT(Reload(), ElementsAre(full, l2, leaving));
+}
+
+TEST_F(JournalTest, TheFileIsPrivateAndSaysWhatIsWhere) {
+  ASSERT_TRUE(journal_.Put(Full("c1", "net1")).ok());
+  std::optional<FakeFileSystem::File> file = fs_.GetFile(kPath);
+  ASSERT_TRUE(file.has_value());
+  EXPECT_EQ(file->mode, 0600u);
+  const nlohmann::json json = nlohmann::json::parse(file->content);
+  EXPECT_EQ(json["version"], 1);
+  ASSERT_EQ(json["attachments"].size(), 1u);
+  EXPECT_EQ(json["attachments"][0]["state"], "attached");
+  EXPECT_EQ(json["attachments"][0]["host_ifname"], "so0");
+  EXPECT_EQ(json["attachments"][0]["local"], "10.200.1.1/30");
+}
+
+TEST_F(JournalTest, FindAndFindByPort) {
+  AttachmentRecord other = Full("c2", "net1");
+  other.port_id = "0000:19:00.0-p22";
+  ASSERT_TRUE(journal_.Put(Full("c1", "net1")).ok());
+  ASSERT_TRUE(journal_.Put(other).ok());
+
+  ASSERT_NE(journal_.Find("c2", "net1"), nullptr);
+  EXPECT_EQ(journal_.Find("c2", "net1")->port_id, "0000:19:00.0-p22");
+  EXPECT_EQ(journal_.Find("c2", "net2"), nullptr);
+  EXPECT_EQ(journal_.Find("c3", "net1"), nullptr);
+  ASSERT_NE(journal_.FindByPort("0000:19:00.0-p8"), nullptr);
+  EXPECT_EQ(journal_.FindByPort("0000:19:00.0-p8")->container_id, "c1");
+  EXPECT_EQ(journal_.FindByPort("0000:19:00.0-p23"), nullptr);
+}
+
+TEST_F(JournalTest, PutReplacesAndEraseForgets) {
+  AttachmentRecord record = Full("c1", "net1");
+  record.state = AttachState::kAttaching;
+  ASSERT_TRUE(journal_.Put(record).ok());
+  record.state = AttachState::kAttached;
+  ASSERT_TRUE(journal_.Put(record).ok());
+  EXPECT_THAT(Reload(), ElementsAre(record));
+
+  ASSERT_TRUE(journal_.Erase("c1", "net1").ok());
+  EXPECT_EQ(journal_.Find("c1", "net1"), nullptr);
+  EXPECT_THAT(Reload(), IsEmpty());
+}
+
+TEST_F(JournalTest, ErasingSomethingUnknownWritesNothing) {
+  ASSERT_TRUE(journal_.Put(Full("c1", "net1")).ok());
+  const int writes = fs_.write_count();
+  EXPECT_TRUE(journal_.Erase("c1", "net2").ok());
+  EXPECT_EQ(fs_.write_count(), writes);
+  EXPECT_EQ(journal_.All().size(), 1u);
+}
+
+TEST_F(JournalTest, AMissingFileIsAnEmptyJournal) {
+  ASSERT_TRUE(journal_.Load().ok());
+  EXPECT_THAT(journal_.All(), IsEmpty());
+  EXPECT_FALSE(fs_.GetFile(kPath).has_value());
+}
+
+TEST_F(JournalTest, ACorruptFileIsDataLossNamingThePath) {
+  for (const char* content :
+       {"{\"version\": 1, \"attachments\": [", "", "[]", "{\"version\": 2, \"attachments\": []}",
+        R"({"version": 1, "attachments": [{"container_id": "c1"}]})",
+        R"({"version": 1, "attachments": [{"container_id": "c1", "ifname": "net1",
+                                  "netns": "/run/netns/x", "port_id": "p", "host_ifname": "so0",
+                                  "state": "moving"}]})",
+        R"({"version": 1, "attachments": [{"container_id": "c1", "ifname": "net1",
+                                  "netns": "/run/netns/x", "port_id": "p", "host_ifname": "so0",
+                                  "state": "attached", "local": "10.200.1.300/30"}]})"}) {
+    SCOPED_TRACE(content);
+    fs_.AddFile(kPath, content);
+    Journal journal(&fs_, kPath);
+    const absl::Status status = journal.Load();
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(kPath));
+    EXPECT_THAT(journal.All(), IsEmpty());
+  }
+}
+
+TEST_F(JournalTest, AFailedPutChangesNeitherMemoryNorTheFile) {
+  const AttachmentRecord first = Full("c1", "net1");
+  ASSERT_TRUE(journal_.Put(first).ok());
+  const std::string before = fs_.GetFile(kPath)->content;
+
+  fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"));
+  AttachmentRecord second = Full("c2", "net1");
+  second.port_id = "0000:19:00.0-p22";
+  const absl::Status status = journal_.Put(second);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+
+  EXPECT_EQ(journal_.Find("c2", "net1"), nullptr);
+  EXPECT_EQ(journal_.FindByPort("0000:19:00.0-p22"), nullptr);
+  EXPECT_THAT(journal_.All(), ElementsAre(first));
+  EXPECT_EQ(fs_.GetFile(kPath)->content, before);
+}
+
+TEST_F(JournalTest, AFailedReplaceKeepsTheOldRecord) {
+  AttachmentRecord record = Full("c1", "net1");
+  record.state = AttachState::kAttaching;
+  ASSERT_TRUE(journal_.Put(record).ok());
+  fs_.FailNextWrite(absl::PermissionDeniedError("write: Read-only file system"));
+  AttachmentRecord done = record;
+  done.state = AttachState::kAttached;
+  EXPECT_FALSE(journal_.Put(done).ok());
+  EXPECT_EQ(journal_.Find("c1", "net1")->state, AttachState::kAttaching);
+  EXPECT_THAT(Reload(), ElementsAre(record));
+}
+
+TEST_F(JournalTest, AFailedEraseKeepsTheRecord) {
+  const AttachmentRecord record = Full("c1", "net1");
+  ASSERT_TRUE(journal_.Put(record).ok());
+  fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"));
+  EXPECT_FALSE(journal_.Erase("c1", "net1").ok());
+  ASSERT_NE(journal_.Find("c1", "net1"), nullptr);
+  EXPECT_THAT(Reload(), ElementsAre(record));
+}
+
+TEST_F(JournalTest, AFailedLoadKeepsWhatWasLoaded) {
+  const AttachmentRecord record = Full("c1", "net1");
+  ASSERT_TRUE(journal_.Put(record).ok());
+  fs_.AddFile(kPath, "not json");
+  EXPECT_EQ(journal_.Load().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(journal_.All(), ElementsAre(record));
+}
+
+}  // namespace
+}  // namespace rocenet::attach
