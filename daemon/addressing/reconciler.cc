@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/common/status_context.h"
 
 namespace rocenet::addressing {
 namespace {
@@ -28,8 +29,9 @@ bool SameRoute(const os::RouteInfo& a, const os::RouteInfo& b) {
 }
 
 bool HasAddress(const KernelState& kernel, int ifindex, const Ipv4Prefix& prefix) {
-  return std::any_of(kernel.addresses.begin(), kernel.addresses.end(),
-                     [&](const os::AddressInfo& a) { return a.ifindex == ifindex && a.prefix == prefix; });
+  return std::any_of(
+      kernel.addresses.begin(), kernel.addresses.end(),
+      [&](const os::AddressInfo& a) { return a.ifindex == ifindex && a.prefix == prefix; });
 }
 
 std::vector<os::RouteInfo> WantedRoutes(const LinkTarget& link, const AppliedConfig& config) {
@@ -38,10 +40,8 @@ std::vector<os::RouteInfo> WantedRoutes(const LinkTarget& link, const AppliedCon
   return out;
 }
 
-absl::Status Step(absl::Status status, const LinkTarget& link, absl::string_view step) {
-  if (status.ok()) return status;
-  return absl::Status(status.code(),
-                      absl::StrCat("port ", link.ifname, ": ", step, ": ", status.message()));
+absl::Status Step(const absl::Status& status, const LinkTarget& link, absl::string_view step) {
+  return WithContext(status, absl::StrCat("port ", link.ifname, ": ", step));
 }
 
 }  // namespace
@@ -97,8 +97,8 @@ absl::StatusOr<ReconcileResult> Reconciler::Apply(const LinkTarget& link,
   const std::vector<os::RouteInfo> want = WantedRoutes(link, wanted);
   for (const os::RouteInfo& route : kernel.routes) {
     if (route.protocol != kRouteProtocol || route.ifindex != link.ifindex) continue;
-    const bool wanted_route = std::any_of(want.begin(), want.end(),
-                                          [&](const os::RouteInfo& w) { return SameRoute(w, route); });
+    const bool wanted_route = std::any_of(
+        want.begin(), want.end(), [&](const os::RouteInfo& w) { return SameRoute(w, route); });
     if (wanted_route) continue;
     if (absl::Status s = netlink_->DeleteRoute(route); !s.ok()) {
       return Step(s, link, absl::StrCat("delete route ", route.destination.ToString()));

@@ -2,18 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/addressing/applied.h"
+#include "daemon/common/status_context.h"
 #include "daemon/common/status_macros.h"
 
 namespace rocenet::attach {
-namespace {
-
-absl::Status Step(absl::Status status, absl::string_view step) {
-  if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat(step, ": ", status.message()));
-}
-
-}  // namespace
-
 absl::StatusOr<int> FindLink(os::Netlink& netlink, absl::string_view ifname) {
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, netlink.ListLinks());
   for (const os::LinkInfo& link : links) {
@@ -24,15 +16,16 @@ absl::StatusOr<int> FindLink(os::Netlink& netlink, absl::string_view ifname) {
 
 absl::Status ConfigurePodPort(os::Netlink& pod, os::Netns& netns, const os::NetnsHandle& ns,
                               int ifindex, const AttachmentRecord& r) {
-  if (r.mtu != 0) RETURN_IF_ERROR(Step(pod.SetMtu(ifindex, r.mtu), absl::StrCat("set MTU ", r.mtu)));
-  RETURN_IF_ERROR(Step(pod.SetLinkUp(ifindex), "set link up"));
+  if (r.mtu != 0)
+    RETURN_IF_ERROR(WithContext(pod.SetMtu(ifindex, r.mtu), absl::StrCat("set MTU ", r.mtu)));
+  RETURN_IF_ERROR(WithContext(pod.SetLinkUp(ifindex), "set link up"));
   if (!r.local.has_value() || !r.peer.has_value()) return absl::OkStatus();
 
   const std::string conf = absl::StrCat("net/ipv4/conf/", r.ifname, "/");
-  RETURN_IF_ERROR(Step(netns.SetSysctl(ns, conf + "arp_ignore", "1"), "set arp_ignore"));
-  RETURN_IF_ERROR(Step(netns.SetSysctl(ns, conf + "arp_announce", "2"), "set arp_announce"));
-  RETURN_IF_ERROR(Step(pod.AddAddress({ifindex, *r.local}),
-                       absl::StrCat("add address ", r.local->ToString())));
+  RETURN_IF_ERROR(WithContext(netns.SetSysctl(ns, conf + "arp_ignore", "1"), "set arp_ignore"));
+  RETURN_IF_ERROR(WithContext(netns.SetSysctl(ns, conf + "arp_announce", "2"), "set arp_announce"));
+  RETURN_IF_ERROR(WithContext(pod.AddAddress({ifindex, *r.local}),
+                              absl::StrCat("add address ", r.local->ToString())));
 
   auto route = [&](const Ipv4Prefix& destination, std::optional<Ipv4Address> gateway,
                    uint32_t table) {
@@ -42,33 +35,35 @@ absl::Status ConfigurePodPort(os::Netlink& pod, os::Netns& netns, const os::Netn
     out.ifindex = ifindex;
     out.protocol = addressing::kRouteProtocol;
     out.table = table;
-    out.metric = table == os::kMainTable
-                     ? addressing::kRouteMetricBase + static_cast<uint32_t>(ifindex)
-                     : 0;
+    out.metric =
+        table == os::kMainTable ? addressing::kRouteMetricBase + static_cast<uint32_t>(ifindex) : 0;
     return out;
   };
   // The port's own table: its subnet and everything reached through its
   // switch, so replies and new flows from its address leave through it.
-  RETURN_IF_ERROR(Step(pod.ReplaceRoute(route(*r.local, std::nullopt, r.table)),
-                       absl::StrCat("add route ", r.local->Network().ToString(), " table ",
-                                    r.table)));
+  RETURN_IF_ERROR(
+      WithContext(pod.ReplaceRoute(route(*r.local, std::nullopt, r.table)),
+                  absl::StrCat("add route ", r.local->Network().ToString(), " table ", r.table)));
   for (const addressing::Route& via : r.routes) {
     const Ipv4Address gateway = via.gateway.value_or(*r.peer);
-    RETURN_IF_ERROR(Step(pod.ReplaceRoute(route(via.destination, gateway, r.table)),
-                         absl::StrCat("add route ", via.destination.ToString(), " table ", r.table)));
-    RETURN_IF_ERROR(Step(pod.ReplaceRoute(route(via.destination, gateway, os::kMainTable)),
-                         absl::StrCat("add route ", via.destination.ToString())));
+    RETURN_IF_ERROR(
+        WithContext(pod.ReplaceRoute(route(via.destination, gateway, r.table)),
+                    absl::StrCat("add route ", via.destination.ToString(), " table ", r.table)));
+    RETURN_IF_ERROR(WithContext(pod.ReplaceRoute(route(via.destination, gateway, os::kMainTable)),
+                                absl::StrCat("add route ", via.destination.ToString())));
   }
   os::RuleInfo rule{Ipv4Prefix(r.local->address(), 32), r.table, kRulePriority,
                     addressing::kRouteProtocol};
-  return Step(pod.AddRule(rule), absl::StrCat("add rule from ", r.local->address().ToString()));
+  return WithContext(pod.AddRule(rule),
+                     absl::StrCat("add rule from ", r.local->address().ToString()));
 }
 
 absl::Status UnconfigurePodPort(os::Netlink& pod, const AttachmentRecord& r) {
   if (!r.local.has_value()) return absl::OkStatus();
   os::RuleInfo rule{Ipv4Prefix(r.local->address(), 32), r.table, kRulePriority,
                     addressing::kRouteProtocol};
-  return Step(pod.DeleteRule(rule), absl::StrCat("delete rule from ", r.local->address().ToString()));
+  return WithContext(pod.DeleteRule(rule),
+                     absl::StrCat("delete rule from ", r.local->address().ToString()));
 }
 
 }  // namespace rocenet::attach

@@ -34,4 +34,9 @@ inline absl::Status NlError(int nl_error, absl::string_view what) {
   return absl::Status(status_code, absl::StrCat(what, ": ", nl_geterror(nl_error)));
 }
 
+// A netlink message could not be allocated or filled.
+inline absl::Status NoMemory(absl::string_view what) {
+  return absl::ResourceExhaustedError(absl::StrCat(what, ": cannot build netlink message"));
+}
+
 }  // namespace rocenet::os

@@ -25,10 +25,6 @@ nl_msg* NewMessage(int type, int flags, const void* header, size_t size) {
   return msg;
 }
 
-absl::Status NoMemory(absl::string_view what) {
-  return absl::ResourceExhaustedError(absl::StrCat(what, ": cannot build netlink message"));
-}
-
 void PutAddress(nl_msg* msg, int attr, Ipv4Address address) {
   const std::array<uint8_t, 4> bytes = address.NetworkBytes();
   nla_put(msg, attr, 4, bytes.data());

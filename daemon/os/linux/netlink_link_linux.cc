@@ -32,10 +32,6 @@ nl_msg* LinkMessage(int ifindex, unsigned flags, unsigned change) {
   return msg;
 }
 
-absl::Status NoMemory(absl::string_view what) {
-  return absl::ResourceExhaustedError(absl::StrCat(what, ": cannot build netlink message"));
-}
-
 nl_msg* RuleMessage(int type, int flags, const RuleInfo& rule) {
   fib_rule_hdr hdr{};
   hdr.family = AF_INET;
