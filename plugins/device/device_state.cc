@@ -1,0 +1,55 @@
+#include "plugins/device/device_state.h"
+
+#include <utility>
+
+namespace rocenet::device {
+
+void DeviceState::Update(PortMap ports) {
+  absl::MutexLock lock(&mu_);
+  state_.ports = std::move(ports);
+  state_.daemon_lost = false;
+  ++state_.generation;
+}
+
+void DeviceState::SetDaemonLost() {
+  absl::MutexLock lock(&mu_);
+  if (state_.daemon_lost) return;
+  state_.daemon_lost = true;
+  ++state_.generation;
+}
+
+void DeviceState::Shutdown() {
+  absl::MutexLock lock(&mu_);
+  state_.shut_down = true;
+  ++state_.generation;
+}
+
+DeviceSnapshot DeviceState::CopyLocked() const { return state_; }
+
+DeviceSnapshot DeviceState::Get() const {
+  absl::MutexLock lock(&mu_);
+  return CopyLocked();
+}
+
+DeviceSnapshot DeviceState::WaitNewer(uint64_t after, absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto newer = [this, after]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return state_.generation > after;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&newer), timeout);
+  return CopyLocked();
+}
+
+v1beta1::ListAndWatchResponse ToListAndWatch(const DeviceSnapshot& snapshot) {
+  v1beta1::ListAndWatchResponse response;
+  for (const auto& [id, port] : snapshot.ports) {
+    v1beta1::Device* device = response.add_devices();
+    device->set_id(id);
+    bool healthy = !snapshot.daemon_lost && port.present && port.healthy;
+    device->set_health(healthy ? kHealthy : kUnhealthy);
+    if (port.numa_node >= 0) device->mutable_topology()->add_nodes()->set_id(port.numa_node);
+  }
+  return response;
+}
+
+}  // namespace rocenet::device

@@ -1,0 +1,28 @@
+#include "plugins/device/devinfo.h"
+
+#include <algorithm>
+
+#include "nlohmann/json.hpp"
+
+namespace rocenet::device {
+namespace {
+
+std::string NoSlashes(std::string text) {
+  std::replace(text.begin(), text.end(), '/', '-');
+  return text;
+}
+
+}  // namespace
+
+std::string DevInfoFileName(const std::string& resource_name, const std::string& device_id) {
+  return NoSlashes(resource_name) + "-" + NoSlashes(device_id) + "-device.json";
+}
+
+std::string DevInfoJson(const PortInfo& port) {
+  nlohmann::json pci = nlohmann::json::object();
+  if (!port.pci_address.empty()) pci["pci-address"] = port.pci_address;
+  nlohmann::json info = {{"type", "pci"}, {"version", kDevInfoVersion}, {"pci", pci}};
+  return info.dump(2) + "\n";
+}
+
+}  // namespace rocenet::device

@@ -1,0 +1,160 @@
+// rocenet-device-plugin: the kubelet device plugin of rocenet.
+//
+// Flags are defined here and only here and turned into the options of
+// DaemonWatch, DevicePluginService and PluginLifecycle. Exit codes: 0 clean
+// stop (SIGTERM/SIGINT), 1 runtime failure, 2 bad flags.
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
+#include "daemon/common/flag_parser.h"
+#include "daemon/common/logging.h"
+#include "plugins/device/daemon_watch.h"
+#include "plugins/device/devinfo.h"
+#include "plugins/device/lifecycle.h"
+#include "plugins/device/plugin_server.h"
+
+ABSL_FLAG(std::string, daemon_socket, "/run/rocenet/rocenetd.sock", "rocenetd's unix socket");
+ABSL_FLAG(std::string, kubelet_dir, "/var/lib/kubelet/device-plugins/",
+          "kubelet's device-plugin directory (kubelet.sock and our socket)");
+ABSL_FLAG(std::string, resource_name, "rocenet.io/scale-out-port",
+          "extended resource name the ports are registered as");
+ABSL_FLAG(std::string, socket_name, "",
+          "our socket's file name in --kubelet-dir (default: from the resource name)");
+ABSL_FLAG(std::string, devinfo_dir, rocenet::device::kDefaultDevInfoDir,
+          "directory for Multus device-info files");
+ABSL_FLAG(std::string, gaudinet_dir, "",
+          "host directory for per-container gaudinet.json files (empty: none)");
+ABSL_FLAG(std::string, gaudinet_container_path, rocenet::device::kDefaultGaudinetContainerPath,
+          "where a container sees its gaudinet.json");
+ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
+          "how long rocenetd may be unreachable before every device is Unhealthy");
+ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
+ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
+
+namespace rocenet::device {
+namespace {
+
+struct Options {
+  DaemonWatchOptions watch;
+  AllocateOptions allocate;
+  LifecycleOptions lifecycle;
+  LogFormat log_format = LogFormat::kText;
+  spdlog::level::level_enum log_level = spdlog::level::info;
+};
+
+std::string StripTrailingSlash(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+absl::StatusOr<Options> BuildOptions() {
+  Options o;
+  std::string resource = absl::GetFlag(FLAGS_resource_name);
+  if (resource.empty() || !absl::StrContains(resource, "/")) {
+    return absl::InvalidArgumentError(
+        "--resource-name: \"" + resource + "\" is not <vendor domain>/<name>");
+  }
+  o.watch.socket = absl::GetFlag(FLAGS_daemon_socket);
+  o.watch.grace = absl::GetFlag(FLAGS_grace_period);
+  if (o.watch.grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--grace-period: must not be negative");
+  }
+  o.allocate.resource_name = resource;
+  o.allocate.devinfo_dir = StripTrailingSlash(absl::GetFlag(FLAGS_devinfo_dir));
+  o.allocate.gaudinet_dir = StripTrailingSlash(absl::GetFlag(FLAGS_gaudinet_dir));
+  o.allocate.gaudinet_container_path = absl::GetFlag(FLAGS_gaudinet_container_path);
+  o.lifecycle.kubelet_dir = StripTrailingSlash(absl::GetFlag(FLAGS_kubelet_dir));
+  o.lifecycle.resource_name = resource;
+  o.lifecycle.socket_name = absl::GetFlag(FLAGS_socket_name);
+  if (o.lifecycle.socket_name.empty()) {
+    o.lifecycle.socket_name = absl::StrReplaceAll(resource, {{"/", "_"}}) + ".sock";
+  }
+  if (absl::StrContains(o.lifecycle.socket_name, "/")) {
+    return absl::InvalidArgumentError("--socket-name: a file name, not a path");
+  }
+  absl::StatusOr<LogFormat> format = ParseLogFormat(absl::GetFlag(FLAGS_log_format));
+  if (!format.ok()) return format.status();
+  o.log_format = *format;
+  absl::StatusOr<spdlog::level::level_enum> level = ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!level.ok()) return level.status();
+  o.log_level = *level;
+  return o;
+}
+
+int Main(int argc, char** argv) {
+  absl::StatusOr<ParsedCommandLine> cmd = ParseFlags(argc, argv);
+  if (!cmd.ok()) {
+    std::cerr << "rocenet-device-plugin: " << cmd.status().message() << "\n"
+              << "Try 'rocenet-device-plugin --help'.\n";
+    return 2;
+  }
+  if (cmd->help) {
+    std::cout << "Usage: rocenet-device-plugin [flags]\n\n"
+              << "The kubelet device plugin of rocenet: registers the node's RoCE\n"
+              << "scale-out ports as an extended resource, with their health from rocenetd.\n\n"
+              << "Flags:\n"
+              << FlagUsage("plugins/device/main.cc");
+    return 0;
+  }
+  if (cmd->version) {
+    std::cout << "rocenet-device-plugin " << ROCENET_VERSION << "\n";
+    return 0;
+  }
+  if (!cmd->positional.empty()) {
+    std::cerr << "rocenet-device-plugin: unexpected argument \"" << cmd->positional[0] << "\"\n";
+    return 2;
+  }
+  absl::StatusOr<Options> options = BuildOptions();
+  if (!options.ok()) {
+    std::cerr << "rocenet-device-plugin: " << options.status().message() << "\n";
+    return 2;
+  }
+  InitLogging(options->log_format, options->log_level);
+
+  // Signals go to one thread that stops the lifecycle; every other thread
+  // (gRPC's too) inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  DeviceState state;
+  DaemonWatch watch(options->watch, &state);
+  const AllocateOptions allocate = options->allocate;
+  PluginLifecycle lifecycle(options->lifecycle, [&state, allocate] {
+    return std::make_unique<DevicePluginService>(&state, allocate);
+  });
+  std::thread signal_thread([&signals, &lifecycle] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    SPDLOG_INFO("signal {}: stopping", sig);
+    lifecycle.Stop();
+  });
+  SPDLOG_INFO("rocenet-device-plugin {} starting: resource {}, rocenetd at {}", ROCENET_VERSION,
+              options->lifecycle.resource_name, options->watch.socket);
+  watch.Start();
+  absl::Status status = lifecycle.Run();
+  state.Shutdown();
+  watch.Stop();
+  if (!status.ok()) {
+    SPDLOG_ERROR("{}", status.message());
+    // The signal thread still waits; a runtime failure ends the process.
+    std::_Exit(1);
+  }
+  signal_thread.join();
+  return 0;
+}
+
+}  // namespace
+}  // namespace rocenet::device
+
+int main(int argc, char** argv) { return rocenet::device::Main(argc, argv); }

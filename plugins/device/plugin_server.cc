@@ -1,0 +1,136 @@
+#include "plugins/device/plugin_server.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "daemon/common/logging.h"
+#include "plugins/device/preferred.h"
+
+namespace rocenet::device {
+namespace {
+
+// How often a waiting ListAndWatch looks whether kubelet has gone away.
+constexpr absl::Duration kCancelPoll = absl::Milliseconds(200);
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+absl::Status WriteOne(const FileToWrite& file) {
+  std::filesystem::path path(file.path);
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("create ", path.parent_path().string(), ": ", ec.message()));
+  }
+  std::string tmp = file.path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << file.content;
+    out.close();
+    if (!out) return absl::InternalError(absl::StrCat("write ", tmp, ": ", std::strerror(errno)));
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("rename to ", file.path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteFiles(const std::vector<FileToWrite>& files) {
+  for (const FileToWrite& file : files) {
+    if (absl::Status s = WriteOne(file); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status DevicePluginService::GetDevicePluginOptions(grpc::ServerContext*,
+                                                         const v1beta1::Empty*,
+                                                         v1beta1::DevicePluginOptions* response) {
+  response->set_pre_start_required(false);
+  response->set_get_preferred_allocation_available(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status DevicePluginService::ListAndWatch(
+    grpc::ServerContext* ctx, const v1beta1::Empty*,
+    grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+  std::string last_sent;
+  bool sent_any = false;
+  uint64_t generation = 0;
+  while (!ctx->IsCancelled()) {
+    DeviceSnapshot snapshot =
+        sent_any ? state_->WaitNewer(generation, kCancelPoll) : state_->Get();
+    if (snapshot.shut_down) break;
+    generation = snapshot.generation;
+    v1beta1::ListAndWatchResponse response = ToListAndWatch(snapshot);
+    // Health snapshots arrive for changes kubelet does not see (conditions,
+    // addresses); only a different device list is worth a message.
+    std::string bytes = response.SerializeAsString();
+    if (sent_any && bytes == last_sent) continue;
+    if (!writer->Write(response)) break;
+    SPDLOG_INFO("ListAndWatch: sent {} device(s){}", response.devices_size(),
+                snapshot.daemon_lost ? ", all Unhealthy: rocenetd unreachable" : "");
+    last_sent = std::move(bytes);
+    sent_any = true;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status DevicePluginService::GetPreferredAllocation(
+    grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
+    v1beta1::PreferredAllocationResponse* response) {
+  DeviceSnapshot snapshot = state_->Get();
+  for (const auto& container : request->container_requests()) {
+    std::vector<std::string> available(container.available_deviceids().begin(),
+                                       container.available_deviceids().end());
+    std::vector<std::string> must(container.must_include_deviceids().begin(),
+                                  container.must_include_deviceids().end());
+    auto* out = response->add_container_responses();
+    for (std::string& id :
+         PreferAllocation(available, must, container.allocation_size(), snapshot.ports)) {
+      out->add_deviceids(std::move(id));
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
+                                           const v1beta1::AllocateRequest* request,
+                                           v1beta1::AllocateResponse* response) {
+  DeviceSnapshot snapshot = state_->Get();
+  std::vector<ContainerAllocation> allocations;
+  // Check every container before writing anything: a rejected request
+  // leaves no files behind.
+  for (const auto& container : request->container_requests()) {
+    std::vector<std::string> ids(container.devices_ids().begin(), container.devices_ids().end());
+    absl::StatusOr<ContainerAllocation> allocation =
+        BuildContainerAllocation(ids, snapshot.ports, options_);
+    if (!allocation.ok()) {
+      SPDLOG_WARN("{}", allocation.status().message());
+      return ToGrpc(allocation.status());
+    }
+    allocations.push_back(*std::move(allocation));
+  }
+  for (ContainerAllocation& allocation : allocations) {
+    if (absl::Status s = WriteFiles(allocation.files); !s.ok()) {
+      SPDLOG_ERROR("allocate: {}", s.message());
+      return ToGrpc(s);
+    }
+    SPDLOG_INFO("allocate: {}", allocation.response.envs().at(kEnvPortIds));
+    *response->add_container_responses() = std::move(allocation.response);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status DevicePluginService::PreStartContainer(grpc::ServerContext*,
+                                                    const v1beta1::PreStartContainerRequest*,
+                                                    v1beta1::PreStartContainerResponse*) {
+  return grpc::Status::OK;
+}
+
+}  // namespace rocenet::device
