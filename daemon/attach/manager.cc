@@ -147,7 +147,8 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   if (const AttachmentRecord* existing = journal_->Find(request.container_id, request.ifname)) {
     // The same ADD again: the same answer, if it is the same request.
     if (existing->netns == request.netns &&
-        (request.device_id.empty() || request.device_id == existing->port_id) &&
+        (request.device_id.empty() || request.device_id == existing->port_id ||
+         request.device_id == existing->pci_address) &&
         existing->state == AttachState::kAttached) {
       return *existing;
     }
@@ -191,7 +192,8 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   }
   absl::StatusOr<std::unique_ptr<os::Netlink>> pod = netns_->OpenNetlink(*ns);
   absl::StatusOr<int> pod_ifindex =
-      pod.ok() ? FindLink(**pod, request.ifname) : absl::StatusOr<int>(pod.status());
+      pod.ok() ? FindLink(**pod, request.ifname)
+               : absl::StatusOr<int>(Step(pod.status(), "open netlink in the pod"));
   status = pod_ifindex.ok() ? ConfigurePodPort(**pod, *netns_, *ns, *pod_ifindex, record)
                             : pod_ifindex.status();
   if (status.ok() && record.mtu == 0) {

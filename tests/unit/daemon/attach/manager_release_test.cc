@@ -1,0 +1,296 @@
+// Taking ports back from pods: DEL, garbage collection of pods whose
+// namespace died, and a restart after a crash at any point.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "daemon/attach/manager.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/daemon/attach/manager_fixture.h"
+
+namespace rocenet::attach {
+namespace {
+
+using ::rocenet::testing::FakeNetlink;
+using ::rocenet::testing::MakeLink;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// --- Detach --------------------------------------------------------------------
+
+TEST_F(AttachManagerTest, DetachBringsThePortHomeUnderItsName) {
+  ASSERT_TRUE(Attach(Request()).ok());
+
+  absl::StatusOr<bool> detached = manager_->Detach("c1", "net1");
+  ASSERT_TRUE(detached.ok()) << detached.status();
+  EXPECT_TRUE(*detached);
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_EQ(Named(*pod_, "net1"), nullptr);
+  EXPECT_THAT(pod_->rules(), IsEmpty());
+  EXPECT_THAT(pod_->addresses(), IsEmpty());
+  EXPECT_THAT(manager_->List(), IsEmpty());
+  EXPECT_EQ(manager_->FindByPort(kPort0), nullptr);
+  EXPECT_THAT(OnDisk(), IsEmpty());
+  // The pod keeps its own interface.
+  EXPECT_NE(Named(*pod_, "eth0"), nullptr);
+}
+
+TEST_F(AttachManagerTest, DetachOfOnePortLeavesTheOtherInThePod) {
+  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
+  ASSERT_TRUE(Attach(Request("c1", kPort1, kPod, "net2")).ok());
+  ASSERT_TRUE(*manager_->Detach("c1", "net1"));
+
+  ExpectInHost("so0", so0_mac_, pod_);
+  const os::LinkInfo* net2 = Named(*pod_, "net2");
+  ASSERT_NE(net2, nullptr);
+  EXPECT_TRUE(net2->admin_up);
+  EXPECT_THAT(pod_->addresses(), ElementsAre(os::AddressInfo{net2->ifindex, P("10.200.2.1/30")}));
+  EXPECT_THAT(pod_->rules(), ElementsAre(os::RuleInfo{P("10.200.2.1/32"), 1000u + kSo1,
+                                                      kRulePriority, addressing::kRouteProtocol}));
+  EXPECT_THAT(OnDisk(), ElementsAre(::testing::Field(&AttachmentRecord::ifname, "net2")));
+}
+
+TEST_F(AttachManagerTest, DetachOfSomethingUnknownSucceedsWithNothingToDo) {
+  const Footprint before = Snapshot();
+  absl::StatusOr<bool> detached = manager_->Detach("c9", "net1");
+  ASSERT_TRUE(detached.ok()) << detached.status();
+  EXPECT_FALSE(*detached);
+  before.ExpectUnchanged();
+}
+
+TEST_F(AttachManagerTest, DetachTwiceIsFineTheSecondTimeHasNothingToDo) {
+  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_TRUE(*manager_->Detach("c1", "net1"));
+  const Footprint before = Snapshot();
+
+  absl::StatusOr<bool> again = manager_->Detach("c1", "net1");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(*again);
+  before.ExpectUnchanged();
+  ExpectInHost("so0", so0_mac_, pod_);
+}
+
+TEST_F(AttachManagerTest, DetachFindsAPortRenamedInsideThePod) {
+  ASSERT_TRUE(Attach(Request()).ok());
+  const int ifindex = Named(*pod_, "net1")->ifindex;
+  ASSERT_TRUE(pod_->SetLinkDown(ifindex).ok());
+  ASSERT_TRUE(pod_->RenameLink(ifindex, "rail0").ok());
+
+  ASSERT_TRUE(*manager_->Detach("c1", "net1"));
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_EQ(Named(*pod_, "rail0"), nullptr);
+  EXPECT_THAT(pod_->rules(), IsEmpty());
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, DetachAfterThePodNamespaceIsGone) {
+  ASSERT_TRUE(Attach(Request()).ok());
+  netns_.DeleteNamespace(kPod);
+
+  absl::StatusOr<bool> detached = manager_->Detach("c1", "net1");
+  ASSERT_TRUE(detached.ok()) << detached.status();
+  EXPECT_TRUE(*detached);
+  ExpectInHost("so0", so0_mac_, nullptr);
+  EXPECT_EQ(Named(host_, "net1"), nullptr);
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, ADetachThatCannotBeRecordedKeepsTheAttachment) {
+  ASSERT_TRUE(Attach(Request()).ok());
+  fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"));
+
+  absl::StatusOr<bool> detached = manager_->Detach("c1", "net1");
+  EXPECT_EQ(detached.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(detached.status().message()),
+              HasSubstr("detach port so0 from /var/run/netns/pod1"));
+  // Write-ahead: without the journal nothing moves.
+  EXPECT_NE(Named(*pod_, "net1"), nullptr);
+  EXPECT_EQ(OnDisk().size(), 1u);
+  // The next DEL does it.
+  EXPECT_TRUE(*manager_->Detach("c1", "net1"));
+  ExpectInHost("so0", so0_mac_, pod_);
+}
+
+// --- A pod namespace that died without a DEL -------------------------------------
+
+TEST_F(AttachManagerTest, GcOfADeadNamespaceRestoresAPhysicalPortThatCameBack) {
+  absl::StatusOr<AttachmentRecord> record = Attach(Request());
+  ASSERT_TRUE(record.ok()) << record.status();
+  // The kernel gives the port back to the host under the pod's name, down.
+  netns_.DeleteNamespace(kPod);
+  ASSERT_NE(Named(host_, "net1"), nullptr);
+  ASSERT_FALSE(Named(host_, "net1")->admin_up);
+
+  const std::vector<AttachmentRecord> released = manager_->Gc({}, /*only_dead_netns=*/true);
+  EXPECT_THAT(released, ElementsAre(*record));
+  ExpectInHost("so0", so0_mac_, nullptr);
+  EXPECT_EQ(Named(host_, "net1"), nullptr);
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, GcRestoresAPortTheKernelRenamedToDevN) {
+  ASSERT_TRUE(Attach(Request()).ok());
+  // The host has a net1 of its own, so the port comes back as dev<ifindex>.
+  host_.SetLink(MakeLink(20, "net1"));
+  netns_.DeleteNamespace(kPod);
+  const os::LinkInfo* back = WithMac(host_, so0_mac_);
+  ASSERT_NE(back, nullptr);
+  const std::string kernel_name = back->name;
+  ASSERT_EQ(kernel_name, absl::StrCat("dev", back->ifindex));
+
+  EXPECT_EQ(manager_->Gc({}, true).size(), 1u);
+  ExpectInHost("so0", so0_mac_, nullptr);
+  EXPECT_EQ(Named(host_, kernel_name), nullptr);
+  // The host's own net1 is left alone.
+  EXPECT_EQ(*Named(host_, "net1"), MakeLink(20, "net1"));
+}
+
+TEST_F(AttachManagerTest, GcOfADeadNamespaceForgetsAVirtualPort) {
+  host_.SetLink(MakeLink(kSo0, "so0"));  // a veth standing in for a port
+  ports_[0].mac = host_.link(kSo0)->mac.ToString();
+  const MacAddress veth_mac = host_.link(kSo0)->mac;
+  ASSERT_TRUE(Attach(Request()).ok());
+  netns_.DeleteNamespace(kPod);
+
+  EXPECT_EQ(manager_->Gc({}, true).size(), 1u);
+  EXPECT_EQ(WithMac(host_, veth_mac), nullptr);
+  EXPECT_EQ(Named(host_, "so0"), nullptr);
+  EXPECT_THAT(manager_->List(), IsEmpty());
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, GcOfDeadNamespacesLeavesLiveOnesAlone) {
+  FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
+  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
+  ASSERT_TRUE(Attach(Request("c2", kPort1, kPod2)).ok());
+  netns_.DeleteNamespace(kPod);
+
+  const std::vector<AttachmentRecord> released = manager_->Gc({}, true);
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0].container_id, "c1");
+  ExpectInHost("so0", so0_mac_, nullptr);
+  EXPECT_NE(Named(pod2, "net1"), nullptr);
+  EXPECT_THAT(OnDisk(), ElementsAre(::testing::Field(&AttachmentRecord::container_id, "c2")));
+  // Nothing else dead: nothing to do.
+  EXPECT_THAT(manager_->Gc({}, true), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, GcWithValidIdsReleasesExactlyTheOthers) {
+  FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
+  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
+  absl::StatusOr<AttachmentRecord> c2 = Attach(Request("c2", kPort1, kPod2));
+  ASSERT_TRUE(c2.ok()) << c2.status();
+
+  EXPECT_THAT(manager_->Gc({"c1", "c3"}, false), ElementsAre(*c2));
+  ExpectInHost("so1", so1_mac_, &pod2);
+  EXPECT_THAT(pod2.rules(), IsEmpty());
+  ExpectConfiguredInPod(*pod_, "10.200.1.1/30", "10.200.1.2", 1002);
+  EXPECT_THAT(OnDisk(), ElementsAre(::testing::Field(&AttachmentRecord::container_id, "c1")));
+
+  EXPECT_THAT(manager_->Gc({"c1"}, false), IsEmpty());
+  EXPECT_EQ(manager_->Gc({}, false).size(), 1u);
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+// --- Restart -------------------------------------------------------------------
+
+TEST_F(AttachManagerTest, RecoverKeepsAnAttachmentWhoseNamespaceLives) {
+  absl::StatusOr<AttachmentRecord> record = Attach(Request());
+  ASSERT_TRUE(record.ok()) << record.status();
+  const Footprint before = Snapshot();
+
+  Restart();
+  before.ExpectUnchanged();
+  EXPECT_THAT(manager_->List(), ElementsAre(*record));
+  ExpectConfiguredInPod(*pod_, "10.200.1.1/30", "10.200.1.2", 1002);
+  // And it can still be detached.
+  EXPECT_TRUE(*manager_->Detach("c1", "net1"));
+  ExpectInHost("so0", so0_mac_, pod_);
+}
+
+TEST_F(AttachManagerTest, RecoverRollsBackAnAttachInTheMiddle) {
+  absl::StatusOr<AttachmentRecord> record = Attach(Request());
+  ASSERT_TRUE(record.ok()) << record.status();
+  // Died after configuring the pod, before recording it as done.
+  AttachmentRecord attaching = *record;
+  attaching.state = AttachState::kAttaching;
+  CrashWith({attaching});
+
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_THAT(pod_->rules(), IsEmpty());
+  EXPECT_THAT(manager_->List(), IsEmpty());
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, RecoverRollsBackAnAttachThatNeverMoved) {
+  absl::StatusOr<AttachmentRecord> record = Attach(Request());
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_TRUE(*manager_->Detach("c1", "net1"));
+  // Died right after recording the intent: the port never left the host.
+  AttachmentRecord attaching = *record;
+  attaching.state = AttachState::kAttaching;
+  const size_t moves = host_.moves().size();
+  CrashWith({attaching});
+
+  EXPECT_EQ(host_.moves().size(), moves);
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, RecoverFinishesADetachInTheMiddle) {
+  absl::StatusOr<AttachmentRecord> record = Attach(Request());
+  ASSERT_TRUE(record.ok()) << record.status();
+  AttachmentRecord detaching = *record;
+  detaching.state = AttachState::kDetaching;
+  CrashWith({detaching});
+
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_THAT(pod_->rules(), IsEmpty());
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, RecoverFinishesADetachThatHadMovedThePortBack) {
+  absl::StatusOr<AttachmentRecord> record = Attach(Request());
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_TRUE(*manager_->Detach("c1", "net1"));
+  AttachmentRecord detaching = *record;
+  detaching.state = AttachState::kDetaching;
+  CrashWith({detaching});
+
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, RecoverReleasesAnAttachmentWhoseNamespaceDied) {
+  FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
+  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
+  absl::StatusOr<AttachmentRecord> c2 = Attach(Request("c2", kPort1, kPod2));
+  ASSERT_TRUE(c2.ok()) << c2.status();
+  manager_.reset();  // rocenetd is down while the pod goes
+  netns_.DeleteNamespace(kPod);
+  Restart();
+
+  ExpectInHost("so0", so0_mac_, nullptr);
+  EXPECT_EQ(Named(host_, "net1"), nullptr);
+  EXPECT_THAT(manager_->List(), ElementsAre(*c2));
+  EXPECT_NE(Named(pod2, "net1"), nullptr);
+  // The port is free again.
+  netns_.AddNamespace("/var/run/netns/pod3");
+  absl::StatusOr<AttachmentRecord> again = Attach(Request("c3", kPort0, "/var/run/netns/pod3"));
+  ASSERT_TRUE(again.ok()) << again.status();
+}
+
+TEST_F(AttachManagerTest, AfterRecoveryNoPortIsGivenTwice) {
+  absl::StatusOr<AttachmentRecord> record = Attach(Request());
+  ASSERT_TRUE(record.ok()) << record.status();
+  Restart();
+  netns_.AddNamespace(kPod2);
+  absl::StatusOr<AttachmentRecord> other = Attach(Request("c2", kPort0, kPod2));
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace rocenet::attach
