@@ -1,0 +1,305 @@
+"""rocenet-device-plugin against the real rocenetd on a simulated fabric,
+with rocenet-kubelet-peer playing kubelet: the v1beta1 protocol over the
+real socket layout (kubelet.sock and the plugin's socket in one directory)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+from harness import BUILD_DIR, Daemon, binary, sim, wait_until
+
+RESOURCE = "rocenet.io/scale-out-port"
+GRACE = 2.0
+
+
+def peer_binary() -> str:
+    path = os.path.join(BUILD_DIR, "tests", "integration", "kubelet_peer", "rocenet-kubelet-peer")
+    if not os.access(path, os.X_OK):
+        raise FileNotFoundError(f"rocenet-kubelet-peer not built under {BUILD_DIR}")
+    return path
+
+
+class KubeletPeer:
+    """rocenet-kubelet-peer: every JSON line it prints lands in `events`."""
+
+    def __init__(self, kubelet_dir: str):
+        self.proc = subprocess.Popen([peer_binary(), kubelet_dir], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.events: queue.Queue = queue.Queue()
+        self.seen: list[dict] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next(lambda e: e["event"] == "listening", 5)
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.events.put(json.loads(line))
+
+    def next(self, pred, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no matching kubelet event in {timeout}s; saw {self.seen[-5:]}")
+            try:
+                event = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.seen.append(event)
+            if pred(event):
+                return event
+
+    def devices(self, pred, timeout: float) -> dict[str, dict]:
+        """The next full device list (by ID) that satisfies pred."""
+        event = self.next(lambda e: e["event"] == "devices" and
+                          pred({d["ID"]: d for d in e.get("devices", [])}), timeout)
+        return {d["ID"]: d for d in event.get("devices", [])}
+
+    def call(self, line: str, timeout: float = 10) -> dict:
+        verb = line.split()[0]
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return self.next(lambda e: e["event"] == verb, timeout)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+class Plugin:
+    def __init__(self, daemon: Daemon, workdir: str, *extra: str):
+        self.kubelet_dir = os.path.join(workdir, "device-plugins")
+        self.devinfo_dir = os.path.join(workdir, "devinfo")
+        self.gaudinet_dir = os.path.join(workdir, "gaudinet")
+        os.makedirs(self.kubelet_dir, exist_ok=True)
+        self.log_path = os.path.join(workdir, "plugin.log")
+        self.argv = [binary("rocenet-device-plugin"), f"--daemon-socket={daemon.socket}",
+                     f"--kubelet-dir={self.kubelet_dir}", f"--devinfo-dir={self.devinfo_dir}",
+                     f"--gaudinet-dir={self.gaudinet_dir}", f"--grace-period={GRACE}s",
+                     "--log-level=debug", *extra]
+        self.proc: subprocess.Popen | None = None
+
+    def start(self):
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=log)
+
+    def log(self) -> str:
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self) -> int:
+        self.proc.terminate()
+        return self.proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    fab = sim.Fabric.up(sim.unique_name("dp"), ports=4)
+    yield fab
+    fab.down()
+
+
+@pytest.fixture(scope="module")
+def daemon(fabric):
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
+    d.start()
+    wait_until(lambda: json.loads(d.rocectl("health", "-o", "json").stdout or "{}").get("ready"),
+               15, what="node ready")
+    yield d
+    d.cleanup()
+
+
+@pytest.fixture
+def setup(daemon):
+    """A kubelet peer, then the plugin, in a fresh kubelet directory."""
+    workdir = tempfile.mkdtemp(prefix="rocenet-dp-")
+    plugin = Plugin(daemon, workdir)
+    peer = KubeletPeer(plugin.kubelet_dir)
+    plugin.start()
+    peers = [peer]
+    yield plugin, peers
+    for p in peers:
+        p.stop()
+    rc = plugin.stop()
+    assert rc == 0, plugin.log()
+    assert not os.path.exists(os.path.join(plugin.kubelet_dir, "rocenet.io_scale-out-port.sock"))
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def ids_by_name(daemon: Daemon) -> dict[str, str]:
+    return {p["name"]: p["id"] for p in daemon.ports()}
+
+
+def all_healthy(devices: dict) -> bool:
+    return bool(devices) and all(d["health"] == "Healthy" for d in devices.values())
+
+
+def test_registers_and_lists_every_port_healthy(fabric, daemon, setup):
+    plugin, (peer,) = setup
+    reg = peer.next(lambda e: e["event"] == "register", 5)["request"]
+    assert reg["version"] == "v1beta1"
+    assert reg["resource_name"] == RESOURCE
+    assert reg["endpoint"] == "rocenet.io_scale-out-port.sock"
+    assert reg["options"]["get_preferred_allocation_available"] is True
+    options = peer.next(lambda e: e["event"] == "options", 5)["response"]
+    assert options["get_preferred_allocation_available"] is True
+    devices = peer.devices(all_healthy, 5)
+    assert set(devices) == set(ids_by_name(daemon).values())
+    numa = {p["id"]: p["numa_node"] for p in daemon.ports()}
+    for dev_id, dev in devices.items():
+        assert dev["topology"]["nodes"] == [{"ID": str(numa[dev_id])}]
+
+
+def test_switch_end_down_is_unhealthy_within_a_second_and_recovers(fabric, daemon, setup):
+    plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
+    port = fabric.ports[1]
+    dev_id = ids_by_name(daemon)[port["host_ifname"]]
+    try:
+        fabric.link(1, "down")
+        t0 = time.monotonic()
+        devices = peer.devices(lambda d: d.get(dev_id, {}).get("health") == "Unhealthy", 3)
+        assert time.monotonic() - t0 < 1.0
+        assert all(d["health"] == "Healthy" for i, d in devices.items() if i != dev_id)
+        assert len(devices) == len(fabric.ports)  # always the full list
+    finally:
+        fabric.link(1, "up")
+    peer.devices(all_healthy, 15)
+
+
+def test_kubelet_restart_registers_again_with_the_full_list(fabric, daemon, setup):
+    plugin, peers = setup
+    first = peers[0]
+    first.devices(all_healthy, 5)
+    first.stop()
+    # A restarting kubelet removes every socket in its directory.
+    for name in os.listdir(plugin.kubelet_dir):
+        os.unlink(os.path.join(plugin.kubelet_dir, name))
+    t0 = time.monotonic()
+    second = KubeletPeer(plugin.kubelet_dir)
+    peers.append(second)
+    second.next(lambda e: e["event"] == "register", 2)
+    assert time.monotonic() - t0 < 2.0
+    devices = second.devices(all_healthy, 5)
+    assert len(devices) == len(fabric.ports)
+
+
+def test_kubelet_sock_recreated_alone_registers_again(fabric, daemon, setup):
+    plugin, peers = setup
+    peers[0].devices(all_healthy, 5)
+    peers[0].stop()
+    second = KubeletPeer(plugin.kubelet_dir)
+    peers.append(second)
+    second.next(lambda e: e["event"] == "register", 2)
+    assert len(second.devices(all_healthy, 5)) == len(fabric.ports)
+
+
+def test_allocate_writes_devinfo_and_gaudinet_and_rejects_unknown(fabric, daemon, setup):
+    plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
+    ports = {p["id"]: p for p in daemon.ports()}
+    chosen = sorted(ports)[:2]
+    reply = peer.call(f"allocate {','.join(chosen)}")
+    assert reply["ok"], reply
+    container = reply["response"]["container_responses"][0]
+    envs = container["envs"]
+    assert envs["ROCENET_PORT_IDS"] == ",".join(chosen)
+    assert envs["ROCENET_PORT_INTERFACES"] == ",".join(ports[i]["name"] for i in chosen)
+    for dev_id in chosen:
+        name = f"rocenet.io-scale-out-port-{dev_id}-device.json"
+        with open(os.path.join(plugin.devinfo_dir, name)) as f:
+            info = json.load(f)
+        assert info == {"type": "pci", "version": "1.1.0",
+                        "pci": {"pci-address": ports[dev_id]["pci_address"]}}
+    assert envs["HCL_GAUDINET_CONFIG_FILE"] == "/etc/habanalabs/gaudinet.json"
+    mount = container["mounts"][0]
+    assert mount["container_path"] == "/etc/habanalabs/gaudinet.json" and mount["read_only"]
+    with open(mount["host_path"]) as f:
+        gaudinet = json.load(f)["NIC_NET_CONFIG"]
+    plans = {p["port_id"]: p for p in json.loads(
+        daemon.rocectl("addressing", "-o", "json", check=True).stdout)["plans"]}
+    want = sorted(chosen, key=lambda i: ports[i]["name"])
+    assert [e["NIC_MAC"] for e in gaudinet] == [ports[i]["mac"] for i in want]
+    assert [e["NIC_IP"] for e in gaudinet] == [plans[i]["local"].split("/")[0] for i in want]
+    assert all(e["SUBNET_MASK"] == "255.255.255.252" for e in gaudinet)
+    assert [e["GATEWAY_MAC"] for e in gaudinet] == [plans[i]["gateway_mac"] for i in want]
+
+    bad = peer.call(f"allocate {chosen[0]},no-such-port")
+    assert bad["ok"] is False and bad["code"] == 3  # INVALID_ARGUMENT
+    assert "no-such-port" in bad["message"]
+
+
+def test_preferred_allocation(fabric, daemon, setup):
+    plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
+    ids = sorted(p["id"] for p in daemon.ports())
+    reply = peer.call(f"preferred available={','.join(ids)} must={ids[2]} size=2")
+    assert reply["ok"], reply
+    got = reply["response"]["container_responses"][0]["deviceIDs"]
+    assert len(got) == 2 and got[0] == ids[2] and got[1] in ids
+    again = peer.call(f"preferred available={','.join(reversed(ids))} must={ids[2]} size=2")
+    assert again["response"]["container_responses"][0]["deviceIDs"] == got  # deterministic
+
+
+def test_allocated_ports_attach_through_cni_as_multus_does(fabric, daemon, setup):
+    plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
+    ids = sorted(p["id"] for p in daemon.ports())
+    reply = peer.call(f"allocate {ids[0]},{ids[3]}")
+    assert reply["ok"], reply
+    allocated = reply["response"]["container_responses"][0]["envs"]["ROCENET_PORT_IDS"].split(",")
+    macs = {p["id"]: p["mac"] for p in daemon.ports()}
+    ns = f"{fabric.name}-podalloc"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    netns = f"/run/netns/{ns}"
+    env = {"CNI_COMMAND": "ADD", "CNI_CONTAINERID": "dp-e2e", "CNI_NETNS": netns,
+           "CNI_PATH": "/usr/lib/cni", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "CNI_ARGS": "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=dp-e2e"}
+    try:
+        for i, dev_id in enumerate(allocated):
+            conf = {"cniVersion": "1.0.0", "name": "ai-net", "type": "rocenet",
+                    "socket": daemon.socket, "deviceID": dev_id}
+            cp = subprocess.run([binary("rocenet")], input=json.dumps(conf),
+                                env={**env, "CNI_IFNAME": f"net{i + 1}"}, capture_output=True,
+                                text=True, timeout=30)
+            assert cp.returncode == 0, cp.stdout + cp.stderr
+        links = json.loads(subprocess.run(["ip", "-n", ns, "-j", "link", "show"],
+                                          capture_output=True, text=True, check=True).stdout)
+        pod_macs = {link["address"] for link in links if link["ifname"] != "lo"}
+        assert pod_macs == {macs[i] for i in allocated}
+    finally:
+        for i, dev_id in enumerate(allocated):
+            conf = {"cniVersion": "1.0.0", "name": "ai-net", "type": "rocenet",
+                    "socket": daemon.socket, "deviceID": dev_id}
+            subprocess.run([binary("rocenet")], input=json.dumps(conf),
+                           env={**env, "CNI_COMMAND": "DEL", "CNI_IFNAME": f"net{i + 1}"},
+                           capture_output=True, text=True, timeout=30)
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    wait_until(lambda: all(p["present"] and not p.get("attached_to") for p in daemon.ports()),
+               10, what="the ports back on the host")
+
+
+def test_daemon_down_longer_than_grace_is_all_unhealthy_then_recovers(fabric, daemon, setup):
+    plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
+    # SIGKILL: a crash says nothing on its way out, so only the grace period
+    # can turn the devices Unhealthy.
+    daemon.stop(signal.SIGKILL)
+    t0 = time.monotonic()
+    try:
+        peer.devices(lambda d: d and all(x["health"] == "Unhealthy" for x in d.values()),
+                     GRACE + 3)
+        assert time.monotonic() - t0 >= GRACE - 0.3  # not before the grace period
+    finally:
+        daemon.start()
+    peer.devices(all_healthy, 20)
