@@ -4,21 +4,17 @@
 #include "daemon/attach/pod_config.h"
 #include "daemon/attach/validate.h"
 #include "daemon/common/logging.h"
+#include "daemon/common/status_context.h"
 #include "daemon/common/status_macros.h"
 
 namespace rocenet::attach {
 namespace {
 
-absl::Status Step(const absl::Status& status, absl::string_view what) {
-  if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
-}
-
 absl::StatusOr<int> FindByMac(os::Netlink& netlink, const std::string& mac) {
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, netlink.ListLinks());
   for (const os::LinkInfo& link : links) {
-    if (link.mac.ToString() == mac || (!link.permanent_mac.IsZero() &&
-                                       link.permanent_mac.ToString() == mac)) {
+    if (link.mac.ToString() == mac ||
+        (!link.permanent_mac.IsZero() && link.permanent_mac.ToString() == mac)) {
       return link.ifindex;
     }
   }
@@ -91,12 +87,13 @@ absl::StatusOr<bool> AttachManager::Readdress(const std::string& port_id,
   next.local = plan.local;
   next.peer = plan.peer;
   next.routes = plan.routes;
-  RETURN_IF_ERROR(Step(journal_->Put(next), "record the new addressing"));
+  RETURN_IF_ERROR(WithContext(journal_->Put(next), "record the new addressing"));
   // The old address takes its connected and gateway routes with it; the
   // rule does not go by itself.
   RETURN_IF_ERROR(UnconfigurePodPort(*pod.netlink, old));
-  RETURN_IF_ERROR(Step(pod.netlink->DeleteAddress({pod.ifindex, *old.local}),
-                       absl::StrCat("delete address ", old.local->ToString(), " in the pod")));
+  RETURN_IF_ERROR(
+      WithContext(pod.netlink->DeleteAddress({pod.ifindex, *old.local}),
+                  absl::StrCat("delete address ", old.local->ToString(), " in the pod")));
   RETURN_IF_ERROR(ConfigurePodPort(*pod.netlink, *netns_, *pod.ns, pod.ifindex, next));
   SPDLOG_INFO("port {} in {}: re-addressed {} -> {}", old.host_ifname, old.netns,
               old.local->ToString(), next.local->ToString());
@@ -114,11 +111,11 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
       return absl::FailedPreconditionError(
           absl::StrCat("port ", port.port_id, " is not in the host namespace"));
     }
-    if (request.l3 && (!port.provisioned || !port.applied.has_value() ||
-                       !port.applied->local.has_value())) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "port ", port.port_id, " (", port.host_ifname,
-          ") has no address from LLDP yet; see rocectl addressing"));
+    if (request.l3 &&
+        (!port.provisioned || !port.applied.has_value() || !port.applied->local.has_value())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("port ", port.port_id, " (", port.host_ifname,
+                       ") has no address from LLDP yet; see rocectl addressing"));
     }
     return absl::OkStatus();
   };
@@ -129,8 +126,8 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
         return &port;
       }
     }
-    return absl::NotFoundError(absl::StrCat("device id \"", request.device_id,
-                                            "\" is not a port of this node"));
+    return absl::NotFoundError(
+        absl::StrCat("device id \"", request.device_id, "\" is not a port of this node"));
   }
   for (const PortCandidate& port : ports) {
     if (usable(port).ok()) return &port;
@@ -152,9 +149,9 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
         existing->state == AttachState::kAttached) {
       return *existing;
     }
-    return absl::AlreadyExistsError(absl::StrCat(
-        "container ", request.container_id, " already has ", request.ifname, " (port ",
-        existing->port_id, ")"));
+    return absl::AlreadyExistsError(absl::StrCat("container ", request.container_id,
+                                                 " already has ", request.ifname, " (port ",
+                                                 existing->port_id, ")"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsHandle> ns, netns_->Open(request.netns));
   ASSIGN_OR_RETURN(const PortCandidate* port, Choose(request, ports));
@@ -179,7 +176,7 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
     record.routes = port->applied->routes;
   }
   record.state = AttachState::kAttaching;
-  RETURN_IF_ERROR(Step(journal_->Put(record), "record the attachment"));
+  RETURN_IF_ERROR(WithContext(journal_->Put(record), "record the attachment"));
 
   const std::string what = absl::StrCat("attach port ", port->host_ifname, " to ", request.netns,
                                         " as ", request.ifname);
@@ -188,12 +185,12 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
     // Nothing moved: forgetting the intent is the whole rollback.
     absl::Status erased = journal_->Erase(record.container_id, record.ifname);
     if (!erased.ok()) SPDLOG_ERROR("{}", erased.ToString());
-    return Step(status, absl::StrCat(what, ": move into the pod"));
+    return WithContext(status, absl::StrCat(what, ": move into the pod"));
   }
   absl::StatusOr<std::unique_ptr<os::Netlink>> pod = netns_->OpenNetlink(*ns);
   absl::StatusOr<int> pod_ifindex =
       pod.ok() ? FindLink(**pod, request.ifname)
-               : absl::StatusOr<int>(Step(pod.status(), "open netlink in the pod"));
+               : absl::StatusOr<int>(WithContext(pod.status(), "open netlink in the pod"));
   status = pod_ifindex.ok() ? ConfigurePodPort(**pod, *netns_, *ns, *pod_ifindex, record)
                             : pod_ifindex.status();
   if (status.ok() && record.mtu == 0) {
@@ -207,7 +204,7 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   }
   if (status.ok()) {
     record.state = AttachState::kAttached;
-    status = Step(journal_->Put(record), "record the attachment as done");
+    status = WithContext(journal_->Put(record), "record the attachment as done");
   }
   if (status.ok()) {
     SPDLOG_INFO("{} (container {})", what, request.container_id);
@@ -217,7 +214,7 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   if (absl::Status undone = Release(record); !undone.ok()) {
     SPDLOG_ERROR("rollback of {}: {}", what, undone.ToString());
   }
-  return Step(status, what);
+  return WithContext(status, what);
 }
 
 absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
@@ -231,11 +228,12 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, host_->ListLinks());
   for (const os::LinkInfo& link : links) {
     if (link.ifindex != *ifindex || link.name == record.host_ifname) continue;
-    RETURN_IF_ERROR(Step(host_->SetLinkDown(*ifindex), "set link down to rename it"));
-    RETURN_IF_ERROR(Step(host_->RenameLink(*ifindex, record.host_ifname),
-                         absl::StrCat("rename ", link.name, " back to ", record.host_ifname)));
+    RETURN_IF_ERROR(WithContext(host_->SetLinkDown(*ifindex), "set link down to rename it"));
+    RETURN_IF_ERROR(
+        WithContext(host_->RenameLink(*ifindex, record.host_ifname),
+                    absl::StrCat("rename ", link.name, " back to ", record.host_ifname)));
   }
-  return Step(host_->SetLinkUp(*ifindex), "set link up");
+  return WithContext(host_->SetLinkUp(*ifindex), "set link up");
 }
 
 absl::Status AttachManager::Release(const AttachmentRecord& record) {
@@ -243,7 +241,7 @@ absl::Status AttachManager::Release(const AttachmentRecord& record) {
   if (record.state != AttachState::kDetaching) {
     AttachmentRecord detaching = record;
     detaching.state = AttachState::kDetaching;
-    RETURN_IF_ERROR(Step(journal_->Put(detaching), "record the detach"));
+    RETURN_IF_ERROR(WithContext(journal_->Put(detaching), "record the detach"));
   }
   absl::StatusOr<std::unique_ptr<os::NetnsHandle>> ns = netns_->Open(record.netns);
   if (!ns.ok()) {
@@ -256,12 +254,13 @@ absl::Status AttachManager::Release(const AttachmentRecord& record) {
       if (absl::Status s = UnconfigurePodPort(*pod, record); !s.ok()) {
         SPDLOG_WARN("port {}: {}", record.port_id, s.message());
       }
-      RETURN_IF_ERROR(Step(pod->MoveLink(*pod_ifindex, netns_->host().fd(), record.host_ifname),
-                           "move back to the host"));
+      RETURN_IF_ERROR(
+          WithContext(pod->MoveLink(*pod_ifindex, netns_->host().fd(), record.host_ifname),
+                      "move back to the host"));
     }
     RETURN_IF_ERROR(RestoreInHost(record));
   }
-  return Step(journal_->Erase(record.container_id, record.ifname), "forget the attachment");
+  return WithContext(journal_->Erase(record.container_id, record.ifname), "forget the attachment");
 }
 
 absl::StatusOr<bool> AttachManager::Detach(const std::string& container_id,
@@ -269,8 +268,8 @@ absl::StatusOr<bool> AttachManager::Detach(const std::string& container_id,
   const AttachmentRecord* record = journal_->Find(container_id, ifname);
   if (record == nullptr) return false;
   const AttachmentRecord copy = *record;
-  RETURN_IF_ERROR(Step(Release(copy), absl::StrCat("detach port ", copy.host_ifname, " from ",
-                                                   copy.netns)));
+  RETURN_IF_ERROR(WithContext(
+      Release(copy), absl::StrCat("detach port ", copy.host_ifname, " from ", copy.netns)));
   SPDLOG_INFO("detached port {} from {} (container {})", copy.host_ifname, copy.netns,
               container_id);
   return true;
@@ -285,15 +284,15 @@ absl::StatusOr<AttachmentRecord> AttachManager::Check(const std::string& contain
         absl::StrCat("container ", container_id, " has no rocenet interface ", ifname));
   }
   if (!netns.empty() && netns != record->netns) {
-    return absl::FailedPreconditionError(absl::StrCat("interface ", ifname, " is recorded in ",
-                                                      record->netns, ", not ", netns));
+    return absl::FailedPreconditionError(
+        absl::StrCat("interface ", ifname, " is recorded in ", record->netns, ", not ", netns));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsHandle> ns, netns_->Open(record->netns));
   ASSIGN_OR_RETURN(std::unique_ptr<os::Netlink> pod, netns_->OpenNetlink(*ns));
   absl::StatusOr<int> ifindex = FindLink(*pod, ifname);
   if (!ifindex.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("interface ", ifname, " is not in ",
-                                                      record->netns));
+    return absl::FailedPreconditionError(
+        absl::StrCat("interface ", ifname, " is not in ", record->netns));
   }
   if (record->local.has_value()) {
     ASSIGN_OR_RETURN(std::vector<os::AddressInfo> addresses, pod->ListAddresses());
@@ -301,8 +300,8 @@ absl::StatusOr<AttachmentRecord> AttachManager::Check(const std::string& contain
       return a.ifindex == *ifindex && a.prefix == *record->local;
     });
     if (!has) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "interface ", ifname, " in ", record->netns, " lacks ", record->local->ToString()));
+      return absl::FailedPreconditionError(absl::StrCat("interface ", ifname, " in ", record->netns,
+                                                        " lacks ", record->local->ToString()));
     }
   }
   return *record;
@@ -334,8 +333,8 @@ void AttachManager::Recover() {
   for (const AttachmentRecord& record : journal_->All()) {
     const bool netns_gone = absl::IsNotFound(netns_->Open(record.netns).status());
     if (record.state == AttachState::kAttached && !netns_gone) continue;
-    SPDLOG_INFO("recovering attachment of port {} to {} (state {}{})", record.port_id,
-                record.netns, StateName(record.state), netns_gone ? ", namespace gone" : "");
+    SPDLOG_INFO("recovering attachment of port {} to {} (state {}{})", record.port_id, record.netns,
+                StateName(record.state), netns_gone ? ", namespace gone" : "");
     if (absl::Status s = Release(record); !s.ok()) {
       SPDLOG_ERROR("recovery of port {}: {}", record.port_id, s.ToString());
     }

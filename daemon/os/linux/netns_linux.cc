@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <functional>
+#include <vector>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "daemon/common/errno_status.h"
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
@@ -95,7 +98,11 @@ absl::StatusOr<std::unique_ptr<PacketSocket>> NetnsLinux::OpenLldp(const NetnsHa
 
 absl::Status NetnsLinux::SetSysctl(const NetnsHandle& ns, absl::string_view key,
                                    absl::string_view value) {
-  if (key.find("..") != absl::string_view::npos) {
+  // Interface names may hold dots ("net..1"); only a ".." path component
+  // could leave /proc/sys.
+  const std::vector<absl::string_view> parts = absl::StrSplit(key, '/');
+  if (std::find(parts.begin(), parts.end(), "..") != parts.end() || key.empty() ||
+      key.front() == '/') {
     return absl::InvalidArgumentError(absl::StrCat("sysctl ", key, ": not a sysctl key"));
   }
   const std::string path = absl::StrCat("/proc/sys/", key);
