@@ -27,7 +27,8 @@ json ToJson(const AttachmentRecord& r) {
   json out = {{"container_id", r.container_id}, {"ifname", r.ifname},
               {"netns", r.netns}, {"port_id", r.port_id},
               {"host_ifname", r.host_ifname}, {"mac", r.mac},
-              {"pci_address", r.pci_address}, {"state", StateName(r.state)},
+              {"pci_address", r.pci_address}, {"virtual_device", r.virtual_device},
+              {"state", StateName(r.state)},
               {"pod", {{"namespace", r.pod.ns}, {"name", r.pod.name}, {"uid", r.pod.uid}}},
               {"cni_version", r.cni_version}, {"created", r.created_unix},
               {"mtu", r.mtu}, {"table", r.table}, {"routes", routes}};
@@ -45,6 +46,7 @@ absl::StatusOr<AttachmentRecord> FromJson(const json& in) {
   r.host_ifname = in.at("host_ifname").get<std::string>();
   r.mac = in.value("mac", "");
   r.pci_address = in.value("pci_address", "");
+  r.virtual_device = in.value("virtual_device", false);
   ASSIGN_OR_RETURN(r.state, ParseState(in.at("state").get<std::string>()));
   const json pod = in.value("pod", json::object());
   r.pod = {pod.value("namespace", ""), pod.value("name", ""), pod.value("uid", "")};

@@ -164,6 +164,7 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   record.host_ifname = port->host_ifname;
   record.mac = port->mac;
   record.pci_address = port->pci_address;
+  record.virtual_device = port->virtual_device;
   record.pod = request.pod;
   record.cni_version = request.cni_version;
   record.created_unix = now_unix;
@@ -220,6 +221,13 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
 absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
   absl::StatusOr<int> ifindex = FindByMac(*host_, record.mac);
   if (!ifindex.ok()) {
+    if (!record.virtual_device) {
+      // The kernel hands a physical port back once the last reference to the
+      // dead namespace is gone, which can take a moment: keep the record and
+      // try again on the next check.
+      return absl::UnavailableError(absl::StrCat("port ", record.host_ifname, " (", record.mac,
+                                                 ") is not back in the host yet"));
+    }
     // A virtual port (veth) dies with its namespace: nothing to restore.
     SPDLOG_WARN("port {} ({}): gone with the pod's network namespace", record.port_id,
                 record.host_ifname);

@@ -29,7 +29,8 @@ struct PortCandidate {
   std::string mac;
   std::string pci_address;
   int ifindex = 0;
-  bool present = false;  // its net device is in the host namespace
+  bool virtual_device = false;  // veth and the like (rtnetlink kind set)
+  bool present = false;         // its net device is in the host namespace
   // L3: the port's addressing as applied on the host; nullopt when none.
   std::optional<addressing::AppliedConfig> applied;
   bool provisioned = false;

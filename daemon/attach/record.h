@@ -37,6 +37,9 @@ struct AttachmentRecord {
   std::string host_ifname;
   std::string mac;  // to find the device again wherever it went
   std::string pci_address;
+  // A virtual device (veth) dies with the pod's namespace; a physical one
+  // comes back to the host on its own, and may take a moment to.
+  bool virtual_device = false;
   AttachState state = AttachState::kAttaching;
   PodIdentity pod;
   std::string cni_version;

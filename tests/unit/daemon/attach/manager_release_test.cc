@@ -150,6 +150,7 @@ TEST_F(AttachManagerTest, GcRestoresAPortTheKernelRenamedToDevN) {
 TEST_F(AttachManagerTest, GcOfADeadNamespaceForgetsAVirtualPort) {
   host_.SetLink(MakeLink(kSo0, "so0"));  // a veth standing in for a port
   ports_[0].mac = host_.link(kSo0)->mac.ToString();
+  ports_[0].virtual_device = true;
   const MacAddress veth_mac = host_.link(kSo0)->mac;
   ASSERT_TRUE(Attach(Request()).ok());
   netns_.DeleteNamespace(kPod);
@@ -159,6 +160,25 @@ TEST_F(AttachManagerTest, GcOfADeadNamespaceForgetsAVirtualPort) {
   EXPECT_EQ(Named(host_, "so0"), nullptr);
   EXPECT_THAT(manager_->List(), IsEmpty());
   EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, APhysicalPortNotBackYetKeepsItsRecordUntilItIs) {
+  ASSERT_TRUE(Attach(Request()).ok());
+  // The namespace is gone but the kernel has not handed the port back yet.
+  const os::LinkInfo in_pod = *Named(*pod_, "net1");
+  pod_->RemoveLink(in_pod.ifindex);
+  netns_.DeleteNamespace(kPod);
+
+  EXPECT_THAT(manager_->Gc({}, true), IsEmpty());
+  ASSERT_EQ(manager_->List().size(), 1u);
+
+  // Back under a kernel-chosen name: the next check restores it.
+  os::LinkInfo back = in_pod;
+  back.name = "dev9";
+  host_.SetLink(back);
+  EXPECT_EQ(manager_->Gc({}, true).size(), 1u);
+  EXPECT_THAT(manager_->List(), IsEmpty());
+  EXPECT_NE(Named(host_, "so0"), nullptr);
 }
 
 TEST_F(AttachManagerTest, GcOfDeadNamespacesLeavesLiveOnesAlone) {
