@@ -102,9 +102,14 @@ class Plugin:
         return self.proc.wait(10)
 
 
+RAILS = {0: "no-alert 10.200.1.2/30", 1: "no-alert 10.200.2.2/30",
+         2: "no-alert 10.201.3.2/30", 3: "no-alert 10.201.4.2/30"}
+
+
 @pytest.fixture(scope="module")
 def fabric():
-    fab = sim.Fabric.up(sim.unique_name("dp"), ports=4)
+    # Two rails: so0/so1 route 10.200.0.0/16, so2/so3 route 10.201.0.0/16.
+    fab = sim.Fabric.up(sim.unique_name("dp"), ports=4, descriptions=RAILS)
     yield fab
     fab.down()
 
@@ -249,6 +254,15 @@ def test_preferred_allocation(fabric, daemon, setup):
     assert len(got) == 2 and got[0] == ids[2] and got[1] in ids
     again = peer.call(f"preferred available={','.join(reversed(ids))} must={ids[2]} size=2")
     assert again["response"]["container_responses"][0]["deviceIDs"] == got  # deterministic
+
+    # Rails first: with so0 a must, the second port is on the other rail.
+    by_name = {p["name"]: p["id"] for p in daemon.ports()}
+    reply = peer.call(f"preferred available={','.join(ids)} must={by_name['so0']} size=2")
+    got = reply["response"]["container_responses"][0]["deviceIDs"]
+    assert got[0] == by_name["so0"]
+    assert got[1] in (by_name["so2"], by_name["so3"]), (got, by_name)
+    reply = peer.call(f"preferred available={','.join(ids)} must= size=4")
+    assert sorted(reply["response"]["container_responses"][0]["deviceIDs"]) == ids
 
 
 def test_allocated_ports_attach_through_cni_as_multus_does(fabric, daemon, setup):
