@@ -16,6 +16,7 @@ void AddLldpConditions(const inventory::Port& port, const PortSignals& signals,
                    {}});
   }
   if (signals.neighbor_count > 0 || !signals.l3) return;
+  if (signals.startup_holdoff && !signals.neighbor_ever_seen && signals.provisioned) return;
   if (!signals.neighbor_lost.empty()) {
     out.push_back({std::string(kLldpExpired), signals.neighbor_lost,
                    absl::StrCat("port ", name, ": the switch's LLDP information ",

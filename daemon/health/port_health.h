@@ -37,6 +37,9 @@ struct PortSignals {
   bool l3 = true;  // the port is addressed from LLDP (not L2 mode)
   int neighbor_count = 0;
   bool neighbor_ever_seen = false;
+  // The daemon started a moment ago and kept this port's configuration from
+  // before: no LLDP frame yet is expected, not a problem.
+  bool startup_holdoff = false;
   // Set while the port has no neighbor but had one: "AgedOut" or "Shutdown".
   std::string neighbor_lost;
   // The current plan: "Ready", "Pending", "Refused" or "L2", its reason and

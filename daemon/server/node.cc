@@ -6,6 +6,11 @@
 namespace rocenet::server {
 namespace {
 
+// How long after start a port that kept its configuration may go without an
+// LLDP frame before that is a condition: switches send every 30 s by
+// default, so one interval.
+constexpr absl::Duration kStartupHoldoff = absl::Seconds(30);
+
 outputs::PortOutput ToOutput(const inventory::Port& port, const api::PortAddressing* addressing,
                              const health::PortHealth* health, addressing::Mode mode) {
   outputs::PortOutput out;
@@ -43,6 +48,8 @@ Node::Node(const NodeParts& parts) : parts_(parts), health_(parts.clock) {
 }
 
 absl::Status Node::Start() {
+  startup_holdoff_until_ = parts_.clock->Now() + kStartupHoldoff;
+  parts_.loop->RunAt(startup_holdoff_until_, [this] { Refresh(false, /*replan=*/false); });
   RETURN_IF_ERROR(parts_.netlink->SubscribeLinkEvents());
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
   parts_.inventory->Resync(links);
@@ -178,6 +185,9 @@ void Node::Refresh(bool changed, bool replan) {
       if (parts_.attach != nullptr) ReaddressAttached();
     }
     signals = parts_.addressing->Signals(table);
+    if (parts_.clock->Now() < startup_holdoff_until_) {
+      for (auto& [id, signal] : signals) signal.startup_holdoff = true;
+    }
   }
   if (parts_.attach != nullptr) {
     for (const attach::AttachmentRecord& record : parts_.attach->List()) {

@@ -94,6 +94,9 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   void ScheduleNetnsCheck();
 
   NodeParts parts_;
+  // Until then a port rocenet kept configured across a restart is not
+  // reported for lacking LLDP: the switch may not have sent a frame yet.
+  absl::Time startup_holdoff_until_;
   health::HealthTracker health_;
   std::unique_ptr<lldp::LldpAgent> agent_;
   lldp::NeighborTable empty_table_;

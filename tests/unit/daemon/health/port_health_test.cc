@@ -81,3 +81,30 @@ TEST(HealthTrackerTest, NoPortsIsNotReady) {
 
 }  // namespace
 }  // namespace rocenet::health
+
+namespace rocenet::health {
+namespace {
+
+TEST(EvaluatePortTest, NoLldpNeighborWaitsForTheStartupHoldoffOnKeptPorts) {
+  inventory::Port port = UpPort("so0");
+  PortSignals signals;
+  signals.provisioned = true;  // kept from before the restart
+  signals.plan_state = "Pending";
+  signals.plan_reason = "NoLldpNeighbor";
+
+  signals.startup_holdoff = true;
+  EXPECT_TRUE(EvaluatePort(port, &signals).empty());
+
+  signals.startup_holdoff = false;
+  std::vector<Condition> after = EvaluatePort(port, &signals);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].type, "NoLldpNeighbor");
+
+  // A port that was never configured gets no holdoff.
+  signals.startup_holdoff = true;
+  signals.provisioned = false;
+  EXPECT_FALSE(EvaluatePort(port, &signals).empty());
+}
+
+}  // namespace
+}  // namespace rocenet::health
