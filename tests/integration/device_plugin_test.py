@@ -170,14 +170,24 @@ def test_switch_end_down_is_unhealthy_within_a_second_and_recovers(fabric, daemo
     peer.devices(all_healthy, 5)
     port = fabric.ports[1]
     dev_id = ids_by_name(daemon)[port["host_ifname"]]
+    # The kernel reports a lost carrier on its own schedule (linkwatch runs
+    # at most once a second), so the clock starts when the node sees it.
+    monitor = subprocess.Popen(["ip", "-n", fabric.node_netns, "monitor", "link"],
+                               stdout=subprocess.PIPE, text=True)
     try:
+        time.sleep(0.2)
         fabric.link(1, "down")
+        for line in monitor.stdout:
+            if port["host_ifname"] in line and "NO-CARRIER" in line:
+                break
         t0 = time.monotonic()
         devices = peer.devices(lambda d: d.get(dev_id, {}).get("health") == "Unhealthy", 3)
         assert time.monotonic() - t0 < 1.0
         assert all(d["health"] == "Healthy" for i, d in devices.items() if i != dev_id)
         assert len(devices) == len(fabric.ports)  # always the full list
     finally:
+        monitor.terminate()
+        monitor.wait(5)
         fabric.link(1, "up")
     peer.devices(all_healthy, 15)
 
