@@ -140,7 +140,14 @@ def test_restart_changes_nothing(fabric, daemon):
 
 
 def test_lldp_and_addressing_metrics(fabric, daemon):
-    text = daemon.metrics()
+    # Right after a restart the ports are kept healthy while LLDP resumes;
+    # wait for the switch's next frames.
+    def heard_all():
+        t = daemon.metrics()
+        return all((metric_value(t, "rocenet_lldp_neighbors", {"device": n}) or 0) == 1
+                   for n in EXPECTED) and t
+
+    text = wait_until(heard_all, 5, what="LLDP heard on every port")
     for name in EXPECTED:
         assert metric_value(text, "rocenet_lldp_frames_received_total", {"device": name}) > 0
         assert metric_value(text, "rocenet_port_provisioned", {"device": name}) == 1
