@@ -45,6 +45,10 @@ def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
     rc, out = cni.run("ADD", "busy", f"/run/netns/{fabric.name}-podbusy", "net1",
                       cni.conf(deviceID=ports["so3"]["id"]))
     assert rc == 0, out
+    # Let the busy port's link settle (operstate follows a moment after up)
+    # before the state everything is compared with is taken.
+    wait_until(lambda: ip_json(f"{fabric.name}-podbusy", "link", "show", "net1")[0]
+               .get("operstate") == "UP", 5, what="the busy port up in its pod")
     good = cni.conf()
     cases = [
         # (name, conf, env overrides, expected code, message fragment)
