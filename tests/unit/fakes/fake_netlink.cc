@@ -86,40 +86,29 @@ const os::LinkInfo* FakeNetlink::link(int ifindex) const {
   return it == links_.end() ? nullptr : &it->second;
 }
 
-absl::Status FakeNetlink::SetLinkUp(int ifindex) {
+absl::Status FakeNetlink::ChangeLink(int ifindex,
+                                     const std::function<void(os::LinkInfo&)>& change) {
   absl::Status failure;
   if (TakeFailure(&failure)) return failure;
   auto it = links_.find(ifindex);
   if (it == links_.end()) return absl::NotFoundError("no such link");
   ++mutations_;
   os::LinkInfo link = it->second;
-  link.admin_up = true;
+  change(link);
   SetLink(link);
   return absl::OkStatus();
+}
+
+absl::Status FakeNetlink::SetLinkUp(int ifindex) {
+  return ChangeLink(ifindex, [&](os::LinkInfo& link) { link.admin_up = true; });
 }
 
 absl::Status FakeNetlink::SetLinkDown(int ifindex) {
-  absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
-  auto it = links_.find(ifindex);
-  if (it == links_.end()) return absl::NotFoundError("no such link");
-  ++mutations_;
-  os::LinkInfo link = it->second;
-  link.admin_up = false;
-  SetLink(link);
-  return absl::OkStatus();
+  return ChangeLink(ifindex, [&](os::LinkInfo& link) { link.admin_up = false; });
 }
 
 absl::Status FakeNetlink::RenameLink(int ifindex, absl::string_view name) {
-  absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
-  auto it = links_.find(ifindex);
-  if (it == links_.end()) return absl::NotFoundError("no such link");
-  ++mutations_;
-  os::LinkInfo link = it->second;
-  link.name = std::string(name);
-  SetLink(link);
-  return absl::OkStatus();
+  return ChangeLink(ifindex, [&](os::LinkInfo& link) { link.name = std::string(name); });
 }
 
 absl::Status FakeNetlink::MoveLink(int ifindex, int netns_fd, absl::string_view new_name) {
@@ -160,15 +149,7 @@ absl::Status FakeNetlink::DeleteRule(const os::RuleInfo& rule) {
 }
 
 absl::Status FakeNetlink::SetMtu(int ifindex, uint32_t mtu) {
-  absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
-  auto it = links_.find(ifindex);
-  if (it == links_.end()) return absl::NotFoundError("no such link");
-  ++mutations_;
-  os::LinkInfo link = it->second;
-  link.mtu = mtu;
-  SetLink(link);
-  return absl::OkStatus();
+  return ChangeLink(ifindex, [&](os::LinkInfo& link) { link.mtu = mtu; });
 }
 
 absl::StatusOr<std::vector<os::AddressInfo>> FakeNetlink::ListAddresses() { return addresses_; }

@@ -80,6 +80,9 @@ class FakeNetlink final : public os::Netlink {
   void ExternalDeleteAddress(const os::AddressInfo& address);
 
  private:
+  // The shape of every link setting: fail if told to, else change the link
+  // and queue its event.
+  absl::Status ChangeLink(int ifindex, const std::function<void(os::LinkInfo&)>& change);
   // Applies a pending failure; true when the call must fail.
   bool TakeFailure(absl::Status* out);
   void AddressesChanged();
