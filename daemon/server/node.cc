@@ -178,10 +178,12 @@ void Node::ScheduleExpiry() {
 
 void Node::Refresh(bool changed, bool replan) {
   const lldp::NeighborTable& table = agent_ != nullptr ? agent_->table() : empty_table_;
+  // Read once per pass: for attached ports this asks each pod's kernel.
+  std::vector<inventory::Port> ports = PortsWithAttachments();
   std::map<std::string, health::PortSignals> signals;
   if (parts_.addressing != nullptr) {
     if (replan) {
-      changed |= parts_.addressing->Run(PortsWithAttachments(), table);
+      changed |= parts_.addressing->Run(ports, table);
       if (parts_.attach != nullptr) ReaddressAttached();
     }
     signals = parts_.addressing->Signals(table);
@@ -199,7 +201,7 @@ void Node::Refresh(bool changed, bool replan) {
   changed |= health_.Update(parts_.inventory->ports(), signals);
   if (!changed && generation_ > 0) return;
   ++generation_;
-  std::shared_ptr<const api::NodeSnapshot> snapshot = BuildSnapshot();
+  std::shared_ptr<const api::NodeSnapshot> snapshot = BuildSnapshot(std::move(ports));
   if (parts_.outputs != nullptr) {
     std::vector<outputs::PortOutput> outputs;
     for (size_t i = 0; i < snapshot->ports.size(); ++i) {
@@ -214,11 +216,11 @@ void Node::Refresh(bool changed, bool replan) {
   changes_.Publish(std::move(snapshot));
 }
 
-std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot() {
+std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot(std::vector<inventory::Port> ports) {
   auto snapshot = std::make_shared<api::NodeSnapshot>();
   snapshot->generation = generation_;
   snapshot->time = parts_.clock->Now();
-  snapshot->ports = PortsWithAttachments();
+  snapshot->ports = std::move(ports);
   snapshot->health = health_.node();
   if (parts_.addressing != nullptr) {
     snapshot->mode = parts_.addressing->mode();
@@ -237,7 +239,7 @@ absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Sample() {
         // A dump refreshes counters, which events do not carry; it also
         // repairs anything a lost event hid.
         RETURN_IF_ERROR(ResyncLinks());
-        return BuildSnapshot();
+        return BuildSnapshot(PortsWithAttachments());
       });
 }
 
@@ -246,7 +248,7 @@ absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Reconcile() {
       [this]() -> absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> {
         RETURN_IF_ERROR(ResyncLinks());
         Refresh(false, /*replan=*/true);
-        return BuildSnapshot();
+        return BuildSnapshot(PortsWithAttachments());
       });
 }
 

@@ -78,7 +78,8 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   // Re-plans addressing, re-evaluates health, updates host outputs, and
   // publishes a snapshot when something changed (`changed` forces one).
   void Refresh(bool changed, bool replan);
-  std::shared_ptr<const api::NodeSnapshot> BuildSnapshot();
+  // A snapshot of the current state with `ports` (from PortsWithAttachments).
+  std::shared_ptr<const api::NodeSnapshot> BuildSnapshot(std::vector<inventory::Port> ports);
   // Loop thread: the inventory's ports, with those handed to pods shown as
   // they are inside their pod.
   std::vector<inventory::Port> PortsWithAttachments();

@@ -181,7 +181,7 @@ def test_metrics_follow_node_exporter_conventions(fabric, daemon):
             assert line.split()[2].endswith("_total"), line
 
 
-def test_grpc_health_and_socket_permissions(daemon):
+def test_socket_is_for_its_owner_only(daemon):
     mode = os.stat(daemon.socket).st_mode & 0o777
     assert mode == 0o600
     assert os.stat(os.path.dirname(daemon.socket)).st_mode & 0o777 == 0o700
