@@ -51,6 +51,19 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(const std::str
   }
 }
 
+// The attachment journal moved from the state directory to the runtime
+// directory; a daemon started over an older one's pods takes its journal over.
+absl::Status AdoptOldJournal(os::FileSystem& fs, const std::string& old_path,
+                             const std::string& path) {
+  if (old_path == path || !absl::IsNotFound(fs.ReadFile(path).status())) return absl::OkStatus();
+  absl::StatusOr<std::string> old = fs.ReadFile(old_path);
+  if (absl::IsNotFound(old.status())) return absl::OkStatus();
+  if (!old.ok()) return old.status();
+  RETURN_IF_ERROR(fs.WriteFileAtomic(path, *old, 0600));
+  SPDLOG_INFO("took over the attachment journal {} as {}", old_path, path);
+  return fs.RemoveFile(old_path);
+}
+
 absl::Status CheckSysfsRoot(const std::string& root) {
   struct stat st;
   if (stat(root.c_str(), &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -81,7 +94,16 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
   AddressingDriver addressing(netlink.get(), &store, PlannerConfigOf(options));
   outputs::HostOutputs host_outputs(&fs, options.outputs);
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsLinux> netns, os::NetnsLinux::Create());
-  attach::Journal journal(&fs, absl::StrCat(options.state_dir, "/attachments.json"));
+  // The journal describes pod namespaces, which end with the boot, so it
+  // lives in the runtime directory (tmpfs): it is written ahead of every move
+  // with a sync that costs nothing there, and a reboot cannot leave records
+  // naming namespaces or /proc/<pid> paths of the boot before.
+  const std::string runtime_dir = RuntimeDirOf(options);
+  RETURN_IF_ERROR(fs.MakeDirectories(runtime_dir, 0700));
+  const std::string journal_path = absl::StrCat(runtime_dir, "/attachments.json");
+  RETURN_IF_ERROR(
+      AdoptOldJournal(fs, absl::StrCat(options.state_dir, "/attachments.json"), journal_path));
+  attach::Journal journal(&fs, journal_path);
   // A journal that cannot be read must stop the daemon: it is the only record
   // of which ports are in which pods.
   RETURN_IF_ERROR(journal.Load());

@@ -26,6 +26,9 @@ ABSL_FLAG(std::string, sysfs_root, "/sys", "root of the sysfs tree to discover p
 ABSL_FLAG(std::string, metrics_address, ":50152",
           "host:port for Prometheus metrics (port 0: any free port; empty: off)");
 ABSL_FLAG(std::string, state_dir, "/var/lib/rocenet", "directory for persistent state");
+ABSL_FLAG(std::string, runtime_dir, "",
+          "directory for state of this boot, the attachment journal (empty: the socket's "
+          "directory)");
 ABSL_FLAG(std::string, mode, "L3", "L3 (addresses from LLDP) or L2 (link up and MTU only)");
 ABSL_FLAG(int32_t, mtu, 0, "MTU for every port (0: leave it as it is)");
 ABSL_FLAG(std::string, gaudinet_path, "",
@@ -54,6 +57,7 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
   if (given("sysfs_root")) options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
   if (given("metrics_address")) options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   if (given("state_dir")) options.state_dir = absl::GetFlag(FLAGS_state_dir);
+  if (given("runtime_dir")) options.runtime_dir = absl::GetFlag(FLAGS_runtime_dir);
   if (given("gaudinet_path")) options.outputs.gaudinet_path = absl::GetFlag(FLAGS_gaudinet_path);
   if (given("mtu")) {
     if (absl::GetFlag(FLAGS_mtu) < 0) {

@@ -17,7 +17,7 @@ namespace {
 // error, so a typo never silently falls back to a default.
 const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
-      "socket", "sysfs_root", "metrics_address", "state_dir", "mode",
+      "socket", "sysfs_root", "metrics_address", "state_dir", "runtime_dir", "mode",
       "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs"};
   return *keys;
 }
@@ -169,6 +169,8 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
     options.metrics_address = text;
   } else if (key == "state_dir") {
     options.state_dir = text;
+  } else if (key == "runtime_dir") {
+    options.runtime_dir = text;
   } else if (key == "mode") {
     absl::StatusOr<AddressingMode> mode = ParseMode(text);
     if (!mode.ok()) return wrap(mode.status());
@@ -191,6 +193,12 @@ absl::StatusOr<AddressingMode> ParseMode(absl::string_view text) {
   if (text == "L3") return AddressingMode::kL3;
   if (text == "L2") return AddressingMode::kL2;
   return absl::InvalidArgumentError(absl::StrCat("mode \"", text, "\" is not one of: L3, L2"));
+}
+
+std::string RuntimeDirOf(const DaemonOptions& options) {
+  if (!options.runtime_dir.empty()) return options.runtime_dir;
+  const size_t slash = options.socket_path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : options.socket_path.substr(0, slash);
 }
 
 absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
@@ -259,6 +267,10 @@ absl::Status ValidateOptions(const DaemonOptions& options) {
   if (options.state_dir.empty() || options.state_dir[0] != '/') {
     return absl::InvalidArgumentError(
         absl::StrCat("state_dir \"", options.state_dir, "\": must be an absolute path"));
+  }
+  if (!options.runtime_dir.empty() && options.runtime_dir[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("runtime_dir \"", options.runtime_dir, "\": must be an absolute path"));
   }
   if (options.sysfs_root.empty()) {
     return absl::InvalidArgumentError("sysfs_root: must not be empty");

@@ -24,6 +24,10 @@ struct DaemonOptions {
   // "host:port" or ":port"; port 0 picks a free port. Empty disables metrics.
   std::string metrics_address = ":50152";
   std::string state_dir = "/var/lib/rocenet";
+  // State that lives only as long as this boot: the attachment journal, which
+  // names pod namespaces and ports moved into them. Empty: the socket's
+  // directory (/run/rocenet, a tmpfs cleared at boot).
+  std::string runtime_dir;
   AddressingMode mode = AddressingMode::kL3;
   // Addressing: mode is mirrored into planner.mode by ValidateOptions users
   // through PlannerConfigOf().
@@ -37,6 +41,9 @@ struct DaemonOptions {
 };
 
 absl::StatusOr<AddressingMode> ParseMode(absl::string_view text);
+
+// `runtime_dir`, or the socket's directory when it is not set.
+std::string RuntimeDirOf(const DaemonOptions& options);
 
 // Applies the keys of the YAML document `yaml` on top of `options`. `origin`
 // names the document in messages ("config /etc/rocenet/config.yaml").

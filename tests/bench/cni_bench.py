@@ -8,6 +8,13 @@ config on stdin, inside the node's namespace as a runtime on that node would).
 Prints the median ADD+DEL cycle of each and the ratio; the plugin's own
 start-up (VERSION) separately; and 24 parallel ADDs into 8 pods.
 
+The daemon keeps its attachment journal in its runtime directory, a tmpfs
+as /run is on a real host (the harness puts it in /dev/shm).
+
+Also the floor no plugin can go below: the same kind of port moved into the
+pod namespace and back with two bare `ip link set ... netns` commands (one
+netlink request and one exec each way), and each plugin's cost above it.
+
 Needs root, a built tree and Debian's containernetworking-plugins:
   tests/bench/cni_bench.py [--cycles 50]
 """
@@ -75,7 +82,10 @@ def main() -> int:
                               "addresses": [{"address": "10.200.2.1/30",
                                              "gateway": "10.200.2.2"}],
                               "routes": [{"dst": "10.200.0.0/16", "gw": "10.200.2.2"}]}}
-        ours, theirs, startup = [], [], []
+        # A spare veth pair in the node that the daemon does not manage.
+        subprocess.run(["ip", "-n", node, "link", "add", "flr0", "type", "veth", "peer", "name",
+                        "flr1"], check=True)
+        ours, theirs, startup, floor = [], [], [], []
         phases = {"rocenet ADD": [], "rocenet DEL": [], "host-device ADD": [], "host-device DEL": []}
         for i in range(args.cycles):
             netns = new_pod(f"o{i}")
@@ -94,12 +104,21 @@ def main() -> int:
             subprocess.run(["ip", "-n", node, "link", "set", "so1", "up"], check=True)
             t, _ = run(node, binary("rocenet"), "VERSION", f"v{i}", netns, "net1", ours_conf)
             startup.append(t)
+            pod = os.path.basename(netns)
+            t0 = time.perf_counter()
+            subprocess.run(["ip", "-n", node, "link", "set", "flr0", "netns", pod], check=True)
+            subprocess.run(["ip", "-n", pod, "link", "set", "flr0", "netns", node], check=True)
+            floor.append((time.perf_counter() - t0) * 1000)
         print(f"ADD+DEL cycle, {args.cycles} cycles, same /30 and /16 route (ms):")
         print(f"  rocenet                   median {statistics.median(ours):.2f}")
         print(f"  host-device + static      median {statistics.median(theirs):.2f} (peer)")
         print(f"  ratio rocenet/host-device: {statistics.median(ours) / statistics.median(theirs):.2f}")
         print("  " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in phases.items()))
         print(f"  rocenet start-up (VERSION, incl. ip netns exec): median {statistics.median(startup):.2f} ms")
+        bare = statistics.median(floor)
+        print(f"  floor: bare move there and back with iproute2: median {bare:.2f}")
+        print(f"  above the floor: rocenet {statistics.median(ours) - bare:.2f}, "
+              f"host-device + static {statistics.median(theirs) - bare:.2f}")
 
         # 24 ports into 8 pods at once, any free port.
         for name in list(pods):

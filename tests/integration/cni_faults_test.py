@@ -101,7 +101,7 @@ def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
 
 def invariant(fabric, daemon):
     """Every port is in the host or in exactly one recorded pod."""
-    records = json.load(open(os.path.join(daemon.workdir, "state", "attachments.json")))
+    records = json.load(open(daemon.journal_path))
     recorded = {(a["netns"], a["ifname"]): a for a in records["attachments"]}
     host = {link["ifname"] for link in ip_json(fabric.node_netns, "link", "show")}
     seen: dict[str, list[str]] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -203,3 +204,21 @@ def test_pod_netns_deleted_without_del_is_released(fabric, daemon, cni, pod):
     # A veth dies with its namespace: the port is reported gone, not leaked.
     port = next(p for p in daemon.ports() if p["id"] == attached[0]["id"])
     assert port["present"] is False
+
+
+def test_journal_left_in_the_state_dir_by_an_older_daemon_is_taken_over(fabric, daemon, cni, pod):
+    netns = pod("older")
+    rc, added = cni.run("ADD", "older", netns)
+    assert rc == 0, added
+    port = added["interfaces"][0]["mac"]
+    daemon.stop()
+    # Older daemons kept the journal in the state directory.
+    old_path = os.path.join(daemon.workdir, "state", "attachments.json")
+    shutil.move(daemon.journal_path, old_path)
+    daemon.start()
+    assert cni.run("CHECK", "older", netns, conf=cni.conf(prevResult=added))[0] == 0
+    assert not os.path.exists(old_path)
+    assert json.load(open(daemon.journal_path))["attachments"][0]["mac"] == port
+    assert cni.run("DEL", "older", netns)[0] == 0
+    home = {link["address"]: link["ifname"] for link in ip_json(fabric.node_netns, "link", "show")}
+    assert home[port].startswith("so"), home

@@ -45,15 +45,22 @@ def wait_until(pred, timeout: float, interval: float = 0.02, what: str = "condit
 class Daemon:
     """rocenetd running in `netns` (None: the current namespace)."""
 
-    def __init__(self, netns: str | None, args: list[str], workdir: str | None = None):
+    def __init__(self, netns: str | None, args: list[str], workdir: str | None = None,
+                 runtime_dir: str | None = None):
         self.workdir = workdir or tempfile.mkdtemp(prefix="rocenetd-")
         os.makedirs(self.workdir, exist_ok=True)
         self.socket = os.path.join(self.workdir, "run", "rocenetd.sock")
+        # The attachment journal lives in the runtime directory, a tmpfs on a
+        # real host (/run/rocenet); /dev/shm is one here whatever /run is.
+        # Pass the same runtime_dir to a second Daemon that takes over.
+        self.runtime_dir = runtime_dir or tempfile.mkdtemp(
+            prefix="rocenetd-run-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         self.log_path = os.path.join(self.workdir, "rocenetd.log")
         self.netns = netns
         self.args = [
             f"--socket={self.socket}",
             f"--state-dir={os.path.join(self.workdir, 'state')}",
+            f"--runtime-dir={self.runtime_dir}",
             "--metrics-address=127.0.0.1:0",
             *args,
         ]
@@ -103,6 +110,11 @@ class Daemon:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
+        shutil.rmtree(self.runtime_dir, ignore_errors=True)
+
+    @property
+    def journal_path(self) -> str:
+        return os.path.join(self.runtime_dir, "attachments.json")
 
     def metrics(self) -> str:
         assert self.metrics_url, "metrics not enabled"

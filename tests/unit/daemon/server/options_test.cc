@@ -31,6 +31,7 @@ socket: /run/x/r.sock
 sysfs_root: /tmp/sys
 metrics_address: 127.0.0.1:9000
 state_dir: /var/lib/x
+runtime_dir: /run/x
 mode: L2
 log_format: json
 log_level: debug
@@ -46,6 +47,7 @@ gaudi:
   EXPECT_EQ(options.sysfs_root, "/tmp/sys");
   EXPECT_EQ(options.metrics_address, "127.0.0.1:9000");
   EXPECT_EQ(options.state_dir, "/var/lib/x");
+  EXPECT_EQ(RuntimeDirOf(options), "/run/x");
   EXPECT_EQ(options.mode, AddressingMode::kL2);
   EXPECT_EQ(options.log_format, LogFormat::kJson);
   EXPECT_EQ(options.log_level, spdlog::level::debug);
@@ -60,6 +62,13 @@ TEST(OptionsTest, EmptyFileSetsNothing) {
   DaemonOptions options;
   EXPECT_TRUE(Apply("", options).ok());
   EXPECT_EQ(options.socket_path, "/run/rocenet/rocenetd.sock");
+}
+
+TEST(OptionsTest, RuntimeDirDefaultsToTheSocketsDirectory) {
+  DaemonOptions options;
+  EXPECT_EQ(RuntimeDirOf(options), "/run/rocenet");
+  options.socket_path = "/r.sock";
+  EXPECT_EQ(RuntimeDirOf(options), "/");
 }
 
 TEST(OptionsTest, BadFilesAreRejectedNamingTheKey) {
@@ -86,6 +95,7 @@ TEST(OptionsTest, ValidationNamesTheBadValue) {
       {[](DaemonOptions& o) { o.socket_path = "relative.sock"; }, "must be an absolute path"},
       {[](DaemonOptions& o) { o.socket_path = "/" + std::string(120, 'x'); }, "longer than 107"},
       {[](DaemonOptions& o) { o.state_dir = "state"; }, "state_dir"},
+      {[](DaemonOptions& o) { o.runtime_dir = "run"; }, "runtime_dir \"run\""},
       {[](DaemonOptions& o) { o.metrics_address = "localhost"; }, "metrics_address"},
       {[](DaemonOptions& o) { o.metrics_address = ":99999"; }, "metrics_address"},
       {[](DaemonOptions& o) { o.selection.interfaces = {"bad/name"}; }, "\"bad/name\""},
