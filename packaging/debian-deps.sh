@@ -14,7 +14,7 @@ build_packages=(
 )
 test_packages=(
   lldpd iproute2 iputils-ping containernetworking-plugins procps curl
-  python3 python3-pytest
+  python3 python3-pytest python3-prometheus-client
   clang libclang-rt-14-dev
 )
 

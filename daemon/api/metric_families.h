@@ -1,5 +1,5 @@
 // Helpers shared by the files that build rocenetd's metric families
-// (metrics.cc, metrics_lldp.cc, metrics_addressing.cc); internal to
+// (metrics.cc and metrics_*.cc); internal to
 // daemon/api. Pure functions, thread-safe.
 #pragma once
 
@@ -29,5 +29,13 @@ void AppendLldpMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::Met
 // The addressing families, one series per port with a plan.
 void AppendAddressingMetrics(const NodeSnapshot& snapshot,
                              std::vector<prometheus::MetricFamily>* out);
+
+// The health families: rocenet_port_condition, one series per port and
+// condition type, and when each condition that holds began.
+void AppendHealthMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+
+// The attachment families: calls by operation and result, and the latency
+// histogram by operation.
+void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
 
 }  // namespace rocenet::api::metrics_internal

@@ -95,6 +95,10 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
                                 MetricType::Gauge);
   MetricFamily healthy = Family("rocenet_port_healthy", "Whether the port has no condition.",
                                 MetricType::Gauge);
+  MetricFamily attached = Family("rocenet_port_attached",
+                                 "Whether the port is attached to a pod (moved into its network "
+                                 "namespace by the CNI plugin).",
+                                 MetricType::Gauge);
   for (const inventory::Port& port : snapshot.ports) {
     AddSample(info,
               {{"device", port.name},
@@ -105,6 +109,7 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
                {"discovery", std::string(inventory::DiscoveryName(port.discovery))}},
               1);
     AddSample(present, {{"device", port.name}}, port.present ? 1 : 0);
+    AddSample(attached, {{"device", port.name}}, port.attached_to.empty() ? 0 : 1);
   }
   for (const health::PortHealth& port : snapshot.health.ports) {
     AddSample(healthy, {{"device", port.name}}, port.healthy ? 1 : 0);
@@ -112,6 +117,7 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
   out.push_back(std::move(info));
   out.push_back(std::move(present));
   out.push_back(std::move(healthy));
+  out.push_back(std::move(attached));
 
   for (const PortMetric& spec : PortMetrics()) {
     MetricFamily family = Family(spec.name, spec.help, spec.type);
@@ -129,6 +135,8 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
 
   metrics_internal::AppendLldpMetrics(snapshot, &out);
   metrics_internal::AppendAddressingMetrics(snapshot, &out);
+  metrics_internal::AppendHealthMetrics(snapshot, &out);
+  metrics_internal::AppendAttachMetrics(snapshot, &out);
   return out;
 }
 

@@ -20,8 +20,10 @@ void AppendAddressingMetrics(const NodeSnapshot& snapshot, std::vector<MetricFam
              "The port's addressing plan from LLDP: state, reason when pending or refused, local "
              "address and peer; always 1.",
              MetricType::Gauge);
-  MetricFamily errors =
-      Family("rocenet_addressing_errors",
+  // A state, not a count: whether the port is failing now. How often it
+  // failed shows in the history of this gauge and of rocenet_port_condition.
+  MetricFamily failed =
+      Family("rocenet_port_addressing_failed",
              "Whether the last attempt to apply the port's plan failed (1) or succeeded (0).",
              MetricType::Gauge);
   for (const PortAddressing& port : snapshot.addressing) {
@@ -34,11 +36,11 @@ void AppendAddressingMetrics(const NodeSnapshot& snapshot, std::vector<MetricFam
                {"local", p.local.has_value() ? p.local->ToString() : ""},
                {"peer", p.peer.has_value() ? p.peer->ToString() : ""}},
               1);
-    AddSample(errors, {{"device", port.name}}, port.apply_error.empty() ? 0 : 1);
+    AddSample(failed, {{"device", port.name}}, port.apply_error.empty() ? 0 : 1);
   }
   out->push_back(std::move(provisioned));
   out->push_back(std::move(plan));
-  out->push_back(std::move(errors));
+  out->push_back(std::move(failed));
 }
 
 }  // namespace rocenet::api::metrics_internal

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "daemon/addressing/applied.h"
 #include "daemon/addressing/plan.h"
+#include "daemon/api/attach_stats.h"
 #include "daemon/common/broadcast.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port.h"
@@ -53,6 +54,8 @@ struct NodeSnapshot {
   // By port id.
   std::map<std::string, lldp::PortNeighbors> neighbors;
   std::map<std::string, lldp::PortLldpCounters> lldp_counters;
+  // The attachment calls answered since the daemon started.
+  AttachStats attach;
 };
 
 class NodeStateSource {

@@ -6,6 +6,10 @@ namespace rocenet::health {
 
 namespace {
 
+// Ethernet header and FCS around an MTU-sized payload, as the IEEE 802.3
+// Maximum Frame Size counts them (untagged).
+constexpr int kEthernetOverhead = 18;
+
 void AddLldpConditions(const inventory::Port& port, const PortSignals& signals,
                        std::vector<Condition>& out) {
   const std::string& name = port.name;
@@ -44,6 +48,17 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
     }
     out.push_back({std::string(type), reason, signals.plan_message, {}});
   }
+  // A switch port that takes smaller frames than the port sends drops every
+  // full-size frame silently: RDMA traffic stalls while pings pass.
+  const int frame = static_cast<int>(port.link.mtu) + kEthernetOverhead;
+  if (signals.switch_max_frame_size > 0 && port.link.mtu > 0 &&
+      frame > signals.switch_max_frame_size) {
+    out.push_back({std::string(kMtuMismatch), "SwitchFrameTooSmall",
+                   absl::StrCat("port ", port.name, ": MTU ", port.link.mtu, " makes ", frame,
+                                "-byte frames but the switch port takes at most ",
+                                signals.switch_max_frame_size, " (LLDP Maximum Frame Size)"),
+                   {}});
+  }
   if (!signals.apply_error.empty()) {
     out.push_back({std::string(kAddressingFailed), "ApplyFailed", signals.apply_error, {}});
   }
@@ -56,7 +71,57 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
   }
 }
 
+std::string Direction(bool rx, bool tx) {
+  if (rx && tx) return "receive and transmit";
+  return rx ? "receive" : "transmit";
+}
+
 }  // namespace
+
+std::optional<Condition> ErrorCounterWatch::Observe(const std::string& port_name,
+                                                    const os::LinkStats& stats, absl::Time now,
+                                                    const ErrorsRisingPolicy& policy) {
+  if (sampled_ && now - last_time_ < policy.sample_interval) {
+    return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
+  }
+  if (!sampled_ || stats.rx_errors < last_rx_ || stats.tx_errors < last_tx_) {
+    // The first sample, or the counters went back (the device was
+    // re-created or its driver reloaded): a new baseline.
+    sampled_ = true;
+    streak_ = 0;
+    streak_rx_ = streak_tx_ = false;
+  } else {
+    const uint64_t rx = stats.rx_errors - last_rx_;
+    const uint64_t tx = stats.tx_errors - last_tx_;
+    const double allowed = policy.errors_per_minute * absl::ToDoubleMinutes(now - last_time_);
+    if (static_cast<double>(rx + tx) > allowed) {
+      ++streak_;
+      streak_rx_ |= rx > 0;
+      streak_tx_ |= tx > 0;
+      last_rising_ = now;
+      if (!raised_ && streak_ >= policy.raise_after) {
+        raised_ = true;
+        condition_ = {std::string(kErrorsRising),
+                      streak_rx_ && streak_tx_ ? "ReceiveAndTransmitErrors"
+                      : streak_rx_             ? "ReceiveErrors"
+                                               : "TransmitErrors",
+                      absl::StrCat("port ", port_name, ": ", Direction(streak_rx_, streak_tx_),
+                                   " errors rose in ", streak_,
+                                   " sampling intervals in a row; check the optics, the cable "
+                                   "and the switch port's counters"),
+                      {}};
+      }
+    } else {
+      streak_ = 0;
+      streak_rx_ = streak_tx_ = false;
+      if (raised_ && now - last_rising_ >= policy.quiet_period) raised_ = false;
+    }
+  }
+  last_time_ = now;
+  last_rx_ = stats.rx_errors;
+  last_tx_ = stats.tx_errors;
+  return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
+}
 
 std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSignals* signals) {
   std::vector<Condition> out;
@@ -90,6 +155,26 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
   std::map<std::string, const PortHealth*> previous;
   for (const PortHealth& health : node_.ports) previous[health.port_id] = &health;
 
+  // Counter history only for ports in the host namespace: a port that goes
+  // away or into a pod starts afresh when it comes back.
+  std::map<std::string, ErrorCounterWatch> watches;
+  std::map<std::string, Condition> errors_rising;
+  for (const inventory::Port& port : ports) {
+    const auto signal = signals.find(port.id);
+    if (!port.present || (signal != signals.end() && !signal->second.attached_to.empty())) {
+      continue;
+    }
+    ErrorCounterWatch& watch = watches[port.id];
+    if (auto it = error_watches_.find(port.id); it != error_watches_.end()) {
+      watch = std::move(it->second);
+    }
+    if (std::optional<Condition> rising =
+            watch.Observe(port.name, port.link.stats, now, errors_policy_)) {
+      errors_rising[port.id] = std::move(*rising);
+    }
+  }
+  error_watches_ = std::move(watches);
+
   NodeHealth next;
   for (const inventory::Port& port : ports) {
     PortHealth health;
@@ -97,6 +182,9 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
     health.name = port.name;
     const auto signal = signals.find(port.id);
     health.conditions = EvaluatePort(port, signal == signals.end() ? nullptr : &signal->second);
+    if (auto rising = errors_rising.find(port.id); rising != errors_rising.end()) {
+      health.conditions.push_back(std::move(rising->second));
+    }
     health.healthy = health.conditions.empty();
     const auto it = previous.find(port.id);
     const PortHealth* before = it == previous.end() ? nullptr : it->second;

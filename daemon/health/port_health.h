@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,29 @@ inline constexpr absl::string_view kMtuMismatch = "MtuMismatch";
 inline constexpr absl::string_view kAddressingRefused = "AddressingRefused";
 inline constexpr absl::string_view kAddressingFailed = "AddressingFailed";
 inline constexpr absl::string_view kNotProvisioned = "NotProvisioned";
+inline constexpr absl::string_view kErrorsRising = "ErrorsRising";
+
+// Every condition type, in a fixed order (metrics list each for each port).
+inline constexpr absl::string_view kConditionTypes[] = {
+    kPortMissing,       kLinkDown,         kNoLldpNeighbor,   kLldpExpired,
+    kAmbiguousNeighbor, kAddressConflict,  kMtuMismatch,      kErrorsRising,
+    kAddressingRefused, kAddressingFailed, kNotProvisioned,
+};
+
+// When a port's error counters count as rising. The receive and transmit
+// error counters (CRC, alignment, carrier, FIFO errors and the like) are
+// watched; drop counters are not, as the kernel also counts benign drops
+// (unknown protocols, full socket buffers) there. A sample is taken at most
+// every `sample_interval`; a sampling interval is "rising" when the errors
+// it added exceed `errors_per_minute` (scaled to its length). The condition
+// is raised after `raise_after` rising intervals in a row and cleared once
+// no interval has been rising for `quiet_period`.
+struct ErrorsRisingPolicy {
+  absl::Duration sample_interval = absl::Seconds(30);
+  double errors_per_minute = 0;
+  int raise_after = 2;
+  absl::Duration quiet_period = absl::Minutes(5);
+};
 
 // What the LLDP agent and the addressing layer know of a port, in the terms
 // health needs; the server fills it so health depends on neither.
@@ -51,6 +75,9 @@ struct PortSignals {
   bool provisioned = false;
   // The last attempt to apply failed: the error, naming the step.
   std::string apply_error;
+  // The largest frame the switch port takes (the IEEE 802.3 Maximum Frame
+  // Size TLV of its LLDPDU, header and FCS included); 0 when not advertised.
+  int switch_max_frame_size = 0;
 };
 
 struct Condition {
@@ -87,20 +114,53 @@ struct NodeHealth {
 // (link-level health only).
 std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSignals* signals);
 
+// The error-counter history of one port, and whether ErrorsRising holds.
+// Value type; owned by HealthTracker.
+class ErrorCounterWatch {
+ public:
+  // Takes a sample of `stats` at `now` when the last one is at least a
+  // sampling interval old, and returns the ErrorsRising condition while it
+  // holds (since unset).
+  std::optional<Condition> Observe(const std::string& port_name, const os::LinkStats& stats,
+                                   absl::Time now, const ErrorsRisingPolicy& policy);
+
+ private:
+  bool sampled_ = false;
+  absl::Time last_time_;
+  uint64_t last_rx_ = 0;
+  uint64_t last_tx_ = 0;
+  // Rising intervals in a row, and the directions that rose in them.
+  int streak_ = 0;
+  bool streak_rx_ = false;
+  bool streak_tx_ = false;
+  absl::Time last_rising_;
+  // Held while raised; its reason and message are fixed when raised, so
+  // its `since` stays put.
+  bool raised_ = false;
+  Condition condition_;
+};
+
 class HealthTracker {
  public:
-  explicit HealthTracker(const os::Clock* clock) : clock_(clock) {}
+  explicit HealthTracker(const os::Clock* clock, ErrorsRisingPolicy errors = {})
+      : clock_(clock), errors_policy_(errors) {}
 
   // Re-evaluates every port; `signals` by port id (a port without an entry
-  // gets link-level health only). Returns true when any port's health
-  // changed.
+  // gets link-level health only). Each call also feeds the ports' error
+  // counters to their ErrorsRising watch, so the caller should call at least
+  // every errors_policy().sample_interval. Returns true when any port's
+  // health changed.
   bool Update(const std::vector<inventory::Port>& ports,
               const std::map<std::string, PortSignals>& signals = {});
 
   const NodeHealth& node() const { return node_; }
+  const ErrorsRisingPolicy& errors_policy() const { return errors_policy_; }
 
  private:
   const os::Clock* clock_;
+  ErrorsRisingPolicy errors_policy_;
+  // By port id; only ports present in the host namespace.
+  std::map<std::string, ErrorCounterWatch> error_watches_;
   NodeHealth node_;
 };
 

@@ -69,7 +69,18 @@ absl::Status Node::Start() {
     ScheduleNetnsCheck();
   }
   OnPortsChanged();
+  ScheduleCounterSample();
   return absl::OkStatus();
+}
+
+void Node::ScheduleCounterSample() {
+  // Half the sampling interval, so that every interval gets a sample even
+  // when events moved the previous one.
+  parts_.loop->RunAt(parts_.clock->Now() + health_.errors_policy().sample_interval / 2, [this] {
+    if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
+    Refresh(false, /*replan=*/false);
+    ScheduleCounterSample();
+  });
 }
 
 void Node::Shutdown() { changes_.Close(); }
@@ -191,6 +202,12 @@ void Node::Refresh(bool changed, bool replan) {
       for (auto& [id, signal] : signals) signal.startup_holdoff = true;
     }
   }
+  for (auto& [id, signal] : signals) {
+    const lldp::PortNeighbors* heard = table.Find(id);
+    if (heard == nullptr || heard->neighbors.size() != 1) continue;
+    const std::optional<uint16_t>& frame = heard->neighbors.front().lldpdu.max_frame_size;
+    signal.switch_max_frame_size = frame.has_value() ? *frame : 0;
+  }
   if (parts_.attach != nullptr) {
     for (const attach::AttachmentRecord& record : parts_.attach->List()) {
       if (record.state == attach::AttachState::kAttached) {
@@ -229,6 +246,10 @@ std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot(std::vector<invento
   if (agent_ != nullptr) {
     snapshot->neighbors = agent_->table().ports();
     snapshot->lldp_counters = agent_->counters();
+  }
+  {
+    std::lock_guard<std::mutex> lock(attach_stats_mu_);
+    snapshot->attach = attach_stats_;
   }
   return snapshot;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "daemon/api/attachments_backend.h"
@@ -75,6 +76,9 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   void OnPortsChanged();
   void OnNeighborsChanged();
   void ScheduleExpiry();
+  // Re-reads the link counters and health periodically, so that error
+  // counters are sampled for ErrorsRising while nothing else happens.
+  void ScheduleCounterSample();
   // Re-plans addressing, re-evaluates health, updates host outputs, and
   // publishes a snapshot when something changed (`changed` forces one).
   void Refresh(bool changed, bool replan);
@@ -90,6 +94,8 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   // Loop thread: after an attachment changed, brings inventory, LLDP
   // sockets, addressing and health up to date, once the reply has gone.
   void FollowAttachments();
+  // Any thread: counts an attachment call that began at `start`.
+  void RecordAttach(api::AttachOperation operation, bool ok, absl::Time start);
   // Loop thread: releases attachments whose pod namespace is gone, and
   // checks again later while any attachment exists.
   void ScheduleNetnsCheck();
@@ -106,6 +112,8 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   std::optional<EventLoop::TimerId> netns_timer_;
   uint64_t generation_ = 0;
   Broadcast<api::NodeSnapshot> changes_;
+  std::mutex attach_stats_mu_;
+  api::AttachStats attach_stats_;  // guarded by attach_stats_mu_
 };
 
 }  // namespace rocenet::server

@@ -1,4 +1,8 @@
-// Node: the attachment calls, each run on the event loop.
+// Node: the attachment calls, each run on the event loop and counted and
+// timed (from arrival to answer, the wait for the loop included) for the
+// metrics.
+#include <mutex>
+
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/server/node.h"
@@ -39,10 +43,17 @@ std::vector<attach::PortCandidate> Node::Candidates() const {
   return out;
 }
 
+void Node::RecordAttach(api::AttachOperation operation, bool ok, absl::Time start) {
+  const absl::Duration took = parts_.clock->Now() - start;
+  std::lock_guard<std::mutex> lock(attach_stats_mu_);
+  attach_stats_.Record(operation, ok, took);
+}
+
 absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachRequest& request,
                                                       const std::string& mode) {
   if (parts_.attach == nullptr) return NoAttach();
-  return parts_.loop->Call<attach::AttachmentRecord>(
+  const absl::Time start = parts_.clock->Now();
+  absl::StatusOr<attach::AttachmentRecord> result = parts_.loop->Call<attach::AttachmentRecord>(
       [this, request, mode]() -> absl::StatusOr<attach::AttachmentRecord> {
         attach::AttachRequest resolved = request;
         resolved.l3 = mode.empty() ? (parts_.addressing == nullptr ||
@@ -56,25 +67,34 @@ absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachReques
         }
         return record;
       });
+  RecordAttach(api::AttachOperation::kAttach, result.ok(), start);
+  return result;
 }
 
 absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::string& ifname) {
   if (parts_.attach == nullptr) return NoAttach();
-  return parts_.loop->Call<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
-    absl::StatusOr<bool> detached = parts_.attach->Detach(container_id, ifname);
-    if (detached.ok() && *detached) FollowAttachments();
-    return detached;
-  });
+  const absl::Time start = parts_.clock->Now();
+  absl::StatusOr<bool> result =
+      parts_.loop->Call<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
+        absl::StatusOr<bool> detached = parts_.attach->Detach(container_id, ifname);
+        if (detached.ok() && *detached) FollowAttachments();
+        return detached;
+      });
+  RecordAttach(api::AttachOperation::kDetach, result.ok(), start);
+  return result;
 }
 
 absl::StatusOr<attach::AttachmentRecord> Node::Check(const std::string& container_id,
                                                      const std::string& ifname,
                                                      const std::string& netns) {
   if (parts_.attach == nullptr) return NoAttach();
-  return parts_.loop->Call<attach::AttachmentRecord>(
+  const absl::Time start = parts_.clock->Now();
+  absl::StatusOr<attach::AttachmentRecord> result = parts_.loop->Call<attach::AttachmentRecord>(
       [this, container_id, ifname, netns]() -> absl::StatusOr<attach::AttachmentRecord> {
         return parts_.attach->Check(container_id, ifname, netns);
       });
+  RecordAttach(api::AttachOperation::kCheck, result.ok(), start);
+  return result;
 }
 
 absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::ListAttachments() {
@@ -88,12 +108,18 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::ListAttachments() {
 absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
     const std::vector<std::string>& valid, bool only_dead_netns) {
   if (parts_.attach == nullptr) return NoAttach();
-  return parts_.loop->Call<std::vector<attach::AttachmentRecord>>(
-      [this, valid, only_dead_netns]() -> absl::StatusOr<std::vector<attach::AttachmentRecord>> {
-        std::vector<attach::AttachmentRecord> released = parts_.attach->Gc(valid, only_dead_netns);
-        if (!released.empty()) FollowAttachments();
-        return released;
-      });
+  const absl::Time start = parts_.clock->Now();
+  absl::StatusOr<std::vector<attach::AttachmentRecord>> result =
+      parts_.loop->Call<std::vector<attach::AttachmentRecord>>(
+          [this, valid,
+           only_dead_netns]() -> absl::StatusOr<std::vector<attach::AttachmentRecord>> {
+            std::vector<attach::AttachmentRecord> released =
+                parts_.attach->Gc(valid, only_dead_netns);
+            if (!released.empty()) FollowAttachments();
+            return released;
+          });
+  RecordAttach(api::AttachOperation::kGc, result.ok(), start);
+  return result;
 }
 
 void Node::FollowAttachments() {

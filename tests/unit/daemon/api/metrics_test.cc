@@ -85,7 +85,7 @@ TEST_F(MetricsTest, EveryFamilyExistsEvenWithoutSamples) {
         "rocenet_lldp_tlvs_discarded_total", "rocenet_lldp_tlvs_unrecognized_total",
         "rocenet_lldp_socket_errors_total", "rocenet_lldp_ageouts_total", "rocenet_lldp_neighbors",
         "rocenet_lldp_neighbor_info", "rocenet_port_provisioned", "rocenet_addressing_plan_info",
-        "rocenet_addressing_errors"}) {
+        "rocenet_port_addressing_failed"}) {
     EXPECT_NE(FindFamily(empty, name), nullptr) << name;
     EXPECT_NE(FindFamily(families_, name), nullptr) << name;
   }
@@ -129,7 +129,7 @@ TEST_F(MetricsTest, NeighborInfo) {
 TEST_F(MetricsTest, Addressing) {
   EXPECT_EQ(Samples(families_, "rocenet_port_provisioned"),
             ByDevice({{"so0", 1}, {"so1", 0}, {"so2", 0}}));
-  EXPECT_EQ(Samples(families_, "rocenet_addressing_errors"),
+  EXPECT_EQ(Samples(families_, "rocenet_port_addressing_failed"),
             ByDevice({{"so0", 0}, {"so1", 0}, {"so2", 0}}));
   const std::map<Labels, double> expected = {
       {{{"device", "so0"},
@@ -159,7 +159,7 @@ TEST(MetricsApplyErrorTest, ErrorGaugeFollowsApplyError) {
   snapshot.addressing[0].apply_error = "port so0: add route 10.200.0.0/16: Network unreachable";
   snapshot.addressing[0].provisioned = false;
   const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
-  EXPECT_EQ(Samples(families, "rocenet_addressing_errors"),
+  EXPECT_EQ(Samples(families, "rocenet_port_addressing_failed"),
             ByDevice({{"so0", 1}, {"so1", 0}, {"so2", 0}}));
   EXPECT_EQ(Samples(families, "rocenet_port_provisioned"),
             ByDevice({{"so0", 0}, {"so1", 0}, {"so2", 0}}));

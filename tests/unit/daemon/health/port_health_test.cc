@@ -1,5 +1,7 @@
 #include "daemon/health/port_health.h"
 
+#include <functional>
+
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_netlink.h"
@@ -104,6 +106,264 @@ TEST(EvaluatePortTest, NoLldpNeighborWaitsForTheStartupHoldoffOnKeptPorts) {
   signals.startup_holdoff = true;
   signals.provisioned = false;
   EXPECT_FALSE(EvaluatePort(port, &signals).empty());
+}
+
+}  // namespace
+}  // namespace rocenet::health
+
+// Each condition of DESIGN.md 3.7 from the signals that raise it in the
+// daemon, held while they last and cleared when they go.
+namespace rocenet::health {
+namespace {
+
+PortSignals ReadySignals() {
+  PortSignals signals;
+  signals.neighbor_count = 1;
+  signals.neighbor_ever_seen = true;
+  signals.plan_state = "Ready";
+  signals.provisioned = true;
+  return signals;
+}
+
+// The port's conditions after an update, as "Type/Reason".
+std::vector<std::string> Conditions(const HealthTracker& tracker, size_t port = 0) {
+  std::vector<std::string> out;
+  for (const Condition& c : tracker.node().ports.at(port).conditions) {
+    out.push_back(c.type + "/" + c.reason);
+  }
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+struct ConditionCase {
+  const char* name;
+  Strings expected;
+  std::function<void(inventory::Port&, PortSignals&)> raise;
+};
+
+class ConditionLifecycleTest : public ::testing::TestWithParam<ConditionCase> {};
+
+TEST_P(ConditionLifecycleTest, RaisesHoldsAndClears) {
+  FakeClock clock;
+  HealthTracker tracker(&clock);
+  std::vector<inventory::Port> ports = {UpPort("so0")};
+  std::map<std::string, PortSignals> signals = {{"if-so0", ReadySignals()}};
+  tracker.Update(ports, signals);
+  ASSERT_TRUE(tracker.node().ports[0].healthy) << ::testing::PrintToString(Conditions(tracker));
+
+  clock.Advance(absl::Seconds(10));
+  const absl::Time raised_at = clock.Now();
+  GetParam().raise(ports[0], signals["if-so0"]);
+  EXPECT_TRUE(tracker.Update(ports, signals));
+  EXPECT_EQ(Conditions(tracker), GetParam().expected);
+  EXPECT_FALSE(tracker.node().ports[0].healthy);
+  EXPECT_FALSE(tracker.node().ready);
+  for (const Condition& c : tracker.node().ports[0].conditions) {
+    EXPECT_EQ(c.since, raised_at);
+    EXPECT_NE(c.message.find("so0"), std::string::npos) << c.message;
+  }
+
+  // Held: same conditions, same since, no change reported.
+  clock.Advance(absl::Minutes(3));
+  EXPECT_FALSE(tracker.Update(ports, signals));
+  EXPECT_EQ(Conditions(tracker), GetParam().expected);
+  EXPECT_EQ(tracker.node().ports[0].conditions[0].since, raised_at);
+
+  // Cleared when the signal goes.
+  clock.Advance(absl::Seconds(10));
+  ports = {UpPort("so0")};
+  signals = {{"if-so0", ReadySignals()}};
+  EXPECT_TRUE(tracker.Update(ports, signals));
+  EXPECT_EQ(Conditions(tracker), Strings{});
+  EXPECT_TRUE(tracker.node().ready);
+  EXPECT_EQ(tracker.node().ports[0].since, clock.Now());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Conditions, ConditionLifecycleTest,
+    ::testing::Values(
+        ConditionCase{"LinkDown", {"LinkDown/NoCarrier"},
+                      [](inventory::Port& p, PortSignals&) { p.link.carrier = false; }},
+        ConditionCase{"NoLldpNeighbor",
+                      {"NoLldpNeighbor/NoFrames"},
+                      [](inventory::Port&, PortSignals& s) {
+                        s.neighbor_count = 0;
+                        s.neighbor_ever_seen = false;
+                        s.plan_state = "Pending";
+                        s.plan_reason = "NoLldpNeighbor";
+                        s.provisioned = false;
+                      }},
+        ConditionCase{"LldpExpired", {"LldpExpired/AgedOut"},
+                      [](inventory::Port&, PortSignals& s) {
+                        s.neighbor_count = 0;
+                        s.neighbor_lost = "AgedOut";
+                      }},
+        ConditionCase{"AddressConflict", {"AddressConflict/AddressInUse"},
+                      [](inventory::Port&, PortSignals& s) {
+                        s.plan_state = "Refused";
+                        s.plan_reason = "AddressInUse";
+                        s.plan_message =
+                            "port so0: address 10.200.1.1 is already configured on eth0";
+                        s.provisioned = false;
+                      }},
+        ConditionCase{"AmbiguousNeighbor", {"AmbiguousNeighbor/MultipleNeighbors"},
+                      [](inventory::Port&, PortSignals& s) { s.neighbor_count = 2; }},
+        ConditionCase{"MtuMismatchRefused", {"MtuMismatch/MtuOutOfRange"},
+                      [](inventory::Port&, PortSignals& s) {
+                        s.plan_state = "Refused";
+                        s.plan_reason = "MtuOutOfRange";
+                        s.plan_message = "port so0: MTU 9000 is above the link's maximum of 1500";
+                        s.provisioned = false;
+                      }},
+        ConditionCase{"MtuMismatchSwitch", {"MtuMismatch/SwitchFrameTooSmall"},
+                      [](inventory::Port& p, PortSignals& s) {
+                        p.link.mtu = 9000;
+                        s.switch_max_frame_size = 1518;
+                      }}),
+    [](const ::testing::TestParamInfo<ConditionCase>& info) { return info.param.name; });
+
+TEST(EvaluatePortTest, SwitchFrameSizeThatFitsTheMtuIsNoMismatch) {
+  inventory::Port port = UpPort("so0");
+  port.link.mtu = 1500;
+  PortSignals signals = ReadySignals();
+  signals.switch_max_frame_size = 1518;  // 1500 + Ethernet header + FCS
+  EXPECT_TRUE(EvaluatePort(port, &signals).empty());
+  signals.switch_max_frame_size = 9216;
+  EXPECT_TRUE(EvaluatePort(port, &signals).empty());
+  signals.switch_max_frame_size = 1517;
+  std::vector<Condition> conditions = EvaluatePort(port, &signals);
+  ASSERT_EQ(conditions.size(), 1u);
+  EXPECT_EQ(conditions[0].type, "MtuMismatch");
+  EXPECT_NE(conditions[0].message.find("1518"), std::string::npos) << conditions[0].message;
+}
+
+class ErrorsRisingTest : public ::testing::Test {
+ protected:
+  // Moves time on by one sampling interval, adds errors and updates.
+  bool Step(uint64_t rx_errors, uint64_t tx_errors = 0) {
+    clock_.Advance(absl::Seconds(30));
+    ports_[0].link.stats.rx_errors += rx_errors;
+    ports_[0].link.stats.tx_errors += tx_errors;
+    return tracker_.Update(ports_);
+  }
+  Strings Now() { return Conditions(tracker_); }
+
+  FakeClock clock_;
+  HealthTracker tracker_{&clock_};
+  std::vector<inventory::Port> ports_ = {UpPort("so0")};
+};
+
+TEST_F(ErrorsRisingTest, DefaultsAreThirtySecondSamplesTwoInARowFiveQuietMinutes) {
+  const ErrorsRisingPolicy& policy = tracker_.errors_policy();
+  EXPECT_EQ(policy.sample_interval, absl::Seconds(30));
+  EXPECT_EQ(policy.errors_per_minute, 0);
+  EXPECT_EQ(policy.raise_after, 2);
+  EXPECT_EQ(policy.quiet_period, absl::Minutes(5));
+}
+
+TEST_F(ErrorsRisingTest, RaisesAfterTwoRisingIntervalsHoldsAndClearsAfterAQuietPeriod) {
+  ports_[0].link.stats.rx_errors = 1000;  // old errors are no problem
+  tracker_.Update(ports_);
+  EXPECT_EQ(Now(), Strings{});
+  EXPECT_FALSE(Step(0));
+  EXPECT_FALSE(Step(3));  // one rising interval: not yet
+  EXPECT_EQ(Now(), Strings{});
+  const absl::Time raised_at = clock_.Now() + absl::Seconds(30);
+  EXPECT_TRUE(Step(5));
+  EXPECT_EQ(Now(), Strings{"ErrorsRising/ReceiveErrors"});
+  EXPECT_FALSE(tracker_.node().ports[0].healthy);
+  EXPECT_NE(tracker_.node().ports[0].conditions[0].message.find("so0: receive errors rose"),
+            std::string::npos)
+      << tracker_.node().ports[0].conditions[0].message;
+
+  // Held while errors keep coming, and through quiet minutes short of the
+  // quiet period; transmit errors later do not change the reason.
+  EXPECT_FALSE(Step(1, 4));
+  for (int i = 0; i < 9; ++i) EXPECT_FALSE(Step(0)) << i;  // 4.5 quiet minutes
+  EXPECT_EQ(Now(), Strings{"ErrorsRising/ReceiveErrors"});
+  EXPECT_EQ(tracker_.node().ports[0].conditions[0].since, raised_at);
+
+  EXPECT_TRUE(Step(0));  // 5 quiet minutes
+  EXPECT_EQ(Now(), Strings{});
+  EXPECT_TRUE(tracker_.node().ports[0].healthy);
+}
+
+TEST_F(ErrorsRisingTest, UpdatesBetweenSamplesTakeNoSample) {
+  tracker_.Update(ports_);
+  // Many updates within one interval, each with new errors, are one
+  // interval, not several.
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(absl::Seconds(5));
+    ports_[0].link.stats.tx_errors += 1;
+    tracker_.Update(ports_);
+  }
+  EXPECT_EQ(Now(), Strings{});
+  EXPECT_FALSE(Step(0, 1));  // 55 s after the first sample: one rising interval
+  EXPECT_EQ(Now(), Strings{});
+  EXPECT_TRUE(Step(0, 1));
+  EXPECT_EQ(Now(), Strings{"ErrorsRising/TransmitErrors"});
+}
+
+TEST_F(ErrorsRisingTest, AQuietIntervalBreaksTheStreak) {
+  tracker_.Update(ports_);
+  Step(2);
+  Step(0);
+  Step(2);
+  EXPECT_EQ(Now(), Strings{});
+  Step(0, 1);
+  EXPECT_EQ(Now(), Strings{"ErrorsRising/ReceiveAndTransmitErrors"});
+}
+
+TEST_F(ErrorsRisingTest, CountersGoingBackAreANewBaselineNotErrors) {
+  ports_[0].link.stats.rx_errors = 500;
+  tracker_.Update(ports_);
+  Step(1);
+  ports_[0].link.stats.rx_errors = 0;  // driver reloaded
+  Step(0);
+  Step(0);
+  EXPECT_EQ(Now(), Strings{});
+  Step(1);
+  EXPECT_EQ(Now(), Strings{});  // one rising interval since the reset
+}
+
+TEST_F(ErrorsRisingTest, ThresholdAllowsAFewErrorsPerMinute) {
+  HealthTracker tracker(&clock_, ErrorsRisingPolicy{.sample_interval = absl::Seconds(60),
+                                                    .errors_per_minute = 10,
+                                                    .raise_after = 2,
+                                                    .quiet_period = absl::Minutes(2)});
+  tracker.Update(ports_);
+  for (int i = 0; i < 4; ++i) {
+    clock_.Advance(absl::Seconds(60));
+    ports_[0].link.stats.rx_errors += 10;  // at the threshold, not above
+    tracker.Update(ports_);
+  }
+  EXPECT_EQ(Conditions(tracker), Strings{});
+  for (int i = 0; i < 2; ++i) {
+    clock_.Advance(absl::Seconds(60));
+    ports_[0].link.stats.rx_errors += 11;
+    tracker.Update(ports_);
+  }
+  EXPECT_EQ(Conditions(tracker), Strings{"ErrorsRising/ReceiveErrors"});
+}
+
+TEST_F(ErrorsRisingTest, AttachedOrMissingPortsStartAfresh) {
+  tracker_.Update(ports_);
+  Step(1);
+  ports_[0].present = false;
+  Step(0);
+  ports_[0].present = true;
+  Step(1);  // the first sample after coming back: a baseline
+  EXPECT_EQ(Now(), Strings{});
+  Step(1);
+  Step(1);
+  EXPECT_EQ(Now(), Strings{"ErrorsRising/ReceiveErrors"});
+
+  std::map<std::string, PortSignals> signals = {{"if-so0", PortSignals{}}};
+  signals["if-so0"].attached_to = "/var/run/netns/pod1";
+  clock_.Advance(absl::Seconds(30));
+  tracker_.Update(ports_, signals);
+  EXPECT_EQ(Now(), Strings{});  // in a pod: not the host's to judge
 }
 
 }  // namespace
