@@ -58,7 +58,13 @@ absl::StatusOr<std::vector<os::LinkInfo>> FakeNetlink::ListLinks() {
   return out;
 }
 
-bool FakeNetlink::TakeFailure(absl::Status* out) {
+bool FakeNetlink::TakeFailure(absl::string_view request, absl::Status* out) {
+  if (on_mutation_) {
+    if (absl::Status injected = on_mutation_(request); !injected.ok()) {
+      *out = std::move(injected);
+      return true;
+    }
+  }
   if (fail_next_.ok()) return false;
   if (fail_skip_ > 0) {
     --fail_skip_;
@@ -86,10 +92,10 @@ const os::LinkInfo* FakeNetlink::link(int ifindex) const {
   return it == links_.end() ? nullptr : &it->second;
 }
 
-absl::Status FakeNetlink::ChangeLink(int ifindex,
+absl::Status FakeNetlink::ChangeLink(absl::string_view request, int ifindex,
                                      const std::function<void(os::LinkInfo&)>& change) {
   absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
+  if (TakeFailure(request, &failure)) return failure;
   auto it = links_.find(ifindex);
   if (it == links_.end()) return absl::NotFoundError("no such link");
   ++mutations_;
@@ -100,20 +106,21 @@ absl::Status FakeNetlink::ChangeLink(int ifindex,
 }
 
 absl::Status FakeNetlink::SetLinkUp(int ifindex) {
-  return ChangeLink(ifindex, [&](os::LinkInfo& link) { link.admin_up = true; });
+  return ChangeLink("SetLinkUp", ifindex, [&](os::LinkInfo& link) { link.admin_up = true; });
 }
 
 absl::Status FakeNetlink::SetLinkDown(int ifindex) {
-  return ChangeLink(ifindex, [&](os::LinkInfo& link) { link.admin_up = false; });
+  return ChangeLink("SetLinkDown", ifindex, [&](os::LinkInfo& link) { link.admin_up = false; });
 }
 
 absl::Status FakeNetlink::RenameLink(int ifindex, absl::string_view name) {
-  return ChangeLink(ifindex, [&](os::LinkInfo& link) { link.name = std::string(name); });
+  return ChangeLink("RenameLink", ifindex,
+                    [&](os::LinkInfo& link) { link.name = std::string(name); });
 }
 
 absl::Status FakeNetlink::MoveLink(int ifindex, int netns_fd, absl::string_view new_name) {
   absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
+  if (TakeFailure("MoveLink", &failure)) return failure;
   auto it = links_.find(ifindex);
   if (it == links_.end()) return absl::NotFoundError("no such link");
   if (on_move_) {
@@ -134,7 +141,7 @@ absl::StatusOr<std::vector<os::RuleInfo>> FakeNetlink::ListRules() { return rule
 
 absl::Status FakeNetlink::AddRule(const os::RuleInfo& rule) {
   absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
+  if (TakeFailure("AddRule", &failure)) return failure;
   ++mutations_;
   if (std::find(rules_.begin(), rules_.end(), rule) == rules_.end()) rules_.push_back(rule);
   return absl::OkStatus();
@@ -142,21 +149,21 @@ absl::Status FakeNetlink::AddRule(const os::RuleInfo& rule) {
 
 absl::Status FakeNetlink::DeleteRule(const os::RuleInfo& rule) {
   absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
+  if (TakeFailure("DeleteRule", &failure)) return failure;
   ++mutations_;
   std::erase(rules_, rule);
   return absl::OkStatus();
 }
 
 absl::Status FakeNetlink::SetMtu(int ifindex, uint32_t mtu) {
-  return ChangeLink(ifindex, [&](os::LinkInfo& link) { link.mtu = mtu; });
+  return ChangeLink("SetMtu", ifindex, [&](os::LinkInfo& link) { link.mtu = mtu; });
 }
 
 absl::StatusOr<std::vector<os::AddressInfo>> FakeNetlink::ListAddresses() { return addresses_; }
 
 absl::Status FakeNetlink::AddAddress(const os::AddressInfo& address) {
   absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
+  if (TakeFailure("AddAddress", &failure)) return failure;
   ++mutations_;
   if (std::find(addresses_.begin(), addresses_.end(), address) == addresses_.end()) {
     addresses_.push_back(address);
@@ -170,7 +177,7 @@ absl::Status FakeNetlink::AddAddress(const os::AddressInfo& address) {
 
 absl::Status FakeNetlink::DeleteAddress(const os::AddressInfo& address) {
   absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
+  if (TakeFailure("DeleteAddress", &failure)) return failure;
   ++mutations_;
   ExternalDeleteAddress(address);
   return absl::OkStatus();
@@ -197,7 +204,7 @@ absl::StatusOr<std::vector<os::RouteInfo>> FakeNetlink::ListRoutes(uint32_t tabl
 
 absl::Status FakeNetlink::ReplaceRoute(const os::RouteInfo& route) {
   absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
+  if (TakeFailure("ReplaceRoute", &failure)) return failure;
   if (route.gateway.has_value()) {
     const bool reachable = std::any_of(addresses_.begin(), addresses_.end(), [&](const auto& a) {
       return a.ifindex == route.ifindex && a.prefix.Contains(*route.gateway);
@@ -215,7 +222,7 @@ absl::Status FakeNetlink::ReplaceRoute(const os::RouteInfo& route) {
 
 absl::Status FakeNetlink::DeleteRoute(const os::RouteInfo& route) {
   absl::Status failure;
-  if (TakeFailure(&failure)) return failure;
+  if (TakeFailure("DeleteRoute", &failure)) return failure;
   ++mutations_;
   std::erase(routes_, route);
   RoutesChanged();

@@ -64,6 +64,14 @@ class FakeNetlink final : public os::Netlink {
   absl::Status ReplaceRoute(const os::RouteInfo& route) override;
   absl::Status DeleteRoute(const os::RouteInfo& route) override;
 
+  // Error injection for a whole operation: called before every mutating
+  // request with its name ("MoveLink", "SetMtu", "AddAddress", ...); a
+  // non-OK status fails that request, which then changes nothing. One hook
+  // shared by several kernels (host and pod) numbers the steps of an
+  // operation that spans them, so a test can fail each step in turn.
+  using MutationHook = std::function<absl::Status(absl::string_view request)>;
+  void set_on_mutation(MutationHook hook) { on_mutation_ = std::move(hook); }
+
   // The next mutating call fails with `status` (and changes nothing).
   void FailNext(absl::Status status) { FailAfter(0, std::move(status)); }
   // The mutating call after the next `successes` ones fails with `status`.
@@ -82,9 +90,11 @@ class FakeNetlink final : public os::Netlink {
  private:
   // The shape of every link setting: fail if told to, else change the link
   // and queue its event.
-  absl::Status ChangeLink(int ifindex, const std::function<void(os::LinkInfo&)>& change);
-  // Applies a pending failure; true when the call must fail.
-  bool TakeFailure(absl::Status* out);
+  absl::Status ChangeLink(absl::string_view request, int ifindex,
+                          const std::function<void(os::LinkInfo&)>& change);
+  // Applies a pending failure or the mutation hook; true when the call
+  // `request` must fail.
+  bool TakeFailure(absl::string_view request, absl::Status* out);
   void AddressesChanged();
   void RoutesChanged();
   void Wake();
@@ -101,6 +111,7 @@ class FakeNetlink final : public os::Netlink {
   absl::Status fail_next_;
   int fail_skip_ = 0;
   MoveHook on_move_;
+  MutationHook on_mutation_;
   int mutations_ = 0;
 };
 
