@@ -22,6 +22,8 @@ constexpr int64_t kMinMtu = 68;  // the IPv4 minimum (RFC 791)
 constexpr int64_t kMaxMtu = 65535;
 // sun_path holds the path and its terminating NUL.
 constexpr size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
+// Objects and arrays inside one another in the configuration, at most.
+constexpr int kMaxJsonDepth = 64;
 
 absl::Status ConfigError(absl::string_view msg) {
   return CniError(CniCode::kInvalidNetworkConfig, msg);
@@ -70,9 +72,19 @@ absl::StatusOr<Json> ParseObject(absl::string_view config) {
     return CniError(CniCode::kDecodingFailure,
                     "network configuration: stdin is empty (want a JSON object)");
   }
+  // The parser itself is iterative, but printing a value in a message
+  // recurses once per level, so a deeply nested value (`"mtu": [[[...]]]`,
+  // a few hundred KB of brackets) overflowed the stack. No configuration
+  // needs more than a handful of levels.
+  bool too_deep = false;
+  const Json::parser_callback_t limit_depth = [&too_deep](int depth, Json::parse_event_t,
+                                                          Json&) {
+    if (depth > kMaxJsonDepth) too_deep = true;
+    return !too_deep;
+  };
   Json parsed;
   try {
-    parsed = Json::parse(config.begin(), config.end());
+    parsed = Json::parse(config.begin(), config.end(), limit_depth);
   } catch (const Json::parse_error& error) {
     // what() starts with "[json.exception.parse_error.101] ".
     absl::string_view what = error.what();
@@ -81,6 +93,11 @@ absl::StatusOr<Json> ParseObject(absl::string_view config) {
     }
     return CniError(CniCode::kDecodingFailure,
                     absl::StrCat("network configuration: invalid JSON: ", what));
+  }
+  if (too_deep) {
+    return CniError(CniCode::kDecodingFailure,
+                    absl::StrCat("network configuration: nested deeper than ", kMaxJsonDepth,
+                                 " levels"));
   }
   if (!parsed.is_object()) {
     return CniError(
