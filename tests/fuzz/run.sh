@@ -14,13 +14,13 @@
 #   CXX       a clang++ with libFuzzer (default clang++)
 #
 # Exits non-zero if the fuzzer finds a crash, a leak, undefined behaviour or a
-# broken round trip; the input that did it is left in BUILD_DIR as crash-*
-# (port_description-crash-* for that target).
+# broken contract; the input that did it is left in BUILD_DIR as crash-*
+# (<target>-crash-* for the other targets).
 set -euo pipefail
 
 target=lldp_decode
 case "${1:-}" in
-  lldp_decode | port_description)
+  lldp_decode | port_description | cni_request | config_yaml)
     target="$1"
     shift
     ;;
@@ -31,6 +31,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build-fuzz}"
 cxx="${CXX:-clang++}"
 binary="$build/${target}_fuzz"
+libs=()
 
 case "$target" in
   lldp_decode)
@@ -61,6 +62,43 @@ case "$target" in
     dict="$build/port_description/port_description.dict"
     artifacts="$build/port_description-"
     ;;
+  cni_request)
+    sources=(
+      tests/fuzz/cni_request_fuzz.cc
+      plugins/cni/netconf.cc
+      plugins/cni/invocation.cc
+      plugins/cni/errors.cc
+    )
+    libs=(absl_time absl_cord)
+    watched=("$root/tests/fuzz" "$root/plugins/cni" "$root/daemon/common")
+    ;;
+  config_yaml)
+    sources=(
+      tests/fuzz/config_yaml_fuzz.cc
+      daemon/server/options.cc
+      daemon/common/logging.cc
+      daemon/common/ipv4.cc
+      daemon/addressing/planner.cc
+      daemon/addressing/port_description.cc
+      daemon/inventory/port_selection.cc
+    )
+    # Key handlers options.cc delegates to, where the tree has them.
+    for extra in daemon/server/security_options.cc daemon/os/linux/unix_listener.cc \
+      daemon/common/errno_status.cc; do
+      [[ -f "$root/$extra" ]] && sources+=("$extra")
+    done
+    libs=(yaml-cpp spdlog fmt absl_time absl_cord)
+    watched=("$root/tests/fuzz" "$root/daemon/server" "$root/daemon/common"
+      "$root/daemon/addressing" "$root/daemon/inventory")
+    ;;
+esac
+case "$target" in
+  cni_request | config_yaml)
+    corpus="$build/$target/corpus"
+    seeds="$build/$target/seeds"
+    dict="$build/$target/$target.dict"
+    artifacts="$build/$target-"
+    ;;
 esac
 
 mkdir -p "$corpus" "$seeds"
@@ -78,7 +116,7 @@ if (( stale )); then
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -Wall -Wextra -Werror -Wno-unused-parameter \
     -I"$root" "${sources[@]/#/$root/}" \
-    $(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format) \
+    $(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format "${libs[@]}") \
     -o "$binary"
 fi
 
@@ -96,6 +134,26 @@ case "$target" in
     done
     printf '%s\n' '"/30"' '"/31"' '"/3"' '"."' '"::"' '"0x"' '"255"' '"256"' '"no-alert "' \
       '"\x09"' '"\x00"' >"$dict"
+    ;;
+  cni_request)
+    cp "$root"/tests/fuzz/seeds/cni_request/* "$seeds/"
+    printf '%s\n' '"CNI_COMMAND="' '"CNI_CONTAINERID="' '"CNI_NETNS="' '"CNI_IFNAME="' \
+      '"CNI_ARGS="' '"ADD"' '"DEL"' '"CHECK"' '"GC"' '"STATUS"' '"VERSION"' '"\x0a\x0a"' \
+      '"\"cniVersion\""' '"\"1.1.0\""' '"\"0.4.0\""' '"\"name\""' '"\"type\""' '"\"mtu\""' \
+      '"\"timeout\""' '"\"socket\""' '"\"deviceID\""' '"\"runtimeConfig\""' '"\"prevResult\""' \
+      '"\"routes\""' '"\"mode\""' '"\"cni.dev/valid-attachments\""' '"\"containerID\""' \
+      '"\"ifname\""' '"\"interfaces\""' '"\"ips\""' '"K8S_POD_NAME="' '"IgnoreUnknown=1"' \
+      '"\\u0000"' '"1e400"' '"-1"' '"null"' >"$dict"
+    ;;
+  config_yaml)
+    cp "$root"/tests/fuzz/seeds/config_yaml/* "$seeds/"
+    cp "$root"/packaging/systemd/config.yaml "$seeds/packaged-config.yaml"
+    printf '%s\n' '"socket:"' '"interfaces:"' '"drivers:"' '"gaudi:"' '"enabled:"' \
+      '"scale_out_ports:"' '"sysfs_root:"' '"metrics_address:"' '"state_dir:"' '"mode:"' \
+      '"addressing:"' '"mtu:"' '"routed_prefix_length:"' '"static_routes:"' '"outputs:"' \
+      '"gaudinet:"' '"networkd_dir:"' '"nfd_features:"' '"nfd_label:"' '"log_format:"' \
+      '"log_level:"' '"L3"' '"L2"' '"&a"' '"*a"' '"!!str"' '"<<:"' '"---"' '"- "' '"{"' '"["' \
+      '"10.210.0.0/16"' '"true"' '"~"' >"$dict"
     ;;
 esac
 
