@@ -16,6 +16,7 @@ test_packages=(
   lldpd iproute2 iputils-ping containernetworking-plugins procps curl
   python3 python3-pytest python3-prometheus-client
   clang libclang-rt-14-dev
+  yamllint dpkg-dev python3-yaml
 )
 
 mode="${1:-build}"
@@ -24,6 +25,11 @@ case "$mode" in
   test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
   *) echo "usage: $0 build|test" >&2; exit 2 ;;
 esac
+# The manifest tests run `kubectl kustomize`. Debian's kubernetes-client
+# provides kubectl; a kubectl from elsewhere (same /usr/bin/kubectl) is kept.
+if [ "$mode" = test ] && ! command -v kubectl >/dev/null; then
+  packages+=(kubernetes-client)
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "debian-deps.sh: must run as root to install packages" >&2
