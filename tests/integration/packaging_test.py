@@ -320,6 +320,26 @@ def test_install_cni_replaces_the_plugin_atomically(tmp_path):
     assert sorted(os.listdir(dest)) == ["rocenet"]
 
 
+def test_optional_patches_apply_to_the_overlays(tmp_path):
+    """patches/*.yaml are for users' own overlays: each applies and changes
+    only what it says."""
+    cases = {"host-pid.yaml": lambda spec: spec.get("hostPID") is True,
+             "privileged-daemon.yaml": lambda spec: any(
+                 c["name"] == "rocenetd" and c["securityContext"].get("privileged") is True
+                 for c in spec["containers"])}
+    for patch, applied in cases.items():
+        work = tmp_path / patch.replace(".yaml", "")
+        work.mkdir()
+        shutil.copy(os.path.join(K8S, "patches", patch), work / patch)
+        (work / "kustomization.yaml").write_text(
+            f"bases:\n  - {os.path.relpath(OVERLAYS['generic'], work)}\n"
+            f"patchesStrategicMerge:\n  - {patch}\n")
+        spec = one(render(str(work)), "DaemonSet", "rocenet")["spec"]["template"]["spec"]
+        assert applied(spec), patch
+        caps = {c["name"]: c["securityContext"]["capabilities"] for c in spec["containers"]}
+        assert caps["device-plugin"] == {"drop": ["ALL"]}, f"{patch} changed the device plugin"
+
+
 # --- OpenShift ---------------------------------------------------------------------
 
 def test_openshift_scc_is_bound_to_the_service_account():
