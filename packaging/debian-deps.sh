@@ -11,6 +11,7 @@ build_packages=(
   libabsl-dev libnl-3-dev libnl-route-3-dev prometheus-cpp-dev
   libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3  # CMake configures the integration tests (find_package(Python3))
 )
 test_packages=(
   lldpd iproute2 iputils-ping containernetworking-plugins procps curl
