@@ -519,7 +519,13 @@ def test_helm_chart_values_and_daemonset_match_the_base():
     templates = ""
     for path in sorted(glob.glob(os.path.join(chart_dir, "templates", "*"))):
         with open(path) as f:
-            templates += f.read()
+            text = f.read()
+        # Without helm here: at least every block is closed and every action too.
+        opened = len(re.findall(r"\{\{-?\s*(?:if|range|with|define)\b", text))
+        closed = len(re.findall(r"\{\{-?\s*end\s*-?\}\}", text))
+        assert opened == closed, f"{path}: {opened} blocks opened, {closed} closed"
+        assert text.count("{{") == text.count("}}"), f"{path}: unbalanced {{{{ }}}}"
+        templates += text
     for ref in set(re.findall(r"\.Values\.([A-Za-z0-9_.]+)", templates)):
         node = values
         for key in ref.split("."):
