@@ -154,6 +154,25 @@ def test_every_kustomization_renders_offline():
         assert got == want, f"{directory}: kinds {sorted(got)}, want {sorted(want)}"
 
 
+def test_kustomizations_use_only_what_kubectl_1_20_knows():
+    """Debian 12's kubectl (1.20) embeds kustomize v2.0.3; a newer kubectl
+    renders more, so the keys are held to the old set here too."""
+    old_keys = {"resources", "bases", "patchesStrategicMerge", "patchesJson6902", "images",
+                "namespace", "commonLabels", "commonAnnotations", "namePrefix", "nameSuffix"}
+    found = glob.glob(os.path.join(K8S, "**", "kustomization.yaml"), recursive=True)
+    assert len(found) >= 5
+    for path in found:
+        with open(path) as f:
+            keys = set(yaml.safe_load(f))
+        assert keys <= old_keys, f"{path}: {sorted(keys - old_keys)} unknown to kustomize v2.0.3"
+        directory = os.path.dirname(path)
+        with open(path) as f:
+            k = yaml.safe_load(f)
+        for entry in k.get("resources", []) + k.get("patchesStrategicMerge", []):
+            assert os.path.isfile(os.path.join(directory, entry)), \
+                f"{path}: {entry}: v2.0.3 takes files in resources (directories go in bases)"
+
+
 def test_yamllint_passes_on_all_manifests():
     if not shutil.which("yamllint"):
         pytest.skip("yamllint not installed (packaging/debian-deps.sh test installs it)")
