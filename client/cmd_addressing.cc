@@ -84,7 +84,9 @@ absl::Status RunAddressing(const CommandContext& context, const std::vector<std:
 }  // namespace
 
 const Command& AddressingCommand() {
-  static const Command command{"addressing", kSummary, kHelp, &RunAddressing};
+  static const Command command{"addressing",       kSummary,           kHelp,
+                               &RunAddressing,     /*flags=*/{},
+                               /*subcommands=*/{}, /*takes_port=*/true};
   return command;
 }
 

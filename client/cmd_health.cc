@@ -73,7 +73,9 @@ absl::Status RunHealth(const CommandContext& context, const std::vector<std::str
 }  // namespace
 
 const Command& HealthCommand() {
-  static const Command command{"health", kSummary, kHelp, &RunHealth};
+  static const Command command{"health",           kSummary,           kHelp,
+                               &RunHealth,         /*flags=*/{},
+                               /*subcommands=*/{}, /*takes_port=*/true};
   return command;
 }
 

@@ -66,7 +66,9 @@ absl::Status RunNeighbors(const CommandContext& context, const std::vector<std::
 }  // namespace
 
 const Command& NeighborsCommand() {
-  static const Command command{"neighbors", kSummary, kHelp, &RunNeighbors};
+  static const Command command{"neighbors",        kSummary,           kHelp,
+                               &RunNeighbors,      /*flags=*/{},
+                               /*subcommands=*/{}, /*takes_port=*/true};
   return command;
 }
 

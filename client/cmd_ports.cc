@@ -46,6 +46,28 @@ constexpr absl::string_view kHelp =
     "-o json and -o yaml print the API message (rocenet.v1.ListPortsResponse, or\n"
     "rocenet.v1.Port for get) with snake_case field names.\n";
 
+constexpr absl::string_view kGetHelp =
+    "Show one scale-out port.\n"
+    "\n"
+    "Usage:\n"
+    "  rocectl ports get NAME [-o table|wide|json|yaml]\n"
+    "\n"
+    "NAME is an interface name (so1) or a port id (0000:33:00.0-p1). The columns\n"
+    "are those of rocectl ports (see rocectl ports --help); -o json and -o yaml\n"
+    "print rocenet.v1.Port. A port rocenetd does not manage is exit code 4.\n";
+
+constexpr absl::string_view kWatchHelp =
+    "Print the full port list at once and again after every change rocenetd sees\n"
+    "(link state, carrier, MTU, ports coming and going), until interrupted.\n"
+    "\n"
+    "Usage:\n"
+    "  rocectl ports watch [-o table|wide|json|yaml]\n"
+    "\n"
+    "Each table comes under a line \"# generation N at TIME\"; with -o json one\n"
+    "rocenet.v1.PortSnapshot per line, with -o yaml one YAML document (---) each.\n"
+    "The columns are those of rocectl ports (see rocectl ports --help). Ends with\n"
+    "exit code 3 when rocenetd goes away.\n";
+
 absl::Status ListPorts(const CommandContext& context) {
   ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
   const auto stub = v1::PortDiscovery::NewStub(connection.channel());
@@ -96,7 +118,13 @@ absl::Status WatchPorts(const CommandContext& context) {
 
 absl::Status RunPorts(const CommandContext& context, const std::vector<std::string>& args) {
   if (args.empty()) return ListPorts(context);
-  if (args[0] == "watch" && args.size() == 1) return WatchPorts(context);
+  if (args[0] == "watch") {
+    if (args.size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("ports watch takes no arguments, got \"%s\"", args[1]));
+    }
+    return WatchPorts(context);
+  }
   if (args[0] == "get") {
     if (args.size() != 2) {
       return absl::InvalidArgumentError(
@@ -112,7 +140,13 @@ absl::Status RunPorts(const CommandContext& context, const std::vector<std::stri
 }  // namespace
 
 const Command& PortsCommand() {
-  static const Command command{"ports", kSummary, kHelp, &RunPorts};
+  static const Command command{
+      "ports",
+      kSummary,
+      kHelp,
+      &RunPorts,
+      /*flags=*/{},
+      /*subcommands=*/{{"get", kGetHelp, true}, {"watch", kWatchHelp, false}}};
   return command;
 }
 

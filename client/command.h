@@ -5,8 +5,13 @@
 // its name), writes its result to `out` only when it succeeds, and returns a
 // Status whose code picks the exit code (exit_code.h). Usage mistakes are
 // InvalidArgument. Commands run on the calling thread.
+//
+// Flags of one command only (wait's --ready, topology's --format) are declared
+// in Command::flags; the dispatcher refuses them on other commands and hands
+// them to run() in CommandContext::flags, not in `args`.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -18,11 +23,40 @@
 
 namespace rocenet::rocectl {
 
+struct Command;
+
 struct CommandContext {
   const GlobalOptions& options;
   std::ostream& out;
   // The time ages are measured against; one reading per invocation.
   absl::Time now;
+  // Progress of long waits (rocectl wait); null: no progress shown.
+  std::ostream* err = nullptr;
+  // Whether `err` is a terminal, where progress is rewritten in place.
+  bool err_is_terminal = false;
+  // Every command, for the ones that describe the CLI itself (completion).
+  const std::vector<const Command*>* commands = nullptr;
+  // The command's own flags that were given: name (no dashes) -> value, ""
+  // for a flag without a value. The last of repeated flags wins.
+  std::map<std::string, std::string> flags = {};
+};
+
+// A flag only one command takes, e.g. "ready" for `rocectl wait --ready`.
+struct CommandFlag {
+  absl::string_view name;  // without the leading dashes
+  // Its values for shell completion, space-separated ("table dot json
+  // yaml"); an upper-case placeholder ("DURATION", "N") for a free-form
+  // value, which completion leaves to the user; empty for a flag without one.
+  absl::string_view values;
+  bool takes_value = false;
+};
+
+// A second word with help of its own: `rocectl ports get --help`.
+struct Subcommand {
+  absl::string_view name;
+  absl::string_view help;
+  // Whether it takes a port name (for shell completion).
+  bool takes_port = false;
 };
 
 struct Command {
@@ -34,6 +68,10 @@ struct Command {
   // means. The dispatcher appends the global flags and exit codes.
   absl::string_view help;
   absl::Status (*run)(const CommandContext& context, const std::vector<std::string>& args);
+  std::vector<CommandFlag> flags = {};
+  std::vector<Subcommand> subcommands = {};
+  // Whether the command takes a port name as its argument (for completion).
+  bool takes_port = false;
 };
 
 }  // namespace rocenet::rocectl

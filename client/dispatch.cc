@@ -5,12 +5,17 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/cmd_addressing.h"
+#include "client/cmd_attachments.h"
+#include "client/cmd_completion.h"
 #include "client/cmd_health.h"
 #include "client/cmd_neighbors.h"
 #include "client/cmd_ports.h"
 #include "client/cmd_reconcile.h"
+#include "client/cmd_topology.h"
+#include "client/cmd_wait.h"
 #include "client/command.h"
 #include "client/exit_code.h"
 #include "client/flags.h"
@@ -23,10 +28,36 @@ namespace rocenet::rocectl {
 namespace {
 
 const std::vector<const Command*>& Commands() {
-  static const auto* commands =
-      new std::vector<const Command*>{&PortsCommand(), &NeighborsCommand(), &AddressingCommand(),
-                                      &HealthCommand(), &ReconcileCommand()};
+  static const auto* commands = new std::vector<const Command*>{
+      &PortsCommand(),  &NeighborsCommand(),   &AddressingCommand(),
+      &HealthCommand(), &AttachmentsCommand(), &ReconcileCommand(),
+      &WaitCommand(),   &TopologyCommand(),    &CompletionCommand()};
   return *commands;
+}
+
+// Every command's own flags, so the parser can take them out before it
+// parses the global ones.
+std::vector<CommandFlag> AllCommandFlags() {
+  std::vector<CommandFlag> flags;
+  for (const Command* command : Commands()) {
+    flags.insert(flags.end(), command->flags.begin(), command->flags.end());
+  }
+  return flags;
+}
+
+const Subcommand* FindSubcommand(const Command& command, const std::vector<std::string>& args) {
+  if (args.size() < 2) return nullptr;
+  for (const Subcommand& subcommand : command.subcommands) {
+    if (subcommand.name == args[1]) return &subcommand;
+  }
+  return nullptr;
+}
+
+bool HasFlag(const Command& command, absl::string_view name) {
+  for (const CommandFlag& flag : command.flags) {
+    if (flag.name == name) return true;
+  }
+  return false;
 }
 
 const Command* FindCommand(const std::string& name) {
@@ -50,8 +81,11 @@ std::string TopLevelHelp() {
   return text;
 }
 
-std::string CommandHelp(const Command& command) {
-  return absl::StrCat(command.help, "\n", FlagsHelp(), "\n", ExitCodeHelp());
+// The help of `args[0]`, or of its subcommand `args[1]` when it has one.
+std::string CommandHelp(const Command& command, const std::vector<std::string>& args) {
+  const Subcommand* subcommand = FindSubcommand(command, args);
+  return absl::StrCat(subcommand != nullptr ? subcommand->help : command.help, "\n", FlagsHelp(),
+                      "\n", ExitCodeHelp());
 }
 
 int UsageError(absl::string_view message, absl::string_view help_command, std::ostream& err) {
@@ -71,14 +105,18 @@ int RunHelp(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (command == nullptr) {
     return UsageError(absl::StrCat("unknown command \"", args[1], "\""), "", err);
   }
-  out << CommandHelp(*command);
+  out << CommandHelp(*command, std::vector<std::string>(args.begin() + 1, args.end()));
   return kExitOk;
 }
 
 }  // namespace
 
 int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<CommandLine> command_line = ParseCommandLine(argc, argv);
+  return RunRocectl(argc, argv, out, err, /*err_is_terminal=*/false);
+}
+
+int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err, bool err_is_terminal) {
+  absl::StatusOr<CommandLine> command_line = ParseCommandLine(argc, argv, AllCommandFlags());
   if (!command_line.ok()) return UsageError(command_line.status().message(), "", err);
   if (command_line->version) {
     out << "rocectl " << ROCENET_VERSION << "\n";
@@ -100,17 +138,30 @@ int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return UsageError(absl::StrCat("unknown command \"", args[0], "\""), "", err);
   }
   if (command_line->help) {
-    out << CommandHelp(*command);
+    out << CommandHelp(*command, args);
     return kExitOk;
   }
 
-  const CommandContext context{command_line->options, out, absl::Now()};
+  CommandContext context{command_line->options, out, absl::Now()};
+  context.err = &err;
+  context.err_is_terminal = err_is_terminal;
+  context.commands = &Commands();
+  for (const auto& [name, value] : command_line->command_flags) {
+    if (!HasFlag(*command, name)) {
+      return UsageError(
+          absl::StrCat("unknown flag --", name, " for command \"", command->name, "\""),
+          command->name, err);
+    }
+    context.flags[name] = value;
+  }
   const std::vector<std::string> command_args(args.begin() + 1, args.end());
   const absl::Status status = command->run(context, command_args);
   if (status.ok()) return kExitOk;
   const ExitCode code = ExitCodeFor(status);
   if (code == kExitUsage) return UsageError(status.message(), command->name, err);
-  err << "rocectl: " << status.message() << "\n";
+  // "rocectl ports get so9: port "so9" not found": the words that were run,
+  // then what went wrong with what.
+  err << "rocectl " << absl::StrJoin(args, " ") << ": " << status.message() << "\n";
   return code;
 }
 

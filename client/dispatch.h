@@ -3,7 +3,8 @@
 //
 // Parses the command line, picks the command, runs it and turns the result
 // into an exit code (exit_code.h). Results go to `out`, errors to `err` as
-// "rocectl: <message>". Uses the process-global absl flags, so run one
+// "rocectl <command and its arguments>: <message>" ("rocectl: <message>"
+// for usage errors). Uses the process-global absl flags, so run one
 // invocation at a time.
 #pragma once
 
@@ -12,5 +13,9 @@
 namespace rocenet::rocectl {
 
 int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err);
+
+// The same, told whether `err` is a terminal: long waits then rewrite their
+// progress line in place instead of printing a line per change.
+int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err, bool err_is_terminal);
 
 }  // namespace rocenet::rocectl

@@ -1,8 +1,28 @@
 #include "client/exit_code.h"
 
+#include <string>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
+
 namespace rocenet::rocectl {
+namespace {
+
+constexpr absl::string_view kExitCodePayload = "rocenet.io/rocectl-exit-code";
+
+}  // namespace
+
+absl::Status WithExitCode(absl::Status status, ExitCode code) {
+  status.SetPayload(kExitCodePayload, absl::Cord(std::to_string(static_cast<int>(code))));
+  return status;
+}
 
 ExitCode ExitCodeFor(const absl::Status& status) {
+  if (status.ok()) return kExitOk;
+  if (const auto payload = status.GetPayload(kExitCodePayload); payload.has_value()) {
+    int code = 0;
+    if (absl::SimpleAtoi(std::string(*payload), &code)) return static_cast<ExitCode>(code);
+  }
   switch (status.code()) {
     case absl::StatusCode::kOk:
       return kExitOk;
@@ -20,12 +40,14 @@ ExitCode ExitCodeFor(const absl::Status& status) {
 
 absl::string_view ExitCodeHelp() {
   return "Exit codes:\n"
-         "  0  success (for health: whether or not the node is ready)\n"
+         "  0  success (for health: whether or not the node is ready; for wait: ready)\n"
          "  1  any other error\n"
          "  2  usage error: unknown flag or command, bad -o or --timeout value, bad arguments\n"
          "  3  rocenetd unreachable: socket missing, not a socket or not permitted,\n"
-         "     connection refused, or no answer within --timeout\n"
-         "  4  the port asked for does not exist\n";
+         "     connection refused, or no answer within --timeout (for wait: never\n"
+         "     reached within --timeout)\n"
+         "  4  the port asked for does not exist\n"
+         "  5  wait: rocenetd answered but the node was not ready within --timeout\n";
 }
 
 }  // namespace rocenet::rocectl

@@ -15,11 +15,17 @@ enum ExitCode : int {
   kExitUsage = 2,        // unknown flag or command, bad flag value, bad arguments
   kExitUnreachable = 3,  // socket missing or not ours to use, refused, no answer in time
   kExitNotFound = 4,     // the port (or other object) asked for does not exist
+  kExitTimeout = 5,      // wait: rocenetd answered, but the condition did not hold in time
 };
+
+// `status` marked to end rocectl with `code` whatever its status code, for
+// outcomes that no status code names on its own (wait's timeout).
+absl::Status WithExitCode(absl::Status status, ExitCode code);
 
 // Commands report usage mistakes as InvalidArgument, an unreachable daemon as
 // Unavailable or DeadlineExceeded and a missing object as NotFound; see
 // RpcStatusToStatus() in connection.h for how daemon answers get these codes.
+// A code set with WithExitCode() wins.
 ExitCode ExitCodeFor(const absl::Status& status);
 
 // The "Exit codes:" section of the help text.

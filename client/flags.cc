@@ -28,8 +28,7 @@ void ResetFlags() {
 
 // The flag parser knows only long names; "-o json" and "-o=json" become
 // "--output ...". Arguments after "--" are left alone.
-std::vector<std::string> ExpandShortOutput(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
+std::vector<std::string> ExpandShortOutput(std::vector<std::string> args) {
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--") break;
     if (args[i] == "-o") {
@@ -41,23 +40,76 @@ std::vector<std::string> ExpandShortOutput(int argc, char** argv) {
   return args;
 }
 
+const CommandFlag* FindCommandFlag(const std::vector<CommandFlag>& flags, absl::string_view name) {
+  for (const CommandFlag& flag : flags) {
+    if (flag.name == name) return &flag;
+  }
+  return nullptr;
+}
+
+// Moves the command flags out of `args` into `found`. Arguments after "--"
+// are left alone.
+absl::Status TakeCommandFlags(const std::vector<CommandFlag>& flags, std::vector<std::string>* args,
+                              std::vector<std::pair<std::string, std::string>>* found) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args->size(); ++i) {
+    const std::string& arg = (*args)[i];
+    if (i == 0 || arg.size() < 2 || arg[0] != '-' || arg == "--") {
+      if (arg == "--") {
+        rest.insert(rest.end(), args->begin() + static_cast<std::ptrdiff_t>(i), args->end());
+        break;
+      }
+      rest.push_back(arg);
+      continue;
+    }
+    absl::string_view body(arg);
+    body.remove_prefix(arg[1] == '-' ? 2 : 1);
+    const size_t eq = body.find('=');
+    const absl::string_view name = body.substr(0, eq);
+    const CommandFlag* flag = FindCommandFlag(flags, name);
+    if (flag == nullptr) {
+      rest.push_back(arg);
+      continue;
+    }
+    std::string value;
+    if (eq != absl::string_view::npos) {
+      if (!flag->takes_value) {
+        return absl::InvalidArgumentError(absl::StrCat("flag --", name, " takes no value"));
+      }
+      value = std::string(body.substr(eq + 1));
+    } else if (flag->takes_value) {
+      if (i + 1 >= args->size()) {
+        return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
+      }
+      value = (*args)[++i];
+    }
+    found->emplace_back(std::string(name), std::move(value));
+  }
+  *args = std::move(rest);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv) {
+absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv,
+                                             const std::vector<CommandFlag>& command_flags) {
   ResetFlags();
-  std::vector<std::string> args = ExpandShortOutput(argc, argv);
+  CommandLine out;
+  std::vector<std::string> args(argv, argv + argc);
+  RETURN_IF_ERROR(TakeCommandFlags(command_flags, &args, &out.command_flags));
+  args = ExpandShortOutput(std::move(args));
   std::vector<char*> pointers;
   pointers.reserve(args.size());
   for (std::string& arg : args) pointers.push_back(arg.data());
   ASSIGN_OR_RETURN(ParsedCommandLine parsed,
                    ParseFlags(static_cast<int>(pointers.size()), pointers.data()));
 
-  CommandLine out;
   out.args = std::move(parsed.positional);
   out.help = parsed.help;
   out.version = parsed.version;
   out.options.socket_path = absl::GetFlag(FLAGS_socket);
   out.options.timeout = absl::GetFlag(FLAGS_timeout);
+  out.options.timeout_given = parsed.specified.count("timeout") > 0;
   const std::string output = absl::GetFlag(FLAGS_output);
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(output);
   if (!format.ok()) {
@@ -80,7 +132,7 @@ absl::string_view FlagsHelp() {
          "  -o, --output FORMAT   table (default), wide, json or yaml\n"
          "      --socket PATH     rocenetd's unix socket (default /run/rocenet/rocenetd.sock)\n"
          "      --timeout DUR     deadline of each call to rocenetd, e.g. 500ms, 10s\n"
-         "                        (default 5s)\n"
+         "                        (default 5s); for wait, how long to wait in all\n"
          "  -h, --help            this help; rocectl COMMAND --help for a command\n"
          "      --version         print rocectl's version\n";
 }

@@ -8,10 +8,12 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "client/command.h"
 #include "client/options.h"
 
 namespace rocenet::rocectl {
@@ -22,11 +24,18 @@ struct CommandLine {
   std::vector<std::string> args;
   bool help = false;
   bool version = false;
+  // Flags of single commands (see command.h) in the order given, as
+  // (name, value); value "" for a flag that takes none. Which command may
+  // use them is the dispatcher's check.
+  std::vector<std::pair<std::string, std::string>> command_flags;
 };
 
 // InvalidArgument naming the flag for an unknown flag, a missing value or a
-// value the flag rejects (bad -o, non-positive --timeout).
-absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv);
+// value the flag rejects (bad -o, non-positive --timeout). `command_flags`
+// are the flags some command declares; they are taken out before the global
+// flags are parsed.
+absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv,
+                                             const std::vector<CommandFlag>& command_flags = {});
 
 // The "Flags:" section of the help text.
 absl::string_view FlagsHelp();

@@ -32,6 +32,8 @@ struct GlobalOptions {
   std::string socket_path = std::string(kDefaultSocketPath);
   // Deadline of each call to rocenetd.
   absl::Duration timeout = absl::Seconds(5);
+  // Whether --timeout was on the command line (wait has a default of its own).
+  bool timeout_given = false;
   OutputFormat output = OutputFormat::kTable;
 };
 

@@ -7,12 +7,15 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/unit/client/fake_rocenetd.h"
 #include "tests/unit/client/test_support.h"
 #include "yaml-cpp/yaml.h"
@@ -109,7 +112,7 @@ TEST_F(DispatchTest, PortsGetUnknownPortIsExitFour) {
   StartDaemon();
   const Result result = Rocectl({"--socket", socket_, "ports", "get", "so9"});
   EXPECT_EQ(result.exit_code, 4);
-  EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
+  EXPECT_EQ(result.err, "rocectl ports get so9: port \"so9\" not found\n");
   EXPECT_THAT(result.out, IsEmpty());
 }
 
@@ -140,7 +143,7 @@ TEST_F(DispatchTest, HealthOfOnePortAndJson) {
 
   result = Rocectl({"--socket", socket_, "health", "so9"});
   EXPECT_EQ(result.exit_code, 4);
-  EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
+  EXPECT_EQ(result.err, "rocectl health so9: port \"so9\" not found\n");
 }
 
 TEST_F(DispatchTest, NeighborsTable) {
@@ -181,7 +184,7 @@ TEST_F(DispatchTest, NeighborsOfUnknownPortIsExitFour) {
   StartDaemon();
   Result result = Rocectl({"--socket", socket_, "neighbors", "so9"});
   EXPECT_EQ(result.exit_code, 4);
-  EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
+  EXPECT_EQ(result.err, "rocectl neighbors so9: port \"so9\" not found\n");
   EXPECT_THAT(result.out, IsEmpty());
   result = Rocectl({"--socket", socket_, "neighbors", "so1", "so2"});
   EXPECT_EQ(result.exit_code, 2);
@@ -215,7 +218,7 @@ TEST_F(DispatchTest, AddressingOfOnePortWideAndYaml) {
 
   result = Rocectl({"--socket", socket_, "addressing", "so9"});
   EXPECT_EQ(result.exit_code, 4);
-  EXPECT_EQ(result.err, "rocectl: port \"so9\" not found\n");
+  EXPECT_EQ(result.err, "rocectl addressing so9: port \"so9\" not found\n");
 }
 
 TEST_F(DispatchTest, ReconcileCallsTheDaemonAndPrintsThePlans) {
@@ -245,7 +248,7 @@ TEST_F(DispatchTest, ReconcileWithoutDaemonIsExitThree) {
 TEST_F(DispatchTest, MissingSocketIsExitThree) {
   const Result result = Rocectl({"--socket", socket_, "ports"});
   EXPECT_EQ(result.exit_code, 3);
-  EXPECT_EQ(result.err, "rocectl: cannot reach rocenetd: socket " + socket_ +
+  EXPECT_EQ(result.err, "rocectl ports: cannot reach rocenetd: socket " + socket_ +
                             " does not exist (is rocenetd running? set --socket)\n");
   EXPECT_THAT(result.out, IsEmpty());
 }
@@ -263,8 +266,8 @@ TEST_F(DispatchTest, StaleSocketIsConnectionRefused) {
   const Result result = Rocectl({"--socket", socket_, "ports"});
   close(fd);
   EXPECT_EQ(result.exit_code, 3);
-  EXPECT_EQ(result.err, "rocectl: cannot reach rocenetd: connection refused on socket " + socket_ +
-                            " (is rocenetd running?)\n");
+  EXPECT_EQ(result.err, "rocectl ports: cannot reach rocenetd: connection refused on socket " +
+                            socket_ + " (is rocenetd running?)\n");
 }
 
 TEST_F(DispatchTest, SlowDaemonHitsTheTimeout) {
@@ -346,6 +349,122 @@ TEST(DispatchUsageTest, HelpEverywhere) {
   // Help wins over a broken command line further on.
   result = Rocectl({"ports", "get", "-h"});
   EXPECT_EQ(result.exit_code, 0);
+}
+
+// Every command and subcommand has --help (and `rocectl help ...`) with its
+// usage, the flags and the exit codes, on stdout with exit code 0.
+TEST(DispatchUsageTest, HelpOnEveryCommandAndSubcommand) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"ports"}, "rocectl ports [-o"},
+      {{"ports", "get"}, "rocectl ports get NAME [-o"},
+      {{"ports", "watch"}, "rocectl ports watch [-o"},
+      {{"neighbors"}, "rocectl neighbors PORT [-o"},
+      {{"addressing"}, "rocectl addressing PORT [-o"},
+      {{"health"}, "rocectl health PORT [-o"},
+      {{"attachments"}, "rocectl attachments [-o"},
+      {{"reconcile"}, "rocectl reconcile [-o"},
+      {{"wait"}, "rocectl wait --ready [--timeout DURATION]"},
+      {{"topology"}, "rocectl topology [--format table|dot|json|yaml]"},
+      {{"completion"}, "rocectl completion bash"},
+      {{"completion", "bash"}, "rocectl completion bash"},
+  };
+  for (const auto& [words, usage] : cases) {
+    const std::string name = absl::StrJoin(words, " ");
+    std::vector<std::string> args = words;
+    args.push_back("--help");
+    Result result = Rocectl(args);
+    EXPECT_EQ(result.exit_code, 0) << name;
+    EXPECT_THAT(result.out, HasSubstr("Usage:\n")) << name;
+    EXPECT_THAT(result.out, HasSubstr(usage)) << name;
+    EXPECT_THAT(result.out, HasSubstr("--socket PATH")) << name;
+    EXPECT_THAT(result.out, HasSubstr("Exit codes:")) << name;
+    EXPECT_THAT(result.err, IsEmpty()) << name;
+    args = words;
+    args.insert(args.begin(), "help");
+    result = Rocectl(args);
+    EXPECT_EQ(result.exit_code, 0) << name;
+    EXPECT_THAT(result.out, HasSubstr(usage)) << name;
+  }
+  // A subcommand's help is its own, not its parent's.
+  const Result get = Rocectl({"ports", "get", "--help"});
+  EXPECT_THAT(get.out, ::testing::Not(HasSubstr("rocectl ports watch")));
+  const Result top = Rocectl({"--help"});
+  for (const char* command : {"attachments", "wait --ready", "topology", "completion bash"}) {
+    EXPECT_THAT(top.out, HasSubstr(std::string("rocectl ") + command)) << command;
+  }
+}
+
+// A loaded YAML (or JSON) document with every scalar as a string, to compare
+// documents whatever their style.
+nlohmann::json Canonical(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& entry : node) out[entry.first.Scalar()] = Canonical(entry.second);
+      return out;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& item : node) out.push_back(Canonical(item));
+      return out;
+    }
+    case YAML::NodeType::Scalar:
+      return node.Scalar();
+    default:
+      return nullptr;
+  }
+}
+
+// Every command that prints an API message prints it as YAML too.
+TEST_F(DispatchTest, YamlWhereverJson) {
+  StartDaemon();
+  for (const std::vector<std::string>& words :
+       std::vector<std::vector<std::string>>{{"ports"},
+                                             {"ports", "get", "so1"},
+                                             {"neighbors"},
+                                             {"neighbors", "so1"},
+                                             {"addressing"},
+                                             {"addressing", "so1"},
+                                             {"health"},
+                                             {"health", "so1"},
+                                             {"attachments"},
+                                             {"reconcile"},
+                                             {"topology"}}) {
+    const std::string name = absl::StrJoin(words, " ");
+    std::vector<std::string> args = {"--socket", socket_, "-o", "yaml"};
+    args.insert(args.end(), words.begin(), words.end());
+    const Result yaml = Rocectl(args);
+    ASSERT_EQ(yaml.exit_code, 0) << name << ": " << yaml.err;
+    args[3] = "json";
+    const Result json = Rocectl(args);
+    ASSERT_EQ(json.exit_code, 0) << name << ": " << json.err;
+    // The same document: YAML is a superset of JSON, so both load alike.
+    EXPECT_EQ(Canonical(YAML::Load(yaml.out)), Canonical(YAML::Load(json.out))) << name;
+    EXPECT_NE(yaml.out.front(), '{') << name;
+  }
+}
+
+TEST(DispatchUsageTest, ExtraArgumentsAreUsageErrors) {
+  for (const std::vector<std::string>& words :
+       std::vector<std::vector<std::string>>{{"ports", "watch", "so1"},
+                                             {"ports", "get", "so1", "so2"},
+                                             {"neighbors", "so1", "so2"},
+                                             {"addressing", "so1", "so2"},
+                                             {"attachments", "x"},
+                                             {"reconcile", "x"},
+                                             {"topology", "x"},
+                                             {"wait", "--ready", "x"},
+                                             {"completion", "bash", "x"}}) {
+    const Result result = Rocectl(words);
+    EXPECT_EQ(result.exit_code, 2) << absl::StrJoin(words, " ");
+    EXPECT_THAT(result.err, HasSubstr("for usage.")) << absl::StrJoin(words, " ");
+  }
+  Result result = Rocectl({"topology", "--ready"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("unknown flag --ready for command \"topology\""));
+  result = Rocectl({"topology", "--format"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("flag --format needs a value"));
 }
 
 TEST(DispatchUsageTest, Version) {

@@ -211,6 +211,19 @@ class FakeRocenetd::Health final : public v1::Health::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status WatchHealth(grpc::ServerContext* context, const v1::WatchHealthRequest*,
+                           grpc::ServerWriter<v1::NodeHealth>* writer) override {
+    if (!writer->Write(data_.health)) return grpc::Status::OK;
+    for (const v1::NodeHealth& update : data_.health_updates) {
+      if (stop_.WaitForNotificationWithTimeout(data_.watch_interval)) return grpc::Status::OK;
+      if (context->IsCancelled() || !writer->Write(update)) return grpc::Status::OK;
+    }
+    while (!context->IsCancelled() &&
+           !stop_.WaitForNotificationWithTimeout(absl::Milliseconds(10))) {
+    }
+    return grpc::Status::OK;
+  }
+
  private:
   const FakeData& data_;
   absl::Notification& stop_;
@@ -251,11 +264,28 @@ class FakeRocenetd::Addressing final : public v1::Addressing::Service {
   std::atomic<int>& reconciles_;
 };
 
+class FakeRocenetd::Attachments final : public v1::Attachments::Service {
+ public:
+  Attachments(const FakeData& data, absl::Notification& stop) : data_(data), stop_(stop) {}
+
+  grpc::Status List(grpc::ServerContext*, const v1::ListAttachmentsRequest*,
+                    v1::ListAttachmentsResponse* response) override {
+    stop_.WaitForNotificationWithTimeout(data_.delay);
+    *response = data_.attachments;
+    return grpc::Status::OK;
+  }
+
+ private:
+  const FakeData& data_;
+  absl::Notification& stop_;
+};
+
 FakeRocenetd::FakeRocenetd(FakeData data)
     : data_(std::move(data)),
       ports_(std::make_unique<Ports>(data_, shutting_down_)),
       health_(std::make_unique<Health>(data_, shutting_down_)),
-      addressing_(std::make_unique<Addressing>(data_, shutting_down_, reconcile_calls_)) {}
+      addressing_(std::make_unique<Addressing>(data_, shutting_down_, reconcile_calls_)),
+      attachments_(std::make_unique<Attachments>(data_, shutting_down_)) {}
 
 std::unique_ptr<FakeRocenetd> FakeRocenetd::Start(const std::string& socket_path, FakeData data) {
   std::unique_ptr<FakeRocenetd> fake(new FakeRocenetd(std::move(data)));
@@ -264,6 +294,7 @@ std::unique_ptr<FakeRocenetd> FakeRocenetd::Start(const std::string& socket_path
   builder.RegisterService(fake->ports_.get());
   builder.RegisterService(fake->health_.get());
   builder.RegisterService(fake->addressing_.get());
+  builder.RegisterService(fake->attachments_.get());
   fake->server_ = builder.BuildAndStart();
   if (fake->server_ == nullptr) {
     ADD_FAILURE() << "cannot serve on " << socket_path;

@@ -1,5 +1,6 @@
-// An in-process stand-in for rocenetd: the rocenet.v1 PortDiscovery, Health
-// and Addressing services answering from fixed data on a unix socket, so
+// An in-process stand-in for rocenetd: the rocenet.v1 PortDiscovery, Health,
+// Addressing and Attachments (List) services answering from fixed data on a
+// unix socket, so
 // rocectl can be tested end to end without the daemon.
 //
 // The data is fixed at Start() and only read afterwards; gRPC's threads call
@@ -9,11 +10,13 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
 #include "rocenet/v1/addressing.grpc.pb.h"
+#include "rocenet/v1/attach.grpc.pb.h"
 #include "rocenet/v1/health.grpc.pb.h"
 #include "rocenet/v1/ports.grpc.pb.h"
 
@@ -25,6 +28,11 @@ struct FakeData {
   v1::ListNeighborsResponse neighbors;
   // ListPlans and GetPlan answer from this, Reconcile too.
   v1::ListPlansResponse plans;
+  v1::ListAttachmentsResponse attachments;
+  // WatchHealth sends `health`, then each of these `watch_interval` apart,
+  // then keeps the stream open until the client goes or the fake stops.
+  std::vector<v1::NodeHealth> health_updates;
+  absl::Duration watch_interval = absl::Milliseconds(50);
   // How long every call takes to answer, to provoke client deadlines.
   absl::Duration delay = absl::ZeroDuration();
 };
@@ -49,6 +57,7 @@ class FakeRocenetd {
   class Ports;
   class Health;
   class Addressing;
+  class Attachments;
 
   explicit FakeRocenetd(FakeData data);
 
@@ -59,6 +68,7 @@ class FakeRocenetd {
   std::unique_ptr<Health> health_;
   std::atomic<int> reconcile_calls_{0};
   std::unique_ptr<Addressing> addressing_;
+  std::unique_ptr<Attachments> attachments_;
   std::unique_ptr<grpc::Server> server_;
 };
 

@@ -8,8 +8,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <system_error>
 
+#include "client/dispatch.h"
 #include "gtest/gtest.h"
 
 namespace rocenet::rocectl::testutil {
@@ -52,6 +54,17 @@ int BindUnixSocket(const std::string& path, bool listen) {
 void WriteFile(const std::string& path) {
   std::ofstream file(path);
   file << "not a socket\n";
+}
+
+CliResult RunCli(std::vector<std::string> args, bool err_is_terminal) {
+  args.insert(args.begin(), "rocectl");
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code =
+      RunRocectl(static_cast<int>(argv.size()), argv.data(), out, err, err_is_terminal);
+  return {code, out.str(), err.str()};
 }
 
 }  // namespace rocenet::rocectl::testutil

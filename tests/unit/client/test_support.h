@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace rocenet::rocectl::testutil {
 
@@ -30,5 +31,16 @@ int BindUnixSocket(const std::string& path, bool listen);
 
 // A regular file with some content at `path`.
 void WriteFile(const std::string& path);
+
+// What one in-process rocectl run printed and returned.
+struct CliResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+// Runs rocectl with `args` (without the program name) through the
+// dispatcher, telling it whether stderr is a terminal.
+CliResult RunCli(std::vector<std::string> args, bool err_is_terminal = false);
 
 }  // namespace rocenet::rocectl::testutil
