@@ -18,6 +18,7 @@ test_packages=(
   python3 python3-pytest python3-prometheus-client
   clang libclang-rt-14-dev
   yamllint dpkg-dev python3-yaml
+  graphviz
 )
 
 mode="${1:-build}"
