@@ -199,6 +199,7 @@ def test_daemonset_least_privilege(overlay):
     assert not spec.get("hostIPC")
     assert spec["serviceAccountName"] == "rocenet"
     assert spec["automountServiceAccountToken"] is False
+    assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     cs = containers(ds)
     assert set(cs) == {"install-cni", "rocenetd", "device-plugin"}
     for cname, c in cs.items():
