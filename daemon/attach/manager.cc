@@ -90,14 +90,31 @@ absl::StatusOr<bool> AttachManager::Readdress(const std::string& port_id,
   RETURN_IF_ERROR(WithContext(journal_->Put(next), "record the new addressing"));
   // The old address takes its connected and gateway routes with it; the
   // rule does not go by itself.
-  RETURN_IF_ERROR(UnconfigurePodPort(*pod.netlink, old));
-  RETURN_IF_ERROR(
-      WithContext(pod.netlink->DeleteAddress({pod.ifindex, *old.local}),
-                  absl::StrCat("delete address ", old.local->ToString(), " in the pod")));
-  RETURN_IF_ERROR(ConfigurePodPort(*pod.netlink, *netns_, *pod.ns, pod.ifindex, next));
-  SPDLOG_INFO("port {} in {}: re-addressed {} -> {}", old.host_ifname, old.netns,
-              old.local->ToString(), next.local->ToString());
-  return true;
+  absl::Status status = UnconfigurePodPort(*pod.netlink, old);
+  if (status.ok()) {
+    status = WithContext(pod.netlink->DeleteAddress({pod.ifindex, *old.local}),
+                         absl::StrCat("delete address ", old.local->ToString(), " in the pod"));
+  }
+  if (status.ok()) status = ConfigurePodPort(*pod.netlink, *netns_, *pod.ns, pod.ifindex, next);
+  const std::string what =
+      absl::StrCat("re-address port ", old.host_ifname, " in ", old.netns, " from ",
+                   old.local->ToString(), " to ", next.local->ToString());
+  if (status.ok()) {
+    SPDLOG_INFO("{}", what);
+    return true;
+  }
+  // Back to the old addressing, in the pod and in the journal: with the new
+  // one recorded as done, no later pass would try the move again and the
+  // port would stay half-configured.
+  SPDLOG_WARN("{}: {}; rolling back", what, status.message());
+  absl::Status undone = UnconfigurePodPort(*pod.netlink, next);
+  if (undone.ok() && next.local != old.local) {
+    undone = pod.netlink->DeleteAddress({pod.ifindex, *next.local});
+  }
+  if (undone.ok()) undone = ConfigurePodPort(*pod.netlink, *netns_, *pod.ns, pod.ifindex, old);
+  if (undone.ok()) undone = journal_->Put(old);
+  if (!undone.ok()) SPDLOG_ERROR("rollback of {}: {}", what, undone.ToString());
+  return WithContext(status, what);
 }
 
 absl::StatusOr<const PortCandidate*> AttachManager::Choose(
