@@ -21,8 +21,12 @@ absl::StatusCode ErrnoToCode(int errno_value) {
       return absl::StatusCode::kAlreadyExists;
     case EPERM:
     case EACCES:
-    case EROFS:
       return absl::StatusCode::kPermissionDenied;
+    case EROFS:
+      // Not the caller's permission: the system is not in a state to write
+      // (e.g. the state directory is mounted read-only); it can be fixed
+      // and retried.
+      return absl::StatusCode::kFailedPrecondition;
     case EINVAL:
     case ENAMETOOLONG:
     case ERANGE:
