@@ -1,22 +1,32 @@
 #include "daemon/api/addressing_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/api/auth.h"
 #include "daemon/api/plan_convert.h"
 #include "daemon/api/port_discovery_service.h"
 #include "daemon/api/status_convert.h"
 
 namespace rocenet::api {
 
-grpc::Status AddressingService::ListPlans(grpc::ServerContext*, const v1::ListPlansRequest*,
+grpc::Status AddressingService::ListPlans(grpc::ServerContext* context,
+                                          const v1::ListPlansRequest* request,
                                           v1::ListPlansResponse* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Addressing/ListPlans", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   ToProto(**snapshot, response);
   return grpc::Status::OK;
 }
 
-grpc::Status AddressingService::GetPlan(grpc::ServerContext*, const v1::GetPlanRequest* request,
-                                        v1::PortPlan* response) {
+grpc::Status AddressingService::GetPlan(grpc::ServerContext* context,
+                                        const v1::GetPlanRequest* request, v1::PortPlan* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Addressing/GetPlan", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
@@ -36,8 +46,13 @@ grpc::Status AddressingService::GetPlan(grpc::ServerContext*, const v1::GetPlanR
   return grpc::Status::OK;
 }
 
-grpc::Status AddressingService::Reconcile(grpc::ServerContext*, const v1::ReconcileRequest*,
+grpc::Status AddressingService::Reconcile(grpc::ServerContext* context,
+                                          const v1::ReconcileRequest* request,
                                           v1::ListPlansResponse* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Addressing/Reconcile", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   // Reconcile changes the node's network configuration. Only root can reach
   // the socket today (0600 in a 0700 directory); the uid 0 check through
   // SO_PEERCRED that DESIGN.md 3.8 asks of mutating calls comes with a later

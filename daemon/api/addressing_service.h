@@ -9,6 +9,7 @@
 // stops.
 #pragma once
 
+#include "daemon/api/auth.h"
 #include "daemon/api/node_state.h"
 #include "rocenet/v1/addressing.grpc.pb.h"
 
@@ -17,7 +18,9 @@ namespace rocenet::api {
 class AddressingService final : public v1::Addressing::Service {
  public:
   // `source` is not owned and must outlive the service.
-  explicit AddressingService(NodeStateSource* source) : source_(source) {}
+  // `gate` (not owned; null in tests of the service alone) admits each call.
+  explicit AddressingService(NodeStateSource* source, RequestGate* gate = nullptr)
+      : source_(source), gate_(gate) {}
 
   grpc::Status ListPlans(grpc::ServerContext* context, const v1::ListPlansRequest* request,
                          v1::ListPlansResponse* response) override;
@@ -28,6 +31,7 @@ class AddressingService final : public v1::Addressing::Service {
 
  private:
   NodeStateSource* source_;
+  RequestGate* gate_;
 };
 
 }  // namespace rocenet::api

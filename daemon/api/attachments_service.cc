@@ -1,6 +1,7 @@
 #include "daemon/api/attachments_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/api/auth.h"
 #include "daemon/api/status_convert.h"
 #include "google/protobuf/util/time_util.h"
 
@@ -49,8 +50,13 @@ void ToProto(const attach::AttachmentRecord& r, v1::Attachment* out) {
   out->set_state(std::string(attach::StateName(r.state)));
 }
 
-grpc::Status AttachmentsService::Attach(grpc::ServerContext*, const v1::AttachRequest* request,
+grpc::Status AttachmentsService::Attach(grpc::ServerContext* context,
+                                        const v1::AttachRequest* request,
                                         v1::Attachment* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Attachments/Attach", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   for (const auto& [field, value] :
        {std::pair<absl::string_view, const std::string*>{"container_id", &request->container_id()},
         {"netns", &request->netns()},
@@ -79,8 +85,13 @@ grpc::Status AttachmentsService::Attach(grpc::ServerContext*, const v1::AttachRe
   return grpc::Status::OK;
 }
 
-grpc::Status AttachmentsService::Detach(grpc::ServerContext*, const v1::DetachRequest* request,
+grpc::Status AttachmentsService::Detach(grpc::ServerContext* context,
+                                        const v1::DetachRequest* request,
                                         v1::DetachResponse* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Attachments/Detach", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status s = CheckLength("container_id", request->container_id()); !s.ok()) {
     return ToGrpc(s);
   }
@@ -90,8 +101,12 @@ grpc::Status AttachmentsService::Detach(grpc::ServerContext*, const v1::DetachRe
   return grpc::Status::OK;
 }
 
-grpc::Status AttachmentsService::Check(grpc::ServerContext*, const v1::CheckRequest* request,
-                                       v1::Attachment* response) {
+grpc::Status AttachmentsService::Check(grpc::ServerContext* context,
+                                       const v1::CheckRequest* request, v1::Attachment* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Attachments/Check", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   absl::StatusOr<attach::AttachmentRecord> record =
       backend_->Check(request->container_id(), request->ifname(), request->netns());
   if (!record.ok()) return ToGrpc(record.status());
@@ -99,16 +114,25 @@ grpc::Status AttachmentsService::Check(grpc::ServerContext*, const v1::CheckRequ
   return grpc::Status::OK;
 }
 
-grpc::Status AttachmentsService::List(grpc::ServerContext*, const v1::ListAttachmentsRequest*,
+grpc::Status AttachmentsService::List(grpc::ServerContext* context,
+                                      const v1::ListAttachmentsRequest* request,
                                       v1::ListAttachmentsResponse* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Attachments/List", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   absl::StatusOr<std::vector<attach::AttachmentRecord>> records = backend_->ListAttachments();
   if (!records.ok()) return ToGrpc(records.status());
   for (const attach::AttachmentRecord& r : *records) ToProto(r, response->add_attachments());
   return grpc::Status::OK;
 }
 
-grpc::Status AttachmentsService::Gc(grpc::ServerContext*, const v1::GcRequest* request,
+grpc::Status AttachmentsService::Gc(grpc::ServerContext* context, const v1::GcRequest* request,
                                     v1::GcResponse* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Attachments/Gc", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   std::vector<std::string> valid(request->valid_container_ids().begin(),
                                  request->valid_container_ids().end());
   absl::StatusOr<std::vector<attach::AttachmentRecord>> released =

@@ -3,13 +3,16 @@
 #pragma once
 
 #include "daemon/api/attachments_backend.h"
+#include "daemon/api/auth.h"
 #include "rocenet/v1/attach.grpc.pb.h"
 
 namespace rocenet::api {
 
 class AttachmentsService final : public v1::Attachments::Service {
  public:
-  explicit AttachmentsService(AttachmentsBackend* backend) : backend_(backend) {}
+  // `gate` (not owned; null in tests of the service alone) admits each call.
+  explicit AttachmentsService(AttachmentsBackend* backend, RequestGate* gate = nullptr)
+      : backend_(backend), gate_(gate) {}
 
   grpc::Status Attach(grpc::ServerContext* context, const v1::AttachRequest* request,
                       v1::Attachment* response) override;
@@ -24,6 +27,7 @@ class AttachmentsService final : public v1::Attachments::Service {
 
  private:
   AttachmentsBackend* backend_;
+  RequestGate* gate_;
 };
 
 void ToProto(const attach::AttachmentRecord& record, v1::Attachment* out);

@@ -1,6 +1,7 @@
 #include "daemon/api/health_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/api/auth.h"
 #include "daemon/api/port_discovery_service.h"
 #include "daemon/api/proto_convert.h"
 #include "daemon/api/status_convert.h"
@@ -12,17 +13,26 @@ constexpr absl::Duration kCancelCheck = absl::Seconds(1);
 
 }  // namespace
 
-grpc::Status HealthService::GetNodeHealth(grpc::ServerContext*, const v1::GetNodeHealthRequest*,
+grpc::Status HealthService::GetNodeHealth(grpc::ServerContext* context,
+                                          const v1::GetNodeHealthRequest* request,
                                           v1::NodeHealth* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Health/GetNodeHealth", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   ToProto((*snapshot)->health, (*snapshot)->generation, response);
   return grpc::Status::OK;
 }
 
-grpc::Status HealthService::GetPortHealth(grpc::ServerContext*,
+grpc::Status HealthService::GetPortHealth(grpc::ServerContext* context,
                                           const v1::GetPortHealthRequest* request,
                                           v1::PortHealth* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Health/GetPortHealth", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
@@ -39,8 +49,12 @@ grpc::Status HealthService::GetPortHealth(grpc::ServerContext*,
 }
 
 grpc::Status HealthService::WatchHealth(grpc::ServerContext* context,
-                                        const v1::WatchHealthRequest*,
+                                        const v1::WatchHealthRequest* request,
                                         grpc::ServerWriter<v1::NodeHealth>* writer) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.Health/WatchHealth", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   uint64_t seen = 0;
   // Snapshots also change for port details that do not touch health; send
   // only when health itself moved.

@@ -2,6 +2,7 @@
 // Runs on gRPC's threads; holds no domain state.
 #pragma once
 
+#include "daemon/api/auth.h"
 #include "daemon/api/node_state.h"
 #include "rocenet/v1/health.grpc.pb.h"
 
@@ -9,7 +10,9 @@ namespace rocenet::api {
 
 class HealthService final : public v1::Health::Service {
  public:
-  explicit HealthService(NodeStateSource* source) : source_(source) {}
+  // `gate` (not owned; null in tests of the service alone) admits each call.
+  explicit HealthService(NodeStateSource* source, RequestGate* gate = nullptr)
+      : source_(source), gate_(gate) {}
 
   grpc::Status GetNodeHealth(grpc::ServerContext* context, const v1::GetNodeHealthRequest* request,
                              v1::NodeHealth* response) override;
@@ -20,6 +23,7 @@ class HealthService final : public v1::Health::Service {
 
  private:
   NodeStateSource* source_;
+  RequestGate* gate_;
 };
 
 }  // namespace rocenet::api

@@ -1,6 +1,7 @@
 #include "daemon/api/port_discovery_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/api/auth.h"
 #include "daemon/api/neighbor_convert.h"
 #include "daemon/api/proto_convert.h"
 #include "daemon/api/status_convert.h"
@@ -33,16 +34,26 @@ absl::StatusOr<const inventory::Port*> FindPort(const NodeSnapshot& snapshot,
   return absl::NotFoundError(absl::StrCat("port \"", id_or_name, "\" not found"));
 }
 
-grpc::Status PortDiscoveryService::ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*,
+grpc::Status PortDiscoveryService::ListPorts(grpc::ServerContext* context,
+                                             const v1::ListPortsRequest* request,
                                              v1::ListPortsResponse* response) {
+  if (grpc::Status admitted =
+          Admit(gate_, *context, "/rocenet.v1.PortDiscovery/ListPorts", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   for (const inventory::Port& port : (*snapshot)->ports) ToProto(port, response->add_ports());
   return grpc::Status::OK;
 }
 
-grpc::Status PortDiscoveryService::GetPort(grpc::ServerContext*, const v1::GetPortRequest* request,
-                                           v1::Port* response) {
+grpc::Status PortDiscoveryService::GetPort(grpc::ServerContext* context,
+                                           const v1::GetPortRequest* request, v1::Port* response) {
+  if (grpc::Status admitted = Admit(gate_, *context, "/rocenet.v1.PortDiscovery/GetPort", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
@@ -55,8 +66,13 @@ grpc::Status PortDiscoveryService::GetPort(grpc::ServerContext*, const v1::GetPo
 }
 
 grpc::Status PortDiscoveryService::WatchPorts(grpc::ServerContext* context,
-                                              const v1::WatchPortsRequest*,
+                                              const v1::WatchPortsRequest* request,
                                               grpc::ServerWriter<v1::PortSnapshot>* writer) {
+  if (grpc::Status admitted =
+          Admit(gate_, *context, "/rocenet.v1.PortDiscovery/WatchPorts", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   uint64_t seen = 0;
   while (!context->IsCancelled()) {
     Broadcast<NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, kCancelCheck);
@@ -70,9 +86,14 @@ grpc::Status PortDiscoveryService::WatchPorts(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status PortDiscoveryService::ListNeighbors(grpc::ServerContext*,
+grpc::Status PortDiscoveryService::ListNeighbors(grpc::ServerContext* context,
                                                  const v1::ListNeighborsRequest* request,
                                                  v1::ListNeighborsResponse* response) {
+  if (grpc::Status admitted =
+          Admit(gate_, *context, "/rocenet.v1.PortDiscovery/ListNeighbors", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
   // An empty port means every port; a given one must be a valid reference.
   const bool filtered = !request->port().empty();
   if (filtered) {

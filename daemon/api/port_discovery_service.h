@@ -6,6 +6,7 @@
 // that hear no neighbor, so "nothing heard" and "unknown port" differ.
 #pragma once
 
+#include "daemon/api/auth.h"
 #include "daemon/api/node_state.h"
 #include "rocenet/v1/ports.grpc.pb.h"
 
@@ -13,7 +14,9 @@ namespace rocenet::api {
 
 class PortDiscoveryService final : public v1::PortDiscovery::Service {
  public:
-  explicit PortDiscoveryService(NodeStateSource* source) : source_(source) {}
+  // `gate` (not owned; null in tests of the service alone) admits each call.
+  explicit PortDiscoveryService(NodeStateSource* source, RequestGate* gate = nullptr)
+      : source_(source), gate_(gate) {}
 
   grpc::Status ListPorts(grpc::ServerContext* context, const v1::ListPortsRequest* request,
                          v1::ListPortsResponse* response) override;
@@ -26,6 +29,7 @@ class PortDiscoveryService final : public v1::PortDiscovery::Service {
 
  private:
   NodeStateSource* source_;
+  RequestGate* gate_;
 };
 
 // Validates a port reference from a request: non-empty, at most 256 bytes.

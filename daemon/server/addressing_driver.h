@@ -45,6 +45,9 @@ class AddressingDriver {
 
   addressing::Mode mode() const { return config_.mode; }
 
+  // Takes a new configuration (SIGHUP reload); the next Run() plans with it.
+  void SetConfig(const addressing::PlannerConfig& config) { config_ = config; }
+
   // Netlink requests that changed something, since start.
   uint64_t changes() const { return changes_; }
 

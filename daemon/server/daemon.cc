@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "daemon/api/addressing_service.h"
 #include "daemon/api/health_service.h"
+#include "daemon/api/metrics_config.h"
 #include "daemon/api/metrics.h"
 #include "daemon/api/port_discovery_service.h"
 #include "daemon/common/logging.h"
@@ -24,6 +25,7 @@
 #include "daemon/os/linux/sysfs_linux.h"
 #include "daemon/os/linux/system_clock.h"
 #include "daemon/os/linux/unix_socket.h"
+#include "daemon/server/api_server.h"
 #include "daemon/server/event_loop.h"
 #include "daemon/server/node.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -36,8 +38,6 @@
 namespace rocenet::server {
 namespace {
 
-// Requests to rocenetd are small; anything bigger is a client bug or abuse.
-constexpr int kMaxRequestBytes = 1 << 20;
 constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
 
 absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(const std::string& address) {
@@ -75,7 +75,8 @@ absl::Status CheckSysfsRoot(const std::string& root) {
 
 }  // namespace
 
-absl::Status RunDaemon(const DaemonOptions& options, const std::string& version) {
+absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
+                       ConfigSource reload) {
   RETURN_IF_ERROR(CheckSysfsRoot(options.sysfs_root));
   ASSIGN_OR_RETURN(std::unique_ptr<EventLoop> loop, EventLoop::Create());
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetlinkLinux> netlink, os::NetlinkLinux::Open());
@@ -118,6 +119,14 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
                       .attach = &attachments});
   RETURN_IF_ERROR(node.Start());
 
+  ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(options.security));
+  api::RequestGate gate(CallerOf, gate_config);
+  auto reload_metrics = std::make_shared<api::ConfigReloadMetrics>(absl::Now());
+  Reloader reloader(options, std::move(reload),
+                    ReloadTargets{.gate = &gate,
+                                  .addressing = &addressing,
+                                  .node = &node,
+                                  .metrics = reload_metrics.get()});
   ASSIGN_OR_RETURN(const int signal_fd, os::OpenSignalFd(kHandledSignals));
   RETURN_IF_ERROR(loop->AddReader(signal_fd, [&] {
     const int sig = os::ReadSignal(signal_fd);
@@ -126,32 +135,22 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
                   sig == SIGTERM ? "SIGTERM" : "SIGINT");
       loop->Stop();
     } else if (sig == SIGHUP) {
-      SPDLOG_INFO("received SIGHUP; configuration reload is not supported yet, ignored");
+      // Errors are logged and counted by the reloader; the daemon runs on.
+      reloader.Reload().IgnoreError();
     }
   }));
 
-  RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
-  api::PortDiscoveryService port_service(&node);
-  api::HealthService health_service(&node);
-  api::AttachmentsService attachments_service(&node);
-  api::AddressingService addressing_service(&node);
+  api::PortDiscoveryService port_service(&node, &gate);
+  api::HealthService health_service(&node, &gate);
+  api::AttachmentsService attachments_service(&node, &gate);
+  api::AddressingService addressing_service(&node, &gate);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(absl::StrCat("unix:", options.socket_path),
-                           grpc::InsecureServerCredentials());
-  builder.RegisterService(&port_service);
-  builder.RegisterService(&health_service);
-  builder.RegisterService(&attachments_service);
-  builder.RegisterService(&addressing_service);
-  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("gRPC: cannot serve on unix socket ", options.socket_path));
-  }
-  RETURN_IF_ERROR(os::RestrictSocket(options.socket_path));
-  SPDLOG_INFO("serving gRPC on unix:{}", options.socket_path);
+  ASSIGN_OR_RETURN(std::unique_ptr<ApiServer> api_server,
+                   ApiServer::Start(options, loop.get(),
+                                    {&port_service, &health_service, &attachments_service,
+                                     &addressing_service}));
+  grpc::Server* server = api_server->server();
 
   std::unique_ptr<prometheus::Exposer> exposer;
   auto metrics = std::make_shared<api::NodeMetrics>(&node, version);
@@ -159,12 +158,12 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
     absl::StatusOr<std::unique_ptr<prometheus::Exposer>> started =
         StartExposer(options.metrics_address);
     if (!started.ok()) {
-      server->Shutdown();
-      unlink(options.socket_path.c_str());
+      api_server->Shutdown(absl::Now());
       return started.status();
     }
     exposer = std::move(*started);
     exposer->RegisterCollectable(metrics);
+    exposer->RegisterCollectable(reload_metrics);
     ASSIGN_OR_RETURN(auto listen, ParseListenAddress(options.metrics_address));
     SPDLOG_INFO("serving metrics on http://{}:{}/metrics", listen.first,
                 absl::StrJoin(exposer->GetListeningPorts(), ","));
@@ -175,7 +174,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version)
 
   server->GetHealthCheckService()->SetServingStatus(false);
   node.Shutdown();
-  server->Shutdown(absl::ToChronoTime(absl::Now() + kShutdownGrace));
+  api_server->Shutdown(absl::Now() + kShutdownGrace);
   exposer.reset();
   loop->RemoveReader(signal_fd);
   close(signal_fd);

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "daemon/server/options.h"
+#include "daemon/server/reloader.h"
 
 namespace rocenet::server {
 
@@ -20,6 +21,9 @@ namespace rocenet::server {
 // thread starts, so every thread inherits the mask.
 inline constexpr std::initializer_list<int> kHandledSignals = {SIGTERM, SIGINT, SIGHUP};
 
-absl::Status RunDaemon(const DaemonOptions& options, const std::string& version);
+// `reload` loads the configuration again on SIGHUP (see reloader.h); without
+// one, SIGHUP is refused with an error and nothing changes.
+absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
+                       ConfigSource reload = nullptr);
 
 }  // namespace rocenet::server

@@ -35,6 +35,18 @@ ABSL_FLAG(std::string, gaudinet_path, "",
           "where to write gaudinet.json once every port is provisioned (empty: off)");
 ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
+ABSL_FLAG(std::string, read_group, "",
+          "group whose members may call read-only RPCs on the socket (socket 0660 root:GROUP)");
+ABSL_FLAG(std::string, tls_address, "",
+          "host:port of a TCP listener for remote admin, TLS only (empty: off)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate of the TLS listener");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
+ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA bundle that verifies client certificates");
+ABSL_FLAG(std::string, tls_client_cert, "none",
+          "client certificates on the TLS listener: none, optional or require");
+ABSL_FLAG(bool, check_config, false,
+          "load and validate the configuration (--config and flags), then exit: 0 valid, 2 not");
+
 
 #ifndef ROCENET_VERSION
 #define ROCENET_VERSION "unknown"
@@ -58,6 +70,19 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
   if (given("metrics_address")) options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   if (given("state_dir")) options.state_dir = absl::GetFlag(FLAGS_state_dir);
   if (given("runtime_dir")) options.runtime_dir = absl::GetFlag(FLAGS_runtime_dir);
+  if (given("read_group")) options.security.read_group = absl::GetFlag(FLAGS_read_group);
+  if (given("tls_address")) options.security.tls.address = absl::GetFlag(FLAGS_tls_address);
+  if (given("tls_cert")) options.security.tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  if (given("tls_key")) options.security.tls.key = absl::GetFlag(FLAGS_tls_key);
+  if (given("tls_client_ca")) options.security.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  if (given("tls_client_cert")) {
+    auto mode = ParseClientCertMode(absl::GetFlag(FLAGS_tls_client_cert));
+    if (!mode.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --tls-client-cert: ", mode.status().message()));
+    }
+    options.security.tls.client_cert = *mode;
+  }
   if (given("gaudinet_path")) options.outputs.gaudinet_path = absl::GetFlag(FLAGS_gaudinet_path);
   if (given("mtu")) {
     if (absl::GetFlag(FLAGS_mtu) < 0) {
@@ -97,6 +122,7 @@ absl::StatusOr<DaemonOptions> BuildOptions(const ParsedCommandLine& cmd) {
   }
   if (absl::Status s = ApplyFlags(cmd, options); !s.ok()) return s;
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  if (absl::Status s = CheckSecurityFiles(options.security); !s.ok()) return s;
   return options;
 }
 
@@ -123,13 +149,17 @@ int Main(int argc, char** argv) {
     std::cerr << "rocenetd: " << options.status().message() << "\n";
     return 2;
   }
+  if (absl::GetFlag(FLAGS_check_config)) {
+    std::cout << "rocenetd: configuration is valid\n";
+    return 0;
+  }
   InitLogging(options->log_format, options->log_level);
   if (absl::Status s = os::BlockSignals(kHandledSignals); !s.ok()) {
     SPDLOG_ERROR("{}", s.ToString());
     return 1;
   }
   SPDLOG_INFO("rocenetd {} starting", ROCENET_VERSION);
-  if (absl::Status s = RunDaemon(*options, ROCENET_VERSION); !s.ok()) {
+  if (absl::Status s = RunDaemon(*options, ROCENET_VERSION, [&] { return BuildOptions(*cmd); }); !s.ok()) {
     SPDLOG_ERROR("{}", s.message());
     return 1;
   }

@@ -264,6 +264,8 @@ absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Sample() {
       });
 }
 
+void Node::Replan() { Refresh(/*changed=*/true, /*replan=*/true); }
+
 absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Reconcile() {
   return parts_.loop->Call<std::shared_ptr<const api::NodeSnapshot>>(
       [this]() -> absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> {

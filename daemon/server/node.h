@@ -59,6 +59,10 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   // Any thread: re-plans and re-applies every port now.
   absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Reconcile() override;
 
+  // Loop thread: re-plans and re-applies every port, after the addressing
+  // configuration changed.
+  void Replan();
+
   // AttachmentsBackend, any thread (node_attach.cc).
   absl::StatusOr<attach::AttachmentRecord> Attach(const attach::AttachRequest& request,
                                                   const std::string& mode) override;

@@ -1,6 +1,8 @@
 #include "daemon/server/options.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -18,7 +20,8 @@ namespace {
 const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
       "socket", "sysfs_root", "metrics_address", "state_dir", "runtime_dir", "mode",
-      "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs"};
+      "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs",
+      "read_group", "tls", "limits"};
   return *keys;
 }
 const std::set<std::string>& GaudiKeys() {
@@ -149,6 +152,9 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
   if (key == "gaudi") return ApplyGaudi(value, origin, options);
   if (key == "addressing") return ApplyAddressing(value, origin, options);
   if (key == "outputs") return ApplyOutputs(value, origin, options);
+  if (key == "read_group" || key == "tls" || key == "limits") {
+    return ApplySecurityKey(key, value, origin, options.security);
+  }
   if (key == "interfaces") {
     ASSIGN_OR_RETURN(options.selection.interfaces, StringList(value, origin, key));
     return absl::OkStatus();
@@ -199,6 +205,23 @@ std::string RuntimeDirOf(const DaemonOptions& options) {
   if (!options.runtime_dir.empty()) return options.runtime_dir;
   const size_t slash = options.socket_path.rfind('/');
   return slash == 0 || slash == std::string::npos ? "/" : options.socket_path.substr(0, slash);
+}
+
+std::vector<std::string> ConfigKeys() {
+  const std::map<std::string, const std::set<std::string>*> sections = {
+      {"gaudi", &GaudiKeys()},   {"addressing", &AddressingKeys()}, {"outputs", &OutputKeys()},
+      {"tls", &TlsKeys()},       {"limits", &LimitKeys()}};
+  std::vector<std::string> keys;
+  for (const std::string& key : TopLevelKeys()) {
+    auto section = sections.find(key);
+    if (section == sections.end()) {
+      keys.push_back(key);
+      continue;
+    }
+    for (const std::string& sub : *section->second) keys.push_back(absl::StrCat(key, ".", sub));
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
@@ -293,6 +316,7 @@ absl::Status ValidateOptions(const DaemonOptions& options) {
   if (absl::Status s = addressing::ValidatePlannerConfig(PlannerConfigOf(options)); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("addressing: ", s.message()));
   }
+  RETURN_IF_ERROR(ValidateSecurityOptions(options.security));
   return inventory::ValidateSelection(options.selection);
 }
 

@@ -13,6 +13,7 @@
 #include "daemon/common/logging.h"
 #include "daemon/inventory/port_selection.h"
 #include "daemon/outputs/host_outputs.h"
+#include "daemon/server/security_options.h"
 
 namespace rocenet::server {
 
@@ -38,9 +39,14 @@ struct DaemonOptions {
   LogFormat log_format = LogFormat::kText;
   spdlog::level::level_enum log_level = spdlog::level::info;
   inventory::PortSelection selection;
+  // read_group, tls.*, limits.* (security_options.h).
+  SecurityOptions security;
 };
 
 absl::StatusOr<AddressingMode> ParseMode(absl::string_view text);
+
+// Every key the config file accepts, sections flattened ("tls.cert"), sorted.
+std::vector<std::string> ConfigKeys();
 
 // `runtime_dir`, or the socket's directory when it is not set.
 std::string RuntimeDirOf(const DaemonOptions& options);

@@ -1,0 +1,34 @@
+// Metrics of configuration reloads (SIGHUP):
+//   rocenet_config_reloads_total{result="success|failure"}
+//   rocenet_config_last_reload_success_timestamp_seconds
+//   rocenet_config_last_reload_successful (1 when the latest reload applied)
+// The configuration loaded at start counts as the first successful load.
+// Thread-safe: the loop thread records, the exposer's thread collects.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+
+namespace rocenet::api {
+
+class ConfigReloadMetrics final : public prometheus::Collectable {
+ public:
+  explicit ConfigReloadMetrics(absl::Time loaded_at) : last_success_(loaded_at) {}
+
+  void Record(bool success, absl::Time when);
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  mutable absl::Mutex mu_;
+  uint64_t successes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
+  bool last_ok_ ABSL_GUARDED_BY(mu_) = true;
+  absl::Time last_success_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rocenet::api

@@ -1,0 +1,197 @@
+#include "daemon/server/api_server.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "daemon/common/logging.h"
+#include "daemon/common/status_macros.h"
+#include "daemon/os/linux/unix_listener.h"
+#include "daemon/os/linux/unix_socket.h"
+#include "grpcpp/security/auth_context.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "grpcpp/server_posix.h"
+
+namespace rocenet::server {
+namespace {
+
+constexpr int kListenBacklog = 64;
+
+absl::StatusOr<std::string> ReadPem(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+grpc_ssl_client_certificate_request_type RequestTypeOf(ClientCertMode mode) {
+  switch (mode) {
+    case ClientCertMode::kNone:
+      return GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+    case ClientCertMode::kOptional:
+      // A certificate that is presented must verify: an unverified one must
+      // never count as an identity.
+      return GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+    case ClientCertMode::kRequire:
+      return GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(
+    const TlsListenerOptions& tls) {
+  grpc::SslServerCredentialsOptions ssl(RequestTypeOf(tls.client_cert));
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  ASSIGN_OR_RETURN(pair.private_key, ReadPem(tls.key));
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadPem(tls.cert));
+  ssl.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!tls.client_ca.empty()) {
+    ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem(tls.client_ca));
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+api::Caller CallerOf(const grpc::ServerContext& context) {
+  api::Caller caller;
+  const std::string peer = context.peer();
+  int fd = -1;
+  if (absl::StartsWith(peer, "fd:") && absl::SimpleAtoi(peer.substr(3), &fd)) {
+    // Only connections rocenetd accepted on its unix socket are named by
+    // descriptor; the call keeps its connection, and so the descriptor, open.
+    absl::StatusOr<os::PeerCredentials> cred = os::PeerCredentialsOf(fd);
+    if (!cred.ok()) {
+      caller.description = absl::StrCat(peer, " (", cred.status().message(), ")");
+      return caller;
+    }
+    caller.via = api::Caller::Via::kUnixSocket;
+    caller.uid = cred->uid;
+    caller.gid = cred->gid;
+    caller.groups = cred->groups;
+    caller.description = absl::StrCat("uid ", cred->uid, " (pid ", cred->pid, ")");
+    return caller;
+  }
+  caller.description = peer;
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth == nullptr) return caller;
+  const std::vector<grpc::string_ref> type =
+      auth->FindPropertyValues(GRPC_TRANSPORT_SECURITY_TYPE_PROPERTY_NAME);
+  if (type.empty() || std::string(type.front().data(), type.front().size()) !=
+                          GRPC_SSL_TRANSPORT_SECURITY_TYPE) {
+    return caller;
+  }
+  caller.via = api::Caller::Via::kTls;
+  // The server asks for client certificates only with verification, so an
+  // identity here is one the client CA vouches for.
+  caller.verified_client_cert = auth->IsPeerAuthenticated() &&
+                                !auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME).empty();
+  if (caller.verified_client_cert) {
+    std::vector<std::string> names;
+    for (const grpc::string_ref& name : auth->GetPeerIdentity()) {
+      names.emplace_back(name.data(), name.size());
+    }
+    caller.description = absl::StrCat(peer, " (", absl::StrJoin(names, ","), ")");
+  } else {
+    caller.description = absl::StrCat(peer, " (no client certificate)");
+  }
+  return caller;
+}
+
+absl::StatusOr<api::GateConfig> GateConfigOf(const SecurityOptions& options) {
+  api::GateConfig config;
+  if (!options.read_group.empty()) {
+    absl::StatusOr<gid_t> gid = os::LookupGroup(options.read_group);
+    if (!gid.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("read_group: ", gid.status().message()));
+    }
+    config.access.read_gid = *gid;
+    config.access.read_group_name = options.read_group;
+  }
+  config.mutating_rpcs_per_second = options.limits.mutating_rpcs_per_second;
+  config.mutating_rpc_burst = options.limits.mutating_rpc_burst;
+  config.max_string_bytes = static_cast<size_t>(options.limits.max_string_bytes);
+  return config;
+}
+
+absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
+    const DaemonOptions& options, EventLoop* loop, const std::vector<grpc::Service*>& services) {
+  const SecurityOptions& security = options.security;
+  // First, so that a second rocenetd stops before it listens anywhere.
+  RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
+  std::unique_ptr<ApiServer> api(new ApiServer(loop, options.socket_path));
+  grpc::ServerBuilder builder;
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  builder.SetMaxReceiveMessageSize(security.limits.max_request_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             security.limits.max_concurrent_streams);
+  int tls_port = 0;
+  if (!security.tls.address.empty()) {
+    ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds,
+                     TlsCredentials(security.tls));
+    builder.AddListeningPort(security.tls.address, creds, &tls_port);
+  }
+  api->server_ = builder.BuildAndStart();
+  if (api->server_ == nullptr) {
+    return absl::UnavailableError("gRPC: cannot start the server");
+  }
+  if (!security.tls.address.empty()) {
+    if (tls_port == 0) {
+      api->server_->Shutdown();
+      return absl::UnavailableError(
+          absl::StrCat("gRPC: cannot listen with TLS on ", security.tls.address));
+    }
+    ASSIGN_OR_RETURN(auto listen, ParseListenAddress(security.tls.address));
+    SPDLOG_INFO("serving gRPC with TLS on {}:{} (client certificates: {})", listen.first,
+                tls_port, ClientCertModeName(security.tls.client_cert));
+  }
+
+  ASSIGN_OR_RETURN(api->listen_fd_, os::ListenUnix(options.socket_path, kListenBacklog));
+  if (security.read_group.empty()) {
+    RETURN_IF_ERROR(os::RestrictSocket(options.socket_path));
+  } else {
+    ASSIGN_OR_RETURN(gid_t gid, os::LookupGroup(security.read_group));
+    RETURN_IF_ERROR(os::ShareSocketWithGroup(options.socket_path, gid));
+  }
+  ApiServer* self = api.get();
+  RETURN_IF_ERROR(loop->AddReader(api->listen_fd_, [self] { self->OnAcceptable(); }));
+  SPDLOG_INFO("serving gRPC on unix:{}{}", options.socket_path,
+              security.read_group.empty()
+                  ? ""
+                  : absl::StrCat(" (read-only for group ", security.read_group, ")"));
+  return api;
+}
+
+void ApiServer::OnAcceptable() {
+  while (true) {
+    absl::StatusOr<int> fd = os::AcceptConnection(listen_fd_);
+    if (absl::IsUnavailable(fd.status())) return;
+    if (!fd.ok()) {
+      // EMFILE and the like: the connection stays queued; say so once per wake.
+      SPDLOG_WARN("{}", fd.status().message());
+      return;
+    }
+    grpc::AddInsecureChannelFromFd(server_.get(), *fd);
+  }
+}
+
+void ApiServer::Shutdown(absl::Time deadline) {
+  if (listen_fd_ >= 0) {
+    loop_->RemoveReader(listen_fd_);
+    close(listen_fd_);
+    listen_fd_ = -1;
+    unlink(socket_path_.c_str());
+  }
+  if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(deadline));
+}
+
+ApiServer::~ApiServer() { Shutdown(absl::Now()); }
+
+}  // namespace rocenet::server

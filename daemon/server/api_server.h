@@ -1,0 +1,56 @@
+// ApiServer: the gRPC server of rocenetd on its unix socket and, optionally,
+// a TCP listener with TLS for remote admin.
+//
+// The unix socket is listened on and accepted by rocenetd itself (on the
+// event loop), and each connection is handed to gRPC as a file descriptor:
+// gRPC then names the call's peer "fd:<n>", from which CallerOf() reads the
+// caller's uid and groups with SO_PEERCRED. TCP is served only with TLS; a
+// TLS caller is identified by its verified client certificate, if any.
+// Request size and concurrent streams are bounded by channel arguments; who
+// may call what, rates and string lengths by the api::RequestGate each
+// service handler consults.
+//
+// Start and Shutdown on the loop thread (or before Run); CallerOf on any.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "daemon/api/auth.h"
+#include "daemon/server/event_loop.h"
+#include "daemon/server/options.h"
+#include "grpcpp/server.h"
+
+namespace rocenet::server {
+
+// The caller of a call on this server, as the transport proves it.
+api::Caller CallerOf(const grpc::ServerContext& context);
+
+// The gate's configuration from the options; InvalidArgument when the read
+// group does not exist.
+absl::StatusOr<api::GateConfig> GateConfigOf(const SecurityOptions& options);
+
+class ApiServer {
+ public:
+  // Serves `services` (not owned; they must outlive the server).
+  static absl::StatusOr<std::unique_ptr<ApiServer>> Start(
+      const DaemonOptions& options, EventLoop* loop, const std::vector<grpc::Service*>& services);
+  ~ApiServer();
+
+  grpc::Server* server() { return server_.get(); }
+  // Stops accepting, finishes calls until `deadline`, removes the socket.
+  void Shutdown(absl::Time deadline);
+
+ private:
+  ApiServer(EventLoop* loop, std::string socket_path) : loop_(loop), socket_path_(socket_path) {}
+  void OnAcceptable();
+
+  EventLoop* loop_;
+  std::string socket_path_;
+  int listen_fd_ = -1;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace rocenet::server

@@ -1,0 +1,73 @@
+#include "daemon/server/reloader.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "daemon/common/logging.h"
+#include "daemon/common/status_macros.h"
+#include "daemon/os/linux/unix_listener.h"
+#include "daemon/os/linux/unix_socket.h"
+#include "daemon/server/api_server.h"
+#include "daemon/server/config_reload.h"
+
+namespace rocenet::server {
+namespace {
+
+bool Changed(const std::vector<std::string>& keys, absl::string_view prefix) {
+  return std::any_of(keys.begin(), keys.end(),
+                     [&](const std::string& key) { return absl::StartsWith(key, prefix); });
+}
+
+}  // namespace
+
+absl::Status Reloader::Reload() {
+  SPDLOG_INFO("received SIGHUP; reloading the configuration");
+  absl::Status result;
+  if (source_ == nullptr) {
+    result = absl::FailedPreconditionError("no configuration source to reload from");
+  } else if (absl::StatusOr<DaemonOptions> loaded = source_(); !loaded.ok()) {
+    result = loaded.status();
+  } else {
+    result = Apply(*loaded);
+  }
+  if (!result.ok()) {
+    SPDLOG_ERROR("configuration reload refused, the running configuration stays: {}",
+                 result.message());
+  }
+  if (targets_.metrics != nullptr) targets_.metrics->Record(result.ok(), absl::Now());
+  return result;
+}
+
+absl::Status Reloader::Apply(const DaemonOptions& loaded) {
+  ReloadPlan plan = PlanReload(running_, loaded);
+  // Everything that can fail is checked before anything changes.
+  ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(plan.next.security));
+  RETURN_IF_ERROR(CheckSecurityFiles(plan.next.security));
+  if (Changed(plan.applied, "read_group")) {
+    const std::string& group = plan.next.security.read_group;
+    if (group.empty()) {
+      RETURN_IF_ERROR(os::RestrictSocket(plan.next.socket_path));
+    } else {
+      RETURN_IF_ERROR(os::ShareSocketWithGroup(plan.next.socket_path, *gate_config.access.read_gid));
+    }
+  }
+  if (Changed(plan.applied, "log_level")) spdlog::set_level(plan.next.log_level);
+  if (targets_.gate != nullptr) targets_.gate->Reconfigure(gate_config);
+  if (Changed(plan.applied, "addressing.") && targets_.addressing != nullptr) {
+    targets_.addressing->SetConfig(PlannerConfigOf(plan.next));
+    if (targets_.node != nullptr) targets_.node->Replan();
+  }
+  for (const std::string& key : plan.needs_restart) {
+    SPDLOG_WARN("configuration reload: key \"{}\" changed but needs a restart of rocenetd; it "
+                "keeps its running value until then",
+                key);
+  }
+  SPDLOG_INFO("configuration reloaded: applied [{}], needs restart [{}]",
+              absl::StrJoin(plan.applied, ", "), absl::StrJoin(plan.needs_restart, ", "));
+  running_ = std::move(plan.next);
+  return absl::OkStatus();
+}
+
+}  // namespace rocenet::server

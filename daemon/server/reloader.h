@@ -1,0 +1,55 @@
+// Reloader: rocenetd's answer to SIGHUP.
+//
+// Loads the configuration again through a ConfigSource (the --config file,
+// then the command-line flags over it, fully validated, exactly as at start).
+// A configuration that does not load or validate is refused with an error
+// naming the key, and everything keeps running as it was. A valid one is
+// compared with the running options (PlanReload): live keys take effect at
+// once, without disturbing configured ports (addressing changes re-plan, so
+// ports whose plan is unchanged are left as they are); keys that need a
+// restart are logged and keep their running value. Every outcome is logged
+// and counted in ConfigReloadMetrics.
+//
+// Loop thread only.
+#pragma once
+
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "daemon/api/auth.h"
+#include "daemon/api/metrics_config.h"
+#include "daemon/server/addressing_driver.h"
+#include "daemon/server/node.h"
+#include "daemon/server/options.h"
+
+namespace rocenet::server {
+
+using ConfigSource = std::function<absl::StatusOr<DaemonOptions>()>;
+
+struct ReloadTargets {
+  api::RequestGate* gate = nullptr;
+  AddressingDriver* addressing = nullptr;
+  Node* node = nullptr;
+  api::ConfigReloadMetrics* metrics = nullptr;
+};
+
+class Reloader {
+ public:
+  // Pointers in `targets` are not owned and must outlive the reloader.
+  Reloader(DaemonOptions running, ConfigSource source, ReloadTargets targets)
+      : running_(std::move(running)), source_(std::move(source)), targets_(targets) {}
+
+  // Loads, checks and applies; OK when the new configuration was taken.
+  absl::Status Reload();
+
+  const DaemonOptions& running() const { return running_; }
+
+ private:
+  absl::Status Apply(const DaemonOptions& loaded);
+
+  DaemonOptions running_;
+  ConfigSource source_;
+  ReloadTargets targets_;
+};
+
+}  // namespace rocenet::server
