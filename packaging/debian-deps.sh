@@ -19,6 +19,7 @@ test_packages=(
   clang libclang-rt-14-dev
   yamllint dpkg-dev python3-yaml
   graphviz
+  openssl
 )
 
 mode="${1:-build}"
