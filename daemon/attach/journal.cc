@@ -31,7 +31,7 @@ json ToJson(const AttachmentRecord& r) {
               {"state", StateName(r.state)},
               {"pod", {{"namespace", r.pod.ns}, {"name", r.pod.name}, {"uid", r.pod.uid}}},
               {"cni_version", r.cni_version}, {"created", r.created_unix},
-              {"mtu", r.mtu}, {"table", r.table}, {"routes", routes}};
+              {"mtu", r.mtu}, {"host_mtu", r.host_mtu}, {"table", r.table}, {"routes", routes}};
   if (r.local.has_value()) out["local"] = r.local->ToString();
   if (r.peer.has_value()) out["peer"] = r.peer->ToString();
   return out;
@@ -53,6 +53,7 @@ absl::StatusOr<AttachmentRecord> FromJson(const json& in) {
   r.cni_version = in.value("cni_version", "");
   r.created_unix = in.value("created", int64_t{0});
   r.mtu = in.value("mtu", 0u);
+  r.host_mtu = in.value("host_mtu", 0u);
   r.table = in.value("table", 0u);
   if (in.contains("local")) {
     ASSIGN_OR_RETURN(r.local, Ipv4Prefix::Parse(in.at("local").get<std::string>()));

@@ -186,6 +186,7 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   record.cni_version = request.cni_version;
   record.created_unix = now_unix;
   record.table = kTableBase + static_cast<uint32_t>(port->ifindex);
+  record.host_mtu = port->mtu;
   if (port->applied.has_value()) record.mtu = port->applied->mtu;
   if (request.mtu != 0) record.mtu = request.mtu;
   if (request.l3 && port->applied.has_value()) {
@@ -252,11 +253,17 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
   }
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, host_->ListLinks());
   for (const os::LinkInfo& link : links) {
-    if (link.ifindex != *ifindex || link.name == record.host_ifname) continue;
-    RETURN_IF_ERROR(WithContext(host_->SetLinkDown(*ifindex), "set link down to rename it"));
-    RETURN_IF_ERROR(
-        WithContext(host_->RenameLink(*ifindex, record.host_ifname),
-                    absl::StrCat("rename ", link.name, " back to ", record.host_ifname)));
+    if (link.ifindex != *ifindex) continue;
+    if (link.name != record.host_ifname) {
+      RETURN_IF_ERROR(WithContext(host_->SetLinkDown(*ifindex), "set link down to rename it"));
+      RETURN_IF_ERROR(
+          WithContext(host_->RenameLink(*ifindex, record.host_ifname),
+                      absl::StrCat("rename ", link.name, " back to ", record.host_ifname)));
+    }
+    if (record.host_mtu != 0 && link.mtu != record.host_mtu) {
+      RETURN_IF_ERROR(WithContext(host_->SetMtu(*ifindex, record.host_mtu),
+                                  absl::StrCat("set MTU back to ", record.host_mtu)));
+    }
   }
   return WithContext(host_->SetLinkUp(*ifindex), "set link up");
 }

@@ -29,6 +29,7 @@ struct PortCandidate {
   std::string mac;
   std::string pci_address;
   int ifindex = 0;
+  uint32_t mtu = 0;             // the port's MTU in the host, put back on detach
   bool virtual_device = false;  // veth and the like (rtnetlink kind set)
   bool present = false;         // its net device is in the host namespace
   // L3: the port's addressing as applied on the host; nullopt when none.

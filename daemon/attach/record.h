@@ -45,6 +45,9 @@ struct AttachmentRecord {
   std::string cni_version;
   int64_t created_unix = 0;
   uint32_t mtu = 0;
+  // The MTU the port had in the host, put back when it comes home; a pod's
+  // `mtu` must not outlive the pod. 0: unknown, left as it is.
+  uint32_t host_mtu = 0;
   // The addressing inside the pod (L3 only).
   std::optional<Ipv4Prefix> local;
   std::optional<Ipv4Address> peer;

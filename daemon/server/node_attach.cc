@@ -31,6 +31,7 @@ std::vector<attach::PortCandidate> Node::Candidates() const {
     candidate.mac = port.link.mac.ToString();
     candidate.pci_address = port.pci.address;
     candidate.ifindex = port.link.ifindex;
+    candidate.mtu = port.link.mtu;
     candidate.virtual_device = !port.link.kind.empty();
     candidate.present = port.present;
     if (parts_.addressing != nullptr && i < parts_.addressing->ports().size()) {

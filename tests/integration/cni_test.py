@@ -222,3 +222,18 @@ def test_journal_left_in_the_state_dir_by_an_older_daemon_is_taken_over(fabric, 
     assert cni.run("DEL", "older", netns)[0] == 0
     home = {link["address"]: link["ifname"] for link in ip_json(fabric.node_netns, "link", "show")}
     assert home[port].startswith("so"), home
+
+
+def test_the_mtu_a_pod_asked_for_goes_with_the_pod(fabric, daemon, cni, pod):
+    netns = pod("mtu")
+    before = {link["address"]: link["mtu"] for link in ip_json(fabric.node_netns, "link", "show")}
+    rc, added = cni.run("ADD", "mtu", netns, conf=cni.conf(mtu=4000))
+    assert rc == 0, added
+    mac = added["interfaces"][0]["mac"]
+    host_mtu = before[mac]
+    assert host_mtu != 4000
+    inside = ip_json(os.path.basename(netns), "link", "show", "net1")[0]
+    assert inside["mtu"] == 4000
+    assert cni.run("DEL", "mtu", netns)[0] == 0
+    home = {link["address"]: link for link in ip_json(fabric.node_netns, "link", "show")}
+    assert home[mac]["mtu"] == host_mtu

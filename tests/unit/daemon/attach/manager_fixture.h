@@ -106,6 +106,7 @@ class AttachManagerTest : public ::testing::Test {
     port.mac = host_.link(ifindex)->mac.ToString();
     port.pci_address = pci;
     port.ifindex = ifindex;
+    port.mtu = host_.link(ifindex)->mtu;
     port.present = true;
     addressing::AppliedConfig applied;
     applied.port_id = id;

@@ -37,6 +37,27 @@ TEST_F(AttachManagerTest, DetachBringsThePortHomeUnderItsName) {
   EXPECT_NE(Named(*pod_, "eth0"), nullptr);
 }
 
+TEST_F(AttachManagerTest, DetachPutsTheHostMtuBack) {
+  AttachRequest request = Request();
+  request.mtu = 4200;
+  ASSERT_TRUE(Attach(request).ok());
+  ASSERT_EQ(Named(*pod_, "net1")->mtu, 4200u);
+
+  ASSERT_TRUE(*manager_->Detach("c1", "net1"));
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_EQ(Named(host_, "so0")->mtu, 1500u);
+}
+
+TEST_F(AttachManagerTest, ACrashedDaemonsRecordStillPutsTheHostMtuBack) {
+  AttachRequest request = Request();
+  request.mtu = 4200;
+  ASSERT_TRUE(Attach(request).ok());
+  Restart();
+
+  ASSERT_TRUE(*manager_->Detach("c1", "net1"));
+  EXPECT_EQ(Named(host_, "so0")->mtu, 1500u);
+}
+
 TEST_F(AttachManagerTest, DetachOfOnePortLeavesTheOtherInThePod) {
   ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
   ASSERT_TRUE(Attach(Request("c1", kPort1, kPod, "net2")).ok());
