@@ -158,6 +158,11 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   RETURN_IF_ERROR(ValidateContainerId(request.container_id));
   RETURN_IF_ERROR(ValidateIfname(request.ifname));
   RETURN_IF_ERROR(ValidateNetnsPath(request.netns));
+  // The kernel would refuse such an MTU only once the port is in the pod.
+  if (request.mtu != 0 && (request.mtu < 68 || request.mtu > 65535)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mtu ", request.mtu, ": must be 0 (the port's) or 68..65535"));
+  }
   if (const AttachmentRecord* existing = journal_->Find(request.container_id, request.ifname)) {
     // The same ADD again: the same answer, if it is the same request.
     if (existing->netns == request.netns &&
