@@ -15,7 +15,7 @@ build_packages=(
 )
 test_packages=(
   lldpd iproute2 iputils-ping containernetworking-plugins procps curl
-  python3 python3-pytest python3-prometheus-client
+  python3 python3-pytest python3-prometheus-client python3-grpcio python3-protobuf
   clang libclang-rt-14-dev
   yamllint dpkg-dev python3-yaml
   graphviz
