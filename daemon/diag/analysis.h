@@ -1,0 +1,39 @@
+// Reading the results of the diagnostics: node addresses as rocectl gives
+// them, and which node ports explain a reach mesh's failures.
+//
+// Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "daemon/common/ipv4.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::diag {
+
+inline constexpr uint16_t kDefaultDataPort = 50153;
+
+// A daemon on the data port: "10.201.2.1" or "10.201.2.1:50153".
+struct NodeAddress {
+  Ipv4Address address;
+  uint16_t port = kDefaultDataPort;
+  std::string ToString() const;
+};
+absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text,
+                                             uint16_t default_port = kDefaultDataPort);
+
+// Fills result->unreachable from the targets of result->ports (each
+// PortReach naming its node), and result->suspects: the node ports all of
+// whose probes, from and to them, failed (at least one), and the nodes in
+// `silent_nodes` (daemons that could not be contacted). Also sets ok.
+void AnalyzeReach(const std::vector<std::string>& silent_nodes, v1::ReachResult* result);
+
+// Marks the slowest link of a ring (the one with the lowest rate; a failed
+// link counts as slowest) and returns its index, or -1 for no links.
+int MarkSlowestLink(google::protobuf::RepeatedPtrField<v1::RingLink>* links);
+
+}  // namespace rocenet::diag

@@ -1,0 +1,167 @@
+#include "daemon/diag/limits.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "daemon/diag/analysis.h"
+#include "daemon/diag/stats.h"
+
+namespace rocenet::diag {
+namespace {
+
+absl::Status OutOfRange(const char* field, uint64_t value, uint64_t min, uint64_t max) {
+  if (value < min) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", value, " is below the minimum of ", min));
+  }
+  if (value > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", value, " is above the limit of ", max));
+  }
+  return absl::OkStatus();
+}
+
+// Sets `value` to `fallback` when unset, then checks it against [min, max].
+template <typename T>
+absl::Status Bound(T& value, T fallback, T min, T max, const char* field) {
+  if (value == 0) value = fallback;
+  return OutOfRange(field, value, min, max);
+}
+
+absl::Status CheckNodes(const google::protobuf::RepeatedPtrField<std::string>& nodes,
+                        const char* field, int min) {
+  if (nodes.size() < min) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": at least ", min, " node", min == 1 ? "" : "s", " needed, got ", nodes.size()));
+  }
+  if (nodes.size() > kMaxNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", nodes.size(), " nodes is above the limit of ", kMaxNodes));
+  }
+  for (int i = 0; i < nodes.size(); ++i) {
+    if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(nodes[i]); !a.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: ", a.status().message()));
+    }
+    for (int j = 0; j < i; ++j) {
+      if (nodes[j] == nodes[i]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, "[", i, "]: \"", nodes[i], "\" is listed twice"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+#define RETURN_IF_BAD(expr)                 \
+  if (absl::Status s_ = (expr); !s_.ok()) { \
+    return s_;                              \
+  }
+
+}  // namespace
+
+absl::Status CheckDurationMs(uint32_t duration_ms, const char* field) {
+  return OutOfRange(field, duration_ms, kMinDurationMs, kMaxDurationMs);
+}
+
+absl::StatusOr<v1::ReachRequest> NormalizeReach(v1::ReachRequest r) {
+  uint32_t count = r.count(), interval = r.interval_ms(), timeout = r.timeout_ms();
+  RETURN_IF_BAD(Bound<uint32_t>(count, 5, 1, kMaxReachCount, "count"));
+  RETURN_IF_BAD(Bound<uint32_t>(interval, 20, 1, kMaxReachIntervalMs, "interval_ms"));
+  RETURN_IF_BAD(
+      Bound<uint32_t>(timeout, 5000, kMinReachTimeoutMs, kMaxReachTimeoutMs, "timeout_ms"));
+  r.set_count(count);
+  r.set_interval_ms(interval);
+  r.set_timeout_ms(timeout);
+  if (r.peers_size() > kMaxPeers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("peers: ", r.peers_size(), " addresses is above the limit of ", kMaxPeers));
+  }
+  for (int i = 0; i < r.peers_size(); ++i) {
+    if (absl::StatusOr<Ipv4Address> a = Ipv4Address::Parse(r.peers(i)); !a.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("peers[", i, "]: \"", r.peers(i), "\" is not an IPv4 address"));
+    }
+  }
+  if (r.nodes_size() > 0) RETURN_IF_BAD(CheckNodes(r.nodes(), "nodes", 1));
+  if (static_cast<uint64_t>(r.count()) * r.interval_ms() >= r.timeout_ms()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("count: ", r.count(), " echoes ", r.interval_ms(),
+                     " ms apart do not fit in timeout_ms ", r.timeout_ms()));
+  }
+  return r;
+}
+
+absl::StatusOr<v1::BandwidthRequest> NormalizeBandwidth(v1::BandwidthRequest r) {
+  if (r.port().empty()) return absl::InvalidArgumentError("port: required");
+  if (r.peer().empty()) return absl::InvalidArgumentError("peer: required");
+  if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(r.peer()); !a.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("peer: ", a.status().message()));
+  }
+  uint32_t streams = r.streams(), duration = r.duration_ms();
+  RETURN_IF_BAD(Bound<uint32_t>(streams, 4, 1, kMaxStreams, "streams"));
+  RETURN_IF_BAD(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
+  r.set_streams(streams);
+  r.set_duration_ms(duration);
+  if (!(r.min_fraction() >= 0 && r.min_fraction() <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_fraction: ", r.min_fraction(), " is not within 0..1"));
+  }
+  return r;
+}
+
+absl::StatusOr<v1::AllreduceRequest> NormalizeAllreduce(v1::AllreduceRequest r) {
+  RETURN_IF_BAD(CheckNodes(r.nodes(), "nodes", 2));
+  uint64_t min = r.min_bytes(), max = r.max_bytes();
+  uint32_t factor = r.step_factor(), iterations = r.iterations(), timeout = r.timeout_ms();
+  RETURN_IF_BAD(Bound<uint64_t>(min, 1024, 4, kMaxAllreduceBytes, "min_bytes"));
+  RETURN_IF_BAD(
+      Bound<uint64_t>(max, std::max<uint64_t>(min, 4 << 20), 4, kMaxAllreduceBytes, "max_bytes"));
+  if (min > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_bytes: ", min, " is above max_bytes ", max));
+  }
+  RETURN_IF_BAD(Bound<uint32_t>(factor, 4, 2, 16, "step_factor"));
+  RETURN_IF_BAD(Bound<uint32_t>(iterations, 5, 1, kMaxIterations, "iterations"));
+  RETURN_IF_BAD(Bound<uint32_t>(timeout, 20000, kMinAllreduceTimeoutMs, kMaxAllreduceTimeoutMs,
+                                "timeout_ms"));
+  if (SizeSweep(min, max, factor).size() > kMaxSizes) {
+    return absl::InvalidArgumentError(absl::StrCat("step_factor: ", factor, " sweeps more than ",
+                                                   kMaxSizes, " sizes from ", min, " to ", max));
+  }
+  r.set_min_bytes(min);
+  r.set_max_bytes(max);
+  r.set_step_factor(factor);
+  r.set_iterations(iterations);
+  r.set_timeout_ms(timeout);
+  return r;
+}
+
+absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest r) {
+  if (r.port().empty()) return absl::InvalidArgumentError("port: required");
+  RETURN_IF_BAD(CheckNodes(r.senders(), "senders", 1));
+  uint32_t streams = r.streams(), duration = r.duration_ms();
+  RETURN_IF_BAD(Bound<uint32_t>(streams, 1, 1, kMaxIncastStreams, "streams"));
+  RETURN_IF_BAD(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
+  r.set_streams(streams);
+  r.set_duration_ms(duration);
+  return r;
+}
+
+absl::Status CheckRingJoin(const v1::RingJoin& j) {
+  RETURN_IF_BAD(OutOfRange("ranks", j.ranks(), 2, kMaxNodes));
+  if (j.rank() >= j.ranks()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank: ", j.rank(), " is not below ranks ", j.ranks()));
+  }
+  RETURN_IF_BAD(OutOfRange("sizes", j.sizes_size(), 1, kMaxSizes));
+  for (uint64_t size : j.sizes()) {
+    RETURN_IF_BAD(OutOfRange("sizes", size, 4, kMaxAllreduceBytes));
+  }
+  RETURN_IF_BAD(OutOfRange("iterations", j.iterations(), 1, kMaxIterations));
+  RETURN_IF_BAD(
+      OutOfRange("timeout_ms", j.timeout_ms(), kMinAllreduceTimeoutMs, kMaxAllreduceTimeoutMs));
+  RETURN_IF_BAD(OutOfRange("probe_bytes", j.probe_bytes(), 4, kMaxAllreduceBytes));
+  return absl::OkStatus();
+}
+
+}  // namespace rocenet::diag

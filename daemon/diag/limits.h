@@ -1,0 +1,44 @@
+// The size and time bounds of every diagnostic, and the check of each
+// request against them.
+//
+// Normalize*() fill in the defaults of unset (zero) fields and refuse a
+// request beyond a bound with InvalidArgument naming the field, the value
+// and the bound ("timeout_ms: 99999 is above the limit of 30000"). The
+// daemon applies them both to rocectl's requests and to the requests other
+// daemons send to its data port. Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::diag {
+
+inline constexpr uint32_t kMaxReachCount = 100;
+inline constexpr uint32_t kMaxReachIntervalMs = 1000;
+inline constexpr uint32_t kMinReachTimeoutMs = 100;
+inline constexpr uint32_t kMaxReachTimeoutMs = 30000;
+inline constexpr int kMaxNodes = 64;
+inline constexpr int kMaxPeers = 256;
+inline constexpr uint32_t kMaxStreams = 16;
+inline constexpr uint32_t kMaxIncastStreams = 8;
+inline constexpr uint32_t kMinDurationMs = 200;
+inline constexpr uint32_t kMaxDurationMs = 30000;
+inline constexpr uint64_t kMaxAllreduceBytes = 64ull << 20;
+inline constexpr uint32_t kMaxIterations = 100;
+inline constexpr uint32_t kMinAllreduceTimeoutMs = 1000;
+inline constexpr uint32_t kMaxAllreduceTimeoutMs = 120000;
+inline constexpr int kMaxSizes = 32;
+
+absl::StatusOr<v1::ReachRequest> NormalizeReach(v1::ReachRequest request);
+absl::StatusOr<v1::BandwidthRequest> NormalizeBandwidth(v1::BandwidthRequest request);
+absl::StatusOr<v1::AllreduceRequest> NormalizeAllreduce(v1::AllreduceRequest request);
+absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest request);
+
+// Checks of the data port requests, whose fields the coordinator fills from
+// a normalized request; a peer enforces the same bounds.
+absl::Status CheckRingJoin(const v1::RingJoin& join);
+absl::Status CheckDurationMs(uint32_t duration_ms, const char* field);
+
+}  // namespace rocenet::diag

@@ -1,0 +1,263 @@
+#include "daemon/diag/linux/engine.h"
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "daemon/common/logging.h"
+#include "daemon/diag/limits.h"
+#include "daemon/diag/linux/prober.h"
+#include "daemon/diag/linux/ring.h"
+#include "daemon/diag/linux/traffic.h"
+
+namespace rocenet::diag {
+namespace {
+
+// A data port connection must say what it wants this soon.
+constexpr absl::Duration kFirstFrameTimeout = absl::Seconds(5);
+// Slack on top of a test's bound for replies to travel.
+constexpr absl::Duration kReplySlack = absl::Seconds(3);
+
+std::string HelloKey(const std::string& session, const std::string& rail) {
+  return absl::StrCat(session, "/", rail);
+}
+
+void Reply(int fd, const v1::PeerReply& reply) {
+  (void)WriteFrame(fd, reply, absl::Now() + kReplySlack).ok();
+}
+
+void ReplyError(int fd, absl::string_view error) {
+  v1::PeerReply reply;
+  reply.set_error(std::string(error));
+  Reply(fd, reply);
+}
+
+}  // namespace
+
+DiagEngine::DiagEngine(EngineOptions options, PortsSource ports)
+    : options_(std::move(options)), ports_(std::move(ports)) {}
+
+DiagEngine::~DiagEngine() { Stop(); }
+
+absl::Status DiagEngine::Start() {
+  if (options_.data_port == 0) return absl::OkStatus();
+  listener_ =
+      std::make_unique<DataListener>(options_.data_port, [this](Fd fd) { Serve(std::move(fd)); });
+  return listener_->Start();
+}
+
+void DiagEngine::SetAddresses(std::set<Ipv4Address> addresses) {
+  if (listener_ != nullptr) listener_->SetAddresses(std::move(addresses));
+}
+
+void DiagEngine::Stop() {
+  {
+    // Wakes connections parked in ServeRingHello.
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (listener_ != nullptr) listener_->Stop();
+}
+
+v1::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) const {
+  v1::PeerInfo info;
+  info.set_node(options_.node_name);
+  info.set_data_port(options_.data_port);
+  for (const LocalPort& port : ports) {
+    v1::PeerPort* p = info.add_ports();
+    p->set_name(port.name);
+    p->set_address(port.address.ToString());
+    p->set_gateway(port.gateway.ToString());
+    p->set_rail(port.rail.ToString());
+    p->set_up(port.up);
+    p->set_speed_mbps(port.speed_mbps);
+  }
+  return info;
+}
+
+void DiagEngine::Serve(Fd fd) {
+  v1::PeerRequest request;
+  if (absl::Status s = ReadFrame(fd.get(), &request, absl::Now() + kFirstFrameTimeout); !s.ok()) {
+    SPDLOG_DEBUG("data port: dropped a connection: {}", s.message());
+    return;
+  }
+  switch (request.kind_case()) {
+    case v1::PeerRequest::kInfo: {
+      absl::StatusOr<std::vector<LocalPort>> ports = ports_();
+      if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+      v1::PeerReply reply;
+      *reply.mutable_info() = LocalInfo(*ports);
+      return Reply(fd.get(), reply);
+    }
+    case v1::PeerRequest::kReach:
+      return ServeReach(std::move(fd), request.reach());
+    case v1::PeerRequest::kRingJoin:
+      return ServeRingJoin(std::move(fd), request.ring_join());
+    case v1::PeerRequest::kRingHello:
+      return ServeRingHello(std::move(fd), request.ring_hello());
+    case v1::PeerRequest::kSink:
+      if (absl::Status s = CheckDurationMs(request.sink().duration_ms(), "duration_ms"); !s.ok()) {
+        return;
+      }
+      return ServeSink(std::move(fd), request.sink());
+    case v1::PeerRequest::kSource:
+      if (absl::Status s = CheckDurationMs(request.source().duration_ms(), "duration_ms");
+          !s.ok()) {
+        return;
+      }
+      return ServeSource(std::move(fd), request.source());
+    case v1::PeerRequest::kSend:
+      return ServeSend(std::move(fd), request.send());
+    case v1::PeerRequest::KIND_NOT_SET:
+      return ReplyError(fd.get(), "unknown request");
+  }
+}
+
+void DiagEngine::ServeReach(Fd fd, const v1::ReachRequest& request) {
+  v1::ReachRequest probe = request;
+  probe.clear_nodes();  // a peer never fans out further
+  absl::StatusOr<v1::ReachRequest> normal = NormalizeReach(probe);
+  if (!normal.ok()) return ReplyError(fd.get(), normal.status().message());
+  absl::StatusOr<std::vector<LocalPort>> ports = ports_();
+  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+  std::vector<Ipv4Address> peers;
+  for (const std::string& peer : normal->peers()) peers.push_back(*Ipv4Address::Parse(peer));
+  v1::PeerReply reply;
+  for (v1::PortReach& port : ProbePorts(*ports, peers, *normal, options_.node_name)) {
+    *reply.mutable_reach()->add_ports() = std::move(port);
+  }
+  Reply(fd.get(), reply);
+}
+
+void DiagEngine::ServeRingJoin(Fd fd, const v1::RingJoin& join) {
+  if (absl::Status s = CheckRingJoin(join); !s.ok()) return ReplyError(fd.get(), s.message());
+  absl::StatusOr<std::vector<LocalPort>> ports = ports_();
+  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+  absl::StatusOr<Ipv4Address> next = Ipv4Address::Parse(join.next_address());
+  if (!next.ok()) return ReplyError(fd.get(), "next_address: not an IPv4 address");
+  const LocalPort* port = FindPortForAddress(*ports, *next);
+  if (port == nullptr) {
+    return ReplyError(
+        fd.get(), absl::StrCat("node ", options_.node_name, " has no port in rail ", join.rail()));
+  }
+  const std::string key = HelloKey(join.session(), join.rail());
+  v1::PeerReply reply;
+  *reply.mutable_ring() = RunRingRank(
+      join, *port, [&](absl::Time deadline) { return AwaitHello(key, deadline, fd.get()); },
+      fd.get());
+  {
+    absl::MutexLock lock(&mu_);
+    hellos_.erase(key);
+  }
+  Reply(fd.get(), reply);
+}
+
+void DiagEngine::ServeRingHello(Fd fd, const v1::RingHello& hello) {
+  const std::string key = HelloKey(hello.session(), hello.rail());
+  {
+    absl::MutexLock lock(&mu_);
+    if (hellos_.size() >= 64 || hellos_.contains(key)) return;
+    hellos_[key] = std::move(fd);
+  }
+  // The rank takes the connection within its time bound; one left unclaimed
+  // (its rank failed to start) is dropped after the longest bound.
+  const absl::Time until = absl::Now() + absl::Milliseconds(kMaxAllreduceTimeoutMs);
+  absl::MutexLock lock(&mu_);
+  auto taken = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = hellos_.find(key);
+    return stopping_ || it == hellos_.end() || !it->second.valid();
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&taken), until);
+  hellos_.erase(key);
+}
+
+Fd DiagEngine::AwaitHello(const std::string& key, absl::Time deadline, int cancel_fd) {
+  while (absl::Now() < deadline) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = hellos_.find(key);
+      if (it != hellos_.end() && it->second.valid()) return std::move(it->second);
+    }
+    if (WaitFd(cancel_fd, false, std::min(deadline, absl::Now() + absl::Milliseconds(20))).ok()) {
+      return Fd();
+    }
+  }
+  return Fd();
+}
+
+void DiagEngine::ServeSend(Fd fd, const v1::SendRequest& request) {
+  if (absl::Status s = CheckDurationMs(request.duration_ms(), "duration_ms"); !s.ok()) {
+    return ReplyError(fd.get(), s.message());
+  }
+  if (request.streams() < 1 || request.streams() > kMaxIncastStreams) {
+    return ReplyError(fd.get(), "streams: out of range");
+  }
+  absl::StatusOr<Ipv4Address> to = Ipv4Address::Parse(request.address());
+  if (!to.ok()) return ReplyError(fd.get(), "address: not an IPv4 address");
+  absl::StatusOr<std::vector<LocalPort>> ports = ports_();
+  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+  const LocalPort* port = FindPortForAddress(*ports, *to);
+  v1::PeerReply reply;
+  v1::SendReport* report = reply.mutable_send();
+  if (port == nullptr) {
+    report->set_error(absl::StrCat("no port in the rail of ", request.address()));
+    return Reply(fd.get(), reply);
+  }
+  report->set_port(port->name);
+  report->set_source_address(port->address.address().ToString());
+  std::vector<v1::StreamResult> streams(request.streams());
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < request.streams(); ++i) {
+    threads.emplace_back([&, i] {
+      streams[i] = SendStream(*port, *to, static_cast<uint16_t>(request.data_port()),
+                              absl::Milliseconds(request.duration_ms()));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  double seconds = 0;
+  for (const v1::StreamResult& s : streams) {
+    report->set_bytes(report->bytes() + s.bytes());
+    seconds = std::max(seconds, s.seconds());
+    report->set_retransmits(report->retransmits() + s.retransmits());
+    if (!s.error().empty() && report->error().empty()) report->set_error(s.error());
+  }
+  report->set_seconds(seconds);
+  Reply(fd.get(), reply);
+}
+
+absl::StatusOr<v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
+                                               const v1::PeerRequest& request, absl::Time deadline,
+                                               std::atomic<int>* cancel_fd) {
+  const std::string who = absl::StrCat("node ", node.ToString());
+  absl::StatusOr<Fd> fd = ConnectTcp(nullptr, node.address, node.port,
+                                     std::min(deadline, absl::Now() + absl::Seconds(3)));
+  if (!fd.ok()) return absl::UnavailableError(absl::StrCat(who, ": ", fd.status().message()));
+  if (cancel_fd != nullptr) cancel_fd->store(fd->get());
+  absl::Status s = WriteFrame(fd->get(), request, deadline);
+  v1::PeerReply reply;
+  if (s.ok()) s = ReadFrame(fd->get(), &reply, deadline);
+  if (cancel_fd != nullptr) cancel_fd->store(-1);
+  if (!s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrCat(who, ": ",
+                                     absl::IsDeadlineExceeded(s) ? "no answer within the time bound"
+                                                                 : s.message()));
+  }
+  if (!reply.error().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(who, ": ", reply.error()));
+  }
+  return reply;
+}
+
+absl::StatusOr<v1::PeerInfo> DiagEngine::Info(const NodeAddress& node, absl::Time deadline) {
+  v1::PeerRequest request;
+  request.mutable_info();
+  absl::StatusOr<v1::PeerReply> reply = Call(node, request, deadline);
+  if (!reply.ok()) return reply.status();
+  return reply->info();
+}
+
+}  // namespace rocenet::diag

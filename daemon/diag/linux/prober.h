@@ -1,0 +1,28 @@
+// Reachability probes from the node's scale-out ports: ARP requests to the
+// port's gateway on the port itself (AF_PACKET) and ICMP echo requests to
+// the gateway and to peer addresses from a raw ICMP socket bound to the
+// port (SO_BINDTODEVICE and the port's address), so each probe takes that
+// port whatever the routing table prefers.
+//
+// Blocking; every port is probed on a thread of its own, and the call
+// returns by the request's timeout. Thread-safe. Needs CAP_NET_RAW.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/common/ipv4.h"
+#include "daemon/diag/local_port.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::diag {
+
+// One PortReach per port in `ports` (named `node`): the gateway first, then
+// every address of `peers` inside the port's rail other than its own.
+// `request` is normalized (limits.h); only count, interval_ms and timeout_ms
+// are read.
+std::vector<v1::PortReach> ProbePorts(const std::vector<LocalPort>& ports,
+                                      const std::vector<Ipv4Address>& peers,
+                                      const v1::ReachRequest& request, const std::string& node);
+
+}  // namespace rocenet::diag

@@ -1,0 +1,34 @@
+// Bulk TCP traffic on the data port: one stream that sends for a while to a
+// peer's sink, one that asks a peer's source for bytes, and the sink and
+// source ends themselves.
+//
+// Blocking, bounded by the given durations plus kTrafficSlack; thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "daemon/diag/linux/sockets.h"
+#include "daemon/diag/local_port.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::diag {
+
+// How long past its duration a stream may take to connect, drain and report.
+inline constexpr absl::Duration kTrafficSlack = absl::Seconds(3);
+
+// Connects from `from` to the sink at `to`:`port`, sends for `duration`,
+// and returns what the sink counted (and the sender's retransmits).
+v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
+                            absl::Duration duration);
+
+// Connects from `from` to the source at `to`:`port` and counts what it
+// sends for `duration`.
+v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
+                               absl::Duration duration);
+
+// The other ends, on a data port connection whose request was read.
+void ServeSink(Fd fd, const v1::SinkRequest& request);
+void ServeSource(Fd fd, const v1::SourceRequest& request);
+
+}  // namespace rocenet::diag

@@ -1,0 +1,22 @@
+#include "daemon/diag/local_port.h"
+
+namespace rocenet::diag {
+
+const LocalPort* FindPortByName(const std::vector<LocalPort>& ports, const std::string& name) {
+  for (const LocalPort& port : ports) {
+    if (port.name == name) return &port;
+  }
+  return nullptr;
+}
+
+const LocalPort* FindPortForAddress(const std::vector<LocalPort>& ports, Ipv4Address address) {
+  for (const LocalPort& port : ports) {
+    if (port.address.Network().Contains(address)) return &port;
+  }
+  for (const LocalPort& port : ports) {
+    if (port.rail.Contains(address)) return &port;
+  }
+  return nullptr;
+}
+
+}  // namespace rocenet::diag
