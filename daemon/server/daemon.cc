@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/api/addressing_service.h"
+#include "daemon/api/diagnostics_service.h"
 #include "daemon/api/health_service.h"
 #include "daemon/api/metrics_config.h"
 #include "daemon/api/metrics.h"
@@ -144,12 +145,15 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   api::HealthService health_service(&node, &gate);
   api::AttachmentsService attachments_service(&node, &gate);
   api::AddressingService addressing_service(&node, &gate);
+  api::DiagnosticsService diagnostics_service(
+      &node, {.data_port = options.diag_port, .node_name = options.node_name, .gate = &gate});
+  RETURN_IF_ERROR(diagnostics_service.Start());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   ASSIGN_OR_RETURN(std::unique_ptr<ApiServer> api_server,
                    ApiServer::Start(options, loop.get(),
                                     {&port_service, &health_service, &attachments_service,
-                                     &addressing_service}));
+                                     &addressing_service, &diagnostics_service}));
   grpc::Server* server = api_server->server();
 
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -163,6 +167,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
     }
     exposer = std::move(*started);
     exposer->RegisterCollectable(metrics);
+    exposer->RegisterCollectable(diagnostics_service.metrics());
     exposer->RegisterCollectable(reload_metrics);
     ASSIGN_OR_RETURN(auto listen, ParseListenAddress(options.metrics_address));
     SPDLOG_INFO("serving metrics on http://{}:{}/metrics", listen.first,
@@ -173,6 +178,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   const absl::Status ran = loop->Run();
 
   server->GetHealthCheckService()->SetServingStatus(false);
+  diagnostics_service.Shutdown();
   node.Shutdown();
   api_server->Shutdown(absl::Now() + kShutdownGrace);
   exposer.reset();

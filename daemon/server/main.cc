@@ -44,9 +44,12 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA bundle that verifies client certificates");
 ABSL_FLAG(std::string, tls_client_cert, "none",
           "client certificates on the TLS listener: none, optional or require");
+ABSL_FLAG(int32_t, diag_port, 50153,
+          "TCP data port for diagnostics, on the scale-out ports' addresses only (0: off)");
+ABSL_FLAG(std::string, node_name, "",
+          "this node's name in diagnostics results (empty: $NODE_NAME, else the host name)");
 ABSL_FLAG(bool, check_config, false,
           "load and validate the configuration (--config and flags), then exit: 0 valid, 2 not");
-
 
 #ifndef ROCENET_VERSION
 #define ROCENET_VERSION "unknown"
@@ -83,6 +86,13 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
     }
     options.security.tls.client_cert = *mode;
   }
+  if (given("diag_port")) {
+    if (absl::GetFlag(FLAGS_diag_port) < 0 || absl::GetFlag(FLAGS_diag_port) > 65535) {
+      return absl::InvalidArgumentError("flag --diag-port: must be 0..65535");
+    }
+    options.diag_port = static_cast<uint16_t>(absl::GetFlag(FLAGS_diag_port));
+  }
+  if (given("node_name")) options.node_name = absl::GetFlag(FLAGS_node_name);
   if (given("gaudinet_path")) options.outputs.gaudinet_path = absl::GetFlag(FLAGS_gaudinet_path);
   if (given("mtu")) {
     if (absl::GetFlag(FLAGS_mtu) < 0) {

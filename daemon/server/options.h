@@ -41,6 +41,10 @@ struct DaemonOptions {
   inventory::PortSelection selection;
   // read_group, tls.*, limits.* (security_options.h).
   SecurityOptions security;
+  // Diagnostics: the data port other daemons reach this one on (0: off), and
+  // this node's name in their results (empty: $NODE_NAME, else the host name).
+  uint16_t diag_port = 50153;
+  std::string node_name;
 };
 
 absl::StatusOr<AddressingMode> ParseMode(absl::string_view text);

@@ -1,0 +1,145 @@
+// The diagnostics metric families: the latest result of each test.
+#include "daemon/api/metrics_diag.h"
+
+#include "absl/time/clock.h"
+#include "daemon/api/metric_families.h"
+
+namespace rocenet::api {
+
+using metrics_internal::AddSample;
+using metrics_internal::Family;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+void DiagMetrics::Count(const std::string& test, bool ok) {
+  runs_[{test, ok ? "ok" : "failed"}] += 1;
+  runs_[{test, ok ? "failed" : "ok"}] += 0;
+  last_run_[test] = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+}
+
+void DiagMetrics::Record(const v1::ReachResult& result) {
+  absl::MutexLock lock(&mu_);
+  reach_ = result;
+  Count("reach", result.ok());
+}
+
+void DiagMetrics::Record(const v1::BandwidthResult& result) {
+  absl::MutexLock lock(&mu_);
+  bandwidth_ = result;
+  Count("bandwidth", result.ok());
+}
+
+void DiagMetrics::Record(const v1::AllreduceResult& result) {
+  absl::MutexLock lock(&mu_);
+  allreduce_ = result;
+  Count("allreduce", result.ok());
+}
+
+void DiagMetrics::Record(const v1::IncastResult& result) {
+  absl::MutexLock lock(&mu_);
+  incast_ = result;
+  Count("incast", result.ok());
+}
+
+std::vector<MetricFamily> DiagMetrics::Collect() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<MetricFamily> out;
+
+  MetricFamily runs =
+      Family("rocenet_diag_runs_total", "Diagnostics run through this daemon, by test and result.",
+             MetricType::Counter);
+  for (const auto& [key, value] : runs_) {
+    AddSample(runs, {{"test", key.first}, {"result", key.second}}, value);
+  }
+  out.push_back(std::move(runs));
+  MetricFamily last =
+      Family("rocenet_diag_last_run_timestamp_seconds",
+             "When each test last ended, in seconds since the epoch.", MetricType::Gauge);
+  for (const auto& [test, value] : last_run_) AddSample(last, {{"test", test}}, value);
+  out.push_back(std::move(last));
+
+  // Reach: one series per local port and target of the last run.
+  MetricFamily rtt =
+      Family("rocenet_diag_reach_rtt_seconds",
+             "Last reach run: echo round-trip time per port and target.", MetricType::Gauge);
+  MetricFamily loss =
+      Family("rocenet_diag_reach_loss_ratio",
+             "Last reach run: share of echoes not answered (0..1).", MetricType::Gauge);
+  MetricFamily reachable =
+      Family("rocenet_diag_reach_reachable", "Last reach run: whether the target answered.",
+             MetricType::Gauge);
+  for (const v1::PortReach& port : reach_.ports()) {
+    for (const v1::ReachTarget& t : port.targets()) {
+      const std::vector<prometheus::ClientMetric::Label> base = {{"node", port.node()},
+                                                                 {"device", port.port()},
+                                                                 {"target", t.address()},
+                                                                 {"kind", t.kind()}};
+      for (const auto& [q, v] : {std::pair<const char*, double>{"0.5", t.rtt_p50_seconds()},
+                                 {"0.9", t.rtt_p90_seconds()},
+                                 {"0.99", t.rtt_p99_seconds()}}) {
+        auto labels = base;
+        labels.push_back({"quantile", q});
+        AddSample(rtt, labels, v);
+      }
+      AddSample(loss, base, t.loss_ratio());
+      AddSample(reachable, base, t.reachable() ? 1 : 0);
+    }
+  }
+  out.push_back(std::move(rtt));
+  out.push_back(std::move(loss));
+  out.push_back(std::move(reachable));
+
+  MetricFamily bw = Family("rocenet_diag_bandwidth_bits_per_second",
+                           "Last bandwidth run: throughput per direction.", MetricType::Gauge);
+  for (const v1::DirectionResult& d : bandwidth_.directions()) {
+    AddSample(
+        bw,
+        {{"device", bandwidth_.port()}, {"peer", bandwidth_.peer()}, {"direction", d.direction()}},
+        d.bits_per_second());
+  }
+  out.push_back(std::move(bw));
+
+  MetricFamily busbw = Family("rocenet_diag_allreduce_bus_bandwidth_bytes_per_second",
+                              "Last all-reduce run: bus bandwidth (nccl-tests busbw) of the "
+                              "largest size, per rail.",
+                              MetricType::Gauge);
+  MetricFamily algbw = Family("rocenet_diag_allreduce_algorithm_bandwidth_bytes_per_second",
+                              "Last all-reduce run: algorithm bandwidth (size / time) of the "
+                              "largest size, per rail.",
+                              MetricType::Gauge);
+  MetricFamily broken =
+      Family("rocenet_diag_allreduce_rail_broken",
+             "Last all-reduce run: whether the rail's ring failed.", MetricType::Gauge);
+  for (const v1::RailResult& rail : allreduce_.rails()) {
+    AddSample(broken, {{"rail", rail.rail()}}, rail.broken() ? 1 : 0);
+    if (rail.sizes().empty()) continue;
+    const v1::AllreduceSize& largest = rail.sizes(rail.sizes_size() - 1);
+    AddSample(busbw, {{"rail", rail.rail()}}, largest.busbw_bytes_per_second());
+    AddSample(algbw, {{"rail", rail.rail()}}, largest.algbw_bytes_per_second());
+  }
+  out.push_back(std::move(busbw));
+  out.push_back(std::move(algbw));
+  out.push_back(std::move(broken));
+
+  MetricFamily fairness =
+      Family("rocenet_diag_incast_fairness_ratio",
+             "Last incast run: Jain's fairness index over the senders.", MetricType::Gauge);
+  MetricFamily incast_bw = Family("rocenet_diag_incast_bits_per_second",
+                                  "Last incast run: throughput per sender.", MetricType::Gauge);
+  MetricFamily retrans =
+      Family("rocenet_diag_incast_retransmits",
+             "Last incast run: TCP retransmissions of all senders.", MetricType::Gauge);
+  if (!incast_.port().empty()) {
+    AddSample(fairness, {{"device", incast_.port()}}, incast_.fairness());
+    AddSample(retrans, {{"device", incast_.port()}}, incast_.retransmits());
+    for (const v1::IncastSender& s : incast_.senders()) {
+      AddSample(incast_bw, {{"device", incast_.port()}, {"sender", s.node()}}, s.bits_per_second());
+    }
+  }
+  out.push_back(std::move(fairness));
+  out.push_back(std::move(incast_bw));
+  out.push_back(std::move(retrans));
+  return out;
+}
+
+}  // namespace rocenet::api

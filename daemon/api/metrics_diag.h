@@ -1,0 +1,39 @@
+// DiagMetrics: the results of the latest diagnostics as Prometheus
+// metrics (last-run gauges with a `device` label, base units, and a runs
+// counter). A Collectable; Record*() and Collect() are thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::api {
+
+class DiagMetrics final : public prometheus::Collectable {
+ public:
+  void Record(const v1::ReachResult& result);
+  void Record(const v1::BandwidthResult& result);
+  void Record(const v1::AllreduceResult& result);
+  void Record(const v1::IncastResult& result);
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  void Count(const std::string& test, bool ok) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  v1::ReachResult reach_ ABSL_GUARDED_BY(mu_);
+  v1::BandwidthResult bandwidth_ ABSL_GUARDED_BY(mu_);
+  v1::AllreduceResult allreduce_ ABSL_GUARDED_BY(mu_);
+  v1::IncastResult incast_ ABSL_GUARDED_BY(mu_);
+  // (test, result) -> runs.
+  std::map<std::pair<std::string, std::string>, double> runs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, double> last_run_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rocenet::api
