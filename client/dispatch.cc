@@ -10,6 +10,7 @@
 #include "client/cmd_addressing.h"
 #include "client/cmd_attachments.h"
 #include "client/cmd_completion.h"
+#include "client/cmd_diag.h"
 #include "client/cmd_health.h"
 #include "client/cmd_neighbors.h"
 #include "client/cmd_ports.h"
@@ -31,7 +32,7 @@ const std::vector<const Command*>& Commands() {
   static const auto* commands = new std::vector<const Command*>{
       &PortsCommand(),  &NeighborsCommand(),   &AddressingCommand(),
       &HealthCommand(), &AttachmentsCommand(), &ReconcileCommand(),
-      &WaitCommand(),   &TopologyCommand(),    &CompletionCommand()};
+      &WaitCommand(),   &TopologyCommand(),    &CompletionCommand(), &DiagCommand()};
   return *commands;
 }
 

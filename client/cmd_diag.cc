@@ -1,0 +1,292 @@
+#include "client/cmd_diag.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "client/connection.h"
+#include "client/exit_code.h"
+#include "client/output.h"
+#include "client/render/diag_render.h"
+#include "daemon/common/status_macros.h"
+#include "grpcpp/client_context.h"
+#include "rocenet/v1/diagnostics.grpc.pb.h"
+
+namespace rocenet::rocectl {
+namespace {
+
+constexpr absl::string_view kSummary =
+    "  rocectl diag reach|bandwidth|allreduce|incast   triage tests over the scale-out ports\n";
+
+constexpr absl::string_view kHelp =
+    "Run a triage test over the scale-out ports, daemon to daemon. The local\n"
+    "rocenetd coordinates; other nodes are named by their daemon's address: any\n"
+    "of their scale-out port addresses (optionally ADDRESS:PORT when their data\n"
+    "port is not 50153).\n"
+    "\n"
+    "Usage:\n"
+    "  rocectl diag reach [--port so0,...] [--peers ADDR,...] [--count 5] [--interval 20ms]\n"
+    "                     [--time-limit 5s]\n"
+    "      from each port: ARP and ICMP echo to its gateway and echo to the peers in\n"
+    "      its rail; loss and RTT p50/p90/p99.\n"
+    "  rocectl diag reach --nodes NODE,NODE,...\n"
+    "      mesh: every node probes every other node's ports in the same rail and its\n"
+    "      gateways; prints a matrix per rail, the unreachable pairs and the suspects\n"
+    "      (node ports every probe from and to which failed).\n"
+    "  rocectl diag bandwidth --port so0 --peer NODE [--streams 4] [--duration 2s]\n"
+    "                     [--min-fraction 0.8]\n"
+    "      TCP streams bound to the port, to the peer daemon then back; Gb/s each\n"
+    "      way and the share of the link speed (when the port reports one).\n"
+    "  rocectl diag allreduce --nodes NODE,NODE,... [--min-bytes 1K] [--max-bytes 4M]\n"
+    "                     [--step-factor 4] [--iterations 5] [--time-limit 20s]\n"
+    "      a ring all-reduce (float32 sum) per rail over the nodes in the order\n"
+    "      given; per size the time, algbw = size/time and busbw = algbw*2(n-1)/n\n"
+    "      (as nccl-tests reports them), each ring link's throughput and the\n"
+    "      slowest one; a rail whose ring fails or runs out of time is BROKEN.\n"
+    "  rocectl diag incast --port so0 --senders NODE,NODE,... [--streams 1] [--duration 2s]\n"
+    "      every sender sends to this node's port at once: throughput per sender,\n"
+    "      Jain's fairness index (1 fair .. 1/n one sender took all), TCP\n"
+    "      retransmits of the senders and the port's receive drops.\n"
+    "\n"
+    "Progress goes to stderr while the test runs. -o json and -o yaml print the\n"
+    "result message (rocenet.v1.ReachResult, BandwidthResult, AllreduceResult,\n"
+    "IncastResult). Every test has a size and a time bound the daemon enforces;\n"
+    "a value beyond them is refused naming the field (exit 2).\n"
+    "\n"
+    "Outcome: exit 0 everything passed; exit 6 the test ran and found a failure\n"
+    "(unreachable pair, broken rail, failed stream, bandwidth below\n"
+    "--min-fraction); exit 4 no such local port; exit 2 bad arguments; exit 3\n"
+    "rocenetd unreachable.\n";
+
+// The flags of `diag`, by name; the values are checked here.
+const std::vector<CommandFlag>& DiagFlags() {
+  static const auto* flags = new std::vector<CommandFlag>{{"nodes", "NODES", true},
+                                                          {"peers", "ADDRESSES", true},
+                                                          {"port", "PORT", true},
+                                                          {"peer", "NODE", true},
+                                                          {"senders", "NODES", true},
+                                                          {"count", "N", true},
+                                                          {"interval", "DURATION", true},
+                                                          {"time-limit", "DURATION", true},
+                                                          {"streams", "N", true},
+                                                          {"duration", "DURATION", true},
+                                                          {"min-fraction", "FRACTION", true},
+                                                          {"min-bytes", "SIZE", true},
+                                                          {"max-bytes", "SIZE", true},
+                                                          {"step-factor", "N", true},
+                                                          {"iterations", "N", true}};
+  return *flags;
+}
+
+struct Args {
+  const std::map<std::string, std::string>& flags;
+
+  bool Has(const std::string& name) const { return flags.contains(name); }
+  std::string Get(const std::string& name) const {
+    auto it = flags.find(name);
+    return it == flags.end() ? "" : it->second;
+  }
+  std::vector<std::string> List(const std::string& name) const {
+    return absl::StrSplit(Get(name), ',', absl::SkipWhitespace());
+  }
+  absl::StatusOr<uint32_t> Uint(const std::string& name) const {
+    uint32_t value = 0;
+    if (!Has(name)) return 0;
+    if (!absl::SimpleAtoi(Get(name), &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("flag --", name, ": not a number"));
+    }
+    return value;
+  }
+  absl::StatusOr<uint32_t> Millis(const std::string& name) const {
+    if (!Has(name)) return 0;
+    absl::Duration d;
+    if (!absl::ParseDuration(Get(name), &d) || d < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --", name, ": not a duration (e.g. 500ms, 2s)"));
+    }
+    return static_cast<uint32_t>(absl::ToInt64Milliseconds(d));
+  }
+  // "4096", "4K", "16M".
+  absl::StatusOr<uint64_t> Bytes(const std::string& name) const {
+    if (!Has(name)) return 0;
+    std::string text = Get(name);
+    uint64_t unit = 1;
+    if (!text.empty() && (text.back() == 'K' || text.back() == 'k')) unit = 1024;
+    if (!text.empty() && (text.back() == 'M' || text.back() == 'm')) unit = 1 << 20;
+    if (unit != 1) text.pop_back();
+    uint64_t value = 0;
+    if (!absl::SimpleAtoi(text, &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --", name, ": not a size (e.g. 4096, 64K, 4M)"));
+    }
+    return value * unit;
+  }
+};
+
+absl::Status Only(const Args& args, std::vector<std::string> allowed, const std::string& test) {
+  for (const auto& [name, value] : args.flags) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --", name, " does not apply to diag ", test));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Streams the events of one test: progress to stderr, the result printed.
+template <typename Event, typename Result>
+absl::Status Stream(const CommandContext& context, const Connection& connection,
+                    grpc::ClientContext* rpc, grpc::ClientReader<Event>* reader,
+                    absl::string_view method, std::string (*render)(const Result&),
+                    const Result& (Event::*result_of)() const) {
+  Event event;
+  std::optional<Result> result;
+  while (reader->Read(&event)) {
+    if (event.has_progress()) {
+      if (context.err != nullptr) *context.err << "diag: " << event.progress().message() << "\n";
+      continue;
+    }
+    result = (event.*result_of)();
+  }
+  const grpc::Status status = reader->Finish();
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    return absl::NotFoundError(status.error_message());
+  }
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    return absl::InvalidArgumentError(status.error_message());
+  }
+  if (!status.ok()) return connection.RpcError(status, method);
+  if (!result.has_value()) return absl::InternalError("rocenetd sent no result");
+  RETURN_IF_ERROR(PrintResult(context, *result, render(*result)));
+  if (!result->ok()) {
+    return WithExitCode(absl::InternalError("the test found a failure (see above)"),
+                        static_cast<ExitCode>(kExitDiagFailed));
+  }
+  return absl::OkStatus();
+}
+
+void SetDeadline(const CommandContext& context, grpc::ClientContext* rpc, uint32_t bound_ms) {
+  // The daemon bounds the test; give it that and some to answer.
+  const absl::Duration wait =
+      std::max(context.options.timeout, absl::Milliseconds(bound_ms) + absl::Seconds(20));
+  rpc->set_deadline(absl::ToChronoTime(absl::Now() + wait));
+}
+
+absl::Status Reach(const CommandContext& context, const Args& args) {
+  RETURN_IF_ERROR(
+      Only(args, {"nodes", "peers", "port", "count", "interval", "time-limit"}, "reach"));
+  v1::ReachRequest request;
+  for (const std::string& p : args.List("port")) request.add_ports(p);
+  for (const std::string& p : args.List("peers")) request.add_peers(p);
+  for (const std::string& n : args.List("nodes")) request.add_nodes(n);
+  ASSIGN_OR_RETURN(const uint32_t count, args.Uint("count"));
+  ASSIGN_OR_RETURN(const uint32_t interval, args.Millis("interval"));
+  ASSIGN_OR_RETURN(const uint32_t limit, args.Millis("time-limit"));
+  request.set_count(count);
+  request.set_interval_ms(interval);
+  request.set_timeout_ms(limit);
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  auto stub = v1::Diagnostics::NewStub(connection.channel());
+  grpc::ClientContext rpc;
+  SetDeadline(context, &rpc, limit == 0 ? 5000 : limit);
+  auto reader = stub->Reach(&rpc, request);
+  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Reach",
+                &RenderReach, &v1::ReachEvent::result);
+}
+
+absl::Status Bandwidth(const CommandContext& context, const Args& args) {
+  RETURN_IF_ERROR(Only(args, {"port", "peer", "streams", "duration", "min-fraction"}, "bandwidth"));
+  v1::BandwidthRequest request;
+  request.set_port(args.Get("port"));
+  request.set_peer(args.Get("peer"));
+  ASSIGN_OR_RETURN(const uint32_t streams, args.Uint("streams"));
+  ASSIGN_OR_RETURN(const uint32_t duration, args.Millis("duration"));
+  request.set_streams(streams);
+  request.set_duration_ms(duration);
+  if (args.Has("min-fraction")) {
+    double fraction = 0;
+    if (!absl::SimpleAtod(args.Get("min-fraction"), &fraction)) {
+      return absl::InvalidArgumentError("flag --min-fraction: not a number");
+    }
+    request.set_min_fraction(fraction);
+  }
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  auto stub = v1::Diagnostics::NewStub(connection.channel());
+  grpc::ClientContext rpc;
+  SetDeadline(context, &rpc, 2 * (duration == 0 ? 2000 : duration));
+  auto reader = stub->Bandwidth(&rpc, request);
+  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Bandwidth",
+                &RenderBandwidth, &v1::BandwidthEvent::result);
+}
+
+absl::Status Allreduce(const CommandContext& context, const Args& args) {
+  RETURN_IF_ERROR(
+      Only(args, {"nodes", "min-bytes", "max-bytes", "step-factor", "iterations", "time-limit"},
+           "allreduce"));
+  v1::AllreduceRequest request;
+  for (const std::string& n : args.List("nodes")) request.add_nodes(n);
+  ASSIGN_OR_RETURN(const uint64_t min, args.Bytes("min-bytes"));
+  ASSIGN_OR_RETURN(const uint64_t max, args.Bytes("max-bytes"));
+  ASSIGN_OR_RETURN(const uint32_t factor, args.Uint("step-factor"));
+  ASSIGN_OR_RETURN(const uint32_t iterations, args.Uint("iterations"));
+  ASSIGN_OR_RETURN(const uint32_t limit, args.Millis("time-limit"));
+  request.set_min_bytes(min);
+  request.set_max_bytes(max);
+  request.set_step_factor(factor);
+  request.set_iterations(iterations);
+  request.set_timeout_ms(limit);
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  auto stub = v1::Diagnostics::NewStub(connection.channel());
+  grpc::ClientContext rpc;
+  SetDeadline(context, &rpc, limit == 0 ? 20000 : limit);
+  auto reader = stub->Allreduce(&rpc, request);
+  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Allreduce",
+                &RenderAllreduce, &v1::AllreduceEvent::result);
+}
+
+absl::Status Incast(const CommandContext& context, const Args& args) {
+  RETURN_IF_ERROR(Only(args, {"port", "senders", "streams", "duration"}, "incast"));
+  v1::IncastRequest request;
+  request.set_port(args.Get("port"));
+  for (const std::string& n : args.List("senders")) request.add_senders(n);
+  ASSIGN_OR_RETURN(const uint32_t streams, args.Uint("streams"));
+  ASSIGN_OR_RETURN(const uint32_t duration, args.Millis("duration"));
+  request.set_streams(streams);
+  request.set_duration_ms(duration);
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  auto stub = v1::Diagnostics::NewStub(connection.channel());
+  grpc::ClientContext rpc;
+  SetDeadline(context, &rpc, duration == 0 ? 2000 : duration);
+  auto reader = stub->Incast(&rpc, request);
+  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Incast",
+                &RenderIncast, &v1::IncastEvent::result);
+}
+
+absl::Status RunDiag(const CommandContext& context, const std::vector<std::string>& args) {
+  if (args.size() != 1) {
+    return absl::InvalidArgumentError("diag takes one test: reach, bandwidth, allreduce or incast");
+  }
+  const Args flags{context.flags};
+  if (args[0] == "reach") return Reach(context, flags);
+  if (args[0] == "bandwidth") return Bandwidth(context, flags);
+  if (args[0] == "allreduce") return Allreduce(context, flags);
+  if (args[0] == "incast") return Incast(context, flags);
+  return absl::InvalidArgumentError(absl::StrCat("diag: unknown test \"", args[0],
+                                                 "\"; use reach, bandwidth, allreduce or incast"));
+}
+
+}  // namespace
+
+const Command& DiagCommand() {
+  static const Command command{"diag", kSummary, kHelp, &RunDiag, DiagFlags()};
+  return command;
+}
+
+}  // namespace rocenet::rocectl

@@ -1,0 +1,198 @@
+#include "client/render/diag_render.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/render/table.h"
+
+namespace rocenet::rocectl {
+namespace {
+
+std::string Endpoint(const std::string& node, const std::string& port) {
+  if (node.empty()) return port;
+  return absl::StrCat(node, "/", port);
+}
+
+void AppendProblems(const google::protobuf::RepeatedPtrField<std::string>& problems,
+                    std::string* out) {
+  if (problems.empty()) return;
+  absl::StrAppend(out, "\nProblems:\n");
+  for (const std::string& p : problems) absl::StrAppend(out, "  ", p, "\n");
+}
+
+}  // namespace
+
+std::string FormatSeconds(double seconds) {
+  if (seconds <= 0) return "-";
+  if (seconds < 1e-3) return absl::StrFormat("%.0fus", seconds * 1e6);
+  if (seconds < 1) return absl::StrFormat("%.2fms", seconds * 1e3);
+  return absl::StrFormat("%.2fs", seconds);
+}
+
+std::string FormatBits(double bits_per_second) {
+  if (bits_per_second >= 1e9) return absl::StrFormat("%.2f Gb/s", bits_per_second / 1e9);
+  if (bits_per_second >= 1e6) return absl::StrFormat("%.1f Mb/s", bits_per_second / 1e6);
+  return absl::StrFormat("%.0f b/s", bits_per_second);
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return absl::StrCat(bytes >> 20, "M");
+  if (bytes >= 1024 && bytes % 1024 == 0) return absl::StrCat(bytes >> 10, "K");
+  return absl::StrCat(bytes);
+}
+
+std::string RenderReach(const v1::ReachResult& result) {
+  const bool mesh = result.nodes_size() > 1;
+  TextTable table({"FROM", "TARGET", "KIND", "ADDRESS", "SENT", "LOSS", "RTT P50", "P90", "P99",
+                   "ARP", "STATUS"});
+  for (const v1::PortReach& port : result.ports()) {
+    if (port.targets().empty()) {
+      table.AddRow({Endpoint(mesh ? port.node() : "", port.port()), "-", "-", "-", "-", "-", "-",
+                    "-", "-", "-", port.error().empty() ? "no targets" : port.error()});
+    }
+    for (const v1::ReachTarget& t : port.targets()) {
+      const std::string target =
+          t.kind() == "gateway" ? "gateway"
+                                : (t.node().empty() ? t.address() : Endpoint(t.node(), t.port()));
+      table.AddRow({Endpoint(mesh ? port.node() : "", port.port()), target, t.kind(), t.address(),
+                    absl::StrCat(t.sent()), absl::StrFormat("%.0f%%", t.loss_ratio() * 100),
+                    FormatSeconds(t.rtt_p50_seconds()), FormatSeconds(t.rtt_p90_seconds()),
+                    FormatSeconds(t.rtt_p99_seconds()),
+                    t.kind() == "gateway" ? (t.arp_resolved() ? t.arp_mac() : "no reply") : "",
+                    t.reachable()
+                        ? "ok"
+                        : absl::StrCat("UNREACHABLE", t.error().empty() ? "" : ": ", t.error())});
+    }
+  }
+  std::string out = table.Render();
+
+  if (mesh) {
+    // A matrix per rail: rows probe, columns are probed; "ok", "X", "." for self.
+    std::map<std::string, std::vector<const v1::PortReach*>> rails;
+    for (const v1::PortReach& port : result.ports()) rails[port.rail()].push_back(&port);
+    for (const auto& [rail, ports] : rails) {
+      absl::StrAppend(&out, "\nRail ", rail, " (row: from, column: to):\n");
+      std::vector<std::string> headers = {""};
+      for (const v1::PortReach* to : ports) headers.push_back(Endpoint(to->node(), to->port()));
+      headers.push_back("gateway");
+      TextTable matrix(headers);
+      for (const v1::PortReach* from : ports) {
+        std::vector<std::string> row = {Endpoint(from->node(), from->port())};
+        for (const v1::PortReach* to : ports) {
+          if (to == from) {
+            row.push_back(".");
+            continue;
+          }
+          std::string cell = "?";
+          const std::string address = to->address().substr(0, to->address().find('/'));
+          for (const v1::ReachTarget& t : from->targets()) {
+            if (t.address() == address) cell = t.reachable() ? "ok" : "X";
+          }
+          row.push_back(cell);
+        }
+        std::string gateway = "?";
+        for (const v1::ReachTarget& t : from->targets()) {
+          if (t.kind() == "gateway") gateway = t.reachable() ? "ok" : "X";
+        }
+        row.push_back(gateway);
+        matrix.AddRow(row);
+      }
+      absl::StrAppend(&out, matrix.Render());
+    }
+  }
+
+  if (!result.unreachable().empty()) {
+    absl::StrAppend(&out, "\nUnreachable:\n");
+    for (const v1::UnreachablePair& p : result.unreachable()) {
+      const std::string to =
+          p.to_node() == "gateway"
+              ? absl::StrCat("its gateway ", p.to_address())
+              : absl::StrCat(Endpoint(p.to_node(), p.to_port()), " (", p.to_address(), ")");
+      absl::StrAppend(&out, "  ", Endpoint(p.from_node(), p.from_port()), " -> ", to, ": ",
+                      p.reason(), "\n");
+    }
+  }
+  if (!result.suspects().empty()) {
+    absl::StrAppend(&out, "\nSuspects (every probe from and to them failed): ",
+                    absl::StrJoin(result.suspects(), ", "), "\n");
+  }
+  AppendProblems(result.problems(), &out);
+  absl::StrAppend(&out, result.ok() ? "\nall reachable\n" : "\nFAILED\n");
+  return out;
+}
+
+std::string RenderBandwidth(const v1::BandwidthResult& result) {
+  std::string out = absl::StrCat(
+      "port ", result.port(), " (", result.local_address(), ") <-> ", result.peer(), ", link ",
+      result.link_bits_per_second() > 0 ? FormatBits(result.link_bits_per_second()) : "unknown",
+      "\n\n");
+  TextTable table({"DIRECTION", "STREAMS", "THROUGHPUT", "OF LINK", "BYTES", "RETRANSMITS"});
+  for (const v1::DirectionResult& d : result.directions()) {
+    table.AddRow(
+        {d.direction(), absl::StrCat(d.streams_size()), FormatBits(d.bits_per_second()),
+         d.fraction_of_link() > 0 ? absl::StrFormat("%.0f%%", d.fraction_of_link() * 100) : "-",
+         absl::StrCat(d.bytes()),
+         d.direction() == "transmit" ? absl::StrCat(d.retransmits()) : "-"});
+  }
+  out += table.Render();
+  AppendProblems(result.problems(), &out);
+  absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
+  return out;
+}
+
+std::string RenderAllreduce(const v1::AllreduceResult& result) {
+  std::string out = absl::StrCat("ring all-reduce over ", result.ranks(),
+                                 " nodes: ", absl::StrJoin(result.nodes(), " -> "), "\n");
+  for (const v1::RailResult& rail : result.rails()) {
+    absl::StrAppend(&out, "\nRail ", rail.rail(), rail.broken() ? ": BROKEN" : "", "\n");
+    if (!rail.sizes().empty()) {
+      TextTable sizes({"SIZE", "TIME", "ALGBW (GB/s)", "BUSBW (GB/s)", "CHECK"});
+      for (const v1::AllreduceSize& s : rail.sizes()) {
+        sizes.AddRow({FormatBytes(s.bytes()), FormatSeconds(s.seconds()),
+                      absl::StrFormat("%.3f", s.algbw_bytes_per_second() / 1e9),
+                      absl::StrFormat("%.3f", s.busbw_bytes_per_second() / 1e9),
+                      s.verified() ? "ok" : "WRONG"});
+      }
+      out += sizes.Render();
+      out += "\n";
+    }
+    TextTable links({"LINK", "THROUGHPUT", "NOTE"});
+    for (const v1::RingLink& l : rail.links()) {
+      links.AddRow({absl::StrCat(Endpoint(l.from_node(), l.from_port()), " -> ",
+                                 Endpoint(l.to_node(), l.to_port())),
+                    l.error().empty() ? FormatBits(l.bits_per_second()) : "-",
+                    !l.error().empty() ? absl::StrCat("FAILED: ", l.error())
+                                       : (l.slowest() ? "slowest" : "")});
+    }
+    out += links.Render();
+  }
+  AppendProblems(result.problems(), &out);
+  absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
+  return out;
+}
+
+std::string RenderIncast(const v1::IncastResult& result) {
+  std::string out = absl::StrCat(result.senders_size(), " senders -> ", result.node(), "/",
+                                 result.port(), " (", result.address(), ")\n\n");
+  TextTable table({"SENDER", "FROM", "THROUGHPUT", "BYTES", "RETRANSMITS", "ERROR"});
+  for (const v1::IncastSender& s : result.senders()) {
+    table.AddRow({s.node(), s.address().empty() ? "-" : Endpoint(s.port(), s.address()),
+                  FormatBits(s.bits_per_second()), absl::StrCat(s.bytes()),
+                  absl::StrCat(s.retransmits()), s.error()});
+  }
+  out += table.Render();
+  absl::StrAppend(
+      &out, "\ntotal ", FormatBits(result.total_bits_per_second()), ", fairness (Jain) ",
+      absl::StrFormat("%.3f", result.fairness()), " (1/n = ",
+      absl::StrFormat("%.3f", result.senders().empty() ? 0.0 : 1.0 / result.senders_size()),
+      "), retransmits ", result.retransmits(), ", receive drops ", result.receive_drops(), "\n");
+  AppendProblems(result.problems(), &out);
+  absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
+  return out;
+}
+
+}  // namespace rocenet::rocectl
