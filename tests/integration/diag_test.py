@@ -1,0 +1,220 @@
+"""Diagnostics across a simulated cluster (tests/sim/cluster.py): three nodes,
+each with its own rocenetd and two ports (rails), cabled to one switch per
+rail running lldpd that routes between the /30s. Every test is run through
+rocectl on node 0 and must end within its bound; then one link is broken
+(the switch end of node 1's rail-1 port) and reach and allreduce must name
+it. Nothing is left behind: no process, no namespace."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pytest
+
+from harness import Daemon, metric_value, wait_until
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
+import cluster as sim_cluster  # noqa: E402
+
+NODES = 3
+RAILS = 2
+# No veth moves data faster than this on any machine we run on.
+VETH_LIMIT_BPS = 400e9
+
+
+def node_addr(i: int, rail: int = 0) -> str:
+    return sim_cluster.node_address(i, rail)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    cl = sim_cluster.Cluster.up(sim_cluster.fabric.unique_name("dg"), nodes=NODES, rails=RAILS)
+    daemons: list[Daemon] = []
+    try:
+        for i in range(NODES):
+            d = Daemon(cl.node_netns(i), ["--gaudi=false", "--interfaces=so*",
+                                          f"--sysfs-root={cl.sysfs_root(i)}",
+                                          f"--node-name=n{i}"])
+            daemons.append(d)
+            d.start()
+        for i, d in enumerate(daemons):
+            wait_until(lambda: all(f"listening on {node_addr(i, r)}:50153" in d.log()
+                                   for r in range(RAILS)),
+                       20, what=f"node {i} addressed and its data port listening")
+        yield cl, daemons
+    finally:
+        for d in daemons:
+            d.cleanup()
+        cl.down()
+        left_ns = [ns for ns in os.listdir("/run/netns") if ns.startswith(cl.name + "-")]
+        assert left_ns == [], f"namespaces left behind: {left_ns}"
+        assert not any(d.proc and d.proc.poll() is None for d in daemons), "rocenetd left running"
+
+
+def diag(daemon: Daemon, *args: str, bound: float) -> tuple[int, dict, str, float]:
+    """Runs rocectl diag ... -o json on `daemon`; returns exit code, result,
+    stderr and the seconds it took, asserting it ended within `bound`."""
+    start = time.monotonic()
+    cp = daemon.rocectl("diag", *args, "-o", "json", timeout=bound + 30)
+    took = time.monotonic() - start
+    assert took < bound, f"diag {args[0]} took {took:.1f}s, bound {bound}s"
+    result = json.loads(cp.stdout) if cp.stdout.strip() else {}
+    return cp.returncode, result, cp.stderr, took
+
+
+def test_reach_from_one_node_gateway_and_peers(cluster):
+    cl, daemons = cluster
+    peers = [node_addr(1, 0), node_addr(2, 0), node_addr(1, 1)]
+    rc, result, err, _ = diag(daemons[0], "reach", "--peers", ",".join(peers), "--count", "5",
+                              "--time-limit", "3s", bound=8)
+    assert rc == 0, err
+    assert result["ok"], result
+    ports = {p["port"]: p for p in result["ports"]}
+    assert set(ports) == {"so0", "so1"}
+    # so0 probes its gateway and the two rail-0 peers; so1 its gateway and n1's so1.
+    assert [t["address"] for t in ports["so0"]["targets"]] == ["10.201.1.2", *peers[:2]]
+    assert [t["address"] for t in ports["so1"]["targets"]] == ["10.202.1.2", peers[2]]
+    for port in ports.values():
+        gateway = port["targets"][0]
+        assert gateway["kind"] == "gateway" and gateway["arp_resolved"] and gateway["arp_mac"]
+        for t in port["targets"]:
+            assert t["reachable"] and t["received"] == 5 and t["loss_ratio"] == 0, t
+            assert 0 < t["rtt_p50_seconds"] <= t["rtt_p90_seconds"] <= t["rtt_p99_seconds"] < 1
+    assert "diag:" in err  # progress on stderr
+
+
+def test_reach_mesh_all_pairs(cluster):
+    cl, daemons = cluster
+    nodes = ",".join(node_addr(i) for i in range(NODES))
+    rc, result, err, _ = diag(daemons[0], "reach", "--nodes", nodes, "--count", "3",
+                              "--time-limit", "3s", bound=10)
+    assert rc == 0, err
+    assert result["ok"] and not result.get("unreachable") and not result.get("suspects")
+    assert result["nodes"] == ["n0", "n1", "n2"]
+    assert len(result["ports"]) == NODES * RAILS
+    for port in result["ports"]:
+        peers = [t for t in port["targets"] if t["kind"] == "peer"]
+        assert len(peers) == NODES - 1, port
+        assert all(t["reachable"] and t["node"] != port["node"] for t in peers)
+    # The table has a matrix per rail.
+    cp = daemons[0].rocectl("diag", "reach", "--nodes", nodes, "--count", "2", timeout=30)
+    assert cp.returncode == 0, cp.stderr
+    assert "Rail 10.201.0.0/16" in cp.stdout and "Rail 10.202.0.0/16" in cp.stdout
+    assert "all reachable" in cp.stdout
+
+
+def test_bandwidth_each_way(cluster):
+    cl, daemons = cluster
+    rc, result, err, _ = diag(daemons[0], "bandwidth", "--port", "so0", "--peer", node_addr(1),
+                              "--streams", "2", "--duration", "1s", bound=10)
+    assert rc == 0, err
+    assert result["ok"], result
+    directions = {d["direction"]: d for d in result["directions"]}
+    assert set(directions) == {"transmit", "receive"}
+    for d in directions.values():
+        assert 0 < d["bits_per_second"] < VETH_LIMIT_BPS, d
+        assert len(d["streams"]) == 2 and all(int(s["bytes"]) > 0 for s in d["streams"])
+    print("bandwidth Gb/s:", {k: round(v["bits_per_second"] / 1e9, 2) for k, v in directions.items()})
+
+
+def test_bandwidth_to_a_peer_outside_the_rail_is_refused(cluster):
+    cl, daemons = cluster
+    rc, _, err, _ = diag(daemons[0], "bandwidth", "--port", "so0", "--peer", node_addr(1, 1),
+                         bound=10)
+    assert rc == 2 and "rail" in err, err
+
+
+def test_allreduce_rings_on_both_rails(cluster):
+    cl, daemons = cluster
+    nodes = ",".join(node_addr(i) for i in range(NODES))
+    rc, result, err, _ = diag(daemons[0], "allreduce", "--nodes", nodes, "--min-bytes", "4K",
+                              "--max-bytes", "1M", "--step-factor", "16", "--iterations", "3",
+                              "--time-limit", "10s", bound=20)
+    assert rc == 0, err
+    assert result["ok"] and result["ranks"] == NODES, result
+    assert [r["rail"] for r in result["rails"]] == ["10.201.0.0/16", "10.202.0.0/16"]
+    for rail in result["rails"]:
+        assert not rail.get("broken")
+        assert [int(s["bytes"]) for s in rail["sizes"]] == [4096, 65536, 1048576]
+        for s in rail["sizes"]:
+            assert s["verified"] and s["seconds"] > 0
+            assert s["algbw_bytes_per_second"] == pytest.approx(int(s["bytes"]) / s["seconds"])
+            assert s["busbw_bytes_per_second"] == pytest.approx(
+                s["algbw_bytes_per_second"] * 2 * (NODES - 1) / NODES)
+        assert len(rail["links"]) == NODES
+        assert all(0 < l["bits_per_second"] < VETH_LIMIT_BPS for l in rail["links"])
+        assert sum(1 for l in rail["links"] if l.get("slowest")) == 1
+        print("rail", rail["rail"], "busbw GB/s at 1M:",
+              round(rail["sizes"][-1]["busbw_bytes_per_second"] / 1e9, 3))
+
+
+def test_incast_fairness(cluster):
+    cl, daemons = cluster
+    senders = [node_addr(1), node_addr(2)]
+    rc, result, err, _ = diag(daemons[0], "incast", "--port", "so0", "--senders",
+                              ",".join(senders), "--duration", "1s", bound=12)
+    assert rc == 0, err
+    assert result["ok"], result
+    rates = [s["bits_per_second"] for s in result["senders"]]
+    assert len(rates) == 2 and all(0 < r < VETH_LIMIT_BPS for r in rates)
+    assert [s["node"] for s in result["senders"]] == ["n1", "n2"]
+    jain = sum(rates) ** 2 / (len(rates) * sum(r * r for r in rates))
+    assert 1 / len(rates) <= result["fairness"] <= 1
+    assert result["fairness"] == pytest.approx(jain)
+    assert result["total_bits_per_second"] == pytest.approx(sum(rates))
+    print("incast fairness", round(result["fairness"], 3))
+
+
+def test_results_as_metrics(cluster):
+    cl, daemons = cluster
+    text = daemons[0].metrics()
+    assert metric_value(text, "rocenet_diag_reach_rtt_seconds",
+                        {"device": "so0", "quantile": "0.5"}) is not None
+    assert metric_value(text, "rocenet_diag_bandwidth_bits_per_second",
+                        {"device": "so0", "direction": "transmit"}) > 0
+    assert metric_value(text, "rocenet_diag_allreduce_bus_bandwidth_bytes_per_second",
+                        {"rail": "10.201.0.0/16"}) > 0
+    assert 0.5 <= metric_value(text, "rocenet_diag_incast_fairness_ratio", {"device": "so0"}) <= 1
+    assert metric_value(text, "rocenet_diag_runs_total", {"test": "reach", "result": "ok"}) >= 1
+
+
+def test_requests_beyond_the_bounds_are_refused(cluster):
+    cl, daemons = cluster
+    nodes = ",".join(node_addr(i) for i in range(NODES))
+    cp = daemons[0].rocectl("diag", "allreduce", "--nodes", nodes, "--max-bytes", "1024M")
+    assert cp.returncode == 2 and "max_bytes" in cp.stderr, cp.stderr
+    cp = daemons[0].rocectl("diag", "reach", "--time-limit", "5m")
+    assert cp.returncode == 2 and "timeout_ms" in cp.stderr, cp.stderr
+    cp = daemons[0].rocectl("diag", "bandwidth", "--port", "so9", "--peer", node_addr(1))
+    assert cp.returncode == 4, cp.stderr
+
+
+def test_broken_link_is_named(cluster):
+    cl, daemons = cluster
+    cl.link(1, 1, "down")  # the switch end of n1's so1
+    nodes = ",".join(node_addr(i) for i in range(NODES))
+    rc, result, err, _ = diag(daemons[0], "reach", "--nodes", nodes, "--count", "3",
+                              "--time-limit", "2s", bound=10)
+    assert rc == 6, err
+    assert not result["ok"]
+    assert result["suspects"] == ["n1/so1"], result
+    pairs = result["unreachable"]
+    assert pairs
+    for p in pairs:
+        assert (p["from_node"], p["from_port"]) == ("n1", "so1") or \
+            (p["to_node"], p["to_port"]) == ("n1", "so1"), p
+
+    rc, result, err, took = diag(daemons[0], "allreduce", "--nodes", nodes, "--min-bytes", "4K",
+                                 "--max-bytes", "64K", "--iterations", "2", "--time-limit", "5s",
+                                 bound=15)
+    assert rc == 6, err
+    rails = {r["rail"]: r for r in result["rails"]}
+    assert rails["10.202.0.0/16"]["broken"], rails
+    assert "n1/so1" in rails["10.202.0.0/16"]["error"]
+    assert not rails["10.201.0.0/16"].get("broken")
+    assert all(s["verified"] for s in rails["10.201.0.0/16"]["sizes"])
+    failed = [l for l in rails["10.202.0.0/16"]["links"] if l.get("error")]
+    assert failed and all("n1" in (l["from_node"], l["to_node"]) for l in failed)
