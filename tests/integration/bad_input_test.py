@@ -88,6 +88,8 @@ def good_lldpdu(text: str = GOOD_DESC, port: bytes = b"Ethernet1/1") -> bytes:
 #                         (rocenet_lldp_tlvs_discarded_total), plan ready
 #   ("plan", state, reason)  the frame is used and the plan of so0 becomes
 #                         `state` with `reason` (ready/None: nothing wrong)
+#   ("moves", local)      a valid change: so0 is re-addressed to `local`, and
+#                         back to the baseline when the baseline frame returns
 # A bytes value starting with b"FRAME" is a whole Ethernet frame after that
 # marker; anything else is an LLDPDU sent to the nearest-bridge address.
 FRAME = b"FRAME"
@@ -189,6 +191,9 @@ LLDP_CASES = [
      ("plan", "refused", "PeerIsBroadcastAddress")),
     ("description-prefix-29", good_lldpdu("no-alert 10.200.1.2/29"),
      ("plan", "refused", "PrefixNotSupported")),
+    # /31 is valid (RFC 3021): the address moves, and moves back on restore.
+    ("description-prefix-31-moves", good_lldpdu("no-alert 10.200.1.2/31"),
+     ("moves", "10.200.1.3/31")),
     ("description-prefix-24", good_lldpdu("no-alert 10.200.1.2/24"),
      ("plan", "refused", "PrefixNotSupported")),
     ("description-prefix-32", good_lldpdu("no-alert 10.200.1.2/32"),
@@ -419,6 +424,17 @@ def test_malformed_lldp(fabric, daemon, senders, baseline, frames, expect):
                    >= received + len(frames), 5, what="the frame received")
         assert counter(daemon, "rocenet_lldp_tlvs_discarded_total") == tlvs + expect[1]
         assert plan_is(daemon, "so0", "ready", None, "10.200.1.1/30"), plans(daemon)["so0"]
+    elif kind == "moves":
+        for f in frames:
+            senders[0].send(f)
+        wait_until(lambda: plan_is(daemon, "so0", "ready", None, expect[1]), 5,
+                   what=f"so0 re-addressed to {expect[1]}")
+        wait_until(lambda: f"inet {expect[1]}" in all_namespaces_state(fabric)[fabric.node_netns],
+                   5, what=f"{expect[1]} on so0")
+        restore(daemon, senders)
+        wait_until(lambda: all_namespaces_state(fabric) == baseline, 5,
+                   what="the baseline addresses and routes back")
+        return
     else:
         _, state, reason = expect
         for f in frames:
