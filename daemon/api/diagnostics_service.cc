@@ -12,9 +12,8 @@
 #include "daemon/diag/limits.h"
 
 namespace rocenet::api {
-namespace {
 
-std::string DefaultNodeName(const std::string& configured) {
+std::string DiagNodeName(const std::string& configured) {
   if (!configured.empty()) return configured;
   if (const char* env = std::getenv("NODE_NAME"); env != nullptr && *env != '\0') return env;
   char host[256] = {};
@@ -22,7 +21,13 @@ std::string DefaultNodeName(const std::string& configured) {
   return "unknown";
 }
 
-}  // namespace
+diag::PortsSource DiagPortsOf(NodeStateSource* source) {
+  return [source]() -> absl::StatusOr<std::vector<diag::LocalPort>> {
+    absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source->Sample();
+    if (!snapshot.ok()) return snapshot.status();
+    return LocalPortsOf(**snapshot);
+  };
+}
 
 std::vector<diag::LocalPort> LocalPortsOf(const NodeSnapshot& snapshot) {
   std::vector<diag::LocalPort> out;
@@ -57,25 +62,18 @@ std::vector<diag::LocalPort> LocalPortsOf(const NodeSnapshot& snapshot) {
   return out;
 }
 
-DiagnosticsService::DiagnosticsService(NodeStateSource* source, DiagnosticsOptions options)
-    : source_(source), gate_(options.gate), metrics_(std::make_shared<DiagMetrics>()) {
-  diag::EngineOptions engine_options;
-  engine_options.data_port = options.data_port;
-  engine_options.node_name = DefaultNodeName(options.node_name);
-  engine_ = std::make_unique<diag::DiagEngine>(
-      engine_options, [this]() -> absl::StatusOr<std::vector<diag::LocalPort>> {
-        absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
-        if (!snapshot.ok()) return snapshot.status();
-        return LocalPortsOf(**snapshot);
-      });
-}
+DiagnosticsService::DiagnosticsService(NodeStateSource* source, diag::Diagnostics* diagnostics,
+                                       DiagnosticsOptions options)
+    : source_(source),
+      gate_(options.gate),
+      diagnostics_(diagnostics),
+      metrics_(std::make_shared<DiagMetrics>()) {}
 
 DiagnosticsService::~DiagnosticsService() { Shutdown(); }
 
 std::shared_ptr<prometheus::Collectable> DiagnosticsService::metrics() const { return metrics_; }
 
 absl::Status DiagnosticsService::Start() {
-  if (absl::Status s = engine_->Start(); !s.ok()) return s;
   follower_ = std::thread([this] { FollowAddresses(); });
   return absl::OkStatus();
 }
@@ -83,7 +81,6 @@ absl::Status DiagnosticsService::Start() {
 void DiagnosticsService::Shutdown() {
   stopping_ = true;
   if (follower_.joinable()) follower_.join();
-  engine_->Stop();
 }
 
 void DiagnosticsService::FollowAddresses() {
@@ -98,7 +95,7 @@ void DiagnosticsService::FollowAddresses() {
     for (const diag::LocalPort& port : LocalPortsOf(*next.value)) {
       addresses.insert(port.address.address());
     }
-    engine_->SetAddresses(std::move(addresses));
+    diagnostics_->SetAddresses(std::move(addresses));
   }
 }
 
@@ -106,7 +103,7 @@ template <typename Event, typename Request, typename Result>
 grpc::Status DiagnosticsService::Run(
     const grpc::ServerContext& context, absl::string_view method, const Request& request,
     grpc::ServerWriter<Event>* writer, absl::StatusOr<Request> (*normalize)(Request),
-    absl::StatusOr<Result> (diag::DiagEngine::*run)(const Request&, const diag::Progress&),
+    absl::StatusOr<Result> (diag::Diagnostics::*run)(const Request&, const diag::Progress&),
     Result* (Event::*mutable_result)()) {
   if (grpc::Status admitted = Admit(gate_, context, method, request); !admitted.ok()) {
     return admitted;
@@ -125,7 +122,7 @@ grpc::Status DiagnosticsService::Run(
     absl::MutexLock lock(&write_mu);
     writer->Write(event);
   };
-  absl::StatusOr<Result> result = ((*engine_).*run)(*normal, progress);
+  absl::StatusOr<Result> result = (diagnostics_->*run)(*normal, progress);
   running_.Unlock();
   if (!result.ok()) return ToGrpc(result.status());
   metrics_->Record(*result);
@@ -140,14 +137,14 @@ grpc::Status DiagnosticsService::Reach(grpc::ServerContext* context,
                                        const v1::ReachRequest* request,
                                        grpc::ServerWriter<v1::ReachEvent>* writer) {
   return Run(*context, "/rocenet.v1.Diagnostics/Reach", *request, writer, &diag::NormalizeReach,
-             &diag::DiagEngine::Reach, &v1::ReachEvent::mutable_result);
+             &diag::Diagnostics::Reach, &v1::ReachEvent::mutable_result);
 }
 
 grpc::Status DiagnosticsService::Bandwidth(grpc::ServerContext* context,
                                            const v1::BandwidthRequest* request,
                                            grpc::ServerWriter<v1::BandwidthEvent>* writer) {
   return Run(*context, "/rocenet.v1.Diagnostics/Bandwidth", *request, writer,
-             &diag::NormalizeBandwidth, &diag::DiagEngine::Bandwidth,
+             &diag::NormalizeBandwidth, &diag::Diagnostics::Bandwidth,
              &v1::BandwidthEvent::mutable_result);
 }
 
@@ -155,7 +152,7 @@ grpc::Status DiagnosticsService::Allreduce(grpc::ServerContext* context,
                                            const v1::AllreduceRequest* request,
                                            grpc::ServerWriter<v1::AllreduceEvent>* writer) {
   return Run(*context, "/rocenet.v1.Diagnostics/Allreduce", *request, writer,
-             &diag::NormalizeAllreduce, &diag::DiagEngine::Allreduce,
+             &diag::NormalizeAllreduce, &diag::Diagnostics::Allreduce,
              &v1::AllreduceEvent::mutable_result);
 }
 
@@ -163,7 +160,7 @@ grpc::Status DiagnosticsService::Incast(grpc::ServerContext* context,
                                         const v1::IncastRequest* request,
                                         grpc::ServerWriter<v1::IncastEvent>* writer) {
   return Run(*context, "/rocenet.v1.Diagnostics/Incast", *request, writer, &diag::NormalizeIncast,
-             &diag::DiagEngine::Incast, &v1::IncastEvent::mutable_result);
+             &diag::Diagnostics::Incast, &v1::IncastEvent::mutable_result);
 }
 
 }  // namespace rocenet::api

@@ -1,4 +1,4 @@
-// rocenet.v1.Diagnostics over a NodeStateSource and a diag::DiagEngine:
+// rocenet.v1.Diagnostics over a NodeStateSource and a diag::Diagnostics:
 // reach, bandwidth, all-reduce and incast tests, coordinated by this daemon
 // and run daemon to daemon over the scale-out ports (DESIGN.md 7).
 //
@@ -8,9 +8,9 @@
 // at a time per daemon (RESOURCE_EXHAUSTED while another runs); NOT_FOUND
 // for an unknown local port. Each call streams progress and ends with one
 // result event; the results are also kept for the metrics (metrics()).
-// Start() starts the data port and a thread that keeps it listening on the
-// ports' addresses as they change; Shutdown() stops both and is called
-// before the source goes away.
+// Start() starts a thread that keeps the data port listening on the ports'
+// addresses as they change; Shutdown() stops it and is called before the
+// source goes away.
 #pragma once
 
 #include <atomic>
@@ -22,7 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/api/auth.h"
 #include "daemon/api/node_state.h"
-#include "daemon/diag/linux/engine.h"
+#include "daemon/diag/diagnostics.h"
 #include "daemon/diag/local_port.h"
 #include "prometheus/collectable.h"
 #include "rocenet/v1/diagnostics.grpc.pb.h"
@@ -32,10 +32,6 @@ namespace rocenet::api {
 class DiagMetrics;
 
 struct DiagnosticsOptions {
-  // The data port; 0: off (this node can still coordinate).
-  uint16_t data_port = 50153;
-  // Empty: $NODE_NAME, else the host name.
-  std::string node_name;
   // Who may run tests (every method is kMutate: tests load the fabric); null
   // checks string lengths only (unit tests).
   RequestGate* gate = nullptr;
@@ -45,9 +41,17 @@ struct DiagnosticsOptions {
 // present host port with an address (planned, or kept after LLDP expired).
 std::vector<diag::LocalPort> LocalPortsOf(const NodeSnapshot& snapshot);
 
+// The node's ports for the diagnostics, sampled through `source` (not owned).
+diag::PortsSource DiagPortsOf(NodeStateSource* source);
+
+// `configured`, else $NODE_NAME, else the host name.
+std::string DiagNodeName(const std::string& configured);
+
 class DiagnosticsService final : public v1::Diagnostics::Service {
  public:
-  DiagnosticsService(NodeStateSource* source, DiagnosticsOptions options);
+  // Neither pointer is owned; both must outlive the service.
+  DiagnosticsService(NodeStateSource* source, diag::Diagnostics* diagnostics,
+                     DiagnosticsOptions options);
   ~DiagnosticsService() override;
 
   absl::Status Start();
@@ -68,14 +72,14 @@ class DiagnosticsService final : public v1::Diagnostics::Service {
   grpc::Status Run(const grpc::ServerContext& context, absl::string_view method,
                    const Request& request, grpc::ServerWriter<Event>* writer,
                    absl::StatusOr<Request> (*normalize)(Request),
-                   absl::StatusOr<Result> (diag::DiagEngine::*run)(const Request&,
-                                                                   const diag::Progress&),
+                   absl::StatusOr<Result> (diag::Diagnostics::*run)(const Request&,
+                                                                    const diag::Progress&),
                    Result* (Event::*mutable_result)());
   void FollowAddresses();
 
   NodeStateSource* source_;
   RequestGate* gate_;
-  std::unique_ptr<diag::DiagEngine> engine_;
+  diag::Diagnostics* diagnostics_;
   std::shared_ptr<DiagMetrics> metrics_;
   absl::Mutex running_;
   std::atomic<bool> stopping_{false};

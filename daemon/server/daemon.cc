@@ -14,6 +14,7 @@
 #include "daemon/api/metrics.h"
 #include "daemon/api/port_discovery_service.h"
 #include "daemon/common/logging.h"
+#include "daemon/diag/linux/engine.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/addressing/applied_store.h"
 #include "daemon/inventory/port_inventory.h"
@@ -145,8 +146,11 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   api::HealthService health_service(&node, &gate);
   api::AttachmentsService attachments_service(&node, &gate);
   api::AddressingService addressing_service(&node, &gate);
-  api::DiagnosticsService diagnostics_service(
-      &node, {.data_port = options.diag_port, .node_name = options.node_name, .gate = &gate});
+  diag::DiagEngine diag_engine(
+      {.data_port = options.diag_port, .node_name = api::DiagNodeName(options.node_name)},
+      api::DiagPortsOf(&node));
+  RETURN_IF_ERROR(diag_engine.Start());
+  api::DiagnosticsService diagnostics_service(&node, &diag_engine, {.gate = &gate});
   RETURN_IF_ERROR(diagnostics_service.Start());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -179,6 +183,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
 
   server->GetHealthCheckService()->SetServingStatus(false);
   diagnostics_service.Shutdown();
+  diag_engine.Stop();
   node.Shutdown();
   api_server->Shutdown(absl::Now() + kShutdownGrace);
   exposer.reset();

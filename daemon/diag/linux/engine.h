@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/diag/analysis.h"
+#include "daemon/diag/diagnostics.h"
 #include "daemon/diag/linux/listener.h"
 #include "daemon/diag/local_port.h"
 #include "rocenet/v1/diagnostics.pb.h"
@@ -39,29 +40,26 @@ struct EngineOptions {
   std::string node_name;
 };
 
-using PortsSource = std::function<absl::StatusOr<std::vector<LocalPort>>()>;
-// Called with a progress message and the fraction done (0..1).
-using Progress = std::function<void(const std::string& message, double fraction)>;
-
-class DiagEngine {
+class DiagEngine final : public Diagnostics {
  public:
   DiagEngine(EngineOptions options, PortsSource ports);
-  ~DiagEngine();
+  ~DiagEngine() override;
 
   absl::Status Start();
   // Listen on these addresses (the ports' addresses) from now on.
-  void SetAddresses(std::set<Ipv4Address> addresses);
+  void SetAddresses(std::set<Ipv4Address> addresses) override;
   void Stop();
 
   const std::string& node_name() const { return options_.node_name; }
 
-  absl::StatusOr<v1::ReachResult> Reach(const v1::ReachRequest& request, const Progress& progress);
+  absl::StatusOr<v1::ReachResult> Reach(const v1::ReachRequest& request,
+                                        const Progress& progress) override;
   absl::StatusOr<v1::BandwidthResult> Bandwidth(const v1::BandwidthRequest& request,
-                                                const Progress& progress);
+                                                const Progress& progress) override;
   absl::StatusOr<v1::AllreduceResult> Allreduce(const v1::AllreduceRequest& request,
-                                                const Progress& progress);
+                                                const Progress& progress) override;
   absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
-                                          const Progress& progress);
+                                          const Progress& progress) override;
 
   // One data port connection, on its own thread (public for the listener).
   void Serve(Fd connection);

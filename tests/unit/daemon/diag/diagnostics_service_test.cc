@@ -63,8 +63,8 @@ NodeSnapshot TwoPorts() {
 class DiagnosticsServiceTest : public ::testing::Test {
  protected:
   EmptyNode node_{TwoPorts()};
-  // Data port off: nothing listens in a unit test.
-  DiagnosticsService service_{&node_, {.data_port = 0, .node_name = "n0"}};
+  // Requests are refused before the diagnostics are asked: there are none.
+  DiagnosticsService service_{&node_, nullptr, {}};
   grpc::ServerContext context_;
 };
 

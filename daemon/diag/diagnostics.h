@@ -1,0 +1,50 @@
+// Diagnostics: what the gRPC service asks of the node's diagnostics, behind
+// an interface so that daemon/api depends on the domain only; the real one
+// is diag::DiagEngine (daemon/diag/linux/engine.h), built by the composition
+// root.
+//
+// Requests must be normalized (limits.h). Every method is thread-safe,
+// blocks the caller for the test's duration and returns within its bound
+// (plus a few seconds for replies). Errors that concern a node, port or
+// link are reported in the result; a returned error means the test could
+// not run at all (NotFound for an unknown local port, InvalidArgument for a
+// peer outside the port's rail).
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "daemon/common/ipv4.h"
+#include "daemon/diag/local_port.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::diag {
+
+// The node's current scale-out ports; called from any thread.
+using PortsSource = std::function<absl::StatusOr<std::vector<LocalPort>>()>;
+// Called with a progress message and the fraction done (0..1), from any of
+// the test's threads (one at a time is not guaranteed).
+using Progress = std::function<void(const std::string& message, double fraction)>;
+
+class Diagnostics {
+ public:
+  virtual ~Diagnostics() = default;
+
+  // Listen for other daemons on these addresses (the ports' addresses) from
+  // now on.
+  virtual void SetAddresses(std::set<Ipv4Address> addresses) = 0;
+
+  virtual absl::StatusOr<v1::ReachResult> Reach(const v1::ReachRequest& request,
+                                                const Progress& progress) = 0;
+  virtual absl::StatusOr<v1::BandwidthResult> Bandwidth(const v1::BandwidthRequest& request,
+                                                        const Progress& progress) = 0;
+  virtual absl::StatusOr<v1::AllreduceResult> Allreduce(const v1::AllreduceRequest& request,
+                                                        const Progress& progress) = 0;
+  virtual absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
+                                                  const Progress& progress) = 0;
+};
+
+}  // namespace rocenet::diag
