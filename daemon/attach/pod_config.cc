@@ -21,9 +21,12 @@ absl::Status ConfigurePodPort(os::Netlink& pod, os::Netns& netns, const os::Netn
   RETURN_IF_ERROR(WithContext(pod.SetLinkUp(ifindex), "set link up"));
   if (!r.local.has_value() || !r.peer.has_value()) return absl::OkStatus();
 
-  const std::string conf = absl::StrCat("net/ipv4/conf/", r.ifname, "/");
-  RETURN_IF_ERROR(WithContext(netns.SetSysctl(ns, conf + "arp_ignore", "1"), "set arp_ignore"));
-  RETURN_IF_ERROR(WithContext(netns.SetSysctl(ns, conf + "arp_announce", "2"), "set arp_announce"));
+  // Several ports in one pod: each answers ARP only for its own address and
+  // announces with the address of the port it sends from.
+  RETURN_IF_ERROR(WithContext(pod.SetIpv4Conf(ifindex, os::Ipv4Conf::kArpIgnore, 1),
+                              "set arp_ignore"));
+  RETURN_IF_ERROR(WithContext(pod.SetIpv4Conf(ifindex, os::Ipv4Conf::kArpAnnounce, 2),
+                              "set arp_announce"));
   RETURN_IF_ERROR(WithContext(pod.AddAddress({ifindex, *r.local}),
                               absl::StrCat("add address ", r.local->ToString())));
 

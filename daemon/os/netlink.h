@@ -13,6 +13,9 @@
 
 namespace rocenet::os {
 
+// The per-interface IPv4 settings rocenet sets (net.ipv4.conf.<if>.*).
+enum class Ipv4Conf { kArpIgnore, kArpAnnounce };
+
 struct LinkEventBatch {
   std::vector<LinkEvent> events;
   // IPv4 addresses or routes changed somewhere in the namespace (ours or
@@ -46,6 +49,10 @@ class Netlink {
   virtual absl::Status SetLinkDown(int ifindex) = 0;
   virtual absl::Status SetMtu(int ifindex, uint32_t mtu) = 0;
   virtual absl::Status RenameLink(int ifindex, absl::string_view name) = 0;
+  // Sets net.ipv4.conf.<link>.<key> over rtnetlink: /proc/sys is read-only
+  // in a container that is not privileged, netlink with CAP_NET_ADMIN is not.
+  // The kernel resets these when a link changes namespace.
+  virtual absl::Status SetIpv4Conf(int ifindex, Ipv4Conf key, uint32_t value) = 0;
   // Moves the link into the network namespace `netns_fd` and gives it
   // `new_name` there, in one request, so it never appears under a name that
   // could clash. The link must be down for a rename; this takes it down.

@@ -95,6 +95,11 @@ def pod(fabric):
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
+def pod_sysctl(ns: str, key: str) -> str:
+    return subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", key], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
 def host_addresses(fabric, ifname: str) -> list[str]:
     data = ip_json(fabric.node_netns, "-4", "addr", "show", "dev", ifname)
     return [f"{a['local']}/{a['prefixlen']}" for d in data for a in d.get("addr_info", [])]
@@ -136,6 +141,8 @@ def test_add_check_del_for_every_version(fabric, daemon, cni, pod, version):
                for r in routes)
     rules = ip_json(ns, "-4", "rule", "show")
     assert any(r.get("src") == "10.200.2.1" for r in rules), rules
+    assert pod_sysctl(ns, "net.ipv4.conf.net1.arp_ignore") == "1"
+    assert pod_sysctl(ns, "net.ipv4.conf.net1.arp_announce") == "2"
     ping = subprocess.run(["ip", "netns", "exec", ns, "ping", "-c", "1", "-W", "2", "10.200.2.2"],
                           capture_output=True, text=True)
     assert ping.returncode == 0, ping.stdout
@@ -237,3 +244,32 @@ def test_the_mtu_a_pod_asked_for_goes_with_the_pod(fabric, daemon, cni, pod):
     assert cni.run("DEL", "mtu", netns)[0] == 0
     home = {link["address"]: link for link in ip_json(fabric.node_netns, "link", "show")}
     assert home[mac]["mtu"] == host_mtu
+
+
+class ReadOnlyProcSysDaemon(Daemon):
+    """rocenetd as a container runtime starts it without `privileged`: with
+    /proc/sys mounted read-only, and host mounts (pod netns) seen as they come."""
+
+    def command(self) -> list[str]:
+        inner = " ".join(super().command())
+        return ["unshare", "--mount", "--propagation", "slave", "sh", "-c",
+                "mount --bind /proc/sys /proc/sys && "
+                f"mount -o remount,bind,ro /proc/sys && exec {inner}"]
+
+
+def test_a_daemon_with_a_read_only_proc_sys_still_attaches(pod):
+    fab = sim.Fabric.up(sim.unique_name("cr"), ports=1)
+    d = ReadOnlyProcSysDaemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}"])
+    try:
+        d.start()
+        wait_until(lambda: json.loads(d.rocectl("health", "-o", "json").stdout or "{}")
+                   .get("ready"), 10, what="node ready")
+        netns = f"/run/netns/{fab.name}-podro"
+        subprocess.run(["ip", "netns", "add", os.path.basename(netns)], check=True)
+        rc, added = Cni(d).run("ADD", "ro", netns)
+        assert rc == 0, added
+        assert pod_sysctl(os.path.basename(netns), "net.ipv4.conf.net1.arp_ignore") == "1"
+        assert Cni(d).run("DEL", "ro", netns)[0] == 0
+    finally:
+        d.cleanup()
+        fab.down()

@@ -1,5 +1,6 @@
 // NetlinkLinux: link settings, IPv4 addresses and routes.
 #include <linux/if.h>
+#include <linux/ip.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
@@ -104,6 +105,30 @@ absl::Status NetlinkLinux::SetMtu(int ifindex, uint32_t mtu) {
   nl_msg* msg = NewMessage(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, &ifi, sizeof(ifi));
   if (msg == nullptr) return NoMemory(what);
   nla_put_u32(msg, IFLA_MTU, mtu);
+  return Transact(msg, what);
+}
+
+absl::Status NetlinkLinux::SetIpv4Conf(int ifindex, Ipv4Conf key, uint32_t value) {
+  const char* name = key == Ipv4Conf::kArpIgnore ? "arp_ignore" : "arp_announce";
+  const int attribute =
+      key == Ipv4Conf::kArpIgnore ? IPV4_DEVCONF_ARP_IGNORE : IPV4_DEVCONF_ARP_ANNOUNCE;
+  const std::string what = absl::StrCat("netlink: set ", name, "=", value, " on ifindex ", ifindex);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = ifindex;
+  nl_msg* msg = NewMessage(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, &ifi, sizeof(ifi));
+  if (msg == nullptr) return NoMemory(what);
+  // IFLA_AF_SPEC { AF_INET { IFLA_INET_CONF { <devconf index>: u32 } } }
+  nlattr* af_spec = nla_nest_start(msg, IFLA_AF_SPEC);
+  nlattr* inet = af_spec == nullptr ? nullptr : nla_nest_start(msg, AF_INET);
+  nlattr* conf = inet == nullptr ? nullptr : nla_nest_start(msg, IFLA_INET_CONF);
+  if (conf == nullptr || nla_put_u32(msg, attribute, value) < 0) {
+    nlmsg_free(msg);
+    return NoMemory(what);
+  }
+  nla_nest_end(msg, conf);
+  nla_nest_end(msg, inet);
+  nla_nest_end(msg, af_spec);
   return Transact(msg, what);
 }
 

@@ -133,6 +133,7 @@ absl::Status FakeNetlink::MoveLink(int ifindex, int netns_fd, absl::string_view 
   moves_.push_back({ifindex, netns_fd, std::string(new_name)});
   std::erase_if(addresses_, [&](const os::AddressInfo& a) { return a.ifindex == ifindex; });
   std::erase_if(routes_, [&](const os::RouteInfo& r) { return r.ifindex == ifindex; });
+  ipv4_conf_.erase(ifindex);
   RemoveLink(ifindex);
   return absl::OkStatus();
 }
@@ -157,6 +158,15 @@ absl::Status FakeNetlink::DeleteRule(const os::RuleInfo& rule) {
 
 absl::Status FakeNetlink::SetMtu(int ifindex, uint32_t mtu) {
   return ChangeLink("SetMtu", ifindex, [&](os::LinkInfo& link) { link.mtu = mtu; });
+}
+
+absl::Status FakeNetlink::SetIpv4Conf(int ifindex, os::Ipv4Conf key, uint32_t value) {
+  absl::Status failure;
+  if (TakeFailure("SetIpv4Conf", &failure)) return failure;
+  if (!links_.contains(ifindex)) return absl::NotFoundError("no such link");
+  ++mutations_;
+  ipv4_conf_[ifindex][key] = value;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<os::AddressInfo>> FakeNetlink::ListAddresses() { return addresses_; }

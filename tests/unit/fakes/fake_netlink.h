@@ -42,6 +42,7 @@ class FakeNetlink final : public os::Netlink {
   absl::Status SetLinkUp(int ifindex) override;
   absl::Status SetLinkDown(int ifindex) override;
   absl::Status SetMtu(int ifindex, uint32_t mtu) override;
+  absl::Status SetIpv4Conf(int ifindex, os::Ipv4Conf key, uint32_t value) override;
   absl::Status RenameLink(int ifindex, absl::string_view name) override;
   // Removes the link from this fake (it went to another namespace); the
   // move is recorded in moves().
@@ -83,6 +84,11 @@ class FakeNetlink final : public os::Netlink {
   int mutations() const { return mutations_; }
   const std::vector<os::AddressInfo>& addresses() const { return addresses_; }
   const std::vector<os::RouteInfo>& routes() const { return routes_; }
+  // The IPv4 settings of a link in this kernel; reset when it leaves.
+  std::map<os::Ipv4Conf, uint32_t> ipv4_conf(int ifindex) const {
+    auto it = ipv4_conf_.find(ifindex);
+    return it == ipv4_conf_.end() ? std::map<os::Ipv4Conf, uint32_t>{} : it->second;
+  }
   const os::LinkInfo* link(int ifindex) const;
   // An edit by someone else (an admin with `ip`): queues the event.
   void ExternalDeleteAddress(const os::AddressInfo& address);
@@ -106,6 +112,7 @@ class FakeNetlink final : public os::Netlink {
   std::vector<os::AddressInfo> addresses_;
   std::vector<os::RouteInfo> routes_;
   std::vector<os::RuleInfo> rules_;
+  std::map<int, std::map<os::Ipv4Conf, uint32_t>> ipv4_conf_;
   std::vector<Move> moves_;
   os::LinkEventBatch pending_;
   absl::Status fail_next_;

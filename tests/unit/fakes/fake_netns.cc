@@ -33,6 +33,9 @@ class NetlinkView final : public os::Netlink {
   absl::Status SetLinkUp(int ifindex) override { return target_->SetLinkUp(ifindex); }
   absl::Status SetLinkDown(int ifindex) override { return target_->SetLinkDown(ifindex); }
   absl::Status SetMtu(int ifindex, uint32_t mtu) override { return target_->SetMtu(ifindex, mtu); }
+  absl::Status SetIpv4Conf(int ifindex, os::Ipv4Conf key, uint32_t value) override {
+    return target_->SetIpv4Conf(ifindex, key, value);
+  }
   absl::Status RenameLink(int ifindex, absl::string_view name) override {
     return target_->RenameLink(ifindex, name);
   }

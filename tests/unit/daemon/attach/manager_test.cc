@@ -53,9 +53,9 @@ TEST_F(AttachManagerTest, AttachByDeviceIdConfiguresThePortInThePod) {
   // The pod has it as net1, configured, next to its own eth0.
   ExpectConfiguredInPod(*pod_, "10.200.1.1/30", "10.200.1.2", 1002);
   EXPECT_NE(Named(*pod_, "eth0"), nullptr);
-  EXPECT_THAT(netns_.sysctls(),
-              ElementsAre(FakeNetns::SysctlWrite{kPod, "net/ipv4/conf/net1/arp_ignore", "1"},
-                          FakeNetns::SysctlWrite{kPod, "net/ipv4/conf/net1/arp_announce", "2"}));
+  EXPECT_EQ(pod_->ipv4_conf(Named(*pod_, "net1")->ifindex),
+            (std::map<os::Ipv4Conf, uint32_t>{{os::Ipv4Conf::kArpIgnore, 1},
+                                              {os::Ipv4Conf::kArpAnnounce, 2}}));
   // The journal on disk has it, as attached.
   EXPECT_THAT(OnDisk(), ElementsAre(*record));
   EXPECT_THAT(fs_.GetFile(kJournal)->content, HasSubstr("\"state\": \"attached\""));
@@ -120,7 +120,7 @@ TEST_F(AttachManagerTest, AnL2AttachOnlyBringsThePortUp) {
   EXPECT_EQ(net1->mtu, 9000u);
   EXPECT_THAT(pod_->addresses(), IsEmpty());
   EXPECT_THAT(pod_->rules(), IsEmpty());
-  EXPECT_THAT(netns_.sysctls(), IsEmpty());
+  EXPECT_THAT(pod_->ipv4_conf(net1->ifindex), IsEmpty());
 }
 
 // --- Refusals ------------------------------------------------------------------
@@ -330,23 +330,15 @@ INSTANTIATE_TEST_SUITE_P(
                      "open netlink in the pod", true},
         RollbackCase{"Mtu", PodFailsChange(0), "set MTU 9000", true},
         RollbackCase{"LinkUp", PodFailsChange(1), "set link up", true},
-        RollbackCase{"ArpIgnore",
-                     [](const Fakes& f) {
-                       f.netns->FailSysctl("net/ipv4/conf/net1/arp_ignore", Injected());
-                     },
-                     "set arp_ignore", true},
-        RollbackCase{"ArpAnnounce",
-                     [](const Fakes& f) {
-                       f.netns->FailSysctl("net/ipv4/conf/net1/arp_announce", Injected());
-                     },
-                     "set arp_announce", true},
-        RollbackCase{"Address", PodFailsChange(2), "add address 10.200.1.1/30", true},
-        RollbackCase{"SubnetRoute", PodFailsChange(3), "add route 10.200.1.0/30 table 1002", true},
-        RollbackCase{"FabricRouteInPortTable", PodFailsChange(4),
+        RollbackCase{"ArpIgnore", PodFailsChange(2), "set arp_ignore", true},
+        RollbackCase{"ArpAnnounce", PodFailsChange(3), "set arp_announce", true},
+        RollbackCase{"Address", PodFailsChange(4), "add address 10.200.1.1/30", true},
+        RollbackCase{"SubnetRoute", PodFailsChange(5), "add route 10.200.1.0/30 table 1002", true},
+        RollbackCase{"FabricRouteInPortTable", PodFailsChange(6),
                      "add route 10.200.0.0/16 table 1002", true},
-        RollbackCase{"FabricRouteInMainTable", PodFailsChange(5),
+        RollbackCase{"FabricRouteInMainTable", PodFailsChange(7),
                      "add route 10.200.0.0/16: ", true},
-        RollbackCase{"Rule", PodFailsChange(6), "add rule from 10.200.1.1", true},
+        RollbackCase{"Rule", PodFailsChange(8), "add rule from 10.200.1.1", true},
         RollbackCase{"FinalJournalWrite",
                      [](const Fakes& f) { f.fs->FailWriteAfter(1, Injected()); },
                      "record the attachment as done", true}),

@@ -84,9 +84,11 @@ TEST_F(PodConfigTest, AnL3PortGetsItsAddressTableRuleAndArpSettings) {
               ::testing::Contains(Route("10.200.0.0/16", A("10.200.1.2"), os::kMainTable)));
   EXPECT_THAT(pod_->rules(), ElementsAre(os::RuleInfo{P("10.200.1.1/32"), 1002, kRulePriority,
                                                       addressing::kRouteProtocol}));
-  EXPECT_THAT(netns_.sysctls(),
-              ElementsAre(FakeNetns::SysctlWrite{kPod, "net/ipv4/conf/net1/arp_ignore", "1"},
-                          FakeNetns::SysctlWrite{kPod, "net/ipv4/conf/net1/arp_announce", "2"}));
+  EXPECT_EQ(pod_->ipv4_conf(kNet1), (std::map<os::Ipv4Conf, uint32_t>{
+                                        {os::Ipv4Conf::kArpIgnore, 1},
+                                        {os::Ipv4Conf::kArpAnnounce, 2}}));
+  // Over netlink, not /proc/sys, which is read-only in a container.
+  EXPECT_THAT(netns_.sysctls(), IsEmpty());
   // The pod's own interface is left alone.
   EXPECT_EQ(*pod_->link(2), MakeLink(2, "eth0"));
 }
@@ -112,7 +114,7 @@ TEST_F(PodConfigTest, AnL2PortIsOnlyBroughtUpWithItsMtu) {
   EXPECT_EQ(pod_->link(kNet1)->mtu, 9000u);
   EXPECT_THAT(pod_->addresses(), IsEmpty());
   EXPECT_THAT(pod_->rules(), IsEmpty());
-  EXPECT_THAT(netns_.sysctls(), IsEmpty());
+  EXPECT_THAT(pod_->ipv4_conf(kNet1), IsEmpty());
 }
 
 TEST_F(PodConfigTest, AnMtuOfZeroLeavesTheMtuAlone) {
@@ -123,13 +125,13 @@ TEST_F(PodConfigTest, AnMtuOfZeroLeavesTheMtuAlone) {
 }
 
 TEST_F(PodConfigTest, ErrorsNameTheStepAndKeepTheCode) {
-  pod_->FailAfter(2, absl::PermissionDeniedError("Operation not permitted"));
+  pod_->FailAfter(4, absl::PermissionDeniedError("Operation not permitted"));
   const absl::Status status = Configure(L3Record());
   EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("add address 10.200.1.1/30: Operation not permitted"));
 
-  netns_.FailSysctl("net/ipv4/conf/net1/arp_announce", absl::PermissionDeniedError("denied"));
+  pod_->FailAfter(3, absl::PermissionDeniedError("denied"));
   EXPECT_THAT(std::string(Configure(L3Record()).message()), HasSubstr("set arp_announce: denied"));
 }
 
