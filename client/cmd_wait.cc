@@ -49,7 +49,7 @@ constexpr absl::string_view kHelp =
     "\n"
     "Progress goes to stderr: ports ready out of all, and for the ports not ready\n"
     "their first condition, e.g.\n"
-    "  2/3 ports ready; not ready: so2 (NoLldpNeighbor/NeverHeard: ...)\n"
+    "  2/3 ports ready; not ready: so2 (NoLldpNeighbor/NoFrames: ...)\n"
     "rewritten in place on a terminal, one line per change otherwise (logs).\n"
     "When the node is ready, stdout gets \"node ready: N/N ports ready\", or with\n"
     "-o json or -o yaml the rocenet.v1.NodeHealth that was ready.\n"

@@ -27,6 +27,21 @@ _rocectl() {
     --socket) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --timeout) COMPREPLY=($(compgen -W "1s 5s 30s 1m 5m" -- "$cur")); return 0 ;;
     --format) COMPREPLY=($(compgen -W "table dot json yaml" -- "$cur")); return 0 ;;
+    --nodes) return 0 ;;
+    --peers) return 0 ;;
+    --port) return 0 ;;
+    --peer) return 0 ;;
+    --senders) return 0 ;;
+    --count) return 0 ;;
+    --interval) return 0 ;;
+    --time-limit) return 0 ;;
+    --streams) return 0 ;;
+    --duration) return 0 ;;
+    --min-fraction) return 0 ;;
+    --min-bytes) return 0 ;;
+    --max-bytes) return 0 ;;
+    --step-factor) return 0 ;;
+    --iterations) return 0 ;;
   esac
 
   local command="" socket="" word i
@@ -37,7 +52,7 @@ _rocectl() {
       --socket)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         socket="${COMP_WORDS[i+1]}"; (( i++ )) ;;
-      -o|--output|--timeout|--format)
+      -o|--output|--timeout|--format|--nodes|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--min-bytes|--max-bytes|--step-factor|--iterations)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         (( i++ )) ;;
       -*|=) ;;
@@ -50,14 +65,15 @@ _rocectl() {
     case "$command" in
       wait) flags+=" --ready" ;;
       topology) flags+=" --format" ;;
+      diag) flags+=" --nodes --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --min-bytes --max-bytes --step-factor --iterations" ;;
     esac
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     return 0
   fi
 
   case "$command" in
-    "") COMPREPLY=($(compgen -W "ports neighbors addressing health attachments reconcile wait topology completion help" -- "$cur")) ;;
-    help) (( ${#rest[@]} == 0 )) && COMPREPLY=($(compgen -W "ports neighbors addressing health attachments reconcile wait topology completion help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "ports neighbors addressing health attachments reconcile wait topology completion diag help" -- "$cur")) ;;
+    help) (( ${#rest[@]} == 0 )) && COMPREPLY=($(compgen -W "ports neighbors addressing health attachments reconcile wait topology completion diag help" -- "$cur")) ;;
     ports)
       if (( ${#rest[@]} == 0 )); then
         COMPREPLY=($(compgen -W "get watch" -- "$cur"))
