@@ -162,11 +162,12 @@ std::string RenderAllreduce(const v1::AllreduceResult& result) {
     }
     TextTable links({"LINK", "THROUGHPUT", "NOTE"});
     for (const v1::RingLink& l : rail.links()) {
-      links.AddRow({absl::StrCat(Endpoint(l.from_node(), l.from_port()), " -> ",
-                                 Endpoint(l.to_node(), l.to_port())),
-                    l.error().empty() ? FormatBits(l.bits_per_second()) : "-",
-                    !l.error().empty() ? absl::StrCat("FAILED: ", l.error())
-                                       : (l.slowest() ? "slowest" : "")});
+      links.AddRow(
+          {absl::StrCat(Endpoint(l.from_node(), l.from_port()), " -> ",
+                        Endpoint(l.to_node(), l.to_port())),
+           l.error().empty() && l.bits_per_second() > 0 ? FormatBits(l.bits_per_second()) : "-",
+           !l.error().empty() ? absl::StrCat("FAILED: ", l.error())
+                              : (l.slowest() ? "slowest" : "")});
     }
     out += links.Render();
   }

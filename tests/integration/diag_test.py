@@ -52,6 +52,7 @@ def cluster():
         left_ns = [ns for ns in os.listdir("/run/netns") if ns.startswith(cl.name + "-")]
         assert left_ns == [], f"namespaces left behind: {left_ns}"
         assert not any(d.proc and d.proc.poll() is None for d in daemons), "rocenetd left running"
+        assert all(p.poll() is not None for p in cl._lldpd), "lldpd left running"
 
 
 def diag(daemon: Daemon, *args: str, bound: float) -> tuple[int, dict, str, float]:
@@ -84,6 +85,14 @@ def test_reach_from_one_node_gateway_and_peers(cluster):
             assert t["reachable"] and t["received"] == 5 and t["loss_ratio"] == 0, t
             assert 0 < t["rtt_p50_seconds"] <= t["rtt_p90_seconds"] <= t["rtt_p99_seconds"] < 1
     assert "diag:" in err  # progress on stderr
+
+
+def test_data_port_listens_on_the_port_addresses_only(cluster):
+    cl, daemons = cluster
+    for i in range(NODES):
+        cp = cl.node_exec(i, ["ss", "-Hltn", "sport = :50153"], check=True)
+        listening = sorted(line.split()[3] for line in cp.stdout.splitlines())
+        assert listening == sorted(f"{node_addr(i, r)}:50153" for r in range(RAILS)), cp.stdout
 
 
 def test_reach_mesh_all_pairs(cluster):
