@@ -201,6 +201,27 @@ def test_requests_beyond_the_bounds_are_refused(cluster):
     assert cp.returncode == 4, cp.stderr
 
 
+def test_data_port_follows_a_new_address(cluster):
+    cl, daemons = cluster
+    old, new = node_addr(2, 0), "10.201.3.5"
+
+    def listening() -> list[str]:
+        cp = cl.node_exec(2, ["ss", "-Hltn", "sport = :50153"], check=True)
+        return sorted(line.split()[3] for line in cp.stdout.splitlines())
+
+    cl.readdress(2, 0, "10.201.3.6")
+    try:
+        wait_until(lambda: listening() == sorted([f"{new}:50153", f"{node_addr(2, 1)}:50153"]),
+                   15, what="n2's data port on its new address only")
+        rc, result, err, _ = diag(daemons[0], "reach", "--nodes", f"{node_addr(0)},{new}",
+                                  "--count", "2", "--time-limit", "2s", bound=10)
+        assert rc == 0 and result["ok"], err + json.dumps(result)
+        assert result["nodes"] == ["n0", "n2"]
+    finally:
+        cl.readdress(2, 0, sim_cluster.switch_address(2, 0))
+        wait_until(lambda: f"{old}:50153" in listening(), 15, what="n2's data port back")
+
+
 def test_broken_link_is_named(cluster):
     cl, daemons = cluster
     cl.link(1, 1, "down")  # the switch end of n1's so1

@@ -213,6 +213,17 @@ class Cluster:
             raise fabric.UsageError("state must be up or down")
         _run(["ip", "-n", self.switch_netns(rail), "link", "set", f"swp{node + 1}", state])
 
+    def readdress(self, node: int, rail: int, switch_ip: str) -> None:
+        """Give the switch end of node's port on rail the address switch_ip/30
+        and announce it in the Port Description, as a re-cabled or re-planned
+        fabric would; the node's daemon follows from LLDP."""
+        ns, swp = self.switch_netns(rail), f"swp{node + 1}"
+        _ip_batch([f"address flush dev {swp}", f"address add {switch_ip}/30 dev {swp}"], ns)
+        desc = f"no-alert {switch_ip}/30"
+        _run(["ip", "netns", "exec", ns, "lldpcli", "-u", self._lldpd_paths(rail)["socket"],
+              "configure", "ports", swp, "lldp", "portidsubtype", "local", f"Ethernet1/{node + 1}",
+              "description", desc])
+
     def processes(self) -> dict[str, list[int]]:
         """Live processes in each of the cluster's namespaces."""
         return {ns: _pids_in_netns(ns) for ns in self.namespaces() if _pids_in_netns(ns)}
