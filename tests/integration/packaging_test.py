@@ -343,10 +343,7 @@ def test_install_cni_replaces_the_plugin_atomically(tmp_path):
 def test_optional_patches_apply_to_the_overlays(tmp_path):
     """patches/*.yaml are for users' own overlays: each applies and changes
     only what it says."""
-    cases = {"host-pid.yaml": lambda spec: spec.get("hostPID") is True,
-             "privileged-daemon.yaml": lambda spec: any(
-                 c["name"] == "rocenetd" and c["securityContext"].get("privileged") is True
-                 for c in spec["containers"])}
+    cases = {"host-pid.yaml": lambda spec: spec.get("hostPID") is True}
     for patch, applied in cases.items():
         work = tmp_path / patch.replace(".yaml", "")
         work.mkdir()
