@@ -13,8 +13,7 @@
 # `cpack -G DEB` in the build directory (after building the four binaries)
 # makes one package, rocenet_<version>_<arch>.deb, from both components. Its
 # dependencies on the Debian runtime libraries come from dpkg-shlibdeps
-# (dpkg-dev). rocenet_binary() also installs each binary into bin without a
-# component; that "Unspecified" component is left out of the package.
+# (dpkg-dev). Where each binary goes is said here alone.
 set(ROCENET_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 
 install(TARGETS rocenetd RUNTIME DESTINATION sbin COMPONENT runtime)

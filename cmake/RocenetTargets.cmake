@@ -32,7 +32,6 @@ function(rocenet_binary)
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
   rocenet_apply_warnings(${ARG_NAME})
-  install(TARGETS ${ARG_NAME} RUNTIME DESTINATION bin)
 endfunction()
 
 include(GoogleTest)
