@@ -1,6 +1,7 @@
 // The coordinator side of DiagEngine: what rocectl asks this daemon for.
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <random>
@@ -229,9 +230,7 @@ absl::StatusOr<v1::AllreduceResult> DiagEngine::Allreduce(const v1::AllreduceReq
   }
   // A ring per rail that every node has a port in.
   std::set<std::string> rails;
-  for (const v1::PeerInfo& info : {*infos[0]}) {
-    for (const v1::PeerPort& port : info.ports()) rails.insert(port.rail());
-  }
+  for (const v1::PeerPort& port : infos[0]->ports()) rails.insert(port.rail());
   std::vector<std::string> ring_rails;
   for (const std::string& rail : rails) {
     std::vector<std::string> missing;

@@ -16,6 +16,7 @@
 // test could not run at all (e.g. NotFound for an unknown local port).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
