@@ -67,8 +67,8 @@ absl::StatusOr<Fd> ConnectTcp(const LocalPort* from, Ipv4Address address, uint16
   const int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (from != nullptr) {
-    if (setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, from->name.c_str(), from->name.size()) <
-        0) {
+    if (!from->name.empty() && setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, from->name.c_str(),
+                                          from->name.size()) < 0) {
       return ErrnoToStatus(errno, absl::StrCat("bind to device ", from->name));
     }
     const sockaddr_in local = SockAddr(from->address.address(), 0);

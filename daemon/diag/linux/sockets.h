@@ -49,7 +49,8 @@ class Fd {
 
 // A TCP connection to `address`:`port`, made non-blocking. With `from`, the
 // socket is bound to that port's device (SO_BINDTODEVICE) and address, so
-// the traffic takes that port whatever the routing table prefers.
+// the traffic takes that port whatever the routing table prefers (a port
+// without a name is bound by address only: tests on loopback).
 absl::StatusOr<Fd> ConnectTcp(const LocalPort* from, Ipv4Address address, uint16_t port,
                               absl::Time deadline);
 

@@ -1,0 +1,152 @@
+// DiagEngine end to end on loopback: data ports on 127.0.0.1-3, the
+// coordinator's all-reduce, bandwidth and incast over real TCP sockets.
+// Hermetic: loopback only, free ports picked by the kernel, no root needed
+// (ports without a name are bound by address, not by device).
+#include "daemon/diag/linux/engine.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "daemon/diag/limits.h"
+#include "daemon/diag/linux/sockets.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace rocenet::diag {
+namespace {
+
+constexpr int kNodes = 3;
+
+Ipv4Address Loopback(int i) { return *Ipv4Address::Parse(absl::StrCat("127.0.0.", i + 1)); }
+
+// A port the kernel just handed out on `address`, free again now.
+uint16_t FreePort(Ipv4Address address) {
+  absl::StatusOr<Fd> fd = ListenTcp(address, 0);
+  if (!fd.ok()) return 0;
+  sockaddr_in sa{};
+  socklen_t len = sizeof(sa);
+  getsockname(fd->get(), reinterpret_cast<sockaddr*>(&sa), &len);
+  return ntohs(sa.sin_port);
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < kNodes; ++i) {
+      ports_.push_back(FreePort(Loopback(i)));
+      ASSERT_NE(ports_.back(), 0);
+      LocalPort port;
+      port.name = "";  // bound by address only
+      port.address = Ipv4Prefix(Loopback(i), 8);
+      port.gateway = Loopback(i);
+      port.rail = *Ipv4Prefix::Parse("127.0.0.0/8");
+      port.up = true;
+      engines_.push_back(std::make_unique<DiagEngine>(
+          EngineOptions{.data_port = ports_.back(), .node_name = absl::StrCat("n", i)},
+          [port]() -> absl::StatusOr<std::vector<LocalPort>> {
+            return std::vector<LocalPort>{port};
+          }));
+      ASSERT_TRUE(engines_.back()->Start().ok());
+      engines_.back()->SetAddresses({Loopback(i)});
+    }
+    // The listeners bind on their own thread.
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+
+  std::string Node(int i) const { return absl::StrCat(Loopback(i).ToString(), ":", ports_[i]); }
+
+  std::vector<uint16_t> ports_;
+  std::vector<std::unique_ptr<DiagEngine>> engines_;
+  Progress ignore_ = [](const std::string&, double) {};
+};
+
+TEST_F(EngineTest, AllreduceOverThreeRanksIsVerifiedWithNcclBusBandwidth) {
+  v1::AllreduceRequest request;
+  for (int i = 0; i < kNodes; ++i) request.add_nodes(Node(i));
+  request.set_min_bytes(1000);  // not a multiple of 3 floats: uneven chunks
+  request.set_max_bytes(256 << 10);
+  request.set_iterations(2);
+  request.set_timeout_ms(10000);
+  absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
+  ASSERT_TRUE(normal.ok()) << normal.status();
+  absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->DebugString();
+  EXPECT_THAT(result->nodes(), ::testing::ElementsAre("n0", "n1", "n2"));
+  ASSERT_EQ(result->rails_size(), 1);
+  const v1::RailResult& rail = result->rails(0);
+  std::vector<uint64_t> sizes;
+  for (const v1::AllreduceSize& size : rail.sizes()) sizes.push_back(size.bytes());
+  EXPECT_THAT(sizes, ::testing::ElementsAre(1000, 4000, 16000, 64000, 256000, 256 << 10));
+  for (const v1::AllreduceSize& size : rail.sizes()) {
+    EXPECT_TRUE(size.verified());
+    EXPECT_GT(size.seconds(), 0);
+    EXPECT_DOUBLE_EQ(size.busbw_bytes_per_second(), size.algbw_bytes_per_second() * 4 / 3);
+  }
+  ASSERT_EQ(rail.links_size(), kNodes);
+  int slowest = 0;
+  for (const v1::RingLink& link : rail.links()) {
+    EXPECT_GT(link.bits_per_second(), 0);
+    slowest += link.slowest() ? 1 : 0;
+  }
+  EXPECT_EQ(slowest, 1);
+}
+
+TEST_F(EngineTest, AllreduceWithADeadRankReportsTheRailBrokenInTime) {
+  engines_[2]->Stop();
+  v1::AllreduceRequest request;
+  for (int i = 0; i < kNodes; ++i) request.add_nodes(Node(i));
+  request.set_timeout_ms(2000);
+  absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
+  ASSERT_TRUE(normal.ok());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_FALSE(result->ok());
+  ASSERT_FALSE(result->problems().empty());
+  EXPECT_THAT(result->problems(0), ::testing::HasSubstr(Node(2)));
+}
+
+TEST_F(EngineTest, BandwidthBothWays) {
+  v1::BandwidthRequest request;
+  request.set_port("");  // the loopback port has no name
+  request.set_peer(Node(1));
+  request.set_streams(2);
+  request.set_duration_ms(300);
+  absl::StatusOr<v1::BandwidthResult> result = engines_[0]->Bandwidth(request, ignore_);
+  // The port is looked up by name; an unnamed one is found.
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->DebugString();
+  ASSERT_EQ(result->directions_size(), 2);
+  for (const v1::DirectionResult& d : result->directions()) {
+    EXPECT_GT(d.bits_per_second(), 0) << d.direction();
+    EXPECT_EQ(d.streams_size(), 2);
+  }
+}
+
+TEST_F(EngineTest, IncastFairnessIsJainsIndexOfTheSenders) {
+  v1::IncastRequest request;
+  request.set_port("");
+  request.add_senders(Node(1));
+  request.add_senders(Node(2));
+  request.set_duration_ms(300);
+  request.set_streams(1);
+  absl::StatusOr<v1::IncastResult> result = engines_[0]->Incast(request, ignore_);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->DebugString();
+  ASSERT_EQ(result->senders_size(), 2);
+  const double a = result->senders(0).bits_per_second();
+  const double b = result->senders(1).bits_per_second();
+  EXPECT_GT(a, 0);
+  EXPECT_GT(b, 0);
+  EXPECT_DOUBLE_EQ(result->fairness(), (a + b) * (a + b) / (2 * (a * a + b * b)));
+  EXPECT_EQ(result->senders(0).node(), "n1");
+}
+
+}  // namespace
+}  // namespace rocenet::diag
