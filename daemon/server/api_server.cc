@@ -22,6 +22,7 @@ namespace rocenet::server {
 namespace {
 
 constexpr int kListenBacklog = 64;
+constexpr absl::Duration kAcceptBackoff = absl::Milliseconds(100);
 
 absl::StatusOr<std::string> ReadPem(const std::string& path) {
   std::ifstream in(path);
@@ -174,8 +175,17 @@ void ApiServer::OnAcceptable() {
     absl::StatusOr<int> fd = os::AcceptConnection(listen_fd_);
     if (absl::IsUnavailable(fd.status())) return;
     if (!fd.ok()) {
-      // EMFILE and the like: the connection stays queued; say so once per wake.
-      SPDLOG_WARN("{}", fd.status().message());
+      // EMFILE and the like: the connection stays queued, and the socket
+      // stays readable. Rest a moment instead of spinning on it.
+      SPDLOG_WARN("{}; accepting again in {}", fd.status().message(),
+                  absl::FormatDuration(kAcceptBackoff));
+      loop_->RemoveReader(listen_fd_);
+      resume_ = loop_->RunAt(absl::Now() + kAcceptBackoff, [this] {
+        resume_.reset();
+        if (absl::Status s = loop_->AddReader(listen_fd_, [this] { OnAcceptable(); }); !s.ok()) {
+          SPDLOG_ERROR("API socket: {}", s.message());
+        }
+      });
       return;
     }
     grpc::AddInsecureChannelFromFd(server_.get(), *fd);
@@ -184,7 +194,12 @@ void ApiServer::OnAcceptable() {
 
 void ApiServer::Shutdown(absl::Time deadline) {
   if (listen_fd_ >= 0) {
-    loop_->RemoveReader(listen_fd_);
+    if (resume_.has_value()) {
+      loop_->Cancel(*resume_);
+      resume_.reset();
+    } else {
+      loop_->RemoveReader(listen_fd_);
+    }
     close(listen_fd_);
     listen_fd_ = -1;
     unlink(socket_path_.c_str());

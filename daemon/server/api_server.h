@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -50,6 +51,8 @@ class ApiServer {
   EventLoop* loop_;
   std::string socket_path_;
   int listen_fd_ = -1;
+  // Set while accepting rests after an error (e.g. out of descriptors).
+  std::optional<EventLoop::TimerId> resume_;
   std::unique_ptr<grpc::Server> server_;
 };
 
