@@ -55,9 +55,11 @@ void DiagEngine::SetAddresses(std::set<Ipv4Address> addresses) {
 
 void DiagEngine::Stop() {
   {
-    // Wakes connections parked in ServeRingHello.
+    // Wakes connections parked in ServeRingHello, and calls waiting for
+    // other daemons.
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    for (int fd : calls_) shutdown(fd, SHUT_RDWR);
   }
   if (listener_ != nullptr) listener_->Stop();
 }
@@ -235,11 +237,20 @@ absl::StatusOr<v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
   absl::StatusOr<Fd> fd = ConnectTcp(nullptr, node.address, node.port,
                                      std::min(deadline, absl::Now() + absl::Seconds(3)));
   if (!fd.ok()) return absl::UnavailableError(absl::StrCat(who, ": ", fd.status().message()));
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::UnavailableError(absl::StrCat(who, ": rocenetd is stopping"));
+    calls_.insert(fd->get());
+  }
   if (cancel_fd != nullptr) cancel_fd->store(fd->get());
   absl::Status s = WriteFrame(fd->get(), request, deadline);
   v1::PeerReply reply;
   if (s.ok()) s = ReadFrame(fd->get(), &reply, deadline);
   if (cancel_fd != nullptr) cancel_fd->store(-1);
+  {
+    absl::MutexLock lock(&mu_);
+    calls_.erase(fd->get());
+  }
   if (!s.ok()) {
     return absl::Status(s.code(),
                         absl::StrCat(who, ": ",

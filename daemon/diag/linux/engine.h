@@ -49,6 +49,8 @@ class DiagEngine final : public Diagnostics {
   absl::Status Start();
   // Listen on these addresses (the ports' addresses) from now on.
   void SetAddresses(std::set<Ipv4Address> addresses) override;
+  // Stops serving and ends the coordinated tests in flight (their results
+  // report the nodes as not answering).
   void Stop();
 
   const std::string& node_name() const { return options_.node_name; }
@@ -89,6 +91,9 @@ class DiagEngine final : public Diagnostics {
   absl::Mutex mu_;
   std::map<std::string, Fd> hellos_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Connections of Call()s in flight, shut down by Stop() so that a
+  // coordinated test ends at once when the daemon stops.
+  std::set<int> calls_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rocenet::diag

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -110,6 +111,33 @@ TEST_F(EngineTest, AllreduceWithADeadRankReportsTheRailBrokenInTime) {
   EXPECT_FALSE(result->ok());
   ASSERT_FALSE(result->problems().empty());
   EXPECT_THAT(result->problems(0), ::testing::HasSubstr(Node(2)));
+}
+
+// A daemon that accepts but never answers holds the coordinator only until
+// this daemon stops.
+TEST_F(EngineTest, StopEndsACoordinatedTestAtOnce) {
+  const Ipv4Address mute = Loopback(kNodes);
+  absl::StatusOr<Fd> listener = ListenTcp(mute, 0);
+  ASSERT_TRUE(listener.ok());
+  sockaddr_in sa{};
+  socklen_t len = sizeof(sa);
+  getsockname(listener->get(), reinterpret_cast<sockaddr*>(&sa), &len);
+  v1::AllreduceRequest request;
+  request.add_nodes(Node(0));
+  request.add_nodes(absl::StrCat(mute.ToString(), ":", ntohs(sa.sin_port)));
+  absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
+  ASSERT_TRUE(normal.ok());
+  std::thread stopper([&] {
+    absl::SleepFor(absl::Milliseconds(200));
+    engines_[0]->Stop();
+  });
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  const absl::Duration took = absl::Now() - start;
+  stopper.join();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->ok());
+  EXPECT_LT(took, absl::Milliseconds(1500));  // the call's own bound is 3 s
 }
 
 TEST_F(EngineTest, BandwidthBothWays) {
