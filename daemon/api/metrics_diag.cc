@@ -89,13 +89,14 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
   out.push_back(std::move(loss));
   out.push_back(std::move(reachable));
 
-  MetricFamily bw = Family("rocenet_diag_bandwidth_bits_per_second",
+  // Base units: bytes, whatever the CLI shows.
+  MetricFamily bw = Family("rocenet_diag_bandwidth_bytes_per_second",
                            "Last bandwidth run: throughput per direction.", MetricType::Gauge);
   for (const v1::DirectionResult& d : bandwidth_.directions()) {
     AddSample(
         bw,
         {{"device", bandwidth_.port()}, {"peer", bandwidth_.peer()}, {"direction", d.direction()}},
-        d.bits_per_second());
+        d.bits_per_second() / 8);
   }
   out.push_back(std::move(bw));
 
@@ -124,7 +125,7 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
   MetricFamily fairness =
       Family("rocenet_diag_incast_fairness_ratio",
              "Last incast run: Jain's fairness index over the senders.", MetricType::Gauge);
-  MetricFamily incast_bw = Family("rocenet_diag_incast_bits_per_second",
+  MetricFamily incast_bw = Family("rocenet_diag_incast_bytes_per_second",
                                   "Last incast run: throughput per sender.", MetricType::Gauge);
   MetricFamily retrans =
       Family("rocenet_diag_incast_retransmits",
@@ -133,7 +134,8 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
     AddSample(fairness, {{"device", incast_.port()}}, incast_.fairness());
     AddSample(retrans, {{"device", incast_.port()}}, incast_.retransmits());
     for (const v1::IncastSender& s : incast_.senders()) {
-      AddSample(incast_bw, {{"device", incast_.port()}, {"sender", s.node()}}, s.bits_per_second());
+      AddSample(incast_bw, {{"device", incast_.port()}, {"sender", s.node()}},
+                s.bits_per_second() / 8);
     }
   }
   out.push_back(std::move(fairness));

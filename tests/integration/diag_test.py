@@ -182,7 +182,7 @@ def test_results_as_metrics(cluster):
     text = daemons[0].metrics()
     assert metric_value(text, "rocenet_diag_reach_rtt_seconds",
                         {"device": "so0", "quantile": "0.5"}) is not None
-    assert metric_value(text, "rocenet_diag_bandwidth_bits_per_second",
+    assert metric_value(text, "rocenet_diag_bandwidth_bytes_per_second",
                         {"device": "so0", "direction": "transmit"}) > 0
     assert metric_value(text, "rocenet_diag_allreduce_bus_bandwidth_bytes_per_second",
                         {"rail": "10.201.0.0/16"}) > 0

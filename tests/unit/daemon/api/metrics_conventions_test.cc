@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "daemon/api/metrics.h"
+#include "daemon/api/metrics_config.h"
+#include "daemon/api/metrics_diag.h"
 #include "daemon/lldp/decode_error.h"
 #include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
@@ -185,8 +187,20 @@ const std::map<std::string, std::regex>& EnumLabels() {
       {"device", std::regex("[a-zA-Z0-9_.:@-]{1,15}")},  // a Linux interface name
       {"condition", std::regex("[A-Z][A-Za-z]+")},
       {"operation", std::regex("attach|detach|check|gc")},
-      {"result", std::regex("success|error")},
+      // Attach and reload say success|error|failure, diagnostics ok|failed.
+      {"result", std::regex("success|error|failure|ok|failed")},
       {"reason", std::regex("[a-z][a-z0-9_]*")},  // snake_case codes, never prose
+      // Diagnostics: the tests, and the nodes, addresses and rails of the
+      // last run (bounded by the cluster, never prose).
+      {"test", std::regex("[a-z]+")},
+      {"kind", std::regex("[a-z]+")},
+      {"direction", std::regex("receive|transmit")},
+      {"quantile", std::regex("0\\.[0-9]+")},
+      {"node", std::regex("[A-Za-z0-9_.:-]+")},
+      {"peer", std::regex("[A-Za-z0-9_.:-]+")},
+      {"sender", std::regex("[A-Za-z0-9_.:-]+")},
+      {"target", std::regex("[A-Za-z0-9_.:-]+")},
+      {"rail", std::regex("[0-9.]+/[0-9]+")},
       {"le", std::regex(".*")},                   // histograms only, checked below
   };
   return *labels;
@@ -194,15 +208,26 @@ const std::map<std::string, std::regex>& EnumLabels() {
 
 // Words that name a unit; a family holding one must end in it (before
 // _total). Base units only: no milliseconds, bits, megabytes or percent.
-const std::set<std::string> kBaseUnits = {"seconds", "bytes"};
+const std::set<std::string> kBaseUnits = {"seconds", "bytes", "ratio"};
 const std::set<std::string> kNonBaseUnits = {
     "milliseconds", "ms",   "microseconds", "minutes", "hours", "bits", "kilobytes", "megabytes",
     "gigabytes",    "mbps", "gbps",         "percent", "celsius_milli"};
 
 // Families of the node as a whole; every other family is per port.
-const std::set<std::string> kNodeFamilies = {"rocenet_build_info", "rocenet_node_ready",
-                                             "rocenet_attach_operations_total",
-                                             "rocenet_attach_duration_seconds"};
+const std::set<std::string> kNodeFamilies = {
+    "rocenet_build_info",
+    "rocenet_node_ready",
+    "rocenet_attach_operations_total",
+    "rocenet_attach_duration_seconds",
+    "rocenet_config_reloads_total",
+    "rocenet_config_last_reload_success_timestamp_seconds",
+    "rocenet_config_last_reload_successful",
+    "rocenet_diag_runs_total",
+    "rocenet_diag_last_run_timestamp_seconds",
+    "rocenet_diag_allreduce_bus_bandwidth_bytes_per_second",
+    "rocenet_diag_allreduce_algorithm_bandwidth_bytes_per_second",
+    "rocenet_diag_allreduce_rail_broken",
+};
 
 std::vector<std::string> Words(const std::string& name) {
   std::vector<std::string> words;
@@ -227,16 +252,18 @@ void CheckFamily(const std::string& name, const ParsedFamily& family) {
     EXPECT_TRUE(EndsWith(name, "_seconds") || EndsWith(name, "_bytes")) << "histogram unit";
   }
 
-  // Units: base units only, and the unit is the last word before _total.
+  // Units: base units only, and the unit is the last word before _total
+  // (or before _per_second, a rate the value already is).
   const std::vector<std::string> words = Words(name);
-  const size_t last = words.size() - (counter ? 2 : 1);
+  size_t last = words.size() - (counter ? 2 : 1);
+  if (EndsWith(name, "_per_second")) last -= 2;
   for (size_t i = 0; i < words.size(); ++i) {
     EXPECT_EQ(kNonBaseUnits.count(words[i]), 0u) << "non-base unit " << words[i];
     if (kBaseUnits.count(words[i]) != 0) {
       EXPECT_EQ(i, last) << "unit " << words[i] << " is not the suffix";
     }
   }
-  for (const char* word : {"rate", "ratio", "avg", "average"}) {
+  for (const char* word : {"rate", "avg", "average", "percentage"}) {
     EXPECT_EQ(std::count(words.begin(), words.end(), word), 0) << "derived value " << word;
   }
 
@@ -335,12 +362,54 @@ NodeSnapshot ScrapedSnapshot() {
   return snapshot;
 }
 
+// The diagnostics after one run of each test.
+void RecordDiagnostics(DiagMetrics& diag) {
+  v1::ReachResult reach;
+  reach.set_ok(true);
+  v1::PortReach* port = reach.add_ports();
+  port->set_node("node-a");
+  port->set_port("so0");
+  v1::ReachTarget* target = port->add_targets();
+  target->set_address("10.200.1.2");
+  target->set_kind("gateway");
+  target->set_loss_ratio(0);
+  target->set_rtt_p50_seconds(0.0001);
+  diag.Record(reach);
+  v1::BandwidthResult bandwidth;
+  bandwidth.set_port("so0");
+  bandwidth.set_peer("10.200.2.1");
+  bandwidth.add_directions()->set_direction("transmit");
+  bandwidth.mutable_directions(0)->set_bits_per_second(8e9);
+  diag.Record(bandwidth);
+  v1::AllreduceResult allreduce;
+  v1::RailResult* rail = allreduce.add_rails();
+  rail->set_rail("10.201.0.0/16");
+  rail->add_sizes()->set_busbw_bytes_per_second(1e9);
+  diag.Record(allreduce);
+  v1::IncastResult incast;
+  incast.set_port("so0");
+  incast.set_fairness(0.9);
+  incast.add_senders()->set_node("node-b");
+  incast.mutable_senders(0)->set_bits_per_second(4e9);
+  diag.Record(incast);
+}
+
+// Every collectable rocenetd's exposer serves, as daemon.cc registers them.
 class MetricsConventionsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     FakeNodeState state(ScrapedSnapshot());
     NodeMetrics metrics(&state, "1.2.3");
-    text_ = prometheus::TextSerializer().Serialize(metrics.Collect());
+    DiagMetrics diag;
+    RecordDiagnostics(diag);
+    ConfigReloadMetrics reloads(kNow);
+    reloads.Record(false, kNow + absl::Seconds(5));
+    std::vector<prometheus::MetricFamily> families = metrics.Collect();
+    for (const prometheus::Collectable* c : {static_cast<prometheus::Collectable*>(&diag),
+                                             static_cast<prometheus::Collectable*>(&reloads)}) {
+      for (prometheus::MetricFamily& family : c->Collect()) families.push_back(std::move(family));
+    }
+    text_ = prometheus::TextSerializer().Serialize(families);
     families_ = ParseExposition(text_);
   }
 
@@ -357,7 +426,7 @@ class MetricsConventionsTest : public ::testing::Test {
 };
 
 TEST_F(MetricsConventionsTest, EveryFamilyFollowsTheConventions) {
-  ASSERT_GT(families_.size(), 30u) << text_;
+  ASSERT_GT(families_.size(), 45u) << text_;
   for (const auto& [name, family] : families_) CheckFamily(name, family);
 }
 
