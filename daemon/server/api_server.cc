@@ -1,5 +1,6 @@
 #include "daemon/server/api_server.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -21,7 +22,12 @@
 namespace rocenet::server {
 namespace {
 
-constexpr int kListenBacklog = 64;
+// Connections are accepted on the event loop, which may be busy with the
+// very attachments a node full of starting pods asks for: the kernel queues
+// them meanwhile. A short queue made connects fail at once (a burst of 100
+// CNI invocations lost a quarter of them); SOMAXCONN lets the kernel's own
+// limit (net.core.somaxconn) decide.
+constexpr int kListenBacklog = SOMAXCONN;
 constexpr absl::Duration kAcceptBackoff = absl::Milliseconds(100);
 
 absl::StatusOr<std::string> ReadPem(const std::string& path) {
