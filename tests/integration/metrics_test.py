@@ -1,0 +1,387 @@
+"""rocenetd's /metrics as Prometheus scrapes it, on the simulated fabric:
+fetched over HTTP, parsed strictly with prometheus_client's text parser,
+every family of the expected type; per-port values agree with rocectl and
+the kernel; a CNI attach moves the attach counters and latency histogram; a
+switch port going down shows as LinkDown in rocectl health and as a metric;
+transmit errors on a real kernel counter raise ErrorsRising."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from harness import Daemon, binary, sim, wait_until
+
+parser = pytest.importorskip("prometheus_client.parser")
+
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+README = os.path.join(TOP, "README.md")
+DASHBOARDS = os.path.join(TOP, "packaging", "grafana")
+
+# Every family rocenetd exposes, and its type. A family not listed here fails
+# the test: a new metric is a decision (README table, dashboards), not an
+# accident.
+FAMILIES = {
+    "rocenet_build_info": "gauge",
+    "rocenet_node_ready": "gauge",
+    "rocenet_port_info": "gauge",
+    "rocenet_port_present": "gauge",
+    "rocenet_port_attached": "gauge",
+    "rocenet_port_healthy": "gauge",
+    "rocenet_port_condition": "gauge",
+    "rocenet_port_condition_since_timestamp_seconds": "gauge",
+    "rocenet_port_up": "gauge",
+    "rocenet_port_carrier": "gauge",
+    "rocenet_port_mtu_bytes": "gauge",
+    "rocenet_port_speed_bytes": "gauge",
+    "rocenet_port_receive_bytes_total": "counter",
+    "rocenet_port_receive_packets_total": "counter",
+    "rocenet_port_receive_errors_total": "counter",
+    "rocenet_port_receive_drops_total": "counter",
+    "rocenet_port_transmit_bytes_total": "counter",
+    "rocenet_port_transmit_packets_total": "counter",
+    "rocenet_port_transmit_errors_total": "counter",
+    "rocenet_port_transmit_drops_total": "counter",
+    "rocenet_lldp_frames_received_total": "counter",
+    "rocenet_lldp_frames_discarded_total": "counter",
+    "rocenet_lldp_tlvs_discarded_total": "counter",
+    "rocenet_lldp_tlvs_unrecognized_total": "counter",
+    "rocenet_lldp_socket_errors_total": "counter",
+    "rocenet_lldp_ageouts_total": "counter",
+    "rocenet_lldp_neighbors": "gauge",
+    "rocenet_lldp_neighbor_info": "gauge",
+    "rocenet_port_provisioned": "gauge",
+    "rocenet_port_addressing_failed": "gauge",
+    "rocenet_addressing_plan_info": "gauge",
+    "rocenet_attach_operations_total": "counter",
+    "rocenet_attach_duration_seconds": "histogram",
+}
+NODE_FAMILIES = {"rocenet_build_info", "rocenet_node_ready", "rocenet_attach_operations_total",
+                 "rocenet_attach_duration_seconds"}
+# Families of other parts of rocenetd (configuration reload, diagnostics):
+# held to the naming rules here, their values tested with their features.
+OTHER_PREFIXES = ("rocenet_config_", "rocenet_diag_")
+# prometheus-cpp's exposer describes itself; its names are the library's.
+LIBRARY_FAMILIES = {"exposer_transferred_bytes_total": "counter",
+                    "exposer_scrapes_total": "counter",
+                    "exposer_request_latencies": "summary"}
+CONDITIONS = {"PortMissing", "LinkDown", "NoLldpNeighbor", "LldpExpired", "AmbiguousNeighbor",
+              "AddressConflict", "MtuMismatch", "ErrorsRising", "AddressingRefused",
+              "AddressingFailed", "NotProvisioned"}
+
+
+class Scrape:
+    """One scrape, parsed: {family: (type, help, [samples])}."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.families = {}
+        for family in parser.text_string_to_metric_families(text):
+            # prometheus_client names a counter family without its _total.
+            name = family.name + "_total" if family.type == "counter" else family.name
+            assert name not in self.families, f"family {name} twice"
+            self.families[name] = (family.type, family.documentation, list(family.samples))
+
+    def samples(self, family: str, sample: str | None = None) -> dict[tuple, float]:
+        """{sorted label items: value} of one family's samples named `sample`."""
+        _, _, samples = self.families[family]
+        return {tuple(sorted(s.labels.items())): s.value for s in samples
+                if s.name == (sample or family)}
+
+    def value(self, family: str, sample: str | None = None, **labels) -> float | None:
+        return self.samples(family, sample).get(tuple(sorted(labels.items())))
+
+
+def scrape(daemon: Daemon) -> Scrape:
+    return Scrape(daemon.metrics())
+
+
+def health(daemon: Daemon) -> dict:
+    return json.loads(daemon.rocectl("health", "-o", "json", check=True).stdout)
+
+
+def port_conditions(daemon: Daemon, name: str) -> set[str]:
+    port = next(p for p in health(daemon)["ports"] if p["name"] == name)
+    return {c["type"] for c in port.get("conditions", [])}
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    fab = sim.Fabric.up(sim.unique_name("ob"), ports=3)
+    yield fab
+    fab.down()
+
+
+@pytest.fixture(scope="module")
+def daemon(fabric):
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
+    d.start()
+    wait_until(lambda: json.loads(d.rocectl("health", "-o", "json").stdout or "{}").get("ready"),
+               10, what="node ready")
+    yield d
+    d.cleanup()
+
+
+def check_name(name: str, kind: str, help_text: str, samples) -> None:
+    """The Prometheus naming rules every rocenet family follows."""
+    assert re.fullmatch(r"rocenet_[a-z][a-z0-9]*(_[a-z0-9]+)*", name), name
+    assert kind in ("counter", "gauge", "histogram"), (name, kind)
+    assert name.endswith("_total") == (kind == "counter"), (name, kind)
+    assert help_text and help_text.endswith("."), (name, help_text)
+    words = name.split("_")
+    for bad in ("bits", "milliseconds", "ms", "minutes", "hours", "percent", "mbps", "gbps"):
+        assert bad not in words, f"{name}: not a base unit: {bad}"
+    if kind == "histogram":
+        assert name.endswith(("_seconds", "_bytes")), name
+    for sample in samples:
+        assert math.isfinite(sample.value) or sample.name.endswith("_bucket"), sample
+        if kind == "counter":
+            assert sample.name == name and sample.value >= 0, sample
+        if name.endswith("_info"):
+            assert sample.value == 1, sample
+
+
+def test_every_family_parses_with_its_type_help_and_conventions(fabric, daemon):
+    text = daemon.metrics()
+    s = Scrape(text)
+    mine = {n for n in s.families if n in FAMILIES}
+    others = {n for n in s.families if n.startswith(OTHER_PREFIXES)}
+    unexpected = set(s.families) - mine - others - set(LIBRARY_FAMILIES)
+    assert not unexpected, f"families nobody declared: {unexpected}"
+    assert mine == set(FAMILIES), f"missing {set(FAMILIES) - mine}"
+    for name, kind in LIBRARY_FAMILIES.items():
+        assert s.families[name][0] == kind, name
+    readme = open(README).read()
+    devices = {p["host_ifname"] for p in fabric.ports}
+    for name in mine | others:
+        kind, help_text, samples = s.families[name]
+        check_name(name, kind, help_text, samples)
+        # HELP then TYPE then the samples, as the exposition format wants.
+        assert re.search(rf"^# HELP {name} .+\n# TYPE {name} {kind}\n", text, re.M), name
+        if name not in mine:
+            continue
+        assert f"`{name}`" in readme, f"{name} is not in the README's metrics table"
+        assert kind == FAMILIES[name], name
+        for sample in samples:
+            if name in NODE_FAMILIES:
+                assert "device" not in sample.labels, sample
+            else:
+                assert sample.labels.get("device") in devices, sample
+            if not name.endswith("_info"):
+                free = set(sample.labels) - {"device", "condition", "operation", "result",
+                                             "reason", "le"}
+                assert not free, f"free-text labels {free} outside an _info family: {sample}"
+    for labels, value in s.samples("rocenet_port_condition").items():
+        assert dict(labels)["condition"] in CONDITIONS and value in (0, 1), labels
+    assert s.value("rocenet_node_ready") == 1
+
+
+def test_dashboards_query_only_metrics_that_exist(fabric, daemon):
+    s = scrape(daemon)
+    exposed = set(s.families)
+    for name, (kind, _, _) in s.families.items():
+        if kind == "histogram":
+            exposed |= {name + "_bucket", name + "_sum", name + "_count"}
+    dashboards = [os.path.join(DASHBOARDS, f) for f in os.listdir(DASHBOARDS)
+                  if f.endswith(".json")] if os.path.isdir(DASHBOARDS) else []
+    if not dashboards:
+        pytest.skip("no Grafana dashboard in packaging/grafana")
+    for path in dashboards:
+        used = set(re.findall(r"\brocenet_[a-z0-9_]+", open(path).read()))
+        assert used, path
+        assert used <= exposed, f"{os.path.basename(path)} queries {used - exposed}"
+
+
+def test_port_values_match_rocectl_and_the_kernel(fabric, daemon):
+    s = scrape(daemon)
+    ports = {p["name"]: p for p in daemon.ports()}
+    plans = {p["name"]: p for p in
+             json.loads(daemon.rocectl("addressing", "-o", "json", check=True).stdout)["plans"]}
+    for fp in fabric.ports:
+        name = fp["host_ifname"]
+        port = ports[name]
+        link = json.loads(fabric.node_exec(["ip", "-j", "-s", "link", "show", "dev", name],
+                                           capture_output=True, text=True, check=True).stdout)[0]
+        assert s.value("rocenet_port_present", device=name) == 1
+        assert s.value("rocenet_port_carrier", device=name) == (1 if port["carrier"] else 0) == 1
+        assert s.value("rocenet_port_mtu_bytes", device=name) == port["mtu"] == link["mtu"]
+        assert s.value("rocenet_port_up", device=name) == 1
+        assert s.value("rocenet_port_healthy", device=name) == 1
+        assert s.value("rocenet_port_attached", device=name) == 0
+        assert plans[name].get("provisioned") is True
+        assert s.value("rocenet_port_provisioned", device=name) == 1
+        assert not plans[name].get("apply_error")
+        assert s.value("rocenet_port_addressing_failed", device=name) == 0
+        info = [dict(k) for k in s.samples("rocenet_addressing_plan_info")
+                if dict(k)["device"] == name]
+        assert len(info) == 1 and info[0]["local"] == plans[name]["local"], info
+        assert info[0]["peer"] == plans[name]["peer"] and info[0]["state"] == "Ready", info
+        assert s.value("rocenet_lldp_neighbors", device=name) == 1
+        infos = [dict(k) for k in s.samples("rocenet_port_info") if dict(k)["device"] == name]
+        assert len(infos) == 1
+        assert infos[0]["id"] == port["id"] and infos[0]["mac"] == fp["host_mac"]
+        assert infos[0]["pci_address"] == fp["pci_address"]
+        # Counters are read at scrape time: never behind what the kernel
+        # showed before the scrape.
+        stats = link["stats64"]
+        after = scrape(daemon)
+        assert after.value("rocenet_port_receive_packets_total", device=name) >= stats["rx"]["packets"] > 0
+        assert after.value("rocenet_port_receive_bytes_total", device=name) >= stats["rx"]["bytes"]
+        assert after.value("rocenet_port_transmit_errors_total", device=name) == stats["tx"]["errors"]
+        for condition in CONDITIONS:
+            assert s.value("rocenet_port_condition", device=name, condition=condition) == 0
+
+
+def cni(daemon: Daemon, command: str, container: str, netns: str, conf: dict):
+    env = {"CNI_COMMAND": command, "CNI_CONTAINERID": container, "CNI_IFNAME": "net1",
+           "CNI_NETNS": netns, "CNI_PATH": "/usr/lib/cni",
+           "CNI_ARGS": f"IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME={container}",
+           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    cp = subprocess.run([binary("rocenet")], input=json.dumps(conf), env=env,
+                        capture_output=True, text=True, timeout=30)
+    return cp.returncode, json.loads(cp.stdout) if cp.stdout.strip() else {}
+
+
+def test_cni_calls_count_and_time_attach_operations(fabric, daemon):
+    pod = f"{fabric.name}-pod"
+    subprocess.run(["ip", "netns", "add", pod], check=True)
+    netns = f"/run/netns/{pod}"
+    port = fabric.ports[2]
+    name = port["host_ifname"]
+    ports = {p["name"]: p for p in daemon.ports()}
+    conf = {"cniVersion": "1.0.0", "name": "ai-net", "type": "rocenet",
+            "socket": daemon.socket, "deviceID": ports[name]["id"]}
+    hist = "rocenet_attach_duration_seconds"
+
+    def counts(s: Scrape) -> dict:
+        out = {}
+        for op in ("attach", "detach", "check", "gc"):
+            for result in ("success", "error"):
+                out[op, result] = s.value("rocenet_attach_operations_total", operation=op,
+                                          result=result)
+            out[op, "count"] = s.value(hist, hist + "_count", operation=op)
+            out[op, "sum"] = s.value(hist, hist + "_sum", operation=op)
+        return out
+
+    try:
+        before = counts(scrape(daemon))
+        assert None not in before.values(), before  # every series from the start
+        rc, result = cni(daemon, "ADD", "metrics1", netns, conf)
+        assert rc == 0, result
+        s = scrape(daemon)
+        after = counts(s)
+        assert after["attach", "success"] == before["attach", "success"] + 1
+        assert after["attach", "error"] == before["attach", "error"]
+        assert after["attach", "count"] == before["attach", "count"] + 1
+        took = after["attach", "sum"] - before["attach", "sum"]
+        assert 0 < took < 30, took
+        buckets = s.samples(hist, hist + "_bucket")
+        attach = sorted((float(dict(k)["le"]), v) for k, v in buckets.items()
+                        if dict(k)["operation"] == "attach")
+        assert attach[-1] == (math.inf, after["attach", "count"])
+        assert [b for b, _ in attach[:-1]][0] == 0.005
+        assert all(a[1] <= b[1] for a, b in zip(attach, attach[1:]))
+        assert s.value("rocenet_port_attached", device=name) == 1
+        # An attached port belongs to its pod: no conditions from the host.
+        assert s.value("rocenet_port_healthy", device=name) == 1
+
+        rc, out = cni(daemon, "CHECK", "metrics1", netns, {**conf, "prevResult": result})
+        assert rc == 0, out
+        # A device that does not exist: an ADD that fails.
+        rc, out = cni(daemon, "ADD", "metrics2", netns, {**conf, "deviceID": "no-such-port"})
+        assert rc != 0, out
+        rc, out = cni(daemon, "DEL", "metrics1", netns, conf)
+        assert rc == 0, out
+        final = counts(scrape(daemon))
+        assert final["check", "success"] == before["check", "success"] + 1
+        assert final["attach", "error"] == before["attach", "error"] + 1
+        assert final["attach", "count"] == before["attach", "count"] + 2
+        assert final["detach", "success"] == before["detach", "success"] + 1
+        assert final["detach", "count"] == before["detach", "count"] + 1
+        wait_until(lambda: scrape(daemon).value("rocenet_port_attached", device=name) == 0, 5,
+                   what="the port back in the host")
+    finally:
+        cni(daemon, "DEL", "metrics1", netns, conf)
+        subprocess.run(["ip", "netns", "del", pod], capture_output=True)
+        wait_until(lambda: health(daemon)["ready"], 10, what="node ready again")
+
+
+def test_switch_port_down_is_link_down_in_health_and_metrics(fabric, daemon):
+    name = fabric.ports[1]["host_ifname"]
+    fabric.link(1, "down")
+    try:
+        wait_until(lambda: "LinkDown" in port_conditions(daemon, name), 5, what="LinkDown")
+        port = next(p for p in health(daemon)["ports"] if p["name"] == name)
+        link_down = next(c for c in port["conditions"] if c["type"] == "LinkDown")
+        assert link_down["reason"] == "NoCarrier" and name in link_down["message"]
+        s = scrape(daemon)
+        assert s.value("rocenet_port_condition", device=name, condition="LinkDown") == 1
+        assert s.value("rocenet_port_carrier", device=name) == 0
+        assert s.value("rocenet_port_healthy", device=name) == 0
+        assert s.value("rocenet_node_ready") == 0
+        since = s.value("rocenet_port_condition_since_timestamp_seconds", device=name,
+                        condition="LinkDown")
+        assert since is not None and abs(since - time.time()) < 60
+        other = fabric.ports[0]["host_ifname"]
+        assert s.value("rocenet_port_condition", device=other, condition="LinkDown") == 0
+    finally:
+        fabric.link(1, "up")
+    wait_until(lambda: "LinkDown" not in port_conditions(daemon, name), 10, what="LinkDown clears")
+    s = scrape(daemon)
+    assert s.value("rocenet_port_condition", device=name, condition="LinkDown") == 0
+    assert s.value("rocenet_port_condition_since_timestamp_seconds", device=name,
+                   condition="LinkDown") is None
+
+
+@pytest.fixture
+def vxlan_node():
+    """A node of its own whose one port is a VXLAN device whose remote is
+    unreachable: every frame sent out of it is a transmit error of the
+    kernel's (no route to the remote), the way a bad link counts errors."""
+    ns = sim.unique_name("obx")
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for argv in (["link", "set", "lo", "up"],
+                     ["link", "add", "obvx0", "type", "vxlan", "id", "42", "remote", "192.0.2.1",
+                      "dstport", "4789"],
+                     ["link", "set", "obvx0", "up"],
+                     ["addr", "add", "10.99.0.1/30", "dev", "obvx0"],
+                     ["neigh", "add", "10.99.0.2", "lladdr", "02:00:00:00:00:02", "dev", "obvx0"]):
+            subprocess.run(["ip", "-n", ns, *argv], check=True)
+        d = Daemon(ns, ["--gaudi=false", "--interfaces=obvx0", "--mode=L2"],
+                   workdir=tempfile.mkdtemp(prefix="rocenetd-"))
+        d.start()
+        yield ns, d
+        d.cleanup()
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_transmit_errors_raise_errors_rising(vxlan_node):
+    ns, daemon = vxlan_node
+    wait_until(lambda: health(daemon)["ready"], 10, what="the VXLAN port healthy")
+    # Two 30 s sampling intervals in a row with new errors raise it.
+    ping = subprocess.Popen(["ip", "netns", "exec", ns, "ping", "-q", "-i", "0.2", "-w", "150",
+                             "10.99.0.2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: "ErrorsRising" in port_conditions(daemon, "obvx0"), 120, interval=1,
+                   what="ErrorsRising")
+        port = next(p for p in health(daemon)["ports"] if p["name"] == "obvx0")
+        rising = next(c for c in port["conditions"] if c["type"] == "ErrorsRising")
+        assert rising["reason"] == "TransmitErrors", rising
+        assert "obvx0" in rising["message"] and rising.get("since")
+        s = scrape(daemon)
+        assert s.value("rocenet_port_condition", device="obvx0", condition="ErrorsRising") == 1
+        assert s.value("rocenet_port_transmit_errors_total", device="obvx0") > 0
+        assert s.value("rocenet_port_healthy", device="obvx0") == 0
+        assert health(daemon)["ready"] is False
+    finally:
+        ping.kill()
+        ping.wait()
