@@ -141,8 +141,13 @@ def concurrent_cni(fab, daemon: Daemon, parallel: int, pods: list[str]) -> dict:
         if command == "ADD":
             attached = [p for p in daemon.ports() if p.get("attached_to")]
             figures["attached"] = len(attached)
-    wait_until(lambda: all(p["present"] and not p.get("attached_to") for p in daemon.ports()),
-               30, what="every port back in the host")
+    def away() -> list[str]:
+        return [p["name"] for p in daemon.ports() if not p["present"] or p.get("attached_to")]
+
+    try:
+        wait_until(lambda: not away(), 30, what="every port back in the host")
+    except AssertionError:
+        raise AssertionError(f"{figures}; not back in the host: {away()}") from None
     return figures
 
 

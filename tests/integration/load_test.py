@@ -54,6 +54,38 @@ def test_every_port_into_pods_at_once_then_back_with_no_error(fabric, daemon):
     wait_until(lambda: load_bench.node_ready(daemon), 15, what="node ready again")
 
 
+def test_a_hundred_invocations_at_once_all_get_through(fabric, daemon):
+    """Every port into a pod, and 100 more invocations (DEL of containers
+    that have nothing) at the same moment: each is answered, none is turned
+    away at the socket while rocenetd is busy moving ports."""
+    import concurrent.futures
+
+    pods: list[str] = []
+    for i in range(PORTS):
+        pods.append(f"{fabric.name}-podb{i}")
+        subprocess.run(["ip", "netns", "add", pods[-1]], check=True)
+    conf = {"cniVersion": "1.0.0", "name": "ai", "type": "rocenet", "socket": daemon.socket}
+    jobs = [("ADD", f"burst{i}", pods[i]) for i in range(PORTS)]
+    jobs += [("DEL", f"nobody{i}", pods[i % PORTS]) for i in range(100)]
+
+    def one(job):
+        command, container, ns = job
+        return load_bench.run_cni(fabric.node_netns, load_bench.binary("rocenet"), command,
+                                  container, f"/run/netns/{ns}", "net1", conf)
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+            results = list(pool.map(one, jobs))
+        failed = [(job, out) for job, (rc, out) in zip(jobs, results) if rc != 0]
+        assert not failed, (len(failed), failed[:3])
+    finally:
+        for i, ns in enumerate(pods):
+            load_bench.run_cni(fabric.node_netns, load_bench.binary("rocenet"), "DEL",
+                               f"burst{i}", f"/run/netns/{ns}", "net1", conf)
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    wait_until(lambda: load_bench.node_ready(daemon), 15, what="node ready again")
+
+
 def test_lldp_flood_is_bounded_and_touches_no_other_port(fabric, daemon):
     pytest.importorskip("grpc", reason="python3-grpcio is needed to time ListPorts")
     f = load_bench.flood(fabric, daemon, FLOOD_RATE, FLOOD_SECONDS)
