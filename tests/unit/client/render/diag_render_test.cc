@@ -1,0 +1,141 @@
+#include "client/render/diag_render.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace rocenet::rocectl {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+v1::PortReach Port(const std::string& node, const std::string& port, const std::string& address) {
+  v1::PortReach p;
+  p.set_node(node);
+  p.set_port(port);
+  p.set_address(address + "/30");
+  p.set_rail("10.201.0.0/16");
+  v1::ReachTarget* gateway = p.add_targets();
+  gateway->set_kind("gateway");
+  gateway->set_address("10.201.9.2");
+  gateway->set_sent(5);
+  gateway->set_received(5);
+  gateway->set_reachable(true);
+  gateway->set_arp_resolved(true);
+  gateway->set_arp_mac("02:00:00:00:00:01");
+  gateway->set_rtt_p50_seconds(40e-6);
+  return p;
+}
+
+void AddPeer(v1::PortReach* from, const v1::PortReach& to, bool reachable) {
+  v1::ReachTarget* t = from->add_targets();
+  t->set_kind("peer");
+  t->set_node(to.node());
+  t->set_port(to.port());
+  t->set_address(to.address().substr(0, to.address().find('/')));
+  t->set_sent(3);
+  t->set_reachable(reachable);
+  t->set_loss_ratio(reachable ? 0 : 1);
+}
+
+TEST(RenderReachTest, MeshShowsTheMatrixThePairsAndTheSuspect) {
+  v1::ReachResult r;
+  r.add_nodes("n0");
+  r.add_nodes("n1");
+  *r.add_ports() = Port("n0", "so0", "10.201.1.1");
+  *r.add_ports() = Port("n1", "so0", "10.201.2.1");
+  AddPeer(r.mutable_ports(0), r.ports(1), false);
+  AddPeer(r.mutable_ports(1), r.ports(0), false);
+  v1::UnreachablePair* pair = r.add_unreachable();
+  pair->set_from_node("n0");
+  pair->set_from_port("so0");
+  pair->set_to_node("n1");
+  pair->set_to_port("so0");
+  pair->set_to_address("10.201.2.1");
+  pair->set_reason("3 echoes, no reply");
+  r.add_suspects("n1/so0");
+  const std::string text = RenderReach(r);
+  EXPECT_THAT(text, HasSubstr("Rail 10.201.0.0/16 (row: from, column: to):"));
+  EXPECT_THAT(text, HasSubstr("n0/so0   .        X        ok"));
+  EXPECT_THAT(text, HasSubstr("n0/so0 -> n1/so0 (10.201.2.1): 3 echoes, no reply"));
+  EXPECT_THAT(text, HasSubstr("Suspects (every probe from and to them failed): n1/so0"));
+  EXPECT_THAT(text, HasSubstr("40us"));
+  EXPECT_THAT(text, HasSubstr("FAILED"));
+}
+
+TEST(RenderReachTest, SingleNodeHasNoMatrix) {
+  v1::ReachResult r;
+  r.add_nodes("n0");
+  *r.add_ports() = Port("n0", "so0", "10.201.1.1");
+  r.set_ok(true);
+  const std::string text = RenderReach(r);
+  EXPECT_THAT(text, Not(HasSubstr("Rail ")));
+  EXPECT_THAT(text, HasSubstr("02:00:00:00:00:01"));
+  EXPECT_THAT(text, HasSubstr("all reachable"));
+}
+
+TEST(RenderAllreduceTest, SizesInNcclUnitsTheSlowestLinkAndABrokenRail) {
+  v1::AllreduceResult r;
+  r.set_ranks(3);
+  r.add_nodes("n0");
+  r.add_nodes("n1");
+  r.add_nodes("n2");
+  v1::RailResult* good = r.add_rails();
+  good->set_rail("10.201.0.0/16");
+  v1::AllreduceSize* size = good->add_sizes();
+  size->set_bytes(1 << 20);
+  size->set_seconds(0.002);
+  size->set_algbw_bytes_per_second(524288000);
+  size->set_busbw_bytes_per_second(524288000 * 4.0 / 3);
+  size->set_verified(true);
+  v1::RingLink* link = good->add_links();
+  link->set_from_node("n0");
+  link->set_from_port("so0");
+  link->set_to_node("n1");
+  link->set_to_port("so0");
+  link->set_bits_per_second(3e9);
+  link->set_slowest(true);
+  v1::RailResult* broken = r.add_rails();
+  broken->set_rail("10.202.0.0/16");
+  broken->set_broken(true);
+  v1::RingLink* failed = broken->add_links();
+  failed->set_from_node("n0");
+  failed->set_from_port("so1");
+  failed->set_to_node("n1");
+  failed->set_to_port("so1");
+  failed->set_error("connect to 10.202.2.1:50153: timed out");
+  const std::string text = RenderAllreduce(r);
+  EXPECT_THAT(text, HasSubstr("1M     2.00ms   0.524          0.699          ok"));
+  EXPECT_THAT(text, HasSubstr("n0/so0 -> n1/so0   3.00 Gb/s    slowest"));
+  EXPECT_THAT(text, HasSubstr("Rail 10.202.0.0/16: BROKEN"));
+  EXPECT_THAT(text, HasSubstr("FAILED: connect to 10.202.2.1:50153: timed out"));
+}
+
+TEST(RenderIncastTest, FairnessAgainstOneOverN) {
+  v1::IncastResult r;
+  r.set_node("n0");
+  r.set_port("so0");
+  r.set_address("10.201.1.1/30");
+  for (const char* node : {"n1", "n2"}) {
+    v1::IncastSender* s = r.add_senders();
+    s->set_node(node);
+    s->set_bits_per_second(4e9);
+  }
+  r.set_total_bits_per_second(8e9);
+  r.set_fairness(1);
+  r.set_ok(true);
+  EXPECT_THAT(RenderIncast(r), HasSubstr("total 8.00 Gb/s, fairness (Jain) 1.000 (1/n = 0.500)"));
+}
+
+TEST(FormatTest, Units) {
+  EXPECT_EQ(FormatBytes(1024), "1K");
+  EXPECT_EQ(FormatBytes(4 << 20), "4M");
+  EXPECT_EQ(FormatBytes(1000), "1000");
+  EXPECT_EQ(FormatSeconds(0), "-");
+  EXPECT_EQ(FormatSeconds(812e-6), "812us");
+  EXPECT_EQ(FormatSeconds(0.0012), "1.20ms");
+  EXPECT_EQ(FormatBits(9.41e9), "9.41 Gb/s");
+}
+
+}  // namespace
+}  // namespace rocenet::rocectl
