@@ -69,12 +69,17 @@ absl::StatusOr<PeerCredentials> PeerCredentialsOf(int fd) {
   out.uid = cred.uid;
   out.gid = cred.gid;
   // SO_PEERGROUPS (Linux 4.13) needs a buffer big enough; it says how big.
+  // Without them (an older kernel) the caller has its primary group only.
   std::vector<gid_t> groups(64);
   len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) < 0 && errno == ERANGE) {
-    groups.resize(len / sizeof(gid_t));
-    len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) < 0) len = 0;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) < 0) {
+    if (errno == ERANGE) {
+      groups.resize(len / sizeof(gid_t));
+      len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+      if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) < 0) len = 0;
+    } else {
+      len = 0;
+    }
   }
   groups.resize(len / sizeof(gid_t));
   out.groups = std::move(groups);
