@@ -1,6 +1,7 @@
 // Node: the attachment calls, each run on the event loop and counted and
 // timed (from arrival to answer, the wait for the loop included) for the
 // metrics.
+#include <algorithm>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -45,7 +46,8 @@ std::vector<attach::PortCandidate> Node::Candidates() const {
 }
 
 void Node::RecordAttach(api::AttachOperation operation, bool ok, absl::Time start) {
-  const absl::Duration took = parts_.clock->Now() - start;
+  // The wall clock may step back; a call never takes negative time.
+  const absl::Duration took = std::max(parts_.clock->Now() - start, absl::ZeroDuration());
   std::lock_guard<std::mutex> lock(attach_stats_mu_);
   attach_stats_.Record(operation, ok, took);
 }
