@@ -14,10 +14,10 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 
 void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
-  MetricFamily operations = Family(
-      "rocenet_attach_operations_total",
-      "Attachment calls (CNI ADD = attach, DEL = detach, CHECK, GC) answered, by outcome.",
-      MetricType::Counter);
+  MetricFamily operations =
+      Family("rocenet_attach_operations_total",
+             "Attachment calls (CNI ADD = attach, DEL = detach, CHECK, GC) answered, by outcome.",
+             MetricType::Counter);
   MetricFamily duration =
       Family("rocenet_attach_duration_seconds",
              "Time from the arrival of an attachment call to its answer, by operation.",

@@ -177,7 +177,8 @@ std::map<std::string, ParsedFamily> ParseExposition(const std::string& text) {
 // ---- The conventions -------------------------------------------------------
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Labels with a closed set of values that any family may carry, and the
@@ -201,7 +202,7 @@ const std::map<std::string, std::regex>& EnumLabels() {
       {"sender", std::regex("[A-Za-z0-9_.:-]+")},
       {"target", std::regex("[A-Za-z0-9_.:-]+")},
       {"rail", std::regex("[0-9.]+/[0-9]+")},
-      {"le", std::regex(".*")},                   // histograms only, checked below
+      {"le", std::regex(".*")},  // histograms only, checked below
   };
   return *labels;
 }
@@ -210,8 +211,8 @@ const std::map<std::string, std::regex>& EnumLabels() {
 // _total). Base units only: no milliseconds, bits, megabytes or percent.
 const std::set<std::string> kBaseUnits = {"seconds", "bytes", "ratio"};
 const std::set<std::string> kNonBaseUnits = {
-    "milliseconds", "ms",   "microseconds", "minutes", "hours", "bits", "kilobytes", "megabytes",
-    "gigabytes",    "mbps", "gbps",         "percent", "celsius_milli"};
+    "milliseconds", "ms",        "microseconds", "minutes", "hours",   "bits",         "kilobytes",
+    "megabytes",    "gigabytes", "mbps",         "gbps",    "percent", "celsius_milli"};
 
 // Families of the node as a whole; every other family is per port.
 const std::set<std::string> kNodeFamilies = {
@@ -247,7 +248,9 @@ void CheckFamily(const std::string& name, const ParsedFamily& family) {
   const bool counter = family.type == "counter";
   EXPECT_EQ(EndsWith(name, "_total"), counter) << "_total iff counter (type " << family.type << ")";
   const bool info = EndsWith(name, "_info");
-  if (info) { EXPECT_EQ(family.type, "gauge"); }
+  if (info) {
+    EXPECT_EQ(family.type, "gauge");
+  }
   if (family.type == "histogram") {
     EXPECT_TRUE(EndsWith(name, "_seconds") || EndsWith(name, "_bytes")) << "histogram unit";
   }
@@ -272,8 +275,12 @@ void CheckFamily(const std::string& name, const ParsedFamily& family) {
   for (const Sample& sample : family.samples) {
     EXPECT_TRUE(std::isfinite(sample.value) || sample.labels.count("le") != 0)
         << sample.name << " value " << sample.value;
-    if (counter) { EXPECT_GE(sample.value, 0) << sample.name; }
-    if (info) { EXPECT_EQ(sample.value, 1) << "an _info sample is always 1"; }
+    if (counter) {
+      EXPECT_GE(sample.value, 0) << sample.name;
+    }
+    if (info) {
+      EXPECT_EQ(sample.value, 1) << "an _info sample is always 1";
+    }
     if (family.type != "histogram") {
       EXPECT_TRUE(seen.insert(sample.labels).second) << "duplicate series";
     }
@@ -282,7 +289,9 @@ void CheckFamily(const std::string& name, const ParsedFamily& family) {
       EXPECT_TRUE(label != "interface" && label != "ifname" && label != "port" &&
                   label != "iface" && label != "dev")
           << "the interface label is `device`, not " << label;
-      if (label == "le") { EXPECT_EQ(family.type, "histogram") << "le outside a histogram"; }
+      if (label == "le") {
+        EXPECT_EQ(family.type, "histogram") << "le outside a histogram";
+      }
       auto known = EnumLabels().find(label);
       if (info && label != "device") {
         // An _info family is where text belongs.
@@ -348,9 +357,9 @@ NodeSnapshot ScrapedSnapshot() {
       {"ErrorsRising", "ReceiveErrors", "port so1: receive errors rose in 2 sampling intervals",
        kNow - absl::Seconds(90)}};
   snapshot.health.ports[2].healthy = false;
-  snapshot.health.ports[2].conditions = {
-      {"NoLldpNeighbor", "NoFrames", "port so2: no LLDP frame received from the switch yet",
-       kNow - absl::Minutes(2)}};
+  snapshot.health.ports[2].conditions = {{"NoLldpNeighbor", "NoFrames",
+                                          "port so2: no LLDP frame received from the switch yet",
+                                          kNow - absl::Minutes(2)}};
   snapshot.health.ports_total = 3;
   snapshot.health.ports_healthy = 1;
   snapshot.ports[2].attached_to = "/var/run/netns/cni-1234";
@@ -482,8 +491,7 @@ TEST_F(MetricsConventionsTest, ConditionsAreOneSeriesPerPortAndType) {
   EXPECT_EQ(conditions.at({{"device", "so2"}, {"condition", "NoLldpNeighbor"}}), 1);
   EXPECT_EQ(conditions.at({{"device", "so0"}, {"condition", "NoLldpNeighbor"}}), 0);
 
-  const std::map<Labels, double> since =
-      Values("rocenet_port_condition_since_timestamp_seconds");
+  const std::map<Labels, double> since = Values("rocenet_port_condition_since_timestamp_seconds");
   const double now = absl::ToDoubleSeconds(kNow - absl::UnixEpoch());
   EXPECT_EQ(since, (std::map<Labels, double>{
                        {{{"device", "so1"}, {"condition", "LldpExpired"}}, now - 30},
