@@ -86,6 +86,12 @@ def test_reach_from_one_node_gateway_and_peers(cluster):
             assert 0 < t["rtt_p50_seconds"] <= t["rtt_p90_seconds"] <= t["rtt_p99_seconds"] < 1
     assert "diag:" in err  # progress on stderr
 
+    # An address that no port can reach is a problem, not silently skipped.
+    rc, result, err, _ = diag(daemons[0], "reach", "--peers", "10.250.0.1", "--count", "1",
+                              "--time-limit", "1s", bound=8)
+    assert rc == 6 and not result["ok"], err
+    assert any("10.250.0.1" in p for p in result["problems"]), result
+
 
 def test_data_port_listens_on_the_port_addresses_only(cluster):
     cl, daemons = cluster

@@ -82,7 +82,12 @@ absl::StatusOr<v1::ReachResult> DiagEngine::Reach(const v1::ReachRequest& reques
       }
     }
     std::vector<Ipv4Address> peers;
-    for (const std::string& peer : request.peers()) peers.push_back(*Ipv4Address::Parse(peer));
+    for (const std::string& peer : request.peers()) {
+      peers.push_back(*Ipv4Address::Parse(peer));
+      if (FindPortForAddress(selected, peers.back()) == nullptr) {
+        result.add_problems(absl::StrCat("peer ", peer, ": in the rail of no port probed"));
+      }
+    }
     progress(absl::StrCat("probing from ", selected.size(), " ports"), 0);
     result.add_nodes(options_.node_name);
     for (v1::PortReach& port : ProbePorts(selected, peers, request, options_.node_name)) {
