@@ -165,7 +165,8 @@ LLDP_CASES = [
     ("port-network-address-family-only", pdu(chassis(), port_id(4, b"\x01"), ttl(), END),
      ("discard", "bad_port_id_network_address")),
     # TTL.
-    ("ttl-one-byte", pdu(chassis(), port_id(), tlv(3, b"\x01"), END), ("discard", "bad_ttl_length")),
+    ("ttl-one-byte", pdu(chassis(), port_id(), tlv(3, b"\x01"), END),
+     ("discard", "bad_ttl_length")),
     ("ttl-three-bytes", pdu(chassis(), port_id(), tlv(3, b"\x00\x78\x00"), END),
      ("discard", "bad_ttl_length")),
     ("ttl-empty", pdu(chassis(), port_id(), tlv(3, b""), END), ("discard", "bad_ttl_length")),
@@ -593,8 +594,8 @@ class Api:
                    "attach": attach_pb2}
         self.channel = grpc.insecure_channel(f"unix:{socket_path}")
 
-    def call(self, method: str, request: bytes) -> "grpc.StatusCode":
-        """Sends serialized `request` to `method`; the status code that came back."""
+    def call(self, method: str, request: bytes):
+        """Sends serialized `request` to `method`; the grpc.StatusCode that came back."""
         stub = self.channel.unary_unary(method, request_serializer=lambda b: b,
                                         response_deserializer=lambda b: b)
         try:
