@@ -33,7 +33,12 @@ def fabric():
 
 @pytest.fixture(scope="module")
 def daemon(fabric):
-    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
+    # These tests load the API socket and the node, not rocenetd's limit on
+    # changing calls (20/s after a burst of 100): lift it.
+    config = os.path.join(fabric.state_dir, "load-test.yaml")
+    with open(config, "w") as f:
+        f.write("limits:\n  mutating_rpcs_per_second: 1000\n  mutating_rpc_burst: 1000\n")
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", f"--config={config}"])
     d.start()
     wait_until(lambda: load_bench.node_ready(d), 20, what="node ready")
     yield d
