@@ -109,6 +109,8 @@ class AttachNetlinkFaultsTest : public AttachManagerTest {
       link.mtu = 9000;
       host_.SetLink(link);
     }
+    // And the node reports it so.
+    for (PortCandidate& port : ports_) port.mtu = 9000;
   }
 
   struct World {
@@ -172,8 +174,8 @@ TEST_F(AttachNetlinkFaultsTest, AttachRollsBackFromAFailureAtEveryStep) {
     EXPECT_EQ(Now(), start) << "after failing " << injector.failed();
     EXPECT_THAT(manager_->List(), IsEmpty());
   }
-  // move, MTU, up, address, 3 routes, rule.
-  EXPECT_EQ(steps, 8);
+  // move, MTU, up, arp_ignore, arp_announce, address, 3 routes, rule.
+  EXPECT_EQ(steps, 10);
   // so0's table follows its host ifindex, which the moves may have changed.
   ExpectConfiguredInPod(*pod_, "10.200.1.1/30", "10.200.1.2", table);
 }
