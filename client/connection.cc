@@ -5,6 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -97,6 +100,24 @@ absl::Status RpcStatusToStatus(const grpc::Status& status, absl::string_view rpc
 }
 
 absl::StatusOr<Connection> Connection::Open(const GlobalOptions& options) {
+  if (!options.server.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    for (const auto& [flag, path, pem] :
+         {std::tuple{"--tls-ca", &options.tls_ca, &ssl.pem_root_certs},
+          {"--tls-cert", &options.tls_cert, &ssl.pem_cert_chain},
+          {"--tls-key", &options.tls_key, &ssl.pem_private_key}}) {
+      if (path->empty()) continue;
+      std::ifstream in(*path);
+      if (!in) {
+        return absl::InvalidArgumentError(absl::StrCat("flag ", flag, ": cannot read ", *path));
+      }
+      std::stringstream content;
+      content << in.rdbuf();
+      *pem = content.str();
+    }
+    return Connection(options.server, options.timeout,
+                      grpc::CreateChannel(options.server, grpc::SslCredentials(ssl)));
+  }
   std::string path = AbsoluteSocketPath(options.socket_path);
   if (absl::Status checked = CheckSocket(path); !checked.ok()) return checked;
   std::shared_ptr<grpc::Channel> channel =

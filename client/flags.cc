@@ -15,6 +15,10 @@ ABSL_FLAG(std::string, socket, std::string(rocenet::rocectl::kDefaultSocketPath)
 ABSL_FLAG(absl::Duration, timeout, rocenet::rocectl::GlobalOptions().timeout,
           "deadline of each call to rocenetd");
 ABSL_FLAG(std::string, output, "table", "output format: table, wide, json or yaml");
+ABSL_FLAG(std::string, server, "", "rocenetd's TLS listener, host:port, instead of the socket");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA that signed rocenetd's certificate (with --server)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate (with --server)");
+ABSL_FLAG(std::string, tls_key, "", "PEM key of --tls-cert");
 
 namespace rocenet::rocectl {
 namespace {
@@ -24,6 +28,10 @@ void ResetFlags() {
   absl::SetFlag(&FLAGS_socket, defaults.socket_path);
   absl::SetFlag(&FLAGS_timeout, defaults.timeout);
   absl::SetFlag(&FLAGS_output, OutputFormatName(defaults.output));
+  absl::SetFlag(&FLAGS_server, defaults.server);
+  absl::SetFlag(&FLAGS_tls_ca, defaults.tls_ca);
+  absl::SetFlag(&FLAGS_tls_cert, defaults.tls_cert);
+  absl::SetFlag(&FLAGS_tls_key, defaults.tls_key);
 }
 
 // The flag parser knows only long names; "-o json" and "-o=json" become
@@ -120,6 +128,17 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv,
   if (out.options.socket_path.empty()) {
     return absl::InvalidArgumentError("flag --socket needs a path");
   }
+  out.options.server = absl::GetFlag(FLAGS_server);
+  out.options.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  out.options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  out.options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  if (!out.options.server.empty() && out.options.tls_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "flag --server needs --tls-ca: rocenetd serves TCP with TLS only");
+  }
+  if (out.options.tls_cert.empty() != out.options.tls_key.empty()) {
+    return absl::InvalidArgumentError("flags --tls-cert and --tls-key go together");
+  }
   if (out.options.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat("flag --timeout must be positive, got ",
                                                    absl::FormatDuration(out.options.timeout)));
@@ -131,6 +150,9 @@ absl::string_view FlagsHelp() {
   return "Flags (before or after the command):\n"
          "  -o, --output FORMAT   table (default), wide, json or yaml\n"
          "      --socket PATH     rocenetd's unix socket (default /run/rocenet/rocenetd.sock)\n"
+         "      --server H:P      rocenetd's TLS listener instead of the socket, with\n"
+         "                        --tls-ca FILE (and --tls-cert FILE --tls-key FILE to\n"
+         "                        change the node: read-only without a client certificate)\n"
          "      --timeout DUR     deadline of each call to rocenetd, e.g. 500ms, 10s\n"
          "                        (default 5s); for wait, how long to wait in all\n"
          "  -h, --help            this help; rocectl COMMAND --help for a command\n"

@@ -35,6 +35,13 @@ struct GlobalOptions {
   // Whether --timeout was on the command line (wait has a default of its own).
   bool timeout_given = false;
   OutputFormat output = OutputFormat::kTable;
+  // rocenetd's TLS listener ("host:port") instead of the unix socket: the CA
+  // that signed the daemon's certificate, and a client certificate and key
+  // (needed to change the node remotely).
+  std::string server;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 }  // namespace rocenet::rocectl

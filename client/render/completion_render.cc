@@ -11,7 +11,8 @@ namespace rocenet::rocectl {
 namespace {
 
 // The global flags of flags.cc.
-constexpr absl::string_view kGlobalFlags = "--output -o --socket --timeout --help --version";
+constexpr absl::string_view kGlobalFlags =
+    "--output -o --socket --server --tls-ca --tls-cert --tls-key --timeout --help --version";
 constexpr absl::string_view kOutputFormats = "table wide json yaml";
 constexpr absl::string_view kDurations = "1s 5s 30s 1m 5m";
 
@@ -60,7 +61,8 @@ constexpr absl::string_view kPortReply =
 
 std::string BashCompletionScript(const std::vector<const Command*>& commands) {
   std::vector<std::string> names;
-  std::vector<std::string> value_flags = {"-o", "--output", "--timeout"};
+  std::vector<std::string> value_flags = {"-o",       "--output",   "--timeout", "--server",
+                                          "--tls-ca", "--tls-cert", "--tls-key"};
   for (const Command* command : commands) {
     names.emplace_back(command->name);
     for (const CommandFlag& flag : command->flags) {
@@ -73,7 +75,11 @@ std::string BashCompletionScript(const std::vector<const Command*>& commands) {
   // Values of the flag before the cursor.
   absl::StrAppend(&out, "  case \"$prev\" in\n");
   absl::StrAppend(&out, "    -o|--output) ", Reply(kOutputFormats), "; return 0 ;;\n");
-  absl::StrAppend(&out, "    --socket) COMPREPLY=($(compgen -f -- \"$cur\")); return 0 ;;\n");
+  absl::StrAppend(
+      &out,
+      "    --socket|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- \"$cur\")); "
+      "return 0 ;;\n");
+  absl::StrAppend(&out, "    --server) return 0 ;;\n");
   absl::StrAppend(&out, "    --timeout) ", Reply(kDurations), "; return 0 ;;\n");
   for (const Command* command : commands) {
     for (const CommandFlag& flag : command->flags) {

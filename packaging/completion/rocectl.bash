@@ -24,7 +24,8 @@ _rocectl() {
   COMPREPLY=()
   case "$prev" in
     -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
-    --socket) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --socket|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --server) return 0 ;;
     --timeout) COMPREPLY=($(compgen -W "1s 5s 30s 1m 5m" -- "$cur")); return 0 ;;
     --format) COMPREPLY=($(compgen -W "table dot json yaml" -- "$cur")); return 0 ;;
     --nodes) return 0 ;;
@@ -52,7 +53,7 @@ _rocectl() {
       --socket)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         socket="${COMP_WORDS[i+1]}"; (( i++ )) ;;
-      -o|--output|--timeout|--format|--nodes|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--min-bytes|--max-bytes|--step-factor|--iterations)
+      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--min-bytes|--max-bytes|--step-factor|--iterations)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         (( i++ )) ;;
       -*|=) ;;
@@ -61,7 +62,7 @@ _rocectl() {
   done
 
   if [[ "$cur" == -* ]]; then
-    local flags="--output -o --socket --timeout --help --version"
+    local flags="--output -o --socket --server --tls-ca --tls-cert --tls-key --timeout --help --version"
     case "$command" in
       wait) flags+=" --ready" ;;
       topology) flags+=" --format" ;;

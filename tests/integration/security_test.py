@@ -12,7 +12,7 @@ import tempfile
 
 import pytest
 
-from harness import HERE, Daemon, sim, wait_until
+from harness import HERE, Daemon, binary, sim, wait_until
 
 READ_GID = 4242  # a group id no account needs to exist for
 NOBODY = 65534
@@ -225,6 +225,19 @@ def test_tls_listener_refuses_plaintext_and_serves_tls(fabric, pki):
                       "--key", pki["client.key"])
         assert admin["code"] == "OK", admin
         # A certificate the CA did not sign is not accepted at all.
+        # rocectl speaks to the TLS listener too.
+        def rocectl_tls(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run(["ip", "netns", "exec", ns, binary("rocectl"), "--server", target,
+                                   "--tls-ca", pki["ca.crt"], *args], capture_output=True,
+                                  text=True, timeout=30)
+        cp = rocectl_tls("ports", "-o", "json")
+        assert cp.returncode == 0, cp.stderr
+        assert {p["name"] for p in json.loads(cp.stdout)["ports"]} == {"so0", "so1"}
+        cp = rocectl_tls("reconcile")
+        assert cp.returncode != 0 and "client certificate" in cp.stderr, cp.stderr
+        cp = rocectl_tls("--tls-cert", pki["client.crt"], "--tls-key", pki["client.key"],
+                         "reconcile")
+        assert cp.returncode == 0, cp.stderr
         rogue = probe(ns, target, RECONCILE, "--ca", pki["ca.crt"], "--cert", pki["rogue.crt"],
                       "--key", pki["rogue.key"])
         assert rogue["code"] == "UNAVAILABLE", rogue
