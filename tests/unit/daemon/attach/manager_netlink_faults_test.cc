@@ -27,6 +27,7 @@ const std::map<std::string, std::string>& StepWords() {
       new std::map<std::string, std::string>{{"MoveLink", "move"},
                                              {"SetMtu", "set MTU"},
                                              {"SetLinkUp", "set link up"},
+                                             {"SetIpv4Conf", "set arp_"},
                                              {"SetLinkDown", "set link down"},
                                              {"RenameLink", "rename"},
                                              {"AddAddress", "add address"},
