@@ -85,7 +85,9 @@ absl::StatusOr<Json> ParseObject(absl::string_view config) {
   Json parsed;
   try {
     parsed = Json::parse(config.begin(), config.end(), limit_depth);
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {
+    // parse_error, or out_of_range for a number too large for a double
+    // ("1e400"), which escaped and aborted the plugin.
     // what() starts with "[json.exception.parse_error.101] ".
     absl::string_view what = error.what();
     if (const size_t bracket = what.find("] "); bracket != absl::string_view::npos) {

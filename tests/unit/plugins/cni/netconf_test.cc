@@ -102,6 +102,14 @@ TEST(NetConfTest, DeeplyNestedValuesAreRefusedNotPrinted) {
   EXPECT_EQ(CniCodeOf(ParseNetConf(Command::kAdd, ok).status()), CniCode::kInvalidNetworkConfig);
 }
 
+TEST(NetConfTest, ANumberTooLargeForADoubleIsInvalidJson) {
+  // nlohmann reports it as out_of_range, not parse_error; it used to escape.
+  const absl::StatusOr<NetConf> conf = ParseNetConf(
+      Command::kAdd, R"({"cniVersion": "1.0.0", "name": "n", "type": "rocenet", "mtu": 1e400})");
+  EXPECT_EQ(CniCodeOf(conf.status()), CniCode::kDecodingFailure) << conf.status();
+  EXPECT_THAT(std::string(conf.status().message()), ::testing::HasSubstr("1e400"));
+}
+
 TEST(NetConfTest, GcTakesTheValidAttachments) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kGc, R"({
       "cniVersion": "1.1.0", "name": "n", "type": "rocenet",
