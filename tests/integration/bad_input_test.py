@@ -480,6 +480,8 @@ CNI_CASES = [
     ("stdin-deeply-nested-value", "ADD",
      '{"cniVersion":"1.0.0","name":"n","type":"rocenet","mtu":' + "[" * DEEP + "]" * DEEP + "}",
      {}, 6, "nested deeper than"),
+    ("number-overflows-double", "ADD", '{"cniVersion":"1.0.0","name":"n","type":"rocenet",'
+     '"mtu":1e400}', {}, 6, "1e400"),
     ("cniVersion-number", "ADD", _conf(cniVersion=1.0), {}, 7, "cniVersion"),
     ("cniVersion-future", "ADD", _conf(cniVersion="2.0.0"), {}, 1, "2.0.0"),
     ("cniVersion-empty", "ADD", _conf(cniVersion=""), {}, 1, "cniVersion"),
