@@ -30,6 +30,14 @@ if(ROCENET_SANITIZE)
     list(APPEND rocenet_sanitize_flags -fno-sanitize-recover=all)
   endif()
   add_compile_options(${rocenet_sanitize_flags})
+  # GCC's flow analysis sees through the sanitizers' instrumentation poorly
+  # and warns of uninitialized members inside libstdc++ (<regex>'s
+  # std::function states) that the plain build compiles cleanly; with
+  # -Werror that would fail the build over no bug of ours. The plain build
+  # keeps the warning.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    add_compile_options(-Wno-maybe-uninitialized)
+  endif()
   add_link_options(${rocenet_sanitize_flags})
   # The sanitizer runtimes cannot be linked into a fully static binary.
   set(ROCENET_CNI_STATIC OFF CACHE BOOL "Link the rocenet CNI plugin binary fully static" FORCE)
