@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/server/config_yaml.h"
 #include "yaml-cpp/yaml.h"
 
 namespace rocenet::server {
@@ -37,16 +38,6 @@ const std::set<std::string>& OutputKeys() {
   static const auto* keys =
       new std::set<std::string>{"gaudinet", "networkd_dir", "nfd_features", "nfd_label"};
   return *keys;
-}
-
-absl::Status KeyError(const std::string& origin, absl::string_view key, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(origin, ": key \"", key, "\": ", why));
-}
-
-absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& origin,
-                                   absl::string_view key) {
-  if (!node.IsScalar()) return KeyError(origin, key, "must be a string");
-  return node.Scalar();
 }
 
 absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node,

@@ -5,21 +5,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/server/config_yaml.h"
 #include "daemon/os/linux/unix_listener.h"
 #include "daemon/server/options.h"
 
 namespace rocenet::server {
 namespace {
-
-absl::Status KeyError(const std::string& origin, absl::string_view key, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(origin, ": key \"", key, "\": ", why));
-}
-
-absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& origin,
-                                   absl::string_view key) {
-  if (!node.IsScalar()) return KeyError(origin, key, "must be a string");
-  return node.Scalar();
-}
 
 absl::StatusOr<int> PositiveInt(const YAML::Node& node, const std::string& origin,
                                 absl::string_view key) {
