@@ -95,7 +95,7 @@ absl::StatusOr<bool> AttachManager::Readdress(const std::string& port_id,
     status = WithContext(pod.netlink->DeleteAddress({pod.ifindex, *old.local}),
                          absl::StrCat("delete address ", old.local->ToString(), " in the pod"));
   }
-  if (status.ok()) status = ConfigurePodPort(*pod.netlink, *netns_, *pod.ns, pod.ifindex, next);
+  if (status.ok()) status = ConfigurePodPort(*pod.netlink, pod.ifindex, next);
   const std::string what =
       absl::StrCat("re-address port ", old.host_ifname, " in ", old.netns, " from ",
                    old.local->ToString(), " to ", next.local->ToString());
@@ -111,7 +111,7 @@ absl::StatusOr<bool> AttachManager::Readdress(const std::string& port_id,
   if (undone.ok() && next.local != old.local) {
     undone = pod.netlink->DeleteAddress({pod.ifindex, *next.local});
   }
-  if (undone.ok()) undone = ConfigurePodPort(*pod.netlink, *netns_, *pod.ns, pod.ifindex, old);
+  if (undone.ok()) undone = ConfigurePodPort(*pod.netlink, pod.ifindex, old);
   if (undone.ok()) undone = journal_->Put(old);
   if (!undone.ok()) SPDLOG_ERROR("rollback of {}: {}", what, undone.ToString());
   return WithContext(status, what);
@@ -215,7 +215,7 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   absl::StatusOr<int> pod_ifindex =
       pod.ok() ? FindLink(**pod, request.ifname)
                : absl::StatusOr<int>(WithContext(pod.status(), "open netlink in the pod"));
-  status = pod_ifindex.ok() ? ConfigurePodPort(**pod, *netns_, *ns, *pod_ifindex, record)
+  status = pod_ifindex.ok() ? ConfigurePodPort(**pod, *pod_ifindex, record)
                             : pod_ifindex.status();
   if (status.ok() && record.mtu == 0) {
     // The MTU was left alone: report what the link has.

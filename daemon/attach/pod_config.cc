@@ -14,8 +14,7 @@ absl::StatusOr<int> FindLink(os::Netlink& netlink, absl::string_view ifname) {
   return absl::NotFoundError(absl::StrCat("no interface ", ifname));
 }
 
-absl::Status ConfigurePodPort(os::Netlink& pod, os::Netns& netns, const os::NetnsHandle& ns,
-                              int ifindex, const AttachmentRecord& r) {
+absl::Status ConfigurePodPort(os::Netlink& pod, int ifindex, const AttachmentRecord& r) {
   if (r.mtu != 0)
     RETURN_IF_ERROR(WithContext(pod.SetMtu(ifindex, r.mtu), absl::StrCat("set MTU ", r.mtu)));
   RETURN_IF_ERROR(WithContext(pod.SetLinkUp(ifindex), "set link up"));

@@ -1,7 +1,7 @@
 // Configuring a port inside a pod's network namespace, and undoing it.
 //
-// Works through a Netlink bound to the pod's namespace and the Netns seam
-// (for sysctls). Each port gets a policy-routing table of its own and a rule
+// Works through a Netlink bound to the pod's namespace (IPv4 settings too:
+// /proc/sys is read-only in a container that is not privileged). Each port gets a policy-routing table of its own and a rule
 // "from <its address> lookup <table>", plus arp_ignore=1/arp_announce=2, so
 // that several ports in one pod each answer and send for their own address
 // (one rail per port). Errors name the step; on error the caller rolls back.
@@ -12,7 +12,6 @@
 #include "absl/status/status.h"
 #include "daemon/attach/record.h"
 #include "daemon/os/netlink.h"
-#include "daemon/os/netns.h"
 
 namespace rocenet::attach {
 
@@ -24,9 +23,9 @@ inline constexpr uint32_t kTableBase = 1000;
 // Finds the pod-side ifindex of `ifname`; NotFound if it is not there.
 absl::StatusOr<int> FindLink(os::Netlink& netlink, absl::string_view ifname);
 
-// MTU, link up, and for L3 records the address, routes, rule and sysctls.
-absl::Status ConfigurePodPort(os::Netlink& pod, os::Netns& netns, const os::NetnsHandle& ns,
-                              int ifindex, const AttachmentRecord& record);
+// MTU, link up, and for L3 records arp_ignore/arp_announce, the address,
+// routes and rule.
+absl::Status ConfigurePodPort(os::Netlink& pod, int ifindex, const AttachmentRecord& record);
 
 // Removes what ConfigurePodPort added that would outlive the link's move
 // (the rule; routes and addresses go with the link).

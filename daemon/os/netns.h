@@ -44,11 +44,6 @@ class Netns {
   virtual absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns,
                                                                  int ifindex,
                                                                  absl::string_view ifname) = 0;
-
-  // Writes /proc/sys/<key> (e.g. "net/ipv4/conf/net1/arp_ignore") as seen
-  // from inside `ns`.
-  virtual absl::Status SetSysctl(const NetnsHandle& ns, absl::string_view key,
-                                 absl::string_view value) = 0;
 };
 
 }  // namespace rocenet::os

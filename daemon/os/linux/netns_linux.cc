@@ -96,29 +96,4 @@ absl::StatusOr<std::unique_ptr<PacketSocket>> NetnsLinux::OpenLldp(const NetnsHa
   return out;
 }
 
-absl::Status NetnsLinux::SetSysctl(const NetnsHandle& ns, absl::string_view key,
-                                   absl::string_view value) {
-  // Interface names may hold dots ("net..1"); only a ".." path component
-  // could leave /proc/sys.
-  const std::vector<absl::string_view> parts = absl::StrSplit(key, '/');
-  if (std::find(parts.begin(), parts.end(), "..") != parts.end() || key.empty() ||
-      key.front() == '/') {
-    return absl::InvalidArgumentError(absl::StrCat("sysctl ", key, ": not a sysctl key"));
-  }
-  const std::string path = absl::StrCat("/proc/sys/", key);
-  const std::string text(value);
-  return RunIn(ns, [&]() -> absl::Status {
-    // /proc/sys/net shows the namespace of the thread that opens it.
-    const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("sysctl ", path));
-    const ssize_t n = write(fd, text.data(), text.size());
-    const int saved = errno;
-    close(fd);
-    if (n != static_cast<ssize_t>(text.size())) {
-      return ErrnoToStatus(saved, absl::StrCat("sysctl ", path, " = ", text));
-    }
-    return absl::OkStatus();
-  });
-}
-
 }  // namespace rocenet::os

@@ -16,8 +16,6 @@ class NetnsLinux final : public Netns {
   absl::StatusOr<std::unique_ptr<Netlink>> OpenNetlink(const NetnsHandle& ns) override;
   absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns, int ifindex,
                                                          absl::string_view ifname) override;
-  absl::Status SetSysctl(const NetnsHandle& ns, absl::string_view key,
-                         absl::string_view value) override;
 
  private:
   explicit NetnsLinux(std::unique_ptr<NetnsHandle> host) : host_(std::move(host)) {}

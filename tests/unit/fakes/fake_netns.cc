@@ -181,10 +181,6 @@ void FakeNetns::DeleteNamespace(const std::string& path) {
   }
 }
 
-void FakeNetns::FailSysctl(std::string key, absl::Status status) {
-  sysctl_failures_[std::move(key)] = std::move(status);
-}
-
 absl::StatusOr<std::unique_ptr<os::NetnsHandle>> FakeNetns::Open(absl::string_view path) {
   ++open_calls_;
   const std::string p(path);
@@ -215,30 +211,6 @@ absl::StatusOr<std::unique_ptr<os::PacketSocket>> FakeNetns::OpenLldp(const os::
     return absl::NotFoundError(absl::StrCat("bind ", ifname, ": No such device"));
   }
   return ns->sockets->OpenLldp(ifindex, ifname);
-}
-
-absl::Status FakeNetns::SetSysctl(const os::NetnsHandle& handle, absl::string_view key,
-                                  absl::string_view value) {
-  Namespace* ns = ByFd(handle.fd());
-  if (ns == nullptr || !ns->alive) {
-    return absl::InvalidArgumentError("enter network namespace: Bad file descriptor");
-  }
-  const std::string k(key);
-  if (auto it = sysctl_failures_.find(k); it != sysctl_failures_.end()) {
-    absl::Status status = std::move(it->second);
-    sysctl_failures_.erase(it);
-    return status;
-  }
-  absl::string_view rest = key;
-  if (absl::ConsumePrefix(&rest, "net/ipv4/conf/")) {
-    const std::string ifname(rest.substr(0, rest.find('/')));
-    if (ifname != "all" && ifname != "default" && !HasLinkNamed(*ns->netlink, ifname)) {
-      return absl::NotFoundError(
-          absl::StrCat("sysctl /proc/sys/", key, ": No such file or directory"));
-    }
-  }
-  sysctls_.push_back({ns->path, k, std::string(value)});
-  return absl::OkStatus();
 }
 
 os::LinkInfo MakePhysicalLink(int ifindex, const std::string& name) {

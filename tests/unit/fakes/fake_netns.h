@@ -14,8 +14,7 @@
 // (no kind) go back to the host, admin down, under their name if it is free
 // there and "dev<ifindex>" otherwise, as default_device_exit() does.
 //
-// Sysctl writes are recorded; a key under net/ipv4/conf/<ifname>/ exists only
-// while the namespace has that interface. Single-threaded. The host fake
+// Single-threaded. The host fake
 // must outlive this object, and what it hands out must not.
 #pragma once
 
@@ -51,17 +50,6 @@ class FakeNetns final : public os::Netns {
 
   // The next OpenNetlink() fails with `status`.
   void FailNextOpenNetlink(absl::Status status) { open_netlink_failure_ = std::move(status); }
-  // The next SetSysctl() of `key` fails with `status`.
-  void FailSysctl(std::string key, absl::Status status);
-
-  struct SysctlWrite {
-    std::string netns;  // the namespace's path
-    std::string key;
-    std::string value;
-    friend bool operator==(const SysctlWrite&, const SysctlWrite&) = default;
-  };
-  // Successful writes, in order.
-  const std::vector<SysctlWrite>& sysctls() const { return sysctls_; }
   int open_calls() const { return open_calls_; }
 
   absl::StatusOr<std::unique_ptr<os::NetnsHandle>> Open(absl::string_view path) override;
@@ -69,8 +57,6 @@ class FakeNetns final : public os::Netns {
   absl::StatusOr<std::unique_ptr<os::Netlink>> OpenNetlink(const os::NetnsHandle& ns) override;
   absl::StatusOr<std::unique_ptr<os::PacketSocket>> OpenLldp(const os::NetnsHandle& ns, int ifindex,
                                                              absl::string_view ifname) override;
-  absl::Status SetSysctl(const os::NetnsHandle& ns, absl::string_view key,
-                         absl::string_view value) override;
 
  private:
   struct Namespace {
@@ -94,8 +80,6 @@ class FakeNetns final : public os::Netns {
   int next_fd_ = 1000;
   int open_calls_ = 0;
   absl::Status open_netlink_failure_;
-  std::map<std::string, absl::Status> sysctl_failures_;
-  std::vector<SysctlWrite> sysctls_;
 };
 
 // A physical port as the kernel shows it: up with carrier, no rtnetlink kind,

@@ -57,15 +57,13 @@ class Footprint {
         writes_(fs.write_count()),
         moves_(host.moves().size()),
         host_mutations_(host.mutations()),
-        pod_mutations_(pod.mutations()),
-        sysctls_(netns.sysctls().size()) {}
+        pod_mutations_(pod.mutations()) {}
 
   void ExpectUnchanged() const {
     EXPECT_EQ(fs_.write_count(), writes_) << "the journal was written";
     EXPECT_EQ(host_.moves().size(), moves_) << "a port was moved";
     EXPECT_EQ(host_.mutations(), host_mutations_) << "the host was changed";
     EXPECT_EQ(pod_.mutations(), pod_mutations_) << "the pod was changed";
-    EXPECT_EQ(netns_.sysctls().size(), sysctls_) << "a sysctl was written";
   }
 
  private:
@@ -77,7 +75,6 @@ class Footprint {
   size_t moves_;
   int host_mutations_;
   int pod_mutations_;
-  size_t sysctls_;
 };
 
 class AttachManagerTest : public ::testing::Test {

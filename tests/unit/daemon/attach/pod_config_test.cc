@@ -57,17 +57,15 @@ class PodConfigTest : public ::testing::Test {
     os::LinkInfo arrived = MakePhysicalLink(kNet1, "net1");
     arrived.admin_up = false;
     pod_->SetLink(arrived);
-    handle_ = *netns_.Open(kPod);
   }
 
   absl::Status Configure(const AttachmentRecord& record) {
-    return ConfigurePodPort(*pod_, netns_, *handle_, kNet1, record);
+    return ConfigurePodPort(*pod_, kNet1, record);
   }
 
   FakeNetlink host_;
   FakeNetns netns_{&host_};
   FakeNetlink* pod_;
-  std::unique_ptr<os::NetnsHandle> handle_;
 };
 
 TEST_F(PodConfigTest, AnL3PortGetsItsAddressTableRuleAndArpSettings) {
@@ -87,8 +85,6 @@ TEST_F(PodConfigTest, AnL3PortGetsItsAddressTableRuleAndArpSettings) {
   EXPECT_EQ(pod_->ipv4_conf(kNet1), (std::map<os::Ipv4Conf, uint32_t>{
                                         {os::Ipv4Conf::kArpIgnore, 1},
                                         {os::Ipv4Conf::kArpAnnounce, 2}}));
-  // Over netlink, not /proc/sys, which is read-only in a container.
-  EXPECT_THAT(netns_.sysctls(), IsEmpty());
   // The pod's own interface is left alone.
   EXPECT_EQ(*pod_->link(2), MakeLink(2, "eth0"));
 }
