@@ -10,12 +10,12 @@
 namespace rocenet::attach {
 namespace {
 
-absl::StatusOr<int> FindByMac(os::Netlink& netlink, const std::string& mac) {
+absl::StatusOr<os::LinkInfo> FindByMac(os::Netlink& netlink, const std::string& mac) {
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, netlink.ListLinks());
-  for (const os::LinkInfo& link : links) {
+  for (os::LinkInfo& link : links) {
     if (link.mac.ToString() == mac ||
         (!link.permanent_mac.IsZero() && link.permanent_mac.ToString() == mac)) {
-      return link.ifindex;
+      return std::move(link);
     }
   }
   return absl::NotFoundError(absl::StrCat("no interface with MAC ", mac));
@@ -204,7 +204,7 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
 
   const std::string what = absl::StrCat("attach port ", port->host_ifname, " to ", request.netns,
                                         " as ", request.ifname);
-  absl::Status status = host_->MoveLink(port->ifindex, ns->fd(), request.ifname);
+  absl::Status status = host_->MoveLink(port->ifindex, ns->fd(), request.ifname, {});
   if (!status.ok()) {
     // Nothing moved: forgetting the intent is the whole rollback.
     absl::Status erased = journal_->Erase(record.container_id, record.ifname);
@@ -242,8 +242,8 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
 }
 
 absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
-  absl::StatusOr<int> ifindex = FindByMac(*host_, record.mac);
-  if (!ifindex.ok()) {
+  absl::StatusOr<os::LinkInfo> link = FindByMac(*host_, record.mac);
+  if (!link.ok()) {
     if (!record.virtual_device) {
       // The kernel hands a physical port back once the last reference to the
       // dead namespace is gone, which can take a moment: keep the record and
@@ -256,21 +256,18 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
                 record.host_ifname);
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, host_->ListLinks());
-  for (const os::LinkInfo& link : links) {
-    if (link.ifindex != *ifindex) continue;
-    if (link.name != record.host_ifname) {
-      RETURN_IF_ERROR(WithContext(host_->SetLinkDown(*ifindex), "set link down to rename it"));
-      RETURN_IF_ERROR(
-          WithContext(host_->RenameLink(*ifindex, record.host_ifname),
-                      absl::StrCat("rename ", link.name, " back to ", record.host_ifname)));
-    }
-    if (record.host_mtu != 0 && link.mtu != record.host_mtu) {
-      RETURN_IF_ERROR(WithContext(host_->SetMtu(*ifindex, record.host_mtu),
-                                  absl::StrCat("set MTU back to ", record.host_mtu)));
-    }
+  const int ifindex = link->ifindex;
+  if (link->name != record.host_ifname) {
+    RETURN_IF_ERROR(WithContext(host_->SetLinkDown(ifindex), "set link down to rename it"));
+    RETURN_IF_ERROR(
+        WithContext(host_->RenameLink(ifindex, record.host_ifname),
+                    absl::StrCat("rename ", link->name, " back to ", record.host_ifname)));
   }
-  return WithContext(host_->SetLinkUp(*ifindex), "set link up");
+  if (record.host_mtu != 0 && link->mtu != record.host_mtu) {
+    RETURN_IF_ERROR(WithContext(host_->SetMtu(ifindex, record.host_mtu),
+                                absl::StrCat("set MTU back to ", record.host_mtu)));
+  }
+  return WithContext(host_->SetLinkUp(ifindex), "set link up");
 }
 
 absl::Status AttachManager::Release(const AttachmentRecord& record) {
@@ -286,16 +283,23 @@ absl::Status AttachManager::Release(const AttachmentRecord& record) {
   } else {
     ASSIGN_OR_RETURN(std::unique_ptr<os::Netlink> pod, netns_->OpenNetlink(**ns));
     absl::StatusOr<int> pod_ifindex = FindLink(*pod, record.ifname);
-    if (!pod_ifindex.ok()) pod_ifindex = FindByMac(*pod, record.mac);
+    if (!pod_ifindex.ok()) {
+      absl::StatusOr<os::LinkInfo> renamed = FindByMac(*pod, record.mac);
+      if (renamed.ok()) pod_ifindex = renamed->ifindex;
+    }
     if (pod_ifindex.ok()) {
       if (absl::Status s = UnconfigurePodPort(*pod, record); !s.ok()) {
         SPDLOG_WARN("port {}: {}", record.port_id, s.message());
       }
-      RETURN_IF_ERROR(
-          WithContext(pod->MoveLink(*pod_ifindex, netns_->host().fd(), record.host_ifname),
-                      "move back to the host"));
+      // Home under its host name, with its host MTU, up: one request.
+      RETURN_IF_ERROR(WithContext(
+          pod->MoveLink(*pod_ifindex, netns_->host().fd(), record.host_ifname,
+                        {.mtu = record.host_mtu, .up = true}),
+          "move back to the host"));
+    } else {
+      // Not in the pod: back in the host on its own, or gone with it.
+      RETURN_IF_ERROR(RestoreInHost(record));
     }
-    RETURN_IF_ERROR(RestoreInHost(record));
   }
   return WithContext(journal_->Erase(record.container_id, record.ifname), "forget the attachment");
 }

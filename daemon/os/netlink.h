@@ -16,6 +16,12 @@ namespace rocenet::os {
 // The per-interface IPv4 settings rocenet sets (net.ipv4.conf.<if>.*).
 enum class Ipv4Conf { kArpIgnore, kArpAnnounce };
 
+// What a moved link gets in its new namespace, in the move's own request.
+struct AfterMove {
+  uint32_t mtu = 0;  // 0: as it was
+  bool up = false;
+};
+
 struct LinkEventBatch {
   std::vector<LinkEvent> events;
   // IPv4 addresses or routes changed somewhere in the namespace (ours or
@@ -54,9 +60,11 @@ class Netlink {
   // The kernel resets these when a link changes namespace.
   virtual absl::Status SetIpv4Conf(int ifindex, Ipv4Conf key, uint32_t value) = 0;
   // Moves the link into the network namespace `netns_fd` and gives it
-  // `new_name` there, in one request, so it never appears under a name that
-  // could clash. The link must be down for a rename; this takes it down.
-  virtual absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name) = 0;
+  // `new_name` there, then applies `after`, all in one request, so it never
+  // appears under a name that could clash and costs one round trip. The
+  // kernel closes the link to move it; it stays down unless `after.up`.
+  virtual absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name,
+                                const AfterMove& after) = 0;
 
   // IPv4 addresses of every interface.
   virtual absl::StatusOr<std::vector<AddressInfo>> ListAddresses() = 0;

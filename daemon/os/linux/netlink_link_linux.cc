@@ -91,13 +91,19 @@ absl::Status NetlinkLinux::RenameLink(int ifindex, absl::string_view name) {
   return Transact(msg, what);
 }
 
-absl::Status NetlinkLinux::MoveLink(int ifindex, int netns_fd, absl::string_view new_name) {
-  const std::string what =
+absl::Status NetlinkLinux::MoveLink(int ifindex, int netns_fd, absl::string_view new_name,
+                                    const AfterMove& after) {
+  std::string what =
       absl::StrCat("netlink: move ifindex ", ifindex, " into netns fd ", netns_fd, " as ", new_name);
-  nl_msg* msg = LinkMessage(ifindex, 0, IFF_UP);
+  if (after.mtu != 0) absl::StrAppend(&what, ", MTU ", after.mtu);
+  if (after.up) absl::StrAppend(&what, ", up");
+  // The kernel moves the link first, then applies the MTU and the flags to
+  // it in its new namespace (do_setlink).
+  nl_msg* msg = LinkMessage(ifindex, after.up ? IFF_UP : 0, IFF_UP);
   if (msg == nullptr) return NoMemory(what);
   nla_put_u32(msg, IFLA_NET_NS_FD, static_cast<uint32_t>(netns_fd));
   nla_put_string(msg, IFLA_IFNAME, std::string(new_name).c_str());
+  if (after.mtu != 0) nla_put_u32(msg, IFLA_MTU, after.mtu);
   return Transact(msg, what);
 }
 

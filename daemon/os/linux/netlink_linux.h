@@ -30,7 +30,8 @@ class NetlinkLinux final : public Netlink {
   absl::Status SetMtu(int ifindex, uint32_t mtu) override;
   absl::Status SetIpv4Conf(int ifindex, Ipv4Conf key, uint32_t value) override;
   absl::Status RenameLink(int ifindex, absl::string_view name) override;
-  absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name) override;
+  absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name,
+                        const AfterMove& after) override;
   absl::StatusOr<std::vector<AddressInfo>> ListAddresses() override;
   absl::Status AddAddress(const AddressInfo& address) override;
   absl::Status DeleteAddress(const AddressInfo& address) override;

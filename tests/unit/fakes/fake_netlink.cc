@@ -118,13 +118,14 @@ absl::Status FakeNetlink::RenameLink(int ifindex, absl::string_view name) {
                     [&](os::LinkInfo& link) { link.name = std::string(name); });
 }
 
-absl::Status FakeNetlink::MoveLink(int ifindex, int netns_fd, absl::string_view new_name) {
+absl::Status FakeNetlink::MoveLink(int ifindex, int netns_fd, absl::string_view new_name,
+                                   const os::AfterMove& after) {
   absl::Status failure;
   if (TakeFailure("MoveLink", &failure)) return failure;
   auto it = links_.find(ifindex);
   if (it == links_.end()) return absl::NotFoundError("no such link");
   if (on_move_) {
-    if (absl::Status arrived = on_move_(it->second, netns_fd, std::string(new_name));
+    if (absl::Status arrived = on_move_(it->second, netns_fd, std::string(new_name), after);
         !arrived.ok()) {
       return arrived;
     }

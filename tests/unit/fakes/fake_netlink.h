@@ -32,7 +32,8 @@ class FakeNetlink final : public os::Netlink {
   // a non-OK status fails the move and changes nothing. FakeNetns uses it to
   // make the link appear in the destination namespace.
   using MoveHook = std::function<absl::Status(const os::LinkInfo& link, int netns_fd,
-                                              const std::string& new_name)>;
+                                              const std::string& new_name,
+                                              const os::AfterMove& after)>;
   void set_on_move(MoveHook hook) { on_move_ = std::move(hook); }
 
   absl::Status SubscribeLinkEvents() override;
@@ -46,7 +47,8 @@ class FakeNetlink final : public os::Netlink {
   absl::Status RenameLink(int ifindex, absl::string_view name) override;
   // Removes the link from this fake (it went to another namespace); the
   // move is recorded in moves().
-  absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name) override;
+  absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name,
+                        const os::AfterMove& after) override;
   absl::StatusOr<std::vector<os::RuleInfo>> ListRules() override;
   absl::Status AddRule(const os::RuleInfo& rule) override;
   absl::Status DeleteRule(const os::RuleInfo& rule) override;

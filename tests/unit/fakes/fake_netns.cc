@@ -39,8 +39,9 @@ class NetlinkView final : public os::Netlink {
   absl::Status RenameLink(int ifindex, absl::string_view name) override {
     return target_->RenameLink(ifindex, name);
   }
-  absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name) override {
-    return target_->MoveLink(ifindex, netns_fd, new_name);
+  absl::Status MoveLink(int ifindex, int netns_fd, absl::string_view new_name,
+                        const os::AfterMove& after) override {
+    return target_->MoveLink(ifindex, netns_fd, new_name, after);
   }
   absl::StatusOr<std::vector<os::AddressInfo>> ListAddresses() override {
     return target_->ListAddresses();
@@ -100,8 +101,9 @@ FakeNetns::Namespace& FakeNetns::Add(const std::string& path, FakeNetlink* netli
   ns->netlink = netlink;
   ns->owned = std::move(owned);
   ns->sockets = std::make_unique<FakePacketSocketFactory>();
-  netlink->set_on_move([this](const os::LinkInfo& link, int netns_fd, const std::string& new_name) {
-    return Arrive(link, netns_fd, new_name);
+  netlink->set_on_move([this](const os::LinkInfo& link, int netns_fd, const std::string& new_name,
+                              const os::AfterMove& after) {
+    return Arrive(link, netns_fd, new_name, after);
   });
   namespaces_.push_back(std::move(ns));
   return *namespaces_.back();
@@ -140,8 +142,8 @@ FakePacketSocketFactory* FakeNetns::sockets(const std::string& path) const {
   return ns == nullptr ? nullptr : ns->sockets.get();
 }
 
-absl::Status FakeNetns::Arrive(const os::LinkInfo& link, int netns_fd,
-                               const std::string& new_name) {
+absl::Status FakeNetns::Arrive(const os::LinkInfo& link, int netns_fd, const std::string& new_name,
+                               const os::AfterMove& after) {
   Namespace* to = ByFd(netns_fd);
   if (to == nullptr) return absl::InvalidArgumentError("move link: Bad file descriptor");
   if (!to->alive) return absl::InvalidArgumentError("move link: the namespace is gone");
@@ -152,7 +154,8 @@ absl::Status FakeNetns::Arrive(const os::LinkInfo& link, int netns_fd,
   os::LinkInfo arrived = link;
   arrived.ifindex = FreeIfindex(*to->netlink, link.ifindex);
   arrived.name = name;
-  arrived.admin_up = false;  // the kernel closes the device to move it
+  arrived.admin_up = after.up;  // closed to move, opened again if asked
+  if (after.mtu != 0) arrived.mtu = after.mtu;
   to->netlink->SetLink(arrived);
   return absl::OkStatus();
 }

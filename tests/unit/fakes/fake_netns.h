@@ -72,7 +72,8 @@ class FakeNetns final : public os::Netns {
   Namespace* ByFd(int fd) const;
   Namespace* ByPath(const std::string& path) const;
   // Makes `link` appear in the namespace of `netns_fd` as `new_name`.
-  absl::Status Arrive(const os::LinkInfo& link, int netns_fd, const std::string& new_name);
+  absl::Status Arrive(const os::LinkInfo& link, int netns_fd, const std::string& new_name,
+                      const os::AfterMove& after);
 
   std::vector<std::unique_ptr<Namespace>> namespaces_;
   std::unique_ptr<os::NetnsHandle> host_handle_;

@@ -219,8 +219,8 @@ TEST_F(AttachNetlinkFaultsTest, DetachFailingAtAnyStepKeepsTheRecordAndARetryBri
     EXPECT_THAT(pod_->rules(), IsEmpty());
     EXPECT_THAT(OnDisk(), IsEmpty());
   }
-  // rule, move back, up.
-  EXPECT_EQ(steps, 3);
+  // rule, then the move back (name, MTU and up in the same request).
+  EXPECT_EQ(steps, 2);
 }
 
 TEST_F(AttachNetlinkFaultsTest, ReaddressRollsBackFromAFailureAtEveryStep) {
