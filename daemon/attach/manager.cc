@@ -138,10 +138,23 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
   };
   if (!request.device_id.empty()) {
     for (const PortCandidate& port : ports) {
-      if (port.port_id == request.device_id || port.pci_address == request.device_id) {
+      if (port.port_id == request.device_id) {
         RETURN_IF_ERROR(usable(port));
         return &port;
       }
+    }
+    // A PCI address names a function, which may have several ports: the
+    // first free one of them.
+    absl::Status first_refusal;
+    for (const PortCandidate& port : ports) {
+      if (port.pci_address.empty() || port.pci_address != request.device_id) continue;
+      absl::Status status = usable(port);
+      if (status.ok()) return &port;
+      if (first_refusal.ok()) first_refusal = status;
+    }
+    if (!first_refusal.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no free port on PCI function ", request.device_id, ": ", first_refusal.message()));
     }
     return absl::NotFoundError(
         absl::StrCat("device id \"", request.device_id, "\" is not a port of this node"));
@@ -176,6 +189,12 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
                                                  existing->port_id, ")"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsHandle> ns, netns_->Open(request.netns));
+  if (netns_->IsHost(*ns)) {
+    // The port would only be renamed in place, and then configured as if it
+    // were a pod's, beside the node's own addressing of it.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "netns \"", request.netns, "\": is the node's own network namespace, not a pod's"));
+  }
   ASSIGN_OR_RETURN(const PortCandidate* port, Choose(request, ports));
 
   AttachmentRecord record;

@@ -37,6 +37,10 @@ class Netns {
   // The namespace the daemon runs in.
   virtual const NetnsHandle& host() const = 0;
 
+  // Whether `ns` is the daemon's own namespace, whatever path opened it
+  // (/proc/1/ns/net, a bind mount of it under /run/netns).
+  virtual bool IsHost(const NetnsHandle& ns) const = 0;
+
   // A Netlink bound to `ns`.
   virtual absl::StatusOr<std::unique_ptr<Netlink>> OpenNetlink(const NetnsHandle& ns) = 0;
 

@@ -464,6 +464,7 @@ def _conf(**extra):
 
 
 DROP = None
+NODE_NETNS = object()  # the node's own network namespace, by its /run/netns path
 DEEP = 100_000  # levels of brackets in the deeply nested value
 
 # (id, command, configuration (a string is sent as is), environment
@@ -527,6 +528,8 @@ CNI_CASES = [
     ("netns-unset-for-add", "ADD", _conf(), {"CNI_NETNS": None}, 4, "CNI_NETNS"),
     ("netns-dot-dot", "ADD", _conf(), {"CNI_NETNS": "/run/netns/../../etc"}, 4, "netns"),
     ("netns-regular-file", "ADD", _conf(), {"CNI_NETNS": "/etc/hostname"}, 4, "netns"),
+    ("netns-the-node-itself", "ADD", _conf(), {"CNI_NETNS": NODE_NETNS}, 4,
+     "is the node's own network namespace, not a pod's"),
     ("cni-args-without-equals", "ADD", _conf(), {"CNI_ARGS": "K8S_POD_NAME"}, 4, "CNI_ARGS"),
     ("cni-args-unknown-key", "ADD", _conf(), {"CNI_ARGS": "FOO=bar"}, 4, "FOO"),
 ]
@@ -556,6 +559,8 @@ def test_bad_cni_invocation(fabric, daemon, baseline, api, command, conf, env, c
     for key, value in env.items():
         if value is None:
             environment.pop(key, None)
+        elif value is NODE_NETNS:
+            environment[key] = f"/run/netns/{fabric.node_netns}"
         else:
             environment[key] = value
     stdin = resolve_conf(conf, daemon)
@@ -668,6 +673,9 @@ GRPC_CASES = [
     ("attach-netns-dot-dot", "/rocenet.v1.Attachments/Attach",
      msg("attach", "AttachRequest", container_id="c1", ifname="net1",
          netns="/run/netns/../netns/x"), "INVALID_ARGUMENT"),
+    ("attach-netns-of-the-node", "/rocenet.v1.Attachments/Attach",
+     msg("attach", "AttachRequest", container_id="c1", ifname="net1", netns="/run/netns/{node}"),
+     "INVALID_ARGUMENT"),
     ("attach-netns-missing", "/rocenet.v1.Attachments/Attach",
      msg("attach", "AttachRequest", container_id="c1", ifname="net1",
          netns="/run/netns/bi-does-not-exist"), "NOT_FOUND"),
@@ -713,7 +721,8 @@ def list_attachments(api) -> bytes:
 def test_bad_grpc_request(fabric, daemon, baseline, api, method, request_, code):
     if request_[0] == "msg":
         _, module, name, fields = request_
-        fields = {k: (v.format(fabric=fabric.name) if isinstance(v, str) else v)
+        fields = {k: (v.format(fabric=fabric.name, node=fabric.node_netns)
+                      if isinstance(v, str) else v)
                   for k, v in fields.items()}
         data = getattr(api.pb[module], name)(**fields).SerializeToString()
     else:

@@ -4,6 +4,7 @@
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -67,6 +68,14 @@ absl::StatusOr<std::unique_ptr<NetnsHandle>> NetnsLinux::Open(absl::string_view 
     return absl::FailedPreconditionError(absl::StrCat(p, " is not a network namespace"));
   }
   return std::unique_ptr<NetnsHandle>(new FdHandle(fd, p));
+}
+
+bool NetnsLinux::IsHost(const NetnsHandle& ns) const {
+  // A namespace is one nsfs inode, however many paths lead to it.
+  struct stat a {};
+  struct stat b {};
+  if (fstat(ns.fd(), &a) != 0 || fstat(host_->fd(), &b) != 0) return false;
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 absl::StatusOr<std::unique_ptr<Netlink>> NetnsLinux::OpenNetlink(const NetnsHandle& ns) {

@@ -13,6 +13,7 @@ class NetnsLinux final : public Netns {
 
   absl::StatusOr<std::unique_ptr<NetnsHandle>> Open(absl::string_view path) override;
   const NetnsHandle& host() const override { return *host_; }
+  bool IsHost(const NetnsHandle& ns) const override;
   absl::StatusOr<std::unique_ptr<Netlink>> OpenNetlink(const NetnsHandle& ns) override;
   absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns, int ifindex,
                                                          absl::string_view ifname) override;

@@ -54,6 +54,7 @@ class FakeNetns final : public os::Netns {
 
   absl::StatusOr<std::unique_ptr<os::NetnsHandle>> Open(absl::string_view path) override;
   const os::NetnsHandle& host() const override { return *host_handle_; }
+  bool IsHost(const os::NetnsHandle& ns) const override { return ns.fd() == host_handle_->fd(); }
   absl::StatusOr<std::unique_ptr<os::Netlink>> OpenNetlink(const os::NetnsHandle& ns) override;
   absl::StatusOr<std::unique_ptr<os::PacketSocket>> OpenLldp(const os::NetnsHandle& ns, int ifindex,
                                                              absl::string_view ifname) override;

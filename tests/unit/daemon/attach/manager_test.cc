@@ -72,6 +72,28 @@ TEST_F(AttachManagerTest, AttachByPciAddress) {
   EXPECT_EQ(Named(*pod_, "net1")->mac, so1_mac_);
 }
 
+TEST_F(AttachManagerTest, APciAddressOfSeveralPortsTakesTheFirstFreeOne) {
+  // Both ports on one PCI function, as a multi-port NIC has them.
+  ports_[1].pci_address = ports_[0].pci_address;
+  absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", "0000:19:00.0"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->port_id, kPort0);
+
+  netns_.AddNamespace(kPod2);
+  absl::StatusOr<AttachmentRecord> second = Attach(Request("c2", "0000:19:00.0", kPod2));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->port_id, kPort1);
+
+  const Footprint before = Snapshot();
+  absl::StatusOr<AttachmentRecord> third = Attach(Request("c2", "0000:19:00.0", kPod2, "net2"));
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(third.status().message()),
+              HasSubstr("no free port on PCI function 0000:19:00.0: port 0000:19:00.0-p8 is "
+                        "attached to another pod"));
+  before.ExpectUnchanged();
+  EXPECT_EQ(OnDisk().size(), 2u);
+}
+
 TEST_F(AttachManagerTest, AnyFreePortSkipsBusyAndUnprovisionedPorts) {
   absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", ""));
   ASSERT_TRUE(first.ok()) << first.status();
@@ -150,6 +172,10 @@ TEST_F(AttachManagerTest, InvalidRequestsAreRefusedBeforeAnythingIsTouched) {
       {"netns that is not a netns",
        [](AttachRequest& r, auto&) { r.netns = "/var/run/netns/file"; },
        absl::StatusCode::kFailedPrecondition, "/var/run/netns/file is not a network namespace"},
+      {"the node's own netns, by another path",
+       [](AttachRequest& r, auto&) { r.netns = "/proc/1/ns/net"; },
+       absl::StatusCode::kInvalidArgument,
+       "netns \"/proc/1/ns/net\": is the node's own network namespace, not a pod's"},
       {"netns that does not exist",
        [](AttachRequest& r, auto&) { r.netns = "/var/run/netns/gone"; },
        absl::StatusCode::kNotFound, "/var/run/netns/gone"},
