@@ -32,8 +32,9 @@ constexpr absl::string_view kHelp =
     "  STATE    attached; attaching or detaching while a CNI call is under way (or\n"
     "           was cut short and is settled at the next start)\n"
     "  AGE      since the port was attached\n"
-    "  -o wide adds PORT ID, CONTAINER (first 12 characters), NETNS, MAC, MTU,\n"
-    "  TABLE (the pod's routing table for the port), ROUTES and CNI (version).\n"
+    "  -o wide adds NETWORK (the CNI network's name), PORT ID, CONTAINER (first 12\n"
+    "  characters), NETNS, MAC, MTU, TABLE (the pod's routing table for the port),\n"
+    "  ROUTES and CNI (version).\n"
     "\n"
     "-o json and -o yaml print rocenet.v1.ListAttachmentsResponse.\n";
 

@@ -47,7 +47,7 @@ std::string RenderAttachments(const v1::ListAttachmentsResponse& response, absl:
   std::vector<std::string> headers = {"POD", "PORT", "IFNAME", "ADDRESS", "STATE", "AGE"};
   if (wide) {
     for (const char* extra :
-         {"PORT ID", "CONTAINER", "NETNS", "MAC", "MTU", "TABLE", "ROUTES", "CNI"}) {
+         {"NETWORK", "PORT ID", "CONTAINER", "NETNS", "MAC", "MTU", "TABLE", "ROUTES", "CNI"}) {
       headers.push_back(extra);
     }
   }
@@ -61,6 +61,7 @@ std::string RenderAttachments(const v1::ListAttachmentsResponse& response, absl:
                                     FormatSince(attachment.created(), now)};
     if (wide) {
       const std::vector<std::string> more = {
+          OrDash(attachment.network()),
           OrDash(attachment.port_id()),
           ShortContainer(attachment.container_id()),
           OrDash(attachment.netns()),

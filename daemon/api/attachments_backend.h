@@ -25,8 +25,11 @@ class AttachmentsBackend {
                                                          const std::string& ifname,
                                                          const std::string& netns) = 0;
   virtual absl::StatusOr<std::vector<attach::AttachmentRecord>> ListAttachments() = 0;
+  // A CNI GC of `network` (see AttachManager::Gc), or, with
+  // `only_dead_netns`, the sweep of dead pod namespaces of every network.
   virtual absl::StatusOr<std::vector<attach::AttachmentRecord>> Gc(
-      const std::vector<std::string>& valid, bool only_dead_netns) = 0;
+      const std::string& network, const std::vector<std::string>& valid,
+      bool only_dead_netns) = 0;
 };
 
 }  // namespace rocenet::api

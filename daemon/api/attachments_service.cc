@@ -46,6 +46,7 @@ void ToProto(const attach::AttachmentRecord& r, v1::Attachment* out) {
   out->mutable_pod()->set_name(r.pod.name);
   out->mutable_pod()->set_uid(r.pod.uid);
   out->set_cni_version(r.cni_version);
+  out->set_network(r.network);
   *out->mutable_created() = google::protobuf::util::TimeUtil::SecondsToTimestamp(r.created_unix);
   out->set_state(std::string(attach::StateName(r.state)));
 }
@@ -62,6 +63,7 @@ grpc::Status AttachmentsService::Attach(grpc::ServerContext* context,
         {"netns", &request->netns()},
         {"ifname", &request->ifname()},
         {"device_id", &request->device_id()},
+        {"network", &request->network()},
         {"pod.namespace", &request->pod().namespace_()},
         {"pod.name", &request->pod().name()},
         {"pod.uid", &request->pod().uid()}}) {
@@ -79,6 +81,7 @@ grpc::Status AttachmentsService::Attach(grpc::ServerContext* context,
   domain.cni_version = request->cni_version();
   domain.pod = {request->pod().namespace_(), request->pod().name(), request->pod().uid()};
   domain.mtu = request->mtu();
+  domain.network = request->network();
   absl::StatusOr<attach::AttachmentRecord> record = backend_->Attach(domain, request->mode());
   if (!record.ok()) return ToGrpc(record.status());
   ToProto(*record, response);
@@ -136,7 +139,7 @@ grpc::Status AttachmentsService::Gc(grpc::ServerContext* context, const v1::GcRe
   std::vector<std::string> valid(request->valid_container_ids().begin(),
                                  request->valid_container_ids().end());
   absl::StatusOr<std::vector<attach::AttachmentRecord>> released =
-      backend_->Gc(valid, request->only_dead_netns());
+      backend_->Gc(request->network(), valid, request->only_dead_netns());
   if (!released.ok()) return ToGrpc(released.status());
   for (const attach::AttachmentRecord& r : *released) ToProto(r, response->add_released());
   return grpc::Status::OK;

@@ -30,7 +30,8 @@ json ToJson(const AttachmentRecord& r) {
               {"pci_address", r.pci_address}, {"virtual_device", r.virtual_device},
               {"state", StateName(r.state)},
               {"pod", {{"namespace", r.pod.ns}, {"name", r.pod.name}, {"uid", r.pod.uid}}},
-              {"cni_version", r.cni_version}, {"created", r.created_unix},
+              {"cni_version", r.cni_version}, {"network", r.network},
+              {"created", r.created_unix},
               {"mtu", r.mtu}, {"host_mtu", r.host_mtu}, {"table", r.table}, {"routes", routes}};
   if (r.local.has_value()) out["local"] = r.local->ToString();
   if (r.peer.has_value()) out["peer"] = r.peer->ToString();
@@ -51,6 +52,7 @@ absl::StatusOr<AttachmentRecord> FromJson(const json& in) {
   const json pod = in.value("pod", json::object());
   r.pod = {pod.value("namespace", ""), pod.value("name", ""), pod.value("uid", "")};
   r.cni_version = in.value("cni_version", "");
+  r.network = in.value("network", "");
   r.created_unix = in.value("created", int64_t{0});
   r.mtu = in.value("mtu", 0u);
   r.host_mtu = in.value("host_mtu", 0u);

@@ -1,5 +1,7 @@
 #include "daemon/attach/manager.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "daemon/attach/pod_config.h"
 #include "daemon/attach/validate.h"
@@ -208,6 +210,7 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   record.virtual_device = port->virtual_device;
   record.pod = request.pod;
   record.cni_version = request.cni_version;
+  record.network = request.network;
   record.created_unix = now_unix;
   record.table = kTableBase + static_cast<uint32_t>(port->ifindex);
   record.host_mtu = port->mtu;
@@ -367,26 +370,38 @@ absl::StatusOr<AttachmentRecord> AttachManager::Check(const std::string& contain
   return *record;
 }
 
-std::vector<AttachmentRecord> AttachManager::Gc(const std::vector<std::string>& valid,
-                                                bool only_dead_netns) {
+std::vector<AttachmentRecord> AttachManager::ReleaseWhere(
+    const std::function<bool(const AttachmentRecord&)>& stale, absl::string_view why) {
   std::vector<AttachmentRecord> released;
   for (const AttachmentRecord& record : journal_->All()) {
-    bool release = false;
-    if (only_dead_netns) {
-      release = absl::IsNotFound(netns_->Open(record.netns).status());
-    } else {
-      release = std::find(valid.begin(), valid.end(), record.container_id) == valid.end();
-    }
-    if (!release) continue;
+    if (!stale(record)) continue;
     if (absl::Status s = Release(record); !s.ok()) {
       SPDLOG_ERROR("gc of {} ({}): {}", record.container_id, record.port_id, s.ToString());
       continue;
     }
     SPDLOG_INFO("released port {} of container {} ({})", record.host_ifname, record.container_id,
-                only_dead_netns ? "its network namespace is gone" : "not in the runtime's list");
+                why);
     released.push_back(record);
   }
   return released;
+}
+
+std::vector<AttachmentRecord> AttachManager::Gc(const std::string& network,
+                                                const std::vector<std::string>& valid) {
+  return ReleaseWhere(
+      [&](const AttachmentRecord& record) {
+        return record.network == network &&
+               std::find(valid.begin(), valid.end(), record.container_id) == valid.end();
+      },
+      absl::StrCat("not in the runtime's list for network \"", network, "\""));
+}
+
+std::vector<AttachmentRecord> AttachManager::ReleaseDeadNamespaces() {
+  return ReleaseWhere(
+      [&](const AttachmentRecord& record) {
+        return absl::IsNotFound(netns_->Open(record.netns).status());
+      },
+      "its network namespace is gone");
 }
 
 void AttachManager::Recover() {

@@ -8,6 +8,7 @@
 // port ends up either in the host or in exactly one recorded pod.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,6 +47,7 @@ struct AttachRequest {
   PodIdentity pod;
   uint32_t mtu = 0;
   bool l3 = true;
+  std::string network;  // the CNI network configuration's name
 };
 
 class AttachManager {
@@ -67,9 +69,14 @@ class AttachManager {
 
   std::vector<AttachmentRecord> List() const { return journal_->All(); }
 
-  // Releases attachments whose container is not in `valid` (all of them when
-  // `only_dead_netns`: just those whose namespace is gone).
-  std::vector<AttachmentRecord> Gc(const std::vector<std::string>& valid, bool only_dead_netns);
+  // A CNI GC of `network`: releases that network's attachments whose
+  // container is not in `valid`. Other networks' attachments stay, whatever
+  // their container.
+  std::vector<AttachmentRecord> Gc(const std::string& network,
+                                   const std::vector<std::string>& valid);
+
+  // Releases the attachments whose pod namespace is gone, of any network.
+  std::vector<AttachmentRecord> ReleaseDeadNamespaces();
 
   // Settles the journal against the live system after a start.
   void Recover();
@@ -100,6 +107,9 @@ class AttachManager {
   // The port is in the host already (its pod namespace died): give it its
   // host name back.
   absl::Status RestoreInHost(const AttachmentRecord& record);
+  // Releases every recorded attachment `stale` picks; `why` goes in the log.
+  std::vector<AttachmentRecord> ReleaseWhere(
+      const std::function<bool(const AttachmentRecord&)>& stale, absl::string_view why);
   absl::StatusOr<const PortCandidate*> Choose(const AttachRequest& request,
                                               const std::vector<PortCandidate>& ports) const;
 

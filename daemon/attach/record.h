@@ -43,6 +43,9 @@ struct AttachmentRecord {
   AttachState state = AttachState::kAttaching;
   PodIdentity pod;
   std::string cni_version;
+  // The CNI network (configuration `name`) it was attached for; empty in
+  // records written before rocenet kept it.
+  std::string network;
   int64_t created_unix = 0;
   uint32_t mtu = 0;
   // The MTU the port had in the host, put back when it comes home; a pod's

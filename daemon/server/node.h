@@ -71,7 +71,8 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
                                                  const std::string& ifname,
                                                  const std::string& netns) override;
   absl::StatusOr<std::vector<attach::AttachmentRecord>> ListAttachments() override;
-  absl::StatusOr<std::vector<attach::AttachmentRecord>> Gc(const std::vector<std::string>& valid,
+  absl::StatusOr<std::vector<attach::AttachmentRecord>> Gc(const std::string& network,
+                                                           const std::vector<std::string>& valid,
                                                            bool only_dead_netns) override;
 
  private:

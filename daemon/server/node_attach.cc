@@ -109,15 +109,16 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::ListAttachments() {
 }
 
 absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
-    const std::vector<std::string>& valid, bool only_dead_netns) {
+    const std::string& network, const std::vector<std::string>& valid, bool only_dead_netns) {
   if (parts_.attach == nullptr) return NoAttach();
   const absl::Time start = parts_.clock->Now();
   absl::StatusOr<std::vector<attach::AttachmentRecord>> result =
       parts_.loop->Call<std::vector<attach::AttachmentRecord>>(
-          [this, valid,
+          [this, network, valid,
            only_dead_netns]() -> absl::StatusOr<std::vector<attach::AttachmentRecord>> {
             std::vector<attach::AttachmentRecord> released =
-                parts_.attach->Gc(valid, only_dead_netns);
+                only_dead_netns ? parts_.attach->ReleaseDeadNamespaces()
+                                : parts_.attach->Gc(network, valid);
             if (!released.empty()) FollowAttachments();
             return released;
           });
@@ -140,7 +141,7 @@ void Node::ScheduleNetnsCheck() {
   }
   netns_timer_ = parts_.loop->RunAt(absl::Now() + kNetnsCheckInterval, [this] {
     netns_timer_.reset();
-    if (!parts_.attach->Gc({}, /*only_dead_netns=*/true).empty()) FollowAttachments();
+    if (!parts_.attach->ReleaseDeadNamespaces().empty()) FollowAttachments();
     ScheduleNetnsCheck();
   });
 }

@@ -47,6 +47,7 @@ absl::StatusOr<Json> Add(const Request& request, const AttachmentsClientFactory&
   attach.mutable_pod()->set_uid(invocation.pod.uid);
   attach.set_mtu(conf.mtu);
   attach.set_mode(conf.mode);
+  attach.set_network(conf.name);
 
   absl::StatusOr<Client> client = Connect(request.conf, connect);
   if (!client.ok()) return DaemonError(DaemonCall::kAttach, client.status());
@@ -92,13 +93,15 @@ absl::Status Check(const Request& request, const AttachmentsClientFactory& conne
 }
 
 absl::Status Gc(const Request& request, const AttachmentsClientFactory& connect) {
-  // The daemon keeps whole containers: an attachment whose container is
-  // valid stays, whatever its interface name.
+  // The list is this network's: the daemon leaves other networks'
+  // attachments alone. It keeps whole containers: an attachment whose
+  // container is valid stays, whatever its interface name.
   std::set<std::string> containers;
   for (const GcAttachment& valid : request.conf.valid_attachments) {
     containers.insert(valid.container_id);
   }
   v1::GcRequest gc;
+  gc.set_network(request.conf.name);
   for (const std::string& id : containers) gc.add_valid_container_ids(id);
 
   absl::StatusOr<Client> client = Connect(request.conf, connect);

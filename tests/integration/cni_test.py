@@ -213,6 +213,39 @@ def test_pod_netns_deleted_without_del_is_released(fabric, daemon, cni, pod):
     assert port["present"] is False
 
 
+def test_gc_of_one_network_releases_only_its_own_stale_attachments(fabric, daemon, cni, pod):
+    a, b = pod("gca"), pod("gcb")
+    ai_net, rail_b = cni.conf("1.1.0"), cni.conf("1.1.0", name="rail-b")
+    assert cni.run("ADD", "gc-keep", a, "net1", ai_net)[0] == 0
+    rc, stale = cni.run("ADD", "gc-stale", b, "net1", ai_net)
+    assert rc == 0, stale
+    assert cni.run("ADD", "gc-other", b, "net2", rail_b)[0] == 0
+
+    def attachments():
+        listing = json.loads(daemon.rocectl("attachments", "-o", "json").stdout)
+        return {(x["container_id"], x["ifname"]): x for x in listing.get("attachments", [])}
+
+    assert {k: v["network"] for k, v in attachments().items()} == {
+        ("gc-keep", "net1"): "ai-net", ("gc-stale", "net1"): "ai-net",
+        ("gc-other", "net2"): "rail-b"}
+    stale_port = attachments()[("gc-stale", "net1")]["host_ifname"]
+
+    # ai-net's runtime knows only gc-keep; gc-other belongs to rail-b.
+    gc = dict(ai_net, **{"cni.dev/valid-attachments": [{"containerID": "gc-keep",
+                                                        "ifname": "net1"}]})
+    rc, out = cni.run("GC", "gc", None, conf=gc)
+    assert rc == 0, out
+    assert set(attachments()) == {("gc-keep", "net1"), ("gc-other", "net2")}
+    pod_b = ip_json(os.path.basename(b), "link", "show")
+    assert [link["ifname"] for link in pod_b if link["ifname"] != "lo"] == ["net2"]
+    host = {link["ifname"]: link for link in ip_json(fabric.node_netns, "link", "show")}
+    assert stale_port in host and "UP" in host[stale_port]["flags"]
+
+    assert cni.run("DEL", "gc-keep", a, "net1", ai_net)[0] == 0
+    assert cni.run("DEL", "gc-other", b, "net2", rail_b)[0] == 0
+    assert attachments() == {}
+
+
 def test_journal_left_in_the_state_dir_by_an_older_daemon_is_taken_over(fabric, daemon, cni, pod):
     netns = pod("older")
     rc, added = cni.run("ADD", "older", netns)

@@ -30,6 +30,7 @@ v1::ListAttachmentsResponse Sample() {
   a->mutable_pod()->set_namespace_("training");
   a->mutable_pod()->set_name("llama-0");
   a->set_cni_version("1.0.0");
+  a->set_network("gaudi-net");
   a->mutable_created()->set_seconds(absl::ToUnixSeconds(kNow - absl::Minutes(7)));
   a->set_state("attached");
   return response;
@@ -43,7 +44,8 @@ TEST(AttachmentsRenderTest, Table) {
 
 TEST(AttachmentsRenderTest, WideAndEmpty) {
   const std::string wide = RenderAttachments(Sample(), kNow, true);
-  EXPECT_THAT(wide, HasSubstr("PORT ID"));
+  EXPECT_THAT(wide, HasSubstr("NETWORK     PORT ID"));
+  EXPECT_THAT(wide, HasSubstr("gaudi-net   0000:19:00.0-p8"));
   EXPECT_THAT(wide, HasSubstr("0123456789ab "));
   EXPECT_THAT(wide, HasSubstr("10.200.0.0/16 via 10.200.1.2"));
   EXPECT_THAT(wide, HasSubstr("1008"));

@@ -227,7 +227,8 @@ class UnreachableBackend final : public AttachmentsBackend {
     ADD_FAILURE() << "List ran although refused";
     return absl::InternalError("reached");
   }
-  absl::StatusOr<std::vector<attach::AttachmentRecord>> Gc(const std::vector<std::string>&,
+  absl::StatusOr<std::vector<attach::AttachmentRecord>> Gc(const std::string&,
+                                                           const std::vector<std::string>&,
                                                            bool) override {
     ADD_FAILURE() << "Gc ran although refused";
     return absl::InternalError("reached");

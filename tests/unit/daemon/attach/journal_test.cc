@@ -36,6 +36,7 @@ AttachmentRecord Full(const std::string& container_id, const std::string& ifname
   r.state = AttachState::kAttached;
   r.pod = PodIdentity{"training", "worker-0", "6a1f0c2e-5b7d-4e3a-9c8b-1d2e3f4a5b6c"};
   r.cni_version = "1.1.0";
+  r.network = "gaudi-net";
   r.created_unix = 1717171717;
   r.mtu = 9000;
   r.local = P("10.200.1.1/30");

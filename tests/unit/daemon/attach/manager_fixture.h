@@ -21,6 +21,7 @@ namespace rocenet::attach {
 
 constexpr char kJournal[] = "/var/lib/rocenet/attachments.json";
 constexpr char kPod[] = "/var/run/netns/pod1";
+constexpr char kNetwork[] = "gaudi-net";
 constexpr char kPod2[] = "/var/run/netns/pod2";
 constexpr int kSo0 = 2;
 constexpr int kSo1 = 3;
@@ -128,6 +129,7 @@ class AttachManagerTest : public ::testing::Test {
     request.ifname = ifname;
     request.device_id = device_id;
     request.cni_version = "1.1.0";
+    request.network = kNetwork;
     request.pod = PodIdentity{"training", "worker-0", "uid-" + container_id};
     return request;
   }

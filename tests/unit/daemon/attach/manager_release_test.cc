@@ -144,7 +144,7 @@ TEST_F(AttachManagerTest, GcOfADeadNamespaceRestoresAPhysicalPortThatCameBack) {
   ASSERT_NE(Named(host_, "net1"), nullptr);
   ASSERT_FALSE(Named(host_, "net1")->admin_up);
 
-  const std::vector<AttachmentRecord> released = manager_->Gc({}, /*only_dead_netns=*/true);
+  const std::vector<AttachmentRecord> released = manager_->ReleaseDeadNamespaces();
   EXPECT_THAT(released, ElementsAre(*record));
   ExpectInHost("so0", so0_mac_, nullptr);
   EXPECT_EQ(Named(host_, "net1"), nullptr);
@@ -161,7 +161,7 @@ TEST_F(AttachManagerTest, GcRestoresAPortTheKernelRenamedToDevN) {
   const std::string kernel_name = back->name;
   ASSERT_EQ(kernel_name, absl::StrCat("dev", back->ifindex));
 
-  EXPECT_EQ(manager_->Gc({}, true).size(), 1u);
+  EXPECT_EQ(manager_->ReleaseDeadNamespaces().size(), 1u);
   ExpectInHost("so0", so0_mac_, nullptr);
   EXPECT_EQ(Named(host_, kernel_name), nullptr);
   // The host's own net1 is left alone.
@@ -176,7 +176,7 @@ TEST_F(AttachManagerTest, GcOfADeadNamespaceForgetsAVirtualPort) {
   ASSERT_TRUE(Attach(Request()).ok());
   netns_.DeleteNamespace(kPod);
 
-  EXPECT_EQ(manager_->Gc({}, true).size(), 1u);
+  EXPECT_EQ(manager_->ReleaseDeadNamespaces().size(), 1u);
   EXPECT_EQ(WithMac(host_, veth_mac), nullptr);
   EXPECT_EQ(Named(host_, "so0"), nullptr);
   EXPECT_THAT(manager_->List(), IsEmpty());
@@ -190,14 +190,14 @@ TEST_F(AttachManagerTest, APhysicalPortNotBackYetKeepsItsRecordUntilItIs) {
   pod_->RemoveLink(in_pod.ifindex);
   netns_.DeleteNamespace(kPod);
 
-  EXPECT_THAT(manager_->Gc({}, true), IsEmpty());
+  EXPECT_THAT(manager_->ReleaseDeadNamespaces(), IsEmpty());
   ASSERT_EQ(manager_->List().size(), 1u);
 
   // Back under a kernel-chosen name: the next check restores it.
   os::LinkInfo back = in_pod;
   back.name = "dev9";
   host_.SetLink(back);
-  EXPECT_EQ(manager_->Gc({}, true).size(), 1u);
+  EXPECT_EQ(manager_->ReleaseDeadNamespaces().size(), 1u);
   EXPECT_THAT(manager_->List(), IsEmpty());
   EXPECT_NE(Named(host_, "so0"), nullptr);
 }
@@ -208,14 +208,14 @@ TEST_F(AttachManagerTest, GcOfDeadNamespacesLeavesLiveOnesAlone) {
   ASSERT_TRUE(Attach(Request("c2", kPort1, kPod2)).ok());
   netns_.DeleteNamespace(kPod);
 
-  const std::vector<AttachmentRecord> released = manager_->Gc({}, true);
+  const std::vector<AttachmentRecord> released = manager_->ReleaseDeadNamespaces();
   ASSERT_EQ(released.size(), 1u);
   EXPECT_EQ(released[0].container_id, "c1");
   ExpectInHost("so0", so0_mac_, nullptr);
   EXPECT_NE(Named(pod2, "net1"), nullptr);
   EXPECT_THAT(OnDisk(), ElementsAre(::testing::Field(&AttachmentRecord::container_id, "c2")));
   // Nothing else dead: nothing to do.
-  EXPECT_THAT(manager_->Gc({}, true), IsEmpty());
+  EXPECT_THAT(manager_->ReleaseDeadNamespaces(), IsEmpty());
 }
 
 TEST_F(AttachManagerTest, GcWithValidIdsReleasesExactlyTheOthers) {
@@ -224,15 +224,46 @@ TEST_F(AttachManagerTest, GcWithValidIdsReleasesExactlyTheOthers) {
   absl::StatusOr<AttachmentRecord> c2 = Attach(Request("c2", kPort1, kPod2));
   ASSERT_TRUE(c2.ok()) << c2.status();
 
-  EXPECT_THAT(manager_->Gc({"c1", "c3"}, false), ElementsAre(*c2));
+  EXPECT_THAT(manager_->Gc(kNetwork, {"c1", "c3"}), ElementsAre(*c2));
   ExpectInHost("so1", so1_mac_, &pod2);
   EXPECT_THAT(pod2.rules(), IsEmpty());
   ExpectConfiguredInPod(*pod_, "10.200.1.1/30", "10.200.1.2", 1002);
   EXPECT_THAT(OnDisk(), ElementsAre(::testing::Field(&AttachmentRecord::container_id, "c1")));
 
-  EXPECT_THAT(manager_->Gc({"c1"}, false), IsEmpty());
-  EXPECT_EQ(manager_->Gc({}, false).size(), 1u);
+  EXPECT_THAT(manager_->Gc(kNetwork, {"c1"}), IsEmpty());
+  EXPECT_EQ(manager_->Gc(kNetwork, {}).size(), 1u);
   ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_THAT(OnDisk(), IsEmpty());
+}
+
+TEST_F(AttachManagerTest, GcOfOneNetworkLeavesTheOtherNetworksAlone) {
+  FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
+  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
+  AttachRequest other = Request("c2", kPort1, kPod2);
+  other.network = "rail-b";
+  ASSERT_TRUE(Attach(other).ok());
+
+  // gaudi-net's runtime knows no pod of its own any more; rail-b's does.
+  EXPECT_THAT(manager_->Gc("rail-b", {"c2"}), IsEmpty());
+  const std::vector<AttachmentRecord> released = manager_->Gc(kNetwork, {});
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0].container_id, "c1");
+  ExpectInHost("so0", so0_mac_, pod_);
+  EXPECT_NE(Named(pod2, "net1"), nullptr);
+  ASSERT_EQ(OnDisk().size(), 1u);
+  EXPECT_EQ(OnDisk()[0].network, "rail-b");
+}
+
+TEST_F(AttachManagerTest, GcLeavesRecordsOfNoKnownNetworkToTheDeadNamespaceSweep) {
+  // A record written before attachments kept their network.
+  AttachRequest old = Request("c1", kPort0);
+  old.network.clear();
+  ASSERT_TRUE(Attach(old).ok());
+  EXPECT_THAT(manager_->Gc(kNetwork, {}), IsEmpty());
+  EXPECT_EQ(OnDisk().size(), 1u);
+
+  netns_.DeleteNamespace(kPod);
+  EXPECT_EQ(manager_->ReleaseDeadNamespaces().size(), 1u);
   EXPECT_THAT(OnDisk(), IsEmpty());
 }
 

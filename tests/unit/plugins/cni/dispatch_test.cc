@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -294,8 +295,25 @@ TEST_F(CniDispatchTest, GcKeepsTheValidContainersAndReleasesTheRest) {
   EXPECT_THAT(gc.out, IsEmpty());
   ASSERT_TRUE(daemon_->last_gc().has_value());
   EXPECT_THAT(daemon_->last_gc()->valid_container_ids(), ::testing::ElementsAre("keep", "other"));
+  EXPECT_EQ(daemon_->last_gc()->network(), "gaudi-net");
   ASSERT_EQ(daemon_->attachments().size(), 1u);
   EXPECT_EQ(daemon_->attachments()[0].container_id(), "keep");
+}
+
+TEST_F(CniDispatchTest, GcOfOneNetworkLeavesAnotherNetworksAttachments) {
+  StartDaemon();
+  const std::string other = absl::StrReplaceAll(Conf("1.1.0"), {{"gaudi-net", "rail-b"}});
+  ASSERT_EQ(Run(Env("ADD", "net1", "pod-a"), Conf("1.1.0")).exit_code, 0);
+  ASSERT_EQ(Run(Env("ADD", "net2", "pod-b"), other).exit_code, 0);
+  ASSERT_EQ(daemon_->attachments().size(), 2u);
+
+  // The runtime's GC of gaudi-net, which no longer has any pod.
+  const PluginRun gc = Run({{"CNI_COMMAND", "GC"}, {"CNI_PATH", "/opt/cni/bin"}},
+                           Conf("1.1.0", R"("cni.dev/valid-attachments": [])"));
+  ASSERT_EQ(gc.exit_code, 0) << gc.out;
+  ASSERT_EQ(daemon_->attachments().size(), 1u);
+  EXPECT_EQ(daemon_->attachments()[0].container_id(), "pod-b");
+  EXPECT_EQ(daemon_->attachments()[0].network(), "rail-b");
 }
 
 TEST_F(CniDispatchTest, StatusIsOkWhenTheDaemonAnswers) {

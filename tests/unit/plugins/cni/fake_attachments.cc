@@ -155,6 +155,7 @@ grpc::Status FakeAttachments::Attach(grpc::ServerContext*, const v1::AttachReque
   }
   *attachment.mutable_pod() = request->pod();
   attachment.set_cni_version(request->cni_version());
+  attachment.set_network(request->network());
   attachment.set_state("attached");
   *response = attachment;
   return grpc::Status::OK;
@@ -203,7 +204,7 @@ grpc::Status FakeAttachments::Gc(grpc::ServerContext*, const v1::GcRequest* requ
   const std::set<std::string> valid(request->valid_container_ids().begin(),
                                     request->valid_container_ids().end());
   for (auto it = attachments_.begin(); it != attachments_.end();) {
-    if (valid.count(it->first.first) == 0) {
+    if (it->second.network() == request->network() && valid.count(it->first.first) == 0) {
       *response->add_released() = it->second;
       it = attachments_.erase(it);
     } else {
