@@ -1,95 +1,28 @@
 // The plugin end to end, in process: Dispatch() with the real gRPC client
 // against a fake rocenetd on a unix socket in a temporary directory, every
-// verb in every supported version.
+// verb in every supported version. An unreachable daemon:
+// dispatch_unreachable_test.cc.
 #include "plugins/cni/dispatch.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
-#include <cstring>
-#include <fstream>
-#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "plugins/cni/daemon_client.h"
-#include "tests/unit/plugins/cni/fake_attachments.h"
-#include "tests/unit/plugins/cni/test_support.h"
+#include "tests/unit/plugins/cni/dispatch_fixture.h"
 
 namespace rocenet::cni {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using ::rocenet::cni::testutil::CniDispatchTest;
 using ::rocenet::cni::testutil::FakeAttachments;
+using ::rocenet::cni::testutil::kContainer;
+using ::rocenet::cni::testutil::kNetns;
 using ::rocenet::cni::testutil::PluginRun;
-using ::rocenet::cni::testutil::SamplePorts;
-using ::rocenet::cni::testutil::TempDir;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-constexpr char kContainer[] = "3f6940ab5ab43bc5";
-constexpr char kNetns[] = "/var/run/netns/pod1";
-
-// A unix socket bound at `path` that nobody accepts on: connecting to it is
-// refused, like the socket a dead daemon leaves behind.
-int BindRefusingSocket(const std::string& path) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  EXPECT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0)
-      << strerror(errno);
-  return fd;
-}
-
-class CniDispatchTest : public ::testing::Test {
- protected:
-  void SetUp() override { socket_ = dir_.Join("rocenetd.sock"); }
-
-  void StartDaemon() {
-    daemon_ = FakeAttachments::Start(socket_, SamplePorts());
-    ASSERT_NE(daemon_, nullptr);
-  }
-
-  // The configuration for this test's socket, in `version`, plus `members`.
-  std::string Conf(absl::string_view version, absl::string_view members = "") const {
-    return absl::StrCat(R"({"cniVersion": ")", version,
-                        R"(", "name": "gaudi-net", "type": "rocenet", "socket": ")", socket_,
-                        R"(")", members.empty() ? "" : ", ", members, "}");
-  }
-
-  static Environment Env(absl::string_view command, absl::string_view ifname = "net1",
-                         absl::string_view container = kContainer) {
-    return {{"CNI_COMMAND", std::string(command)},
-            {"CNI_CONTAINERID", std::string(container)},
-            {"CNI_NETNS", kNetns},
-            {"CNI_IFNAME", std::string(ifname)},
-            {"CNI_PATH", "/opt/cni/bin"},
-            {"CNI_ARGS",
-             "IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=trainer-0;"
-             "K8S_POD_UID=7c0e6f1e"}};
-  }
-
-  PluginRun Run(const Environment& env, const std::string& config) {
-    return testutil::RunPlugin(env, config, ConnectToDaemon);
-  }
-
-  // `config` with prevResult set to `result`.
-  static std::string WithPrevResult(const std::string& config, const Json& result) {
-    Json conf = Json::parse(config);
-    conf["prevResult"] = result;
-    return conf.dump();
-  }
-
-  TempDir dir_;
-  std::string socket_;
-  std::unique_ptr<FakeAttachments> daemon_;
-};
 
 class CniVersionedDispatchTest : public CniDispatchTest,
                                  public ::testing::WithParamInterface<const char*> {};
@@ -338,72 +271,6 @@ TEST_F(CniDispatchTest, UnimplementedRpcSaysTheDaemonIsOlder) {
       Run({{"CNI_COMMAND", "GC"}}, Conf("1.1.0", R"("cni.dev/valid-attachments": [])"));
   EXPECT_EQ(gc.Json()["code"], 999);
   EXPECT_THAT(gc.Json()["msg"].get<std::string>(), HasSubstr("older than the rocenet plugin"));
-}
-
-// Unreachable daemons: the answer must come at once, not after the
-// deadline. The bounds are loose on purpose (a guard against waiting, not a
-// benchmark).
-TEST_F(CniDispatchTest, MissingSocketIsTryAgainLaterAtOnce) {
-  const absl::Time start = absl::Now();
-  const PluginRun add = Run(Env("ADD"), Conf("1.0.0"));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  EXPECT_EQ(add.exit_code, 1);
-  EXPECT_EQ(add.Json()["code"], 11);
-  EXPECT_EQ(add.Json()["msg"], absl::StrCat("cannot reach rocenetd: socket ", socket_,
-                                            " does not exist (is rocenetd running on this node?)"));
-}
-
-TEST_F(CniDispatchTest, RefusedSocketIsTryAgainLaterAtOnce) {
-  const int fd = BindRefusingSocket(socket_);
-  const absl::Time start = absl::Now();
-  const PluginRun add = Run(Env("ADD"), Conf("1.0.0"));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  close(fd);
-  EXPECT_EQ(add.Json()["code"], 11);
-  EXPECT_THAT(add.Json()["msg"].get<std::string>(), HasSubstr("connection refused on socket"));
-}
-
-TEST_F(CniDispatchTest, SocketThatIsAFileIsTryAgainLater) {
-  std::ofstream(socket_) << "not a socket\n";
-  const PluginRun add = Run(Env("ADD"), Conf("1.0.0"));
-  EXPECT_EQ(add.Json()["code"], 11);
-  EXPECT_THAT(add.Json()["msg"].get<std::string>(), HasSubstr("is not a socket"));
-}
-
-TEST_F(CniDispatchTest, SlowDaemonIsTryAgainLaterAfterTheTimeout) {
-  StartDaemon();
-  daemon_->SetDelay(absl::Seconds(10));
-  const absl::Time start = absl::Now();
-  const PluginRun add = Run(Env("ADD"), Conf("1.0.0", R"("timeout": "200ms")"));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  EXPECT_EQ(add.Json()["code"], 11);
-  EXPECT_THAT(add.Json()["msg"].get<std::string>(),
-              HasSubstr("did not answer rocenet.v1.Attachments/Attach within 200ms"));
-}
-
-TEST_F(CniDispatchTest, DelWithTheNamespaceAndNoDaemonIsTryAgainLater) {
-  const PluginRun del = Run(Env("DEL"), Conf("1.0.0"));
-  EXPECT_EQ(del.exit_code, 1);
-  EXPECT_EQ(del.Json()["code"], 11);
-}
-
-TEST_F(CniDispatchTest, DelWithoutTheNamespaceAndNoDaemonSucceeds) {
-  Environment env = Env("DEL");
-  env.erase("CNI_NETNS");
-  const PluginRun del = Run(env, Conf("1.0.0"));
-  EXPECT_EQ(del.exit_code, 0) << del.out;
-  EXPECT_THAT(del.out, IsEmpty());
-  EXPECT_THAT(del.err, HasSubstr("without a network namespace"));
-}
-
-TEST_F(CniDispatchTest, DelWithoutTheNamespaceStillAsksALiveDaemon) {
-  StartDaemon();
-  ASSERT_EQ(Run(Env("ADD"), Conf("1.0.0")).exit_code, 0);
-  Environment env = Env("DEL");
-  env.erase("CNI_NETNS");
-  EXPECT_EQ(Run(env, Conf("1.0.0")).exit_code, 0);
-  EXPECT_EQ(daemon_->last_detach()->netns(), "");
-  EXPECT_THAT(daemon_->attachments(), IsEmpty());
 }
 
 TEST_F(CniDispatchTest, NoCommandExplainsItselfOnStderr) {
