@@ -27,7 +27,7 @@ void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>
     const AttachOperationStats& stats = snapshot.attach.operations[i];
     AddSample(operations, {{"operation", name}, {"result", "success"}},
               static_cast<double>(stats.succeeded));
-    AddSample(operations, {{"operation", name}, {"result", "error"}},
+    AddSample(operations, {{"operation", name}, {"result", "failure"}},
               static_cast<double>(stats.failed));
 
     ClientMetric metric;

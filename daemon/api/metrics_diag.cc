@@ -12,8 +12,8 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 
 void DiagMetrics::Count(const std::string& test, bool ok) {
-  runs_[{test, ok ? "ok" : "failed"}] += 1;
-  runs_[{test, ok ? "failed" : "ok"}] += 0;
+  runs_[{test, ok ? "success" : "failure"}] += 1;
+  runs_[{test, ok ? "failure" : "success"}] += 0;
   last_run_[test] = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
 }
 

@@ -193,7 +193,7 @@ def test_results_as_metrics(cluster):
     assert metric_value(text, "rocenet_diag_allreduce_bus_bandwidth_bytes_per_second",
                         {"rail": "10.201.0.0/16"}) > 0
     assert 0.5 <= metric_value(text, "rocenet_diag_incast_fairness_ratio", {"device": "so0"}) <= 1
-    assert metric_value(text, "rocenet_diag_runs_total", {"test": "reach", "result": "ok"}) >= 1
+    assert metric_value(text, "rocenet_diag_runs_total", {"test": "reach", "result": "success"}) >= 1
 
 
 def test_requests_beyond_the_bounds_are_refused(cluster):

@@ -263,7 +263,7 @@ def test_cni_calls_count_and_time_attach_operations(fabric, daemon):
     def counts(s: Scrape) -> dict:
         out = {}
         for op in ("attach", "detach", "check", "gc"):
-            for result in ("success", "error"):
+            for result in ("success", "failure"):
                 out[op, result] = s.value("rocenet_attach_operations_total", operation=op,
                                           result=result)
             out[op, "count"] = s.value(hist, hist + "_count", operation=op)
@@ -278,7 +278,7 @@ def test_cni_calls_count_and_time_attach_operations(fabric, daemon):
         s = scrape(daemon)
         after = counts(s)
         assert after["attach", "success"] == before["attach", "success"] + 1
-        assert after["attach", "error"] == before["attach", "error"]
+        assert after["attach", "failure"] == before["attach", "failure"]
         assert after["attach", "count"] == before["attach", "count"] + 1
         took = after["attach", "sum"] - before["attach", "sum"]
         assert 0 < took < 30, took
@@ -301,7 +301,7 @@ def test_cni_calls_count_and_time_attach_operations(fabric, daemon):
         assert rc == 0, out
         final = counts(scrape(daemon))
         assert final["check", "success"] == before["check", "success"] + 1
-        assert final["attach", "error"] == before["attach", "error"] + 1
+        assert final["attach", "failure"] == before["attach", "failure"] + 1
         assert final["attach", "count"] == before["attach", "count"] + 2
         assert final["detach", "success"] == before["detach", "success"] + 1
         assert final["detach", "count"] == before["detach", "count"] + 1

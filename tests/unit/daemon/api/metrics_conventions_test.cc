@@ -188,8 +188,8 @@ const std::map<std::string, std::regex>& EnumLabels() {
       {"device", std::regex("[a-zA-Z0-9_.:@-]{1,15}")},  // a Linux interface name
       {"condition", std::regex("[A-Z][A-Za-z]+")},
       {"operation", std::regex("attach|detach|check|gc")},
-      // Attach and reload say success|error|failure, diagnostics ok|failed.
-      {"result", std::regex("success|error|failure|ok|failed")},
+      // One vocabulary for every outcome.
+      {"result", std::regex("success|failure")},
       {"reason", std::regex("[a-z][a-z0-9_]*")},  // snake_case codes, never prose
       // Diagnostics: the tests, and the nodes, addresses and rails of the
       // last run (bounded by the cluster, never prose).
@@ -511,7 +511,7 @@ TEST_F(MetricsConventionsTest, AttachOperationsAndLatency) {
   const std::map<Labels, double> operations = Values("rocenet_attach_operations_total");
   EXPECT_EQ(operations.size(), 8u);  // every operation and result, from the start
   EXPECT_EQ(operations.at({{"operation", "attach"}, {"result", "success"}}), 2);
-  EXPECT_EQ(operations.at({{"operation", "attach"}, {"result", "error"}}), 1);
+  EXPECT_EQ(operations.at({{"operation", "attach"}, {"result", "failure"}}), 1);
   EXPECT_EQ(operations.at({{"operation", "check"}, {"result", "success"}}), 1);
   EXPECT_EQ(operations.at({{"operation", "detach"}, {"result", "success"}}), 1);
   EXPECT_EQ(operations.at({{"operation", "gc"}, {"result", "success"}}), 0);
