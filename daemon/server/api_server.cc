@@ -1,9 +1,12 @@
 #include "daemon/server/api_server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -29,6 +32,19 @@ namespace {
 // limit (net.core.somaxconn) decide.
 constexpr int kListenBacklog = SOMAXCONN;
 constexpr absl::Duration kAcceptBackoff = absl::Milliseconds(100);
+constexpr absl::Duration kRefusalReportInterval = absl::Seconds(10);
+
+// The descriptor ceiling for API connections: the open files limit less a
+// reserve for rocenetd's own work (a quarter of the limit, at most 256).
+int ConnectionFdCeiling() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+      limit.rlim_cur > static_cast<rlim_t>(std::numeric_limits<int>::max())) {
+    return std::numeric_limits<int>::max();
+  }
+  const auto cur = static_cast<int>(limit.rlim_cur);
+  return cur - std::min(256, cur / 4);
+}
 
 absl::StatusOr<std::string> ReadPem(const std::string& path) {
   std::ifstream in(path);
@@ -134,6 +150,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   // First, so that a second rocenetd stops before it listens anywhere.
   RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
   std::unique_ptr<ApiServer> api(new ApiServer(loop, options.socket_path));
+  api->connection_fd_ceiling_ = ConnectionFdCeiling();
   grpc::ServerBuilder builder;
   for (grpc::Service* service : services) builder.RegisterService(service);
   builder.SetMaxReceiveMessageSize(security.limits.max_request_bytes);
@@ -194,8 +211,24 @@ void ApiServer::OnAcceptable() {
       });
       return;
     }
+    if (*fd >= connection_fd_ceiling_) {
+      Refuse(*fd);
+      continue;
+    }
     grpc::AddInsecureChannelFromFd(server_.get(), *fd);
   }
+}
+
+void ApiServer::Refuse(int fd) {
+  close(fd);
+  ++refused_;
+  const absl::Time now = absl::Now();
+  if (now - last_refusal_report_ < kRefusalReportInterval) return;
+  last_refusal_report_ = now;
+  SPDLOG_WARN(
+      "API socket: {} connection(s) refused so far: too many open (descriptors from {} on are "
+      "kept for rocenetd's own work; raise the open files limit to allow more)",
+      refused_, connection_fd_ceiling_);
 }
 
 void ApiServer::Shutdown(absl::Time deadline) {

@@ -13,8 +13,10 @@
 // Start and Shutdown on the loop thread (or before Run); CallerOf on any.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,10 +49,20 @@ class ApiServer {
  private:
   ApiServer(EventLoop* loop, std::string socket_path) : loop_(loop), socket_path_(socket_path) {}
   void OnAcceptable();
+  // Closes a connection that would take a descriptor rocenetd keeps for its
+  // own work.
+  void Refuse(int fd);
 
   EventLoop* loop_;
   std::string socket_path_;
   int listen_fd_ = -1;
+  // Connections may take descriptors below this; the rest of the open files
+  // limit stays for the daemon's own work (pod namespaces, netlink and LLDP
+  // sockets, the journal), so a flood of idle clients cannot make an attach
+  // fail.
+  int connection_fd_ceiling_ = 0;
+  int64_t refused_ = 0;
+  absl::Time last_refusal_report_ = absl::InfinitePast();
   // Set while accepting rests after an error (e.g. out of descriptors).
   std::optional<EventLoop::TimerId> resume_;
   std::unique_ptr<grpc::Server> server_;

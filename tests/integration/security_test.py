@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import tempfile
 
@@ -160,6 +161,62 @@ def test_changing_calls_are_rate_limited(fabric):
             assert d.rocectl("ports").returncode == 0
     finally:
         d.cleanup()
+
+
+def test_a_flood_of_connections_leaves_descriptors_for_the_daemons_own_work(fabric):
+    """Idle clients that hold connections open cannot take the descriptors an
+    attach needs (the pod's namespace, netlink, the journal's new file)."""
+    grpc = pytest.importorskip("grpc")
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"], workdir=open_workdir())
+    unlimited = d.command
+    d.command = lambda: ["prlimit", "--nofile=256:256", *unlimited()]
+    pod = f"{fabric.name}-flood"
+    subprocess.run(["ip", "netns", "add", pod], check=True)
+    flood: list[socket.socket] = []
+    channel = None
+    try:
+        d.start()
+        wait_until(lambda: json.loads(d.rocectl("health", "-o", "json").stdout or "{}")
+                   .get("ready"), 10, what="node ready")
+        channel = grpc.insecure_channel(f"unix:{d.socket}")
+
+        def call(method: str, request: bytes) -> bytes:
+            return channel.unary_unary(method, request_serializer=lambda b: b,
+                                       response_deserializer=lambda b: b)(request, timeout=10)
+
+        call("/rocenet.v1.PortDiscovery/ListPorts", b"")  # connected before the flood
+        for _ in range(400):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(d.socket)
+            flood.append(s)
+        # The daemon has taken in the whole queue once it refuses (or, if it
+        # did not keep a reserve, once its descriptors run out).
+        wait_until(lambda: "connection(s) refused so far" in d.run_log() or
+                   len(os.listdir(f"/proc/{d.proc.pid}/fd")) >= 250, 10,
+                   what="the daemon to take in the flood")
+        # AttachRequest: container_id, netns, ifname, cni_version; any free port.
+        attach = bytes.fromhex(field(1, b"flood") + field(2, f"/run/netns/{pod}".encode()) +
+                               field(3, b"net1") + field(5, b"1.1.0"))
+        call("/rocenet.v1.Attachments/Attach", attach)
+        assert "connection(s) refused so far" in d.run_log()
+        links = json.loads(subprocess.run(["ip", "-n", pod, "-j", "link", "show", "net1"],
+                                          capture_output=True, text=True, check=True).stdout)
+        assert links and "UP" in links[0]["flags"], links
+        call("/rocenet.v1.Attachments/Detach", bytes.fromhex(field(1, b"flood") +
+                                                               field(2, b"net1")))
+        for s in flood:
+            s.close()
+        flood.clear()
+        # Once the flood is gone, new connections are served again.
+        wait_until(lambda: d.rocectl("ports").returncode == 0, 10, what="rocectl ports")
+        assert d.proc.poll() is None
+    finally:
+        for s in flood:
+            s.close()
+        if channel is not None:
+            channel.close()
+        d.cleanup()
+        subprocess.run(["ip", "netns", "del", pod], check=False)
 
 
 # --- TLS listener ---------------------------------------------------------
