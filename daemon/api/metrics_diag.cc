@@ -1,6 +1,10 @@
 // The diagnostics metric families: the latest result of each test.
 #include "daemon/api/metrics_diag.h"
 
+#include <algorithm>
+#include <map>
+#include <string>
+
 #include "absl/time/clock.h"
 #include "daemon/api/metric_families.h"
 
@@ -58,36 +62,51 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
   for (const auto& [test, value] : last_run_) AddSample(last, {{"test", test}}, value);
   out.push_back(std::move(last));
 
-  // Reach: one series per local port and target of the last run.
-  MetricFamily rtt =
-      Family("rocenet_diag_reach_rtt_seconds",
-             "Last reach run: echo round-trip time per port and target.", MetricType::Gauge);
-  MetricFamily loss =
-      Family("rocenet_diag_reach_loss_ratio",
-             "Last reach run: share of echoes not answered (0..1).", MetricType::Gauge);
-  MetricFamily reachable =
-      Family("rocenet_diag_reach_reachable", "Last reach run: whether the target answered.",
+  // Reach: per port and kind of target (the port's switch, or the peers of
+  // a mesh), the worst target, never one series per target: a mesh of N
+  // ports has N^2 pairs. Each target is in `rocectl diag reach -o json`.
+  MetricFamily rtt = Family("rocenet_diag_reach_rtt_seconds",
+                            "Last reach run: the highest echo round-trip time quantile among "
+                            "the port's targets of that kind.",
+                            MetricType::Gauge);
+  MetricFamily loss = Family("rocenet_diag_reach_loss_ratio",
+                             "Last reach run: the highest share of echoes not answered (0..1) "
+                             "among the port's targets of that kind.",
+                             MetricType::Gauge);
+  MetricFamily unreachable =
+      Family("rocenet_diag_reach_unreachable_targets",
+             "Last reach run: targets of that kind that did not answer the port.",
              MetricType::Gauge);
   for (const v1::PortReach& port : reach_.ports()) {
+    struct Worst {
+      double p50 = 0, p90 = 0, p99 = 0, loss = 0;
+      int unreachable = 0;
+    };
+    std::map<std::string, Worst> by_kind;
     for (const v1::ReachTarget& t : port.targets()) {
-      const std::vector<prometheus::ClientMetric::Label> base = {{"node", port.node()},
-                                                                 {"device", port.port()},
-                                                                 {"target", t.address()},
-                                                                 {"kind", t.kind()}};
-      for (const auto& [q, v] : {std::pair<const char*, double>{"0.5", t.rtt_p50_seconds()},
-                                 {"0.9", t.rtt_p90_seconds()},
-                                 {"0.99", t.rtt_p99_seconds()}}) {
+      Worst& w = by_kind[t.kind()];
+      w.p50 = std::max(w.p50, t.rtt_p50_seconds());
+      w.p90 = std::max(w.p90, t.rtt_p90_seconds());
+      w.p99 = std::max(w.p99, t.rtt_p99_seconds());
+      w.loss = std::max(w.loss, t.loss_ratio());
+      if (!t.reachable()) ++w.unreachable;
+    }
+    for (const auto& [kind, w] : by_kind) {
+      const std::vector<prometheus::ClientMetric::Label> base = {
+          {"node", port.node()}, {"device", port.port()}, {"kind", kind}};
+      for (const auto& [q, v] :
+           {std::pair<const char*, double>{"0.5", w.p50}, {"0.9", w.p90}, {"0.99", w.p99}}) {
         auto labels = base;
         labels.push_back({"quantile", q});
         AddSample(rtt, labels, v);
       }
-      AddSample(loss, base, t.loss_ratio());
-      AddSample(reachable, base, t.reachable() ? 1 : 0);
+      AddSample(loss, base, w.loss);
+      AddSample(unreachable, base, w.unreachable);
     }
   }
   out.push_back(std::move(rtt));
   out.push_back(std::move(loss));
-  out.push_back(std::move(reachable));
+  out.push_back(std::move(unreachable));
 
   // Base units: bytes, whatever the CLI shows.
   MetricFamily bw = Family("rocenet_diag_bandwidth_bytes_per_second",

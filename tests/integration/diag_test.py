@@ -187,7 +187,9 @@ def test_results_as_metrics(cluster):
     cl, daemons = cluster
     text = daemons[0].metrics()
     assert metric_value(text, "rocenet_diag_reach_rtt_seconds",
-                        {"device": "so0", "quantile": "0.5"}) is not None
+                        {"device": "so0", "kind": "gateway", "quantile": "0.5"}) > 0
+    assert metric_value(text, "rocenet_diag_reach_unreachable_targets",
+                        {"device": "so0", "kind": "gateway"}) == 0
     assert metric_value(text, "rocenet_diag_bandwidth_bytes_per_second",
                         {"device": "so0", "direction": "transmit"}) > 0
     assert metric_value(text, "rocenet_diag_allreduce_bus_bandwidth_bytes_per_second",

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "daemon/api/metrics.h"
@@ -200,7 +201,6 @@ const std::map<std::string, std::regex>& EnumLabels() {
       {"node", std::regex("[A-Za-z0-9_.:-]+")},
       {"peer", std::regex("[A-Za-z0-9_.:-]+")},
       {"sender", std::regex("[A-Za-z0-9_.:-]+")},
-      {"target", std::regex("[A-Za-z0-9_.:-]+")},
       {"rail", std::regex("[0-9.]+/[0-9]+")},
       {"le", std::regex(".*")},  // histograms only, checked below
   };
@@ -383,6 +383,18 @@ void RecordDiagnostics(DiagMetrics& diag) {
   target->set_kind("gateway");
   target->set_loss_ratio(0);
   target->set_rtt_p50_seconds(0.0001);
+  target->set_reachable(true);
+  // Two peers of a mesh: one series for both, the worst of them.
+  for (const auto& [address, loss, p50] :
+       {std::tuple<const char*, double, double>{"10.200.2.1", 0.0, 0.0002},
+        {"10.200.3.1", 0.25, 0.0009}}) {
+    v1::ReachTarget* peer = port->add_targets();
+    peer->set_address(address);
+    peer->set_kind("peer");
+    peer->set_loss_ratio(loss);
+    peer->set_rtt_p50_seconds(p50);
+    peer->set_reachable(loss == 0);
+  }
   diag.Record(reach);
   v1::BandwidthResult bandwidth;
   bandwidth.set_port("so0");
@@ -505,6 +517,22 @@ TEST_F(MetricsConventionsTest, ConditionsAreOneSeriesPerPortAndType) {
             (std::map<Labels, double>{
                 {{{"device", "so0"}}, 0}, {{{"device", "so1"}}, 0}, {{{"device", "so2"}}, 1}}));
   EXPECT_EQ(Values("rocenet_node_ready"), (std::map<Labels, double>{{{}, 0}}));
+}
+
+TEST_F(MetricsConventionsTest, ReachIsOneSeriesPerPortAndKindOfTarget) {
+  EXPECT_EQ(Values("rocenet_diag_reach_loss_ratio"),
+            (std::map<Labels, double>{
+                {{{"device", "so0"}, {"kind", "gateway"}, {"node", "node-a"}}, 0},
+                {{{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}}, 0.25}}));
+  EXPECT_EQ(Values("rocenet_diag_reach_unreachable_targets"),
+            (std::map<Labels, double>{
+                {{{"device", "so0"}, {"kind", "gateway"}, {"node", "node-a"}}, 0},
+                {{{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}}, 1}}));
+  const std::map<Labels, double> rtt = Values("rocenet_diag_reach_rtt_seconds");
+  EXPECT_EQ(rtt.size(), 6u);  // 2 kinds x 3 quantiles
+  EXPECT_DOUBLE_EQ(
+      rtt.at({{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}, {"quantile", "0.5"}}),
+      0.0009);
 }
 
 TEST_F(MetricsConventionsTest, AttachOperationsAndLatency) {
