@@ -42,6 +42,8 @@ const std::vector<ReloadRule>& ReloadRules() {
       Rule("metrics_address", kRestart, [](auto& o) -> auto& { return o.metrics_address; }),
       Rule("state_dir", kRestart, [](auto& o) -> auto& { return o.state_dir; }),
       Rule("runtime_dir", kRestart, [](auto& o) -> auto& { return o.runtime_dir; }),
+      Rule("diag_port", kRestart, [](auto& o) -> auto& { return o.diag_port; }),
+      Rule("node_name", kRestart, [](auto& o) -> auto& { return o.node_name; }),
       Rule("mode", kRestart, [](auto& o) -> auto& { return o.mode; }),
       Rule("log_format", kRestart, [](auto& o) -> auto& { return o.log_format; }),
       Rule("interfaces", kRestart, [](auto& o) -> auto& { return o.selection.interfaces; }),

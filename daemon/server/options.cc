@@ -22,7 +22,7 @@ const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
       "socket", "sysfs_root", "metrics_address", "state_dir", "runtime_dir", "mode",
       "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs",
-      "read_group", "tls", "limits"};
+      "read_group", "tls", "limits", "diag_port", "node_name"};
   return *keys;
 }
 const std::set<std::string>& GaudiKeys() {
@@ -150,6 +150,12 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
     ASSIGN_OR_RETURN(options.selection.interfaces, StringList(value, origin, key));
     return absl::OkStatus();
   }
+  if (key == "diag_port") {
+    ASSIGN_OR_RETURN(int port, Int(value, origin, key));
+    if (port < 0 || port > 65535) return KeyError(origin, key, "must be 0..65535");
+    options.diag_port = static_cast<uint16_t>(port);
+    return absl::OkStatus();
+  }
   if (key == "drivers") {
     ASSIGN_OR_RETURN(options.selection.drivers, StringList(value, origin, key));
     return absl::OkStatus();
@@ -168,6 +174,8 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
     options.state_dir = text;
   } else if (key == "runtime_dir") {
     options.runtime_dir = text;
+  } else if (key == "node_name") {
+    options.node_name = text;
   } else if (key == "mode") {
     absl::StatusOr<AddressingMode> mode = ParseMode(text);
     if (!mode.ok()) return wrap(mode.status());

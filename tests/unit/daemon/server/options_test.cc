@@ -32,6 +32,8 @@ sysfs_root: /tmp/sys
 metrics_address: 127.0.0.1:9000
 state_dir: /var/lib/x
 runtime_dir: /run/x
+diag_port: 0
+node_name: gaudi-17
 mode: L2
 log_format: json
 log_level: debug
@@ -48,6 +50,8 @@ gaudi:
   EXPECT_EQ(options.metrics_address, "127.0.0.1:9000");
   EXPECT_EQ(options.state_dir, "/var/lib/x");
   EXPECT_EQ(RuntimeDirOf(options), "/run/x");
+  EXPECT_EQ(options.diag_port, 0);
+  EXPECT_EQ(options.node_name, "gaudi-17");
   EXPECT_EQ(options.mode, AddressingMode::kL2);
   EXPECT_EQ(options.log_format, LogFormat::kJson);
   EXPECT_EQ(options.log_level, spdlog::level::debug);
@@ -85,6 +89,8 @@ TEST(OptionsTest, BadFilesAreRejectedNamingTheKey) {
   ExpectError("interfaces: so0\n", "key \"interfaces\": must be a list of strings");
   ExpectError("interfaces: [[so0]]\n", "key \"interfaces\"");
   ExpectError("socket: {a: b}\n", "key \"socket\": must be a string");
+  ExpectError("diag_port: 70000\n", "key \"diag_port\": must be 0..65535");
+  ExpectError("diag_port: any\n", "key \"diag_port\": must be an integer");
 }
 
 TEST(OptionsTest, ValidationNamesTheBadValue) {
