@@ -141,6 +141,15 @@ def test_kill_9_at_random_points_of_200_add_del(fabric, kill_daemon):
     pods = make_pods(fabric, "k", PODS)
     conf = json.dumps(Cni(daemon).conf())
     ids = [p["id"] for p in daemon.ports()]
+    # Kills must land while operations run, however fast this build is (an
+    # ASan build is several times slower): the window scales with one ADD
+    # and DEL measured here.
+    t0 = time.monotonic()
+    for command in ("ADD", "DEL"):
+        cp = subprocess.run([binary("rocenet")], input=conf, capture_output=True, text=True,
+                            env=cni_env(command, "fault-probe", pods[0], IFNAMES[0]), timeout=30)
+        assert cp.returncode == 0, cp.stdout
+    window = max(0.12, 3 * (time.monotonic() - t0))
     t_start = time.monotonic()
     done = kills = in_flight_at_kill = failed = succeeded = recovered = most_in_pods = 0
     try:
@@ -165,7 +174,7 @@ def test_kill_9_at_random_points_of_200_add_del(fabric, kill_daemon):
                 procs.append(p)
             done += burst
             if rng.random() < 0.85:
-                time.sleep(rng.uniform(0.0, 0.12))
+                time.sleep(rng.uniform(0.0, window))
                 in_flight_at_kill += sum(1 for p in procs if p.poll() is None)
                 daemon.proc.send_signal(signal.SIGKILL)
                 daemon.proc.wait(5)
@@ -191,6 +200,7 @@ def test_kill_9_at_random_points_of_200_add_del(fabric, kill_daemon):
             # restart the ports are provisioned from the next LLDP frame).
             wait_until(lambda: node_ready(daemon), 15, what="node ready")
         elapsed = time.monotonic() - t_start
+        print(f"kills within {window * 1000:.0f} ms of a burst's start")
         print(f"{done} operations, {kills} kill -9 ({in_flight_at_kill} operations in flight "
               f"at a kill, {recovered} half-done attachments settled at restart), "
               f"{succeeded} succeeded, {failed} refused, up to {most_in_pods} ports in pods, "
