@@ -484,6 +484,8 @@ def test_runtime_image_packages_are_exactly_what_the_binaries_load():
     for name in DYNAMIC_BINARIES:
         cp = subprocess.run(["ldd", built(name)], capture_output=True, text=True, check=True)
         libs.update(re.findall(r"=> (/\S+)", cp.stdout))
+    if any(re.search(r"/lib(asan|tsan|ubsan)\.so", lib) for lib in libs):
+        pytest.skip("a sanitizer build: the image holds the plain build, whose libraries differ")
     needed: dict[str, set[str]] = {}
     for lib, pkg in owning_packages(libs).items():
         needed.setdefault(pkg, set()).add(os.path.basename(lib))
