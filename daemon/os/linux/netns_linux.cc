@@ -8,13 +8,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <algorithm>
 #include <functional>
-#include <vector>
+#include <optional>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "daemon/common/errno_status.h"
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
@@ -34,22 +34,92 @@ class FdHandle final : public NetnsHandle {
   std::string path_;
 };
 
-// Runs `fn` on a new thread that has entered `ns`. The thread ends with the
-// work, so its namespace never leaks into anything else.
-absl::Status RunIn(const NetnsHandle& ns, const std::function<absl::Status()>& fn) {
-  absl::Status result;
-  std::thread worker([&] {
-    if (setns(ns.fd(), CLONE_NEWNET) < 0) {
-      result = ErrnoToStatus(errno, absl::StrCat("enter network namespace ", ns.path()));
-      return;
-    }
-    result = fn();
-  });
-  worker.join();
-  return result;
-}
-
 }  // namespace
+
+class NetnsLinux::Worker {
+ public:
+  explicit Worker(const NetnsHandle* host) : host_(host) {}
+  ~Worker() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Runs `fn` on the worker, inside `ns`; blocks until it is done.
+  absl::Status Run(const NetnsHandle& ns, const std::function<absl::Status()>& fn) {
+    absl::MutexLock one_at_a_time(&call_mu_);
+    absl::MutexLock lock(&mu_);
+    if (!running_) {
+      // First use, or the last worker could not return home and ended.
+      if (thread_.joinable()) {
+        mu_.Unlock();
+        thread_.join();
+        mu_.Lock();
+      }
+      running_ = true;
+      thread_ = std::thread([this] { Main(); });
+    }
+    job_ = Job{&ns, &fn};
+    mu_.Await(absl::Condition(
+        +[](std::optional<absl::Status>* result) { return result->has_value(); }, &result_));
+    absl::Status result = *std::move(result_);
+    result_.reset();
+    return result;
+  }
+
+ private:
+  struct Job {
+    const NetnsHandle* ns;
+    const std::function<absl::Status()>* fn;
+  };
+
+  void Main() {
+    absl::MutexLock lock(&mu_);
+    while (true) {
+      mu_.Await(absl::Condition(this, &Worker::HasWorkOrStop));
+      if (stop_) break;
+      const Job job = *job_;
+      job_.reset();
+      mu_.Unlock();
+      absl::Status result;
+      bool home = true;
+      if (setns(job.ns->fd(), CLONE_NEWNET) < 0) {
+        result = ErrnoToStatus(errno, absl::StrCat("enter network namespace ", job.ns->path()));
+      } else {
+        result = (*job.fn)();
+        if (setns(host_->fd(), CLONE_NEWNET) < 0) {
+          home = false;
+          result = ErrnoToStatus(errno, absl::StrCat("return from network namespace ",
+                                                     job.ns->path(), " to the host's"));
+        }
+      }
+      mu_.Lock();
+      result_ = std::move(result);
+      if (!home) break;  // never do other work from the wrong namespace
+    }
+    running_ = false;
+  }
+
+  bool HasWorkOrStop() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stop_ || job_.has_value();
+  }
+
+  const NetnsHandle* host_;
+  absl::Mutex call_mu_;
+  absl::Mutex mu_;
+  std::optional<Job> job_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Status> result_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool running_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+NetnsLinux::NetnsLinux(std::unique_ptr<NetnsHandle> host)
+    : host_(std::move(host)), worker_(std::make_unique<Worker>(host_.get())) {}
+
+NetnsLinux::~NetnsLinux() = default;
 
 absl::StatusOr<std::unique_ptr<NetnsLinux>> NetnsLinux::Create() {
   const int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -80,7 +150,7 @@ bool NetnsLinux::IsHost(const NetnsHandle& ns) const {
 
 absl::StatusOr<std::unique_ptr<Netlink>> NetnsLinux::OpenNetlink(const NetnsHandle& ns) {
   std::unique_ptr<Netlink> out;
-  absl::Status status = RunIn(ns, [&]() -> absl::Status {
+  absl::Status status = worker_->Run(ns, [&]() -> absl::Status {
     absl::StatusOr<std::unique_ptr<NetlinkLinux>> netlink = NetlinkLinux::Open();
     if (!netlink.ok()) return netlink.status();
     out = std::move(*netlink);
@@ -94,7 +164,7 @@ absl::StatusOr<std::unique_ptr<PacketSocket>> NetnsLinux::OpenLldp(const NetnsHa
                                                                    int ifindex,
                                                                    absl::string_view ifname) {
   std::unique_ptr<PacketSocket> out;
-  absl::Status status = RunIn(ns, [&]() -> absl::Status {
+  absl::Status status = worker_->Run(ns, [&]() -> absl::Status {
     PacketSocketFactoryLinux factory;
     absl::StatusOr<std::unique_ptr<PacketSocket>> socket = factory.OpenLldp(ifindex, ifname);
     if (!socket.ok()) return socket.status();
