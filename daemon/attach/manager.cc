@@ -1,7 +1,5 @@
 #include "daemon/attach/manager.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "daemon/attach/pod_config.h"
 #include "daemon/attach/validate.h"
@@ -11,17 +9,6 @@
 
 namespace rocenet::attach {
 namespace {
-
-absl::StatusOr<os::LinkInfo> FindByMac(os::Netlink& netlink, const std::string& mac) {
-  ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, netlink.ListLinks());
-  for (os::LinkInfo& link : links) {
-    if (link.mac.ToString() == mac ||
-        (!link.permanent_mac.IsZero() && link.permanent_mac.ToString() == mac)) {
-      return std::move(link);
-    }
-  }
-  return absl::NotFoundError(absl::StrCat("no interface with MAC ", mac));
-}
 
 // Opens LLDP sockets inside one pod's namespace.
 class PodSocketFactory final : public os::PacketSocketFactory {
@@ -71,6 +58,10 @@ absl::StatusOr<AttachManager::PodLink> AttachManager::Live(const AttachmentRecor
     return PodLink{entry.ns.get(), entry.netlink.get(), entry.sockets.get(), link.ifindex, link};
   }
   return absl::NotFoundError(absl::StrCat("no interface ", record.ifname, " in ", record.netns));
+}
+
+void AttachManager::ForgetLive(const AttachmentRecord& record) {
+  live_.erase({record.container_id, record.ifname});
 }
 
 absl::StatusOr<bool> AttachManager::Readdress(const std::string& port_id,
@@ -263,81 +254,6 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
   return WithContext(status, what);
 }
 
-absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
-  absl::StatusOr<os::LinkInfo> link = FindByMac(*host_, record.mac);
-  if (!link.ok()) {
-    if (!record.virtual_device) {
-      // The kernel hands a physical port back once the last reference to the
-      // dead namespace is gone, which can take a moment: keep the record and
-      // try again on the next check.
-      return absl::UnavailableError(absl::StrCat("port ", record.host_ifname, " (", record.mac,
-                                                 ") is not back in the host yet"));
-    }
-    // A virtual port (veth) dies with its namespace: nothing to restore.
-    SPDLOG_WARN("port {} ({}): gone with the pod's network namespace", record.port_id,
-                record.host_ifname);
-    return absl::OkStatus();
-  }
-  const int ifindex = link->ifindex;
-  if (link->name != record.host_ifname) {
-    RETURN_IF_ERROR(WithContext(host_->SetLinkDown(ifindex), "set link down to rename it"));
-    RETURN_IF_ERROR(
-        WithContext(host_->RenameLink(ifindex, record.host_ifname),
-                    absl::StrCat("rename ", link->name, " back to ", record.host_ifname)));
-  }
-  if (record.host_mtu != 0 && link->mtu != record.host_mtu) {
-    RETURN_IF_ERROR(WithContext(host_->SetMtu(ifindex, record.host_mtu),
-                                absl::StrCat("set MTU back to ", record.host_mtu)));
-  }
-  return WithContext(host_->SetLinkUp(ifindex), "set link up");
-}
-
-absl::Status AttachManager::Release(const AttachmentRecord& record) {
-  live_.erase({record.container_id, record.ifname});
-  if (record.state != AttachState::kDetaching) {
-    AttachmentRecord detaching = record;
-    detaching.state = AttachState::kDetaching;
-    RETURN_IF_ERROR(WithContext(journal_->Put(detaching), "record the detach"));
-  }
-  absl::StatusOr<std::unique_ptr<os::NetnsHandle>> ns = netns_->Open(record.netns);
-  if (!ns.ok()) {
-    RETURN_IF_ERROR(RestoreInHost(record));
-  } else {
-    ASSIGN_OR_RETURN(std::unique_ptr<os::Netlink> pod, netns_->OpenNetlink(**ns));
-    absl::StatusOr<int> pod_ifindex = FindLink(*pod, record.ifname);
-    if (!pod_ifindex.ok()) {
-      absl::StatusOr<os::LinkInfo> renamed = FindByMac(*pod, record.mac);
-      if (renamed.ok()) pod_ifindex = renamed->ifindex;
-    }
-    if (pod_ifindex.ok()) {
-      if (absl::Status s = UnconfigurePodPort(*pod, record); !s.ok()) {
-        SPDLOG_WARN("port {}: {}", record.port_id, s.message());
-      }
-      // Home under its host name, with its host MTU, up: one request.
-      RETURN_IF_ERROR(WithContext(
-          pod->MoveLink(*pod_ifindex, netns_->host().fd(), record.host_ifname,
-                        {.mtu = record.host_mtu, .up = true}),
-          "move back to the host"));
-    } else {
-      // Not in the pod: back in the host on its own, or gone with it.
-      RETURN_IF_ERROR(RestoreInHost(record));
-    }
-  }
-  return WithContext(journal_->Erase(record.container_id, record.ifname), "forget the attachment");
-}
-
-absl::StatusOr<bool> AttachManager::Detach(const std::string& container_id,
-                                           const std::string& ifname) {
-  const AttachmentRecord* record = journal_->Find(container_id, ifname);
-  if (record == nullptr) return false;
-  const AttachmentRecord copy = *record;
-  RETURN_IF_ERROR(WithContext(
-      Release(copy), absl::StrCat("detach port ", copy.host_ifname, " from ", copy.netns)));
-  SPDLOG_INFO("detached port {} from {} (container {})", copy.host_ifname, copy.netns,
-              container_id);
-  return true;
-}
-
 absl::StatusOr<AttachmentRecord> AttachManager::Check(const std::string& container_id,
                                                       const std::string& ifname,
                                                       const std::string& netns) {
@@ -368,52 +284,6 @@ absl::StatusOr<AttachmentRecord> AttachManager::Check(const std::string& contain
     }
   }
   return *record;
-}
-
-std::vector<AttachmentRecord> AttachManager::ReleaseWhere(
-    const std::function<bool(const AttachmentRecord&)>& stale, absl::string_view why) {
-  std::vector<AttachmentRecord> released;
-  for (const AttachmentRecord& record : journal_->All()) {
-    if (!stale(record)) continue;
-    if (absl::Status s = Release(record); !s.ok()) {
-      SPDLOG_ERROR("gc of {} ({}): {}", record.container_id, record.port_id, s.ToString());
-      continue;
-    }
-    SPDLOG_INFO("released port {} of container {} ({})", record.host_ifname, record.container_id,
-                why);
-    released.push_back(record);
-  }
-  return released;
-}
-
-std::vector<AttachmentRecord> AttachManager::Gc(const std::string& network,
-                                                const std::vector<std::string>& valid) {
-  return ReleaseWhere(
-      [&](const AttachmentRecord& record) {
-        return record.network == network &&
-               std::find(valid.begin(), valid.end(), record.container_id) == valid.end();
-      },
-      absl::StrCat("not in the runtime's list for network \"", network, "\""));
-}
-
-std::vector<AttachmentRecord> AttachManager::ReleaseDeadNamespaces() {
-  return ReleaseWhere(
-      [&](const AttachmentRecord& record) {
-        return absl::IsNotFound(netns_->Open(record.netns).status());
-      },
-      "its network namespace is gone");
-}
-
-void AttachManager::Recover() {
-  for (const AttachmentRecord& record : journal_->All()) {
-    const bool netns_gone = absl::IsNotFound(netns_->Open(record.netns).status());
-    if (record.state == AttachState::kAttached && !netns_gone) continue;
-    SPDLOG_INFO("recovering attachment of port {} to {} (state {}{})", record.port_id, record.netns,
-                StateName(record.state), netns_gone ? ", namespace gone" : "");
-    if (absl::Status s = Release(record); !s.ok()) {
-      SPDLOG_ERROR("recovery of port {}: {}", record.port_id, s.ToString());
-    }
-  }
 }
 
 }  // namespace rocenet::attach

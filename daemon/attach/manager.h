@@ -95,6 +95,8 @@ class AttachManager {
     os::LinkInfo link;
   };
   absl::StatusOr<PodLink> Live(const AttachmentRecord& record);
+  // Closes what Live() keeps open for the attachment.
+  void ForgetLive(const AttachmentRecord& record);
 
   // Moves the pod-side addressing of `port_id` to what `plan` (kReady) asks
   // for, when it differs from the record. Returns whether it changed.

@@ -14,6 +14,17 @@ absl::StatusOr<int> FindLink(os::Netlink& netlink, absl::string_view ifname) {
   return absl::NotFoundError(absl::StrCat("no interface ", ifname));
 }
 
+absl::StatusOr<os::LinkInfo> FindByMac(os::Netlink& netlink, const std::string& mac) {
+  ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, netlink.ListLinks());
+  for (os::LinkInfo& link : links) {
+    if (link.mac.ToString() == mac ||
+        (!link.permanent_mac.IsZero() && link.permanent_mac.ToString() == mac)) {
+      return std::move(link);
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no interface with MAC ", mac));
+}
+
 absl::Status ConfigurePodPort(os::Netlink& pod, int ifindex, const AttachmentRecord& r) {
   if (r.mtu != 0)
     RETURN_IF_ERROR(WithContext(pod.SetMtu(ifindex, r.mtu), absl::StrCat("set MTU ", r.mtu)));

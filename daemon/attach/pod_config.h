@@ -23,6 +23,10 @@ inline constexpr uint32_t kTableBase = 1000;
 // Finds the pod-side ifindex of `ifname`; NotFound if it is not there.
 absl::StatusOr<int> FindLink(os::Netlink& netlink, absl::string_view ifname);
 
+// The link whose MAC or permanent MAC is `mac`, wherever a move or the kernel
+// renamed it; NotFound if it is not there.
+absl::StatusOr<os::LinkInfo> FindByMac(os::Netlink& netlink, const std::string& mac);
+
 // MTU, link up, and for L3 records arp_ignore/arp_announce, the address,
 // routes and rule.
 absl::Status ConfigurePodPort(os::Netlink& pod, int ifindex, const AttachmentRecord& record);
