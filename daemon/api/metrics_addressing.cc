@@ -1,5 +1,6 @@
 // The addressing metric families (DESIGN.md 3.9): whether each port is
-// provisioned, its plan, and whether applying it failed.
+// provisioned, its plan, whether applying it failed, and how often it had
+// to be set up.
 #include <string>
 
 #include "daemon/api/metric_families.h"
@@ -26,6 +27,11 @@ void AppendAddressingMetrics(const NodeSnapshot& snapshot, std::vector<MetricFam
       Family("rocenet_port_addressing_failed",
              "Whether the last attempt to apply the port's plan failed (1) or succeeded (0).",
              MetricType::Gauge);
+  MetricFamily set_up =
+      Family("rocenet_port_link_set_up_total",
+             "Times rocenetd found the port administratively down and set it up: drivers "
+             "register ports down, and a port set down by hand is brought back.",
+             MetricType::Counter);
   for (const PortAddressing& port : snapshot.addressing) {
     const addressing::AddressPlan& p = port.plan;
     AddSample(provisioned, {{"device", port.name}}, port.provisioned ? 1 : 0);
@@ -37,10 +43,12 @@ void AppendAddressingMetrics(const NodeSnapshot& snapshot, std::vector<MetricFam
                {"peer", p.peer.has_value() ? p.peer->ToString() : ""}},
               1);
     AddSample(failed, {{"device", port.name}}, port.apply_error.empty() ? 0 : 1);
+    AddSample(set_up, {{"device", port.name}}, static_cast<double>(port.links_set_up));
   }
   out->push_back(std::move(provisioned));
   out->push_back(std::move(plan));
   out->push_back(std::move(failed));
+  out->push_back(std::move(set_up));
 }
 
 }  // namespace rocenet::api::metrics_internal

@@ -38,6 +38,9 @@ struct PortAddressing {
   bool provisioned = false;
   // The last failure to apply, naming the step; empty after a success.
   std::string apply_error;
+  // Times rocenetd found the port administratively down and set it up, since
+  // it started (drivers register ports down; an admin may set one down).
+  uint64_t links_set_up = 0;
 
   friend bool operator==(const PortAddressing&, const PortAddressing&) = default;
 };

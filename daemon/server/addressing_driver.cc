@@ -118,6 +118,9 @@ api::PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, Addr
   std::optional<AppliedConfig> previous = store_->Get(port.id);
   out.applied = previous;
   out.plan = std::move(plan);
+  if (auto it = links_set_up_.find(port.id); it != links_set_up_.end()) {
+    out.links_set_up = it->second;
+  }
   if (!port.present) return out;
   if (!port.attached_to.empty()) {
     // In a pod: the attach manager follows the plan there; the host's
@@ -126,7 +129,20 @@ api::PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, Addr
     return out;
   }
 
-  const addressing::LinkTarget link{port.link.ifindex, port.name, port.link.admin_up,
+  // Drivers register ports administratively down (hbl_en does) and a port
+  // that is down hears no LLDP, so it is brought up whatever its plan: at
+  // start, when it appears, and after someone sets it down.
+  if (!port.link.admin_up) {
+    if (absl::Status s = netlink_->SetLinkUp(port.link.ifindex); !s.ok()) {
+      out.apply_error = absl::StrCat("port ", port.name, ": set link up: ", s.message());
+      SPDLOG_ERROR("addressing: {}", out.apply_error);
+      return out;
+    }
+    ++changes_;
+    out.links_set_up = ++links_set_up_[port.id];
+    SPDLOG_INFO("port {}: was administratively down; set it up", port.name);
+  }
+  const addressing::LinkTarget link{port.link.ifindex, port.name, /*admin_up=*/true,
                                     port.link.mtu};
   std::optional<AppliedConfig> wanted;
   switch (out.plan.state) {

@@ -9,7 +9,9 @@
 //     the configuration rocenet applied before stays, and is repaired if
 //     someone removes part of it;
 //   - a refused plan (bad description, conflict): nothing changes.
-// L2 mode applies link up and MTU only and removes rocenet's addresses.
+// Every port in the host is set up first, whatever its plan: a port that is
+// down hears no LLDP. L2 mode applies link up and MTU only and removes
+// rocenet's addresses.
 #pragma once
 
 #include <map>
@@ -61,6 +63,8 @@ class AddressingDriver {
   addressing::Reconciler reconciler_;
   std::vector<api::PortAddressing> ports_;
   uint64_t changes_ = 0;
+  // Times each port (by id) was found administratively down and set up.
+  std::map<std::string, uint64_t> links_set_up_;
 };
 
 }  // namespace rocenet::server

@@ -346,6 +346,58 @@ TEST_F(AddressingDriverTest, L2ModeBringsADownLinkUp) {
   EXPECT_THAT(netlink_.addresses(), IsEmpty());
 }
 
+TEST_F(AddressingDriverTest, L3ModeBringsUpAPortThatStartsDownBeforeAnyLldp) {
+  // hbl_en registers its netdevs down: without this nothing is ever heard.
+  for (int ifindex : {kSo0, kSo1}) {
+    os::LinkInfo down = MakeLink(ifindex, ifindex == kSo0 ? "so0" : "so1");
+    down.admin_up = false;
+    down.carrier = false;
+    netlink_.SetLink(down);
+  }
+  Run();
+  EXPECT_TRUE(netlink_.link(kSo0)->admin_up);
+  EXPECT_TRUE(netlink_.link(kSo1)->admin_up);
+  EXPECT_EQ(So0().plan.state, addressing::PlanState::kPending);
+  EXPECT_EQ(So0().links_set_up, 1u);
+  EXPECT_THAT(netlink_.addresses(), IsEmpty());
+}
+
+TEST_F(AddressingDriverTest, APortSetDownByHandIsSetUpAgainAndCounted) {
+  Hear(kSo0Id, "no-alert 10.200.1.2/30");
+  Run();
+  EXPECT_EQ(So0().links_set_up, 0u);
+  os::LinkInfo down = *netlink_.link(kSo0);
+  down.admin_up = false;
+  netlink_.SetLink(down);
+  EXPECT_TRUE(Run());
+  EXPECT_TRUE(netlink_.link(kSo0)->admin_up);
+  EXPECT_EQ(So0().links_set_up, 1u);
+  EXPECT_TRUE(So0().provisioned);
+  EXPECT_FALSE(Run());
+  EXPECT_EQ(So0().links_set_up, 1u);
+}
+
+TEST_F(AddressingDriverTest, APortWithARefusedPlanIsStillSetUp) {
+  Hear(kSo0Id, "no-alert 10.200.1.0/30");
+  os::LinkInfo down = *netlink_.link(kSo0);
+  down.admin_up = false;
+  netlink_.SetLink(down);
+  Run();
+  EXPECT_EQ(So0().plan.state, addressing::PlanState::kRefused);
+  EXPECT_TRUE(netlink_.link(kSo0)->admin_up);
+  EXPECT_THAT(netlink_.addresses(), IsEmpty());
+}
+
+TEST_F(AddressingDriverTest, AFailureToSetTheLinkUpNamesTheStep) {
+  os::LinkInfo down = *netlink_.link(kSo0);
+  down.admin_up = false;
+  netlink_.SetLink(down);
+  netlink_.FailNext(absl::PermissionDeniedError("Operation not permitted"));
+  Run();
+  EXPECT_THAT(So0().apply_error, HasSubstr("port so0: set link up: Operation not permitted"));
+  EXPECT_FALSE(Signals().provisioned);
+}
+
 TEST_F(AddressingDriverTest, TwoPortsGetTheirOwnAddressesAndRoutes) {
   Hear(kSo0Id, "no-alert 10.200.1.2/30");
   Hear(kSo1Id, "no-alert 10.200.2.2/30");
