@@ -125,11 +125,16 @@ std::optional<Condition> ErrorCounterWatch::Observe(const std::string& port_name
 
 std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSignals* signals) {
   std::vector<Condition> out;
-  if (signals != nullptr && !signals->attached_to.empty()) return out;
+  // A port in a pod is judged where it is: `port` is its link as the pod's
+  // kernel sees it, and its LLDP is heard inside the pod. A failing job
+  // uses exactly these ports.
+  const std::string& pod = port.attached_to;
   if (!port.present) {
-    out.push_back({std::string(kPortMissing), "NotFound",
-                   absl::StrCat("port ", port.name,
-                                ": no such network interface in the host namespace"),
+    out.push_back({std::string(kPortMissing), pod.empty() ? "NotFound" : "NotInPod",
+                   pod.empty() ? absl::StrCat("port ", port.name,
+                                              ": no such network interface in the host namespace")
+                               : absl::StrCat("port ", port.name, ": attached to pod namespace ",
+                                              pod, " but not found there"),
                    {}});
     return out;
   }
@@ -155,15 +160,13 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
   std::map<std::string, const PortHealth*> previous;
   for (const PortHealth& health : node_.ports) previous[health.port_id] = &health;
 
-  // Counter history only for ports in the host namespace: a port that goes
-  // away or into a pod starts afresh when it comes back.
+  // Counter history for every port whose device is seen, in the host or in
+  // its pod (a move keeps the device's counters); a port that goes away
+  // starts afresh when it comes back.
   std::map<std::string, ErrorCounterWatch> watches;
   std::map<std::string, Condition> errors_rising;
   for (const inventory::Port& port : ports) {
-    const auto signal = signals.find(port.id);
-    if (!port.present || (signal != signals.end() && !signal->second.attached_to.empty())) {
-      continue;
-    }
+    if (!port.present) continue;
     ErrorCounterWatch& watch = watches[port.id];
     if (auto it = error_watches_.find(port.id); it != error_watches_.end()) {
       watch = std::move(it->second);

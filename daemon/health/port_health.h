@@ -55,9 +55,6 @@ struct ErrorsRisingPolicy {
 // What the LLDP agent and the addressing layer know of a port, in the terms
 // health needs; the server fills it so health depends on neither.
 struct PortSignals {
-  // The pod network namespace the port is attached to; empty in the host.
-  // An attached port is away from the host by design, not missing.
-  std::string attached_to;
   bool l3 = true;  // the port is addressed from LLDP (not L2 mode)
   int neighbor_count = 0;
   bool neighbor_ever_seen = false;
@@ -159,7 +156,7 @@ class HealthTracker {
  private:
   const os::Clock* clock_;
   ErrorsRisingPolicy errors_policy_;
-  // By port id; only ports present in the host namespace.
+  // By port id; ports whose device is seen (in the host or in its pod).
   std::map<std::string, ErrorCounterWatch> error_watches_;
   NodeHealth node_;
 };

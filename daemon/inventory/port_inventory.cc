@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
 namespace rocenet::inventory {
 
 PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs)
@@ -43,6 +47,20 @@ bool PortInventory::Apply(const os::LinkEvent& event) {
     links_[ifindex] = event.link;
   }
   if (topology_changed && selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
+  return Rebuild();
+}
+
+bool PortInventory::SetAttached(std::vector<AttachedPort> attached) {
+  std::map<std::string, PciInfo> placement;
+  for (const AttachedPort& port : attached) {
+    if (port.pci_address.empty()) continue;
+    auto it = attached_placement_.find(port.pci_address);
+    placement[port.pci_address] = it != attached_placement_.end()
+                                      ? it->second
+                                      : scanner_.DescribePciFunction(port.pci_address);
+  }
+  attached_placement_ = std::move(placement);
+  attached_ = std::move(attached);
   return Rebuild();
 }
 
@@ -100,6 +118,42 @@ bool PortInventory::Rebuild() {
     port.pci = pci;
     port.discovery = by_pattern ? Discovery::kInterfaceName : Discovery::kDriver;
     port.id = MakePortId(port.pci, port.link, port.name);
+    taken.insert(port.name);
+    next.push_back(std::move(port));
+  }
+
+  // Ports in pods are listed wherever they are: the host's sysfs no longer
+  // shows them, but they are managed ports in use.
+  std::map<std::string, const AttachedPort*> attached_by_id;
+  for (const AttachedPort& away : attached_) attached_by_id[away.port_id] = &away;
+  for (Port& port : next) {
+    if (auto it = attached_by_id.find(port.id); it != attached_by_id.end()) {
+      port.attached_to = it->second->netns;
+      attached_by_id.erase(it);
+    }
+  }
+  for (const auto& [id, away] : attached_by_id) {
+    if (taken.contains(away->host_ifname)) continue;  // another device has its name now
+    Port port;
+    port.id = id;
+    port.name = away->host_ifname;
+    port.attached_to = away->netns;
+    if (auto it = attached_placement_.find(away->pci_address); it != attached_placement_.end()) {
+      port.pci = it->second;
+    }
+    // "<pci>-p<dev_port>": the id says which port of the function it is.
+    const std::string prefix = absl::StrCat(away->pci_address, "-p");
+    int index = -1;
+    if (!away->pci_address.empty() && absl::StartsWith(id, prefix) &&
+        absl::SimpleAtoi(absl::string_view(id).substr(prefix.size()), &index)) {
+      port.pci.port_index = index;
+    }
+    port.discovery = port.pci.driver == kGaudiDriver ? Discovery::kGaudiSysfs
+                     : !port.pci.driver.empty() &&
+                             std::find(selection_.drivers.begin(), selection_.drivers.end(),
+                                       port.pci.driver) != selection_.drivers.end()
+                         ? Discovery::kDriver
+                         : Discovery::kInterfaceName;
     taken.insert(port.name);
     next.push_back(std::move(port));
   }

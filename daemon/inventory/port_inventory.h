@@ -19,6 +19,17 @@
 
 namespace rocenet::inventory {
 
+// A port handed to a pod, as the attachment journal knows it. The kernel
+// hides a net device moved to another namespace from the host's sysfs
+// (sysfs is tagged by namespace), so the inventory cannot find it there; it
+// keeps listing it from this.
+struct AttachedPort {
+  std::string port_id;
+  std::string host_ifname;
+  std::string pci_address;  // empty for a port without one
+  std::string netns;        // the pod's namespace
+};
+
 class PortInventory {
  public:
   // `sysfs` must outlive the inventory. `selection` must be valid
@@ -30,6 +41,12 @@ class PortInventory {
 
   // Applies one link event. Returns true when the ports changed.
   bool Apply(const os::LinkEvent& event);
+
+  // The ports in pods now (the whole set). Each is listed with attached_to
+  // set whether or not sysfs still shows it; present stays false unless its
+  // name is a link of this namespace (the caller fills in the pod's view).
+  // Returns true when the ports changed.
+  bool SetAttached(std::vector<AttachedPort> attached);
 
   // Managed ports sorted by name; absent ports included with present=false.
   const std::vector<Port>& ports() const { return ports_; }
@@ -47,6 +64,10 @@ class PortInventory {
   // Sysfs placement of selected non-Gaudi links, by ifindex; read once.
   std::map<int, PciInfo> placement_;
   std::vector<SysfsNetdev> gaudi_;
+  std::vector<AttachedPort> attached_;
+  // PCI placement of attached ports' functions, by PCI address; read when a
+  // port is first seen attached (the function stays in sysfs).
+  std::map<std::string, PciInfo> attached_placement_;
   std::vector<Port> ports_;
 };
 

@@ -42,23 +42,27 @@ void SysfsScanner::ReadPciPlacement(const std::string& device_dir, PciInfo& pci)
   }
 }
 
-std::vector<SysfsNetdev> SysfsScanner::ScanGaudi() const {
-  const std::string driver_dir = absl::StrCat("bus/pci/drivers/", kGaudiDriver);
-  absl::StatusOr<std::vector<std::string>> devices = sysfs_->ListDirectory(driver_dir);
-  if (!devices.ok()) return {};
-
+std::map<std::string, int> SysfsScanner::ModulesByPci() const {
   // Module ids are attributes of the accel class device: pci_addr ties each
   // one to its PCI function.
-  std::map<std::string, int> module_by_pci;
+  std::map<std::string, int> out;
   if (auto accels = sysfs_->ListDirectory("class/accel"); accels.ok()) {
     for (const std::string& accel : *accels) {
       const std::string dev = absl::StrCat("class/accel/", accel, "/device");
       absl::StatusOr<std::string> pci_addr = sysfs_->ReadAttribute(dev + "/pci_addr");
       const int module_id = ReadInt(dev + "/module_id", -1);
-      if (pci_addr.ok() && module_id >= 0) module_by_pci[*pci_addr] = module_id;
+      if (pci_addr.ok() && module_id >= 0) out[*pci_addr] = module_id;
     }
   }
+  return out;
+}
 
+std::vector<SysfsNetdev> SysfsScanner::ScanGaudi() const {
+  const std::string driver_dir = absl::StrCat("bus/pci/drivers/", kGaudiDriver);
+  absl::StatusOr<std::vector<std::string>> devices = sysfs_->ListDirectory(driver_dir);
+  if (!devices.ok()) return {};
+
+  const std::map<std::string, int> module_by_pci = ModulesByPci();
   std::vector<SysfsNetdev> out;
   for (const std::string& address : *devices) {
     if (!LooksLikePciAddress(address)) continue;
@@ -95,6 +99,22 @@ PciInfo SysfsScanner::DescribeNetdev(absl::string_view name) const {
   }
   ReadPciPlacement(device_dir, pci);
   pci.port_index = ReadInt(absl::StrCat("class/net/", name, "/dev_port"), -1);
+  return pci;
+}
+
+PciInfo SysfsScanner::DescribePciFunction(absl::string_view address) const {
+  PciInfo pci;
+  if (!LooksLikePciAddress(address)) return pci;
+  pci.address = std::string(address);
+  const std::string device_dir = absl::StrCat("bus/pci/devices/", address);
+  if (auto driver = sysfs_->Resolve(device_dir + "/driver"); driver.ok()) {
+    pci.driver = std::string(Basename(*driver));
+  }
+  ReadPciPlacement(device_dir, pci);
+  if (pci.driver == kGaudiDriver) {
+    const std::map<std::string, int> modules = ModulesByPci();
+    if (auto it = modules.find(pci.address); it != modules.end()) pci.module_id = it->second;
+  }
   return pci;
 }
 

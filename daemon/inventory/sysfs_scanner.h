@@ -6,6 +6,7 @@
 // port with those fields unknown: sysfs differs between driver versions.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,17 @@ class SysfsScanner {
   // for devices without one (veth, bridges).
   PciInfo DescribeNetdev(absl::string_view name) const;
 
+  // PCI placement of the function at `address` (bus/pci/devices/<address>):
+  // driver, NUMA node, PCIe root and accelerator module; port_index unset.
+  // Fields it cannot read stay unknown.
+  PciInfo DescribePciFunction(absl::string_view address) const;
+
  private:
   // Fills numa_node and pcie_root from the PCI device directory `device_dir`.
   void ReadPciPlacement(const std::string& device_dir, PciInfo& pci) const;
   int ReadInt(const std::string& path, int fallback) const;
+  // Accelerator module id of each PCI function, from class/accel.
+  std::map<std::string, int> ModulesByPci() const;
 
   const os::Sysfs* sysfs_;
 };

@@ -87,7 +87,19 @@ void Node::Shutdown() { changes_.Close(); }
 
 absl::Status Node::ResyncLinks() {
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
-  if (parts_.inventory->Resync(links)) OnPortsChanged();
+  bool changed = false;
+  if (parts_.attach != nullptr) {
+    // The journal says which ports are in pods; the host's sysfs no longer
+    // shows them.
+    std::vector<inventory::AttachedPort> attached;
+    for (const attach::AttachmentRecord& record : parts_.attach->List()) {
+      if (record.state != attach::AttachState::kAttached) continue;
+      attached.push_back({record.port_id, record.host_ifname, record.pci_address, record.netns});
+    }
+    changed |= parts_.inventory->SetAttached(std::move(attached));
+  }
+  changed |= parts_.inventory->Resync(links);
+  if (changed) OnPortsChanged();
   return absl::OkStatus();
 }
 
@@ -123,9 +135,9 @@ std::vector<inventory::Port> Node::PortsWithAttachments() {
   std::vector<inventory::Port> ports = parts_.inventory->ports();
   if (parts_.attach == nullptr) return ports;
   for (inventory::Port& port : ports) {
+    if (port.attached_to.empty()) continue;
     const attach::AttachmentRecord* record = parts_.attach->FindByPort(port.id);
     if (record == nullptr || record->state != attach::AttachState::kAttached) continue;
-    port.attached_to = record->netns;
     absl::StatusOr<attach::AttachManager::PodLink> pod = parts_.attach->Live(*record);
     if (!pod.ok()) continue;
     // In the pod the port is as present as anywhere: its link state counts.
@@ -208,14 +220,7 @@ void Node::Refresh(bool changed, bool replan) {
     const std::optional<uint16_t>& frame = heard->neighbors.front().lldpdu.max_frame_size;
     signal.switch_max_frame_size = frame.has_value() ? *frame : 0;
   }
-  if (parts_.attach != nullptr) {
-    for (const attach::AttachmentRecord& record : parts_.attach->List()) {
-      if (record.state == attach::AttachState::kAttached) {
-        signals[record.port_id].attached_to = record.netns;
-      }
-    }
-  }
-  changed |= health_.Update(parts_.inventory->ports(), signals);
+  changed |= health_.Update(ports, signals);
   if (!changed && generation_ > 0) return;
   ++generation_;
   std::shared_ptr<const api::NodeSnapshot> snapshot = BuildSnapshot(std::move(ports));

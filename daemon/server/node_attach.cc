@@ -12,7 +12,9 @@ namespace rocenet::server {
 namespace {
 
 // How often attachments are checked for a pod namespace that vanished
-// without a CNI DEL. Only armed while attachments exist.
+// without a CNI DEL, and the ports in pods are looked at where they are
+// (carrier, state): the host's netlink events do not reach into pods. Only
+// armed while attachments exist; each pass is one link dump per pod.
 constexpr absl::Duration kNetnsCheckInterval = absl::Seconds(2);
 
 absl::Status NoAttach() {
@@ -141,7 +143,11 @@ void Node::ScheduleNetnsCheck() {
   }
   netns_timer_ = parts_.loop->RunAt(absl::Now() + kNetnsCheckInterval, [this] {
     netns_timer_.reset();
-    if (!parts_.attach->ReleaseDeadNamespaces().empty()) FollowAttachments();
+    if (!parts_.attach->ReleaseDeadNamespaces().empty()) {
+      FollowAttachments();
+    } else {
+      Refresh(false, /*replan=*/false);
+    }
     ScheduleNetnsCheck();
   });
 }

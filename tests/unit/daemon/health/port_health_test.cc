@@ -46,6 +46,37 @@ TEST(EvaluatePortTest, AdminDownAndNoCarrierAreLinkDownWithReasons) {
   EXPECT_EQ(conditions[0].reason, "AdminDown");
 }
 
+TEST(EvaluatePortTest, AnAttachedPortIsJudgedAsItIsInItsPod) {
+  inventory::Port port = UpPort("so0");
+  port.attached_to = "/var/run/netns/pod1";
+  PortSignals signals;
+  signals.neighbor_ever_seen = true;
+  signals.neighbor_count = 1;
+  signals.provisioned = true;
+  EXPECT_TRUE(EvaluatePort(port, &signals).empty());
+
+  // The cable pulled while the job runs: the pod's link has no carrier.
+  port.link.carrier = false;
+  signals.neighbor_count = 0;
+  signals.neighbor_lost = "AgedOut";
+  std::vector<Condition> conditions = EvaluatePort(port, &signals);
+  ASSERT_EQ(conditions.size(), 2u);
+  EXPECT_EQ(conditions[0].type, "LinkDown");
+  EXPECT_EQ(conditions[0].reason, "NoCarrier");
+  EXPECT_EQ(conditions[1].type, "LldpExpired");
+}
+
+TEST(EvaluatePortTest, AnAttachedPortGoneFromItsPodIsMissingThere) {
+  inventory::Port port = UpPort("so0");
+  port.attached_to = "/var/run/netns/pod1";
+  port.present = false;
+  std::vector<Condition> conditions = EvaluatePort(port, nullptr);
+  ASSERT_EQ(conditions.size(), 1u);
+  EXPECT_EQ(conditions[0].type, "PortMissing");
+  EXPECT_EQ(conditions[0].reason, "NotInPod");
+  EXPECT_NE(conditions[0].message.find("/var/run/netns/pod1"), std::string::npos);
+}
+
 TEST(HealthTrackerTest, NodeReadyOnlyWhenEveryPortIsHealthyAndRecovers) {
   FakeClock clock;
   HealthTracker tracker(&clock);
@@ -347,7 +378,7 @@ TEST_F(ErrorsRisingTest, ThresholdAllowsAFewErrorsPerMinute) {
   EXPECT_EQ(Conditions(tracker), Strings{"ErrorsRising/ReceiveErrors"});
 }
 
-TEST_F(ErrorsRisingTest, AttachedOrMissingPortsStartAfresh) {
+TEST_F(ErrorsRisingTest, MissingPortsStartAfreshAttachedOnesAreWatchedInThePod) {
   tracker_.Update(ports_);
   Step(1);
   ports_[0].present = false;
@@ -359,11 +390,11 @@ TEST_F(ErrorsRisingTest, AttachedOrMissingPortsStartAfresh) {
   Step(1);
   EXPECT_EQ(Now(), Strings{"ErrorsRising/ReceiveErrors"});
 
-  std::map<std::string, PortSignals> signals = {{"if-so0", PortSignals{}}};
-  signals["if-so0"].attached_to = "/var/run/netns/pod1";
-  clock_.Advance(absl::Seconds(30));
-  tracker_.Update(ports_, signals);
-  EXPECT_EQ(Now(), Strings{});  // in a pod: not the host's to judge
+  // Moved into a pod, the device keeps its counters, and the job using it
+  // is the one that suffers: still watched.
+  ports_[0].attached_to = "/var/run/netns/pod1";
+  Step(1);
+  EXPECT_EQ(Now(), Strings{"ErrorsRising/ReceiveErrors"});
 }
 
 }  // namespace

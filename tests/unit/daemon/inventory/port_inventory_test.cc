@@ -107,6 +107,51 @@ TEST_F(GaudiInventoryTest, RemovedNetdevDropsOutWhenSysfsForgetsIt) {
   EXPECT_EQ(inventory.Find("so3"), nullptr);
 }
 
+TEST_F(GaudiInventoryTest, APortInAPodStaysListedWhenSysfsHidesIt) {
+  PortInventory inventory(PortSelection{}, &sysfs_);
+  os::LinkInfo so1 = MakeLink(3, "so1");
+  inventory.Resync({MakeLink(2, "so0"), so1, MakeLink(4, "so2")});
+  // Moved into a pod: the kernel takes it out of the host's sysfs and says
+  // the link is gone.
+  EXPECT_TRUE(inventory.SetAttached({{"0000:19:00.0-p22", "so1", "0000:19:00.0", "/run/netns/p"}}));
+  sysfs_.Remove("devices/pci0000:17/0000:17:01.0/0000:19:00.0/net/so1");
+  sysfs_.Remove("class/net/so1");
+  inventory.Apply(Removed(so1));
+
+  const Port* port = inventory.Find("0000:19:00.0-p22");
+  ASSERT_NE(port, nullptr);
+  EXPECT_EQ(port->name, "so1");
+  EXPECT_FALSE(port->present);
+  EXPECT_EQ(port->attached_to, "/run/netns/p");
+  EXPECT_EQ(port->discovery, Discovery::kGaudiSysfs);
+  EXPECT_EQ(port->pci.address, "0000:19:00.0");
+  EXPECT_EQ(port->pci.port_index, 22);
+  EXPECT_EQ(port->pci.module_id, 0);
+  EXPECT_EQ(port->pci.numa_node, 0);
+  EXPECT_EQ(port->pci.pcie_root, "pci0000:17");
+  EXPECT_EQ(port->pci.driver, "habanalabs");
+
+  // Home again under another name (a pod that died): the same port.
+  EXPECT_TRUE(inventory.SetAttached({}));
+  AddGaudiDevice(sysfs_, "pci0000:17", "0000:19:00.0", 0, 0, {{"net1", 22}});
+  inventory.Apply(Changed(MakeLink(3, "net1")));
+  port = inventory.Find("0000:19:00.0-p22");
+  ASSERT_NE(port, nullptr);
+  EXPECT_EQ(port->name, "net1");
+  EXPECT_TRUE(port->present);
+  EXPECT_TRUE(port->attached_to.empty());
+  EXPECT_THAT(Names(inventory), ElementsAre("int0", "net1", "so0", "so2", "so3"));
+}
+
+TEST_F(GaudiInventoryTest, AnAttachedPortStillInSysfsIsMarkedNotDoubled) {
+  PortInventory inventory(PortSelection{}, &sysfs_);
+  inventory.Resync({MakeLink(2, "so0")});
+  const size_t before = inventory.ports().size();
+  inventory.SetAttached({{"0000:19:00.0-p8", "so0", "0000:19:00.0", "/run/netns/p"}});
+  EXPECT_EQ(inventory.ports().size(), before);
+  EXPECT_EQ(inventory.Find("so0")->attached_to, "/run/netns/p");
+}
+
 TEST(InterfaceInventoryTest, GlobsSelectLinksAndMissingLiteralNamesAreReported) {
   FakeSysfs sysfs;
   PortSelection selection;
