@@ -6,9 +6,23 @@ namespace rocenet::device {
 
 void DeviceState::Update(PortMap ports) {
   absl::MutexLock lock(&mu_);
+  for (const std::string& id : allocated_) {
+    if (ports.contains(id)) continue;
+    auto last = state_.ports.find(id);
+    if (last == state_.ports.end()) continue;
+    PortInfo kept = last->second;
+    kept.present = false;
+    kept.healthy = false;
+    ports.emplace(id, std::move(kept));
+  }
   state_.ports = std::move(ports);
   state_.daemon_lost = false;
   ++state_.generation;
+}
+
+void DeviceState::NoteAllocated(const std::vector<std::string>& ids) {
+  absl::MutexLock lock(&mu_);
+  allocated_.insert(ids.begin(), ids.end());
 }
 
 void DeviceState::SetDaemonLost() {

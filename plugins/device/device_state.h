@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -29,8 +32,12 @@ struct DeviceSnapshot {
 
 class DeviceState {
  public:
-  // A fresh view from the daemon; clears daemon_lost.
+  // A fresh view from the daemon; clears daemon_lost. A device once
+  // allocated that the view lacks stays listed, not present: kubelet must
+  // not see a device a container holds vanish.
   void Update(PortMap ports);
+  // Devices handed to a container (Allocate).
+  void NoteAllocated(const std::vector<std::string>& ids);
   void SetDaemonLost();
   // Wakes every waiter for good; streams end.
   void Shutdown();
@@ -45,6 +52,7 @@ class DeviceState {
 
   mutable absl::Mutex mu_;
   DeviceSnapshot state_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> allocated_ ABSL_GUARDED_BY(mu_);
 };
 
 // The full device list kubelet gets: every port, sorted by id, Healthy only

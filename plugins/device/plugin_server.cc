@@ -104,10 +104,12 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
                                            v1beta1::AllocateResponse* response) {
   DeviceSnapshot snapshot = state_->Get();
   std::vector<ContainerAllocation> allocations;
+  std::vector<std::string> allocated;
   // Check every container before writing anything: a rejected request
   // leaves no files behind.
   for (const auto& container : request->container_requests()) {
     std::vector<std::string> ids(container.devices_ids().begin(), container.devices_ids().end());
+    allocated.insert(allocated.end(), ids.begin(), ids.end());
     absl::StatusOr<ContainerAllocation> allocation =
         BuildContainerAllocation(ids, snapshot.ports, options_);
     if (!allocation.ok()) {
@@ -124,6 +126,7 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
     SPDLOG_INFO("allocate: {}", allocation.response.envs().at(kEnvPortIds));
     *response->add_container_responses() = std::move(allocation.response);
   }
+  state_->NoteAllocated(allocated);
   return grpc::Status::OK;
 }
 

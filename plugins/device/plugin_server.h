@@ -20,7 +20,8 @@ namespace rocenet::device {
 
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
-  DevicePluginService(const DeviceState* state, AllocateOptions options)
+  // `state` must outlive the service; Allocate notes what it hands out there.
+  DevicePluginService(DeviceState* state, AllocateOptions options)
       : state_(state), options_(std::move(options)) {}
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext* ctx, const v1beta1::Empty* request,
@@ -37,7 +38,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
                                  v1beta1::PreStartContainerResponse* response) override;
 
  private:
-  const DeviceState* const state_;
+  DeviceState* const state_;
   const AllocateOptions options_;
 };
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness import BUILD_DIR, Daemon, binary, sim, wait_until
+from harness import BUILD_DIR, Daemon, binary, metric_value, sim, wait_until
 
 RESOURCE = "rocenet.io/scale-out-port"
 GRACE = 2.0
@@ -63,6 +63,16 @@ class KubeletPeer:
         event = self.next(lambda e: e["event"] == "devices" and
                           pred({d["ID"]: d for d in e.get("devices", [])}), timeout)
         return {d["ID"]: d for d in event.get("devices", [])}
+
+    def latest_devices(self, settle: float = 0.5) -> dict[str, dict]:
+        """The last full device list kubelet has, after `settle` s of quiet."""
+        while True:
+            try:
+                self.seen.append(self.events.get(timeout=settle))
+            except queue.Empty:
+                break
+        last = [e for e in self.seen if e["event"] == "devices"]
+        return {d["ID"]: d for d in last[-1].get("devices", [])} if last else {}
 
     def call(self, line: str, timeout: float = 10) -> dict:
         verb = line.split()[0]
@@ -311,6 +321,78 @@ def test_allocated_ports_attach_through_cni_as_multus_does(fabric, daemon, setup
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     wait_until(lambda: all(p["present"] and not p.get("attached_to") for p in daemon.ports()),
                10, what="the ports back on the host")
+
+
+def test_a_port_in_a_pod_stays_listed_and_is_judged_inside_the_pod(fabric, daemon, setup):
+    plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
+    port = next(p for p in daemon.ports() if p["name"] == "so1")
+    index = next(p["index"] for p in fabric.ports if p["host_ifname"] == "so1")
+    assert peer.call(f"allocate {port['id']}")["ok"]
+    ns = f"{fabric.name}-podcable"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    netns = f"/run/netns/{ns}"
+    env = {"CNI_CONTAINERID": "dp-cable", "CNI_NETNS": netns, "CNI_IFNAME": "net1",
+           "CNI_PATH": "/usr/lib/cni", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "CNI_ARGS": "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=dp-cable"}
+    conf = json.dumps({"cniVersion": "1.0.0", "name": "ai-net", "type": "rocenet",
+                       "socket": daemon.socket, "deviceID": port["id"]})
+
+    def cni(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run([binary("rocenet")], input=conf, env={**env, "CNI_COMMAND": command},
+                              capture_output=True, text=True, timeout=30)
+
+    def listed() -> dict | None:
+        return next((p for p in daemon.ports() if p["id"] == port["id"]), None)
+
+    def health() -> dict:
+        doc = json.loads(daemon.rocectl("health", "-o", "json", check=True).stdout)
+        return next(p for p in doc["ports"] if p["port_id"] == port["id"])
+
+    try:
+        cp = cni("ADD")
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        # The kernel hides a net device that left the namespace from sysfs.
+        wait_until(lambda: not os.path.lexists(os.path.join(fabric.sysfs_root, "class/net/so1")),
+                   5, what="so1 gone from the host's sysfs")
+        daemon.rocectl("reconcile", check=True)  # a rescan of sysfs
+        seen = listed()
+        assert seen is not None, daemon.ports()
+        assert seen["attached_to"] == netns and seen["present"], seen
+        assert seen["pci_address"] == port["pci_address"]
+        assert health()["healthy"], health()
+        devices = peer.latest_devices()
+        assert devices.get(port["id"], {}).get("health") == "Healthy", devices
+
+        # The cable pulled while the job runs: NO-CARRIER inside the pod.
+        fabric.link(index, "down")
+        wait_until(lambda: not health()["healthy"], 10, what="the attached port unhealthy")
+        assert [c["type"] + "/" + c["reason"] for c in health()["conditions"]][0] == \
+            "LinkDown/NoCarrier", health()
+        peer.devices(lambda d: d.get(port["id"], {}).get("health") == "Unhealthy", 5)
+        metrics = daemon.metrics()
+        assert metric_value(metrics, "rocenet_port_healthy", {"device": "so1"}) == 0
+        assert metric_value(metrics, "rocenet_port_condition",
+                            {"device": "so1", "condition": "LinkDown"}) == 1
+        assert metric_value(metrics, "rocenet_node_ready") == 0
+        table = daemon.rocectl("health", check=True).stdout
+        assert "LinkDown/NoCarrier" in table, table
+
+        fabric.link(index, "up")
+        wait_until(lambda: health()["healthy"], 15, what="healthy again with the cable back")
+        peer.devices(lambda d: d.get(port["id"], {}).get("health") == "Healthy", 5)
+    finally:
+        fabric.link(index, "up")
+        cni("DEL")
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    # Home again: in the host's sysfs, listed, addressed as before.
+    wait_until(lambda: os.path.lexists(os.path.join(fabric.sysfs_root, "class/net/so1")), 5,
+               what="so1 back in the host's sysfs")
+    wait_until(lambda: (listed() or {}).get("present") and not listed().get("attached_to"), 10,
+               what="so1 back on the host")
+    cp = fabric.node_exec(["ip", "-j", "-4", "addr", "show", "dev", "so1"], capture_output=True,
+                          text=True, check=True)
+    assert [a["local"] for d in json.loads(cp.stdout) for a in d["addr_info"]] == ["10.200.2.1"]
 
 
 def test_daemon_down_longer_than_grace_is_all_unhealthy_then_recovers(fabric, daemon, setup):

@@ -45,6 +45,23 @@ TEST(ToListAndWatch, AbsentPortIsUnhealthy) {
   EXPECT_EQ(ToListAndWatch(state.Get()).devices(0).health(), kUnhealthy);
 }
 
+TEST(DeviceState, AnAllocatedDeviceTheDaemonStopsListingStaysListedUnhealthy) {
+  DeviceState state;
+  state.Update(TwoPorts(true));
+  state.NoteAllocated({"b"});
+  state.Update(PortMap{{"c", Port("c", 0, true)}});
+  v1beta1::ListAndWatchResponse r = ToListAndWatch(state.Get());
+  ASSERT_EQ(r.devices_size(), 2);  // "a" was never allocated: it may go
+  EXPECT_EQ(r.devices(0).id(), "b");
+  EXPECT_EQ(r.devices(0).health(), kUnhealthy);
+  EXPECT_EQ(r.devices(0).topology().nodes(0).id(), 1);  // as last known
+  EXPECT_EQ(r.devices(1).id(), "c");
+
+  // Listed again by the daemon: its own state again.
+  state.Update(TwoPorts(true));
+  EXPECT_EQ(ToListAndWatch(state.Get()).devices(1).health(), kHealthy);
+}
+
 TEST(DeviceState, DaemonLostMakesEverythingUnhealthyUntilNextUpdate) {
   DeviceState state;
   state.Update(TwoPorts(true));
