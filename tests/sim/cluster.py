@@ -6,7 +6,8 @@ A cluster NAME with N nodes and R rails is made of:
 * network namespaces ``NAME-n<i>`` (node i, where its rocenetd runs) and
   ``NAME-s<r>`` (the leaf switch of rail r);
 * per node and rail a veth pair ``so<r>`` (in the node) -- ``swp<i+1>`` (in
-  the switch of rail r);
+  the switch of rail r); the node ends start down with no carrier, as a
+  Gaudi registers its netdevs, and the daemons bring them up;
 * rail r is the network ``10.<201+r>.0.0/16``: switch port ``swp<i+1>``
   owns ``10.<201+r>.<i+1>.2/30`` and announces it over LLDP as the Port
   Description ``no-alert 10.<201+r>.<i+1>.2/30`` (the real lldpd, as in
@@ -39,7 +40,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fabric  # noqa: E402
-from fabric import FabricError, _ip_batch, _lldpcli_quote, _netns_list, _pids_in_netns, _run, _terminate  # noqa: E402
+from leaves import LLDPD_CHROOT  # noqa: E402
+from lldp import lldpcli_quote  # noqa: E402
+from simutil import (FabricError, UsageError, check_name, ip_batch, netns_list, pids_in_netns, run,  # noqa: E402
+                     terminate)
 
 MAX_NODES = 32
 MAX_RAILS = 8
@@ -109,10 +113,10 @@ class Cluster:
         if os.geteuid() != 0:
             raise FabricError("must run as root (network namespaces, veths, lldpd)")
         name = name or fabric.unique_name("cl")
-        fabric._check_name(name)
+        check_name(name)
         if not 2 <= nodes <= MAX_NODES or not 1 <= rails <= MAX_RAILS:
-            raise fabric.UsageError(f"nodes must be 2..{MAX_NODES}, rails 1..{MAX_RAILS}")
-        taken = [ns for ns in _netns_list() if ns.startswith(name + "-")]
+            raise UsageError(f"nodes must be 2..{MAX_NODES}, rails 1..{MAX_RAILS}")
+        taken = [ns for ns in netns_list() if ns.startswith(name + "-")]
         if taken:
             raise FabricError(f"cluster {name} already exists (netns {', '.join(taken)})")
         sd = fabric.default_state_dir(name)
@@ -131,26 +135,26 @@ class Cluster:
 
     def _build(self) -> None:
         for ns in self.namespaces():
-            _run(["ip", "netns", "add", ns])
+            run(["ip", "netns", "add", ns])
         cmds = []
         for i in range(self.nodes):
             os.makedirs(self.sysfs_root(i), exist_ok=True)
             for r in range(self.rails):
                 cmds.append(f"link add so{r} netns {self.node_netns(i)} type veth "
                             f"peer name swp{i + 1} netns {self.switch_netns(r)}")
-        _ip_batch(cmds)
+        ip_batch(cmds)
         for i in range(self.nodes):
-            _ip_batch(["link set lo up"] + [f"link set so{r} up" for r in range(self.rails)],
-                      self.node_netns(i))
+            # the node ports stay down, as a Gaudi registers them: the daemons bring them up
+            ip_batch(["link set lo up"], self.node_netns(i))
         for r in range(self.rails):
             sw = ["link set lo up"]
             for i in range(self.nodes):
                 sw.append(f"link set swp{i + 1} up")
                 sw.append(f"address add {switch_address(i, r)}/30 dev swp{i + 1}")
-            _ip_batch(sw, self.switch_netns(r))
+            ip_batch(sw, self.switch_netns(r))
             for key in ("net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
                         "net.ipv4.conf.default.rp_filter=0"):
-                _run(["ip", "netns", "exec", self.switch_netns(r), "sysctl", "-qw", key])
+                run(["ip", "netns", "exec", self.switch_netns(r), "sysctl", "-qw", key])
         with open(os.path.join(self.state_dir, "cluster.json"), "w") as f:
             json.dump(self.describe(), f, indent=2)
         for r in range(self.rails):
@@ -176,15 +180,15 @@ class Cluster:
 
     def _start_lldpd(self, rail: int) -> None:
         paths = self._lldpd_paths(rail)
-        lines = [f"configure system hostname {_lldpcli_quote(f'leaf-{self.name}-r{rail}')}",
+        lines = [f"configure system hostname {lldpcli_quote(f'leaf-{self.name}-r{rail}')}",
                  f"configure lldp tx-interval {self.state['tx_interval']}"]
         for i in range(self.nodes):
             desc = f"no-alert {switch_address(i, rail)}/30"
             lines.append(f"configure ports swp{i + 1} lldp portidsubtype local "
-                         f"Ethernet1/{i + 1} description {_lldpcli_quote(desc)}")
+                         f"Ethernet1/{i + 1} description {lldpcli_quote(desc)}")
         with open(paths["config"], "w") as f:
             f.write("\n".join(lines) + "\n")
-        os.makedirs(fabric.LLDPD_CHROOT, mode=0o755, exist_ok=True)
+        os.makedirs(LLDPD_CHROOT, mode=0o755, exist_ok=True)
         argv = ["ip", "netns", "exec", self.switch_netns(rail), "lldpd", "-ddd",
                 "-u", paths["socket"], "-p", paths["pidfile"], "-I", "swp*",
                 "-O", paths["config"], "-S", f"rocenet simulated rail {rail} switch"]
@@ -199,7 +203,7 @@ class Cluster:
         want = {f"swp{i + 1}" for i in range(self.nodes)}
         while time.monotonic() < deadline:
             if os.path.exists(paths["socket"]):
-                cp = _run(["ip", "netns", "exec", self.switch_netns(rail), "lldpcli", "-u",
+                cp = run(["ip", "netns", "exec", self.switch_netns(rail), "lldpcli", "-u",
                            paths["socket"], "-f", "json", "show", "interfaces"], check=False)
                 if cp.returncode == 0 and all(n in cp.stdout for n in want) and \
                         "no-alert" in cp.stdout:
@@ -210,23 +214,23 @@ class Cluster:
     def link(self, node: int, rail: int, state: str) -> None:
         """Set the switch end of node's port on rail up or down."""
         if state not in ("up", "down"):
-            raise fabric.UsageError("state must be up or down")
-        _run(["ip", "-n", self.switch_netns(rail), "link", "set", f"swp{node + 1}", state])
+            raise UsageError("state must be up or down")
+        run(["ip", "-n", self.switch_netns(rail), "link", "set", f"swp{node + 1}", state])
 
     def readdress(self, node: int, rail: int, switch_ip: str) -> None:
         """Give the switch end of node's port on rail the address switch_ip/30
         and announce it in the Port Description, as a re-cabled or re-planned
         fabric would; the node's daemon follows from LLDP."""
         ns, swp = self.switch_netns(rail), f"swp{node + 1}"
-        _ip_batch([f"address flush dev {swp}", f"address add {switch_ip}/30 dev {swp}"], ns)
+        ip_batch([f"address flush dev {swp}", f"address add {switch_ip}/30 dev {swp}"], ns)
         desc = f"no-alert {switch_ip}/30"
-        _run(["ip", "netns", "exec", ns, "lldpcli", "-u", self._lldpd_paths(rail)["socket"],
+        run(["ip", "netns", "exec", ns, "lldpcli", "-u", self._lldpd_paths(rail)["socket"],
               "configure", "ports", swp, "lldp", "portidsubtype", "local", f"Ethernet1/{node + 1}",
               "description", desc])
 
     def processes(self) -> dict[str, list[int]]:
         """Live processes in each of the cluster's namespaces."""
-        return {ns: _pids_in_netns(ns) for ns in self.namespaces() if _pids_in_netns(ns)}
+        return {ns: pids_in_netns(ns) for ns in self.namespaces() if pids_in_netns(ns)}
 
     def down(self) -> None:
         """Stops every process in the cluster's namespaces, deletes them and the
@@ -246,15 +250,15 @@ class Cluster:
 
 
 def _teardown(name: str) -> None:
-    fabric._check_name(name)
-    ours = [ns for ns in _netns_list() if ns.startswith(name + "-")]
+    check_name(name)
+    ours = [ns for ns in netns_list() if ns.startswith(name + "-")]
     for ns in ours:
-        pids = _pids_in_netns(ns)
+        pids = pids_in_netns(ns)
         if pids:
-            _terminate(pids, 5)
+            terminate(pids, 5)
     for ns in ours:
-        _run(["ip", "netns", "delete", ns], check=False)
-    left = [ns for ns in _netns_list() if ns.startswith(name + "-")]
+        run(["ip", "netns", "delete", ns], check=False)
+    left = [ns for ns in netns_list() if ns.startswith(name + "-")]
     sd = fabric.default_state_dir(name)
     if os.path.isdir(sd):
         shutil.rmtree(sd, ignore_errors=True)
@@ -286,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "link":
             with open(os.path.join(fabric.default_state_dir(args.name), "cluster.json")) as f:
                 Cluster(json.load(f)).link(args.node, args.rail, args.state)
-    except fabric.UsageError as e:
+    except UsageError as e:
         print(f"cluster: {e}", file=sys.stderr)
         return 2
     except FabricError as e:

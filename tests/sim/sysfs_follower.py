@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Keeps a fabric's fake sysfs in step with the kernel, as sysfs tagging does.
+
+On a real node a netdev moved into another network namespace (a pod)
+disappears from the host's /sys/class/net/<if> and
+/sys/bus/pci/devices/<pci>/net/<if>, reappears under its current name when
+it comes back, and a rename renames both.  This process runs inside the
+fabric's node namespace, listens to rtnetlink link events there and makes the
+fake tree follow, whoever moves the port: rocenetd, a test, ``ip link set
+netns``, a namespace that dies.
+
+A fabric port is recognised by its MAC (a veth keeps its MAC across moves)
+and its link kind (veth: a VLAN on top of a port shares its MAC but is no
+port).  Its entries are present, under the link's current name, exactly
+while the link is in the node namespace.
+
+Order matters: it subscribes to RTMGRP_LINK before it dumps the links once,
+so no change between the two is lost; messages are handled in the order the
+kernel queued them, and the tree is reconciled once per burst of events.  If
+the socket overflows (ENOBUFS) it dumps again.  After the first dump it
+writes ``sysfs-follower.ready`` (its pid) into the state dir.  The ports it
+knows come from fabric.json, re-read when it changes.
+
+Run as: ip netns exec NAME-node python3 sysfs_follower.py STATE_DIR
+It exits by itself when the state dir goes away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import select
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+import sysfs_tree
+from simutil import FabricError, pids_in_netns, proc_cmdline
+
+RTMGRP_LINK = 1
+RTM_NEWLINK, RTM_DELLINK, RTM_GETLINK = 16, 17, 18
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+NLM_F_REQUEST, NLM_F_DUMP, NLM_F_DUMP_INTR = 0x1, 0x300, 0x10
+IFLA_ADDRESS, IFLA_IFNAME, IFLA_LINKINFO, IFLA_INFO_KIND = 1, 3, 18, 1
+SO_RCVBUFFORCE = 33
+READY_FILE = "sysfs-follower.ready"
+STATE_FILE = "fabric.json"
+IDLE_CHECK = 2.0  # seconds between checks that the fabric still exists
+
+
+def _attrs(data: bytes, off: int = 0) -> dict[int, bytes]:
+    out = {}
+    while off + 4 <= len(data):
+        ln, typ = struct.unpack_from("HH", data, off)
+        if ln < 4:
+            break
+        out[typ & 0x3FFF] = data[off + 4 : off + ln]
+        off += (ln + 3) & ~3
+    return out
+
+
+def parse_link(payload: bytes) -> tuple[int, str, str, str]:
+    """(ifindex, ifname, mac, kind) of an RTM_NEWLINK/RTM_DELLINK payload."""
+    _family, _type, index, _flags, _change = struct.unpack_from("BxHiII", payload)
+    a = _attrs(payload, 16)
+    name = a.get(IFLA_IFNAME, b"").rstrip(b"\0").decode(errors="replace")
+    mac = ":".join(f"{b:02x}" for b in a.get(IFLA_ADDRESS, b""))
+    kind = _attrs(a.get(IFLA_LINKINFO, b"")).get(IFLA_INFO_KIND, b"").rstrip(b"\0").decode()
+    return index, name, mac, kind
+
+
+class Follower:
+    def __init__(self, state_dir: str):
+        self.state_dir = state_dir
+        self.state_path = os.path.join(state_dir, STATE_FILE)
+        self.root = ""
+        self.ports: dict[str, dict] = {}  # host MAC -> where its entries go
+        self.links: dict[int, tuple[str, str, str]] = {}  # ifindex -> (mac, name, kind)
+        self.applied: dict[str, str] = {}  # host MAC -> name published in the tree
+        self.stamp: tuple | None = None
+        self.dumping = False
+        self.redump = False
+        self.ready = False
+        self.seq = 0
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+
+    # ---- fabric.json
+
+    def load_ports(self) -> bool:
+        """Re-read the fabric's ports if fabric.json changed; True if it did."""
+        try:
+            st = os.stat(self.state_path)
+        except FileNotFoundError:
+            return False
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if stamp == self.stamp:
+            return False
+        with open(self.state_path) as f:
+            state = json.load(f)
+        self.stamp = stamp
+        self.root = state["sysfs_root"]
+        mods = state["modules"]
+        self.ports = {
+            p["host_mac"]: {
+                "device_dir": mods[p["module_id"]]["device_dir"],
+                "pci": p["pci_address"],
+                "dev_port": p["port_index"],
+            }
+            for p in state["ports"]
+        }
+        return True
+
+    # ---- netlink
+
+    def subscribe(self) -> None:
+        for opt, size in ((SO_RCVBUFFORCE, 8 << 20), (socket.SO_RCVBUF, 8 << 20)):
+            try:
+                self.sock.setsockopt(socket.SOL_SOCKET, opt, size)
+                break
+            except OSError:
+                continue
+        self.sock.bind((0, RTMGRP_LINK))
+
+    def request_dump(self) -> None:
+        self.seq += 1
+        body = struct.pack("BxHiII", socket.AF_UNSPEC, 0, 0, 0, 0)
+        hdr = struct.pack("IHHII", 16 + len(body), RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0)
+        self.links = {}
+        self.dumping = True
+        self.sock.send(hdr + body)
+
+    def handle(self, data: bytes) -> None:
+        off = 0
+        while off + 16 <= len(data):
+            ln, typ, flags, seq, _pid = struct.unpack_from("IHHII", data, off)
+            if ln < 16:
+                break
+            payload = data[off + 16 : off + ln]
+            off += (ln + 3) & ~3
+            if flags & NLM_F_DUMP_INTR:
+                self.redump = True
+            if typ == RTM_NEWLINK:
+                index, name, mac, kind = parse_link(payload)
+                self.links[index] = (mac, name, kind)
+            elif typ == RTM_DELLINK:
+                self.links.pop(parse_link(payload)[0], None)
+            elif typ == NLMSG_DONE and seq == self.seq:
+                self.dumping = False
+            elif typ == NLMSG_ERROR and seq == self.seq:
+                (err,) = struct.unpack_from("i", payload)
+                if err:
+                    raise OSError(-err, f"link dump failed: {os.strerror(-err)}")
+        if not self.dumping and self.redump:
+            self.redump = False
+            self.request_dump()
+
+    def receive(self, block: bool) -> bool:
+        """Handle one datagram; False if none was waiting (block=False)."""
+        try:
+            data = self.sock.recv(1 << 20, 0 if block else socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return False
+        except OSError as e:
+            if e.errno != errno.ENOBUFS:
+                raise
+            log("netlink socket overflowed; dumping the links again")
+            if self.dumping:
+                self.redump = True
+            else:
+                self.request_dump()
+            return True
+        self.handle(data)
+        return True
+
+    # ---- the tree
+
+    def desired(self) -> dict[str, str]:
+        return {mac: name for mac, name, kind in self.links.values() if kind == "veth" and mac in self.ports}
+
+    def reconcile(self) -> list[str]:
+        """Make the tree match the links; returns what changed, for the log."""
+        if any(kind == "veth" and mac not in self.ports for mac, _, kind in self.links.values()):
+            self.load_ports()  # a port added since we last read fabric.json
+        want = self.desired()
+        changed = [mac for mac in set(self.applied) | set(want) if self.applied.get(mac) != want.get(mac)]
+        # Withdraw first, then publish: a name one port gives up in this
+        # burst may be the name another port takes.
+        for mac in changed:
+            if mac in self.applied:
+                sysfs_tree.remove_port(self.root, self.ports[mac]["device_dir"], self.applied.pop(mac))
+        for mac in changed:
+            if mac in want:
+                p = self.ports[mac]
+                sysfs_tree.create_port(self.root, p["device_dir"], p["pci"], want[mac], p["dev_port"], mac)
+                self.applied[mac] = want[mac]
+        return [f"{mac} {want.get(mac) or 'absent'}" for mac in sorted(changed)]
+
+    def start(self) -> None:
+        self.load_ports()
+        self.applied = {mac: name for mac, (dd, name) in sysfs_tree.published(
+            self.root, sorted({p["device_dir"] for p in self.ports.values()})).items()
+            if mac in self.ports}
+        self.subscribe()
+        self.request_dump()
+
+    def run(self) -> int:
+        self.start()
+        while os.path.isdir(self.state_dir):
+            r, _, _ = select.select([self.sock], [], [], IDLE_CHECK)
+            if not r:
+                continue
+            t0 = time.monotonic()
+            self.receive(block=True)
+            while self.receive(block=False):
+                pass
+            if self.dumping:
+                continue
+            changes = self.reconcile()
+            if not self.ready:
+                self.ready = True
+                self.write_ready()
+            if changes:
+                log(f"{', '.join(changes)} ({(time.monotonic() - t0) * 1000:.2f} ms)")
+        return 0
+
+    def write_ready(self) -> None:
+        path = os.path.join(self.state_dir, READY_FILE)
+        tmp = f"{path}.tmp"
+        with open(tmp, "w") as f:
+            f.write(f"{os.getpid()}\n")
+        os.replace(tmp, path)
+
+
+# ---- control, used by fabric.py (outside the node namespace)
+
+
+def spawn(state_dir: str, node_netns: str, log_path: str, timeout: float = 10.0) -> subprocess.Popen:
+    """Start a follower in node_netns and wait until it has done its first
+    dump; its pid is the Popen's (ip netns exec execs python)."""
+    ready = os.path.join(state_dir, READY_FILE)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(ready)
+    argv = ["ip", "netns", "exec", node_netns, sys.executable, os.path.abspath(__file__), state_dir]
+    with open(log_path, "ab") as logf:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                                start_new_session=True, close_fds=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            with open(ready) as f:
+                if int(f.read()) == proc.pid:
+                    return proc
+        if proc.poll() is not None:
+            raise FabricError(f"sysfs follower exited ({proc.returncode}); see {log_path}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise FabricError(f"sysfs follower not ready after {timeout}s; see {log_path}")
+        time.sleep(0.01)
+
+
+def followers_of(state_dir: str, node_netns: str) -> list[int]:
+    """Follower processes of this fabric still running in its node namespace."""
+    me = os.path.abspath(__file__)
+    return [pid for pid in pids_in_netns(node_netns)
+            if proc_cmdline(pid)[1:3] == [me, state_dir]]
+
+
+def log(msg: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} sysfs-follower: {msg}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: sysfs_follower.py STATE_DIR (inside the node namespace)", file=sys.stderr)
+        return 2
+    try:
+        return Follower(os.path.abspath(argv[0])).run()
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
