@@ -12,8 +12,8 @@ Layout, as on a Gaudi node (relative symlinks, like real sysfs)::
 A reader (rocenetd scanning the tree) must never see a half-made entry:
 files are written next door and renamed into place, and a port's net/<if>
 directory is assembled in a staging directory (``<root>.staging``, same
-filesystem, outside the tree so that nobody listing net/ sees it) and renamed
-in whole.  Only the sysfs follower adds, renames and removes port entries.
+filesystem, outside the tree so that nobody listing net/ sees it) and moved
+in whole.  Only the sysfs follower publishes, renames and withdraws ports.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def _symlink(text: str, link: str, staging: str) -> None:
 
 
 def make_skeleton(root: str) -> None:
+    _staging(root)
     for d in ("bus/pci/drivers/" + DRIVER, "bus/pci/devices", "class/net", "class/accel"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
 
@@ -93,48 +94,63 @@ def net_dir(root: str, device_dir: str, ifname: str) -> str:
     return os.path.join(root, device_dir, "net", ifname)
 
 
-def create_port(root: str, device_dir: str, pci: str, ifname: str, dev_port: int, mac: str) -> None:
-    """Publish a port under ifname: its net/<if> directory, then class/net/<if>."""
-    st = _staging(root)
-    final = net_dir(root, device_dir, ifname)
-    tmp = tempfile.mkdtemp(dir=st)
+def _parked(root: str, mac: str) -> str:
+    return os.path.join(root.rstrip("/") + ".staging", "port-" + mac.replace(":", ""))
+
+
+def stage_port(root: str, device_dir: str, pci: str, dev_port: int, mac: str) -> None:
+    """Assemble a port's net/<if> directory, parked outside the tree.
+
+    Its contents do not depend on the interface name, so publishing it later
+    is a single rename: the follower stages every port it knows ahead of
+    time and keeps a withdrawn port's directory parked for its return."""
+    parked = _parked(root, mac)
+    if os.path.isdir(parked):
+        return
+    tmp = tempfile.mkdtemp(dir=_staging(root))
     for fname, val in (("dev_port", str(dev_port)), ("address", mac), ("type", "1")):
         with open(os.path.join(tmp, fname), "w") as f:
             f.write(val + "\n")
         os.chmod(os.path.join(tmp, fname), 0o644)
     os.chmod(tmp, 0o755)
+    # relative links, right once the directory sits at <pci>/net/<if>
     os.symlink(f"../../../{pci}", os.path.join(tmp, "device"))
-    os.symlink(_rel(os.path.join(root, "class/net"), os.path.join(final, "subsystem")),
-               os.path.join(tmp, "subsystem"))
-    _discard(final, st)  # a stale leftover of a killed follower
-    os.rename(tmp, final)
+    subsystem = os.path.join(net_dir(root, device_dir, "if"), "subsystem")
+    os.symlink(_rel(os.path.join(root, "class/net"), subsystem), os.path.join(tmp, "subsystem"))
+    os.rename(tmp, parked)
+
+
+def publish_port(root: str, device_dir: str, mac: str, ifname: str) -> None:
+    """Make a staged port appear as ifname: its net/<if> directory in one
+    rename, then class/net/<if> (what scanners list) in one symlink."""
+    final = net_dir(root, device_dir, ifname)
+    try:
+        os.rename(_parked(root, mac), final)
+    except OSError:  # a leftover in the way (a follower killed mid-way)
+        _discard(final, _staging(root))
+        os.rename(_parked(root, mac), final)
     link = os.path.join(root, "class/net", ifname)
-    _symlink(_rel(final, link), link, st)
+    text = _rel(final, link)
+    try:
+        os.symlink(text, link)
+    except FileExistsError:
+        _symlink(text, link, _staging(root))
 
 
-def remove_port(root: str, device_dir: str, ifname: str) -> None:
-    """Withdraw a port: class/net/<if> first (what scanners list), then its directory."""
+def withdraw_port(root: str, device_dir: str, mac: str, ifname: str) -> None:
+    """Make a port vanish: class/net/<if> first, then its directory, parked
+    for its return (two system calls)."""
     final = net_dir(root, device_dir, ifname)
     link = os.path.join(root, "class/net", ifname)
-    if os.path.islink(link) and os.path.normpath(
-            os.path.join(os.path.dirname(link), os.readlink(link))) == os.path.normpath(final):
-        os.unlink(link)
-    _discard(final, _staging(root))
-
-
-def rename_port(root: str, device_dir: str, old: str, new: str) -> None:
-    """Rename a port's entries, as the kernel does on a netdev rename."""
-    st = _staging(root)
-    src, dst = net_dir(root, device_dir, old), net_dir(root, device_dir, new)
-    old_link = os.path.join(root, "class/net", old)
-    _discard(dst, st)
-    os.rename(src, dst)
-    link = os.path.join(root, "class/net", new)
-    _symlink(_rel(dst, link), link, st)
-    with contextlib.suppress(FileNotFoundError):
-        if os.path.normpath(os.path.join(os.path.dirname(old_link), os.readlink(old_link))) == \
-                os.path.normpath(src):
-            os.unlink(old_link)
+    with contextlib.suppress(OSError):
+        if os.path.normpath(os.path.join(os.path.dirname(link), os.readlink(link))) == os.path.normpath(final):
+            os.unlink(link)
+    parked = _parked(root, mac)
+    if os.path.lexists(parked):
+        _discard(final, _staging(root))
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(final, parked)
 
 
 def _discard(path: str, staging: str) -> None:
