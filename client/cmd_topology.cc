@@ -25,8 +25,9 @@ constexpr absl::string_view kHelp =
     "Show how this node is cabled into the scale-out fabric: its ports (with\n"
     "accelerator module, dev_port, NUMA node, PCIe root and address), the switch\n"
     "ports they hear over LLDP (switch system name, chassis id, management address)\n"
-    "and the rails: ports with the same dev_port on every module, which a\n"
-    "rail-optimized fabric cables to one leaf switch each.\n"
+    "and the rails: the ports with the same scale-out order (rail) on every\n"
+    "module, which a rail-optimized fabric cables to one leaf switch each (on\n"
+    "Gaudi 3 the modules use different dev_ports for the same rail).\n"
     "\n"
     "Usage:\n"
     "  rocectl topology [--format table|dot|json|yaml]\n"
@@ -47,7 +48,7 @@ constexpr absl::string_view kHelp =
     "rails, means the cabling is not rail-optimized).\n"
     "\n"
     "json and yaml print {node, ports, switches, rails} with snake_case keys;\n"
-    "unknown module, dev_port and NUMA are null.\n";
+    "unknown module, dev_port, rail and NUMA are null.\n";
 
 enum class TopologyFormat { kTable, kDot, kJson, kYaml };
 

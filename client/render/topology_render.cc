@@ -71,9 +71,7 @@ const TopologySwitch* FindSwitch(const Topology& topology, const std::string& ke
   return nullptr;
 }
 
-std::string RailName(int port_index) {
-  return port_index < 0 ? "unknown" : absl::StrCat("dev_port ", port_index);
-}
+std::string RailName(int rail) { return rail < 0 ? "unknown" : absl::StrCat(rail); }
 
 // ---- dot
 
@@ -120,6 +118,7 @@ Topology BuildTopology(std::string hostname, const v1::ListPortsResponse& ports,
     out.id = port.id();
     out.module_id = port.module_id();
     out.port_index = port.port_index();
+    out.rail = port.rail();
     out.numa_node = port.numa_node();
     out.pci_address = port.pci_address();
     out.pcie_root = port.pcie_root();
@@ -146,10 +145,10 @@ Topology BuildTopology(std::string hostname, const v1::ListPortsResponse& ports,
   std::map<int, TopologyRail> rails;
   std::map<int, std::set<std::string>> rail_switches;
   for (const TopologyPort& port : topology.ports) {
-    // Unknown indices sort last.
-    const int key = port.port_index < 0 ? INT32_MAX : port.port_index;
+    // Unknown rails sort last.
+    const int key = port.rail < 0 ? INT32_MAX : port.rail;
     TopologyRail& rail = rails[key];
-    rail.port_index = port.port_index < 0 ? -1 : port.port_index;
+    rail.rail = port.rail < 0 ? -1 : port.rail;
     rail.ports.push_back(port.name);
     for (const TopologyLink& link : port.links) {
       if (const TopologySwitch* sw = FindSwitch(topology, link.switch_key); sw != nullptr) {
@@ -199,7 +198,7 @@ std::string RenderTopologyTable(const Topology& topology) {
   absl::StrAppend(&out, "\nRAILS\n");
   TextTable rails({"RAIL", "PORTS", "SWITCHES"});
   for (const TopologyRail& rail : topology.rails) {
-    rails.AddRow({RailName(rail.port_index), ListOrDash(rail.ports), ListOrDash(rail.switches)});
+    rails.AddRow({RailName(rail.rail), ListOrDash(rail.ports), ListOrDash(rail.switches)});
   }
   absl::StrAppend(&out, rails.Render());
   return out;
@@ -257,7 +256,7 @@ std::string RenderTopologyDot(const Topology& topology) {
     for (const TopologyLink& link : port.links) {
       const auto found = switch_port_ids.find(std::make_pair(link.switch_key, link.switch_port));
       if (found == switch_port_ids.end()) continue;
-      std::vector<std::string> label = {absl::StrCat("rail ", RailName(port.port_index))};
+      std::vector<std::string> label = {absl::StrCat("rail ", RailName(port.rail))};
       if (!port.local.empty() || !port.peer.empty()) {
         label.push_back(absl::StrCat(OrDash(port.local), " -> ", OrDash(port.peer)));
       }
@@ -291,6 +290,7 @@ nlohmann::json TopologyToJson(const Topology& topology) {
                      {"id", port.id},
                      {"module_id", IndexOrNull(port.module_id)},
                      {"port_index", IndexOrNull(port.port_index)},
+                     {"rail", IndexOrNull(port.rail)},
                      {"numa_node", IndexOrNull(port.numa_node)},
                      {"pci_address", port.pci_address},
                      {"pcie_root", port.pcie_root},
@@ -308,7 +308,7 @@ nlohmann::json TopologyToJson(const Topology& topology) {
   }
   nlohmann::json rails = nlohmann::json::array();
   for (const TopologyRail& rail : topology.rails) {
-    rails.push_back({{"port_index", IndexOrNull(rail.port_index)},
+    rails.push_back({{"rail", IndexOrNull(rail.rail)},
                      {"ports", rail.ports},
                      {"switches", rail.switches}});
   }

@@ -2,9 +2,9 @@
 // (module, dev_port, NUMA, PCIe root, address), the switches the ports hear
 // over LLDP, and the rails.
 //
-// A rail is the set of ports with the same port index (sysfs dev_port) on
-// every accelerator module; in a rail-optimized fabric each rail is cabled to
-// its own leaf switch, so the table also shows which switches each rail
+// A rail is the set of ports with the same scale-out order (rocenetd's `rail`,
+// HCL's sub-NIC index) on every accelerator module; in a rail-optimized
+// fabric each rail is cabled to its own leaf switch, so the table also shows which switches each rail
 // reaches (more than one, or a switch shared by two rails, is worth a look).
 //
 // BuildTopology() joins the API answers; the renderers turn the result into
@@ -32,6 +32,7 @@ struct TopologyPort {
   std::string id;
   int module_id = -1;   // -1: unknown
   int port_index = -1;  // sysfs dev_port; -1: unknown
+  int rail = -1;        // scale-out order in its module; -1: unknown
   int numa_node = -1;
   std::string pci_address;
   std::string pcie_root;
@@ -52,7 +53,7 @@ struct TopologySwitch {
 };
 
 struct TopologyRail {
-  int port_index = -1;                // -1: ports whose index is unknown
+  int rail = -1;                      // -1: ports whose rail is unknown
   std::vector<std::string> ports;     // in port order
   std::vector<std::string> switches;  // system names (or chassis ids), sorted
 };
@@ -61,7 +62,7 @@ struct Topology {
   std::string hostname;
   std::vector<TopologyPort> ports;       // rocenetd's port order
   std::vector<TopologySwitch> switches;  // in order of first appearance
-  std::vector<TopologyRail> rails;       // by port index, unknown last
+  std::vector<TopologyRail> rails;       // by rail, unknown last
 };
 
 Topology BuildTopology(std::string hostname, const v1::ListPortsResponse& ports,

@@ -41,6 +41,7 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   out->set_numa_node(port.pci.numa_node);
   out->set_module_id(port.pci.module_id);
   out->set_port_index(port.pci.port_index);
+  out->set_rail(port.pci.rail);
   out->set_driver(port.pci.driver);
   out->set_attached_to(port.attached_to);
   if (!port.present) {

@@ -24,6 +24,10 @@ struct PciInfo {
   int numa_node = -1;
   int module_id = -1;   // accelerator module (Gaudi OAM) id
   int port_index = -1;  // sysfs dev_port
+  // The port's scale-out order inside its accelerator module (HCL's sub-NIC
+  // index): ports of the same rail on every module go to the same leaf in a
+  // rail-optimised fabric. -1 where there is no module (generic NICs).
+  int rail = -1;
 
   friend bool operator==(const PciInfo&, const PciInfo&) = default;
 };

@@ -50,6 +50,27 @@ bool PortInventory::Apply(const os::LinkEvent& event) {
   return Rebuild();
 }
 
+void AssignRails(std::vector<Port>& ports) {
+  // Every net device of a Gaudi function is a scale-out port, so the order
+  // of dev_port inside a module is the rail; equal dev_ports are not (Gaudi 3
+  // modules use different NIC indices).
+  std::map<std::string, std::vector<Port*>> modules;
+  for (Port& port : ports) {
+    port.pci.rail = -1;
+    if (port.pci.driver != kGaudiDriver || port.pci.port_index < 0) continue;
+    const std::string key = port.pci.module_id >= 0 ? absl::StrCat("module ", port.pci.module_id)
+                                                    : port.pci.address;
+    modules[key].push_back(&port);
+  }
+  for (auto& [key, members] : modules) {
+    std::sort(members.begin(), members.end(), [](const Port* a, const Port* b) {
+      return a->pci.port_index != b->pci.port_index ? a->pci.port_index < b->pci.port_index
+                                                    : a->name < b->name;
+    });
+    for (size_t i = 0; i < members.size(); ++i) members[i]->pci.rail = static_cast<int>(i);
+  }
+}
+
 bool PortInventory::SetAttached(std::vector<AttachedPort> attached) {
   std::map<std::string, PciInfo> placement;
   for (const AttachedPort& port : attached) {
@@ -170,6 +191,7 @@ bool PortInventory::Rebuild() {
     next.push_back(std::move(port));
   }
 
+  AssignRails(next);
   std::sort(next.begin(), next.end(),
             [](const Port& a, const Port& b) { return a.name < b.name; });
   const bool changed =

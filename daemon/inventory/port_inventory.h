@@ -30,6 +30,10 @@ struct AttachedPort {
   std::string netns;        // the pod's namespace
 };
 
+// Sets pci.rail of every Gaudi port: its order by dev_port among the ports of
+// its module (its PCI function when the module id is unknown).
+void AssignRails(std::vector<Port>& ports);
+
 class PortInventory {
  public:
   // `sysfs` must outlive the inventory. `selection` must be valid

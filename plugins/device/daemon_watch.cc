@@ -172,7 +172,10 @@ absl::StatusOr<PortMap> DaemonWatch::FetchPorts(const std::shared_ptr<grpc::Chan
     auto plan = plan_by_id.find(p.id());
     const rocenet::v1::PortPlan* pl = plan == plan_by_id.end() ? nullptr : plan->second;
     auto nb = nbrs_by_id.find(p.id());
-    info.rail = RailOf(pl, nb == nbrs_by_id.end() ? nullptr : nb->second);
+    // rocenetd's rail (scale-out order in the module) where it knows one;
+    // the routed network and switch for ports without a module.
+    info.rail = p.rail() >= 0 ? absl::StrCat("rail ", p.rail())
+                              : RailOf(pl, nb == nbrs_by_id.end() ? nullptr : nb->second);
     if (pl != nullptr) {
       info.local = pl->local();
       info.gateway_mac = pl->gateway_mac();

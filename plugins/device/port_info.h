@@ -18,9 +18,10 @@ struct PortInfo {
   std::string mac;
   int numa_node = -1;  // -1: unknown
   int module_id = -1;  // accelerator module, -1: unknown
-  // The rail the port sits on: the routed network its plan reaches (e.g.
-  // "10.200.0.0/16") and, when LLDP saw one, the switch chassis. Ports on
-  // different rails fail independently, so allocations spread over them.
+  // The rail the port sits on: rocenetd's rail ("rail 1") where it knows
+  // one, else the routed network its plan reaches (e.g. "10.200.0.0/16")
+  // and, when LLDP saw one, the switch chassis. Ports on different rails
+  // fail independently, so allocations spread over them.
   std::string rail;
   bool present = false;
   bool healthy = false;  // the daemon's verdict, before the grace period

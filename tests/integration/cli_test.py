@@ -93,11 +93,13 @@ def test_topology_table_and_yaml_show_the_switch_and_the_rails(fabric, daemon):
     switch = fabric.state["switch_hostname"]
     table = daemon.rocectl("topology", check=True).stdout
     assert "\nRAILS\n" in table
-    # The sim's ports have dev_port 8, 22 and 23 on one module: three rails,
-    # all on the one leaf.
-    for dev_port in (8, 22, 23):
-        assert f"dev_port {dev_port}" in table, table
+    # The sim's ports have dev_port 8, 22 and 23 on one module: rails 0, 1
+    # and 2, all on the one leaf.
     topology = json.loads(daemon.rocectl("topology", "--format", "json", check=True).stdout)
+    assert [(r["rail"], r["ports"]) for r in topology["rails"]] == \
+        [(0, ["so0"]), (1, ["so1"]), (2, ["so2"])], topology["rails"]
+    assert {p["name"]: (p["port_index"], p["rail"]) for p in topology["ports"]} == \
+        {"so0": (8, 0), "so1": (22, 1), "so2": (23, 2)}
     assert [s["system_name"] for s in topology["switches"]] == [switch]
     assert topology["switches"][0]["ports"] == ["so0", "so1", "so2"]
     yaml_out = daemon.rocectl("topology", "-o", "yaml", check=True).stdout

@@ -50,7 +50,7 @@ TEST_F(TopologyCommandTest, TableJoinsPortsNeighborsAndPlans) {
   EXPECT_THAT(result.out, StartsWith("node: "));
   EXPECT_THAT(result.out, HasSubstr("10.200.1.1/30   leaf1    Ethernet1/1   10.200.1.2\n"));
   EXPECT_THAT(result.out, HasSubstr("leaf1    02:5e:00:ff:00:01   10.0.0.1       so1\n"));
-  EXPECT_THAT(result.out, HasSubstr("dev_port 1   so1     leaf1\n"));
+  EXPECT_THAT(result.out, HasSubstr("1      so1     leaf1\n"));
 }
 
 TEST_F(TopologyCommandTest, FormatsAndOutputFlag) {

@@ -35,6 +35,7 @@ v1::Port SamplePort(int index, bool carrier) {
   port.set_numa_node(0);
   port.set_module_id(3);
   port.set_port_index(index);
+  port.set_rail(index);
   port.set_driver("habanalabs");
   port.set_discovery(v1::DISCOVERY_GAUDI_SYSFS);
   return port;

@@ -35,6 +35,7 @@ void AddPort(Fixture& f, const std::string& name, int module, int dev_port, bool
   port->set_numa_node(module);
   port->set_module_id(module);
   port->set_port_index(dev_port);
+  port->set_rail(dev_port == 8 ? 0 : 1);  // rocenetd's order inside the module
 }
 
 void AddNeighbor(Fixture& f, const std::string& port_id, const std::string& name,
@@ -91,27 +92,43 @@ TEST(TopologyTest, GroupsSwitchesAndRails) {
   EXPECT_EQ(topology.switches[0].management_addresses, (std::vector<std::string>{"192.0.2.10"}));
   EXPECT_EQ(topology.switches[1].system_name, "leaf-b");
   ASSERT_EQ(topology.rails.size(), 2u);
-  EXPECT_EQ(topology.rails[0].port_index, 8);
+  EXPECT_EQ(topology.rails[0].rail, 0);
   EXPECT_EQ(topology.rails[0].ports, (std::vector<std::string>{"so0", "so2"}));
   EXPECT_EQ(topology.rails[0].switches, (std::vector<std::string>{"leaf-a"}));
-  EXPECT_EQ(topology.rails[1].port_index, 22);
+  EXPECT_EQ(topology.rails[1].rail, 1);
   EXPECT_EQ(topology.rails[1].ports, (std::vector<std::string>{"so1", "so3"}));
   EXPECT_EQ(topology.rails[1].switches, (std::vector<std::string>{"leaf-b"}));
   EXPECT_EQ(topology.ports[3].state, "down");
   EXPECT_TRUE(topology.ports[3].links.empty());
 }
 
-TEST(TopologyTest, UnknownPortIndexIsARailOfItsOwnAndLast) {
+TEST(TopologyTest, RailsFollowTheRailFieldNotTheDevPort) {
+  // Gaudi 3: module 0's scale-out ports are dev_port 17 and 20, module 1's
+  // 5 and 8; equal dev_ports do not make a rail, equal rails do.
+  Fixture f;
+  AddPort(f, "so0", 0, 17, true);
+  AddPort(f, "so1", 0, 20, true);
+  AddPort(f, "so2", 1, 5, true);
+  AddPort(f, "so3", 1, 8, true);
+  for (int i = 0; i < 4; ++i) f.ports.mutable_ports(i)->set_rail(i % 2);
+  const Topology topology = BuildTopology("n", f.ports, f.neighbors, f.plans);
+  ASSERT_EQ(topology.rails.size(), 2u);
+  EXPECT_EQ(topology.rails[0].ports, (std::vector<std::string>{"so0", "so2"}));
+  EXPECT_EQ(topology.rails[1].ports, (std::vector<std::string>{"so1", "so3"}));
+}
+
+TEST(TopologyTest, UnknownRailIsARailOfItsOwnAndLast) {
   Fixture f;
   AddPort(f, "eth9", 0, 8, true);
   f.ports.mutable_ports(0)->set_port_index(-1);
   f.ports.mutable_ports(0)->set_module_id(-1);
+  f.ports.mutable_ports(0)->set_rail(-1);
   AddPort(f, "so0", 0, 8, true);
   const Topology topology = BuildTopology("n", f.ports, f.neighbors, f.plans);
   ASSERT_EQ(topology.rails.size(), 2u);
-  EXPECT_EQ(topology.rails[0].port_index, 8);
-  EXPECT_EQ(topology.rails[1].port_index, -1);
-  EXPECT_THAT(RenderTopologyTable(topology), HasSubstr("unknown      eth9    -\n"));
+  EXPECT_EQ(topology.rails[0].rail, 0);
+  EXPECT_EQ(topology.rails[1].rail, -1);
+  EXPECT_THAT(RenderTopologyTable(topology), HasSubstr("unknown   eth9    -\n"));
 }
 
 TEST(TopologyTest, Table) {
@@ -124,9 +141,9 @@ TEST(TopologyTest, Table) {
                                "down    -               -        -             -\n"));
   EXPECT_THAT(table, HasSubstr("SWITCH   CHASSIS             MGMT ADDRESS   PORTS\n"
                                "leaf-a   02:00:00:00:00:0a   192.0.2.10     so0, so2\n"));
-  EXPECT_THAT(table, HasSubstr("RAIL          PORTS      SWITCHES\n"
-                               "dev_port 8    so0, so2   leaf-a\n"
-                               "dev_port 22   so1, so3   leaf-b\n"));
+  EXPECT_THAT(table, HasSubstr("RAIL   PORTS      SWITCHES\n"
+                               "0      so0, so2   leaf-a\n"
+                               "1      so1, so3   leaf-b\n"));
 }
 
 TEST(TopologyTest, DotHasTheNodeClusterSwitchesAndLabelledEdges) {
@@ -143,7 +160,7 @@ TEST(TopologyTest, DotHasTheNodeClusterSwitchesAndLabelledEdges) {
   EXPECT_THAT(dot, HasSubstr("sw0_1 [label=\"Ethernet1/2\"];"));
   EXPECT_THAT(dot, HasSubstr("sw1_0 [label=\"Ethernet1/1\"];"));
   EXPECT_THAT(
-      dot, HasSubstr("port0 -> sw0_0 [label=\"rail dev_port 8\\n10.200.1.1/30 -> 10.200.1.2\"];"));
+      dot, HasSubstr("port0 -> sw0_0 [label=\"rail 0\\n10.200.1.1/30 -> 10.200.1.2\"];"));
   EXPECT_THAT(dot, HasSubstr("port2 -> sw0_1 ["));
   EXPECT_THAT(dot, HasSubstr("port1 -> sw1_0 ["));
   EXPECT_THAT(dot, Not(HasSubstr("port3 ->")));
@@ -168,6 +185,7 @@ TEST(TopologyTest, JsonAndYaml) {
   EXPECT_EQ(json["ports"][0]["neighbors"][0]["switch"], "leaf-a");
   EXPECT_EQ(json["ports"][0]["neighbors"][0]["switch_port"], "Ethernet1/1");
   EXPECT_EQ(json["ports"][0]["port_index"], 8);
+  EXPECT_EQ(json["ports"][1]["rail"], 1);
   EXPECT_EQ(json["ports"][0]["local"], "10.200.1.1/30");
   EXPECT_EQ(json["switches"][1]["chassis_id"], "02:00:00:00:00:0b");
   EXPECT_EQ(json["rails"][1]["ports"], nlohmann::json({"so1", "so3"}));
@@ -177,7 +195,7 @@ TEST(TopologyTest, JsonAndYaml) {
   const YAML::Node doc = YAML::Load(*yaml);
   EXPECT_EQ(doc["ports"][2]["pci_address"].as<std::string>(), "0000:29:00.0");
   EXPECT_EQ(doc["switches"][0]["system_name"].as<std::string>(), "leaf-a");
-  EXPECT_EQ(doc["rails"][0]["port_index"].as<int>(), 8);
+  EXPECT_EQ(doc["rails"][0]["rail"].as<int>(), 0);
 }
 
 }  // namespace

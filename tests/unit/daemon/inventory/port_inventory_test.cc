@@ -152,6 +152,29 @@ TEST_F(GaudiInventoryTest, AnAttachedPortStillInSysfsIsMarkedNotDoubled) {
   EXPECT_EQ(inventory.Find("so0")->attached_to, "/run/netns/p");
 }
 
+TEST(RailTest, TheRailIsTheScaleOutOrderInsideTheModuleNotTheDevPort) {
+  // Gaudi 3 (HLS-3): module 0 uses NIC indices 17, 20, 21, module 1 5, 8, 9.
+  FakeSysfs sysfs;
+  AddGaudiDevice(sysfs, "pci0000:17", "0000:19:00.0", 0, 0, {{"a0", 17}, {"a1", 20}, {"a2", 21}});
+  AddGaudiDevice(sysfs, "pci0000:27", "0000:29:00.0", 1, 0, {{"b0", 5}, {"b1", 8}, {"b2", 9}});
+  PortInventory inventory(PortSelection{}, &sysfs);
+  inventory.Resync({MakeLink(2, "a0"), MakeLink(3, "a1"), MakeLink(4, "a2"), MakeLink(5, "b0"),
+                    MakeLink(6, "b1"), MakeLink(7, "b2")});
+  std::map<std::string, int> rails;
+  for (const Port& port : inventory.ports()) rails[port.name] = port.pci.rail;
+  EXPECT_EQ(rails, (std::map<std::string, int>{
+                       {"a0", 0}, {"a1", 1}, {"a2", 2}, {"b0", 0}, {"b1", 1}, {"b2", 2}}));
+}
+
+TEST(RailTest, PortsWithoutAModuleHaveNoRail) {
+  FakeSysfs sysfs;
+  PortSelection selection;
+  selection.interfaces = {"eth*"};
+  PortInventory inventory(selection, &sysfs);
+  inventory.Resync({MakeLink(2, "eth0")});
+  EXPECT_EQ(inventory.Find("eth0")->pci.rail, -1);
+}
+
 TEST(InterfaceInventoryTest, GlobsSelectLinksAndMissingLiteralNamesAreReported) {
   FakeSysfs sysfs;
   PortSelection selection;
