@@ -59,6 +59,7 @@ FAMILIES = {
     "rocenet_lldp_neighbor_info": "gauge",
     "rocenet_port_provisioned": "gauge",
     "rocenet_port_addressing_failed": "gauge",
+    "rocenet_port_link_set_up_total": "counter",
     "rocenet_addressing_plan_info": "gauge",
     "rocenet_attach_operations_total": "counter",
     "rocenet_attach_duration_seconds": "histogram",
@@ -219,6 +220,8 @@ def test_port_values_match_rocectl_and_the_kernel(fabric, daemon):
         assert s.value("rocenet_port_provisioned", device=name) == 1
         assert not plans[name].get("apply_error")
         assert s.value("rocenet_port_addressing_failed", device=name) == 0
+        # The fabric registers its ports down, as hbl_en does: set up once.
+        assert s.value("rocenet_port_link_set_up_total", device=name) == 1
         info = [dict(k) for k in s.samples("rocenet_addressing_plan_info")
                 if dict(k)["device"] == name]
         assert len(info) == 1 and info[0]["local"] == plans[name]["local"], info

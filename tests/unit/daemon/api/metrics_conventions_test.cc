@@ -177,6 +177,7 @@ TEST_F(MetricsConventionsTest, TheFullSetOfDesign39) {
            "rocenet_lldp_neighbor_info",
            "rocenet_port_provisioned",
            "rocenet_port_addressing_failed",
+           "rocenet_port_link_set_up_total",
            "rocenet_addressing_plan_info",
            "rocenet_attach_operations_total",
            "rocenet_attach_duration_seconds",

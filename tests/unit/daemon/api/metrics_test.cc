@@ -85,7 +85,7 @@ TEST_F(MetricsTest, EveryFamilyExistsEvenWithoutSamples) {
         "rocenet_lldp_tlvs_discarded_total", "rocenet_lldp_tlvs_unrecognized_total",
         "rocenet_lldp_socket_errors_total", "rocenet_lldp_ageouts_total", "rocenet_lldp_neighbors",
         "rocenet_lldp_neighbor_info", "rocenet_port_provisioned", "rocenet_addressing_plan_info",
-        "rocenet_port_addressing_failed"}) {
+        "rocenet_port_addressing_failed", "rocenet_port_link_set_up_total"}) {
     EXPECT_NE(FindFamily(empty, name), nullptr) << name;
     EXPECT_NE(FindFamily(families_, name), nullptr) << name;
   }
