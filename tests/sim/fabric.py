@@ -74,7 +74,7 @@ STATE_VERSION = 2
 DEFAULT_BASE = os.environ.get("ROCENET_SIM_ROOT", "/tmp/rocenet-sim")
 MARKER = ".rocenet-sim"
 STATE_FILE = "fabric.json"
-MAX_PORTS = 255
+MAX_PORTS = platforms.MAX_HOSTS  # one leaf: port i announces 10.200.<i+1>.2
 SYSFS_TIMEOUT = 10.0  # how long add_port/remove_port wait for the follower
 
 
@@ -341,8 +341,6 @@ class Fabric:
             raise UsageError(f"{plat.name} has at most {plat.max_modules} modules "
                              f"({plat.max_modules * ports_per_module} ports)")
         n_leaves = platforms.check_leaves(plat, leaves, ports_per_module)
-        for i in range(ports):
-            platforms.cabling(i, ports_per_module, n_leaves)  # every port has a leaf port
         if mtu is not None and (not isinstance(mtu, int) or not 68 <= mtu <= 65535):
             raise UsageError(f"--mtu must be 68..65535, not {mtu!r}")
         try:
@@ -562,16 +560,15 @@ class Fabric:
         f["running"] = False
 
     def _wait_sysfs(self, p: dict, present: bool) -> None:
-        """Wait until the follower has published (or withdrawn) port p."""
+        """Wait until the follower has published (or withdrawn) port p, under
+        whatever name it has by then."""
         dd = self.state["modules"][p["module_id"]]["device_dir"]
         deadline = time.monotonic() + SYSFS_TIMEOUT
         while True:
-            if present:
-                done = os.path.lexists(os.path.join(self.sysfs_root, "class/net", p["host_ifname"])) and \
-                    os.path.exists(os.path.join(p["sysfs_net_dir"], "dev_port"))
-            else:
-                done = p["host_mac"] not in sysfs_tree.published(self.sysfs_root, [dd])
-            if done:
+            where = sysfs_tree.published(self.sysfs_root, [dd]).get(p["host_mac"])
+            if present and where and os.path.lexists(os.path.join(self.sysfs_root, "class/net", where[1])):
+                return
+            if not present and where is None:
                 return
             if not self.follower_running():
                 raise FabricError(f"the sysfs follower died; see {self.state['follower']['log']}")
@@ -702,6 +699,7 @@ class Fabric:
                 p["present"] = False
                 run(["ip", "-n", p["switch_netns"], "link", "del", p["switch_ifname"]], check=False)
                 lf.write_conf()
+                self._save()
                 raise
             return dict(p)
 

@@ -27,7 +27,7 @@ from simutil import UsageError
 HABANA_VENDOR = "0x1da3"
 PCI_CLASS = "0x120000"  # processing accelerator
 DRIVER = "habanalabs"
-MAX_HOSTS = 255  # third octet of a leaf's /30s: 10.<200+leaf>.<host>.2
+MAX_HOSTS = 255  # third octet of a leaf's /30s (10.<200+leaf>.<host>.2), so at most 255 ports
 
 
 @dataclass(frozen=True)
@@ -130,12 +130,8 @@ def cabling(index: int, ports_per_module: int, leaves: int) -> dict:
     10.<200+k>.<m+1>.2/30."""
     module, rail = divmod(index, ports_per_module)
     if leaves == 1:
-        leaf, number = 0, index + 1
-    else:
-        leaf, number = rail, module + 1
-    if number > MAX_HOSTS:
-        raise UsageError(f"port {index}: leaf {leaf} has at most {MAX_HOSTS} ports")
-    return {"module": module, "rail": rail, "leaf": leaf, "number": number}
+        return {"module": module, "rail": rail, "leaf": 0, "number": index + 1}
+    return {"module": module, "rail": rail, "leaf": rail, "number": module + 1}
 
 
 def leaf_network(leaf: int) -> str:

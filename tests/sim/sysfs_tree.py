@@ -13,12 +13,14 @@ A reader (rocenetd scanning the tree) must never see a half-made entry:
 files are written next door and renamed into place, and a port's net/<if>
 directory is assembled in a staging directory (``<root>.staging``, same
 filesystem, outside the tree so that nobody listing net/ sees it) and moved
-in whole.  Only the sysfs follower publishes, renames and withdraws ports.
+in whole.  Only the sysfs follower publishes and withdraws ports (a rename
+is both).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -126,7 +128,9 @@ def publish_port(root: str, device_dir: str, mac: str, ifname: str) -> None:
     final = net_dir(root, device_dir, ifname)
     try:
         os.rename(_parked(root, mac), final)
-    except OSError:  # a leftover in the way (a follower killed mid-way)
+    except OSError as e:  # a leftover in the way (a follower killed mid-way)
+        if e.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+            raise
         _discard(final, _staging(root))
         os.rename(_parked(root, mac), final)
     link = os.path.join(root, "class/net", ifname)
@@ -138,8 +142,8 @@ def publish_port(root: str, device_dir: str, mac: str, ifname: str) -> None:
 
 
 def withdraw_port(root: str, device_dir: str, mac: str, ifname: str) -> None:
-    """Make a port vanish: class/net/<if> first, then its directory, parked
-    for its return (two system calls)."""
+    """Make a port vanish: class/net/<if> first (one unlink), then its
+    directory (one rename), parked for its return."""
     final = net_dir(root, device_dir, ifname)
     link = os.path.join(root, "class/net", ifname)
     with contextlib.suppress(OSError):
