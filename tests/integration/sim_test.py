@@ -524,6 +524,28 @@ def test_gaudi3_recable_changes_what_the_port_hears(g3):
 
 
 @needs_fabric
+def test_gaudi3_leaf_operations_touch_one_leaf(g3):
+    rail1, rail2 = 19, 20  # module 6, rails 1 and 2
+    for i in (rail1, rail2):
+        g3.link(i, "up", side="node")
+    with g3.capture(rail1) as one, g3.capture(rail2) as two:
+        assert one.wait_for(lambda f: f["ttl"] > 0, timeout=3) is not None  # lldpd saw the carrier
+        g3.stop_lldpd(leaf=1)
+        assert not g3.lldpd_running(1) and g3.lldpd_running(2) and not g3.lldpd_running()
+        assert one.wait_for(lambda f: f["ttl"] == 0, timeout=3) is not None
+        assert two.wait_for(lambda f: f["ttl"] > 0, timeout=3) is not None
+        assert cli("start-lldpd", g3.name, "--leaf", "1").returncode == 0
+        assert one.wait_for(lambda f: f["ttl"] > 0, timeout=3) is not None
+    g3.set_description(rail2, "no-alert 10.202.99.2/30")
+    assert g3.capture_lldp(rail2, timeout=3, match="10.202.99.2/30")
+    addrs = ip_json("-n", f"{g3.name}-sw2", "addr", "show", "dev", "swp7")
+    assert [a["local"] for a in addrs[0]["addr_info"] if a["family"] == "inet"] == ["10.202.99.2"]
+    g3.link(rail2, "down")
+    wait_until(lambda: carrier(g3, f"so{rail2}") == "0", what="carrier loss")
+    g3.link(rail2, "up")
+
+
+@needs_fabric
 def test_gaudi3_pcie_cards():
     with Fabric.up(unique_name("rgp"), platform="gaudi3-pcie", ports=4) as f:
         assert len(f.leaves) == 4 and [p["port_index"] for p in f.ports] == [8, 9, 10, 11]
