@@ -1,0 +1,30 @@
+// EthtoolLinux: the Ethtool seam over the SIOCETHTOOL ioctl.
+//
+// Create() opens one datagram socket in the calling thread's network
+// namespace; every request names the device by its name in that namespace.
+// Not thread-safe (one socket, reused); used on the event loop thread.
+#pragma once
+
+#include <memory>
+
+#include "daemon/os/ethtool.h"
+
+namespace rocenet::os {
+
+class EthtoolLinux final : public Ethtool {
+ public:
+  static absl::StatusOr<std::unique_ptr<EthtoolLinux>> Create();
+  ~EthtoolLinux() override;
+
+  absl::StatusOr<std::string> DriverName(absl::string_view ifname) override;
+  absl::StatusOr<std::vector<NamedCounter>> Statistics(absl::string_view ifname) override;
+
+ private:
+  explicit EthtoolLinux(int fd) : fd_(fd) {}
+  // SIOCETHTOOL on `ifname` with `data` (an ethtool command struct).
+  absl::Status Request(absl::string_view ifname, void* data, absl::string_view what);
+
+  int fd_;
+};
+
+}  // namespace rocenet::os

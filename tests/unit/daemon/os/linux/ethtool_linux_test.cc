@@ -1,0 +1,59 @@
+// The ethtool ioctls on the real kernel, in a network namespace of the test's
+// own (a thread unshares one): what lo and a missing device answer. The
+// answers of a real driver (veth's name) are checked by the integration
+// test that selects ports by driver name. Needs CAP_SYS_ADMIN; skipped
+// otherwise.
+#include "daemon/os/linux/ethtool_linux.h"
+
+#include <sched.h>
+
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace rocenet::os {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// Runs `body` on a thread in a fresh network namespace (only lo, down).
+template <typename Body>
+void InPrivateNetns(Body body) {
+  bool entered = false;
+  std::thread thread([&] {
+    entered = unshare(CLONE_NEWNET) == 0;
+    if (entered) body();
+  });
+  thread.join();
+  if (!entered) GTEST_SKIP() << "cannot create a network namespace here";
+}
+
+TEST(EthtoolLinuxTest, LoHasNoDriverNameAndNoStatistics) {
+  InPrivateNetns([] {
+    absl::StatusOr<std::unique_ptr<EthtoolLinux>> ethtool = EthtoolLinux::Create();
+    ASSERT_TRUE(ethtool.ok()) << ethtool.status();
+    absl::StatusOr<std::string> driver = (*ethtool)->DriverName("lo");
+    EXPECT_EQ(driver.status().code(), absl::StatusCode::kUnimplemented) << driver.status();
+    EXPECT_THAT(driver.status().message(), HasSubstr("ethtool driver info of lo"));
+    absl::StatusOr<std::vector<NamedCounter>> stats = (*ethtool)->Statistics("lo");
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_THAT(*stats, IsEmpty());
+  });
+}
+
+TEST(EthtoolLinuxTest, AMissingDeviceIsNotFoundNamingIt) {
+  InPrivateNetns([] {
+    absl::StatusOr<std::unique_ptr<EthtoolLinux>> ethtool = EthtoolLinux::Create();
+    ASSERT_TRUE(ethtool.ok()) << ethtool.status();
+    absl::StatusOr<std::vector<NamedCounter>> stats = (*ethtool)->Statistics("so9");
+    EXPECT_EQ(stats.status().code(), absl::StatusCode::kNotFound) << stats.status();
+    EXPECT_THAT(stats.status().message(), HasSubstr("so9"));
+    EXPECT_EQ((*ethtool)->DriverName("a-name-far-too-long").status().code(),
+              absl::StatusCode::kInvalidArgument);
+  });
+}
+
+}  // namespace
+}  // namespace rocenet::os

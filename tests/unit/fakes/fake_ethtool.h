@@ -1,0 +1,57 @@
+// FakeEthtool: driver names and ethtool statistics per interface, set by the
+// test. Stateful: a device the test never named is NotFound, as the kernel
+// answers ENODEV; one without statistics answers an empty list. Not
+// thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "daemon/os/ethtool.h"
+
+namespace rocenet::testing {
+
+class FakeEthtool final : public os::Ethtool {
+ public:
+  void SetDriver(const std::string& ifname, const std::string& driver) {
+    drivers_[ifname] = driver;
+  }
+  void SetStatistic(const std::string& ifname, const std::string& name, uint64_t value) {
+    std::vector<os::NamedCounter>& stats = stats_[ifname];
+    for (auto& [have, old] : stats) {
+      if (have == name) {
+        old = value;
+        return;
+      }
+    }
+    stats.emplace_back(name, value);
+  }
+
+  absl::StatusOr<std::string> DriverName(absl::string_view ifname) override {
+    auto it = drivers_.find(std::string(ifname));
+    if (it == drivers_.end()) {
+      return absl::NotFoundError(absl::StrCat("ethtool driver info of ", ifname, ": No such device"));
+    }
+    return it->second;
+  }
+  absl::StatusOr<std::vector<os::NamedCounter>> Statistics(absl::string_view ifname) override {
+    ++statistics_calls_;
+    if (!drivers_.contains(std::string(ifname))) {
+      return absl::NotFoundError(absl::StrCat("ethtool statistics of ", ifname, ": No such device"));
+    }
+    auto it = stats_.find(std::string(ifname));
+    return it == stats_.end() ? std::vector<os::NamedCounter>() : it->second;
+  }
+
+  int statistics_calls() const { return statistics_calls_; }
+
+ private:
+  std::map<std::string, std::string> drivers_;
+  std::map<std::string, std::vector<os::NamedCounter>> stats_;
+  int statistics_calls_ = 0;
+};
+
+}  // namespace rocenet::testing
