@@ -10,6 +10,7 @@ bool Port::SameState(const Port& other) const {
   os::LinkInfo b = other.link;
   a.stats = {};
   b.stats = {};
+  // `mac` holds counters only.
   return id == other.id && name == other.name && present == other.present && a == b &&
          pci == other.pci && discovery == other.discovery && attached_to == other.attached_to;
 }

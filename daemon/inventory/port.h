@@ -4,8 +4,10 @@
 // loop; snapshots copy them to other threads.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "daemon/inventory/mac_counters.h"
 #include "daemon/os/link.h"
 
 namespace rocenet::inventory {
@@ -20,7 +22,10 @@ enum class Discovery {
 struct PciInfo {
   std::string address;    // "0000:19:00.0"
   std::string pcie_root;  // "pci0000:17"
-  std::string driver;     // "habanalabs"
+  std::string driver;     // "habanalabs" (the PCI driver)
+  // What the net device's driver calls itself (`ethtool -i`: "habanalabs_en");
+  // read only to match `drivers` when the PCI driver does not.
+  std::string netdev_driver;
   int numa_node = -1;
   int module_id = -1;   // accelerator module (Gaudi OAM) id
   int port_index = -1;  // sysfs dev_port
@@ -45,6 +50,9 @@ struct Port {
   // The pod network namespace the port is attached to, empty in the host. The
   // inventory never sets it; the daemon fills it in from its attachments.
   std::string attached_to;
+  // The driver's MAC-level counters (ethtool statistics) as of the last full
+  // dump; nullopt when the driver has none or they were not read.
+  std::optional<MacCounters> mac;
 
   // Equality that ignores traffic counters: counters move all the time and are
   // not a change worth telling watchers about.

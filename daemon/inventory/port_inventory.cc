@@ -9,8 +9,9 @@
 
 namespace rocenet::inventory {
 
-PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs)
-    : selection_(std::move(selection)), scanner_(sysfs) {}
+PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs,
+                             os::Ethtool* ethtool)
+    : selection_(std::move(selection)), scanner_(sysfs), ethtool_(ethtool) {}
 
 bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   std::map<int, os::LinkInfo> next;
@@ -20,6 +21,7 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   for (auto it = placement_.begin(); it != placement_.end();) {
     auto now = next.find(it->first);
     if (now == next.end() || now->second.name != links_[it->first].name) {
+      netdev_drivers_.erase(it->first);
       it = placement_.erase(it);
     } else {
       ++it;
@@ -27,7 +29,20 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   }
   links_ = std::move(next);
   if (selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
-  return Rebuild();
+  const bool changed = Rebuild();
+  if (ethtool_ != nullptr) {
+    // Counters move all the time: read on a dump, like the link statistics,
+    // and not a change of the ports.
+    mac_.clear();
+    for (Port& port : ports_) {
+      if (!port.present) continue;
+      absl::StatusOr<std::vector<os::NamedCounter>> stats = ethtool_->Statistics(port.name);
+      if (!stats.ok()) continue;  // a device going away; the next dump sees it
+      port.mac = ParseMacCounters(*stats);
+      if (port.mac.has_value()) mac_[port.id] = *port.mac;
+    }
+  }
+  return changed;
 }
 
 bool PortInventory::Apply(const os::LinkEvent& event) {
@@ -40,10 +55,14 @@ bool PortInventory::Apply(const os::LinkEvent& event) {
     if (it == links_.end()) return false;
     links_.erase(it);
     placement_.erase(ifindex);
+    netdev_drivers_.erase(ifindex);
     topology_changed = true;
   } else {
     topology_changed = it == links_.end() || it->second.name != event.link.name;
-    if (topology_changed) placement_.erase(ifindex);
+    if (topology_changed) {
+      placement_.erase(ifindex);
+      netdev_drivers_.erase(ifindex);
+    }
     links_[ifindex] = event.link;
   }
   if (topology_changed && selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
@@ -127,10 +146,26 @@ bool PortInventory::Rebuild() {
     if (placement == placement_.end()) {
       placement = placement_.emplace(ifindex, scanner_.DescribeNetdev(link.name)).first;
     }
-    const PciInfo& pci = placement->second;
-    const bool by_driver =
-        !pci.driver.empty() && std::find(selection_.drivers.begin(), selection_.drivers.end(),
-                                         pci.driver) != selection_.drivers.end();
+    PciInfo& pci = placement->second;
+    auto configured = [this](const std::string& driver) {
+      return !driver.empty() && std::find(selection_.drivers.begin(), selection_.drivers.end(),
+                                          driver) != selection_.drivers.end();
+    };
+    bool by_driver = configured(pci.driver);
+    if (!by_driver && !by_pattern && ethtool_ != nullptr) {
+      // The name `ethtool -i` shows ("habanalabs_en") is what admins see and
+      // write; it may differ from the PCI driver, and virtual devices have
+      // only this one.
+      auto known = netdev_drivers_.find(ifindex);
+      if (known == netdev_drivers_.end()) {
+        // Asked once per device: a device without a driver name (lo) says
+        // so every time.
+        absl::StatusOr<std::string> name = ethtool_->DriverName(link.name);
+        known = netdev_drivers_.emplace(ifindex, name.ok() ? *name : "").first;
+      }
+      pci.netdev_driver = known->second;
+      by_driver = configured(pci.netdev_driver);
+    }
     if (!by_pattern && !by_driver) continue;
     Port port;
     port.name = link.name;
@@ -191,6 +226,9 @@ bool PortInventory::Rebuild() {
     next.push_back(std::move(port));
   }
 
+  for (Port& port : next) {
+    if (auto it = mac_.find(port.id); it != mac_.end() && port.present) port.mac = it->second;
+  }
   AssignRails(next);
   std::sort(next.begin(), next.end(),
             [](const Port& a, const Port& b) { return a.name < b.name; });

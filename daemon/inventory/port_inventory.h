@@ -14,6 +14,7 @@
 #include "daemon/inventory/port.h"
 #include "daemon/inventory/port_selection.h"
 #include "daemon/inventory/sysfs_scanner.h"
+#include "daemon/os/ethtool.h"
 #include "daemon/os/link.h"
 #include "daemon/os/sysfs.h"
 
@@ -36,11 +37,14 @@ void AssignRails(std::vector<Port>& ports);
 
 class PortInventory {
  public:
-  // `sysfs` must outlive the inventory. `selection` must be valid
-  // (ValidateSelection).
-  PortInventory(PortSelection selection, const os::Sysfs* sysfs);
+  // `sysfs` (and `ethtool`, when given) must outlive the inventory.
+  // `selection` must be valid (ValidateSelection). Without `ethtool`,
+  // drivers are matched by their PCI driver only and no MAC counters are
+  // read.
+  PortInventory(PortSelection selection, const os::Sysfs* sysfs, os::Ethtool* ethtool = nullptr);
 
-  // Replaces every link with `links`. Returns true when the ports changed.
+  // Replaces every link with `links` and re-reads the MAC counters of the
+  // ports in this namespace. Returns true when the ports changed.
   bool Resync(const std::vector<os::LinkInfo>& links);
 
   // Applies one link event. Returns true when the ports changed.
@@ -64,6 +68,12 @@ class PortInventory {
 
   PortSelection selection_;
   SysfsScanner scanner_;
+  os::Ethtool* ethtool_;
+  // `ethtool -i` driver names of links, by ifindex ("" when it has none);
+  // asked only for links that nothing else selects.
+  std::map<int, std::string> netdev_drivers_;
+  // MAC counters by port id, from the last Resync.
+  std::map<std::string, MacCounters> mac_;
   std::map<int, os::LinkInfo> links_;  // by ifindex
   // Sysfs placement of selected non-Gaudi links, by ifindex; read once.
   std::map<int, PciInfo> placement_;

@@ -24,6 +24,7 @@
 #include "daemon/os/linux/netns_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
 #include "daemon/os/linux/signals.h"
+#include "daemon/os/linux/ethtool_linux.h"
 #include "daemon/os/linux/sysfs_linux.h"
 #include "daemon/os/linux/system_clock.h"
 #include "daemon/os/linux/unix_socket.h"
@@ -93,7 +94,8 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
     // else's; it then only adds and never removes until it has applied again.
     SPDLOG_ERROR("{}; starting with no record of applied addresses", s.ToString());
   }
-  inventory::PortInventory inventory(options.selection, &sysfs);
+  ASSIGN_OR_RETURN(std::unique_ptr<os::EthtoolLinux> ethtool, os::EthtoolLinux::Create());
+  inventory::PortInventory inventory(options.selection, &sysfs, ethtool.get());
   AddressingDriver addressing(netlink.get(), &store, PlannerConfigOf(options));
   outputs::HostOutputs host_outputs(&fs, options.outputs);
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsLinux> netns, os::NetnsLinux::Create());

@@ -28,6 +28,11 @@ def fabric():
 def daemon(fabric):
     d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", "--interfaces=sx9"])
     d.start()
+    # The fabric's ports start down, as drivers register them: rocenetd sets
+    # them up, and the kernel reports them operationally up a moment later.
+    wait_until(lambda: all(p.get("oper_state") == "OPER_STATE_UP"
+                           for p in d.ports() if p["name"].startswith("so")), 10,
+               what="the ports operationally up")
     yield d
     d.cleanup()
 
@@ -251,3 +256,22 @@ def test_second_daemon_on_the_same_socket_refuses(fabric, daemon):
     assert "another rocenetd" in d.log()
     assert daemon.rocectl("ports").returncode == 0
     d.cleanup()
+
+
+def test_drivers_match_the_name_ethtool_shows():
+    """`drivers: [veth]`: veth has no PCI device, so only the kernel's ethtool
+    answer (ETHTOOL_GDRVINFO) can name its driver; Gaudi's netdevs likewise
+    call themselves habanalabs_en while their PCI driver is habanalabs."""
+    fab = sim.Fabric.up(sim.unique_name("ed"), ports=2)
+    d = Daemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}", "--gaudi=false",
+                                "--drivers=veth"])
+    try:
+        d.start()
+        ports = by_name(d.ports())
+        assert sorted(ports) == ["so0", "so1"], ports
+        assert all(p["discovery"] == "DISCOVERY_DRIVER" for p in ports.values()), ports
+        # veth's ethtool statistics hold no MAC counters: no MAC series.
+        assert "rocenet_port_mac_receive_errors_total{" not in d.metrics()
+    finally:
+        d.cleanup()
+        fab.down()

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/fakes/fake_ethtool.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_sysfs.h"
 #include "tests/unit/fakes/gaudi_tree.h"
@@ -10,6 +11,7 @@ namespace rocenet::inventory {
 namespace {
 
 using ::rocenet::testing::AddGaudiDevice;
+using ::rocenet::testing::FakeEthtool;
 using ::rocenet::testing::FakeSysfs;
 using ::rocenet::testing::MakeLink;
 using ::testing::ElementsAre;
@@ -150,6 +152,41 @@ TEST_F(GaudiInventoryTest, AnAttachedPortStillInSysfsIsMarkedNotDoubled) {
   inventory.SetAttached({{"0000:19:00.0-p8", "so0", "0000:19:00.0", "/run/netns/p"}});
   EXPECT_EQ(inventory.ports().size(), before);
   EXPECT_EQ(inventory.Find("so0")->attached_to, "/run/netns/p");
+}
+
+TEST_F(GaudiInventoryTest, MacCountersAreReadOnADumpAndKeptAcrossEvents) {
+  FakeEthtool ethtool;
+  ethtool.SetDriver("so0", "habanalabs_en");
+  ethtool.SetStatistic("so0", "OctetsReceivedOK", 4096);
+  ethtool.SetStatistic("so0", "ifInErrors", 3);
+  PortInventory inventory(PortSelection{}, &sysfs_, &ethtool);
+  inventory.Resync({MakeLink(2, "so0")});
+  ASSERT_TRUE(inventory.Find("so0")->mac.has_value());
+  EXPECT_EQ(inventory.Find("so0")->mac->receive_errors, 3u);
+
+  // A counter moving is no change of the ports, and an event keeps the last
+  // reading.
+  ethtool.SetStatistic("so0", "ifInErrors", 9);
+  EXPECT_FALSE(inventory.Resync({MakeLink(2, "so0")}));
+  os::LinkInfo down = MakeLink(2, "so0");
+  down.carrier = false;
+  EXPECT_TRUE(inventory.Apply(Changed(down)));
+  EXPECT_EQ(inventory.Find("so0")->mac->receive_errors, 9u);
+}
+
+TEST(InterfaceInventoryTest, DriverSelectionAlsoMatchesTheEthtoolDriverName) {
+  // veth has no PCI device, so no sysfs driver link: only ethtool names it.
+  FakeSysfs sysfs;
+  FakeEthtool ethtool;
+  ethtool.SetDriver("v0", "veth");
+  ethtool.SetDriver("eth0", "virtio_net");
+  PortSelection selection;
+  selection.drivers = {"veth"};
+  PortInventory inventory(selection, &sysfs, &ethtool);
+  inventory.Resync({MakeLink(2, "v0"), MakeLink(3, "eth0"), MakeLink(4, "lo")});
+  EXPECT_THAT(Names(inventory), ElementsAre("v0"));
+  EXPECT_EQ(inventory.Find("v0")->discovery, Discovery::kDriver);
+  EXPECT_EQ(inventory.Find("v0")->pci.netdev_driver, "veth");
 }
 
 TEST(RailTest, TheRailIsTheScaleOutOrderInsideTheModuleNotTheDevPort) {

@@ -1,0 +1,53 @@
+#include "daemon/inventory/mac_counters.h"
+
+#include <initializer_list>
+#include <map>
+#include <string>
+
+namespace rocenet::inventory {
+namespace {
+
+using Table = std::map<std::string, uint64_t>;
+
+// The first of `names` the driver has.
+std::optional<uint64_t> First(const Table& table, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (auto it = table.find(name); it != table.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+// The sum of `names` when the driver has at least one of them.
+std::optional<uint64_t> Sum(const Table& table, std::initializer_list<const char*> names) {
+  std::optional<uint64_t> out;
+  for (const char* name : names) {
+    if (auto it = table.find(name); it != table.end()) out = out.value_or(0) + it->second;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<MacCounters> ParseMacCounters(const std::vector<os::NamedCounter>& statistics) {
+  Table table;
+  for (const auto& [name, value] : statistics) table.emplace(name, value);
+  MacCounters out;
+  out.receive_bytes = First(table, {"OctetsReceivedOK", "aOctetsReceivedOK"});
+  out.transmit_bytes = First(table, {"OctetsTransmittedOK", "aOctetsTransmittedOK"});
+  out.receive_frames = First(table, {"FramesReceivedOK", "aFramesReceivedOK"});
+  if (!out.receive_frames.has_value()) {
+    out.receive_frames = Sum(table, {"ifInUcastPkts", "ifInMulticastPkts", "ifInBroadcastPkts"});
+  }
+  out.transmit_frames = First(table, {"FramesTransmittedOK", "aFramesTransmittedOK"});
+  if (!out.transmit_frames.has_value()) {
+    out.transmit_frames =
+        Sum(table, {"ifOutUcastPkts", "ifOutMulticastPkts", "ifOutBroadcastPkts"});
+  }
+  out.receive_errors = First(table, {"ifInErrors"});
+  out.transmit_errors = First(table, {"ifOutErrors"});
+  out.receive_fcs_errors = First(table, {"FrameCheckSequenceErrors", "aFrameCheckSequenceErrors"});
+  if (out == MacCounters{}) return std::nullopt;
+  return out;
+}
+
+}  // namespace rocenet::inventory

@@ -1,0 +1,38 @@
+// MacCounters: a port's MAC-level counters, from the driver's ethtool
+// statistics.
+//
+// On Gaudi (hbl_en) IFLA_STATS64 counts only the driver's software Ethernet
+// path (LLDP, ARP, ICMP); RoCE traffic and MAC errors are only in the ethtool
+// statistics, under IEEE 802.3 / RFC 2863 names. Pure; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "daemon/os/ethtool.h"
+
+namespace rocenet::inventory {
+
+// Each field is set when the driver has that counter.
+struct MacCounters {
+  std::optional<uint64_t> receive_bytes;
+  std::optional<uint64_t> transmit_bytes;
+  std::optional<uint64_t> receive_frames;
+  std::optional<uint64_t> transmit_frames;
+  std::optional<uint64_t> receive_errors;
+  std::optional<uint64_t> transmit_errors;
+  // Frames received with a bad frame check sequence (CRC).
+  std::optional<uint64_t> receive_fcs_errors;
+
+  friend bool operator==(const MacCounters&, const MacCounters&) = default;
+};
+
+// The MAC counters among `statistics`, by the names drivers give them
+// (OctetsReceivedOK or aOctetsReceivedOK, FramesReceivedOK or the sum of
+// ifInUcastPkts, ifInMulticastPkts and ifInBroadcastPkts, ifInErrors,
+// FrameCheckSequenceErrors, and their transmit sides); nullopt when there is
+// none (veth, a driver with other names).
+std::optional<MacCounters> ParseMacCounters(const std::vector<os::NamedCounter>& statistics);
+
+}  // namespace rocenet::inventory

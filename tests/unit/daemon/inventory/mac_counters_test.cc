@@ -1,0 +1,46 @@
+#include "daemon/inventory/mac_counters.h"
+
+#include "gtest/gtest.h"
+
+namespace rocenet::inventory {
+namespace {
+
+TEST(MacCountersTest, GaudiStyleNamesGiveEveryCounter) {
+  // Names as hbl_en reports them (IEEE 802.3 and RFC 2863 objects).
+  const std::optional<MacCounters> mac = ParseMacCounters({
+      {"OctetsReceivedOK", 1000},
+      {"OctetsTransmittedOK", 2000},
+      {"ifInUcastPkts", 7},
+      {"ifInMulticastPkts", 2},
+      {"ifInBroadcastPkts", 1},
+      {"ifOutUcastPkts", 5},
+      {"ifInErrors", 3},
+      {"ifOutErrors", 4},
+      {"FrameCheckSequenceErrors", 2},
+      {"spmu_req_out_of_range_psn", 99},  // other driver counters are ignored
+  });
+  ASSERT_TRUE(mac.has_value());
+  EXPECT_EQ(mac->receive_bytes, 1000u);
+  EXPECT_EQ(mac->transmit_bytes, 2000u);
+  EXPECT_EQ(mac->receive_frames, 10u);
+  EXPECT_EQ(mac->transmit_frames, 5u);
+  EXPECT_EQ(mac->receive_errors, 3u);
+  EXPECT_EQ(mac->transmit_errors, 4u);
+  EXPECT_EQ(mac->receive_fcs_errors, 2u);
+}
+
+TEST(MacCountersTest, FramesOkWinsOverThePacketSum) {
+  const std::optional<MacCounters> mac =
+      ParseMacCounters({{"aFramesReceivedOK", 11}, {"ifInUcastPkts", 7}});
+  ASSERT_TRUE(mac.has_value());
+  EXPECT_EQ(mac->receive_frames, 11u);
+  EXPECT_FALSE(mac->receive_errors.has_value());
+}
+
+TEST(MacCountersTest, VethHasNone) {
+  EXPECT_FALSE(ParseMacCounters({{"peer_ifindex", 5}, {"rx_queue_0_xdp_packets", 0}}).has_value());
+  EXPECT_FALSE(ParseMacCounters({}).has_value());
+}
+
+}  // namespace
+}  // namespace rocenet::inventory
