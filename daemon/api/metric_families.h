@@ -34,6 +34,10 @@ void AppendAddressingMetrics(const NodeSnapshot& snapshot,
 // condition type, and when each condition that holds began.
 void AppendHealthMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
 
+// The MAC counter families (ethtool statistics), one series per port whose
+// driver has the counter.
+void AppendMacMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+
 // The attachment families: calls by operation and result, and the latency
 // histogram by operation.
 void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);

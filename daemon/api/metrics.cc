@@ -137,6 +137,7 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
   metrics_internal::AppendAddressingMetrics(snapshot, &out);
   metrics_internal::AppendHealthMetrics(snapshot, &out);
   metrics_internal::AppendAttachMetrics(snapshot, &out);
+  metrics_internal::AppendMacMetrics(snapshot, &out);
   return out;
 }
 

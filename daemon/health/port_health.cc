@@ -59,6 +59,7 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
                                 signals.switch_max_frame_size, " (LLDP Maximum Frame Size)"),
                    {}});
   }
+  if (!signals.miscabled.type.empty()) out.push_back(signals.miscabled);
   if (!signals.apply_error.empty()) {
     out.push_back({std::string(kAddressingFailed), "ApplyFailed", signals.apply_error, {}});
   }
@@ -69,6 +70,23 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
                        : signals.plan_message,
                    {}});
   }
+}
+
+// The error counters ErrorsRising watches: the MAC's where the driver has
+// them (on Gaudi, IFLA_STATS64 sees none of the RoCE traffic and none of the
+// MAC errors), the kernel's link statistics otherwise.
+os::LinkStats ErrorCounters(const inventory::Port& port) {
+  os::LinkStats out = port.link.stats;
+  if (!port.mac.has_value()) return out;
+  const inventory::MacCounters& mac = *port.mac;
+  // ifInErrors counts every bad frame, FCS errors among them.
+  if (mac.receive_errors.has_value()) {
+    out.rx_errors = *mac.receive_errors;
+  } else if (mac.receive_fcs_errors.has_value()) {
+    out.rx_errors = *mac.receive_fcs_errors;
+  }
+  if (mac.transmit_errors.has_value()) out.tx_errors = *mac.transmit_errors;
+  return out;
 }
 
 std::string Direction(bool rx, bool tx) {
@@ -172,7 +190,7 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
       watch = std::move(it->second);
     }
     if (std::optional<Condition> rising =
-            watch.Observe(port.name, port.link.stats, now, errors_policy_)) {
+            watch.Observe(port.name, ErrorCounters(port), now, errors_policy_)) {
       errors_rising[port.id] = std::move(*rising);
     }
   }

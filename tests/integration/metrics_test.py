@@ -60,6 +60,14 @@ FAMILIES = {
     "rocenet_port_provisioned": "gauge",
     "rocenet_port_addressing_failed": "gauge",
     "rocenet_port_link_set_up_total": "counter",
+    # MAC counters (ethtool): veth has none, so these families stay empty here.
+    "rocenet_port_mac_receive_bytes_total": "counter",
+    "rocenet_port_mac_transmit_bytes_total": "counter",
+    "rocenet_port_mac_receive_frames_total": "counter",
+    "rocenet_port_mac_transmit_frames_total": "counter",
+    "rocenet_port_mac_receive_errors_total": "counter",
+    "rocenet_port_mac_transmit_errors_total": "counter",
+    "rocenet_port_mac_receive_fcs_errors_total": "counter",
     "rocenet_addressing_plan_info": "gauge",
     "rocenet_attach_operations_total": "counter",
     "rocenet_attach_duration_seconds": "histogram",
@@ -75,7 +83,7 @@ LIBRARY_FAMILIES = {"exposer_transferred_bytes_total": "counter",
                     "exposer_request_latencies": "summary"}
 CONDITIONS = {"PortMissing", "LinkDown", "NoLldpNeighbor", "LldpExpired", "AmbiguousNeighbor",
               "AddressConflict", "MtuMismatch", "ErrorsRising", "AddressingRefused",
-              "AddressingFailed", "NotProvisioned"}
+              "AddressingFailed", "NotProvisioned", "Miscabled"}
 
 
 class Scrape:

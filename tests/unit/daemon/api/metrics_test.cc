@@ -62,6 +62,22 @@ class MetricsTest : public ::testing::Test {
   std::vector<MetricFamily> families_ = BuildMetrics(SampleSnapshot(), "1.2.3");
 };
 
+TEST_F(MetricsTest, MacCountersForPortsWhoseDriverHasThem) {
+  NodeSnapshot snapshot = SampleSnapshot();
+  ASSERT_FALSE(snapshot.ports.empty());
+  inventory::MacCounters mac;
+  mac.receive_bytes = 1 << 20;
+  mac.receive_errors = 7;
+  snapshot.ports[0].mac = mac;
+  const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
+  const std::string device = snapshot.ports[0].name;
+  EXPECT_EQ(Samples(families, "rocenet_port_mac_receive_bytes_total"),
+            ByDevice({{device, 1 << 20}}));
+  EXPECT_EQ(Samples(families, "rocenet_port_mac_receive_errors_total"), ByDevice({{device, 7}}));
+  // The driver has no such counter: no series, not a made-up 0.
+  EXPECT_THAT(Samples(families, "rocenet_port_mac_transmit_errors_total"), IsEmpty());
+}
+
 TEST_F(MetricsTest, CountersAndOnlyCountersEndInTotal) {
   for (const MetricFamily& family : families_) {
     EXPECT_TRUE(prometheus::CheckMetricName(family.name)) << family.name;

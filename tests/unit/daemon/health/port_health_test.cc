@@ -285,6 +285,31 @@ class ErrorsRisingTest : public ::testing::Test {
   std::vector<inventory::Port> ports_ = {UpPort("so0")};
 };
 
+TEST_F(ErrorsRisingTest, MacErrorsRiseWhileTheKernelsCountersAreFlat) {
+  // hbl_en: IFLA_STATS64 sees only the software path; the MAC's ifInErrors
+  // is where a bad cable shows.
+  ports_[0].mac = inventory::MacCounters{};
+  ports_[0].mac->receive_errors = 0;
+  tracker_.Update(ports_);
+  for (int i = 0; i < 2; ++i) {
+    clock_.Advance(absl::Seconds(30));
+    *ports_[0].mac->receive_errors += 50;
+    tracker_.Update(ports_);
+  }
+  EXPECT_EQ(ports_[0].link.stats.rx_errors, 0u);
+  EXPECT_EQ(Now(), Strings{"ErrorsRising/ReceiveErrors"});
+}
+
+TEST_F(ErrorsRisingTest, KernelErrorsAloneDoNotCountWhenTheMacHasItsOwn) {
+  ports_[0].mac = inventory::MacCounters{};
+  ports_[0].mac->receive_errors = 0;
+  ports_[0].mac->transmit_errors = 0;
+  tracker_.Update(ports_);
+  Step(10);
+  Step(10);
+  EXPECT_EQ(Now(), Strings{});
+}
+
 TEST_F(ErrorsRisingTest, DefaultsAreThirtySecondSamplesTwoInARowFiveQuietMinutes) {
   const ErrorsRisingPolicy& policy = tracker_.errors_policy();
   EXPECT_EQ(policy.sample_interval, absl::Seconds(30));
