@@ -29,12 +29,13 @@ inline constexpr absl::string_view kAddressingRefused = "AddressingRefused";
 inline constexpr absl::string_view kAddressingFailed = "AddressingFailed";
 inline constexpr absl::string_view kNotProvisioned = "NotProvisioned";
 inline constexpr absl::string_view kErrorsRising = "ErrorsRising";
+inline constexpr absl::string_view kMiscabled = "Miscabled";
 
 // Every condition type, in a fixed order (metrics list each for each port).
 inline constexpr absl::string_view kConditionTypes[] = {
-    kPortMissing,       kLinkDown,         kNoLldpNeighbor,   kLldpExpired,
-    kAmbiguousNeighbor, kAddressConflict,  kMtuMismatch,      kErrorsRising,
-    kAddressingRefused, kAddressingFailed, kNotProvisioned,
+    kPortMissing,       kLinkDown,         kNoLldpNeighbor, kLldpExpired,
+    kAmbiguousNeighbor, kAddressConflict,  kMtuMismatch,    kErrorsRising,
+    kAddressingRefused, kAddressingFailed, kNotProvisioned, kMiscabled,
 };
 
 // When a port's error counters count as rising. The receive and transmit
@@ -50,6 +51,15 @@ struct ErrorsRisingPolicy {
   double errors_per_minute = 0;
   int raise_after = 2;
   absl::Duration quiet_period = absl::Minutes(5);
+};
+
+struct Condition {
+  std::string type;
+  std::string reason;
+  std::string message;
+  absl::Time since;
+
+  friend bool operator==(const Condition&, const Condition&) = default;
 };
 
 // What the LLDP agent and the addressing layer know of a port, in the terms
@@ -72,18 +82,12 @@ struct PortSignals {
   bool provisioned = false;
   // The last attempt to apply failed: the error, naming the step.
   std::string apply_error;
+  // The port's switch or routed network is another rail's (rails.h):
+  // the Miscabled condition, empty type when the cabling is right.
+  Condition miscabled;
   // The largest frame the switch port takes (the IEEE 802.3 Maximum Frame
   // Size TLV of its LLDPDU, header and FCS included); 0 when not advertised.
   int switch_max_frame_size = 0;
-};
-
-struct Condition {
-  std::string type;
-  std::string reason;
-  std::string message;
-  absl::Time since;
-
-  friend bool operator==(const Condition&, const Condition&) = default;
 };
 
 struct PortHealth {

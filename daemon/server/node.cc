@@ -2,6 +2,7 @@
 
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/health/rails.h"
 
 namespace rocenet::server {
 namespace {
@@ -35,6 +36,39 @@ outputs::PortOutput ToOutput(const inventory::Port& port, const api::PortAddress
                             route.gateway.has_value() ? route.gateway->ToString() : out.gateway_ip);
   }
   return out;
+}
+
+// The rail check's view of every port with a rail: its switch from LLDP and
+// the fabric network its plan routes.
+std::map<std::string, health::Condition> CheckRails(const std::vector<inventory::Port>& ports,
+                                                    const lldp::NeighborTable& table,
+                                                    const AddressingDriver* addressing) {
+  std::map<std::string, const addressing::AddressPlan*> plans;
+  if (addressing != nullptr) {
+    for (const api::PortAddressing& port : addressing->ports()) plans[port.port_id] = &port.plan;
+  }
+  std::vector<health::RailMember> members;
+  for (const inventory::Port& port : ports) {
+    if (port.pci.rail < 0) continue;
+    health::RailMember& member = members.emplace_back();
+    member.port_id = port.id;
+    member.name = port.name;
+    member.module_id = port.pci.module_id;
+    member.rail = port.pci.rail;
+    if (const lldp::PortNeighbors* heard = table.Find(port.id);
+        heard != nullptr && heard->neighbors.size() == 1) {
+      const lldp::Lldpdu& pdu = heard->neighbors.front().lldpdu;
+      member.switch_id = pdu.chassis_id.ToString();
+      member.switch_name =
+          pdu.system_names.empty() ? member.switch_id : pdu.system_names.front();
+    }
+    if (auto it = plans.find(port.id);
+        it != plans.end() && it->second->state == addressing::PlanState::kReady &&
+        !it->second->routes.empty()) {
+      member.network = it->second->routes.front().destination.ToString();
+    }
+  }
+  return health::CheckRails(members);
 }
 
 }  // namespace
@@ -219,6 +253,9 @@ void Node::Refresh(bool changed, bool replan) {
     if (heard == nullptr || heard->neighbors.size() != 1) continue;
     const std::optional<uint16_t>& frame = heard->neighbors.front().lldpdu.max_frame_size;
     signal.switch_max_frame_size = frame.has_value() ? *frame : 0;
+  }
+  for (auto& [id, condition] : CheckRails(ports, table, parts_.addressing)) {
+    signals[id].miscabled = std::move(condition);
   }
   changed |= health_.Update(ports, signals);
   if (!changed && generation_ > 0) return;
