@@ -381,7 +381,16 @@ def baseline(fabric, daemon, senders):
     wait_until(lambda: plan_is(daemon, "so0", "ready", None, "10.200.1.1/30")
                and plan_is(daemon, "so1", "ready", None, "10.200.2.1/30"), 15,
                what="so0 and so1 addressed from LLDP")
-    # Let links and routes settle before the state everything is compared with.
+    # The ports start down (as drivers register them) and rocenetd set them
+    # up: wait until the kernel reports carrier on every one (linkwatch may
+    # take a second), then let routes settle before the state everything is
+    # compared with.
+    def carrier() -> bool:
+        links = json.loads(subprocess.run(["ip", "-n", fabric.node_netns, "-j", "link", "show"],
+                                          capture_output=True, text=True, check=True).stdout)
+        return all(link["operstate"] == "UP" for link in links
+                   if link["ifname"].startswith("so"))
+    wait_until(carrier, 10, what="carrier on every port")
     time.sleep(0.5)
     return all_namespaces_state(fabric)
 

@@ -275,12 +275,16 @@ def test_preferred_allocation(fabric, daemon, setup):
     again = peer.call(f"preferred available={','.join(reversed(ids))} must={ids[2]} size=2")
     assert again["response"]["container_responses"][0]["deviceIDs"] == got  # deterministic
 
-    # Rails first: with so0 a must, the second port is on the other rail.
-    by_name = {p["name"]: p["id"] for p in daemon.ports()}
+    # Rails first: with so0 a must, the second port is on another rail. The
+    # rail is the scale-out order inside the module: module 0 has so0, so1,
+    # so2 (rails 0, 1, 2), module 1 has so3 (rail 0, like so0).
+    ports = {p["name"]: p for p in daemon.ports()}
+    assert {n: p["rail"] for n, p in ports.items()} == {"so0": 0, "so1": 1, "so2": 2, "so3": 0}
+    by_name = {n: p["id"] for n, p in ports.items()}
     reply = peer.call(f"preferred available={','.join(ids)} must={by_name['so0']} size=2")
     got = reply["response"]["container_responses"][0]["deviceIDs"]
     assert got[0] == by_name["so0"]
-    assert got[1] in (by_name["so2"], by_name["so3"]), (got, by_name)
+    assert got[1] in (by_name["so1"], by_name["so2"]), (got, by_name)
     reply = peer.call(f"preferred available={','.join(ids)} must= size=4")
     assert sorted(reply["response"]["container_responses"][0]["deviceIDs"]) == ids
 
