@@ -7,6 +7,7 @@ setns(2) is called through libc."""
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import select
 import socket
@@ -66,6 +67,12 @@ class Probe:
                         frame = s.recv(9216)
                     except BlockingIOError:
                         continue
+                    except OSError as e:
+                        # A socket bound to a port that is down reports it
+                        # once (ENETDOWN); frames follow once it is up.
+                        if e.errno == errno.ENETDOWN:
+                            continue
+                        raise
                     yield "lldp", self.lldp[s], frame, now
 
 
