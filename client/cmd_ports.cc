@@ -40,8 +40,9 @@ constexpr absl::string_view kHelp =
     "          but not on the node); attached (handed to a pod)\n"
     "  SPEED   link speed, \"-\" when unknown\n"
     "  MODULE  accelerator module (OAM slot), NUMA the NUMA node; \"-\" when unknown\n"
-    "  -o wide adds IFINDEX, PERM MAC, DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX and\n"
-    "  the RX/TX byte and error counters.\n"
+    "  -o wide adds IFINDEX, PERM MAC, DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX\n"
+    "  (dev_port), RAIL (the port's scale-out order in its module, \"-\" without\n"
+    "  one) and the RX/TX byte and error counters.\n"
     "\n"
     "-o json and -o yaml print the API message (rocenet.v1.ListPortsResponse, or\n"
     "rocenet.v1.Port for get) with snake_case field names.\n";

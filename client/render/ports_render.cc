@@ -19,7 +19,7 @@ std::vector<std::string> Headers(bool wide) {
                                       "MAC",  "PCI", "MODULE", "NUMA"};
   if (wide) {
     for (const char* header : {"IFINDEX", "PERM MAC", "DRIVER", "DISCOVERY", "PCIE ROOT",
-                               "PORT INDEX", "RX BYTES", "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
+                               "PORT INDEX", "RAIL", "RX BYTES", "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
       headers.emplace_back(header);
     }
   }
@@ -49,6 +49,7 @@ std::vector<std::string> Row(const v1::Port& port, bool wide) {
         DiscoveryName(port.discovery()),
         OrDash(port.pcie_root()),
         IndexOrDash(port.port_index()),
+        IndexOrDash(port.rail()),
         present ? absl::StrCat(counters.receive_bytes()) : "-",
         present ? absl::StrCat(counters.transmit_bytes()) : "-",
         present ? absl::StrCat(counters.receive_errors()) : "-",

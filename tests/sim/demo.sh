@@ -41,6 +41,9 @@ step "Building a simulated fabric: node namespace $name-node, switch $name-sw (l
 python3 "$here/fabric.py" up "$name" --ports 4 > "$work/fabric.json"
 sysfs="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sysfs_root"])' "$work/fabric.json")"
 
+step "The node's ports as the driver registers them: administratively down, no carrier"
+ip -n "$name-node" -br link show | grep '^so'
+
 step "Starting rocenetd in $name-node (log: $work/rocenetd.log)"
 ip netns exec "$name-node" "$rocenetd" --socket="$socket" --sysfs-root="$sysfs" \
   --state-dir="$work/state" --metrics-address=127.0.0.1:0 > "$work/rocenetd.log" 2>&1 &
@@ -54,6 +57,9 @@ cat "$work/rocenetd.log"
 
 step "Waiting for LLDP from the switch (lldpd sends every second)"
 wait_ready
+
+step "rocenetd set every port up (its log above says so), and the kernel agrees"
+ip -n "$name-node" -br link show | grep '^so'
 
 step "rocectl ports"
 "$rocectl" --socket "$socket" ports

@@ -30,6 +30,7 @@ v1::Port GaudiPort() {
   port.set_numa_node(0);
   port.set_module_id(3);
   port.set_port_index(1);
+  port.set_rail(1);
   port.set_driver("habanalabs");
   port.set_discovery(v1::DISCOVERY_GAUDI_SYSFS);
   port.mutable_counters()->set_receive_bytes(1234);
@@ -115,11 +116,11 @@ TEST(RenderPortTableTest, WideAddsDetailsAndCounters) {
   const std::vector<std::string> lines = absl::StrSplit(table, '\n');
   EXPECT_THAT(lines[0], HasSubstr("IFINDEX   PERM MAC"));
   EXPECT_THAT(lines[0], HasSubstr("   PCIE ROOT "));
-  EXPECT_THAT(lines[0], HasSubstr("   PORT INDEX   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS"));
+  EXPECT_THAT(lines[0], HasSubstr("   PORT INDEX   RAIL   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS"));
   EXPECT_THAT(Fields(table, 1),
               ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
                           "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs",
-                          "gaudi-sysfs", "pci0000:16", "1", "1234", "5678", "2", "0"));
+                          "gaudi-sysfs", "pci0000:16", "1", "1", "1234", "5678", "2", "0"));
 }
 
 TEST(RenderPortTableTest, KeepsTheDaemonsOrder) {
