@@ -28,8 +28,7 @@ def fabric():
 def daemon(fabric):
     d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
     d.start()
-    wait_until(lambda: json.loads(d.rocectl("health", "-o", "json").stdout or "{}").get("ready"),
-               40, interval=0.2, what="all 24 ports ready")
+    d.wait_ready(40)
     yield d
     d.cleanup()
 

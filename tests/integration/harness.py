@@ -129,6 +129,15 @@ class Daemon:
     def rocectl(self, *args: str, check: bool = False, **kw) -> subprocess.CompletedProcess:
         return rocectl("--socket", self.socket, *args, check=check, **kw)
 
+    def ready(self) -> bool:
+        """Whether rocectl health says the node is ready (every port healthy)."""
+        cp = self.rocectl("health", "-o", "json")
+        return cp.returncode == 0 and bool(json.loads(cp.stdout or "{}").get("ready"))
+
+    def wait_ready(self, timeout: float = 10) -> "Daemon":
+        wait_until(self.ready, timeout, interval=0.05, what="node ready")
+        return self
+
     def ports(self) -> list[dict]:
         cp = self.rocectl("ports", "-o", "json", check=True)
         return json.loads(cp.stdout).get("ports", [])

@@ -132,8 +132,7 @@ def fabric():
 def daemon(fabric):
     d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
     d.start()
-    wait_until(lambda: json.loads(d.rocectl("health", "-o", "json").stdout or "{}").get("ready"),
-               10, what="node ready")
+    d.wait_ready(10)
     yield d
     d.cleanup()
 
