@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -242,6 +243,8 @@ std::vector<AddressPlan> PlanNode(const std::vector<PortInput>& ports,
 
   // Stage two: against the other ports, then against the node. Overlaps are
   // found before any plan changes, so both sides of a clash are refused.
+  std::set<std::string> managed;
+  for (const PortInput& port : ports) managed.insert(port.port_name);
   std::vector<std::string> clashes(ports.size());
   for (size_t i = 0; i < ports.size(); ++i) {
     if (!derived[i].has_value()) continue;
@@ -269,17 +272,21 @@ std::vector<AddressPlan> PlanNode(const std::vector<PortInput>& ports,
     }
     const NodeAddress* in_use = nullptr;
     for (const NodeAddress& address : node_addresses) {
-      if (address.interface != port.port_name &&
-          address.address.address() == derived[i]->local.address()) {
-        in_use = &address;
-        break;
+      if (address.interface == port.port_name ||
+          address.address.address() != derived[i]->local.address()) {
+        continue;
       }
+      // rocenet's own address on another port: that port's plan (checked
+      // above for overlaps) no longer holds it, so it moves here.
+      if (address.rocenet && managed.contains(address.interface)) continue;
+      in_use = &address;
+      break;
     }
     if (in_use != nullptr) {
       Hold(port, PlanState::kRefused, reason::kAddressInUse,
            absl::StrCat("address ", derived[i]->local.address().ToString(),
                         " is already configured on ", absl::CHexEscape(in_use->interface), " (as ",
-                        in_use->address.ToString(), ")"),
+                        in_use->address.ToString(), "), which rocenet did not configure"),
            plan);
       continue;
     }

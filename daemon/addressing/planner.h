@@ -41,6 +41,8 @@ struct PortInput {
 struct NodeAddress {
   std::string interface;
   Ipv4Prefix address;
+  // rocenet put it there (its record of what it applied says so).
+  bool rocenet = false;
   friend bool operator==(const NodeAddress&, const NodeAddress&) = default;
 };
 
@@ -66,7 +68,12 @@ absl::Status ValidatePlannerConfig(const PlannerConfig& config);
 
 // One plan per port, in the order of `ports`. `node_addresses` is every IPv4
 // address on every interface of the node, so that a derived address already
-// in use elsewhere is refused; addresses on the port itself do not count.
+// in use elsewhere is refused; addresses on the port itself do not count,
+// and neither do rocenet's own addresses on the other ports of `ports`: the
+// node is planned as a whole, so when the switches move an address from one
+// port to another (a cable swap) it moves, and a valid plan wins over an
+// address a refused or waiting port merely kept (the caller takes it off
+// that port first).
 std::vector<AddressPlan> PlanNode(const std::vector<PortInput>& ports,
                                   const std::vector<NodeAddress>& node_addresses,
                                   const PlannerConfig& config);

@@ -41,6 +41,9 @@ struct PortAddressing {
   // Times rocenetd found the port administratively down and set it up, since
   // it started (drivers register ports down; an admin may set one down).
   uint64_t links_set_up = 0;
+  // Set while the port lost the address it kept to another port's valid
+  // plan (its own plan is not ready): why, naming both ports.
+  std::string yielded;
 
   friend bool operator==(const PortAddressing&, const PortAddressing&) = default;
 };

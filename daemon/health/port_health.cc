@@ -59,6 +59,9 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
                                 signals.switch_max_frame_size, " (LLDP Maximum Frame Size)"),
                    {}});
   }
+  if (!signals.yielded.empty()) {
+    out.push_back({std::string(kAddressConflict), "AddressTakenOver", signals.yielded, {}});
+  }
   if (!signals.miscabled.type.empty()) out.push_back(signals.miscabled);
   if (!signals.apply_error.empty()) {
     out.push_back({std::string(kAddressingFailed), "ApplyFailed", signals.apply_error, {}});

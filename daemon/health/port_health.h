@@ -82,6 +82,9 @@ struct PortSignals {
   bool provisioned = false;
   // The last attempt to apply failed: the error, naming the step.
   std::string apply_error;
+  // The address the port kept went to another port whose switch names it
+  // (its own plan is not ready): why, naming both ports.
+  std::string yielded;
   // The port's switch or routed network is another rail's (rails.h):
   // the Miscabled condition, empty type when the cabling is right.
   Condition miscabled;

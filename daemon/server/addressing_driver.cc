@@ -74,25 +74,34 @@ bool AddressingDriver::Run(const std::vector<inventory::Port>& ports,
   kernel.addresses = *std::move(addresses);
   kernel.routes = *std::move(routes);
 
-  std::map<int, std::string> names;
+  // Host ports by ifindex (ports in pods have their own namespace).
+  std::map<int, const inventory::Port*> host_ports;
   for (const inventory::Port& port : ports) {
-    if (port.present) names[port.link.ifindex] = port.name;
+    if (port.present && port.attached_to.empty()) host_ports[port.link.ifindex] = &port;
   }
   std::vector<addressing::NodeAddress> node_addresses;
   for (const os::AddressInfo& address : kernel.addresses) {
-    auto it = names.find(address.ifindex);
-    // Addresses on interfaces that are not ports only need to be told apart
-    // from ports; their exact name does not matter to the planner.
-    node_addresses.push_back({it != names.end() ? it->second
-                                                : "ifindex " + std::to_string(address.ifindex),
-                              address.prefix});
+    auto it = host_ports.find(address.ifindex);
+    if (it == host_ports.end()) {
+      // Addresses on interfaces that are not ports only need to be told
+      // apart from ports; their exact name does not matter to the planner.
+      node_addresses.push_back({"ifindex " + std::to_string(address.ifindex), address.prefix});
+      continue;
+    }
+    const std::optional<AppliedConfig> applied = store_->Get(it->second->id);
+    node_addresses.push_back({it->second->name, address.prefix,
+                              applied.has_value() && applied->local == address.prefix});
   }
 
   std::vector<AddressPlan> plans = addressing::PlanNode(inputs, node_addresses, config_);
+  for (auto& [id, why] : YieldMovedAddresses(ports, plans, kernel)) yielded_[id] = std::move(why);
   std::vector<api::PortAddressing> next;
   next.reserve(ports.size());
   for (size_t i = 0; i < ports.size(); ++i) {
+    // Said until the port has an address of its own again.
+    if (plans[i].state == PlanState::kReady) yielded_.erase(ports[i].id);
     next.push_back(ApplyOne(ports[i], std::move(plans[i]), kernel));
+    if (auto it = yielded_.find(ports[i].id); it != yielded_.end()) next.back().yielded = it->second;
   }
   if (absl::Status s = store_->Flush(); !s.ok()) {
     // The kernel is right; only the record of it is missing. Say so on every
@@ -108,6 +117,58 @@ bool AddressingDriver::Run(const std::vector<inventory::Port>& ports,
   const bool changed = next != ports_;
   ports_ = std::move(next);
   return changed;
+}
+
+std::map<std::string, std::string> AddressingDriver::YieldMovedAddresses(
+    const std::vector<inventory::Port>& ports, const std::vector<AddressPlan>& plans,
+    addressing::KernelState& kernel) {
+  // Which port each address is planned for now.
+  std::map<Ipv4Address, size_t> wanted_by;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i].state == PlanState::kReady && plans[i].local.has_value()) {
+      wanted_by[plans[i].local->address()] = i;
+    }
+  }
+  std::map<std::string, std::string> yielded;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const inventory::Port& port = ports[i];
+    if (!port.present || !port.attached_to.empty()) continue;
+    std::optional<AppliedConfig> previous = store_->Get(port.id);
+    if (!previous.has_value() || !previous->local.has_value()) continue;
+    auto taker = wanted_by.find(previous->local->address());
+    if (taker == wanted_by.end() || taker->second == i) continue;
+    // Off this port before it goes on the other one: one address is never
+    // on two ports, and the routes via its peer go with it.
+    const addressing::LinkTarget link{port.link.ifindex, port.name, port.link.admin_up,
+                                      port.link.mtu};
+    absl::StatusOr<int> removed = reconciler_.Remove(link, *previous, kernel);
+    if (!removed.ok()) {
+      SPDLOG_ERROR("addressing: {}", removed.status().message());
+      continue;  // the taker is refused by the kernel, and the next pass retries
+    }
+    changes_ += static_cast<uint64_t>(*removed);
+    std::erase_if(kernel.addresses, [&](const os::AddressInfo& a) {
+      return a.ifindex == link.ifindex && a.prefix == *previous->local;
+    });
+    std::erase_if(kernel.routes, [&](const os::RouteInfo& r) {
+      return r.ifindex == link.ifindex && r.protocol == addressing::kRouteProtocol;
+    });
+    const std::string& to = ports[taker->second].name;
+    SPDLOG_INFO("port {}: {} moves to port {}, as the switches' descriptions now say", port.name,
+                previous->local->ToString(), to);
+    if (plans[i].state != PlanState::kReady) {
+      yielded[port.id] = absl::StrCat("port ", port.name, ": its kept address ",
+                                      previous->local->ToString(), " now belongs to port ", to,
+                                      ", whose switch names it; this port's own plan is ",
+                                      StateName(plans[i].state),
+                                      plans[i].reason.empty() ? "" : " (" + plans[i].reason + ")");
+    }
+    previous->local.reset();
+    previous->peer.reset();
+    previous->routes.clear();
+    store_->Put(*previous);
+  }
+  return yielded;
 }
 
 api::PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, AddressPlan plan,
@@ -201,6 +262,7 @@ std::map<std::string, health::PortSignals> AddressingDriver::Signals(
     signals.plan_message = port.plan.message;
     signals.provisioned = port.provisioned;
     signals.apply_error = port.apply_error;
+    signals.yielded = port.yielded;
   }
   return out;
 }

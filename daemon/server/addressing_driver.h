@@ -9,7 +9,9 @@
 //     the configuration rocenet applied before stays, and is repaired if
 //     someone removes part of it;
 //   - a refused plan (bad description, conflict): nothing changes.
-// Every port in the host is set up first, whatever its plan: a port that is
+// The node is planned as a whole: an address rocenet put on one port that
+// the switches now give to another moves, taken off the first port before
+// it goes on the second. Every port in the host is set up first, whatever its plan: a port that is
 // down hears no LLDP. L2 mode applies link up and MTU only and removes
 // rocenet's addresses.
 #pragma once
@@ -54,6 +56,14 @@ class AddressingDriver {
   uint64_t changes() const { return changes_; }
 
  private:
+  // Takes rocenet's address off every host port whose address the new
+  // plans give to another port (a cable swap, a refused port's kept address
+  // that a valid plan claims), before anything is added: by port id, why a
+  // port that has no new address of its own lost it. Updates `kernel` and
+  // the store to match.
+  std::map<std::string, std::string> YieldMovedAddresses(
+      const std::vector<inventory::Port>& ports, const std::vector<addressing::AddressPlan>& plans,
+      addressing::KernelState& kernel);
   api::PortAddressing ApplyOne(const inventory::Port& port, addressing::AddressPlan plan,
                                const addressing::KernelState& kernel);
 
@@ -63,6 +73,9 @@ class AddressingDriver {
   addressing::Reconciler reconciler_;
   std::vector<api::PortAddressing> ports_;
   uint64_t changes_ = 0;
+  // Ports (by id) that lost their kept address to another port's plan,
+  // and why; until they have a ready plan of their own.
+  std::map<std::string, std::string> yielded_;
   // Times each port (by id) was found administratively down and set up.
   std::map<std::string, uint64_t> links_set_up_;
 };

@@ -6,6 +6,7 @@ and refuse bad descriptions without touching anything."""
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import json
 import os
 import subprocess
@@ -115,6 +116,52 @@ def test_description_change_moves_address_routes_and_gaudinet(fabric, daemon):
         fabric.set_description(0, DESCRIPTIONS[0])
         wait_until(lambda: addresses(fabric, "so0") == ["10.200.1.1/30"], 5,
                    what="the original address back")
+
+
+def converged(fabric, want: dict[str, str]) -> bool:
+    """Every port has exactly the address `want` names and routes the fabric
+    via that subnet's switch end."""
+    for name, local in want.items():
+        if addresses(fabric, name) != [local]:
+            return False
+        peer = str(ipaddress.ip_interface(local).ip + 1)
+        if (fabric_route(fabric, name) or {}).get("gateway") != peer:
+            return False
+    return True
+
+
+def conflicts(daemon: Daemon) -> list[str]:
+    return [f"{p['name']}: {c['type']}/{c['reason']}" for p in health(daemon)["ports"]
+            for c in p.get("conditions", []) if c["type"] == "AddressConflict"]
+
+
+def test_a_cable_swap_and_a_rotation_converge_now_and_after_a_restart(fabric, daemon):
+    home = {"so0": "10.200.1.1/30", "so1": "10.200.2.1/30", "so2": "10.200.3.5/30"}
+    swapped = {"so0": "10.200.2.1/30", "so1": "10.200.1.1/30", "so2": "10.200.3.5/30"}
+    rotated = {"so0": "10.200.2.1/30", "so1": "10.200.3.5/30", "so2": "10.200.1.1/30"}
+    by_local = {local: DESCRIPTIONS[i] for i, local in enumerate(home.values())}
+
+    def cable(want: dict[str, str]) -> None:
+        for i, name in enumerate(("so0", "so1", "so2")):
+            fabric.set_description(i, by_local[want[name]])
+
+    try:
+        cable(swapped)
+        wait_until(lambda: converged(fabric, swapped), 10, what="the swap applied")
+        assert conflicts(daemon) == []
+        cable(rotated)
+        wait_until(lambda: converged(fabric, rotated), 10, what="the rotation applied")
+        assert conflicts(daemon) == []
+        # Recabled while rocenetd is down: the restarted daemon moves them.
+        daemon.stop()
+        cable(home)
+        daemon.start()
+        wait_until(lambda: converged(fabric, home), 15, what="home again after a restart")
+        wait_until(lambda: health(daemon)["ready"], 10, what="node ready")
+        assert "moves to port" in daemon.run_log()
+    finally:
+        cable(home)
+        wait_until(lambda: converged(fabric, home), 10, what="the original cabling")
 
 
 def test_address_deleted_by_hand_comes_back(fabric, daemon):

@@ -267,9 +267,36 @@ TEST(PlannerTest, AddressInUseOnAnotherInterface) {
   const PortInput port = Port("so1", "no-alert 10.200.1.2/30");
   ExpectHeld(PlanOne(port, {}, {{"eth0", P("10.200.1.1/24")}}), PlanState::kRefused, "AddressInUse",
              "port so1: address 10.200.1.1 is already configured on eth0 (as "
-             "10.200.1.1/24)");
+             "10.200.1.1/24), which rocenet did not configure");
   // Another port of ours that kept its address when its neighbor went away.
   ExpectHeld(PlanOne(port, {}, {{"lo", P("127.0.0.1/8")}, {"so7", P("10.200.1.1/30")}}),
+             PlanState::kRefused, "AddressInUse", "already configured on so7");
+}
+
+TEST(PlannerTest, ASwapOfTwoCablesMovesRocenetsAddressesBetweenThePorts) {
+  // so0 held 10.200.1.1, so1 10.200.2.1; the switch now says the opposite.
+  const std::vector<NodeAddress> node = {{"so0", P("10.200.1.1/30"), /*rocenet=*/true},
+                                         {"so1", P("10.200.2.1/30"), /*rocenet=*/true}};
+  const std::vector<AddressPlan> plans = PlanNode(
+      {Port("so0", "no-alert 10.200.2.2/30"), Port("so1", "no-alert 10.200.1.2/30")}, node, {});
+  EXPECT_EQ(plans[0].state, PlanState::kReady);
+  EXPECT_EQ(plans[0].local, P("10.200.2.1/30"));
+  EXPECT_EQ(plans[1].state, PlanState::kReady);
+  EXPECT_EQ(plans[1].local, P("10.200.1.1/30"));
+}
+
+TEST(PlannerTest, AValidPlanWinsOverAnAddressARefusedPortKept) {
+  PortInput refused = Port("so1", "no-alert 10.200.9.0/30");  // a network address
+  const std::vector<AddressPlan> plans =
+      PlanNode({Port("so0", "no-alert 10.200.2.2/30"), refused},
+               {{"so1", P("10.200.2.1/30"), /*rocenet=*/true}}, {});
+  EXPECT_EQ(plans[0].state, PlanState::kReady);
+  EXPECT_EQ(plans[1].state, PlanState::kRefused);
+}
+
+TEST(PlannerTest, RocenetsAddressOnAnUnmanagedInterfaceStillBlocks) {
+  ExpectHeld(PlanOne(Port("so1", "no-alert 10.200.1.2/30"), {},
+                     {{"so7", P("10.200.1.1/30"), /*rocenet=*/true}}),
              PlanState::kRefused, "AddressInUse", "already configured on so7");
 }
 

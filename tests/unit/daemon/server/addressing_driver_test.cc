@@ -4,106 +4,12 @@
 
 #include <algorithm>
 
-#include "daemon/lldp/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/fakes/fake_filesystem.h"
-#include "tests/unit/fakes/fake_netlink.h"
+#include "tests/unit/daemon/server/addressing_driver_fixture.h"
 
 namespace rocenet::server {
 namespace {
-
-using ::rocenet::testing::FakeFileSystem;
-using ::rocenet::testing::FakeNetlink;
-using ::rocenet::testing::MakeLink;
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-
-constexpr char kStatePath[] = "/var/lib/rocenet/addressing.json";
-constexpr int kSo0 = 2;
-constexpr int kSo1 = 3;
-constexpr char kSo0Id[] = "0000:19:00.0-p8";
-constexpr char kSo1Id[] = "0000:19:00.0-p22";
-const MacAddress kSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
-const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
-
-Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
-Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
-
-os::RouteInfo FabricRoute(const char* gateway, int ifindex = kSo0) {
-  return os::RouteInfo{P("10.200.0.0/16"), A(gateway),     ifindex,
-                       /*protocol=*/158,   os::kMainTable, 1000 + static_cast<uint32_t>(ifindex)};
-}
-
-class AddressingDriverTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    netlink_.SetLink(MakeLink(kSo0, "so0"));
-    netlink_.SetLink(MakeLink(kSo1, "so1"));
-    fs_.AddDirectory("/var/lib/rocenet");
-    Restart();
-  }
-
-  // A new daemon: the same files and kernel, nothing else.
-  void Restart(addressing::Mode mode = addressing::Mode::kL3) {
-    driver_.reset();
-    store_ = std::make_unique<addressing::AppliedStore>(&fs_, kStatePath);
-    ASSERT_TRUE(store_->Load().ok());
-    addressing::PlannerConfig config;
-    config.mode = mode;
-    driver_ = std::make_unique<AddressingDriver>(&netlink_, store_.get(), config);
-  }
-
-  // The ports as the inventory would list them from the kernel right now.
-  std::vector<inventory::Port> Ports() const {
-    std::vector<inventory::Port> out;
-    for (auto [id, ifindex] : {std::pair{kSo0Id, kSo0}, std::pair{kSo1Id, kSo1}}) {
-      inventory::Port port;
-      port.id = id;
-      port.present = netlink_.link(ifindex) != nullptr;
-      if (port.present) {
-        port.link = *netlink_.link(ifindex);
-        port.name = port.link.name;
-      }
-      out.push_back(port);
-    }
-    return out;
-  }
-
-  // The switch port behind `port_id` says `description`.
-  void Hear(const std::string& port_id, const std::string& description, uint16_t ttl = 120) {
-    lldp::Lldpdu pdu;
-    pdu.chassis_id = {lldp::ChassisIdSubtype::kLocal, "leaf-01"};
-    pdu.port_id = {lldp::PortIdSubtype::kInterfaceName,
-                   port_id == kSo0Id ? "Ethernet1/1" : "Ethernet1/2"};
-    pdu.ttl_seconds = ttl;
-    pdu.port_descriptions = {description};
-    absl::StatusOr<std::string> frame = lldp::Encode(pdu, kSwitchMac);
-    ASSERT_TRUE(frame.ok()) << frame.status();
-    table_.Observe(port_id, kSwitchMac, pdu, *frame, kT0);
-  }
-
-  bool Run() { return driver_->Run(Ports(), table_); }
-
-  bool HasAddress(const char* prefix, int ifindex = kSo0) const {
-    const os::AddressInfo a{ifindex, P(prefix)};
-    return std::find(netlink_.addresses().begin(), netlink_.addresses().end(), a) !=
-           netlink_.addresses().end();
-  }
-
-  const api::PortAddressing& So0() const { return driver_->ports().at(0); }
-  health::PortSignals Signals(const std::string& port_id = kSo0Id) const {
-    return driver_->Signals(table_).at(port_id);
-  }
-
-  FakeNetlink netlink_;
-  FakeFileSystem fs_;
-  lldp::NeighborTable table_;
-  std::unique_ptr<addressing::AppliedStore> store_;
-  std::unique_ptr<AddressingDriver> driver_;
-};
 
 TEST_F(AddressingDriverTest, TheSwitchsPortDescriptionAddressesThePort) {
   Hear(kSo0Id, "no-alert 10.200.1.2/30");
@@ -344,58 +250,6 @@ TEST_F(AddressingDriverTest, L2ModeBringsADownLinkUp) {
   Run();
   EXPECT_TRUE(netlink_.link(kSo1)->admin_up);
   EXPECT_THAT(netlink_.addresses(), IsEmpty());
-}
-
-TEST_F(AddressingDriverTest, L3ModeBringsUpAPortThatStartsDownBeforeAnyLldp) {
-  // hbl_en registers its netdevs down: without this nothing is ever heard.
-  for (int ifindex : {kSo0, kSo1}) {
-    os::LinkInfo down = MakeLink(ifindex, ifindex == kSo0 ? "so0" : "so1");
-    down.admin_up = false;
-    down.carrier = false;
-    netlink_.SetLink(down);
-  }
-  Run();
-  EXPECT_TRUE(netlink_.link(kSo0)->admin_up);
-  EXPECT_TRUE(netlink_.link(kSo1)->admin_up);
-  EXPECT_EQ(So0().plan.state, addressing::PlanState::kPending);
-  EXPECT_EQ(So0().links_set_up, 1u);
-  EXPECT_THAT(netlink_.addresses(), IsEmpty());
-}
-
-TEST_F(AddressingDriverTest, APortSetDownByHandIsSetUpAgainAndCounted) {
-  Hear(kSo0Id, "no-alert 10.200.1.2/30");
-  Run();
-  EXPECT_EQ(So0().links_set_up, 0u);
-  os::LinkInfo down = *netlink_.link(kSo0);
-  down.admin_up = false;
-  netlink_.SetLink(down);
-  EXPECT_TRUE(Run());
-  EXPECT_TRUE(netlink_.link(kSo0)->admin_up);
-  EXPECT_EQ(So0().links_set_up, 1u);
-  EXPECT_TRUE(So0().provisioned);
-  EXPECT_FALSE(Run());
-  EXPECT_EQ(So0().links_set_up, 1u);
-}
-
-TEST_F(AddressingDriverTest, APortWithARefusedPlanIsStillSetUp) {
-  Hear(kSo0Id, "no-alert 10.200.1.0/30");
-  os::LinkInfo down = *netlink_.link(kSo0);
-  down.admin_up = false;
-  netlink_.SetLink(down);
-  Run();
-  EXPECT_EQ(So0().plan.state, addressing::PlanState::kRefused);
-  EXPECT_TRUE(netlink_.link(kSo0)->admin_up);
-  EXPECT_THAT(netlink_.addresses(), IsEmpty());
-}
-
-TEST_F(AddressingDriverTest, AFailureToSetTheLinkUpNamesTheStep) {
-  os::LinkInfo down = *netlink_.link(kSo0);
-  down.admin_up = false;
-  netlink_.SetLink(down);
-  netlink_.FailNext(absl::PermissionDeniedError("Operation not permitted"));
-  Run();
-  EXPECT_THAT(So0().apply_error, HasSubstr("port so0: set link up: Operation not permitted"));
-  EXPECT_FALSE(Signals().provisioned);
 }
 
 TEST_F(AddressingDriverTest, TwoPortsGetTheirOwnAddressesAndRoutes) {
