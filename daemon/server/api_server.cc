@@ -178,6 +178,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   }
 
   ASSIGN_OR_RETURN(api->listen_fd_, os::ListenUnix(options.socket_path, kListenBacklog));
+  ASSIGN_OR_RETURN(api->socket_identity_, os::IdentifySocket(options.socket_path));
   if (security.read_group.empty()) {
     RETURN_IF_ERROR(os::RestrictSocket(options.socket_path));
   } else {
@@ -239,9 +240,13 @@ void ApiServer::Shutdown(absl::Time deadline) {
     } else {
       loop_->RemoveReader(listen_fd_);
     }
+    // Never another daemon's socket: one that took over the path (an older
+    // rocenetd without the lock, a hand-started one) keeps it. Checked while
+    // ours is still open, so its inode cannot have been reused.
+    const bool ours = os::IsSameSocket(socket_path_, socket_identity_);
     close(listen_fd_);
     listen_fd_ = -1;
-    unlink(socket_path_.c_str());
+    if (ours) unlink(socket_path_.c_str());
   }
   if (server_ != nullptr) server_->Shutdown(absl::ToChronoTime(deadline));
 }

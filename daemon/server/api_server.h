@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "daemon/api/auth.h"
+#include "daemon/os/linux/socket_lock.h"
 #include "daemon/server/event_loop.h"
 #include "daemon/server/options.h"
 #include "grpcpp/server.h"
@@ -55,6 +56,8 @@ class ApiServer {
 
   EventLoop* loop_;
   std::string socket_path_;
+  // The socket this server bound; only it is removed on shutdown.
+  os::SocketIdentity socket_identity_;
   int listen_fd_ = -1;
   // Connections may take descriptors below this; the rest of the open files
   // limit stays for the daemon's own work (pod namespaces, netlink and LLDP

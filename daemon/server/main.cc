@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "daemon/common/flag_parser.h"
 #include "daemon/common/logging.h"
 #include "daemon/os/linux/signals.h"
@@ -48,6 +50,8 @@ ABSL_FLAG(int32_t, diag_port, 50153,
           "TCP data port for diagnostics, on the scale-out ports' addresses only (0: off)");
 ABSL_FLAG(std::string, node_name, "",
           "this node's name in diagnostics results (empty: $NODE_NAME, else the host name)");
+ABSL_FLAG(std::string, takeover_wait, "30s",
+          "how long to wait for a rocenetd still holding the socket to stop (e.g. 30s)");
 ABSL_FLAG(bool, check_config, false,
           "load and validate the configuration (--config and flags), then exit: 0 valid, 2 not");
 
@@ -93,6 +97,16 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
     options.diag_port = static_cast<uint16_t>(absl::GetFlag(FLAGS_diag_port));
   }
   if (given("node_name")) options.node_name = absl::GetFlag(FLAGS_node_name);
+  if (given("takeover_wait")) {
+    absl::Duration wait;
+    if (!absl::ParseDuration(absl::GetFlag(FLAGS_takeover_wait), &wait) ||
+        wait < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flag --takeover-wait: \"", absl::GetFlag(FLAGS_takeover_wait),
+          "\" is not a duration; write it like 30s, 2m or 0s"));
+    }
+    options.takeover_wait = wait;
+  }
   if (given("gaudinet_path")) options.outputs.gaudinet_path = absl::GetFlag(FLAGS_gaudinet_path);
   if (given("mtu")) {
     if (absl::GetFlag(FLAGS_mtu) < 0) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "daemon/addressing/planner.h"
 #include "daemon/common/logging.h"
 #include "daemon/inventory/port_selection.h"
@@ -45,12 +46,20 @@ struct DaemonOptions {
   // this node's name in their results (empty: $NODE_NAME, else the host name).
   uint16_t diag_port = 50153;
   std::string node_name;
+  // How long a starting rocenetd waits for another one still holding the
+  // socket (shutting down during an overlapping restart) before it gives up.
+  absl::Duration takeover_wait = absl::Seconds(30);
 };
 
 absl::StatusOr<AddressingMode> ParseMode(absl::string_view text);
 
 // Every key the config file accepts, sections flattened ("tls.cert"), sorted.
 std::vector<std::string> ConfigKeys();
+
+// InvalidArgument for the unknown key `path` ("addressing.mtuu"), with the
+// key that was probably meant, at its level or another ("mtu" ->
+// "addressing.mtu").
+absl::Status UnknownKeyError(const std::string& origin, const std::string& path);
 
 // `runtime_dir`, or the socket's directory when it is not set.
 std::string RuntimeDirOf(const DaemonOptions& options);

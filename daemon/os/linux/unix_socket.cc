@@ -46,6 +46,10 @@ bool SomeoneListens(const std::string& path) {
 
 }  // namespace
 
+absl::Status MakeSocketDirectory(const std::string& path) {
+  return MakeDirectories(path.substr(0, path.rfind('/')));
+}
+
 absl::Status PrepareSocketPath(const std::string& path) {
   const size_t slash = path.rfind('/');
   RETURN_IF_ERROR(MakeDirectories(path.substr(0, slash)));

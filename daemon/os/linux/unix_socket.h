@@ -14,6 +14,9 @@ namespace rocenet::os {
 
 absl::Status PrepareSocketPath(const std::string& path);
 
+// Creates the socket's directory (0700) when it is missing.
+absl::Status MakeSocketDirectory(const std::string& path);
+
 // Restricts the socket to its owner (0600).
 absl::Status RestrictSocket(const std::string& path);
 

@@ -1,0 +1,70 @@
+"""Overlapping restarts: an old rocenetd stopping while a new one starts on
+the same socket (a DaemonSet's maxSurge, a force-deleted pod, systemd and a
+pod on one host). The new one waits for the old one to let go of the
+socket's lock, and the old one removes only a socket that is still its own,
+so after every round the new one serves the socket."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import tempfile
+import time
+
+from harness import Daemon, sim, wait_until
+
+ROUNDS = 100
+
+
+def test_an_old_daemon_stopping_while_a_new_one_starts_leaves_the_new_one_serving():
+    fab = sim.Fabric.up(sim.unique_name("ro"), ports=1)
+    workdir = tempfile.mkdtemp(prefix="rocenetd-overlap-")
+    runtime = tempfile.mkdtemp(prefix="rocenetd-overlap-run-", dir="/dev/shm")
+    rng = random.Random(20261201)
+    waited = 0
+
+    def new_daemon() -> Daemon:
+        # Without the metrics listener, whose HTTP server takes a second to
+        # stop: the rounds are about the API socket, and many of them fit.
+        return Daemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}", "--metrics-address="],
+                      workdir=workdir, runtime_dir=runtime)
+
+    old = new_daemon().start(wait=False)
+    wait_until(lambda: f"serving gRPC on unix:{old.socket}" in old.run_log(), 15,
+               what="the first rocenetd serving")
+    daemons = [old]
+    try:
+        for i in range(ROUNDS):
+            # Negative: the new one starts first and the old one is told to
+            # stop a moment later; positive: SIGTERM, then the new one.
+            overlap = rng.uniform(-0.3, 0.4)
+            new = new_daemon()
+            daemons.append(new)
+            if overlap < 0:
+                new.start(wait=False)
+                time.sleep(-overlap)
+                old.proc.send_signal(signal.SIGTERM)
+            else:
+                old.proc.send_signal(signal.SIGTERM)
+                time.sleep(overlap)
+                new.start(wait=False)
+            assert old.proc.wait(15) == 0, f"round {i}: the old rocenetd:\n{old.run_log()}"
+            wait_until(lambda: new.proc.poll() is not None or
+                       f"serving gRPC on unix:{new.socket}" in new.run_log(), 15,
+                       what=f"round {i}: the new rocenetd serving")
+            assert new.proc.poll() is None, f"round {i}: the new rocenetd exited:\n{new.run_log()}"
+            # Served by the new one, and only by it.
+            cp = new.rocectl("ports")
+            assert cp.returncode == 0, f"round {i} (overlap {overlap:+.2f} s): {cp.stderr}"
+            assert os.path.exists(new.socket)
+            if "still holds it; waiting up to" in new.run_log():
+                waited += 1
+            old = new
+        # The overlap was real often enough for the wait to matter.
+        assert waited >= ROUNDS // 4, waited
+    finally:
+        for d in daemons:
+            d.stop()
+        daemons[-1].cleanup()
+        fab.down()
