@@ -47,8 +47,8 @@ absl::Status Annotate(absl::string_view output, absl::string_view path,
 
 }  // namespace
 
-HostOutputs::HostOutputs(os::FileSystem* fs, OutputConfig config)
-    : fs_(fs), config_(std::move(config)) {}
+HostOutputs::HostOutputs(os::FileSystem* fs, const os::Clock* clock, OutputConfig config)
+    : fs_(fs), clock_(clock), config_(std::move(config)) {}
 
 absl::Status HostOutputs::Update(const std::vector<PortOutput>& ports) {
   std::vector<absl::Status> errors;
@@ -120,12 +120,47 @@ void HostOutputs::UpdateNfd(const std::vector<PortOutput>& ports,
   const bool ready = !ports.empty() && std::all_of(ports.begin(), ports.end(), IsReady);
   // Removing rather than writing "=false" makes the label disappear, which is
   // what node selectors and affinities on the label key expect.
-  const absl::Status status =
-      ready ? WriteIfChanged(config_.nfd_features_path, RenderNfdFeatures(config_.nfd_label, ports))
-            : fs_->RemoveFile(config_.nfd_features_path);
+  absl::Status status;
+  if (!ready) {
+    status = fs_->RemoveFile(config_.nfd_features_path);
+    if (status.ok()) nfd_labels_.clear();
+  } else if (const std::string labels = RenderNfdFeatures(config_.nfd_label, ports);
+             labels != nfd_labels_) {
+    status = WriteNfd(labels);
+  } else {
+    status = RefreshExpiry();
+  }
   if (!status.ok()) {
     errors.push_back(Annotate("NFD feature file", config_.nfd_features_path, status));
   }
+}
+
+absl::Status HostOutputs::WriteNfd(const std::string& labels) {
+  const absl::Time expiry = clock_->Now() + config_.nfd_lifetime;
+  RETURN_IF_ERROR(fs_->MakeDirectories(ParentOf(config_.nfd_features_path), kDirectoryMode));
+  RETURN_IF_ERROR(fs_->WriteFileAtomic(config_.nfd_features_path,
+                                       RenderNfdFile(labels, expiry), kFileMode));
+  nfd_labels_ = labels;
+  nfd_expiry_ = expiry;
+  return absl::OkStatus();
+}
+
+absl::Status HostOutputs::RefreshExpiry() {
+  if (config_.nfd_features_path.empty() || nfd_labels_.empty()) return absl::OkStatus();
+  const bool due = clock_->Now() >= nfd_expiry_ - config_.nfd_lifetime / 2;
+  // Someone removed or edited it: put it back as it should be.
+  absl::StatusOr<std::string> on_disk = fs_->ReadFile(config_.nfd_features_path);
+  const bool intact = on_disk.ok() && *on_disk == RenderNfdFile(nfd_labels_, nfd_expiry_);
+  if (!due && intact) return absl::OkStatus();
+  return Annotate("NFD feature file", config_.nfd_features_path, WriteNfd(nfd_labels_));
+}
+
+absl::Status HostOutputs::Withdraw() {
+  if (config_.nfd_features_path.empty()) return absl::OkStatus();
+  nfd_labels_.clear();
+  absl::Status status = fs_->RemoveFile(config_.nfd_features_path);
+  if (absl::IsNotFound(status)) return absl::OkStatus();
+  return status.ok() ? status : Annotate("NFD feature file", config_.nfd_features_path, status);
 }
 
 absl::Status HostOutputs::WriteIfChanged(const std::string& path, const std::string& content) {

@@ -8,6 +8,9 @@
 //                      also exists in the host's own network config.
 //   NFD feature file   nfd-worker turns it into node labels, so the
 //                      scheduler can pick nodes whose scale-out network is up.
+//                      It carries an expiry, refreshed while rocenetd runs and
+//                      removed on a clean stop, so a crashed or uninstalled
+//                      rocenetd does not leave the label behind for long.
 //
 // Update() takes the full port list after every change and makes the files
 // match it, writing only what differs on disk. Each output is optional (an
@@ -26,6 +29,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "daemon/os/clock.h"
 #include "daemon/os/filesystem.h"
 
 namespace rocenet::outputs {
@@ -57,11 +62,16 @@ struct OutputConfig {
   // e.g. /etc/kubernetes/node-feature-discovery/features.d/rocenet
   std::string nfd_features_path;
   std::string nfd_label = "rocenet.io/scale-out-ready";
+  // The NFD file says it expires this long after it was written (NFD's
+  // `# +expiry-time=` directive) and is rewritten while rocenetd runs, so a
+  // label never outlives the daemon that vouches for it by more than this.
+  absl::Duration nfd_lifetime = absl::Minutes(10);
 };
 
 class HostOutputs {
  public:
-  HostOutputs(os::FileSystem* fs, OutputConfig config);
+  // `fs` and `clock` must outlive the object.
+  HostOutputs(os::FileSystem* fs, const os::Clock* clock, OutputConfig config);
 
   // Brings every enabled output in line with `ports`:
   //  - gaudinet.json is written once every L3 port is provisioned and knows
@@ -74,6 +84,15 @@ class HostOutputs {
   // Parent directories are created as needed.
   absl::Status Update(const std::vector<PortOutput>& ports);
 
+  // Rewrites the NFD file with a new expiry once half its lifetime has
+  // passed (and puts it back if someone removed it). Call it periodically.
+  absl::Status RefreshExpiry();
+
+  // A clean stop: removes the NFD file, so the label goes now rather than at
+  // its expiry. The other outputs stay: they describe configuration that
+  // stays on the ports.
+  absl::Status Withdraw();
+
  private:
   // Each appends its failures to `errors`.
   void UpdateGaudinet(const std::vector<PortOutput>& ports, std::vector<absl::Status>& errors);
@@ -83,8 +102,16 @@ class HostOutputs {
   // Writes `content` to `path` unless the file already holds exactly that.
   absl::Status WriteIfChanged(const std::string& path, const std::string& content);
 
+  // Writes the NFD labels `labels` with an expiry from now.
+  absl::Status WriteNfd(const std::string& labels);
+
   os::FileSystem* fs_;
+  const os::Clock* clock_;
   OutputConfig config_;
+  // The NFD labels on disk, empty while there is no file, and when they
+  // expire.
+  std::string nfd_labels_;
+  absl::Time nfd_expiry_;
 };
 
 }  // namespace rocenet::outputs

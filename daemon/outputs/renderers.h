@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "daemon/outputs/host_outputs.h"
 
 namespace rocenet::outputs {
@@ -48,5 +49,10 @@ std::string NfdPortsLabel(absl::string_view label);
 // NFD skips lines that start with '#' but reads "# +" as a directive, so the
 // comment never starts that way.
 std::string RenderNfdFeatures(absl::string_view label, const std::vector<PortOutput>& ports);
+
+// The NFD feature file: `labels` (RenderNfdFeatures) after NFD's expiry
+// directive, `# +expiry-time=<RFC 3339, UTC, seconds>`, on the first line so
+// that it covers every label.
+std::string RenderNfdFile(absl::string_view labels, absl::Time expiry);
 
 }  // namespace rocenet::outputs

@@ -25,6 +25,7 @@
 #include "daemon/os/linux/packet_socket_linux.h"
 #include "daemon/os/linux/signals.h"
 #include "daemon/os/linux/ethtool_linux.h"
+#include "daemon/os/linux/socket_lock.h"
 #include "daemon/os/linux/sysfs_linux.h"
 #include "daemon/os/linux/system_clock.h"
 #include "daemon/os/linux/unix_socket.h"
@@ -81,6 +82,17 @@ absl::Status CheckSysfsRoot(const std::string& root) {
 absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
                        ConfigSource reload) {
   RETURN_IF_ERROR(CheckSysfsRoot(options.sysfs_root));
+  // One rocenetd per socket, and so per node: a new one waits here, before it
+  // touches any port, for an old one that is still stopping.
+  RETURN_IF_ERROR(os::MakeSocketDirectory(options.socket_path));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<os::SocketLock> socket_lock,
+      os::SocketLock::Acquire(options.socket_path, options.takeover_wait, [&](pid_t holder) {
+        SPDLOG_WARN("socket {}: another rocenetd{} still holds it; waiting up to {} for it to stop",
+                    options.socket_path,
+                    holder > 0 ? absl::StrCat(" (pid ", holder, ")") : std::string(),
+                    absl::FormatDuration(options.takeover_wait));
+      }));
   ASSIGN_OR_RETURN(std::unique_ptr<EventLoop> loop, EventLoop::Create());
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetlinkLinux> netlink, os::NetlinkLinux::Open());
   os::SysfsLinux sysfs(options.sysfs_root);
@@ -97,7 +109,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   ASSIGN_OR_RETURN(std::unique_ptr<os::EthtoolLinux> ethtool, os::EthtoolLinux::Create());
   inventory::PortInventory inventory(options.selection, &sysfs, ethtool.get());
   AddressingDriver addressing(netlink.get(), &store, PlannerConfigOf(options));
-  outputs::HostOutputs host_outputs(&fs, options.outputs);
+  outputs::HostOutputs host_outputs(&fs, &clock, options.outputs);
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsLinux> netns, os::NetnsLinux::Create());
   // The journal describes pod namespaces, which end with the boot, so it
   // lives in the runtime directory (tmpfs): it is written ahead of every move
@@ -187,11 +199,13 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   diagnostics_service.Shutdown();
   diag_engine.Stop();
   node.Shutdown();
+  // A clean stop takes the readiness label with it; after a crash it
+  // expires on its own (OutputConfig::nfd_lifetime).
+  if (absl::Status s = host_outputs.Withdraw(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
   api_server->Shutdown(absl::Now() + kShutdownGrace);
   exposer.reset();
   loop->RemoveReader(signal_fd);
   close(signal_fd);
-  unlink(options.socket_path.c_str());
   SPDLOG_INFO("stopped");
   return ran;
 }

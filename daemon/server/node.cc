@@ -113,6 +113,11 @@ void Node::ScheduleCounterSample() {
   parts_.loop->RunAt(parts_.clock->Now() + health_.errors_policy().sample_interval / 2, [this] {
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
     Refresh(false, /*replan=*/false);
+    if (parts_.outputs != nullptr) {
+      if (absl::Status s = parts_.outputs->RefreshExpiry(); !s.ok()) {
+        SPDLOG_ERROR("host outputs: {}", s.ToString());
+      }
+    }
     ScheduleCounterSample();
   });
 }

@@ -3,11 +3,13 @@
 #include "daemon/outputs/renderers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_filesystem.h"
 
 namespace rocenet::outputs {
 namespace {
 
+using ::rocenet::testing::FakeClock;
 using ::rocenet::testing::FakeFileSystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -51,7 +53,8 @@ std::optional<std::string> Content(const FakeFileSystem& fs, const std::string& 
 TEST(HostOutputsTest, NotEveryL3PortProvisionedLeavesGaudinetUntouched) {
   FakeFileSystem fs;
   fs.AddFile(kGaudinet, "from the last job\n");
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput pending = Ready("so1", 1);
   pending.provisioned = false;
 
@@ -63,7 +66,8 @@ TEST(HostOutputsTest, NotEveryL3PortProvisionedLeavesGaudinetUntouched) {
 
 TEST(HostOutputsTest, GaudinetWrittenOnceWhenEveryL3PortIsProvisioned) {
   FakeFileSystem fs;  // /etc/habanalabs does not exist yet
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput so1 = Ready("so1", 1);
   so1.provisioned = false;
   ASSERT_TRUE(outputs.Update({Ready("so0", 0), so1}).ok());
@@ -82,7 +86,8 @@ TEST(HostOutputsTest, GaudinetWrittenOnceWhenEveryL3PortIsProvisioned) {
 
 TEST(HostOutputsTest, UnchangedUpdateWritesAndRemovesNothing) {
   FakeFileSystem fs;
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
   const std::vector<PortOutput> ports = {Ready("so0", 0), Ready("so1", 1)};
   ASSERT_TRUE(outputs.Update(ports).ok());
   // gaudinet.json, two .network files, the NFD file.
@@ -97,7 +102,8 @@ TEST(HostOutputsTest, UnchangedUpdateWritesAndRemovesNothing) {
 
 TEST(HostOutputsTest, PortLosingProvisioningKeepsGaudinetAndDropsNfdAndItsNetworkFile) {
   FakeFileSystem fs;
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput so1 = Ready("so1", 1);
   ASSERT_TRUE(outputs.Update({Ready("so0", 0), so1}).ok());
   const std::optional<std::string> written = Content(fs, kGaudinet);
@@ -119,7 +125,8 @@ TEST(HostOutputsTest, DiskFullOnGaudinetKeepsOldFileAndStillWritesTheOthers) {
   FakeFileSystem fs;
   fs.AddFile(kGaudinet, "old\n");
   fs.FailNextWrite(absl::ResourceExhaustedError("No space left on device"), kGaudinet);
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
 
   const absl::Status status = outputs.Update({Ready("so0", 0)});
 
@@ -139,7 +146,8 @@ TEST(HostOutputsTest, SeveralFailuresReturnTheFirstWithTheCountOfTheRest) {
   FakeFileSystem fs;
   fs.FailNextWrite(absl::PermissionDeniedError("Read-only file system"), kGaudinet);
   fs.FailNextWrite(absl::PermissionDeniedError("Read-only file system"), kNfd);
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
 
   const absl::Status status = outputs.Update({Ready("so0", 0)});
 
@@ -159,7 +167,8 @@ TEST(HostOutputsTest, StaleNetworkFileRemovedForeignFilesUntouched) {
   fs.AddFile(NetworkFile("site-rocenet-so0.network"), "admin's own\n");
   OutputConfig config;
   config.networkd_dir = std::string(kNetworkDir) + "/";
-  HostOutputs outputs(&fs, config);
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, config);
 
   ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
 
@@ -176,7 +185,8 @@ TEST(HostOutputsTest, NetworkFileFollowsPortChangesAndL2Ports) {
   FakeFileSystem fs;
   OutputConfig config;
   config.networkd_dir = kNetworkDir;
-  HostOutputs outputs(&fs, config);
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, config);
   PortOutput so0 = Ready("so0", 0);
   PortOutput so1 = Ready("so1", 1);
   so1.l3 = false;
@@ -196,7 +206,8 @@ TEST(HostOutputsTest, InterfaceNameThatIsNotOneIsRejected) {
   FakeFileSystem fs;
   OutputConfig config;
   config.networkd_dir = kNetworkDir;
-  HostOutputs outputs(&fs, config);
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, config);
 
   const absl::Status status = outputs.Update({Ready("../../x", 0), Ready("so0", 0)});
 
@@ -208,7 +219,8 @@ TEST(HostOutputsTest, InterfaceNameThatIsNotOneIsRejected) {
 
 TEST(HostOutputsTest, UnknownGatewayMacHoldsGaudinetBack) {
   FakeFileSystem fs;
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput so0 = Ready("so0", 0);
   so0.gateway_mac.clear();
 
@@ -219,7 +231,8 @@ TEST(HostOutputsTest, UnknownGatewayMacHoldsGaudinetBack) {
 
 TEST(HostOutputsTest, L2OnlyNodeWritesNoGaudinet) {
   FakeFileSystem fs;
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput so0 = Ready("so0", 0);
   so0.l3 = false;
 
@@ -234,7 +247,8 @@ TEST(HostOutputsTest, NfdFileOnlyWhileEveryPortIsReady) {
   OutputConfig config;
   config.nfd_features_path = kNfd;
   config.nfd_label = "example.com/roce-ready";
-  HostOutputs outputs(&fs, config);
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, config);
 
   ASSERT_TRUE(outputs.Update({}).ok());
   EXPECT_FALSE(fs.GetFile(kNfd).has_value());
@@ -259,7 +273,8 @@ TEST(HostOutputsTest, FailedNfdRemovalNamesTheFile) {
   fs.FailNextRemove(absl::PermissionDeniedError("remove: Read-only file system"));
   OutputConfig config;
   config.nfd_features_path = kNfd;
-  HostOutputs outputs(&fs, config);
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, config);
 
   const absl::Status status = outputs.Update({});
 
@@ -269,7 +284,8 @@ TEST(HostOutputsTest, FailedNfdRemovalNamesTheFile) {
 
 TEST(HostOutputsTest, HandEditedFileIsRepaired) {
   FakeFileSystem fs;
-  HostOutputs outputs(&fs, AllOutputs());
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
   ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
   fs.AddFile(kGaudinet, "{}\n");
 
@@ -282,13 +298,57 @@ TEST(HostOutputsTest, DisabledOutputsTouchNothing) {
   FakeFileSystem fs;
   fs.AddFile(kNfd, "stale\n");
   fs.AddFile(NetworkFile("50-rocenet-so9.network"), "stale\n");
-  HostOutputs outputs(&fs, OutputConfig{});
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, OutputConfig{});
 
   ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
   ASSERT_TRUE(outputs.Update({}).ok());
 
   EXPECT_EQ(fs.write_count(), 0);
   EXPECT_EQ(fs.remove_count(), 0);
+}
+
+TEST(HostOutputsTest, TheNfdFileExpiresAndIsRefreshedWhileRocenetdRuns) {
+  FakeFileSystem fs;
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  // 1'800'000'000 is 2027-01-15T08:00:00Z; the default lifetime is 10 minutes.
+  EXPECT_THAT(Content(fs, kNfd), Optional(::testing::StartsWith(
+                                     "# +expiry-time=2027-01-15T08:10:00Z\n")));
+  EXPECT_THAT(Content(fs, kNfd), Optional(HasSubstr("\nrocenet.io/scale-out-ready=true\n")));
+
+  // Nothing new, and less than half the lifetime gone: not rewritten.
+  clock.Advance(absl::Minutes(4));
+  ASSERT_TRUE(outputs.RefreshExpiry().ok());
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  EXPECT_EQ(fs.WriteCount(kNfd), 1);
+
+  clock.Advance(absl::Minutes(1));
+  ASSERT_TRUE(outputs.RefreshExpiry().ok());
+  EXPECT_EQ(fs.WriteCount(kNfd), 2);
+  EXPECT_THAT(Content(fs, kNfd), Optional(::testing::StartsWith(
+                                     "# +expiry-time=2027-01-15T08:15:00Z\n")));
+
+  // Removed behind its back: put back at the next refresh.
+  ASSERT_TRUE(fs.RemoveFile(kNfd).ok());
+  ASSERT_TRUE(outputs.RefreshExpiry().ok());
+  EXPECT_TRUE(fs.GetFile(kNfd).has_value());
+}
+
+TEST(HostOutputsTest, WithdrawRemovesTheNfdFileAndNothingElse) {
+  FakeFileSystem fs;
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_TRUE(outputs.Withdraw().ok());
+  EXPECT_FALSE(fs.GetFile(kNfd).has_value());
+  EXPECT_TRUE(fs.GetFile(kGaudinet).has_value());
+  // A refresh after a withdrawal writes nothing back.
+  clock.Advance(absl::Minutes(9));
+  ASSERT_TRUE(outputs.RefreshExpiry().ok());
+  EXPECT_FALSE(fs.GetFile(kNfd).has_value());
+  ASSERT_TRUE(outputs.Withdraw().ok());  // twice is fine
 }
 
 }  // namespace
