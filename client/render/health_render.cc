@@ -66,6 +66,12 @@ std::string FormatConditions(const v1::PortHealth& port) {
 }
 
 std::string RenderNodeHealth(const v1::NodeHealth& node, absl::Time now, bool wide) {
+  if (node.ports().empty()) {
+    // Not a failure of anything rocenet manages: a CPU or control-plane
+    // node, or a Gaudi node whose driver is not loaded.
+    return "node ready: no (no scale-out ports on this node: no habanalabs device, and no "
+           "interface or driver of the configuration matches)\n";
+  }
   std::string out =
       absl::StrFormat("node ready: %s (%d/%d ports healthy)\n", node.ready() ? "yes" : "no",
                       node.ports_healthy(), node.ports_total());

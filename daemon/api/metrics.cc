@@ -132,6 +132,13 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
                               MetricType::Gauge);
   AddSample(ready, {}, snapshot.health.ready ? 1 : 0);
   out.push_back(std::move(ready));
+  // 0 on a node without scale-out ports: alerts on readiness should require
+  // at least one, or they fire on every CPU and control-plane node.
+  MetricFamily managed = Family("rocenet_node_managed_ports",
+                                "Scale-out ports rocenetd manages on this node, present or not.",
+                                MetricType::Gauge);
+  AddSample(managed, {}, static_cast<double>(snapshot.ports.size()));
+  out.push_back(std::move(managed));
 
   metrics_internal::AppendLldpMetrics(snapshot, &out);
   metrics_internal::AppendAddressingMetrics(snapshot, &out);

@@ -3,6 +3,7 @@ health, metrics, bad input, clean shutdown."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import queue
@@ -248,12 +249,18 @@ def test_json_logs_and_sigterm_leave_the_network_as_it_is(fabric):
     assert network_state(fabric.node_netns) == before
 
 
-def test_second_daemon_on_the_same_socket_refuses(fabric, daemon):
+def test_second_daemon_on_the_same_socket_waits_then_refuses(fabric, daemon):
     d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}",
-                                   f"--socket={daemon.socket}"])
+                                   f"--socket={daemon.socket}", "--takeover-wait=1s"])
+    t0 = time.monotonic()
     d.start(wait=False)
     assert d.proc.wait(10) == 1
-    assert "another rocenetd" in d.log()
+    assert time.monotonic() - t0 >= 1
+    log = d.log()
+    pid = daemon.proc.pid
+    assert f"another rocenetd (pid {pid}) still holds it; waiting up to 1s" in log, log
+    assert f"another rocenetd (pid {pid}) still holds {daemon.socket}.lock after 1s" in log, log
+    # It touched nothing of the first one's: its socket still answers.
     assert daemon.rocectl("ports").returncode == 0
     d.cleanup()
 
@@ -275,3 +282,55 @@ def test_drivers_match_the_name_ethtool_shows():
     finally:
         d.cleanup()
         fab.down()
+
+
+def nfd_expiry(path: str) -> datetime.datetime:
+    with open(path) as f:
+        first = f.readline().strip()
+    assert first.startswith("# +expiry-time="), first
+    return datetime.datetime.strptime(first.split("=", 1)[1], "%Y-%m-%dT%H:%M:%S%z")
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "crash"])
+def test_the_readiness_label_file_expires_and_goes_with_a_clean_stop(stop):
+    fab = sim.Fabric.up(sim.unique_name("nf"), ports=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        features = os.path.join(tmp, "features.d", "rocenet")
+        config = os.path.join(tmp, "rocenetd.yaml")
+        with open(config, "w") as f:
+            f.write(f"outputs:\n  nfd_features: {features}\n")
+        d = Daemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}", f"--config={config}"])
+        try:
+            d.start()
+            d.wait_ready(15)
+            wait_until(lambda: os.path.exists(features), 5, what="the features file")
+            with open(features) as f:
+                assert "rocenet.io/scale-out-ready=true\n" in f.read()
+            now = datetime.datetime.now(datetime.timezone.utc)
+            left = (nfd_expiry(features) - now).total_seconds()
+            assert 9 * 60 < left <= 10 * 60 + 1, left
+            d.stop(stop)
+            if stop == signal.SIGTERM:
+                assert not os.path.exists(features)
+            else:
+                # A crash leaves it, but NFD drops its labels at the expiry.
+                assert nfd_expiry(features) > now
+        finally:
+            d.cleanup()
+            fab.down()
+
+
+def test_a_node_without_scale_out_ports_says_so(fabric):
+    # No Gaudi device in sysfs, as on a CPU or control-plane node.
+    empty_sysfs = tempfile.mkdtemp(prefix="rocenet-nosysfs-")
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={empty_sysfs}"])
+    try:
+        d.start()
+        cp = d.rocectl("health", check=True)
+        assert cp.stdout.startswith("node ready: no (no scale-out ports on this node"), cp.stdout
+        metrics = d.metrics()
+        assert metric_value(metrics, "rocenet_node_managed_ports") == 0
+        assert metric_value(metrics, "rocenet_node_ready") == 0
+    finally:
+        d.cleanup()
+        os.rmdir(empty_sysfs)

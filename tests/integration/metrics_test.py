@@ -31,6 +31,7 @@ DASHBOARDS = os.path.join(TOP, "packaging", "grafana")
 FAMILIES = {
     "rocenet_build_info": "gauge",
     "rocenet_node_ready": "gauge",
+    "rocenet_node_managed_ports": "gauge",
     "rocenet_port_info": "gauge",
     "rocenet_port_present": "gauge",
     "rocenet_port_attached": "gauge",
@@ -72,7 +73,8 @@ FAMILIES = {
     "rocenet_attach_operations_total": "counter",
     "rocenet_attach_duration_seconds": "histogram",
 }
-NODE_FAMILIES = {"rocenet_build_info", "rocenet_node_ready", "rocenet_attach_operations_total",
+NODE_FAMILIES = {"rocenet_build_info", "rocenet_node_ready", "rocenet_node_managed_ports",
+                 "rocenet_attach_operations_total",
                  "rocenet_attach_duration_seconds"}
 # Families of other parts of rocenetd (configuration reload, diagnostics):
 # held to the naming rules here, their values tested with their features.
@@ -189,6 +191,7 @@ def test_every_family_parses_with_its_type_help_and_conventions(fabric, daemon):
     for labels, value in s.samples("rocenet_port_condition").items():
         assert dict(labels)["condition"] in CONDITIONS and value in (0, 1), labels
     assert s.value("rocenet_node_ready") == 1
+    assert s.value("rocenet_node_managed_ports") == len(fabric.ports)
 
 
 def test_dashboards_query_only_metrics_that_exist(fabric, daemon):

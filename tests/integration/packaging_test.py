@@ -256,16 +256,20 @@ def test_daemonset_mounts_and_propagation(overlay):
 def test_daemonset_probes_use_what_the_binaries_offer(overlay):
     name, docs = overlay
     ds = one(docs, "DaemonSet", "rocenet")
+    # Gaudi nodes only (NFD's PCI label for vendor 1da3, class 12): not every
+    # CPU and control-plane node with a forever not-ready daemon.
+    assert ds["spec"]["template"]["spec"]["nodeSelector"] == {
+        "kubernetes.io/os": "linux", "feature.node.kubernetes.io/pci-1200_1da3.present": "true"}
     cs = containers(ds)
     config = yaml.safe_load(one(docs, "ConfigMap", "rocenetd-config")["data"]["config.yaml"])
     daemon = cs["rocenetd"]
-    live = daemon["livenessProbe"]["httpGet"]
-    assert live["path"] == "/metrics"
-    assert str(live["port"]) == config["metrics_address"].rsplit(":", 1)[1]
     ports = {p["name"]: p for p in daemon["ports"]}
-    assert ports["metrics"]["containerPort"] == live["port"] == ports["metrics"]["hostPort"]
-    ready = daemon["readinessProbe"]["exec"]["command"]
-    assert ready[0] == "/usr/bin/rocectl" and "health" in ready
+    metrics_port = int(config["metrics_address"].rsplit(":", 1)[1])
+    assert ports["metrics"]["containerPort"] == metrics_port == ports["metrics"]["hostPort"]
+    # Both through the API socket: alive means the socket is served.
+    for probe in ("livenessProbe", "readinessProbe"):
+        command = daemon[probe]["exec"]["command"]
+        assert command[0] == "/usr/bin/rocectl" and "health" in command, probe
     assert config["socket"] == "/run/rocenet/rocenetd.sock", "rocectl's default socket"
 
     plugin = cs["device-plugin"]
@@ -293,21 +297,33 @@ def test_probes_and_configmap_against_the_real_daemon(tmp_path):
     config_path = tmp_path / "config.yaml"
     config_path.write_text(yaml.safe_dump(config))
     with running_daemon(built("rocenetd"), config_path, tmp_path) as (ns, sock):
-        http = daemon["livenessProbe"]["httpGet"]
-        url = f"http://127.0.0.1:{http['port']}{http['path']}"
+        port = int(config["metrics_address"].rsplit(":", 1)[1])
+        url = f"http://127.0.0.1:{port}/metrics"
 
         def scrape():
             cp = subprocess.run(["ip", "netns", "exec", ns, "curl", "-sS", "-o", "-", "-w",
                                  "\n%{http_code}", "--max-time", "5", url],
                                 capture_output=True, text=True)
             return cp if cp.returncode == 0 else None
-        cp = wait_until(scrape, 10, interval=0.2, what=f"liveness probe {url}")
+        cp = wait_until(scrape, 10, interval=0.2, what=f"metrics at {url}")
         body, code = cp.stdout.rsplit("\n", 1)
         assert code == "200" and "rocenet_build_info" in body
-        ready = daemon["readinessProbe"]["exec"]["command"]
-        probe = subprocess.run([built("rocectl"), f"--socket={sock}", *ready[1:]],
-                               capture_output=True, text=True, timeout=30)
-        assert probe.returncode == 0, f"readiness probe failed: {probe.stdout}{probe.stderr}"
+
+        def run(probe: str) -> subprocess.CompletedProcess:
+            command = daemon[probe]["exec"]["command"]
+            return subprocess.run([built("rocectl"), f"--socket={sock}", *command[1:]],
+                                  capture_output=True, text=True, timeout=30)
+        for probe in ("readinessProbe", "livenessProbe"):
+            cp = run(probe)
+            assert cp.returncode == 0, f"{probe} failed: {cp.stdout}{cp.stderr}"
+        # The socket path gone (what an overlapping restart used to do): the
+        # metrics still answer, the liveness probe must not.
+        os.rename(sock, sock + ".moved")
+        try:
+            assert run("livenessProbe").returncode != 0
+            assert scrape() is not None
+        finally:
+            os.rename(sock + ".moved", sock)
 
 
 def test_install_cni_replaces_the_plugin_atomically(tmp_path):
@@ -563,6 +579,8 @@ def test_helm_chart_values_and_daemonset_match_the_base():
     assert 'add: ["NET_ADMIN", "NET_RAW", "SYS_ADMIN"]' in helm_ds
     assert helm_ds.count("add: [") == 1 and "privileged: true" not in templates
     assert "mountPropagation: HostToContainer" in helm_ds
+    assert values["nodeSelector"] == base["spec"]["template"]["spec"]["nodeSelector"]
+    assert '"/usr/bin/rocectl", "--timeout=4s", "health"' in helm_ds.split("livenessProbe")[1]
 
 
 # --- DEB --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ namespace rocenet::rocectl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
@@ -88,6 +89,12 @@ TEST(RenderNodeHealthTest, ReadyNode) {
   *node.add_ports() = Healthy("so1", absl::Hours(2));
   EXPECT_THAT(RenderNodeHealth(node, kNow, /*wide=*/false),
               testing::StartsWith("node ready: yes (1/1 ports healthy)\n"));
+}
+
+TEST(RenderNodeHealthTest, ANodeWithoutPortsSaysSo) {
+  const std::string text = RenderNodeHealth(v1::NodeHealth(), kNow, /*wide=*/false);
+  EXPECT_THAT(text, testing::StartsWith("node ready: no (no scale-out ports on this node"));
+  EXPECT_THAT(text, Not(HasSubstr("PORT")));
 }
 
 TEST(RenderNodeHealthTest, WideAddsIdAndMessages) {

@@ -54,6 +54,7 @@ const std::set<std::string> kNonBaseUnits = {
 const std::set<std::string> kNodeFamilies = {
     "rocenet_build_info",
     "rocenet_node_ready",
+    "rocenet_node_managed_ports",
     "rocenet_attach_operations_total",
     "rocenet_attach_duration_seconds",
     "rocenet_config_reloads_total",

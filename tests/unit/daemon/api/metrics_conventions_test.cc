@@ -149,6 +149,7 @@ TEST_F(MetricsConventionsTest, TheFullSetOfDesign39) {
   for (const char* name : {
            "rocenet_build_info",
            "rocenet_node_ready",
+           "rocenet_node_managed_ports",
            "rocenet_port_info",
            "rocenet_port_present",
            "rocenet_port_healthy",
