@@ -1,6 +1,7 @@
 #include "daemon/attach/manager.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "daemon/attach/pod_config.h"
 #include "daemon/attach/validate.h"
 #include "daemon/common/logging.h"
@@ -112,24 +113,34 @@ absl::StatusOr<bool> AttachManager::Readdress(const std::string& port_id,
 
 absl::StatusOr<const PortCandidate*> AttachManager::Choose(
     const AttachRequest& request, const std::vector<PortCandidate>& ports) const {
+  // Why `port` cannot be attached now, naming it; OK when it can.
   auto usable = [&](const PortCandidate& port) -> absl::Status {
-    if (journal_->FindByPort(port.port_id) != nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("port ", port.port_id, " is attached to another pod"));
+    const std::string name = absl::StrCat("port ", port.port_id, " (", port.host_ifname, ")");
+    if (const AttachmentRecord* holder = journal_->FindByPort(port.port_id); holder != nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          name, " is attached to pod ",
+          holder->pod.name.empty() ? std::string("(unnamed)")
+                                   : absl::StrCat(holder->pod.ns, "/", holder->pod.name),
+          " (container ", holder->container_id, ", ", holder->ifname, ")"));
     }
     if (!port.present) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("port ", port.port_id, " is not in the host namespace"));
+      return absl::FailedPreconditionError(absl::StrCat(name, " is not in the host namespace"));
+    }
+    if (request.l3 && port.plan_refused) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          name, " has no address: its switch's Port Description is refused (", port.plan_reason,
+          ": ", port.plan_message, "); fix the switch port, see rocectl addressing"));
     }
     if (request.l3 &&
         (!port.provisioned || !port.applied.has_value() || !port.applied->local.has_value())) {
       return absl::FailedPreconditionError(
-          absl::StrCat("port ", port.port_id, " (", port.host_ifname,
-                       ") has no address from LLDP yet; see rocectl addressing"));
+          absl::StrCat(name, " has no address from LLDP yet; see rocectl addressing"));
     }
     return absl::OkStatus();
   };
   if (!request.device_id.empty()) {
+    // Asked for by id (the device plugin's allocation): the pod gets that
+    // port whatever its health, which kubelet already weighed.
     for (const PortCandidate& port : ports) {
       if (port.port_id == request.device_id) {
         RETURN_IF_ERROR(usable(port));
@@ -138,24 +149,35 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
     }
     // A PCI address names a function, which may have several ports: the
     // first free one of them.
-    absl::Status first_refusal;
+    std::vector<std::string> refusals;
     for (const PortCandidate& port : ports) {
       if (port.pci_address.empty() || port.pci_address != request.device_id) continue;
       absl::Status status = usable(port);
       if (status.ok()) return &port;
-      if (first_refusal.ok()) first_refusal = status;
+      refusals.emplace_back(status.message());
     }
-    if (!first_refusal.ok()) {
+    if (!refusals.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "no free port on PCI function ", request.device_id, ": ", first_refusal.message()));
+          "no free port on PCI function ", request.device_id, ": ", absl::StrJoin(refusals, "; ")));
     }
     return absl::NotFoundError(
         absl::StrCat("device id \"", request.device_id, "\" is not a port of this node"));
   }
+  // Any free port: only a healthy one, so a pod never starts on a port that
+  // is down or cut off from its switch.
+  std::vector<std::string> refusals;
   for (const PortCandidate& port : ports) {
-    if (usable(port).ok()) return &port;
+    absl::Status status = usable(port);
+    if (status.ok() && !port.healthy) {
+      status = absl::FailedPreconditionError(absl::StrCat(
+          "port ", port.port_id, " (", port.host_ifname, ") is not healthy (",
+          port.conditions.empty() ? std::string("see rocectl health") : port.conditions, ")"));
+    }
+    if (status.ok()) return &port;
+    refusals.emplace_back(status.message());
   }
-  return absl::ResourceExhaustedError("no free port to attach");
+  if (refusals.empty()) return absl::ResourceExhaustedError("no free port: the node has no ports");
+  return absl::ResourceExhaustedError(absl::StrCat("no free port: ", absl::StrJoin(refusals, "; ")));
 }
 
 absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& request,

@@ -36,6 +36,13 @@ struct PortCandidate {
   // L3: the port's addressing as applied on the host; nullopt when none.
   std::optional<addressing::AppliedConfig> applied;
   bool provisioned = false;
+  // Health now: a port with a condition is taken only when asked for by id.
+  bool healthy = true;
+  std::string conditions;  // "LinkDown/NoCarrier, ..." when not healthy
+  // The address plan when it is refused: its reason and message (L3).
+  bool plan_refused = false;
+  std::string plan_reason;
+  std::string plan_message;
 };
 
 struct AttachRequest {

@@ -41,6 +41,17 @@ std::vector<attach::PortCandidate> Node::Candidates() const {
       const api::PortAddressing& addressing = parts_.addressing->ports()[i];
       candidate.applied = addressing.applied;
       candidate.provisioned = addressing.provisioned;
+      candidate.plan_refused = addressing.plan.state == addressing::PlanState::kRefused;
+      candidate.plan_reason = addressing.plan.reason;
+      candidate.plan_message = addressing.plan.message;
+    }
+    for (const health::PortHealth& health : health_.node().ports) {
+      if (health.port_id != port.id) continue;
+      candidate.healthy = health.healthy;
+      for (const health::Condition& condition : health.conditions) {
+        absl::StrAppend(&candidate.conditions, candidate.conditions.empty() ? "" : ", ",
+                        condition.type, "/", condition.reason);
+      }
     }
     out.push_back(std::move(candidate));
   }

@@ -71,7 +71,9 @@ def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
          "does-not-exist"),
         ("unknown command", good, {"CNI_COMMAND": "FROB"}, 4, "CNI_COMMAND"),
         ("unknown device id", {**good, "deviceID": "0000:ff:00.0-p9"}, {}, 7, "0000:ff:00.0-p9"),
-        ("busy device id", {**good, "deviceID": ports["so3"]["id"]}, {}, 11, "attached"),
+        ("busy device id", {**good, "deviceID": ports["so3"]["id"]}, {}, 11,
+         f"port {ports['so3']['id']} (so3) is attached to pod default/busy (container busy, "
+         "net1)"),
         ("daemon not there", {**good, "socket": "/nonexistent/rocenetd.sock"}, {}, 11,
          "/nonexistent/rocenetd.sock"),
     ]
@@ -96,6 +98,50 @@ def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
     assert all_namespaces_state(fabric) == before
     assert port_states() == ports_before
     assert cni.run("DEL", "busy", f"/run/netns/{fabric.name}-podbusy", "net1")[0] == 0
+
+
+def test_refusals_say_why_for_each_port(fabric, daemon):
+    """A refused plan is its own error, and an ADD without a device id takes
+    only a healthy port and says why it took none."""
+    cni = Cni(daemon)
+    pod = f"/run/netns/{fabric.name}-podx"
+    ports = {p["name"]: p for p in daemon.ports()}
+    subprocess.run(["ip", "netns", "add", f"{fabric.name}-podbusy2"], check=True)
+    busy = f"/run/netns/{fabric.name}-podbusy2"
+    try:
+        assert cni.run("ADD", "busy2", busy, "net1", cni.conf(deviceID=ports["so3"]["id"]))[0] == 0
+        fabric.set_description(2, "no-alert 10.200.9.0/30")  # a network address: refused
+        wait_until(lambda: "PeerIsNetworkAddress" in daemon.rocectl("addressing").stdout, 10,
+                   what="so2's plan refused")
+        rc, out = cni.run("ADD", "r1", pod, "net1", cni.conf(deviceID=ports["so2"]["id"]))
+        assert (rc, out.get("code")) == (1, 11), out
+        assert "(so2) has no address: its switch's Port Description is refused " \
+               "(PeerIsNetworkAddress" in out["msg"], out
+        assert "yet" not in out["msg"], out
+
+        for index in (0, 1):
+            fabric.link(index, "down")  # so0, so1: no carrier
+        wait_until(lambda: sum(not p["healthy"] for p in
+                               json.loads(daemon.rocectl("health", "-o", "json").stdout)["ports"])
+                   >= 3, 10, what="so0, so1 and so2 unhealthy")
+        rc, out = cni.run("ADD", "r2", pod, "net1", cni.conf())
+        assert (rc, out.get("code")) == (1, 11), out
+        msg = out["msg"]
+        assert msg.startswith("no free port: "), msg
+        for fragment in ("(so0) is not healthy (LinkDown/NoCarrier", "(so1) is not healthy",
+                         "(so2) has no address: its switch's Port Description is refused",
+                         "(so3) is attached to pod default/busy2"):
+            assert fragment in msg, (fragment, msg)
+        assert ip_json(f"{fabric.name}-podx", "link", "show") == \
+            [link for link in ip_json(f"{fabric.name}-podx", "link", "show")
+             if link["ifname"] == "lo"]
+    finally:
+        for index in (0, 1):
+            fabric.link(index, "up")
+        fabric.set_description(2, "no-alert 10.200.3.2/30")
+        cni.run("DEL", "busy2", busy, "net1")
+        subprocess.run(["ip", "netns", "del", f"{fabric.name}-podbusy2"], capture_output=True)
+    daemon.wait_ready(15)
 
 
 def invariant(fabric, daemon):

@@ -88,8 +88,10 @@ TEST_F(AttachManagerTest, APciAddressOfSeveralPortsTakesTheFirstFreeOne) {
   absl::StatusOr<AttachmentRecord> third = Attach(Request("c2", "0000:19:00.0", kPod2, "net2"));
   EXPECT_EQ(third.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(third.status().message()),
-              HasSubstr("no free port on PCI function 0000:19:00.0: port 0000:19:00.0-p8 is "
-                        "attached to another pod"));
+              HasSubstr("no free port on PCI function 0000:19:00.0: port 0000:19:00.0-p8 (so0) "
+                        "is attached to pod training/worker-0 (container c1, net1); port "
+                        "0000:1a:00.0-p8 (so1) is attached to pod training/worker-0 (container "
+                        "c2, net1)"));
   before.ExpectUnchanged();
   EXPECT_EQ(OnDisk().size(), 2u);
 }
@@ -190,14 +192,28 @@ TEST_F(AttachManagerTest, InvalidRequestsAreRefusedBeforeAnythingIsTouched) {
        absl::StatusCode::kFailedPrecondition, "has no address from LLDP"},
       {"port not in the host",
        [](AttachRequest&, std::vector<PortCandidate>& p) { p[0].present = false; },
-       absl::StatusCode::kFailedPrecondition, "port 0000:19:00.0-p8 is not in the host namespace"},
+       absl::StatusCode::kFailedPrecondition,
+       "port 0000:19:00.0-p8 (so0) is not in the host namespace"},
+      {"refused plan",
+       [](AttachRequest&, std::vector<PortCandidate>& p) {
+         p[0].provisioned = false;
+         p[0].plan_refused = true;
+         p[0].plan_reason = "PeerIsNetworkAddress";
+         p[0].plan_message = "port so0: peer 10.200.3.0/30 is the network address of its subnet";
+       },
+       absl::StatusCode::kFailedPrecondition,
+       "port 0000:19:00.0-p8 (so0) has no address: its switch's Port Description is refused "
+       "(PeerIsNetworkAddress: port so0: peer 10.200.3.0/30 is the network address of its "
+       "subnet); fix the switch port, see rocectl addressing"},
       {"no free port",
        [](AttachRequest& r, std::vector<PortCandidate>& p) {
          r.device_id = "";
          p[0].provisioned = false;
          p[1].present = false;
        },
-       absl::StatusCode::kResourceExhausted, "no free port"},
+       absl::StatusCode::kResourceExhausted,
+       "no free port: port 0000:19:00.0-p8 (so0) has no address from LLDP yet; see rocectl "
+       "addressing; port 0000:1a:00.0-p8 (so1) is not in the host namespace"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -225,10 +241,28 @@ TEST_F(AttachManagerTest, APortOfAnotherPodIsBusy) {
   absl::StatusOr<AttachmentRecord> second = Attach(Request("c2", kPort0, kPod2));
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(second.status().message()),
-              HasSubstr("port 0000:19:00.0-p8 is attached to another pod"));
+              HasSubstr("port 0000:19:00.0-p8 (so0) is attached to pod training/worker-0 "
+                        "(container c1, net1)"));
   before.ExpectUnchanged();
   EXPECT_EQ(Named(*netns_.netlink(kPod2), "net1"), nullptr);
   EXPECT_EQ(OnDisk().size(), 1u);
+}
+
+TEST_F(AttachManagerTest, AnyFreePortTakesOnlyHealthyPortsAndSaysWhy) {
+  ports_[0].healthy = false;
+  ports_[0].conditions = "LinkDown/NoCarrier";
+  absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", ""));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->port_id, kPort1);
+  netns_.AddNamespace(kPod2);
+  absl::StatusOr<AttachmentRecord> second = Attach(Request("c2", "", kPod2));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(second.status().message()),
+              HasSubstr("no free port: port 0000:19:00.0-p8 (so0) is not healthy "
+                        "(LinkDown/NoCarrier); port 0000:1a:00.0-p8 (so1) is attached to pod"));
+  // Asked for by id, as the device plugin's allocation does: taken anyway.
+  absl::StatusOr<AttachmentRecord> by_id = Attach(Request("c2", kPort0, kPod2));
+  EXPECT_TRUE(by_id.ok()) << by_id.status();
 }
 
 TEST_F(AttachManagerTest, NoFreePortWhenAllAreTaken) {
