@@ -134,6 +134,8 @@ absl::Status RunPorts(const CommandContext& context, const std::vector<std::stri
     }
     return GetPort(context, args[1]);
   }
+  // `rocectl ports so1`: one port, as `ports get so1`.
+  if (args.size() == 1) return GetPort(context, args[0]);
   return absl::InvalidArgumentError(absl::StrFormat(
       "unknown ports subcommand \"%s\" (for one port: rocectl ports get %s)", args[0], args[0]));
 }

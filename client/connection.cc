@@ -93,9 +93,10 @@ absl::Status RpcStatusToStatus(const grpc::Status& status, absl::string_view rpc
       return absl::UnimplementedError(
           absl::StrCat("rocenetd does not serve ", rpc, " (is it older than rocectl?)"));
     default:
-      // gRPC status codes have the same numbers as absl's.
+      // gRPC status codes have the same numbers as absl's. rocenetd's own
+      // messages may name the method already (permission refusals do).
       return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                          absl::StrCat(rpc, ": ", detail));
+                          absl::StartsWith(detail, rpc) ? detail : absl::StrCat(rpc, ": ", detail));
   }
 }
 

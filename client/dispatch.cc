@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "daemon/common/suggest.h"
 #include "absl/time/clock.h"
 #include "client/cmd_addressing.h"
 #include "client/cmd_attachments.h"
@@ -96,6 +97,13 @@ int UsageError(absl::string_view message, absl::string_view help_command, std::o
   return kExitUsage;
 }
 
+int UnknownCommand(const std::string& name, std::ostream& err) {
+  std::vector<std::string> names;
+  for (const Command* command : Commands()) names.emplace_back(command->name);
+  return UsageError(absl::StrCat("unknown command \"", name, "\"", DidYouMean(name, names)), "",
+                    err);
+}
+
 // `rocectl help [COMMAND]`.
 int RunHelp(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.size() <= 1) {
@@ -103,9 +111,7 @@ int RunHelp(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitOk;
   }
   const Command* command = FindCommand(args[1]);
-  if (command == nullptr) {
-    return UsageError(absl::StrCat("unknown command \"", args[1], "\""), "", err);
-  }
+  if (command == nullptr) return UnknownCommand(args[1], err);
   out << CommandHelp(*command, std::vector<std::string>(args.begin() + 1, args.end()));
   return kExitOk;
 }
@@ -135,9 +141,7 @@ int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err, bool
   if (args[0] == "help") return RunHelp(args, out, err);
 
   const Command* command = FindCommand(args[0]);
-  if (command == nullptr) {
-    return UsageError(absl::StrCat("unknown command \"", args[0], "\""), "", err);
-  }
+  if (command == nullptr) return UnknownCommand(args[0], err);
   if (command_line->help) {
     out << CommandHelp(*command, args);
     return kExitOk;
@@ -149,9 +153,11 @@ int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err, bool
   context.commands = &Commands();
   for (const auto& [name, value] : command_line->command_flags) {
     if (!HasFlag(*command, name)) {
-      return UsageError(
-          absl::StrCat("unknown flag --", name, " for command \"", command->name, "\""),
-          command->name, err);
+      std::vector<std::string> flags;
+      for (const CommandFlag& flag : command->flags) flags.emplace_back(flag.name);
+      return UsageError(absl::StrCat("unknown flag --", name, " for command \"", command->name,
+                                     "\"", DidYouMean(name, flags, "--")),
+                        command->name, err);
     }
     context.flags[name] = value;
   }

@@ -30,6 +30,10 @@ ExitCode ExitCodeFor(const absl::Status& status) {
       return kExitUsage;
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
+    // Not permitted to use rocenetd, however it says so (a socket the caller
+    // may not open, or a call only root may make): the same exit code.
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated:
       return kExitUnreachable;
     case absl::StatusCode::kNotFound:
       return kExitNotFound;
@@ -43,7 +47,8 @@ absl::string_view ExitCodeHelp() {
          "  0  success (for health: whether or not the node is ready; for wait: ready)\n"
          "  1  any other error\n"
          "  2  usage error: unknown flag or command, bad -o or --timeout value, bad arguments\n"
-         "  3  rocenetd unreachable: socket missing, not a socket or not permitted,\n"
+         "  3  rocenetd unreachable or not permitted: socket missing, not a socket,\n"
+         "     the caller may not use it or may not make that call,\n"
          "     connection refused, or no answer within --timeout (for wait: never\n"
          "     reached within --timeout)\n"
          "  4  the port asked for does not exist\n"

@@ -109,8 +109,10 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv,
   std::vector<char*> pointers;
   pointers.reserve(args.size());
   for (std::string& arg : args) pointers.push_back(arg.data());
-  ASSIGN_OR_RETURN(ParsedCommandLine parsed,
-                   ParseFlags(static_cast<int>(pointers.size()), pointers.data()));
+  std::vector<std::string> command_flag_names;
+  for (const CommandFlag& flag : command_flags) command_flag_names.emplace_back(flag.name);
+  ASSIGN_OR_RETURN(ParsedCommandLine parsed, ParseFlags(static_cast<int>(pointers.size()),
+                                                        pointers.data(), command_flag_names));
 
   out.args = std::move(parsed.positional);
   out.help = parsed.help;

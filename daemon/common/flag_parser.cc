@@ -1,6 +1,10 @@
 #include "daemon/common/flag_parser.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "absl/strings/string_view.h"
 
 #include "absl/flags/commandlineflag.h"
@@ -9,10 +13,42 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
+#include "daemon/common/suggest.h"
 
 namespace rocenet {
+namespace {
 
-absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
+// The flags of this program, spelled as on the command line; not the
+// flag library's own.
+std::vector<std::string> OurFlags() {
+  std::vector<std::string> out;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::StrContains(flag->Filename(), "absl/") || flag->IsRetired()) continue;
+    out.push_back(absl::StrReplaceAll(name, {{"_", "-"}}));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// What a value of `flag` looks like, for a message about a bad one.
+std::string Wanted(const absl::CommandLineFlag& flag) {
+  if (flag.IsOfType<absl::Duration>()) {
+    return "not a duration; write a number with a unit, e.g. 5s, 500ms or 2m";
+  }
+  if (flag.IsOfType<bool>()) return "want true or false";
+  if (flag.IsOfType<int32_t>() || flag.IsOfType<int64_t>() || flag.IsOfType<uint32_t>() ||
+      flag.IsOfType<uint64_t>()) {
+    return "want a whole number";
+  }
+  if (flag.IsOfType<double>()) return "want a number";
+  return "not a valid value";
+}
+
+}  // namespace
+
+absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv,
+                                             const std::vector<std::string>& other_flags) {
   ParsedCommandLine out;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
@@ -55,7 +91,10 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
       }
     }
     if (flag == nullptr || flag->IsRetired()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", raw_name));
+      std::vector<std::string> known = OurFlags();
+      known.insert(known.end(), other_flags.begin(), other_flags.end());
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", raw_name, DidYouMean(raw_name, known, "--")));
     }
     if (!has_value) {
       if (flag->IsOfType<bool>()) {
@@ -68,8 +107,8 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv) {
     }
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid value \"", value, "\" for flag --", raw_name, ": ", error));
+      return absl::InvalidArgumentError(absl::StrCat("invalid value \"", value, "\" for flag --",
+                                                     raw_name, ": ", Wanted(*flag)));
     }
     out.specified.insert(std::string(flag->Name()));
   }

@@ -24,8 +24,11 @@ struct ParsedCommandLine {
 
 // Parses --name=value, --name value, --bool, --nobool, -h/--help, --version
 // and "--" (end of flags). Unknown flags and values a flag rejects are
-// InvalidArgument naming the flag.
-absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv);
+// InvalidArgument naming the flag; an unknown flag close to one of this
+// program's flags, or to one of `other_flags` (flags handled elsewhere,
+// without dashes), says which was probably meant.
+absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv,
+                                             const std::vector<std::string>& other_flags = {});
 
 // "--name  description (default: x)" lines for every flag defined in a file
 // whose path contains `file_substring`.

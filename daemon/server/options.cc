@@ -6,10 +6,12 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/common/suggest.h"
 #include "daemon/server/config_yaml.h"
 #include "yaml-cpp/yaml.h"
 
@@ -52,9 +54,16 @@ absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node,
   return out;
 }
 
+// The largest NIC index of a Gaudi ASIC: 24 ports, 0..23.
+constexpr int kMaxGaudiNicIndex = 23;
+
+// A quoted scalar ("9000") is a string in YAML, whatever it spells: a
+// number or a boolean written so is a mistake worth naming.
+bool IsQuoted(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "!"; }
+
 absl::StatusOr<bool> Bool(const YAML::Node& node, const std::string& origin,
                           absl::string_view key) {
-  if (node.IsScalar()) {
+  if (node.IsScalar() && !IsQuoted(node)) {
     const std::string& v = node.Scalar();
     if (v == "true") return true;
     if (v == "false") return false;
@@ -68,7 +77,7 @@ absl::Status ApplyGaudi(const YAML::Node& node, const std::string& origin,
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
     const std::string path = absl::StrCat("gaudi.", key);
-    if (!GaudiKeys().contains(key)) return KeyError(origin, path, "unknown key");
+    if (!GaudiKeys().contains(key)) return UnknownKeyError(origin, path);
     if (key == "enabled") {
       ASSIGN_OR_RETURN(options.selection.gaudi, Bool(entry.second, origin, path));
     } else if (key == "scale_out_ports") {
@@ -78,8 +87,14 @@ absl::Status ApplyGaudi(const YAML::Node& node, const std::string& origin,
       options.selection.gaudi_scale_out_ports.clear();
       for (const YAML::Node& item : entry.second) {
         int index = 0;
-        if (!item.IsScalar() || !absl::SimpleAtoi(item.Scalar(), &index)) {
+        if (!item.IsScalar() || IsQuoted(item) || !absl::SimpleAtoi(item.Scalar(), &index)) {
           return KeyError(origin, path, "must be a list of port indices");
+        }
+        // The NIC indices of a Gaudi ASIC (sysfs dev_port).
+        if (index < 0 || index > kMaxGaudiNicIndex) {
+          return KeyError(origin, path,
+                          absl::StrCat("port index ", index, " is not a Gaudi NIC index (0..",
+                                       kMaxGaudiNicIndex, ")"));
         }
         options.selection.gaudi_scale_out_ports.insert(index);
       }
@@ -93,6 +108,11 @@ absl::StatusOr<int> Int(const YAML::Node& node, const std::string& origin, absl:
   if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &value)) {
     return KeyError(origin, key, "must be an integer");
   }
+  if (IsQuoted(node)) {
+    return KeyError(origin, key,
+                    absl::StrCat("must be an integer, not the string \"", node.Scalar(),
+                                 "\" (write it without quotes)"));
+  }
   return value;
 }
 
@@ -102,7 +122,7 @@ absl::Status ApplyAddressing(const YAML::Node& node, const std::string& origin,
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
     const std::string path = absl::StrCat("addressing.", key);
-    if (!AddressingKeys().contains(key)) return KeyError(origin, path, "unknown key");
+    if (!AddressingKeys().contains(key)) return UnknownKeyError(origin, path);
     if (key == "mtu") {
       ASSIGN_OR_RETURN(int mtu, Int(entry.second, origin, path));
       if (mtu < 0) return KeyError(origin, path, "must not be negative");
@@ -128,7 +148,7 @@ absl::Status ApplyOutputs(const YAML::Node& node, const std::string& origin,
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
     const std::string path = absl::StrCat("outputs.", key);
-    if (!OutputKeys().contains(key)) return KeyError(origin, path, "unknown key");
+    if (!OutputKeys().contains(key)) return UnknownKeyError(origin, path);
     ASSIGN_OR_RETURN(std::string value, Scalar(entry.second, origin, path));
     if (key == "gaudinet") options.outputs.gaudinet_path = value;
     if (key == "networkd_dir") options.outputs.networkd_dir = value;
@@ -223,6 +243,41 @@ std::vector<std::string> ConfigKeys() {
   return keys;
 }
 
+absl::Status UnknownKeyError(const std::string& origin, const std::string& path) {
+  const size_t dot = path.rfind('.');
+  const std::string parent = dot == std::string::npos ? "" : path.substr(0, dot + 1);
+  const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
+  // First the keys beside it ("mtuu" for "addressing.mtu"), then the same
+  // key at another level ("mtu" for "addressing.mtu").
+  std::vector<std::string> beside;
+  std::vector<std::string> leaves;
+  std::vector<std::string> keys = ConfigKeys();
+  for (const std::string& key : keys) {
+    const size_t key_dot = key.rfind('.');
+    const std::string key_parent = key_dot == std::string::npos ? "" : key.substr(0, key_dot + 1);
+    const std::string key_leaf = key_dot == std::string::npos ? key : key.substr(key_dot + 1);
+    if (key_parent == parent) beside.push_back(key_leaf);
+    if (parent.empty() && key_dot != std::string::npos) beside.push_back(key.substr(0, key_dot));
+    leaves.push_back(key_leaf);
+  }
+  std::string hint;
+  if (const std::string near = ClosestMatch(leaf, beside); !near.empty()) {
+    hint = absl::StrCat("; did you mean \"", parent, near, "\"?");
+  } else if (const std::string other = ClosestMatch(leaf, leaves); !other.empty()) {
+    for (const std::string& key : keys) {
+      if (key == other || absl::EndsWith(key, absl::StrCat(".", other))) {
+        hint = absl::StrCat("; did you mean \"", key, "\" (",
+                            key.find('.') == std::string::npos
+                                ? std::string("a top-level key")
+                                : absl::StrCat("under ", key.substr(0, key.rfind('.')), ":"),
+                            ")?");
+        break;
+      }
+    }
+  }
+  return KeyError(origin, path, absl::StrCat("unknown key", hint));
+}
+
 absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
                              DaemonOptions& options) {
   YAML::Node root;
@@ -243,7 +298,7 @@ absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
         return absl::InvalidArgumentError(absl::StrCat(origin, ": keys must be strings"));
       }
       const std::string key = entry.first.Scalar();
-      if (!TopLevelKeys().contains(key)) return KeyError(origin, key, "unknown key");
+      if (!TopLevelKeys().contains(key)) return UnknownKeyError(origin, key);
       RETURN_IF_ERROR(ApplyKey(key, entry.second, origin, next));
     }
   } catch (const YAML::Exception& e) {

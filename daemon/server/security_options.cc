@@ -15,7 +15,9 @@ namespace {
 absl::StatusOr<int> PositiveInt(const YAML::Node& node, const std::string& origin,
                                 absl::string_view key) {
   int value = 0;
-  if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &value) || value <= 0) {
+  // A quoted scalar ("64") is a string in YAML: refused like any other.
+  if (!node.IsScalar() || node.Tag() == "!" || !absl::SimpleAtoi(node.Scalar(), &value) ||
+      value <= 0) {
     return KeyError(origin, key, "must be a positive integer");
   }
   return value;
@@ -27,7 +29,7 @@ absl::Status ApplyTls(const YAML::Node& node, const std::string& origin,
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
     const std::string path = absl::StrCat("tls.", key);
-    if (!TlsKeys().contains(key)) return KeyError(origin, path, "unknown key");
+    if (!TlsKeys().contains(key)) return UnknownKeyError(origin, path);
     ASSIGN_OR_RETURN(std::string value, Scalar(entry.second, origin, path));
     if (key == "address") tls.address = value;
     if (key == "cert") tls.cert = value;
@@ -48,7 +50,7 @@ absl::Status ApplyLimits(const YAML::Node& node, const std::string& origin,
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
     const std::string path = absl::StrCat("limits.", key);
-    if (!LimitKeys().contains(key)) return KeyError(origin, path, "unknown key");
+    if (!LimitKeys().contains(key)) return UnknownKeyError(origin, path);
     if (key == "mutating_rpcs_per_second") {
       double rate = 0;
       if (!entry.second.IsScalar() || !absl::SimpleAtod(entry.second.Scalar(), &rate) ||
@@ -119,7 +121,7 @@ absl::Status ApplySecurityKey(const std::string& key, const YAML::Node& value,
     ASSIGN_OR_RETURN(options.read_group, Scalar(value, origin, key));
     return absl::OkStatus();
   }
-  return KeyError(origin, key, "unknown key");
+  return UnknownKeyError(origin, key);
 }
 
 absl::Status ValidateSecurityOptions(const SecurityOptions& options) {

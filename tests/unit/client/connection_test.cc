@@ -110,14 +110,30 @@ TEST(RpcStatusToStatusTest, ExitCodeForEveryGrpcCode) {
   EXPECT_EQ(ExitCodeForRpc(grpc::StatusCode::DEADLINE_EXCEEDED), kExitUnreachable);
   EXPECT_EQ(ExitCodeForRpc(grpc::StatusCode::NOT_FOUND), kExitNotFound);
   EXPECT_EQ(ExitCodeForRpc(grpc::StatusCode::INVALID_ARGUMENT), kExitUsage);
+  // Every permission refusal, like a socket the caller may not open.
+  EXPECT_EQ(ExitCodeForRpc(grpc::StatusCode::PERMISSION_DENIED), kExitUnreachable);
+  EXPECT_EQ(ExitCodeForRpc(grpc::StatusCode::UNAUTHENTICATED), kExitUnreachable);
   for (grpc::StatusCode code :
        {grpc::StatusCode::CANCELLED, grpc::StatusCode::UNKNOWN, grpc::StatusCode::ALREADY_EXISTS,
-        grpc::StatusCode::PERMISSION_DENIED, grpc::StatusCode::RESOURCE_EXHAUSTED,
-        grpc::StatusCode::FAILED_PRECONDITION, grpc::StatusCode::ABORTED,
-        grpc::StatusCode::OUT_OF_RANGE, grpc::StatusCode::UNIMPLEMENTED, grpc::StatusCode::INTERNAL,
-        grpc::StatusCode::DATA_LOSS, grpc::StatusCode::UNAUTHENTICATED}) {
+        grpc::StatusCode::RESOURCE_EXHAUSTED, grpc::StatusCode::FAILED_PRECONDITION,
+        grpc::StatusCode::ABORTED, grpc::StatusCode::OUT_OF_RANGE,
+        grpc::StatusCode::UNIMPLEMENTED, grpc::StatusCode::INTERNAL,
+        grpc::StatusCode::DATA_LOSS}) {
     EXPECT_EQ(ExitCodeForRpc(code), kExitError) << "grpc code " << code;
   }
+}
+
+TEST(RpcStatusToStatusTest, AMessageThatNamesTheMethodIsNotPrefixedAgain) {
+  const std::string refusal =
+      "rocenet.v1.Addressing/Reconcile: caller uid 1000 (pid 42) may not change the node";
+  EXPECT_EQ(RpcStatusToStatus(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, refusal),
+                              "rocenet.v1.Addressing/Reconcile", "/s", absl::Seconds(5))
+                .message(),
+            refusal);
+  EXPECT_EQ(RpcStatusToStatus(grpc::Status(grpc::StatusCode::INTERNAL, "boom"),
+                              "rocenet.v1.X/Y", "/s", absl::Seconds(5))
+                .message(),
+            "rocenet.v1.X/Y: boom");
 }
 
 TEST(RpcStatusToStatusTest, ConnectionRefusedIsSpelledOut) {

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/dispatch.h"
 #include "gmock/gmock.h"
@@ -16,6 +17,7 @@ namespace {
 using Result = ::rocenet::rocectl::testutil::CliResult;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 Result Rocectl(std::vector<std::string> args) { return testutil::RunCli(std::move(args)); }
@@ -31,7 +33,7 @@ TEST(DispatchUsageTest, UnknownCommandAndBadArguments) {
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.err, StartsWith("rocectl: unknown command \"frobnicate\"\n"));
 
-  result = Rocectl({"ports", "so1"});
+  result = Rocectl({"ports", "so1", "so2"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.err, HasSubstr("rocectl ports get so1"));
   EXPECT_THAT(result.err, HasSubstr("Run 'rocectl ports --help' for usage."));
@@ -40,6 +42,32 @@ TEST(DispatchUsageTest, UnknownCommandAndBadArguments) {
   EXPECT_EQ(result.exit_code, 2);
   result = Rocectl({"health", "so1", "so2"});
   EXPECT_EQ(result.exit_code, 2);
+}
+
+TEST(DispatchUsageTest, ANearMissSaysWhatWasMeant) {
+  for (const auto& [typed, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"port", "ports"}, {"neighbours", "neighbors"}, {"helth", "health"},
+           {"topo", "topology"}, {"attachment", "attachments"}}) {
+    const Result result = Rocectl({typed});
+    EXPECT_EQ(result.exit_code, 2) << typed;
+    EXPECT_THAT(result.err, StartsWith(absl::StrCat("rocectl: unknown command \"", typed,
+                                                    "\"; did you mean \"", meant, "\"?\n")));
+  }
+  Result result = Rocectl({"frobnicate"});
+  EXPECT_THAT(result.err, Not(HasSubstr("did you mean")));
+  result = Rocectl({"--timout=5s", "ports"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("unknown flag --timout; did you mean \"--timeout\"?"));
+  result = Rocectl({"topology", "--fromat=dot"});
+  EXPECT_THAT(result.err, HasSubstr("did you mean \"--format\"?"));
+}
+
+TEST(DispatchUsageTest, ADurationWithoutAUnitSaysHowToWriteOne) {
+  const Result result = Rocectl({"--timeout", "5", "ports"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("invalid value \"5\" for flag --timeout: not a duration; "
+                                    "write a number with a unit, e.g. 5s, 500ms or 2m"));
+  EXPECT_THAT(result.err, Not(HasSubstr("Illegal value")));
 }
 
 TEST(DispatchUsageTest, BadOutputFormat) {

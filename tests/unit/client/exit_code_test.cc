@@ -14,7 +14,7 @@ TEST(ExitCodeForTest, DocumentedCodes) {
   EXPECT_EQ(ExitCodeFor(absl::OkStatus()), 0);
   EXPECT_EQ(ExitCodeFor(absl::UnknownError("x")), 1);
   EXPECT_EQ(ExitCodeFor(absl::InternalError("x")), 1);
-  EXPECT_EQ(ExitCodeFor(absl::PermissionDeniedError("x")), 1);
+  EXPECT_EQ(ExitCodeFor(absl::PermissionDeniedError("x")), 3);
   EXPECT_EQ(ExitCodeFor(absl::InvalidArgumentError("x")), 2);
   EXPECT_EQ(ExitCodeFor(absl::UnavailableError("x")), 3);
   EXPECT_EQ(ExitCodeFor(absl::DeadlineExceededError("x")), 3);

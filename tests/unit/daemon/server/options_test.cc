@@ -93,6 +93,29 @@ TEST(OptionsTest, BadFilesAreRejectedNamingTheKey) {
   ExpectError("diag_port: any\n", "key \"diag_port\": must be an integer");
 }
 
+TEST(OptionsTest, UnknownKeysSuggestTheKeyMeantAtItsLevel) {
+  ExpectError("sockett: /x\n", "key \"sockett\": unknown key; did you mean \"socket\"?");
+  ExpectError("gaudi:\n  enable: true\n",
+              "key \"gaudi.enable\": unknown key; did you mean \"gaudi.enabled\"?");
+  ExpectError("mtu: 9000\n",
+              "key \"mtu\": unknown key; did you mean \"addressing.mtu\" (under addressing:)?");
+  ExpectError("addressing:\n  mode: L2\n",
+              "key \"addressing.mode\": unknown key; did you mean \"mode\" (a top-level key)?");
+  ExpectError("adressing:\n  mtu: 9000\n", "did you mean \"addressing\"?");
+  ExpectError("frobnicate: 1\n", "key \"frobnicate\": unknown key");
+}
+
+TEST(OptionsTest, ValuesAreTypeChecked) {
+  ExpectError("addressing:\n  mtu: \"9000\"\n",
+              "key \"addressing.mtu\": must be an integer, not the string \"9000\" (write it "
+              "without quotes)");
+  ExpectError("gaudi:\n  scale_out_ports: [8, 99]\n",
+              "key \"gaudi.scale_out_ports\": port index 99 is not a Gaudi NIC index (0..23)");
+  ExpectError("gaudi:\n  scale_out_ports: [\"8\"]\n", "must be a list of port indices");
+  ExpectError("gaudi:\n  enabled: \"true\"\n", "must be true or false");
+  ExpectError("limits:\n  max_string_bytes: \"64\"\n", "must be a positive integer");
+}
+
 TEST(OptionsTest, ValidationNamesTheBadValue) {
   struct Case {
     std::function<void(DaemonOptions&)> mutate;
