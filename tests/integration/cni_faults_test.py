@@ -15,7 +15,7 @@ import time
 import pytest
 
 from cni_test import Cni, all_namespaces_state, ip_json
-from harness import Daemon, sim, wait_until
+from harness import Daemon, ready_daemon, sim, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +28,8 @@ def fabric():
 
 @pytest.fixture(scope="module")
 def daemon(fabric):
-    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
-    d.start()
-    d.wait_ready(10)
-    yield d
-    d.cleanup()
+    with ready_daemon(fabric, timeout=10) as d:
+        yield d
 
 
 def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):

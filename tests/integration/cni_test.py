@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from harness import Daemon, binary, network_state, sim, wait_until
+from harness import Daemon, binary, network_state, ready_daemon, sim, wait_until
 
 VERSIONS = ["0.4.0", "1.0.0", "1.1.0"]
 
@@ -67,11 +67,8 @@ def fabric():
 
 @pytest.fixture(scope="module")
 def daemon(fabric):
-    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
-    d.start()
-    d.wait_ready(10)
-    yield d
-    d.cleanup()
+    with ready_daemon(fabric, timeout=10) as d:
+        yield d
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness import BUILD_DIR, Daemon, binary, metric_value, sim, wait_until
+from harness import BUILD_DIR, Daemon, binary, metric_value, ready_daemon, sim, wait_until
 
 RESOURCE = "rocenet.io/scale-out-port"
 GRACE = 2.0
@@ -126,11 +126,8 @@ def fabric():
 
 @pytest.fixture(scope="module")
 def daemon(fabric):
-    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
-    d.start()
-    d.wait_ready(15)
-    yield d
-    d.cleanup()
+    with ready_daemon(fabric, timeout=15) as d:
+        yield d
 
 
 @pytest.fixture

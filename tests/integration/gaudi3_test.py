@@ -14,7 +14,7 @@ import tempfile
 import pytest
 
 from device_plugin_test import KubeletPeer, Plugin
-from harness import Daemon, sim, wait_until
+from harness import Daemon, ready_daemon, sim, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +26,8 @@ def fabric():
 
 @pytest.fixture(scope="module")
 def daemon(fabric):
-    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
-    d.start()
-    d.wait_ready(40)
-    yield d
-    d.cleanup()
+    with ready_daemon(fabric, timeout=40) as d:
+        yield d
 
 
 def test_three_rails_of_eight_ports_each_on_its_own_leaf(fabric, daemon):

@@ -3,6 +3,7 @@ simulated fabric's node namespace, run the real rocectl, read metrics."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -141,6 +142,19 @@ class Daemon:
     def ports(self) -> list[dict]:
         cp = self.rocectl("ports", "-o", "json", check=True)
         return json.loads(cp.stdout).get("ports", [])
+
+
+@contextlib.contextmanager
+def ready_daemon(fabric, *args: str, timeout: float = 10):
+    """rocenetd on `fabric` (its fake sysfs, plus `args`), once the node is
+    ready; cleaned up afterwards. For module fixtures."""
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", *args])
+    try:
+        d.start()
+        d.wait_ready(timeout)
+        yield d
+    finally:
+        d.cleanup()
 
 
 def rocectl(*args: str, check: bool = False, **kw) -> subprocess.CompletedProcess:

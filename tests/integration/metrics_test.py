@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from harness import Daemon, binary, sim, wait_until
+from harness import Daemon, binary, ready_daemon, sim, wait_until
 
 parser = pytest.importorskip("prometheus_client.parser")
 
@@ -132,11 +132,8 @@ def fabric():
 
 @pytest.fixture(scope="module")
 def daemon(fabric):
-    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
-    d.start()
-    d.wait_ready(10)
-    yield d
-    d.cleanup()
+    with ready_daemon(fabric, timeout=10) as d:
+        yield d
 
 
 def check_name(name: str, kind: str, help_text: str, samples) -> None:
