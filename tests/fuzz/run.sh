@@ -79,6 +79,7 @@ case "$target" in
       daemon/server/config_yaml.cc
       daemon/common/logging.cc
       daemon/common/ipv4.cc
+      daemon/common/suggest.cc
       daemon/addressing/planner.cc
       daemon/addressing/port_description.cc
       daemon/inventory/port_selection.cc
