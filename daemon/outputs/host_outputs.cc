@@ -128,7 +128,7 @@ void HostOutputs::UpdateNfd(const std::vector<PortOutput>& ports,
              labels != nfd_labels_) {
     status = WriteNfd(labels);
   } else {
-    status = RefreshExpiry();
+    status = RefreshNfd();
   }
   if (!status.ok()) {
     errors.push_back(Annotate("NFD feature file", config_.nfd_features_path, status));
@@ -145,14 +145,19 @@ absl::Status HostOutputs::WriteNfd(const std::string& labels) {
   return absl::OkStatus();
 }
 
-absl::Status HostOutputs::RefreshExpiry() {
+absl::Status HostOutputs::RefreshNfd() {
   if (config_.nfd_features_path.empty() || nfd_labels_.empty()) return absl::OkStatus();
   const bool due = clock_->Now() >= nfd_expiry_ - config_.nfd_lifetime / 2;
   // Someone removed or edited it: put it back as it should be.
   absl::StatusOr<std::string> on_disk = fs_->ReadFile(config_.nfd_features_path);
   const bool intact = on_disk.ok() && *on_disk == RenderNfdFile(nfd_labels_, nfd_expiry_);
   if (!due && intact) return absl::OkStatus();
-  return Annotate("NFD feature file", config_.nfd_features_path, WriteNfd(nfd_labels_));
+  return WriteNfd(nfd_labels_);
+}
+
+absl::Status HostOutputs::RefreshExpiry() {
+  const absl::Status status = RefreshNfd();
+  return status.ok() ? status : Annotate("NFD feature file", config_.nfd_features_path, status);
 }
 
 absl::Status HostOutputs::Withdraw() {

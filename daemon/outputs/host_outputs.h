@@ -104,6 +104,8 @@ class HostOutputs {
 
   // Writes the NFD labels `labels` with an expiry from now.
   absl::Status WriteNfd(const std::string& labels);
+  // RefreshExpiry without the file's name in the error.
+  absl::Status RefreshNfd();
 
   os::FileSystem* fs_;
   const os::Clock* clock_;

@@ -336,6 +336,24 @@ TEST(HostOutputsTest, TheNfdFileExpiresAndIsRefreshedWhileRocenetdRuns) {
   EXPECT_TRUE(fs.GetFile(kNfd).has_value());
 }
 
+TEST(HostOutputsTest, AFailedRefreshNamesTheFileOnce) {
+  FakeFileSystem fs;
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
+  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  clock.Advance(absl::Minutes(6));
+  fs.FailNextWrite(absl::PermissionDeniedError("Read-only file system"), kNfd);
+  const absl::Status status = outputs.Update({Ready("so0", 0)});
+  EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied);
+  const std::string message(status.message());
+  EXPECT_EQ(message.find(kNfd), message.rfind(kNfd)) << message;
+  EXPECT_THAT(message, HasSubstr("Read-only file system"));
+  fs.FailNextWrite(absl::PermissionDeniedError("Read-only file system"), kNfd);
+  const absl::Status refresh = outputs.RefreshExpiry();
+  EXPECT_EQ(std::string(refresh.message()).find(kNfd),
+            std::string(refresh.message()).rfind(kNfd));
+}
+
 TEST(HostOutputsTest, WithdrawRemovesTheNfdFileAndNothingElse) {
   FakeFileSystem fs;
   FakeClock clock;
