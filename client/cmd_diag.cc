@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "daemon/common/suggest.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "client/connection.h"
@@ -278,8 +279,11 @@ absl::Status RunDiag(const CommandContext& context, const std::vector<std::strin
   if (args[0] == "bandwidth") return Bandwidth(context, flags);
   if (args[0] == "allreduce") return Allreduce(context, flags);
   if (args[0] == "incast") return Incast(context, flags);
-  return absl::InvalidArgumentError(absl::StrCat("diag: unknown test \"", args[0],
-                                                 "\"; use reach, bandwidth, allreduce or incast"));
+  const std::string near = ClosestMatch(args[0], {"reach", "bandwidth", "allreduce", "incast"});
+  return absl::InvalidArgumentError(
+      absl::StrCat("diag: unknown test \"", args[0], "\"",
+                   near.empty() ? "" : absl::StrCat("; did you mean \"", near, "\"?"),
+                   "; use reach, bandwidth, allreduce or incast"));
 }
 
 }  // namespace

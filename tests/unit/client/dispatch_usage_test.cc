@@ -55,6 +55,12 @@ TEST(DispatchUsageTest, ANearMissSaysWhatWasMeant) {
   }
   Result result = Rocectl({"frobnicate"});
   EXPECT_THAT(result.err, Not(HasSubstr("did you mean")));
+  result = Rocectl({"ports", "gte", "so1"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("unknown ports subcommand \"gte\"; did you mean \"get\"?"));
+  result = Rocectl({"diag", "bandwith"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("diag: unknown test \"bandwith\"; did you mean \"bandwidth\"?"));
   result = Rocectl({"--timout=5s", "ports"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.err, HasSubstr("unknown flag --timout; did you mean \"--timeout\"?"));
