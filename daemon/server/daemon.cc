@@ -30,6 +30,7 @@
 #include "daemon/os/linux/system_clock.h"
 #include "daemon/os/linux/unix_socket.h"
 #include "daemon/server/api_server.h"
+#include "daemon/server/config_watcher.h"
 #include "daemon/server/event_loop.h"
 #include "daemon/server/node.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -80,7 +81,7 @@ absl::Status CheckSysfsRoot(const std::string& root) {
 }  // namespace
 
 absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
-                       ConfigSource reload) {
+                       ConfigOrigin config) {
   RETURN_IF_ERROR(CheckSysfsRoot(options.sysfs_root));
   // One rocenetd per socket, and so per node: a new one waits here, before it
   // touches any port, for an old one that is still stopping.
@@ -138,7 +139,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(options.security));
   api::RequestGate gate(CallerOf, gate_config);
   auto reload_metrics = std::make_shared<api::ConfigReloadMetrics>(absl::Now());
-  Reloader reloader(options, std::move(reload),
+  Reloader reloader(options, std::move(config.load),
                     ReloadTargets{.gate = &gate,
                                   .addressing = &addressing,
                                   .node = &node,
@@ -152,9 +153,22 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
       loop->Stop();
     } else if (sig == SIGHUP) {
       // Errors are logged and counted by the reloader; the daemon runs on.
-      reloader.Reload().IgnoreError();
+      reloader.Reload("received SIGHUP").IgnoreError();
     }
   }));
+  std::unique_ptr<ConfigWatcher> config_watcher;
+  if (!config.watch_path.empty()) {
+    auto on_change = [&reloader] { reloader.Reload("the config file changed").IgnoreError(); };
+    absl::StatusOr<std::unique_ptr<ConfigWatcher>> watching = ConfigWatcher::Start(
+        loop.get(), &fs, {.path = config.watch_path, .loaded = config.loaded}, on_change);
+    // Without the watch (inotify instances used up) SIGHUP still reloads.
+    if (watching.ok()) {
+      config_watcher = *std::move(watching);
+    } else {
+      SPDLOG_ERROR("config {}: not watched, changes need SIGHUP: {}", config.watch_path,
+                   watching.status().message());
+    }
+  }
 
   api::PortDiscoveryService port_service(&node, &gate);
   api::HealthService health_service(&node, &gate);
@@ -204,6 +218,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   if (absl::Status s = host_outputs.Withdraw(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
   api_server->Shutdown(absl::Now() + kShutdownGrace);
   exposer.reset();
+  config_watcher.reset();
   loop->RemoveReader(signal_fd);
   close(signal_fd);
   SPDLOG_INFO("stopped");

@@ -21,9 +21,18 @@ namespace rocenet::server {
 // thread starts, so every thread inherits the mask.
 inline constexpr std::initializer_list<int> kHandledSignals = {SIGTERM, SIGINT, SIGHUP};
 
-// `reload` loads the configuration again on SIGHUP (see reloader.h); without
-// one, SIGHUP is refused with an error and nothing changes.
+// Where the running configuration came from. `load` loads it again (the
+// file with the flags over it, validated); SIGHUP calls it, and so does a
+// change on disk to `watch_path` (the --config file or directory) when that
+// is set. `loaded` is the ConfigFingerprint() of the documents `options`
+// came from. Without `load`, a reload is refused and nothing changes.
+struct ConfigOrigin {
+  ConfigSource load;
+  std::string watch_path;
+  std::string loaded;
+};
+
 absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
-                       ConfigSource reload = nullptr);
+                       ConfigOrigin config = {});
 
 }  // namespace rocenet::server

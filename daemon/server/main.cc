@@ -14,11 +14,17 @@
 #include "absl/time/time.h"
 #include "daemon/common/flag_parser.h"
 #include "daemon/common/logging.h"
+#include "daemon/os/linux/filesystem_linux.h"
 #include "daemon/os/linux/signals.h"
+#include "daemon/server/config_files.h"
 #include "daemon/server/daemon.h"
 #include "daemon/server/options.h"
 
-ABSL_FLAG(std::string, config, "", "YAML config file; flags given on the command line win");
+ABSL_FLAG(std::string, config, "",
+          "YAML config file, or a directory: its config.yaml, then every other *.yaml in name "
+          "order over it; flags given on the command line win");
+ABSL_FLAG(bool, watch_config, true,
+          "reload the configuration when the --config file or directory changes, as on SIGHUP");
 ABSL_FLAG(std::string, socket, "/run/rocenet/rocenetd.sock", "unix socket for the gRPC API");
 ABSL_FLAG(std::string, interfaces, "",
           "comma-separated interface names or globs to manage besides Gaudi ports");
@@ -135,14 +141,22 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<DaemonOptions> BuildOptions(const ParsedCommandLine& cmd) {
+// The options from the --config documents with the flags over them,
+// validated; `fingerprint`, when given, receives ConfigFingerprint() of the
+// documents read.
+absl::StatusOr<DaemonOptions> BuildOptions(const ParsedCommandLine& cmd,
+                                           std::string* fingerprint = nullptr) {
   DaemonOptions options;
   if (!cmd.positional.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("unexpected argument \"", cmd.positional.front(), "\""));
   }
   if (const std::string config = absl::GetFlag(FLAGS_config); !config.empty()) {
-    if (absl::Status s = ApplyConfigFile(config, options); !s.ok()) return s;
+    absl::StatusOr<std::vector<ConfigDocument>> documents =
+        ReadConfigDocuments(os::FileSystemLinux(), config);
+    if (!documents.ok()) return documents.status();
+    if (fingerprint != nullptr) *fingerprint = ConfigFingerprint(*documents);
+    if (absl::Status s = ApplyConfigDocuments(*documents, options); !s.ok()) return s;
   }
   if (absl::Status s = ApplyFlags(cmd, options); !s.ok()) return s;
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
@@ -168,7 +182,8 @@ int Main(int argc, char** argv) {
     std::cout << "rocenetd " << ROCENET_VERSION << "\n";
     return 0;
   }
-  absl::StatusOr<DaemonOptions> options = BuildOptions(*cmd);
+  std::string loaded;
+  absl::StatusOr<DaemonOptions> options = BuildOptions(*cmd, &loaded);
   if (!options.ok()) {
     std::cerr << "rocenetd: " << options.status().message() << "\n";
     return 2;
@@ -183,7 +198,11 @@ int Main(int argc, char** argv) {
     return 1;
   }
   SPDLOG_INFO("rocenetd {} starting", ROCENET_VERSION);
-  if (absl::Status s = RunDaemon(*options, ROCENET_VERSION, [&] { return BuildOptions(*cmd); }); !s.ok()) {
+  ConfigOrigin origin{.load = [&] { return BuildOptions(*cmd); },
+                      .watch_path = absl::GetFlag(FLAGS_watch_config) ? absl::GetFlag(FLAGS_config)
+                                                                       : std::string(),
+                      .loaded = loaded};
+  if (absl::Status s = RunDaemon(*options, ROCENET_VERSION, std::move(origin)); !s.ok()) {
     SPDLOG_ERROR("{}", s.message());
     return 1;
   }

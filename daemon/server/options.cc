@@ -1,10 +1,8 @@
 #include "daemon/server/options.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -306,16 +304,6 @@ absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
   }
   options = std::move(next);
   return absl::OkStatus();
-}
-
-absl::Status ApplyConfigFile(const std::string& path, DaemonOptions& options) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat("config ", path, ": cannot be read"));
-  }
-  std::stringstream content;
-  content << in.rdbuf();
-  return ApplyConfigYaml(content.str(), absl::StrCat("config ", path), options);
 }
 
 absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(absl::string_view text) {

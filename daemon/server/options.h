@@ -69,9 +69,6 @@ std::string RuntimeDirOf(const DaemonOptions& options);
 absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
                              DaemonOptions& options);
 
-// Reads and applies a config file.
-absl::Status ApplyConfigFile(const std::string& path, DaemonOptions& options);
-
 // Checks values that no single key can check alone.
 absl::Status ValidateOptions(const DaemonOptions& options);
 

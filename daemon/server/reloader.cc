@@ -22,8 +22,8 @@ bool Changed(const std::vector<std::string>& keys, absl::string_view prefix) {
 
 }  // namespace
 
-absl::Status Reloader::Reload() {
-  SPDLOG_INFO("received SIGHUP; reloading the configuration");
+absl::Status Reloader::Reload(absl::string_view why) {
+  SPDLOG_INFO("{}; reloading the configuration", why);
   absl::Status result;
   if (source_ == nullptr) {
     result = absl::FailedPreconditionError("no configuration source to reload from");
@@ -66,6 +66,7 @@ absl::Status Reloader::Apply(const DaemonOptions& loaded) {
   }
   SPDLOG_INFO("configuration reloaded: applied [{}], needs restart [{}]",
               absl::StrJoin(plan.applied, ", "), absl::StrJoin(plan.needs_restart, ", "));
+  if (targets_.metrics != nullptr) targets_.metrics->SetRestartPending(plan.needs_restart);
   running_ = std::move(plan.next);
   return absl::OkStatus();
 }

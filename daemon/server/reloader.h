@@ -1,4 +1,4 @@
-// Reloader: rocenetd's answer to SIGHUP.
+// Reloader: rocenetd's answer to SIGHUP and to a changed config file.
 //
 // Loads the configuration again through a ConfigSource (the --config file,
 // then the command-line flags over it, fully validated, exactly as at start).
@@ -16,6 +16,7 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "daemon/api/auth.h"
 #include "daemon/api/metrics_config.h"
 #include "daemon/server/addressing_driver.h"
@@ -40,7 +41,8 @@ class Reloader {
       : running_(std::move(running)), source_(std::move(source)), targets_(targets) {}
 
   // Loads, checks and applies; OK when the new configuration was taken.
-  absl::Status Reload();
+  // `why` says in the log what asked for it ("received SIGHUP").
+  absl::Status Reload(absl::string_view why);
 
   const DaemonOptions& running() const { return running_; }
 

@@ -13,6 +13,8 @@
 #include "absl/strings/strip.h"
 #include "daemon/server/config_reload.h"
 #include "daemon/server/options.h"
+#include "daemon/os/linux/filesystem_linux.h"
+#include "daemon/server/config_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -71,7 +73,7 @@ std::map<std::string, std::string> KeysWithComments(const std::string& text) {
 
 TEST(ConfigExampleTest, LoadsAndValidates) {
   DaemonOptions options;
-  absl::Status loaded = ApplyConfigFile(kExample, options);
+  absl::Status loaded = ApplyConfigPath(os::FileSystemLinux(), kExample, options);
   ASSERT_TRUE(loaded.ok()) << loaded;
   absl::Status valid = ValidateOptions(options);
   EXPECT_TRUE(valid.ok()) << valid;
@@ -79,7 +81,7 @@ TEST(ConfigExampleTest, LoadsAndValidates) {
 
 TEST(ConfigExampleTest, ValuesAreTheDefaults) {
   DaemonOptions options;
-  ASSERT_TRUE(ApplyConfigFile(kExample, options).ok());
+  ASSERT_TRUE(ApplyConfigPath(os::FileSystemLinux(), kExample, options).ok());
   ReloadPlan differences = PlanReload(DaemonOptions(), options);
   EXPECT_THAT(differences.applied, IsEmpty());
   EXPECT_THAT(differences.needs_restart, IsEmpty());

@@ -2,6 +2,8 @@
 
 #include <functional>
 
+#include "daemon/os/linux/filesystem_linux.h"
+#include "daemon/server/config_files.h"
 #include "gtest/gtest.h"
 
 namespace rocenet::server {
@@ -151,7 +153,8 @@ TEST(OptionsTest, ListenAddress) {
 
 TEST(OptionsTest, MissingFileIsAnError) {
   DaemonOptions options;
-  absl::Status status = ApplyConfigFile("/nonexistent/rocenet.yaml", options);
+  absl::Status status =
+      ApplyConfigPath(os::FileSystemLinux(), "/nonexistent/rocenet.yaml", options);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("/nonexistent/rocenet.yaml"), absl::string_view::npos);
 }
