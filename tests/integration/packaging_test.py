@@ -59,6 +59,33 @@ def one(docs: list[dict], kind: str, name: str | None = None) -> dict:
     return found[0]
 
 
+def rocenetd_config(docs: list[dict]) -> dict:
+    """The generated ConfigMap rocenetd-config-<hash>, checked to be the one
+    the DaemonSet mounts."""
+    cm = one([d for d in docs if d["kind"] == "ConfigMap"], "ConfigMap")
+    assert re.fullmatch(r"rocenetd-config-[a-z0-9]{10}", cm["metadata"]["name"]), \
+        cm["metadata"]["name"]
+    ds = one(docs, "DaemonSet", "rocenet")
+    assert volumes(ds)["config"]["configMap"]["name"] == cm["metadata"]["name"]
+    return cm
+
+
+def write_volume(cm: dict, directory) -> str:
+    """The ConfigMap's keys as the files its volume shows; the directory."""
+    os.makedirs(str(directory), exist_ok=True)
+    for key, text in cm["data"].items():
+        with open(os.path.join(str(directory), key), "w") as f:
+            f.write(text)
+    return str(directory)
+
+
+def config_flag(ds: dict) -> str:
+    """The --config path of rocenetd's command in the DaemonSet."""
+    flags = [a for a in containers(ds)["rocenetd"]["command"] if a.startswith("--config=")]
+    assert len(flags) == 1
+    return flags[0].split("=", 1)[1]
+
+
 def containers(ds: dict) -> dict[str, dict]:
     spec = ds["spec"]["template"]["spec"]
     return {c["name"]: c for c in spec.get("initContainers", []) + spec["containers"]}
@@ -148,6 +175,8 @@ def test_every_kustomization_renders_offline():
                                 "ServiceMonitor"},
         os.path.join(K8S, "monitoring"): {"ServiceMonitor"},
         os.path.join(K8S, "examples"): {"NetworkAttachmentDefinition", "Pod"},
+        os.path.join(K8S, "examples", "config-override"): {"Namespace", "ServiceAccount",
+                                                           "ConfigMap", "DaemonSet", "Service"},
     }
     for directory, want in kinds.items():
         got = {d["kind"] for d in render(directory)}
@@ -158,7 +187,8 @@ def test_kustomizations_use_only_what_kubectl_1_20_knows():
     """Debian 12's kubectl (1.20) embeds kustomize v2.0.3; a newer kubectl
     renders more, so the keys are held to the old set here too."""
     old_keys = {"resources", "bases", "patchesStrategicMerge", "patchesJson6902", "images",
-                "namespace", "commonLabels", "commonAnnotations", "namePrefix", "nameSuffix"}
+                "namespace", "commonLabels", "commonAnnotations", "namePrefix", "nameSuffix",
+                "configMapGenerator", "generatorOptions"}
     found = glob.glob(os.path.join(K8S, "**", "kustomization.yaml"), recursive=True)
     assert len(found) >= 5
     for path in found:
@@ -261,7 +291,7 @@ def test_daemonset_probes_use_what_the_binaries_offer(overlay):
     assert ds["spec"]["template"]["spec"]["nodeSelector"] == {
         "kubernetes.io/os": "linux", "feature.node.kubernetes.io/pci-1200_1da3.present": "true"}
     cs = containers(ds)
-    config = yaml.safe_load(one(docs, "ConfigMap", "rocenetd-config")["data"]["config.yaml"])
+    config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
     daemon = cs["rocenetd"]
     ports = {p["name"]: p for p in daemon["ports"]}
     metrics_port = int(config["metrics_address"].rsplit(":", 1)[1])
@@ -291,11 +321,16 @@ def test_probes_and_configmap_against_the_real_daemon(tmp_path):
     docs = render(OVERLAYS["generic"])
     ds = one(docs, "DaemonSet", "rocenet")
     daemon = containers(ds)["rocenetd"]
-    config = yaml.safe_load(one(docs, "ConfigMap", "rocenetd-config")["data"]["config.yaml"])
+    cm = rocenetd_config(docs)
+    # rocenetd reads the whole volume: config.yaml and any override beside it.
+    assert config_flag(ds) == next(m["mountPath"] for m in daemon["volumeMounts"]
+                                   if m["name"] == "config")
+    config = yaml.safe_load(cm["data"]["config.yaml"])
     config["outputs"]["nfd_features"] = str(tmp_path / "features.d" / "rocenet")
     (tmp_path / "features.d").mkdir()
-    config_path = tmp_path / "config.yaml"
-    config_path.write_text(yaml.safe_dump(config))
+    cm["data"]["config.yaml"] = yaml.safe_dump(config)
+    # The volume's directory, as the DaemonSet passes it.
+    config_path = write_volume(cm, tmp_path / "etc-rocenet")
     with running_daemon(built("rocenetd"), config_path, tmp_path) as (ns, sock):
         port = int(config["metrics_address"].rsplit(":", 1)[1])
         url = f"http://127.0.0.1:{port}/metrics"
@@ -324,6 +359,32 @@ def test_probes_and_configmap_against_the_real_daemon(tmp_path):
             assert scrape() is not None
         finally:
             os.rename(sock + ".moved", sock)
+
+
+def test_a_config_override_overlay_changes_one_key_and_rolls_the_daemonset(tmp_path):
+    """examples/config-override adds local.yaml beside the base's config.yaml
+    in the same ConfigMap: the base file is untouched, the name (and so the
+    DaemonSet's pod template) changes, and rocenetd takes the directory with
+    the override, or refuses it naming the file."""
+    base = rocenetd_config(render(OVERLAYS["generic"]))
+    docs = render(os.path.join(K8S, "examples", "config-override"))
+    cm = rocenetd_config(docs)
+    assert set(cm["data"]) == {"config.yaml", "local.yaml"}
+    assert cm["data"]["config.yaml"] == base["data"]["config.yaml"]
+    assert cm["metadata"]["name"] != base["metadata"]["name"], "a changed config must roll"
+    override = yaml.safe_load(cm["data"]["local.yaml"])
+    assert override["addressing"] == {"mtu": 9000}
+    directory = write_volume(cm, tmp_path / "good")
+    check = [built("rocenetd"), "--check-config", f"--config={directory}"]
+    cp = subprocess.run(check, capture_output=True, text=True, timeout=10)
+    assert cp.returncode == 0, cp.stderr
+    cm["data"]["local.yaml"] = 'addressing:\n  mtu: "9000"\n'
+    directory = write_volume(cm, tmp_path / "bad")
+    cp = subprocess.run([built("rocenetd"), "--check-config", f"--config={directory}"],
+                        capture_output=True, text=True, timeout=10)
+    assert cp.returncode == 2
+    assert f"config {directory}/local.yaml" in cp.stderr and "addressing.mtu" in cp.stderr, \
+        cp.stderr
 
 
 def test_install_cni_replaces_the_plugin_atomically(tmp_path):
