@@ -2,43 +2,45 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "daemon/common/ipv4.h"
-#include "nlohmann/json.hpp"
 #include "plugins/device/devinfo.h"
+#include "plugins/device/hcl_files.h"
 
 namespace rocenet::device {
 namespace {
 
-// A file name that tells which ports the file is for; ports belong to one
+// A directory name that tells which ports it is for; ports belong to one
 // container at a time, so the set of ids is unique among live containers.
-std::string GaudinetFileName(std::vector<std::string> ids) {
-  std::sort(ids.begin(), ids.end());
-  std::string name = absl::StrCat("gaudinet-", absl::StrJoin(ids, "_"), ".json");
+std::string HclDirectoryName(const std::vector<std::string>& sorted_ids) {
+  std::string name = absl::StrCat("alloc-", absl::StrJoin(sorted_ids, "_"));
   std::replace(name.begin(), name.end(), '/', '-');
   return name;
 }
 
+std::vector<const PortInfo*> Lookup(const std::vector<std::string>& ids, const PortMap& ports) {
+  std::vector<const PortInfo*> found;
+  for (const std::string& id : ids) {
+    if (auto it = ports.find(id); it != ports.end()) found.push_back(&it->second);
+  }
+  return found;
+}
+
 }  // namespace
 
-std::string GaudinetJson(const std::vector<const PortInfo*>& ports) {
-  std::vector<const PortInfo*> sorted = ports;
-  std::sort(sorted.begin(), sorted.end(),
-            [](const PortInfo* a, const PortInfo* b) { return a->name < b->name; });
-  nlohmann::json entries = nlohmann::json::array();
-  for (const PortInfo* port : sorted) {
-    std::string ip, mask;
-    if (absl::StatusOr<Ipv4Prefix> local = Ipv4Prefix::Parse(port->local); local.ok()) {
-      ip = local->address().ToString();
-      mask = local->Netmask().ToString();
-    }
-    entries.push_back({{"NIC_MAC", port->mac},
-                       {"NIC_IP", ip},
-                       {"SUBNET_MASK", mask},
-                       {"GATEWAY_MAC", port->gateway_mac}});
+std::vector<FileToWrite> HclDirectoryFiles(const std::string& dir,
+                                           const std::vector<std::string>& ids,
+                                           const PortMap& ports) {
+  std::vector<const PortInfo*> allocated = Lookup(ids, ports);
+  std::vector<FileToWrite> files;
+  if (std::optional<std::string> macs = MacAddrInfoJson(allocated, ports)) {
+    files.push_back({absl::StrCat(dir, "/", kMacInfoFile), *std::move(macs)});
   }
-  return nlohmann::json({{"NIC_NET_CONFIG", entries}}).dump(2) + "\n";
+  if (std::optional<std::string> gaudinet = GaudinetJson(allocated)) {
+    files.push_back({absl::StrCat(dir, "/", kGaudinetFile), *std::move(gaudinet)});
+  }
+  return files;
 }
 
 absl::StatusOr<ContainerAllocation> BuildContainerAllocation(const std::vector<std::string>& ids,
@@ -62,6 +64,8 @@ absl::StatusOr<ContainerAllocation> BuildContainerAllocation(const std::vector<s
   }
 
   ContainerAllocation out;
+  out.ids = ids;
+  std::sort(out.ids.begin(), out.ids.end());
   std::vector<std::string> names;
   for (const PortInfo* port : allocated) names.push_back(port->name);
   auto& envs = *out.response.mutable_envs();
@@ -69,18 +73,27 @@ absl::StatusOr<ContainerAllocation> BuildContainerAllocation(const std::vector<s
   envs[kEnvPortInterfaces] = absl::StrJoin(names, ",");
 
   for (const PortInfo* port : allocated) {
+    // The spec requires a PCI address for type "pci"; a port without one
+    // (a virtual device) gets no file rather than a wrong one.
+    if (port->pci_address.empty()) continue;
     out.files.push_back({absl::StrCat(options.devinfo_dir, "/",
                                       DevInfoFileName(options.resource_name, port->id)),
                          DevInfoJson(*port)});
   }
-  if (!options.gaudinet_dir.empty()) {
-    std::string host_path = absl::StrCat(options.gaudinet_dir, "/", GaudinetFileName(ids));
-    out.files.push_back({host_path, GaudinetJson(allocated)});
+  const bool gaudi = std::any_of(allocated.begin(), allocated.end(),
+                                 [](const PortInfo* p) { return p->gaudi; });
+  if (!options.hcl_dir.empty() && gaudi) {
+    out.hcl_dir = absl::StrCat(options.hcl_dir, "/", HclDirectoryName(out.ids));
+    for (FileToWrite& file : HclDirectoryFiles(out.hcl_dir, out.ids, ports)) {
+      const bool is_gaudinet = absl::EndsWith(file.path, kGaudinetFile);
+      envs[is_gaudinet ? kEnvGaudinet : kEnvMacInfo] = absl::StrCat(
+          options.hcl_container_dir, "/", is_gaudinet ? kGaudinetFile : kMacInfoFile);
+      out.files.push_back(std::move(file));
+    }
     v1beta1::Mount* mount = out.response.add_mounts();
-    mount->set_host_path(host_path);
-    mount->set_container_path(options.gaudinet_container_path);
+    mount->set_host_path(out.hcl_dir);
+    mount->set_container_path(options.hcl_container_dir);
     mount->set_read_only(true);
-    envs[kEnvGaudinet] = options.gaudinet_container_path;
   }
   return out;
 }

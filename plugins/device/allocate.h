@@ -4,10 +4,13 @@
 // For the allocated ports the container gets:
 //   ROCENET_PORT_IDS         the port ids, comma-separated, in request order
 //   ROCENET_PORT_INTERFACES  their host interface names, same order
-// and for every port a Multus device-info file (devinfo.h). With
-// `gaudinet_dir` set it also gets a gaudinet.json that lists exactly its
-// ports, mounted read-only, and HCL_GAUDINET_CONFIG_FILE pointing at it, so
-// the Gaudi collective library uses only the ports of this container.
+// and for every port with a PCI address a Multus device-info file
+// (devinfo.h). With `hcl_dir` set and Gaudi ports among them, it also gets
+// a directory of its own with HCL's files (hcl_files.h), mounted read-only
+// at `hcl_container_dir`: HCL_MAC_INFO_FILE names its macAddrInfo.json and,
+// when there is one, HCL_GAUDINET_CONFIG_FILE its gaudinet.json. A
+// directory rather than the files themselves, so that a file rewritten by
+// rename later (an address that changed) is what the container reads.
 //
 // No I/O: the caller writes `files` (see WriteFiles in plugin_server.h)
 // before it answers kubelet. Thread-compatible.
@@ -25,14 +28,18 @@ namespace rocenet::device {
 inline constexpr char kEnvPortIds[] = "ROCENET_PORT_IDS";
 inline constexpr char kEnvPortInterfaces[] = "ROCENET_PORT_INTERFACES";
 inline constexpr char kEnvGaudinet[] = "HCL_GAUDINET_CONFIG_FILE";
-inline constexpr char kDefaultGaudinetContainerPath[] = "/etc/habanalabs/gaudinet.json";
+inline constexpr char kEnvMacInfo[] = "HCL_MAC_INFO_FILE";
+inline constexpr char kDefaultHclContainerDir[] = "/etc/habanalabs/rocenet";
+inline constexpr char kGaudinetFile[] = "gaudinet.json";
+inline constexpr char kMacInfoFile[] = "macAddrInfo.json";
 
 struct AllocateOptions {
   std::string resource_name;
   std::string devinfo_dir;
-  // Host directory for per-container gaudinet.json files; empty: none.
-  std::string gaudinet_dir;
-  std::string gaudinet_container_path = kDefaultGaudinetContainerPath;
+  // Host directory holding one directory of HCL files per allocation;
+  // empty: none.
+  std::string hcl_dir;
+  std::string hcl_container_dir = kDefaultHclContainerDir;
 };
 
 struct FileToWrite {
@@ -42,19 +49,24 @@ struct FileToWrite {
 
 struct ContainerAllocation {
   v1beta1::ContainerAllocateResponse response;
+  // The allocated port ids, sorted: what identifies the allocation.
+  std::vector<std::string> ids;
   std::vector<FileToWrite> files;
+  // The allocation's HCL directory on the host; empty when it has none.
+  std::string hcl_dir;
 };
+
+// The files of the HCL directory `dir` for the ports `ids`, from `ports`
+// as they are now: what the directory must hold (a file that is not listed
+// must not be there).
+std::vector<FileToWrite> HclDirectoryFiles(const std::string& dir,
+                                           const std::vector<std::string>& ids,
+                                           const PortMap& ports);
 
 // InvalidArgument naming every id `ports` does not know; an empty request
 // is InvalidArgument too.
 absl::StatusOr<ContainerAllocation> BuildContainerAllocation(const std::vector<std::string>& ids,
                                                              const PortMap& ports,
                                                              const AllocateOptions& options);
-
-// {"NIC_NET_CONFIG":[{"NIC_MAC","NIC_IP","SUBNET_MASK","GATEWAY_MAC"}...]}
-// for `ports`, sorted by interface name. A port without an address gets
-// empty strings rather than being left out, so the file always lists
-// exactly the allocated ports.
-std::string GaudinetJson(const std::vector<const PortInfo*>& ports);
 
 }  // namespace rocenet::device

@@ -91,7 +91,7 @@ void DaemonWatch::Run() {
 
 bool DaemonWatch::WatchOnce() {
   auto channel = grpc::CreateChannel("unix:" + options_.socket, grpc::InsecureChannelCredentials());
-  auto health = rocenet::v1::Health::NewStub(channel);
+  auto discovery = rocenet::v1::PortDiscovery::NewStub(channel);
   grpc::ClientContext ctx;
   {
     absl::MutexLock lock(&mu_);
@@ -99,8 +99,11 @@ bool DaemonWatch::WatchOnce() {
     active_ = &ctx;
   }
   bool got_any = false;
-  auto reader = health->WatchHealth(&ctx, rocenet::v1::WatchHealthRequest());
-  rocenet::v1::NodeHealth snapshot;
+  // WatchPorts, not WatchHealth: every change of the node is a snapshot,
+  // an address that moved without touching health too (HCL's files follow
+  // it).
+  auto reader = discovery->WatchPorts(&ctx, rocenet::v1::WatchPortsRequest());
+  rocenet::v1::PortSnapshot snapshot;
   while (reader->Read(&snapshot)) {
     absl::StatusOr<PortMap> ports = FetchPorts(channel, snapshot);
     if (!ports.ok()) {
@@ -122,18 +125,18 @@ bool DaemonWatch::WatchOnce() {
 }
 
 absl::StatusOr<PortMap> DaemonWatch::FetchPorts(const std::shared_ptr<grpc::Channel>& channel,
-                                                const rocenet::v1::NodeHealth& health) {
+                                                const rocenet::v1::PortSnapshot& ports) {
   auto deadline = [this] {
     auto ctx = std::make_unique<grpc::ClientContext>();
     ctx->set_deadline(std::chrono::system_clock::now() +
                       absl::ToChronoMilliseconds(options_.rpc_timeout));
     return ctx;
   };
-  rocenet::v1::ListPortsResponse ports;
+  rocenet::v1::NodeHealth health;
   auto discovery = rocenet::v1::PortDiscovery::NewStub(channel);
-  if (absl::Status s = FromGrpc(
-          discovery->ListPorts(deadline().get(), rocenet::v1::ListPortsRequest(), &ports),
-          "ListPorts");
+  if (absl::Status s = FromGrpc(rocenet::v1::Health::NewStub(channel)->GetNodeHealth(
+                                    deadline().get(), rocenet::v1::GetNodeHealthRequest(), &health),
+                                "GetNodeHealth");
       !s.ok()) {
     return s;
   }
@@ -166,6 +169,10 @@ absl::StatusOr<PortMap> DaemonWatch::FetchPorts(const std::shared_ptr<grpc::Chan
     info.mac = p.mac();
     info.numa_node = p.numa_node();
     info.module_id = p.module_id();
+    info.port_index = p.port_index();
+    info.gaudi = p.discovery() == rocenet::v1::DISCOVERY_GAUDI_SYSFS;
+    info.attached_to = p.attached_to();
+    info.l2 = plans_status.ok() && plans.mode() == "L2";
     info.present = p.present();
     auto h = healthy.find(p.id());
     info.healthy = h != healthy.end() && h->second;
@@ -176,7 +183,9 @@ absl::StatusOr<PortMap> DaemonWatch::FetchPorts(const std::shared_ptr<grpc::Chan
     // the routed network and switch for ports without a module.
     info.rail = p.rail() >= 0 ? absl::StrCat("rail ", p.rail())
                               : RailOf(pl, nb == nbrs_by_id.end() ? nullptr : nb->second);
-    if (pl != nullptr) {
+    // Only a ready plan's address is one HCL may use: a refused or waiting
+    // port has none it can count on.
+    if (pl != nullptr && pl->state() == rocenet::v1::PLAN_STATE_READY) {
       info.local = pl->local();
       info.gateway_mac = pl->gateway_mac();
     }

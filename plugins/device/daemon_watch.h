@@ -1,8 +1,9 @@
 // DaemonWatch: keeps DeviceState in step with rocenetd.
 //
-// One thread holds a Health.WatchHealth stream open on the daemon's unix
-// socket. Every NodeHealth it receives triggers a refresh of the port
-// metadata (ListPorts, ListPlans, ListNeighbors: cheap, local) and one
+// One thread holds a PortDiscovery.WatchPorts stream open on the daemon's
+// unix socket: a snapshot comes with every change of the node (ports,
+// health, addressing, neighbors). Each one triggers a read of the rest
+// (GetNodeHealth, ListPlans, ListNeighbors: cheap, local) and one
 // DeviceState::Update. When the stream breaks the thread reconnects with
 // exponential backoff; the ports keep their last health until the daemon
 // has been unreachable for `grace`, then DeviceState::SetDaemonLost() makes
@@ -23,7 +24,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "plugins/device/device_state.h"
-#include "rocenet/v1/health.pb.h"
+#include "rocenet/v1/ports.pb.h"
 
 namespace rocenet::device {
 
@@ -50,7 +51,7 @@ class DaemonWatch {
   // Streams until the stream ends; true when at least one snapshot came.
   bool WatchOnce();
   absl::StatusOr<PortMap> FetchPorts(const std::shared_ptr<grpc::Channel>& channel,
-                                     const rocenet::v1::NodeHealth& health);
+                                     const rocenet::v1::PortSnapshot& ports);
   // Sleeps up to `d`; false when Stop() was called.
   bool SleepFor(absl::Duration d);
 

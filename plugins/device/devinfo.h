@@ -20,7 +20,8 @@ inline constexpr char kDevInfoVersion[] = "1.1.0";
 // Multus names the file it looks for; a '/' would otherwise be a directory.
 std::string DevInfoFileName(const std::string& resource_name, const std::string& device_id);
 
-// The file's JSON text: type "pci", with the PCI address when it is known.
+// The file's JSON text: type "pci" with the port's PCI address, which must
+// be known (the spec requires it; a port without one gets no file).
 std::string DevInfoJson(const PortInfo& port);
 
 }  // namespace rocenet::device

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "daemon/common/flag_parser.h"
 #include "daemon/common/logging.h"
+#include "plugins/device/allocation_files.h"
 #include "plugins/device/daemon_watch.h"
 #include "plugins/device/devinfo.h"
 #include "plugins/device/lifecycle.h"
@@ -30,10 +31,11 @@ ABSL_FLAG(std::string, socket_name, "",
           "our socket's file name in --kubelet-dir (default: from the resource name)");
 ABSL_FLAG(std::string, devinfo_dir, rocenet::device::kDefaultDevInfoDir,
           "directory for Multus device-info files");
-ABSL_FLAG(std::string, gaudinet_dir, "",
-          "host directory for per-container gaudinet.json files (empty: none)");
-ABSL_FLAG(std::string, gaudinet_container_path, rocenet::device::kDefaultGaudinetContainerPath,
-          "where a container sees its gaudinet.json");
+ABSL_FLAG(std::string, hcl_dir, "",
+          "host directory for each allocation's HCL files, gaudinet.json and macAddrInfo.json "
+          "(empty: none)");
+ABSL_FLAG(std::string, hcl_container_dir, rocenet::device::kDefaultHclContainerDir,
+          "where a container sees its directory of HCL files");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
           "how long rocenetd may be unreachable before every device is Unhealthy");
 ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
@@ -69,8 +71,12 @@ absl::StatusOr<Options> BuildOptions() {
   }
   o.allocate.resource_name = resource;
   o.allocate.devinfo_dir = StripTrailingSlash(absl::GetFlag(FLAGS_devinfo_dir));
-  o.allocate.gaudinet_dir = StripTrailingSlash(absl::GetFlag(FLAGS_gaudinet_dir));
-  o.allocate.gaudinet_container_path = absl::GetFlag(FLAGS_gaudinet_container_path);
+  o.allocate.hcl_dir = StripTrailingSlash(absl::GetFlag(FLAGS_hcl_dir));
+  o.allocate.hcl_container_dir = StripTrailingSlash(absl::GetFlag(FLAGS_hcl_container_dir));
+  if (!absl::StartsWith(o.allocate.hcl_container_dir, "/")) {
+    return absl::InvalidArgumentError("--hcl-container-dir: \"" + o.allocate.hcl_container_dir +
+                                      "\" is not an absolute path");
+  }
   o.lifecycle.kubelet_dir = StripTrailingSlash(absl::GetFlag(FLAGS_kubelet_dir));
   o.lifecycle.resource_name = resource;
   o.lifecycle.socket_name = absl::GetFlag(FLAGS_socket_name);
@@ -128,10 +134,22 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   DeviceState state;
+  AllocationFiles files;
   DaemonWatch watch(options->watch, &state);
   const AllocateOptions allocate = options->allocate;
-  PluginLifecycle lifecycle(options->lifecycle, [&state, allocate] {
-    return std::make_unique<DevicePluginService>(&state, allocate);
+  PluginLifecycle lifecycle(options->lifecycle, [&state, &files, allocate] {
+    return std::make_unique<DevicePluginService>(&state, &files, allocate);
+  });
+  // Keeps the allocations' HCL files in step with the ports' addresses.
+  std::thread refresher([&state, &files] {
+    uint64_t generation = 0;
+    for (;;) {
+      DeviceSnapshot snapshot = state.WaitNewer(generation, absl::Seconds(1));
+      if (snapshot.shut_down) return;
+      if (snapshot.generation == generation) continue;
+      generation = snapshot.generation;
+      files.Refresh(snapshot.ports);
+    }
   });
   std::thread signal_thread([&signals, &lifecycle] {
     int sig = 0;
@@ -145,6 +163,9 @@ int Main(int argc, char** argv) {
   absl::Status status = lifecycle.Run();
   state.Shutdown();
   watch.Stop();
+  refresher.join();
+  // The device-info spec: a plugin's files go when it stops.
+  files.RemoveAll();
   if (!status.ok()) {
     SPDLOG_ERROR("{}", status.message());
     // The signal thread still waits; a runtime failure ends the process.

@@ -27,7 +27,8 @@ absl::Status WriteOne(const FileToWrite& file) {
     return absl::InternalError(
         absl::StrCat("create ", path.parent_path().string(), ": ", ec.message()));
   }
-  std::string tmp = file.path + ".tmp";
+  const std::string tmp =
+      (path.parent_path() / ("." + path.filename().string() + ".tmp")).string();
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << file.content;
@@ -124,6 +125,7 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
       return ToGrpc(s);
     }
     SPDLOG_INFO("allocate: {}", allocation.response.envs().at(kEnvPortIds));
+    if (files_ != nullptr) files_->Track(allocation, absl::Now());
     *response->add_container_responses() = std::move(allocation.response);
   }
   state_->NoteAllocated(allocated);

@@ -14,15 +14,17 @@
 #include "absl/status/status.h"
 #include "k8s/deviceplugin/v1beta1/api.grpc.pb.h"
 #include "plugins/device/allocate.h"
+#include "plugins/device/allocation_files.h"
 #include "plugins/device/device_state.h"
 
 namespace rocenet::device {
 
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
-  // `state` must outlive the service; Allocate notes what it hands out there.
-  DevicePluginService(DeviceState* state, AllocateOptions options)
-      : state_(state), options_(std::move(options)) {}
+  // `state` and `files` must outlive the service; Allocate notes what it
+  // hands out in both.
+  DevicePluginService(DeviceState* state, AllocationFiles* files, AllocateOptions options)
+      : state_(state), files_(files), options_(std::move(options)) {}
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext* ctx, const v1beta1::Empty* request,
                                       v1beta1::DevicePluginOptions* response) override;
@@ -39,11 +41,13 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
 
  private:
   DeviceState* const state_;
+  AllocationFiles* const files_;
   const AllocateOptions options_;
 };
 
-// Writes every file through a temporary file and rename, creating missing
-// directories, so a reader never sees half a file. Internal naming the path.
+// Writes every file through a temporary file (".<name>.tmp" beside it) and
+// rename, creating missing directories, so a reader never sees half a file.
+// Internal naming the path.
 absl::Status WriteFiles(const std::vector<FileToWrite>& files);
 
 }  // namespace rocenet::device

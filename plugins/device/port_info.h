@@ -18,6 +18,8 @@ struct PortInfo {
   std::string mac;
   int numa_node = -1;  // -1: unknown
   int module_id = -1;  // accelerator module, -1: unknown
+  int port_index = -1;  // NIC index on its device (sysfs dev_port), -1: unknown
+  bool gaudi = false;   // a scale-out port of a Gaudi (habanalabs) function
   // The rail the port sits on: rocenetd's rail ("rail 1") where it knows
   // one, else the routed network its plan reaches (e.g. "10.200.0.0/16")
   // and, when LLDP saw one, the switch chassis. Ports on different rails
@@ -28,6 +30,8 @@ struct PortInfo {
   // From the addressing plan, for the per-container gaudinet.json.
   std::string local;        // "10.200.2.1/30", empty when not addressed
   std::string gateway_mac;  // the switch port's MAC
+  bool l2 = false;          // rocenetd runs in L2 mode: no addresses at all
+  std::string attached_to;  // the pod network namespace holding it, if any
 };
 
 // By port id.

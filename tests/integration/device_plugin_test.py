@@ -90,12 +90,12 @@ class Plugin:
     def __init__(self, daemon: Daemon, workdir: str, *extra: str):
         self.kubelet_dir = os.path.join(workdir, "device-plugins")
         self.devinfo_dir = os.path.join(workdir, "devinfo")
-        self.gaudinet_dir = os.path.join(workdir, "gaudinet")
+        self.hcl_dir = os.path.join(workdir, "hcl")
         os.makedirs(self.kubelet_dir, exist_ok=True)
         self.log_path = os.path.join(workdir, "plugin.log")
         self.argv = [binary("rocenet-device-plugin"), f"--daemon-socket={daemon.socket}",
                      f"--kubelet-dir={self.kubelet_dir}", f"--devinfo-dir={self.devinfo_dir}",
-                     f"--gaudinet-dir={self.gaudinet_dir}", f"--grace-period={GRACE}s",
+                     f"--hcl-dir={self.hcl_dir}", f"--grace-period={GRACE}s",
                      "--log-level=debug", *extra]
         self.proc: subprocess.Popen | None = None
 
@@ -144,6 +144,10 @@ def setup(daemon):
     rc = plugin.stop()
     assert rc == 0, plugin.log()
     assert not os.path.exists(os.path.join(plugin.kubelet_dir, "rocenet.io_scale-out-port.sock"))
+    # Nothing stale: the device-info files and HCL directories went with it.
+    left = [os.path.join(root, name) for top in (plugin.devinfo_dir, plugin.hcl_dir)
+            for root, dirs, files in os.walk(top) for name in dirs + files]
+    assert left == [], left
     shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -242,10 +246,13 @@ def test_allocate_writes_devinfo_and_gaudinet_and_rejects_unknown(fabric, daemon
             info = json.load(f)
         assert info == {"type": "pci", "version": "1.1.0",
                         "pci": {"pci-address": ports[dev_id]["pci_address"]}}
-    assert envs["HCL_GAUDINET_CONFIG_FILE"] == "/etc/habanalabs/gaudinet.json"
+    # HCL's files: a directory of the allocation's own, mounted read-only.
     mount = container["mounts"][0]
-    assert mount["container_path"] == "/etc/habanalabs/gaudinet.json" and mount["read_only"]
-    with open(mount["host_path"]) as f:
+    assert mount["container_path"] == "/etc/habanalabs/rocenet" and mount["read_only"]
+    assert envs["HCL_GAUDINET_CONFIG_FILE"] == "/etc/habanalabs/rocenet/gaudinet.json"
+    assert envs["HCL_MAC_INFO_FILE"] == "/etc/habanalabs/rocenet/macAddrInfo.json"
+    assert sorted(os.listdir(mount["host_path"])) == ["gaudinet.json", "macAddrInfo.json"]
+    with open(os.path.join(mount["host_path"], "gaudinet.json")) as f:
         gaudinet = json.load(f)["NIC_NET_CONFIG"]
     plans = {p["port_id"]: p for p in json.loads(
         daemon.rocectl("addressing", "-o", "json", check=True).stdout)["plans"]}
@@ -254,10 +261,88 @@ def test_allocate_writes_devinfo_and_gaudinet_and_rejects_unknown(fabric, daemon
     assert [e["NIC_IP"] for e in gaudinet] == [plans[i]["local"].split("/")[0] for i in want]
     assert all(e["SUBNET_MASK"] == "255.255.255.252" for e in gaudinet)
     assert [e["GATEWAY_MAC"] for e in gaudinet] == [plans[i]["gateway_mac"] for i in want]
+    # macAddrInfo.json: every scale-out port of the functions, by NIC index.
+    with open(os.path.join(mount["host_path"], "macAddrInfo.json")) as f:
+        info = json.load(f)["MAC_ADDR_INFO"]
+    functions = {ports[i]["pci_address"] for i in chosen}
+    assert {e["PCI_ID"] for e in info} == functions
+    for entry in info:
+        assert len(entry["MAC_ADDR_LIST"]) == 24
+        on_function = {p["port_index"]: p["mac"] for p in ports.values()
+                       if p["pci_address"] == entry["PCI_ID"]}
+        for index, mac in enumerate(entry["MAC_ADDR_LIST"]):
+            assert mac == on_function.get(index, "ff:ff:ff:ff:ff:ff"), (index, entry)
 
     bad = peer.call(f"allocate {chosen[0]},no-such-port")
     assert bad["ok"] is False and bad["code"] == 3  # INVALID_ARGUMENT
     assert "no-such-port" in bad["message"]
+
+
+def allocated_hcl_dir(peer, ids: list[str]) -> tuple[dict, str]:
+    reply = peer.call(f"allocate {','.join(ids)}")
+    assert reply["ok"], reply
+    container = reply["response"]["container_responses"][0]
+    return container["envs"], container["mounts"][0]["host_path"]
+
+
+def test_a_refused_port_is_left_out_of_gaudinet(fabric, daemon, setup):
+    """A port whose Port Description is refused has no address: an entry
+    with an empty NIC_IP would make HCL refuse the whole file."""
+    plugin, (peer,) = setup
+    ids = ids_by_name(daemon)
+    fabric.set_description(3, "no-alert 10.201.4.2/29")
+    try:
+        wait_until(lambda: any(p["state"] in ("PLAN_STATE_REFUSED", "REFUSED") for p in json.loads(
+            daemon.rocectl("addressing", "-o", "json", check=True).stdout)["plans"]
+            if p["port_id"] == ids["so3"]), 10, what="so3 refused")
+        envs, host_dir = allocated_hcl_dir(peer, [ids["so2"], ids["so3"]])
+        with open(os.path.join(host_dir, "gaudinet.json")) as f:
+            entries = json.load(f)["NIC_NET_CONFIG"]
+        macs = {p["name"]: p["mac"] for p in daemon.ports()}
+        assert [e["NIC_MAC"] for e in entries] == [macs["so2"]]
+        assert all(e["NIC_IP"] and e["SUBNET_MASK"] for e in entries)
+        # The refused port alone: no gaudinet.json at all, and no variable.
+        envs, host_dir = allocated_hcl_dir(peer, [ids["so3"]])
+        assert "HCL_GAUDINET_CONFIG_FILE" not in envs
+        assert os.listdir(host_dir) == ["macAddrInfo.json"]
+    finally:
+        fabric.set_description(3, RAILS[3])
+    wait_until(lambda: daemon.ready(), 15, what="node ready again")
+
+
+def test_a_changed_address_reaches_the_container_through_its_mount(fabric, daemon, setup):
+    """The HCL directory is bind mounted as kubelet does it; the switch gives
+    the port another address while the container runs; the container reads
+    the new gaudinet.json (a bind-mounted file would keep the old inode)."""
+    plugin, (peer,) = setup
+    ids = ids_by_name(daemon)
+    envs, host_dir = allocated_hcl_dir(peer, [ids["so1"]])
+    seen = os.path.join(plugin.hcl_dir, "..", "container-view")
+    os.makedirs(seen, exist_ok=True)
+    script = (f"mount --bind -o ro {host_dir} {seen} && cat {seen}/gaudinet.json && echo --- "
+              f"&& read line && cat {seen}/gaudinet.json")
+    container = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                  script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+    try:
+        first = ""
+        while "---" not in first:
+            line = container.stdout.readline()
+            if not line:
+                pytest.skip(f"cannot bind mount here: {container.stderr.read()}")
+            first += line
+        assert "10.200.2.1" in first
+        fabric.set_description(1, "no-alert 10.200.12.2/30")
+        wait_until(lambda: "10.200.12.1" in open(os.path.join(host_dir, "gaudinet.json")).read(),
+                   10, what="gaudinet.json rewritten")
+        after, _ = container.communicate("go\n", timeout=10)
+        entries = json.loads(after)["NIC_NET_CONFIG"]
+        assert [e["NIC_IP"] for e in entries] == ["10.200.12.1"]
+    finally:
+        if container.poll() is None:
+            container.kill()
+        fabric.set_description(1, RAILS[1])
+    wait_until(lambda: daemon.ready(), 15, what="node ready again")
 
 
 def test_preferred_allocation(fabric, daemon, setup):

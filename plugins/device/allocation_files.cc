@@ -1,0 +1,141 @@
+#include "plugins/device/allocation_files.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "absl/strings/str_join.h"
+#include "daemon/common/logging.h"
+#include "plugins/device/plugin_server.h"
+
+namespace rocenet::device {
+namespace {
+
+bool Shares(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return std::any_of(a.begin(), a.end(),
+                     [&](const std::string& id) { return std::count(b.begin(), b.end(), id); });
+}
+
+void RemovePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (ec) SPDLOG_WARN("remove {}: {}", path, ec.message());
+}
+
+}  // namespace
+
+void AllocationFiles::Remove(const Entry& entry) {
+  for (const std::string& path : entry.devinfo_paths) RemovePath(path);
+  for (const auto& [path, unused] : entry.hcl_files) RemovePath(path);
+  if (!entry.hcl_dir.empty()) RemovePath(entry.hcl_dir);
+}
+
+void AllocationFiles::Track(const ContainerAllocation& allocation, absl::Time now) {
+  Entry entry{.ids = allocation.ids, .devinfo_paths = {}, .hcl_dir = allocation.hcl_dir,
+              .hcl_files = {}, .since = now};
+  for (const FileToWrite& file : allocation.files) {
+    const bool in_hcl_dir =
+        !allocation.hcl_dir.empty() && file.path.rfind(allocation.hcl_dir + "/", 0) == 0;
+    if (in_hcl_dir) {
+      entry.hcl_files[file.path] = file.content;
+    } else {
+      entry.devinfo_paths.push_back(file.path);
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  std::vector<Entry> kept;
+  for (Entry& old : entries_) {
+    if (!Shares(old.ids, entry.ids)) {
+      kept.push_back(std::move(old));
+      continue;
+    }
+    SPDLOG_INFO("allocation of {} ended: its ports were allocated again",
+                absl::StrJoin(old.ids, ","));
+    // Files the new allocation wrote at the same paths stay.
+    old.devinfo_paths.erase(
+        std::remove_if(old.devinfo_paths.begin(), old.devinfo_paths.end(),
+                       [&](const std::string& p) {
+                         return std::count(entry.devinfo_paths.begin(),
+                                           entry.devinfo_paths.end(), p) > 0;
+                       }),
+        old.devinfo_paths.end());
+    if (old.hcl_dir == entry.hcl_dir) {
+      old.hcl_dir.clear();
+      old.hcl_files.clear();
+    }
+    Remove(old);
+  }
+  kept.push_back(std::move(entry));
+  entries_ = std::move(kept);
+}
+
+int AllocationFiles::Refresh(const PortMap& ports) {
+  absl::MutexLock lock(&mu_);
+  int changed = 0;
+  for (Entry& entry : entries_) {
+    if (entry.hcl_dir.empty()) continue;
+    std::map<std::string, std::string> want;
+    for (FileToWrite& file : HclDirectoryFiles(entry.hcl_dir, entry.ids, ports)) {
+      want[file.path] = std::move(file.content);
+    }
+    for (const auto& [path, content] : want) {
+      auto had = entry.hcl_files.find(path);
+      if (had != entry.hcl_files.end() && had->second == content) continue;
+      if (absl::Status s = WriteFiles({{path, content}}); !s.ok()) {
+        SPDLOG_WARN("allocation {}: {}", absl::StrJoin(entry.ids, ","), s.message());
+        continue;
+      }
+      SPDLOG_INFO("allocation {}: rewrote {}", absl::StrJoin(entry.ids, ","), path);
+      entry.hcl_files[path] = content;
+      ++changed;
+    }
+    for (auto it = entry.hcl_files.begin(); it != entry.hcl_files.end();) {
+      if (want.contains(it->first)) {
+        ++it;
+        continue;
+      }
+      // No longer valid for HCL (the last address went): better no file
+      // than one HCL refuses.
+      SPDLOG_INFO("allocation {}: removed {}", absl::StrJoin(entry.ids, ","), it->first);
+      RemovePath(it->first);
+      it = entry.hcl_files.erase(it);
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+int AllocationFiles::Retain(const std::set<std::string>& assigned, absl::Time now,
+                            absl::Duration grace) {
+  absl::MutexLock lock(&mu_);
+  int ended = 0;
+  std::vector<Entry> kept;
+  for (Entry& entry : entries_) {
+    const bool live = std::all_of(entry.ids.begin(), entry.ids.end(),
+                                  [&](const std::string& id) { return assigned.contains(id); });
+    if (live || now - entry.since < grace) {
+      kept.push_back(std::move(entry));
+      continue;
+    }
+    SPDLOG_INFO("allocation of {} ended: kubelet no longer assigns its ports",
+                absl::StrJoin(entry.ids, ","));
+    Remove(entry);
+    ++ended;
+  }
+  entries_ = std::move(kept);
+  return ended;
+}
+
+void AllocationFiles::RemoveAll() {
+  absl::MutexLock lock(&mu_);
+  for (const Entry& entry : entries_) Remove(entry);
+  entries_.clear();
+}
+
+std::vector<std::vector<std::string>> AllocationFiles::Allocations() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::vector<std::string>> out;
+  for (const Entry& entry : entries_) out.push_back(entry.ids);
+  return out;
+}
+
+}  // namespace rocenet::device

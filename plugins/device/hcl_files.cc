@@ -1,0 +1,76 @@
+#include "plugins/device/hcl_files.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "daemon/common/ipv4.h"
+#include "daemon/common/mac_address.h"
+#include "nlohmann/json.hpp"
+
+namespace rocenet::device {
+namespace {
+
+bool IsGaudiNic(const PortInfo& port) {
+  return port.gaudi && !port.pci_address.empty() && port.port_index >= 0 &&
+         port.port_index < kGaudiNicCount;
+}
+
+// A MAC HCL can parse (ether_aton), lower case as sysfs writes it.
+std::optional<std::string> UsableMac(const std::string& text) {
+  absl::StatusOr<MacAddress> mac = MacAddress::Parse(text);
+  if (!mac.ok()) return std::nullopt;
+  return absl::AsciiStrToLower(text);
+}
+
+}  // namespace
+
+std::optional<std::string> GaudinetJson(const std::vector<const PortInfo*>& allocated) {
+  std::vector<const PortInfo*> sorted = allocated;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const PortInfo* a, const PortInfo* b) { return a->name < b->name; });
+  nlohmann::json entries = nlohmann::json::array();
+  for (const PortInfo* port : sorted) {
+    if (port->l2) return std::nullopt;
+    absl::StatusOr<Ipv4Prefix> local = Ipv4Prefix::Parse(port->local);
+    std::optional<std::string> mac = UsableMac(port->mac);
+    std::optional<std::string> gateway = UsableMac(port->gateway_mac);
+    if (!local.ok() || local->address().value() == 0 || local->length() == 0 || !mac ||
+        !gateway) {
+      // HCL would refuse the whole file for this one entry.
+      continue;
+    }
+    entries.push_back({{"NIC_MAC", *mac},
+                       {"NIC_IP", local->address().ToString()},
+                       {"SUBNET_MASK", local->Netmask().ToString()},
+                       {"GATEWAY_MAC", *gateway}});
+  }
+  if (entries.empty()) return std::nullopt;
+  return nlohmann::json({{"NIC_NET_CONFIG", entries}}).dump(2) + "\n";
+}
+
+std::optional<std::string> MacAddrInfoJson(const std::vector<const PortInfo*>& allocated,
+                                           const PortMap& all) {
+  std::map<std::string, std::vector<std::string>> by_function;
+  for (const PortInfo* port : allocated) {
+    if (IsGaudiNic(*port)) {
+      by_function.emplace(port->pci_address,
+                          std::vector<std::string>(kGaudiNicCount, kInternalNicMac));
+    }
+  }
+  if (by_function.empty()) return std::nullopt;
+  for (const auto& [id, port] : all) {
+    auto function = by_function.find(port.pci_address);
+    if (function == by_function.end() || !IsGaudiNic(port)) continue;
+    if (std::optional<std::string> mac = UsableMac(port.mac)) {
+      function->second[port.port_index] = *mac;
+    }
+  }
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& [pci, macs] : by_function) {
+    entries.push_back({{"PCI_ID", pci}, {"MAC_ADDR_LIST", macs}});
+  }
+  return nlohmann::json({{"MAC_ADDR_INFO", entries}}).dump(2) + "\n";
+}
+
+}  // namespace rocenet::device

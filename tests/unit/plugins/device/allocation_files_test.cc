@@ -1,0 +1,149 @@
+// AllocationFiles on a real temporary directory: an allocation's HCL files
+// follow its ports' addresses, and every file goes when the allocation ends
+// (its ports allocated again, kubelet no longer assigning them) or the
+// plugin stops.
+#include "plugins/device/allocation_files.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "plugins/device/plugin_server.h"
+#include "tests/unit/plugins/device/hcl_rules.h"
+
+namespace rocenet::device {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class AllocationFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "allocation_files_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    options_.resource_name = "rocenet.io/scale-out-port";
+    options_.devinfo_dir = dir_ + "/devinfo";
+    options_.hcl_dir = dir_ + "/hcl";
+    for (int i = 0; i < 3; ++i) {
+      PortInfo p;
+      p.id = "0000:19:00.0-p" + std::to_string(8 + i);
+      p.name = "so" + std::to_string(i);
+      p.pci_address = "0000:19:00.0";
+      p.mac = "02:00:00:00:00:0" + std::to_string(i);
+      p.gateway_mac = "02:aa:00:00:00:0" + std::to_string(i);
+      p.local = "10.200." + std::to_string(i) + ".1/30";
+      p.port_index = 8 + i;
+      p.gaudi = true;
+      ports_[p.id] = p;
+    }
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Allocate as the service does it: build, write, track.
+  ContainerAllocation Allocate(const std::vector<std::string>& ids, absl::Time when) {
+    auto allocation = BuildContainerAllocation(ids, ports_, options_);
+    EXPECT_TRUE(allocation.ok()) << allocation.status();
+    EXPECT_TRUE(WriteFiles(allocation->files).ok());
+    files_.Track(*allocation, when);
+    return *allocation;
+  }
+
+  std::vector<std::string> Left() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir_)) {
+      if (e.is_regular_file()) out.push_back(e.path().string().substr(dir_.size() + 1));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  std::string dir_;
+  AllocateOptions options_;
+  PortMap ports_;
+  AllocationFiles files_;
+  const absl::Time t0_ = absl::FromUnixSeconds(1000);
+};
+
+TEST_F(AllocationFilesTest, AnAddressThatMovesIsRewrittenInTheDirectory) {
+  ContainerAllocation a = Allocate({"0000:19:00.0-p8", "0000:19:00.0-p9"}, t0_);
+  const std::string gaudinet = a.hcl_dir + "/gaudinet.json";
+  EXPECT_EQ(files_.Refresh(ports_), 0);  // nothing changed
+  ports_["0000:19:00.0-p9"].local = "10.200.9.5/30";
+  EXPECT_EQ(files_.Refresh(ports_), 1);
+  const std::string text = Read(gaudinet);
+  EXPECT_EQ(testing::HclRefusesGaudinet(text), "");
+  EXPECT_NE(text.find("10.200.9.5"), std::string::npos);
+  EXPECT_EQ(text.find("10.200.1.1"), std::string::npos);
+  // No temporary file is left in the directory the container sees.
+  EXPECT_THAT(Left(), ElementsAre(
+      "devinfo/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json",
+      "devinfo/rocenet.io-scale-out-port-0000:19:00.0-p9-device.json",
+      a.hcl_dir.substr(dir_.size() + 1) + "/gaudinet.json",
+      a.hcl_dir.substr(dir_.size() + 1) + "/macAddrInfo.json"));
+}
+
+TEST_F(AllocationFilesTest, GaudinetGoesWhenNoPortHasAnAddressAndComesBack) {
+  ContainerAllocation a = Allocate({"0000:19:00.0-p8"}, t0_);
+  const std::string gaudinet = a.hcl_dir + "/gaudinet.json";
+  ASSERT_TRUE(std::filesystem::exists(gaudinet));
+  ports_["0000:19:00.0-p8"].local = "";
+  EXPECT_EQ(files_.Refresh(ports_), 1);
+  EXPECT_FALSE(std::filesystem::exists(gaudinet));
+  EXPECT_TRUE(std::filesystem::exists(a.hcl_dir + "/macAddrInfo.json"));
+  ports_["0000:19:00.0-p8"].local = "10.200.0.1/30";
+  EXPECT_EQ(files_.Refresh(ports_), 1);
+  EXPECT_EQ(testing::HclRefusesGaudinet(Read(gaudinet)), "");
+}
+
+TEST_F(AllocationFilesTest, PortsAllocatedAgainEndTheOlderAllocation) {
+  ContainerAllocation old = Allocate({"0000:19:00.0-p8", "0000:19:00.0-p9"}, t0_);
+  ContainerAllocation other = Allocate({"0000:19:00.0-p10"}, t0_);
+  Allocate({"0000:19:00.0-p9"}, t0_ + absl::Minutes(5));
+  EXPECT_FALSE(std::filesystem::exists(old.hcl_dir));
+  EXPECT_FALSE(std::filesystem::exists(
+      options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json"));
+  // The new allocation's device-info file for p9 is the same path: kept.
+  EXPECT_TRUE(std::filesystem::exists(
+      options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p9-device.json"));
+  EXPECT_TRUE(std::filesystem::exists(other.hcl_dir));
+  EXPECT_THAT(files_.Allocations(),
+              ElementsAre(ElementsAre("0000:19:00.0-p10"), ElementsAre("0000:19:00.0-p9")));
+}
+
+TEST_F(AllocationFilesTest, RetainEndsWhatKubeletNoLongerAssignsAfterTheGrace) {
+  ContainerAllocation a = Allocate({"0000:19:00.0-p8"}, t0_);
+  ContainerAllocation b = Allocate({"0000:19:00.0-p9"}, t0_);
+  const absl::Duration grace = absl::Seconds(30);
+  // Just allocated, not yet recorded by kubelet: kept.
+  EXPECT_EQ(files_.Retain({}, t0_ + absl::Seconds(5), grace), 0);
+  EXPECT_EQ(files_.Retain({"0000:19:00.0-p9"}, t0_ + absl::Minutes(1), grace), 1);
+  EXPECT_FALSE(std::filesystem::exists(a.hcl_dir));
+  EXPECT_TRUE(std::filesystem::exists(b.hcl_dir));
+  EXPECT_THAT(files_.Allocations(), ElementsAre(ElementsAre("0000:19:00.0-p9")));
+}
+
+TEST_F(AllocationFilesTest, RemoveAllLeavesNothing) {
+  Allocate({"0000:19:00.0-p8"}, t0_);
+  Allocate({"0000:19:00.0-p9", "0000:19:00.0-p10"}, t0_);
+  files_.RemoveAll();
+  EXPECT_THAT(Left(), IsEmpty());
+  EXPECT_TRUE(std::filesystem::is_empty(options_.hcl_dir));
+  EXPECT_THAT(files_.Allocations(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace rocenet::device
