@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <iostream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -21,6 +23,7 @@
 #include "plugins/device/devinfo.h"
 #include "plugins/device/lifecycle.h"
 #include "plugins/device/plugin_server.h"
+#include "plugins/device/pod_resources.h"
 
 ABSL_FLAG(std::string, daemon_socket, "/run/rocenet/rocenetd.sock", "rocenetd's unix socket");
 ABSL_FLAG(std::string, kubelet_dir, "/var/lib/kubelet/device-plugins/",
@@ -36,6 +39,10 @@ ABSL_FLAG(std::string, hcl_dir, "",
           "(empty: none)");
 ABSL_FLAG(std::string, hcl_container_dir, rocenet::device::kDefaultHclContainerDir,
           "where a container sees its directory of HCL files");
+ABSL_FLAG(std::string, pod_resources_socket, rocenet::device::kDefaultPodResourcesSocket,
+          "kubelet's PodResources socket, asked which allocations still live (empty: never)");
+ABSL_FLAG(absl::Duration, pod_resources_interval, absl::Seconds(10),
+          "how often to ask kubelet which allocations still live");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
           "how long rocenetd may be unreachable before every device is Unhealthy");
 ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
@@ -47,6 +54,8 @@ namespace {
 struct Options {
   DaemonWatchOptions watch;
   AllocateOptions allocate;
+  std::string pod_resources_socket;
+  absl::Duration pod_resources_interval;
   LifecycleOptions lifecycle;
   LogFormat log_format = LogFormat::kText;
   spdlog::level::level_enum log_level = spdlog::level::info;
@@ -76,6 +85,11 @@ absl::StatusOr<Options> BuildOptions() {
   if (!absl::StartsWith(o.allocate.hcl_container_dir, "/")) {
     return absl::InvalidArgumentError("--hcl-container-dir: \"" + o.allocate.hcl_container_dir +
                                       "\" is not an absolute path");
+  }
+  o.pod_resources_socket = absl::GetFlag(FLAGS_pod_resources_socket);
+  o.pod_resources_interval = absl::GetFlag(FLAGS_pod_resources_interval);
+  if (o.pod_resources_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--pod-resources-interval: must be positive");
   }
   o.lifecycle.kubelet_dir = StripTrailingSlash(absl::GetFlag(FLAGS_kubelet_dir));
   o.lifecycle.resource_name = resource;
@@ -140,15 +154,36 @@ int Main(int argc, char** argv) {
   PluginLifecycle lifecycle(options->lifecycle, [&state, &files, allocate] {
     return std::make_unique<DevicePluginService>(&state, &files, allocate);
   });
-  // Keeps the allocations' HCL files in step with the ports' addresses.
-  std::thread refresher([&state, &files] {
+  // Keeps the allocations' HCL files in step with the ports' addresses, and
+  // ends those kubelet no longer assigns (after a grace that covers an
+  // Allocate kubelet has not recorded yet).
+  const Options& o = *options;
+  std::thread refresher([&state, &files, &o] {
     uint64_t generation = 0;
+    absl::Time next_sweep = absl::Now();
+    bool sweep_failed = false;
     for (;;) {
-      DeviceSnapshot snapshot = state.WaitNewer(generation, absl::Seconds(1));
+      const absl::Duration wait =
+          std::clamp(next_sweep - absl::Now(), absl::ZeroDuration(), absl::Seconds(1));
+      DeviceSnapshot snapshot = state.WaitNewer(generation, wait);
       if (snapshot.shut_down) return;
-      if (snapshot.generation == generation) continue;
-      generation = snapshot.generation;
-      files.Refresh(snapshot.ports);
+      if (snapshot.generation != generation) {
+        generation = snapshot.generation;
+        files.Refresh(snapshot.ports);
+      }
+      if (o.pod_resources_socket.empty() || absl::Now() < next_sweep) continue;
+      next_sweep = absl::Now() + o.pod_resources_interval;
+      absl::StatusOr<std::set<std::string>> assigned = AssignedDevices(
+          o.pod_resources_socket, o.lifecycle.resource_name, absl::Seconds(5));
+      if (!assigned.ok()) {
+        // Said once per outage; the files stay until kubelet answers.
+        if (!sweep_failed) SPDLOG_WARN("{}", assigned.status().message());
+        sweep_failed = true;
+        continue;
+      }
+      if (sweep_failed) SPDLOG_INFO("kubelet PodResources at {} answers", o.pod_resources_socket);
+      sweep_failed = false;
+      files.Retain(*assigned, absl::Now(), 3 * o.pod_resources_interval);
     }
   });
   std::thread signal_thread([&signals, &lifecycle] {

@@ -96,6 +96,8 @@ class Plugin:
         self.argv = [binary("rocenet-device-plugin"), f"--daemon-socket={daemon.socket}",
                      f"--kubelet-dir={self.kubelet_dir}", f"--devinfo-dir={self.devinfo_dir}",
                      f"--hcl-dir={self.hcl_dir}", f"--grace-period={GRACE}s",
+                     f"--pod-resources-socket={os.path.join(workdir, 'pod-resources', 'kubelet.sock')}",
+                     "--pod-resources-interval=0.5s",
                      "--log-level=debug", *extra]
         self.proc: subprocess.Popen | None = None
 
@@ -343,6 +345,30 @@ def test_a_changed_address_reaches_the_container_through_its_mount(fabric, daemo
             container.kill()
         fabric.set_description(1, RAILS[1])
     wait_until(lambda: daemon.ready(), 15, what="node ready again")
+
+
+def test_files_go_when_kubelet_no_longer_assigns_the_ports(fabric, daemon, setup):
+    """The pod is deleted: kubelet's PodResources no longer lists its ports,
+    and the plugin removes their device-info files and HCL directory; the
+    other pod's stay."""
+    plugin, (peer,) = setup
+    ids = ids_by_name(daemon)
+    gone = peer.call(f"allocate {ids['so0']},{ids['so1']}")
+    kept = peer.call(f"allocate {ids['so2']}")
+    assert gone["ok"] and kept["ok"], (gone, kept)
+
+    def files(reply) -> list[str]:
+        container = reply["response"]["container_responses"][0]
+        ports = container["envs"]["ROCENET_PORT_IDS"].split(",")
+        out = [os.path.join(plugin.devinfo_dir, f"rocenet.io-scale-out-port-{i}-device.json")
+               for i in ports]
+        return out + [m["host_path"] for m in container["mounts"]]
+    assert all(os.path.exists(f) for f in files(gone) + files(kept))
+    assert peer.call(f"delete {gone['pod']}")["ok"]
+    wait_until(lambda: not any(os.path.exists(f) for f in files(gone)), 10,
+               what="the deleted pod's files removed")
+    assert all(os.path.exists(f) for f in files(kept))
+    assert "kubelet no longer assigns its ports" in plugin.log()
 
 
 def test_preferred_allocation(fabric, daemon, setup):

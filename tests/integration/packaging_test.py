@@ -264,8 +264,16 @@ def test_daemonset_mounts_and_propagation(overlay):
     assert daemon["/etc/rocenet"]["readOnly"] is True
 
     plugin = mounts(cs["device-plugin"], ds)
-    for path in ("/var/lib/kubelet/device-plugins", "/run/rocenet", "/var/run/k8s.cni.cncf.io"):
+    for path in ("/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources",
+                 "/run/rocenet", "/var/run/k8s.cni.cncf.io"):
         assert plugin[path]["hostPath"] == path, path
+    # The flags name what the mounts provide: HCL directories under the
+    # shared /run/rocenet (kubelet mounts them into pods from the host), and
+    # kubelet's PodResources socket at its default path.
+    argv = cs["device-plugin"]["command"]
+    hcl = [a.split("=", 1)[1] for a in argv if a.startswith("--hcl-dir=")]
+    assert hcl and hcl[0].startswith("/run/rocenet/"), argv
+    assert not any(a.startswith("--pod-resources-socket=") for a in argv)
     # The device plugin, rocectl and the CNI plugin on the host share one socket.
     assert daemon["/run/rocenet"]["name"] == plugin["/run/rocenet"]["name"]
 

@@ -15,9 +15,16 @@
 //   allocate id1,id2[;id3]           containers separated by ';'
 //     -> {"event":"allocate","ok":true,"response":{...}} or
 //        {"event":"allocate","ok":false,"code":N,"message":".."}
+//     a successful allocate is a pod of its own, "pod":"pod-N" in the
+//     answer, whose containers hold the devices until it is deleted
 //   preferred available=a,b,c must=a size=2
 //     -> {"event":"preferred","ok":true,"response":{...}}
+//   delete pod-N                     the pod is gone: its devices are free
+//     -> {"event":"delete","ok":true}
 //   quit
+// As kubelet does, it also serves v1.PodResourcesLister on
+// <dir>/../pod-resources/kubelet.sock: List answers with the pods above.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -31,6 +38,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "k8s/deviceplugin/v1beta1/api.grpc.pb.h"
+#include "k8s/podresources/v1/api.grpc.pb.h"
 
 namespace {
 
@@ -95,6 +103,7 @@ class Peer {
   void OnRegister(const v1beta1::RegisterRequest& request) {
     Emit("{\"event\":\"register\",\"request\":" + ToJson(request) + "}");
     std::lock_guard<std::mutex> lock(mu_);
+    resource_name_ = request.resource_name();
     if (stream_ctx_) stream_ctx_->TryCancel();
     std::string endpoint = dir_ + "/" + request.endpoint();
     threads_.emplace_back([this, endpoint] { Connect(endpoint); });
@@ -141,9 +150,28 @@ class Peer {
     return stub_;
   }
 
+  // The pods holding devices, as kubelet's PodResources List shows them.
+  v1::ListPodResourcesResponse PodResources() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pods_;
+  }
+
   void Command(const std::string& line) {
     std::vector<std::string> words = Split(line, ' ');
     if (words.empty()) return;
+    if (words[0] == "delete") {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto* pods = pods_.mutable_pod_resources();
+      for (int i = 0; i < pods->size(); ++i) {
+        if (words.size() > 1 && pods->Get(i).name() == words[1]) {
+          pods->DeleteSubrange(i, 1);
+          Emit("{\"event\":\"delete\",\"ok\":true}");
+          return;
+        }
+      }
+      Emit("{\"event\":\"delete\",\"ok\":false,\"message\":\"no such pod\"}");
+      return;
+    }
     std::shared_ptr<v1beta1::DevicePlugin::Stub> raw = CurrentStub();
     if (raw == nullptr) {
       Emit("{\"event\":" + Quote(words[0]) + ",\"ok\":false,\"code\":14,\"message\":" +
@@ -163,6 +191,7 @@ class Peer {
       v1beta1::AllocateResponse response;
       s = raw->Allocate(&ctx, request, &response);
       response_json = ToJson(response);
+      if (s.ok()) response_json += ",\"pod\":" + Quote(RecordPod(request));
     } else if (words[0] == "preferred") {
       v1beta1::PreferredAllocationRequest request;
       auto* c = request.add_container_requests();
@@ -198,6 +227,26 @@ class Peer {
     if (stream_ctx_) stream_ctx_->TryCancel();
   }
 
+ private:
+  std::string RecordPod(const v1beta1::AllocateRequest& request) {
+    std::lock_guard<std::mutex> lock(mu_);
+    v1::PodResources* pod = pods_.add_pod_resources();
+    pod->set_name("pod-" + std::to_string(++pod_count_));
+    pod->set_namespace_("default");
+    for (int i = 0; i < request.container_requests_size(); ++i) {
+      v1::ContainerResources* container = pod->add_containers();
+      container->set_name("c" + std::to_string(i));
+      v1::ContainerDevices* devices = container->add_devices();
+      devices->set_resource_name(resource_name_);
+      for (const std::string& id : request.container_requests(i).devices_ids()) {
+        devices->add_device_ids(id);
+      }
+    }
+    return pod->name();
+  }
+
+ public:
+
   void Join() {
     std::vector<std::thread> threads;
     {
@@ -213,6 +262,22 @@ class Peer {
   std::shared_ptr<v1beta1::DevicePlugin::Stub> stub_;
   std::shared_ptr<grpc::ClientContext> stream_ctx_;
   std::vector<std::thread> threads_;
+  std::string resource_name_;
+  v1::ListPodResourcesResponse pods_;
+  int pod_count_ = 0;
+};
+
+class PodResourcesService final : public v1::PodResourcesLister::Service {
+ public:
+  explicit PodResourcesService(Peer* peer) : peer_(peer) {}
+  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*,
+                    v1::ListPodResourcesResponse* response) override {
+    *response = peer_->PodResources();
+    return grpc::Status::OK;
+  }
+
+ private:
+  Peer* peer_;
 };
 
 grpc::Status RegistrationService::Register(grpc::ServerContext*,
@@ -245,6 +310,21 @@ int main(int argc, char** argv) {
     std::cerr << "rocenet-kubelet-peer: cannot serve on " << socket << "\n";
     return 1;
   }
+  // kubelet's layout: <root>/device-plugins and <root>/pod-resources.
+  const std::string resources_dir = dir + "/../pod-resources";
+  ::mkdir(resources_dir.c_str(), 0755);
+  const std::string resources_socket = resources_dir + "/kubelet.sock";
+  ::unlink(resources_socket.c_str());
+  PodResourcesService resources(&peer);
+  grpc::ServerBuilder resources_builder;
+  resources_builder.AddListeningPort("unix:" + resources_socket,
+                                     grpc::InsecureServerCredentials());
+  resources_builder.RegisterService(&resources);
+  std::unique_ptr<grpc::Server> resources_server = resources_builder.BuildAndStart();
+  if (resources_server == nullptr) {
+    std::cerr << "rocenet-kubelet-peer: cannot serve on " << resources_socket << "\n";
+    return 1;
+  }
   Emit("{\"event\":\"listening\",\"socket\":" + Quote(socket) + "}");
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -252,6 +332,7 @@ int main(int argc, char** argv) {
     peer.Command(line);
   }
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+  resources_server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
   peer.Shutdown();
   peer.Join();
   return 0;
