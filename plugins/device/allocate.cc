@@ -11,14 +11,6 @@
 namespace rocenet::device {
 namespace {
 
-// A directory name that tells which ports it is for; ports belong to one
-// container at a time, so the set of ids is unique among live containers.
-std::string HclDirectoryName(const std::vector<std::string>& sorted_ids) {
-  std::string name = absl::StrCat("alloc-", absl::StrJoin(sorted_ids, "_"));
-  std::replace(name.begin(), name.end(), '/', '-');
-  return name;
-}
-
 std::vector<const PortInfo*> Lookup(const std::vector<std::string>& ids, const PortMap& ports) {
   std::vector<const PortInfo*> found;
   for (const std::string& id : ids) {
@@ -28,6 +20,13 @@ std::vector<const PortInfo*> Lookup(const std::vector<std::string>& ids, const P
 }
 
 }  // namespace
+
+std::string HclDirectoryName(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::string name = absl::StrCat(kHclDirectoryPrefix, absl::StrJoin(ids, "_"));
+  std::replace(name.begin(), name.end(), '/', '-');
+  return name;
+}
 
 std::vector<FileToWrite> HclDirectoryFiles(const std::string& dir,
                                            const std::vector<std::string>& ids,

@@ -32,6 +32,7 @@ inline constexpr char kEnvMacInfo[] = "HCL_MAC_INFO_FILE";
 inline constexpr char kDefaultHclContainerDir[] = "/etc/habanalabs/rocenet";
 inline constexpr char kGaudinetFile[] = "gaudinet.json";
 inline constexpr char kMacInfoFile[] = "macAddrInfo.json";
+inline constexpr char kHclDirectoryPrefix[] = "alloc-";
 
 struct AllocateOptions {
   std::string resource_name;
@@ -55,6 +56,11 @@ struct ContainerAllocation {
   // The allocation's HCL directory on the host; empty when it has none.
   std::string hcl_dir;
 };
+
+// The name of the HCL directory of an allocation of `ids` (in any order):
+// it tells which ports it is for, and ports belong to one container at a
+// time, so it is unique among live allocations.
+std::string HclDirectoryName(std::vector<std::string> ids);
 
 // The files of the HCL directory `dir` for the ports `ids`, from `ports`
 // as they are now: what the directory must hold (a file that is not listed

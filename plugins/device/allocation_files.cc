@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/common/logging.h"
+#include "plugins/device/devinfo.h"
 #include "plugins/device/plugin_server.h"
 
 namespace rocenet::device {
@@ -29,7 +32,15 @@ void AllocationFiles::Remove(const Entry& entry) {
   if (!entry.hcl_dir.empty()) RemovePath(entry.hcl_dir);
 }
 
-void AllocationFiles::Track(const ContainerAllocation& allocation, absl::Time now) {
+absl::Status AllocationFiles::Write(const ContainerAllocation& allocation, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  const absl::Status written = WriteFiles(allocation.files);
+  // Tracked even when a file failed: what was written must go with it.
+  TrackLocked(allocation, now);
+  return written;
+}
+
+void AllocationFiles::TrackLocked(const ContainerAllocation& allocation, absl::Time now) {
   Entry entry{.ids = allocation.ids, .devinfo_paths = {}, .hcl_dir = allocation.hcl_dir,
               .hcl_files = {}, .since = now};
   for (const FileToWrite& file : allocation.files) {
@@ -41,7 +52,6 @@ void AllocationFiles::Track(const ContainerAllocation& allocation, absl::Time no
       entry.devinfo_paths.push_back(file.path);
     }
   }
-  absl::MutexLock lock(&mu_);
   std::vector<Entry> kept;
   for (Entry& old : entries_) {
     if (!Shares(old.ids, entry.ids)) {
@@ -104,14 +114,22 @@ int AllocationFiles::Refresh(const PortMap& ports) {
   return changed;
 }
 
-int AllocationFiles::Retain(const std::set<std::string>& assigned, absl::Time now,
-                            absl::Duration grace) {
+int AllocationFiles::Retain(const std::vector<std::vector<std::string>>& assigned,
+                            const PortMap& ports, absl::Time now, absl::Duration grace) {
+  std::set<std::string> assigned_ids;
+  std::set<std::vector<std::string>> groups;
+  for (std::vector<std::string> ids : assigned) {
+    assigned_ids.insert(ids.begin(), ids.end());
+    std::sort(ids.begin(), ids.end());
+    groups.insert(std::move(ids));
+  }
   absl::MutexLock lock(&mu_);
   int ended = 0;
   std::vector<Entry> kept;
   for (Entry& entry : entries_) {
-    const bool live = std::all_of(entry.ids.begin(), entry.ids.end(),
-                                  [&](const std::string& id) { return assigned.contains(id); });
+    const bool live = std::all_of(entry.ids.begin(), entry.ids.end(), [&](const std::string& id) {
+      return assigned_ids.contains(id);
+    });
     if (live || now - entry.since < grace) {
       kept.push_back(std::move(entry));
       continue;
@@ -122,7 +140,55 @@ int AllocationFiles::Retain(const std::set<std::string>& assigned, absl::Time no
     ++ended;
   }
   entries_ = std::move(kept);
+  // What a live allocation owns, tracked or not, is kept; the rest of the
+  // plugin's directories is left over.
+  std::set<std::string> keep;
+  for (const std::vector<std::string>& ids : groups) {
+    for (const std::string& id : ids) {
+      keep.insert(absl::StrCat(options_.devinfo_dir, "/",
+                               DevInfoFileName(options_.resource_name, id)));
+    }
+    if (!options_.hcl_dir.empty()) {
+      keep.insert(absl::StrCat(options_.hcl_dir, "/", HclDirectoryName(ids)));
+    }
+    const bool tracked = std::any_of(entries_.begin(), entries_.end(),
+                                     [&](const Entry& e) { return e.ids == ids; });
+    const bool known = std::all_of(ids.begin(), ids.end(),
+                                   [&](const std::string& id) { return ports.contains(id); });
+    if (tracked || !known) continue;
+    absl::StatusOr<ContainerAllocation> again = BuildContainerAllocation(ids, ports, options_);
+    if (!again.ok()) continue;
+    SPDLOG_INFO("allocation of {}: kubelet still assigns it; its files are written again",
+                absl::StrJoin(ids, ","));
+    if (absl::Status s = WriteFiles(again->files); !s.ok()) SPDLOG_WARN("{}", s.message());
+    TrackLocked(*again, now);
+  }
+  for (const Entry& entry : entries_) {
+    keep.insert(entry.devinfo_paths.begin(), entry.devinfo_paths.end());
+    if (!entry.hcl_dir.empty()) keep.insert(entry.hcl_dir);
+  }
+  RemoveOrphansLocked(keep);
   return ended;
+}
+
+void AllocationFiles::RemoveOrphansLocked(const std::set<std::string>& keep) {
+  auto sweep = [&](const std::string& dir, const std::string& prefix, const std::string& suffix) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (!absl::StartsWith(name, prefix) || !absl::EndsWith(name, suffix)) continue;
+      if (keep.contains(entry.path().string())) continue;
+      SPDLOG_INFO("removing {}: no live allocation owns it", entry.path().string());
+      std::error_code removed;
+      std::filesystem::remove_all(entry.path(), removed);
+      if (removed) SPDLOG_WARN("remove {}: {}", entry.path().string(), removed.message());
+    }
+  };
+  // Only names this plugin writes: the directories may be shared.
+  std::string resource_prefix = options_.resource_name;
+  std::replace(resource_prefix.begin(), resource_prefix.end(), '/', '-');
+  if (!options_.devinfo_dir.empty()) sweep(options_.devinfo_dir, resource_prefix + "-", "-device.json");
+  if (!options_.hcl_dir.empty()) sweep(options_.hcl_dir, kHclDirectoryPrefix, "");
 }
 
 void AllocationFiles::RemoveAll() {

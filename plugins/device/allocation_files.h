@@ -3,16 +3,21 @@
 // while the allocation lives and removed when it ends.
 //
 // An allocation ends when kubelet gives one of its ports to another
-// container (Track of a newer one), when kubelet no longer assigns its
-// ports to any container (Retain, from the PodResources API), and, for
-// every allocation, when the plugin stops (RemoveAll): the device-info
-// spec wants a plugin's files gone with it. Not on the pod's CNI DEL: a
-// container restarted in the same pod is given the same mounts again, from
-// kubelet's record of the allocation, without a new Allocate.
+// container (a newer Write), when kubelet no longer assigns its ports to
+// any container (Retain, from the PodResources API), and, for every
+// allocation, when the plugin stops (RemoveAll): the device-info spec wants
+// a plugin's files gone with it. Not on the pod's CNI DEL: a container
+// restarted in the same pod is given the same mounts again, from kubelet's
+// record of the allocation, without a new Allocate. For the same reason a
+// plugin that starts writes again the files of every allocation kubelet
+// still assigns (a container restarted later needs its HCL directory), and
+// removes files in its directories that no live allocation owns (left by a
+// plugin that crashed).
 //
-// Thread-safe: Allocate (gRPC threads) tracks, the refresher thread
-// refreshes and retains. File errors are logged, never returned: a file
-// that could not be rewritten is tried again on the next refresh.
+// Thread-safe: Allocate (gRPC threads) writes, the refresher thread
+// refreshes and retains; one mutex orders them, so a sweep never sees an
+// allocation's files before it is tracked. File errors in Refresh and
+// Retain are logged, not returned: they are tried again on the next pass.
 #pragma once
 
 #include <map>
@@ -21,6 +26,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "plugins/device/allocate.h"
@@ -30,20 +36,26 @@ namespace rocenet::device {
 
 class AllocationFiles {
  public:
-  // `allocation`'s files are on disk. An older allocation sharing a port
-  // with it has ended: its files go.
-  void Track(const ContainerAllocation& allocation, absl::Time now);
+  explicit AllocationFiles(AllocateOptions options) : options_(std::move(options)) {}
+
+  // Writes every file of `allocation` and tracks it. An older allocation
+  // sharing a port with it has ended: its files go. Internal naming the
+  // file when one cannot be written (what was written stays, tracked).
+  absl::Status Write(const ContainerAllocation& allocation, absl::Time now);
 
   // Rewrites the HCL files whose content `ports` changes (an address that
   // moved, a port that lost or got one); the number of files rewritten or
   // removed.
   int Refresh(const PortMap& ports);
 
-  // Ends the allocations older than `grace` whose ports are not all in
-  // `assigned` (the device ids kubelet assigns to containers now); the
-  // number ended. The grace covers the moment between Allocate and kubelet
-  // recording the assignment.
-  int Retain(const std::set<std::string>& assigned, absl::Time now, absl::Duration grace);
+  // `assigned`: the device ids of each container kubelet assigns them to
+  // now. Ends the allocations older than `grace` that are not among them
+  // (the grace covers the moment between Allocate and kubelet recording
+  // it), writes again the files of those that are but are not tracked (a
+  // plugin restarted), when `ports` knows their ports, and removes files in
+  // the plugin's directories that belong to neither. The number ended.
+  int Retain(const std::vector<std::vector<std::string>>& assigned, const PortMap& ports,
+             absl::Time now, absl::Duration grace);
 
   // Removes every file of every allocation.
   void RemoveAll();
@@ -60,7 +72,12 @@ class AllocationFiles {
     absl::Time since;
   };
   static void Remove(const Entry& entry);
+  void TrackLocked(const ContainerAllocation& allocation, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveOrphansLocked(const std::set<std::string>& keep)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  const AllocateOptions options_;
   mutable absl::Mutex mu_;
   std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);
 };

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 #include <iostream>
-#include <set>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -148,7 +148,7 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   DeviceState state;
-  AllocationFiles files;
+  AllocationFiles files(options->allocate);
   DaemonWatch watch(options->watch, &state);
   const AllocateOptions allocate = options->allocate;
   PluginLifecycle lifecycle(options->lifecycle, [&state, &files, allocate] {
@@ -173,7 +173,7 @@ int Main(int argc, char** argv) {
       }
       if (o.pod_resources_socket.empty() || absl::Now() < next_sweep) continue;
       next_sweep = absl::Now() + o.pod_resources_interval;
-      absl::StatusOr<std::set<std::string>> assigned = AssignedDevices(
+      absl::StatusOr<std::vector<std::vector<std::string>>> assigned = AssignedDevices(
           o.pod_resources_socket, o.lifecycle.resource_name, absl::Seconds(5));
       if (!assigned.ok()) {
         // Said once per outage; the files stay until kubelet answers.
@@ -183,7 +183,7 @@ int Main(int argc, char** argv) {
       }
       if (sweep_failed) SPDLOG_INFO("kubelet PodResources at {} answers", o.pod_resources_socket);
       sweep_failed = false;
-      files.Retain(*assigned, absl::Now(), 3 * o.pod_resources_interval);
+      files.Retain(*assigned, snapshot.ports, absl::Now(), 3 * o.pod_resources_interval);
     }
   });
   std::thread signal_thread([&signals, &lifecycle] {

@@ -120,12 +120,13 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
     allocations.push_back(*std::move(allocation));
   }
   for (ContainerAllocation& allocation : allocations) {
-    if (absl::Status s = WriteFiles(allocation.files); !s.ok()) {
+    const absl::Status s = files_ != nullptr ? files_->Write(allocation, absl::Now())
+                                             : WriteFiles(allocation.files);
+    if (!s.ok()) {
       SPDLOG_ERROR("allocate: {}", s.message());
       return ToGrpc(s);
     }
     SPDLOG_INFO("allocate: {}", allocation.response.envs().at(kEnvPortIds));
-    if (files_ != nullptr) files_->Track(allocation, absl::Now());
     *response->add_container_responses() = std::move(allocation.response);
   }
   state_->NoteAllocated(allocated);

@@ -6,7 +6,7 @@
 
 namespace rocenet::device {
 
-absl::StatusOr<std::set<std::string>> AssignedDevices(const std::string& socket,
+absl::StatusOr<std::vector<std::vector<std::string>>> AssignedDevices(const std::string& socket,
                                                       const std::string& resource_name,
                                                       absl::Duration timeout) {
   auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
@@ -19,13 +19,15 @@ absl::StatusOr<std::set<std::string>> AssignedDevices(const std::string& socket,
     return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
                         absl::StrCat("kubelet PodResources at ", socket, ": ", s.error_message()));
   }
-  std::set<std::string> assigned;
+  std::vector<std::vector<std::string>> assigned;
   for (const auto& pod : response.pod_resources()) {
     for (const auto& container : pod.containers()) {
+      std::vector<std::string> ids;
       for (const auto& devices : container.devices()) {
         if (devices.resource_name() != resource_name) continue;
-        assigned.insert(devices.device_ids().begin(), devices.device_ids().end());
+        ids.insert(ids.end(), devices.device_ids().begin(), devices.device_ids().end());
       }
+      if (!ids.empty()) assigned.push_back(std::move(ids));
     }
   }
   return assigned;

@@ -7,8 +7,8 @@
 // the reason (kubelet not there, an old kubelet without the API).
 #pragma once
 
-#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -18,8 +18,8 @@ namespace rocenet::device {
 inline constexpr char kDefaultPodResourcesSocket[] =
     "/var/lib/kubelet/pod-resources/kubelet.sock";
 
-// The ids of `resource_name` devices in any container of any pod.
-absl::StatusOr<std::set<std::string>> AssignedDevices(const std::string& socket,
+// For each container of any pod holding `resource_name` devices, their ids.
+absl::StatusOr<std::vector<std::vector<std::string>>> AssignedDevices(const std::string& socket,
                                                       const std::string& resource_name,
                                                       absl::Duration timeout);
 

@@ -291,6 +291,7 @@ def test_a_refused_port_is_left_out_of_gaudinet(fabric, daemon, setup):
     """A port whose Port Description is refused has no address: an entry
     with an empty NIC_IP would make HCL refuse the whole file."""
     plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
     ids = ids_by_name(daemon)
     fabric.set_description(3, "no-alert 10.201.4.2/29")
     try:
@@ -317,6 +318,7 @@ def test_a_changed_address_reaches_the_container_through_its_mount(fabric, daemo
     the port another address while the container runs; the container reads
     the new gaudinet.json (a bind-mounted file would keep the old inode)."""
     plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
     ids = ids_by_name(daemon)
     envs, host_dir = allocated_hcl_dir(peer, [ids["so1"]])
     seen = os.path.join(plugin.hcl_dir, "..", "container-view")
@@ -352,6 +354,7 @@ def test_files_go_when_kubelet_no_longer_assigns_the_ports(fabric, daemon, setup
     and the plugin removes their device-info files and HCL directory; the
     other pod's stay."""
     plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
     ids = ids_by_name(daemon)
     gone = peer.call(f"allocate {ids['so0']},{ids['so1']}")
     kept = peer.call(f"allocate {ids['so2']}")
@@ -369,6 +372,35 @@ def test_files_go_when_kubelet_no_longer_assigns_the_ports(fabric, daemon, setup
                what="the deleted pod's files removed")
     assert all(os.path.exists(f) for f in files(kept))
     assert "kubelet no longer assigns its ports" in plugin.log()
+
+
+def test_a_restarted_plugin_writes_the_live_allocations_again(fabric, daemon, setup):
+    """The plugin stops (an upgrade): its files go, as the device-info spec
+    asks. Started again, it writes the files of every allocation kubelet
+    still assigns, at the same paths, so that a container restarted in that
+    pod finds its HCL directory; a pod deleted meanwhile gets nothing."""
+    plugin, (peer,) = setup
+    peer.devices(all_healthy, 5)
+    ids = ids_by_name(daemon)
+    live = peer.call(f"allocate {ids['so0']},{ids['so1']}")
+    dead = peer.call(f"allocate {ids['so3']}")
+    assert live["ok"] and dead["ok"]
+    mount = live["response"]["container_responses"][0]["mounts"][0]["host_path"]
+    before = {name: open(os.path.join(mount, name)).read() for name in os.listdir(mount)}
+    assert plugin.stop() == 0
+    assert not os.path.exists(mount)
+    assert peer.call(f"delete {dead['pod']}")["ok"]
+    plugin.start()
+    wait_until(lambda: os.path.isdir(mount) and sorted(os.listdir(mount)) == sorted(before),
+               10, what="the live allocation's HCL directory written again")
+    assert {name: open(os.path.join(mount, name)).read() for name in before} == before
+    for port in ("so0", "so1"):
+        assert os.path.exists(os.path.join(
+            plugin.devinfo_dir, f"rocenet.io-scale-out-port-{ids[port]}-device.json"))
+    dead_dir = dead["response"]["container_responses"][0]["mounts"][0]["host_path"]
+    assert not os.path.exists(dead_dir)
+    assert not os.path.exists(os.path.join(
+        plugin.devinfo_dir, f"rocenet.io-scale-out-port-{ids['so3']}-device.json"))
 
 
 def test_preferred_allocation(fabric, daemon, setup):

@@ -31,13 +31,21 @@ std::string Read(const std::string& path) {
 
 class AllocationFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // The directory first: the options and the files under test name it.
+  static std::string MakeDir() {
     std::string pattern = ::testing::TempDir() + "allocation_files_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    options_.resource_name = "rocenet.io/scale-out-port";
-    options_.devinfo_dir = dir_ + "/devinfo";
-    options_.hcl_dir = dir_ + "/hcl";
+    return mkdtemp(pattern.data()) != nullptr ? pattern : "";
+  }
+  AllocateOptions Options() const {
+    AllocateOptions o;
+    o.resource_name = "rocenet.io/scale-out-port";
+    o.devinfo_dir = dir_ + "/devinfo";
+    o.hcl_dir = dir_ + "/hcl";
+    return o;
+  }
+
+  void SetUp() override {
+    ASSERT_FALSE(dir_.empty());
     for (int i = 0; i < 3; ++i) {
       PortInfo p;
       p.id = "0000:19:00.0-p" + std::to_string(8 + i);
@@ -57,8 +65,7 @@ class AllocationFilesTest : public ::testing::Test {
   ContainerAllocation Allocate(const std::vector<std::string>& ids, absl::Time when) {
     auto allocation = BuildContainerAllocation(ids, ports_, options_);
     EXPECT_TRUE(allocation.ok()) << allocation.status();
-    EXPECT_TRUE(WriteFiles(allocation->files).ok());
-    files_.Track(*allocation, when);
+    EXPECT_TRUE(files_.Write(*allocation, when).ok());
     return *allocation;
   }
 
@@ -71,10 +78,10 @@ class AllocationFilesTest : public ::testing::Test {
     return out;
   }
 
-  std::string dir_;
-  AllocateOptions options_;
+  const std::string dir_ = MakeDir();
+  const AllocateOptions options_ = Options();
   PortMap ports_;
-  AllocationFiles files_;
+  AllocationFiles files_{Options()};
   const absl::Time t0_ = absl::FromUnixSeconds(1000);
 };
 
@@ -129,11 +136,42 @@ TEST_F(AllocationFilesTest, RetainEndsWhatKubeletNoLongerAssignsAfterTheGrace) {
   ContainerAllocation b = Allocate({"0000:19:00.0-p9"}, t0_);
   const absl::Duration grace = absl::Seconds(30);
   // Just allocated, not yet recorded by kubelet: kept.
-  EXPECT_EQ(files_.Retain({}, t0_ + absl::Seconds(5), grace), 0);
-  EXPECT_EQ(files_.Retain({"0000:19:00.0-p9"}, t0_ + absl::Minutes(1), grace), 1);
+  EXPECT_EQ(files_.Retain({}, ports_, t0_ + absl::Seconds(5), grace), 0);
+  EXPECT_EQ(files_.Retain({{"0000:19:00.0-p9"}}, ports_, t0_ + absl::Minutes(1), grace), 1);
   EXPECT_FALSE(std::filesystem::exists(a.hcl_dir));
   EXPECT_TRUE(std::filesystem::exists(b.hcl_dir));
   EXPECT_THAT(files_.Allocations(), ElementsAre(ElementsAre("0000:19:00.0-p9")));
+}
+
+TEST_F(AllocationFilesTest, ARestartedPluginWritesLiveAllocationsAgainAndDropsTheRest) {
+  ContainerAllocation live = Allocate({"0000:19:00.0-p9", "0000:19:00.0-p8"}, t0_);
+  ContainerAllocation dead = Allocate({"0000:19:00.0-p10"}, t0_);
+  // The plugin crashed: its files stay, its memory is gone. A foreign file
+  // in the shared device-info directory is not the plugin's to remove.
+  const std::string foreign = options_.devinfo_dir + "/other.io-gpu-0-device.json";
+  ASSERT_TRUE(WriteFiles({{foreign, "{}"}}).ok());
+  std::filesystem::remove(live.hcl_dir + "/gaudinet.json");
+  AllocationFiles restarted(options_);
+  restarted.Retain({{"0000:19:00.0-p8", "0000:19:00.0-p9"}}, ports_, t0_ + absl::Hours(1),
+                   absl::Seconds(30));
+  EXPECT_THAT(restarted.Allocations(),
+              ElementsAre(ElementsAre("0000:19:00.0-p8", "0000:19:00.0-p9")));
+  // The live allocation's directory is whole again, at the path mounted.
+  EXPECT_EQ(testing::HclRefusesGaudinet(Read(live.hcl_dir + "/gaudinet.json")), "");
+  EXPECT_FALSE(std::filesystem::exists(dead.hcl_dir));
+  EXPECT_FALSE(std::filesystem::exists(
+      options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p10-device.json"));
+  EXPECT_TRUE(std::filesystem::exists(foreign));
+}
+
+TEST_F(AllocationFilesTest, ALiveAllocationWhosePortsAreUnknownYetIsNotRemoved) {
+  ContainerAllocation live = Allocate({"0000:19:00.0-p8"}, t0_);
+  AllocationFiles restarted(options_);
+  // rocenetd not reached yet: no ports to write the files from.
+  restarted.Retain({{"0000:19:00.0-p8"}}, PortMap(), t0_ + absl::Hours(1), absl::Seconds(30));
+  EXPECT_TRUE(std::filesystem::exists(live.hcl_dir + "/macAddrInfo.json"));
+  EXPECT_TRUE(std::filesystem::exists(
+      options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json"));
 }
 
 TEST_F(AllocationFilesTest, RemoveAllLeavesNothing) {
