@@ -71,12 +71,18 @@ void HostOutputs::UpdateGaudinet(const std::vector<PortOutput>& ports,
   // the switch's MAC an entry would send the job's traffic nowhere.
   bool any_l3 = false;
   for (const PortOutput& port : ports) {
-    if (!port.l3) continue;
+    if (!port.l3 || !port.gaudi) continue;
     any_l3 = true;
     if (!port.provisioned || port.gateway_mac.empty()) return;
   }
   if (!any_l3) return;
-  const absl::Status status = WriteIfChanged(config_.gaudinet_path, RenderGaudinet(ports));
+  const std::string& path = config_.gaudinet_path;
+  const size_t slash = path.rfind('/');
+  absl::Status status =
+      slash == std::string::npos || slash == 0
+          ? absl::OkStatus()
+          : fs_->MakeDirectories(absl::string_view(path).substr(0, slash), 0755);
+  if (status.ok()) status = WriteIfChanged(path, RenderGaudinet(ports));
   if (!status.ok()) errors.push_back(Annotate("gaudinet", config_.gaudinet_path, status));
 }
 

@@ -41,6 +41,7 @@ struct PortOutput {
   std::string name;          // interface name, e.g. "so0"
   std::string mac;           // "aa:bb:cc:dd:ee:ff"
   bool l3 = true;            // L3 port (addresses) vs L2 port
+  bool gaudi = false;        // a Gaudi scale-out port (HCL's gaudinet.json)
   bool provisioned = false;  // its address and routes are applied
   std::string local_ip;      // "10.200.1.1" (when provisioned)
   int prefix_length = 0;     // 30
@@ -53,10 +54,13 @@ struct PortOutput {
   bool healthy = false;
 };
 
+inline constexpr char kDefaultGaudinetPath[] = "/etc/habanalabs/gaudinet.json";
+
 // An empty path turns that output off.
 struct OutputConfig {
-  // HCL's default location is /etc/habanalabs/gaudinet.json.
-  std::string gaudinet_path;
+  // HCL's default location, where Habana's container runtime copies it
+  // from into every Gaudi container.
+  std::string gaudinet_path = kDefaultGaudinetPath;
   // e.g. /etc/systemd/network
   std::string networkd_dir;
   // e.g. /etc/kubernetes/node-feature-discovery/features.d/rocenet
@@ -74,9 +78,11 @@ class HostOutputs {
   HostOutputs(os::FileSystem* fs, const os::Clock* clock, OutputConfig config);
 
   // Brings every enabled output in line with `ports`:
-  //  - gaudinet.json is written once every L3 port is provisioned and knows
-  //    its gateway MAC (and there is at least one L3 port). Otherwise the file
-  //    stays as it is: a job that is running keeps the file it started with.
+  //  - gaudinet.json is written once every Gaudi L3 port is provisioned and
+  //    knows its gateway MAC (and there is at least one), its directory
+  //    made if missing. Otherwise the file stays as it is: a job that is
+  //    running keeps the file it started with. No Gaudi port or L2 mode: no
+  //    file (in L2 its presence would switch HCL to L3).
   //  - one .network file per provisioned port; rocenet's files for other
   //    ports are removed, files of anyone else in the directory are not.
   //  - the NFD file exists while every port is healthy and provisioned (and

@@ -32,7 +32,7 @@ std::string SubnetMask(int prefix_length) {
 std::string RenderGaudinet(const std::vector<PortOutput>& ports) {
   std::vector<const PortOutput*> l3;
   for (const PortOutput& port : ports) {
-    if (port.l3) l3.push_back(&port);
+    if (port.l3 && port.gaudi) l3.push_back(&port);
   }
   std::sort(l3.begin(), l3.end(),
             [](const PortOutput* a, const PortOutput* b) { return a->name < b->name; });

@@ -18,7 +18,8 @@ namespace rocenet::outputs {
 // 30). Lengths outside 0..32 are clamped.
 std::string SubnetMask(int prefix_length);
 
-// gaudinet.json for the L3 ports among `ports`, sorted by interface name:
+// gaudinet.json for the Gaudi L3 ports among `ports` (HCL drives no other
+// NIC), sorted by interface name:
 // {"NIC_NET_CONFIG": [{"NIC_MAC", "NIC_IP", "SUBNET_MASK", "GATEWAY_MAC"}]},
 // keys in that order, indented by four spaces, with a trailing newline.
 // Habana HCL requires all four keys in every entry.

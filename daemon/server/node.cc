@@ -18,6 +18,7 @@ outputs::PortOutput ToOutput(const inventory::Port& port, const api::PortAddress
   out.name = port.name;
   out.mac = port.link.mac.ToString();
   out.l3 = mode == addressing::Mode::kL3;
+  out.gaudi = port.discovery == inventory::Discovery::kGaudiSysfs;
   out.healthy = health != nullptr && health->healthy;
   if (addressing == nullptr || !addressing->provisioned || !addressing->applied.has_value()) {
     return out;

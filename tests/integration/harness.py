@@ -63,6 +63,9 @@ class Daemon:
             f"--state-dir={os.path.join(self.workdir, 'state')}",
             f"--runtime-dir={self.runtime_dir}",
             "--metrics-address=127.0.0.1:0",
+            # The sim's ports are Gaudi ports: keep HCL's file out of the
+            # host's /etc/habanalabs.
+            f"--gaudinet-path={os.path.join(self.workdir, 'gaudinet.json')}",
             *args,
         ]
         self.proc: subprocess.Popen | None = None

@@ -6,6 +6,7 @@ before any LLDP is expected, and brings back a port set down by hand."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -71,6 +72,8 @@ def test_l2_ports_that_start_down_are_brought_up(fabric):
         assert addresses(fabric, "so0") == []
         wait_until(lambda: json.loads(daemon.rocectl("health", "-o", "json").stdout)["ready"],
                    10, what="node ready in L2")
+        # In L2 HCL must find no gaudinet.json: its presence means L3.
+        assert not os.path.exists(os.path.join(daemon.workdir, "gaudinet.json"))
     finally:
         daemon.cleanup()
 

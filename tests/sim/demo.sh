@@ -46,7 +46,8 @@ ip -n "$name-node" -br link show | grep '^so'
 
 step "Starting rocenetd in $name-node (log: $work/rocenetd.log)"
 ip netns exec "$name-node" "$rocenetd" --socket="$socket" --sysfs-root="$sysfs" \
-  --state-dir="$work/state" --metrics-address=127.0.0.1:0 > "$work/rocenetd.log" 2>&1 &
+  --state-dir="$work/state" --gaudinet-path="$work/gaudinet.json" \
+  --metrics-address=127.0.0.1:0 > "$work/rocenetd.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do
   grep -q "serving metrics" "$work/rocenetd.log" && break

@@ -32,6 +32,7 @@ OutputConfig AllOutputs() {
 PortOutput Ready(const std::string& name, int index) {
   PortOutput port;
   port.name = name;
+  port.gaudi = true;
   port.mac = "b0:fd:0b:f0:28:1" + std::to_string(index);
   port.provisioned = true;
   port.local_ip = "10.200." + std::to_string(index) + ".1";
@@ -205,6 +206,7 @@ TEST(HostOutputsTest, NetworkFileFollowsPortChangesAndL2Ports) {
 TEST(HostOutputsTest, InterfaceNameThatIsNotOneIsRejected) {
   FakeFileSystem fs;
   OutputConfig config;
+  config.gaudinet_path = "";
   config.networkd_dir = kNetworkDir;
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, config);
@@ -299,7 +301,9 @@ TEST(HostOutputsTest, DisabledOutputsTouchNothing) {
   fs.AddFile(kNfd, "stale\n");
   fs.AddFile(NetworkFile("50-rocenet-so9.network"), "stale\n");
   FakeClock clock;
-  HostOutputs outputs(&fs, &clock, OutputConfig{});
+  OutputConfig off;
+  off.gaudinet_path = "";  // the only output on by default
+  HostOutputs outputs(&fs, &clock, off);
 
   ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
   ASSERT_TRUE(outputs.Update({}).ok());
@@ -367,6 +371,36 @@ TEST(HostOutputsTest, WithdrawRemovesTheNfdFileAndNothingElse) {
   ASSERT_TRUE(outputs.RefreshExpiry().ok());
   EXPECT_FALSE(fs.GetFile(kNfd).has_value());
   ASSERT_TRUE(outputs.Withdraw().ok());  // twice is fine
+}
+
+TEST(HostOutputsTest, GaudinetListsOnlyGaudiPortsAndMakesItsDirectory) {
+  FakeFileSystem fs;  // no /etc/habanalabs yet
+  FakeClock clock;
+  OutputConfig config;  // the default path
+  HostOutputs outputs(&fs, &clock, config);
+  PortOutput other = Ready("eth5", 5);
+  other.gaudi = false;
+  other.provisioned = false;  // not Gaudi: neither listed nor waited for
+  ASSERT_TRUE(outputs.Update({Ready("so1", 1), other}).ok());
+  std::optional<std::string> text = Content(fs, kDefaultGaudinetPath);
+  ASSERT_TRUE(text.has_value());
+  EXPECT_NE(text->find("10.200.1.1"), std::string::npos);
+  EXPECT_EQ(text->find("eth5"), std::string::npos);
+  EXPECT_EQ(text->find("10.200.5.1"), std::string::npos);
+}
+
+TEST(HostOutputsTest, NoGaudinetInL2OrWithoutGaudiPorts) {
+  for (const bool l2 : {true, false}) {
+    SCOPED_TRACE(l2 ? "L2" : "no Gaudi port");
+    FakeFileSystem fs;
+    FakeClock clock;
+    HostOutputs outputs(&fs, &clock, OutputConfig{});
+    PortOutput port = Ready("so1", 1);
+    port.l3 = !l2;
+    port.gaudi = l2;
+    ASSERT_TRUE(outputs.Update({port}).ok());
+    EXPECT_FALSE(fs.GetFile(kDefaultGaudinetPath).has_value());
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ namespace {
 
 PortOutput L3Port(const std::string& name, int index) {
   PortOutput port;
+  port.gaudi = true;
   port.name = name;
   port.mac = "b0:fd:0b:f0:28:" + std::to_string(10 + index);
   port.l3 = true;
