@@ -29,7 +29,8 @@ std::optional<std::string> GaudinetJson(const std::vector<const PortInfo*>& allo
   std::vector<const PortInfo*> sorted = allocated;
   std::sort(sorted.begin(), sorted.end(),
             [](const PortInfo* a, const PortInfo* b) { return a->name < b->name; });
-  nlohmann::json entries = nlohmann::json::array();
+  // Keys in Habana's documented order, as the host's gaudinet.json has them.
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
   for (const PortInfo* port : sorted) {
     if (port->l2) return std::nullopt;
     absl::StatusOr<Ipv4Prefix> local = Ipv4Prefix::Parse(port->local);
@@ -40,13 +41,17 @@ std::optional<std::string> GaudinetJson(const std::vector<const PortInfo*>& allo
       // HCL would refuse the whole file for this one entry.
       continue;
     }
-    entries.push_back({{"NIC_MAC", *mac},
-                       {"NIC_IP", local->address().ToString()},
-                       {"SUBNET_MASK", local->Netmask().ToString()},
-                       {"GATEWAY_MAC", *gateway}});
+    nlohmann::ordered_json entry;
+    entry["NIC_MAC"] = *mac;
+    entry["NIC_IP"] = local->address().ToString();
+    entry["SUBNET_MASK"] = local->Netmask().ToString();
+    entry["GATEWAY_MAC"] = *gateway;
+    entries.push_back(std::move(entry));
   }
   if (entries.empty()) return std::nullopt;
-  return nlohmann::json({{"NIC_NET_CONFIG", entries}}).dump(2) + "\n";
+  nlohmann::ordered_json document;
+  document["NIC_NET_CONFIG"] = std::move(entries);
+  return document.dump(2) + "\n";
 }
 
 std::optional<std::string> MacAddrInfoJson(const std::vector<const PortInfo*>& allocated,

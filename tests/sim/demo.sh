@@ -15,8 +15,16 @@ name="demo$$"
 work="$(mktemp -d /tmp/rocenet-demo.XXXXXX)"
 socket="$work/run/rocenetd.sock"
 daemon_pid=""
+plugin_pid=""
+peer_pid=""
 
 cleanup() {
+  for pid in "$plugin_pid" "$peer_pid"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid"
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
     kill -TERM "$daemon_pid"
     wait "$daemon_pid" 2>/dev/null || true
@@ -91,10 +99,60 @@ sleep 0.3
 ip netns exec "$name-node" ip -4 -br addr show so0
 
 cni="$build/plugins/cni/rocenet"
-if [ -x "$cni" ]; then
-  step "A pod joins the AI network: the rocenet CNI plugin, run as Multus runs it"
+plugin="$build/plugins/device/rocenet-device-plugin"
+peer="$build/tests/integration/kubelet_peer/rocenet-kubelet-peer"
+# The first line from the kubelet peer whose event is $1.
+peer_wait() {
+  local line
+  while read -r -t 15 line <&"${PEER[0]}"; do
+    case "$line" in *"\"event\":\"$1\""*) echo "$line"; return 0 ;; esac
+  done
+  return 1
+}
+if [ -x "$cni" ] && [ -x "$plugin" ] && [ -x "$peer" ]; then
+  step "kubelet gives a pod one port: the device plugin answers a kubelet peer speaking the real API"
+  mkdir -p "$work/kubelet/device-plugins"
+  coproc PEER { exec "$peer" "$work/kubelet/device-plugins"; }
+  peer_pid=$PEER_PID
+  peer_wait listening >/dev/null
+  "$plugin" --daemon-socket="$socket" --kubelet-dir="$work/kubelet/device-plugins/" \
+    --devinfo-dir="$work/devinfo" --hcl-dir="$work/hcl" --pod-resources-interval=1s \
+    --pod-resources-socket="$work/kubelet/pod-resources/kubelet.sock" > "$work/plugin.log" 2>&1 &
+  plugin_pid=$!
+  peer_wait devices >/dev/null
+  port_id="$("$rocectl" --socket "$socket" ports -o json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["ports"][1]["id"])')"
+  echo "allocate $port_id" >&"${PEER[1]}"
+  allocation="$(peer_wait allocate)"
+  echo "kubelet's Allocate answer for the container:"
+  echo "$allocation" | python3 -c '
+import json, sys
+reply = json.load(sys.stdin)
+c = reply["response"]["container_responses"][0]
+for k, v in sorted(c["envs"].items()):
+    print(f"  env   {k}={v}")
+for m in c["mounts"]:
+    print("  mount", m["host_path"], "->", m["container_path"], "(read-only)" if m["read_only"] else "")'
+  hcl_dir="$(echo "$allocation" | python3 -c 'import json,sys; print(json.load(sys.stdin)["response"]["container_responses"][0]["mounts"][0]["host_path"])')"
+  echo
+  echo "the pod's gaudinet.json (HCL_GAUDINET_CONFIG_FILE): its port and address"
+  cat "$hcl_dir/gaudinet.json"
+  echo "the pod's macAddrInfo.json (HCL_MAC_INFO_FILE): its accelerator's MACs by NIC index"
+  python3 -c '
+import json, sys
+for e in json.load(open(sys.argv[1]))["MAC_ADDR_INFO"]:
+    print("  " + e["PCI_ID"] + ":")
+    for i, mac in enumerate(e["MAC_ADDR_LIST"]):
+        if mac != "ff:ff:ff:ff:ff:ff":
+            print(f"    NIC {i:2}: {mac}")
+    print("    other NICs (internal): ff:ff:ff:ff:ff:ff")' "$hcl_dir/macAddrInfo.json"
+  echo "the Multus device-info file:"
+  cat "$work/devinfo/"*-device.json
+
+  step "The pod joins the AI network: the rocenet CNI plugin, run as Multus runs it, with that port"
   ip netns add "$name-pod1"
-  echo "{\"cniVersion\":\"1.1.0\",\"name\":\"ai\",\"type\":\"rocenet\",\"socket\":\"$socket\"}" |
+  conf="{\"cniVersion\":\"1.1.0\",\"name\":\"ai\",\"type\":\"rocenet\",\"socket\":\"$socket\""
+  echo "$conf,\"deviceID\":\"$port_id\"}" |
     CNI_COMMAND=ADD CNI_CONTAINERID=demo1 CNI_NETNS="/run/netns/$name-pod1" CNI_IFNAME=net1 \
       CNI_PATH=/opt/cni/bin "$cni"
   echo
@@ -103,12 +161,22 @@ if [ -x "$cni" ]; then
   ip netns exec "$name-pod1" ip -4 route show table all | grep -v "^local\|^broadcast"
   ip netns exec "$name-pod1" ip -4 rule show
   "$rocectl" --socket "$socket" ports
-  step "The pod goes away: CNI DEL gives the port back to the host"
-  echo "{\"cniVersion\":\"1.1.0\",\"name\":\"ai\",\"type\":\"rocenet\",\"socket\":\"$socket\"}" |
+
+  step "The pod goes away: CNI DEL gives the port back, and its files go once kubelet frees it"
+  echo "$conf}" |
     CNI_COMMAND=DEL CNI_CONTAINERID=demo1 CNI_NETNS="/run/netns/$name-pod1" CNI_IFNAME=net1 \
       CNI_PATH=/opt/cni/bin "$cni"
+  ip netns del "$name-pod1"
+  pod="$(echo "$allocation" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pod"])')"
+  echo "delete $pod" >&"${PEER[1]}"
+  peer_wait delete >/dev/null
+  for _ in $(seq 100); do
+    [ -e "$hcl_dir" ] || break
+    sleep 0.1
+  done
   wait_ready
   "$rocectl" --socket "$socket" ports
+  echo "files left for the pod: $(find "$work/hcl" "$work/devinfo" -mindepth 1 | wc -l)"
 fi
 
 if [ "${DEMO_KEEP:-0}" = 1 ]; then
