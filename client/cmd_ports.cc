@@ -43,7 +43,9 @@ constexpr absl::string_view kHelp =
     "  MODULE  accelerator module (OAM slot), NUMA the NUMA node; \"-\" when unknown\n"
     "  -o wide adds IFINDEX, PERM MAC, DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX\n"
     "  (dev_port), RAIL (the port's scale-out order in its module, \"-\" without\n"
-    "  one) and the RX/TX byte and error counters.\n"
+    "  one), RDMA (the RDMA device and its port), UVERBS (its verbs node in\n"
+    "  /dev/infiniband), GID INDEX (the RoCE v2 GID of the port's address) and\n"
+    "  the RX/TX byte and error counters.\n"
     "\n"
     "-o json and -o yaml print the API message (rocenet.v1.ListPortsResponse, or\n"
     "rocenet.v1.Port for get) with snake_case field names.\n";

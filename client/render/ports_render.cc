@@ -19,7 +19,8 @@ std::vector<std::string> Headers(bool wide) {
                                       "MAC",  "PCI", "MODULE", "NUMA"};
   if (wide) {
     for (const char* header : {"IFINDEX", "PERM MAC", "DRIVER", "DISCOVERY", "PCIE ROOT",
-                               "PORT INDEX", "RAIL", "RX BYTES", "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
+                               "PORT INDEX", "RAIL", "RDMA", "UVERBS", "GID INDEX", "RX BYTES",
+                               "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
       headers.emplace_back(header);
     }
   }
@@ -50,6 +51,9 @@ std::vector<std::string> Row(const v1::Port& port, bool wide) {
         OrDash(port.pcie_root()),
         IndexOrDash(port.port_index()),
         IndexOrDash(port.rail()),
+        port.has_rdma() ? absl::StrCat(port.rdma().device(), "/", port.rdma().port()) : "-",
+        port.has_rdma() ? OrDash(port.rdma().uverbs()) : "-",
+        port.has_rdma() ? IndexOrDash(port.rdma().gid_index()) : "-",
         present ? absl::StrCat(counters.receive_bytes()) : "-",
         present ? absl::StrCat(counters.transmit_bytes()) : "-",
         present ? absl::StrCat(counters.receive_errors()) : "-",

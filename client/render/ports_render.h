@@ -25,7 +25,8 @@ std::string FormatSpeed(uint64_t speed_mbps);
 std::string DiscoveryName(v1::Discovery discovery);
 
 // NAME ID STATE MTU SPEED MAC PCI MODULE NUMA; `wide` adds IFINDEX, PERM MAC,
-// DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX and the byte and error counters.
+// DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX, RAIL, RDMA, UVERBS, GID INDEX and
+// the byte and error counters.
 // Ports appear in the order given (rocenetd's order).
 std::string RenderPortTable(const google::protobuf::RepeatedPtrField<v1::Port>& ports, bool wide);
 std::string RenderPortTable(const v1::Port& port, bool wide);

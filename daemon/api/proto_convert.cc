@@ -44,6 +44,14 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   out->set_rail(port.pci.rail);
   out->set_driver(port.pci.driver);
   out->set_attached_to(port.attached_to);
+  if (port.rdma.has_value()) {
+    v1::RdmaDevice* rdma = out->mutable_rdma();
+    rdma->set_device(port.rdma->device);
+    rdma->set_port(port.rdma->port);
+    rdma->set_uverbs(port.rdma->uverbs);
+    rdma->set_gid_index(port.rdma->gid_index);
+    rdma->set_gid_address(port.rdma->gid_ipv4);
+  }
   if (!port.present) {
     out->set_oper_state(v1::OPER_STATE_NOT_PRESENT);
     return;

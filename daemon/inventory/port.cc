@@ -12,7 +12,8 @@ bool Port::SameState(const Port& other) const {
   b.stats = {};
   // `mac` holds counters only.
   return id == other.id && name == other.name && present == other.present && a == b &&
-         pci == other.pci && discovery == other.discovery && attached_to == other.attached_to;
+         pci == other.pci && discovery == other.discovery && attached_to == other.attached_to &&
+         rdma == other.rdma;
 }
 
 std::string MakePortId(const PciInfo& pci, const os::LinkInfo& link, const std::string& name) {

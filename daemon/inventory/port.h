@@ -37,6 +37,19 @@ struct PciInfo {
   friend bool operator==(const PciInfo&, const PciInfo&) = default;
 };
 
+// The RDMA device serving a port (RoCE), from sysfs (rdma_scanner.h).
+struct RdmaInfo {
+  std::string device;  // "mlx5_0", "hbl_0"
+  int port = -1;       // its port number (1-based) for this net device
+  std::string uverbs;  // "uverbs0" (/dev/infiniband/uverbs0); "" when unknown
+  // The RoCE v2 GID of the port's IPv4 address, and that address; -1 and
+  // "" until the port has one.
+  int gid_index = -1;
+  std::string gid_ipv4;
+
+  friend bool operator==(const RdmaInfo&, const RdmaInfo&) = default;
+};
+
 struct Port {
   // Stable id, valid as a kubelet device id (<= 63 characters); see MakePortId.
   std::string id;
@@ -53,6 +66,8 @@ struct Port {
   // The driver's MAC-level counters (ethtool statistics) as of the last full
   // dump; nullopt when the driver has none or they were not read.
   std::optional<MacCounters> mac;
+  // The RDMA device behind the port; nullopt for a NIC without one.
+  std::optional<RdmaInfo> rdma;
 
   // Equality that ignores traffic counters: counters move all the time and are
   // not a change worth telling watchers about.

@@ -11,7 +11,7 @@ namespace rocenet::inventory {
 
 PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs,
                              os::Ethtool* ethtool)
-    : selection_(std::move(selection)), scanner_(sysfs), ethtool_(ethtool) {}
+    : selection_(std::move(selection)), scanner_(sysfs), rdma_scanner_(sysfs), ethtool_(ethtool) {}
 
 bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   std::map<int, os::LinkInfo> next;
@@ -29,6 +29,8 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   }
   links_ = std::move(next);
   if (selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
+  // The GID table follows the ports' addresses: read again on every resync.
+  rdma_ = rdma_scanner_.Scan();
   const bool changed = Rebuild();
   if (ethtool_ != nullptr) {
     // Counters move all the time: read on a dump, like the link statistics,
@@ -228,6 +230,16 @@ bool PortInventory::Rebuild() {
 
   for (Port& port : next) {
     if (auto it = mac_.find(port.id); it != mac_.end() && port.present) port.mac = it->second;
+    // A port in a pod keeps what the host saw last: the GID table names its
+    // net device by the name it has in the pod.
+    if (!port.attached_to.empty()) {
+      if (auto last = rdma_by_id_.find(port.id); last != rdma_by_id_.end()) {
+        port.rdma = last->second;
+      }
+    } else if (auto it = rdma_.find(port.name); it != rdma_.end() && port.present) {
+      port.rdma = it->second;
+      rdma_by_id_[port.id] = it->second;
+    }
   }
   AssignRails(next);
   std::sort(next.begin(), next.end(),

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "daemon/inventory/port.h"
 #include "daemon/inventory/port_selection.h"
+#include "daemon/inventory/rdma_scanner.h"
 #include "daemon/inventory/sysfs_scanner.h"
 #include "daemon/os/ethtool.h"
 #include "daemon/os/link.h"
@@ -68,6 +69,7 @@ class PortInventory {
 
   PortSelection selection_;
   SysfsScanner scanner_;
+  RdmaScanner rdma_scanner_;
   os::Ethtool* ethtool_;
   // `ethtool -i` driver names of links, by ifindex ("" when it has none);
   // asked only for links that nothing else selects.
@@ -83,6 +85,10 @@ class PortInventory {
   // port is first seen attached (the function stays in sysfs).
   std::map<std::string, PciInfo> attached_placement_;
   std::vector<Port> ports_;
+  // RDMA devices by net device name, from the last Resync; and the last
+  // seen of each port, by id, for the ports that are in pods now.
+  std::map<std::string, RdmaInfo> rdma_;
+  std::map<std::string, RdmaInfo> rdma_by_id_;
 };
 
 }  // namespace rocenet::inventory

@@ -116,11 +116,29 @@ TEST(RenderPortTableTest, WideAddsDetailsAndCounters) {
   const std::vector<std::string> lines = absl::StrSplit(table, '\n');
   EXPECT_THAT(lines[0], HasSubstr("IFINDEX   PERM MAC"));
   EXPECT_THAT(lines[0], HasSubstr("   PCIE ROOT "));
-  EXPECT_THAT(lines[0], HasSubstr("   PORT INDEX   RAIL   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS"));
+  EXPECT_THAT(lines[0], HasSubstr("   PORT INDEX   RAIL   RDMA   UVERBS   GID INDEX   RX BYTES"
+                                  "   TX BYTES   RX ERRORS   TX ERRORS"));
   EXPECT_THAT(Fields(table, 1),
               ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
                           "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs",
-                          "gaudi-sysfs", "pci0000:16", "1", "1", "1234", "5678", "2", "0"));
+                          "gaudi-sysfs", "pci0000:16", "1", "1", "-", "-", "-", "1234", "5678",
+                          "2", "0"));
+}
+
+TEST(RenderPortTableTest, WideShowsTheRdmaDeviceAndGidIndex) {
+  v1::Port port = GaudiPort();
+  port.mutable_rdma()->set_device("mlx5_0");
+  port.mutable_rdma()->set_port(1);
+  port.mutable_rdma()->set_uverbs("uverbs0");
+  port.mutable_rdma()->set_gid_index(3);
+  std::vector<std::string> row = Fields(RenderPortTable(port, /*wide=*/true), 1);
+  ASSERT_GE(row.size(), 19u);
+  EXPECT_THAT(std::vector<std::string>(row.begin() + 16, row.begin() + 19),
+              ElementsAre("mlx5_0/1", "uverbs0", "3"));
+  // No address yet: no GID index.
+  port.mutable_rdma()->set_gid_index(-1);
+  row = Fields(RenderPortTable(port, /*wide=*/true), 1);
+  EXPECT_EQ(row[18], "-");
 }
 
 TEST(RenderPortTableTest, KeepsTheDaemonsOrder) {

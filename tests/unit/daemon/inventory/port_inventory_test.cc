@@ -109,6 +109,35 @@ TEST_F(GaudiInventoryTest, RemovedNetdevDropsOutWhenSysfsForgetsIt) {
   EXPECT_EQ(inventory.Find("so3"), nullptr);
 }
 
+TEST_F(GaudiInventoryTest, EachPortHasItsRdmaDeviceAndKeepsItInAPod) {
+  // hbl_0 serves so0 and so1; so1 has an address (a RoCE v2 GID).
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/ndevs/0", "so0");
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/types/0", "IB/RoCE v1");
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gids/0", "fe80:0000:0000:0000:0000:0000:0000:0001");
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/2/gid_attrs/ndevs/1", "so1");
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/2/gid_attrs/types/1", "RoCE v2");
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/2/gids/1", "0000:0000:0000:0000:0000:ffff:0ac8:0201");
+  sysfs_.AddFile("class/infiniband_verbs/uverbs0/ibdev", "hbl_0");
+  PortInventory inventory(PortSelection{}, &sysfs_);
+  os::LinkInfo so1 = MakeLink(3, "so1");
+  inventory.Resync({MakeLink(2, "so0"), so1});
+  ASSERT_TRUE(inventory.Find("so1")->rdma.has_value());
+  EXPECT_EQ(inventory.Find("so1")->rdma->gid_index, 1);
+  EXPECT_EQ(inventory.Find("so1")->rdma->uverbs, "uverbs0");
+  EXPECT_EQ(inventory.Find("so0")->rdma->gid_index, -1);
+  EXPECT_FALSE(inventory.Find("so2")->rdma.has_value());  // not present
+  // In a pod the GID table names it by its pod name; the host keeps what it saw.
+  inventory.SetAttached({{"0000:19:00.0-p22", "so1", "0000:19:00.0", "/run/netns/p"}});
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/2/gid_attrs/ndevs/1", "net1");
+  inventory.Apply(Removed(so1));
+  inventory.Resync({MakeLink(2, "so0")});
+  const Port* away = inventory.Find("0000:19:00.0-p22");
+  ASSERT_NE(away, nullptr);
+  ASSERT_TRUE(away->rdma.has_value());
+  EXPECT_EQ(away->rdma->device, "hbl_0");
+  EXPECT_EQ(away->rdma->gid_index, 1);
+}
+
 TEST_F(GaudiInventoryTest, APortInAPodStaysListedWhenSysfsHidesIt) {
   PortInventory inventory(PortSelection{}, &sysfs_);
   os::LinkInfo so1 = MakeLink(3, "so1");
