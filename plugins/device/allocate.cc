@@ -19,6 +19,35 @@ std::vector<const PortInfo*> Lookup(const std::vector<std::string>& ids, const P
   return found;
 }
 
+void AddRdma(const std::vector<const PortInfo*>& allocated, RdmaDeviceSpecs specs,
+             v1beta1::ContainerAllocateResponse& response) {
+  const bool any = std::any_of(allocated.begin(), allocated.end(),
+                               [](const PortInfo* p) { return !p->rdma_device.empty(); });
+  if (!any) return;
+  std::vector<std::string> devices, gids;
+  bool node_added = false;
+  for (const PortInfo* port : allocated) {
+    devices.push_back(port->rdma_device);
+    gids.push_back(port->gid_index >= 0 ? absl::StrCat(port->gid_index) : "");
+    const bool wanted = specs == RdmaDeviceSpecs::kAll ||
+                        (specs == RdmaDeviceSpecs::kNonGaudi && !port->gaudi);
+    if (!wanted || port->uverbs.empty()) continue;
+    v1beta1::DeviceSpec* spec = response.add_devices();
+    spec->set_host_path(absl::StrCat("/dev/infiniband/", port->uverbs));
+    spec->set_container_path(spec->host_path());
+    spec->set_permissions("rw");
+    node_added = true;
+  }
+  if (node_added) {
+    v1beta1::DeviceSpec* cm = response.add_devices();
+    cm->set_host_path(kRdmaCmDevice);
+    cm->set_container_path(kRdmaCmDevice);
+    cm->set_permissions("rw");
+  }
+  (*response.mutable_envs())[kEnvRdmaDevices] = absl::StrJoin(devices, ",");
+  (*response.mutable_envs())[kEnvGidIndex] = absl::StrJoin(gids, ",");
+}
+
 }  // namespace
 
 std::string HclDirectoryName(std::vector<std::string> ids) {
@@ -71,6 +100,7 @@ absl::StatusOr<ContainerAllocation> BuildContainerAllocation(const std::vector<s
   envs[kEnvPortIds] = absl::StrJoin(ids, ",");
   envs[kEnvPortInterfaces] = absl::StrJoin(names, ",");
 
+  AddRdma(allocated, options.rdma_device_specs, out.response);
   for (const PortInfo* port : allocated) {
     // The spec requires a PCI address for type "pci"; a port without one
     // (a virtual device) gets no file rather than a wrong one.

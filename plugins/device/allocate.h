@@ -12,6 +12,14 @@
 // directory rather than the files themselves, so that a file rewritten by
 // rename later (an address that changed) is what the container reads.
 //
+// When some of the ports have an RDMA device (RoCE), the container also gets
+//   ROCENET_RDMA_DEVICES     each port's RDMA device ("mlx5_0"), same order
+//   ROCENET_GID_INDEX        each port's RoCE v2 GID index, same order
+// (an empty entry for a port without one) and, per `rdma_device_specs`, the
+// device nodes verbs need: each port's /dev/infiniband/uverbsN and
+// /dev/infiniband/rdma_cm. Gaudi ports are left to Habana's container
+// runtime by default, which mounts their uverbs node with the accelerator.
+//
 // No I/O: the caller writes `files` (see WriteFiles in plugin_server.h)
 // before it answers kubelet. Thread-compatible.
 #pragma once
@@ -33,6 +41,16 @@ inline constexpr char kDefaultHclContainerDir[] = "/etc/habanalabs/rocenet";
 inline constexpr char kGaudinetFile[] = "gaudinet.json";
 inline constexpr char kMacInfoFile[] = "macAddrInfo.json";
 inline constexpr char kHclDirectoryPrefix[] = "alloc-";
+inline constexpr char kEnvRdmaDevices[] = "ROCENET_RDMA_DEVICES";
+inline constexpr char kEnvGidIndex[] = "ROCENET_GID_INDEX";
+inline constexpr char kRdmaCmDevice[] = "/dev/infiniband/rdma_cm";
+
+// Which allocated ports get their verbs device nodes in the container.
+enum class RdmaDeviceSpecs {
+  kNone,      // none: a vendor runtime or CDI provides them
+  kNonGaudi,  // every port but Gaudi's (Habana's runtime mounts those)
+  kAll,
+};
 
 struct AllocateOptions {
   std::string resource_name;
@@ -41,6 +59,7 @@ struct AllocateOptions {
   // empty: none.
   std::string hcl_dir;
   std::string hcl_container_dir = kDefaultHclContainerDir;
+  RdmaDeviceSpecs rdma_device_specs = RdmaDeviceSpecs::kNonGaudi;
 };
 
 struct FileToWrite {

@@ -172,6 +172,11 @@ absl::StatusOr<PortMap> DaemonWatch::FetchPorts(const std::shared_ptr<grpc::Chan
     info.port_index = p.port_index();
     info.gaudi = p.discovery() == rocenet::v1::DISCOVERY_GAUDI_SYSFS;
     info.attached_to = p.attached_to();
+    if (p.has_rdma()) {
+      info.rdma_device = p.rdma().device();
+      info.uverbs = p.rdma().uverbs();
+      info.gid_index = p.rdma().gid_index();
+    }
     info.l2 = plans_status.ok() && plans.mode() == "L2";
     info.present = p.present();
     auto h = healthy.find(p.id());

@@ -39,6 +39,9 @@ ABSL_FLAG(std::string, hcl_dir, "",
           "(empty: none)");
 ABSL_FLAG(std::string, hcl_container_dir, rocenet::device::kDefaultHclContainerDir,
           "where a container sees its directory of HCL files");
+ABSL_FLAG(std::string, rdma_device_specs, "non-gaudi",
+          "which allocated ports get their /dev/infiniband verbs nodes in the container: "
+          "non-gaudi (Habana's runtime mounts Gaudi's), all or none");
 ABSL_FLAG(std::string, pod_resources_socket, rocenet::device::kDefaultPodResourcesSocket,
           "kubelet's PodResources socket, asked which allocations still live (empty: never)");
 ABSL_FLAG(absl::Duration, pod_resources_interval, absl::Seconds(10),
@@ -85,6 +88,16 @@ absl::StatusOr<Options> BuildOptions() {
   if (!absl::StartsWith(o.allocate.hcl_container_dir, "/")) {
     return absl::InvalidArgumentError("--hcl-container-dir: \"" + o.allocate.hcl_container_dir +
                                       "\" is not an absolute path");
+  }
+  if (const std::string specs = absl::GetFlag(FLAGS_rdma_device_specs); specs == "non-gaudi") {
+    o.allocate.rdma_device_specs = RdmaDeviceSpecs::kNonGaudi;
+  } else if (specs == "all") {
+    o.allocate.rdma_device_specs = RdmaDeviceSpecs::kAll;
+  } else if (specs == "none") {
+    o.allocate.rdma_device_specs = RdmaDeviceSpecs::kNone;
+  } else {
+    return absl::InvalidArgumentError("--rdma-device-specs: \"" + specs +
+                                      "\" is not non-gaudi, all or none");
   }
   o.pod_resources_socket = absl::GetFlag(FLAGS_pod_resources_socket);
   o.pod_resources_interval = absl::GetFlag(FLAGS_pod_resources_interval);

@@ -31,6 +31,11 @@ struct PortInfo {
   std::string local;        // "10.200.2.1/30", empty when not addressed
   std::string gateway_mac;  // the switch port's MAC
   bool l2 = false;          // rocenetd runs in L2 mode: no addresses at all
+  // The RDMA device behind the port, "" for a NIC without one; its verbs
+  // node ("uverbs0"); the RoCE v2 GID index of its address, -1 unknown.
+  std::string rdma_device;
+  std::string uverbs;
+  int gid_index = -1;
   std::string attached_to;  // the pod network namespace holding it, if any
 };
 

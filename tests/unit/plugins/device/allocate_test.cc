@@ -184,6 +184,62 @@ TEST(Allocate, SameSetSameDirectoryWhateverTheOrder) {
   EXPECT_EQ(a->ids, b->ids);
 }
 
+PortMap WithRdma() {
+  PortMap ports = Ports();
+  ports["if-eth7"].rdma_device = "mlx5_0";
+  ports["if-eth7"].uverbs = "uverbs3";
+  ports["if-eth7"].gid_index = 3;
+  ports["0000:19:00.0-p8"].rdma_device = "hbl_0";
+  ports["0000:19:00.0-p8"].uverbs = "uverbs0";
+  ports["0000:19:00.0-p8"].gid_index = 1;
+  return ports;
+}
+
+std::vector<std::string> DevicePaths(const ContainerAllocation& a) {
+  std::vector<std::string> out;
+  for (const auto& d : a.response.devices()) {
+    EXPECT_EQ(d.container_path(), d.host_path());
+    EXPECT_EQ(d.permissions(), "rw");
+    out.push_back(d.host_path());
+  }
+  return out;
+}
+
+TEST(Allocate, RdmaPortsGetTheirVerbsNodesAndGidIndex) {
+  auto a = BuildContainerAllocation({"if-eth7", "0000:19:00.0-p22", "0000:19:00.0-p8"},
+                                    WithRdma(), Options(false));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->response.envs().at(kEnvRdmaDevices), "mlx5_0,,hbl_0");
+  EXPECT_EQ(a->response.envs().at(kEnvGidIndex), "3,,1");
+  // The Gaudi port's node is Habana's runtime's to mount, by default.
+  EXPECT_THAT(DevicePaths(*a),
+              ::testing::ElementsAre("/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"));
+}
+
+TEST(Allocate, RdmaDeviceSpecsAllAndNone) {
+  AllocateOptions all = Options(false);
+  all.rdma_device_specs = RdmaDeviceSpecs::kAll;
+  auto a = BuildContainerAllocation({"if-eth7", "0000:19:00.0-p8"}, WithRdma(), all);
+  ASSERT_TRUE(a.ok());
+  EXPECT_THAT(DevicePaths(*a), ::testing::ElementsAre("/dev/infiniband/uverbs3",
+                                                      "/dev/infiniband/uverbs0",
+                                                      "/dev/infiniband/rdma_cm"));
+  AllocateOptions none = Options(false);
+  none.rdma_device_specs = RdmaDeviceSpecs::kNone;
+  auto b = BuildContainerAllocation({"if-eth7"}, WithRdma(), none);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->response.devices_size(), 0);
+  EXPECT_EQ(b->response.envs().at(kEnvGidIndex), "3");
+}
+
+TEST(Allocate, NoRdmaNoRdmaVariables) {
+  auto a = BuildContainerAllocation({"0000:19:00.0-p22"}, WithRdma(), Options(false));
+  ASSERT_TRUE(a.ok());
+  EXPECT_FALSE(a->response.envs().contains(kEnvRdmaDevices));
+  EXPECT_FALSE(a->response.envs().contains(kEnvGidIndex));
+  EXPECT_EQ(a->response.devices_size(), 0);
+}
+
 TEST(Allocate, UnknownIdsAreInvalidArgumentNamingThem) {
   auto a = BuildContainerAllocation({"if-eth7", "nope", "gone"}, Ports(), Options(false));
   ASSERT_FALSE(a.ok());
