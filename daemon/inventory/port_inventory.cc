@@ -106,6 +106,11 @@ bool PortInventory::SetAttached(std::vector<AttachedPort> attached) {
   return Rebuild();
 }
 
+bool PortInventory::RescanRdma() {
+  rdma_ = rdma_scanner_.Scan();
+  return Rebuild();
+}
+
 const Port* PortInventory::Find(absl::string_view id_or_name) const {
   for (const Port& port : ports_) {
     if (port.id == id_or_name || port.name == id_or_name) return &port;

@@ -51,6 +51,10 @@ class PortInventory {
   // Applies one link event. Returns true when the ports changed.
   bool Apply(const os::LinkEvent& event);
 
+  // Reads the RDMA devices' GID tables again (they follow the ports'
+  // addresses). Returns true when the ports changed.
+  bool RescanRdma();
+
   // The ports in pods now (the whole set). Each is listed with attached_to
   // set whether or not sysfs still shows it; present stays false unless its
   // name is a link of this namespace (the caller fills in the pod's view).

@@ -11,6 +11,8 @@ namespace {
 // LLDP frame before that is a condition: switches send every 30 s by
 // default, so one interval.
 constexpr absl::Duration kStartupHoldoff = absl::Seconds(30);
+// How long after an address change the RDMA GID tables are read again.
+constexpr absl::Duration kRdmaRescanDelay = absl::Milliseconds(500);
 
 outputs::PortOutput ToOutput(const inventory::Port& port, const api::PortAddressing* addressing,
                              const health::PortHealth* health, addressing::Mode mode) {
@@ -224,6 +226,16 @@ void Node::ReaddressAttached() {
   }
 }
 
+void Node::ScheduleRdmaRescan() {
+  // The kernel fills in an address's GIDs after the address is added (a
+  // work queue of the RDMA core): look a moment later, once per burst.
+  if (rdma_timer_.has_value()) return;
+  rdma_timer_ = parts_.loop->RunAt(parts_.clock->Now() + kRdmaRescanDelay, [this] {
+    rdma_timer_.reset();
+    Refresh(parts_.inventory->RescanRdma(), /*replan=*/false);
+  });
+}
+
 void Node::ScheduleExpiry() {
   if (agent_ == nullptr) return;
   const std::optional<absl::Time> next = agent_->table().NextExpiry();
@@ -246,7 +258,9 @@ void Node::Refresh(bool changed, bool replan) {
   std::map<std::string, health::PortSignals> signals;
   if (parts_.addressing != nullptr) {
     if (replan) {
-      changed |= parts_.addressing->Run(ports, table);
+      const bool readdressed = parts_.addressing->Run(ports, table);
+      changed |= readdressed;
+      if (readdressed) ScheduleRdmaRescan();
       if (parts_.attach != nullptr) ReaddressAttached();
     }
     signals = parts_.addressing->Signals(table);

@@ -81,6 +81,8 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   void OnPortsChanged();
   void OnNeighborsChanged();
   void ScheduleExpiry();
+  // Reads the RDMA GID tables again kRdmaRescanDelay after addresses changed.
+  void ScheduleRdmaRescan();
   // Re-reads the link counters and health periodically, so that error
   // counters are sampled for ErrorsRising while nothing else happens.
   void ScheduleCounterSample();
@@ -113,6 +115,7 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   std::unique_ptr<lldp::LldpAgent> agent_;
   lldp::NeighborTable empty_table_;
   std::optional<EventLoop::TimerId> expiry_timer_;
+  std::optional<EventLoop::TimerId> rdma_timer_;
   absl::Time expiry_at_;
   std::optional<EventLoop::TimerId> netns_timer_;
   uint64_t generation_ = 0;

@@ -1,6 +1,7 @@
 #include "plugins/device/allocate.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -25,20 +26,21 @@ void AddRdma(const std::vector<const PortInfo*>& allocated, RdmaDeviceSpecs spec
                                [](const PortInfo* p) { return !p->rdma_device.empty(); });
   if (!any) return;
   std::vector<std::string> devices, gids;
-  bool node_added = false;
+  // Ports of one RDMA device (the scale-out ports of a Gaudi) share its node.
+  std::set<std::string> nodes;
   for (const PortInfo* port : allocated) {
     devices.push_back(port->rdma_device);
     gids.push_back(port->gid_index >= 0 ? absl::StrCat(port->gid_index) : "");
     const bool wanted = specs == RdmaDeviceSpecs::kAll ||
                         (specs == RdmaDeviceSpecs::kNonGaudi && !port->gaudi);
-    if (!wanted || port->uverbs.empty()) continue;
+    const std::string node = absl::StrCat("/dev/infiniband/", port->uverbs);
+    if (!wanted || port->uverbs.empty() || !nodes.insert(node).second) continue;
     v1beta1::DeviceSpec* spec = response.add_devices();
-    spec->set_host_path(absl::StrCat("/dev/infiniband/", port->uverbs));
-    spec->set_container_path(spec->host_path());
+    spec->set_host_path(node);
+    spec->set_container_path(node);
     spec->set_permissions("rw");
-    node_added = true;
   }
-  if (node_added) {
+  if (!nodes.empty()) {
     v1beta1::DeviceSpec* cm = response.add_devices();
     cm->set_host_path(kRdmaCmDevice);
     cm->set_container_path(kRdmaCmDevice);

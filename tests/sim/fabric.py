@@ -478,6 +478,7 @@ class Fabric:
             mod["dev_ports"] = list(plat.dev_ports(k))
             mods.append(mod)
             sysfs_tree.add_module(self.sysfs_root, mod, plat)
+            sysfs_tree.add_rdma(self.sysfs_root, mod)
         return mods[m]
 
     def _build(self, n: int, descs: dict[int, str]) -> None:

@@ -28,6 +28,12 @@ not make it wait: about 0.1-0.5 ms from the event to the change.  After the firs
 writes ``sysfs-follower.ready`` (its pid) into the state dir.  The ports it
 knows come from fabric.json, re-read when it changes.
 
+It also keeps each port's RDMA GID table (sysfs_tree.write_gid_table) in
+step with the port's IPv4 addresses in the node namespace, as the kernel's
+RDMA core does when an address is added or removed: it listens to
+RTMGRP_IPV4_IFADDR too and dumps the addresses after the links.  A port in
+a pod keeps the table it had (the follower sees only the node namespace).
+
 Run as: ip netns exec NAME-node python3 sysfs_follower.py STATE_DIR
 It exits by itself when the state dir goes away.
 """
@@ -49,7 +55,10 @@ import sysfs_tree
 from simutil import FabricError, pids_in_netns, proc_cmdline
 
 RTMGRP_LINK = 1
+RTMGRP_IPV4_IFADDR = 0x10
 RTM_NEWLINK, RTM_DELLINK, RTM_GETLINK = 16, 17, 18
+RTM_NEWADDR, RTM_DELADDR, RTM_GETADDR = 20, 21, 22
+IFA_LOCAL = 2
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLM_F_REQUEST, NLM_F_DUMP, NLM_F_DUMP_INTR = 0x1, 0x300, 0x10
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_LINKINFO, IFLA_INFO_KIND = 1, 3, 18, 1
@@ -70,6 +79,15 @@ def _attrs(data: bytes, off: int = 0) -> dict[int, bytes]:
     return out
 
 
+def parse_addr(payload: bytes) -> tuple[int, str]:
+    """(ifindex, dotted IPv4) of an RTM_NEWADDR/RTM_DELADDR payload; "" if not IPv4."""
+    family, _plen, _flags, _scope, index = struct.unpack_from("BBBBI", payload)
+    local = _attrs(payload, 8).get(IFA_LOCAL, b"")
+    if family != socket.AF_INET or len(local) != 4:
+        return index, ""
+    return index, socket.inet_ntoa(local)
+
+
 def parse_link(payload: bytes) -> tuple[int, str, str, str]:
     """(ifindex, ifname, mac, kind) of an RTM_NEWLINK/RTM_DELLINK payload."""
     _family, _type, index, _flags, _change = struct.unpack_from("BxHiII", payload)
@@ -88,6 +106,9 @@ class Follower:
         self.ports: dict[str, dict] = {}  # host MAC -> where its entries go
         self.links: dict[int, tuple[str, str, str]] = {}  # ifindex -> (mac, name, kind)
         self.applied: dict[str, str] = {}  # host MAC -> name published in the tree
+        self.addrs: dict[int, set[str]] = {}  # ifindex -> IPv4 addresses
+        self.gids: dict[str, tuple] = {}  # host MAC -> (netdev, GID table) written
+        self.dump_queue: list[int] = []  # dumps still to request after this one
         self.stamp: tuple | None = None
         self.dumping = False
         self.redump = False
@@ -116,6 +137,7 @@ class Follower:
                 "device_dir": mods[p["module_id"]]["device_dir"],
                 "pci": p["pci_address"],
                 "dev_port": p["port_index"],
+                "module": mods[p["module_id"]],
             }
             for p in state["ports"]
         }
@@ -130,14 +152,23 @@ class Follower:
                 break
             except OSError:
                 continue
-        self.sock.bind((0, RTMGRP_LINK))
+        self.sock.bind((0, RTMGRP_LINK | RTMGRP_IPV4_IFADDR))
 
     def request_dump(self) -> None:
-        self.seq += 1
-        body = struct.pack("BxHiII", socket.AF_UNSPEC, 0, 0, 0, 0)
-        hdr = struct.pack("IHHII", 16 + len(body), RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0)
+        """The links, then the addresses: one dump at a time per socket."""
         self.links = {}
+        self.addrs = {}
+        self.dump_queue = [RTM_GETADDR]
         self.dumping = True
+        self._send_dump(RTM_GETLINK)
+
+    def _send_dump(self, kind: int) -> None:
+        self.seq += 1
+        if kind == RTM_GETLINK:
+            body = struct.pack("BxHiII", socket.AF_UNSPEC, 0, 0, 0, 0)
+        else:
+            body = struct.pack("BBBBI", socket.AF_INET, 0, 0, 0, 0)
+        hdr = struct.pack("IHHII", 16 + len(body), kind, NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0)
         self.sock.send(hdr + body)
 
     def handle(self, data: bytes) -> None:
@@ -154,9 +185,19 @@ class Follower:
                 index, name, mac, kind = parse_link(payload)
                 self.links[index] = (mac, name, kind)
             elif typ == RTM_DELLINK:
-                self.links.pop(parse_link(payload)[0], None)
+                index = parse_link(payload)[0]
+                self.links.pop(index, None)
+                self.addrs.pop(index, None)
+            elif typ in (RTM_NEWADDR, RTM_DELADDR):
+                index, address = parse_addr(payload)
+                if address:
+                    held = self.addrs.setdefault(index, set())
+                    (held.add if typ == RTM_NEWADDR else held.discard)(address)
             elif typ == NLMSG_DONE and seq == self.seq:
-                self.dumping = False
+                if self.dump_queue:
+                    self._send_dump(self.dump_queue.pop(0))
+                else:
+                    self.dumping = False
             elif typ == NLMSG_ERROR and seq == self.seq:
                 (err,) = struct.unpack_from("i", payload)
                 if err:
@@ -207,7 +248,20 @@ class Follower:
                 sysfs_tree.stage_port(self.root, p["device_dir"], p["pci"], p["dev_port"], mac)
                 sysfs_tree.publish_port(self.root, p["device_dir"], mac, want[mac])
                 self.applied[mac] = want[mac]
+        self.follow_gids(want)
         return [f"{mac} {want.get(mac) or 'absent'}" for mac in sorted(changed)]
+
+    def follow_gids(self, want: dict[str, str]) -> None:
+        """Rewrite the GID table of every port in the namespace whose name or
+        addresses changed."""
+        index_of = {mac: index for index, (mac, _, kind) in self.links.items() if kind == "veth"}
+        for mac, name in want.items():
+            p = self.ports[mac]
+            table = sysfs_tree.gid_table(mac, sorted(self.addrs.get(index_of.get(mac), ())))
+            if self.gids.get(mac) == (name, table):
+                continue
+            sysfs_tree.write_gid_table(self.root, p["module"], p["dev_port"], name, table)
+            self.gids[mac] = (name, table)
 
     def stage_all(self) -> None:
         """Park a ready-made directory for every port not in the tree, so

@@ -8,6 +8,13 @@ Layout, as on a Gaudi node (relative symlinks, like real sysfs)::
     bus/pci/devices/<pci>, bus/pci/drivers/habanalabs/<pci>
     class/net/<if> -> ../../devices/.../<pci>/net/<if>
     class/accel/accel<n>
+    devices/.../<pci>/infiniband/hbl_<module>/ports/<dev_port+1>/{gids,gid_attrs}
+    class/infiniband/hbl_<module>, class/infiniband_verbs/uverbs<module>/ibdev
+
+The RDMA device's GID table follows the ports' addresses as the kernel's
+RDMA core keeps it (the follower writes it): a link-local GID of each type,
+then for each IPv4 address of the port an ``IB/RoCE v1`` and a ``RoCE v2``
+entry (``::ffff:a.b.c.d``), each slot's gid_attrs/ndevs naming the port.
 
 A reader (rocenetd scanning the tree) must never see a half-made entry:
 files are written next door and renamed into place, and a port's net/<if>
@@ -90,6 +97,67 @@ def add_module(root: str, mod: dict, plat: Platform) -> None:
     _symlink(f"../../../{pci}", os.path.join(accel_dir, "device"), st)
     link = os.path.join(root, "class/accel", mod["accel"])
     _symlink(_rel(accel_dir, link), link, st)
+
+
+def rdma_name(mod: dict) -> str:
+    return f"hbl_{mod['module_id']}"
+
+
+def add_rdma(root: str, mod: dict) -> None:
+    """The module's RDMA device, with an empty GID table, and its verbs node."""
+    st = _staging(root)
+    dev = os.path.join(root, mod["device_dir"])
+    name = rdma_name(mod)
+    ib = os.path.join(dev, "infiniband", name)
+    os.makedirs(os.path.join(ib, "ports"), exist_ok=True)
+    verbs = os.path.join(dev, "infiniband_verbs", f"uverbs{mod['module_id']}")
+    os.makedirs(verbs, exist_ok=True)
+    _write(os.path.join(verbs, "ibdev"), name, st)
+    for cls, target in (("infiniband", ib), ("infiniband_verbs", verbs)):
+        os.makedirs(os.path.join(root, "class", cls), exist_ok=True)
+        link = os.path.join(root, "class", cls, os.path.basename(target))
+        _symlink(_rel(target, link), link, st)
+
+
+def _link_local_gid(mac: str) -> str:
+    b = [int(x, 16) for x in mac.split(":")]
+    eui = [b[0] ^ 2, b[1], b[2], 0xFF, 0xFE, b[3], b[4], b[5]]
+    return "fe80:0000:0000:0000:" + ":".join(f"{eui[i]:02x}{eui[i + 1]:02x}" for i in range(0, 8, 2))
+
+
+def _ipv4_gid(address: str) -> str:
+    a, b, c, d = (int(x) for x in address.split("."))
+    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+
+
+def gid_table(mac: str, ipv4s: list[str]) -> list[tuple[str, str]]:
+    """(gid, type) by index for a port with `mac` and `ipv4s`."""
+    table = []
+    for gid in [_link_local_gid(mac)] + [_ipv4_gid(a) for a in sorted(ipv4s)]:
+        table += [(gid, "IB/RoCE v1"), (gid, "RoCE v2")]
+    return table
+
+
+def write_gid_table(root: str, mod: dict, dev_port: int, netdev: str,
+                    table: list[tuple[str, str]]) -> None:
+    """Make the port's GID table `table`, every slot naming `netdev`; a slot
+    appears (its ndevs entry, which readers list) only once it is whole, and
+    goes first when it is withdrawn."""
+    st = _staging(root)
+    port = os.path.join(root, mod["device_dir"], "infiniband", rdma_name(mod), "ports",
+                        str(dev_port + 1))
+    dirs = {k: os.path.join(port, k) for k in ("gids", "gid_attrs/types", "gid_attrs/ndevs")}
+    for d in dirs.values():
+        os.makedirs(d, exist_ok=True)
+    for index, (gid, kind) in enumerate(table):
+        _write(os.path.join(dirs["gids"], str(index)), gid, st)
+        _write(os.path.join(dirs["gid_attrs/types"], str(index)), kind, st)
+        _write(os.path.join(dirs["gid_attrs/ndevs"], str(index)), netdev, st)
+    for name in os.listdir(dirs["gid_attrs/ndevs"]):
+        if int(name) >= len(table):
+            for key in ("gid_attrs/ndevs", "gid_attrs/types", "gids"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(dirs[key], name))
 
 
 def net_dir(root: str, device_dir: str, ifname: str) -> str:

@@ -232,6 +232,19 @@ TEST(Allocate, RdmaDeviceSpecsAllAndNone) {
   EXPECT_EQ(b->response.envs().at(kEnvGidIndex), "3");
 }
 
+TEST(Allocate, PortsOfOneRdmaDeviceShareItsNode) {
+  PortMap ports = WithRdma();
+  ports["0000:19:00.0-p22"].rdma_device = "hbl_0";
+  ports["0000:19:00.0-p22"].uverbs = "uverbs0";
+  AllocateOptions all = Options(false);
+  all.rdma_device_specs = RdmaDeviceSpecs::kAll;
+  auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, ports, all);
+  ASSERT_TRUE(a.ok());
+  EXPECT_THAT(DevicePaths(*a), ::testing::ElementsAre("/dev/infiniband/uverbs0",
+                                                      "/dev/infiniband/rdma_cm"));
+  EXPECT_EQ(a->response.envs().at(kEnvRdmaDevices), "hbl_0,hbl_0");
+}
+
 TEST(Allocate, NoRdmaNoRdmaVariables) {
   auto a = BuildContainerAllocation({"0000:19:00.0-p22"}, WithRdma(), Options(false));
   ASSERT_TRUE(a.ok());
