@@ -35,6 +35,7 @@ json ToJson(const AttachmentRecord& r) {
               {"mtu", r.mtu}, {"host_mtu", r.host_mtu}, {"table", r.table}, {"routes", routes}};
   if (r.local.has_value()) out["local"] = r.local->ToString();
   if (r.peer.has_value()) out["peer"] = r.peer->ToString();
+  if (!r.rdma_device.empty()) out["rdma_device"] = r.rdma_device;
   return out;
 }
 
@@ -48,6 +49,7 @@ absl::StatusOr<AttachmentRecord> FromJson(const json& in) {
   r.mac = in.value("mac", "");
   r.pci_address = in.value("pci_address", "");
   r.virtual_device = in.value("virtual_device", false);
+  r.rdma_device = in.value("rdma_device", "");
   ASSIGN_OR_RETURN(r.state, ParseState(in.at("state").get<std::string>()));
   const json pod = in.value("pod", json::object());
   r.pod = {pod.value("namespace", ""), pod.value("name", ""), pod.value("uid", "")};

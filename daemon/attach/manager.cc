@@ -33,8 +33,9 @@ struct AttachManager::LiveEntry {
   std::unique_ptr<PodSocketFactory> sockets;
 };
 
-AttachManager::AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal)
-    : host_(host), netns_(netns), journal_(journal) {}
+AttachManager::AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal,
+                             os::Rdma* rdma)
+    : host_(host), netns_(netns), journal_(journal), rdma_(rdma) {}
 
 AttachManager::~AttachManager() = default;
 
@@ -234,6 +235,12 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
     record.peer = port->applied->peer;
     record.routes = port->applied->routes;
   }
+  if (rdma_ != nullptr && !port->rdma_device.empty()) {
+    // Shared mode (the kernel's default): the device is visible in the pod
+    // already. A mode that cannot be read is treated the same.
+    absl::StatusOr<os::RdmaNetnsMode> mode = rdma_->NetnsMode();
+    if (mode.ok() && *mode == os::RdmaNetnsMode::kExclusive) record.rdma_device = port->rdma_device;
+  }
   record.state = AttachState::kAttaching;
   RETURN_IF_ERROR(WithContext(journal_->Put(record), "record the attachment"));
 
@@ -245,6 +252,19 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
     absl::Status erased = journal_->Erase(record.container_id, record.ifname);
     if (!erased.ok()) SPDLOG_ERROR("{}", erased.ToString());
     return WithContext(status, absl::StrCat(what, ": move into the pod"));
+  }
+  if (!record.rdma_device.empty()) {
+    // After the port, so that Release (which takes the device home first)
+    // undoes it in reverse.
+    status = rdma_->MoveDevice(record.rdma_device, ns->fd());
+    if (!status.ok()) {
+      SPDLOG_WARN("{}: {}; rolling back", what, status.message());
+      if (absl::Status undone = Release(record); !undone.ok()) {
+        SPDLOG_ERROR("rollback of {}: {}", what, undone.ToString());
+      }
+      return WithContext(status, absl::StrCat(what, ": move RDMA device ", record.rdma_device,
+                                              " into the pod"));
+    }
   }
   absl::StatusOr<std::unique_ptr<os::Netlink>> pod = netns_->OpenNetlink(*ns);
   absl::StatusOr<int> pod_ifindex =

@@ -20,6 +20,7 @@
 #include "daemon/attach/journal.h"
 #include "daemon/os/netlink.h"
 #include "daemon/os/netns.h"
+#include "daemon/os/rdma.h"
 
 namespace rocenet::attach {
 
@@ -32,6 +33,7 @@ struct PortCandidate {
   int ifindex = 0;
   uint32_t mtu = 0;             // the port's MTU in the host, put back on detach
   bool virtual_device = false;  // veth and the like (rtnetlink kind set)
+  std::string rdma_device;      // its RDMA device ("mlx5_0"); "" for none
   bool present = false;         // its net device is in the host namespace
   // L3: the port's addressing as applied on the host; nullopt when none.
   std::optional<addressing::AppliedConfig> applied;
@@ -59,8 +61,12 @@ struct AttachRequest {
 
 class AttachManager {
  public:
-  // Pointers are not owned and must outlive the manager.
-  AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal);
+  // Pointers are not owned and must outlive the manager. `rdma` is the RDMA
+  // subsystem as the host sees it; null (a kernel without RDMA): no RDMA
+  // device is ever moved. In exclusive namespace mode a port's RDMA device
+  // follows it into the pod, and comes home first.
+  AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal,
+                os::Rdma* rdma = nullptr);
   ~AttachManager();
 
   absl::StatusOr<AttachmentRecord> Attach(const AttachRequest& request,
@@ -113,6 +119,9 @@ class AttachManager {
   struct LiveEntry;
   // Takes the port of `record` back to the host and forgets the record.
   absl::Status Release(const AttachmentRecord& record);
+  // Brings the RDMA device of `record` home from the pod `ns` if it is
+  // still there.
+  absl::Status ReturnRdma(const AttachmentRecord& record, const os::NetnsHandle& ns);
   // The port is in the host already (its pod namespace died): give it its
   // host name back.
   absl::Status RestoreInHost(const AttachmentRecord& record);
@@ -125,6 +134,7 @@ class AttachManager {
   os::Netlink* host_;
   os::Netns* netns_;
   Journal* journal_;
+  os::Rdma* rdma_;
   // By (container id, ifname).
   std::map<std::pair<std::string, std::string>, std::unique_ptr<LiveEntry>> live_;
 };

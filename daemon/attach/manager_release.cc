@@ -40,6 +40,18 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
   return WithContext(host_->SetLinkUp(ifindex), "set link up");
 }
 
+absl::Status AttachManager::ReturnRdma(const AttachmentRecord& record,
+                                       const os::NetnsHandle& ns) {
+  const std::string what = absl::StrCat("move RDMA device ", record.rdma_device, " back to the host");
+  absl::StatusOr<std::unique_ptr<os::Rdma>> pod = netns_->OpenRdma(ns);
+  if (!pod.ok()) return WithContext(pod.status(), what);
+  absl::StatusOr<bool> there = (*pod)->HasDevice(record.rdma_device);
+  if (!there.ok()) return WithContext(there.status(), what);
+  // Not moved yet (a crash before the move) or already home.
+  if (!*there) return absl::OkStatus();
+  return WithContext((*pod)->MoveDevice(record.rdma_device, netns_->host().fd()), what);
+}
+
 absl::Status AttachManager::Release(const AttachmentRecord& record) {
   ForgetLive(record);
   if (record.state != AttachState::kDetaching) {
@@ -51,6 +63,10 @@ absl::Status AttachManager::Release(const AttachmentRecord& record) {
   if (!ns.ok()) {
     RETURN_IF_ERROR(RestoreInHost(record));
   } else {
+    // The RDMA device first: in exclusive mode it can only be named from
+    // the pod, and it must not be left there without its port. (A pod
+    // namespace that died has handed it back already.)
+    if (!record.rdma_device.empty()) RETURN_IF_ERROR(ReturnRdma(record, **ns));
     ASSIGN_OR_RETURN(std::unique_ptr<os::Netlink> pod, netns_->OpenNetlink(**ns));
     absl::StatusOr<int> pod_ifindex = FindLink(*pod, record.ifname);
     if (!pod_ifindex.ok()) {

@@ -40,6 +40,10 @@ struct AttachmentRecord {
   // A virtual device (veth) dies with the pod's namespace; a physical one
   // comes back to the host on its own, and may take a moment to.
   bool virtual_device = false;
+  // The RDMA device moved into the pod with the port (the RDMA subsystem in
+  // exclusive namespace mode); it goes home before the port does. Empty:
+  // none moved.
+  std::string rdma_device;
   AttachState state = AttachState::kAttaching;
   PodIdentity pod;
   std::string cni_version;

@@ -34,7 +34,8 @@ std::map<std::string, RdmaInfo> RdmaScanner::Scan() const {
   std::map<std::string, std::string> uverbs_of;  // ib device -> uverbsN
   if (auto nodes = sysfs_->ListDirectory("class/infiniband_verbs"); nodes.ok()) {
     for (const std::string& node : *nodes) {
-      if (auto ibdev = sysfs_->ReadAttribute(absl::StrCat("class/infiniband_verbs/", node, "/ibdev"));
+      if (auto ibdev =
+              sysfs_->ReadAttribute(absl::StrCat("class/infiniband_verbs/", node, "/ibdev"));
           ibdev.ok()) {
         uverbs_of[*ibdev] = node;
       }

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "daemon/os/netlink.h"
 #include "daemon/os/packet_socket.h"
+#include "daemon/os/rdma.h"
 
 namespace rocenet::os {
 
@@ -43,6 +44,10 @@ class Netns {
 
   // A Netlink bound to `ns`.
   virtual absl::StatusOr<std::unique_ptr<Netlink>> OpenNetlink(const NetnsHandle& ns) = 0;
+
+  // The RDMA subsystem as seen from `ns`; Unavailable when the kernel has
+  // no RDMA netlink.
+  virtual absl::StatusOr<std::unique_ptr<Rdma>> OpenRdma(const NetnsHandle& ns) = 0;
 
   // An LLDP receive socket on `ifindex` inside `ns`.
   virtual absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns,

@@ -38,9 +38,9 @@ absl::StatusOr<std::vector<ConfigDocument>> ReadConfigDocuments(const os::FileSy
     if (!absl::StartsWith(name, ".") && absl::EndsWith(name, ".yaml")) yaml.push_back(name);
   }
   if (yaml.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "config ", path, ": a directory without any *.yaml file (expected ", kMainFile,
-        " and optional overrides)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("config ", path, ": a directory without any *.yaml file (expected ", kMainFile,
+                     " and optional overrides)"));
   }
   std::sort(yaml.begin(), yaml.end(), AppliesBefore);
   const std::string dir = absl::EndsWith(path, "/") ? path : absl::StrCat(path, "/");

@@ -35,8 +35,7 @@ void ConfigWatcher::OnEvents() {
 }
 
 std::string ConfigWatcher::Fingerprint() const {
-  absl::StatusOr<std::vector<ConfigDocument>> documents =
-      ReadConfigDocuments(*fs_, params_.path);
+  absl::StatusOr<std::vector<ConfigDocument>> documents = ReadConfigDocuments(*fs_, params_.path);
   if (!documents.ok()) return absl::StrCat("unreadable: ", documents.status().message());
   return ConfigFingerprint(*documents);
 }

@@ -47,7 +47,10 @@ class ConfigWatcher {
  private:
   ConfigWatcher(EventLoop* loop, const os::FileSystem* fs, Params params,
                 std::unique_ptr<os::DirectoryWatch> watch, absl::AnyInvocable<void()> on_change)
-      : loop_(loop), fs_(fs), params_(std::move(params)), watch_(std::move(watch)),
+      : loop_(loop),
+        fs_(fs),
+        params_(std::move(params)),
+        watch_(std::move(watch)),
         on_change_(std::move(on_change)) {}
   void OnEvents();
   void Check();

@@ -125,7 +125,12 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   // A journal that cannot be read must stop the daemon: it is the only record
   // of which ports are in which pods.
   RETURN_IF_ERROR(journal.Load());
-  attach::AttachManager attachments(netlink.get(), netns.get(), &journal);
+  // RDMA devices follow their ports into pods in exclusive namespace mode;
+  // a kernel without RDMA has nothing to move.
+  absl::StatusOr<std::unique_ptr<os::Rdma>> rdma = netns->OpenRdma(netns->host());
+  if (!rdma.ok()) SPDLOG_DEBUG("{}: no RDMA device will be moved", rdma.status().message());
+  attach::AttachManager attachments(netlink.get(), netns.get(), &journal,
+                                    rdma.ok() ? rdma->get() : nullptr);
   Node node(NodeParts{.loop = loop.get(),
                       .netlink = netlink.get(),
                       .clock = &clock,

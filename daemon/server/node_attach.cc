@@ -36,6 +36,7 @@ std::vector<attach::PortCandidate> Node::Candidates() const {
     candidate.ifindex = port.link.ifindex;
     candidate.mtu = port.link.mtu;
     candidate.virtual_device = !port.link.kind.empty();
+    if (port.rdma.has_value()) candidate.rdma_device = port.rdma->device;
     candidate.present = port.present;
     if (parts_.addressing != nullptr && i < parts_.addressing->ports().size()) {
       const api::PortAddressing& addressing = parts_.addressing->ports()[i];

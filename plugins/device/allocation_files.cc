@@ -41,8 +41,11 @@ absl::Status AllocationFiles::Write(const ContainerAllocation& allocation, absl:
 }
 
 void AllocationFiles::TrackLocked(const ContainerAllocation& allocation, absl::Time now) {
-  Entry entry{.ids = allocation.ids, .devinfo_paths = {}, .hcl_dir = allocation.hcl_dir,
-              .hcl_files = {}, .since = now};
+  Entry entry{.ids = allocation.ids,
+              .devinfo_paths = {},
+              .hcl_dir = allocation.hcl_dir,
+              .hcl_files = {},
+              .since = now};
   for (const FileToWrite& file : allocation.files) {
     const bool in_hcl_dir =
         !allocation.hcl_dir.empty() && file.path.rfind(allocation.hcl_dir + "/", 0) == 0;
@@ -61,13 +64,12 @@ void AllocationFiles::TrackLocked(const ContainerAllocation& allocation, absl::T
     SPDLOG_INFO("allocation of {} ended: its ports were allocated again",
                 absl::StrJoin(old.ids, ","));
     // Files the new allocation wrote at the same paths stay.
-    old.devinfo_paths.erase(
-        std::remove_if(old.devinfo_paths.begin(), old.devinfo_paths.end(),
-                       [&](const std::string& p) {
-                         return std::count(entry.devinfo_paths.begin(),
-                                           entry.devinfo_paths.end(), p) > 0;
-                       }),
-        old.devinfo_paths.end());
+    old.devinfo_paths.erase(std::remove_if(old.devinfo_paths.begin(), old.devinfo_paths.end(),
+                                           [&](const std::string& p) {
+                                             return std::count(entry.devinfo_paths.begin(),
+                                                               entry.devinfo_paths.end(), p) > 0;
+                                           }),
+                            old.devinfo_paths.end());
     if (old.hcl_dir == entry.hcl_dir) {
       old.hcl_dir.clear();
       old.hcl_files.clear();
@@ -127,9 +129,8 @@ int AllocationFiles::Retain(const std::vector<std::vector<std::string>>& assigne
   int ended = 0;
   std::vector<Entry> kept;
   for (Entry& entry : entries_) {
-    const bool live = std::all_of(entry.ids.begin(), entry.ids.end(), [&](const std::string& id) {
-      return assigned_ids.contains(id);
-    });
+    const bool live = std::all_of(entry.ids.begin(), entry.ids.end(),
+                                  [&](const std::string& id) { return assigned_ids.contains(id); });
     if (live || now - entry.since < grace) {
       kept.push_back(std::move(entry));
       continue;
@@ -145,14 +146,14 @@ int AllocationFiles::Retain(const std::vector<std::vector<std::string>>& assigne
   std::set<std::string> keep;
   for (const std::vector<std::string>& ids : groups) {
     for (const std::string& id : ids) {
-      keep.insert(absl::StrCat(options_.devinfo_dir, "/",
-                               DevInfoFileName(options_.resource_name, id)));
+      keep.insert(
+          absl::StrCat(options_.devinfo_dir, "/", DevInfoFileName(options_.resource_name, id)));
     }
     if (!options_.hcl_dir.empty()) {
       keep.insert(absl::StrCat(options_.hcl_dir, "/", HclDirectoryName(ids)));
     }
-    const bool tracked = std::any_of(entries_.begin(), entries_.end(),
-                                     [&](const Entry& e) { return e.ids == ids; });
+    const bool tracked =
+        std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.ids == ids; });
     const bool known = std::all_of(ids.begin(), ids.end(),
                                    [&](const std::string& id) { return ports.contains(id); });
     if (tracked || !known) continue;
@@ -187,7 +188,8 @@ void AllocationFiles::RemoveOrphansLocked(const std::set<std::string>& keep) {
   // Only names this plugin writes: the directories may be shared.
   std::string resource_prefix = options_.resource_name;
   std::replace(resource_prefix.begin(), resource_prefix.end(), '/', '-');
-  if (!options_.devinfo_dir.empty()) sweep(options_.devinfo_dir, resource_prefix + "-", "-device.json");
+  if (!options_.devinfo_dir.empty())
+    sweep(options_.devinfo_dir, resource_prefix + "-", "-device.json");
   if (!options_.hcl_dir.empty()) sweep(options_.hcl_dir, kHclDirectoryPrefix, "");
 }
 

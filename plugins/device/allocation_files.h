@@ -74,8 +74,7 @@ class AllocationFiles {
   static void Remove(const Entry& entry);
   void TrackLocked(const ContainerAllocation& allocation, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RemoveOrphansLocked(const std::set<std::string>& keep)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveOrphansLocked(const std::set<std::string>& keep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const AllocateOptions options_;
   mutable absl::Mutex mu_;

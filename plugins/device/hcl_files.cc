@@ -36,8 +36,7 @@ std::optional<std::string> GaudinetJson(const std::vector<const PortInfo*>& allo
     absl::StatusOr<Ipv4Prefix> local = Ipv4Prefix::Parse(port->local);
     std::optional<std::string> mac = UsableMac(port->mac);
     std::optional<std::string> gateway = UsableMac(port->gateway_mac);
-    if (!local.ok() || local->address().value() == 0 || local->length() == 0 || !mac ||
-        !gateway) {
+    if (!local.ok() || local->address().value() == 0 || local->length() == 0 || !mac || !gateway) {
       // HCL would refuse the whole file for this one entry.
       continue;
     }

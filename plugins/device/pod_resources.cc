@@ -6,9 +6,8 @@
 
 namespace rocenet::device {
 
-absl::StatusOr<std::vector<std::vector<std::string>>> AssignedDevices(const std::string& socket,
-                                                      const std::string& resource_name,
-                                                      absl::Duration timeout) {
+absl::StatusOr<std::vector<std::vector<std::string>>> AssignedDevices(
+    const std::string& socket, const std::string& resource_name, absl::Duration timeout) {
   auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));

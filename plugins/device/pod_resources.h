@@ -15,12 +15,10 @@
 
 namespace rocenet::device {
 
-inline constexpr char kDefaultPodResourcesSocket[] =
-    "/var/lib/kubelet/pod-resources/kubelet.sock";
+inline constexpr char kDefaultPodResourcesSocket[] = "/var/lib/kubelet/pod-resources/kubelet.sock";
 
 // For each container of any pod holding `resource_name` devices, their ids.
-absl::StatusOr<std::vector<std::vector<std::string>>> AssignedDevices(const std::string& socket,
-                                                      const std::string& resource_name,
-                                                      absl::Duration timeout);
+absl::StatusOr<std::vector<std::vector<std::string>>> AssignedDevices(
+    const std::string& socket, const std::string& resource_name, absl::Duration timeout);
 
 }  // namespace rocenet::device

@@ -109,9 +109,12 @@ def test_description_change_moves_address_routes_and_gaudinet(fabric, daemon):
         wait_until(lambda: (fabric_route(fabric, "so0") or {}).get("gateway") == "10.200.7.6", 5,
                    what="the new route")
         assert not any(r.get("gateway") == "10.200.1.2" for r in routes(fabric, "so0"))
-        gaudinet = json.load(open(os.path.join(daemon.workdir, "gaudinet.json")))
-        assert "10.200.7.5" in [e["NIC_IP"] for e in gaudinet["NIC_NET_CONFIG"]]
-        assert "10.200.1.1" not in [e["NIC_IP"] for e in gaudinet["NIC_NET_CONFIG"]]
+        # Written in the same pass as the kernel change, just after it.
+        def gaudinet_ips() -> list[str]:
+            with open(os.path.join(daemon.workdir, "gaudinet.json")) as f:
+                return [e["NIC_IP"] for e in json.load(f)["NIC_NET_CONFIG"]]
+        wait_until(lambda: "10.200.7.5" in gaudinet_ips(), 2, what="gaudinet.json rewritten")
+        assert "10.200.1.1" not in gaudinet_ips()
     finally:
         fabric.set_description(0, DESCRIPTIONS[0])
         wait_until(lambda: addresses(fabric, "so0") == ["10.200.1.1/30"], 5,

@@ -1,5 +1,7 @@
 #include "daemon/os/linux/netns_linux.h"
 
+#include "daemon/os/linux/rdma_linux.h"
+
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sched.h>
@@ -154,6 +156,18 @@ absl::StatusOr<std::unique_ptr<Netlink>> NetnsLinux::OpenNetlink(const NetnsHand
     absl::StatusOr<std::unique_ptr<NetlinkLinux>> netlink = NetlinkLinux::Open();
     if (!netlink.ok()) return netlink.status();
     out = std::move(*netlink);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<Rdma>> NetnsLinux::OpenRdma(const NetnsHandle& ns) {
+  std::unique_ptr<Rdma> out;
+  absl::Status status = worker_->Run(ns, [&]() -> absl::Status {
+    absl::StatusOr<std::unique_ptr<RdmaLinux>> rdma = RdmaLinux::Open();
+    if (!rdma.ok()) return rdma.status();
+    out = std::move(*rdma);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;

@@ -26,6 +26,7 @@ class NetnsLinux final : public Netns {
   bool IsHost(const NetnsHandle& ns) const override;
   ~NetnsLinux() override;
   absl::StatusOr<std::unique_ptr<Netlink>> OpenNetlink(const NetnsHandle& ns) override;
+  absl::StatusOr<std::unique_ptr<Rdma>> OpenRdma(const NetnsHandle& ns) override;
   absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns, int ifindex,
                                                          absl::string_view ifname) override;
 

@@ -164,6 +164,7 @@ void FakeNetns::DeleteNamespace(const std::string& path) {
   Namespace* ns = ByPath(path);
   if (ns == nullptr || ns->owned == nullptr) return;
   ns->alive = false;
+  if (rdma_ != nullptr) rdma_->NamespaceDied(ns->fd);
   FakeNetlink& host = *namespaces_.front()->netlink;
   const std::map<int, os::LinkInfo> links = ns->netlink->links();
   for (const auto& [ifindex, link] : links) {
@@ -203,6 +204,12 @@ absl::StatusOr<std::unique_ptr<os::Netlink>> FakeNetns::OpenNetlink(const os::Ne
   Namespace* ns = ByFd(handle.fd());
   if (ns == nullptr) return absl::InvalidArgumentError("netlink: Bad file descriptor");
   return std::unique_ptr<os::Netlink>(new NetlinkView(ns->netlink));
+}
+
+absl::StatusOr<std::unique_ptr<os::Rdma>> FakeNetns::OpenRdma(const os::NetnsHandle& handle) {
+  if (rdma_ == nullptr) return absl::UnavailableError("RDMA netlink: Protocol not supported");
+  if (ByFd(handle.fd()) == nullptr) return absl::InvalidArgumentError("rdma: Bad file descriptor");
+  return rdma_->ViewFrom(handle.fd());
 }
 
 absl::StatusOr<std::unique_ptr<os::PacketSocket>> FakeNetns::OpenLldp(const os::NetnsHandle& handle,

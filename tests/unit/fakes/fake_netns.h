@@ -27,6 +27,7 @@
 #include "daemon/os/netns.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_packet_socket.h"
+#include "tests/unit/fakes/fake_rdma.h"
 
 namespace rocenet::testing {
 
@@ -48,6 +49,11 @@ class FakeNetns final : public os::Netns {
   // The LLDP sockets opened inside the live namespace at `path`, or nullptr.
   FakePacketSocketFactory* sockets(const std::string& path) const;
 
+  // The RDMA subsystem OpenRdma() views (not owned); without one OpenRdma()
+  // is Unavailable, as on a kernel without RDMA. Namespaces that die hand
+  // their RDMA devices back to it.
+  void SetRdma(FakeRdma* rdma) { rdma_ = rdma; }
+
   // The next OpenNetlink() fails with `status`.
   void FailNextOpenNetlink(absl::Status status) { open_netlink_failure_ = std::move(status); }
   int open_calls() const { return open_calls_; }
@@ -56,6 +62,7 @@ class FakeNetns final : public os::Netns {
   const os::NetnsHandle& host() const override { return *host_handle_; }
   bool IsHost(const os::NetnsHandle& ns) const override { return ns.fd() == host_handle_->fd(); }
   absl::StatusOr<std::unique_ptr<os::Netlink>> OpenNetlink(const os::NetnsHandle& ns) override;
+  absl::StatusOr<std::unique_ptr<os::Rdma>> OpenRdma(const os::NetnsHandle& ns) override;
   absl::StatusOr<std::unique_ptr<os::PacketSocket>> OpenLldp(const os::NetnsHandle& ns, int ifindex,
                                                              absl::string_view ifname) override;
 
@@ -70,6 +77,7 @@ class FakeNetns final : public os::Netns {
   };
 
   Namespace& Add(const std::string& path, FakeNetlink* netlink, std::unique_ptr<FakeNetlink> owned);
+  FakeRdma* rdma_ = nullptr;
   Namespace* ByFd(int fd) const;
   Namespace* ByPath(const std::string& path) const;
   // Makes `link` appear in the namespace of `netns_fd` as `new_name`.

@@ -141,7 +141,7 @@ class AttachManagerTest : public ::testing::Test {
     manager_.reset();
     journal_ = std::make_unique<Journal>(&fs_, kJournal);
     ASSERT_TRUE(journal_->Load().ok());
-    manager_ = std::make_unique<AttachManager>(&host_, &netns_, journal_.get());
+    manager_ = std::make_unique<AttachManager>(&host_, &netns_, journal_.get(), host_rdma_);
     manager_->Recover();
   }
 
@@ -213,6 +213,8 @@ class AttachManagerTest : public ::testing::Test {
   MacAddress so1_mac_;
   std::vector<PortCandidate> ports_;
   std::unique_ptr<Journal> journal_;
+  // The RDMA subsystem as the host sees it; null: a kernel without RDMA.
+  os::Rdma* host_rdma_ = nullptr;
   std::unique_ptr<AttachManager> manager_;
 };
 
