@@ -6,6 +6,12 @@ namespace rocenet::device {
 
 void DeviceState::Update(PortMap ports) {
   absl::MutexLock lock(&mu_);
+  // A port on its way into a pod (or out) has no link the daemon can read
+  // for a moment; its MAC has not changed, and HCL's files must not lose it.
+  for (auto& [id, port] : ports) {
+    if (!port.mac.empty()) continue;
+    if (auto last = state_.ports.find(id); last != state_.ports.end()) port.mac = last->second.mac;
+  }
   for (const std::string& id : allocated_) {
     if (ports.contains(id)) continue;
     auto last = state_.ports.find(id);

@@ -34,7 +34,8 @@ class DeviceState {
  public:
   // A fresh view from the daemon; clears daemon_lost. A device once
   // allocated that the view lacks stays listed, not present: kubelet must
-  // not see a device a container holds vanish.
+  // not see a device a container holds vanish. A port the view gives no MAC
+  // (moving between namespaces) keeps the one it had.
   void Update(PortMap ports);
   // Devices handed to a container (Allocate).
   void NoteAllocated(const std::vector<std::string>& ids);

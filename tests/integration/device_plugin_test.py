@@ -454,6 +454,15 @@ def test_allocated_ports_attach_through_cni_as_multus_does(fabric, daemon, setup
                                           capture_output=True, text=True, check=True).stdout)
         pod_macs = {link["address"] for link in links if link["ifname"] != "lo"}
         assert pod_macs == {macs[i] for i in allocated}
+        # The ports left the host's sysfs (where Habana's runtime would look
+        # for them); the pod's macAddrInfo.json still has their MACs.
+        wait_until(lambda: all(p.get("attached_to") for p in daemon.ports()
+                               if p["id"] in allocated), 5, what="both attached")
+        time.sleep(0.5)  # a refresh or two after the move
+        host_dir = reply["response"]["container_responses"][0]["mounts"][0]["host_path"]
+        with open(os.path.join(host_dir, "macAddrInfo.json")) as f:
+            listed = {mac for e in json.load(f)["MAC_ADDR_INFO"] for mac in e["MAC_ADDR_LIST"]}
+        assert {macs[i] for i in allocated} <= listed, listed
     finally:
         for i, dev_id in enumerate(allocated):
             conf = {"cniVersion": "1.0.0", "name": "ai-net", "type": "rocenet",

@@ -62,6 +62,19 @@ TEST(DeviceState, AnAllocatedDeviceTheDaemonStopsListingStaysListedUnhealthy) {
   EXPECT_EQ(ToListAndWatch(state.Get()).devices(1).health(), kHealthy);
 }
 
+TEST(DeviceState, APortMovingBetweenNamespacesKeepsItsMac) {
+  DeviceState state;
+  PortMap ports = TwoPorts(true);
+  ports["a"].mac = "02:00:00:00:00:0a";
+  state.Update(ports);
+  ports["a"].mac = "";  // no link the daemon can read, for a moment
+  state.Update(ports);
+  EXPECT_EQ(state.Get().ports.at("a").mac, "02:00:00:00:00:0a");
+  ports["a"].mac = "02:00:00:00:00:0b";  // a MAC that did change is taken
+  state.Update(ports);
+  EXPECT_EQ(state.Get().ports.at("a").mac, "02:00:00:00:00:0b");
+}
+
 TEST(DeviceState, DaemonLostMakesEverythingUnhealthyUntilNextUpdate) {
   DeviceState state;
   state.Update(TwoPorts(true));
