@@ -7,7 +7,6 @@ file, and reports keys that need a restart in
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -15,6 +14,7 @@ import time
 import pytest
 
 from harness import Daemon, metric_value, network_state, sim, wait_until
+from reload_test import routes
 
 
 class ConfigMapVolume:
@@ -47,12 +47,6 @@ class ConfigMapVolume:
         if self.current:
             shutil.rmtree(os.path.join(self.path, self.current))
         self.current = version
-
-
-def routes(fabric, ifname: str) -> list[str]:
-    cp = fabric.node_exec(["ip", "-j", "-4", "route", "show", "dev", ifname],
-                          capture_output=True, text=True, check=True)
-    return [r["dst"] for r in json.loads(cp.stdout)]
 
 
 @pytest.fixture(scope="module")

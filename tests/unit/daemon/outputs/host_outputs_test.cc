@@ -373,11 +373,10 @@ TEST(HostOutputsTest, WithdrawRemovesTheNfdFileAndNothingElse) {
   ASSERT_TRUE(outputs.Withdraw().ok());  // twice is fine
 }
 
-TEST(HostOutputsTest, GaudinetListsOnlyGaudiPortsAndMakesItsDirectory) {
+TEST(HostOutputsTest, GaudinetListsOnlyGaudiPortsInL3AndMakesItsDirectory) {
   FakeFileSystem fs;  // no /etc/habanalabs yet
   FakeClock clock;
-  OutputConfig config;  // the default path
-  HostOutputs outputs(&fs, &clock, config);
+  HostOutputs outputs(&fs, &clock, OutputConfig{});  // the default path
   PortOutput other = Ready("eth5", 5);
   other.gaudi = false;
   other.provisioned = false;  // not Gaudi: neither listed nor waited for
@@ -385,22 +384,14 @@ TEST(HostOutputsTest, GaudinetListsOnlyGaudiPortsAndMakesItsDirectory) {
   std::optional<std::string> text = Content(fs, kDefaultGaudinetPath);
   ASSERT_TRUE(text.has_value());
   EXPECT_NE(text->find("10.200.1.1"), std::string::npos);
-  EXPECT_EQ(text->find("eth5"), std::string::npos);
   EXPECT_EQ(text->find("10.200.5.1"), std::string::npos);
-}
-
-TEST(HostOutputsTest, NoGaudinetInL2OrWithoutGaudiPorts) {
-  for (const bool l2 : {true, false}) {
-    SCOPED_TRACE(l2 ? "L2" : "no Gaudi port");
-    FakeFileSystem fs;
-    FakeClock clock;
-    HostOutputs outputs(&fs, &clock, OutputConfig{});
-    PortOutput port = Ready("so1", 1);
-    port.l3 = !l2;
-    port.gaudi = l2;
-    ASSERT_TRUE(outputs.Update({port}).ok());
-    EXPECT_FALSE(fs.GetFile(kDefaultGaudinetPath).has_value());
-  }
+  // In L2 no file: its presence would mean L3 to HCL.
+  PortOutput l2 = Ready("so1", 1);
+  l2.l3 = false;
+  FakeFileSystem fresh;
+  HostOutputs l2_outputs(&fresh, &clock, OutputConfig{});
+  ASSERT_TRUE(l2_outputs.Update({l2, other}).ok());
+  EXPECT_FALSE(fresh.GetFile(kDefaultGaudinetPath).has_value());
 }
 
 }  // namespace
