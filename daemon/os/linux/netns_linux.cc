@@ -1,7 +1,5 @@
 #include "daemon/os/linux/netns_linux.h"
 
-#include "daemon/os/linux/rdma_linux.h"
-
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sched.h>
@@ -20,6 +18,7 @@
 #include "daemon/common/errno_status.h"
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
+#include "daemon/os/linux/rdma_linux.h"
 
 namespace rocenet::os {
 namespace {
@@ -150,43 +149,40 @@ bool NetnsLinux::IsHost(const NetnsHandle& ns) const {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-absl::StatusOr<std::unique_ptr<Netlink>> NetnsLinux::OpenNetlink(const NetnsHandle& ns) {
-  std::unique_ptr<Netlink> out;
-  absl::Status status = worker_->Run(ns, [&]() -> absl::Status {
-    absl::StatusOr<std::unique_ptr<NetlinkLinux>> netlink = NetlinkLinux::Open();
-    if (!netlink.ok()) return netlink.status();
-    out = std::move(*netlink);
+namespace {
+
+// Runs `open` (returning StatusOr<unique_ptr<Derived>>) on the worker inside
+// `ns`: what it opens stays bound to that namespace.
+template <typename Base, typename Worker, typename Open>
+absl::StatusOr<std::unique_ptr<Base>> OpenInside(Worker& worker, const NetnsHandle& ns, Open open) {
+  std::unique_ptr<Base> out;
+  absl::Status status = worker.Run(ns, [&]() -> absl::Status {
+    auto opened = open();
+    if (!opened.ok()) return opened.status();
+    out = std::move(*opened);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Netlink>> NetnsLinux::OpenNetlink(const NetnsHandle& ns) {
+  return OpenInside<Netlink>(*worker_, ns, [] { return NetlinkLinux::Open(); });
+}
+
 absl::StatusOr<std::unique_ptr<Rdma>> NetnsLinux::OpenRdma(const NetnsHandle& ns) {
-  std::unique_ptr<Rdma> out;
-  absl::Status status = worker_->Run(ns, [&]() -> absl::Status {
-    absl::StatusOr<std::unique_ptr<RdmaLinux>> rdma = RdmaLinux::Open();
-    if (!rdma.ok()) return rdma.status();
-    out = std::move(*rdma);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return out;
+  return OpenInside<Rdma>(*worker_, ns, [] { return RdmaLinux::Open(); });
 }
 
 absl::StatusOr<std::unique_ptr<PacketSocket>> NetnsLinux::OpenLldp(const NetnsHandle& ns,
                                                                    int ifindex,
                                                                    absl::string_view ifname) {
-  std::unique_ptr<PacketSocket> out;
-  absl::Status status = worker_->Run(ns, [&]() -> absl::Status {
+  return OpenInside<PacketSocket>(*worker_, ns, [&] {
     PacketSocketFactoryLinux factory;
-    absl::StatusOr<std::unique_ptr<PacketSocket>> socket = factory.OpenLldp(ifindex, ifname);
-    if (!socket.ok()) return socket.status();
-    out = std::move(*socket);
-    return absl::OkStatus();
+    return factory.OpenLldp(ifindex, ifname);
   });
-  if (!status.ok()) return status;
-  return out;
 }
 
 }  // namespace rocenet::os

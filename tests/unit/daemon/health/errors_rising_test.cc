@@ -7,23 +7,14 @@
 #include "daemon/health/port_health.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_clock.h"
+#include "tests/unit/daemon/health/health_fixture.h"
 #include "tests/unit/fakes/fake_netlink.h"
 
 namespace rocenet::health {
 namespace {
 
 using ::rocenet::testing::FakeClock;
-using ::rocenet::testing::MakeLink;
 using Strings = std::vector<std::string>;
-
-inventory::Port UpPort(const std::string& name) {
-  inventory::Port port;
-  port.id = "if-" + name;
-  port.name = name;
-  port.present = true;
-  port.link = MakeLink(2, name);
-  return port;
-}
 
 // The port's conditions after an update, as "Type/Reason".
 Strings Conditions(const HealthTracker& tracker, size_t port = 0) {

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "gtest/gtest.h"
+#include "tests/unit/daemon/health/health_fixture.h"
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_netlink.h"
 
@@ -10,16 +11,6 @@ namespace rocenet::health {
 namespace {
 
 using ::rocenet::testing::FakeClock;
-using ::rocenet::testing::MakeLink;
-
-inventory::Port UpPort(const std::string& name) {
-  inventory::Port port;
-  port.id = "if-" + name;
-  port.name = name;
-  port.present = true;
-  port.link = MakeLink(2, name);
-  return port;
-}
 
 TEST(EvaluatePortTest, HealthyPortHasNoConditions) {
   EXPECT_TRUE(EvaluatePort(UpPort("so0"), nullptr).empty());
