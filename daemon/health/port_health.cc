@@ -1,6 +1,9 @@
 #include "daemon/health/port_health.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "daemon/qos/pfc.h"
 
 namespace rocenet::health {
 
@@ -72,6 +75,27 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
                        ? absl::StrCat("port ", port.name, ": not configured yet")
                        : signals.plan_message,
                    {}});
+  }
+}
+
+// Lossless RoCE needs the port and its switch to pause the same priorities:
+// where they differ, frames on a priority one side pauses and the other
+// does not are dropped under congestion (or pause storms spread).
+void AddPfcConditions(const inventory::Port& port, const PfcSignal& pfc,
+                      std::vector<Condition>& out) {
+  const bool advisory = !pfc.affects_health;
+  if (!pfc.problem.empty()) {
+    out.push_back({std::string(kPfcUnsupported), pfc.problem, pfc.problem_message, {}, advisory});
+  }
+  if (pfc.port.has_value() && pfc.switch_side.has_value() && *pfc.port != *pfc.switch_side) {
+    out.push_back({std::string(kPfcMismatch), "SwitchDiffers",
+                   absl::StrCat("port ", port.name, ": PFC on priorities ",
+                                qos::FormatPriorities(*pfc.port), " here but ",
+                                qos::FormatPriorities(*pfc.switch_side), " at the switch ",
+                                pfc.switch_name,
+                                " (its LLDP PFC TLV); lossless RoCE needs both ends to agree"),
+                   {},
+                   advisory});
   }
 }
 
@@ -171,6 +195,7 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSigna
   if (signals != nullptr) {
     AddLldpConditions(port, *signals, out);
     AddAddressingConditions(port, *signals, out);
+    AddPfcConditions(port, signals->pfc, out);
   }
   return out;
 }
@@ -209,7 +234,8 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
     if (auto rising = errors_rising.find(port.id); rising != errors_rising.end()) {
       health.conditions.push_back(std::move(rising->second));
     }
-    health.healthy = health.conditions.empty();
+    health.healthy = std::all_of(health.conditions.begin(), health.conditions.end(),
+                                 [](const Condition& c) { return c.advisory; });
     const auto it = previous.find(port.id);
     const PortHealth* before = it == previous.end() ? nullptr : it->second;
     health.since = before != nullptr && before->healthy == health.healthy ? before->since : now;

@@ -30,12 +30,15 @@ inline constexpr absl::string_view kAddressingFailed = "AddressingFailed";
 inline constexpr absl::string_view kNotProvisioned = "NotProvisioned";
 inline constexpr absl::string_view kErrorsRising = "ErrorsRising";
 inline constexpr absl::string_view kMiscabled = "Miscabled";
+inline constexpr absl::string_view kPfcUnsupported = "PfcUnsupported";
+inline constexpr absl::string_view kPfcMismatch = "PfcMismatch";
 
 // Every condition type, in a fixed order (metrics list each for each port).
 inline constexpr absl::string_view kConditionTypes[] = {
     kPortMissing,       kLinkDown,         kNoLldpNeighbor, kLldpExpired,
     kAmbiguousNeighbor, kAddressConflict,  kMtuMismatch,    kErrorsRising,
     kAddressingRefused, kAddressingFailed, kNotProvisioned, kMiscabled,
+    kPfcUnsupported,    kPfcMismatch,
 };
 
 // When a port's error counters count as rising. The receive and transmit
@@ -58,8 +61,27 @@ struct Condition {
   std::string reason;
   std::string message;
   absl::Time since;
+  // Reported but not a reason to call the port unhealthy (the PFC
+  // conditions, unless qos.pfc_unhealthy says otherwise).
+  bool advisory = false;
 
   friend bool operator==(const Condition&, const Condition&) = default;
+};
+
+// What the port's and the switch's PFC are, for PfcUnsupported and
+// PfcMismatch.
+struct PfcSignal {
+  // Why the port cannot have the PFC qos.pfc asks ("NoDcb", "Refused",
+  // "SetFailed") and the message; empty when it can or nothing is asked.
+  std::string problem;
+  std::string problem_message;
+  // The port's PFC priorities, when dcbnl reports them.
+  std::optional<uint8_t> port;
+  // The switch's, from the PFC TLV of its LLDPDU, and its name.
+  std::optional<uint8_t> switch_side;
+  std::string switch_name;
+  // Whether the conditions make the port unhealthy (qos.pfc_unhealthy).
+  bool affects_health = false;
 };
 
 // What the LLDP agent and the addressing layer know of a port, in the terms
@@ -91,11 +113,13 @@ struct PortSignals {
   // The largest frame the switch port takes (the IEEE 802.3 Maximum Frame
   // Size TLV of its LLDPDU, header and FCS included); 0 when not advertised.
   int switch_max_frame_size = 0;
+  PfcSignal pfc;
 };
 
 struct PortHealth {
   std::string port_id;
   std::string name;
+  // No condition holds but advisory ones.
   bool healthy = false;
   std::vector<Condition> conditions;
   // When `healthy` last changed.
