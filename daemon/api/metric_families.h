@@ -38,6 +38,10 @@ void AppendHealthMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::M
 // driver has the counter.
 void AppendMacMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
 
+// The PFC families, one series per port and priority where dcbnl (or, for
+// the pause counters, the driver's ethtool statistics) reports them.
+void AppendPfcMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+
 // The attachment families: calls by operation and result, and the latency
 // histogram by operation.
 void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);

@@ -145,6 +145,7 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
   metrics_internal::AppendHealthMetrics(snapshot, &out);
   metrics_internal::AppendAttachMetrics(snapshot, &out);
   metrics_internal::AppendMacMetrics(snapshot, &out);
+  metrics_internal::AppendPfcMetrics(snapshot, &out);
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include "daemon/inventory/port.h"
 #include "daemon/lldp/agent.h"
 #include "daemon/lldp/neighbor_table.h"
+#include "daemon/qos/pfc_controller.h"
 
 namespace rocenet::api {
 
@@ -62,6 +63,10 @@ struct NodeSnapshot {
   std::map<std::string, lldp::PortLldpCounters> lldp_counters;
   // The attachment calls answered since the daemon started.
   AttachStats attach;
+  // Each port's PFC by port id (ports rocenetd read it from), and what
+  // qos.pfc asks.
+  std::map<std::string, qos::PortPfc> pfc;
+  qos::PfcRequest pfc_request;
 };
 
 class NodeStateSource {

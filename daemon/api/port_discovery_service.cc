@@ -44,7 +44,9 @@ grpc::Status PortDiscoveryService::ListPorts(grpc::ServerContext* context,
   }
   absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
-  for (const inventory::Port& port : (*snapshot)->ports) ToProto(port, response->add_ports());
+  for (const inventory::Port& port : (*snapshot)->ports) {
+    ToProto(**snapshot, port, response->add_ports());
+  }
   return grpc::Status::OK;
 }
 
@@ -61,7 +63,7 @@ grpc::Status PortDiscoveryService::GetPort(grpc::ServerContext* context,
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   absl::StatusOr<const inventory::Port*> port = FindPort(**snapshot, request->port());
   if (!port.ok()) return ToGrpc(port.status());
-  ToProto(**port, response);
+  ToProto(**snapshot, **port, response);
   return grpc::Status::OK;
 }
 

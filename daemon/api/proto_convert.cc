@@ -79,6 +79,40 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   counters->set_transmit_drops(link.stats.tx_dropped);
 }
 
+void ToProto(const NodeSnapshot& snapshot, const inventory::Port& port, v1::Port* out) {
+  ToProto(port, out);
+  auto found = snapshot.pfc.find(port.id);
+  const bool ethtool_counters =
+      port.mac.has_value() && (!port.mac->pfc_sent.empty() || !port.mac->pfc_received.empty());
+  if (found == snapshot.pfc.end() && !ethtool_counters) return;
+  v1::PortPfc* pfc = out->mutable_pfc();
+  pfc->set_requested(qos::FormatPfcRequest(snapshot.pfc_request));
+  if (found != snapshot.pfc.end()) {
+    const qos::PortPfc& known = found->second;
+    pfc->set_supported(known.supported);
+    pfc->set_problem(known.problem);
+    if (known.supported) {
+      pfc->set_capability(known.settings.capability);
+      for (int p = 0; p < os::kPfcPriorities; ++p) {
+        if ((known.settings.enabled & (1u << p)) != 0) pfc->add_enabled_priorities(p);
+      }
+      for (int p = 0; p < os::kPfcPriorities; ++p) {
+        pfc->add_pause_sent(known.settings.requests[p]);
+        pfc->add_pause_received(known.settings.indications[p]);
+      }
+      return;
+    }
+  }
+  if (!ethtool_counters) return;
+  // Without dcbnl the driver's ethtool statistics may still count them.
+  for (int p = 0; p < os::kPfcPriorities; ++p) {
+    auto sent = port.mac->pfc_sent.find(p);
+    auto received = port.mac->pfc_received.find(p);
+    pfc->add_pause_sent(sent == port.mac->pfc_sent.end() ? 0 : sent->second);
+    pfc->add_pause_received(received == port.mac->pfc_received.end() ? 0 : received->second);
+  }
+}
+
 void ToProto(const health::PortHealth& health, v1::PortHealth* out) {
   out->set_port_id(health.port_id);
   out->set_name(health.name);
@@ -89,6 +123,7 @@ void ToProto(const health::PortHealth& health, v1::PortHealth* out) {
     c->set_type(condition.type);
     c->set_reason(condition.reason);
     c->set_message(condition.message);
+    c->set_advisory(condition.advisory);
     SetTime(condition.since, c->mutable_since());
   }
 }
@@ -104,7 +139,7 @@ void ToProto(const health::NodeHealth& health, uint64_t generation, v1::NodeHeal
 void ToProto(const NodeSnapshot& snapshot, v1::PortSnapshot* out) {
   out->set_generation(snapshot.generation);
   SetTime(snapshot.time, out->mutable_time());
-  for (const inventory::Port& port : snapshot.ports) ToProto(port, out->add_ports());
+  for (const inventory::Port& port : snapshot.ports) ToProto(snapshot, port, out->add_ports());
 }
 
 }  // namespace rocenet::api

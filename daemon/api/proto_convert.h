@@ -13,6 +13,8 @@ namespace rocenet::api {
 void SetTime(absl::Time time, google::protobuf::Timestamp* out);
 
 void ToProto(const inventory::Port& port, v1::Port* out);
+// `port` with what `snapshot` knows of it beyond the inventory (its PFC).
+void ToProto(const NodeSnapshot& snapshot, const inventory::Port& port, v1::Port* out);
 void ToProto(const health::PortHealth& health, v1::PortHealth* out);
 void ToProto(const health::NodeHealth& health, uint64_t generation, v1::NodeHealth* out);
 void ToProto(const NodeSnapshot& snapshot, v1::PortSnapshot* out);

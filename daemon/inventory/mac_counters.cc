@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 namespace rocenet::inventory {
 namespace {
 
@@ -46,6 +48,14 @@ std::optional<MacCounters> ParseMacCounters(const std::vector<os::NamedCounter>&
   out.receive_errors = First(table, {"ifInErrors"});
   out.transmit_errors = First(table, {"ifOutErrors"});
   out.receive_fcs_errors = First(table, {"FrameCheckSequenceErrors", "aFrameCheckSequenceErrors"});
+  for (int priority = 0; priority < 8; ++priority) {
+    if (auto it = table.find(absl::StrCat("tx_prio", priority, "_pause")); it != table.end()) {
+      out.pfc_sent[priority] = it->second;
+    }
+    if (auto it = table.find(absl::StrCat("rx_prio", priority, "_pause")); it != table.end()) {
+      out.pfc_received[priority] = it->second;
+    }
+  }
   if (out == MacCounters{}) return std::nullopt;
   return out;
 }

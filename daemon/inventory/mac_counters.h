@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -24,6 +25,12 @@ struct MacCounters {
   std::optional<uint64_t> transmit_errors;
   // Frames received with a bad frame check sequence (CRC).
   std::optional<uint64_t> receive_fcs_errors;
+  // PFC pause frames sent and received, by priority (0..7), where the
+  // driver counts them per priority under names rocenet knows (mlx5:
+  // tx_prio<N>_pause, rx_prio<N>_pause). dcbnl's counters come first; these
+  // serve a driver that has no dcbnl.
+  std::map<int, uint64_t> pfc_sent;
+  std::map<int, uint64_t> pfc_received;
 
   friend bool operator==(const MacCounters&, const MacCounters&) = default;
 };

@@ -36,6 +36,8 @@ const std::vector<ReloadRule>& ReloadRules() {
       Rule("addressing.routed_prefix_length", kLive,
            [](auto& o) -> auto& { return o.routed_prefix_length; }),
       Rule("addressing.static_routes", kLive, [](auto& o) -> auto& { return o.static_routes; }),
+      Rule("qos.pfc", kLive, [](auto& o) -> auto& { return o.pfc; }),
+      Rule("qos.pfc_unhealthy", kLive, [](auto& o) -> auto& { return o.pfc_unhealthy; }),
 
       Rule("socket", kRestart, [](auto& o) -> auto& { return o.socket_path; }),
       Rule("sysfs_root", kRestart, [](auto& o) -> auto& { return o.sysfs_root; }),

@@ -24,6 +24,7 @@
 #include "daemon/os/linux/netns_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
 #include "daemon/os/linux/signals.h"
+#include "daemon/os/linux/dcb_linux.h"
 #include "daemon/os/linux/ethtool_linux.h"
 #include "daemon/os/linux/socket_lock.h"
 #include "daemon/os/linux/sysfs_linux.h"
@@ -81,7 +82,7 @@ absl::Status CheckSysfsRoot(const std::string& root) {
 }  // namespace
 
 absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
-                       ConfigOrigin config) {
+                       ConfigOrigin config, const OsOverrides& os_overrides) {
   RETURN_IF_ERROR(CheckSysfsRoot(options.sysfs_root));
   // One rocenetd per socket, and so per node: a new one waits here, before it
   // touches any port, for an old one that is still stopping.
@@ -131,6 +132,11 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   if (!rdma.ok()) SPDLOG_DEBUG("{}: no RDMA device will be moved", rdma.status().message());
   attach::AttachManager attachments(netlink.get(), netns.get(), &journal,
                                     rdma.ok() ? rdma->get() : nullptr);
+  absl::StatusOr<std::unique_ptr<os::Dcb>> dcb =
+      os_overrides.open_dcb ? os_overrides.open_dcb()
+                            : absl::StatusOr<std::unique_ptr<os::Dcb>>(os::DcbLinux::Open());
+  if (!dcb.ok()) SPDLOG_WARN("{}; PFC is neither read nor set", dcb.status().message());
+  qos::PfcController pfc(dcb.ok() ? dcb->get() : nullptr, options.pfc);
   Node node(NodeParts{.loop = loop.get(),
                       .netlink = netlink.get(),
                       .clock = &clock,
@@ -138,7 +144,9 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
                       .sockets = &sockets,
                       .addressing = &addressing,
                       .outputs = &host_outputs,
-                      .attach = &attachments});
+                      .attach = &attachments,
+                      .pfc = &pfc,
+                      .pfc_unhealthy = options.pfc_unhealthy});
   RETURN_IF_ERROR(node.Start());
 
   ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(options.security));

@@ -8,10 +8,13 @@
 #pragma once
 
 #include <csignal>
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "daemon/os/dcb.h"
 #include "daemon/server/options.h"
 #include "daemon/server/reloader.h"
 
@@ -32,7 +35,14 @@ struct ConfigOrigin {
   std::string loaded;
 };
 
+// OS implementations that replace the Linux ones, for the daemon's test
+// build only (tests/sim: a driver's dcbnl where this machine has none).
+// Unset members mean the Linux implementation.
+struct OsOverrides {
+  std::function<absl::StatusOr<std::unique_ptr<os::Dcb>>()> open_dcb;
+};
+
 absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
-                       ConfigOrigin config = {});
+                       ConfigOrigin config = {}, const OsOverrides& os = {});
 
 }  // namespace rocenet::server

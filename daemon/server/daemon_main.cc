@@ -1,8 +1,8 @@
-// rocenetd: the rocenet node daemon.
-//
-// Flags are defined here and only here, turned into DaemonOptions on top of
-// the optional config file, validated, and handed to RunDaemon. Exit codes:
-// 0 clean stop, 1 runtime failure, 2 bad flags or configuration.
+// rocenetd's command line. Flags are defined here and only here, turned into
+// DaemonOptions on top of the optional config file, validated, and handed
+// to RunDaemon.
+#include "daemon/server/daemon_main.h"
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -39,6 +39,10 @@ ABSL_FLAG(std::string, runtime_dir, "",
           "directory)");
 ABSL_FLAG(std::string, mode, "L3", "L3 (addresses from LLDP) or L2 (link up and MTU only)");
 ABSL_FLAG(int32_t, mtu, 0, "MTU for every port (0: leave it as it is)");
+ABSL_FLAG(std::string, pfc, "keep",
+          "PFC on the ports: keep (do not touch it), none, all, or priorities such as 0-3");
+ABSL_FLAG(bool, pfc_unhealthy, false,
+          "whether PfcUnsupported and PfcMismatch make a port unhealthy (else advisory)");
 ABSL_FLAG(std::string, gaudinet_path, "",
           "where to write gaudinet.json once every port is provisioned (empty: off)");
 ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
@@ -120,9 +124,15 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
     }
     options.mtu = static_cast<uint32_t>(absl::GetFlag(FLAGS_mtu));
   }
+  if (given("pfc_unhealthy")) options.pfc_unhealthy = absl::GetFlag(FLAGS_pfc_unhealthy);
   auto flag_error = [](const char* name, const absl::Status& s) {
     return absl::InvalidArgumentError(absl::StrCat("flag --", absl::StrReplaceAll(name, {{"_", "-"}}), ": ", s.message()));
   };
+  if (given("pfc")) {
+    auto pfc = qos::ParsePfcRequest(absl::GetFlag(FLAGS_pfc));
+    if (!pfc.ok()) return flag_error("pfc", pfc.status());
+    options.pfc = *pfc;
+  }
   if (given("mode")) {
     auto mode = ParseMode(absl::GetFlag(FLAGS_mode));
     if (!mode.ok()) return flag_error("mode", mode.status());
@@ -164,7 +174,9 @@ absl::StatusOr<DaemonOptions> BuildOptions(const ParsedCommandLine& cmd,
   return options;
 }
 
-int Main(int argc, char** argv) {
+}  // namespace
+
+int RocenetdMain(int argc, char** argv, const OsOverrides& os) {
   absl::StatusOr<ParsedCommandLine> cmd = ParseFlags(argc, argv);
   if (!cmd.ok()) {
     std::cerr << "rocenetd: " << cmd.status().message() << "\n"
@@ -175,7 +187,7 @@ int Main(int argc, char** argv) {
     std::cout << "Usage: rocenetd [flags]\n\n"
               << "The rocenet node daemon: discovers the node's RoCE scale-out ports,\n"
               << "keeps them configured and serves the rocenet.v1 gRPC API.\n\nFlags:\n"
-              << FlagUsage("daemon/server/main.cc");
+              << FlagUsage("daemon/server/daemon_main.cc");
     return 0;
   }
   if (cmd->version) {
@@ -202,14 +214,11 @@ int Main(int argc, char** argv) {
                       .watch_path = absl::GetFlag(FLAGS_watch_config) ? absl::GetFlag(FLAGS_config)
                                                                        : std::string(),
                       .loaded = loaded};
-  if (absl::Status s = RunDaemon(*options, ROCENET_VERSION, std::move(origin)); !s.ok()) {
+  if (absl::Status s = RunDaemon(*options, ROCENET_VERSION, std::move(origin), os); !s.ok()) {
     SPDLOG_ERROR("{}", s.message());
     return 1;
   }
   return 0;
 }
 
-}  // namespace
 }  // namespace rocenet::server
-
-int main(int argc, char** argv) { return rocenet::server::Main(argc, argv); }

@@ -1,5 +1,6 @@
 #include "daemon/server/node.h"
 
+#include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/health/rails.h"
@@ -90,6 +91,9 @@ absl::Status Node::Start() {
   RETURN_IF_ERROR(parts_.netlink->SubscribeLinkEvents());
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
   parts_.inventory->Resync(links);
+  // A qos.pfc some port cannot have stops the start, before anything
+  // changes: the same rule a reload follows.
+  RETURN_IF_ERROR(CheckPfc(parts_.pfc != nullptr ? parts_.pfc->request() : qos::PfcRequest{}));
   RETURN_IF_ERROR(
       parts_.loop->AddReader(parts_.netlink->event_fd(), [this] { OnNetlinkEvents(); }));
   for (const inventory::Port& port : parts_.inventory->ports()) {
@@ -268,11 +272,18 @@ void Node::Refresh(bool changed, bool replan) {
       for (auto& [id, signal] : signals) signal.startup_holdoff = true;
     }
   }
+  if (parts_.pfc != nullptr) changed |= parts_.pfc->Sync(ports);
   for (auto& [id, signal] : signals) {
+    AddPfcSignal(id, signal.pfc);
     const lldp::PortNeighbors* heard = table.Find(id);
     if (heard == nullptr || heard->neighbors.size() != 1) continue;
-    const std::optional<uint16_t>& frame = heard->neighbors.front().lldpdu.max_frame_size;
-    signal.switch_max_frame_size = frame.has_value() ? *frame : 0;
+    const lldp::Lldpdu& pdu = heard->neighbors.front().lldpdu;
+    signal.switch_max_frame_size = pdu.max_frame_size.has_value() ? *pdu.max_frame_size : 0;
+    if (pdu.pfc.has_value()) {
+      signal.pfc.switch_side = pdu.pfc->enabled;
+      signal.pfc.switch_name =
+          pdu.system_names.empty() ? pdu.chassis_id.ToString() : pdu.system_names.front();
+    }
   }
   for (auto& [id, condition] : CheckRails(ports, table, parts_.addressing)) {
     signals[id].miscabled = std::move(condition);
@@ -313,6 +324,10 @@ std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot(std::vector<invento
     std::lock_guard<std::mutex> lock(attach_stats_mu_);
     snapshot->attach = attach_stats_;
   }
+  if (parts_.pfc != nullptr) {
+    snapshot->pfc = parts_.pfc->ports();
+    snapshot->pfc_request = parts_.pfc->request();
+  }
   return snapshot;
 }
 
@@ -322,11 +337,39 @@ absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Sample() {
         // A dump refreshes counters, which events do not carry; it also
         // repairs anything a lost event hid.
         RETURN_IF_ERROR(ResyncLinks());
-        return BuildSnapshot(PortsWithAttachments());
+        std::vector<inventory::Port> ports = PortsWithAttachments();
+        // PFC counters are read with the settings; a port found changed
+        // (reset, by hand) is set again and reported at once.
+        if (parts_.pfc != nullptr && parts_.pfc->Sync(ports)) Refresh(true, /*replan=*/false);
+        return BuildSnapshot(std::move(ports));
       });
 }
 
 void Node::Replan() { Refresh(/*changed=*/true, /*replan=*/true); }
+
+absl::Status Node::CheckPfc(const qos::PfcRequest& request) {
+  if (parts_.pfc == nullptr) return absl::OkStatus();
+  absl::Status s = parts_.pfc->Check(request, parts_.inventory->ports());
+  if (s.ok()) return s;
+  return absl::InvalidArgumentError(absl::StrCat("qos.pfc ", qos::FormatPfcRequest(request), ": ",
+                                                 s.message()));
+}
+
+void Node::SetPfc(const qos::PfcRequest& request, bool unhealthy) {
+  if (parts_.pfc != nullptr) parts_.pfc->SetRequest(request);
+  parts_.pfc_unhealthy = unhealthy;
+  Refresh(/*changed=*/true, /*replan=*/false);
+}
+
+void Node::AddPfcSignal(const std::string& port_id, health::PfcSignal& out) const {
+  out.affects_health = parts_.pfc_unhealthy;
+  if (parts_.pfc == nullptr) return;
+  auto it = parts_.pfc->ports().find(port_id);
+  if (it == parts_.pfc->ports().end()) return;
+  out.problem = it->second.problem;
+  out.problem_message = it->second.problem_message;
+  if (it->second.supported) out.port = it->second.settings.enabled;
+}
 
 absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Reconcile() {
   return parts_.loop->Call<std::shared_ptr<const api::NodeSnapshot>>(

@@ -23,6 +23,7 @@
 #include "daemon/os/clock.h"
 #include "daemon/os/netlink.h"
 #include "daemon/outputs/host_outputs.h"
+#include "daemon/qos/pfc_controller.h"
 #include "daemon/server/addressing_driver.h"
 #include "daemon/server/event_loop.h"
 
@@ -38,6 +39,10 @@ struct NodeParts {
   AddressingDriver* addressing = nullptr;
   outputs::HostOutputs* outputs = nullptr;
   attach::AttachManager* attach = nullptr;
+  // Keeps the ports' PFC; without it PFC is neither read nor set.
+  qos::PfcController* pfc = nullptr;
+  // Whether the PFC conditions make a port unhealthy (qos.pfc_unhealthy).
+  bool pfc_unhealthy = false;
 };
 
 class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
@@ -62,6 +67,13 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   // Loop thread: re-plans and re-applies every port, after the addressing
   // configuration changed.
   void Replan();
+
+  // Loop thread: whether every port can have `request` (qos.pfc), as a
+  // reload checks before it changes anything; InvalidArgument naming the
+  // port and the reason.
+  absl::Status CheckPfc(const qos::PfcRequest& request);
+  // Loop thread: applies a new qos.pfc and qos.pfc_unhealthy.
+  void SetPfc(const qos::PfcRequest& request, bool unhealthy);
 
   // AttachmentsBackend, any thread (node_attach.cc).
   absl::StatusOr<attach::AttachmentRecord> Attach(const attach::AttachRequest& request,
@@ -103,6 +115,8 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   void FollowAttachments();
   // Any thread: counts an attachment call that began at `start`.
   void RecordAttach(api::AttachOperation operation, bool ok, absl::Time start);
+  // Loop thread: what the PFC controller knows of a port, for health.
+  void AddPfcSignal(const std::string& port_id, health::PfcSignal& out) const;
   // Loop thread: releases attachments whose pod namespace is gone, and
   // checks again later while any attachment exists.
   void ScheduleNetnsCheck();

@@ -22,7 +22,7 @@ const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
       "socket", "sysfs_root", "metrics_address", "state_dir", "runtime_dir", "mode",
       "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs",
-      "read_group", "tls", "limits", "diag_port", "node_name"};
+      "read_group", "tls", "limits", "diag_port", "node_name", "qos"};
   return *keys;
 }
 const std::set<std::string>& GaudiKeys() {
@@ -32,6 +32,10 @@ const std::set<std::string>& GaudiKeys() {
 const std::set<std::string>& AddressingKeys() {
   static const auto* keys =
       new std::set<std::string>{"mtu", "routed_prefix_length", "static_routes"};
+  return *keys;
+}
+const std::set<std::string>& QosKeys() {
+  static const auto* keys = new std::set<std::string>{"pfc", "pfc_unhealthy"};
   return *keys;
 }
 const std::set<std::string>& OutputKeys() {
@@ -140,6 +144,38 @@ absl::Status ApplyAddressing(const YAML::Node& node, const std::string& origin,
   return absl::OkStatus();
 }
 
+absl::Status ApplyQos(const YAML::Node& node, const std::string& origin, DaemonOptions& options) {
+  if (!node.IsMap()) return KeyError(origin, "qos", "must be a mapping");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    const std::string path = absl::StrCat("qos.", key);
+    if (!QosKeys().contains(key)) return UnknownKeyError(origin, path);
+    if (key == "pfc_unhealthy") {
+      ASSIGN_OR_RETURN(options.pfc_unhealthy, Bool(entry.second, origin, path));
+      continue;
+    }
+    // keep, none, all, "0-3", or a list of priorities.
+    std::string text;
+    if (entry.second.IsSequence()) {
+      std::vector<std::string> items;
+      for (const YAML::Node& item : entry.second) {
+        if (!item.IsScalar() || IsQuoted(item)) {
+          return KeyError(origin, path, "must be keep, none, all or a list of priorities 0..7");
+        }
+        items.push_back(item.Scalar());
+      }
+      if (items.empty()) return KeyError(origin, path, "an empty list; write none for no PFC");
+      text = absl::StrJoin(items, ",");
+    } else {
+      ASSIGN_OR_RETURN(text, Scalar(entry.second, origin, path));
+    }
+    absl::StatusOr<qos::PfcRequest> request = qos::ParsePfcRequest(text);
+    if (!request.ok()) return KeyError(origin, path, request.status().message());
+    options.pfc = *request;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ApplyOutputs(const YAML::Node& node, const std::string& origin,
                           DaemonOptions& options) {
   if (!node.IsMap()) return KeyError(origin, "outputs", "must be a mapping");
@@ -161,6 +197,7 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
   if (key == "gaudi") return ApplyGaudi(value, origin, options);
   if (key == "addressing") return ApplyAddressing(value, origin, options);
   if (key == "outputs") return ApplyOutputs(value, origin, options);
+  if (key == "qos") return ApplyQos(value, origin, options);
   if (key == "read_group" || key == "tls" || key == "limits") {
     return ApplySecurityKey(key, value, origin, options.security);
   }
@@ -227,7 +264,7 @@ std::string RuntimeDirOf(const DaemonOptions& options) {
 std::vector<std::string> ConfigKeys() {
   const std::map<std::string, const std::set<std::string>*> sections = {
       {"gaudi", &GaudiKeys()},   {"addressing", &AddressingKeys()}, {"outputs", &OutputKeys()},
-      {"tls", &TlsKeys()},       {"limits", &LimitKeys()}};
+      {"qos", &QosKeys()},       {"tls", &TlsKeys()},       {"limits", &LimitKeys()}};
   std::vector<std::string> keys;
   for (const std::string& key : TopLevelKeys()) {
     auto section = sections.find(key);

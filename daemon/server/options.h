@@ -14,6 +14,7 @@
 #include "daemon/common/logging.h"
 #include "daemon/inventory/port_selection.h"
 #include "daemon/outputs/host_outputs.h"
+#include "daemon/qos/pfc.h"
 #include "daemon/server/security_options.h"
 
 namespace rocenet::server {
@@ -36,6 +37,11 @@ struct DaemonOptions {
   uint32_t mtu = 0;
   int routed_prefix_length = 16;
   std::vector<addressing::StaticRoute> static_routes;
+  // qos.pfc: what rocenet sets the ports' PFC to (keep: nothing), and
+  // qos.pfc_unhealthy: whether PfcUnsupported and PfcMismatch make a port
+  // unhealthy (else they are advisory).
+  qos::PfcRequest pfc;
+  bool pfc_unhealthy = false;
   outputs::OutputConfig outputs;
   LogFormat log_format = LogFormat::kText;
   spdlog::level::level_enum log_level = spdlog::level::info;

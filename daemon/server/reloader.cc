@@ -45,6 +45,8 @@ absl::Status Reloader::Apply(const DaemonOptions& loaded) {
   // Everything that can fail is checked before anything changes.
   ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(plan.next.security));
   RETURN_IF_ERROR(CheckSecurityFiles(plan.next.security));
+  const bool qos_changed = Changed(plan.applied, "qos.");
+  if (qos_changed && targets_.node != nullptr) RETURN_IF_ERROR(targets_.node->CheckPfc(plan.next.pfc));
   if (Changed(plan.applied, "read_group")) {
     const std::string& group = plan.next.security.read_group;
     if (group.empty()) {
@@ -58,6 +60,9 @@ absl::Status Reloader::Apply(const DaemonOptions& loaded) {
   if (Changed(plan.applied, "addressing.") && targets_.addressing != nullptr) {
     targets_.addressing->SetConfig(PlannerConfigOf(plan.next));
     if (targets_.node != nullptr) targets_.node->Replan();
+  }
+  if (qos_changed && targets_.node != nullptr) {
+    targets_.node->SetPfc(plan.next.pfc, plan.next.pfc_unhealthy);
   }
   for (const std::string& key : plan.needs_restart) {
     SPDLOG_WARN("configuration reload: key \"{}\" changed but needs a restart of rocenetd; it "

@@ -161,3 +161,39 @@ TEST(OptionsTest, MissingFileIsAnError) {
 
 }  // namespace
 }  // namespace rocenet::server
+
+namespace rocenet::server {
+namespace {
+
+TEST(OptionsTest, QosPfcTakesEveryForm) {
+  struct Case {
+    const char* yaml;
+    const char* parsed;
+  } cases[] = {
+      {"qos:\n  pfc: keep\n", "keep"},     {"qos:\n  pfc: none\n", "none"},
+      {"qos:\n  pfc: all\n", "all"},       {"qos:\n  pfc: \"0-3\"\n", "0-3"},
+      {"qos:\n  pfc: 3\n", "3"},           {"qos:\n  pfc: [0, 1, 2, 3]\n", "0-3"},
+  };
+  for (const Case& c : cases) {
+    DaemonOptions options;
+    ASSERT_TRUE(Apply(c.yaml, options).ok()) << c.yaml;
+    EXPECT_EQ(qos::FormatPfcRequest(options.pfc), c.parsed) << c.yaml;
+  }
+  DaemonOptions options;
+  ASSERT_TRUE(Apply("qos:\n  pfc_unhealthy: true\n", options).ok());
+  EXPECT_TRUE(options.pfc_unhealthy);
+  EXPECT_EQ(options.pfc.kind, qos::PfcRequest::Kind::kKeep) << "keep is the default";
+}
+
+TEST(OptionsTest, QosPfcRefusesWhatIsNoPriority) {
+  ExpectError("qos:\n  pfc: [0, 9]\n", "key \"qos.pfc\": PFC \"0,9\": \"9\" is not within priorities 0..7");
+  ExpectError("qos:\n  pfc: []\n", "key \"qos.pfc\": an empty list; write none for no PFC");
+  ExpectError("qos:\n  pfc: [\"3\"]\n", "must be keep, none, all or a list of priorities 0..7");
+  ExpectError("qos:\n  pfc: off\n", "use keep, none, all, or priorities 0..7");
+  ExpectError("qos:\n  pfc_unhealthy: yes\n", "key \"qos.pfc_unhealthy\": must be true or false");
+  ExpectError("qos:\n  pcf: all\n", "did you mean \"qos.pfc\"");
+  ExpectError("pfc: all\n", "did you mean \"qos.pfc\"");
+}
+
+}  // namespace
+}  // namespace rocenet::server
