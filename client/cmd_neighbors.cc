@@ -38,8 +38,10 @@ constexpr absl::string_view kHelp =
     "  (frames stopped), \"(shut down 3m ago)\" (the switch said goodbye), or\n"
     "  \"(none heard yet)\". More than one row for a port means something sits\n"
     "  between the port and the switch.\n"
-    "  -o wide adds MGMT ADDRESS, CAPABILITIES (enabled ones), FRAMES received\n"
-    "  and EXPIRES IN (when the neighbor is forgotten unless another frame comes).\n"
+    "  -o wide adds MGMT ADDRESS, CAPABILITIES (enabled ones), FRAMES received,\n"
+    "  EXPIRES IN (when the neighbor is forgotten unless another frame comes),\n"
+    "  SWITCH PFC (the priorities of its PFC TLV) and PORT PFC (the port's own,\n"
+    "  from dcbnl; no-dcb when the port has no DCB support).\n"
     "\n"
     "-o json and -o yaml print rocenet.v1.ListNeighborsResponse with every TLV\n"
     "decoded (PFC, MAC/PHY, maximum frame size, management addresses, ...).\n";

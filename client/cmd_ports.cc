@@ -44,8 +44,10 @@ constexpr absl::string_view kHelp =
     "  -o wide adds IFINDEX, PERM MAC, DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX\n"
     "  (dev_port), RAIL (the port's scale-out order in its module, \"-\" without\n"
     "  one), RDMA (the RDMA device and its port), UVERBS (its verbs node in\n"
-    "  /dev/infiniband), GID INDEX (the RoCE v2 GID of the port's address) and\n"
-    "  the RX/TX byte and error counters.\n"
+    "  /dev/infiniband), GID INDEX (the RoCE v2 GID of the port's address), PFC\n"
+    "  (the priorities with PFC on, from dcbnl; no-dcb without DCB support),\n"
+    "  SWITCH PFC (the switch's, from its LLDP PFC TLV; \"-\" when it sends none)\n"
+    "  and the RX/TX byte and error counters.\n"
     "\n"
     "-o json and -o yaml print the API message (rocenet.v1.ListPortsResponse, or\n"
     "rocenet.v1.Port for get) with snake_case field names.\n";

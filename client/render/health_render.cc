@@ -61,6 +61,8 @@ std::string FormatConditions(const v1::PortHealth& port) {
   for (const v1::Condition& condition : port.conditions()) {
     absl::StrAppend(&out, out.empty() ? "" : ", ", condition.type());
     if (!condition.reason().empty()) absl::StrAppend(&out, "/", condition.reason());
+    // Reported, but not why the port is unhealthy.
+    if (condition.advisory()) absl::StrAppend(&out, "(advisory)");
   }
   return out.empty() ? "-" : out;
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/render/health_render.h"
+#include "client/render/ports_render.h"
 #include "client/render/table.h"
 
 namespace rocenet::rocectl {
@@ -22,7 +23,8 @@ std::vector<std::string> Headers(bool wide) {
   std::vector<std::string> headers = {"PORT",        "CHASSIS", "PORT ID", "SYSTEM NAME",
                                       "DESCRIPTION", "TTL",     "AGE"};
   if (wide) {
-    for (const char* header : {"MGMT ADDRESS", "CAPABILITIES", "FRAMES", "EXPIRES IN"}) {
+    for (const char* header :
+         {"MGMT ADDRESS", "CAPABILITIES", "FRAMES", "EXPIRES IN", "SWITCH PFC", "PORT PFC"}) {
       headers.emplace_back(header);
     }
   }
@@ -54,6 +56,15 @@ std::string Capabilities(const v1::Neighbor& neighbor) {
   return absl::StrJoin(neighbor.capabilities().enabled(), ",");
 }
 
+// This neighbor's own PFC TLV (each neighbor row shows its own).
+std::string SwitchPfc(const v1::Neighbor& neighbor) {
+  if (!neighbor.has_pfc()) return "-";
+  v1::PortPfc as_port;
+  as_port.set_switch_advertised(true);
+  for (uint32_t p : neighbor.pfc().enabled_priorities()) as_port.add_switch_priorities(p);
+  return SwitchPfcText(as_port, true);
+}
+
 std::string PortName(const v1::PortNeighbors& port) {
   return !port.name().empty() ? port.name() : OrDash(port.port_id());
 }
@@ -70,7 +81,9 @@ std::vector<std::string> NeighborRow(const v1::PortNeighbors& port, const v1::Ne
   if (wide) {
     const std::vector<std::string> more = {ManagementAddresses(neighbor), Capabilities(neighbor),
                                            absl::StrCat(neighbor.frames()),
-                                           ExpiresIn(neighbor.expires(), now)};
+                                           ExpiresIn(neighbor.expires(), now),
+                                           SwitchPfc(neighbor),
+                                           PortPfcText(port.pfc(), port.has_pfc())};
     row.insert(row.end(), more.begin(), more.end());
   }
   return row;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/render/table.h"
 
 namespace rocenet::rocectl {
@@ -19,7 +20,8 @@ std::vector<std::string> Headers(bool wide) {
                                       "MAC",  "PCI", "MODULE", "NUMA"};
   if (wide) {
     for (const char* header : {"IFINDEX", "PERM MAC", "DRIVER", "DISCOVERY", "PCIE ROOT",
-                               "PORT INDEX", "RAIL", "RDMA", "UVERBS", "GID INDEX", "RX BYTES",
+                               "PORT INDEX", "RAIL", "RDMA", "UVERBS", "GID INDEX", "PFC",
+                               "SWITCH PFC", "RX BYTES",
                                "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
       headers.emplace_back(header);
     }
@@ -54,6 +56,8 @@ std::vector<std::string> Row(const v1::Port& port, bool wide) {
         port.has_rdma() ? absl::StrCat(port.rdma().device(), "/", port.rdma().port()) : "-",
         port.has_rdma() ? OrDash(port.rdma().uverbs()) : "-",
         port.has_rdma() ? IndexOrDash(port.rdma().gid_index()) : "-",
+        PortPfcText(port.pfc(), port.has_pfc()),
+        SwitchPfcText(port.pfc(), port.has_pfc()),
         present ? absl::StrCat(counters.receive_bytes()) : "-",
         present ? absl::StrCat(counters.transmit_bytes()) : "-",
         present ? absl::StrCat(counters.receive_errors()) : "-",
@@ -64,7 +68,32 @@ std::vector<std::string> Row(const v1::Port& port, bool wide) {
   return row;
 }
 
+// Priorities as ranges: {0,1,2,3} -> "0-3", {} -> "none".
+std::string Priorities(const google::protobuf::RepeatedField<uint32_t>& priorities) {
+  if (priorities.empty()) return "none";
+  std::vector<std::string> runs;
+  for (int i = 0; i < priorities.size();) {
+    int end = i;
+    while (end + 1 < priorities.size() && priorities[end + 1] == priorities[end] + 1) ++end;
+    runs.push_back(end == i ? absl::StrCat(priorities[i])
+                            : absl::StrCat(priorities[i], "-", priorities[end]));
+    i = end + 1;
+  }
+  return absl::StrJoin(runs, ",");
+}
+
 }  // namespace
+
+std::string PortPfcText(const v1::PortPfc& pfc, bool known) {
+  if (!known) return "-";
+  if (!pfc.supported()) return "no-dcb";
+  return Priorities(pfc.enabled_priorities());
+}
+
+std::string SwitchPfcText(const v1::PortPfc& pfc, bool known) {
+  if (!known || !pfc.switch_advertised()) return "-";
+  return Priorities(pfc.switch_priorities());
+}
 
 std::string PortState(const v1::Port& port) {
   if (!port.attached_to().empty()) return "attached";

@@ -24,9 +24,15 @@ std::string FormatSpeed(uint64_t speed_mbps);
 // "gaudi-sysfs", "interface-name", "driver", or "-".
 std::string DiscoveryName(v1::Discovery discovery);
 
+// A port's PFC priorities: "0-3", "3", "none"; "no-dcb" for a device
+// without DCB support, "-" when unknown.
+std::string PortPfcText(const v1::PortPfc& pfc, bool known);
+// The switch's, from its LLDP PFC TLV: "0-3", "none", "-" when not sent.
+std::string SwitchPfcText(const v1::PortPfc& pfc, bool known);
+
 // NAME ID STATE MTU SPEED MAC PCI MODULE NUMA; `wide` adds IFINDEX, PERM MAC,
-// DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX, RAIL, RDMA, UVERBS, GID INDEX and
-// the byte and error counters.
+// DRIVER, DISCOVERY, PCIE ROOT, PORT INDEX, RAIL, RDMA, UVERBS, GID INDEX,
+// PFC, SWITCH PFC and the byte and error counters.
 // Ports appear in the order given (rocenetd's order).
 std::string RenderPortTable(const google::protobuf::RepeatedPtrField<v1::Port>& ports, bool wide);
 std::string RenderPortTable(const v1::Port& port, bool wide);

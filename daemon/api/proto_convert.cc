@@ -1,5 +1,7 @@
 #include "daemon/api/proto_convert.h"
 
+#include <optional>
+
 #include "google/protobuf/util/time_util.h"
 
 namespace rocenet::api {
@@ -79,38 +81,52 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   counters->set_transmit_drops(link.stats.tx_dropped);
 }
 
-void ToProto(const NodeSnapshot& snapshot, const inventory::Port& port, v1::Port* out) {
-  ToProto(port, out);
+std::optional<v1::PortPfc> PfcOf(const NodeSnapshot& snapshot, const inventory::Port& port) {
   auto found = snapshot.pfc.find(port.id);
   const bool ethtool_counters =
       port.mac.has_value() && (!port.mac->pfc_sent.empty() || !port.mac->pfc_received.empty());
-  if (found == snapshot.pfc.end() && !ethtool_counters) return;
-  v1::PortPfc* pfc = out->mutable_pfc();
-  pfc->set_requested(qos::FormatPfcRequest(snapshot.pfc_request));
-  if (found != snapshot.pfc.end()) {
-    const qos::PortPfc& known = found->second;
-    pfc->set_supported(known.supported);
-    pfc->set_problem(known.problem);
-    if (known.supported) {
-      pfc->set_capability(known.settings.capability);
-      for (int p = 0; p < os::kPfcPriorities; ++p) {
-        if ((known.settings.enabled & (1u << p)) != 0) pfc->add_enabled_priorities(p);
-      }
-      for (int p = 0; p < os::kPfcPriorities; ++p) {
-        pfc->add_pause_sent(known.settings.requests[p]);
-        pfc->add_pause_received(known.settings.indications[p]);
-      }
-      return;
+  if (found == snapshot.pfc.end() && !ethtool_counters) return std::nullopt;
+  v1::PortPfc pfc;
+  pfc.set_requested(qos::FormatPfcRequest(snapshot.pfc_request));
+  if (auto heard = snapshot.neighbors.find(port.id);
+      heard != snapshot.neighbors.end() && heard->second.neighbors.size() == 1 &&
+      heard->second.neighbors.front().lldpdu.pfc.has_value()) {
+    const uint8_t enabled = heard->second.neighbors.front().lldpdu.pfc->enabled;
+    pfc.set_switch_advertised(true);
+    for (int p = 0; p < os::kPfcPriorities; ++p) {
+      if ((enabled & (1u << p)) != 0) pfc.add_switch_priorities(p);
     }
   }
-  if (!ethtool_counters) return;
+  if (found != snapshot.pfc.end()) {
+    const qos::PortPfc& known = found->second;
+    pfc.set_supported(known.supported);
+    pfc.set_problem(known.problem);
+    if (known.supported) {
+      pfc.set_capability(known.settings.capability);
+      for (int p = 0; p < os::kPfcPriorities; ++p) {
+        if ((known.settings.enabled & (1u << p)) != 0) pfc.add_enabled_priorities(p);
+      }
+      for (int p = 0; p < os::kPfcPriorities; ++p) {
+        pfc.add_pause_sent(known.settings.requests[p]);
+        pfc.add_pause_received(known.settings.indications[p]);
+      }
+      return pfc;
+    }
+  }
+  if (!ethtool_counters) return pfc;
   // Without dcbnl the driver's ethtool statistics may still count them.
   for (int p = 0; p < os::kPfcPriorities; ++p) {
     auto sent = port.mac->pfc_sent.find(p);
     auto received = port.mac->pfc_received.find(p);
-    pfc->add_pause_sent(sent == port.mac->pfc_sent.end() ? 0 : sent->second);
-    pfc->add_pause_received(received == port.mac->pfc_received.end() ? 0 : received->second);
+    pfc.add_pause_sent(sent == port.mac->pfc_sent.end() ? 0 : sent->second);
+    pfc.add_pause_received(received == port.mac->pfc_received.end() ? 0 : received->second);
   }
+  return pfc;
+}
+
+void ToProto(const NodeSnapshot& snapshot, const inventory::Port& port, v1::Port* out) {
+  ToProto(port, out);
+  if (std::optional<v1::PortPfc> pfc = PfcOf(snapshot, port)) *out->mutable_pfc() = *std::move(pfc);
 }
 
 void ToProto(const health::PortHealth& health, v1::PortHealth* out) {

@@ -1,6 +1,8 @@
 // Conversion of domain values to their rocenet.v1 messages. Pure functions.
 #pragma once
 
+#include <optional>
+
 #include "absl/time/time.h"
 #include "daemon/api/node_state.h"
 #include "google/protobuf/timestamp.pb.h"
@@ -13,6 +15,9 @@ namespace rocenet::api {
 void SetTime(absl::Time time, google::protobuf::Timestamp* out);
 
 void ToProto(const inventory::Port& port, v1::Port* out);
+// What `snapshot` knows of the port's PFC and its switch's; nullopt when
+// nothing (never read, no counters).
+std::optional<v1::PortPfc> PfcOf(const NodeSnapshot& snapshot, const inventory::Port& port);
 // `port` with what `snapshot` knows of it beyond the inventory (its PFC).
 void ToProto(const NodeSnapshot& snapshot, const inventory::Port& port, v1::Port* out);
 void ToProto(const health::PortHealth& health, v1::PortHealth* out);

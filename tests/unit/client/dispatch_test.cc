@@ -150,7 +150,8 @@ TEST_F(DispatchTest, NeighborsOfOnePortWideAndJson) {
   StartDaemon();
   Result result = Rocectl({"--socket", socket_, "neighbors", "so1", "-o", "wide"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_THAT(result.out, HasSubstr("MGMT ADDRESS   CAPABILITIES   FRAMES   EXPIRES IN\n"));
+  EXPECT_THAT(result.out, HasSubstr("MGMT ADDRESS   CAPABILITIES   FRAMES   EXPIRES IN   SWITCH PFC"
+                                    "   PORT PFC\n"));
   EXPECT_THAT(result.out, HasSubstr("   10.0.0.1       Router         21       "));
   EXPECT_THAT(result.out, ::testing::Not(HasSubstr("so2")));
 

@@ -65,6 +65,15 @@ TEST(FormatConditionsTest, TypeSlashReasonCommaSeparated) {
   EXPECT_EQ(FormatConditions(Healthy("so1", absl::Seconds(1))), "-");
 }
 
+TEST(FormatConditionsTest, AdvisoryConditionsAreMarked) {
+  v1::PortHealth port = Healthy("so1", absl::Seconds(1));
+  v1::Condition* mismatch = port.add_conditions();
+  mismatch->set_type("PfcMismatch");
+  mismatch->set_reason("SwitchDiffers");
+  mismatch->set_advisory(true);
+  EXPECT_EQ(FormatConditions(port), "PfcMismatch/SwitchDiffers(advisory)");
+}
+
 TEST(RenderNodeHealthTest, NodeLineThenTable) {
   v1::NodeHealth node;
   node.set_ready(false);

@@ -84,9 +84,21 @@ TEST(RenderNeighborsTest, WideAddsManagementCapabilitiesFramesAndExpiry) {
   neighbor->mutable_capabilities()->add_enabled("Bridge");
   neighbor->mutable_capabilities()->add_enabled("Router");
   const std::string text = RenderNeighbors(response, kNow, /*wide=*/true);
-  EXPECT_THAT(text, HasSubstr("   AGE   MGMT ADDRESS       CAPABILITIES    FRAMES   EXPIRES IN\n"));
-  EXPECT_THAT(text, HasSubstr("   5m    10.0.0.1,fd00::1   Bridge,Router   11       110s\n"));
+  EXPECT_THAT(text, HasSubstr("   AGE   MGMT ADDRESS       CAPABILITIES    FRAMES   EXPIRES IN"
+                              "   SWITCH PFC   PORT PFC\n"));
+  EXPECT_THAT(text, HasSubstr("   5m    10.0.0.1,fd00::1   Bridge,Router   11       110s         "
+                              "-            -\n"));
   EXPECT_THAT(text, HasSubstr("\nso2    (none heard yet)     -  "));
+}
+
+TEST(RenderNeighborsTest, WideShowsBothSidesOfPfc) {
+  v1::ListNeighborsResponse response = Sample();
+  v1::PortNeighbors* port = response.mutable_ports(0);
+  for (uint32_t p : {3}) port->mutable_neighbors(0)->mutable_pfc()->add_enabled_priorities(p);
+  port->mutable_pfc()->set_supported(true);
+  for (uint32_t p : {0, 1, 2, 3}) port->mutable_pfc()->add_enabled_priorities(p);
+  const std::string text = RenderNeighbors(response, kNow, /*wide=*/true);
+  EXPECT_THAT(text, HasSubstr("   110s         3            0-3\n"));
 }
 
 TEST(NoNeighborTextTest, Reasons) {

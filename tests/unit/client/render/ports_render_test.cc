@@ -116,13 +116,36 @@ TEST(RenderPortTableTest, WideAddsDetailsAndCounters) {
   const std::vector<std::string> lines = absl::StrSplit(table, '\n');
   EXPECT_THAT(lines[0], HasSubstr("IFINDEX   PERM MAC"));
   EXPECT_THAT(lines[0], HasSubstr("   PCIE ROOT "));
-  EXPECT_THAT(lines[0], HasSubstr("   PORT INDEX   RAIL   RDMA   UVERBS   GID INDEX   RX BYTES"
-                                  "   TX BYTES   RX ERRORS   TX ERRORS"));
+  EXPECT_THAT(lines[0], HasSubstr("   PORT INDEX   RAIL   RDMA   UVERBS   GID INDEX   PFC   SWITCH PFC"
+                                  "   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS"));
   EXPECT_THAT(Fields(table, 1),
               ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
                           "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs",
-                          "gaudi-sysfs", "pci0000:16", "1", "1", "-", "-", "-", "1234", "5678",
-                          "2", "0"));
+                          "gaudi-sysfs", "pci0000:16", "1", "1", "-", "-", "-", "-", "-", "1234",
+                          "5678", "2", "0"));
+}
+
+TEST(RenderPortTableTest, WideShowsThePortsAndTheSwitchsPfc) {
+  v1::Port port = GaudiPort();
+  v1::PortPfc* pfc = port.mutable_pfc();
+  pfc->set_supported(true);
+  for (uint32_t p : {0, 1, 2, 3}) pfc->add_enabled_priorities(p);
+  pfc->set_switch_advertised(true);
+  pfc->add_switch_priorities(3);
+  std::vector<std::string> row = Fields(RenderPortTable(port, /*wide=*/true), 1);
+  ASSERT_GE(row.size(), 21u);
+  EXPECT_THAT(std::vector<std::string>(row.begin() + 19, row.begin() + 21),
+              ElementsAre("0-3", "3"));
+  pfc->clear_enabled_priorities();
+  pfc->clear_switch_priorities();
+  row = Fields(RenderPortTable(port, /*wide=*/true), 1);
+  EXPECT_THAT(std::vector<std::string>(row.begin() + 19, row.begin() + 21),
+              ElementsAre("none", "none"));
+  pfc->set_supported(false);
+  pfc->set_switch_advertised(false);
+  row = Fields(RenderPortTable(port, /*wide=*/true), 1);
+  EXPECT_THAT(std::vector<std::string>(row.begin() + 19, row.begin() + 21),
+              ElementsAre("no-dcb", "-"));
 }
 
 TEST(RenderPortTableTest, WideShowsTheRdmaDeviceAndGidIndex) {
