@@ -25,7 +25,7 @@ BUILD_DIR = os.environ.get("ROCENET_BUILD_DIR", os.path.join(HERE, "..", "..", "
 
 def binary(name: str) -> str:
     """Path of a built binary."""
-    for sub in ("daemon/server", "client", "plugins/cni", "plugins/device", "."):
+    for sub in ("daemon/server", "client", "plugins/cni", "plugins/device", "tests/sim/dcb", "."):
         path = os.path.join(BUILD_DIR, sub, name)
         if os.access(path, os.X_OK):
             return path
@@ -47,7 +47,12 @@ class Daemon:
     """rocenetd running in `netns` (None: the current namespace)."""
 
     def __init__(self, netns: str | None, args: list[str], workdir: str | None = None,
-                 runtime_dir: str | None = None):
+                 runtime_dir: str | None = None, program: str = "rocenetd",
+                 env: dict[str, str] | None = None):
+        # `program`: rocenetd, or its test build rocenetd_fake_dcb (a
+        # driver's dcbnl in files; `env` names the directory).
+        self.program = program
+        self.env = env
         self.workdir = workdir or tempfile.mkdtemp(prefix="rocenetd-")
         os.makedirs(self.workdir, exist_ok=True)
         self.socket = os.path.join(self.workdir, "run", "rocenetd.sock")
@@ -74,12 +79,13 @@ class Daemon:
 
     def command(self) -> list[str]:
         prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
-        return [*prefix, binary("rocenetd"), *self.args]
+        return [*prefix, binary(self.program), *self.args]
 
     def start(self, wait: bool = True) -> "Daemon":
         self.log_offset = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=log)
+        env = {**os.environ, **self.env} if self.env else None
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=log, env=env)
         log.close()
         if wait:
             wait_until(lambda: self.proc.poll() is not None or "serving metrics" in self.run_log(),

@@ -634,6 +634,22 @@ class Fabric:
             if p["link"] == "up":
                 lf.wait_ready([p], reap=self._reap)
 
+    def set_pfc(self, index: int, priorities: list[int] | None, willing: bool = False,
+                capability: int = 8) -> dict:
+        """Make the switch end of port `index` advertise PFC on `priorities`
+        (the IEEE 802.1Qaz PFC TLV, sent at once); None: no PFC TLV."""
+        if priorities is not None and any(not 0 <= q <= 7 for q in priorities):
+            raise FabricError(f"PFC priorities {priorities}: each must be 0..7")
+        with self._locked():
+            p = self._port(index)
+            p["pfc"] = None if priorities is None else {
+                "priorities": sorted(set(priorities)), "willing": willing, "capability": capability}
+            lf = Leaf(self.state, p["leaf"])
+            lf.write_conf()
+            if lf.running():
+                lf.set_pfc(p)
+            return dict(p)
+
     def link(self, index: int, state: str | bool, side: str = "switch") -> dict:
         """Set the switch end (or, side="node", the host end, under its
         current name) of a port up or down."""

@@ -60,6 +60,24 @@ def mgmt_cmds(leaf: dict) -> list[str]:
             f"{leaf['mgmt_ifname']}p"]
 
 
+# IEEE 802.1Qaz PFC Configuration TLV: an organizationally specific TLV of
+# the IEEE 802.1 OUI, subtype 0x0b. lldpd sends it as a custom TLV.
+PFC_TLV_OUI = "00,80,c2"
+PFC_TLV_SUBTYPE = "11"
+
+
+def pfc_tlv_args(pfc: dict) -> str:
+    """lldpcli's custom-tlv arguments for {"priorities": [...], "willing":
+    bool, "capability": int}: willing (bit 7), MBC 0, PFC capability (bits
+    3..0), then the enable bitmap."""
+    flags = (0x80 if pfc.get("willing") else 0) | (pfc.get("capability", 8) & 0x0F)
+    bitmap = 0
+    for priority in pfc["priorities"]:
+        bitmap |= 1 << priority
+    return (f"custom-tlv replace oui {PFC_TLV_OUI} subtype {PFC_TLV_SUBTYPE} "
+            f"oui-info {flags:02x},{bitmap:02x}")
+
+
 class Leaf:
     def __init__(self, state: dict, k: int):
         self.state = state
@@ -76,6 +94,15 @@ class Leaf:
 
     def ports(self) -> list[dict]:
         return [p for p in self.state["ports"] if p["present"] and p["leaf"] == self.index]
+
+    def set_pfc(self, p: dict) -> None:
+        """Advertise the port's PFC (p["pfc"]) now; None: no PFC TLV."""
+        sw = p["switch_ifname"]
+        if p.get("pfc") is None:
+            self.lldpcli("unconfigure", "ports", sw, "lldp", "custom-tlv", "oui",
+                         PFC_TLV_OUI, "subtype", PFC_TLV_SUBTYPE)
+        else:
+            self.lldpcli("configure", "ports", sw, "lldp", *pfc_tlv_args(p["pfc"]).split())
 
     def lldpcli(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
         return run(["ip", "netns", "exec", self.netns, "lldpcli", "-u", self.lldpd["socket"], *args],
@@ -109,6 +136,8 @@ class Leaf:
                 f"configure ports {p['switch_ifname']} lldp portidsubtype local "
                 f"{p['switch_port_id']} description {lldpcli_quote(p['description'])}"
             )
+            if p.get("pfc") is not None:
+                lines.append(f"configure ports {p['switch_ifname']} lldp {pfc_tlv_args(p['pfc'])}")
         with open(self.lldpd["config"], "w") as f:
             f.write("\n".join(lines) + "\n")
 
