@@ -69,6 +69,11 @@ FAMILIES = {
     "rocenet_port_mac_receive_errors_total": "counter",
     "rocenet_port_mac_transmit_errors_total": "counter",
     "rocenet_port_mac_receive_fcs_errors_total": "counter",
+    # PFC (dcbnl): veth has no DCB, so these stay empty here; pfc_test
+    # fills them through rocenetd's dcbnl test build.
+    "rocenet_port_pfc_enabled": "gauge",
+    "rocenet_port_pfc_pause_frames_sent_total": "counter",
+    "rocenet_port_pfc_pause_frames_received_total": "counter",
     "rocenet_addressing_plan_info": "gauge",
     "rocenet_attach_operations_total": "counter",
     "rocenet_attach_duration_seconds": "histogram",
@@ -85,7 +90,7 @@ LIBRARY_FAMILIES = {"exposer_transferred_bytes_total": "counter",
                     "exposer_request_latencies": "summary"}
 CONDITIONS = {"PortMissing", "LinkDown", "NoLldpNeighbor", "LldpExpired", "AmbiguousNeighbor",
               "AddressConflict", "MtuMismatch", "ErrorsRising", "AddressingRefused",
-              "AddressingFailed", "NotProvisioned", "Miscabled"}
+              "AddressingFailed", "NotProvisioned", "Miscabled", "PfcUnsupported", "PfcMismatch"}
 
 
 class Scrape:
