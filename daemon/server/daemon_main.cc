@@ -216,7 +216,9 @@ int RocenetdMain(int argc, char** argv, const OsOverrides& os) {
                       .loaded = loaded};
   if (absl::Status s = RunDaemon(*options, ROCENET_VERSION, std::move(origin), os); !s.ok()) {
     SPDLOG_ERROR("{}", s.message());
-    return 1;
+    // A configuration this node cannot have (a qos.pfc a port's driver
+    // refuses, a sysfs_root that is not there) is a configuration error too.
+    return absl::IsInvalidArgument(s) ? 2 : 1;
   }
   return 0;
 }

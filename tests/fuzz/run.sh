@@ -83,6 +83,7 @@ case "$target" in
       daemon/addressing/planner.cc
       daemon/addressing/port_description.cc
       daemon/inventory/port_selection.cc
+      daemon/qos/pfc.cc
     )
     # Key handlers options.cc delegates to, where the tree has them.
     for extra in daemon/server/security_options.cc daemon/os/linux/unix_listener.cc \
@@ -91,7 +92,7 @@ case "$target" in
     done
     libs=(yaml-cpp spdlog fmt absl_time absl_cord)
     watched=("$root/tests/fuzz" "$root/daemon/server" "$root/daemon/common"
-      "$root/daemon/addressing" "$root/daemon/inventory")
+      "$root/daemon/addressing" "$root/daemon/inventory" "$root/daemon/qos")
     ;;
 esac
 case "$target" in

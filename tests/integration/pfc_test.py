@@ -77,11 +77,12 @@ def port_pfc(daemon: Daemon, name: str) -> dict:
     return port.get("pfc", {})
 
 
-def start(fabric, *args: str, dcb_dir: str | None = None) -> Daemon:
+def start(fabric, *args: str, dcb_dir: str | None = None, wait: bool = True) -> Daemon:
     kw = {}
     if dcb_dir is not None:
         kw = {"program": "rocenetd_fake_dcb", "env": {"ROCENET_FAKE_DCB_DIR": dcb_dir}}
-    return Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", *args], **kw).start()
+    daemon = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", *args], **kw)
+    return daemon.start(wait=wait)
 
 
 def test_pfc_on_ports_without_dcb_is_reported_and_changes_nothing_else(fabric):
@@ -164,6 +165,19 @@ def test_mismatch_with_the_switch_is_raised_and_clears_when_they_agree(fabric, d
                    what="PfcMismatch to clear")
         assert metric_value(daemon.metrics(), "rocenet_port_condition",
                             {"device": "so0", "condition": "PfcMismatch"}) == 0
+    finally:
+        daemon.cleanup()
+
+
+def test_a_start_with_pfc_a_port_cannot_have_stops_before_anything_changes(fabric, dcb_dir):
+    for p in fabric.ports:
+        write_device(dcb_dir, p["host_ifname"], enabled=0)
+    daemon = start(fabric, "--pfc=3", dcb_dir=dcb_dir, wait=False)
+    try:
+        assert daemon.proc.wait(10) == 2, daemon.log()
+        assert "qos.pfc 3: port so0: a Gaudi port (hbl_en) takes PFC on all of priorities 0-3 " \
+            "or on none, not on 3" in daemon.log()
+        assert all(read_device(dcb_dir, p["host_ifname"])["enabled"] == 0 for p in fabric.ports)
     finally:
         daemon.cleanup()
 
