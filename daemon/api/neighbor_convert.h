@@ -35,6 +35,10 @@ void ToProto(const lldp::Neighbor& neighbor, v1::Neighbor* out);
 void ToProto(const inventory::Port& port, const lldp::PortNeighbors* neighbors,
              v1::PortNeighbors* out);
 
+// The port's neighbors as `snapshot` has them, with the port's own PFC
+// beside the switch's.
+void ToProto(const NodeSnapshot& snapshot, const inventory::Port& port, v1::PortNeighbors* out);
+
 // What `snapshot` knows of the neighbors of the port with that id; null if
 // nothing was ever heard there.
 const lldp::PortNeighbors* FindNeighbors(const NodeSnapshot& snapshot, const std::string& port_id);

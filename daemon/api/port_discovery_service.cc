@@ -108,15 +108,11 @@ grpc::Status PortDiscoveryService::ListNeighbors(grpc::ServerContext* context,
   if (filtered) {
     absl::StatusOr<const inventory::Port*> port = FindPort(**snapshot, request->port());
     if (!port.ok()) return ToGrpc(port.status());
-    v1::PortNeighbors* out = response->add_ports();
-    ToProto(**port, FindNeighbors(**snapshot, (*port)->id), out);
-    if (auto pfc = PfcOf(**snapshot, **port)) *out->mutable_pfc() = *std::move(pfc);
+    ToProto(**snapshot, **port, response->add_ports());
     return grpc::Status::OK;
   }
   for (const inventory::Port& port : (*snapshot)->ports) {
-    v1::PortNeighbors* out = response->add_ports();
-    ToProto(port, FindNeighbors(**snapshot, port.id), out);
-    if (auto pfc = PfcOf(**snapshot, port)) *out->mutable_pfc() = *std::move(pfc);
+    ToProto(**snapshot, port, response->add_ports());
   }
   return grpc::Status::OK;
 }

@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "daemon/api/neighbor_convert.h"
+#include "daemon/api/plan_convert.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace rocenet::api {
@@ -155,7 +157,12 @@ void ToProto(const health::NodeHealth& health, uint64_t generation, v1::NodeHeal
 void ToProto(const NodeSnapshot& snapshot, v1::PortSnapshot* out) {
   out->set_generation(snapshot.generation);
   SetTime(snapshot.time, out->mutable_time());
-  for (const inventory::Port& port : snapshot.ports) ToProto(snapshot, port, out->add_ports());
+  ToProto(snapshot.health, snapshot.generation, out->mutable_health());
+  ToProto(snapshot, out->mutable_addressing());
+  for (const inventory::Port& port : snapshot.ports) {
+    ToProto(snapshot, port, out->add_ports());
+    ToProto(snapshot, port, out->add_neighbors());
+  }
 }
 
 }  // namespace rocenet::api

@@ -162,7 +162,8 @@ int Main(int argc, char** argv) {
 
   DeviceState state;
   AllocationFiles files(options->allocate);
-  DaemonWatch watch(options->watch, &state);
+  std::unique_ptr<NodeClient> node = MakeGrpcNodeClient(options->watch.socket);
+  DaemonWatch watch(options->watch, node.get(), &state);
   const AllocateOptions allocate = options->allocate;
   PluginLifecycle lifecycle(options->lifecycle, [&state, &files, allocate] {
     return std::make_unique<DevicePluginService>(&state, &files, allocate);

@@ -1,0 +1,40 @@
+// NodeClient: the device plugin's one view of rocenetd, the WatchPorts
+// stream. Every snapshot on it is the whole node at one generation (ports,
+// health, addressing plans, LLDP neighbors), so an update is one message on
+// one stream, never a join of calls made at different times.
+//
+// The interface lets DaemonWatch's reconnect, backoff and grace logic be
+// tested with a fake (tests/unit/plugins/device/fake_node_client.h);
+// MakeGrpcNodeClient() is the real one, over rocenetd's unix socket.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "rocenet/v1/ports.pb.h"
+
+namespace rocenet::device {
+
+class NodeStream {
+ public:
+  virtual ~NodeStream() = default;
+  // Blocks for the next snapshot; false once the stream has ended.
+  virtual bool Read(rocenet::v1::PortSnapshot* snapshot) = 0;
+  // Any thread: makes a blocked or later Read return false.
+  virtual void Cancel() = 0;
+  // After Read returned false: why the stream ended.
+  virtual absl::Status Finish() = 0;
+};
+
+class NodeClient {
+ public:
+  virtual ~NodeClient() = default;
+  // Opens a new stream; connection errors show as a stream that ends at
+  // once with the reason in Finish().
+  virtual std::unique_ptr<NodeStream> Watch() = 0;
+};
+
+std::unique_ptr<NodeClient> MakeGrpcNodeClient(const std::string& socket);
+
+}  // namespace rocenet::device

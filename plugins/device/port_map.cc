@@ -1,0 +1,87 @@
+#include "plugins/device/port_map.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace rocenet::device {
+namespace {
+
+// The rail of a port without one from rocenetd: the networks its plan
+// routes to (where its traffic goes) and the switch LLDP found behind it
+// (what it fails with).
+std::string RailOf(const rocenet::v1::PortPlan* plan, const rocenet::v1::PortNeighbors* nbrs) {
+  std::vector<std::string> parts;
+  if (plan != nullptr) {
+    std::vector<std::string> routes;
+    for (const auto& r : plan->routes()) routes.push_back(r.destination());
+    std::sort(routes.begin(), routes.end());
+    parts.push_back(absl::StrJoin(routes, ","));
+  }
+  if (nbrs != nullptr && !nbrs->neighbors().empty()) {
+    parts.push_back(nbrs->neighbors(0).chassis_id().value());
+  }
+  return absl::StrJoin(parts, "|");
+}
+
+template <typename T>
+std::map<std::string, const T*> ById(const google::protobuf::RepeatedPtrField<T>& items) {
+  std::map<std::string, const T*> out;
+  for (const T& item : items) out[item.port_id()] = &item;
+  return out;
+}
+
+template <typename T>
+const T* Find(const std::map<std::string, const T*>& by_id, const std::string& id) {
+  auto it = by_id.find(id);
+  return it == by_id.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
+PortMap PortsOf(const rocenet::v1::PortSnapshot& snapshot) {
+  const auto plans = ById(snapshot.addressing().plans());
+  const auto neighbors = ById(snapshot.neighbors());
+  const auto health = ById(snapshot.health().ports());
+  const bool l2 = snapshot.addressing().mode() == "L2";
+  PortMap out;
+  for (const auto& p : snapshot.ports()) {
+    PortInfo info;
+    info.id = p.id();
+    info.name = p.name();
+    info.pci_address = p.pci_address();
+    info.mac = p.mac();
+    info.numa_node = p.numa_node();
+    info.module_id = p.module_id();
+    info.port_index = p.port_index();
+    info.gaudi = p.discovery() == rocenet::v1::DISCOVERY_GAUDI_SYSFS;
+    info.attached_to = p.attached_to();
+    if (p.has_rdma()) {
+      info.rdma_device = p.rdma().device();
+      info.uverbs = p.rdma().uverbs();
+      info.gid_index = p.rdma().gid_index();
+    }
+    info.l2 = l2;
+    info.present = p.present();
+    const rocenet::v1::PortHealth* h = Find(health, p.id());
+    info.healthy = h != nullptr && h->healthy();
+    const rocenet::v1::PortPlan* plan = Find(plans, p.id());
+    // rocenetd's rail (scale-out order in the module) where it knows one;
+    // the routed network and switch for ports without a module.
+    info.rail = p.rail() >= 0 ? absl::StrCat("rail ", p.rail())
+                              : RailOf(plan, Find(neighbors, p.id()));
+    // Only a ready plan's address is one HCL may use: a refused or waiting
+    // port has none it can count on.
+    if (plan != nullptr && plan->state() == rocenet::v1::PLAN_STATE_READY) {
+      info.local = plan->local();
+      info.gateway_mac = plan->gateway_mac();
+    }
+    out[info.id] = std::move(info);
+  }
+  return out;
+}
+
+}  // namespace rocenet::device
