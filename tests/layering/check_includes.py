@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The dependency direction of DESIGN.md, checked on every #include.
+
+Dependencies point one way: common <- os <- domain <- api <- server. The
+Linux implementations (daemon/os/linux) are wired in by the composition
+root only. The plugins and rocectl depend on the API (proto) and common
+only, never on daemon internals. Domain rooms may use each other.
+
+    check_includes.py ROOT        exit 0 when every include follows the rules,
+                                  1 listing each one that does not
+    check_includes.py --self-test plants an upward include in a copy of the
+                                  rules' own examples and checks it is caught
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+
+DOMAIN = ["lldp", "inventory", "addressing", "attach", "health", "outputs", "qos", "diag"]
+
+# Room -> level; a room may include rooms of a lower level, its own, and
+# (domain) other domain rooms.
+LEVELS = {"daemon/common": 0, "daemon/os": 1, "daemon/os/linux": 2,
+          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/api": 4, "daemon/server": 5}
+LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "api", 5: "server"}
+# Outside the daemon: what each may include of it.
+OUTSIDE = {"plugins/cni": {"daemon/common"}, "plugins/device": {"daemon/common"},
+           "client": {"daemon/common"}}
+# Generated API messages: the API edge and outward only.
+PROTO_PREFIXES = ("rocenet/", "k8s/")
+PROTO_ALLOWED = {"daemon/api", "daemon/server", "plugins/cni", "plugins/device", "client",
+                 # Diagnostics still use API messages as their own types.
+                 "daemon/diag"}
+RULE = "DESIGN.md §2: common <- os <- domain <- api <- server; plugins and rocectl: proto and common"
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def room_of(path: str) -> str | None:
+    """The room a repository path belongs to: the longest known prefix."""
+    best = None
+    for room in [*LEVELS, *OUTSIDE]:
+        if path == room or path.startswith(room + "/"):
+            if best is None or len(room) > len(best):
+                best = room
+    # daemon/diag/linux is part of diag.
+    return best
+
+
+def violation(source_room: str, header: str) -> str | None:
+    """Why `source_room` may not include `header`, or None."""
+    if header.startswith(PROTO_PREFIXES):
+        return None if source_room in PROTO_ALLOWED else "generated API messages belong to the API edge"
+    target = room_of(header)
+    if target is None or target == source_room:
+        return None
+    if source_room in OUTSIDE:
+        if target in OUTSIDE[source_room]:
+            return None
+        return f"{source_room} depends on the API and daemon/common only"
+    if target in OUTSIDE:
+        return f"the daemon never depends on {target}"
+    if target == "daemon/os/linux" and source_room not in ("daemon/server", "daemon/os/linux"):
+        return "the Linux implementations are wired in by daemon/server only"
+    s, t = LEVELS[source_room], LEVELS[target]
+    if t < s or (s == t == 3):
+        return None
+    return (f"{source_room} ({LEVEL_NAMES[s]}) must not depend on {target} "
+            f"({LEVEL_NAMES[t]}, above it)")
+
+
+def check(root: str) -> list[str]:
+    problems = []
+    for top in ("daemon", "plugins", "client"):
+        for directory, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith((".h", ".cc")):
+                    continue
+                path = os.path.join(directory, name)
+                rel = os.path.relpath(path, root)
+                source_room = room_of(rel)
+                if source_room is None:
+                    continue
+                with open(path, errors="replace") as f:
+                    text = f.read()
+                for match in INCLUDE.finditer(text):
+                    why = violation(source_room, match.group(1))
+                    if why:
+                        line = text.count("\n", 0, match.start()) + 1
+                        problems.append(f"{rel}:{line}: includes \"{match.group(1)}\": {why}")
+    return problems
+
+
+def self_test() -> int:
+    """A tree that follows the rules passes; each planted break is caught."""
+    planted = {
+        "daemon/health/x.cc": '#include "daemon/api/metrics.h"\n',
+        "daemon/os/x.h": '#include "daemon/inventory/port.h"\n',
+        "daemon/lldp/x.cc": '#include "daemon/os/linux/netlink_linux.h"\n',
+        "daemon/inventory/x.cc": '#include "rocenet/v1/ports.pb.h"\n',
+        "plugins/cni/x.cc": '#include "daemon/server/options.h"\n',
+        "client/x.cc": '#include "plugins/device/port_info.h"\n',
+    }
+    fine = {
+        "daemon/server/ok.cc": '#include "daemon/os/linux/netlink_linux.h"\n#include "daemon/api/metrics.h"\n',
+        "daemon/health/ok.cc": '#include "daemon/inventory/port.h"\n#include "daemon/os/clock.h"\n',
+        "client/ok.cc": '#include "daemon/common/status_macros.h"\n#include "rocenet/v1/ports.pb.h"\n',
+    }
+    with tempfile.TemporaryDirectory() as root:
+        for rel, text in {**planted, **fine}.items():
+            os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        caught = {p.split(":")[0] for p in check(root)}
+    missed = set(planted) - caught
+    wrong = caught - set(planted)
+    if missed or wrong:
+        print(f"self-test: missed {sorted(missed)}, wrongly flagged {sorted(wrong)}")
+        return 1
+    print(f"self-test: {len(planted)} planted upward includes caught, {len(fine)} allowed ones passed")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    problems = check(argv[1])
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"{len(problems)} include(s) against the dependency direction ({RULE})")
+        return 1
+    print(f"every include follows the dependency direction ({RULE})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
