@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/client/test_support.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::rocectl {
 namespace {
@@ -53,7 +54,7 @@ TEST(CheckSocketTest, RealSocketIsFine) {
   const std::string path = dir.Join("rocenetd.sock");
   const int fd = BindUnixSocket(path, /*listen=*/true);
   ASSERT_GE(fd, 0);
-  EXPECT_TRUE(CheckSocket(path).ok()) << CheckSocket(path);
+  EXPECT_OK(CheckSocket(path));
   close(fd);
 }
 
@@ -89,7 +90,7 @@ TEST(JudgeSocketProbeTest, OtherStatErrorsAreNamed) {
 TEST(JudgeSocketProbeTest, SocketWithAccessIsOk) {
   SocketProbe probe;
   probe.mode = S_IFSOCK | 0600;
-  EXPECT_TRUE(JudgeSocketProbe("/x", probe).ok());
+  EXPECT_OK(JudgeSocketProbe("/x", probe));
 }
 
 TEST(AbsoluteSocketPathTest, RelativePathsGetTheWorkingDirectory) {

@@ -18,6 +18,7 @@
 #include "tests/unit/client/fake_rocenetd.h"
 #include "tests/unit/client/test_support.h"
 #include "yaml-cpp/yaml.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::rocectl {
 namespace {
@@ -60,7 +61,7 @@ TEST_F(DispatchTest, PortsJsonIsTheListPortsResponse) {
   EXPECT_THAT(result.err, IsEmpty());
   EXPECT_THAT(result.out, HasSubstr("\"pci_address\": \"0000:33:00.0\""));
   v1::ListPortsResponse printed;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &printed).ok());
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(result.out, &printed));
   EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.ports)) << printed.DebugString();
 }
 
@@ -125,7 +126,7 @@ TEST_F(DispatchTest, HealthOfOnePortAndJson) {
   result = Rocectl({"--socket", socket_, "health", "-o", "json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   v1::NodeHealth printed;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &printed).ok());
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(result.out, &printed));
   EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.health));
 
   result = Rocectl({"--socket", socket_, "health", "so9"});
@@ -159,7 +160,7 @@ TEST_F(DispatchTest, NeighborsOfOnePortWideAndJson) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("\"enabled_priorities\": ["));
   v1::ListNeighborsResponse printed;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &printed).ok());
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(result.out, &printed));
   EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.neighbors)) << printed.DebugString();
 
   result = Rocectl({"--socket", socket_, "neighbors", "so2", "-o", "yaml"});
@@ -219,7 +220,7 @@ TEST_F(DispatchTest, ReconcileCallsTheDaemonAndPrintsThePlans) {
   result = Rocectl({"--socket", socket_, "reconcile", "-o", "json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   v1::ListPlansResponse printed;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &printed).ok());
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(result.out, &printed));
   EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.plans));
 
   result = Rocectl({"--socket", socket_, "reconcile", "so1"});

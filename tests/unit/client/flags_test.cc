@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::rocectl {
 namespace {
@@ -21,7 +22,7 @@ absl::StatusOr<CommandLine> Parse(std::vector<std::string> args) {
 
 TEST(ParseCommandLineTest, Defaults) {
   auto parsed = Parse({"ports"});
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_OK(parsed);
   EXPECT_EQ(parsed->options.socket_path, "/run/rocenet/rocenetd.sock");
   EXPECT_EQ(parsed->options.timeout, absl::Seconds(5));
   EXPECT_EQ(parsed->options.output, OutputFormat::kTable);
@@ -32,7 +33,7 @@ TEST(ParseCommandLineTest, Defaults) {
 TEST(ParseCommandLineTest, FlagsBeforeAndAfterTheCommand) {
   auto parsed =
       Parse({"--socket", "/tmp/s.sock", "ports", "get", "so1", "-o", "yaml", "--timeout=250ms"});
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_OK(parsed);
   EXPECT_EQ(parsed->options.socket_path, "/tmp/s.sock");
   EXPECT_EQ(parsed->options.timeout, absl::Milliseconds(250));
   EXPECT_EQ(parsed->options.output, OutputFormat::kYaml);
@@ -43,32 +44,32 @@ TEST(ParseCommandLineTest, ShortAndLongOutputForms) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"-o", "wide"}, {"-o=wide"}, {"--output", "wide"}, {"--output=wide"}}) {
     auto parsed = Parse(args);
-    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    ASSERT_OK(parsed);
     EXPECT_EQ(parsed->options.output, OutputFormat::kWide) << args[0];
   }
 }
 
 TEST(ParseCommandLineTest, EveryRunStartsFromTheDefaults) {
-  ASSERT_TRUE(Parse({"-o", "json", "--socket", "/tmp/a"}).ok());
+  ASSERT_OK(Parse({"-o", "json", "--socket", "/tmp/a"}));
   auto parsed = Parse({"health"});
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_OK(parsed);
   EXPECT_EQ(parsed->options.output, OutputFormat::kTable);
   EXPECT_EQ(parsed->options.socket_path, "/run/rocenet/rocenetd.sock");
 }
 
 TEST(ParseCommandLineTest, ArgumentsAfterDoubleDashAreNotFlags) {
   auto parsed = Parse({"ports", "get", "--", "-o"});
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_OK(parsed);
   EXPECT_THAT(parsed->args, ElementsAre("ports", "get", "-o"));
 }
 
 TEST(ParseCommandLineTest, HelpAndVersion) {
   auto parsed = Parse({"health", "--help"});
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_OK(parsed);
   EXPECT_TRUE(parsed->help);
   EXPECT_THAT(parsed->args, ElementsAre("health"));
   parsed = Parse({"--version"});
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_OK(parsed);
   EXPECT_TRUE(parsed->version);
 }
 

@@ -1,6 +1,7 @@
 #include "client/options.h"
 
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::rocectl {
 namespace {
@@ -9,7 +10,7 @@ TEST(ParseOutputFormatTest, KnownNamesRoundTrip) {
   for (OutputFormat format :
        {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml}) {
     auto parsed = ParseOutputFormat(OutputFormatName(format));
-    ASSERT_TRUE(parsed.ok());
+    ASSERT_OK(parsed);
     EXPECT_EQ(*parsed, format);
   }
   EXPECT_FALSE(ParseOutputFormat("JSON").ok());

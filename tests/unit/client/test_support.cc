@@ -16,18 +16,6 @@
 
 namespace rocenet::rocectl::testutil {
 
-TempDir::TempDir() {
-  char pattern[] = "/tmp/rocectl_test.XXXXXX";
-  const char* made = mkdtemp(pattern);
-  EXPECT_NE(made, nullptr) << "mkdtemp: " << strerror(errno);
-  if (made != nullptr) path_ = made;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-}
-
 int BindUnixSocket(const std::string& path, bool listen) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {

@@ -3,26 +3,15 @@
 // between tests.
 #pragma once
 
+#include "tests/unit/support/temp_dir.h"
+
 #include <string>
 #include <vector>
 
 namespace rocenet::rocectl::testutil {
 
-// A fresh directory under /tmp (short, so socket paths fit in sun_path),
-// removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string Join(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// The shared per-test directory (tests/unit/support/temp_dir.h).
+using TempDir = ::rocenet::testing::TempDir;
 
 // A unix stream socket bound to `path`, listening if `listen` is set (a bound
 // socket nobody listens on refuses connections, like one a dead daemon left

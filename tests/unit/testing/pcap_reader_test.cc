@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::testutil {
 namespace {
@@ -60,7 +61,7 @@ class PcapBuilder {
 TEST(PcapReaderTest, ParsesLittleEndianRecords) {
   const std::string bytes = PcapBuilder(false).Record(1, 2, "abc").Record(3, 4, "de").bytes();
   absl::StatusOr<PcapFile> file = ParsePcap(bytes);
-  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_OK(file);
   EXPECT_EQ(file->link_type, kLinkTypeEthernet);
   EXPECT_EQ(file->snap_length, 65535u);
   ASSERT_THAT(file->records, SizeIs(2));
@@ -72,7 +73,7 @@ TEST(PcapReaderTest, ParsesLittleEndianRecords) {
 TEST(PcapReaderTest, ParsesBigEndianNanosecondRecords) {
   const std::string bytes = PcapBuilder(true, 0xa1b23c4d).Record(1, 2, "xyz").bytes();
   absl::StatusOr<PcapFile> file = ParsePcap(bytes);
-  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_OK(file);
   ASSERT_THAT(file->records, SizeIs(1));
   EXPECT_EQ(file->records[0].data, "xyz");
   EXPECT_EQ(file->records[0].timestamp_ns, 1'000'000'002);
@@ -97,7 +98,7 @@ TEST(PcapReaderTest, RefusesRecordsThatRunPastTheEnd) {
 TEST(PcapReaderTest, ReadsFixtureFrames) {
   absl::StatusOr<std::vector<std::string>> frames =
       ReadEthernetFrames(ROCENET_FIXTURE_DIR "/lldp/lldpd-exit.pcap");
-  ASSERT_TRUE(frames.ok()) << frames.status();
+  ASSERT_OK(frames);
   ASSERT_THAT(*frames, SizeIs(2));
   // The first frame goes to the nearest-bridge group address with EtherType LLDP.
   EXPECT_EQ((*frames)[0].substr(0, 6), std::string("\x01\x80\xc2\x00\x00\x0e", 6));
@@ -113,7 +114,7 @@ TEST(PcapReaderTest, ReportsMissingFileWithItsPath) {
 TEST(PcapReaderTest, KeepsTheOriginalLengthOfCutFrames) {
   const std::string bytes = PcapBuilder(false).Record(1, 2, "abc", 100).bytes();
   absl::StatusOr<PcapFile> file = ParsePcap(bytes);
-  ASSERT_TRUE(file.ok());
+  ASSERT_OK(file);
   EXPECT_THAT(file->records, ElementsAre(::testing::Field(&PcapRecord::original_length, 100u)));
 }
 

@@ -10,6 +10,7 @@
 #include "rocenet/v1/health.pb.h"
 #include "rocenet/v1/ports.pb.h"
 #include "yaml-cpp/yaml.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::rocectl {
 namespace {
@@ -68,7 +69,7 @@ nlohmann::json YamlToJson(const YAML::Node& node) {
 
 TEST(ToJsonTest, SnakeCaseKeysAndEveryField) {
   auto json = ToJson(TwoPorts());
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_OK(json);
   EXPECT_THAT(*json, HasSubstr("\"pci_address\": \"0000:33:00.0\""));
   EXPECT_THAT(*json, HasSubstr("\"speed_mbps\""));
   EXPECT_THAT(*json, Not(HasSubstr("pciAddress")));
@@ -83,22 +84,22 @@ TEST(ToJsonTest, SnakeCaseKeysAndEveryField) {
 
 TEST(ToJsonTest, RoundTripsToTheSameMessage) {
   auto json = ToJson(TwoPorts());
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_OK(json);
   v1::ListPortsResponse back;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*json, &back).ok());
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(*json, &back));
   EXPECT_TRUE(MessageDifferencer::Equals(back, TwoPorts())) << back.DebugString();
 }
 
 TEST(ToJsonTest, EmptyListStillHasTheKey) {
   auto json = ToJson(v1::ListPortsResponse());
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_OK(json);
   EXPECT_EQ(nlohmann::json::parse(*json), nlohmann::json::parse(R"({"ports": []})"));
 }
 
 TEST(ToYamlTest, BlockStyleWithSnakeCaseKeys) {
   auto yaml = ToYaml(TwoPorts());
-  ASSERT_TRUE(yaml.ok()) << yaml.status();
-  EXPECT_THAT(*yaml, testing::StartsWith("ports:\n  - id: \"0000:33:00.0-p1\"\n    name: so1\n"));
+  ASSERT_OK(yaml);
+  EXPECT_THAT(*yaml, ::testing::StartsWith("ports:\n  - id: \"0000:33:00.0-p1\"\n    name: so1\n"));
   EXPECT_THAT(*yaml, HasSubstr("\n    pci_address: \"0000:33:00.0\"\n"));
   EXPECT_THAT(*yaml, HasSubstr("\n    mtu: 8000\n"));
   EXPECT_THAT(*yaml, Not(HasSubstr("{")));
@@ -106,7 +107,7 @@ TEST(ToYamlTest, BlockStyleWithSnakeCaseKeys) {
 
 TEST(ToYamlTest, ParsesBackToTheSameValues) {
   auto yaml = ToYaml(TwoPorts());
-  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  ASSERT_OK(yaml);
   const YAML::Node node = YAML::Load(*yaml);
   EXPECT_EQ(node["ports"][0]["pci_address"].as<std::string>(), "0000:33:00.0");
   EXPECT_EQ(node["ports"][0]["mac"].as<std::string>(), "b0:fd:0b:00:00:01");
@@ -117,13 +118,13 @@ TEST(ToYamlTest, ParsesBackToTheSameValues) {
 
   v1::ListPortsResponse back;
   const std::string json = YamlToJson(node).dump();
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &back).ok()) << json;
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(json, &back)) << json;
   EXPECT_TRUE(MessageDifferencer::Equals(back, TwoPorts())) << back.DebugString();
 }
 
 TEST(ToYamlTest, EmptyListIsFlowStyle) {
   auto yaml = ToYaml(v1::ListPortsResponse());
-  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  ASSERT_OK(yaml);
   EXPECT_EQ(*yaml, "ports: []\n");
 }
 
@@ -137,18 +138,18 @@ TEST(ToYamlTest, TimestampsAndHealthRoundTrip) {
   port->set_healthy(true);
   port->mutable_since()->set_seconds(1'700'000'000);
   auto yaml = ToYaml(node);
-  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  ASSERT_OK(yaml);
   EXPECT_THAT(*yaml, HasSubstr("since: \"2023-11-14T22:13:20Z\""));
   v1::NodeHealth back;
   const std::string json = YamlToJson(YAML::Load(*yaml)).dump();
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &back).ok()) << json;
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(json, &back)) << json;
   EXPECT_TRUE(MessageDifferencer::Equals(back, node)) << back.DebugString();
 }
 
 TEST(JsonToYamlTest, QuotesStringsYamlWouldReadAsSomethingElse) {
   auto yaml = JsonToYaml(R"({"a": "yes", "b": "123", "c": "", "d": "so1", "e": "Off",
                              "f": "null", "g": 5, "h": true, "i": "a: b"})");
-  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  ASSERT_OK(yaml);
   EXPECT_EQ(*yaml,
             "a: \"yes\"\n"
             "b: \"123\"\n"

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::rocectl {
 namespace {
@@ -191,7 +192,7 @@ TEST(TopologyTest, JsonAndYaml) {
   EXPECT_EQ(json["rails"][1]["ports"], nlohmann::json({"so1", "so3"}));
 
   const absl::StatusOr<std::string> yaml = RenderTopologyYaml(topology);
-  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  ASSERT_OK(yaml);
   const YAML::Node doc = YAML::Load(*yaml);
   EXPECT_EQ(doc["ports"][2]["pci_address"].as<std::string>(), "0000:29:00.0");
   EXPECT_EQ(doc["switches"][0]["system_name"].as<std::string>(), "leaf-a");

@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
 namespace {
@@ -48,7 +49,7 @@ class AppliedStoreTest : public ::testing::Test {
 };
 
 TEST_F(AppliedStoreTest, AMissingFileIsAnEmptyStore) {
-  ASSERT_TRUE(store_.Load().ok());
+  ASSERT_OK(store_.Load());
   EXPECT_THAT(store_.all(), IsEmpty());
   EXPECT_EQ(store_.Get("0000:19:00.0-p8"), std::nullopt);
   EXPECT_EQ(fs_.write_count(), 0);
@@ -79,17 +80,17 @@ TEST_F(AppliedStoreTest, ACorruptFileIsDataLossNamingThePath) {
 }
 
 TEST_F(AppliedStoreTest, WhatIsPutAndFlushedSurvivesARestart) {
-  ASSERT_TRUE(store_.Load().ok());
+  ASSERT_OK(store_.Load());
   AppliedConfig l2;
   l2.port_id = "0000:19:00.0-p22";
   l2.ifname = "so1";
   store_.Put(Config());
   store_.Put(l2);
   EXPECT_EQ(store_.Get("0000:19:00.0-p8"), Config());
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
 
   auto reloaded = Reload();
-  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  ASSERT_OK(reloaded);
   ASSERT_EQ(reloaded->size(), 2u);
   EXPECT_EQ(reloaded->at("0000:19:00.0-p8"), Config());
   EXPECT_EQ(reloaded->at("0000:19:00.0-p22"), l2);
@@ -101,10 +102,10 @@ TEST_F(AppliedStoreTest, PutAloneWritesNothingAndFlushWritesEverythingOnce) {
   store_.Put(Config("a"));
   store_.Put(Config("b", "10.200.2.1/30", "10.200.2.2"));
   EXPECT_EQ(fs_.write_count(), 0);
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   EXPECT_EQ(fs_.WriteCount(kPath), 1);
   auto reloaded = Reload();
-  ASSERT_TRUE(reloaded.ok());
+  ASSERT_OK(reloaded);
   EXPECT_EQ(reloaded->size(), 2u);
 }
 
@@ -112,44 +113,44 @@ TEST_F(AppliedStoreTest, NonUtf8DescriptionBytesSurviveARestart) {
   AppliedConfig config = Config();
   config.description = std::string("no-alert \xff\xfe\x80 10.200.1.2/30\0x", 27);
   store_.Put(config);
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
 
   auto reloaded = Reload();
-  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  ASSERT_OK(reloaded);
   EXPECT_EQ(reloaded->at(config.port_id).description, config.description);
   EXPECT_EQ(reloaded->at(config.port_id), config);
   // The file is still JSON that other tools can read.
   auto parsed = ParseApplied(fs_.GetFile(kPath)->content);
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_OK(parsed);
 }
 
 TEST_F(AppliedStoreTest, AValidUtf8DescriptionIsStoredAsText) {
   AppliedConfig config = Config();
   config.description = "no-alert \xc3\xa9t\xc3\xa9 10.200.1.2/30";  // "été"
   store_.Put(config);
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   EXPECT_THAT(fs_.GetFile(kPath)->content, HasSubstr(config.description));
   auto reloaded = Reload();
-  ASSERT_TRUE(reloaded.ok());
+  ASSERT_OK(reloaded);
   EXPECT_EQ(reloaded->at(config.port_id).description, config.description);
 }
 
 TEST_F(AppliedStoreTest, FlushWritesOnlyWhenSomethingChanged) {
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   EXPECT_EQ(fs_.write_count(), 0);  // nothing ever put
 
   store_.Put(Config());
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   store_.Put(Config());
-  ASSERT_TRUE(store_.Flush().ok());
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
+  ASSERT_OK(store_.Flush());
   EXPECT_EQ(fs_.WriteCount(kPath), 1);
 
   store_.Put(Config("0000:19:00.0-p8", "10.200.1.5/30", "10.200.1.6"));
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   EXPECT_EQ(fs_.WriteCount(kPath), 2);
   auto reloaded = Reload();
-  ASSERT_TRUE(reloaded.ok());
+  ASSERT_OK(reloaded);
   EXPECT_EQ(reloaded->at("0000:19:00.0-p8").local, P("10.200.1.5/30"));
 }
 
@@ -158,14 +159,14 @@ TEST_F(AppliedStoreTest, ARestartedStoreRewritesNothingItAlreadyHolds) {
   odd.description = "\xff no-alert 10.200.1.2/30";
   store_.Put(Config());
   store_.Put(odd);
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   const int writes = fs_.write_count();
 
   AppliedStore restarted(&fs_, kPath);
-  ASSERT_TRUE(restarted.Load().ok());
+  ASSERT_OK(restarted.Load());
   restarted.Put(Config());
   restarted.Put(odd);
-  ASSERT_TRUE(restarted.Flush().ok());
+  ASSERT_OK(restarted.Flush());
   EXPECT_EQ(fs_.write_count(), writes);
 }
 
@@ -180,20 +181,20 @@ TEST_F(AppliedStoreTest, AFailedFlushIsReportedAndRetriedByTheNextFlush) {
   // Putting the same config again changes nothing in memory, but it is still
   // not on disk: the next flush writes it.
   store_.Put(Config());
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   auto reloaded = Reload();
-  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  ASSERT_OK(reloaded);
   EXPECT_EQ(reloaded->at("0000:19:00.0-p8"), Config());
 }
 
 TEST_F(AppliedStoreTest, AFailedFlushLeavesTheOldFile) {
   store_.Put(Config());
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   store_.Put(Config("0000:19:00.0-p8", "10.200.1.5/30", "10.200.1.6"));
   fs_.FailNextWrite(absl::PermissionDeniedError("rename: Read-only file system"));
   EXPECT_EQ(store_.Flush().code(), absl::StatusCode::kPermissionDenied);
   auto reloaded = Reload();
-  ASSERT_TRUE(reloaded.ok());
+  ASSERT_OK(reloaded);
   EXPECT_EQ(reloaded->at("0000:19:00.0-p8"), Config());
   // In memory it is the new one: that is what the kernel has.
   EXPECT_EQ(store_.Get("0000:19:00.0-p8")->local, P("10.200.1.5/30"));
@@ -202,18 +203,18 @@ TEST_F(AppliedStoreTest, AFailedFlushLeavesTheOldFile) {
 TEST_F(AppliedStoreTest, EraseForgetsAPortAndPersists) {
   store_.Put(Config("a"));
   store_.Put(Config("b", "10.200.2.1/30", "10.200.2.2"));
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   store_.Erase("a");
   EXPECT_EQ(store_.Get("a"), std::nullopt);
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   auto reloaded = Reload();
-  ASSERT_TRUE(reloaded.ok());
+  ASSERT_OK(reloaded);
   EXPECT_FALSE(reloaded->contains("a"));
   EXPECT_TRUE(reloaded->contains("b"));
 
   const int writes = fs_.write_count();
   store_.Erase("never-there");
-  ASSERT_TRUE(store_.Flush().ok());
+  ASSERT_OK(store_.Flush());
   EXPECT_EQ(fs_.write_count(), writes);
 }
 
@@ -235,7 +236,7 @@ TEST_F(AppliedStoreTest, LoadReadsWhatAnEarlierDaemonWrote) {
     {"port_id": "0000:19:00.0-p22", "ifname": "so1"}
   ]
 })");
-  ASSERT_TRUE(store_.Load().ok());
+  ASSERT_OK(store_.Load());
   std::optional<AppliedConfig> so0 = store_.Get("0000:19:00.0-p8");
   ASSERT_TRUE(so0.has_value());
   EXPECT_EQ(so0->local, P("10.200.1.1/30"));

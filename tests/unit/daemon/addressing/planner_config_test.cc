@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/addressing/planner_test_util.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
 namespace {
@@ -149,7 +150,7 @@ TEST(PlannerTest, ValidatePlannerConfig) {
   for (const Case& c : cases) {
     const absl::Status status = ValidatePlannerConfig(c.config);
     if (c.message.empty()) {
-      EXPECT_TRUE(status.ok()) << status;
+      EXPECT_OK(status);
     } else {
       EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.message;
       EXPECT_THAT(std::string(status.message()), HasSubstr(c.message));

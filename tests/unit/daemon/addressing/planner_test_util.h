@@ -8,18 +8,19 @@
 #include "daemon/addressing/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
 
 inline Ipv4Prefix P(const char* text) {
   absl::StatusOr<Ipv4Prefix> parsed = Ipv4Prefix::Parse(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_OK(parsed);
   return parsed.ok() ? *parsed : Ipv4Prefix();
 }
 
 inline Ipv4Address A(const char* text) {
   absl::StatusOr<Ipv4Address> parsed = Ipv4Address::Parse(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_OK(parsed);
   return parsed.ok() ? *parsed : Ipv4Address();
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
 namespace {
@@ -52,7 +53,7 @@ TEST(PortDescriptionTest, TakesTheLastToken) {
   };
   for (const Case& c : cases) {
     absl::StatusOr<SwitchAddress> parsed = ParsePortDescription(c.description);
-    ASSERT_TRUE(parsed.ok()) << absl::CHexEscape(c.description) << ": " << parsed.status();
+    ASSERT_OK(parsed) << absl::CHexEscape(c.description) << ": " << parsed.status();
     EXPECT_EQ(parsed->peer.ToString(), c.peer) << absl::CHexEscape(c.description);
   }
 }
@@ -176,7 +177,7 @@ TEST(PortDescriptionTest, AnyBytesGiveAReasonOrARoundTrip) {
     }
     ++ok;
     absl::StatusOr<SwitchAddress> again = ParsePortDescription(parsed->peer.ToString());
-    ASSERT_TRUE(again.ok()) << again.status();
+    ASSERT_OK(again);
     EXPECT_EQ(*again, *parsed);
   }
   EXPECT_GT(ok, 0);

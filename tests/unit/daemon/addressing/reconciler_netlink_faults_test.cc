@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_netlink.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
 namespace {
@@ -79,7 +80,7 @@ class ReconcilerFaultsTest : public ::testing::TestWithParam<Start> {
               .ok());
       kernel.SetLink(link);
     }
-    ASSERT_TRUE(kernel.AddAddress({kSo0, P("192.168.7.1/24")}).ok());
+    ASSERT_OK(kernel.AddAddress({kSo0, P("192.168.7.1/24")}));
     ASSERT_TRUE(kernel
                     .ReplaceRoute(os::RouteInfo{P("172.16.0.0/12"), A("192.168.7.254"), kSo0,
                                                 /*protocol=*/4, os::kMainTable, 0})
@@ -135,7 +136,7 @@ TEST_P(ReconcilerFaultsTest, AFailureAtEveryStepNamesItStopsThereAndTheNextPassF
     const absl::Status status = Pass(kernel);
     kernel.set_on_mutation(nullptr);
     if (failed.empty()) {
-      ASSERT_TRUE(status.ok()) << status;
+      ASSERT_OK(status);
       EXPECT_TRUE(Done(kernel));
       steps = n;
       break;
@@ -161,7 +162,7 @@ TEST_P(ReconcilerFaultsTest, AFailureAtEveryStepNamesItStopsThereAndTheNextPassF
     // The next pass, from what the kernel has now and the same record,
     // converges.
     const absl::Status again = Pass(kernel);
-    ASSERT_TRUE(again.ok()) << again;
+    ASSERT_OK(again);
     EXPECT_TRUE(Done(kernel)) << "after failing " << failed;
   }
   EXPECT_GT(steps, 0) << "the pass made no request at all";

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_netlink.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
 namespace {
@@ -80,7 +81,7 @@ TEST_F(ReconcilerTest, BringsTheLinkUpSetsTheMtuAndAddsAddressAndRoute) {
   netlink_.SetLink(down);
 
   absl::StatusOr<ReconcileResult> result = Apply(Config("10.200.1.1/30", "10.200.1.2", 9000));
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
 
   EXPECT_TRUE(netlink_.link(kSo0)->admin_up);
   EXPECT_EQ(netlink_.link(kSo0)->mtu, 9000u);
@@ -95,12 +96,12 @@ TEST_F(ReconcilerTest, BringsTheLinkUpSetsTheMtuAndAddsAddressAndRoute) {
 
 TEST_F(ReconcilerTest, ApplyingWhatIsInPlaceChangesNothing) {
   const AppliedConfig config = Config("10.200.1.1/30", "10.200.1.2", 9000);
-  ASSERT_TRUE(Apply(config).ok());
+  ASSERT_OK(Apply(config));
   const int mutations = netlink_.mutations();
   EXPECT_TRUE(Reconciler::InPlace(Link(), config, Kernel()));
 
   absl::StatusOr<ReconcileResult> again = Apply(config, config);
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_OK(again);
   EXPECT_EQ(again->changes, 0);
   EXPECT_EQ(netlink_.mutations(), mutations);
 }
@@ -109,14 +110,14 @@ TEST_F(ReconcilerTest, AnMtuOfZeroLeavesTheMtuAlone) {
   os::LinkInfo jumbo = MakeLink(kSo0, "so0");
   jumbo.mtu = 8000;
   netlink_.SetLink(jumbo);
-  ASSERT_TRUE(Apply(Config("10.200.1.1/30", "10.200.1.2", 0)).ok());
+  ASSERT_OK(Apply(Config("10.200.1.1/30", "10.200.1.2", 0)));
   EXPECT_EQ(netlink_.link(kSo0)->mtu, 8000u);
   EXPECT_TRUE(Reconciler::InPlace(Link(), Config("10.200.1.1/30", "10.200.1.2", 0), Kernel()));
 }
 
 TEST_F(ReconcilerTest, EachPortRoutesTheFabricWithAMetricOfItsOwn) {
-  ASSERT_TRUE(Apply(Config("10.200.1.1/30", "10.200.1.2"), {}, kSo0).ok());
-  ASSERT_TRUE(Apply(Config("10.200.2.1/30", "10.200.2.2"), {}, kSo1).ok());
+  ASSERT_OK(Apply(Config("10.200.1.1/30", "10.200.1.2"), {}, kSo0));
+  ASSERT_OK(Apply(Config("10.200.2.1/30", "10.200.2.2"), {}, kSo1));
   EXPECT_THAT(netlink_.routes(), Contains(OurRoute("10.200.0.0/16", "10.200.1.2", kSo0)));
   EXPECT_THAT(netlink_.routes(), Contains(OurRoute("10.200.0.0/16", "10.200.2.2", kSo1)));
   EXPECT_EQ(kRouteMetricBase + kSo0, 1002u);
@@ -124,10 +125,10 @@ TEST_F(ReconcilerTest, EachPortRoutesTheFabricWithAMetricOfItsOwn) {
 
 TEST_F(ReconcilerTest, AMovedAddressReplacesTheOldOneAndItsRoute) {
   const AppliedConfig before = Config("10.200.1.1/30", "10.200.1.2");
-  ASSERT_TRUE(Apply(before).ok());
+  ASSERT_OK(Apply(before));
 
   absl::StatusOr<ReconcileResult> result = Apply(Config("10.200.1.5/30", "10.200.1.6"), before);
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
   EXPECT_TRUE(HasAddress("10.200.1.5/30"));
   EXPECT_FALSE(HasAddress("10.200.1.1/30"));
   EXPECT_THAT(netlink_.routes(), Contains(OurRoute("10.200.0.0/16", "10.200.1.6")));
@@ -137,7 +138,7 @@ TEST_F(ReconcilerTest, AMovedAddressReplacesTheOldOneAndItsRoute) {
 
 TEST_F(ReconcilerTest, TheNewAddressGoesOnBeforeTheOldOneComesOff) {
   const AppliedConfig before = Config("10.200.1.1/30", "10.200.1.2");
-  ASSERT_TRUE(Apply(before).ok());
+  ASSERT_OK(Apply(before));
 
   // Whatever request comes first fails: it must be the add, so the port
   // still has its old address.
@@ -151,12 +152,12 @@ TEST_F(ReconcilerTest, TheNewAddressGoesOnBeforeTheOldOneComesOff) {
 
 TEST_F(ReconcilerTest, AnOldAddressThatIsAlreadyGoneIsNotDeletedAgain) {
   const AppliedConfig before = Config("10.200.1.1/30", "10.200.1.2");
-  ASSERT_TRUE(Apply(before).ok());
+  ASSERT_OK(Apply(before));
   netlink_.ExternalDeleteAddress({kSo0, P("10.200.1.1/30")});
   const int mutations = netlink_.mutations();
 
   absl::StatusOr<ReconcileResult> result = Apply(Config("10.200.1.5/30", "10.200.1.6"), before);
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
   EXPECT_EQ(result->changes, 2);  // the new address and its route
   EXPECT_EQ(netlink_.mutations(), mutations + 2);
 }
@@ -164,18 +165,18 @@ TEST_F(ReconcilerTest, AnOldAddressThatIsAlreadyGoneIsNotDeletedAgain) {
 TEST_F(ReconcilerTest, AddressesAndRoutesOfOthersAreNeverTouched) {
   // An admin's address and static route on the same port, and another
   // port's rocenet route.
-  ASSERT_TRUE(netlink_.AddAddress({kSo0, P("192.168.7.1/24")}).ok());
+  ASSERT_OK(netlink_.AddAddress({kSo0, P("192.168.7.1/24")}));
   const os::RouteInfo admin_route{P("172.16.0.0/12"), A("192.168.7.254"), kSo0,
                                   /*protocol=*/4,     os::kMainTable,     0};
-  ASSERT_TRUE(netlink_.ReplaceRoute(admin_route).ok());
-  ASSERT_TRUE(Apply(Config("10.200.2.1/30", "10.200.2.2"), {}, kSo1).ok());
+  ASSERT_OK(netlink_.ReplaceRoute(admin_route));
+  ASSERT_OK(Apply(Config("10.200.2.1/30", "10.200.2.2"), {}, kSo1));
   const os::RouteInfo other_port = OurRoute("10.200.0.0/16", "10.200.2.2", kSo1);
 
   const AppliedConfig first = Config("10.200.1.1/30", "10.200.1.2");
-  ASSERT_TRUE(Apply(first).ok());
+  ASSERT_OK(Apply(first));
   const AppliedConfig second = Config("10.200.1.5/30", "10.200.1.6");
-  ASSERT_TRUE(Apply(second, first).ok());
-  ASSERT_TRUE(reconciler_.Remove(Link(), second, Kernel()).ok());
+  ASSERT_OK(Apply(second, first));
+  ASSERT_OK(reconciler_.Remove(Link(), second, Kernel()));
 
   EXPECT_TRUE(HasAddress("192.168.7.1/24"));
   EXPECT_THAT(netlink_.routes(), Contains(admin_route));
@@ -185,7 +186,7 @@ TEST_F(ReconcilerTest, AddressesAndRoutesOfOthersAreNeverTouched) {
 
 TEST_F(ReconcilerTest, AnAddressOnlyTheAdminHasIsNotRemovedAsPrevious) {
   // rocenet's record says 10.200.1.1/30, but on so1, not on this port.
-  ASSERT_TRUE(netlink_.AddAddress({kSo1, P("10.200.1.1/30")}).ok());
+  ASSERT_OK(netlink_.AddAddress({kSo1, P("10.200.1.1/30")}));
   ASSERT_TRUE(
       Apply(Config("10.200.1.5/30", "10.200.1.6"), Config("10.200.1.1/30", "10.200.1.2")).ok());
   EXPECT_TRUE(HasAddress("10.200.1.1/30", kSo1));
@@ -194,26 +195,26 @@ TEST_F(ReconcilerTest, AnAddressOnlyTheAdminHasIsNotRemovedAsPrevious) {
 TEST_F(ReconcilerTest, RocenetRoutesThePlanNoLongerHasAreRemoved) {
   AppliedConfig with_static = Config("10.200.1.1/30", "10.200.1.2");
   with_static.routes.push_back(Route{P("10.50.0.0/16"), A("10.200.1.2")});
-  ASSERT_TRUE(Apply(with_static).ok());
+  ASSERT_OK(Apply(with_static));
   ASSERT_THAT(netlink_.routes(), Contains(OurRoute("10.50.0.0/16", "10.200.1.2")));
 
   absl::StatusOr<ReconcileResult> result =
       Apply(Config("10.200.1.1/30", "10.200.1.2"), with_static);
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
   EXPECT_EQ(result->changes, 1);
   EXPECT_THAT(netlink_.routes(), Not(Contains(OurRoute("10.50.0.0/16", "10.200.1.2"))));
   EXPECT_THAT(netlink_.routes(), Contains(OurRoute("10.200.0.0/16", "10.200.1.2")));
 }
 
 TEST_F(ReconcilerTest, ARouteWithTheWrongMetricIsReplacedByTheRightOne) {
-  ASSERT_TRUE(Apply(Config("10.200.1.1/30", "10.200.1.2")).ok());
+  ASSERT_OK(Apply(Config("10.200.1.1/30", "10.200.1.2")));
   os::RouteInfo stale = OurRoute("10.200.0.0/16", "10.200.1.2");
-  ASSERT_TRUE(netlink_.DeleteRoute(stale).ok());
+  ASSERT_OK(netlink_.DeleteRoute(stale));
   stale.metric = 5;
-  ASSERT_TRUE(netlink_.ReplaceRoute(stale).ok());
+  ASSERT_OK(netlink_.ReplaceRoute(stale));
   EXPECT_FALSE(Reconciler::InPlace(Link(), Config("10.200.1.1/30", "10.200.1.2"), Kernel()));
 
-  ASSERT_TRUE(Apply(Config("10.200.1.1/30", "10.200.1.2")).ok());
+  ASSERT_OK(Apply(Config("10.200.1.1/30", "10.200.1.2")));
   EXPECT_THAT(netlink_.routes(), Not(Contains(stale)));
   EXPECT_THAT(netlink_.routes(), Contains(OurRoute("10.200.0.0/16", "10.200.1.2")));
 }
@@ -230,19 +231,19 @@ TEST_F(ReconcilerTest, ErrorsNameThePortAndTheStep) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(result.status().message(), "port so0: set link up: Operation not permitted");
 
-  ASSERT_TRUE(netlink_.SetLinkUp(kSo0).ok());
+  ASSERT_OK(netlink_.SetLinkUp(kSo0));
   netlink_.FailNext(absl::InvalidArgumentError("Invalid argument"));
   result = Apply(config);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(), "port so0: set MTU 9000: Invalid argument");
 
-  ASSERT_TRUE(netlink_.SetMtu(kSo0, 9000).ok());
+  ASSERT_OK(netlink_.SetMtu(kSo0, 9000));
   netlink_.FailNext(absl::InvalidArgumentError("Invalid argument"));
   result = Apply(config);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(), "port so0: add address 10.200.1.1/30: Invalid argument");
 
-  ASSERT_TRUE(netlink_.AddAddress({kSo0, P("10.200.1.1/30")}).ok());
+  ASSERT_OK(netlink_.AddAddress({kSo0, P("10.200.1.1/30")}));
   netlink_.FailNext(absl::UnavailableError("No buffer space available"));
   result = Apply(config);
   ASSERT_FALSE(result.ok());
@@ -259,7 +260,7 @@ TEST_F(ReconcilerTest, WhatWasDoneBeforeAFailedStepStaysAndTheNextPassFinishes) 
 
   // The address was there at the dump and gone a moment later (an admin's
   // `ip addr del`): link up and MTU go through, the route cannot.
-  ASSERT_TRUE(netlink_.AddAddress({kSo0, P("10.200.1.1/30")}).ok());
+  ASSERT_OK(netlink_.AddAddress({kSo0, P("10.200.1.1/30")}));
   const KernelState stale = Kernel();
   netlink_.ExternalDeleteAddress({kSo0, P("10.200.1.1/30")});
   absl::StatusOr<ReconcileResult> first = reconciler_.Apply(Link(), config, std::nullopt, stale);
@@ -270,18 +271,18 @@ TEST_F(ReconcilerTest, WhatWasDoneBeforeAFailedStepStaysAndTheNextPassFinishes) 
   EXPECT_FALSE(Reconciler::InPlace(Link(), config, Kernel()));
 
   absl::StatusOr<ReconcileResult> second = Apply(config);
-  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_OK(second);
   EXPECT_EQ(second->changes, 2);  // the address and the route
   EXPECT_TRUE(Reconciler::InPlace(Link(), config, Kernel()));
 }
 
 TEST_F(ReconcilerTest, RemoveTakesOffRocenetsAddressAndRoutesOnly) {
   const AppliedConfig config = Config("10.200.1.1/30", "10.200.1.2", 9000);
-  ASSERT_TRUE(Apply(config).ok());
-  ASSERT_TRUE(netlink_.AddAddress({kSo0, P("192.168.7.1/24")}).ok());
+  ASSERT_OK(Apply(config));
+  ASSERT_OK(netlink_.AddAddress({kSo0, P("192.168.7.1/24")}));
 
   absl::StatusOr<int> removed = reconciler_.Remove(Link(), config, Kernel());
-  ASSERT_TRUE(removed.ok()) << removed.status();
+  ASSERT_OK(removed);
   EXPECT_EQ(*removed, 2);
   EXPECT_FALSE(HasAddress("10.200.1.1/30"));
   EXPECT_THAT(netlink_.routes(), Not(Contains(OurRoute("10.200.0.0/16", "10.200.1.2"))));
@@ -293,14 +294,14 @@ TEST_F(ReconcilerTest, RemoveTakesOffRocenetsAddressAndRoutesOnly) {
   // Nothing left to remove: no requests.
   const int mutations = netlink_.mutations();
   removed = reconciler_.Remove(Link(), config, Kernel());
-  ASSERT_TRUE(removed.ok());
+  ASSERT_OK(removed);
   EXPECT_EQ(*removed, 0);
   EXPECT_EQ(netlink_.mutations(), mutations);
 }
 
 TEST_F(ReconcilerTest, RemoveErrorsNameThePortAndTheStep) {
   const AppliedConfig config = Config("10.200.1.1/30", "10.200.1.2");
-  ASSERT_TRUE(Apply(config).ok());
+  ASSERT_OK(Apply(config));
   netlink_.FailNext(absl::PermissionDeniedError("Operation not permitted"));
   absl::StatusOr<int> removed = reconciler_.Remove(Link(), config, Kernel());
   ASSERT_FALSE(removed.ok());
@@ -311,7 +312,7 @@ TEST_F(ReconcilerTest, RemoveErrorsNameThePortAndTheStep) {
 
 TEST_F(ReconcilerTest, InPlaceSeesEveryMissingPiece) {
   const AppliedConfig config = Config("10.200.1.1/30", "10.200.1.2", 9000);
-  ASSERT_TRUE(Apply(config).ok());
+  ASSERT_OK(Apply(config));
   ASSERT_TRUE(Reconciler::InPlace(Link(), config, Kernel()));
 
   LinkTarget down = Link();
@@ -321,12 +322,12 @@ TEST_F(ReconcilerTest, InPlaceSeesEveryMissingPiece) {
   small.mtu = 1500;
   EXPECT_FALSE(Reconciler::InPlace(small, config, Kernel()));
 
-  ASSERT_TRUE(netlink_.DeleteRoute(OurRoute("10.200.0.0/16", "10.200.1.2")).ok());
+  ASSERT_OK(netlink_.DeleteRoute(OurRoute("10.200.0.0/16", "10.200.1.2")));
   EXPECT_FALSE(Reconciler::InPlace(Link(), config, Kernel()));
   netlink_.ExternalDeleteAddress({kSo0, P("10.200.1.1/30")});
   EXPECT_FALSE(Reconciler::InPlace(Link(), config, Kernel()));
   // The same address on another port does not count.
-  ASSERT_TRUE(netlink_.AddAddress({kSo1, P("10.200.1.1/30")}).ok());
+  ASSERT_OK(netlink_.AddAddress({kSo1, P("10.200.1.1/30")}));
   EXPECT_FALSE(Reconciler::InPlace(Link(), config, Kernel()));
 }
 

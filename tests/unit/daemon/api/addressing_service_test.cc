@@ -10,6 +10,7 @@
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/api/fake_node_state.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::api {
 namespace {
@@ -48,7 +49,7 @@ class AddressingServiceTest : public ::testing::Test {
 TEST_F(AddressingServiceTest, ListPlans) {
   grpc::ClientContext context;
   v1::ListPlansResponse response;
-  ASSERT_TRUE(stub_->ListPlans(&context, v1::ListPlansRequest(), &response).ok());
+  ASSERT_OK(stub_->ListPlans(&context, v1::ListPlansRequest(), &response));
   EXPECT_EQ(response.mode(), "L3");
   ASSERT_EQ(response.plans_size(), 3);
   EXPECT_EQ(response.plans(0).local(), "10.200.1.1/30");
@@ -58,9 +59,9 @@ TEST_F(AddressingServiceTest, ListPlans) {
 
 TEST_F(AddressingServiceTest, GetPlanByNameOrId) {
   v1::PortPlan plan;
-  ASSERT_TRUE(GetPlan("so1", &plan).ok());
+  ASSERT_OK(GetPlan("so1", &plan));
   EXPECT_EQ(plan.state(), v1::PLAN_STATE_REFUSED);
-  ASSERT_TRUE(GetPlan("0000:19:00.0-p8", &plan).ok());
+  ASSERT_OK(GetPlan("0000:19:00.0-p8", &plan));
   EXPECT_EQ(plan.name(), "so0");
 }
 
@@ -100,7 +101,7 @@ TEST_F(AddressingServiceTest, ReconcileGoesThroughTheSourceAndAnswersWithItsResu
 
   grpc::ClientContext context;
   v1::ListPlansResponse response;
-  ASSERT_TRUE(stub_->Reconcile(&context, v1::ReconcileRequest(), &response).ok());
+  ASSERT_OK(stub_->Reconcile(&context, v1::ReconcileRequest(), &response));
   EXPECT_EQ(source_->reconciles(), 1);
   ASSERT_EQ(response.plans_size(), 3);
   EXPECT_EQ(response.plans(1).state(), v1::PLAN_STATE_READY);

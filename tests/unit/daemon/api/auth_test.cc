@@ -20,6 +20,7 @@
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/api/fake_node_state.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::api {
 namespace {
@@ -99,7 +100,7 @@ TEST(RpcTableTest, ChangingCallsAreMutating) {
 
 TEST(DecideAccessTest, RootMayCallEverything) {
   for (const RpcRule& rule : RpcTable()) {
-    EXPECT_TRUE(DecideAccess(UnixCaller(0, 0), rule.method, {}).ok()) << rule.method;
+    EXPECT_OK(DecideAccess(UnixCaller(0, 0), rule.method, {})) << rule.method;
   }
 }
 
@@ -111,8 +112,8 @@ TEST(DecideAccessTest, NonRootMayNotChangeTheNodeEvenInTheReadGroup) {
 }
 
 TEST(DecideAccessTest, ReadGroupByPrimaryOrSupplementaryGroupMayRead) {
-  EXPECT_TRUE(DecideAccess(UnixCaller(1000, 500), kListPorts, ReadGroup(500)).ok());
-  EXPECT_TRUE(DecideAccess(UnixCaller(1000, 100, {20, 500}), kListPorts, ReadGroup(500)).ok());
+  EXPECT_OK(DecideAccess(UnixCaller(1000, 500), kListPorts, ReadGroup(500)));
+  EXPECT_OK(DecideAccess(UnixCaller(1000, 100, {20, 500}), kListPorts, ReadGroup(500)));
   absl::Status other = DecideAccess(UnixCaller(1000, 100, {20}), kListPorts, ReadGroup(500));
   EXPECT_EQ(other.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(other.message(), HasSubstr("rocenet-read"));
@@ -122,8 +123,8 @@ TEST(DecideAccessTest, ReadGroupByPrimaryOrSupplementaryGroupMayRead) {
 }
 
 TEST(DecideAccessTest, TlsCallersChangeOnlyWithAVerifiedClientCertificate) {
-  EXPECT_TRUE(DecideAccess(TlsCaller(false), kListPorts, {}).ok());
-  EXPECT_TRUE(DecideAccess(TlsCaller(true), kReconcile, {}).ok());
+  EXPECT_OK(DecideAccess(TlsCaller(false), kListPorts, {}));
+  EXPECT_OK(DecideAccess(TlsCaller(true), kReconcile, {}));
   absl::Status s = DecideAccess(TlsCaller(false), kReconcile, {});
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(s.message(), HasSubstr("client certificate"));
@@ -160,7 +161,7 @@ TEST(CheckStringLengthsTest, NamesTheNestedOrRepeatedField) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("pod.name: 65 bytes, more than 64"));
   attach.mutable_pod()->set_name(std::string(64, 'x'));
-  EXPECT_TRUE(CheckStringLengths(attach, 64).ok());
+  EXPECT_OK(CheckStringLengths(attach, 64));
 
   v1::GcRequest gc;
   gc.add_valid_container_ids("a");
@@ -177,15 +178,15 @@ TEST(RequestGateTest, RateLimitsOnlyChangingCalls) {
                    [&] { return now; });
   const Caller root = UnixCaller(0, 0);
   v1::ReconcileRequest reconcile;
-  EXPECT_TRUE(gate.AdmitCaller(root, kReconcile, reconcile).ok());
-  EXPECT_TRUE(gate.AdmitCaller(root, kReconcile, reconcile).ok());
+  EXPECT_OK(gate.AdmitCaller(root, kReconcile, reconcile));
+  EXPECT_OK(gate.AdmitCaller(root, kReconcile, reconcile));
   absl::Status s = gate.AdmitCaller(root, kReconcile, reconcile);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(s.message(), HasSubstr("rocenet.v1.Addressing/Reconcile"));
   v1::ListPortsRequest list;
-  for (int i = 0; i < 100; ++i) EXPECT_TRUE(gate.AdmitCaller(root, kListPorts, list).ok());
+  for (int i = 0; i < 100; ++i) EXPECT_OK(gate.AdmitCaller(root, kListPorts, list));
   now += absl::Seconds(1);
-  EXPECT_TRUE(gate.AdmitCaller(root, kReconcile, reconcile).ok());
+  EXPECT_OK(gate.AdmitCaller(root, kReconcile, reconcile));
 }
 
 TEST(RequestGateTest, ReconfigureTakesANewReadGroupAndStringBound) {
@@ -203,7 +204,7 @@ TEST(RequestGateTest, ReconfigureTakesANewReadGroupAndStringBound) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("port: 3 bytes"));
   request.set_port("s0");
-  EXPECT_TRUE(gate.AdmitCaller(user, "/rocenet.v1.PortDiscovery/GetPort", request).ok());
+  EXPECT_OK(gate.AdmitCaller(user, "/rocenet.v1.PortDiscovery/GetPort", request));
 }
 
 // An AttachmentsBackend that must never be reached.

@@ -6,6 +6,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/api/fake_node_state.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::api {
 namespace {
@@ -140,9 +141,9 @@ TEST(NeighborConvertTest, BytesThatAreNotUtf8StillMakeAValidMessage) {
   EXPECT_EQ(parsed.neighbors(0).system_names(0), n.system_names(0));
 
   std::string json;
-  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(port, &json).ok());
+  ASSERT_OK(google::protobuf::util::MessageToJsonString(port, &json));
   v1::PortNeighbors from_json;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &from_json).ok()) << json;
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(json, &from_json)) << json;
   EXPECT_EQ(from_json.neighbors(0).port_descriptions(0), n.port_descriptions(0));
 }
 

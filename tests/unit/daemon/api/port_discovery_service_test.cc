@@ -12,6 +12,7 @@
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/api/fake_node_state.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::api {
 namespace {
@@ -53,7 +54,7 @@ class ListNeighborsTest : public ::testing::Test {
 TEST_F(ListNeighborsTest, EveryPortInOrderAlsoThoseWithoutNeighbors) {
   Serve(SampleSnapshot());
   v1::ListNeighborsResponse response;
-  ASSERT_TRUE(List("", &response).ok());
+  ASSERT_OK(List("", &response));
   ASSERT_EQ(response.ports_size(), 3);
   EXPECT_EQ(response.ports(0).name(), "so0");
   EXPECT_EQ(response.ports(0).neighbors(0).system_names(0), "leaf1");
@@ -66,12 +67,12 @@ TEST_F(ListNeighborsTest, EveryPortInOrderAlsoThoseWithoutNeighbors) {
 TEST_F(ListNeighborsTest, OnePortByNameOrId) {
   Serve(SampleSnapshot());
   v1::ListNeighborsResponse response;
-  ASSERT_TRUE(List("so1", &response).ok());
+  ASSERT_OK(List("so1", &response));
   ASSERT_EQ(response.ports_size(), 1);
   EXPECT_EQ(response.ports(0).port_id(), "0000:19:00.0-p22");
 
   response.Clear();
-  ASSERT_TRUE(List("0000:19:00.0-p8", &response).ok());
+  ASSERT_OK(List("0000:19:00.0-p8", &response));
   ASSERT_EQ(response.ports_size(), 1);
   EXPECT_EQ(response.ports(0).name(), "so0");
 }
@@ -108,7 +109,7 @@ TEST_F(ListNeighborsTest, HostileBytesReachTheClientAsValidStrings) {
   Serve(std::move(snapshot));
   v1::ListNeighborsResponse response;
   const grpc::Status status = List("", &response);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_OK(status) << status.error_message();
   ASSERT_EQ(response.ports(0).neighbors_size(), 2);
   EXPECT_EQ(response.ports(0).neighbor_count(), 2u);
   EXPECT_EQ(response.ports(0).neighbors(1).system_names(0),

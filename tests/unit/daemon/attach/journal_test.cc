@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/unit/daemon/attach/printers.h"
 #include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -55,7 +56,7 @@ class JournalTest : public ::testing::Test {
   std::vector<AttachmentRecord> Reload() {
     Journal again(&fs_, kPath);
     absl::Status loaded = again.Load();
-    EXPECT_TRUE(loaded.ok()) << loaded;
+    EXPECT_OK(loaded);
     return again.All();
   }
 
@@ -72,15 +73,15 @@ TEST_F(JournalTest, EveryFieldSurvivesARestart) {
   l2.routes.clear();
   AttachmentRecord leaving = Full("c3", "net1");
   leaving.state = AttachState::kDetaching;
-  ASSERT_TRUE(journal_.Put(full).ok());
-  ASSERT_TRUE(journal_.Put(l2).ok());
-  ASSERT_TRUE(journal_.Put(leaving).ok());
+  ASSERT_OK(journal_.Put(full));
+  ASSERT_OK(journal_.Put(l2));
+  ASSERT_OK(journal_.Put(leaving));
 
   EXPECT_THAT(Reload(), ElementsAre(full, l2, leaving));
 }
 
 TEST_F(JournalTest, TheFileIsPrivateAndSaysWhatIsWhere) {
-  ASSERT_TRUE(journal_.Put(Full("c1", "net1")).ok());
+  ASSERT_OK(journal_.Put(Full("c1", "net1")));
   std::optional<FakeFileSystem::File> file = fs_.GetFile(kPath);
   ASSERT_TRUE(file.has_value());
   EXPECT_EQ(file->mode, 0600u);
@@ -95,8 +96,8 @@ TEST_F(JournalTest, TheFileIsPrivateAndSaysWhatIsWhere) {
 TEST_F(JournalTest, FindAndFindByPort) {
   AttachmentRecord other = Full("c2", "net1");
   other.port_id = "0000:19:00.0-p22";
-  ASSERT_TRUE(journal_.Put(Full("c1", "net1")).ok());
-  ASSERT_TRUE(journal_.Put(other).ok());
+  ASSERT_OK(journal_.Put(Full("c1", "net1")));
+  ASSERT_OK(journal_.Put(other));
 
   ASSERT_NE(journal_.Find("c2", "net1"), nullptr);
   EXPECT_EQ(journal_.Find("c2", "net1")->port_id, "0000:19:00.0-p22");
@@ -110,26 +111,26 @@ TEST_F(JournalTest, FindAndFindByPort) {
 TEST_F(JournalTest, PutReplacesAndEraseForgets) {
   AttachmentRecord record = Full("c1", "net1");
   record.state = AttachState::kAttaching;
-  ASSERT_TRUE(journal_.Put(record).ok());
+  ASSERT_OK(journal_.Put(record));
   record.state = AttachState::kAttached;
-  ASSERT_TRUE(journal_.Put(record).ok());
+  ASSERT_OK(journal_.Put(record));
   EXPECT_THAT(Reload(), ElementsAre(record));
 
-  ASSERT_TRUE(journal_.Erase("c1", "net1").ok());
+  ASSERT_OK(journal_.Erase("c1", "net1"));
   EXPECT_EQ(journal_.Find("c1", "net1"), nullptr);
   EXPECT_THAT(Reload(), IsEmpty());
 }
 
 TEST_F(JournalTest, ErasingSomethingUnknownWritesNothing) {
-  ASSERT_TRUE(journal_.Put(Full("c1", "net1")).ok());
+  ASSERT_OK(journal_.Put(Full("c1", "net1")));
   const int writes = fs_.write_count();
-  EXPECT_TRUE(journal_.Erase("c1", "net2").ok());
+  EXPECT_OK(journal_.Erase("c1", "net2"));
   EXPECT_EQ(fs_.write_count(), writes);
   EXPECT_EQ(journal_.All().size(), 1u);
 }
 
 TEST_F(JournalTest, AMissingFileIsAnEmptyJournal) {
-  ASSERT_TRUE(journal_.Load().ok());
+  ASSERT_OK(journal_.Load());
   EXPECT_THAT(journal_.All(), IsEmpty());
   EXPECT_FALSE(fs_.GetFile(kPath).has_value());
 }
@@ -156,7 +157,7 @@ TEST_F(JournalTest, ACorruptFileIsDataLossNamingThePath) {
 
 TEST_F(JournalTest, AFailedPutChangesNeitherMemoryNorTheFile) {
   const AttachmentRecord first = Full("c1", "net1");
-  ASSERT_TRUE(journal_.Put(first).ok());
+  ASSERT_OK(journal_.Put(first));
   const std::string before = fs_.GetFile(kPath)->content;
 
   fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"));
@@ -174,7 +175,7 @@ TEST_F(JournalTest, AFailedPutChangesNeitherMemoryNorTheFile) {
 TEST_F(JournalTest, AFailedReplaceKeepsTheOldRecord) {
   AttachmentRecord record = Full("c1", "net1");
   record.state = AttachState::kAttaching;
-  ASSERT_TRUE(journal_.Put(record).ok());
+  ASSERT_OK(journal_.Put(record));
   fs_.FailNextWrite(absl::PermissionDeniedError("write: Read-only file system"));
   AttachmentRecord done = record;
   done.state = AttachState::kAttached;
@@ -185,7 +186,7 @@ TEST_F(JournalTest, AFailedReplaceKeepsTheOldRecord) {
 
 TEST_F(JournalTest, AFailedEraseKeepsTheRecord) {
   const AttachmentRecord record = Full("c1", "net1");
-  ASSERT_TRUE(journal_.Put(record).ok());
+  ASSERT_OK(journal_.Put(record));
   fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"));
   EXPECT_FALSE(journal_.Erase("c1", "net1").ok());
   ASSERT_NE(journal_.Find("c1", "net1"), nullptr);
@@ -194,7 +195,7 @@ TEST_F(JournalTest, AFailedEraseKeepsTheRecord) {
 
 TEST_F(JournalTest, AFailedLoadKeepsWhatWasLoaded) {
   const AttachmentRecord record = Full("c1", "net1");
-  ASSERT_TRUE(journal_.Put(record).ok());
+  ASSERT_OK(journal_.Put(record));
   fs_.AddFile(kPath, "not json");
   EXPECT_EQ(journal_.Load().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(journal_.All(), ElementsAre(record));

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/attach/manager_fixture.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -20,16 +21,16 @@ using ::testing::HasSubstr;
 
 TEST_F(AttachManagerTest, CheckIsOkWhileThePortIsInPlace) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   absl::StatusOr<AttachmentRecord> checked = manager_->Check("c1", "net1", kPod);
-  ASSERT_TRUE(checked.ok()) << checked.status();
+  ASSERT_OK(checked);
   EXPECT_EQ(*checked, *record);
   // The runtime may leave the netns out.
-  EXPECT_TRUE(manager_->Check("c1", "net1", "").ok());
+  EXPECT_OK(manager_->Check("c1", "net1", ""));
 }
 
 TEST_F(AttachManagerTest, CheckFailsWhenTheAddressWasRemovedInThePod) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   pod_->ExternalDeleteAddress({Named(*pod_, "net1")->ifindex, P("10.200.1.1/30")});
   absl::StatusOr<AttachmentRecord> checked = manager_->Check("c1", "net1", kPod);
   EXPECT_EQ(checked.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -38,7 +39,7 @@ TEST_F(AttachManagerTest, CheckFailsWhenTheAddressWasRemovedInThePod) {
 }
 
 TEST_F(AttachManagerTest, CheckFailsWhenTheLinkIsGone) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   pod_->RemoveLink(Named(*pod_, "net1")->ifindex);
   absl::StatusOr<AttachmentRecord> checked = manager_->Check("c1", "net1", kPod);
   EXPECT_EQ(checked.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -47,7 +48,7 @@ TEST_F(AttachManagerTest, CheckFailsWhenTheLinkIsGone) {
 }
 
 TEST_F(AttachManagerTest, CheckFailsForAnotherNamespace) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   absl::StatusOr<AttachmentRecord> checked = manager_->Check("c1", "net1", kPod2);
   EXPECT_EQ(checked.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(checked.status().message()),
@@ -65,15 +66,15 @@ TEST_F(AttachManagerTest, CheckOfSomethingUnknownIsNotFound) {
 
 TEST_F(AttachManagerTest, LiveShowsThePortAsThePodSeesIt) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   absl::StatusOr<AttachManager::PodLink> live = manager_->Live(*record);
-  ASSERT_TRUE(live.ok()) << live.status();
+  ASSERT_OK(live);
   const int ifindex = Named(*pod_, "net1")->ifindex;
   EXPECT_EQ(live->ifindex, ifindex);
   EXPECT_EQ(live->link.name, "net1");
   EXPECT_EQ(live->link.mac, so0_mac_);
   // LLDP keeps being heard inside the pod.
-  ASSERT_TRUE(live->sockets->OpenLldp(ifindex, "net1").ok());
+  ASSERT_OK(live->sockets->OpenLldp(ifindex, "net1"));
   EXPECT_THAT(netns_.sockets(kPod)->opened(), ElementsAre(ifindex));
 }
 
@@ -91,10 +92,10 @@ addressing::AddressPlan ReadyPlan(const char* local, const char* peer) {
 }
 
 TEST_F(AttachManagerTest, ReaddressMovesThePodAddressAndRule) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   absl::StatusOr<bool> changed =
       manager_->Readdress(kPort0, ReadyPlan("10.200.5.1/30", "10.200.5.2"));
-  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_OK(changed);
   EXPECT_TRUE(*changed);
 
   ExpectConfiguredInPod(*pod_, "10.200.5.1/30", "10.200.5.2", 1002);
@@ -107,15 +108,15 @@ TEST_F(AttachManagerTest, ReaddressMovesThePodAddressAndRule) {
   ASSERT_EQ(OnDisk().size(), 1u);
   EXPECT_EQ(OnDisk()[0].local, P("10.200.5.1/30"));
   EXPECT_EQ(OnDisk()[0].peer, A("10.200.5.2"));
-  EXPECT_TRUE(manager_->Check("c1", "net1", kPod).ok());
+  EXPECT_OK(manager_->Check("c1", "net1", kPod));
 }
 
 TEST_F(AttachManagerTest, ReaddressFollowsANewRouteAtTheSameAddress) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   addressing::AddressPlan plan = ReadyPlan("10.200.1.1/30", "10.200.1.2");
   plan.routes.push_back(addressing::Route{P("10.210.0.0/16"), A("10.200.1.2")});
   absl::StatusOr<bool> changed = manager_->Readdress(kPort0, plan);
-  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_OK(changed);
   EXPECT_TRUE(*changed);
 
   const int ifindex = Named(*pod_, "net1")->ifindex;
@@ -126,17 +127,17 @@ TEST_F(AttachManagerTest, ReaddressFollowsANewRouteAtTheSameAddress) {
 }
 
 TEST_F(AttachManagerTest, ReaddressWithTheSamePlanChangesNothing) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   const Footprint before = Snapshot();
   absl::StatusOr<bool> changed =
       manager_->Readdress(kPort0, ReadyPlan("10.200.1.1/30", "10.200.1.2"));
-  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_OK(changed);
   EXPECT_FALSE(*changed);
   before.ExpectUnchanged();
 }
 
 TEST_F(AttachManagerTest, ReaddressIgnoresPlansThatAreNotReadyAndPortsNotAttached) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   const Footprint before = Snapshot();
   addressing::AddressPlan pending = ReadyPlan("10.200.5.1/30", "10.200.5.2");
   pending.state = addressing::PlanState::kPending;

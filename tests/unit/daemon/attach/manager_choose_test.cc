@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/attach/manager_fixture.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -19,12 +20,12 @@ TEST_F(AttachManagerTest, APciAddressOfSeveralPortsTakesTheFirstFreeOne) {
   // Both ports on one PCI function, as a multi-port NIC has them.
   ports_[1].pci_address = ports_[0].pci_address;
   absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", "0000:19:00.0"));
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   EXPECT_EQ(first->port_id, kPort0);
 
   netns_.AddNamespace(kPod2);
   absl::StatusOr<AttachmentRecord> second = Attach(Request("c2", "0000:19:00.0", kPod2));
-  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_OK(second);
   EXPECT_EQ(second->port_id, kPort1);
 
   const Footprint before = Snapshot();
@@ -41,12 +42,12 @@ TEST_F(AttachManagerTest, APciAddressOfSeveralPortsTakesTheFirstFreeOne) {
 
 TEST_F(AttachManagerTest, AnyFreePortSkipsBusyAndUnprovisionedPorts) {
   absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", ""));
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   EXPECT_EQ(first->port_id, kPort0);
 
   FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
   absl::StatusOr<AttachmentRecord> second = Attach(Request("c2", "", kPod2));
-  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_OK(second);
   EXPECT_EQ(second->port_id, kPort1);
   EXPECT_EQ(second->table, 1000u + kSo1);
   EXPECT_EQ(Named(pod2, "net1")->mac, so1_mac_);
@@ -58,13 +59,13 @@ TEST_F(AttachManagerTest, AnyFreePortSkipsBusyAndUnprovisionedPorts) {
 TEST_F(AttachManagerTest, AnyFreePortTakesTheFirstProvisionedOne) {
   ports_[0].provisioned = false;
   absl::StatusOr<AttachmentRecord> record = Attach(Request("c1", ""));
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   EXPECT_EQ(record->port_id, kPort1);
   EXPECT_NE(Named(host_, "so0"), nullptr);
 }
 
 TEST_F(AttachManagerTest, APortOfAnotherPodIsBusy) {
-  ASSERT_TRUE(Attach(Request("c1")).ok());
+  ASSERT_OK(Attach(Request("c1")));
   netns_.AddNamespace(kPod2);
   const Footprint before = Snapshot();
 
@@ -82,7 +83,7 @@ TEST_F(AttachManagerTest, AnyFreePortTakesOnlyHealthyPortsAndSaysWhy) {
   ports_[0].healthy = false;
   ports_[0].conditions = "LinkDown/NoCarrier";
   absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", ""));
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   EXPECT_EQ(first->port_id, kPort1);
   netns_.AddNamespace(kPod2);
   absl::StatusOr<AttachmentRecord> second = Attach(Request("c2", "", kPod2));
@@ -92,12 +93,12 @@ TEST_F(AttachManagerTest, AnyFreePortTakesOnlyHealthyPortsAndSaysWhy) {
                         "(LinkDown/NoCarrier); port 0000:1a:00.0-p8 (so1) is attached to pod"));
   // Asked for by id, as the device plugin's allocation does: taken anyway.
   absl::StatusOr<AttachmentRecord> by_id = Attach(Request("c2", kPort0, kPod2));
-  EXPECT_TRUE(by_id.ok()) << by_id.status();
+  EXPECT_OK(by_id);
 }
 
 TEST_F(AttachManagerTest, NoFreePortWhenAllAreTaken) {
-  ASSERT_TRUE(Attach(Request("c1", "")).ok());
-  ASSERT_TRUE(Attach(Request("c1", "", kPod, "net2")).ok());
+  ASSERT_OK(Attach(Request("c1", "")));
+  ASSERT_OK(Attach(Request("c1", "", kPod, "net2")));
   netns_.AddNamespace(kPod2);
   absl::StatusOr<AttachmentRecord> third = Attach(Request("c2", "", kPod2));
   EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);

@@ -16,6 +16,7 @@
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_netns.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 
@@ -140,7 +141,7 @@ class AttachManagerTest : public ::testing::Test {
   void Restart() {
     manager_.reset();
     journal_ = std::make_unique<Journal>(&fs_, kJournal);
-    ASSERT_TRUE(journal_->Load().ok());
+    ASSERT_OK(journal_->Load());
     manager_ = std::make_unique<AttachManager>(&host_, &netns_, journal_.get(), host_rdma_);
     manager_->Recover();
   }
@@ -166,7 +167,7 @@ class AttachManagerTest : public ::testing::Test {
   std::vector<AttachmentRecord> OnDisk() {
     Journal journal(&fs_, kJournal);
     absl::Status loaded = journal.Load();
-    EXPECT_TRUE(loaded.ok()) << loaded;
+    EXPECT_OK(loaded);
     return journal.All();
   }
 

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/attach/manager_fixture.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -165,7 +166,7 @@ TEST_F(AttachNetlinkFaultsTest, AttachRollsBackFromAFailureAtEveryStep) {
     StopInjecting();
     if (!injector.fired()) {
       // Past the last step: the attach went through.
-      ASSERT_TRUE(record.ok()) << record.status();
+      ASSERT_OK(record);
       steps = n;
       table = record->table;
       break;
@@ -185,14 +186,14 @@ TEST_F(AttachNetlinkFaultsTest, DetachFailingAtAnyStepKeepsTheRecordAndARetryBri
   int steps = 0;
   for (int n = 0; n < kMaxSteps; ++n) {
     SCOPED_TRACE(::testing::Message() << "failing request #" << n);
-    ASSERT_TRUE(Attach(Request()).ok());
+    ASSERT_OK(Attach(Request()));
     const World attached = Now();
     Injector injector(n);
     Inject(injector);
     absl::StatusOr<bool> detached = manager_->Detach("c1", "net1");
     StopInjecting();
     if (!injector.fired()) {
-      ASSERT_TRUE(detached.ok()) << detached.status();
+      ASSERT_OK(detached);
       steps = n;
       break;
     }
@@ -201,7 +202,7 @@ TEST_F(AttachNetlinkFaultsTest, DetachFailingAtAnyStepKeepsTheRecordAndARetryBri
       // rule without its table's routes matches nothing.
       EXPECT_EQ(injector.failed(), "DeleteRule");
       ASSERT_FALSE(pod_->rules().empty());
-      ASSERT_TRUE(pod_->DeleteRule(pod_->rules().front()).ok());
+      ASSERT_OK(pod_->DeleteRule(pod_->rules().front()));
     } else {
       ExpectNamesStep(detached.status(), injector, "detach port so0 from /var/run/netns/pod1");
       // The record stays, so the runtime's retried DEL finds it.
@@ -211,7 +212,7 @@ TEST_F(AttachNetlinkFaultsTest, DetachFailingAtAnyStepKeepsTheRecordAndARetryBri
         EXPECT_EQ(View(*pod_).links, attached.pod.links) << "the port left the pod anyway";
       }
       absl::StatusOr<bool> retried = manager_->Detach("c1", "net1");
-      ASSERT_TRUE(retried.ok()) << retried.status();
+      ASSERT_OK(retried);
       EXPECT_TRUE(*retried);
     }
     ExpectInHost("so0", so0_mac_, pod_);
@@ -230,7 +231,7 @@ TEST_F(AttachNetlinkFaultsTest, ReaddressRollsBackFromAFailureAtEveryStep) {
   plan.local = P("10.200.1.5/30");
   plan.peer = A("10.200.1.6");
   plan.routes = {addressing::Route{P("10.200.0.0/16"), A("10.200.1.6")}};
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   const World start = Now();
   int steps = 0;
   for (int n = 0; n < kMaxSteps; ++n) {
@@ -240,7 +241,7 @@ TEST_F(AttachNetlinkFaultsTest, ReaddressRollsBackFromAFailureAtEveryStep) {
     absl::StatusOr<bool> moved = manager_->Readdress(kPort0, plan);
     StopInjecting();
     if (!injector.fired()) {
-      ASSERT_TRUE(moved.ok()) << moved.status();
+      ASSERT_OK(moved);
       EXPECT_TRUE(*moved);
       steps = n;
       break;

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/attach/manager_fixture.h"
 #include "tests/unit/fakes/fake_rdma.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -33,7 +34,7 @@ class RdmaAttachTest : public AttachManagerTest {
 
   int PodFd() {
     auto ns = netns_.Open(kPod);
-    EXPECT_TRUE(ns.ok());
+    EXPECT_OK(ns);
     return ns.ok() ? (*ns)->fd() : -1;
   }
   int HostFd() const { return netns_.host().fd(); }
@@ -44,7 +45,7 @@ class RdmaAttachTest : public AttachManagerTest {
 
 TEST_F(RdmaAttachTest, AttachMovesThePortThenItsRdmaDevice) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   EXPECT_EQ(record->rdma_device, kDevice);
   EXPECT_EQ(rdma_.Where(kDevice), PodFd());
   EXPECT_EQ(rdma_.Where("mlx5_1"), HostFd());
@@ -55,7 +56,7 @@ TEST_F(RdmaAttachTest, AttachMovesThePortThenItsRdmaDevice) {
 }
 
 TEST_F(RdmaAttachTest, DetachBringsTheRdmaDeviceHomeFirst) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   // With the device's move home failing, the port must not have left either.
   rdma_.FailNextMove(absl::UnavailableError("Device or resource busy"));
   absl::StatusOr<bool> failed = manager_->Detach("c1", "net1");
@@ -86,7 +87,7 @@ TEST_F(RdmaAttachTest, AFailedRdmaMoveRollsThePortBack) {
 TEST_F(RdmaAttachTest, SharedModeMovesOnlyThePort) {
   rdma_.SetMode(os::RdmaNetnsMode::kShared);
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   EXPECT_EQ(record->rdma_device, "");
   EXPECT_THAT(rdma_.moves(), IsEmpty());
   EXPECT_TRUE(*manager_->Detach("c1", "net1"));
@@ -99,19 +100,19 @@ TEST_F(RdmaAttachTest, RecoverAfterACrashBringsBothHome) {
   for (const char* when : {"port moved, device not", "both moved", "device home, port not"}) {
     SCOPED_TRACE(when);
     absl::StatusOr<AttachmentRecord> record = Attach(Request());
-    ASSERT_TRUE(record.ok()) << record.status();
+    ASSERT_OK(record);
     AttachmentRecord crashed = *record;
     const std::string moment = when;
     if (moment == "port moved, device not") {
       // Put the device back as if it had never moved.
       auto pod_view = rdma_.ViewFrom(PodFd());
-      ASSERT_TRUE(pod_view->MoveDevice(kDevice, HostFd()).ok());
+      ASSERT_OK(pod_view->MoveDevice(kDevice, HostFd()));
       crashed.state = AttachState::kAttaching;
     } else if (moment == "both moved") {
       crashed.state = AttachState::kAttaching;
     } else {
       auto pod_view = rdma_.ViewFrom(PodFd());
-      ASSERT_TRUE(pod_view->MoveDevice(kDevice, HostFd()).ok());
+      ASSERT_OK(pod_view->MoveDevice(kDevice, HostFd()));
       crashed.state = AttachState::kDetaching;
     }
     CrashWith({crashed});
@@ -122,7 +123,7 @@ TEST_F(RdmaAttachTest, RecoverAfterACrashBringsBothHome) {
 }
 
 TEST_F(RdmaAttachTest, APodNamespaceThatDiesHandsTheDeviceBack) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   const int pod_fd = PodFd();
   netns_.DeleteNamespace(kPod);
   EXPECT_EQ(rdma_.Where(kDevice), HostFd());

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/attach/manager_fixture.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -21,10 +22,10 @@ using ::testing::IsEmpty;
 // --- Detach --------------------------------------------------------------------
 
 TEST_F(AttachManagerTest, DetachBringsThePortHomeUnderItsName) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
 
   absl::StatusOr<bool> detached = manager_->Detach("c1", "net1");
-  ASSERT_TRUE(detached.ok()) << detached.status();
+  ASSERT_OK(detached);
   EXPECT_TRUE(*detached);
   ExpectInHost("so0", so0_mac_, pod_);
   EXPECT_EQ(Named(*pod_, "net1"), nullptr);
@@ -40,7 +41,7 @@ TEST_F(AttachManagerTest, DetachBringsThePortHomeUnderItsName) {
 TEST_F(AttachManagerTest, DetachPutsTheHostMtuBack) {
   AttachRequest request = Request();
   request.mtu = 4200;
-  ASSERT_TRUE(Attach(request).ok());
+  ASSERT_OK(Attach(request));
   ASSERT_EQ(Named(*pod_, "net1")->mtu, 4200u);
 
   ASSERT_TRUE(*manager_->Detach("c1", "net1"));
@@ -51,7 +52,7 @@ TEST_F(AttachManagerTest, DetachPutsTheHostMtuBack) {
 TEST_F(AttachManagerTest, ACrashedDaemonsRecordStillPutsTheHostMtuBack) {
   AttachRequest request = Request();
   request.mtu = 4200;
-  ASSERT_TRUE(Attach(request).ok());
+  ASSERT_OK(Attach(request));
   Restart();
 
   ASSERT_TRUE(*manager_->Detach("c1", "net1"));
@@ -59,8 +60,8 @@ TEST_F(AttachManagerTest, ACrashedDaemonsRecordStillPutsTheHostMtuBack) {
 }
 
 TEST_F(AttachManagerTest, DetachOfOnePortLeavesTheOtherInThePod) {
-  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
-  ASSERT_TRUE(Attach(Request("c1", kPort1, kPod, "net2")).ok());
+  ASSERT_OK(Attach(Request("c1", kPort0)));
+  ASSERT_OK(Attach(Request("c1", kPort1, kPod, "net2")));
   ASSERT_TRUE(*manager_->Detach("c1", "net1"));
 
   ExpectInHost("so0", so0_mac_, pod_);
@@ -76,28 +77,28 @@ TEST_F(AttachManagerTest, DetachOfOnePortLeavesTheOtherInThePod) {
 TEST_F(AttachManagerTest, DetachOfSomethingUnknownSucceedsWithNothingToDo) {
   const Footprint before = Snapshot();
   absl::StatusOr<bool> detached = manager_->Detach("c9", "net1");
-  ASSERT_TRUE(detached.ok()) << detached.status();
+  ASSERT_OK(detached);
   EXPECT_FALSE(*detached);
   before.ExpectUnchanged();
 }
 
 TEST_F(AttachManagerTest, DetachTwiceIsFineTheSecondTimeHasNothingToDo) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   ASSERT_TRUE(*manager_->Detach("c1", "net1"));
   const Footprint before = Snapshot();
 
   absl::StatusOr<bool> again = manager_->Detach("c1", "net1");
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_OK(again);
   EXPECT_FALSE(*again);
   before.ExpectUnchanged();
   ExpectInHost("so0", so0_mac_, pod_);
 }
 
 TEST_F(AttachManagerTest, DetachFindsAPortRenamedInsideThePod) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   const int ifindex = Named(*pod_, "net1")->ifindex;
-  ASSERT_TRUE(pod_->SetLinkDown(ifindex).ok());
-  ASSERT_TRUE(pod_->RenameLink(ifindex, "rail0").ok());
+  ASSERT_OK(pod_->SetLinkDown(ifindex));
+  ASSERT_OK(pod_->RenameLink(ifindex, "rail0"));
 
   ASSERT_TRUE(*manager_->Detach("c1", "net1"));
   ExpectInHost("so0", so0_mac_, pod_);
@@ -107,11 +108,11 @@ TEST_F(AttachManagerTest, DetachFindsAPortRenamedInsideThePod) {
 }
 
 TEST_F(AttachManagerTest, DetachAfterThePodNamespaceIsGone) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   netns_.DeleteNamespace(kPod);
 
   absl::StatusOr<bool> detached = manager_->Detach("c1", "net1");
-  ASSERT_TRUE(detached.ok()) << detached.status();
+  ASSERT_OK(detached);
   EXPECT_TRUE(*detached);
   ExpectInHost("so0", so0_mac_, nullptr);
   EXPECT_EQ(Named(host_, "net1"), nullptr);
@@ -119,7 +120,7 @@ TEST_F(AttachManagerTest, DetachAfterThePodNamespaceIsGone) {
 }
 
 TEST_F(AttachManagerTest, ADetachThatCannotBeRecordedKeepsTheAttachment) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"));
 
   absl::StatusOr<bool> detached = manager_->Detach("c1", "net1");
@@ -138,7 +139,7 @@ TEST_F(AttachManagerTest, ADetachThatCannotBeRecordedKeepsTheAttachment) {
 
 TEST_F(AttachManagerTest, GcOfADeadNamespaceRestoresAPhysicalPortThatCameBack) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   // The kernel gives the port back to the host under the pod's name, down.
   netns_.DeleteNamespace(kPod);
   ASSERT_NE(Named(host_, "net1"), nullptr);
@@ -152,7 +153,7 @@ TEST_F(AttachManagerTest, GcOfADeadNamespaceRestoresAPhysicalPortThatCameBack) {
 }
 
 TEST_F(AttachManagerTest, GcRestoresAPortTheKernelRenamedToDevN) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   // The host has a net1 of its own, so the port comes back as dev<ifindex>.
   host_.SetLink(MakeLink(20, "net1"));
   netns_.DeleteNamespace(kPod);
@@ -173,7 +174,7 @@ TEST_F(AttachManagerTest, GcOfADeadNamespaceForgetsAVirtualPort) {
   ports_[0].mac = host_.link(kSo0)->mac.ToString();
   ports_[0].virtual_device = true;
   const MacAddress veth_mac = host_.link(kSo0)->mac;
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   netns_.DeleteNamespace(kPod);
 
   EXPECT_EQ(manager_->ReleaseDeadNamespaces().size(), 1u);
@@ -184,7 +185,7 @@ TEST_F(AttachManagerTest, GcOfADeadNamespaceForgetsAVirtualPort) {
 }
 
 TEST_F(AttachManagerTest, APhysicalPortNotBackYetKeepsItsRecordUntilItIs) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   // The namespace is gone but the kernel has not handed the port back yet.
   const os::LinkInfo in_pod = *Named(*pod_, "net1");
   pod_->RemoveLink(in_pod.ifindex);
@@ -204,8 +205,8 @@ TEST_F(AttachManagerTest, APhysicalPortNotBackYetKeepsItsRecordUntilItIs) {
 
 TEST_F(AttachManagerTest, GcOfDeadNamespacesLeavesLiveOnesAlone) {
   FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
-  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
-  ASSERT_TRUE(Attach(Request("c2", kPort1, kPod2)).ok());
+  ASSERT_OK(Attach(Request("c1", kPort0)));
+  ASSERT_OK(Attach(Request("c2", kPort1, kPod2)));
   netns_.DeleteNamespace(kPod);
 
   const std::vector<AttachmentRecord> released = manager_->ReleaseDeadNamespaces();
@@ -220,9 +221,9 @@ TEST_F(AttachManagerTest, GcOfDeadNamespacesLeavesLiveOnesAlone) {
 
 TEST_F(AttachManagerTest, GcWithValidIdsReleasesExactlyTheOthers) {
   FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
-  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
+  ASSERT_OK(Attach(Request("c1", kPort0)));
   absl::StatusOr<AttachmentRecord> c2 = Attach(Request("c2", kPort1, kPod2));
-  ASSERT_TRUE(c2.ok()) << c2.status();
+  ASSERT_OK(c2);
 
   EXPECT_THAT(manager_->Gc(kNetwork, {"c1", "c3"}), ElementsAre(*c2));
   ExpectInHost("so1", so1_mac_, &pod2);
@@ -238,10 +239,10 @@ TEST_F(AttachManagerTest, GcWithValidIdsReleasesExactlyTheOthers) {
 
 TEST_F(AttachManagerTest, GcOfOneNetworkLeavesTheOtherNetworksAlone) {
   FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
-  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
+  ASSERT_OK(Attach(Request("c1", kPort0)));
   AttachRequest other = Request("c2", kPort1, kPod2);
   other.network = "rail-b";
-  ASSERT_TRUE(Attach(other).ok());
+  ASSERT_OK(Attach(other));
 
   // gaudi-net's runtime knows no pod of its own any more; rail-b's does.
   EXPECT_THAT(manager_->Gc("rail-b", {"c2"}), IsEmpty());
@@ -258,7 +259,7 @@ TEST_F(AttachManagerTest, GcLeavesRecordsOfNoKnownNetworkToTheDeadNamespaceSweep
   // A record written before attachments kept their network.
   AttachRequest old = Request("c1", kPort0);
   old.network.clear();
-  ASSERT_TRUE(Attach(old).ok());
+  ASSERT_OK(Attach(old));
   EXPECT_THAT(manager_->Gc(kNetwork, {}), IsEmpty());
   EXPECT_EQ(OnDisk().size(), 1u);
 
@@ -271,7 +272,7 @@ TEST_F(AttachManagerTest, GcLeavesRecordsOfNoKnownNetworkToTheDeadNamespaceSweep
 
 TEST_F(AttachManagerTest, RecoverKeepsAnAttachmentWhoseNamespaceLives) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   const Footprint before = Snapshot();
 
   Restart();
@@ -285,7 +286,7 @@ TEST_F(AttachManagerTest, RecoverKeepsAnAttachmentWhoseNamespaceLives) {
 
 TEST_F(AttachManagerTest, RecoverRollsBackAnAttachInTheMiddle) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   // Died after configuring the pod, before recording it as done.
   AttachmentRecord attaching = *record;
   attaching.state = AttachState::kAttaching;
@@ -299,7 +300,7 @@ TEST_F(AttachManagerTest, RecoverRollsBackAnAttachInTheMiddle) {
 
 TEST_F(AttachManagerTest, RecoverRollsBackAnAttachThatNeverMoved) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   ASSERT_TRUE(*manager_->Detach("c1", "net1"));
   // Died right after recording the intent: the port never left the host.
   AttachmentRecord attaching = *record;
@@ -314,7 +315,7 @@ TEST_F(AttachManagerTest, RecoverRollsBackAnAttachThatNeverMoved) {
 
 TEST_F(AttachManagerTest, RecoverFinishesADetachInTheMiddle) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   AttachmentRecord detaching = *record;
   detaching.state = AttachState::kDetaching;
   CrashWith({detaching});
@@ -326,7 +327,7 @@ TEST_F(AttachManagerTest, RecoverFinishesADetachInTheMiddle) {
 
 TEST_F(AttachManagerTest, RecoverFinishesADetachThatHadMovedThePortBack) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   ASSERT_TRUE(*manager_->Detach("c1", "net1"));
   AttachmentRecord detaching = *record;
   detaching.state = AttachState::kDetaching;
@@ -338,9 +339,9 @@ TEST_F(AttachManagerTest, RecoverFinishesADetachThatHadMovedThePortBack) {
 
 TEST_F(AttachManagerTest, RecoverReleasesAnAttachmentWhoseNamespaceDied) {
   FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
-  ASSERT_TRUE(Attach(Request("c1", kPort0)).ok());
+  ASSERT_OK(Attach(Request("c1", kPort0)));
   absl::StatusOr<AttachmentRecord> c2 = Attach(Request("c2", kPort1, kPod2));
-  ASSERT_TRUE(c2.ok()) << c2.status();
+  ASSERT_OK(c2);
   manager_.reset();  // rocenetd is down while the pod goes
   netns_.DeleteNamespace(kPod);
   Restart();
@@ -352,12 +353,12 @@ TEST_F(AttachManagerTest, RecoverReleasesAnAttachmentWhoseNamespaceDied) {
   // The port is free again.
   netns_.AddNamespace("/var/run/netns/pod3");
   absl::StatusOr<AttachmentRecord> again = Attach(Request("c3", kPort0, "/var/run/netns/pod3"));
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_OK(again);
 }
 
 TEST_F(AttachManagerTest, AfterRecoveryNoPortIsGivenTwice) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   Restart();
   netns_.AddNamespace(kPod2);
   absl::StatusOr<AttachmentRecord> other = Attach(Request("c2", kPort0, kPod2));

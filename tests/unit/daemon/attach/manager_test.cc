@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/attach/manager_fixture.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -27,7 +28,7 @@ using ::testing::IsEmpty;
 
 TEST_F(AttachManagerTest, AttachByDeviceIdConfiguresThePortInThePod) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request());
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
 
   EXPECT_EQ(record->container_id, "c1");
   EXPECT_EQ(record->ifname, "net1");
@@ -66,7 +67,7 @@ TEST_F(AttachManagerTest, AttachByDeviceIdConfiguresThePortInThePod) {
 
 TEST_F(AttachManagerTest, AttachByPciAddress) {
   absl::StatusOr<AttachmentRecord> record = Attach(Request("c1", "0000:1a:00.0"));
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   EXPECT_EQ(record->port_id, kPort1);
   EXPECT_EQ(Named(host_, "so1"), nullptr);
   EXPECT_EQ(Named(*pod_, "net1")->mac, so1_mac_);
@@ -76,7 +77,7 @@ TEST_F(AttachManagerTest, TheRequestedMtuWins) {
   AttachRequest request = Request();
   request.mtu = 4200;
   absl::StatusOr<AttachmentRecord> record = Attach(request);
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   EXPECT_EQ(record->mtu, 4200u);
   EXPECT_EQ(Named(*pod_, "net1")->mtu, 4200u);
 }
@@ -88,7 +89,7 @@ TEST_F(AttachManagerTest, AnL2AttachOnlyBringsThePortUp) {
   request.l3 = false;
   request.mtu = 9000;
   absl::StatusOr<AttachmentRecord> record = Attach(request);
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   EXPECT_FALSE(record->local.has_value());
   const os::LinkInfo* net1 = Named(*pod_, "net1");
   ASSERT_NE(net1, nullptr);
@@ -189,34 +190,34 @@ TEST_F(AttachManagerTest, InvalidRequestsAreRefusedBeforeAnythingIsTouched) {
 
 TEST_F(AttachManagerTest, TheSameAttachTwiceAnswersTheSameAndDoesNothing) {
   absl::StatusOr<AttachmentRecord> first = Attach(Request());
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   const Footprint before = Snapshot();
 
   absl::StatusOr<AttachmentRecord> again = Attach(Request());
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_OK(again);
   EXPECT_EQ(*again, *first);
   before.ExpectUnchanged();
 
   // Also when the retry asks for "any free port".
   absl::StatusOr<AttachmentRecord> any = Attach(Request("c1", ""));
-  ASSERT_TRUE(any.ok()) << any.status();
+  ASSERT_OK(any);
   EXPECT_EQ(*any, *first);
   before.ExpectUnchanged();
 }
 
 TEST_F(AttachManagerTest, TheSameAttachByPciAddressTwiceAnswersTheSame) {
   absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", "0000:19:00.0"));
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   const Footprint before = Snapshot();
 
   absl::StatusOr<AttachmentRecord> again = Attach(Request("c1", "0000:19:00.0"));
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_OK(again);
   EXPECT_EQ(*again, *first);
   before.ExpectUnchanged();
 }
 
 TEST_F(AttachManagerTest, TheSameInterfaceForAnotherDeviceOrNetnsAlreadyExists) {
-  ASSERT_TRUE(Attach(Request()).ok());
+  ASSERT_OK(Attach(Request()));
   netns_.AddNamespace(kPod2);
   const Footprint before = Snapshot();
 
@@ -276,7 +277,7 @@ TEST_P(AttachRollbackTest, AFailedStepPutsThePortBackAndForgetsIt) {
 
   // Nothing was lost: the same ADD, retried, works.
   absl::StatusOr<AttachmentRecord> retry = Attach(Request());
-  ASSERT_TRUE(retry.ok()) << retry.status();
+  ASSERT_OK(retry);
   ExpectConfiguredInPod(*pod_, "10.200.1.1/30", "10.200.1.2", retry->table);
 }
 

@@ -8,6 +8,7 @@
 #include "tests/unit/daemon/attach/printers.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_netns.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -69,7 +70,7 @@ class PodConfigTest : public ::testing::Test {
 };
 
 TEST_F(PodConfigTest, AnL3PortGetsItsAddressTableRuleAndArpSettings) {
-  ASSERT_TRUE(Configure(L3Record()).ok());
+  ASSERT_OK(Configure(L3Record()));
 
   EXPECT_TRUE(pod_->link(kNet1)->admin_up);
   EXPECT_EQ(pod_->link(kNet1)->mtu, 9000u);
@@ -93,7 +94,7 @@ TEST_F(PodConfigTest, ARouteWithAGatewayOfItsOwnKeepsIt) {
   AttachmentRecord record = L3Record();
   record.local = P("10.200.1.1/29");
   record.routes = {addressing::Route{P("10.210.0.0/16"), A("10.200.1.3")}};
-  ASSERT_TRUE(Configure(record).ok());
+  ASSERT_OK(Configure(record));
   EXPECT_THAT(*pod_->ListRoutes(1002),
               ::testing::Contains(Route("10.210.0.0/16", A("10.200.1.3"), 1002)));
   EXPECT_THAT(*pod_->ListRoutes(os::kMainTable),
@@ -105,7 +106,7 @@ TEST_F(PodConfigTest, AnL2PortIsOnlyBroughtUpWithItsMtu) {
   record.local.reset();
   record.peer.reset();
   record.routes.clear();
-  ASSERT_TRUE(Configure(record).ok());
+  ASSERT_OK(Configure(record));
   EXPECT_TRUE(pod_->link(kNet1)->admin_up);
   EXPECT_EQ(pod_->link(kNet1)->mtu, 9000u);
   EXPECT_THAT(pod_->addresses(), IsEmpty());
@@ -116,7 +117,7 @@ TEST_F(PodConfigTest, AnL2PortIsOnlyBroughtUpWithItsMtu) {
 TEST_F(PodConfigTest, AnMtuOfZeroLeavesTheMtuAlone) {
   AttachmentRecord record = L3Record();
   record.mtu = 0;
-  ASSERT_TRUE(Configure(record).ok());
+  ASSERT_OK(Configure(record));
   EXPECT_EQ(pod_->link(kNet1)->mtu, 1500u);
 }
 
@@ -132,11 +133,11 @@ TEST_F(PodConfigTest, ErrorsNameTheStepAndKeepTheCode) {
 }
 
 TEST_F(PodConfigTest, UnconfigureRemovesTheRuleOnly) {
-  ASSERT_TRUE(Configure(L3Record()).ok());
+  ASSERT_OK(Configure(L3Record()));
   const os::RuleInfo other{P("10.200.9.1/32"), 1009, kRulePriority, addressing::kRouteProtocol};
-  ASSERT_TRUE(pod_->AddRule(other).ok());
+  ASSERT_OK(pod_->AddRule(other));
 
-  ASSERT_TRUE(UnconfigurePodPort(*pod_, L3Record()).ok());
+  ASSERT_OK(UnconfigurePodPort(*pod_, L3Record()));
   EXPECT_THAT(pod_->rules(), ElementsAre(other));
   EXPECT_THAT(pod_->addresses(), ElementsAre(os::AddressInfo{kNet1, P("10.200.1.1/30")}));
 }
@@ -145,7 +146,7 @@ TEST_F(PodConfigTest, UnconfiguringAnL2PortTouchesNothing) {
   AttachmentRecord record = L3Record();
   record.local.reset();
   const int before = pod_->mutations();
-  ASSERT_TRUE(UnconfigurePodPort(*pod_, record).ok());
+  ASSERT_OK(UnconfigurePodPort(*pod_, record));
   EXPECT_EQ(pod_->mutations(), before);
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
 namespace {
@@ -25,7 +26,7 @@ void ExpectCases(absl::Status (*validate)(absl::string_view), const char* field,
     SCOPED_TRACE(absl::CHexEscape(c.input));
     const absl::Status status = validate(c.input);
     if (c.ok) {
-      EXPECT_TRUE(status.ok()) << status;
+      EXPECT_OK(status);
       continue;
     }
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet {
 namespace {
@@ -23,7 +24,7 @@ TEST(Ipv4AddressTest, ParsesDottedQuads) {
   };
   for (const Case& c : cases) {
     absl::StatusOr<Ipv4Address> parsed = Ipv4Address::Parse(c.text);
-    ASSERT_TRUE(parsed.ok()) << c.text << ": " << parsed.status();
+    ASSERT_OK(parsed) << c.text << ": " << parsed.status();
     EXPECT_EQ(parsed->value(), c.value) << c.text;
     EXPECT_EQ(parsed->ToString(), c.text);
   }
@@ -111,7 +112,7 @@ TEST(Ipv4PrefixTest, ParsesInterfaceAndNetworkForms) {
   };
   for (const Case& c : cases) {
     absl::StatusOr<Ipv4Prefix> parsed = Ipv4Prefix::Parse(c.text);
-    ASSERT_TRUE(parsed.ok()) << c.text << ": " << parsed.status();
+    ASSERT_OK(parsed) << c.text << ": " << parsed.status();
     EXPECT_EQ(parsed->address().value(), c.address) << c.text;
     EXPECT_EQ(parsed->length(), c.length) << c.text;
     EXPECT_EQ(parsed->ToString(), c.text);  // the host bits stay
@@ -165,8 +166,8 @@ TEST(Ipv4PrefixTest, MessageMatchesTheDocumentedForm) {
 }
 
 TEST(Ipv4PrefixTest, MakeChecksTheLength) {
-  EXPECT_TRUE(Ipv4Prefix::Make(Ipv4Address(1), 0).ok());
-  EXPECT_TRUE(Ipv4Prefix::Make(Ipv4Address(1), 32).ok());
+  EXPECT_OK(Ipv4Prefix::Make(Ipv4Address(1), 0));
+  EXPECT_OK(Ipv4Prefix::Make(Ipv4Address(1), 32));
   for (int length : {-1, 33, 1000}) {
     absl::StatusOr<Ipv4Prefix> made = Ipv4Prefix::Make(Ipv4Address(1), length);
     ASSERT_FALSE(made.ok()) << length;
@@ -181,13 +182,13 @@ TEST(Ipv4PrefixDeathTest, ConstructorAbortsOnABrokenLength) {
 
 Ipv4Prefix P(const char* text) {
   absl::StatusOr<Ipv4Prefix> parsed = Ipv4Prefix::Parse(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_OK(parsed);
   return parsed.ok() ? *parsed : Ipv4Prefix();
 }
 
 Ipv4Address A(const char* text) {
   absl::StatusOr<Ipv4Address> parsed = Ipv4Address::Parse(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_OK(parsed);
   return parsed.ok() ? *parsed : Ipv4Address();
 }
 

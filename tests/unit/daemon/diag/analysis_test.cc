@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::diag {
 namespace {
@@ -12,12 +13,12 @@ using ::testing::UnorderedElementsAre;
 
 TEST(ParseNodeAddressTest, AddressWithOptionalPort) {
   absl::StatusOr<NodeAddress> a = ParseNodeAddress("10.201.2.1");
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   EXPECT_EQ(a->address.ToString(), "10.201.2.1");
   EXPECT_EQ(a->port, kDefaultDataPort);
   EXPECT_EQ(a->ToString(), "10.201.2.1");
   a = ParseNodeAddress("10.201.2.1:6000");
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   EXPECT_EQ(a->port, 6000);
   EXPECT_EQ(a->ToString(), "10.201.2.1:6000");
   EXPECT_FALSE(ParseNodeAddress("node-a").ok());
@@ -53,7 +54,7 @@ TEST(AnalyzeReachTest, AllReachableIsOk) {
   AddPeer(r.mutable_ports(0), "10.0.2.1", true);
   AddPeer(r.mutable_ports(1), "10.0.1.1", true);
   AnalyzeReach({}, &r);
-  EXPECT_TRUE(r.ok());
+  EXPECT_OK(r);
   EXPECT_THAT(r.unreachable(), IsEmpty());
   EXPECT_THAT(r.suspects(), IsEmpty());
 }

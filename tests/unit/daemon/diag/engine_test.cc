@@ -16,6 +16,7 @@
 #include "daemon/diag/linux/sockets.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::diag {
 namespace {
@@ -51,7 +52,7 @@ class EngineTest : public ::testing::Test {
           [port]() -> absl::StatusOr<std::vector<LocalPort>> {
             return std::vector<LocalPort>{port};
           }));
-      ASSERT_TRUE(engines_.back()->Start().ok());
+      ASSERT_OK(engines_.back()->Start());
       engines_.back()->SetAddresses({Loopback(i)});
     }
     // The listeners bind on their own thread.
@@ -73,9 +74,9 @@ TEST_F(EngineTest, AllreduceOverThreeRanksIsVerifiedWithNcclBusBandwidth) {
   request.set_iterations(2);
   request.set_timeout_ms(10000);
   absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
-  ASSERT_TRUE(normal.ok()) << normal.status();
+  ASSERT_OK(normal);
   absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
   EXPECT_TRUE(result->ok()) << result->DebugString();
   EXPECT_THAT(result->nodes(), ::testing::ElementsAre("n0", "n1", "n2"));
   ASSERT_EQ(result->rails_size(), 1);
@@ -103,10 +104,10 @@ TEST_F(EngineTest, AllreduceWithADeadRankReportsTheRailBrokenInTime) {
   for (int i = 0; i < kNodes; ++i) request.add_nodes(Node(i));
   request.set_timeout_ms(2000);
   absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
-  ASSERT_TRUE(normal.ok());
+  ASSERT_OK(normal);
   const absl::Time start = absl::Now();
   absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   EXPECT_FALSE(result->ok());
   ASSERT_FALSE(result->problems().empty());
@@ -118,7 +119,7 @@ TEST_F(EngineTest, AllreduceWithADeadRankReportsTheRailBrokenInTime) {
 TEST_F(EngineTest, StopEndsACoordinatedTestAtOnce) {
   const Ipv4Address mute = Loopback(kNodes);
   absl::StatusOr<Fd> listener = ListenTcp(mute, 0);
-  ASSERT_TRUE(listener.ok());
+  ASSERT_OK(listener);
   sockaddr_in sa{};
   socklen_t len = sizeof(sa);
   getsockname(listener->get(), reinterpret_cast<sockaddr*>(&sa), &len);
@@ -126,7 +127,7 @@ TEST_F(EngineTest, StopEndsACoordinatedTestAtOnce) {
   request.add_nodes(Node(0));
   request.add_nodes(absl::StrCat(mute.ToString(), ":", ntohs(sa.sin_port)));
   absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
-  ASSERT_TRUE(normal.ok());
+  ASSERT_OK(normal);
   std::thread stopper([&] {
     absl::SleepFor(absl::Milliseconds(200));
     engines_[0]->Stop();
@@ -135,7 +136,7 @@ TEST_F(EngineTest, StopEndsACoordinatedTestAtOnce) {
   absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
   const absl::Duration took = absl::Now() - start;
   stopper.join();
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
   EXPECT_FALSE(result->ok());
   EXPECT_LT(took, absl::Milliseconds(1500));  // the call's own bound is 3 s
 }
@@ -148,7 +149,7 @@ TEST_F(EngineTest, BandwidthBothWays) {
   request.set_duration_ms(300);
   absl::StatusOr<v1::BandwidthResult> result = engines_[0]->Bandwidth(request, ignore_);
   // The port is looked up by name; an unnamed one is found.
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
   EXPECT_TRUE(result->ok()) << result->DebugString();
   ASSERT_EQ(result->directions_size(), 2);
   for (const v1::DirectionResult& d : result->directions()) {
@@ -165,7 +166,7 @@ TEST_F(EngineTest, IncastFairnessIsJainsIndexOfTheSenders) {
   request.set_duration_ms(300);
   request.set_streams(1);
   absl::StatusOr<v1::IncastResult> result = engines_[0]->Incast(request, ignore_);
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_OK(result);
   EXPECT_TRUE(result->ok()) << result->DebugString();
   ASSERT_EQ(result->senders_size(), 2);
   const double a = result->senders(0).bits_per_second();

@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::diag {
 namespace {
@@ -15,7 +16,7 @@ MATCHER_P(InvalidNaming, field, "") {
 
 TEST(NormalizeReachTest, FillsDefaults) {
   absl::StatusOr<v1::ReachRequest> r = NormalizeReach({});
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r);
   EXPECT_EQ(r->count(), 5u);
   EXPECT_EQ(r->interval_ms(), 20u);
   EXPECT_EQ(r->timeout_ms(), 5000u);
@@ -55,7 +56,7 @@ TEST(NormalizeBandwidthTest, NeedsPortAndPeer) {
   EXPECT_THAT(NormalizeBandwidth(r), InvalidNaming("peer"));
   r.set_peer("10.201.2.1");
   absl::StatusOr<v1::BandwidthRequest> ok = NormalizeBandwidth(r);
-  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_OK(ok);
   EXPECT_EQ(ok->streams(), 4u);
   EXPECT_EQ(ok->duration_ms(), 2000u);
   r.set_streams(17);
@@ -74,7 +75,7 @@ TEST(NormalizeAllreduceTest, BoundsSizesAndTime) {
   EXPECT_THAT(NormalizeAllreduce(r), InvalidNaming("nodes"));
   r.add_nodes("10.201.2.1");
   absl::StatusOr<v1::AllreduceRequest> ok = NormalizeAllreduce(r);
-  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_OK(ok);
   EXPECT_EQ(ok->min_bytes(), 1024u);
   EXPECT_EQ(ok->max_bytes(), 4u << 20);
   r.set_max_bytes((64u << 20) + 1);
@@ -85,7 +86,7 @@ TEST(NormalizeAllreduceTest, BoundsSizesAndTime) {
   r.set_min_bytes(4);
   r.set_max_bytes(64u << 20);
   r.set_step_factor(2);  // 4 B .. 64 MiB by 2: 25 sizes
-  EXPECT_TRUE(NormalizeAllreduce(r).ok());
+  EXPECT_OK(NormalizeAllreduce(r));
   r.set_step_factor(17);
   EXPECT_THAT(NormalizeAllreduce(r), InvalidNaming("step_factor"));
   r.set_step_factor(4);
@@ -101,7 +102,7 @@ TEST(NormalizeIncastTest, NeedsSenders) {
   r.set_port("so0");
   EXPECT_THAT(NormalizeIncast(r), InvalidNaming("senders"));
   r.add_senders("10.201.2.1");
-  ASSERT_TRUE(NormalizeIncast(r).ok());
+  ASSERT_OK(NormalizeIncast(r));
   r.set_streams(9);
   EXPECT_THAT(NormalizeIncast(r), InvalidNaming("streams"));
 }
@@ -116,7 +117,7 @@ TEST(CheckRingJoinTest, PeersGetTheSameBounds) {
   j.set_iterations(1);
   j.set_timeout_ms(5000);
   j.set_probe_bytes(1024);
-  EXPECT_TRUE(CheckRingJoin(j).ok());
+  EXPECT_OK(CheckRingJoin(j));
   j.add_sizes(1ull << 30);
   EXPECT_THAT(CheckRingJoin(j).message(), HasSubstr("sizes"));
 }

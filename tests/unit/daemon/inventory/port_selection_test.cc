@@ -2,13 +2,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::inventory {
 namespace {
 
 TEST(PortSelectionTest, AcceptsNamesAndGlobs) {
   for (const char* pattern : {"so0", "so*", "ens[1-4]f0", "eth?", "a-very-long-nam"}) {
-    EXPECT_TRUE(ValidateInterfacePattern(pattern).ok()) << pattern;
+    EXPECT_OK(ValidateInterfacePattern(pattern)) << pattern;
   }
 }
 
@@ -40,7 +41,7 @@ TEST(PortSelectionTest, NothingSelectedIsAnError) {
   selection.gaudi = false;
   EXPECT_FALSE(ValidateSelection(selection).ok());
   selection.interfaces = {"so*"};
-  EXPECT_TRUE(ValidateSelection(selection).ok());
+  EXPECT_OK(ValidateSelection(selection));
 }
 
 TEST(PortSelectionTest, ScaleOutIndexOutOfRange) {

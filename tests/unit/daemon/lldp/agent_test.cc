@@ -12,6 +12,7 @@
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_packet_socket.h"
 #include "tests/unit/fakes/fake_reactor.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::lldp {
 namespace {
@@ -45,7 +46,7 @@ Lldpdu SwitchPdu(const std::string& description = "no-alert 10.200.1.2/30", uint
 
 std::string FrameOf(const Lldpdu& pdu, const MacAddress& source = kSwitchMac) {
   absl::StatusOr<std::string> frame = Encode(pdu, source);
-  EXPECT_TRUE(frame.ok()) << frame.status();
+  EXPECT_OK(frame);
   return frame.ok() ? *frame : std::string();
 }
 

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/testing/pcap_reader.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::lldp {
 namespace {
@@ -20,13 +21,13 @@ const std::string kFixtureDir = ROCENET_FIXTURE_DIR "/lldp";
 std::vector<std::string> Frames(const std::string& file) {
   absl::StatusOr<std::vector<std::string>> frames =
       testutil::ReadEthernetFrames(kFixtureDir + "/" + file);
-  EXPECT_TRUE(frames.ok()) << frames.status();
+  EXPECT_OK(frames);
   return frames.ok() ? *frames : std::vector<std::string>{};
 }
 
 Lldpdu DecodeOk(const std::string& frame) {
   absl::StatusOr<Lldpdu> d = Decode(frame);
-  EXPECT_TRUE(d.ok()) << d.status();
+  EXPECT_OK(d);
   return d.ok() ? *d : Lldpdu{};
 }
 
@@ -129,9 +130,9 @@ TEST(FixtureTest, EveryFrameDecodesAndRoundTrips) {
       SCOPED_TRACE(entry.path().filename().string());
       const Lldpdu d = DecodeOk(frame);
       absl::StatusOr<std::string> encoded = Encode(d, *MacAddress::FromBytes(frame.substr(6, 6)));
-      ASSERT_TRUE(encoded.ok()) << encoded.status();
+      ASSERT_OK(encoded);
       absl::StatusOr<Lldpdu> again = Decode(*encoded);
-      ASSERT_TRUE(again.ok()) << again.status();
+      ASSERT_OK(again);
       EXPECT_EQ(*again, d);
       ++total;
     }

@@ -10,6 +10,7 @@
 #include "daemon/lldp/decode_error.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/lldp/frame_builder.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::lldp {
 namespace {
@@ -264,7 +265,7 @@ TEST_P(MalformedFrameTest, GivesTheExactReason) {
     EXPECT_EQ(ReasonLabel(*got), ReasonLabel(*frame_error)) << decoded.status();
   } else {
     const TlvError tlv_error = std::get<TlvError>(c.reason);
-    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    ASSERT_OK(decoded);
     EXPECT_EQ(decoded->DiscardedTlvCount(tlv_error), 1u) << ReasonLabel(tlv_error);
     EXPECT_EQ(decoded->DiscardedTlvCount(), 1u);
     // The mandatory part survives the bad TLV.

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/lldp/frame_builder.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::lldp {
 namespace {
@@ -32,7 +33,7 @@ TEST(DecodeTest, DecodesEveryKindOfTlv) {
                 Org(0x00120f, 1, Bytes({0x03, 0x6c, 0x01, 0x00, 0x1e})) + MaxFrameSize(9216) +
                 Org(0x0012bb, 1, Bytes({0x00, 0x3f, 0x04})) + Tlv(9, "reserved") + Tlv(126, ""));
   absl::StatusOr<Lldpdu> d = Decode(frame);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
 
   EXPECT_EQ(d->chassis_id.subtype, ChassisIdSubtype::kMacAddress);
   EXPECT_EQ(d->chassis_id.ToString(), "5a:f1:fc:88:2c:c7");
@@ -82,7 +83,7 @@ TEST(DecodeTest, KeepsEveryPortDescriptionInOrder) {
   absl::StatusOr<Lldpdu> d =
       Decode(FrameWith(PortDescription("no-alert 10.200.10.2/30") + SystemName("a") +
                        PortDescription("no-alert 10.200.20.2/30") + PortDescription("")));
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_THAT(d->port_descriptions,
               ElementsAre("no-alert 10.200.10.2/30", "no-alert 10.200.20.2/30", ""));
 }
@@ -90,7 +91,7 @@ TEST(DecodeTest, KeepsEveryPortDescriptionInOrder) {
 TEST(DecodeTest, AcceptsEachLldpGroupAddress) {
   for (int last : {0x0e, 0x03, 0x00}) {
     const std::string dst = Bytes({0x01, 0x80, 0xc2, 0x00, 0x00, last});
-    EXPECT_TRUE(Decode(EthernetFrame(Mandatory() + End(), dst)).ok()) << last;
+    EXPECT_OK(Decode(EthernetFrame(Mandatory() + End(), dst))) << last;
   }
 }
 
@@ -98,19 +99,19 @@ TEST(DecodeTest, AcceptsVlanTaggedFrames) {
   for (auto tags : {std::initializer_list<uint16_t>{0x8100}, {0x88a8, 0x8100}, {0x9100}}) {
     absl::StatusOr<Lldpdu> d = Decode(EthernetFrame(Mandatory() + PortDescription("tagged") + End(),
                                                     kNearestBridgeDst, 0x88cc, tags));
-    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_OK(d);
     EXPECT_THAT(d->port_descriptions, ElementsAre("tagged"));
   }
 }
 
 TEST(DecodeTest, AcceptsAMissingEndTlv) {
   absl::StatusOr<Lldpdu> d = Decode(EthernetFrame(Mandatory() + SystemName("s")));
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_THAT(d->system_names, ElementsAre("s"));
 }
 
 TEST(DecodeTest, TakesOneTrailingZeroByteAsPadding) {
-  EXPECT_TRUE(Decode(EthernetFrame(Mandatory() + Bytes({0}))).ok());
+  EXPECT_OK(Decode(EthernetFrame(Mandatory() + Bytes({0}))));
 }
 
 TEST(DecodeTest, IgnoresEthernetPaddingAfterAShortLldpdu) {
@@ -118,7 +119,7 @@ TEST(DecodeTest, IgnoresEthernetPaddingAfterAShortLldpdu) {
   std::string frame = EthernetFrame(ChassisMac() + PortLocal("p") + Ttl(0) + End());
   frame.resize(60, '\0');
   absl::StatusOr<Lldpdu> d = Decode(frame);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_TRUE(d->IsShutdown());
 }
 
@@ -129,7 +130,7 @@ TEST(DecodeTest, IgnoresEverythingAfterEnd) {
        {Bytes({0xff}), ChassisMac(), TlvWithLength(4, 511, "x"), std::string(300, '\xa5'),
         Ttl(5) + Ttl(6), TlvWithLength(0, 3, "")}) {
     absl::StatusOr<Lldpdu> d = Decode(EthernetFrame(Mandatory() + End() + after));
-    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_OK(d);
     EXPECT_EQ(d->ttl_seconds, 120);
     EXPECT_EQ(d->unrecognized_tlvs, 0u);
   }
@@ -139,7 +140,7 @@ TEST(DecodeTest, CountsHundredsOfUnknownTlvsWithoutKeepingThem) {
   std::string many;
   for (int i = 0; i < 400; ++i) many += Tlv(9 + i % 118, "");
   absl::StatusOr<Lldpdu> d = Decode(FrameWith(many));
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_EQ(d->unrecognized_tlvs, 400u);
   EXPECT_EQ(d->DiscardedTlvCount(), 0u);
 }
@@ -150,7 +151,7 @@ TEST(DecodeTest, KeepsAtMostTheCapOfEachListInAHugeFrame) {
     many += PortDescription("d") + Mgmt(MgmtFields{}) + Org(0x0012bb, 7, "x");
   }
   absl::StatusOr<Lldpdu> d = Decode(FrameWith(many));
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_EQ(d->port_descriptions.size(), kMaxStringTlvsKept);
   EXPECT_EQ(d->management_addresses.size(), kMaxManagementAddressesKept);
   EXPECT_EQ(d->org_tlvs.size(), kMaxOrgTlvsKept);
@@ -162,7 +163,7 @@ TEST(DecodeTest, KeepsAtMostTheCapOfEachListInAHugeFrame) {
 TEST(DecodeTest, KeepsReservedIdSubtypes) {
   absl::StatusOr<Lldpdu> d =
       Decode(EthernetFrame(Chassis(0, "c") + Port(200, "\x01\x02") + Ttl(1)));
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_EQ(static_cast<int>(d->chassis_id.subtype), 0);
   EXPECT_EQ(static_cast<int>(d->port_id.subtype), 200);
   EXPECT_EQ(d->port_id.ToString(), "01:02");
@@ -172,7 +173,7 @@ TEST(DecodeTest, AcceptsMaximalIdsAndStrings) {
   absl::StatusOr<Lldpdu> d =
       Decode(EthernetFrame(Chassis(7, std::string(255, 'c')) + Port(5, std::string(255, 'p')) +
                            Ttl(65535) + PortDescription(std::string(255, 'd')) + End()));
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_EQ(d->chassis_id.id.size(), 255u);
   EXPECT_EQ(d->port_id.id.size(), 255u);
   EXPECT_EQ(d->ttl_seconds, 65535);
@@ -181,7 +182,7 @@ TEST(DecodeTest, AcceptsMaximalIdsAndStrings) {
 
 TEST(DecodeTest, DecodeLldpduTakesThePayloadAlone) {
   absl::StatusOr<Lldpdu> d = DecodeLldpdu(Mandatory() + End());
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_EQ(d->port_id.id, "Ethernet1/1");
 }
 
@@ -218,11 +219,11 @@ TEST(EncodeTest, RoundTripsEveryField) {
   const Lldpdu x = FullLldpdu();
   absl::StatusOr<std::string> frame =
       Encode(x, *MacAddress::Parse("02:00:00:00:00:01"), MacAddress(kNearestNonTpmrBridge));
-  ASSERT_TRUE(frame.ok()) << frame.status();
+  ASSERT_OK(frame);
   EXPECT_EQ(frame->substr(0, 6), Bytes({0x01, 0x80, 0xc2, 0x00, 0x00, 0x03}));
   EXPECT_EQ(frame->substr(6, 6), Bytes({0x02, 0, 0, 0, 0, 1}));
   absl::StatusOr<Lldpdu> d = Decode(*frame);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   Lldpdu expected = x;
   expected.unrecognized_org_tlvs = 3;  // the raw ones are unrecognized on receipt
   EXPECT_EQ(*d, expected);
@@ -233,12 +234,12 @@ TEST(EncodeTest, MinimalLldpduIsPaddedToSixtyBytes) {
   x.chassis_id = {ChassisIdSubtype::kLocal, "c"};
   x.port_id = {PortIdSubtype::kInterfaceName, "eth0"};
   absl::StatusOr<std::string> frame = Encode(x, MacAddress());
-  ASSERT_TRUE(frame.ok()) << frame.status();
+  ASSERT_OK(frame);
   EXPECT_EQ(frame->size(), kMinEthernetFrameSize);
   EXPECT_EQ(frame->substr(14, 20),
             Chassis(7, "c") + Port(5, "eth0") + Ttl(0) + End() + std::string(20 - 17, '\0'));
   absl::StatusOr<Lldpdu> d = Decode(*frame);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_OK(d);
   EXPECT_EQ(*d, x);
   EXPECT_TRUE(d->IsShutdown());
 }

@@ -6,6 +6,7 @@
 #include "daemon/lldp/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::lldp {
 namespace {
@@ -31,7 +32,7 @@ Lldpdu Pdu(const std::string& port = "Ethernet1/1",
 
 std::string FrameOf(const Lldpdu& pdu, const MacAddress& source = kSwitchMac) {
   absl::StatusOr<std::string> frame = Encode(pdu, source);
-  EXPECT_TRUE(frame.ok()) << frame.status();
+  EXPECT_OK(frame);
   return frame.ok() ? *frame : std::string();
 }
 

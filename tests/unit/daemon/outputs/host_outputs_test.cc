@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::outputs {
 namespace {
@@ -59,7 +60,7 @@ TEST(HostOutputsTest, NotEveryL3PortProvisionedLeavesGaudinetUntouched) {
   PortOutput pending = Ready("so1", 1);
   pending.provisioned = false;
 
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0), pending}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0), pending}));
 
   EXPECT_THAT(Content(fs, kGaudinet), Optional(std::string("from the last job\n")));
   EXPECT_EQ(fs.WriteCount(kGaudinet), 0);
@@ -71,12 +72,12 @@ TEST(HostOutputsTest, GaudinetWrittenOnceWhenEveryL3PortIsProvisioned) {
   HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput so1 = Ready("so1", 1);
   so1.provisioned = false;
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0), so1}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0), so1}));
   EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
 
   so1.provisioned = true;
   const std::vector<PortOutput> ports = {so1, Ready("so0", 0)};
-  ASSERT_TRUE(outputs.Update(ports).ok());
+  ASSERT_OK(outputs.Update(ports));
 
   std::optional<FakeFileSystem::File> file = fs.GetFile(kGaudinet);
   ASSERT_TRUE(file.has_value());
@@ -90,12 +91,12 @@ TEST(HostOutputsTest, UnchangedUpdateWritesAndRemovesNothing) {
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, AllOutputs());
   const std::vector<PortOutput> ports = {Ready("so0", 0), Ready("so1", 1)};
-  ASSERT_TRUE(outputs.Update(ports).ok());
+  ASSERT_OK(outputs.Update(ports));
   // gaudinet.json, two .network files, the NFD file.
   EXPECT_EQ(fs.write_count(), 4);
 
-  ASSERT_TRUE(outputs.Update(ports).ok());
-  ASSERT_TRUE(outputs.Update(ports).ok());
+  ASSERT_OK(outputs.Update(ports));
+  ASSERT_OK(outputs.Update(ports));
 
   EXPECT_EQ(fs.write_count(), 4);
   EXPECT_EQ(fs.remove_count(), 0);
@@ -106,14 +107,14 @@ TEST(HostOutputsTest, PortLosingProvisioningKeepsGaudinetAndDropsNfdAndItsNetwor
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput so1 = Ready("so1", 1);
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0), so1}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0), so1}));
   const std::optional<std::string> written = Content(fs, kGaudinet);
   ASSERT_TRUE(written.has_value());
   ASSERT_TRUE(fs.GetFile(kNfd).has_value());
 
   so1.provisioned = false;
   so1.healthy = false;
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0), so1}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0), so1}));
 
   EXPECT_EQ(Content(fs, kGaudinet), written);
   EXPECT_EQ(fs.WriteCount(kGaudinet), 1);
@@ -139,7 +140,7 @@ TEST(HostOutputsTest, DiskFullOnGaudinetKeepsOldFileAndStillWritesTheOthers) {
   EXPECT_TRUE(fs.GetFile(kNfd).has_value());
 
   // The next update (the disk has room again) catches up.
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
   EXPECT_EQ(Content(fs, kGaudinet), RenderGaudinet({Ready("so0", 0)}));
 }
 
@@ -171,10 +172,10 @@ TEST(HostOutputsTest, StaleNetworkFileRemovedForeignFilesUntouched) {
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, config);
 
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
 
   absl::StatusOr<std::vector<std::string>> names = fs.ListDirectory(kNetworkDir);
-  ASSERT_TRUE(names.ok());
+  ASSERT_OK(names);
   EXPECT_THAT(*names, ElementsAre("10-netplan-eno1.network", "50-rocenet-so0.network",
                                   "50-rocenet-so0.network.bak", "site-rocenet-so0.network"));
   EXPECT_EQ(Content(fs, NetworkFile("50-rocenet-so0.network")),
@@ -191,11 +192,11 @@ TEST(HostOutputsTest, NetworkFileFollowsPortChangesAndL2Ports) {
   PortOutput so0 = Ready("so0", 0);
   PortOutput so1 = Ready("so1", 1);
   so1.l3 = false;
-  ASSERT_TRUE(outputs.Update({so0, so1}).ok());
+  ASSERT_OK(outputs.Update({so0, so1}));
   EXPECT_EQ(Content(fs, NetworkFile("50-rocenet-so1.network")), RenderNetworkdFile(so1));
 
   so0.mtu = 9000;
-  ASSERT_TRUE(outputs.Update({so0, so1}).ok());
+  ASSERT_OK(outputs.Update({so0, so1}));
 
   EXPECT_THAT(Content(fs, NetworkFile("50-rocenet-so0.network")),
               Optional(HasSubstr("MTUBytes=9000\n")));
@@ -226,7 +227,7 @@ TEST(HostOutputsTest, UnknownGatewayMacHoldsGaudinetBack) {
   PortOutput so0 = Ready("so0", 0);
   so0.gateway_mac.clear();
 
-  ASSERT_TRUE(outputs.Update({so0}).ok());
+  ASSERT_OK(outputs.Update({so0}));
 
   EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
 }
@@ -238,7 +239,7 @@ TEST(HostOutputsTest, L2OnlyNodeWritesNoGaudinet) {
   PortOutput so0 = Ready("so0", 0);
   so0.l3 = false;
 
-  ASSERT_TRUE(outputs.Update({so0}).ok());
+  ASSERT_OK(outputs.Update({so0}));
 
   EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
   EXPECT_TRUE(fs.GetFile(kNfd).has_value());
@@ -252,19 +253,19 @@ TEST(HostOutputsTest, NfdFileOnlyWhileEveryPortIsReady) {
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, config);
 
-  ASSERT_TRUE(outputs.Update({}).ok());
+  ASSERT_OK(outputs.Update({}));
   EXPECT_FALSE(fs.GetFile(kNfd).has_value());
 
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0), Ready("so1", 1)}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0), Ready("so1", 1)}));
   EXPECT_THAT(Content(fs, kNfd), Optional(HasSubstr("\nexample.com/roce-ready=true\n"
                                                     "example.com/scale-out-ports=2\n")));
 
   PortOutput sick = Ready("so1", 1);
   sick.healthy = false;
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0), sick}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0), sick}));
   EXPECT_FALSE(fs.GetFile(kNfd).has_value());
 
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0), Ready("so1", 1)}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0), Ready("so1", 1)}));
   EXPECT_TRUE(fs.GetFile(kNfd).has_value());
   EXPECT_EQ(fs.WriteCount(kNfd), 2);
 }
@@ -288,10 +289,10 @@ TEST(HostOutputsTest, HandEditedFileIsRepaired) {
   FakeFileSystem fs;
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, AllOutputs());
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
   fs.AddFile(kGaudinet, "{}\n");
 
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
 
   EXPECT_EQ(Content(fs, kGaudinet), RenderGaudinet({Ready("so0", 0)}));
 }
@@ -305,8 +306,8 @@ TEST(HostOutputsTest, DisabledOutputsTouchNothing) {
   off.gaudinet_path = "";  // the only output on by default
   HostOutputs outputs(&fs, &clock, off);
 
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
-  ASSERT_TRUE(outputs.Update({}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
+  ASSERT_OK(outputs.Update({}));
 
   EXPECT_EQ(fs.write_count(), 0);
   EXPECT_EQ(fs.remove_count(), 0);
@@ -316,7 +317,7 @@ TEST(HostOutputsTest, TheNfdFileExpiresAndIsRefreshedWhileRocenetdRuns) {
   FakeFileSystem fs;
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, AllOutputs());
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
   // 1'800'000'000 is 2027-01-15T08:00:00Z; the default lifetime is 10 minutes.
   EXPECT_THAT(Content(fs, kNfd), Optional(::testing::StartsWith(
                                      "# +expiry-time=2027-01-15T08:10:00Z\n")));
@@ -324,19 +325,19 @@ TEST(HostOutputsTest, TheNfdFileExpiresAndIsRefreshedWhileRocenetdRuns) {
 
   // Nothing new, and less than half the lifetime gone: not rewritten.
   clock.Advance(absl::Minutes(4));
-  ASSERT_TRUE(outputs.RefreshExpiry().ok());
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_OK(outputs.RefreshExpiry());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
   EXPECT_EQ(fs.WriteCount(kNfd), 1);
 
   clock.Advance(absl::Minutes(1));
-  ASSERT_TRUE(outputs.RefreshExpiry().ok());
+  ASSERT_OK(outputs.RefreshExpiry());
   EXPECT_EQ(fs.WriteCount(kNfd), 2);
   EXPECT_THAT(Content(fs, kNfd), Optional(::testing::StartsWith(
                                      "# +expiry-time=2027-01-15T08:15:00Z\n")));
 
   // Removed behind its back: put back at the next refresh.
-  ASSERT_TRUE(fs.RemoveFile(kNfd).ok());
-  ASSERT_TRUE(outputs.RefreshExpiry().ok());
+  ASSERT_OK(fs.RemoveFile(kNfd));
+  ASSERT_OK(outputs.RefreshExpiry());
   EXPECT_TRUE(fs.GetFile(kNfd).has_value());
 }
 
@@ -344,7 +345,7 @@ TEST(HostOutputsTest, AFailedRefreshNamesTheFileOnce) {
   FakeFileSystem fs;
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, AllOutputs());
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
   clock.Advance(absl::Minutes(6));
   fs.FailNextWrite(absl::PermissionDeniedError("Read-only file system"), kNfd);
   const absl::Status status = outputs.Update({Ready("so0", 0)});
@@ -362,15 +363,15 @@ TEST(HostOutputsTest, WithdrawRemovesTheNfdFileAndNothingElse) {
   FakeFileSystem fs;
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, AllOutputs());
-  ASSERT_TRUE(outputs.Update({Ready("so0", 0)}).ok());
-  ASSERT_TRUE(outputs.Withdraw().ok());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
+  ASSERT_OK(outputs.Withdraw());
   EXPECT_FALSE(fs.GetFile(kNfd).has_value());
   EXPECT_TRUE(fs.GetFile(kGaudinet).has_value());
   // A refresh after a withdrawal writes nothing back.
   clock.Advance(absl::Minutes(9));
-  ASSERT_TRUE(outputs.RefreshExpiry().ok());
+  ASSERT_OK(outputs.RefreshExpiry());
   EXPECT_FALSE(fs.GetFile(kNfd).has_value());
-  ASSERT_TRUE(outputs.Withdraw().ok());  // twice is fine
+  ASSERT_OK(outputs.Withdraw());  // twice is fine
 }
 
 TEST(HostOutputsTest, GaudinetListsOnlyGaudiPortsInL3AndMakesItsDirectory) {
@@ -380,7 +381,7 @@ TEST(HostOutputsTest, GaudinetListsOnlyGaudiPortsInL3AndMakesItsDirectory) {
   PortOutput other = Ready("eth5", 5);
   other.gaudi = false;
   other.provisioned = false;  // not Gaudi: neither listed nor waited for
-  ASSERT_TRUE(outputs.Update({Ready("so1", 1), other}).ok());
+  ASSERT_OK(outputs.Update({Ready("so1", 1), other}));
   std::optional<std::string> text = Content(fs, kDefaultGaudinetPath);
   ASSERT_TRUE(text.has_value());
   EXPECT_NE(text->find("10.200.1.1"), std::string::npos);
@@ -390,7 +391,7 @@ TEST(HostOutputsTest, GaudinetListsOnlyGaudiPortsInL3AndMakesItsDirectory) {
   l2.l3 = false;
   FakeFileSystem fresh;
   HostOutputs l2_outputs(&fresh, &clock, OutputConfig{});
-  ASSERT_TRUE(l2_outputs.Update({l2, other}).ok());
+  ASSERT_OK(l2_outputs.Update({l2, other}));
   EXPECT_FALSE(fresh.GetFile(kDefaultGaudinetPath).has_value());
 }
 

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::testing {
 namespace {
@@ -15,7 +16,7 @@ TEST(FakeDcbTest, HblEnIsAllOrNothingAndOnAfterReset) {
   EXPECT_EQ(dcb.GetPfc("so0")->capability, 4);
   EXPECT_EQ(dcb.SetPfc("so0", 0x08).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(dcb.GetPfc("so0")->enabled, 0x0f);
-  EXPECT_TRUE(dcb.SetPfc("so0", 0).ok());
+  EXPECT_OK(dcb.SetPfc("so0", 0));
   EXPECT_EQ(dcb.GetPfc("so0")->enabled, 0);
   dcb.Reset("so0");
   EXPECT_EQ(dcb.GetPfc("so0")->enabled, 0x0f);
@@ -34,7 +35,7 @@ TEST(FakeDcbTest, RoundTripsThroughText) {
   device.pfc.requests[2] = 5;
   device.pfc.indications[7] = 9;
   absl::StatusOr<FakeDcbDevice> back = ParseDcbDevice(FormatDcbDevice(device));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->driver, DcbDriver::kHblEn);
   EXPECT_EQ(back->pfc, device.pfc);
   EXPECT_EQ(back->dcbx, device.dcbx);

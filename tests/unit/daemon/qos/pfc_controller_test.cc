@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_dcb.h"
 #include "tests/unit/fakes/fake_netlink.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::qos {
 namespace {
@@ -85,8 +86,8 @@ TEST(PfcControllerTest, CheckNamesThePortThatCannot) {
   dcb.AddDevice("veth0", DcbDriver::kNone);
   PfcController pfc(&dcb, PfcRequest{});
   const std::vector<inventory::Port> ports = {VethPort("veth0", 3), GaudiPort("so0", 2)};
-  EXPECT_TRUE(pfc.Check(Request("0-3"), ports).ok());
-  EXPECT_TRUE(pfc.Check(Request("all"), ports).ok());
+  EXPECT_OK(pfc.Check(Request("0-3"), ports));
+  EXPECT_OK(pfc.Check(Request("all"), ports));
   absl::Status refused = pfc.Check(Request("3"), ports);
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.message(), HasSubstr("port so0: a Gaudi port (hbl_en)"));

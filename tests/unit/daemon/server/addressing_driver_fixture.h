@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/fakes/fake_netlink.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -58,7 +59,7 @@ class AddressingDriverTest : public ::testing::Test {
   void Restart(addressing::Mode mode = addressing::Mode::kL3) {
     driver_.reset();
     store_ = std::make_unique<addressing::AppliedStore>(&fs_, kStatePath);
-    ASSERT_TRUE(store_->Load().ok());
+    ASSERT_OK(store_->Load());
     addressing::PlannerConfig config;
     config.mode = mode;
     driver_ = std::make_unique<AddressingDriver>(&netlink_, store_.get(), config);
@@ -88,7 +89,7 @@ class AddressingDriverTest : public ::testing::Test {
     pdu.ttl_seconds = ttl;
     pdu.port_descriptions = {description};
     absl::StatusOr<std::string> frame = lldp::Encode(pdu, kSwitchMac);
-    ASSERT_TRUE(frame.ok()) << frame.status();
+    ASSERT_OK(frame);
     table_.Observe(port_id, kSwitchMac, pdu, *frame, kT0);
   }
 

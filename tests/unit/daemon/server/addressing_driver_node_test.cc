@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/server/addressing_driver_fixture.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -168,7 +169,7 @@ TEST_F(NodeWideTest, AValidPlanTakesTheAddressARefusedPortKeptAndSaysSo) {
 
 TEST_F(NodeWideTest, AnAddressRocenetDidNotPutThereStaysAndIsNamedAsSuch) {
   // Someone else's address (an admin with `ip addr add`), unknown to rocenet.
-  ASSERT_TRUE(netlink_.AddAddress({kSo1, P("10.200.2.1/30")}).ok());
+  ASSERT_OK(netlink_.AddAddress({kSo1, P("10.200.2.1/30")}));
   Hear(kSo0Id, "no-alert 10.200.2.2/30");
   Run();
   EXPECT_TRUE(HasAddress("10.200.2.1/30", kSo1));

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/server/addressing_driver_fixture.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -134,10 +135,10 @@ TEST_F(AddressingDriverTest, ARefusedDescriptionOnAFreshPortAddsNothing) {
 }
 
 TEST_F(AddressingDriverTest, AddressesAndRoutesOfOthersStay) {
-  ASSERT_TRUE(netlink_.AddAddress({kSo0, P("192.168.7.1/24")}).ok());
+  ASSERT_OK(netlink_.AddAddress({kSo0, P("192.168.7.1/24")}));
   const os::RouteInfo admin_route{P("172.16.0.0/12"), A("192.168.7.254"), kSo0,
                                   /*protocol=*/4,     os::kMainTable,     0};
-  ASSERT_TRUE(netlink_.ReplaceRoute(admin_route).ok());
+  ASSERT_OK(netlink_.ReplaceRoute(admin_route));
 
   Hear(kSo0Id, "no-alert 10.200.1.2/30");
   Run();

@@ -17,6 +17,7 @@
 #include "daemon/server/config_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -74,14 +75,14 @@ std::map<std::string, std::string> KeysWithComments(const std::string& text) {
 TEST(ConfigExampleTest, LoadsAndValidates) {
   DaemonOptions options;
   absl::Status loaded = ApplyConfigPath(os::FileSystemLinux(), kExample, options);
-  ASSERT_TRUE(loaded.ok()) << loaded;
+  ASSERT_OK(loaded);
   absl::Status valid = ValidateOptions(options);
-  EXPECT_TRUE(valid.ok()) << valid;
+  EXPECT_OK(valid);
 }
 
 TEST(ConfigExampleTest, ValuesAreTheDefaults) {
   DaemonOptions options;
-  ASSERT_TRUE(ApplyConfigPath(os::FileSystemLinux(), kExample, options).ok());
+  ASSERT_OK(ApplyConfigPath(os::FileSystemLinux(), kExample, options));
   ReloadPlan differences = PlanReload(DaemonOptions(), options);
   EXPECT_THAT(differences.applied, IsEmpty());
   EXPECT_THAT(differences.needs_restart, IsEmpty());

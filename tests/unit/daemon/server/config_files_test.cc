@@ -6,6 +6,7 @@
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -23,7 +24,7 @@ TEST(ConfigFilesTest, AFileIsOneDocument) {
   testing::FakeFileSystem fs;
   fs.AddFile("/etc/rocenet/config.yaml", "log_level: debug\n");
   auto documents = ReadConfigDocuments(fs, "/etc/rocenet/config.yaml");
-  ASSERT_TRUE(documents.ok()) << documents.status();
+  ASSERT_OK(documents);
   EXPECT_THAT(Paths(*documents), ElementsAre("/etc/rocenet/config.yaml"));
 }
 
@@ -40,7 +41,7 @@ TEST(ConfigFilesTest, ADirectoryAppliesConfigYamlFirstThenTheOthersByName) {
   fs.AddFile("/etc/rocenet/README", "");
   fs.AddFile("/etc/rocenet/config.yaml.orig", "");
   auto documents = ReadConfigDocuments(fs, "/etc/rocenet");
-  ASSERT_TRUE(documents.ok()) << documents.status();
+  ASSERT_OK(documents);
   EXPECT_THAT(Paths(*documents), ElementsAre("/etc/rocenet/config.yaml", "/etc/rocenet/10-mtu.yaml",
                                              "/etc/rocenet/a-local.yaml"));
 }
@@ -52,7 +53,7 @@ TEST(ConfigFilesTest, AnOverrideChangesItsKeysAndNothingElse) {
              "interfaces: [eth1, eth2]\n");
   fs.AddFile("/etc/rocenet/local.yaml", "addressing:\n  mtu: 9000\ninterfaces: [eth3]\n");
   DaemonOptions options;
-  ASSERT_TRUE(ApplyConfigPath(fs, "/etc/rocenet", options).ok());
+  ASSERT_OK(ApplyConfigPath(fs, "/etc/rocenet", options));
   EXPECT_EQ(options.mtu, 9000u);
   EXPECT_EQ(options.routed_prefix_length, 12);
   EXPECT_EQ(options.log_level, spdlog::level::warn);

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -17,8 +18,8 @@ using ::testing::IsEmpty;
 DaemonOptions Load(const std::string& yaml) {
   DaemonOptions options;
   absl::Status s = ApplyConfigYaml(yaml, "config test.yaml", options);
-  EXPECT_TRUE(s.ok()) << s;
-  EXPECT_TRUE(ValidateOptions(options).ok());
+  EXPECT_OK(s);
+  EXPECT_OK(ValidateOptions(options));
   return options;
 }
 

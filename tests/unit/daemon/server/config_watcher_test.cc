@@ -18,6 +18,7 @@
 #include "daemon/os/linux/filesystem_linux.h"
 #include "daemon/server/config_files.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -64,7 +65,7 @@ class ConfigWatcherTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
     auto loop = EventLoop::Create();
-    ASSERT_TRUE(loop.ok()) << loop.status();
+    ASSERT_OK(loop);
     loop_ = *std::move(loop);
   }
 
@@ -80,7 +81,7 @@ class ConfigWatcherTest : public ::testing::Test {
   // What `path` holds now, as the watcher compares it.
   std::string Loaded(const std::string& path) {
     auto documents = ReadConfigDocuments(fs_, path);
-    EXPECT_TRUE(documents.ok()) << documents.status();
+    EXPECT_OK(documents);
     return documents.ok() ? ConfigFingerprint(*documents) : "";
   }
 
@@ -94,9 +95,9 @@ class ConfigWatcherTest : public ::testing::Test {
           absl::MutexLock lock(&mu_);
           ++changes_;
         });
-    ASSERT_TRUE(watcher.ok()) << watcher.status();
+    ASSERT_OK(watcher);
     watcher_ = *std::move(watcher);
-    thread_ = std::thread([this] { EXPECT_TRUE(loop_->Run().ok()); });
+    thread_ = std::thread([this] { EXPECT_OK(loop_->Run()); });
   }
 
   // The changes reported once `expected` have been or `kQuiet` has passed.

@@ -15,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -24,7 +25,7 @@ using ::testing::IsEmpty;
 
 std::unique_ptr<EventLoop> NewLoop() {
   absl::StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
-  EXPECT_TRUE(loop.ok()) << loop.status();
+  EXPECT_OK(loop);
   return loop.ok() ? *std::move(loop) : nullptr;
 }
 
@@ -42,7 +43,7 @@ bool RunUntilStopped(EventLoop& loop, absl::Duration limit = absl::Seconds(10)) 
   const absl::Status status = loop.Run();
   returned.Notify();
   watchdog.join();
-  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_OK(status);
   return !timed_out;
 }
 
@@ -201,13 +202,13 @@ TEST(EventLoopTimerTest, TimerIdsAreNotReused) {
 
 TEST(EventLoopCallTest, CallRunsOnTheLoopThreadAndReturnsItsValue) {
   auto loop = NewLoop();
-  std::thread server([&] { EXPECT_TRUE(loop->Run().ok()); });
+  std::thread server([&] { EXPECT_OK(loop->Run()); });
   std::thread::id ran_on;
   absl::StatusOr<int> value = loop->Call<int>([&]() -> absl::StatusOr<int> {
     ran_on = std::this_thread::get_id();
     return 42;
   });
-  ASSERT_TRUE(value.ok()) << value.status();
+  ASSERT_OK(value);
   EXPECT_EQ(*value, 42);
   EXPECT_EQ(ran_on, server.get_id());
   loop->Stop();
@@ -216,7 +217,7 @@ TEST(EventLoopCallTest, CallRunsOnTheLoopThreadAndReturnsItsValue) {
 
 TEST(EventLoopCallTest, CallPassesAnErrorThrough) {
   auto loop = NewLoop();
-  std::thread server([&] { EXPECT_TRUE(loop->Run().ok()); });
+  std::thread server([&] { EXPECT_OK(loop->Run()); });
   absl::StatusOr<std::string> value = loop->Call<std::string>(
       []() -> absl::StatusOr<std::string> { return absl::NotFoundError("no port so9"); });
   EXPECT_EQ(value.status(), absl::NotFoundError("no port so9"));
@@ -226,20 +227,20 @@ TEST(EventLoopCallTest, CallPassesAnErrorThrough) {
 
 TEST(EventLoopCallTest, CallsFromManyThreadsRunOneAtATimeOnTheLoop) {
   auto loop = NewLoop();
-  std::thread server([&] { EXPECT_TRUE(loop->Run().ok()); });
+  std::thread server([&] { EXPECT_OK(loop->Run()); });
   int counter = 0;  // touched on the loop thread only
   std::vector<std::thread> callers;
   for (int t = 0; t < 4; ++t) {
     callers.emplace_back([&] {
       for (int i = 0; i < 100; ++i) {
         absl::StatusOr<int> v = loop->Call<int>([&]() -> absl::StatusOr<int> { return ++counter; });
-        EXPECT_TRUE(v.ok());
+        EXPECT_OK(v);
       }
     });
   }
   for (std::thread& caller : callers) caller.join();
   absl::StatusOr<int> total = loop->Call<int>([&]() -> absl::StatusOr<int> { return counter; });
-  ASSERT_TRUE(total.ok());
+  ASSERT_OK(total);
   EXPECT_EQ(*total, 400);
   loop->Stop();
   server.join();
@@ -331,7 +332,7 @@ TEST(EventLoopReaderTest, AReaderMayRemoveItself) {
     ++*c;
     l->Stop();
   });
-  ASSERT_TRUE(added.ok()) << added;
+  ASSERT_OK(added);
   EXPECT_TRUE(RunUntilStopped(*loop));
   EXPECT_EQ(calls, 1);
   EXPECT_TRUE(g_reader_alive_after_removing_itself);
@@ -367,10 +368,10 @@ TEST(EventLoopReaderTest, AReaderRemovedByAnotherInTheSameTurnIsNotCalled) {
 TEST(EventLoopReaderTest, AddingTheSameFdTwiceFails) {
   auto loop = NewLoop();
   const int fd = ReadableFd();
-  ASSERT_TRUE(loop->AddReader(fd, [] {}).ok());
+  ASSERT_OK(loop->AddReader(fd, [] {}));
   EXPECT_FALSE(loop->AddReader(fd, [] {}).ok());
   loop->RemoveReader(fd);
-  EXPECT_TRUE(loop->AddReader(fd, [] {}).ok());
+  EXPECT_OK(loop->AddReader(fd, [] {}));
   loop->RemoveReader(fd);
   close(fd);
 }

@@ -12,6 +12,7 @@
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_sysfs.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -41,7 +42,7 @@ class NodePfcTest : public ::testing::Test {
     addressing_ = std::make_unique<AddressingDriver>(&netlink_, store_.get(),
                                                      addressing::PlannerConfig{});
     auto loop = EventLoop::Create();
-    ASSERT_TRUE(loop.ok());
+    ASSERT_OK(loop);
     loop_ = std::move(*loop);
   }
   void TearDown() override {
@@ -61,14 +62,14 @@ class NodePfcTest : public ::testing::Test {
                                              .pfc = controller_.get(),
                                              .pfc_unhealthy = unhealthy});
     absl::Status started = node_->Start();
-    if (started.ok()) thread_ = std::thread([this] { ASSERT_TRUE(loop_->Run().ok()); });
+    if (started.ok()) thread_ = std::thread([this] { ASSERT_OK(loop_->Run()); });
     return started;
   }
 
   template <typename T>
   T OnLoop(std::function<T()> fn) {
     absl::StatusOr<T> out = loop_->Call<T>([&]() -> absl::StatusOr<T> { return fn(); });
-    EXPECT_TRUE(out.ok());
+    EXPECT_OK(out);
     return *out;
   }
 
@@ -102,10 +103,10 @@ TEST_F(NodePfcTest, AStartWithAPfcAPortCannotHaveChangesNothing) {
 }
 
 TEST_F(NodePfcTest, PfcIsSetAtStartAndShownInTheSnapshot) {
-  ASSERT_TRUE(Start("3").ok());
+  ASSERT_OK(Start("3"));
   EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0x08);
   absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> snapshot = node_->Sample();
-  ASSERT_TRUE(snapshot.ok());
+  ASSERT_OK(snapshot);
   EXPECT_EQ(qos::FormatPfcRequest((*snapshot)->pfc_request), "3");
   ASSERT_EQ((*snapshot)->pfc.size(), 2u);
   const qos::PortPfc& so0 = (*snapshot)->pfc.at("if-so0");
@@ -121,30 +122,30 @@ TEST_F(NodePfcTest, PfcIsSetAtStartAndShownInTheSnapshot) {
 }
 
 TEST_F(NodePfcTest, AResetPortIsSetAgainOnTheNextSample) {
-  ASSERT_TRUE(Start("none").ok());
+  ASSERT_OK(Start("none"));
   EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0);
   OnLoop<bool>([&] {
     dcb_.SetPfc("so0", 0x0f).IgnoreError();  // changed behind rocenet's back
     return true;
   });
-  ASSERT_TRUE(node_->Sample().ok());
+  ASSERT_OK(node_->Sample());
   EXPECT_EQ(OnLoop<int>([&] { return int{dcb_.device("so0")->pfc.enabled}; }), 0);
 }
 
 TEST_F(NodePfcTest, ALiveChangeIsCheckedThenApplied) {
-  ASSERT_TRUE(Start("keep").ok());
+  ASSERT_OK(Start("keep"));
   EXPECT_EQ(dcb_.set_calls(), 0);
   absl::Status refused = OnLoop<absl::Status>([&] { return node_->CheckPfc(*qos::ParsePfcRequest("all")); });
   EXPECT_THAT(refused.message(), HasSubstr("port so0: PFC \"all\" needs 8 priorities"));
   EXPECT_EQ(dcb_.set_calls(), 0);
   OnLoop<bool>([&] {
-    EXPECT_TRUE(node_->CheckPfc(*qos::ParsePfcRequest("0-1")).ok());
+    EXPECT_OK(node_->CheckPfc(*qos::ParsePfcRequest("0-1")));
     node_->SetPfc(*qos::ParsePfcRequest("0-1"), /*unhealthy=*/true);
     return true;
   });
   EXPECT_EQ(OnLoop<int>([&] { return int{dcb_.device("so0")->pfc.enabled}; }), 0x03);
   absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> snapshot = node_->Sample();
-  ASSERT_TRUE(snapshot.ok());
+  ASSERT_OK(snapshot);
   // qos.pfc_unhealthy: the port without DCB is unhealthy now.
   EXPECT_FALSE(Health(**snapshot, "so1").healthy);
 }

@@ -6,6 +6,7 @@
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_sysfs.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -24,7 +25,7 @@ class NodeTest : public ::testing::Test {
     selection.interfaces = {"so*"};
     inventory_ = std::make_unique<inventory::PortInventory>(selection, &sysfs_);
     auto loop = EventLoop::Create();
-    ASSERT_TRUE(loop.ok());
+    ASSERT_OK(loop);
     loop_ = std::move(*loop);
     netlink_.SetLink(MakeLink(2, "so0"));
     netlink_.SetLink(MakeLink(3, "so1"));
@@ -32,8 +33,8 @@ class NodeTest : public ::testing::Test {
                                              .netlink = &netlink_,
                                              .clock = &clock_,
                                              .inventory = inventory_.get()});
-    ASSERT_TRUE(node_->Start().ok());
-    thread_ = std::thread([this] { ASSERT_TRUE(loop_->Run().ok()); });
+    ASSERT_OK(node_->Start());
+    thread_ = std::thread([this] { ASSERT_OK(loop_->Run()); });
   }
   void TearDown() override {
     node_->Shutdown();
@@ -47,7 +48,7 @@ class NodeTest : public ::testing::Test {
       fn();
       return true;
     });
-    ASSERT_TRUE(done.ok());
+    ASSERT_OK(done);
   }
 
   FakeSysfs sysfs_;
@@ -61,7 +62,7 @@ class NodeTest : public ::testing::Test {
 
 TEST_F(NodeTest, SampleReturnsPortsAndHealth) {
   auto snapshot = node_->Sample();
-  ASSERT_TRUE(snapshot.ok());
+  ASSERT_OK(snapshot);
   ASSERT_EQ((*snapshot)->ports.size(), 2u);
   EXPECT_EQ((*snapshot)->ports[0].name, "so0");
   EXPECT_TRUE((*snapshot)->health.ready);
@@ -95,7 +96,7 @@ TEST_F(NodeTest, CounterOnlyChangesWakeNoWatcher) {
   EXPECT_EQ(next.value, nullptr);
   // ...but a sample sees the new counters.
   auto sample = node_->Sample();
-  ASSERT_TRUE(sample.ok());
+  ASSERT_OK(sample);
   EXPECT_EQ((*sample)->ports[0].link.stats.rx_bytes, 99u);
 }
 

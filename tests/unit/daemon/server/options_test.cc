@@ -5,6 +5,7 @@
 #include "daemon/os/linux/filesystem_linux.h"
 #include "daemon/server/config_files.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -61,12 +62,12 @@ gaudi:
   EXPECT_EQ(options.selection.drivers, (std::vector<std::string>{"mlx5_core"}));
   EXPECT_FALSE(options.selection.gaudi);
   EXPECT_EQ(options.selection.gaudi_scale_out_ports, (std::set<int>{8, 22, 23}));
-  EXPECT_TRUE(ValidateOptions(options).ok());
+  EXPECT_OK(ValidateOptions(options));
 }
 
 TEST(OptionsTest, EmptyFileSetsNothing) {
   DaemonOptions options;
-  EXPECT_TRUE(Apply("", options).ok());
+  EXPECT_OK(Apply("", options));
   EXPECT_EQ(options.socket_path, "/run/rocenet/rocenetd.sock");
 }
 
@@ -143,11 +144,11 @@ TEST(OptionsTest, ValidationNamesTheBadValue) {
 
 TEST(OptionsTest, ListenAddress) {
   auto any = ParseListenAddress(":50152");
-  ASSERT_TRUE(any.ok());
+  ASSERT_OK(any);
   EXPECT_EQ(any->first, "0.0.0.0");
   EXPECT_EQ(any->second, 50152);
   auto local = ParseListenAddress("127.0.0.1:0");
-  ASSERT_TRUE(local.ok());
+  ASSERT_OK(local);
   EXPECT_EQ(local->second, 0);
 }
 
@@ -176,11 +177,11 @@ TEST(OptionsTest, QosPfcTakesEveryForm) {
   };
   for (const Case& c : cases) {
     DaemonOptions options;
-    ASSERT_TRUE(Apply(c.yaml, options).ok()) << c.yaml;
+    ASSERT_OK(Apply(c.yaml, options)) << c.yaml;
     EXPECT_EQ(qos::FormatPfcRequest(options.pfc), c.parsed) << c.yaml;
   }
   DaemonOptions options;
-  ASSERT_TRUE(Apply("qos:\n  pfc_unhealthy: true\n", options).ok());
+  ASSERT_OK(Apply("qos:\n  pfc_unhealthy: true\n", options));
   EXPECT_TRUE(options.pfc_unhealthy);
   EXPECT_EQ(options.pfc.kind, qos::PfcRequest::Kind::kKeep) << "keep is the default";
 }

@@ -8,6 +8,8 @@
 #include "daemon/server/options.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/temp_dir.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::server {
 namespace {
@@ -89,18 +91,18 @@ TEST(SecurityOptionsTest, FilesAndGroupMustExist) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("no-such-group-rocenet"));
   options.read_group = "0";
-  EXPECT_TRUE(CheckSecurityFiles(options).ok());
+  EXPECT_OK(CheckSecurityFiles(options));
 
-  const std::string cert = ::testing::TempDir() + "/sc_cert.pem";
+  const ::rocenet::testing::TempDir dir;
+  const std::string cert = dir.Join("sc_cert.pem");
   std::ofstream(cert) << "-----BEGIN CERTIFICATE-----\n";
   options.tls.address = "127.0.0.1:0";
   options.tls.cert = cert;
-  options.tls.key = ::testing::TempDir() + "/sc_missing_key.pem";
+  options.tls.key = dir.Join("sc_missing_key.pem");
   s = CheckSecurityFiles(options);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("tls.key"));
   EXPECT_THAT(s.message(), HasSubstr("sc_missing_key.pem"));
-  std::remove(cert.c_str());
 }
 
 }  // namespace

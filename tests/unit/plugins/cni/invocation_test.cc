@@ -4,13 +4,14 @@
 
 #include "gtest/gtest.h"
 #include "plugins/cni/errors.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::cni {
 namespace {
 
 TEST(InterfaceNameTest, AcceptsWhatLinuxAccepts) {
   for (const char* name : {"net1", "eth0.100", "so_0-a", "abcdefghijklmno", "é1"}) {
-    EXPECT_TRUE(ValidateInterfaceName("CNI_IFNAME", name).ok()) << name;
+    EXPECT_OK(ValidateInterfaceName("CNI_IFNAME", name)) << name;
   }
 }
 
@@ -24,8 +25,8 @@ TEST(InterfaceNameTest, RejectsWhatLinuxRejects) {
 }
 
 TEST(ContainerIdTest, SpecCharset) {
-  EXPECT_TRUE(ValidateContainerId("CNI_CONTAINERID", "3f6940ab_5.b-c").ok());
-  EXPECT_TRUE(ValidateContainerId("CNI_CONTAINERID", std::string(4096, 'a')).ok());
+  EXPECT_OK(ValidateContainerId("CNI_CONTAINERID", "3f6940ab_5.b-c"));
+  EXPECT_OK(ValidateContainerId("CNI_CONTAINERID", std::string(4096, 'a')));
   for (const char* id : {"", "_a", ".a", "a b", "a/b", "a;b", "a\xc3\xa9"}) {
     EXPECT_EQ(CniCodeOf(ValidateContainerId("CNI_CONTAINERID", id)), CniCode::kInvalidEnvironment)
         << id;
@@ -36,7 +37,7 @@ TEST(CniArgsTest, KubernetesKeys) {
   const absl::StatusOr<PodIdentity> pod = ParseCniArgs(
       "IgnoreUnknown=1;K8S_POD_NAMESPACE=ai;K8S_POD_NAME=trainer-0;"
       "K8S_POD_INFRA_CONTAINER_ID=3f69;K8S_POD_UID=7c0e6f1e;");
-  ASSERT_TRUE(pod.ok()) << pod.status();
+  ASSERT_OK(pod);
   EXPECT_EQ(pod->namespace_name, "ai");
   EXPECT_EQ(pod->name, "trainer-0");
   EXPECT_EQ(pod->uid, "7c0e6f1e");
@@ -44,32 +45,32 @@ TEST(CniArgsTest, KubernetesKeys) {
 
 TEST(CniArgsTest, EmptyIsNoPod) {
   const absl::StatusOr<PodIdentity> pod = ParseCniArgs("");
-  ASSERT_TRUE(pod.ok());
+  ASSERT_OK(pod);
   EXPECT_EQ(pod->name, "");
 }
 
 TEST(CniArgsTest, UnknownKeysNeedIgnoreUnknown) {
   EXPECT_FALSE(ParseCniArgs("FOO=1;BAR=2").ok());
-  EXPECT_TRUE(ParseCniArgs("FOO=1;IgnoreUnknown=true").ok());
+  EXPECT_OK(ParseCniArgs("FOO=1;IgnoreUnknown=true"));
   EXPECT_FALSE(ParseCniArgs("FOO=1;IgnoreUnknown=false").ok());
 }
 
 TEST(CniArgsTest, ValuesMayContainEquals) {
   const absl::StatusOr<PodIdentity> pod = ParseCniArgs("K8S_POD_NAME=a=b");
-  ASSERT_TRUE(pod.ok());
+  ASSERT_OK(pod);
   EXPECT_EQ(pod->name, "a=b");
 }
 
 TEST(InvocationTest, DelWithoutNetnsIsFine) {
   const absl::StatusOr<Invocation> invocation = ParseInvocation(
       Command::kDel, {{"CNI_COMMAND", "DEL"}, {"CNI_CONTAINERID", "c1"}, {"CNI_IFNAME", "net1"}});
-  ASSERT_TRUE(invocation.ok()) << invocation.status();
+  ASSERT_OK(invocation);
   EXPECT_EQ(invocation->netns, "");
 }
 
 TEST(InvocationTest, GcAndStatusNeedNoAttachmentVariables) {
-  EXPECT_TRUE(ParseInvocation(Command::kGc, {{"CNI_COMMAND", "GC"}}).ok());
-  EXPECT_TRUE(ParseInvocation(Command::kStatus, {{"CNI_COMMAND", "STATUS"}}).ok());
+  EXPECT_OK(ParseInvocation(Command::kGc, {{"CNI_COMMAND", "GC"}}));
+  EXPECT_OK(ParseInvocation(Command::kStatus, {{"CNI_COMMAND", "STATUS"}}));
 }
 
 TEST(InvocationTest, CniArgsAreReadForAddOnly) {
@@ -95,7 +96,7 @@ TEST(CommandTest, AllSixVerbs) {
                                 Command::kGc, Command::kStatus}) {
     const absl::StatusOr<Command> parsed =
         ParseCommand({{"CNI_COMMAND", std::string(CommandName(command))}});
-    ASSERT_TRUE(parsed.ok());
+    ASSERT_OK(parsed);
     EXPECT_EQ(*parsed, command);
   }
 }

@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugins/cni/errors.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::cni {
 namespace {
@@ -18,7 +19,7 @@ using ::testing::IsEmpty;
 TEST(NetConfTest, DefaultsWhenOnlyTheRequiredKeysAreSet) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(
       Command::kAdd, R"({"cniVersion": "1.1.0", "name": "gaudi-net", "type": "rocenet"})");
-  ASSERT_TRUE(conf.ok()) << conf.status();
+  ASSERT_OK(conf);
   EXPECT_EQ(conf->cni_version, "1.1.0");
   EXPECT_EQ(conf->name, "gaudi-net");
   EXPECT_EQ(conf->type, "rocenet");
@@ -36,7 +37,7 @@ TEST(NetConfTest, EveryKeyRocenetReads) {
       "socket": "/var/run/rocenet/r.sock", "timeout": "1500ms", "mode": "L2", "mtu": 8000,
       "deviceID": "0000:19:00.0-p8",
       "prevResult": {"cniVersion": "0.4.0", "interfaces": [{"name": "eth0"}], "ips": []}})");
-  ASSERT_TRUE(conf.ok()) << conf.status();
+  ASSERT_OK(conf);
   EXPECT_EQ(conf->socket, "/var/run/rocenet/r.sock");
   EXPECT_EQ(conf->timeout, absl::Milliseconds(1500));
   EXPECT_EQ(conf->mode, "L2");
@@ -50,7 +51,7 @@ TEST(NetConfTest, RuntimeConfigDeviceIdWinsOverTheTopLevelOne) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kAdd, R"({
       "cniVersion": "1.0.0", "name": "n", "type": "rocenet", "deviceID": "top",
       "runtimeConfig": {"deviceID": "0000:29:00.0-p22"}})");
-  ASSERT_TRUE(conf.ok()) << conf.status();
+  ASSERT_OK(conf);
   EXPECT_EQ(conf->device_id, "0000:29:00.0-p22");
 }
 
@@ -58,7 +59,7 @@ TEST(NetConfTest, TopLevelDeviceIdWhenRuntimeConfigHasNone) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kAdd, R"({
       "cniVersion": "1.0.0", "name": "n", "type": "rocenet", "deviceID": "0000:19:00.0-p8",
       "runtimeConfig": {"ips": ["10.0.0.1/24"]}})");
-  ASSERT_TRUE(conf.ok()) << conf.status();
+  ASSERT_OK(conf);
   EXPECT_EQ(conf->device_id, "0000:19:00.0-p8");
 }
 
@@ -66,7 +67,7 @@ TEST(NetConfTest, UnknownKeysAndNullsAreIgnored) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kAdd, R"({
       "cniVersion": "1.0.0", "name": "n", "type": "rocenet", "capabilities": {"deviceID": true},
       "args": {"cni": {"labels": []}}, "ipam": {}, "mtu": null, "deviceID": null})");
-  ASSERT_TRUE(conf.ok()) << conf.status();
+  ASSERT_OK(conf);
   EXPECT_EQ(conf->mtu, 0u);
   EXPECT_EQ(conf->device_id, "");
 }
@@ -76,7 +77,7 @@ TEST(NetConfTest, DelIgnoresTheKeysOnlyAddUses) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kDel, R"({
       "cniVersion": "1.0.0", "name": "n", "type": "rocenet", "mtu": "big", "mode": "L4",
       "routes": [], "deviceID": 3, "prevResult": 7})");
-  EXPECT_TRUE(conf.ok()) << conf.status();
+  EXPECT_OK(conf);
 }
 
 TEST(NetConfTest, DelStillNeedsAUsableSocketAndTimeout) {
@@ -115,7 +116,7 @@ TEST(NetConfTest, GcTakesTheValidAttachments) {
       "cniVersion": "1.1.0", "name": "n", "type": "rocenet",
       "cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "net1"},
                                     {"containerID": "c2"}]})");
-  ASSERT_TRUE(conf.ok()) << conf.status();
+  ASSERT_OK(conf);
   EXPECT_THAT(
       conf->valid_attachments,
       ElementsAre(
@@ -127,7 +128,7 @@ TEST(NetConfTest, GcAcceptsTheDraftKeyLibcniAlsoSends) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kGc, R"({
       "cniVersion": "1.1.0", "name": "n", "type": "rocenet",
       "cni.dev/attachments": [{"containerID": "c1", "ifname": "net1"}]})");
-  ASSERT_TRUE(conf.ok()) << conf.status();
+  ASSERT_OK(conf);
   ASSERT_EQ(conf->valid_attachments.size(), 1u);
   EXPECT_EQ(conf->valid_attachments[0].container_id, "c1");
 }
@@ -135,7 +136,7 @@ TEST(NetConfTest, GcAcceptsTheDraftKeyLibcniAlsoSends) {
 TEST(NetConfTest, GcWithAnEmptyListKeepsNothing) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kGc, R"({
       "cniVersion": "1.1.0", "name": "n", "type": "rocenet", "cni.dev/valid-attachments": []})");
-  ASSERT_TRUE(conf.ok()) << conf.status();
+  ASSERT_OK(conf);
   EXPECT_THAT(conf->valid_attachments, IsEmpty());
 }
 

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugins/cni/errors.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::cni {
 namespace {
@@ -135,7 +136,7 @@ class CheckPrevResultTest : public ::testing::TestWithParam<const char*> {
 };
 
 TEST_P(CheckPrevResultTest, TheAddResultChecksOut) {
-  EXPECT_TRUE(CheckPrevResult(Sample(), "net1", kNetns, AddResult()).ok());
+  EXPECT_OK(CheckPrevResult(Sample(), "net1", kNetns, AddResult()));
 }
 
 TEST_P(CheckPrevResultTest, InterfaceMissing) {

@@ -42,16 +42,4 @@ AttachmentsClientFactory NoDaemon() {
   };
 }
 
-TempDir::TempDir() {
-  char pattern[] = "/tmp/rocenet_cni.XXXXXX";
-  const char* made = mkdtemp(pattern);
-  EXPECT_NE(made, nullptr) << "mkdtemp: " << strerror(errno);
-  if (made != nullptr) path_ = made;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-}
-
 }  // namespace rocenet::cni::testutil

@@ -3,6 +3,8 @@
 // tests.
 #pragma once
 
+#include "tests/unit/support/temp_dir.h"
+
 #include <string>
 
 #include "nlohmann/json.hpp"
@@ -30,20 +32,7 @@ PluginRun RunPlugin(const Environment& env, const std::string& config,
 // refused before the daemon is asked.
 AttachmentsClientFactory NoDaemon();
 
-// A fresh directory under /tmp (short, so socket paths fit in sun_path),
-// removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string Join(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// The shared per-test directory (tests/unit/support/temp_dir.h).
+using TempDir = ::rocenet::testing::TempDir;
 
 }  // namespace rocenet::cni::testutil

@@ -6,6 +6,7 @@
 #include "nlohmann/json.hpp"
 #include "plugins/device/devinfo.h"
 #include "tests/unit/plugins/device/hcl_rules.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::device {
 namespace {
@@ -77,7 +78,7 @@ TEST(DevInfo, PciTypeWithItsAddress) {
 TEST(Allocate, EnvAndOneDevInfoFilePerPciPort) {
   auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8", "if-eth7"}, Ports(),
                                     Options(false));
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   EXPECT_EQ(a->response.envs().at(kEnvPortIds), "0000:19:00.0-p22,0000:19:00.0-p8,if-eth7");
   EXPECT_EQ(a->response.envs().at(kEnvPortInterfaces), "so2,so1,eth7");
   EXPECT_FALSE(a->response.envs().contains(kEnvGaudinet));
@@ -92,7 +93,7 @@ TEST(Allocate, EnvAndOneDevInfoFilePerPciPort) {
 TEST(Allocate, HclDirectoryMountedWithBothFilesThatHclAccepts) {
   auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, Ports(),
                                     Options(true));
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   ASSERT_EQ(a->response.mounts_size(), 1);
   EXPECT_EQ(a->response.mounts(0).host_path(), a->hcl_dir);
   EXPECT_THAT(a->hcl_dir, ::testing::StartsWith("/run/rocenet/hcl/"));
@@ -117,7 +118,7 @@ TEST(Allocate, HclDirectoryMountedWithBothFilesThatHclAccepts) {
 
 TEST(Allocate, MacInfoHasEveryScaleOutPortOfTheFunctionByNicIndex) {
   auto a = BuildContainerAllocation({"0000:19:00.0-p8"}, Ports(), Options(true));
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   const FileToWrite* macs = Find(*a, "/macAddrInfo.json");
   ASSERT_NE(macs, nullptr);
   nlohmann::json info = nlohmann::json::parse(macs->content)["MAC_ADDR_INFO"];
@@ -140,7 +141,7 @@ TEST(Allocate, APortWithoutAnAddressIsLeftOutOfGaudinet) {
   // empty NIC_IP would make HCL refuse the whole file.
   auto a = BuildContainerAllocation({"0000:1a:00.0-p8", "0000:1a:00.0-p22"}, Ports(),
                                     Options(true));
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   const FileToWrite* gaudinet = Find(*a, "/gaudinet.json");
   ASSERT_NE(gaudinet, nullptr);
   EXPECT_EQ(testing::HclRefusesGaudinet(gaudinet->content), "");
@@ -149,7 +150,7 @@ TEST(Allocate, APortWithoutAnAddressIsLeftOutOfGaudinet) {
   EXPECT_EQ(entries[0]["NIC_MAC"], "02:00:00:00:00:04");
   // Without any address there is no gaudinet.json and no variable naming one.
   auto none = BuildContainerAllocation({"0000:1a:00.0-p22"}, Ports(), Options(true));
-  ASSERT_TRUE(none.ok());
+  ASSERT_OK(none);
   EXPECT_EQ(Find(*none, "/gaudinet.json"), nullptr);
   EXPECT_FALSE(none->response.envs().contains(kEnvGaudinet));
   EXPECT_TRUE(none->response.envs().contains(kEnvMacInfo));
@@ -160,7 +161,7 @@ TEST(Allocate, NoGaudinetInL2) {
   for (auto& [id, port] : ports) port.l2 = true;
   auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, ports,
                                     Options(true));
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   EXPECT_EQ(Find(*a, "/gaudinet.json"), nullptr);
   EXPECT_FALSE(a->response.envs().contains(kEnvGaudinet));
   EXPECT_NE(Find(*a, "/macAddrInfo.json"), nullptr);
@@ -168,7 +169,7 @@ TEST(Allocate, NoGaudinetInL2) {
 
 TEST(Allocate, NoHclDirectoryForPortsThatAreNotGaudi) {
   auto a = BuildContainerAllocation({"if-eth7"}, Ports(), Options(true));
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   EXPECT_EQ(a->response.mounts_size(), 0);
   EXPECT_TRUE(a->hcl_dir.empty());
   EXPECT_TRUE(a->files.empty());
@@ -208,7 +209,7 @@ std::vector<std::string> DevicePaths(const ContainerAllocation& a) {
 TEST(Allocate, RdmaPortsGetTheirVerbsNodesAndGidIndex) {
   auto a = BuildContainerAllocation({"if-eth7", "0000:19:00.0-p22", "0000:19:00.0-p8"},
                                     WithRdma(), Options(false));
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   EXPECT_EQ(a->response.envs().at(kEnvRdmaDevices), "mlx5_0,,hbl_0");
   EXPECT_EQ(a->response.envs().at(kEnvGidIndex), "3,,1");
   // The Gaudi port's node is Habana's runtime's to mount, by default.
@@ -220,14 +221,14 @@ TEST(Allocate, RdmaDeviceSpecsAllAndNone) {
   AllocateOptions all = Options(false);
   all.rdma_device_specs = RdmaDeviceSpecs::kAll;
   auto a = BuildContainerAllocation({"if-eth7", "0000:19:00.0-p8"}, WithRdma(), all);
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   EXPECT_THAT(DevicePaths(*a), ::testing::ElementsAre("/dev/infiniband/uverbs3",
                                                       "/dev/infiniband/uverbs0",
                                                       "/dev/infiniband/rdma_cm"));
   AllocateOptions none = Options(false);
   none.rdma_device_specs = RdmaDeviceSpecs::kNone;
   auto b = BuildContainerAllocation({"if-eth7"}, WithRdma(), none);
-  ASSERT_TRUE(b.ok());
+  ASSERT_OK(b);
   EXPECT_EQ(b->response.devices_size(), 0);
   EXPECT_EQ(b->response.envs().at(kEnvGidIndex), "3");
 }
@@ -239,7 +240,7 @@ TEST(Allocate, PortsOfOneRdmaDeviceShareItsNode) {
   AllocateOptions all = Options(false);
   all.rdma_device_specs = RdmaDeviceSpecs::kAll;
   auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, ports, all);
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   EXPECT_THAT(DevicePaths(*a), ::testing::ElementsAre("/dev/infiniband/uverbs0",
                                                       "/dev/infiniband/rdma_cm"));
   EXPECT_EQ(a->response.envs().at(kEnvRdmaDevices), "hbl_0,hbl_0");
@@ -247,7 +248,7 @@ TEST(Allocate, PortsOfOneRdmaDeviceShareItsNode) {
 
 TEST(Allocate, NoRdmaNoRdmaVariables) {
   auto a = BuildContainerAllocation({"0000:19:00.0-p22"}, WithRdma(), Options(false));
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   EXPECT_FALSE(a->response.envs().contains(kEnvRdmaDevices));
   EXPECT_FALSE(a->response.envs().contains(kEnvGidIndex));
   EXPECT_EQ(a->response.devices_size(), 0);

@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "plugins/device/plugin_server.h"
 #include "tests/unit/plugins/device/hcl_rules.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::device {
 namespace {
@@ -64,8 +65,8 @@ class AllocationFilesTest : public ::testing::Test {
   // Allocate as the service does it: build, write, track.
   ContainerAllocation Allocate(const std::vector<std::string>& ids, absl::Time when) {
     auto allocation = BuildContainerAllocation(ids, ports_, options_);
-    EXPECT_TRUE(allocation.ok()) << allocation.status();
-    EXPECT_TRUE(files_.Write(*allocation, when).ok());
+    EXPECT_OK(allocation);
+    EXPECT_OK(files_.Write(*allocation, when));
     return *allocation;
   }
 
@@ -149,7 +150,7 @@ TEST_F(AllocationFilesTest, ARestartedPluginWritesLiveAllocationsAgainAndDropsTh
   // The plugin crashed: its files stay, its memory is gone. A foreign file
   // in the shared device-info directory is not the plugin's to remove.
   const std::string foreign = options_.devinfo_dir + "/other.io-gpu-0-device.json";
-  ASSERT_TRUE(WriteFiles({{foreign, "{}"}}).ok());
+  ASSERT_OK(WriteFiles({{foreign, "{}"}}));
   std::filesystem::remove(live.hcl_dir + "/gaudinet.json");
   AllocationFiles restarted(options_);
   restarted.Retain({{"0000:19:00.0-p8", "0000:19:00.0-p9"}}, ports_, t0_ + absl::Hours(1),

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
 namespace {
@@ -17,7 +18,7 @@ using ::testing::HasSubstr;
 
 TEST(DcbLinuxTest, LoopbackHasNoDcb) {
   absl::StatusOr<std::unique_ptr<DcbLinux>> dcb = DcbLinux::Open();
-  ASSERT_TRUE(dcb.ok()) << dcb.status();
+  ASSERT_OK(dcb);
   absl::StatusOr<PfcSettings> pfc = (*dcb)->GetPfc("lo");
   EXPECT_EQ(pfc.status().code(), absl::StatusCode::kUnimplemented) << pfc.status();
   EXPECT_THAT(pfc.status().message(), HasSubstr("device lo: read PFC (dcbnl)"));
@@ -27,14 +28,14 @@ TEST(DcbLinuxTest, LoopbackHasNoDcb) {
 
 TEST(DcbLinuxTest, SettingPfcOnLoopbackChangesNothing) {
   absl::StatusOr<std::unique_ptr<DcbLinux>> dcb = DcbLinux::Open();
-  ASSERT_TRUE(dcb.ok()) << dcb.status();
+  ASSERT_OK(dcb);
   absl::Status set = (*dcb)->SetPfc("lo", 0x0f);
   EXPECT_EQ(set.code(), absl::StatusCode::kUnimplemented) << set;
 }
 
 TEST(DcbLinuxTest, AnUnknownDeviceIsNotFound) {
   absl::StatusOr<std::unique_ptr<DcbLinux>> dcb = DcbLinux::Open();
-  ASSERT_TRUE(dcb.ok()) << dcb.status();
+  ASSERT_OK(dcb);
   absl::StatusOr<PfcSettings> pfc = (*dcb)->GetPfc("rocenet-none0");
   EXPECT_EQ(pfc.status().code(), absl::StatusCode::kNotFound) << pfc.status();
   EXPECT_THAT(pfc.status().message(), HasSubstr("rocenet-none0"));

@@ -15,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
 namespace {
@@ -157,7 +158,7 @@ TEST(DcbMessageTest, ParsesTheIeeeGetReplyOfADriver) {
   const std::string message = Reply(RTM_GETDCB, DCB_CMD_IEEE_GET, attributes, 5);
   size_t length = 0;
   absl::StatusOr<DcbReply> reply = ParseDcbMessage(message + "trailing", &length);
-  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_OK(reply);
   EXPECT_EQ(length, message.size());
   EXPECT_EQ(reply->command, DCB_CMD_IEEE_GET);
   ASSERT_TRUE(reply->pfc.has_value());
@@ -175,7 +176,7 @@ TEST(DcbMessageTest, ADriverWithoutIeeePfcHasNoPfcInItsReply) {
   size_t length = 0;
   absl::StatusOr<DcbReply> reply =
       ParseDcbMessage(Reply(RTM_GETDCB, DCB_CMD_IEEE_GET, attributes, 1), &length);
-  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_OK(reply);
   EXPECT_FALSE(reply->pfc.has_value());
 }
 
@@ -188,7 +189,7 @@ TEST(DcbMessageTest, TheDriversVerdictOnASetIsAU8InTheReply) {
   size_t length = 0;
   absl::StatusOr<DcbReply> reply =
       ParseDcbMessage(Reply(RTM_SETDCB, DCB_CMD_IEEE_SET, attributes, 1), &length);
-  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_OK(reply);
   ASSERT_TRUE(reply->set_result.has_value());
   EXPECT_EQ(SetResultErrno(*reply->set_result), EINVAL);
   EXPECT_EQ(SetResultErrno(0), 0);
@@ -208,7 +209,7 @@ TEST(DcbMessageTest, ParsesTheCoresError) {
   std::memcpy(message.data(), &header, sizeof(header));
   size_t length = 0;
   absl::StatusOr<DcbReply> reply = ParseDcbMessage(message, &length);
-  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_OK(reply);
   EXPECT_EQ(reply->error, EOPNOTSUPP);
 }
 

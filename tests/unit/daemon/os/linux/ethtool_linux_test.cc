@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
 namespace {
@@ -33,12 +34,12 @@ void InPrivateNetns(Body body) {
 TEST(EthtoolLinuxTest, LoHasNoDriverNameAndNoStatistics) {
   InPrivateNetns([] {
     absl::StatusOr<std::unique_ptr<EthtoolLinux>> ethtool = EthtoolLinux::Create();
-    ASSERT_TRUE(ethtool.ok()) << ethtool.status();
+    ASSERT_OK(ethtool);
     absl::StatusOr<std::string> driver = (*ethtool)->DriverName("lo");
     EXPECT_EQ(driver.status().code(), absl::StatusCode::kUnimplemented) << driver.status();
     EXPECT_THAT(driver.status().message(), HasSubstr("ethtool driver info of lo"));
     absl::StatusOr<std::vector<NamedCounter>> stats = (*ethtool)->Statistics("lo");
-    ASSERT_TRUE(stats.ok()) << stats.status();
+    ASSERT_OK(stats);
     EXPECT_THAT(*stats, IsEmpty());
   });
 }
@@ -46,7 +47,7 @@ TEST(EthtoolLinuxTest, LoHasNoDriverNameAndNoStatistics) {
 TEST(EthtoolLinuxTest, AMissingDeviceIsNotFoundNamingIt) {
   InPrivateNetns([] {
     absl::StatusOr<std::unique_ptr<EthtoolLinux>> ethtool = EthtoolLinux::Create();
-    ASSERT_TRUE(ethtool.ok()) << ethtool.status();
+    ASSERT_OK(ethtool);
     absl::StatusOr<std::vector<NamedCounter>> stats = (*ethtool)->Statistics("so9");
     EXPECT_EQ(stats.status().code(), absl::StatusCode::kNotFound) << stats.status();
     EXPECT_THAT(stats.status().message(), HasSubstr("so9"));

@@ -12,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
 namespace {
@@ -46,7 +47,7 @@ class FileSystemLinuxTest : public ::testing::Test {
 
   std::vector<std::string> Entries() const {
     absl::StatusOr<std::vector<std::string>> names = fs_.ListDirectory(dir_);
-    EXPECT_TRUE(names.ok()) << names.status();
+    EXPECT_OK(names);
     return names.ok() ? *names : std::vector<std::string>{};
   }
 
@@ -56,21 +57,21 @@ class FileSystemLinuxTest : public ::testing::Test {
 };
 
 TEST_F(FileSystemLinuxTest, WriteThenReadWithTheRequestedMode) {
-  ASSERT_TRUE(fs_.WriteFileAtomic(Path("gaudinet.json"), "{}\n", 0644).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(Path("gaudinet.json"), "{}\n", 0644));
 
   absl::StatusOr<std::string> content = fs_.ReadFile(Path("gaudinet.json"));
-  ASSERT_TRUE(content.ok()) << content.status();
+  ASSERT_OK(content);
   EXPECT_EQ(*content, "{}\n");
   EXPECT_EQ(ModeOf(Path("gaudinet.json")), 0644u);
 }
 
 TEST_F(FileSystemLinuxTest, ReplacesAtomicallyWithANewInodeAndNoLeftovers) {
   const std::string path = Path("gaudinet.json");
-  ASSERT_TRUE(fs_.WriteFileAtomic(path, "old\n", 0600).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(path, "old\n", 0600));
   struct stat before {};
   ASSERT_EQ(stat(path.c_str(), &before), 0);
 
-  ASSERT_TRUE(fs_.WriteFileAtomic(path, "new content\n", 0644).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(path, "new content\n", 0644));
 
   // A new inode means the old file was replaced by rename, not rewritten in
   // place: a reader holding it open keeps seeing whole old content.
@@ -83,11 +84,11 @@ TEST_F(FileSystemLinuxTest, ReplacesAtomicallyWithANewInodeAndNoLeftovers) {
 }
 
 TEST_F(FileSystemLinuxTest, EmptyContentAndLargeContent) {
-  ASSERT_TRUE(fs_.WriteFileAtomic(Path("empty"), "", 0644).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(Path("empty"), "", 0644));
   EXPECT_EQ(*fs_.ReadFile(Path("empty")), "");
 
   const std::string big(1 << 20, 'x');
-  ASSERT_TRUE(fs_.WriteFileAtomic(Path("big"), big, 0644).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(Path("big"), big, 0644));
   EXPECT_EQ(*fs_.ReadFile(Path("big")), big);
 }
 
@@ -103,7 +104,7 @@ TEST_F(FileSystemLinuxTest, MissingDirectoryIsNotFoundAndCreatesNothing) {
 
 TEST_F(FileSystemLinuxTest, WriteFailingMidwayKeepsTheOldFileAndRemovesTheTemporary) {
   const std::string path = Path("gaudinet.json");
-  ASSERT_TRUE(fs_.WriteFileAtomic(path, "old\n", 0644).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(path, "old\n", 0644));
 
   // A file size limit makes write() fail part way, as a full disk would; it
   // binds root too. SIGXFSZ would kill the test, so ignore it meanwhile.
@@ -148,12 +149,12 @@ TEST_F(FileSystemLinuxTest, ReadMissingIsNotFoundNamingThePath) {
 }
 
 TEST_F(FileSystemLinuxTest, RemoveFileAndRemoveMissingIsOk) {
-  ASSERT_TRUE(fs_.WriteFileAtomic(Path("rocenet"), "x=true\n", 0644).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(Path("rocenet"), "x=true\n", 0644));
 
-  EXPECT_TRUE(fs_.RemoveFile(Path("rocenet")).ok());
+  EXPECT_OK(fs_.RemoveFile(Path("rocenet")));
   EXPECT_THAT(Entries(), ElementsAre());
-  EXPECT_TRUE(fs_.RemoveFile(Path("rocenet")).ok());
-  EXPECT_TRUE(fs_.RemoveFile(Path("missing/rocenet")).ok());
+  EXPECT_OK(fs_.RemoveFile(Path("rocenet")));
+  EXPECT_OK(fs_.RemoveFile(Path("missing/rocenet")));
 }
 
 TEST_F(FileSystemLinuxTest, RemoveOfADirectoryIsAnError) {
@@ -166,27 +167,27 @@ TEST_F(FileSystemLinuxTest, RemoveOfADirectoryIsAnError) {
 TEST_F(FileSystemLinuxTest, MakeDirectoriesCreatesParentsWithTheModeAndIsIdempotent) {
   const std::string nested = Path("a/b/c/");
 
-  ASSERT_TRUE(fs_.MakeDirectories(nested, 0755).ok());
-  ASSERT_TRUE(fs_.MakeDirectories(nested, 0700).ok());
+  ASSERT_OK(fs_.MakeDirectories(nested, 0755));
+  ASSERT_OK(fs_.MakeDirectories(nested, 0700));
 
   EXPECT_TRUE(std::filesystem::is_directory(Path("a/b/c")));
   EXPECT_EQ(ModeOf(Path("a")), 0755u);
   EXPECT_EQ(ModeOf(Path("a/b/c")), 0755u);  // existing ones are left alone
-  EXPECT_TRUE(fs_.MakeDirectories(dir_, 0755).ok());
-  EXPECT_TRUE(fs_.MakeDirectories("/", 0755).ok());
+  EXPECT_OK(fs_.MakeDirectories(dir_, 0755));
+  EXPECT_OK(fs_.MakeDirectories("/", 0755));
 }
 
 TEST_F(FileSystemLinuxTest, MakeDirectoriesThroughAFileFails) {
-  ASSERT_TRUE(fs_.WriteFileAtomic(Path("file"), "x", 0644).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(Path("file"), "x", 0644));
   const absl::Status status = fs_.MakeDirectories(Path("file/sub"), 0755);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(), "mkdir " + Path("file") + ": Not a directory");
 }
 
 TEST_F(FileSystemLinuxTest, ListDirectoryIsSortedAndMissingIsNotFound) {
-  ASSERT_TRUE(fs_.WriteFileAtomic(Path("b"), "", 0644).ok());
-  ASSERT_TRUE(fs_.WriteFileAtomic(Path("a"), "", 0644).ok());
-  ASSERT_TRUE(fs_.MakeDirectories(Path("c"), 0755).ok());
+  ASSERT_OK(fs_.WriteFileAtomic(Path("b"), "", 0644));
+  ASSERT_OK(fs_.WriteFileAtomic(Path("a"), "", 0644));
+  ASSERT_OK(fs_.MakeDirectories(Path("c"), 0755));
 
   EXPECT_THAT(Entries(), ElementsAre("a", "b", "c"));
   EXPECT_EQ(fs_.ListDirectory(Path("missing")).status().code(), absl::StatusCode::kNotFound);
@@ -200,11 +201,11 @@ TEST_F(FileSystemLinuxTest, NoDescriptorLeaksOnSuccessOrFailure) {
   const auto before = open_descriptors();
   ASSERT_EQ(mkdir(Path("dir").c_str(), 0755), 0);
   for (int i = 0; i < 20; ++i) {
-    EXPECT_TRUE(fs_.WriteFileAtomic(Path("f"), std::to_string(i), 0644).ok());
-    EXPECT_TRUE(fs_.ReadFile(Path("f")).ok());
+    EXPECT_OK(fs_.WriteFileAtomic(Path("f"), std::to_string(i), 0644));
+    EXPECT_OK(fs_.ReadFile(Path("f")));
     EXPECT_FALSE(fs_.WriteFileAtomic(Path("dir"), "x", 0644).ok());
     EXPECT_FALSE(fs_.ReadFile(Path("dir")).ok());
-    EXPECT_TRUE(fs_.RemoveFile(Path("f")).ok());
+    EXPECT_OK(fs_.RemoveFile(Path("f")));
   }
   EXPECT_EQ(open_descriptors(), before);
 }

@@ -18,6 +18,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
 namespace {
@@ -66,7 +67,7 @@ class PrivateNetns {
 std::vector<std::string> LinkNames(Netlink& netlink) {
   std::vector<std::string> names;
   absl::StatusOr<std::vector<LinkInfo>> links = netlink.ListLinks();
-  EXPECT_TRUE(links.ok()) << links.status();
+  EXPECT_OK(links);
   if (links.ok()) {
     for (const LinkInfo& link : *links) names.push_back(link.name);
   }
@@ -78,7 +79,7 @@ class NetnsLinuxTest : public ::testing::Test {
   void SetUp() override {
     if (!pod_.ok()) GTEST_SKIP() << "cannot create a network namespace: " << pod_.error();
     absl::StatusOr<std::unique_ptr<NetnsLinux>> netns = NetnsLinux::Create();
-    ASSERT_TRUE(netns.ok()) << netns.status();
+    ASSERT_OK(netns);
     netns_ = *std::move(netns);
   }
 
@@ -89,9 +90,9 @@ class NetnsLinuxTest : public ::testing::Test {
 TEST_F(NetnsLinuxTest, ANetlinkOpenedThereSeesThatNamespaceAndTheCallerStaysHome) {
   const ino_t home = ThreadNetns();
   absl::StatusOr<std::unique_ptr<NetnsHandle>> ns = netns_->Open(pod_.path());
-  ASSERT_TRUE(ns.ok()) << ns.status();
+  ASSERT_OK(ns);
   absl::StatusOr<std::unique_ptr<Netlink>> netlink = netns_->OpenNetlink(**ns);
-  ASSERT_TRUE(netlink.ok()) << netlink.status();
+  ASSERT_OK(netlink);
   // A fresh namespace has its loopback and nothing else.
   EXPECT_THAT(LinkNames(**netlink), ElementsAre("lo"));
   EXPECT_EQ(ThreadNetns(), home);
@@ -100,14 +101,14 @@ TEST_F(NetnsLinuxTest, ANetlinkOpenedThereSeesThatNamespaceAndTheCallerStaysHome
 
 TEST_F(NetnsLinuxTest, ManyCallsFromSeveralThreadsEachLandInTheRightNamespace) {
   PrivateNetns other;
-  ASSERT_TRUE(other.ok());
+  ASSERT_OK(other);
   absl::StatusOr<std::unique_ptr<NetnsHandle>> a = netns_->Open(pod_.path());
   absl::StatusOr<std::unique_ptr<NetnsHandle>> host = netns_->Open("/proc/self/ns/net");
   ASSERT_TRUE(a.ok() && host.ok());
   // The test's own namespace has more than a loopback wherever this runs
   // with a network; a namespace of its own has only that.
   absl::StatusOr<std::unique_ptr<Netlink>> host_netlink = netns_->OpenNetlink(**host);
-  ASSERT_TRUE(host_netlink.ok()) << host_netlink.status();
+  ASSERT_OK(host_netlink);
   const std::vector<std::string> host_links = LinkNames(**host_netlink);
 
   std::vector<std::thread> threads;
@@ -133,7 +134,7 @@ TEST_F(NetnsLinuxTest, ManyCallsFromSeveralThreadsEachLandInTheRightNamespace) {
 
 TEST_F(NetnsLinuxTest, TheHostIsRecognisedByAnyPath) {
   absl::StatusOr<std::unique_ptr<NetnsHandle>> self = netns_->Open("/proc/self/ns/net");
-  ASSERT_TRUE(self.ok()) << self.status();
+  ASSERT_OK(self);
   EXPECT_TRUE(netns_->IsHost(**self));
 }
 
@@ -149,17 +150,17 @@ TEST_F(NetnsLinuxTest, AnOpenHandleKeepsANamespaceWhoseLastThreadEnded) {
   std::unique_ptr<NetnsHandle> handle;
   {
     PrivateNetns brief;
-    ASSERT_TRUE(brief.ok());
+    ASSERT_OK(brief);
     absl::StatusOr<std::unique_ptr<NetnsHandle>> opened = netns_->Open(brief.path());
-    ASSERT_TRUE(opened.ok()) << opened.status();
+    ASSERT_OK(opened);
     handle = *std::move(opened);
   }
   // The open handle keeps the namespace alive: work in it still succeeds.
-  EXPECT_TRUE(netns_->OpenNetlink(*handle).ok());
+  EXPECT_OK(netns_->OpenNetlink(*handle));
   absl::StatusOr<std::unique_ptr<NetnsHandle>> a = netns_->Open(pod_.path());
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   absl::StatusOr<std::unique_ptr<Netlink>> netlink = netns_->OpenNetlink(**a);
-  ASSERT_TRUE(netlink.ok()) << netlink.status();
+  ASSERT_OK(netlink);
   EXPECT_THAT(LinkNames(**netlink), ElementsAre("lo"));
 }
 

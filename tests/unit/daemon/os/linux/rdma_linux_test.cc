@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
 namespace {
@@ -20,9 +21,9 @@ TEST(RdmaLinuxTest, ReadsTheModeOrSaysThereIsNoRdma) {
     GTEST_SKIP() << "no RDMA netlink in this kernel: " << rdma.status();
   }
   absl::StatusOr<RdmaNetnsMode> mode = (*rdma)->NetnsMode();
-  ASSERT_TRUE(mode.ok()) << mode.status();
+  ASSERT_OK(mode);
   absl::StatusOr<bool> has = (*rdma)->HasDevice("rocenet-no-such-device");
-  ASSERT_TRUE(has.ok()) << has.status();
+  ASSERT_OK(has);
   EXPECT_FALSE(*has);
   absl::Status moved = (*rdma)->MoveDevice("rocenet-no-such-device", 0);
   EXPECT_EQ(moved.code(), absl::StatusCode::kNotFound);

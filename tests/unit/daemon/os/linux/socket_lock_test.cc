@@ -13,6 +13,7 @@
 #include "daemon/os/linux/unix_listener.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
 namespace {
@@ -28,7 +29,7 @@ std::string TempDir() {
 TEST(SocketLockTest, ASecondHolderWaitsNamingTheFirstAndGivesUp) {
   const std::string socket = TempDir() + "/rocenetd.sock";
   auto first = SocketLock::Acquire(socket, absl::ZeroDuration(), [](pid_t) {});
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   int waits = 0;
   pid_t seen = 0;
   auto second = SocketLock::Acquire(socket, absl::Milliseconds(100), [&](pid_t holder) {
@@ -46,28 +47,28 @@ TEST(SocketLockTest, ASecondHolderWaitsNamingTheFirstAndGivesUp) {
 TEST(SocketLockTest, TheWaiterTakesOverWhenTheHolderLetsGo) {
   const std::string socket = TempDir() + "/rocenetd.sock";
   auto first = SocketLock::Acquire(socket, absl::ZeroDuration(), [](pid_t) {});
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   std::thread release([&] {
     absl::SleepFor(absl::Milliseconds(100));
     first->reset();
   });
   auto second = SocketLock::Acquire(socket, absl::Seconds(10), [](pid_t) {});
   release.join();
-  EXPECT_TRUE(second.ok()) << second.status();
+  EXPECT_OK(second);
 }
 
 TEST(SocketIdentityTest, ASocketBoundAgainAtThePathIsNotTheSame) {
   const std::string socket = TempDir() + "/rocenetd.sock";
   absl::StatusOr<int> fd = ListenUnix(socket, 4);
-  ASSERT_TRUE(fd.ok()) << fd.status();
+  ASSERT_OK(fd);
   absl::StatusOr<SocketIdentity> mine = IdentifySocket(socket);
-  ASSERT_TRUE(mine.ok()) << mine.status();
+  ASSERT_OK(mine);
   EXPECT_TRUE(IsSameSocket(socket, *mine));
 
   // Another daemon removed it and bound its own: not ours to remove.
   unlink(socket.c_str());
   absl::StatusOr<int> theirs = ListenUnix(socket, 4);
-  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  ASSERT_OK(theirs);
   EXPECT_FALSE(IsSameSocket(socket, *mine));
   close(*fd);
   close(*theirs);

@@ -12,6 +12,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/temp_dir.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
 namespace {
@@ -28,18 +30,18 @@ int Connect(const std::string& path) {
 }
 
 TEST(UnixListenerTest, AcceptedConnectionNamesThePeer) {
-  const std::string path = ::testing::TempDir() + "/sc_listener.sock";
-  unlink(path.c_str());
+  const ::rocenet::testing::TempDir dir;
+  const std::string path = dir.Join("sc_listener.sock");
   absl::StatusOr<int> listen_fd = ListenUnix(path, 4);
-  ASSERT_TRUE(listen_fd.ok()) << listen_fd.status();
+  ASSERT_OK(listen_fd);
   // Nothing pending yet: Unavailable, not a wait.
   EXPECT_TRUE(absl::IsUnavailable(AcceptConnection(*listen_fd).status()));
 
   const int client = Connect(path);
   absl::StatusOr<int> accepted = AcceptConnection(*listen_fd);
-  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  ASSERT_OK(accepted);
   absl::StatusOr<PeerCredentials> cred = PeerCredentialsOf(*accepted);
-  ASSERT_TRUE(cred.ok()) << cred.status();
+  ASSERT_OK(cred);
   EXPECT_EQ(cred->uid, geteuid());
   EXPECT_EQ(cred->gid, getegid());
   EXPECT_EQ(cred->pid, getpid());
@@ -73,14 +75,15 @@ TEST(UnixListenerTest, LookupGroup) {
 }
 
 TEST(UnixListenerTest, ShareSocketWithGroupOpensSocketAndItsDirectory) {
-  const std::string dir = ::testing::TempDir() + "/sc_share";
+  const ::rocenet::testing::TempDir top;
+  const std::string dir = top.Join("sc_share");
   mkdir(dir.c_str(), 0700);
   const std::string path = dir + "/api.sock";
   unlink(path.c_str());
   absl::StatusOr<int> listen_fd = ListenUnix(path, 4);
-  ASSERT_TRUE(listen_fd.ok()) << listen_fd.status();
+  ASSERT_OK(listen_fd);
   const gid_t gid = getegid();
-  ASSERT_TRUE(ShareSocketWithGroup(path, gid).ok());
+  ASSERT_OK(ShareSocketWithGroup(path, gid));
   struct stat st;
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);
