@@ -11,6 +11,7 @@
 #include "daemon/common/status_macros.h"
 #include "daemon/common/suggest.h"
 #include "daemon/server/config_yaml.h"
+#include "daemon/server/qos_options.h"
 #include "yaml-cpp/yaml.h"
 
 namespace rocenet::server {
@@ -34,10 +35,6 @@ const std::set<std::string>& AddressingKeys() {
       new std::set<std::string>{"mtu", "routed_prefix_length", "static_routes"};
   return *keys;
 }
-const std::set<std::string>& QosKeys() {
-  static const auto* keys = new std::set<std::string>{"pfc", "pfc_unhealthy"};
-  return *keys;
-}
 const std::set<std::string>& OutputKeys() {
   static const auto* keys =
       new std::set<std::string>{"gaudinet", "networkd_dir", "nfd_features", "nfd_label"};
@@ -58,20 +55,6 @@ absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node,
 
 // The largest NIC index of a Gaudi ASIC: 24 ports, 0..23.
 constexpr int kMaxGaudiNicIndex = 23;
-
-// A quoted scalar ("9000") is a string in YAML, whatever it spells: a
-// number or a boolean written so is a mistake worth naming.
-bool IsQuoted(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "!"; }
-
-absl::StatusOr<bool> Bool(const YAML::Node& node, const std::string& origin,
-                          absl::string_view key) {
-  if (node.IsScalar() && !IsQuoted(node)) {
-    const std::string& v = node.Scalar();
-    if (v == "true") return true;
-    if (v == "false") return false;
-  }
-  return KeyError(origin, key, "must be true or false");
-}
 
 absl::Status ApplyGaudi(const YAML::Node& node, const std::string& origin,
                         DaemonOptions& options) {
@@ -144,38 +127,6 @@ absl::Status ApplyAddressing(const YAML::Node& node, const std::string& origin,
   return absl::OkStatus();
 }
 
-absl::Status ApplyQos(const YAML::Node& node, const std::string& origin, DaemonOptions& options) {
-  if (!node.IsMap()) return KeyError(origin, "qos", "must be a mapping");
-  for (const auto& entry : node) {
-    const std::string key = entry.first.Scalar();
-    const std::string path = absl::StrCat("qos.", key);
-    if (!QosKeys().contains(key)) return UnknownKeyError(origin, path);
-    if (key == "pfc_unhealthy") {
-      ASSIGN_OR_RETURN(options.pfc_unhealthy, Bool(entry.second, origin, path));
-      continue;
-    }
-    // keep, none, all, "0-3", or a list of priorities.
-    std::string text;
-    if (entry.second.IsSequence()) {
-      std::vector<std::string> items;
-      for (const YAML::Node& item : entry.second) {
-        if (!item.IsScalar() || IsQuoted(item)) {
-          return KeyError(origin, path, "must be keep, none, all or a list of priorities 0..7");
-        }
-        items.push_back(item.Scalar());
-      }
-      if (items.empty()) return KeyError(origin, path, "an empty list; write none for no PFC");
-      text = absl::StrJoin(items, ",");
-    } else {
-      ASSIGN_OR_RETURN(text, Scalar(entry.second, origin, path));
-    }
-    absl::StatusOr<qos::PfcRequest> request = qos::ParsePfcRequest(text);
-    if (!request.ok()) return KeyError(origin, path, request.status().message());
-    options.pfc = *request;
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ApplyOutputs(const YAML::Node& node, const std::string& origin,
                           DaemonOptions& options) {
   if (!node.IsMap()) return KeyError(origin, "outputs", "must be a mapping");
@@ -197,7 +148,7 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
   if (key == "gaudi") return ApplyGaudi(value, origin, options);
   if (key == "addressing") return ApplyAddressing(value, origin, options);
   if (key == "outputs") return ApplyOutputs(value, origin, options);
-  if (key == "qos") return ApplyQos(value, origin, options);
+  if (key == "qos") return ApplyQos(value, origin, options.pfc, options.pfc_unhealthy);
   if (key == "read_group" || key == "tls" || key == "limits") {
     return ApplySecurityKey(key, value, origin, options.security);
   }

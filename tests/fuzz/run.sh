@@ -76,6 +76,7 @@ case "$target" in
     sources=(
       tests/fuzz/config_yaml_fuzz.cc
       daemon/server/options.cc
+      daemon/server/qos_options.cc
       daemon/server/config_yaml.cc
       daemon/common/logging.cc
       daemon/common/ipv4.cc
