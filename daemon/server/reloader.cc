@@ -46,7 +46,14 @@ absl::Status Reloader::Apply(const DaemonOptions& loaded) {
   ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(plan.next.security));
   RETURN_IF_ERROR(CheckSecurityFiles(plan.next.security));
   const bool qos_changed = Changed(plan.applied, "qos.");
-  if (qos_changed && targets_.node != nullptr) RETURN_IF_ERROR(targets_.node->CheckPfc(plan.next.pfc));
+  // Only a new qos.pfc is checked against the ports: a port that cannot
+  // have the running one is reported already, and must not hold up other
+  // keys.
+  const bool pfc_changed = std::find(plan.applied.begin(), plan.applied.end(), "qos.pfc") !=
+                           plan.applied.end();
+  if (pfc_changed && targets_.node != nullptr) {
+    RETURN_IF_ERROR(targets_.node->CheckPfc(plan.next.pfc));
+  }
   if (Changed(plan.applied, "read_group")) {
     const std::string& group = plan.next.security.read_group;
     if (group.empty()) {
