@@ -57,7 +57,7 @@ test-asan: test-deps
 test-tsan: test-deps
 	cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SANITIZER_CXX_FLAGS)" -DROCENET_SANITIZE=thread
-	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target tsan_event_loop_test
+	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target tsan_event_loop_test tsan_daemon_watch_test
 	cd $(TSAN_BUILD_DIR) && ctest --output-on-failure -L tsan
 
 unit: build

@@ -19,17 +19,13 @@ void DaemonWatch::Start() { thread_ = std::thread([this] { Run(); }); }
 void DaemonWatch::Stop() {
   {
     absl::MutexLock lock(&mu_);
-    stopping_ = true;
+    if (!stop_.HasBeenNotified()) stop_.Notify();
     if (active_ != nullptr) active_->Cancel();
   }
   if (thread_.joinable()) thread_.join();
 }
 
-bool DaemonWatch::SleepFor(absl::Duration d) {
-  absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
-  return !stopping_;
-}
+bool DaemonWatch::SleepFor(absl::Duration d) { return !stop_.WaitForNotificationWithTimeout(d); }
 
 void DaemonWatch::Run() {
   absl::Duration backoff = options_.initial_backoff;
@@ -42,10 +38,7 @@ void DaemonWatch::Run() {
       lost_reported = false;
       SPDLOG_WARN("rocenetd at {}: node stream ended; reconnecting", options_.socket);
     }
-    {
-      absl::MutexLock lock(&mu_);
-      if (stopping_) return;
-    }
+    if (stop_.HasBeenNotified()) return;
     absl::Time grace_end = lost_since + options_.grace;
     absl::Duration wait = backoff;
     if (!lost_reported) wait = std::min(wait, std::max(grace_end - absl::Now(), absl::ZeroDuration()));
@@ -64,7 +57,7 @@ bool DaemonWatch::WatchOnce() {
   std::unique_ptr<NodeStream> stream = client_->Watch();
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) {
+    if (stop_.HasBeenNotified()) {
       stream->Cancel();
       return false;
     }

@@ -19,6 +19,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "plugins/device/device_state.h"
 #include "plugins/device/node_client.h"
@@ -54,8 +55,8 @@ class DaemonWatch {
   NodeClient* const client_;
   DeviceState* const state_;
   std::thread thread_;
+  absl::Notification stop_;
   absl::Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   NodeStream* active_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
