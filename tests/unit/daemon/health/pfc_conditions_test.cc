@@ -14,15 +14,6 @@ namespace {
 using ::rocenet::testing::FakeClock;
 using ::testing::HasSubstr;
 
-PortSignals Provisioned() {
-  PortSignals signals;
-  signals.neighbor_count = 1;
-  signals.neighbor_ever_seen = true;
-  signals.plan_state = "Ready";
-  signals.provisioned = true;
-  return signals;
-}
-
 const Condition* Find(const std::vector<Condition>& conditions, absl::string_view type) {
   auto it = std::find_if(conditions.begin(), conditions.end(),
                          [&](const Condition& c) { return c.type == type; });
@@ -30,7 +21,7 @@ const Condition* Find(const std::vector<Condition>& conditions, absl::string_vie
 }
 
 TEST(PfcConditionsTest, AgreeingSidesAndAnUnknownSideRaiseNothing) {
-  PortSignals signals = Provisioned();
+  PortSignals signals = ReadySignals();
   signals.pfc.port = 0x0f;
   signals.pfc.switch_side = 0x0f;
   EXPECT_TRUE(EvaluatePort(UpPort("so0"), &signals).empty());
@@ -43,7 +34,7 @@ TEST(PfcConditionsTest, AgreeingSidesAndAnUnknownSideRaiseNothing) {
 }
 
 TEST(PfcConditionsTest, MismatchNamesBothSides) {
-  PortSignals signals = Provisioned();
+  PortSignals signals = ReadySignals();
   signals.pfc.port = 0x0f;
   signals.pfc.switch_side = 0x08;
   signals.pfc.switch_name = "leaf-1";
@@ -57,7 +48,7 @@ TEST(PfcConditionsTest, MismatchNamesBothSides) {
 }
 
 TEST(PfcConditionsTest, UnsupportedCarriesTheControllersReason) {
-  PortSignals signals = Provisioned();
+  PortSignals signals = ReadySignals();
   signals.pfc.problem = "NoDcb";
   signals.pfc.problem_message = "port veth0: qos.pfc asks for PFC all but ...";
   std::vector<Condition> conditions = EvaluatePort(UpPort("veth0"), &signals);
@@ -71,7 +62,7 @@ TEST(PfcConditionsTest, AdvisoryConditionsLeaveThePortHealthyUnlessTheyCount) {
   FakeClock clock;
   HealthTracker tracker(&clock);
   const inventory::Port port = UpPort("so0");
-  PortSignals signals = Provisioned();
+  PortSignals signals = ReadySignals();
   signals.pfc.port = 0x0f;
   signals.pfc.switch_side = 0;
   tracker.Update({port}, {{port.id, signals}});

@@ -138,15 +138,6 @@ TEST(EvaluatePortTest, NoLldpNeighborWaitsForTheStartupHoldoffOnKeptPorts) {
 namespace rocenet::health {
 namespace {
 
-PortSignals ReadySignals() {
-  PortSignals signals;
-  signals.neighbor_count = 1;
-  signals.neighbor_ever_seen = true;
-  signals.plan_state = "Ready";
-  signals.provisioned = true;
-  return signals;
-}
-
 // The port's conditions after an update, as "Type/Reason".
 std::vector<std::string> Conditions(const HealthTracker& tracker, size_t port = 0) {
   std::vector<std::string> out;
