@@ -11,6 +11,9 @@ TSAN_BUILD_DIR ?= build-tsan
 # -O1 -g1 (line tables for the reports) builds in about 60 % of the time of
 # -O2 -g, and keeps assertions on.
 SANITIZER_CXX_FLAGS ?= -O1 -g1
+# The normal build: optimised as shipped, with line tables only (-g1: enough
+# for backtraces and perf, and a fifth less build time than -g).
+CXX_FLAGS ?= -O2 -g1 -DNDEBUG
 # Every finding stops the program with a non-zero status, so the test that
 # triggered it fails (UBSan is also compiled with -fno-sanitize-recover).
 SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1 \
@@ -28,7 +31,8 @@ test-deps:
 	bash packaging/debian-deps.sh test
 
 build: deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(CXX_FLAGS)"
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Every test: unit, integration (root, network namespaces, real lldpd),

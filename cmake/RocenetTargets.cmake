@@ -40,6 +40,10 @@ function(rocenet_test)
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} rocenet::test_support GTest::gmock GTest::gtest_main)
   rocenet_apply_warnings(${ARG_NAME})
+  # The test code itself is built at -O1 in the optimised builds: a third
+  # less compile time than -O2, and the code under test (the libraries) is
+  # still built as shipped.
+  target_compile_options(${ARG_NAME} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
   gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 30 PROPERTIES LABELS unit)
 endfunction()
 
