@@ -146,7 +146,8 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
                       .outputs = &host_outputs,
                       .attach = &attachments,
                       .pfc = &pfc,
-                      .pfc_unhealthy = options.pfc_unhealthy});
+                      .pfc_unhealthy = options.pfc_unhealthy,
+                      .errors_interval = options.errors_interval});
   RETURN_IF_ERROR(node.Start());
 
   ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(options.security));

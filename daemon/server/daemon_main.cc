@@ -62,6 +62,9 @@ ABSL_FLAG(std::string, node_name, "",
           "this node's name in diagnostics results (empty: $NODE_NAME, else the host name)");
 ABSL_FLAG(std::string, takeover_wait, "30s",
           "how long to wait for a rocenetd still holding the socket to stop (e.g. 30s)");
+ABSL_FLAG(std::string, errors_interval, "30s",
+          "how often the ports' error counters are sampled; two rising intervals in a row "
+          "raise ErrorsRising (1s or more)");
 ABSL_FLAG(bool, check_config, false,
           "load and validate the configuration (--config and flags), then exit: 0 valid, 2 not");
 
@@ -116,6 +119,16 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
           "\" is not a duration; write it like 30s, 2m or 0s"));
     }
     options.takeover_wait = wait;
+  }
+  if (given("errors_interval")) {
+    absl::Duration interval;
+    if (!absl::ParseDuration(absl::GetFlag(FLAGS_errors_interval), &interval) ||
+        interval < absl::Seconds(1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flag --errors-interval: \"", absl::GetFlag(FLAGS_errors_interval),
+          "\" is not a duration of 1s or more; write it like 30s or 2m"));
+    }
+    options.errors_interval = interval;
   }
   if (given("gaudinet_path")) options.outputs.gaudinet_path = absl::GetFlag(FLAGS_gaudinet_path);
   if (given("mtu")) {

@@ -77,7 +77,8 @@ std::map<std::string, health::Condition> CheckRails(const std::vector<inventory:
 
 }  // namespace
 
-Node::Node(const NodeParts& parts) : parts_(parts), health_(parts.clock) {
+Node::Node(const NodeParts& parts)
+    : parts_(parts), health_(parts.clock, {.sample_interval = parts.errors_interval}) {
   if (parts_.sockets != nullptr) {
     agent_ = std::make_unique<lldp::LldpAgent>(
         parts_.sockets, parts_.loop, parts_.clock,

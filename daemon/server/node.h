@@ -43,6 +43,8 @@ struct NodeParts {
   qos::PfcController* pfc = nullptr;
   // Whether the PFC conditions make a port unhealthy (qos.pfc_unhealthy).
   bool pfc_unhealthy = false;
+  // How often the error counters are sampled for ErrorsRising.
+  absl::Duration errors_interval = health::ErrorsRisingPolicy{}.sample_interval;
 };
 
 class Node final : public api::NodeStateSource, public api::AttachmentsBackend {

@@ -55,6 +55,9 @@ struct DaemonOptions {
   // How long a starting rocenetd waits for another one still holding the
   // socket (shutting down during an overlapping restart) before it gives up.
   absl::Duration takeover_wait = absl::Seconds(30);
+  // How often the ports' error counters are sampled for ErrorsRising (raised
+  // after two rising intervals in a row).
+  absl::Duration errors_interval = absl::Seconds(30);
 };
 
 absl::StatusOr<AddressingMode> ParseMode(absl::string_view text);

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from harness import Daemon, metric_value, network_state, rocectl, sim, wait_until
+from harness import Daemon, binary, metric_value, network_state, rocectl, sim, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -334,3 +334,12 @@ def test_a_node_without_scale_out_ports_says_so(fabric):
     finally:
         d.cleanup()
         os.rmdir(empty_sysfs)
+
+
+@pytest.mark.parametrize("value", ["0s", "500ms", "soon"])
+def test_an_errors_interval_below_a_second_or_not_a_duration_is_refused(value):
+    cp = subprocess.run([binary("rocenetd"), "--check-config", f"--errors-interval={value}"],
+                        capture_output=True, text=True, timeout=10)
+    assert cp.returncode == 2, (cp.returncode, cp.stderr)
+    assert f'flag --errors-interval: "{value}" is not a duration of 1s or more' in cp.stderr, \
+        cp.stderr

@@ -81,6 +81,8 @@ FAMILIES = {
 NODE_FAMILIES = {"rocenet_build_info", "rocenet_node_ready", "rocenet_node_managed_ports",
                  "rocenet_attach_operations_total",
                  "rocenet_attach_duration_seconds"}
+# rocenetd's --errors-interval in the ErrorsRising test, in seconds.
+ERRORS_INTERVAL = 2
 # Families of other parts of rocenetd (configuration reload, diagnostics):
 # held to the naming rules here, their values tested with their features.
 OTHER_PREFIXES = ("rocenet_config_", "rocenet_diag_")
@@ -370,7 +372,8 @@ def vxlan_node():
                      ["addr", "add", "10.99.0.1/30", "dev", "obvx0"],
                      ["neigh", "add", "10.99.0.2", "lladdr", "02:00:00:00:00:02", "dev", "obvx0"]):
             subprocess.run(["ip", "-n", ns, *argv], check=True)
-        d = Daemon(ns, ["--gaudi=false", "--interfaces=obvx0", "--mode=L2"],
+        d = Daemon(ns, ["--gaudi=false", "--interfaces=obvx0", "--mode=L2",
+                        f"--errors-interval={ERRORS_INTERVAL}s"],
                    workdir=tempfile.mkdtemp(prefix="rocenetd-"))
         d.start()
         yield ns, d
@@ -382,12 +385,14 @@ def vxlan_node():
 def test_transmit_errors_raise_errors_rising(vxlan_node):
     ns, daemon = vxlan_node
     wait_until(lambda: health(daemon)["ready"], 10, what="the VXLAN port healthy")
-    # Two 30 s sampling intervals in a row with new errors raise it.
-    ping = subprocess.Popen(["ip", "netns", "exec", ns, "ping", "-q", "-i", "0.2", "-w", "150",
+    # Two sampling intervals in a row with new errors raise it, not sooner.
+    ping = subprocess.Popen(["ip", "netns", "exec", ns, "ping", "-q", "-i", "0.2", "-w", "60",
                              "10.99.0.2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.monotonic()
     try:
-        wait_until(lambda: "ErrorsRising" in port_conditions(daemon, "obvx0"), 120, interval=1,
-                   what="ErrorsRising")
+        wait_until(lambda: "ErrorsRising" in port_conditions(daemon, "obvx0"),
+                   8 * ERRORS_INTERVAL, interval=0.2, what="ErrorsRising")
+        assert time.monotonic() - t0 >= ERRORS_INTERVAL, "raised within one sampling interval"
         port = next(p for p in health(daemon)["ports"] if p["name"] == "obvx0")
         rising = next(c for c in port["conditions"] if c["type"] == "ErrorsRising")
         assert rising["reason"] == "TransmitErrors", rising
