@@ -91,7 +91,14 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
 
  private:
   void OnNetlinkEvents();
+  // Reads every link again and the attached ports from the journal; true
+  // when the inventory's ports changed.
+  absl::StatusOr<bool> ResyncInventory();
+  // ResyncInventory, then OnPortsChanged when something changed.
   absl::Status ResyncLinks();
+  // Loop thread: one more ResyncLinks kLateSysfsDelay from now (once for
+  // many calls), for a link that is no port yet and may become one.
+  void ScheduleLateSysfsCheck();
   void OnPortsChanged();
   void OnNeighborsChanged();
   void ScheduleExpiry();
@@ -112,8 +119,10 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   void ReaddressAttached();
   // Loop thread: the ports as attach candidates.
   std::vector<attach::PortCandidate> Candidates() const;
-  // Loop thread: after an attachment changed, brings inventory, LLDP
-  // sockets, addressing and health up to date, once the reply has gone.
+  // Loop thread: after an attachment changed, brings the inventory up to
+  // date at once (the next call sees the port where it is now, not missing
+  // until the kernel's event of its move is read), then LLDP sockets,
+  // addressing and health once the reply has gone.
   void FollowAttachments();
   // Any thread: counts an attachment call that began at `start`.
   void RecordAttach(api::AttachOperation operation, bool ok, absl::Time start);
@@ -134,6 +143,7 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   std::optional<EventLoop::TimerId> rdma_timer_;
   absl::Time expiry_at_;
   std::optional<EventLoop::TimerId> netns_timer_;
+  std::optional<EventLoop::TimerId> late_sysfs_timer_;
   uint64_t generation_ = 0;
   Broadcast<api::NodeSnapshot> changes_;
   std::mutex attach_stats_mu_;

@@ -1,0 +1,145 @@
+// Node's attachment calls on fakes, on a real EventLoop in a thread: the
+// inventory follows a port into a pod within the call that moved it, so a
+// call queued behind it finds the port in its pod, whatever the order in
+// which the loop reads the kernel's event of the move and runs that call.
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "daemon/server/node.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/fakes/fake_clock.h"
+#include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/fakes/fake_netlink.h"
+#include "tests/unit/fakes/fake_netns.h"
+#include "tests/unit/fakes/fake_sysfs.h"
+#include "tests/unit/support/status_matchers.h"
+
+namespace rocenet::server {
+namespace {
+
+using ::rocenet::testing::FakeClock;
+using ::rocenet::testing::FakeFileSystem;
+using ::rocenet::testing::FakeNetlink;
+using ::rocenet::testing::FakeNetns;
+using ::rocenet::testing::FakeSysfs;
+using ::rocenet::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr char kJournal[] = "/run/rocenet/attachments.json";
+constexpr char kPod1[] = "/var/run/netns/pod1";
+constexpr char kPod2[] = "/var/run/netns/pod2";
+
+class NodeAttachTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    host_.SetLink(testing::MakePhysicalLink(2, "so0"));
+    pod1_ = &netns_.AddNamespace(kPod1);
+    pod2_ = &netns_.AddNamespace(kPod2);
+    fs_.AddDirectory("/run/rocenet");
+    ASSERT_OK(journal_.Load());
+    manager_ = std::make_unique<attach::AttachManager>(&host_, &netns_, &journal_);
+    inventory::PortSelection selection;
+    selection.gaudi = false;
+    selection.interfaces = {"so*"};
+    inventory_ = std::make_unique<inventory::PortInventory>(selection, &sysfs_);
+    auto loop = EventLoop::Create();
+    ASSERT_OK(loop);
+    loop_ = std::move(*loop);
+    node_ = std::make_unique<Node>(NodeParts{.loop = loop_.get(),
+                                             .netlink = &host_,
+                                             .clock = &clock_,
+                                             .inventory = inventory_.get(),
+                                             .attach = manager_.get()});
+    ASSERT_OK(node_->Start());
+    thread_ = std::thread([this] { ASSERT_OK(loop_->Run()); });
+    auto snapshot = node_->Sample();
+    ASSERT_OK(snapshot);
+    ASSERT_EQ((*snapshot)->ports.size(), 1u);
+    port_id_ = (*snapshot)->ports[0].id;
+  }
+  void TearDown() override {
+    node_->Shutdown();
+    loop_->Stop();
+    thread_.join();
+  }
+
+  attach::AttachRequest Request(const std::string& container, const std::string& netns) const {
+    attach::AttachRequest request;
+    request.container_id = container;
+    request.netns = netns;
+    request.ifname = "net1";
+    request.device_id = port_id_;
+    request.cni_version = "1.1.0";
+    request.pod = attach::PodIdentity{"training", container, "uid-" + container};
+    return request;
+  }
+
+  // Runs `first` with `second` started on another thread while `first` is
+  // configuring the port inside pod1 (on the loop thread, after the move):
+  // `second` is queued behind `first`, and the kernel's event of the move
+  // is ready before it.
+  absl::StatusOr<attach::AttachmentRecord> AttachDuring(
+      const std::function<void()>& first, const attach::AttachRequest& second) {
+    absl::StatusOr<attach::AttachmentRecord> result = absl::UnknownError("not run");
+    std::thread other;
+    bool started = false;
+    pod1_->set_on_mutation([&](absl::string_view) {
+      if (!started) {
+        started = true;
+        other = std::thread([&] { result = node_->Attach(second, "L2"); });
+        // Long enough for the other thread to queue its call.
+        absl::SleepFor(absl::Milliseconds(200));
+      }
+      return absl::OkStatus();
+    });
+    first();
+    if (other.joinable()) other.join();
+    pod1_->set_on_mutation(nullptr);
+    EXPECT_TRUE(started) << "the first call changed nothing in pod1";
+    return result;
+  }
+
+  FakeNetlink host_;
+  FakeNetns netns_{&host_};
+  FakeNetlink* pod1_ = nullptr;
+  FakeNetlink* pod2_ = nullptr;
+  FakeFileSystem fs_;
+  attach::Journal journal_{&fs_, kJournal};
+  std::unique_ptr<attach::AttachManager> manager_;
+  FakeSysfs sysfs_;
+  FakeClock clock_;
+  std::unique_ptr<inventory::PortInventory> inventory_;
+  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<Node> node_;
+  std::thread thread_;
+  std::string port_id_;
+};
+
+TEST_F(NodeAttachTest, APortJustMovedIntoAPodIsAttachedThereNotUnknown) {
+  absl::StatusOr<attach::AttachmentRecord> second = AttachDuring(
+      [&] { ASSERT_OK(node_->Attach(Request("c1", kPod1), "L2")); }, Request("c2", kPod2));
+  // Busy (the CNI plugin's "try again later"), not "not a port of this node".
+  EXPECT_THAT(second.status(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                        HasSubstr("is attached to pod training/c1")));
+  // Still known as a port of the node once everything has been read.
+  auto snapshot = node_->Sample();
+  ASSERT_OK(snapshot);
+  ASSERT_EQ((*snapshot)->ports.size(), 1u);
+  EXPECT_EQ((*snapshot)->ports[0].id, port_id_);
+}
+
+TEST_F(NodeAttachTest, APortJustBackFromAPodCanBeAttachedAgainAtOnce) {
+  ASSERT_OK(node_->Attach(Request("c1", kPod1), "L2"));
+  auto detached = node_->Detach("c1", "net1");
+  ASSERT_OK(detached);
+  EXPECT_TRUE(*detached);
+  // The next allocation of the same port, right behind the DEL.
+  auto again = node_->Attach(Request("c2", kPod2), "L2");
+  ASSERT_OK(again);
+  EXPECT_EQ(again->port_id, port_id_);
+  EXPECT_EQ(again->netns, kPod2);
+}
+
+}  // namespace
+}  // namespace rocenet::server
