@@ -8,7 +8,7 @@
 #            containernetworking-plugins puts its plugins; /opt is not for
 #            packages). The image installs only this component.
 #   host     the systemd unit, /etc/rocenet/config.yaml, the iproute2 name of
-#            rocenet's route protocol, the README.
+#            rocenet's route protocol, the README and docs/.
 #
 # `cpack -G DEB` in the build directory (after building the four binaries)
 # makes one package, rocenet_<version>_<arch>.deb, from both components. Its
@@ -28,6 +28,9 @@ install(FILES ${ROCENET_PACKAGING_DIR}/iproute2/rocenet.conf
         DESTINATION /etc/iproute2/rt_protos.d COMPONENT host)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION share/doc/rocenet COMPONENT host)
+# Beside the README, so that its links to docs/ work where it is installed.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/
+        DESTINATION share/doc/rocenet/docs COMPONENT host FILES_MATCHING PATTERN "*.md")
 # Every configuration key with its default, when the tree has the example.
 file(GLOB ROCENET_CONFIG_EXAMPLES ${ROCENET_PACKAGING_DIR}/config/*.yaml)
 if(ROCENET_CONFIG_EXAMPLES)

@@ -22,11 +22,11 @@ from harness import Daemon, binary, ready_daemon, sim, wait_until
 parser = pytest.importorskip("prometheus_client.parser")
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-README = os.path.join(TOP, "README.md")
+METRICS_DOC = os.path.join(TOP, "docs", "metrics.md")
 DASHBOARDS = os.path.join(TOP, "packaging", "grafana")
 
 # Every family rocenetd exposes, and its type. A family not listed here fails
-# the test: a new metric is a decision (README table, dashboards), not an
+# the test: a new metric is a decision (docs/metrics.md, dashboards), not an
 # accident.
 FAMILIES = {
     "rocenet_build_info": "gauge",
@@ -172,7 +172,7 @@ def test_every_family_parses_with_its_type_help_and_conventions(fabric, daemon):
     assert mine == set(FAMILIES), f"missing {set(FAMILIES) - mine}"
     for name, kind in LIBRARY_FAMILIES.items():
         assert s.families[name][0] == kind, name
-    readme = open(README).read()
+    reference = open(METRICS_DOC).read()
     devices = {p["host_ifname"] for p in fabric.ports}
     for name in mine | others:
         kind, help_text, samples = s.families[name]
@@ -181,7 +181,7 @@ def test_every_family_parses_with_its_type_help_and_conventions(fabric, daemon):
         assert re.search(rf"^# HELP {name} .+\n# TYPE {name} {kind}\n", text, re.M), name
         if name not in mine:
             continue
-        assert f"`{name}`" in readme, f"{name} is not in the README's metrics table"
+        assert f"`{name}`" in reference, f"{name} is not in docs/metrics.md"
         assert kind == FAMILIES[name], name
         for sample in samples:
             if name in NODE_FAMILIES:

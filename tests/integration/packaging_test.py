@@ -704,7 +704,8 @@ def test_deb_builds_installs_runs_and_is_removed(tmp_path):
                    if not line.startswith("d"))
     for want in ("/usr/sbin/rocenetd", "/usr/bin/rocectl", "/usr/bin/rocenet-device-plugin",
                  "/usr/lib/cni/rocenet", "/lib/systemd/system/rocenetd.service",
-                 "/etc/rocenet/config.yaml", "/etc/iproute2/rt_protos.d/rocenet.conf"):
+                 "/etc/rocenet/config.yaml", "/etc/iproute2/rt_protos.d/rocenet.conf",
+                 "/usr/share/doc/rocenet/README.md", "/usr/share/doc/rocenet/docs/deploying.md"):
         assert want in files, f"{want} not in the DEB: {files}"
     assert not any(f.startswith("/usr/bin/rocenet") and f != "/usr/bin/rocenet-device-plugin"
                    for f in files), "the CNI plugin belongs in /usr/lib/cni, not on PATH"

@@ -1,4 +1,4 @@
-"""The README's uninstall procedure, step by step, on the simulated fabric:
+"""The uninstall procedure of docs/deploying.md, step by step, on the simulated fabric:
 pods holding ports are found with `rocectl attachments` and drained first
 (DEL needs the daemon: without it DEL fails with CNI code 11 and the port
 stays in the pod), rocenetd stops cleanly (the readiness label goes, the
@@ -81,7 +81,7 @@ def test_uninstall_as_the_readme_says(fabric, tmp_path):
         assert kept != pristine
         assert any('"protocol": "158"' in r or '"protocol": 158' in r for r in kept["route"]), kept
 
-        # 4. The clean-up commands of the README, for the ports of step 1.
+        # 4. The clean-up commands of docs/deploying.md, for the ports of step 1.
         subprocess.run(["ip", "-n", node, "route", "flush", "proto", "158"], check=True)
         for port in ports:
             subprocess.run(["ip", "-n", node, "-4", "addr", "flush", "dev", port], check=True)
