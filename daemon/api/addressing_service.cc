@@ -32,7 +32,7 @@ grpc::Status AddressingService::GetPlan(grpc::ServerContext* context,
   }
   absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
-  const PortAddressing* port = FindAddressing(**snapshot, request->port());
+  const addressing::PortAddressing* port = FindAddressing(**snapshot, request->port());
   if (port == nullptr) {
     // Tell a port rocenetd does not manage from one it has no plan for.
     if (absl::StatusOr<const inventory::Port*> known = FindPort(**snapshot, request->port());

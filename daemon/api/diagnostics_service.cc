@@ -31,7 +31,7 @@ diag::PortsSource DiagPortsOf(NodeStateSource* source) {
 
 std::vector<diag::LocalPort> LocalPortsOf(const NodeSnapshot& snapshot) {
   std::vector<diag::LocalPort> out;
-  for (const PortAddressing& a : snapshot.addressing) {
+  for (const addressing::PortAddressing& a : snapshot.addressing) {
     const inventory::Port* port = nullptr;
     for (const inventory::Port& p : snapshot.ports) {
       if (p.id == a.port_id) port = &p;

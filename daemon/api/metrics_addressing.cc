@@ -32,7 +32,7 @@ void AppendAddressingMetrics(const NodeSnapshot& snapshot, std::vector<MetricFam
              "Times rocenetd found the port administratively down and set it up: drivers "
              "register ports down, and a port set down by hand is brought back.",
              MetricType::Counter);
-  for (const PortAddressing& port : snapshot.addressing) {
+  for (const addressing::PortAddressing& port : snapshot.addressing) {
     const addressing::AddressPlan& p = port.plan;
     AddSample(provisioned, {{"device", port.name}}, port.provisioned ? 1 : 0);
     AddSample(plan,

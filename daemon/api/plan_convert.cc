@@ -53,7 +53,7 @@ v1::PlanState ToProto(addressing::PlanState state) {
   return v1::PLAN_STATE_UNSPECIFIED;
 }
 
-void ToProto(const PortAddressing& port, v1::PortPlan* out) {
+void ToProto(const addressing::PortAddressing& port, v1::PortPlan* out) {
   const addressing::AddressPlan& plan = port.plan;
   out->set_port_id(port.port_id);
   out->set_name(port.name);
@@ -74,11 +74,11 @@ void ToProto(const PortAddressing& port, v1::PortPlan* out) {
 
 void ToProto(const NodeSnapshot& snapshot, v1::ListPlansResponse* out) {
   out->set_mode(std::string(ModeName(snapshot.mode)));
-  for (const PortAddressing& port : snapshot.addressing) ToProto(port, out->add_plans());
+  for (const addressing::PortAddressing& port : snapshot.addressing) ToProto(port, out->add_plans());
 }
 
-const PortAddressing* FindAddressing(const NodeSnapshot& snapshot, const std::string& id_or_name) {
-  for (const PortAddressing& port : snapshot.addressing) {
+const addressing::PortAddressing* FindAddressing(const NodeSnapshot& snapshot, const std::string& id_or_name) {
+  for (const addressing::PortAddressing& port : snapshot.addressing) {
     if (port.port_id == id_or_name || port.name == id_or_name) return &port;
   }
   return nullptr;

@@ -19,13 +19,13 @@ absl::string_view PlanStateName(addressing::PlanState state);
 absl::string_view ModeName(addressing::Mode mode);
 
 v1::PlanState ToProto(addressing::PlanState state);
-void ToProto(const PortAddressing& port, v1::PortPlan* out);
+void ToProto(const addressing::PortAddressing& port, v1::PortPlan* out);
 
 // The mode and every port's plan, in the order of `snapshot.addressing`.
 void ToProto(const NodeSnapshot& snapshot, v1::ListPlansResponse* out);
 
 // The addressing of the port with that id or interface name; null if there
 // is none.
-const PortAddressing* FindAddressing(const NodeSnapshot& snapshot, const std::string& id_or_name);
+const addressing::PortAddressing* FindAddressing(const NodeSnapshot& snapshot, const std::string& id_or_name);
 
 }  // namespace rocenet::api

@@ -145,7 +145,7 @@ absl::StatusOr<api::GateConfig> GateConfigOf(const SecurityOptions& options) {
 }
 
 absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
-    const DaemonOptions& options, EventLoop* loop, const std::vector<grpc::Service*>& services) {
+    const DaemonOptions& options, os::EventLoop* loop, const std::vector<grpc::Service*>& services) {
   const SecurityOptions& security = options.security;
   // First, so that a second rocenetd stops before it listens anywhere.
   RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));

@@ -23,7 +23,7 @@
 #include "absl/time/time.h"
 #include "daemon/api/auth.h"
 #include "daemon/os/linux/socket_lock.h"
-#include "daemon/server/event_loop.h"
+#include "daemon/os/linux/event_loop.h"
 #include "daemon/server/options.h"
 #include "grpcpp/server.h"
 
@@ -40,7 +40,7 @@ class ApiServer {
  public:
   // Serves `services` (not owned; they must outlive the server).
   static absl::StatusOr<std::unique_ptr<ApiServer>> Start(
-      const DaemonOptions& options, EventLoop* loop, const std::vector<grpc::Service*>& services);
+      const DaemonOptions& options, os::EventLoop* loop, const std::vector<grpc::Service*>& services);
   ~ApiServer();
 
   grpc::Server* server() { return server_.get(); }
@@ -48,13 +48,13 @@ class ApiServer {
   void Shutdown(absl::Time deadline);
 
  private:
-  ApiServer(EventLoop* loop, std::string socket_path) : loop_(loop), socket_path_(socket_path) {}
+  ApiServer(os::EventLoop* loop, std::string socket_path) : loop_(loop), socket_path_(socket_path) {}
   void OnAcceptable();
   // Closes a connection that would take a descriptor rocenetd keeps for its
   // own work.
   void Refuse(int fd);
 
-  EventLoop* loop_;
+  os::EventLoop* loop_;
   std::string socket_path_;
   // The socket this server bound; only it is removed on shutdown.
   os::SocketIdentity socket_identity_;
@@ -67,7 +67,7 @@ class ApiServer {
   int64_t refused_ = 0;
   absl::Time last_refusal_report_ = absl::InfinitePast();
   // Set while accepting rests after an error (e.g. out of descriptors).
-  std::optional<EventLoop::TimerId> resume_;
+  std::optional<os::EventLoop::TimerId> resume_;
   std::unique_ptr<grpc::Server> server_;
 };
 

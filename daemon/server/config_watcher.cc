@@ -8,7 +8,7 @@
 namespace rocenet::server {
 
 absl::StatusOr<std::unique_ptr<ConfigWatcher>> ConfigWatcher::Start(
-    EventLoop* loop, const os::FileSystem* fs, Params params,
+    os::EventLoop* loop, const os::FileSystem* fs, Params params,
     absl::AnyInvocable<void()> on_change) {
   ASSIGN_OR_RETURN(std::unique_ptr<os::DirectoryWatch> watch, os::DirectoryWatch::Create());
   RETURN_IF_ERROR(watch->Follow(params.path));

@@ -21,7 +21,7 @@
 #include "absl/time/time.h"
 #include "daemon/os/filesystem.h"
 #include "daemon/os/linux/directory_watch.h"
-#include "daemon/server/event_loop.h"
+#include "daemon/os/linux/event_loop.h"
 
 namespace rocenet::server {
 
@@ -36,7 +36,7 @@ class ConfigWatcher {
   };
 
   // `loop` and `fs` are not owned and must outlive the watcher.
-  static absl::StatusOr<std::unique_ptr<ConfigWatcher>> Start(EventLoop* loop,
+  static absl::StatusOr<std::unique_ptr<ConfigWatcher>> Start(os::EventLoop* loop,
                                                               const os::FileSystem* fs,
                                                               Params params,
                                                               absl::AnyInvocable<void()> on_change);
@@ -45,7 +45,7 @@ class ConfigWatcher {
   ConfigWatcher& operator=(const ConfigWatcher&) = delete;
 
  private:
-  ConfigWatcher(EventLoop* loop, const os::FileSystem* fs, Params params,
+  ConfigWatcher(os::EventLoop* loop, const os::FileSystem* fs, Params params,
                 std::unique_ptr<os::DirectoryWatch> watch, absl::AnyInvocable<void()> on_change)
       : loop_(loop),
         fs_(fs),
@@ -56,13 +56,13 @@ class ConfigWatcher {
   void Check();
   std::string Fingerprint() const;
 
-  EventLoop* const loop_;
+  os::EventLoop* const loop_;
   const os::FileSystem* const fs_;
   const Params params_;
   std::unique_ptr<os::DirectoryWatch> watch_;
   absl::AnyInvocable<void()> on_change_;
   std::string last_;
-  EventLoop::TimerId timer_ = 0;
+  os::EventLoop::TimerId timer_ = 0;
 };
 
 }  // namespace rocenet::server

@@ -32,7 +32,7 @@
 #include "daemon/os/linux/unix_socket.h"
 #include "daemon/server/api_server.h"
 #include "daemon/server/config_watcher.h"
-#include "daemon/server/event_loop.h"
+#include "daemon/os/linux/event_loop.h"
 #include "daemon/server/node.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -95,7 +95,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
                     holder > 0 ? absl::StrCat(" (pid ", holder, ")") : std::string(),
                     absl::FormatDuration(options.takeover_wait));
       }));
-  ASSIGN_OR_RETURN(std::unique_ptr<EventLoop> loop, EventLoop::Create());
+  ASSIGN_OR_RETURN(std::unique_ptr<os::EventLoop> loop, os::EventLoop::Create());
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetlinkLinux> netlink, os::NetlinkLinux::Open());
   os::SysfsLinux sysfs(options.sysfs_root);
   os::SystemClock clock;
@@ -110,7 +110,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   }
   ASSIGN_OR_RETURN(std::unique_ptr<os::EthtoolLinux> ethtool, os::EthtoolLinux::Create());
   inventory::PortInventory inventory(options.selection, &sysfs, ethtool.get());
-  AddressingDriver addressing(netlink.get(), &store, PlannerConfigOf(options));
+  addressing::AddressingDriver addressing(netlink.get(), &store, PlannerConfigOf(options));
   outputs::HostOutputs host_outputs(&fs, &clock, options.outputs);
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsLinux> netns, os::NetnsLinux::Create());
   // The journal describes pod namespaces, which end with the boot, so it

@@ -15,7 +15,7 @@ constexpr absl::Duration kStartupHoldoff = absl::Seconds(30);
 // How long after an address change the RDMA GID tables are read again.
 constexpr absl::Duration kRdmaRescanDelay = absl::Milliseconds(500);
 
-outputs::PortOutput ToOutput(const inventory::Port& port, const api::PortAddressing* addressing,
+outputs::PortOutput ToOutput(const inventory::Port& port, const addressing::PortAddressing* addressing,
                              const health::PortHealth* health, addressing::Mode mode) {
   outputs::PortOutput out;
   out.name = port.name;
@@ -46,10 +46,10 @@ outputs::PortOutput ToOutput(const inventory::Port& port, const api::PortAddress
 // the fabric network its plan routes.
 std::map<std::string, health::Condition> CheckRails(const std::vector<inventory::Port>& ports,
                                                     const lldp::NeighborTable& table,
-                                                    const AddressingDriver* addressing) {
+                                                    const addressing::AddressingDriver* addressing) {
   std::map<std::string, const addressing::AddressPlan*> plans;
   if (addressing != nullptr) {
-    for (const api::PortAddressing& port : addressing->ports()) plans[port.port_id] = &port.plan;
+    for (const addressing::PortAddressing& port : addressing->ports()) plans[port.port_id] = &port.plan;
   }
   std::vector<health::RailMember> members;
   for (const inventory::Port& port : ports) {
@@ -179,7 +179,7 @@ void Node::OnNeighborsChanged() {
 }
 
 void Node::ReaddressAttached() {
-  for (const api::PortAddressing& port : parts_.addressing->ports()) {
+  for (const addressing::PortAddressing& port : parts_.addressing->ports()) {
     absl::StatusOr<bool> moved = parts_.attach->Readdress(port.port_id, port.plan);
     if (!moved.ok()) SPDLOG_ERROR("port {}: {}", port.name, moved.status().ToString());
   }

@@ -24,19 +24,19 @@
 #include "daemon/os/netlink.h"
 #include "daemon/outputs/host_outputs.h"
 #include "daemon/qos/pfc_controller.h"
-#include "daemon/server/addressing_driver.h"
-#include "daemon/server/event_loop.h"
+#include "daemon/addressing/driver.h"
+#include "daemon/os/linux/event_loop.h"
 
 namespace rocenet::server {
 
 struct NodeParts {
-  EventLoop* loop = nullptr;
+  os::EventLoop* loop = nullptr;
   os::Netlink* netlink = nullptr;
   const os::Clock* clock = nullptr;
   inventory::PortInventory* inventory = nullptr;
   // Optional: without them the node reports link-level state only.
   os::PacketSocketFactory* sockets = nullptr;
-  AddressingDriver* addressing = nullptr;
+  addressing::AddressingDriver* addressing = nullptr;
   outputs::HostOutputs* outputs = nullptr;
   attach::AttachManager* attach = nullptr;
   // Keeps the ports' PFC; without it PFC is neither read nor set.
@@ -139,11 +139,11 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   health::HealthTracker health_;
   std::unique_ptr<lldp::LldpAgent> agent_;
   lldp::NeighborTable empty_table_;
-  std::optional<EventLoop::TimerId> expiry_timer_;
-  std::optional<EventLoop::TimerId> rdma_timer_;
+  std::optional<os::EventLoop::TimerId> expiry_timer_;
+  std::optional<os::EventLoop::TimerId> rdma_timer_;
   absl::Time expiry_at_;
-  std::optional<EventLoop::TimerId> netns_timer_;
-  std::optional<EventLoop::TimerId> late_sysfs_timer_;
+  std::optional<os::EventLoop::TimerId> netns_timer_;
+  std::optional<os::EventLoop::TimerId> late_sysfs_timer_;
   uint64_t generation_ = 0;
   Broadcast<api::NodeSnapshot> changes_;
   std::mutex attach_stats_mu_;

@@ -39,7 +39,7 @@ std::vector<attach::PortCandidate> Node::Candidates() const {
     if (port.rdma.has_value()) candidate.rdma_device = port.rdma->device;
     candidate.present = port.present;
     if (parts_.addressing != nullptr && i < parts_.addressing->ports().size()) {
-      const api::PortAddressing& addressing = parts_.addressing->ports()[i];
+      const addressing::PortAddressing& addressing = parts_.addressing->ports()[i];
       candidate.applied = addressing.applied;
       candidate.provisioned = addressing.provisioned;
       candidate.plan_refused = addressing.plan.state == addressing::PlanState::kRefused;

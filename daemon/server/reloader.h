@@ -19,7 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "daemon/api/auth.h"
 #include "daemon/api/metrics_config.h"
-#include "daemon/server/addressing_driver.h"
+#include "daemon/addressing/driver.h"
 #include "daemon/server/node.h"
 #include "daemon/server/options.h"
 
@@ -29,7 +29,7 @@ using ConfigSource = std::function<absl::StatusOr<DaemonOptions>()>;
 
 struct ReloadTargets {
   api::RequestGate* gate = nullptr;
-  AddressingDriver* addressing = nullptr;
+  addressing::AddressingDriver* addressing = nullptr;
   Node* node = nullptr;
   api::ConfigReloadMetrics* metrics = nullptr;
 };

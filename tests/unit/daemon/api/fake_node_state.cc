@@ -60,8 +60,8 @@ lldp::Neighbor Leaf1() {
   return neighbor;
 }
 
-PortAddressing Addressing(const inventory::Port& port) {
-  PortAddressing out;
+addressing::PortAddressing Addressing(const inventory::Port& port) {
+  addressing::PortAddressing out;
   out.port_id = port.id;
   out.name = port.name;
   out.plan.port_id = port.id;
@@ -95,7 +95,7 @@ NodeSnapshot SampleSnapshot() {
   counters.tlvs_unrecognized = 3;
   snapshot.lldp_counters["0000:19:00.0-p22"].frames_received = 7;
 
-  PortAddressing ready = Addressing(snapshot.ports[0]);
+  addressing::PortAddressing ready = Addressing(snapshot.ports[0]);
   addressing::AddressPlan& plan = ready.plan;
   plan.state = addressing::PlanState::kReady;
   plan.description = "no-alert 10.200.1.2/30";
@@ -107,13 +107,13 @@ NodeSnapshot SampleSnapshot() {
   ready.provisioned = true;
   ready.applied = addressing::FromPlan(plan, "so0");
 
-  PortAddressing refused = Addressing(snapshot.ports[1]);
+  addressing::PortAddressing refused = Addressing(snapshot.ports[1]);
   refused.plan.state = addressing::PlanState::kRefused;
   refused.plan.reason = addressing::reason::kPeerIsNetworkAddress;
   refused.plan.message = "port so1: peer 10.200.2.0/30 is the network address of its subnet";
   refused.plan.description = "no-alert 10.200.2.0/30";
 
-  PortAddressing pending = Addressing(snapshot.ports[2]);
+  addressing::PortAddressing pending = Addressing(snapshot.ports[2]);
   pending.plan.reason = addressing::reason::kNoLldpNeighbor;
   pending.plan.message = "port so2: no LLDP neighbor";
 

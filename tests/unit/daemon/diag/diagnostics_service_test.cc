@@ -37,7 +37,7 @@ NodeSnapshot TwoPorts() {
     port.link.speed_mbps = 10000;
     port.link.stats.rx_dropped = 7;
     s.ports.push_back(port);
-    PortAddressing a;
+    addressing::PortAddressing a;
     a.port_id = port.id;
     a.name = port.name;
     a.plan.state = addressing::PlanState::kReady;
@@ -53,7 +53,7 @@ NodeSnapshot TwoPorts() {
   bare.name = "so2";
   bare.present = true;
   s.ports.push_back(bare);
-  PortAddressing pending;
+  addressing::PortAddressing pending;
   pending.port_id = "if-so2";
   pending.name = "so2";
   s.addressing.push_back(pending);

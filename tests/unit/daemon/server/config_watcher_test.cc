@@ -64,7 +64,7 @@ class ConfigWatcherTest : public ::testing::Test {
     std::string pattern = ::testing::TempDir() + "config_watcher_XXXXXX";
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
-    auto loop = EventLoop::Create();
+    auto loop = os::EventLoop::Create();
     ASSERT_OK(loop);
     loop_ = *std::move(loop);
   }
@@ -111,7 +111,7 @@ class ConfigWatcherTest : public ::testing::Test {
 
   std::string dir_;
   os::FileSystemLinux fs_;
-  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<os::EventLoop> loop_;
   std::unique_ptr<ConfigWatcher> watcher_;
   std::thread thread_;
   absl::Mutex mu_;

@@ -43,7 +43,7 @@ class NodeAttachTest : public ::testing::Test {
     selection.gaudi = false;
     selection.interfaces = {"so*"};
     inventory_ = std::make_unique<inventory::PortInventory>(selection, &sysfs_);
-    auto loop = EventLoop::Create();
+    auto loop = os::EventLoop::Create();
     ASSERT_OK(loop);
     loop_ = std::move(*loop);
     node_ = std::make_unique<Node>(NodeParts{.loop = loop_.get(),
@@ -110,7 +110,7 @@ class NodeAttachTest : public ::testing::Test {
   FakeSysfs sysfs_;
   FakeClock clock_;
   std::unique_ptr<inventory::PortInventory> inventory_;
-  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<os::EventLoop> loop_;
   std::unique_ptr<Node> node_;
   std::thread thread_;
   std::string port_id_;

@@ -39,9 +39,9 @@ class NodePfcTest : public ::testing::Test {
     dcb_.AddDevice("so1", DcbDriver::kNone);
     fs_.AddDirectory("/var/lib/rocenet");
     store_ = std::make_unique<addressing::AppliedStore>(&fs_, "/var/lib/rocenet/addressing.json");
-    addressing_ = std::make_unique<AddressingDriver>(&netlink_, store_.get(),
+    addressing_ = std::make_unique<addressing::AddressingDriver>(&netlink_, store_.get(),
                                                      addressing::PlannerConfig{});
-    auto loop = EventLoop::Create();
+    auto loop = os::EventLoop::Create();
     ASSERT_OK(loop);
     loop_ = std::move(*loop);
   }
@@ -84,10 +84,10 @@ class NodePfcTest : public ::testing::Test {
   FakeDcb dcb_;
   FakeFileSystem fs_;
   std::unique_ptr<addressing::AppliedStore> store_;
-  std::unique_ptr<AddressingDriver> addressing_;
+  std::unique_ptr<addressing::AddressingDriver> addressing_;
   std::unique_ptr<inventory::PortInventory> inventory_;
   std::unique_ptr<qos::PfcController> controller_;
-  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<os::EventLoop> loop_;
   std::unique_ptr<Node> node_;
   std::thread thread_;
 };

@@ -26,7 +26,7 @@ TEST(NodeSysfsTest, APortSysfsShowsAfterItsLinkEventIsFoundWithoutAnotherEvent) 
   AddGaudiDevice(sysfs, "pci0000:17", "0000:19:00.0", 0, 0, {{"so0", 8}});
   netlink.SetLink(MakeLink(2, "so0"));
   inventory::PortInventory inventory(inventory::PortSelection{}, &sysfs);
-  auto loop = EventLoop::Create();
+  auto loop = os::EventLoop::Create();
   ASSERT_OK(loop);
   Node node(NodeParts{.loop = loop->get(), .netlink = &netlink, .clock = &clock,
                       .inventory = &inventory});

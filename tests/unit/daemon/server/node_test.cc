@@ -24,7 +24,7 @@ class NodeTest : public ::testing::Test {
     selection.gaudi = false;
     selection.interfaces = {"so*"};
     inventory_ = std::make_unique<inventory::PortInventory>(selection, &sysfs_);
-    auto loop = EventLoop::Create();
+    auto loop = os::EventLoop::Create();
     ASSERT_OK(loop);
     loop_ = std::move(*loop);
     netlink_.SetLink(MakeLink(2, "so0"));
@@ -55,7 +55,7 @@ class NodeTest : public ::testing::Test {
   FakeNetlink netlink_;
   FakeClock clock_;
   std::unique_ptr<inventory::PortInventory> inventory_;
-  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<os::EventLoop> loop_;
   std::unique_ptr<Node> node_;
   std::thread thread_;
 };

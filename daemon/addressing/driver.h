@@ -22,14 +22,14 @@
 
 #include "daemon/addressing/applied_store.h"
 #include "daemon/addressing/planner.h"
+#include "daemon/addressing/port_addressing.h"
 #include "daemon/addressing/reconciler.h"
-#include "daemon/api/node_state.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port.h"
 #include "daemon/lldp/neighbor_table.h"
 #include "daemon/os/netlink.h"
 
-namespace rocenet::server {
+namespace rocenet::addressing {
 
 class AddressingDriver {
  public:
@@ -42,7 +42,7 @@ class AddressingDriver {
   bool Run(const std::vector<inventory::Port>& ports, const lldp::NeighborTable& neighbors);
 
   // In the order of the ports of the last Run().
-  const std::vector<api::PortAddressing>& ports() const { return ports_; }
+  const std::vector<PortAddressing>& ports() const { return ports_; }
 
   // Health inputs for each port, by port id.
   std::map<std::string, health::PortSignals> Signals(const lldp::NeighborTable& neighbors) const;
@@ -64,14 +64,14 @@ class AddressingDriver {
   std::map<std::string, std::string> YieldMovedAddresses(
       const std::vector<inventory::Port>& ports, const std::vector<addressing::AddressPlan>& plans,
       addressing::KernelState& kernel);
-  api::PortAddressing ApplyOne(const inventory::Port& port, addressing::AddressPlan plan,
+  PortAddressing ApplyOne(const inventory::Port& port, addressing::AddressPlan plan,
                                const addressing::KernelState& kernel);
 
   os::Netlink* netlink_;
   addressing::AppliedStore* store_;
   addressing::PlannerConfig config_;
   addressing::Reconciler reconciler_;
-  std::vector<api::PortAddressing> ports_;
+  std::vector<PortAddressing> ports_;
   uint64_t changes_ = 0;
   // Ports (by id) that lost their kept address to another port's plan,
   // and why; until they have a ready plan of their own.
@@ -80,4 +80,4 @@ class AddressingDriver {
   std::map<std::string, uint64_t> links_set_up_;
 };
 
-}  // namespace rocenet::server
+}  // namespace rocenet::addressing

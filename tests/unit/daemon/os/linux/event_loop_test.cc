@@ -3,7 +3,7 @@
 // Nothing here sleeps: timers are scheduled in the past (due at once) or far
 // in the future (never due during the test), and every run of the loop has a
 // watchdog that stops it, so a broken loop fails a test instead of hanging it.
-#include "daemon/server/event_loop.h"
+#include "daemon/os/linux/event_loop.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::os {
 namespace {
 
 using ::testing::ElementsAre;
@@ -377,4 +377,4 @@ TEST(EventLoopReaderTest, AddingTheSameFdTwiceFails) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::os

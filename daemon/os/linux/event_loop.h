@@ -21,9 +21,9 @@
 #include "absl/time/time.h"
 #include "daemon/os/reactor.h"
 
-namespace rocenet::server {
+namespace rocenet::os {
 
-class EventLoop final : public os::Reactor {
+class EventLoop final : public Reactor {
  public:
   using TimerId = uint64_t;
 
@@ -103,4 +103,4 @@ absl::StatusOr<T> EventLoop::Call(absl::AnyInvocable<absl::StatusOr<T>() &&> fn)
   return std::move(slot->result);
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::os

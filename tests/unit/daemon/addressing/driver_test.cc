@@ -1,15 +1,15 @@
 // The addressing driver end to end over fakes: LLDP neighbors in, addresses
 // and routes in the (fake) kernel out, and what it keeps when it cannot act.
-#include "daemon/server/addressing_driver.h"
+#include "daemon/addressing/driver.h"
 
 #include <algorithm>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/daemon/server/addressing_driver_fixture.h"
+#include "tests/unit/daemon/addressing/driver_fixture.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::addressing {
 namespace {
 
 TEST_F(AddressingDriverTest, TheSwitchsPortDescriptionAddressesThePort) {
@@ -281,4 +281,4 @@ TEST_F(AddressingDriverTest, AMissingPortIsLeftAlone) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::addressing

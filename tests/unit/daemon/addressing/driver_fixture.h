@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "daemon/lldp/codec.h"
-#include "daemon/server/addressing_driver.h"
+#include "daemon/addressing/driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::addressing {
 namespace {
 
 using ::rocenet::testing::FakeFileSystem;
@@ -101,7 +101,7 @@ class AddressingDriverTest : public ::testing::Test {
            netlink_.addresses().end();
   }
 
-  const api::PortAddressing& So0() const { return driver_->ports().at(0); }
+  const PortAddressing& So0() const { return driver_->ports().at(0); }
   health::PortSignals Signals(const std::string& port_id = kSo0Id) const {
     return driver_->Signals(table_).at(port_id);
   }
@@ -121,4 +121,4 @@ class AddressingDriverTest : public ::testing::Test {
 };
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::addressing

@@ -1,9 +1,9 @@
-#include "daemon/server/addressing_driver.h"
+#include "daemon/addressing/driver.h"
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 
-namespace rocenet::server {
+namespace rocenet::addressing {
 namespace {
 
 using addressing::AddressPlan;
@@ -95,7 +95,7 @@ bool AddressingDriver::Run(const std::vector<inventory::Port>& ports,
 
   std::vector<AddressPlan> plans = addressing::PlanNode(inputs, node_addresses, config_);
   for (auto& [id, why] : YieldMovedAddresses(ports, plans, kernel)) yielded_[id] = std::move(why);
-  std::vector<api::PortAddressing> next;
+  std::vector<PortAddressing> next;
   next.reserve(ports.size());
   for (size_t i = 0; i < ports.size(); ++i) {
     // Said until the port has an address of its own again.
@@ -107,7 +107,7 @@ bool AddressingDriver::Run(const std::vector<inventory::Port>& ports,
     // The kernel is right; only the record of it is missing. Say so on every
     // port: after a restart these addresses would look like someone else's.
     SPDLOG_ERROR("addressing: cannot record what was applied: {}", s.ToString());
-    for (api::PortAddressing& port : next) {
+    for (PortAddressing& port : next) {
       if (port.provisioned) {
         port.apply_error = absl::StrCat("record applied state: ", s.message());
         port.provisioned = false;
@@ -171,9 +171,9 @@ std::map<std::string, std::string> AddressingDriver::YieldMovedAddresses(
   return yielded;
 }
 
-api::PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, AddressPlan plan,
+PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, AddressPlan plan,
                                                const addressing::KernelState& kernel) {
-  api::PortAddressing out;
+  PortAddressing out;
   out.port_id = port.id;
   out.name = port.name;
   std::optional<AppliedConfig> previous = store_->Get(port.id);
@@ -246,7 +246,7 @@ api::PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, Addr
 std::map<std::string, health::PortSignals> AddressingDriver::Signals(
     const lldp::NeighborTable& neighbors) const {
   std::map<std::string, health::PortSignals> out;
-  for (const api::PortAddressing& port : ports_) {
+  for (const PortAddressing& port : ports_) {
     health::PortSignals& signals = out[port.port_id];
     signals.l3 = config_.mode == addressing::Mode::kL3;
     if (const lldp::PortNeighbors* entry = neighbors.Find(port.port_id); entry != nullptr) {
@@ -267,4 +267,4 @@ std::map<std::string, health::PortSignals> AddressingDriver::Signals(
   return out;
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::addressing

@@ -1,4 +1,4 @@
-#include "daemon/server/event_loop.h"
+#include "daemon/os/linux/event_loop.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -12,7 +12,7 @@
 #include "daemon/common/errno_status.h"
 #include "daemon/common/logging.h"
 
-namespace rocenet::server {
+namespace rocenet::os {
 
 absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
   const int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -191,4 +191,4 @@ absl::Status EventLoop::Run() {
   return absl::OkStatus();
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::os

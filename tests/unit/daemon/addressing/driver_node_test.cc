@@ -5,10 +5,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/daemon/server/addressing_driver_fixture.h"
+#include "tests/unit/daemon/addressing/driver_fixture.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::addressing {
 namespace {
 
 // Its own suite name: the fixture type is this file's copy.
@@ -124,7 +124,7 @@ TEST_F(NodeWideTest, AThreePortRotationConvergesInOnePass) {
   EXPECT_TRUE(HasAddress("10.200.1.1/30", kSo2));
   EXPECT_EQ(netlink_.addresses().size(), 3u);
   EXPECT_FALSE(doubled_);
-  for (const api::PortAddressing& port : driver_->ports()) EXPECT_TRUE(port.provisioned);
+  for (const PortAddressing& port : driver_->ports()) EXPECT_TRUE(port.provisioned);
 }
 
 TEST_F(NodeWideTest, ASwapSeenFirstByARestartedDaemonConvergesToo) {
@@ -179,4 +179,4 @@ TEST_F(NodeWideTest, AnAddressRocenetDidNotPutThereStaysAndIsNamedAsSuch) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::addressing
