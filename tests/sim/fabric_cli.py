@@ -14,7 +14,8 @@ import sys
 
 import fabric
 import platforms
-from fabric import DEFAULT_BASE, STATE_FILE, Fabric, FabricError, UsageError
+from fabric import Fabric, FabricError, UsageError
+from fabric_paths import DEFAULT_BASE, STATE_FILE
 
 DESCRIPTION = """\
 Simulated RoCE scale-out fabric for rocenet: a Gaudi node namespace (NAME-node)
