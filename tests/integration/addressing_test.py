@@ -61,10 +61,8 @@ def port_health(daemon: Daemon, name: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("ad"), ports=3, descriptions=DESCRIPTIONS)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("ad", ports=3, descriptions=DESCRIPTIONS)
 
 
 @pytest.fixture(scope="module")

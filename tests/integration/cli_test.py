@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from harness import Daemon, binary, rocectl, sim, wait_until
+from harness import Daemon, binary, rocectl, sim
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXIT_UNREACHABLE = 3
@@ -31,10 +31,8 @@ def addresses(fabric, ifname: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("cl"), ports=3)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("cl", ports=3)
 
 
 @pytest.fixture(scope="module")

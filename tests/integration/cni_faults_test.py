@@ -15,7 +15,7 @@ import time
 import pytest
 
 from cni_test import Cni, all_namespaces_state, ip_json
-from harness import Daemon, ready_daemon, sim, wait_until
+from harness import ready_daemon, sim, wait_until
 
 
 @pytest.fixture(scope="module")

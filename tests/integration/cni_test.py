@@ -8,9 +8,7 @@ import concurrent.futures
 import json
 import os
 import shutil
-import signal
 import subprocess
-import time
 
 import pytest
 
@@ -59,10 +57,8 @@ class Cni:
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("cn"), ports=6)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("cn", ports=6)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from harness import Daemon, metric_value, network_state, sim, wait_until
+from harness import Daemon, metric_value, network_state, wait_until
 from reload_test import routes
 
 
@@ -50,10 +50,8 @@ class ConfigMapVolume:
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("cw"), ports=2)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("cw", ports=2)
 
 
 class Watched:

@@ -19,10 +19,8 @@ from harness import Daemon, binary, metric_value, network_state, rocectl, sim, w
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("rp"), ports=3)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("rp", ports=3)
 
 
 @pytest.fixture(scope="module")

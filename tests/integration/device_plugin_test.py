@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness import BUILD_DIR, Daemon, binary, metric_value, ready_daemon, sim, wait_until
+from harness import BUILD_DIR, Daemon, binary, metric_value, ready_daemon, wait_until
 
 RESOURCE = "rocenet.io/scale-out-port"
 GRACE = 2.0
@@ -119,11 +119,9 @@ RAILS = {0: "no-alert 10.200.1.2/30", 1: "no-alert 10.200.2.2/30",
 
 
 @pytest.fixture(scope="module")
-def fabric():
+def fabric(fabrics):
     # Two rails: so0/so1 route 10.200.0.0/16, so2/so3 route 10.201.0.0/16.
-    fab = sim.Fabric.up(sim.unique_name("dp"), ports=4, descriptions=RAILS)
-    yield fab
-    fab.down()
+    return fabrics("dp", ports=4, descriptions=RAILS)
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ import time
 import pytest
 
 from cni_test import Cni, all_namespaces_state, ip_json
-from harness import Daemon, binary, sim, wait_until
+from harness import Daemon, binary, wait_until
 
 PORTS = 6
 PODS = 4
@@ -42,15 +42,8 @@ OPERATIONS = 200
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("hff"), ports=PORTS)
-    yield fab
-    fab.down()
-
-
-def node_ready(daemon: Daemon) -> bool:
-    cp = daemon.rocectl("health", "-o", "json")
-    return cp.returncode == 0 and json.loads(cp.stdout or "{}").get("ready")
+def fabric(fabrics):
+    return fabrics("hff", ports=PORTS)
 
 
 def make_pods(fabric, tag: str, count: int) -> list[str]:
@@ -128,7 +121,7 @@ def check_invariant(fabric, daemon: Daemon, pods: list[str]) -> dict[str, str]:
 def kill_daemon(fabric):
     d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
     d.start()
-    wait_until(lambda: node_ready(d), 15, what="node ready")
+    wait_until(d.ready, 15, what="node ready")
     yield d
     d.cleanup()
 
@@ -198,7 +191,7 @@ def test_kill_9_at_random_points_of_200_add_del(fabric, kill_daemon):
             most_in_pods = max(most_in_pods, sum(1 for w in where.values() if w != "host"))
             # As kubelet would, go on once the node is ready again (after a
             # restart the ports are provisioned from the next LLDP frame).
-            wait_until(lambda: node_ready(daemon), 15, what="node ready")
+            wait_until(daemon.ready, 15, what="node ready")
         elapsed = time.monotonic() - t_start
         print(f"kills within {window * 1000:.0f} ms of a burst's start")
         print(f"{done} operations, {kills} kill -9 ({in_flight_at_kill} operations in flight "
@@ -216,7 +209,7 @@ def test_kill_9_at_random_points_of_200_add_del(fabric, kill_daemon):
         where = check_invariant(fabric, daemon, pods)
         assert set(where.values()) == {"host"}, where
         assert json.loads(daemon.rocectl("ports", "-o", "json").stdout)["ports"]
-        wait_until(lambda: node_ready(daemon), 15, what="node ready after DEL of everything")
+        wait_until(daemon.ready, 15, what="node ready after DEL of everything")
     finally:
         release(daemon, [(f"fault{i}", f"/run/netns/{ns}") for i, ns in enumerate(pods)], IFNAMES)
         delete_pods(pods)
@@ -259,7 +252,7 @@ def test_device_plugin_through_kubelet_and_daemon_restarts(fabric):
     peers = [KubeletPeer(plugin.kubelet_dir)]
     down = fabric.ports[1]
     try:
-        wait_until(lambda: node_ready(daemon), 15, what="node ready")
+        wait_until(daemon.ready, 15, what="node ready")
         plugin.start()
         ids = {p["name"]: p["id"] for p in daemon.ports()}
         # so1 loses its switch: its device must stay Unhealthy through it all.
@@ -377,7 +370,7 @@ def test_journal_directory_full_or_read_only(fabric, fault):
     netns = [f"/run/netns/{ns}" for ns in pods]
     try:
         daemon.start()
-        wait_until(lambda: node_ready(daemon), 15, what="node ready")
+        wait_until(daemon.ready, 15, what="node ready")
         cni = Cni(daemon)
         ports = {p["name"]: p["id"] for p in daemon.ports()}
         rc, held = cni.run("ADD", "held", netns[0], "net1", cni.conf(deviceID=ports["so0"]))
@@ -418,7 +411,7 @@ def test_journal_directory_full_or_read_only(fabric, fault):
             rc, out = cni.run("DEL", container, ns, "net1", cni.conf())
             assert rc == 0, out
         check_invariant(fabric, daemon, pods)
-        wait_until(lambda: node_ready(daemon), 15, what="node ready")
+        wait_until(daemon.ready, 15, what="node ready")
     finally:
         tiny.mend(fault)
         release(daemon, [("held", netns[0]), ("refused", netns[1])], ("net1", "net2"))
@@ -450,7 +443,7 @@ def test_state_directory_full_or_read_only(fabric, fault):
     pods = make_pods(fabric, "s" + fault[0], 1)
     try:
         daemon.start()
-        wait_until(lambda: node_ready(daemon), 15, what="node ready")
+        wait_until(daemon.ready, 15, what="node ready")
         tiny.break_it(fault)
         cni = Cni(daemon)
         netns = f"/run/netns/{pods[0]}"
@@ -461,7 +454,7 @@ def test_state_directory_full_or_read_only(fabric, fault):
             rc, out = cni.run("DEL", "pod", netns, ifname, cni.conf())
             assert rc == 0, out
         check_invariant(fabric, daemon, pods)
-        wait_until(lambda: node_ready(daemon), 15, what="node ready")
+        wait_until(daemon.ready, 15, what="node ready")
     finally:
         tiny.mend(fault)
         release(daemon, [("pod", f"/run/netns/{pods[0]}")], ("net1", "net2"))

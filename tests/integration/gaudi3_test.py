@@ -14,14 +14,12 @@ import tempfile
 import pytest
 
 from device_plugin_test import KubeletPeer, Plugin
-from harness import Daemon, ready_daemon, sim, wait_until
+from harness import ready_daemon, wait_until
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("g3"), platform="gaudi3")
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("g3", platform="gaudi3")
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +83,7 @@ def test_a_cable_in_another_rails_leaf_is_miscabled_naming_both_sides(fabric, da
         assert found["reason"] == "WrongSwitch", found
         assert fabric.leaf(1)["hostname"] in found["message"], found
         assert fabric.leaf(0)["hostname"] in found["message"], found
-        assert f"module 5, rail 0" in found["message"], found
+        assert "module 5, rail 0" in found["message"], found
         wide = daemon.rocectl("health", "-o", "wide", check=True).stdout
         assert "Miscabled/WrongSwitch" in wide, wide
         # Only that port: the other 23 are where their rails are.

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from harness import Daemon, sim, wait_until
+from harness import Daemon, wait_until
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 
@@ -25,10 +25,8 @@ MAX_NEIGHBORS = 4  # lldp::NeighborTable::kDefaultMaxPerPort
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("hfl"), ports=PORTS)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("hfl", ports=PORTS)
 
 
 @pytest.fixture(scope="module")

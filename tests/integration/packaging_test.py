@@ -18,7 +18,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest

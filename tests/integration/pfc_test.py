@@ -19,7 +19,7 @@ import tempfile
 
 import pytest
 
-from harness import Daemon, metric_value, network_state, sim, wait_until
+from harness import Daemon, metric_value, network_state, wait_until
 
 # hbl_en as rocenet's FakeDcb writes it (tests/unit/fakes/fake_dcb.h): PFC on
 # priorities 0-3 after probe, host-managed IEEE DCBX mode (0x0c).
@@ -28,10 +28,8 @@ HBL_EN_DEFAULT = {"driver": "hbl_en", "dcbx": 12, "cap": 4, "enabled": 15,
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("pfc"), ports=2)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("pfc", ports=2)
 
 
 @pytest.fixture

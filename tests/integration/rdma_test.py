@@ -10,21 +10,17 @@ sim's; what the kernel's table looks like is in ../shared/HARDWARE.md."""
 
 from __future__ import annotations
 
-import json
-import os
 import tempfile
 
 import pytest
 
 from device_plugin_test import KubeletPeer, Plugin, all_healthy
-from harness import ready_daemon, sim, wait_until
+from harness import ready_daemon, wait_until
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("rd"), ports=2)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("rd", ports=2)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from harness import HERE, Daemon, binary, metric_value, network_state, sim, wait_until
+from harness import HERE, Daemon, binary, metric_value, network_state, wait_until
 
 EXAMPLE = os.path.join(HERE, "..", "..", "packaging", "config", "rocenetd.yaml")
 
@@ -36,10 +36,8 @@ def addresses(fabric, ifname: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("sr"), ports=2)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("sr", ports=2)
 
 
 class Configured:

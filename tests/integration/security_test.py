@@ -13,7 +13,7 @@ import tempfile
 
 import pytest
 
-from harness import HERE, Daemon, binary, sim, wait_until
+from harness import HERE, Daemon, binary, wait_until
 
 READ_GID = 4242  # a group id no account needs to exist for
 NOBODY = 65534
@@ -21,10 +21,8 @@ PROBE = os.path.join(HERE, "grpc_probe.py")
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("sc"), ports=2)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("sc", ports=2)
 
 
 def open_workdir() -> str:

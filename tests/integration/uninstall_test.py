@@ -9,13 +9,12 @@ ran."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 import pytest
 
 from cni_test import Cni, ip_json
-from harness import Daemon, sim, wait_until
+from harness import Daemon, wait_until
 
 
 def addresses_and_routes(netns: str) -> dict:
@@ -27,10 +26,8 @@ def addresses_and_routes(netns: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("un"), ports=3)
-    yield fab
-    fab.down()
+def fabric(fabrics):
+    return fabrics("un", ports=3)
 
 
 def test_uninstall_as_the_readme_says(fabric, tmp_path):

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from cni_test import Cni, all_namespaces_state, ip_json
-from harness import Daemon, binary, sim, wait_until
+from harness import Daemon, binary, wait_until
 
 
 class OldDaemon(Daemon):
@@ -49,15 +49,8 @@ class OldDaemon(Daemon):
 
 
 @pytest.fixture(scope="module")
-def fabric():
-    fab = sim.Fabric.up(sim.unique_name("hfu"), ports=4)
-    yield fab
-    fab.down()
-
-
-def node_ready(daemon: Daemon) -> bool:
-    cp = daemon.rocectl("health", "-o", "json")
-    return cp.returncode == 0 and bool(json.loads(cp.stdout or "{}").get("ready"))
+def fabric(fabrics):
+    return fabrics("hfu", ports=4)
 
 
 class Monitor:
@@ -94,7 +87,7 @@ def test_upgrade_with_pods_holding_ports_changes_nothing(fabric):
     new = None
     try:
         old.start()
-        wait_until(lambda: node_ready(old), 15, what="node ready")
+        wait_until(old.ready, 15, what="node ready")
         cni = Cni(old)
         ids = {p["name"]: p["id"] for p in old.ports()}
         holds = [("a", pods[0], "net1", "so0"), ("a", pods[0], "net2", "so1"),
@@ -120,7 +113,7 @@ def test_upgrade_with_pods_holding_ports_changes_nothing(fabric):
                      workdir=old.workdir, runtime_dir=old.runtime_dir)
         t0 = time.monotonic()
         new.start()
-        wait_until(lambda: node_ready(new), 15, what="node ready after the upgrade")
+        wait_until(new.ready, 15, what="node ready after the upgrade")
         ready_after = time.monotonic() - t0
         # Long enough for LLDP to be heard again everywhere and for the
         # checks that follow attachments (pod namespaces, addressing) to run.
@@ -147,7 +140,7 @@ def test_upgrade_with_pods_holding_ports_changes_nothing(fabric):
         for container, ns, ifname, port in holds:
             rc, out = cni.run("DEL", container, f"/run/netns/{ns}", ifname, cni.conf())
             assert rc == 0, out
-        wait_until(lambda: node_ready(new), 15, what="node ready with every port home")
+        wait_until(new.ready, 15, what="node ready with every port home")
     finally:
         (new or old).cleanup()
         for ns in pods:
