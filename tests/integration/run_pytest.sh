@@ -17,7 +17,7 @@ fi
 ip netns del "$probe"
 
 out=$(mktemp)
-/usr/bin/python3 -m pytest -p no:cacheprovider -rs -v "$file" 2>&1 | tee "$out"
+/usr/bin/python3 -m pytest -p no:cacheprovider -rs -vv "$file" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 summary=$(tail -n 1 "$out")
 rm -f "$out"
