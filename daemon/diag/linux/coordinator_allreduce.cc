@@ -1,0 +1,142 @@
+// DiagEngine::Allreduce: a ring per rail across the nodes.
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "daemon/diag/linux/coordinator_util.h"
+#include "daemon/diag/linux/engine.h"
+#include "daemon/diag/ring_summary.h"
+#include "daemon/diag/stats.h"
+
+namespace rocenet::diag {
+namespace {
+
+using coordinator::kInfoTimeout;
+using coordinator::kReplySlack;
+using coordinator::ParallelFor;
+using coordinator::RandomSession;
+using coordinator::ParseNodes;
+using coordinator::PortInRail;
+using coordinator::AddressOf;
+using coordinator::NameOf;
+
+// The rails every node has a port in; the others are named in `result`.
+std::vector<std::string> RingRails(const std::vector<absl::StatusOr<v1::PeerInfo>>& infos,
+                                   v1::AllreduceResult& result) {
+  std::set<std::string> rails;
+  for (const v1::PeerPort& port : infos[0]->ports()) rails.insert(port.rail());
+  std::vector<std::string> ring_rails;
+  for (const std::string& rail : rails) {
+    std::vector<std::string> missing;
+    for (const absl::StatusOr<v1::PeerInfo>& info : infos) {
+      if (PortInRail(*info, rail) == nullptr) missing.push_back(info->node());
+    }
+    if (missing.empty()) {
+      ring_rails.push_back(rail);
+    } else {
+      result.add_problems(
+          absl::StrCat("rail ", rail, ": no port on ", absl::StrJoin(missing, ", ")));
+    }
+  }
+  if (ring_rails.empty()) result.add_problems("no rail that every node has a port in");
+  return ring_rails;
+}
+
+// What rank `rank` of `rail`'s ring is asked to do.
+v1::PeerRequest JoinRequest(const v1::AllreduceRequest& request, const std::string& session,
+                            const std::string& rail, size_t rank, size_t ranks,
+                            const v1::PeerPort& next, uint16_t next_data_port,
+                            const std::vector<uint64_t>& sizes) {
+  v1::PeerRequest join_request;
+  v1::RingJoin* join = join_request.mutable_ring_join();
+  join->set_session(session);
+  join->set_rail(rail);
+  join->set_rank(static_cast<uint32_t>(rank));
+  join->set_ranks(static_cast<uint32_t>(ranks));
+  join->set_next_address(AddressOf(next.address()));
+  join->set_next_data_port(next_data_port);
+  for (uint64_t size : sizes) join->add_sizes(size);
+  join->set_iterations(request.iterations());
+  join->set_timeout_ms(request.timeout_ms());
+  join->set_probe_bytes(std::min<uint64_t>(request.max_bytes(), 4 << 20));
+  return join_request;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::AllreduceResult> DiagEngine::Allreduce(const v1::AllreduceRequest& request,
+                                                          const Progress& progress) {
+  v1::AllreduceResult result;
+  const std::vector<NodeAddress> nodes = ParseNodes(request.nodes());
+  const size_t n = nodes.size();
+  result.set_ranks(static_cast<uint32_t>(n));
+  std::vector<absl::StatusOr<v1::PeerInfo>> infos(n, absl::UnknownError(""));
+  progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
+  ParallelFor(n, [&](size_t i) { infos[i] = Info(nodes[i], absl::Now() + kInfoTimeout); });
+  for (size_t i = 0; i < n; ++i) {
+    result.add_nodes(NameOf(infos[i], nodes[i]));
+    if (!infos[i].ok()) result.add_problems(std::string(infos[i].status().message()));
+  }
+  if (!result.problems().empty()) {
+    result.set_ok(false);
+    return result;
+  }
+  // A ring per rail that every node has a port in.
+  const std::vector<std::string> ring_rails = RingRails(infos, result);
+  const std::vector<uint64_t> sizes =
+      SizeSweep(request.min_bytes(), request.max_bytes(), request.step_factor());
+  const std::string session = RandomSession();
+  progress(absl::StrCat(ring_rails.size(), " rings of ", n, " ranks, ", sizes.size(),
+                        " sizes from ", sizes.front(), " to ", sizes.back(), " bytes"),
+           0.05);
+
+  // reports[r][i]: rank i of rail r.
+  std::vector<std::vector<absl::StatusOr<v1::PeerReply>>> reports(
+      ring_rails.size(), std::vector<absl::StatusOr<v1::PeerReply>>(n, absl::UnknownError("")));
+  std::vector<std::vector<std::atomic<int>>> control(ring_rails.size());
+  for (auto& rail_control : control) {
+    rail_control = std::vector<std::atomic<int>>(n);
+    for (auto& fd : rail_control) fd.store(-1);
+  }
+  std::atomic<int> finished{0};
+  const absl::Time deadline = absl::Now() + absl::Milliseconds(request.timeout_ms()) + kReplySlack;
+  ParallelFor(ring_rails.size() * n, [&](size_t k) {
+    const size_t r = k / n, i = k % n;
+    const std::string& rail = ring_rails[r];
+    const v1::PeerRequest join_request =
+        JoinRequest(request, session, rail, i, n, *PortInRail(*infos[(i + 1) % n], rail),
+                    nodes[(i + 1) % n].port, sizes);
+    reports[r][i] = Call(nodes[i], join_request, deadline, &control[r][i]);
+    const bool failed = !reports[r][i].ok() || !reports[r][i]->ring().error().empty();
+    if (failed) {
+      // The ring cannot complete: release the other ranks at once.
+      for (size_t j = 0; j < n; ++j) {
+        const int fd = control[r][j].load();
+        if (j != i && fd >= 0) shutdown(fd, SHUT_WR);
+      }
+    }
+    progress(absl::StrCat("rail ", rail, ": rank ", i, " (", infos[i]->node(), ") ",
+                          failed ? "failed" : "done"),
+             0.05 + 0.95 * static_cast<double>(++finished) / (ring_rails.size() * n));
+  });
+
+  for (size_t r = 0; r < ring_rails.size(); ++r) {
+    std::vector<RingRank> ranks;
+    for (size_t i = 0; i < n; ++i) {
+      ranks.push_back({infos[i]->node(), PortInRail(*infos[i], ring_rails[r])->name(),
+                       std::move(reports[r][i])});
+    }
+    for (std::string& problem : SummarizeRing(ring_rails[r], ranks, sizes, result.add_rails())) {
+      result.add_problems(std::move(problem));
+    }
+  }
+  result.set_ok(result.problems().empty());
+  return result;
+}
+
+}  // namespace rocenet::diag

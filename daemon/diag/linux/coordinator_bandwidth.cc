@@ -1,0 +1,70 @@
+// DiagEngine::Bandwidth: one link, both ways.
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "daemon/diag/linux/coordinator_util.h"
+#include "daemon/diag/linux/engine.h"
+#include "daemon/diag/linux/traffic.h"
+
+namespace rocenet::diag {
+
+using coordinator::ParallelFor;
+
+absl::StatusOr<v1::BandwidthResult> DiagEngine::Bandwidth(const v1::BandwidthRequest& request,
+                                                          const Progress& progress) {
+  absl::StatusOr<std::vector<LocalPort>> local = ports_();
+  if (!local.ok()) return local.status();
+  const LocalPort* port = FindPortByName(*local, request.port());
+  if (port == nullptr) {
+    return absl::NotFoundError(absl::StrCat("port \"", request.port(), "\" has no address"));
+  }
+  const NodeAddress peer = *ParseNodeAddress(request.peer());
+  if (!port->rail.Contains(peer.address)) {
+    return absl::InvalidArgumentError(absl::StrCat("peer: ", peer.address.ToString(),
+                                                   " is not in the rail ", port->rail.ToString(),
+                                                   " of port ", port->name));
+  }
+  v1::BandwidthResult result;
+  result.set_node(options_.node_name);
+  result.set_port(port->name);
+  result.set_local_address(port->address.ToString());
+  result.set_peer(peer.ToString());
+  const double link = static_cast<double>(port->speed_mbps) * 1e6;
+  result.set_link_bits_per_second(link);
+  const absl::Duration duration = absl::Milliseconds(request.duration_ms());
+  for (const char* direction : {"transmit", "receive"}) {
+    const bool transmit = std::string(direction) == "transmit";
+    progress(absl::StrCat(direction, ": ", request.streams(), " streams for ",
+                          absl::FormatDuration(duration)),
+             transmit ? 0 : 0.5);
+    std::vector<v1::StreamResult> streams(request.streams());
+    ParallelFor(streams.size(), [&](size_t i) {
+      streams[i] = transmit ? SendStream(*port, peer.address, peer.port, duration)
+                            : ReceiveStream(*port, peer.address, peer.port, duration);
+      streams[i].set_index(static_cast<uint32_t>(i));
+    });
+    v1::DirectionResult* d = result.add_directions();
+    d->set_direction(direction);
+    for (const v1::StreamResult& s : streams) {
+      d->set_bits_per_second(d->bits_per_second() + s.bits_per_second());
+      d->set_bytes(d->bytes() + s.bytes());
+      d->set_retransmits(d->retransmits() + s.retransmits());
+      if (!s.error().empty()) {
+        result.add_problems(absl::StrCat(direction, " stream ", s.index(), ": ", s.error()));
+      }
+      *d->add_streams() = s;
+    }
+    if (link > 0) d->set_fraction_of_link(d->bits_per_second() / link);
+    if (d->bits_per_second() <= 0) {
+      result.add_problems(absl::StrCat(direction, ": no data got through"));
+    } else if (link > 0 && request.min_fraction() > 0 &&
+               d->fraction_of_link() < request.min_fraction()) {
+      result.add_problems(absl::StrFormat("%s: %.2f Gb/s is %.0f%% of the link's %.0f Gb/s",
+                                          direction, d->bits_per_second() / 1e9,
+                                          d->fraction_of_link() * 100, link / 1e9));
+    }
+  }
+  result.set_ok(result.problems().empty());
+  return result;
+}
+
+}  // namespace rocenet::diag

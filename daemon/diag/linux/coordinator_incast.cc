@@ -1,0 +1,92 @@
+// DiagEngine::Incast: many senders into one port.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "daemon/diag/linux/coordinator_util.h"
+#include "daemon/diag/linux/engine.h"
+#include "daemon/diag/linux/traffic.h"
+#include "daemon/diag/stats.h"
+
+namespace rocenet::diag {
+
+using coordinator::kInfoTimeout;
+using coordinator::kReplySlack;
+using coordinator::ParallelFor;
+using coordinator::ParseNodes;
+using coordinator::NameOf;
+
+absl::StatusOr<v1::IncastResult> DiagEngine::Incast(const v1::IncastRequest& request,
+                                                    const Progress& progress) {
+  absl::StatusOr<std::vector<LocalPort>> local = ports_();
+  if (!local.ok()) return local.status();
+  const LocalPort* port = FindPortByName(*local, request.port());
+  if (port == nullptr) {
+    return absl::NotFoundError(absl::StrCat("port \"", request.port(), "\" has no address"));
+  }
+  if (options_.data_port == 0) {
+    return absl::FailedPreconditionError(
+        "the data port is off (--diag_port=0): nothing to receive on");
+  }
+  const LocalPort receiver = *port;
+  v1::IncastResult result;
+  result.set_node(options_.node_name);
+  result.set_port(receiver.name);
+  result.set_address(receiver.address.ToString());
+  result.set_link_bits_per_second(static_cast<double>(receiver.speed_mbps) * 1e6);
+  const std::vector<NodeAddress> nodes = ParseNodes(request.senders());
+  std::vector<absl::StatusOr<v1::PeerInfo>> infos(nodes.size(), absl::UnknownError(""));
+  ParallelFor(nodes.size(),
+              [&](size_t i) { infos[i] = Info(nodes[i], absl::Now() + kInfoTimeout); });
+  progress(absl::StrCat(nodes.size(), " senders to ", receiver.name, " for ", request.duration_ms(),
+                        " ms"),
+           0.1);
+  std::vector<absl::StatusOr<v1::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
+  ParallelFor(nodes.size(), [&](size_t i) {
+    if (!infos[i].ok()) {
+      replies[i] = infos[i].status();
+      return;
+    }
+    v1::PeerRequest send;
+    send.mutable_send()->set_address(receiver.address.address().ToString());
+    send.mutable_send()->set_data_port(options_.data_port);
+    send.mutable_send()->set_duration_ms(request.duration_ms());
+    send.mutable_send()->set_streams(request.streams());
+    replies[i] =
+        Call(nodes[i], send,
+             absl::Now() + absl::Milliseconds(request.duration_ms()) + kTrafficSlack + kReplySlack);
+  });
+  std::vector<double> rates;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    v1::IncastSender* sender = result.add_senders();
+    sender->set_node(NameOf(infos[i], nodes[i]));
+    if (!replies[i].ok()) {
+      sender->set_error(std::string(replies[i].status().message()));
+    } else {
+      const v1::SendReport& report = replies[i]->send();
+      sender->set_port(report.port());
+      sender->set_address(report.source_address());
+      sender->set_bytes(report.bytes());
+      sender->set_bits_per_second(BitsPerSecond(report.bytes(), report.seconds()));
+      sender->set_retransmits(report.retransmits());
+      sender->set_error(report.error());
+    }
+    if (!sender->error().empty()) {
+      result.add_problems(absl::StrCat("sender ", sender->node(), ": ", sender->error()));
+    }
+    rates.push_back(sender->bits_per_second());
+    result.set_total_bits_per_second(result.total_bits_per_second() + sender->bits_per_second());
+    result.set_retransmits(result.retransmits() + sender->retransmits());
+  }
+  result.set_fairness(JainIndex(rates));
+  if (absl::StatusOr<std::vector<LocalPort>> after = ports_(); after.ok()) {
+    if (const LocalPort* p = FindPortByName(*after, receiver.name); p != nullptr) {
+      result.set_receive_drops(p->rx_dropped - std::min(p->rx_dropped, receiver.rx_dropped));
+    }
+  }
+  result.set_ok(result.problems().empty());
+  return result;
+}
+
+}  // namespace rocenet::diag

@@ -1,0 +1,57 @@
+// What the coordinator's tests share (coordinator_*.cc): asking many
+// daemons at once, and finding ports in the answers. Internal to
+// daemon/diag/linux.
+#pragma once
+
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "daemon/diag/analysis.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::diag::coordinator {
+
+inline constexpr absl::Duration kInfoTimeout = absl::Seconds(3);
+inline constexpr absl::Duration kReplySlack = absl::Seconds(3);
+
+// Runs fn(i) for i in [0, n) on threads of their own and waits for all.
+template <typename Fn>
+void ParallelFor(size_t n, Fn fn) {
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (size_t i = 0; i < n; ++i) threads.emplace_back([&fn, i] { fn(i); });
+  for (std::thread& t : threads) t.join();
+}
+
+inline std::string RandomSession() {
+  std::random_device rd;
+  return absl::StrFormat("%08x%08x", rd(), rd());
+}
+
+inline std::vector<NodeAddress> ParseNodes(const google::protobuf::RepeatedPtrField<std::string>& nodes) {
+  std::vector<NodeAddress> out;
+  for (const std::string& node : nodes) out.push_back(*ParseNodeAddress(node));
+  return out;
+}
+
+inline const v1::PeerPort* PortInRail(const v1::PeerInfo& info, const std::string& rail) {
+  for (const v1::PeerPort& port : info.ports()) {
+    if (port.rail() == rail) return &port;
+  }
+  return nullptr;
+}
+
+inline std::string AddressOf(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
+
+// The node's name as it calls itself, else the address it was given as.
+inline std::string NameOf(const absl::StatusOr<v1::PeerInfo>& info, const NodeAddress& node) {
+  if (info.ok() && !info->node().empty()) return info->node();
+  return node.ToString();
+}
+
+}  // namespace rocenet::diag::coordinator
