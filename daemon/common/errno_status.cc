@@ -55,11 +55,15 @@ absl::StatusCode ErrnoToCode(int errno_value) {
   }
 }
 
-absl::Status ErrnoToStatus(int errno_value, absl::string_view what) {
+std::string ErrnoMessage(int errno_value, absl::string_view what) {
   char buf[256];
   // GNU strerror_r returns the message, which may or may not live in buf.
   const char* reason = strerror_r(errno_value, buf, sizeof(buf));
-  return absl::Status(ErrnoToCode(errno_value), absl::StrCat(what, ": ", reason));
+  return absl::StrCat(what, ": ", reason);
+}
+
+absl::Status ErrnoToStatus(int errno_value, absl::string_view what) {
+  return absl::Status(ErrnoToCode(errno_value), ErrnoMessage(errno_value, what));
 }
 
 }  // namespace rocenet

@@ -4,6 +4,8 @@
 // then the system's reason: "open /sys/x: No such file or directory".
 #pragma once
 
+#include <string>
+
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
@@ -15,5 +17,9 @@ absl::StatusCode ErrnoToCode(int errno_value);
 // Builds a status from `errno_value` with `what` (the object and action that
 // failed) before the system's description of the error.
 absl::Status ErrnoToStatus(int errno_value, absl::string_view what);
+
+// The message of ErrnoToStatus, for results that carry errors as text.
+// Thread-safe, unlike strerror().
+std::string ErrnoMessage(int errno_value, absl::string_view what);
 
 }  // namespace rocenet

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/common/status_macros.h"
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/stats.h"
 
@@ -52,11 +53,6 @@ absl::Status CheckNodes(const google::protobuf::RepeatedPtrField<std::string>& n
   return absl::OkStatus();
 }
 
-#define RETURN_IF_BAD(expr)                 \
-  if (absl::Status s_ = (expr); !s_.ok()) { \
-    return s_;                              \
-  }
-
 }  // namespace
 
 absl::Status CheckDurationMs(uint32_t duration_ms, const char* field) {
@@ -65,9 +61,9 @@ absl::Status CheckDurationMs(uint32_t duration_ms, const char* field) {
 
 absl::StatusOr<v1::ReachRequest> NormalizeReach(v1::ReachRequest r) {
   uint32_t count = r.count(), interval = r.interval_ms(), timeout = r.timeout_ms();
-  RETURN_IF_BAD(Bound<uint32_t>(count, 5, 1, kMaxReachCount, "count"));
-  RETURN_IF_BAD(Bound<uint32_t>(interval, 20, 1, kMaxReachIntervalMs, "interval_ms"));
-  RETURN_IF_BAD(
+  RETURN_IF_ERROR(Bound<uint32_t>(count, 5, 1, kMaxReachCount, "count"));
+  RETURN_IF_ERROR(Bound<uint32_t>(interval, 20, 1, kMaxReachIntervalMs, "interval_ms"));
+  RETURN_IF_ERROR(
       Bound<uint32_t>(timeout, 5000, kMinReachTimeoutMs, kMaxReachTimeoutMs, "timeout_ms"));
   r.set_count(count);
   r.set_interval_ms(interval);
@@ -82,7 +78,7 @@ absl::StatusOr<v1::ReachRequest> NormalizeReach(v1::ReachRequest r) {
           absl::StrCat("peers[", i, "]: \"", r.peers(i), "\" is not an IPv4 address"));
     }
   }
-  if (r.nodes_size() > 0) RETURN_IF_BAD(CheckNodes(r.nodes(), "nodes", 1));
+  if (r.nodes_size() > 0) RETURN_IF_ERROR(CheckNodes(r.nodes(), "nodes", 1));
   if (static_cast<uint64_t>(r.count()) * r.interval_ms() >= r.timeout_ms()) {
     return absl::InvalidArgumentError(
         absl::StrCat("count: ", r.count(), " echoes ", r.interval_ms(),
@@ -98,8 +94,8 @@ absl::StatusOr<v1::BandwidthRequest> NormalizeBandwidth(v1::BandwidthRequest r) 
     return absl::InvalidArgumentError(absl::StrCat("peer: ", a.status().message()));
   }
   uint32_t streams = r.streams(), duration = r.duration_ms();
-  RETURN_IF_BAD(Bound<uint32_t>(streams, 4, 1, kMaxStreams, "streams"));
-  RETURN_IF_BAD(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
+  RETURN_IF_ERROR(Bound<uint32_t>(streams, 4, 1, kMaxStreams, "streams"));
+  RETURN_IF_ERROR(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
   r.set_streams(streams);
   r.set_duration_ms(duration);
   if (!(r.min_fraction() >= 0 && r.min_fraction() <= 1)) {
@@ -110,19 +106,19 @@ absl::StatusOr<v1::BandwidthRequest> NormalizeBandwidth(v1::BandwidthRequest r) 
 }
 
 absl::StatusOr<v1::AllreduceRequest> NormalizeAllreduce(v1::AllreduceRequest r) {
-  RETURN_IF_BAD(CheckNodes(r.nodes(), "nodes", 2));
+  RETURN_IF_ERROR(CheckNodes(r.nodes(), "nodes", 2));
   uint64_t min = r.min_bytes(), max = r.max_bytes();
   uint32_t factor = r.step_factor(), iterations = r.iterations(), timeout = r.timeout_ms();
-  RETURN_IF_BAD(Bound<uint64_t>(min, 1024, 4, kMaxAllreduceBytes, "min_bytes"));
-  RETURN_IF_BAD(
+  RETURN_IF_ERROR(Bound<uint64_t>(min, 1024, 4, kMaxAllreduceBytes, "min_bytes"));
+  RETURN_IF_ERROR(
       Bound<uint64_t>(max, std::max<uint64_t>(min, 4 << 20), 4, kMaxAllreduceBytes, "max_bytes"));
   if (min > max) {
     return absl::InvalidArgumentError(
         absl::StrCat("min_bytes: ", min, " is above max_bytes ", max));
   }
-  RETURN_IF_BAD(Bound<uint32_t>(factor, 4, 2, 16, "step_factor"));
-  RETURN_IF_BAD(Bound<uint32_t>(iterations, 5, 1, kMaxIterations, "iterations"));
-  RETURN_IF_BAD(Bound<uint32_t>(timeout, 20000, kMinAllreduceTimeoutMs, kMaxAllreduceTimeoutMs,
+  RETURN_IF_ERROR(Bound<uint32_t>(factor, 4, 2, 16, "step_factor"));
+  RETURN_IF_ERROR(Bound<uint32_t>(iterations, 5, 1, kMaxIterations, "iterations"));
+  RETURN_IF_ERROR(Bound<uint32_t>(timeout, 20000, kMinAllreduceTimeoutMs, kMaxAllreduceTimeoutMs,
                                 "timeout_ms"));
   if (SizeSweep(min, max, factor).size() > kMaxSizes) {
     return absl::InvalidArgumentError(absl::StrCat("step_factor: ", factor, " sweeps more than ",
@@ -138,29 +134,29 @@ absl::StatusOr<v1::AllreduceRequest> NormalizeAllreduce(v1::AllreduceRequest r) 
 
 absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest r) {
   if (r.port().empty()) return absl::InvalidArgumentError("port: required");
-  RETURN_IF_BAD(CheckNodes(r.senders(), "senders", 1));
+  RETURN_IF_ERROR(CheckNodes(r.senders(), "senders", 1));
   uint32_t streams = r.streams(), duration = r.duration_ms();
-  RETURN_IF_BAD(Bound<uint32_t>(streams, 1, 1, kMaxIncastStreams, "streams"));
-  RETURN_IF_BAD(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
+  RETURN_IF_ERROR(Bound<uint32_t>(streams, 1, 1, kMaxIncastStreams, "streams"));
+  RETURN_IF_ERROR(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
   r.set_streams(streams);
   r.set_duration_ms(duration);
   return r;
 }
 
 absl::Status CheckRingJoin(const v1::RingJoin& j) {
-  RETURN_IF_BAD(OutOfRange("ranks", j.ranks(), 2, kMaxNodes));
+  RETURN_IF_ERROR(OutOfRange("ranks", j.ranks(), 2, kMaxNodes));
   if (j.rank() >= j.ranks()) {
     return absl::InvalidArgumentError(
         absl::StrCat("rank: ", j.rank(), " is not below ranks ", j.ranks()));
   }
-  RETURN_IF_BAD(OutOfRange("sizes", j.sizes_size(), 1, kMaxSizes));
+  RETURN_IF_ERROR(OutOfRange("sizes", j.sizes_size(), 1, kMaxSizes));
   for (uint64_t size : j.sizes()) {
-    RETURN_IF_BAD(OutOfRange("sizes", size, 4, kMaxAllreduceBytes));
+    RETURN_IF_ERROR(OutOfRange("sizes", size, 4, kMaxAllreduceBytes));
   }
-  RETURN_IF_BAD(OutOfRange("iterations", j.iterations(), 1, kMaxIterations));
-  RETURN_IF_BAD(
+  RETURN_IF_ERROR(OutOfRange("iterations", j.iterations(), 1, kMaxIterations));
+  RETURN_IF_ERROR(
       OutOfRange("timeout_ms", j.timeout_ms(), kMinAllreduceTimeoutMs, kMaxAllreduceTimeoutMs));
-  RETURN_IF_BAD(OutOfRange("probe_bytes", j.probe_bytes(), 4, kMaxAllreduceBytes));
+  RETURN_IF_ERROR(OutOfRange("probe_bytes", j.probe_bytes(), 4, kMaxAllreduceBytes));
   return absl::OkStatus();
 }
 

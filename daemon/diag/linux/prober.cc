@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "daemon/common/errno_status.h"
 #include "daemon/diag/linux/sockets.h"
 #include "daemon/diag/stats.h"
 
@@ -65,19 +66,19 @@ class ArpProbe {
   ArpProbe(const LocalPort& port, Ipv4Address gateway) : port_(port), gateway_(gateway) {
     fd_.reset(socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ARP)));
     if (!fd_.valid()) {
-      error_ = absl::StrCat("ARP socket: ", strerror(errno));
+      error_ = ErrnoMessage(errno, "ARP socket");
       return;
     }
     ifreq ifr{};
     strncpy(ifr.ifr_name, port.name.c_str(), IFNAMSIZ - 1);
     if (ioctl(fd_.get(), SIOCGIFHWADDR, &ifr) < 0) {
-      error_ = absl::StrCat("ARP: MAC of ", port.name, ": ", strerror(errno));
+      error_ = ErrnoMessage(errno, absl::StrCat("ARP: MAC of ", port.name));
       fd_.reset();
       return;
     }
     memcpy(mac_, ifr.ifr_hwaddr.sa_data, 6);
     if (ioctl(fd_.get(), SIOCGIFINDEX, &ifr) < 0) {
-      error_ = absl::StrCat("ARP: index of ", port.name, ": ", strerror(errno));
+      error_ = ErrnoMessage(errno, absl::StrCat("ARP: index of ", port.name));
       fd_.reset();
       return;
     }
@@ -87,7 +88,7 @@ class ArpProbe {
     sll.sll_protocol = htons(ETH_P_ARP);
     sll.sll_ifindex = ifindex_;
     if (bind(fd_.get(), reinterpret_cast<sockaddr*>(&sll), sizeof(sll)) < 0) {
-      error_ = absl::StrCat("ARP: bind to ", port.name, ": ", strerror(errno));
+      error_ = ErrnoMessage(errno, absl::StrCat("ARP: bind to ", port.name));
       fd_.reset();
     }
   }
@@ -109,7 +110,7 @@ class ArpProbe {
     to.sll_halen = 6;
     memset(to.sll_addr, 0xff, 6);
     if (sendto(fd_.get(), arp, sizeof(arp), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)) < 0) {
-      error_ = absl::StrCat("ARP: send on ", port_.name, ": ", strerror(errno));
+      error_ = ErrnoMessage(errno, absl::StrCat("ARP: send on ", port_.name));
       return false;
     }
     return true;
@@ -143,11 +144,11 @@ class ArpProbe {
 Fd OpenIcmp(const LocalPort& port, std::string* error) {
   Fd fd(socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMP));
   if (!fd.valid()) {
-    *error = absl::StrCat("ICMP socket: ", strerror(errno));
+    *error = ErrnoMessage(errno, "ICMP socket");
     return fd;
   }
   if (setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, port.name.c_str(), port.name.size()) < 0) {
-    *error = absl::StrCat("ICMP: bind to device ", port.name, ": ", strerror(errno));
+    *error = ErrnoMessage(errno, absl::StrCat("ICMP: bind to device ", port.name));
     return Fd();
   }
   sockaddr_in local{};
@@ -155,7 +156,7 @@ Fd OpenIcmp(const LocalPort& port, std::string* error) {
   local.sin_addr.s_addr = htonl(port.address.address().value());
   if (bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof(local)) < 0) {
     *error =
-        absl::StrCat("ICMP: bind to ", port.address.address().ToString(), ": ", strerror(errno));
+        ErrnoMessage(errno, absl::StrCat("ICMP: bind to ", port.address.address().ToString()));
     return Fd();
   }
   // Only echo replies; the kernel's filter has a bit set per type to drop.
@@ -261,7 +262,7 @@ v1::PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& p
       to.sin_addr.s_addr = htonl(targets[t].address.value());
       if (sendto(icmp.get(), packet, sizeof(packet), 0, reinterpret_cast<sockaddr*>(&to),
                  sizeof(to)) < 0) {
-        targets[t].error = absl::StrCat("send: ", strerror(errno));
+        targets[t].error = ErrnoMessage(errno, "send");
       } else {
         targets[t].sent_at[k] = MonotonicSeconds();
       }

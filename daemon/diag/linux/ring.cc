@@ -4,11 +4,11 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/common/errno_status.h"
 #include "daemon/diag/stats.h"
 
 namespace rocenet::diag {
@@ -33,7 +33,7 @@ ExchangeError Exchange(int next, const char* out, size_t out_size, int prev, cha
     }
     const int ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 500));
     if (poll(fds, 3, ms) < 0 && errno != EINTR) {
-      return {absl::InternalError(strerror(errno)), "in"};
+      return {ErrnoToStatus(errno, "poll"), "in"};
     }
     if (fds[2].revents != 0) return {absl::CancelledError("cancelled by the coordinator"), ""};
     if (fds[0].revents != 0) {
@@ -42,7 +42,7 @@ ExchangeError Exchange(int next, const char* out, size_t out_size, int prev, cha
         out += n;
         out_size -= static_cast<size_t>(n);
       } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        return {absl::UnavailableError(absl::StrCat("send: ", strerror(errno))), "out"};
+        return {absl::UnavailableError(ErrnoMessage(errno, "send")), "out"};
       }
     }
     if (fds[1].revents != 0) {
@@ -53,7 +53,7 @@ ExchangeError Exchange(int next, const char* out, size_t out_size, int prev, cha
       } else if (n == 0) {
         return {absl::UnavailableError("the previous rank closed the connection"), "in"};
       } else if (errno != EAGAIN && errno != EINTR) {
-        return {absl::UnavailableError(absl::StrCat("recv: ", strerror(errno))), "in"};
+        return {absl::UnavailableError(ErrnoMessage(errno, "recv")), "in"};
       }
     }
   }

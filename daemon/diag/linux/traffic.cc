@@ -3,11 +3,11 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/common/errno_status.h"
 #include "daemon/diag/stats.h"
 
 namespace rocenet::diag {
@@ -52,7 +52,7 @@ v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port
       sent = s;
       break;
     }
-    sent = absl::UnavailableError(absl::StrCat("send: ", strerror(errno)));
+    sent = absl::UnavailableError(ErrnoMessage(errno, "send"));
     break;
   }
   shutdown(fd->get(), SHUT_WR);
@@ -106,7 +106,7 @@ v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t p
       }
       continue;
     }
-    result.set_error(absl::StrCat("from ", to.ToString(), ": recv: ", strerror(errno)));
+    result.set_error(ErrnoMessage(errno, absl::StrCat("from ", to.ToString(), ": recv")));
     break;
   }
   Fill(&result, bytes, last - first);
