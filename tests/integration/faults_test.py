@@ -1,38 +1,28 @@
-"""rocenet under faults, with the real binaries on a simulated fabric:
+"""rocenet under kill -9, with the real binaries on a simulated fabric:
+rocenetd is killed at random moments during 200 CNI ADD/DEL operations
+(exec'd as Multus does, several pods and interfaces), restarted, and the
+operations go on: after every restart each port is in the host, addressed
+from LLDP, or in exactly one pod namespace that the journal records; DEL of
+everything brings every port home, addressed.
 
-* kill -9 of rocenetd at random moments during 200 CNI ADD/DEL operations
-  (exec'd as Multus does, several pods and interfaces), restart, continue:
-  after every restart each port is in the host, addressed from LLDP, or in
-  exactly one pod namespace that the journal records; DEL of everything
-  brings every port home, addressed.
-* the device plugin through kubelet restarts and rocenetd restarts and
-  crashes, interleaved: after each, kubelet has the full device list with the
-  right health; while rocenetd is gone, every device is Unhealthy.
-* a full or read-only runtime directory (where the attachment journal is
-  written ahead of every move): ADD is refused with CNI code 11 and a message
-  naming the directory and the reason, and nothing changes; DEL of an
-  existing attachment fails the same clean way; once there is room again,
-  ADD and DEL work. A full or read-only state directory (the host addressing
-  record) stops neither.
-
-The kill loop's random generator is seeded from ROCENET_FAULT_SEED (default:
-the time); the seed is printed so a failing run can be replayed.
+The loop's random generator is seeded from ROCENET_FAULT_SEED (default: the
+time); the seed is printed so a failing run can be replayed. The device
+plugin through restarts is in plugin_restarts_test.py, full and read-only
+directories in storage_faults_test.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import random
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest
 
-from cni_test import Cni, all_namespaces_state, ip_json
+from cni_test import Cni, ip_json
 from harness import Daemon, binary, wait_until
 
 PORTS = 6
@@ -215,212 +205,6 @@ def test_kill_9_at_random_points_of_200_add_del(fabric, kill_daemon):
         delete_pods(pods)
 
 
-# --- device plugin through kubelet and daemon restarts ---------------------------
-
-def latest_devices(peer) -> dict | None:
-    """The last full device list the kubelet peer has been sent so far."""
-    while True:
-        try:
-            event = peer.events.get_nowait()
-        except queue.Empty:
-            break
-        peer.seen.append(event)
-        if event["event"] == "devices":
-            peer.last_devices = {d["ID"]: d for d in event.get("devices", [])}
-    return getattr(peer, "last_devices", None)
-
-
-def settles(peer, pred, timeout: float, what: str) -> None:
-    wait_until(lambda: pred(latest_devices(peer) or {}), timeout, interval=0.05, what=what)
-
-
-def stays(peer, pred, seconds: float, what: str) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        devices = latest_devices(peer) or {}
-        assert pred(devices), (what, devices)
-        time.sleep(0.05)
-
-
-def test_device_plugin_through_kubelet_and_daemon_restarts(fabric):
-    from device_plugin_test import GRACE, KubeletPeer, Plugin
-
-    daemon = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
-    daemon.start()
-    workdir = tempfile.mkdtemp(prefix="rocenet-dp-faults-")
-    plugin = Plugin(daemon, workdir)
-    peers = [KubeletPeer(plugin.kubelet_dir)]
-    down = fabric.ports[1]
-    try:
-        wait_until(daemon.ready, 15, what="node ready")
-        plugin.start()
-        ids = {p["name"]: p["id"] for p in daemon.ports()}
-        # so1 loses its switch: its device must stay Unhealthy through it all.
-        fabric.link(1, "down")
-        sick = ids[down["host_ifname"]]
-
-        def right(devices: dict) -> bool:
-            return (set(devices) == set(ids.values()) and
-                    all(d["health"] == ("Unhealthy" if i == sick else "Healthy")
-                        for i, d in devices.items()))
-
-        def all_unhealthy(devices: dict) -> bool:
-            return set(devices) == set(ids.values()) and all(
-                d["health"] == "Unhealthy" for d in devices.values())
-
-        def restart_kubelet():
-            peers[-1].stop()
-            # A restarting kubelet removes every socket in its directory.
-            for name in os.listdir(plugin.kubelet_dir):
-                os.unlink(os.path.join(plugin.kubelet_dir, name))
-            fresh = KubeletPeer(plugin.kubelet_dir)
-            peers.append(fresh)
-            fresh.next(lambda e: e["event"] == "register", 5)
-
-        settles(peers[-1], right, 15, "the first list, so1 Unhealthy")
-        steps = ["kubelet", "daemon-term", "kubelet", "daemon-kill", "daemon-away-kubelet",
-                 "kubelet", "daemon-kill"]
-        for step in steps:
-            if step == "kubelet":
-                restart_kubelet()
-                settles(peers[-1], right, 10, f"the full list after {step}")
-            elif step in ("daemon-term", "daemon-kill"):
-                daemon.stop(signal.SIGTERM if step == "daemon-term" else signal.SIGKILL)
-                daemon.start()
-                wait_until(lambda: daemon.rocectl("ports").returncode == 0, 10,
-                           what="rocenetd back")
-                # Back within the grace period: kubelet keeps the right list
-                # and never sees a false Unhealthy, also once the period ends.
-                settles(peers[-1], right, 10, f"the full list after {step}")
-                stays(peers[-1], right, GRACE + 1, f"the list after {step}")
-            elif step == "daemon-away-kubelet":
-                # rocenetd crashes and stays away past the grace period;
-                # kubelet restarts meanwhile and must hear the same thing.
-                daemon.stop(signal.SIGKILL)
-                t0 = time.monotonic()
-                settles(peers[-1], all_unhealthy, GRACE + 5, "everything Unhealthy")
-                assert time.monotonic() - t0 >= GRACE - 0.3
-                restart_kubelet()
-                settles(peers[-1], all_unhealthy, 10, "everything Unhealthy, new kubelet")
-                daemon.start()
-                settles(peers[-1], right, 15, "the right list with rocenetd back")
-        print(f"{len(steps)} restarts: {steps}")
-    finally:
-        fabric.link(1, "up")
-        for p in peers:
-            p.stop()
-        if plugin.proc is not None:
-            assert plugin.stop() == 0, plugin.log()
-        daemon.cleanup()
-        subprocess.run(["rm", "-rf", workdir])
-
-
-# --- a full or read-only state or runtime directory ---------------------------------
-
-def port_states(daemon: Daemon) -> list[dict]:
-    ports = json.loads(daemon.rocectl("ports", "-o", "json", check=True).stdout)["ports"]
-    return [{k: v for k, v in p.items() if k != "counters"} for p in ports]
-
-
-class TinyMount:
-    """A tiny tmpfs, to fill up or to remount read-only."""
-
-    def __init__(self, path: str):
-        self.path = path
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k,mode=0700", "hf-tiny", path],
-                       check=True)
-        self.filler = os.path.join(path, "filler")
-
-    def break_it(self, fault: str) -> str:
-        """Fills it or makes it read-only; returns the kernel's words for it."""
-        if fault == "read-only":
-            subprocess.run(["mount", "-o", "remount,ro", self.path], check=True)
-            return "Read-only file system"
-        fd = os.open(self.filler, os.O_WRONLY | os.O_CREAT, 0o600)
-        try:
-            while True:
-                os.write(fd, b"\0" * 512)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-        return "No space left on device"
-
-    def mend(self, fault: str) -> None:
-        if fault == "read-only":
-            subprocess.run(["mount", "-o", "remount,rw", self.path], check=True)
-        elif os.path.exists(self.filler):
-            os.unlink(self.filler)
-
-    def unmount(self) -> None:
-        subprocess.run(["umount", "-l", self.path], capture_output=True)
-
-
-@pytest.mark.parametrize("fault", ["full", "read-only"])
-def test_journal_directory_full_or_read_only(fabric, fault):
-    """The runtime directory holds the attachment journal, written ahead of
-    every move: when it cannot be written, ADD and DEL are refused (try again
-    later) and change nothing; once it can, they work."""
-    workdir = tempfile.mkdtemp(prefix="rocenetd-hff-")
-    tiny = TinyMount(os.path.join(workdir, "runtime"))
-    daemon = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"], workdir=workdir,
-                    runtime_dir=tiny.path)
-    pods = make_pods(fabric, "r" + fault[0], 2)
-    netns = [f"/run/netns/{ns}" for ns in pods]
-    try:
-        daemon.start()
-        wait_until(daemon.ready, 15, what="node ready")
-        cni = Cni(daemon)
-        ports = {p["name"]: p["id"] for p in daemon.ports()}
-        rc, held = cni.run("ADD", "held", netns[0], "net1", cni.conf(deviceID=ports["so0"]))
-        assert rc == 0, held
-        wait_until(lambda: ip_json(pods[0], "link", "show", "net1")[0]["operstate"] == "UP", 5,
-                   what="the held port up in its pod")
-
-        reason = tiny.break_it(fault)
-        before = all_namespaces_state(fabric)
-        listing = port_states(daemon)
-
-        # ADD is refused: try again later, naming the journal's directory and why.
-        rc, out = cni.run("ADD", "refused", netns[1], "net1", cni.conf(deviceID=ports["so1"]))
-        assert rc == 1, out
-        assert out["code"] == 11, out
-        assert tiny.path in out["msg"], out
-        assert reason in out["msg"], out
-        rc, out = cni.run("ADD", "refused", netns[1], "net2", cni.conf())
-        assert rc == 1 and out["code"] == 11, out
-        # DEL of what is attached cannot be recorded either: it fails the
-        # same way and leaves the port where it is, still working.
-        rc, out = cni.run("DEL", "held", netns[0], "net1", cni.conf())
-        assert rc == 1 and out["code"] == 11, out
-        assert reason in out["msg"], out
-        # DEL of what never was attached needs no record: it succeeds.
-        rc, out = cni.run("DEL", "refused", netns[1], "net1", cni.conf())
-        assert rc == 0, out
-        assert all_namespaces_state(fabric) == before
-        assert port_states(daemon) == listing
-        rc, out = cni.run("CHECK", "held", netns[0], "net1", {**cni.conf(), "prevResult": held})
-        assert rc == 0, out
-
-        # Room again: everything works.
-        tiny.mend(fault)
-        rc, out = cni.run("ADD", "refused", netns[1], "net1", cni.conf(deviceID=ports["so1"]))
-        assert rc == 0, out
-        for container, ns in (("held", netns[0]), ("refused", netns[1])):
-            rc, out = cni.run("DEL", container, ns, "net1", cni.conf())
-            assert rc == 0, out
-        check_invariant(fabric, daemon, pods)
-        wait_until(daemon.ready, 15, what="node ready")
-    finally:
-        tiny.mend(fault)
-        release(daemon, [("held", netns[0]), ("refused", netns[1])], ("net1", "net2"))
-        daemon.stop()
-        tiny.unmount()
-        delete_pods(pods)
-        subprocess.run(["rm", "-rf", workdir])
-
-
 def release(daemon: Daemon, containers, ifnames) -> None:
     """Brings every port home after a failed test: a veth left in a pod
     would die with the pod's namespace and the fabric would lose a port."""
@@ -430,35 +214,3 @@ def release(daemon: Daemon, containers, ifnames) -> None:
     for container, netns in containers:
         for ifname in ifnames:
             cni.run("DEL", container, netns, ifname, cni.conf())
-
-
-@pytest.mark.parametrize("fault", ["full", "read-only"])
-def test_state_directory_full_or_read_only(fabric, fault):
-    """The state directory holds the record of the host addressing: when it
-    cannot be written, pods still get their ports and give them back, and a
-    port that comes home is addressed again."""
-    workdir = tempfile.mkdtemp(prefix="rocenetd-hff-")
-    tiny = TinyMount(os.path.join(workdir, "state"))
-    daemon = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"], workdir=workdir)
-    pods = make_pods(fabric, "s" + fault[0], 1)
-    try:
-        daemon.start()
-        wait_until(daemon.ready, 15, what="node ready")
-        tiny.break_it(fault)
-        cni = Cni(daemon)
-        netns = f"/run/netns/{pods[0]}"
-        for ifname in ("net1", "net2"):
-            rc, out = cni.run("ADD", "pod", netns, ifname, cni.conf())
-            assert rc == 0, out
-        for ifname in ("net1", "net2"):
-            rc, out = cni.run("DEL", "pod", netns, ifname, cni.conf())
-            assert rc == 0, out
-        check_invariant(fabric, daemon, pods)
-        wait_until(daemon.ready, 15, what="node ready")
-    finally:
-        tiny.mend(fault)
-        release(daemon, [("pod", f"/run/netns/{pods[0]}")], ("net1", "net2"))
-        daemon.stop()
-        tiny.unmount()
-        delete_pods(pods)
-        subprocess.run(["rm", "-rf", workdir])
