@@ -13,7 +13,7 @@ import tempfile
 
 import pytest
 
-from device_plugin_test import KubeletPeer, Plugin
+from kubelet import KubeletPeer, Plugin
 from harness import ready_daemon, wait_until
 
 

@@ -246,7 +246,7 @@ def test_pfc_is_set_kept_across_a_reset_counted_and_left_on_exit(fabric, dcb_dir
 
 
 def test_the_device_plugin_follows_pfc_health_when_it_counts(fabric, dcb_dir):
-    from device_plugin_test import KubeletPeer, Plugin, all_healthy
+    from kubelet import KubeletPeer, Plugin, all_healthy
 
     for p in fabric.ports:
         write_device(dcb_dir, p["host_ifname"])

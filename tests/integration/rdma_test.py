@@ -14,7 +14,7 @@ import tempfile
 
 import pytest
 
-from device_plugin_test import KubeletPeer, Plugin, all_healthy
+from kubelet import KubeletPeer, Plugin, all_healthy
 from harness import ready_daemon, wait_until
 
 
