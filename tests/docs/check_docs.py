@@ -9,7 +9,8 @@ What is checked:
     has a heading with that anchor (GitHub's rule: lower case, punctuation
     dropped, spaces to hyphens);
   * every source path a document names in `backticks` (daemon/..., tests/...,
-    packaging/..., and the other top-level directories) exists;
+    packaging/..., and the other top-level directories) exists, and so does
+    every integration test it names (integration.cni_test);
   * every metric family rocenetd defines (a "rocenet_..." name in daemon/)
     is named in docs/;
   * every health condition (daemon/health/port_health.h) has its row in
@@ -32,6 +33,7 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE = re.compile(r"`([^`\n]+)`")
 PATH = re.compile(r"^(?:%s)/[A-Za-z0-9_./+-]*$" % "|".join(TOP_DIRS))
 METRIC = re.compile(r'"(rocenet_[a-z0-9_]+)"')
+INTEGRATION_TEST = re.compile(r"\bintegration\.([a-z0-9_]+_test)\b")
 CONDITION = re.compile(r'inline constexpr absl::string_view k\w+ = "(\w+)";')
 
 
@@ -97,6 +99,9 @@ def check_paths(root: str, path: str, text: str) -> list[str]:
                     continue
                 if not os.path.exists(os.path.join(root, token)):
                     problems.append(f"{name}:{number}: `{token}`: no such file or directory")
+        for test in INTEGRATION_TEST.findall(line):
+            if not os.path.exists(os.path.join(root, "tests", "integration", test + ".py")):
+                problems.append(f"{name}:{number}: integration.{test}: no such test")
     return problems
 
 
@@ -140,10 +145,10 @@ def self_test() -> int:
             f.write('Family("rocenet_port_carrier");\n')
         good = {"README.md": "# rocenet\nSee [health](docs/health.md#link-down) and `daemon/health/`.\n",
                 "docs/health.md": "# Health\n## Link down\n| `LinkDown` | x |\n`rocenet_port_carrier`\n"}
-        bad = {"README.md": "See [x](docs/nope.md), [y](docs/health.md#nowhere) and "
-                            "`daemon/gone.cc`.\n",
+        bad = {"README.md": "See [x](docs/nope.md), [y](docs/health.md#nowhere), "
+                            "`daemon/gone.cc` and integration.gone_test.\n",
                "docs/health.md": "# Health\n| `LinkUp` | x |\n"}
-        for files, want in ((good, 0), (bad, 5)):
+        for files, want in ((good, 0), (bad, 6)):
             for rel, text in files.items():
                 with open(os.path.join(root, rel), "w") as f:
                     f.write(text)
@@ -152,8 +157,8 @@ def self_test() -> int:
                 print(f"self-test: expected {want} problems, found {len(found)}:", *found,
                       sep="\n  ")
                 return 1
-    print("self-test: a clean tree passes; a missing file, anchor, path, metric and "
-          "condition are each found")
+    print("self-test: a clean tree passes; a missing file, anchor, path, test, metric "
+          "and condition are each found")
     return 0
 
 
