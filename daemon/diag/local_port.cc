@@ -1,5 +1,7 @@
 #include "daemon/diag/local_port.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace rocenet::diag {
 
 const LocalPort* FindPortByName(const std::vector<LocalPort>& ports, const std::string& name) {
@@ -7,6 +9,15 @@ const LocalPort* FindPortByName(const std::vector<LocalPort>& ports, const std::
     if (port.name == name) return &port;
   }
   return nullptr;
+}
+
+absl::StatusOr<const LocalPort*> PortNamed(const std::vector<LocalPort>& ports,
+                                           const std::string& name) {
+  const LocalPort* port = FindPortByName(ports, name);
+  if (port == nullptr) {
+    return absl::NotFoundError(absl::StrCat("port \"", name, "\" has no address"));
+  }
+  return port;
 }
 
 const LocalPort* FindPortForAddress(const std::vector<LocalPort>& ports, Ipv4Address address) {

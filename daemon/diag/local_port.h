@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "daemon/common/ipv4.h"
 
 namespace rocenet::diag {
@@ -32,6 +33,11 @@ struct LocalPort {
 
 // The port named `name`, or nullptr.
 const LocalPort* FindPortByName(const std::vector<LocalPort>& ports, const std::string& name);
+
+// The port named `name`, or NotFound saying it has no address (the ports
+// are those with one).
+absl::StatusOr<const LocalPort*> PortNamed(const std::vector<LocalPort>& ports,
+                                           const std::string& name);
 
 // The first port whose rail holds `address`, or nullptr.
 const LocalPort* FindPortForAddress(const std::vector<LocalPort>& ports, Ipv4Address address);

@@ -1,6 +1,7 @@
 // DiagEngine::Bandwidth: one link, both ways.
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/common/status_macros.h"
 #include "daemon/diag/linux/coordinator_util.h"
 #include "daemon/diag/linux/engine.h"
 #include "daemon/diag/linux/traffic.h"
@@ -13,10 +14,7 @@ absl::StatusOr<v1::BandwidthResult> DiagEngine::Bandwidth(const v1::BandwidthReq
                                                           const Progress& progress) {
   absl::StatusOr<std::vector<LocalPort>> local = ports_();
   if (!local.ok()) return local.status();
-  const LocalPort* port = FindPortByName(*local, request.port());
-  if (port == nullptr) {
-    return absl::NotFoundError(absl::StrCat("port \"", request.port(), "\" has no address"));
-  }
+  ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port()));
   const NodeAddress peer = *ParseNodeAddress(request.peer());
   if (!port->rail.Contains(peer.address)) {
     return absl::InvalidArgumentError(absl::StrCat("peer: ", peer.address.ToString(),

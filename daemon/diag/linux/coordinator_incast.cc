@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "daemon/common/status_macros.h"
 #include "daemon/diag/linux/coordinator_util.h"
 #include "daemon/diag/linux/engine.h"
 #include "daemon/diag/linux/traffic.h"
@@ -21,10 +22,7 @@ absl::StatusOr<v1::IncastResult> DiagEngine::Incast(const v1::IncastRequest& req
                                                     const Progress& progress) {
   absl::StatusOr<std::vector<LocalPort>> local = ports_();
   if (!local.ok()) return local.status();
-  const LocalPort* port = FindPortByName(*local, request.port());
-  if (port == nullptr) {
-    return absl::NotFoundError(absl::StrCat("port \"", request.port(), "\" has no address"));
-  }
+  ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port()));
   if (options_.data_port == 0) {
     return absl::FailedPreconditionError(
         "the data port is off (--diag_port=0): nothing to receive on");
