@@ -14,17 +14,12 @@ import time
 import pytest
 
 from harness import binary, metric_value, ready_daemon, wait_until
-from kubelet import all_healthy, ids_by_name, plugin_with_peer
-
-
-RAILS = {0: "no-alert 10.200.1.2/30", 1: "no-alert 10.200.2.2/30",
-         2: "no-alert 10.201.3.2/30", 3: "no-alert 10.201.4.2/30"}
+from kubelet import TWO_RAILS, all_healthy, ids_by_name
 
 
 @pytest.fixture(scope="module")
 def fabric(fabrics):
-    # Two rails: so0/so1 route 10.200.0.0/16, so2/so3 route 10.201.0.0/16.
-    return fabrics("da", ports=4, descriptions=RAILS)
+    return fabrics("da", ports=4, descriptions=TWO_RAILS)
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +28,8 @@ def daemon(fabric):
         yield d
 
 
-@pytest.fixture
-def setup(daemon):
-    with plugin_with_peer(daemon) as plugin_and_peers:
-        yield plugin_and_peers
-
-
-def test_allocate_writes_devinfo_and_gaudinet_and_rejects_unknown(fabric, daemon, setup):
-    plugin, (peer,) = setup
+def test_allocate_writes_devinfo_and_gaudinet_and_rejects_unknown(fabric, daemon, plugin_and_peers):
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     ports = {p["id"]: p for p in daemon.ports()}
     chosen = sorted(ports)[:2]
@@ -95,10 +84,10 @@ def allocated_hcl_dir(peer, ids: list[str]) -> tuple[dict, str]:
     return container["envs"], container["mounts"][0]["host_path"]
 
 
-def test_a_refused_port_is_left_out_of_gaudinet(fabric, daemon, setup):
+def test_a_refused_port_is_left_out_of_gaudinet(fabric, daemon, plugin_and_peers):
     """A port whose Port Description is refused has no address: an entry
     with an empty NIC_IP would make HCL refuse the whole file."""
-    plugin, (peer,) = setup
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     ids = ids_by_name(daemon)
     fabric.set_description(3, "no-alert 10.201.4.2/29")
@@ -117,15 +106,15 @@ def test_a_refused_port_is_left_out_of_gaudinet(fabric, daemon, setup):
         assert "HCL_GAUDINET_CONFIG_FILE" not in envs
         assert os.listdir(host_dir) == ["macAddrInfo.json"]
     finally:
-        fabric.set_description(3, RAILS[3])
+        fabric.set_description(3, TWO_RAILS[3])
     wait_until(lambda: daemon.ready(), 15, what="node ready again")
 
 
-def test_a_changed_address_reaches_the_container_through_its_mount(fabric, daemon, setup):
+def test_a_changed_address_reaches_the_container_through_its_mount(fabric, daemon, plugin_and_peers):
     """The HCL directory is bind mounted as kubelet does it; the switch gives
     the port another address while the container runs; the container reads
     the new gaudinet.json (a bind-mounted file would keep the old inode)."""
-    plugin, (peer,) = setup
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     ids = ids_by_name(daemon)
     envs, host_dir = allocated_hcl_dir(peer, [ids["so1"]])
@@ -153,15 +142,15 @@ def test_a_changed_address_reaches_the_container_through_its_mount(fabric, daemo
     finally:
         if container.poll() is None:
             container.kill()
-        fabric.set_description(1, RAILS[1])
+        fabric.set_description(1, TWO_RAILS[1])
     wait_until(lambda: daemon.ready(), 15, what="node ready again")
 
 
-def test_files_go_when_kubelet_no_longer_assigns_the_ports(fabric, daemon, setup):
+def test_files_go_when_kubelet_no_longer_assigns_the_ports(fabric, daemon, plugin_and_peers):
     """The pod is deleted: kubelet's PodResources no longer lists its ports,
     and the plugin removes their device-info files and HCL directory; the
     other pod's stay."""
-    plugin, (peer,) = setup
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     ids = ids_by_name(daemon)
     gone = peer.call(f"allocate {ids['so0']},{ids['so1']}")
@@ -182,12 +171,12 @@ def test_files_go_when_kubelet_no_longer_assigns_the_ports(fabric, daemon, setup
     assert "kubelet no longer assigns its ports" in plugin.log()
 
 
-def test_a_restarted_plugin_writes_the_live_allocations_again(fabric, daemon, setup):
+def test_a_restarted_plugin_writes_the_live_allocations_again(fabric, daemon, plugin_and_peers):
     """The plugin stops (an upgrade): its files go, as the device-info spec
     asks. Started again, it writes the files of every allocation kubelet
     still assigns, at the same paths, so that a container restarted in that
     pod finds its HCL directory; a pod deleted meanwhile gets nothing."""
-    plugin, (peer,) = setup
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     ids = ids_by_name(daemon)
     live = peer.call(f"allocate {ids['so0']},{ids['so1']}")
@@ -211,8 +200,8 @@ def test_a_restarted_plugin_writes_the_live_allocations_again(fabric, daemon, se
         plugin.devinfo_dir, f"rocenet.io-scale-out-port-{ids['so3']}-device.json"))
 
 
-def test_allocated_ports_attach_through_cni_as_multus_does(fabric, daemon, setup):
-    plugin, (peer,) = setup
+def test_allocated_ports_attach_through_cni_as_multus_does(fabric, daemon, plugin_and_peers):
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     ids = sorted(p["id"] for p in daemon.ports())
     reply = peer.call(f"allocate {ids[0]},{ids[3]}")
@@ -258,8 +247,8 @@ def test_allocated_ports_attach_through_cni_as_multus_does(fabric, daemon, setup
                10, what="the ports back on the host")
 
 
-def test_a_port_in_a_pod_stays_listed_and_is_judged_inside_the_pod(fabric, daemon, setup):
-    plugin, (peer,) = setup
+def test_a_port_in_a_pod_stays_listed_and_is_judged_inside_the_pod(fabric, daemon, plugin_and_peers):
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     port = next(p for p in daemon.ports() if p["name"] == "so1")
     index = next(p["index"] for p in fabric.ports if p["host_ifname"] == "so1")

@@ -14,17 +14,12 @@ import time
 import pytest
 
 from harness import ready_daemon
-from kubelet import GRACE, RESOURCE, KubeletPeer, all_healthy, ids_by_name, plugin_with_peer
-
-
-RAILS = {0: "no-alert 10.200.1.2/30", 1: "no-alert 10.200.2.2/30",
-         2: "no-alert 10.201.3.2/30", 3: "no-alert 10.201.4.2/30"}
+from kubelet import GRACE, RESOURCE, TWO_RAILS, KubeletPeer, all_healthy, ids_by_name
 
 
 @pytest.fixture(scope="module")
 def fabric(fabrics):
-    # Two rails: so0/so1 route 10.200.0.0/16, so2/so3 route 10.201.0.0/16.
-    return fabrics("dp", ports=4, descriptions=RAILS)
+    return fabrics("dp", ports=4, descriptions=TWO_RAILS)
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +28,8 @@ def daemon(fabric):
         yield d
 
 
-@pytest.fixture
-def setup(daemon):
-    with plugin_with_peer(daemon) as plugin_and_peers:
-        yield plugin_and_peers
-
-
-def test_registers_and_lists_every_port_healthy(fabric, daemon, setup):
-    plugin, (peer,) = setup
+def test_registers_and_lists_every_port_healthy(fabric, daemon, plugin_and_peers):
+    plugin, (peer,) = plugin_and_peers
     reg = peer.next(lambda e: e["event"] == "register", 5)["request"]
     assert reg["version"] == "v1beta1"
     assert reg["resource_name"] == RESOURCE
@@ -55,8 +44,8 @@ def test_registers_and_lists_every_port_healthy(fabric, daemon, setup):
         assert dev["topology"]["nodes"] == [{"ID": str(numa[dev_id])}]
 
 
-def test_switch_end_down_is_unhealthy_within_a_second_and_recovers(fabric, daemon, setup):
-    plugin, (peer,) = setup
+def test_switch_end_down_is_unhealthy_within_a_second_and_recovers(fabric, daemon, plugin_and_peers):
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     port = fabric.ports[1]
     dev_id = ids_by_name(daemon)[port["host_ifname"]]
@@ -82,8 +71,8 @@ def test_switch_end_down_is_unhealthy_within_a_second_and_recovers(fabric, daemo
     peer.devices(all_healthy, 15)
 
 
-def test_kubelet_restart_registers_again_with_the_full_list(fabric, daemon, setup):
-    plugin, peers = setup
+def test_kubelet_restart_registers_again_with_the_full_list(fabric, daemon, plugin_and_peers):
+    plugin, peers = plugin_and_peers
     first = peers[0]
     first.devices(all_healthy, 5)
     first.stop()
@@ -99,8 +88,8 @@ def test_kubelet_restart_registers_again_with_the_full_list(fabric, daemon, setu
     assert len(devices) == len(fabric.ports)
 
 
-def test_kubelet_sock_recreated_alone_registers_again(fabric, daemon, setup):
-    plugin, peers = setup
+def test_kubelet_sock_recreated_alone_registers_again(fabric, daemon, plugin_and_peers):
+    plugin, peers = plugin_and_peers
     peers[0].devices(all_healthy, 5)
     peers[0].stop()
     second = KubeletPeer(plugin.kubelet_dir)
@@ -109,8 +98,8 @@ def test_kubelet_sock_recreated_alone_registers_again(fabric, daemon, setup):
     assert len(second.devices(all_healthy, 5)) == len(fabric.ports)
 
 
-def test_preferred_allocation(fabric, daemon, setup):
-    plugin, (peer,) = setup
+def test_preferred_allocation(fabric, daemon, plugin_and_peers):
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     ids = sorted(p["id"] for p in daemon.ports())
     reply = peer.call(f"preferred available={','.join(ids)} must={ids[2]} size=2")
@@ -134,8 +123,8 @@ def test_preferred_allocation(fabric, daemon, setup):
     assert sorted(reply["response"]["container_responses"][0]["deviceIDs"]) == ids
 
 
-def test_daemon_down_longer_than_grace_is_all_unhealthy_then_recovers(fabric, daemon, setup):
-    plugin, (peer,) = setup
+def test_daemon_down_longer_than_grace_is_all_unhealthy_then_recovers(fabric, daemon, plugin_and_peers):
+    plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     # SIGKILL: a crash says nothing on its way out, so only the grace period
     # can turn the devices Unhealthy.

@@ -5,21 +5,10 @@ PCIe cards."""
 import json
 import os
 
-import pytest
 
 from simcheck import carrier, cli, ip_json, needs_fabric, wait_until
 import platforms  # noqa: E402  (tests/sim, on the path simcheck sets)
 from fabric import Fabric, unique_name  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def g3():
-    """A Gaudi 3 HLS-3 node: 8 modules, 3 rails, 3 leaves."""
-    f = Fabric.up(unique_name("rg3"), platform="gaudi3")
-    try:
-        yield f
-    finally:
-        f.down()
 
 
 # ---- Gaudi 3, rail-optimised over three leaves

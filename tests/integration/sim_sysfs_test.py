@@ -9,33 +9,9 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from simcheck import carrier, cli, entries, ip, needs_fabric, snapshot, wait_until
 from fabric import Fabric, unique_name  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def fab():
-    """A default fabric with its node ports brought up, as rocenetd would."""
-    f = Fabric.up(unique_name("rnt"), ports=3)
-    try:
-        for i in range(3):
-            f.link(i, "up", side="node")
-        yield f
-    finally:
-        f.down()
-
-
-@pytest.fixture
-def pod(fab):
-    """A pod network namespace, deleted afterwards whatever is left in it."""
-    name = f"{fab.name}-pod{os.getpid() % 1000}"
-    subprocess.run(["ip", "netns", "add", name], check=True)
-    try:
-        yield name
-    finally:
-        subprocess.run(["ip", "netns", "delete", name], check=False, capture_output=True)
 
 
 # ---- sysfs follows the kernel

@@ -20,18 +20,6 @@ import simutil  # noqa: E402
 from fabric import Fabric, unique_name  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def fab():
-    """A default fabric with its node ports brought up, as rocenetd would."""
-    f = Fabric.up(unique_name("rnt"), ports=3)
-    try:
-        for i in range(3):
-            f.link(i, "up", side="node")
-        yield f
-    finally:
-        f.down()
-
-
 # ---- layout tables (no root needed)
 
 
