@@ -11,12 +11,15 @@ its fabric looks like:
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import time
 
 import pytest
 
-from harness import sim
+from bad_input_support import SO1_DESC, Sender, all_namespaces_state, good_lldpdu, plan_is
+from harness import Daemon, sim, wait_until
 from kubelet import plugin_with_peer
 
 
@@ -75,3 +78,67 @@ def pod(fab):
         yield name
     finally:
         subprocess.run(["ip", "netns", "delete", name], check=False, capture_output=True)
+
+
+# The bad-input catalogue (bad_input_*_test.py): one fabric with lldpd
+# stopped, its daemon, and so0 and so1 addressed from a hand-written frame
+# each, the state every case is compared with.
+
+@pytest.fixture(scope="module")
+def bad_input_fabric():
+    fab = sim.Fabric.up(sim.unique_name("hb"), ports=4)
+    try:
+        fab.stop_lldpd()
+        # An address the node already uses on another link (AddressInUse).
+        subprocess.run(["ip", "-n", fab.node_netns, "link", "add", "bidummy0", "type", "veth",
+                        "peer", "name", "bidummy1"], check=True)
+        subprocess.run(["ip", "-n", fab.node_netns, "addr", "add", "10.201.0.1/24", "dev",
+                        "bidummy0"], check=True)
+        subprocess.run(["ip", "-n", fab.node_netns, "link", "set", "bidummy0", "up"], check=True)
+        subprocess.run(["ip", "netns", "add", f"{fab.name}-pod"], check=True)
+        yield fab
+    finally:
+        subprocess.run(["ip", "netns", "del", f"{fab.name}-pod"], check=False,
+                       stderr=subprocess.DEVNULL)
+        fab.down()
+
+
+@pytest.fixture(scope="module")
+def bad_input_daemon(bad_input_fabric):
+    fabric = bad_input_fabric
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
+    d.start()
+    yield d
+    d.cleanup()
+
+
+@pytest.fixture(scope="module")
+def bad_input_senders(bad_input_fabric):
+    """Raw packet sockets on the switch side of so0 and so1."""
+    s = {0: Sender(bad_input_fabric, 0), 1: Sender(bad_input_fabric, 1)}
+    yield s
+    for sender in s.values():
+        sender.close()
+
+
+@pytest.fixture(scope="module")
+def bad_input_baseline(bad_input_fabric, bad_input_daemon, bad_input_senders):
+    """so0 and so1 addressed from a good frame each; the state to compare with."""
+    fabric, daemon, senders = bad_input_fabric, bad_input_daemon, bad_input_senders
+    senders[0].send(good_lldpdu())
+    senders[1].send(good_lldpdu(SO1_DESC, b"Ethernet1/2"))
+    wait_until(lambda: plan_is(daemon, "so0", "ready", None, "10.200.1.1/30")
+               and plan_is(daemon, "so1", "ready", None, "10.200.2.1/30"), 15,
+               what="so0 and so1 addressed from LLDP")
+    # The ports start down (as drivers register them) and rocenetd set them
+    # up: wait until the kernel reports carrier on every one (linkwatch may
+    # take a second), then let routes settle before the state everything is
+    # compared with.
+    def carrier() -> bool:
+        links = json.loads(subprocess.run(["ip", "-n", fabric.node_netns, "-j", "link", "show"],
+                                          capture_output=True, text=True, check=True).stdout)
+        return all(link["operstate"] == "UP" for link in links
+                   if link["ifname"].startswith("so"))
+    wait_until(carrier, 10, what="carrier on every port")
+    time.sleep(0.5)
+    return all_namespaces_state(fabric)
