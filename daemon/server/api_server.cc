@@ -54,22 +54,22 @@ absl::StatusOr<std::string> ReadPem(const std::string& path) {
   return content.str();
 }
 
-grpc_ssl_client_certificate_request_type RequestTypeOf(ClientCertMode mode) {
+grpc_ssl_client_certificate_request_type RequestTypeOf(config::ClientCertMode mode) {
   switch (mode) {
-    case ClientCertMode::kNone:
+    case config::ClientCertMode::kNone:
       return GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
-    case ClientCertMode::kOptional:
+    case config::ClientCertMode::kOptional:
       // A certificate that is presented must verify: an unverified one must
       // never count as an identity.
       return GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
-    case ClientCertMode::kRequire:
+    case config::ClientCertMode::kRequire:
       return GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE;
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(
-    const TlsListenerOptions& tls) {
+    const config::TlsListenerOptions& tls) {
   grpc::SslServerCredentialsOptions ssl(RequestTypeOf(tls.client_cert));
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
   ASSIGN_OR_RETURN(pair.private_key, ReadPem(tls.key));
@@ -128,7 +128,7 @@ api::Caller CallerOf(const grpc::ServerContext& context) {
   return caller;
 }
 
-absl::StatusOr<api::GateConfig> GateConfigOf(const SecurityOptions& options) {
+absl::StatusOr<api::GateConfig> GateConfigOf(const config::SecurityOptions& options) {
   api::GateConfig config;
   if (!options.read_group.empty()) {
     absl::StatusOr<gid_t> gid = os::LookupGroup(options.read_group);
@@ -145,8 +145,8 @@ absl::StatusOr<api::GateConfig> GateConfigOf(const SecurityOptions& options) {
 }
 
 absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
-    const DaemonOptions& options, os::EventLoop* loop, const std::vector<grpc::Service*>& services) {
-  const SecurityOptions& security = options.security;
+    const config::DaemonOptions& options, os::EventLoop* loop, const std::vector<grpc::Service*>& services) {
+  const config::SecurityOptions& security = options.security;
   // First, so that a second rocenetd stops before it listens anywhere.
   RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
   std::unique_ptr<ApiServer> api(new ApiServer(loop, options.socket_path));
@@ -172,9 +172,9 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
       return absl::UnavailableError(
           absl::StrCat("gRPC: cannot listen with TLS on ", security.tls.address));
     }
-    ASSIGN_OR_RETURN(auto listen, ParseListenAddress(security.tls.address));
+    ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(security.tls.address));
     SPDLOG_INFO("serving gRPC with TLS on {}:{} (client certificates: {})", listen.first,
-                tls_port, ClientCertModeName(security.tls.client_cert));
+                tls_port, config::ClientCertModeName(security.tls.client_cert));
   }
 
   ASSIGN_OR_RETURN(api->listen_fd_, os::ListenUnix(options.socket_path, kListenBacklog));

@@ -22,9 +22,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "daemon/api/auth.h"
-#include "daemon/os/linux/socket_lock.h"
+#include "daemon/config/options.h"
 #include "daemon/os/linux/event_loop.h"
-#include "daemon/server/options.h"
+#include "daemon/os/linux/socket_lock.h"
 #include "grpcpp/server.h"
 
 namespace rocenet::server {
@@ -34,13 +34,13 @@ api::Caller CallerOf(const grpc::ServerContext& context);
 
 // The gate's configuration from the options; InvalidArgument when the read
 // group does not exist.
-absl::StatusOr<api::GateConfig> GateConfigOf(const SecurityOptions& options);
+absl::StatusOr<api::GateConfig> GateConfigOf(const config::SecurityOptions& options);
 
 class ApiServer {
  public:
   // Serves `services` (not owned; they must outlive the server).
   static absl::StatusOr<std::unique_ptr<ApiServer>> Start(
-      const DaemonOptions& options, os::EventLoop* loop, const std::vector<grpc::Service*>& services);
+      const config::DaemonOptions& options, os::EventLoop* loop, const std::vector<grpc::Service*>& services);
   ~ApiServer();
 
   grpc::Server* server() { return server_.get(); }

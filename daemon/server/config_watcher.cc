@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/server/config_files.h"
+#include "daemon/config/config_files.h"
 
 namespace rocenet::server {
 
@@ -35,9 +35,9 @@ void ConfigWatcher::OnEvents() {
 }
 
 std::string ConfigWatcher::Fingerprint() const {
-  absl::StatusOr<std::vector<ConfigDocument>> documents = ReadConfigDocuments(*fs_, params_.path);
+  absl::StatusOr<std::vector<config::ConfigDocument>> documents = config::ReadConfigDocuments(*fs_, params_.path);
   if (!documents.ok()) return absl::StrCat("unreadable: ", documents.status().message());
-  return ConfigFingerprint(*documents);
+  return config::ConfigFingerprint(*documents);
 }
 
 void ConfigWatcher::Check() {

@@ -29,7 +29,7 @@ class ConfigWatcher {
  public:
   struct Params {
     std::string path;
-    // ConfigFingerprint() of the documents the running configuration came
+    // config::ConfigFingerprint() of the documents the running configuration came
     // from; a change is measured against it.
     std::string loaded;
     absl::Duration settle = absl::Milliseconds(250);

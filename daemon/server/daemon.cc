@@ -7,32 +7,32 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "daemon/addressing/applied_store.h"
 #include "daemon/api/addressing_service.h"
+#include "daemon/api/attachments_service.h"
 #include "daemon/api/diagnostics_service.h"
 #include "daemon/api/health_service.h"
-#include "daemon/api/metrics_config.h"
 #include "daemon/api/metrics.h"
+#include "daemon/api/metrics_config.h"
 #include "daemon/api/port_discovery_service.h"
 #include "daemon/common/logging.h"
-#include "daemon/diag/linux/engine.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/addressing/applied_store.h"
+#include "daemon/diag/linux/engine.h"
 #include "daemon/inventory/port_inventory.h"
+#include "daemon/os/linux/dcb_linux.h"
+#include "daemon/os/linux/ethtool_linux.h"
+#include "daemon/os/linux/event_loop.h"
 #include "daemon/os/linux/filesystem_linux.h"
-#include "daemon/api/attachments_service.h"
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/netns_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
 #include "daemon/os/linux/signals.h"
-#include "daemon/os/linux/dcb_linux.h"
-#include "daemon/os/linux/ethtool_linux.h"
 #include "daemon/os/linux/socket_lock.h"
 #include "daemon/os/linux/sysfs_linux.h"
 #include "daemon/os/linux/system_clock.h"
 #include "daemon/os/linux/unix_socket.h"
 #include "daemon/server/api_server.h"
 #include "daemon/server/config_watcher.h"
-#include "daemon/os/linux/event_loop.h"
 #include "daemon/server/node.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -47,7 +47,7 @@ namespace {
 constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
 
 absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(const std::string& address) {
-  ASSIGN_OR_RETURN(auto listen, ParseListenAddress(address));
+  ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(address));
   const std::string bind = absl::StrCat(listen.first, ":", listen.second);
   try {
     return std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/1);
@@ -81,7 +81,7 @@ absl::Status CheckSysfsRoot(const std::string& root) {
 
 }  // namespace
 
-absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
+absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& version,
                        ConfigOrigin config, const OsOverrides& os_overrides) {
   RETURN_IF_ERROR(CheckSysfsRoot(options.sysfs_root));
   // One rocenetd per socket, and so per node: a new one waits here, before it
@@ -110,14 +110,14 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
   }
   ASSIGN_OR_RETURN(std::unique_ptr<os::EthtoolLinux> ethtool, os::EthtoolLinux::Create());
   inventory::PortInventory inventory(options.selection, &sysfs, ethtool.get());
-  addressing::AddressingDriver addressing(netlink.get(), &store, PlannerConfigOf(options));
+  addressing::AddressingDriver addressing(netlink.get(), &store, config::PlannerConfigOf(options));
   outputs::HostOutputs host_outputs(&fs, &clock, options.outputs);
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetnsLinux> netns, os::NetnsLinux::Create());
   // The journal describes pod namespaces, which end with the boot, so it
   // lives in the runtime directory (tmpfs): it is written ahead of every move
   // with a sync that costs nothing there, and a reboot cannot leave records
   // naming namespaces or /proc/<pid> paths of the boot before.
-  const std::string runtime_dir = RuntimeDirOf(options);
+  const std::string runtime_dir = config::RuntimeDirOf(options);
   RETURN_IF_ERROR(fs.MakeDirectories(runtime_dir, 0700));
   const std::string journal_path = absl::StrCat(runtime_dir, "/attachments.json");
   RETURN_IF_ERROR(
@@ -215,7 +215,7 @@ absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
     exposer->RegisterCollectable(metrics);
     exposer->RegisterCollectable(diagnostics_service.metrics());
     exposer->RegisterCollectable(reload_metrics);
-    ASSIGN_OR_RETURN(auto listen, ParseListenAddress(options.metrics_address));
+    ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(options.metrics_address));
     SPDLOG_INFO("serving metrics on http://{}:{}/metrics", listen.first,
                 absl::StrJoin(exposer->GetListeningPorts(), ","));
   }

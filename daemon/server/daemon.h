@@ -14,8 +14,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "daemon/config/options.h"
 #include "daemon/os/dcb.h"
-#include "daemon/server/options.h"
 #include "daemon/server/reloader.h"
 
 namespace rocenet::server {
@@ -27,7 +27,7 @@ inline constexpr std::initializer_list<int> kHandledSignals = {SIGTERM, SIGINT, 
 // Where the running configuration came from. `load` loads it again (the
 // file with the flags over it, validated); SIGHUP calls it, and so does a
 // change on disk to `watch_path` (the --config file or directory) when that
-// is set. `loaded` is the ConfigFingerprint() of the documents `options`
+// is set. `loaded` is the config::ConfigFingerprint() of the documents `options`
 // came from. Without `load`, a reload is refused and nothing changes.
 struct ConfigOrigin {
   ConfigSource load;
@@ -42,7 +42,7 @@ struct OsOverrides {
   std::function<absl::StatusOr<std::unique_ptr<os::Dcb>>()> open_dcb;
 };
 
-absl::Status RunDaemon(const DaemonOptions& options, const std::string& version,
+absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& version,
                        ConfigOrigin config = {}, const OsOverrides& os = {});
 
 }  // namespace rocenet::server

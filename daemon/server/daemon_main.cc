@@ -1,5 +1,5 @@
 // rocenetd's command line. Flags are defined here and only here, turned into
-// DaemonOptions on top of the optional config file, validated, and handed
+// config::DaemonOptions on top of the optional config file, validated, and handed
 // to RunDaemon.
 #include "daemon/server/daemon_main.h"
 
@@ -14,11 +14,12 @@
 #include "absl/time/time.h"
 #include "daemon/common/flag_parser.h"
 #include "daemon/common/logging.h"
+#include "daemon/config/config_files.h"
+#include "daemon/config/options.h"
 #include "daemon/os/linux/filesystem_linux.h"
 #include "daemon/os/linux/signals.h"
-#include "daemon/server/config_files.h"
 #include "daemon/server/daemon.h"
-#include "daemon/server/options.h"
+#include "daemon/server/security_files.h"
 
 ABSL_FLAG(std::string, config, "",
           "YAML config file, or a directory: its config.yaml, then every other *.yaml in name "
@@ -80,7 +81,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 }
 
 // Applies each flag given on the command line over `options`.
-absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
+absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& options) {
   auto given = [&](const char* name) { return cmd.specified.contains(name); };
   if (given("socket")) options.socket_path = absl::GetFlag(FLAGS_socket);
   if (given("interfaces")) options.selection.interfaces = SplitList(absl::GetFlag(FLAGS_interfaces));
@@ -96,7 +97,7 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
   if (given("tls_key")) options.security.tls.key = absl::GetFlag(FLAGS_tls_key);
   if (given("tls_client_ca")) options.security.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   if (given("tls_client_cert")) {
-    auto mode = ParseClientCertMode(absl::GetFlag(FLAGS_tls_client_cert));
+    auto mode = config::ParseClientCertMode(absl::GetFlag(FLAGS_tls_client_cert));
     if (!mode.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("flag --tls-client-cert: ", mode.status().message()));
@@ -147,7 +148,7 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
     options.pfc = *pfc;
   }
   if (given("mode")) {
-    auto mode = ParseMode(absl::GetFlag(FLAGS_mode));
+    auto mode = config::ParseMode(absl::GetFlag(FLAGS_mode));
     if (!mode.ok()) return flag_error("mode", mode.status());
     options.mode = *mode;
   }
@@ -165,24 +166,24 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, DaemonOptions& options) {
 }
 
 // The options from the --config documents with the flags over them,
-// validated; `fingerprint`, when given, receives ConfigFingerprint() of the
+// validated; `fingerprint`, when given, receives config::ConfigFingerprint() of the
 // documents read.
-absl::StatusOr<DaemonOptions> BuildOptions(const ParsedCommandLine& cmd,
+absl::StatusOr<config::DaemonOptions> BuildOptions(const ParsedCommandLine& cmd,
                                            std::string* fingerprint = nullptr) {
-  DaemonOptions options;
+  config::DaemonOptions options;
   if (!cmd.positional.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("unexpected argument \"", cmd.positional.front(), "\""));
   }
   if (const std::string config = absl::GetFlag(FLAGS_config); !config.empty()) {
-    absl::StatusOr<std::vector<ConfigDocument>> documents =
-        ReadConfigDocuments(os::FileSystemLinux(), config);
+    absl::StatusOr<std::vector<config::ConfigDocument>> documents =
+        config::ReadConfigDocuments(os::FileSystemLinux(), config);
     if (!documents.ok()) return documents.status();
-    if (fingerprint != nullptr) *fingerprint = ConfigFingerprint(*documents);
-    if (absl::Status s = ApplyConfigDocuments(*documents, options); !s.ok()) return s;
+    if (fingerprint != nullptr) *fingerprint = config::ConfigFingerprint(*documents);
+    if (absl::Status s = config::ApplyConfigDocuments(*documents, options); !s.ok()) return s;
   }
   if (absl::Status s = ApplyFlags(cmd, options); !s.ok()) return s;
-  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  if (absl::Status s = config::ValidateOptions(options); !s.ok()) return s;
   if (absl::Status s = CheckSecurityFiles(options.security); !s.ok()) return s;
   return options;
 }
@@ -208,7 +209,7 @@ int RocenetdMain(int argc, char** argv, const OsOverrides& os) {
     return 0;
   }
   std::string loaded;
-  absl::StatusOr<DaemonOptions> options = BuildOptions(*cmd, &loaded);
+  absl::StatusOr<config::DaemonOptions> options = BuildOptions(*cmd, &loaded);
   if (!options.ok()) {
     std::cerr << "rocenetd: " << options.status().message() << "\n";
     return 2;

@@ -7,10 +7,11 @@
 #include "absl/strings/str_join.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/config/config_reload.h"
 #include "daemon/os/linux/unix_listener.h"
 #include "daemon/os/linux/unix_socket.h"
 #include "daemon/server/api_server.h"
-#include "daemon/server/config_reload.h"
+#include "daemon/server/security_files.h"
 
 namespace rocenet::server {
 namespace {
@@ -27,7 +28,7 @@ absl::Status Reloader::Reload(absl::string_view why) {
   absl::Status result;
   if (source_ == nullptr) {
     result = absl::FailedPreconditionError("no configuration source to reload from");
-  } else if (absl::StatusOr<DaemonOptions> loaded = source_(); !loaded.ok()) {
+  } else if (absl::StatusOr<config::DaemonOptions> loaded = source_(); !loaded.ok()) {
     result = loaded.status();
   } else {
     result = Apply(*loaded);
@@ -40,8 +41,8 @@ absl::Status Reloader::Reload(absl::string_view why) {
   return result;
 }
 
-absl::Status Reloader::Apply(const DaemonOptions& loaded) {
-  ReloadPlan plan = PlanReload(running_, loaded);
+absl::Status Reloader::Apply(const config::DaemonOptions& loaded) {
+  config::ReloadPlan plan = config::PlanReload(running_, loaded);
   // Everything that can fail is checked before anything changes.
   ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(plan.next.security));
   RETURN_IF_ERROR(CheckSecurityFiles(plan.next.security));
@@ -65,7 +66,7 @@ absl::Status Reloader::Apply(const DaemonOptions& loaded) {
   if (Changed(plan.applied, "log_level")) spdlog::set_level(plan.next.log_level);
   if (targets_.gate != nullptr) targets_.gate->Reconfigure(gate_config);
   if (Changed(plan.applied, "addressing.") && targets_.addressing != nullptr) {
-    targets_.addressing->SetConfig(PlannerConfigOf(plan.next));
+    targets_.addressing->SetConfig(config::PlannerConfigOf(plan.next));
     if (targets_.node != nullptr) targets_.node->Replan();
   }
   if (qos_changed && targets_.node != nullptr) {

@@ -1,5 +1,5 @@
 // libFuzzer target for rocenetd's YAML configuration loader
-// (server::ApplyConfigYaml, the code behind --config). Built and run by
+// (config::ApplyConfigYaml, the code behind --config). Built and run by
 // `tests/fuzz/run.sh config_yaml`; seeded with tests/fuzz/seeds/config_yaml/.
 //
 // Beyond "never crash, no undefined behaviour" (also in yaml-cpp's parser,
@@ -19,9 +19,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "daemon/server/options.h"
+#include "daemon/config/options.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 constexpr char kOrigin[] = "config fuzz.yaml";
@@ -48,10 +48,10 @@ std::string Fingerprint(const DaemonOptions& o) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::config
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace rocenet::server;
+  using namespace rocenet::config;
   const std::string yaml(reinterpret_cast<const char*>(data), size);
   DaemonOptions options;
   const std::string before = Fingerprint(options);

@@ -75,9 +75,10 @@ case "$target" in
   config_yaml)
     sources=(
       tests/fuzz/config_yaml_fuzz.cc
-      daemon/server/options.cc
-      daemon/server/qos_options.cc
-      daemon/server/config_yaml.cc
+      daemon/config/options.cc
+      daemon/config/qos_options.cc
+      daemon/config/config_yaml.cc
+      daemon/config/security_options.cc
       daemon/common/logging.cc
       daemon/common/ipv4.cc
       daemon/common/suggest.cc
@@ -86,13 +87,8 @@ case "$target" in
       daemon/inventory/port_selection.cc
       daemon/qos/pfc.cc
     )
-    # Key handlers options.cc delegates to, where the tree has them.
-    for extra in daemon/server/security_options.cc daemon/os/linux/unix_listener.cc \
-      daemon/common/errno_status.cc; do
-      [[ -f "$root/$extra" ]] && sources+=("$extra")
-    done
     libs=(yaml-cpp spdlog fmt absl_time absl_cord)
-    watched=("$root/tests/fuzz" "$root/daemon/server" "$root/daemon/common"
+    watched=("$root/tests/fuzz" "$root/daemon/config" "$root/daemon/common"
       "$root/daemon/addressing" "$root/daemon/inventory" "$root/daemon/qos")
     ;;
 esac

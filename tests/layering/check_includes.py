@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The dependency direction of DESIGN.md, checked on every #include.
 
-Dependencies point one way: common <- os <- domain <- api <- server. The
+Dependencies point one way: common <- os <- domain <- {api, config} <-
+server (the API edge and the configuration are side by side: neither
+includes the other). The
 Linux implementations (daemon/os/linux) are wired in by the composition
 root only. The plugins and rocectl depend on the API (proto) and common
 only, never on daemon internals. Domain rooms may use each other.
@@ -24,8 +26,9 @@ DOMAIN = ["lldp", "inventory", "addressing", "attach", "health", "outputs", "qos
 # Room -> level; a room may include rooms of a lower level, its own, and
 # (domain) other domain rooms.
 LEVELS = {"daemon/common": 0, "daemon/os": 1, "daemon/os/linux": 2,
-          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/api": 4, "daemon/server": 5}
-LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "api", 5: "server"}
+          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/api": 4, "daemon/config": 4,
+          "daemon/server": 5}
+LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "api/config", 5: "server"}
 # Outside the daemon: what each may include of it.
 OUTSIDE = {"plugins/cni": {"daemon/common"}, "plugins/device": {"daemon/common"},
            "client": {"daemon/common"}}
@@ -34,7 +37,8 @@ PROTO_PREFIXES = ("rocenet/", "k8s/")
 PROTO_ALLOWED = {"daemon/api", "daemon/server", "plugins/cni", "plugins/device", "client",
                  # Diagnostics still use API messages as their own types.
                  "daemon/diag"}
-RULE = "DESIGN.md §2: common <- os <- domain <- api <- server; plugins and rocectl: proto and common"
+RULE = ("DESIGN.md §2: common <- os <- domain <- {api, config} <- server; "
+        "plugins and rocectl: proto and common")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
@@ -101,11 +105,14 @@ def self_test() -> int:
         "daemon/os/x.h": '#include "daemon/inventory/port.h"\n',
         "daemon/lldp/x.cc": '#include "daemon/os/linux/netlink_linux.h"\n',
         "daemon/inventory/x.cc": '#include "rocenet/v1/ports.pb.h"\n',
-        "plugins/cni/x.cc": '#include "daemon/server/options.h"\n',
+        "plugins/cni/x.cc": '#include "daemon/config/options.h"\n',
+        "daemon/config/x.cc": '#include "daemon/server/node.h"\n',
+        "daemon/api/x.cc": '#include "daemon/config/options.h"\n',
         "client/x.cc": '#include "plugins/device/port_info.h"\n',
     }
     fine = {
         "daemon/server/ok.cc": '#include "daemon/os/linux/netlink_linux.h"\n#include "daemon/api/metrics.h"\n',
+        "daemon/config/ok.cc": '#include "daemon/qos/pfc.h"\n#include "daemon/os/filesystem.h"\n',
         "daemon/health/ok.cc": '#include "daemon/inventory/port.h"\n#include "daemon/os/clock.h"\n',
         "client/ok.cc": '#include "daemon/common/status_macros.h"\n#include "rocenet/v1/ports.pb.h"\n',
     }

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "daemon/config/config_files.h"
 #include "daemon/os/linux/filesystem_linux.h"
-#include "daemon/server/config_files.h"
 #include "gtest/gtest.h"
 #include "tests/unit/support/status_matchers.h"
 
@@ -80,9 +80,9 @@ class ConfigWatcherTest : public ::testing::Test {
 
   // What `path` holds now, as the watcher compares it.
   std::string Loaded(const std::string& path) {
-    auto documents = ReadConfigDocuments(fs_, path);
+    auto documents = config::ReadConfigDocuments(fs_, path);
     EXPECT_OK(documents);
-    return documents.ok() ? ConfigFingerprint(*documents) : "";
+    return documents.ok() ? config::ConfigFingerprint(*documents) : "";
   }
 
   // Starts watching `path` as loaded now (or as `loaded`), and serves the

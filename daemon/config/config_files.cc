@@ -1,4 +1,4 @@
-#include "daemon/server/config_files.h"
+#include "daemon/config/config_files.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/common/status_macros.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 constexpr absl::string_view kMainFile = "config.yaml";
@@ -81,4 +81,4 @@ std::string ConfigFingerprint(const std::vector<ConfigDocument>& documents) {
   return out;
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

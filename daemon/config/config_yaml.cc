@@ -1,8 +1,8 @@
-#include "daemon/server/config_yaml.h"
+#include "daemon/config/config_yaml.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 
 absl::Status KeyError(const std::string& origin, absl::string_view key, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(origin, ": key \"", key, "\": ", why));
@@ -26,4 +26,4 @@ absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& or
   return node.Scalar();
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -12,12 +12,12 @@
 #include "absl/time/time.h"
 #include "daemon/addressing/planner.h"
 #include "daemon/common/logging.h"
+#include "daemon/config/security_options.h"
 #include "daemon/inventory/port_selection.h"
 #include "daemon/outputs/host_outputs.h"
 #include "daemon/qos/pfc.h"
-#include "daemon/server/security_options.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 
 using AddressingMode = addressing::Mode;
 
@@ -86,4 +86,4 @@ addressing::PlannerConfig PlannerConfigOf(const DaemonOptions& options);
 // Splits "host:port"; ":port" means every IPv4 address.
 absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(absl::string_view text);
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -1,6 +1,6 @@
-#include "daemon/server/config_reload.h"
+#include "daemon/config/config_reload.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 // A rule comparing and copying one member, reached through `get`.
@@ -87,4 +87,4 @@ ReloadPlan PlanReload(const DaemonOptions& running, const DaemonOptions& loaded)
   return plan;
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -9,7 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "yaml-cpp/yaml.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 
 // InvalidArgument "<origin>: key \"<key>\": <why>".
 absl::Status KeyError(const std::string& origin, absl::string_view key, absl::string_view why);
@@ -26,4 +26,4 @@ absl::StatusOr<bool> Bool(const YAML::Node& node, const std::string& origin,
 absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& origin,
                                    absl::string_view key);
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

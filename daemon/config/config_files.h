@@ -16,10 +16,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "daemon/config/options.h"
 #include "daemon/os/filesystem.h"
-#include "daemon/server/options.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 
 struct ConfigDocument {
   std::string path;
@@ -45,4 +45,4 @@ absl::Status ApplyConfigPath(const os::FileSystem& fs, const std::string& path,
 // a watcher compares to tell a real change from a touch.
 std::string ConfigFingerprint(const std::vector<ConfigDocument>& documents);
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -2,8 +2,9 @@
 // optional TLS listener for remote admin, and the limits on requests.
 //
 // Parsed from the YAML keys `read_group`, `tls.*` and `limits.*` (and their
-// flags in main.cc). Pure functions except CheckSecurityFiles(), which reads
-// the files the options name; errors are InvalidArgument naming the key.
+// flags in daemon_main.cc). Pure functions; the files and the group the
+// options name are checked by the daemon (server/security_files.h). Errors
+// are InvalidArgument naming the key.
 #pragma once
 
 #include <set>
@@ -14,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "yaml-cpp/yaml.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 
 enum class ClientCertMode {
   kNone,      // no client certificate asked for
@@ -66,8 +67,4 @@ absl::Status ApplySecurityKey(const std::string& key, const YAML::Node& value,
 // certificates need client_ca, limits are positive.
 absl::Status ValidateSecurityOptions(const SecurityOptions& options);
 
-// Reads the files and resolves the group the options name: InvalidArgument
-// naming the key and the file or group when one cannot be used.
-absl::Status CheckSecurityFiles(const SecurityOptions& options);
-
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -1,4 +1,4 @@
-#include "daemon/server/options.h"
+#include "daemon/config/options.h"
 
 #include <algorithm>
 #include <map>
@@ -10,11 +10,11 @@
 #include "absl/strings/str_join.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/common/suggest.h"
-#include "daemon/server/config_yaml.h"
-#include "daemon/server/qos_options.h"
+#include "daemon/config/config_yaml.h"
+#include "daemon/config/qos_options.h"
 #include "yaml-cpp/yaml.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 // The config file's schema: every key rocenetd knows. Anything else is an
@@ -359,4 +359,4 @@ addressing::PlannerConfig PlannerConfigOf(const DaemonOptions& options) {
   return config;
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

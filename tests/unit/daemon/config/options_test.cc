@@ -1,13 +1,13 @@
-#include "daemon/server/options.h"
+#include "daemon/config/options.h"
 
 #include <functional>
 
+#include "daemon/config/config_files.h"
 #include "daemon/os/linux/filesystem_linux.h"
-#include "daemon/server/config_files.h"
 #include "gtest/gtest.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 absl::Status Apply(const std::string& yaml, DaemonOptions& options) {
@@ -161,9 +161,9 @@ TEST(OptionsTest, MissingFileIsAnError) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::config
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 TEST(OptionsTest, QosPfcTakesEveryForm) {
@@ -197,4 +197,4 @@ TEST(OptionsTest, QosPfcRefusesWhatIsNoPriority) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::config

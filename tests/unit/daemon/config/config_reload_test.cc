@@ -1,6 +1,6 @@
 // Which keys a SIGHUP reload applies, which need a restart, and that every
 // key of the config file has a reload rule.
-#include "daemon/server/config_reload.h"
+#include "daemon/config/config_reload.h"
 
 #include <set>
 #include <string>
@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 using ::testing::ElementsAre;
@@ -97,4 +97,4 @@ tls:
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -1,14 +1,14 @@
 // The config path as a file or as a directory of documents (a ConfigMap
 // volume): which files apply, in which order, and what one that only sets
 // one key changes.
-#include "daemon/server/config_files.h"
+#include "daemon/config/config_files.h"
 
-#include "tests/unit/fakes/fake_filesystem.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 using ::testing::ElementsAre;
@@ -102,4 +102,4 @@ TEST(ConfigFilesTest, TheFingerprintChangesWithANameOrAByte) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::config

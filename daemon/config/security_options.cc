@@ -1,15 +1,13 @@
-#include "daemon/server/security_options.h"
+#include "daemon/config/security_options.h"
 
-#include <fstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/server/config_yaml.h"
-#include "daemon/os/linux/unix_listener.h"
-#include "daemon/server/options.h"
+#include "daemon/config/config_yaml.h"
+#include "daemon/config/options.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 absl::StatusOr<int> PositiveInt(const YAML::Node& node, const std::string& origin,
@@ -65,15 +63,6 @@ absl::Status ApplyLimits(const YAML::Node& node, const std::string& origin,
     if (key == "max_concurrent_streams") limits.max_concurrent_streams = value;
     if (key == "mutating_rpc_burst") limits.mutating_rpc_burst = value;
     if (key == "max_string_bytes") limits.max_string_bytes = value;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Readable(absl::string_view key, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(key, ": file \"", path, "\" cannot be read"));
   }
   return absl::OkStatus();
 }
@@ -156,20 +145,4 @@ absl::Status ValidateSecurityOptions(const SecurityOptions& options) {
   return absl::OkStatus();
 }
 
-absl::Status CheckSecurityFiles(const SecurityOptions& options) {
-  if (!options.read_group.empty()) {
-    absl::StatusOr<gid_t> gid = os::LookupGroup(options.read_group);
-    if (!gid.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("read_group (--read-group): ", gid.status().message()));
-    }
-  }
-  const TlsListenerOptions& tls = options.tls;
-  if (tls.address.empty()) return absl::OkStatus();
-  RETURN_IF_ERROR(Readable("tls.cert (--tls-cert)", tls.cert));
-  RETURN_IF_ERROR(Readable("tls.key (--tls-key)", tls.key));
-  if (!tls.client_ca.empty()) RETURN_IF_ERROR(Readable("tls.client_ca (--tls-client-ca)", tls.client_ca));
-  return absl::OkStatus();
-}
-
-}  // namespace rocenet::server
+}  // namespace rocenet::config

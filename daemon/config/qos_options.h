@@ -9,7 +9,7 @@
 #include "daemon/qos/pfc.h"
 #include "yaml-cpp/yaml.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 
 const std::set<std::string>& QosKeys();
 
@@ -19,4 +19,4 @@ const std::set<std::string>& QosKeys();
 absl::Status ApplyQos(const YAML::Node& node, const std::string& origin, qos::PfcRequest& pfc,
                       bool& pfc_unhealthy);
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -11,15 +11,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "daemon/server/config_reload.h"
-#include "daemon/server/options.h"
+#include "daemon/config/config_files.h"
+#include "daemon/config/config_reload.h"
+#include "daemon/config/options.h"
 #include "daemon/os/linux/filesystem_linux.h"
-#include "daemon/server/config_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 namespace {
 
 using ::testing::IsEmpty;
@@ -110,4 +110,4 @@ TEST(ConfigExampleTest, EveryKeyIsDocumentedAndMarkedLiveOrRestart) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -1,14 +1,14 @@
-#include "daemon/server/qos_options.h"
+#include "daemon/config/qos_options.h"
 
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/server/config_yaml.h"
-#include "daemon/server/options.h"
+#include "daemon/config/config_yaml.h"
+#include "daemon/config/options.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 
 const std::set<std::string>& QosKeys() {
   static const auto* keys = new std::set<std::string>{"pfc", "pfc_unhealthy"};
@@ -47,4 +47,4 @@ absl::Status ApplyQos(const YAML::Node& node, const std::string& origin, qos::Pf
   return absl::OkStatus();
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/server/options.h"
+#include "daemon/config/options.h"
 
-namespace rocenet::server {
+namespace rocenet::config {
 
 struct ReloadRule {
   const char* key;
@@ -42,4 +42,4 @@ struct ReloadPlan {
 
 ReloadPlan PlanReload(const DaemonOptions& running, const DaemonOptions& loaded);
 
-}  // namespace rocenet::server
+}  // namespace rocenet::config
