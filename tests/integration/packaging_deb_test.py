@@ -1,0 +1,119 @@
+"""Packaging, the DEB: it builds with CPack, its Depends names the libraries
+the binaries load, it holds the files where Debian wants them (the CNI plugin
+in /usr/lib/cni, not on PATH; the config a conffile), installs with dpkg,
+runs (rocenetd starts with the packaged config; where systemd-analyze is
+there, the unit verifies and is hardened), and is purged again leaving
+nothing behind."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import glob
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from harness import BUILD_DIR
+from packaging_support import built, running_daemon
+
+
+@contextlib.contextmanager
+def exclusive(path: str):
+    """Only one DEB install test on this machine at a time."""
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def dpkg(*args: str) -> subprocess.CompletedProcess:
+    """dpkg, waiting while apt or another dpkg holds the database lock."""
+    deadline = time.monotonic() + 300
+    while True:
+        cp = subprocess.run(["dpkg", *args], capture_output=True, text=True,
+                            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        if cp.returncode == 0 or "lock" not in cp.stderr or time.monotonic() > deadline:
+            return cp
+        time.sleep(2)
+
+
+def installed(package: str) -> bool:
+    cp = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True)
+    return "installed" in cp.stdout and "not-installed" not in cp.stdout
+
+
+def test_deb_builds_installs_runs_and_is_removed(tmp_path):
+    for name in ("rocenetd", "rocectl", "rocenet", "rocenet-device-plugin"):
+        built(name)
+    for tool in ("cpack", "dpkg-shlibdeps"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} not installed (packaging/debian-deps.sh test installs dpkg-dev)")
+    cp = subprocess.run(["cpack", "-G", "DEB", "-B", str(tmp_path)], cwd=BUILD_DIR,
+                        capture_output=True, text=True, timeout=600)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    debs = glob.glob(str(tmp_path / "*.deb"))
+    assert len(debs) == 1, debs
+    deb = debs[0]
+
+    fields = subprocess.run(["dpkg-deb", "-f", deb, "Package", "Depends"], capture_output=True,
+                            text=True, check=True).stdout
+    assert "Package: rocenet" in fields
+    for lib in ("libgrpc++1.51", "libprotobuf32", "libnl-3-200", "libyaml-cpp0.7", "libc6"):
+        assert lib in fields, f"Depends lacks {lib}: {fields}"
+    contents = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
+    files = sorted("/" + line.split()[-1].lstrip("./") for line in contents.splitlines()
+                   if not line.startswith("d"))
+    for want in ("/usr/sbin/rocenetd", "/usr/bin/rocectl", "/usr/bin/rocenet-device-plugin",
+                 "/usr/lib/cni/rocenet", "/lib/systemd/system/rocenetd.service",
+                 "/etc/rocenet/config.yaml", "/etc/iproute2/rt_protos.d/rocenet.conf",
+                 "/usr/share/doc/rocenet/README.md", "/usr/share/doc/rocenet/docs/deploying.md"):
+        assert want in files, f"{want} not in the DEB: {files}"
+    assert not any(f.startswith("/usr/bin/rocenet") and f != "/usr/bin/rocenet-device-plugin"
+                   for f in files), "the CNI plugin belongs in /usr/lib/cni, not on PATH"
+    conffiles = subprocess.run(["dpkg-deb", "-I", deb, "conffiles"], capture_output=True, text=True).stdout
+    assert "/etc/rocenet/config.yaml" in conffiles
+
+    with exclusive("/run/lock/rocenet-packaging-deb.lock"):
+        if installed("rocenet"):
+            pytest.skip("a rocenet package is already installed on this machine; not replacing it")
+        clashes = [f for f in files if os.path.lexists(f)]
+        if clashes:
+            pytest.skip(f"files of the DEB already exist here, not overwriting them: {clashes}")
+        try:
+            cp = dpkg("-i", deb)
+            assert cp.returncode == 0, cp.stdout + cp.stderr
+            assert installed("rocenet")
+            env = {**os.environ, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+            version = subprocess.run(["rocenetd", "--version"], capture_output=True, text=True, env=env)
+            assert version.returncode == 0 and version.stdout.startswith("rocenetd "), version
+            assert shutil.which("rocenetd", path=env["PATH"]) == "/usr/sbin/rocenetd"
+            usage = subprocess.run(["rocectl", "--help"], capture_output=True, text=True, env=env)
+            assert usage.returncode == 0 and "rocectl" in usage.stdout, usage
+            cni = subprocess.run(["/usr/lib/cni/rocenet"], env={"CNI_COMMAND": "VERSION"},
+                                 capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            assert "supportedVersions" in cni.stdout
+            # The packaged config is one rocenetd starts with.
+            with running_daemon("/usr/sbin/rocenetd", "/etc/rocenet/config.yaml", tmp_path / "run-deb"):
+                pass
+            unit = "/lib/systemd/system/rocenetd.service"
+            if shutil.which("systemd-analyze"):
+                verify = subprocess.run(["systemd-analyze", "verify", unit], capture_output=True, text=True)
+                assert verify.returncode == 0, verify.stderr
+                # Hardened: systemd rates the unit's exposure (0 best, 10 worst).
+                security = subprocess.run(["systemd-analyze", "security", "--offline=true", unit],
+                                          capture_output=True, text=True)
+                level = re.search(r"Overall exposure level for rocenetd.service: ([0-9.]+)", security.stdout)
+                assert level and float(level.group(1)) <= 4.0, security.stdout[-2000:]
+        finally:
+            cp = dpkg("--purge", "rocenet")
+            assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert not installed("rocenet")
+        left = [f for f in files if os.path.lexists(f)]
+        assert not left, f"left behind after purge: {left}"

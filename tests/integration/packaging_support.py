@@ -1,0 +1,112 @@
+"""What the packaging tests (packaging_*_test.py) share: the paths under
+packaging/, the manifests rendered with `kubectl kustomize` and picked apart
+(the DaemonSet's containers and volumes, the generated rocenetd ConfigMap),
+the built binaries, and rocenetd run with a given config in a network
+namespace of its own."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+
+import pytest
+import yaml
+
+from harness import BUILD_DIR, binary, wait_until
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+PKG = os.path.join(REPO, "packaging")
+K8S = os.path.join(PKG, "kubernetes")
+OVERLAYS = {"generic": os.path.join(K8S, "overlays", "generic"),
+            "openshift": os.path.join(K8S, "overlays", "openshift")}
+
+
+def kubectl() -> str:
+    path = os.environ.get("ROCENET_KUBECTL") or shutil.which("kubectl")
+    if not path:
+        pytest.skip("kubectl not installed (packaging/debian-deps.sh test installs kubernetes-client)")
+    return path
+
+
+def render(directory: str) -> list[dict]:
+    cp = subprocess.run([kubectl(), "kustomize", directory], capture_output=True, text=True,
+                        timeout=60)
+    assert cp.returncode == 0, f"kubectl kustomize {directory} failed:\n{cp.stderr}"
+    return [d for d in yaml.safe_load_all(cp.stdout) if d]
+
+
+def one(docs: list[dict], kind: str, name: str | None = None) -> dict:
+    found = [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+    assert len(found) == 1, f"want one {kind} {name or ''}, got {[d['metadata']['name'] for d in found]}"
+    return found[0]
+
+
+def rocenetd_config(docs: list[dict]) -> dict:
+    """The generated ConfigMap rocenetd-config-<hash>, checked to be the one
+    the DaemonSet mounts."""
+    cm = one([d for d in docs if d["kind"] == "ConfigMap"], "ConfigMap")
+    assert re.fullmatch(r"rocenetd-config-[a-z0-9]{10}", cm["metadata"]["name"]), \
+        cm["metadata"]["name"]
+    ds = one(docs, "DaemonSet", "rocenet")
+    assert volumes(ds)["config"]["configMap"]["name"] == cm["metadata"]["name"]
+    return cm
+
+
+def containers(ds: dict) -> dict[str, dict]:
+    spec = ds["spec"]["template"]["spec"]
+    return {c["name"]: c for c in spec.get("initContainers", []) + spec["containers"]}
+
+
+def volumes(ds: dict) -> dict[str, dict]:
+    return {v["name"]: v for v in ds["spec"]["template"]["spec"]["volumes"]}
+
+
+def built(name: str) -> str:
+    try:
+        return binary(name)
+    except FileNotFoundError:
+        pytest.skip(f"{name} is not built in {BUILD_DIR} (build the project first)")
+
+
+@contextlib.contextmanager
+def netns(name: str):
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=False)
+
+
+@contextlib.contextmanager
+def running_daemon(rocenetd: str, config_path, workdir):
+    """rocenetd with `config_path` in a network namespace of its own (so the
+    config's metrics port is free), its socket and state under `workdir`.
+    Yields (netns, socket) once the socket exists."""
+    os.makedirs(str(workdir), exist_ok=True)
+    sock = os.path.join(str(workdir), "run", "rocenetd.sock")
+    argv = [rocenetd, f"--config={config_path}", f"--socket={sock}",
+            f"--state-dir={os.path.join(str(workdir), 'state')}"]
+    log_path = os.path.join(str(workdir), "rocenetd.log")
+    with netns(f"pk-pkg-{os.getpid()}") as ns, open(log_path, "wb") as log:
+        proc = subprocess.Popen(["ip", "netns", "exec", ns, *argv], stdout=log, stderr=log)
+        try:
+            wait_until(lambda: proc.poll() is not None or os.path.exists(sock), 10,
+                       what="rocenetd socket")
+            if proc.poll() is not None:
+                with open(log_path, errors="replace") as f:
+                    raise AssertionError(f"rocenetd exited {proc.returncode}:\n{f.read()}")
+            yield ns, sock
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
