@@ -37,20 +37,6 @@ addressing::PortInput MakeInput(const inventory::Port& port, const lldp::Neighbo
   return input;
 }
 
-const char* StateName(PlanState state) {
-  switch (state) {
-    case PlanState::kPending:
-      return "Pending";
-    case PlanState::kReady:
-      return "Ready";
-    case PlanState::kRefused:
-      return "Refused";
-    case PlanState::kL2:
-      return "L2";
-  }
-  return "Unknown";
-}
-
 }  // namespace
 
 AddressingDriver::AddressingDriver(os::Netlink* netlink, addressing::AppliedStore* store,
@@ -160,7 +146,7 @@ std::map<std::string, std::string> AddressingDriver::YieldMovedAddresses(
       yielded[port.id] = absl::StrCat("port ", port.name, ": its kept address ",
                                       previous->local->ToString(), " now belongs to port ", to,
                                       ", whose switch names it; this port's own plan is ",
-                                      StateName(plans[i].state),
+                                      PlanStateName(plans[i].state),
                                       plans[i].reason.empty() ? "" : " (" + plans[i].reason + ")");
     }
     previous->local.reset();
@@ -240,30 +226,6 @@ PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, AddressPl
   store_->Put(result->applied);
   out.applied = result->applied;
   out.provisioned = out.apply_error.empty();
-  return out;
-}
-
-std::map<std::string, health::PortSignals> AddressingDriver::Signals(
-    const lldp::NeighborTable& neighbors) const {
-  std::map<std::string, health::PortSignals> out;
-  for (const PortAddressing& port : ports_) {
-    health::PortSignals& signals = out[port.port_id];
-    signals.l3 = config_.mode == addressing::Mode::kL3;
-    if (const lldp::PortNeighbors* entry = neighbors.Find(port.port_id); entry != nullptr) {
-      signals.neighbor_count = static_cast<int>(entry->neighbors.size());
-      signals.neighbor_ever_seen = entry->ever_seen;
-      if (entry->neighbors.empty() && entry->loss != lldp::NeighborLoss::kNone) {
-        signals.neighbor_lost =
-            entry->loss == lldp::NeighborLoss::kShutdown ? "Shutdown" : "AgedOut";
-      }
-    }
-    signals.plan_state = StateName(port.plan.state);
-    signals.plan_reason = port.plan.reason;
-    signals.plan_message = port.plan.message;
-    signals.provisioned = port.provisioned;
-    signals.apply_error = port.apply_error;
-    signals.yielded = port.yielded;
-  }
   return out;
 }
 

@@ -24,7 +24,6 @@
 #include "daemon/addressing/planner.h"
 #include "daemon/addressing/port_addressing.h"
 #include "daemon/addressing/reconciler.h"
-#include "daemon/health/port_health.h"
 #include "daemon/inventory/port.h"
 #include "daemon/lldp/neighbor_table.h"
 #include "daemon/os/netlink.h"
@@ -43,9 +42,6 @@ class AddressingDriver {
 
   // In the order of the ports of the last Run().
   const std::vector<PortAddressing>& ports() const { return ports_; }
-
-  // Health inputs for each port, by port id.
-  std::map<std::string, health::PortSignals> Signals(const lldp::NeighborTable& neighbors) const;
 
   addressing::Mode mode() const { return config_.mode; }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "daemon/common/ipv4.h"
 #include "daemon/common/mac_address.h"
 
@@ -29,6 +30,21 @@ enum class PlanState {
   kRefused,  // the input is wrong; nothing may change (reason + message say why)
   kL2,       // L2 mode: link up and MTU only
 };
+
+// The state's name in the API, the metrics and the health conditions.
+inline absl::string_view PlanStateName(PlanState state) {
+  switch (state) {
+    case PlanState::kPending:
+      return "Pending";
+    case PlanState::kReady:
+      return "Ready";
+    case PlanState::kRefused:
+      return "Refused";
+    case PlanState::kL2:
+      return "L2";
+  }
+  return "Unknown";
+}
 
 struct Route {
   Ipv4Prefix destination;              // network form (host bits clear)

@@ -37,7 +37,7 @@ void AppendAddressingMetrics(const NodeSnapshot& snapshot, std::vector<MetricFam
     AddSample(provisioned, {{"device", port.name}}, port.provisioned ? 1 : 0);
     AddSample(plan,
               {{"device", port.name},
-               {"state", std::string(PlanStateName(p.state))},
+               {"state", std::string(addressing::PlanStateName(p.state))},
                {"reason", p.reason},
                {"local", p.local.has_value() ? p.local->ToString() : ""},
                {"peer", p.peer.has_value() ? p.peer->ToString() : ""}},

@@ -21,20 +21,6 @@ void ToProto(const addressing::AppliedConfig& applied, v1::AppliedConfig* out) {
 
 }  // namespace
 
-absl::string_view PlanStateName(addressing::PlanState state) {
-  switch (state) {
-    case addressing::PlanState::kPending:
-      return "Pending";
-    case addressing::PlanState::kReady:
-      return "Ready";
-    case addressing::PlanState::kRefused:
-      return "Refused";
-    case addressing::PlanState::kL2:
-      return "L2";
-  }
-  return "Unknown";
-}
-
 absl::string_view ModeName(addressing::Mode mode) {
   return mode == addressing::Mode::kL2 ? "L2" : "L3";
 }

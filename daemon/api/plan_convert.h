@@ -12,9 +12,6 @@
 
 namespace rocenet::api {
 
-// "Pending", "Ready", "Refused", "L2": the `state` label of metrics.
-absl::string_view PlanStateName(addressing::PlanState state);
-
 // "L3" or "L2".
 absl::string_view ModeName(addressing::Mode mode);
 

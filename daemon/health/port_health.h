@@ -84,8 +84,9 @@ struct PfcSignal {
   bool affects_health = false;
 };
 
-// What the LLDP agent and the addressing layer know of a port, in the terms
-// health needs; the server fills it so health depends on neither.
+// What the LLDP agent, the addressing layer and the PFC controller know of a
+// port, in the terms health needs; put together by AssembleSignals
+// (signals.h), so the conditions depend on none of them.
 struct PortSignals {
   bool l3 = true;  // the port is addressed from LLDP (not L2 mode)
   int neighbor_count = 0;

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/health/rails.h"
+#include "daemon/health/signals.h"
 
 namespace rocenet::server {
 namespace {
@@ -40,39 +40,6 @@ outputs::PortOutput ToOutput(const inventory::Port& port, const addressing::Port
                             route.gateway.has_value() ? route.gateway->ToString() : out.gateway_ip);
   }
   return out;
-}
-
-// The rail check's view of every port with a rail: its switch from LLDP and
-// the fabric network its plan routes.
-std::map<std::string, health::Condition> CheckRails(const std::vector<inventory::Port>& ports,
-                                                    const lldp::NeighborTable& table,
-                                                    const addressing::AddressingDriver* addressing) {
-  std::map<std::string, const addressing::AddressPlan*> plans;
-  if (addressing != nullptr) {
-    for (const addressing::PortAddressing& port : addressing->ports()) plans[port.port_id] = &port.plan;
-  }
-  std::vector<health::RailMember> members;
-  for (const inventory::Port& port : ports) {
-    if (port.pci.rail < 0) continue;
-    health::RailMember& member = members.emplace_back();
-    member.port_id = port.id;
-    member.name = port.name;
-    member.module_id = port.pci.module_id;
-    member.rail = port.pci.rail;
-    if (const lldp::PortNeighbors* heard = table.Find(port.id);
-        heard != nullptr && heard->neighbors.size() == 1) {
-      const lldp::Lldpdu& pdu = heard->neighbors.front().lldpdu;
-      member.switch_id = pdu.chassis_id.ToString();
-      member.switch_name =
-          pdu.system_names.empty() ? member.switch_id : pdu.system_names.front();
-    }
-    if (auto it = plans.find(port.id);
-        it != plans.end() && it->second->state == addressing::PlanState::kReady &&
-        !it->second->routes.empty()) {
-      member.network = it->second->routes.front().destination.ToString();
-    }
-  }
-  return health::CheckRails(members);
 }
 
 }  // namespace
@@ -214,35 +181,24 @@ void Node::Refresh(bool changed, bool replan) {
   const lldp::NeighborTable& table = agent_ != nullptr ? agent_->table() : empty_table_;
   // Read once per pass: for attached ports this asks each pod's kernel.
   std::vector<inventory::Port> ports = PortsWithAttachments();
-  std::map<std::string, health::PortSignals> signals;
-  if (parts_.addressing != nullptr) {
-    if (replan) {
-      const bool readdressed = parts_.addressing->Run(ports, table);
-      changed |= readdressed;
-      if (readdressed) ScheduleRdmaRescan();
-      if (parts_.attach != nullptr) ReaddressAttached();
-    }
-    signals = parts_.addressing->Signals(table);
-    if (parts_.clock->Now() < startup_holdoff_until_) {
-      for (auto& [id, signal] : signals) signal.startup_holdoff = true;
-    }
+  if (parts_.addressing != nullptr && replan) {
+    const bool readdressed = parts_.addressing->Run(ports, table);
+    changed |= readdressed;
+    if (readdressed) ScheduleRdmaRescan();
+    if (parts_.attach != nullptr) ReaddressAttached();
   }
   if (parts_.pfc != nullptr) changed |= parts_.pfc->Sync(ports);
-  for (auto& [id, signal] : signals) {
-    AddPfcSignal(id, signal.pfc);
-    const lldp::PortNeighbors* heard = table.Find(id);
-    if (heard == nullptr || heard->neighbors.size() != 1) continue;
-    const lldp::Lldpdu& pdu = heard->neighbors.front().lldpdu;
-    signal.switch_max_frame_size = pdu.max_frame_size.has_value() ? *pdu.max_frame_size : 0;
-    if (pdu.pfc.has_value()) {
-      signal.pfc.switch_side = pdu.pfc->enabled;
-      signal.pfc.switch_name =
-          pdu.system_names.empty() ? pdu.chassis_id.ToString() : pdu.system_names.front();
-    }
+  health::SignalSources sources;
+  if (parts_.addressing != nullptr) {
+    sources.addressing = &parts_.addressing->ports();
+    sources.l3 = parts_.addressing->mode() == addressing::Mode::kL3;
   }
-  for (auto& [id, condition] : CheckRails(ports, table, parts_.addressing)) {
-    signals[id].miscabled = std::move(condition);
-  }
+  sources.neighbors = &table;
+  sources.startup_holdoff = parts_.clock->Now() < startup_holdoff_until_;
+  if (parts_.pfc != nullptr) sources.pfc = &parts_.pfc->ports();
+  sources.pfc_affects_health = parts_.pfc_unhealthy;
+  const std::map<std::string, health::PortSignals> signals =
+      health::AssembleSignals(ports, sources);
   changed |= health_.Update(ports, signals);
   if (!changed && generation_ > 0) return;
   ++generation_;
@@ -314,16 +270,6 @@ void Node::SetPfc(const qos::PfcRequest& request, bool unhealthy) {
   if (parts_.pfc != nullptr) parts_.pfc->SetRequest(request);
   parts_.pfc_unhealthy = unhealthy;
   Refresh(/*changed=*/true, /*replan=*/false);
-}
-
-void Node::AddPfcSignal(const std::string& port_id, health::PfcSignal& out) const {
-  out.affects_health = parts_.pfc_unhealthy;
-  if (parts_.pfc == nullptr) return;
-  auto it = parts_.pfc->ports().find(port_id);
-  if (it == parts_.pfc->ports().end()) return;
-  out.problem = it->second.problem;
-  out.problem_message = it->second.problem_message;
-  if (it->second.supported) out.port = it->second.settings.enabled;
 }
 
 absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Reconcile() {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 
+#include "daemon/addressing/driver.h"
 #include "daemon/api/attachments_backend.h"
 #include "daemon/api/node_state.h"
 #include "daemon/attach/manager.h"
@@ -21,11 +22,10 @@
 #include "daemon/inventory/port_inventory.h"
 #include "daemon/lldp/agent.h"
 #include "daemon/os/clock.h"
+#include "daemon/os/linux/event_loop.h"
 #include "daemon/os/netlink.h"
 #include "daemon/outputs/host_outputs.h"
 #include "daemon/qos/pfc_controller.h"
-#include "daemon/addressing/driver.h"
-#include "daemon/os/linux/event_loop.h"
 
 namespace rocenet::server {
 
@@ -126,8 +126,6 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   void FollowAttachments();
   // Any thread: counts an attachment call that began at `start`.
   void RecordAttach(api::AttachOperation operation, bool ok, absl::Time start);
-  // Loop thread: what the PFC controller knows of a port, for health.
-  void AddPfcSignal(const std::string& port_id, health::PfcSignal& out) const;
   // Loop thread: releases attachments whose pod namespace is gone, and
   // checks again later while any attachment exists.
   void ScheduleNetnsCheck();

@@ -9,8 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/lldp/codec.h"
 #include "daemon/addressing/driver.h"
+#include "daemon/health/signals.h"
+#include "daemon/lldp/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_filesystem.h"
@@ -102,8 +103,13 @@ class AddressingDriverTest : public ::testing::Test {
   }
 
   const PortAddressing& So0() const { return driver_->ports().at(0); }
+  // The health inputs of a port as the node assembles them from the driver.
   health::PortSignals Signals(const std::string& port_id = kSo0Id) const {
-    return driver_->Signals(table_).at(port_id);
+    health::SignalSources sources;
+    sources.addressing = &driver_->ports();
+    sources.l3 = driver_->mode() == addressing::Mode::kL3;
+    sources.neighbors = &table_;
+    return health::AssembleSignals(Ports(), sources).at(port_id);
   }
 
   // A third port, so2, for tests of the node as a whole.
