@@ -189,7 +189,9 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   api::AttachmentsService attachments_service(&node, &gate);
   api::AddressingService addressing_service(&node, &gate);
   diag::DiagEngine diag_engine(
-      {.data_port = options.diag_port, .node_name = api::DiagNodeName(options.node_name)},
+      {.data_port = options.diag_port,
+       .node_name = api::DiagNodeName(options.node_name),
+       .clock = &clock},
       api::DiagPortsOf(&node));
   RETURN_IF_ERROR(diag_engine.Start());
   api::DiagnosticsService diagnostics_service(&node, &diag_engine, {.gate = &gate});

@@ -38,7 +38,14 @@ void ReplyError(int fd, absl::string_view error) {
 }  // namespace
 
 DiagEngine::DiagEngine(EngineOptions options, PortsSource ports)
-    : options_(std::move(options)), ports_(std::move(ports)) {}
+    : options_(std::move(options)),
+      ports_(std::move(ports)),
+      coordinator_({.peers = this,
+                    .local = this,
+                    .clock = options_.clock,
+                    .ports = ports_,
+                    .node_name = options_.node_name,
+                    .data_port = options_.data_port}) {}
 
 DiagEngine::~DiagEngine() { Stop(); }
 
@@ -47,6 +54,43 @@ absl::Status DiagEngine::Start() {
   listener_ =
       std::make_unique<DataListener>(options_.data_port, [this](Fd fd) { Serve(std::move(fd)); });
   return listener_->Start();
+}
+
+absl::StatusOr<v1::ReachResult> DiagEngine::Reach(const v1::ReachRequest& request,
+                                                 const Progress& progress) {
+  return coordinator_.Reach(request, progress);
+}
+
+absl::StatusOr<v1::BandwidthResult> DiagEngine::Bandwidth(const v1::BandwidthRequest& request,
+                                                         const Progress& progress) {
+  return coordinator_.Bandwidth(request, progress);
+}
+
+absl::StatusOr<v1::AllreduceResult> DiagEngine::Allreduce(const v1::AllreduceRequest& request,
+                                                         const Progress& progress) {
+  return coordinator_.Allreduce(request, progress);
+}
+
+absl::StatusOr<v1::IncastResult> DiagEngine::Incast(const v1::IncastRequest& request,
+                                                   const Progress& progress) {
+  return coordinator_.Incast(request, progress);
+}
+
+std::vector<v1::PortReach> DiagEngine::Probe(const std::vector<LocalPort>& ports,
+                                             const std::vector<Ipv4Address>& peers,
+                                             const v1::ReachRequest& request,
+                                             const std::string& node) {
+  return ProbePorts(ports, peers, request, node);
+}
+
+v1::StreamResult DiagEngine::Send(const LocalPort& from, Ipv4Address to, uint16_t port,
+                                  absl::Duration duration) {
+  return SendStream(from, to, port, duration);
+}
+
+v1::StreamResult DiagEngine::Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
+                                     absl::Duration duration) {
+  return ReceiveStream(from, to, port, duration);
 }
 
 void DiagEngine::SetAddresses(std::set<Ipv4Address> addresses) {
@@ -232,24 +276,27 @@ void DiagEngine::ServeSend(Fd fd, const v1::SendRequest& request) {
 
 absl::StatusOr<v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
                                                const v1::PeerRequest& request, absl::Time deadline,
-                                               std::atomic<int>* cancel_fd) {
+                                               CallGroup* group) {
   const std::string who = absl::StrCat("node ", node.ToString());
   absl::StatusOr<Fd> fd = ConnectTcp(nullptr, node.address, node.port,
                                      std::min(deadline, absl::Now() + absl::Seconds(3)));
   if (!fd.ok()) return absl::UnavailableError(absl::StrCat(who, ": ", fd.status().message()));
+  const int raw = fd->get();
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError(absl::StrCat(who, ": rocenetd is stopping"));
-    calls_.insert(fd->get());
+    calls_.insert(raw);
   }
-  if (cancel_fd != nullptr) cancel_fd->store(fd->get());
-  absl::Status s = WriteFrame(fd->get(), request, deadline);
+  absl::Status s = WriteFrame(raw, request, deadline);
   v1::PeerReply reply;
-  if (s.ok()) s = ReadFrame(fd->get(), &reply, deadline);
-  if (cancel_fd != nullptr) cancel_fd->store(-1);
+  if (s.ok()) {
+    const int member = group != nullptr ? group->Join([raw] { shutdown(raw, SHUT_WR); }) : -1;
+    s = ReadFrame(raw, &reply, deadline);
+    if (group != nullptr) group->Leave(member);
+  }
   {
     absl::MutexLock lock(&mu_);
-    calls_.erase(fd->get());
+    calls_.erase(raw);
   }
   if (!s.ok()) {
     return absl::Status(s.code(),
@@ -261,14 +308,6 @@ absl::StatusOr<v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
     return absl::FailedPreconditionError(absl::StrCat(who, ": ", reply.error()));
   }
   return reply;
-}
-
-absl::StatusOr<v1::PeerInfo> DiagEngine::Info(const NodeAddress& node, absl::Time deadline) {
-  v1::PeerRequest request;
-  request.mutable_info();
-  absl::StatusOr<v1::PeerReply> reply = Call(node, request, deadline);
-  if (!reply.ok()) return reply.status();
-  return reply->info();
 }
 
 }  // namespace rocenet::diag

@@ -1,19 +1,16 @@
-// DiagEngine: the diagnostics of one daemon, both sides of them.
+// DiagEngine: the diagnostics of one daemon over real sockets, both sides
+// of them.
 //
 // As a peer it serves the data port (listener.h): info about this node's
 // ports, reach probes from them, ranks of all-reduce rings, and TCP sinks,
-// sources and senders for the bandwidth and incast tests. As the
-// coordinator (what rocectl asks for through rocenet.v1.Diagnostics) it
-// contacts the other daemons on their data ports, runs its own part, and
-// puts the results together.
+// sources and senders for the bandwidth and incast tests. For the
+// coordinator (coordinator.h, what rocectl asks for through
+// rocenet.v1.Diagnostics) it is the PeerChannel to the other daemons' data
+// ports and the LocalTests of this node's ports.
 //
-// Requests must be normalized (limits.h) before they reach the coordinator
-// methods; data port requests are checked here with the same bounds. Every
-// method is thread-safe and returns within its request's time bound (plus a
-// few seconds of connection slack). `ports` is called from any thread and
-// must return the node's current scale-out ports. Errors that concern a
-// node, port or link are reported in the result; a returned error means the
-// test could not run at all (e.g. NotFound for an unknown local port).
+// Data port requests are checked here with the bounds of limits.h. Every
+// method is thread-safe. `ports` is called from any thread and must return
+// the node's current scale-out ports.
 #pragma once
 
 #include <atomic>
@@ -27,9 +24,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/diag/analysis.h"
+#include "daemon/diag/coordinator.h"
 #include "daemon/diag/diagnostics.h"
 #include "daemon/diag/linux/listener.h"
 #include "daemon/diag/local_port.h"
+#include "daemon/diag/peers.h"
+#include "daemon/os/clock.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -39,9 +39,11 @@ struct EngineOptions {
   // but not take part).
   uint16_t data_port = kDefaultDataPort;
   std::string node_name;
+  // The coordinator's clock; not owned, required.
+  const os::Clock* clock = nullptr;
 };
 
-class DiagEngine final : public Diagnostics {
+class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTests {
  public:
   DiagEngine(EngineOptions options, PortsSource ports);
   ~DiagEngine() override;
@@ -64,16 +66,25 @@ class DiagEngine final : public Diagnostics {
   absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
                                           const Progress& progress) override;
 
+  // PeerChannel: one request over a TCP connection to the node's data
+  // port; a released call is half-closed, which its daemon takes as "stop".
+  absl::StatusOr<v1::PeerReply> Call(const NodeAddress& node, const v1::PeerRequest& request,
+                                     absl::Time deadline, CallGroup* group = nullptr) override;
+
+  // LocalTests: ICMP and ARP probes (prober.h), TCP streams (traffic.h).
+  std::vector<v1::PortReach> Probe(const std::vector<LocalPort>& ports,
+                                   const std::vector<Ipv4Address>& peers,
+                                   const v1::ReachRequest& request,
+                                   const std::string& node) override;
+  v1::StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
+                        absl::Duration duration) override;
+  v1::StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
+                           absl::Duration duration) override;
+
   // One data port connection, on its own thread (public for the listener).
   void Serve(Fd connection);
 
  private:
-  // Sends one control request to a daemon and reads its reply; errors name
-  // the node. `cancel_fd`, when >= 0, is set to the connection while the
-  // call waits, so that another thread may shut it down.
-  absl::StatusOr<v1::PeerReply> Call(const NodeAddress& node, const v1::PeerRequest& request,
-                                     absl::Time deadline, std::atomic<int>* cancel_fd = nullptr);
-  absl::StatusOr<v1::PeerInfo> Info(const NodeAddress& node, absl::Time deadline);
   v1::PeerInfo LocalInfo(const std::vector<LocalPort>& ports) const;
 
   // Data port handlers; each writes its own reply or traffic.
@@ -87,6 +98,7 @@ class DiagEngine final : public Diagnostics {
 
   EngineOptions options_;
   PortsSource ports_;
+  Coordinator coordinator_;
   std::unique_ptr<DataListener> listener_;
   absl::Mutex mu_;
   std::map<std::string, Fd> hellos_ ABSL_GUARDED_BY(mu_);

@@ -10,12 +10,10 @@
 #include "absl/time/time.h"
 #include "daemon/diag/linux/sockets.h"
 #include "daemon/diag/local_port.h"
+#include "daemon/diag/peers.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
-
-// How long past its duration a stream may take to connect, drain and report.
-inline constexpr absl::Duration kTrafficSlack = absl::Seconds(3);
 
 // Connects from `from` to the sink at `to`:`port`, sends for `duration`,
 // and returns what the sink counted (and the sender's retransmits).

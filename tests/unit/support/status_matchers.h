@@ -121,3 +121,14 @@ internal::IsOkAndHoldsMatcher<InnerMatcher> IsOkAndHolds(InnerMatcher inner) {
 
 #define ASSERT_OK(expression) ASSERT_THAT((expression), ::rocenet::testing::IsOk())
 #define EXPECT_OK(expression) EXPECT_THAT((expression), ::rocenet::testing::IsOk())
+
+// ASSERT_OK_AND_ASSIGN(auto x, MakeX()): fails the test with the status
+// when MakeX() is not OK, else moves its value into x.
+#define ROCENET_STATUS_CONCAT_INNER(a, b) a##b
+#define ROCENET_STATUS_CONCAT(a, b) ROCENET_STATUS_CONCAT_INNER(a, b)
+#define ROCENET_ASSERT_OK_AND_ASSIGN(statusor, lhs, expression) \
+  auto statusor = (expression);                                 \
+  ASSERT_OK(statusor.status());                                 \
+  lhs = std::move(*statusor)
+#define ASSERT_OK_AND_ASSIGN(lhs, expression) \
+  ROCENET_ASSERT_OK_AND_ASSIGN(ROCENET_STATUS_CONCAT(status_or_, __LINE__), lhs, expression)

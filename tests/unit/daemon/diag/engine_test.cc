@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/diag/limits.h"
 #include "daemon/diag/linux/sockets.h"
+#include "daemon/os/linux/system_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/support/status_matchers.h"
@@ -48,7 +49,9 @@ class EngineTest : public ::testing::Test {
       port.rail = *Ipv4Prefix::Parse("127.0.0.0/8");
       port.up = true;
       engines_.push_back(std::make_unique<DiagEngine>(
-          EngineOptions{.data_port = ports_.back(), .node_name = absl::StrCat("n", i)},
+          EngineOptions{.data_port = ports_.back(),
+                        .node_name = absl::StrCat("n", i),
+                        .clock = &clock_},
           [port]() -> absl::StatusOr<std::vector<LocalPort>> {
             return std::vector<LocalPort>{port};
           }));
@@ -62,6 +65,7 @@ class EngineTest : public ::testing::Test {
   std::string Node(int i) const { return absl::StrCat(Loopback(i).ToString(), ":", ports_[i]); }
 
   std::vector<uint16_t> ports_;
+  os::SystemClock clock_;
   std::vector<std::unique_ptr<DiagEngine>> engines_;
   Progress ignore_ = [](const std::string&, double) {};
 };

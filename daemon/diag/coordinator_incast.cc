@@ -1,42 +1,37 @@
-// DiagEngine::Incast: many senders into one port.
+// Coordinator::Incast: many senders into one port.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/diag/linux/coordinator_util.h"
-#include "daemon/diag/linux/engine.h"
-#include "daemon/diag/linux/traffic.h"
+#include "daemon/diag/coordinator.h"
+#include "daemon/diag/coordinator_util.h"
 #include "daemon/diag/stats.h"
 
 namespace rocenet::diag {
 
-using coordinator::kInfoTimeout;
 using coordinator::kReplySlack;
 using coordinator::ParallelFor;
 using coordinator::ParseNodes;
 using coordinator::NameOf;
 
-absl::StatusOr<v1::IncastResult> DiagEngine::Incast(const v1::IncastRequest& request,
+absl::StatusOr<v1::IncastResult> Coordinator::Incast(const v1::IncastRequest& request,
                                                     const Progress& progress) {
-  absl::StatusOr<std::vector<LocalPort>> local = ports_();
+  absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
   if (!local.ok()) return local.status();
   ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port()));
-  if (options_.data_port == 0) {
+  if (parts_.data_port == 0) {
     return absl::FailedPreconditionError(
         "the data port is off (--diag_port=0): nothing to receive on");
   }
   const LocalPort receiver = *port;
   v1::IncastResult result;
-  result.set_node(options_.node_name);
+  result.set_node(parts_.node_name);
   result.set_port(receiver.name);
   result.set_address(receiver.address.ToString());
   result.set_link_bits_per_second(static_cast<double>(receiver.speed_mbps) * 1e6);
   const std::vector<NodeAddress> nodes = ParseNodes(request.senders());
-  std::vector<absl::StatusOr<v1::PeerInfo>> infos(nodes.size(), absl::UnknownError(""));
-  ParallelFor(nodes.size(),
-              [&](size_t i) { infos[i] = Info(nodes[i], absl::Now() + kInfoTimeout); });
+  const std::vector<absl::StatusOr<v1::PeerInfo>> infos = Infos(nodes);
   progress(absl::StrCat(nodes.size(), " senders to ", receiver.name, " for ", request.duration_ms(),
                         " ms"),
            0.1);
@@ -48,12 +43,12 @@ absl::StatusOr<v1::IncastResult> DiagEngine::Incast(const v1::IncastRequest& req
     }
     v1::PeerRequest send;
     send.mutable_send()->set_address(receiver.address.address().ToString());
-    send.mutable_send()->set_data_port(options_.data_port);
+    send.mutable_send()->set_data_port(parts_.data_port);
     send.mutable_send()->set_duration_ms(request.duration_ms());
     send.mutable_send()->set_streams(request.streams());
     replies[i] =
-        Call(nodes[i], send,
-             absl::Now() + absl::Milliseconds(request.duration_ms()) + kTrafficSlack + kReplySlack);
+        parts_.peers->Call(nodes[i], send,
+             Now() + absl::Milliseconds(request.duration_ms()) + kTrafficSlack + kReplySlack);
   });
   std::vector<double> rates;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -78,7 +73,7 @@ absl::StatusOr<v1::IncastResult> DiagEngine::Incast(const v1::IncastRequest& req
     result.set_retransmits(result.retransmits() + sender->retransmits());
   }
   result.set_fairness(JainIndex(rates));
-  if (absl::StatusOr<std::vector<LocalPort>> after = ports_(); after.ok()) {
+  if (absl::StatusOr<std::vector<LocalPort>> after = parts_.ports(); after.ok()) {
     if (const LocalPort* p = FindPortByName(*after, receiver.name); p != nullptr) {
       result.set_receive_drops(p->rx_dropped - std::min(p->rx_dropped, receiver.rx_dropped));
     }

@@ -1,6 +1,6 @@
 // What the coordinator's tests share (coordinator_*.cc): asking many
-// daemons at once, and finding ports in the answers. Internal to
-// daemon/diag/linux.
+// daemons at once, and finding ports in the answers. Internal to the
+// coordinator.
 #pragma once
 
 #include <random>

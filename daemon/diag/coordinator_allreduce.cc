@@ -1,22 +1,18 @@
-// DiagEngine::Allreduce: a ring per rail across the nodes.
-#include <sys/socket.h>
-
+// Coordinator::Allreduce: a ring per rail across the nodes.
 #include <algorithm>
 #include <atomic>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
-#include "daemon/diag/linux/coordinator_util.h"
-#include "daemon/diag/linux/engine.h"
+#include "daemon/diag/coordinator.h"
+#include "daemon/diag/coordinator_util.h"
 #include "daemon/diag/ring_summary.h"
 #include "daemon/diag/stats.h"
 
 namespace rocenet::diag {
 namespace {
 
-using coordinator::kInfoTimeout;
 using coordinator::kReplySlack;
 using coordinator::ParallelFor;
 using coordinator::RandomSession;
@@ -69,15 +65,14 @@ v1::PeerRequest JoinRequest(const v1::AllreduceRequest& request, const std::stri
 
 }  // namespace
 
-absl::StatusOr<v1::AllreduceResult> DiagEngine::Allreduce(const v1::AllreduceRequest& request,
+absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRequest& request,
                                                           const Progress& progress) {
   v1::AllreduceResult result;
   const std::vector<NodeAddress> nodes = ParseNodes(request.nodes());
   const size_t n = nodes.size();
   result.set_ranks(static_cast<uint32_t>(n));
-  std::vector<absl::StatusOr<v1::PeerInfo>> infos(n, absl::UnknownError(""));
   progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
-  ParallelFor(n, [&](size_t i) { infos[i] = Info(nodes[i], absl::Now() + kInfoTimeout); });
+  const std::vector<absl::StatusOr<v1::PeerInfo>> infos = Infos(nodes);
   for (size_t i = 0; i < n; ++i) {
     result.add_nodes(NameOf(infos[i], nodes[i]));
     if (!infos[i].ok()) result.add_problems(std::string(infos[i].status().message()));
@@ -98,28 +93,19 @@ absl::StatusOr<v1::AllreduceResult> DiagEngine::Allreduce(const v1::AllreduceReq
   // reports[r][i]: rank i of rail r.
   std::vector<std::vector<absl::StatusOr<v1::PeerReply>>> reports(
       ring_rails.size(), std::vector<absl::StatusOr<v1::PeerReply>>(n, absl::UnknownError("")));
-  std::vector<std::vector<std::atomic<int>>> control(ring_rails.size());
-  for (auto& rail_control : control) {
-    rail_control = std::vector<std::atomic<int>>(n);
-    for (auto& fd : rail_control) fd.store(-1);
-  }
+  // One group per ring: a failed rank releases the others at once.
+  std::vector<CallGroup> rings(ring_rails.size());
   std::atomic<int> finished{0};
-  const absl::Time deadline = absl::Now() + absl::Milliseconds(request.timeout_ms()) + kReplySlack;
+  const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms()) + kReplySlack;
   ParallelFor(ring_rails.size() * n, [&](size_t k) {
     const size_t r = k / n, i = k % n;
     const std::string& rail = ring_rails[r];
     const v1::PeerRequest join_request =
         JoinRequest(request, session, rail, i, n, *PortInRail(*infos[(i + 1) % n], rail),
                     nodes[(i + 1) % n].port, sizes);
-    reports[r][i] = Call(nodes[i], join_request, deadline, &control[r][i]);
+    reports[r][i] = parts_.peers->Call(nodes[i], join_request, deadline, &rings[r]);
     const bool failed = !reports[r][i].ok() || !reports[r][i]->ring().error().empty();
-    if (failed) {
-      // The ring cannot complete: release the other ranks at once.
-      for (size_t j = 0; j < n; ++j) {
-        const int fd = control[r][j].load();
-        if (j != i && fd >= 0) shutdown(fd, SHUT_WR);
-      }
-    }
+    if (failed) rings[r].Abandon();  // the ring cannot complete
     progress(absl::StrCat("rail ", rail, ": rank ", i, " (", infos[i]->node(), ") ",
                           failed ? "failed" : "done"),
              0.05 + 0.95 * static_cast<double>(++finished) / (ring_rails.size() * n));

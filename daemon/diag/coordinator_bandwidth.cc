@@ -1,18 +1,16 @@
-// DiagEngine::Bandwidth: one link, both ways.
+// Coordinator::Bandwidth: one link, both ways.
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/diag/linux/coordinator_util.h"
-#include "daemon/diag/linux/engine.h"
-#include "daemon/diag/linux/traffic.h"
+#include "daemon/diag/coordinator.h"
+#include "daemon/diag/coordinator_util.h"
 
 namespace rocenet::diag {
 
 using coordinator::ParallelFor;
 
-absl::StatusOr<v1::BandwidthResult> DiagEngine::Bandwidth(const v1::BandwidthRequest& request,
+absl::StatusOr<v1::BandwidthResult> Coordinator::Bandwidth(const v1::BandwidthRequest& request,
                                                           const Progress& progress) {
-  absl::StatusOr<std::vector<LocalPort>> local = ports_();
+  absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
   if (!local.ok()) return local.status();
   ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port()));
   const NodeAddress peer = *ParseNodeAddress(request.peer());
@@ -22,7 +20,7 @@ absl::StatusOr<v1::BandwidthResult> DiagEngine::Bandwidth(const v1::BandwidthReq
                                                    " of port ", port->name));
   }
   v1::BandwidthResult result;
-  result.set_node(options_.node_name);
+  result.set_node(parts_.node_name);
   result.set_port(port->name);
   result.set_local_address(port->address.ToString());
   result.set_peer(peer.ToString());
@@ -36,8 +34,8 @@ absl::StatusOr<v1::BandwidthResult> DiagEngine::Bandwidth(const v1::BandwidthReq
              transmit ? 0 : 0.5);
     std::vector<v1::StreamResult> streams(request.streams());
     ParallelFor(streams.size(), [&](size_t i) {
-      streams[i] = transmit ? SendStream(*port, peer.address, peer.port, duration)
-                            : ReceiveStream(*port, peer.address, peer.port, duration);
+      streams[i] = transmit ? parts_.local->Send(*port, peer.address, peer.port, duration)
+                            : parts_.local->Receive(*port, peer.address, peer.port, duration);
       streams[i].set_index(static_cast<uint32_t>(i));
     });
     v1::DirectionResult* d = result.add_directions();

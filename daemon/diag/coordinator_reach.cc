@@ -1,0 +1,147 @@
+// Coordinator::Reach: every node pings every gateway and peer on its ports.
+#include <algorithm>
+#include <atomic>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "daemon/diag/coordinator.h"
+#include "daemon/diag/coordinator_util.h"
+
+namespace rocenet::diag {
+
+using coordinator::kReplySlack;
+using coordinator::ParallelFor;
+using coordinator::ParseNodes;
+using coordinator::AddressOf;
+using coordinator::NameOf;
+
+namespace {
+
+// The node and port that own an address.
+struct PortOwner {
+  std::string node;
+  std::string port;
+};
+
+std::map<std::string, PortOwner> Owners(const std::vector<absl::StatusOr<v1::PeerInfo>>& infos) {
+  std::map<std::string, PortOwner> owners;
+  for (const absl::StatusOr<v1::PeerInfo>& info : infos) {
+    if (!info.ok()) continue;
+    for (const v1::PeerPort& port : info->ports()) {
+      owners[AddressOf(port.address())] = {info->node(), port.name()};
+    }
+  }
+  return owners;
+}
+
+// What node `i` is asked: probe every port of every other node that answered.
+v1::PeerRequest ProbeRequest(const v1::ReachRequest& request,
+                             const std::vector<absl::StatusOr<v1::PeerInfo>>& infos, size_t i) {
+  v1::PeerRequest peer;
+  v1::ReachRequest* reach = peer.mutable_reach();
+  *reach = request;
+  reach->clear_nodes();
+  reach->clear_ports();
+  reach->clear_peers();
+  for (size_t j = 0; j < infos.size(); ++j) {
+    if (j == i || !infos[j].ok()) continue;
+    for (const v1::PeerPort& port : infos[j]->ports()) reach->add_peers(AddressOf(port.address()));
+  }
+  return peer;
+}
+
+// A node's probes into `result`, each target named by its owner.
+void AddProbes(const std::string& node, const v1::ReachResult& reply,
+               const std::map<std::string, PortOwner>& owners, v1::ReachResult& result) {
+  for (v1::PortReach port : reply.ports()) {
+    port.set_node(node);
+    for (v1::ReachTarget& target : *port.mutable_targets()) {
+      if (auto it = owners.find(target.address()); it != owners.end()) {
+        target.set_node(it->second.node);
+        target.set_port(it->second.port);
+      }
+    }
+    *result.add_ports() = std::move(port);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ReachResult> Coordinator::LocalReach(const v1::ReachRequest& request,
+                                                       const Progress& progress) {
+  v1::ReachResult result;
+  absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
+  if (!local.ok()) return local.status();
+  std::vector<LocalPort> selected;
+  for (const LocalPort& port : *local) {
+    if (request.ports().empty() || std::find(request.ports().begin(), request.ports().end(),
+                                             port.name) != request.ports().end()) {
+      selected.push_back(port);
+    }
+  }
+  for (const std::string& name : request.ports()) {
+    if (FindPortByName(*local, name) == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("port \"", name, "\" has no address to probe from"));
+    }
+  }
+  std::vector<Ipv4Address> peers;
+  for (const std::string& peer : request.peers()) {
+    peers.push_back(*Ipv4Address::Parse(peer));
+    if (FindPortForAddress(selected, peers.back()) == nullptr) {
+      result.add_problems(absl::StrCat("peer ", peer, ": in the rail of no port probed"));
+    }
+  }
+  progress(absl::StrCat("probing from ", selected.size(), " ports"), 0);
+  result.add_nodes(parts_.node_name);
+  for (v1::PortReach& port : parts_.local->Probe(selected, peers, request, parts_.node_name)) {
+    *result.add_ports() = std::move(port);
+  }
+  AnalyzeReach({}, &result);
+  return result;
+}
+
+absl::StatusOr<v1::ReachResult> Coordinator::Reach(const v1::ReachRequest& request,
+                                                  const Progress& progress) {
+  absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
+  if (!local.ok()) return local.status();
+  if (request.nodes().empty()) return LocalReach(request, progress);
+
+  // Mesh: learn every node's ports, then let every node probe all the others.
+  v1::ReachResult result;
+  const std::vector<NodeAddress> nodes = ParseNodes(request.nodes());
+  progress(absl::StrCat("asking ", nodes.size(), " daemons for their ports"), 0);
+  const std::vector<absl::StatusOr<v1::PeerInfo>> infos = Infos(nodes);
+  std::vector<std::string> silent;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    result.add_nodes(NameOf(infos[i], nodes[i]));
+    if (!infos[i].ok()) {
+      silent.push_back(nodes[i].ToString());
+      result.add_problems(std::string(infos[i].status().message()));
+    }
+  }
+  std::vector<absl::StatusOr<v1::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
+  std::atomic<int> done{0};
+  const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms()) + kReplySlack;
+  ParallelFor(nodes.size(), [&](size_t i) {
+    if (!infos[i].ok()) return;
+    replies[i] = parts_.peers->Call(nodes[i], ProbeRequest(request, infos, i), deadline);
+    progress(absl::StrCat("node ", NameOf(infos[i], nodes[i]), " done"),
+             static_cast<double>(++done) / nodes.size());
+  });
+  const std::map<std::string, PortOwner> owners = Owners(infos);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!infos[i].ok()) continue;
+    if (!replies[i].ok()) {
+      silent.push_back(NameOf(infos[i], nodes[i]));
+      result.add_problems(std::string(replies[i].status().message()));
+      continue;
+    }
+    AddProbes(infos[i]->node(), replies[i]->reach(), owners, result);
+  }
+  AnalyzeReach(silent, &result);
+  return result;
+}
+
+}  // namespace rocenet::diag

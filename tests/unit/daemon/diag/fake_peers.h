@@ -1,0 +1,78 @@
+// FakePeers: the other daemons and this node's own ports, for the
+// coordinator's unit tests. Each node has ports on rails and answers the
+// data port's requests as rocenetd would; a node can be dead (nothing
+// answers), die when asked to join a ring, or hang in its ring until the
+// coordinator releases it. Thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "daemon/diag/peers.h"
+
+namespace rocenet::diag::testing {
+
+struct FakePort {
+  std::string name;
+  std::string address;  // "10.201.0.1/30"
+  std::string gateway;  // "10.201.0.2"
+  std::string rail;     // "10.201.0.0/16"
+  // The rate this node's ring probe measures on the link into it.
+  double in_bits_per_second = 100e9;
+};
+
+struct FakeNode {
+  std::string name;
+  std::vector<FakePort> ports;
+  bool dead = false;             // no connection at all
+  bool dies_in_ring = false;     // answers Info, then fails its RingJoin
+  bool hangs_in_ring = false;    // joins and waits until released
+  std::string send_error;        // incast: the sender's error
+  double send_seconds = 1.0;     // incast: what it sent, over how long
+  uint64_t send_bytes = 1'000'000'000;
+};
+
+class FakePeers final : public PeerChannel, public LocalTests {
+ public:
+  // Node i listens on 10.0.0.(i+1):50153.
+  explicit FakePeers(std::vector<FakeNode> nodes) : nodes_(std::move(nodes)) {}
+
+  static std::string AddressOf(size_t i);
+
+  absl::StatusOr<v1::PeerReply> Call(const NodeAddress& node, const v1::PeerRequest& request,
+                                     absl::Time deadline, CallGroup* group) override;
+  std::vector<v1::PortReach> Probe(const std::vector<LocalPort>& ports,
+                                   const std::vector<Ipv4Address>& peers,
+                                   const v1::ReachRequest& request,
+                                   const std::string& node) override;
+  v1::StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
+                        absl::Duration duration) override;
+  v1::StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
+                           absl::Duration duration) override;
+
+  // What was asked, in order of arrival: (node name, request).
+  std::vector<std::pair<std::string, v1::PeerRequest>> requests() const;
+  // How many hung ranks were released by the coordinator.
+  int released() const;
+
+  // The rate Send/Receive report (local streams of the bandwidth test).
+  double stream_bits_per_second = 10e9;
+  // Addresses that no probe reaches.
+  std::vector<std::string> unreachable;
+
+ private:
+  v1::PeerReply Ring(const FakeNode& node, const v1::RingJoin& join, CallGroup* group);
+  v1::PortReach ProbeFrom(const std::string& node, const std::string& port,
+                          const std::string& address, const std::string& rail,
+                          const std::vector<std::string>& peers) const;
+
+  const std::vector<FakeNode> nodes_;
+  mutable absl::Mutex mu_;
+  std::vector<std::pair<std::string, v1::PeerRequest>> requests_ ABSL_GUARDED_BY(mu_);
+  int released_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace rocenet::diag::testing
