@@ -12,6 +12,7 @@ build_packages=(
   libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3  # CMake configures the integration tests (find_package(Python3))
+  help2man  # the man pages, from each binary's --help
 )
 test_packages=(
   lldpd iproute2 iputils-ping containernetworking-plugins procps curl
@@ -20,6 +21,8 @@ test_packages=(
   yamllint dpkg-dev python3-yaml
   graphviz
   openssl
+  lintian     # the DEB is checked as Debian checks its own
+  prometheus  # promtool: the alert rules and a live /metrics scrape
 )
 
 mode="${1:-build}"
