@@ -3,7 +3,8 @@ fetched over HTTP, parsed strictly with prometheus_client's text parser,
 every family of the expected type; per-port values agree with rocectl and
 the kernel; a CNI attach moves the attach counters and latency histogram; a
 switch port going down shows as LinkDown in rocectl health and as a metric;
-transmit errors on a real kernel counter raise ErrorsRising."""
+transmit errors on a real kernel counter raise ErrorsRising; and `promtool
+check metrics` finds nothing to lint in a scrape."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import time
 
@@ -191,6 +193,20 @@ def test_every_family_parses_with_its_type_help_and_conventions(fabric, daemon):
         assert dict(labels)["condition"] in CONDITIONS and value in (0, 1), labels
     assert s.value("rocenet_node_ready") == 1
     assert s.value("rocenet_node_managed_ports") == len(fabric.ports)
+
+
+def test_promtool_check_metrics_finds_nothing(fabric, daemon):
+    """Prometheus's own linter on a live scrape: no complaint at all."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        pytest.skip("promtool not installed (packaging/debian-deps.sh test installs prometheus)")
+    text = daemon.metrics()
+    assert "rocenet_node_ready" in text
+    cp = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                        text=True, timeout=60)
+    lint = (cp.stdout + cp.stderr).strip()
+    assert cp.returncode == 0 and not lint, \
+        f"promtool check metrics exited {cp.returncode}:\n{lint}"
 
 
 def test_dashboards_query_only_metrics_that_exist(fabric, daemon):
