@@ -1,6 +1,6 @@
 """Packaging, the manifests themselves: every kustomization under
-packaging/kubernetes renders with `kubectl kustomize` (using only what the
-kustomize of kubectl 1.20 knows) and passes yamllint; the DaemonSet of each
+packaging/kubernetes renders with `kubectl kustomize` without a warning
+(no deprecated field) and passes yamllint; the DaemonSet of each
 overlay keeps least privilege, its mounts, probes and init container; the
 optional patches change only what they say; the OpenShift SCC is bound to the
 ServiceAccount; the Helm chart matches the base; and the Grafana dashboard
@@ -68,24 +68,30 @@ def test_every_kustomization_renders_offline():
         assert got == want, f"{directory}: kinds {sorted(got)}, want {sorted(want)}"
 
 
-def test_kustomizations_use_only_what_kubectl_1_20_knows():
-    """Debian 12's kubectl (1.20) embeds kustomize v2.0.3; a newer kubectl
-    renders more, so the keys are held to the old set here too."""
-    old_keys = {"resources", "bases", "patchesStrategicMerge", "patchesJson6902", "images",
-                "namespace", "commonLabels", "commonAnnotations", "namePrefix", "nameSuffix",
-                "configMapGenerator", "generatorOptions"}
-    found = glob.glob(os.path.join(K8S, "**", "kustomization.yaml"), recursive=True)
-    assert len(found) >= 5
+def test_kustomizations_use_no_deprecated_field():
+    """Kustomize v5's fields only: `resources` for directories too, `labels`,
+    `patches`. render() also fails on kustomize's warnings; this names the
+    field even where a kubectl would not warn."""
+    deprecated = {"bases": "resources", "commonLabels": "labels",
+                  "patchesStrategicMerge": "patches", "patchesJson6902": "patches",
+                  "vars": "replacements", "imageTags": "images"}
+    found = glob.glob(os.path.join(PKG, "**", "kustomization.yaml"), recursive=True)
+    assert len(found) >= 6
     for path in found:
         with open(path) as f:
-            keys = set(yaml.safe_load(f))
-        assert keys <= old_keys, f"{path}: {sorted(keys - old_keys)} unknown to kustomize v2.0.3"
-        directory = os.path.dirname(path)
-        with open(path) as f:
             k = yaml.safe_load(f)
-        for entry in k.get("resources", []) + k.get("patchesStrategicMerge", []):
-            assert os.path.isfile(os.path.join(directory, entry)), \
-                f"{path}: {entry}: v2.0.3 takes files in resources (directories go in bases)"
+        used = sorted(set(k) & set(deprecated))
+        assert not used, f"{path}: {', '.join(f'{d} (use {deprecated[d]})' for d in used)}"
+        directory = os.path.dirname(path)
+        for entry in k.get("resources", []):
+            assert os.path.exists(os.path.join(directory, entry)), f"{path}: {entry}"
+        for patch in k.get("patches", []):
+            assert "path" not in patch or os.path.isfile(os.path.join(directory, patch["path"])), \
+                f"{path}: {patch}"
+        for label in k.get("labels", []):
+            # commonLabels put the labels on selectors; a DaemonSet's
+            # selector cannot change on a running cluster.
+            assert label.get("includeSelectors") is True, f"{path}: {label}"
 
 
 def test_yamllint_passes_on_all_manifests():
@@ -218,8 +224,8 @@ def test_optional_patches_apply_to_the_overlays(tmp_path):
         work.mkdir()
         shutil.copy(os.path.join(K8S, "patches", patch), work / patch)
         (work / "kustomization.yaml").write_text(
-            f"bases:\n  - {os.path.relpath(OVERLAYS['generic'], work)}\n"
-            f"patchesStrategicMerge:\n  - {patch}\n")
+            f"resources:\n  - {os.path.relpath(OVERLAYS['generic'], work)}\n"
+            f"patches:\n  - path: {patch}\n")
         spec = one(render(str(work)), "DaemonSet", "rocenet")["spec"]["template"]["spec"]
         assert applied(spec), patch
         caps = {c["name"]: c["securityContext"]["capabilities"] for c in spec["containers"]}

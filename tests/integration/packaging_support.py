@@ -1,12 +1,15 @@
 """What the packaging tests (packaging_*_test.py) share: the paths under
-packaging/, the manifests rendered with `kubectl kustomize` and picked apart
-(the DaemonSet's containers and volumes, the generated rocenetd ConfigMap),
-the built binaries, and rocenetd run with a given config in a network
-namespace of its own."""
+packaging/, the manifests rendered with `kubectl kustomize` (the newest
+kubectl on PATH, no warning allowed) and picked apart (the DaemonSet's
+containers and volumes, the generated rocenetd ConfigMap), the built
+binaries, and rocenetd run with a given config in a network namespace of
+its own."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import re
 import shutil
@@ -26,17 +29,61 @@ OVERLAYS = {"generic": os.path.join(K8S, "overlays", "generic"),
             "openshift": os.path.join(K8S, "overlays", "openshift")}
 
 
+def _kubectl_versions() -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Every kubectl on PATH (one per real file): (its version, its
+    kustomize's version), from `kubectl version --client -o json`."""
+    found = {}
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        path = os.path.join(directory or ".", "kubectl")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            continue
+        real = os.path.realpath(path)
+        if real in {os.path.realpath(p) for p in found}:
+            continue
+        cp = subprocess.run([path, "version", "--client", "-o", "json"], capture_output=True,
+                            text=True, timeout=30)
+        if cp.returncode != 0:
+            continue
+        info = json.loads(cp.stdout)
+        found[path] = (_version(info.get("clientVersion", {}).get("gitVersion", "")),
+                       _version(info.get("kustomizeVersion", "")))
+    return found
+
+
+def _version(text: str) -> tuple[int, ...]:
+    m = re.match(r"v?(\d+)\.(\d+)\.(\d+)", text)
+    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
+
+
+# The manifests use kustomize v5's fields (resources, labels, patches).
+KUSTOMIZE_MIN = (5, 0, 0)
+
+
+@functools.lru_cache(maxsize=None)
 def kubectl() -> str:
-    path = os.environ.get("ROCENET_KUBECTL") or shutil.which("kubectl")
-    if not path:
+    """ROCENET_KUBECTL, or the newest kubectl on PATH; skips when there is
+    none, or when its kustomize is older than the manifests need."""
+    if os.environ.get("ROCENET_KUBECTL"):
+        return os.environ["ROCENET_KUBECTL"]
+    found = _kubectl_versions()
+    if not found:
         pytest.skip("kubectl not installed (packaging/debian-deps.sh test installs kubernetes-client)")
+    path = max(found, key=lambda p: found[p])
+    if found[path][1] < KUSTOMIZE_MIN:
+        pytest.skip(f"{path} embeds kustomize {'.'.join(map(str, found[path][1]))}; the manifests "
+                    f"need kustomize v{'.'.join(map(str, KUSTOMIZE_MIN))} (kubectl 1.27 or later)")
     return path
 
 
 def render(directory: str) -> list[dict]:
+    """`kubectl kustomize directory`, parsed; fails on any warning kustomize
+    prints (a deprecated field) as much as on an error."""
     cp = subprocess.run([kubectl(), "kustomize", directory], capture_output=True, text=True,
                         timeout=60)
     assert cp.returncode == 0, f"kubectl kustomize {directory} failed:\n{cp.stderr}"
+    warnings = [line for line in cp.stderr.splitlines()
+                if re.search(r"deprecated|warning", line, re.I)]
+    assert not warnings, f"kubectl kustomize {directory} warns:\n" + "\n".join(warnings)
     return [d for d in yaml.safe_load_all(cp.stdout) if d]
 
 
