@@ -6,14 +6,18 @@
 #            /usr/bin/rocenet-device-plugin and the CNI plugin in
 #            /usr/lib/cni/rocenet (Debian's CNI plugin directory, where
 #            containernetworking-plugins puts its plugins; /opt is not for
-#            packages). The image installs only this component.
+#            packages), and their copyright file. The image installs only
+#            this component.
 #   host     the systemd unit, /etc/rocenet/config.yaml, the iproute2 name of
-#            rocenet's route protocol, the README and docs/.
+#            rocenet's route protocol, the README and docs/, the man pages,
+#            and what Debian asks of a package: the changelog and the
+#            lintian overrides.
 #
 # `cpack -G DEB` in the build directory (after building the four binaries)
 # makes one package, rocenet_<version>_<arch>.deb, from both components. Its
 # dependencies on the Debian runtime libraries come from dpkg-shlibdeps
-# (dpkg-dev). Where each binary goes is said here alone.
+# (dpkg-dev). Where each binary goes is said here alone. lintian accepts
+# the package (integration.packaging_deb_test runs it).
 set(ROCENET_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 
 install(TARGETS rocenetd RUNTIME DESTINATION sbin COMPONENT runtime)
@@ -28,6 +32,58 @@ install(FILES ${ROCENET_PACKAGING_DIR}/iproute2/rocenet.conf
         DESTINATION /etc/iproute2/rt_protos.d COMPONENT host)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION share/doc/rocenet COMPONENT host)
+# The copyright file (the licence of rocenet and of what its static CNI
+# plugin contains) goes with the binaries, into the DEB and the image alike.
+install(FILES ${ROCENET_PACKAGING_DIR}/deb/copyright
+        DESTINATION share/doc/rocenet COMPONENT runtime)
+install(FILES ${ROCENET_PACKAGING_DIR}/deb/lintian-overrides
+        DESTINATION share/lintian/overrides RENAME rocenet COMPONENT host)
+
+# The changelog, compressed as Debian wants it (gzip -9n: no name or time,
+# so the same changelog gives the same bytes). Its newest entry must be this
+# version.
+set(ROCENET_CHANGELOG ${ROCENET_PACKAGING_DIR}/deb/changelog)
+file(STRINGS ${ROCENET_CHANGELOG} ROCENET_CHANGELOG_TOP LIMIT_COUNT 1)
+if(NOT ROCENET_CHANGELOG_TOP MATCHES "^rocenet \\(${PROJECT_VERSION}\\) ")
+  message(FATAL_ERROR "packaging/deb/changelog: the newest entry is \"${ROCENET_CHANGELOG_TOP}\", "
+                      "not version ${PROJECT_VERSION} of CMakeLists.txt")
+endif()
+set(ROCENET_CHANGELOG_GZ ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
+add_custom_command(OUTPUT ${ROCENET_CHANGELOG_GZ}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/packaging
+  COMMAND gzip -9nc ${ROCENET_CHANGELOG} > ${ROCENET_CHANGELOG_GZ}
+  DEPENDS ${ROCENET_CHANGELOG}
+  COMMENT "Compressing the changelog")
+add_custom_target(rocenet_changelog ALL DEPENDS ${ROCENET_CHANGELOG_GZ})
+install(FILES ${ROCENET_CHANGELOG_GZ} DESTINATION share/doc/rocenet COMPONENT host)
+
+# Man pages, made from each binary's --help and --version by help2man, so
+# they say what the flags of this build are. Not in sanitizer builds (whose
+# binaries would run instrumented at build time).
+find_program(ROCENET_HELP2MAN help2man)
+if(ROCENET_HELP2MAN AND NOT ROCENET_SANITIZE)
+  set(ROCENET_MAN_PAGES)
+  foreach(page "rocenetd;8;the rocenet node daemon for RoCE scale-out ports"
+               "rocectl;1;show and triage what rocenetd knows of a node's RoCE ports"
+               "rocenet-device-plugin;1;kubelet device plugin for rocenet's RoCE scale-out ports")
+    list(GET page 0 binary)
+    list(GET page 1 section)
+    list(GET page 2 name)
+    set(out ${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}.gz)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/packaging/man
+      COMMAND ${ROCENET_HELP2MAN} --no-info --no-discard-stderr --section=${section}
+              "--name=${name}" --output=${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}
+              $<TARGET_FILE:${binary}>
+      COMMAND gzip -9nf ${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}
+      DEPENDS ${binary}
+      COMMENT "Man page ${binary}(${section})"
+      VERBATIM)
+    list(APPEND ROCENET_MAN_PAGES ${out})
+    install(FILES ${out} DESTINATION share/man/man${section} COMPONENT host)
+  endforeach()
+  add_custom_target(rocenet_man_pages ALL DEPENDS ${ROCENET_MAN_PAGES})
+endif()
 # Beside the README, so that its links to docs/ work where it is installed.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/
         DESTINATION share/doc/rocenet/docs COMPONENT host FILES_MATCHING PATTERN "*.md")
@@ -44,11 +100,12 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "rocenet maintainers <maintainers@rocenet.invalid>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "RoCE scale-out network daemon, CLI, CNI plugin and kubelet device plugin")
+# Lines of at most 80 characters, as Debian's control files want them.
 set(CPACK_PACKAGE_DESCRIPTION
-    "rocenetd finds a node's RoCE scale-out ports, addresses them from the\
- switch's LLDP announcements, keeps them configured and reports their\
- health over gRPC and Prometheus metrics. rocectl is its admin CLI; the\
- rocenet CNI plugin hands whole ports to pods.")
+    "rocenetd finds a node's RoCE scale-out ports, addresses them from the
+switch's LLDP announcements, keeps them configured and reports their
+health over gRPC and Prometheus metrics. rocectl is its admin CLI; the
+rocenet CNI plugin hands whole ports to pods.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES TRUE)
 set(CPACK_COMPONENTS_ALL runtime host)

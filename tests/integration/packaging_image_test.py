@@ -83,6 +83,11 @@ def test_manifest_commands_exist_in_the_image_layout(tmp_path):
         containerfile = f.read()
     assert "packaging/container/install-cni.sh /out/usr/lib/rocenet/install-cni.sh" in containerfile
     assert "--component runtime" in containerfile
+    # The licence travels with the binaries: the copyright file from the
+    # install rules, the licence text where OpenShift's image rules want it.
+    assert os.path.isfile(root / "usr/share/doc/rocenet/copyright")
+    assert "install -D -m 0644 LICENSE /out/licenses/LICENSE" in containerfile
+    assert os.path.isfile(os.path.join(PKG, os.pardir, "LICENSE"))
     present = {"/usr/lib/rocenet/install-cni.sh", "/bin/sh"}
     ds = one(render(OVERLAYS["generic"]), "DaemonSet", "rocenet")
     for c in containers(ds).values():
