@@ -10,11 +10,13 @@ A cluster NAME with N nodes and R rails is made of:
   Gaudi registers its netdevs, and the daemons bring them up;
 * rail r is the network ``10.<201+r>.0.0/16``: switch port ``swp<i+1>``
   owns ``10.<201+r>.<i+1>.2/30`` and announces it over LLDP as the Port
-  Description ``no-alert 10.<201+r>.<i+1>.2/30`` (the real lldpd, as in
-  fabric.py), so node i's port r takes ``10.<201+r>.<i+1>.1/30`` and routes
-  the rail's /16 via the switch; the switch forwards between its /30s
-  (ip_forward), so port r of every node reaches port r of every other node
-  through its rail's switch, and no other rail;
+  Description ``no-alert 10.<201+r>.<i+1>.2/30`` (the real lldpd, run by
+  ``leaves.Leaf`` as in fabric.py, without a management port: the chassis
+  ID comes from the switch ports), so node i's port r takes
+  ``10.<201+r>.<i+1>.1/30`` and routes the rail's /16 via the switch; the
+  switch forwards between its /30s (ip_forward), so port r of every node
+  reaches port r of every other node through its rail's switch, and no
+  other rail;
 * an empty sysfs tree per node (the daemons select ports by name, ``so*``);
 * ``/tmp/rocenet-sim/NAME/cluster.json`` describing it.
 
@@ -35,19 +37,16 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fabric  # noqa: E402
-from leaves import LLDPD_CHROOT  # noqa: E402
-from lldp import lldpcli_quote  # noqa: E402
+from leaves import Leaf  # noqa: E402
 from simutil import (FabricError, UsageError, check_name, ip_batch, netns_list, pids_in_netns, run,  # noqa: E402
                      terminate)
 
 MAX_NODES = 32
 MAX_RAILS = 8
-LLDPD_READY_TIMEOUT = 15.0
 
 
 def rail_network(rail: int) -> str:
@@ -68,6 +67,9 @@ class Cluster:
     def __init__(self, state: dict):
         self.state = state
         self._lldpd: list[subprocess.Popen] = []
+        # the rail switches as leaves.Leaf sees them (not in cluster.json)
+        self._switches = self._switch_state()
+        self.leaves = [Leaf(self._switches, r) for r in range(self.rails)]
 
     # ---- names
 
@@ -99,6 +101,28 @@ class Cluster:
     def namespaces(self) -> list[str]:
         return [self.node_netns(i) for i in range(self.nodes)] + [
             self.switch_netns(r) for r in range(self.rails)]
+
+    def _switch_state(self) -> dict:
+        """leaves.Leaf's view of the rail switches: leaf r is rail r's switch
+        (no management port), its port swp<i+1> is cabled to node i."""
+        leaves = []
+        for r in range(self.rails):
+            base = os.path.join(self.state_dir, f"lldpd-s{r}")
+            leaves.append({
+                "index": r, "netns": self.switch_netns(r), "hostname": f"leaf-{self.name}-r{r}",
+                "mgmt_ifname": None, "description": f"rocenet simulated rail {r} switch",
+                "lldpd": {"pid": None, "starttime": None, "running": False, "socket": base + ".sock",
+                          "pidfile": base + ".pid", "config": base + ".conf", "log": base + ".log"},
+            })
+        ports = [{"node": i, "leaf": r, "present": True, "link": "up", "switch_ifname": f"swp{i + 1}",
+                  "switch_port_id": f"Ethernet1/{i + 1}",
+                  "description": f"no-alert {switch_address(i, r)}/30"}
+                 for r in range(self.rails) for i in range(self.nodes)]
+        return {"name": self.name, "tx_interval": self.state["tx_interval"], "leaves": leaves,
+                "ports": ports}
+
+    def _switch_port(self, node: int, rail: int) -> dict:
+        return next(p for p in self._switches["ports"] if p["leaf"] == rail and p["node"] == node)
 
     def node_exec(self, node: int, argv: list[str], **kw) -> subprocess.CompletedProcess:
         kw.setdefault("capture_output", True)
@@ -157,10 +181,11 @@ class Cluster:
                 run(["ip", "netns", "exec", self.switch_netns(r), "sysctl", "-qw", key])
         with open(os.path.join(self.state_dir, "cluster.json"), "w") as f:
             json.dump(self.describe(), f, indent=2)
-        for r in range(self.rails):
-            self._start_lldpd(r)
-        for r in range(self.rails):
-            self._wait_lldpd(r)
+        for leaf in self.leaves:
+            leaf.write_conf()
+            self._lldpd.append(leaf.start())
+        for leaf in self.leaves:
+            leaf.wait_ready()
 
     def describe(self) -> dict:
         return {
@@ -173,49 +198,12 @@ class Cluster:
                       for i in range(self.nodes) for r in range(self.rails)],
         }
 
-    def _lldpd_paths(self, rail: int) -> dict:
-        base = os.path.join(self.state_dir, f"lldpd-s{rail}")
-        return {"socket": base + ".sock", "pidfile": base + ".pid", "config": base + ".conf",
-                "log": base + ".log"}
-
-    def _start_lldpd(self, rail: int) -> None:
-        paths = self._lldpd_paths(rail)
-        lines = [f"configure system hostname {lldpcli_quote(f'leaf-{self.name}-r{rail}')}",
-                 f"configure lldp tx-interval {self.state['tx_interval']}"]
-        for i in range(self.nodes):
-            desc = f"no-alert {switch_address(i, rail)}/30"
-            lines.append(f"configure ports swp{i + 1} lldp portidsubtype local "
-                         f"Ethernet1/{i + 1} description {lldpcli_quote(desc)}")
-        with open(paths["config"], "w") as f:
-            f.write("\n".join(lines) + "\n")
-        os.makedirs(LLDPD_CHROOT, mode=0o755, exist_ok=True)
-        argv = ["ip", "netns", "exec", self.switch_netns(rail), "lldpd", "-ddd",
-                "-u", paths["socket"], "-p", paths["pidfile"], "-I", "swp*",
-                "-O", paths["config"], "-S", f"rocenet simulated rail {rail} switch"]
-        with open(paths["log"], "ab") as log:
-            self._lldpd.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                                stderr=subprocess.STDOUT,
-                                                start_new_session=True))
-
-    def _wait_lldpd(self, rail: int) -> None:
-        paths = self._lldpd_paths(rail)
-        deadline = time.monotonic() + LLDPD_READY_TIMEOUT
-        want = {f"swp{i + 1}" for i in range(self.nodes)}
-        while time.monotonic() < deadline:
-            if os.path.exists(paths["socket"]):
-                cp = run(["ip", "netns", "exec", self.switch_netns(rail), "lldpcli", "-u",
-                           paths["socket"], "-f", "json", "show", "interfaces"], check=False)
-                if cp.returncode == 0 and all(n in cp.stdout for n in want) and \
-                        "no-alert" in cp.stdout:
-                    return
-            time.sleep(0.1)
-        raise FabricError(f"lldpd of rail {rail} not ready; see {paths['log']}")
-
     def link(self, node: int, rail: int, state: str) -> None:
         """Set the switch end of node's port on rail up or down."""
         if state not in ("up", "down"):
             raise UsageError("state must be up or down")
         run(["ip", "-n", self.switch_netns(rail), "link", "set", f"swp{node + 1}", state])
+        self._switch_port(node, rail)["link"] = state
 
     def readdress(self, node: int, rail: int, switch_ip: str) -> None:
         """Give the switch end of node's port on rail the address switch_ip/30
@@ -223,10 +211,10 @@ class Cluster:
         fabric would; the node's daemon follows from LLDP."""
         ns, swp = self.switch_netns(rail), f"swp{node + 1}"
         ip_batch([f"address flush dev {swp}", f"address add {switch_ip}/30 dev {swp}"], ns)
-        desc = f"no-alert {switch_ip}/30"
-        run(["ip", "netns", "exec", ns, "lldpcli", "-u", self._lldpd_paths(rail)["socket"],
-              "configure", "ports", swp, "lldp", "portidsubtype", "local", f"Ethernet1/{node + 1}",
-              "description", desc])
+        p = self._switch_port(node, rail)
+        p["description"] = f"no-alert {switch_ip}/30"
+        self.leaves[rail].write_conf()
+        self.leaves[rail].configure_port(p)
 
     def processes(self) -> dict[str, list[int]]:
         """Live processes in each of the cluster's namespaces."""
