@@ -3,8 +3,9 @@ packaging/kubernetes renders with `kubectl kustomize` without a warning
 (no deprecated field) and passes yamllint; the DaemonSet of each
 overlay keeps least privilege, its mounts, probes and init container; the
 optional patches change only what they say; the OpenShift SCC is bound to the
-ServiceAccount; the Helm chart matches the base; and the Grafana dashboard
-queries only metrics rocenetd exports."""
+ServiceAccount; the PrometheusRule holds the plain rules file's groups; the
+Helm chart matches the base; and the Grafana dashboard queries only metrics
+rocenetd exports."""
 
 from __future__ import annotations
 
@@ -57,8 +58,8 @@ def test_every_kustomization_renders_offline():
         OVERLAYS["generic"]: {"Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service"},
         OVERLAYS["openshift"]: {"Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service",
                                 "SecurityContextConstraints", "ClusterRole", "RoleBinding",
-                                "ServiceMonitor"},
-        os.path.join(K8S, "monitoring"): {"ServiceMonitor"},
+                                "ServiceMonitor", "PrometheusRule"},
+        os.path.join(K8S, "monitoring"): {"ServiceMonitor", "PrometheusRule"},
         os.path.join(K8S, "examples"): {"NetworkAttachmentDefinition", "Pod"},
         os.path.join(K8S, "examples", "config-override"): {"Namespace", "ServiceAccount",
                                                            "ConfigMap", "DaemonSet", "Service"},
@@ -262,6 +263,21 @@ def test_openshift_scc_is_bound_to_the_service_account():
     assert ds["spec"]["template"]["metadata"]["annotations"]["openshift.io/required-scc"] == \
         scc["metadata"]["name"]
 
+
+
+# --- Prometheus -------------------------------------------------------------------
+
+def test_prometheusrule_renders_the_plain_rules_file():
+    """The PrometheusRule as kustomize renders it carries exactly the groups
+    of packaging/prometheus/rocenet-rules.yaml (promtool checks and tests
+    those: ctest -L unit, prometheus.*)."""
+    with open(os.path.join(PKG, "prometheus", "rocenet-rules.yaml")) as f:
+        plain = yaml.safe_load(f)
+    for directory in (os.path.join(K8S, "monitoring"), OVERLAYS["openshift"]):
+        rule = one(render(directory), "PrometheusRule", "rocenet")
+        assert rule["metadata"]["namespace"] == "rocenet-system"
+        assert rule["spec"] == {"groups": plain["groups"]}, \
+            f"{directory}: the PrometheusRule differs from the plain rules file"
 
 
 # --- Helm -------------------------------------------------------------------------------

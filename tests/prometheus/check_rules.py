@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Checks the Prometheus rules in packaging/prometheus/.
+
+  check_rules.py check ROOT     promtool check rules, and every alert has `for`,
+                                a severity, a summary and a description; every
+                                metric and health condition it names exists
+  check_rules.py test ROOT      promtool test rules rocenet-rules.test.yaml
+  check_rules.py operator ROOT  the PrometheusRule in packaging/kubernetes/monitoring
+                                has exactly the plain file's groups
+  check_rules.py --write ROOT   writes that PrometheusRule from the plain file
+  check_rules.py --self-test    planted mistakes are found
+
+Exit 1 on a mistake, naming it; 77 (CTest: skipped) when promtool or
+python3-yaml is missing, so that a check that could not run never passes.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import yaml
+except ImportError:
+    yaml = None
+
+SKIP = 77
+RULES = os.path.join("packaging", "prometheus", "rocenet-rules.yaml")
+RULES_TEST = os.path.join("packaging", "prometheus", "rocenet-rules.test.yaml")
+OPERATOR_RULE = os.path.join("packaging", "kubernetes", "monitoring", "prometheusrule.yaml")
+METRIC = re.compile(r'"(rocenet_[a-z0-9_]+)"')
+CONDITION = re.compile(r'inline constexpr absl::string_view k\w+ = "(\w+)";')
+SEVERITIES = {"critical", "warning", "info"}
+
+OPERATOR_HEADER = """\
+# The groups of packaging/prometheus/rocenet-rules.yaml as a PrometheusRule
+# for the Prometheus Operator. Written from that file by
+#   python3 tests/prometheus/check_rules.py --write .
+# Edit the rules there: ctest prometheus.operator_rule fails when the two
+# differ.
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: rocenet
+  namespace: rocenet-system
+  labels:
+    app.kubernetes.io/name: rocenet
+spec:
+"""
+
+
+class Skip(Exception):
+    pass
+
+
+def promtool() -> str:
+    path = os.environ.get("ROCENET_PROMTOOL") or shutil.which("promtool")
+    if not path:
+        raise Skip("promtool not installed (packaging/debian-deps.sh test installs prometheus)")
+    return path
+
+
+def load(path: str):
+    if yaml is None:
+        raise Skip("python3-yaml not installed")
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def run_promtool(*args: str, cwd: str) -> list[str]:
+    cp = subprocess.run([promtool(), *args], cwd=cwd, capture_output=True, text=True,
+                        timeout=120)
+    if cp.returncode != 0:
+        return [f"promtool {' '.join(args)} exited {cp.returncode}:\n{cp.stdout}{cp.stderr}"]
+    print(cp.stdout.strip())
+    return []
+
+
+def exported(root: str) -> tuple[set[str], set[str]]:
+    """The metric families rocenetd defines and the health conditions."""
+    metrics, conditions = set(), set()
+    for path in glob.glob(os.path.join(root, "daemon", "**", "*.cc"), recursive=True):
+        with open(path) as f:
+            metrics.update(METRIC.findall(f.read()))
+    for path in glob.glob(os.path.join(root, "daemon", "health", "*.h")):
+        with open(path) as f:
+            conditions.update(CONDITION.findall(f.read()))
+    return metrics, conditions
+
+
+def lint(root: str) -> list[str]:
+    rules = load(os.path.join(root, RULES))
+    metrics, conditions = exported(root)
+    problems = []
+    recorded = {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            name = rule.get("alert") or rule.get("record")
+            expr = rule["expr"]
+            for metric in set(re.findall(r"\b(rocenet_[a-z0-9_]+)", expr)):
+                family = re.sub(r"_(bucket|sum|count)$", "", metric)
+                if metric not in metrics and family not in metrics:
+                    problems.append(f"{name}: rocenetd exports no {metric}")
+            for record in set(re.findall(r"\b(rocenet:[a-z0-9_:]+)", expr)):
+                if record not in recorded:
+                    problems.append(f"{name}: no recording rule {record}")
+            for values in re.findall(r'condition=~?"([^"]+)"', expr):
+                for condition in values.split("|"):
+                    if condition not in conditions:
+                        problems.append(f"{name}: no health condition {condition}")
+            if "record" in rule:
+                if not rule["record"].startswith("rocenet:"):
+                    problems.append(f"{name}: recording rules are named rocenet:...")
+                continue
+            if not rule.get("for"):
+                problems.append(f"{name}: no `for`")
+            if rule.get("labels", {}).get("severity") not in SEVERITIES:
+                problems.append(f"{name}: severity not one of {sorted(SEVERITIES)}")
+            for key in ("summary", "description"):
+                text = rule.get("annotations", {}).get(key, "")
+                if "$labels.instance" not in text:
+                    problems.append(f"{name}: the {key} does not name the node")
+                # An alert on a port's series (label `device`) names the port.
+                if re.search(r"\brocenet_(port|lldp)_", expr) and "$labels.device" not in text:
+                    problems.append(f"{name}: the {key} does not name the port")
+    return problems
+
+
+def operator_text(root: str) -> str:
+    with open(os.path.join(root, RULES)) as f:
+        lines = f.read().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("groups:"))
+    body = ["  " + line if line.strip() else "" for line in lines[start:]]
+    return OPERATOR_HEADER + "\n".join(body).rstrip("\n") + "\n"
+
+
+def operator(root: str) -> list[str]:
+    plain = load(os.path.join(root, RULES))
+    path = os.path.join(root, OPERATOR_RULE)
+    if not os.path.exists(path):
+        return [f"{OPERATOR_RULE} is missing (check_rules.py --write)"]
+    rule = load(path)
+    problems = []
+    if rule.get("apiVersion") != "monitoring.coreos.com/v1" or rule.get("kind") != "PrometheusRule":
+        problems.append(f"{OPERATOR_RULE}: not a monitoring.coreos.com/v1 PrometheusRule")
+    if set(rule.get("spec", {})) != {"groups"}:
+        problems.append(f"{OPERATOR_RULE}: spec has {sorted(rule.get('spec', {}))}, want groups only")
+    if rule.get("spec", {}).get("groups") != plain["groups"]:
+        theirs = {g["name"]: g for g in rule.get("spec", {}).get("groups", [])}
+        differ = [g["name"] for g in plain["groups"] if theirs.get(g["name"]) != g]
+        differ += sorted(set(theirs) - {g["name"] for g in plain["groups"]})
+        problems.append(f"{OPERATOR_RULE}: spec.groups differ from {RULES} in {differ} "
+                        f"(python3 tests/prometheus/check_rules.py --write .)")
+    return problems
+
+
+def run(mode: str, root: str) -> list[str]:
+    root = os.path.abspath(root)
+    if mode == "check":
+        problems = lint(root)
+        return problems + run_promtool("check", "rules", os.path.basename(RULES),
+                                       cwd=os.path.join(root, os.path.dirname(RULES)))
+    if mode == "test":
+        return run_promtool("test", "rules", os.path.basename(RULES_TEST),
+                            cwd=os.path.join(root, os.path.dirname(RULES_TEST)))
+    if mode == "operator":
+        return operator(root)
+    raise SystemExit(f"unknown mode {mode}")
+
+
+def self_test(root: str) -> int:
+    """Copies of the files, each with one planted mistake, must fail."""
+    promtool()
+    plants = {
+        "check": [(RULES, "expr: rocenet_port_condition{condition=\"LinkDown\"} == 1",
+                   "expr: rocenet_port_condition{condition=\"LinkDown\"} == == 1"),
+                  (RULES, "rocenet_node_ready == 0", "rocenet_node_readiness == 0"),
+                  (RULES, '{condition="LinkDown"}', '{condition="LinkGone"}'),
+                  (RULES, "for: 10m\n", "")],
+        # A port down for one minute would fire on the 2-minute flap.
+        "test": [(RULES, "== 1\n        for: 5m", "== 1\n        for: 1m"),
+                 (RULES, "quantile_rate5m\n        expr: >-\n          histogram_quantile(0.99",
+                  "quantile_rate5m\n        expr: >-\n          histogram_quantile(0.9")],
+        "operator": [(OPERATOR_RULE, "for: 5m", "for: 6m")],
+    }
+    for mode in ("check", "test", "operator"):
+        if run(mode, root):
+            print(f"self-test: the tree itself fails {mode}", file=sys.stderr)
+            return 1
+        for rel, old, new in plants[mode]:
+            with tempfile.TemporaryDirectory() as tmp:
+                for sub in ("packaging", "daemon"):
+                    shutil.copytree(os.path.join(root, sub), os.path.join(tmp, sub))
+                path = os.path.join(tmp, rel)
+                with open(path) as f:
+                    text = f.read()
+                if old not in text:
+                    print(f"self-test: {rel} no longer has {old!r} to plant a mistake in",
+                          file=sys.stderr)
+                    return 1
+                with open(path, "w") as f:
+                    f.write(text.replace(old, new, 1))
+                if not run(mode, tmp):
+                    print(f"self-test: {mode} passes with {old!r} -> {new!r} in {rel}",
+                          file=sys.stderr)
+                    return 1
+    print("self-test: a broken expression, an unknown metric and condition, a missing `for`, "
+          "a wrong `for` and quantile, and a stale PrometheusRule are each found")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if len(argv) == 3 and argv[1] == "--self-test":
+            return self_test(argv[2])
+        if len(argv) == 3 and argv[1] == "--write":
+            with open(os.path.join(argv[2], OPERATOR_RULE), "w") as f:
+                f.write(operator_text(argv[2]))
+            return 0
+        if len(argv) != 3:
+            print(__doc__, file=sys.stderr)
+            return 2
+        problems = run(argv[1], argv[2])
+    except Skip as e:
+        print(f"SKIPPED: {e}")
+        return SKIP
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
