@@ -13,7 +13,7 @@ PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs,
                              os::Ethtool* ethtool)
     : selection_(std::move(selection)), scanner_(sysfs), rdma_scanner_(sysfs), ethtool_(ethtool) {}
 
-bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
+bool PortInventory::Resync(const std::vector<os::LinkInfo>& links, Depth depth) {
   std::map<int, os::LinkInfo> next;
   for (const os::LinkInfo& link : links) next[link.ifindex] = link;
   // Placement of links that stayed under the same name is still right; the
@@ -29,10 +29,11 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   }
   links_ = std::move(next);
   if (selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
-  // The GID table follows the ports' addresses: read again on every resync.
-  rdma_ = rdma_scanner_.Scan();
+  // The GID table follows the ports' addresses: read again on every full
+  // resync.
+  if (depth == Depth::kFull) rdma_ = rdma_scanner_.Scan();
   const bool changed = Rebuild();
-  if (ethtool_ != nullptr) {
+  if (ethtool_ != nullptr && depth == Depth::kFull) {
     // Counters move all the time: read on a dump, like the link statistics,
     // and not a change of the ports.
     mac_.clear();

@@ -144,12 +144,20 @@ void Node::FollowAttachments() {
   // One link dump now: a call queued behind this one (a device plugin's
   // allocation of the same port) must find the port in the pod, or home
   // again, whether or not the kernel's event of the move has been read.
-  if (absl::StatusOr<bool> changed = ResyncInventory(); !changed.ok()) {
+  // Only which links are ports: the RDMA devices and counters can wait.
+  if (absl::StatusOr<bool> changed = ResyncInventory(inventory::PortInventory::Depth::kLinks);
+      !changed.ok()) {
     SPDLOG_ERROR("{}", changed.status().ToString());
   }
   // Queued behind the reply: the caller (a pod's CNI ADD or DEL) need not
-  // wait while the LLDP sockets and addressing follow the port.
-  parts_.loop->Post([this] { OnPortsChanged(); });
+  // wait while the RDMA devices are read again and the LLDP sockets and
+  // addressing follow the port.
+  parts_.loop->Post([this] {
+    if (absl::StatusOr<bool> changed = ResyncInventory(); !changed.ok()) {
+      SPDLOG_ERROR("{}", changed.status().ToString());
+    }
+    OnPortsChanged();
+  });
 }
 
 void Node::ScheduleNetnsCheck() {

@@ -23,7 +23,7 @@ absl::Status Node::ResyncLinks() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> Node::ResyncInventory() {
+absl::StatusOr<bool> Node::ResyncInventory(inventory::PortInventory::Depth depth) {
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
   bool changed = false;
   if (parts_.attach != nullptr) {
@@ -36,7 +36,7 @@ absl::StatusOr<bool> Node::ResyncInventory() {
     }
     changed |= parts_.inventory->SetAttached(std::move(attached));
   }
-  changed |= parts_.inventory->Resync(links);
+  changed |= parts_.inventory->Resync(links, depth);
   return changed;
 }
 
