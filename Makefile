@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Entry points. `make test` and `make demo` install their own dependencies
 # (Debian 12, as root), build, and run.
 BUILD_DIR ?= build

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rocectl addressing [PORT]`: each port's address plan from LLDP and what
 // is applied, from rocenet.v1.Addressing. See command.h for the contract.
 #pragma once

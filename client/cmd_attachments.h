@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rocectl attachments`: the scale-out ports handed to pods, from
 // rocenet.v1.Attachments/List.
 // See command.h for the contract.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rocectl diag reach|bandwidth|allreduce|incast`: the triage tests of
 // rocenet.v1.Diagnostics, run by the local rocenetd with the other nodes'
 // daemons over the scale-out ports. Progress goes to stderr while a test

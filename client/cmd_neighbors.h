@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rocectl neighbors [PORT]`: what each scale-out port hears over LLDP, from
 // rocenet.v1.PortDiscovery/ListNeighbors. See command.h for the contract.
 #pragma once

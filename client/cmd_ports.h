@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rocectl ports` and `rocectl ports get NAME`: the scale-out ports rocenetd
 // manages, from rocenet.v1.PortDiscovery. See command.h for the contract.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shape of a rocectl subcommand, so the dispatcher can list, document and
 // run them all the same way.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The way from rocectl to rocenetd: check the unix socket, open a gRPC channel
 // to it, and turn what went wrong into a message an operator can act on.
 //

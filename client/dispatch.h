@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole of rocectl behind one function: main() calls it with the real
 // argv and streams, tests call it with their own.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocectl's exit codes, and the one place that derives them from a Status.
 //
 // Scripts and `wait --ready` loops branch on these numbers, so they are part

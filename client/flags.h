@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocectl's command line: the global flags (defined in flags.cc, next to
 // main) and their conversion into GlobalOptions.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocectl: the admin CLI of rocenetd. Everything happens in RunRocectl(); the
 // flags it reads are defined next to this file, in flags.cc.
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every rocectl command is told by the command line: where the daemon is,
 // how long to wait for it, and how to print the answer.
 //

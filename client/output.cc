@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "client/output.h"
 
 #include "client/render/structured.h"

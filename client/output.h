@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes a command's result in the format -o asked for.
 //
 // Shared by the commands so that every one of them honours -o the same way:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every third-party dependency of rocenet, found once. All come from Debian 12
 # packages (see packaging/debian-deps.sh).
 find_package(Threads REQUIRED)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules and the DEB package (CPack) for hosts outside Kubernetes, and
 # the file layout the container image uses (packaging/container/Containerfile).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sanitizer builds.
 #
 #   -DROCENET_SANITIZE=address,undefined   AddressSanitizer + UndefinedBehaviorSanitizer

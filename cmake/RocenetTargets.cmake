@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers that give every rocenet target the same warnings and layout.
 #
 #   rocenet_library(NAME <name> SOURCES ... DEPS ...)

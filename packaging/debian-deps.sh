@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what rocenet needs from Debian 12 packages.
 #   debian-deps.sh build   compilers and libraries to build everything
 #   debian-deps.sh test    build + what the tests and the demo run against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Addressing plans as text: `rocectl addressing [PORT]` and
 // `rocectl reconcile`.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attachments (ports handed to pods) as a table: `rocectl attachments`.
 //
 // Pure, no I/O, thread-safe. Ages are measured against the `now` passed in.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bash completion script for rocectl, generated from the command table
 // so that new commands, subcommands and flags are completed without editing
 // a script by hand.

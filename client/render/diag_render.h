@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tables for the diagnostics results. Pure: message in, text out;
 // thread-safe.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Port and node health as text: `rocectl health` and `rocectl health PORT`.
 //
 // Pure functions from rocenet.v1 messages to strings; no I/O, thread-safe.

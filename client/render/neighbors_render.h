@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LLDP neighbors as text: `rocectl neighbors [PORT]`.
 //
 // Pure functions from rocenet.v1 messages to strings; no I/O, thread-safe.

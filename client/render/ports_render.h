@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ports as text tables: `rocectl ports` and `rocectl ports get`.
 //
 // Pure functions from rocenet.v1 messages to strings; no I/O, thread-safe.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Any API message as JSON or YAML, for `-o json` and `-o yaml`.
 //
 // Pure: message in, text out, no I/O; thread-safe. JSON is protobuf's own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A plain-text table with left-aligned columns, in the style of kubectl get.
 //
 // Pure: collects rows and returns the text, no I/O. Thread-compatible.

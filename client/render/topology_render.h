@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's scale-out topology for `rocectl topology`: the node, its ports
 // (module, dev_port, NUMA, PCIe root, address), the switches the ports hear
 // over LLDP, and the rails.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The progress of `rocectl wait --ready` as one line of text.
 //
 // Pure functions, no I/O, thread-safe. The line names how many ports are

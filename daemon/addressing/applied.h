@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AppliedConfig: what rocenet has put on a port, remembered across restarts
 // so that only rocenet's own addresses and routes are ever removed.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AppliedStore: the AppliedConfig of every port, kept in a JSON file in the
 // state directory so a restarted daemon knows which addresses and routes are
 // its own and changes nothing on ports that are already right.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/addressing/driver.h"
 
 #include "absl/strings/str_cat.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AddressingDriver: LLDP neighbors + ports -> plans -> kernel, on every change.
 //
 // Runs on the event loop thread. Each Run() re-plans every port from the

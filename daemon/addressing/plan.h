@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AddressPlan: what one scale-out port should look like, as decided by the
 // planner (planner.h) from LLDP and config, before anything touches the OS.
 //

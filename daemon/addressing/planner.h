@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planner: from what LLDP says about each scale-out port, what the node
 // already has configured, and the config, decide each port's AddressPlan
 // (DESIGN.md 3.4).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PortAddressing: the addressing of one port as the node reports it, what
 // AddressingDriver (driver.h) produces for the API and health.
 #pragma once

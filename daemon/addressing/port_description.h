@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads the switch port's address out of an LLDP Port Description.
 //
 // Intel's switch convention (DESIGN.md 3.4): the last whitespace-separated

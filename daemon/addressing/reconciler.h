@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reconciler: makes one port's kernel state match a plan, idempotently.
 //
 // Link up, MTU, the IPv4 address and rocenet's routes (protocol

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet.v1.Addressing over a NodeStateSource: every port's addressing plan
 // from LLDP, what is applied, and Reconcile to re-plan and re-apply now.
 //

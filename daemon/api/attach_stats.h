@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AttachStats: how many attachment calls (the CNI plugin's ADD, DEL, CHECK
 // and GC) the daemon answered, how each ended and how long each took, for
 // the rocenet_attach_* metrics.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AttachmentsBackend: what the Attachments gRPC service calls; the
 // composition root implements it by running each call on the event loop.
 // Thread-safe.

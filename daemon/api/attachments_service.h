@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet.v1.Attachments over an AttachmentsBackend: the daemon side of the
 // CNI plugin. Runs on gRPC's threads; only translates and checks sizes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who may call which rocenet RPC, how often, and with what input sizes.
 //
 // Every RPC of every rocenet.v1 service is classified in one table,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet.v1.Diagnostics over a NodeStateSource and a diag::Diagnostics:
 // reach, bandwidth, all-reduce and incast tests, coordinated by this daemon
 // and run daemon to daemon over the scale-out ports (DESIGN.md 7).

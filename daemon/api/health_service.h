@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet.v1.Health over a NodeStateSource: per-port and node health.
 // Runs on gRPC's threads; holds no domain state.
 #pragma once

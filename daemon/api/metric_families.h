@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the files that build rocenetd's metric families
 // (metrics.cc and metrics_*.cc); internal to
 // daemon/api. Pure functions, thread-safe.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NodeMetrics: the node's state as Prometheus metrics, built at scrape time.
 //
 // A prometheus-cpp Collectable, called on the exposer's thread. It samples the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The addressing metric families (DESIGN.md 3.9): whether each port is
 // provisioned, its plan, whether applying it failed, and how often it had
 // to be set up.

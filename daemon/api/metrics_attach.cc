@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attachment metric families (DESIGN.md 3.9): the CNI plugin's calls
 // into the daemon by operation and outcome, and their latency. Every
 // operation and outcome is listed from the start, at 0, so rate() sees the

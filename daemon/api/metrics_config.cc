@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/api/metrics_config.h"
 
 #include "daemon/api/metric_families.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Metrics of configuration reloads (SIGHUP, or the config file changed):
 //   rocenet_config_reloads_total{result="success|failure"}
 //   rocenet_config_last_reload_success_timestamp_seconds

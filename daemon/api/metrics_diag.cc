@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnostics metric families: the latest result of each test.
 #include "daemon/api/metrics_diag.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DiagMetrics: the results of the latest diagnostics as Prometheus
 // metrics (last-run gauges with a `device` label, base units, and a runs
 // counter). A Collectable; Record*() and Collect() are thread-safe.

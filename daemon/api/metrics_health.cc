@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The health metric families (DESIGN.md 3.7, 3.9): each port's conditions as
 // 1/0 gauges, one series per port and condition type, so alerts and
 // dashboards see a condition clear as well as rise. The reason and message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MAC counter families: what the port's MAC counted, from the driver's
 // ethtool statistics. On Gaudi these are the only counters that see RoCE
 // traffic and MAC errors (IFLA_STATS64 counts the driver's software path).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PFC families: which priorities have PFC on each port, and the pause
 // frames it sent and received per priority (dcbnl's counters; a driver
 // without dcbnl, from its ethtool statistics).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversion of LLDP neighbors to their rocenet.v1 messages, for
 // PortDiscovery.ListNeighbors. Pure functions, thread-safe.
 //

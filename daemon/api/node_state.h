@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NodeSnapshot and NodeStateSource: what the gRPC services and the metrics
 // read, and the interface through which they read it (and ask for a
 // reconciliation).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversion of addressing plans and their applied state to rocenet.v1
 // messages, for the Addressing service; names of plan states and modes for
 // the metrics. Pure functions, thread-safe.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet.v1.PortDiscovery over a NodeStateSource.
 //
 // Runs on gRPC's threads; holds no domain state. Each call samples the node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversion of domain values to their rocenet.v1 messages. Pure functions.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // absl::Status -> grpc::Status at the gRPC boundary; both use the same
 // numeric codes.
 #pragma once

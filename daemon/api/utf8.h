@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bytes from the wire made safe for proto3 strings and Prometheus labels.
 //
 // LLDP strings (names, descriptions) may hold any bytes, but a proto3 string

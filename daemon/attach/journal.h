@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Journal: the attachments, written ahead of every change to the system.
 //
 // Each Put/Erase replaces <state dir>/attachments.json atomically (temp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AttachManager: hands whole ports to pods and takes them back.
 //
 // Runs on the event loop thread. Every operation validates everything first,

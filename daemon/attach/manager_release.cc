@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AttachManager, taking ports back: Detach, the runtime's GC, the sweep of
 // dead pod namespaces and the settling of the journal at start.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Configuring a port inside a pod's network namespace, and undoing it.
 //
 // Works through a Netlink bound to the pod's namespace (IPv4 settings too:

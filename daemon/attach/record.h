@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AttachmentRecord: one port handed to one pod, as the journal keeps it.
 //
 // Value type, thread-compatible. Holds everything needed to undo the

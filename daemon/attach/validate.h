@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation of attach inputs, before anything is touched. Pure functions;
 // errors are InvalidArgument naming the field and the reason.
 #pragma once

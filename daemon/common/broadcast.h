@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Broadcast<T>: the latest value of some state, handed to any number of
 // readers on other threads.
 //

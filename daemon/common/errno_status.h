@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one mapping from errno values to absl::Status codes.
 //
 // Pure functions, thread-safe. The message names the object and the action,

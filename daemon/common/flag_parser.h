@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict command-line parsing on top of absl flags.
 //
 // absl::ParseCommandLine exits the process on its own terms; rocenet binaries

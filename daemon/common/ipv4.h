@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ipv4Address and Ipv4Prefix: IPv4 value types for plans, routes and config.
 //
 // Both are small immutable values: copyable, comparable, thread-compatible,

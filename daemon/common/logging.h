@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process-wide logging set-up for rocenet binaries.
 //
 // Everything logs through spdlog's default logger to stderr. Call

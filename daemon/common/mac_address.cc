@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/common/mac_address.h"
 
 #include "absl/strings/ascii.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MacAddress: a 48-bit Ethernet address as a value type.
 //
 // Immutable, copyable, thread-compatible. Parse() accepts only the canonical

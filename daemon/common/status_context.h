@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WithContext: says where an error happened without losing what it was.
 // Header-only, pure.
 #pragma once

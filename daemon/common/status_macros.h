@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Early-return helpers for absl::Status and absl::StatusOr.
 //
 // Abseil 20220623 ships neither RETURN_IF_ERROR nor ASSIGN_OR_RETURN; these are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Suggestions for a mistyped name: "did you mean ...?".
 //
 // Pure functions, thread-safe. Used for command-line flags, rocectl's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where rocenetd's configuration comes from: one YAML file, or a directory of
 // them (a Kubernetes ConfigMap volume with one key per file).
 //

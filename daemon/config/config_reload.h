@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a configuration reload (SIGHUP) may change while rocenetd runs.
 //
 // Every config key is in ReloadRules(), either live (applied at once,

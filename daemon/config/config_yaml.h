@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading rocenetd's config file: the error every key check returns, and the
 // scalar reads shared by the files that read its sections. Pure functions.
 #pragma once

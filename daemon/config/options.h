@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DaemonOptions: everything rocenetd is told at start, from the YAML config
 // file and the command line (flags win), validated before anything runs.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qos: section of rocenetd's config file (qos.pfc, qos.pfc_unhealthy).
 // Pure functions; errors are KeyErrors naming the key.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The security part of rocenetd's options: who may use the unix socket, the
 // optional TLS listener for remote admin, and the limits on requests.
 //

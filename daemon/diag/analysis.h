@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the results of the diagnostics: node addresses as rocectl gives
 // them, and which node ports explain a reach mesh's failures.
 //

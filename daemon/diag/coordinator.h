@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Coordinator: the tests rocectl asks for (rocenet.v1.Diagnostics), run
 // from this node across the others. It learns the other daemons' ports,
 // hands each its part over the PeerChannel, runs its own part through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Coordinator::Allreduce: a ring per rail across the nodes.
 #include <algorithm>
 #include <atomic>

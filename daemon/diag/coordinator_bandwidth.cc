@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Coordinator::Bandwidth: one link, both ways.
 #include "absl/strings/str_cat.h"
 #include "daemon/common/status_macros.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Coordinator::Incast: many senders into one port.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Coordinator::Reach: every node pings every gateway and peer on its ports.
 #include <algorithm>
 #include <atomic>

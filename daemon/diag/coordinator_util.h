@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the coordinator's tests share (coordinator_*.cc): asking many
 // daemons at once, and finding ports in the answers. Internal to the
 // coordinator.

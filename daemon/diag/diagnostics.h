@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Diagnostics: what the gRPC service asks of the node's diagnostics, behind
 // an interface so that daemon/api depends on the domain only; the real one
 // is diag::DiagEngine (daemon/diag/linux/engine.h), built by the composition

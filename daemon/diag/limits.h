@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The size and time bounds of every diagnostic, and the check of each
 // request against them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LocalPort: what the diagnostics need to know about one of the node's
 // scale-out ports, taken from the node's state by the composition root.
 //

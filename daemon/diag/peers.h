@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the coordinator (coordinator.h) needs of the world, behind two
 // interfaces so that it runs against fakes in unit tests: the control
 // channel to other daemons' data ports (PeerChannel) and the tests this

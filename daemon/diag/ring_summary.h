@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The all-reduce result of one rail, from what each rank of its ring
 // reported: the ring's links (rank i -> rank i+1, measured by rank i+1) with
 // the side that failed, then the rail broken, or its bandwidth per size.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Statistics and definitions shared by the diagnostics: percentiles of round
 // trip times, Jain's fairness index, the nccl-tests bandwidth definitions,
 // the message-size sweep and the ring all-reduce schedule.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/health/port_health.h"
 
 #include <algorithm>

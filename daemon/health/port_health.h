@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Port and node health as Kubernetes-style conditions.
 //
 // EvaluatePort() is pure: the problems a port has now. HealthTracker adds

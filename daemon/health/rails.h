@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rail check: is each port cabled to its rail's switch?
 //
 // In a rail-optimised fabric the k-th scale-out port of every accelerator

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AssembleSignals: every health input of every port, put together in one
 // place from the parts of the node that know them: the addressing driver's
 // per-port state, the LLDP neighbor table, the PFC controller's view of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/inventory/mac_counters.h"
 
 #include <initializer_list>

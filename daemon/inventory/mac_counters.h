@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MacCounters: a port's MAC-level counters, from the driver's ethtool
 // statistics.
 //

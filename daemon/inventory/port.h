@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Port: one managed scale-out port as the inventory sees it.
 //
 // Value type, thread-compatible. The inventory produces these on the event

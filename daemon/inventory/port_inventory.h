@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PortInventory: the node's managed ports, kept current from link events.
 //
 // Owned by the event loop thread and used only there. It holds the last link

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PortSelection: which interfaces of the node are scale-out ports.
 //
 // Built from configuration and validated once at start-up; immutable after,

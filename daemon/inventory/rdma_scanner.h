@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RdmaScanner: which RDMA device serves each net device, from sysfs.
 //
 // RoCE NICs register an RDMA (ib) device beside the net device; the

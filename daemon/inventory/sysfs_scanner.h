@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SysfsScanner: reads where ports sit in the machine from sysfs.
 //
 // Stateless over a Sysfs (which it does not own). Called on the event loop

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LldpAgent: receives LLDP on every managed port and keeps the neighbor table.
 //
 // Owned by the event loop thread; every method runs there. For each port it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decode(): the Ethernet header, the TLV walk and the mandatory TLVs. The
 // optional TLVs are decoded in optional_tlvs.cc, encoding is in encode.cc.
 #include "daemon/lldp/codec.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The LLDP codec: Ethernet frame bytes <-> Lldpdu, with no I/O.
 //
 // Decode() is what the receive path calls for every frame that arrives on a

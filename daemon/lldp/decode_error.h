@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Why lldp::Decode() refused a frame, in a form a caller can count.
 //
 // A refused frame comes back as an InvalidArgument absl::Status whose message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Encode(): Lldpdu -> bytes. Refuses anything Decode() would not give back
 // unchanged, so a frame we send is never one we would discard ourselves.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lldpdu: one decoded LLDP data unit (IEEE 802.1AB-2016), as a plain value.
 //
 // Produced by lldp::Decode() and consumed by lldp::Encode() (codec.h). A value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NeighborTable: the LLDP neighbors of every port, with TTL expiry.
 //
 // Pure state over time values the caller passes in; owned by the event loop

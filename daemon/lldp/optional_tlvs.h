@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding of the optional TLVs: everything after Chassis ID, Port ID and TTL.
 //
 // Internal to daemon/lldp: called by DecodeLldpdu() once the LLDPDU's framing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TlvReader: walks the TLVs of one LLDPDU without copying or allocating.
 //
 // Internal to daemon/lldp (the decoder and its tests). A TlvReader borrows the

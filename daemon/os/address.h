@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IPv4 addresses and routes as the kernel holds them: value types of the
 // Netlink seam. Thread-compatible.
 #pragma once

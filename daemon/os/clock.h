@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clock: the time source of the domain modules, so tests control time.
 // Thread-safe.
 #pragma once

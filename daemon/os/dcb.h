@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dcb: a net device's Data Center Bridging settings, as dcbnl (rtnetlink
 // RTM_GETDCB / RTM_SETDCB, what lldpad and iproute2's `dcb` use) shows and
 // changes them. Only IEEE 802.1Qbb Priority-based Flow Control, in the

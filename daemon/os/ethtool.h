@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ethtool: what `ethtool -i` and `ethtool -S` show of a net device.
 //
 // The driver's own name for itself and its statistics, read with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileSystem: the files rocenet writes for other programs on the host.
 //
 // Other tools (Habana HCL, systemd-networkd, Node Feature Discovery) read

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LinkInfo: what the kernel says about one network interface.
 //
 // Plain value types shared by the Netlink seam and the domain modules. No

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Netlink: the seam between rocenet and the kernel's rtnetlink.
 //
 // One implementation talks to the kernel (os/linux/netlink_linux.h); unit

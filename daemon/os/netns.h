@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Netns: the seam for everything that happens inside another network
 // namespace (a pod's).
 //

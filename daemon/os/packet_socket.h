@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PacketSocket: raw LLDP frames on one interface.
 //
 // One socket per managed port, bound to that interface in the network

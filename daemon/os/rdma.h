@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rdma: the RDMA subsystem's network namespaces, as rdma netlink
 // (NETLINK_RDMA, `rdma system` and `rdma dev set ... netns` of iproute2)
 // shows and changes them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reactor: how domain modules get called when a file descriptor they own
 // becomes readable, without knowing about the event loop behind it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sysfs: read-only access to a sysfs tree below a root directory.
 //
 // The root is /sys on a node and a fake tree in tests (--sysfs-root). Paths

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostOutputs: the files on the host that other programs read to learn what
 // rocenet configured.
 //

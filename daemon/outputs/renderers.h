@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure renderers of the host output files: ports in, file content out.
 //
 // No I/O and no state, so any thread may call them; the output is a function

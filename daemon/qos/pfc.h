@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the configuration asks of a port's Priority-based Flow Control
 // (IEEE 802.1Qbb), and whether the port's driver can do it.
 //

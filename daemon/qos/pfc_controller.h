@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PfcController: keeps every host port's PFC as `qos.pfc` asks.
 //
 // Runs on the event loop thread. Sync() reads each present host port's PFC

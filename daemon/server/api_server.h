@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ApiServer: the gRPC server of rocenetd on its unix socket and, optionally,
 // a TCP listener with TLS for remote admin.
 //

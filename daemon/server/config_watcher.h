@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ConfigWatcher: notices that rocenetd's configuration changed on disk.
 //
 // Watches the --config file or directory (os::DirectoryWatch) and, once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RunDaemon: the composition root of rocenetd.
 //
 // Builds the real OS implementations, the domain modules, the gRPC server and

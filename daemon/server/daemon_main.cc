@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenetd's command line. Flags are defined here and only here, turned into
 // config::DaemonOptions on top of the optional config file, validated, and handed
 // to RunDaemon.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RocenetdMain: rocenetd from its command line to its exit code.
 //
 // Exit codes: 0 clean stop, 1 runtime failure, 2 bad flags or

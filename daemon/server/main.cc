@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenetd: the rocenet node daemon.
 #include "daemon/server/daemon_main.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Node: the daemon's state on the event loop, and the NodeStateSource the
 // gRPC services and metrics read through.
 //

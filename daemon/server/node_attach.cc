@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Node: the attachment calls, each run on the event loop and counted and
 // timed (from arrival to answer, the wait for the loop included) for the
 // metrics.

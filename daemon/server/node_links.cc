@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Node: the host's links, read from netlink events and full dumps, into the
 // inventory.
 #include "daemon/server/node.h"

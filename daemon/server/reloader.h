@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reloader: rocenetd's answer to SIGHUP and to a changed config file.
 //
 // Loads the configuration again through a ConfigSource (the --config file,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CheckSecurityFiles: the host side of the security options, checked before
 // they take effect (at start and on reload): the files they name can be
 // read and the read group exists.

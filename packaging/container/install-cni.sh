@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the rocenet CNI plugin into the host's CNI binary directory, as the
 # DaemonSet's init container: install-cni.sh [SOURCE] DEST_DIR
 #

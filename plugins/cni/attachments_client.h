@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin's one way to rocenetd: the calls of rocenet.v1.Attachments.
 //
 // The dispatcher talks to this interface only, so tests can hand it a fake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AttachmentsClient over gRPC on rocenetd's unix socket.
 //
 // Every call has the configured deadline and fails fast: no wait-for-ready,

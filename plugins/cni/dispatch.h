@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rocenet CNI plugin as a function: environment, stdin and stdout in,
 // exit code out. main() is one call to Run(); tests call Dispatch() with
 // their own streams and daemon, so every verb runs without a process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CNI error codes, the error object the plugin prints, and the mapping from
 // rocenetd's answers to CNI codes.
 //

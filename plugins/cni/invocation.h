@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CNI_* environment of one plugin invocation, parsed and validated.
 //
 // CNI passes the verb and the attachment's identity in environment variables

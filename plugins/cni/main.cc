@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet: the CNI plugin of rocenetd. Container runtimes (through Multus)
 // run it once per attachment; everything happens in Run() (dispatch.h).
 #include <iostream>

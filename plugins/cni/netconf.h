@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The network configuration on stdin, parsed and validated, and the whole
 // Request (environment + configuration) the dispatcher acts on.
 //

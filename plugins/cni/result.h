@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From the daemon's Attachment to what CNI expects on stdout: the ADD result
 // in each supported version, the comparison CHECK makes with prevResult, and
 // the VERSION answer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stand-ins for glibc's name-service lookups, linked into the fully static
 // rocenet binary only (see CMakeLists.txt).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocate as a pure function: what kubelet gets back for one container and
 // which files must exist on the host before it does.
 //

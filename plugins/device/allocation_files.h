@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AllocationFiles: the host files of the allocations the plugin handed out
 // (Multus device-info files, each allocation's HCL directory), kept current
 // while the allocation lives and removed when it ends.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DaemonWatch: keeps DeviceState in step with rocenetd.
 //
 // One thread holds the daemon's node stream open (NodeClient: WatchPorts,

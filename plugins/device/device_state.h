@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DeviceState: the device list the plugin reports, shared between the
 // daemon watch (the only writer) and the ListAndWatch streams (readers).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Multus device-info files (device-info spec 1.1): how a device plugin tells
 // the CNI side which device it allocated.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What Habana's collective library (HCL) reads in a container, built from
 // the ports allocated to it. Pure functions, no I/O; thread-compatible.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PluginLifecycle: the kubelet device-plugin lifecycle around one gRPC
 // service, as kubelet expects it:
 //   1. remove a stale socket at <kubelet_dir>/<socket_name>;

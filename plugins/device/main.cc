@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet-device-plugin: the kubelet device plugin of rocenet.
 //
 // Flags are defined here and only here and turned into the options of

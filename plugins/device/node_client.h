@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NodeClient: the device plugin's one view of rocenetd, the WatchPorts
 // stream. Every snapshot on it is the whole node at one generation (ports,
 // health, addressing plans, LLDP neighbors), so an update is one message on

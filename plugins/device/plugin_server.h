@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DevicePluginService: the v1beta1.DevicePlugin gRPC service kubelet calls.
 //
 // A thin translation between kubelet and DeviceState plus the pure

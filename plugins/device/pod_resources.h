@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which devices kubelet assigns to containers now, from its PodResources
 // API (v1.PodResourcesLister.List on kubelet's pod-resources socket): the
 // authority on whether an allocation still lives, since kubelet tells a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PortInfo: what the device plugin knows about one scale-out port, merged
 // from rocenetd's port list, health watch and addressing plans.
 //

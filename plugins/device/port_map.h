@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PortsOf: the device plugin's ports from one rocenetd snapshot.
 //
 // Pure: everything comes from the one PortSnapshot (ports, health, plans,

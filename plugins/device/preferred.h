@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GetPreferredAllocation as a pure function: which `size` ports kubelet
 // should give a container, out of the ones it still has.
 //

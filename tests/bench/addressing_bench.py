@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """LLDP-derived addressing: how fast rocenetd reacts, beside peers measured in
 the same run on the same simulated fabric.
 

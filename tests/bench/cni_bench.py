@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The rocenet CNI plugin beside containernetworking's host-device + static
 IPAM, in one run on the same simulated fabric.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """How fast a configuration change reaches a running rocenetd, beside the
 peer of the same change sent as SIGHUP, in one run on a simulated fabric.
 

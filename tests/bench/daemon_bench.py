@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """rocenetd footprint and event latency on a simulated fabric, each beside a
 peer measured in the same run.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a PFC read costs rocenetd on every pass over the ports: one dcbnl
 // RTM_GETDCB (DcbLinux::GetPfc) per port, beside the ethtool query
 // (ETHTOOL_GDRVINFO) the inventory already makes per port, on the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """How fast an allocation's HCL files follow an address the switch moves,
 beside the peer that follows the same move: rocenetd's own host
 gaudinet.json. One run on a simulated fabric.

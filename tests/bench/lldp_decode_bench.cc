@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How fast lldp::Decode() handles the frames a real switch sends, measured
 // against a peer in the same run: a bare walk over the TLV headers, which is
 // the least any LLDP decoder has to do. The ratio decode/walk is what to watch;

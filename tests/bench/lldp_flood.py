@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Floods one interface with LLDP frames, each from a random chassis.
 
   lldp_flood.py IFNAME --rate 10000 --seconds 15

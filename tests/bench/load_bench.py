@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """rocenetd under load on one simulated node, with a peer for each figure.
 
   cni:    `--parallel` CNI ADDs at once (every port into a pod, two per pod),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Watch a network namespace from inside: LLDP frames on its ports and
 rtnetlink address/route events, timestamped with one monotonic clock.
 

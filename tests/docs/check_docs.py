@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Keeps the documentation true to the tree.
 
   check_docs.py ROOT        checks README.md, docs/*.md and plugins/cni/README.md

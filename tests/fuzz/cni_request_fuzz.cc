@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the CNI plugin's request parser: the CNI_* environment
 // and the network configuration on stdin, as Multus hands them over. Built and
 // run by `tests/fuzz/run.sh cni_request`.

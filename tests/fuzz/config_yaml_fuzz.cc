@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for rocenetd's YAML configuration loader
 // (config::ApplyConfigYaml, the code behind --config). Built and run by
 // `tests/fuzz/run.sh config_yaml`; seeded with tests/fuzz/seeds/config_yaml/.

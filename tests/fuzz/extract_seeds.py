@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes every frame of the classic pcap files in a directory as fuzz seeds.
 
     extract_seeds.py PCAP_DIR OUT_DIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the LLDP decoder. Built and run by tests/fuzz/run.sh.
 //
 // Beyond "never crash, never leak, no undefined behaviour" (ASan, UBSan), it

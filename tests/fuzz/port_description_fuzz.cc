@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the Port Description parser. Built and run by
 // `tests/fuzz/run.sh port_description`.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the fuzz target without libFuzzer, so the regular build keeps it
 // compiling and CTest keeps its checks passing:
 //

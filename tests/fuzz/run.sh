@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds a fuzz target with clang (libFuzzer + ASan + UBSan) and fuzzes it.
 #
 #   tests/fuzz/run.sh [TARGET] [SECONDS] [LIBFUZZER_FLAG...]

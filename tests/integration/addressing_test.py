@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """LLDP-derived L3 addressing against the real lldpd as the switch: ports get
 the other host of the switch's /30, routes to the fabric, follow description
 changes, survive lldpd stopping, undo hand edits, survive a daemon restart,
@@ -42,9 +43,11 @@ def fabric_route(fabric, ifname: str) -> dict | None:
 
 
 def l3_state(netns: str) -> tuple:
-    """IPv4 addresses, routes (every table) and rules of a namespace."""
+    """IPv4 addresses, routes (every table) and rules of a namespace, with
+    numbers for names (the DEB test adds and removes /etc/iproute2's name
+    of rocenet's route protocol while this runs)."""
     def ip(*args: str):
-        cp = subprocess.run(["ip", "-n", netns, "-j", "-4", *args], capture_output=True,
+        cp = subprocess.run(["ip", "-n", netns, "-j", "-N", "-4", *args], capture_output=True,
                             text=True, check=True)
         return json.loads(cp.stdout or "[]")
     addrs = sorted((d["ifname"], a["local"], a["prefixlen"]) for d in ip("addr", "show")

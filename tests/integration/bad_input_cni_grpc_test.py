@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The bad-input catalogue, CNI and gRPC: bad CNI invocations and bad gRPC
 requests thrown at the real rocenet (CNI) plugin and rocenetd's gRPC API on a
 simulated fabric. Each case is its own test; each asserts the exact error

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The bad-input catalogue, LLDP: malformed frames thrown at the real rocenetd
 on a simulated fabric. Each case is its own test; each asserts the exact error
 class the daemon reports, and that the network state of every namespace of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the bad-input tests (bad_input_lldp_test.py, bad_input_cni_grpc_test.py)
 share: LLDP frames written by hand, a raw packet socket that sends them from
 the switch side of a fabric port, and the network state of every namespace of

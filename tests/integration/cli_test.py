@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rocectl as an operator or an init container uses it, against the real
 rocenetd on a simulated fabric with the real lldpd as the switch: wait
 --ready (ready, started before the daemon, timed out when the switch sends

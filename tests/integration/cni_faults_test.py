@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The rocenet CNI plugin under bad input and a crashing daemon: each bad
 invocation gets the right CNI error code and a message naming the problem,
 and changes nothing in any namespace; kill -9 of rocenetd in the middle of

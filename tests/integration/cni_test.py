@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The rocenet CNI plugin exec'd exactly as Multus runs it (CNI_* environment,
 network configuration on stdin) against the real rocenetd on a simulated
 fabric, with real pod network namespaces."""

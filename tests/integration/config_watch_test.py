@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A config change on disk reaches the running rocenetd without SIGHUP, as a
 Kubernetes ConfigMap edit does: kubelet's atomic writer swaps the volume's
 `..data` link, rocenetd (given the volume directory) notices, reloads with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures shared by the integration tests.
 
 ``fabrics`` makes simulated fabrics that are torn down when the test module

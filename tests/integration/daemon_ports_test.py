@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rocenetd on a 3-port simulated fabric: discovery, live link state, watch,
 health, metrics, bad input, clean shutdown."""
 

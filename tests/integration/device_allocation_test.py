@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a device plugin allocation gives the pod, with the real rocenetd on a
 simulated fabric and rocenet-kubelet-peer playing kubelet (kubelet.py): the
 device-info file, the allocation's HCL files and mounts, their updates and

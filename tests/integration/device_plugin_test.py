@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rocenet-device-plugin against the real rocenetd on a simulated fabric,
 with rocenet-kubelet-peer playing kubelet (kubelet.py): registration, the
 device list and its health through link changes, kubelet and daemon

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Diagnostics across a simulated cluster (tests/sim/cluster.py): three nodes,
 each with its own rocenetd and two ports (rails), cabled to one switch per
 rail running lldpd that routes between the /30s. Every test is run through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ErrorsRising on a real kernel: a node whose one port is a VXLAN device
 with an unreachable remote counts a transmit error for every frame sent, as
 a bad link counts errors; rocenetd raises the condition after two rising

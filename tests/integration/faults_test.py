@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rocenet under kill -9, with the real binaries on a simulated fabric:
 rocenetd is killed at random moments during 200 CNI ADD/DEL operations
 (exec'd as Multus does, several pods and interfaces), restarted, and the

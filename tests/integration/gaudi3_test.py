@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An HLS-3 (Gaudi 3) node on a rail-optimised fabric: 8 modules whose
 scale-out ports have different NIC indices per module (17, 20, 21 on module
 0; 5, 8, 9 on module 1; ...), the k-th scale-out port of every module cabled

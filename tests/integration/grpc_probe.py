@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One raw gRPC call, for tests that must speak to rocenetd in ways rocectl
 does not: over TCP with or without TLS, with hand-made request bytes.
 

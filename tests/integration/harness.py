@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers for rocenet integration tests: start the real rocenetd in a
 simulated fabric's node namespace, run the real rocectl, read metrics."""
 
@@ -191,10 +192,14 @@ def metric_value(text: str, name: str, labels: dict[str, str] | None = None) -> 
 def network_state(netns: str) -> str:
     """Links, IPv4 addresses, routes and rules of a namespace, for
     before/after comparisons. IPv6 is left out: rocenet never touches it, and
-    the kernel's own link-local autoconfiguration (DAD) moves on its own."""
+    the kernel's own link-local autoconfiguration (DAD) moves on its own.
+    Routes and rules are shown with numbers (ip -N), not the names of
+    /etc/iproute2: the DEB test installs and removes the name of rocenet's
+    route protocol (158) while other tests run."""
     out = []
     for argv in (["ip", "-d", "link", "show"], ["ip", "-4", "-d", "addr", "show"],
-                 ["ip", "-4", "route", "show", "table", "all"], ["ip", "-4", "rule", "show"]):
+                 ["ip", "-4", "-N", "route", "show", "table", "all"],
+                 ["ip", "-4", "-N", "rule", "show"]):
         cp = subprocess.run(["ip", "netns", "exec", netns, *argv], capture_output=True,
                             text=True, check=True)
         out.append(cp.stdout)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rocenet-device-plugin and the stand-in for kubelet it registers with
 (rocenet-kubelet-peer: the v1beta1 protocol over the real socket layout),
 for the tests that run them beside rocenetd."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rocenetd under load, a small version of tests/bench/load_bench.py: many
 CNI invocations at once with no error, and an LLDP flood from random chassis
 on one port that leaves the daemon's memory bounded, the flooded port's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rocenetd's /metrics as Prometheus scrapes it, on the simulated fabric:
 fetched over HTTP, parsed strictly with prometheus_client's text parser,
 every family of the expected type; per-port values agree with rocectl and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Packaging, the configuration the manifests carry, taken by the real
 binaries: rocenetd starts with the rendered ConfigMap and answers the
 DaemonSet's probes exactly; the config-override example overlay changes one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Packaging, the container image: the runtime stage of the Containerfile
 installs exactly the Debian packages that own the shared libraries the
 binaries load; the runtime install component holds every command the

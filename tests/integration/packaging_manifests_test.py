@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Packaging, the manifests themselves: every kustomization under
 packaging/kubernetes renders with `kubectl kustomize` without a warning
 (no deprecated field) and passes yamllint; the DaemonSet of each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the packaging tests (packaging_*_test.py) share: the paths under
 packaging/, the manifests rendered with `kubectl kustomize` (the newest
 kubectl on PATH, no warning allowed) and picked apart (the DaemonSet's
@@ -12,7 +13,6 @@ import functools
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 
@@ -111,6 +111,18 @@ def containers(ds: dict) -> dict[str, dict]:
 
 def volumes(ds: dict) -> dict[str, dict]:
     return {v["name"]: v for v in ds["spec"]["template"]["spec"]["volumes"]}
+
+
+def sanitized() -> bool:
+    """Whether BUILD_DIR is a sanitizer build (ROCENET_SANITIZE set): its
+    binaries are not the ones shipped (no static CNI plugin, no man pages)."""
+    try:
+        with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
+            cache = f.read()
+    except OSError:
+        return False
+    m = re.search(r"^ROCENET_SANITIZE:\w+=(.*)$", cache, re.MULTILINE)
+    return bool(m and m.group(1).strip())
 
 
 def built(name: str) -> str:

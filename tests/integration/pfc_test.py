@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PFC (qos.pfc) end to end.
 
 On the real kernel: the sim's ports are veth, which has no dcbnl operations;
@@ -202,7 +203,10 @@ def test_pfc_is_set_kept_across_a_reset_counted_and_left_on_exit(fabric, dcb_dir
         fabric.link(0, "up")
         wait_until(lambda: read_device(dcb_dir, "so0")["enabled"] == 0, 15,
                    what="PFC set again after the reset")
-        assert "changed since rocenet set it: reset or by hand" in daemon.run_log()
+        # rocenetd logs the change once the driver took it: a moment after
+        # the file shows it.
+        wait_until(lambda: "changed since rocenet set it: reset or by hand" in daemon.run_log(), 5,
+                   what="the reset named in the log")
 
         # Pause counters, from dcbnl.
         write_device(dcb_dir, "so1", enabled=0, requests=[0, 0, 0, 7, 0, 0, 0, 0],

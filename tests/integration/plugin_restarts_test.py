@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The device plugin through kubelet restarts and rocenetd restarts and
 crashes, interleaved, with the real binaries on a simulated fabric: after
 each, kubelet has the full device list with the right health; while rocenetd

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Ports as a real Gaudi node registers them: administratively down, no
 carrier, so no LLDP until someone brings them up (hbl_en starts its PHY only
 in ndo_open). rocenetd brings every managed port up, in L3 and L2 mode,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """RDMA on the simulated fabric: each Gaudi module has an RDMA device
 (hbl_<module>) whose GID table the sim keeps in step with the ports'
 addresses, as the kernel's RDMA core does. rocenetd shows each port's RDMA

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """SIGHUP reloads rocenetd's configuration file: live keys take effect
 without disturbing configured ports, keys that need a restart are reported
 and kept, an invalid file is refused and the running configuration stays;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Overlapping restarts: an old rocenetd stopping while a new one starts on
 the same socket (a DaemonSet's maxSurge, a force-deleted pod, systemd and a
 pod on one host). The new one waits for the old one to let go of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs one pytest file for CTest with Debian's python3 (where python3-pytest
 # lives, whatever python3 comes first on PATH). Exit 77 (CTest: skipped) when the test
 # cannot run here (not root, no network namespaces) or every test in it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Who may use rocenetd: peer credentials on the unix socket (root changes
 the node, a read group only reads, everyone else is refused), the TLS-only
 TCP listener for remote admin, and the bounds on requests."""

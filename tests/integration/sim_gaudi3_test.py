@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The simulated Gaudi 3 node: modules, dev_ports and rail-optimised cabling
 over three leaves, each rail hearing its own leaf, recabling, and HL-338
 PCIe cards."""

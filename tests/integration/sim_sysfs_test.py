@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The simulated fabric's sysfs follows the kernel as real sysfs does: a port
 moved into a pod leaves the host's tree, comes back under its current name,
 within milliseconds, never half-written, and a dead follower catches up."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Self-test of the simulated fabric (tests/sim/fabric.py): the layout tables,
 and the default Gaudi 2 fabric (namespaces, links, fake sysfs, LLDP, changes).
 The sysfs follower is tested in sim_sysfs_test.py, Gaudi 3 in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the simulated fabric's self-tests (sim_*_test.py) share: the import
 of tests/sim, whether this machine can build a fabric, and small probes of
 links and the fake sysfs."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A full or read-only runtime directory (where the attachment journal is
 written ahead of every move), with the real binaries on a simulated fabric:
 ADD is refused with CNI code 11 and a message naming the directory and the

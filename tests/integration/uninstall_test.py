@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The uninstall procedure of docs/deploying.md, step by step, on the simulated fabric:
 pods holding ports are found with `rocectl attachments` and drained first
 (DEL needs the daemon: without it DEL fails with CNI code 11 and the port
@@ -21,8 +22,10 @@ def addresses_and_routes(netns: str) -> dict:
     return {"addr": sorted((a["ifname"], i["local"], i["prefixlen"])
                            for a in ip_json(netns, "-4", "addr", "show")
                            for i in a.get("addr_info", [])),
+            # Numbers, not /etc/iproute2's names, which the DEB test
+            # installs and removes while this one runs.
             "route": sorted(json.dumps(r, sort_keys=True)
-                            for r in ip_json(netns, "-4", "route", "show", "table", "all"))}
+                            for r in ip_json(netns, "-4", "-N", "route", "show", "table", "all"))}
 
 
 @pytest.fixture(scope="module")

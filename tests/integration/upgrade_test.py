@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Upgrading rocenetd while pods hold ports: the old daemon stops (SIGTERM),
 the new one starts on the same state directory, and nothing in any
 namespace moves: links, addresses, routes and rules of the node, the switch

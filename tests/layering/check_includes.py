@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The dependency direction of DESIGN.md, checked on every #include.
 
 Dependencies point one way: common <- os <- domain <- {api, config} <-

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the Prometheus rules in packaging/prometheus/.
 
   check_rules.py check ROOT     promtool check rules, and every alert has `for`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ThreadSanitizer sees synchronization only in code it instrumented, and
 // Debian's Abseil is not: absl::Mutex and absl::Notification would look like
 // no synchronization at all, and every access they order would be reported as

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A simulated multi-node RoCE scale-out cluster for the diagnostics tests.
 
 A cluster NAME with N nodes and R rails is made of:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The rocenet demo: builds a simulated fabric (4 Gaudi-like scale-out ports
 # cabled to a switch namespace running the real lldpd), runs rocenetd on it,
 # and shows what an admin sees with rocectl. Needs root and a built tree.

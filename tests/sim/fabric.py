@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Simulated RoCE scale-out fabric for rocenet tests and demos.
 
 A fabric NAME is a Gaudi node cabled to one or more leaf switches, as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Building a simulated fabric: Fabric.up() and the parts it makes (ports,
 modules, namespaces, veths); on failure it removes what it made."""
 

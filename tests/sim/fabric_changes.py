@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Changes to a running simulated fabric, as the real one sees them: a new
 Port Description or PFC TLV, a link down, a port added, removed or
 recabled."""

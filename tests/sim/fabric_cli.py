@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The command line of the simulated fabric: ``tests/sim/fabric.py --help``.
 
 Exit codes: 0 success, 2 bad usage (UsageError, argparse), 1 any other

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where simulated fabrics keep their state, and the checks of their indices."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The processes a simulated fabric runs: the sysfs follower in the node
 namespace and lldpd on every leaf."""
 

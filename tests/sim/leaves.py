@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The leaf switches of a simulated fabric: one network namespace and one
 real lldpd each.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """LLDP as the node sees it: decoding frames, capturing them on a host end,
 and what a Port Description says (the switch's address for the port).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Gaudi platforms and the fabric's layout: PCI ids, scale-out NIC indices,
 PCI addresses, MACs and how ports are cabled to leaf switches.
 

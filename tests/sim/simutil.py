@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Process, namespace and command helpers shared by the simulated fabric
 (fabric.py), its sysfs follower and the multi-node cluster (cluster.py).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Keeps a fabric's fake sysfs in step with the kernel, as sysfs tagging does.
 
 On a real node a netdev moved into another network namespace (a pod)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The fake sysfs tree of a simulated fabric (``<state_dir>/sysfs``).
 
 Layout, as on a Gaudi node (relative symlinks, like real sysfs)::

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DiagEngine: the diagnostics of one daemon over real sockets, both sides
 // of them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DataListener: the daemon's data port, listening on the addresses of the
 // scale-out ports only (never on 0.0.0.0), following them as they change.
 //

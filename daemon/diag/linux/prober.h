@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reachability probes from the node's scale-out ports: ARP requests to the
 // port's gateway on the port itself (AF_PACKET) and ICMP echo requests to
 // the gateway and to peer addresses from a raw ICMP socket bound to the

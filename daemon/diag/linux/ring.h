@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One rank of a ring all-reduce over TCP on one rail: connects to the next
 // rank, takes the previous rank's connection, measures the incoming link,
 // then runs every message size (ring reduce-scatter + all-gather of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The socket operations of the diagnostics: TCP connections bound to a
 // scale-out port, reads and writes with a deadline, the data port's frames
 // (a 4-byte big-endian length, then a serialized message), TCP_INFO.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bulk TCP traffic on the data port: one stream that sends for a while to a
 // peer's sink, one that asks a peer's source for bytes, and the sink and
 // source ends themselves.

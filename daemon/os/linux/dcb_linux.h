@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DcbLinux: the Dcb seam over dcbnl (rtnetlink, NETLINK_ROUTE), with the
 // messages of dcb_message.h. One socket, opened in the namespace the object
 // is bound to; requests are synchronous. Setting PFC needs CAP_NET_ADMIN.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/os/linux/dcb_message.h"
 
 #include <linux/dcbnl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dcbnl messages rocenet sends and the replies it reads: pure byte
 // builders and parsers over the kernel's ABI (linux/dcbnl.h), so that every
 // byte is checked in unit tests without a DCB-capable driver.

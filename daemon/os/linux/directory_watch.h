@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DirectoryWatch: tells that something changed in a set of directories.
 //
 // inotify on each directory for files written and closed, created, removed,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EthtoolLinux: the Ethtool seam over the SIOCETHTOOL ioctl.
 //
 // Create() opens one datagram socket in the calling thread's network

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EventLoop: the one thread that owns all node state.
 //
 // epoll over the daemon's file descriptors (netlink, packet sockets, signals),

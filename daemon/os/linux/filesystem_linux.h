@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileSystemLinux: the FileSystem seam over the real host file system, with
 // plain POSIX calls (open/write/fsync/rename, all descriptors O_CLOEXEC so
 // none leak into the netns worker's or anyone's children).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding of RTM_NEWLINK / RTM_DELLINK messages into LinkInfo.
 // Pure functions over one message; no I/O except the ethtool query.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libnl error codes -> absl::Status, for the netlink implementation files.
 #pragma once
 

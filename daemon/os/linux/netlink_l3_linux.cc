@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NetlinkLinux: link settings, IPv4 addresses and routes.
 #include <linux/if.h>
 #include <linux/ip.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NetlinkLinux: link state changes (up/down, MTU, name, namespace) and IPv4
 // policy rules.
 #include <linux/fib_rules.h>

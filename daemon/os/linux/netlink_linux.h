@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NetlinkLinux: the Netlink seam over real rtnetlink sockets (libnl-3).
 //
 // Two sockets: one subscribed to RTNLGRP_LINK for events, one for requests,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/os/linux/netns_linux.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NetnsLinux: the Netns seam over setns(2).
 //
 // All work inside other namespaces runs on one worker thread of its own,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/os/linux/packet_socket_linux.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PacketSocketLinux: the PacketSocket seam over AF_PACKET.
 //
 // The socket starts with protocol 0 (receives nothing), gets a classic BPF

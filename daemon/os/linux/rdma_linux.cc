@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/os/linux/rdma_linux.h"
 
 #include <linux/netlink.h>

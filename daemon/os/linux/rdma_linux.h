@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RdmaLinux: the Rdma seam over rdma netlink (NETLINK_RDMA, the nldev
 // client): RDMA_NLDEV_CMD_SYS_GET for the namespace mode, RDMA_NLDEV_CMD_GET
 // to find a device's index by name, RDMA_NLDEV_CMD_SET with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Signals delivered as a readable file descriptor (signalfd), so the event
 // loop handles them like any other event.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SocketLock: one rocenetd owns a socket path at a time.
 //
 // An exclusive flock(2) on "<socket>.lock", held for the life of the object

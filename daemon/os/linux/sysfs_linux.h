@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SysfsLinux: the Sysfs seam over a real directory tree (/sys, or a fake
 // tree for tests). Stateless apart from the root; thread-safe.
 #pragma once

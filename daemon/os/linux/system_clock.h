@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SystemClock: the Clock seam over the real wall clock. Thread-safe.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's own listening unix socket and what the kernel says about the
 // process at the other end of an accepted connection.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Preparing the path of the daemon's unix socket.
 //
 // The directory is created 0700 when missing (an existing one is left as it

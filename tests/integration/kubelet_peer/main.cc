@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet-kubelet-peer: a stand-in for kubelet's device manager, for tests.
 //
 //   rocenet-kubelet-peer <device-plugins dir>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/sim/dcb/file_dcb.h"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileDcb: os::Dcb over one file per device in a directory, each holding a
 // FakeDcbDevice (fake_dcb.h) as text. The test plays the driver by writing
 // the files (a reset is the driver's defaults written back); rocenetd reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenetd with FileDcb for dcbnl: ROCENET_FAKE_DCB_DIR names the
 // directory of device files (file_dcb.h). Everything else is rocenetd's.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocectl completion bash: the script bash actually runs, asked the way bash
 // asks it (COMP_WORDS, COMP_CWORD, then _rocectl), and the packaged copy in
 // packaging/completion/ kept equal to what rocectl prints.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocectl topology and rocectl attachments against a fake rocenetd.
 #include <cstdlib>
 #include <fstream>

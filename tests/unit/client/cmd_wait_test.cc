@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocectl wait --ready against a fake rocenetd: ready, not ready in time, a
 // daemon that comes up late, no daemon at all, and the progress line.
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocectl end to end, in process: the dispatcher against a fake rocenetd on a
 // unix socket in a temporary directory.
 #include "client/dispatch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocectl's command line without a daemon: usage errors and their exit
 // codes, --help on every command and subcommand, --version.
 #include <string>

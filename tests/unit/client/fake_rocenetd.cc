@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/unit/client/fake_rocenetd.h"
 
 #include <type_traits>

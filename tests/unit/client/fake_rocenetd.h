@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An in-process stand-in for rocenetd: the rocenet.v1 PortDiscovery, Health,
 // Addressing and Attachments (List) services answering from fixed data on a
 // unix socket, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the rocectl tests: a private temporary directory and
 // unix sockets bound in it. Each test makes its own; nothing is shared
 // between tests.

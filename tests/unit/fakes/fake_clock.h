@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeClock: time that moves only when a test says so.
 #pragma once
 

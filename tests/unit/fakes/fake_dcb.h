@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeDcb: dcbnl as a driver answers it, for unit tests and the daemon's
 // simulated fabric. The rules are the drivers' (facts in
 // ../shared/HARDWARE.md):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeEthtool: driver names and ethtool statistics per interface, set by the
 // test. Stateful: a device the test never named is NotFound, as the kernel
 // answers ENODEV; one without statistics answers an empty list. Not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeFileSystem: an in-memory FileSystem for unit tests, with fault
 // injection and counters.
 //

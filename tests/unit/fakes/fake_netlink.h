@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeNetlink: a scriptable kernel for unit tests of link handling.
 //
 // Holds a set of links; tests change them with SetLink/RemoveLink, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeNetns: network namespaces for unit tests, each with a kernel of its own.
 //
 // Every namespace is a path (as the CNI runtime hands it over) backed by a

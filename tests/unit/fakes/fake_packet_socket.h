@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakePacketSocketFactory: LLDP receive sockets for unit tests.
 //
 // Each socket a test opens is a queue of frames behind an eventfd: Inject()

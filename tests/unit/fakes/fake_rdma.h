@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeRdma: the RDMA subsystem's namespaces for unit tests, as the kernel
 // keeps them (facts in ../shared/HARDWARE.md and the kernel's rdma netns
 // documentation): in shared mode every device is visible everywhere and a

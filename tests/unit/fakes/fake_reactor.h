@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeReactor: a Reactor that runs callbacks only when the test says so.
 //
 // Records which file descriptors have a reader. Fire(fd) calls one reader as

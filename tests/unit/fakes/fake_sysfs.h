@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeSysfs: an in-memory sysfs tree for unit tests.
 //
 // Files hold attribute text; symlinks map a path to the path they resolve to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Populates a FakeSysfs with Gaudi devices laid out as the habanalabs driver
 // and the PCI core publish them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matchers for absl::Status and absl::StatusOr in tests: a failure prints
 // the status (code and message), where ASSERT_TRUE(s.ok()) prints "false".
 //

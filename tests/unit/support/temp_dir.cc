@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/unit/support/temp_dir.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TempDir: a directory of the test's own, unique per TempDir (so tests run
 // in parallel under `ctest -j` never share a path), short (under /tmp, so
 // unix socket paths in it fit sun_path), removed with everything in it when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A reader for classic libpcap capture files, for tests that replay captured
 // frames (tests/fixtures/*/*.pcap).
 //

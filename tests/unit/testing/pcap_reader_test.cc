@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/unit/testing/pcap_reader.h"
 
 #include <cstdint>

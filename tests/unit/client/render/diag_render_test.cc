@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "client/render/diag_render.h"
 
 #include "gmock/gmock.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "client/render/table.h"
 
 #include "gtest/gtest.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The applied-state store on an in-memory file system: what survives a
 // restart, and what is written when.
 #include "daemon/addressing/applied_store.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the addressing driver tests: two ports (so0, so1; so2 on
 // request) over a fake kernel and a fake file system, LLDP heard through a
 // real neighbor table, and a driver that can be restarted over them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The addressing driver over the node as a whole: ports are set up before
 // anything else, and addresses move between rocenet's own ports as the
 // switches' descriptions say (a cable swap converges in one pass).

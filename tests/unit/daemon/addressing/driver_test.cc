@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The addressing driver end to end over fakes: LLDP neighbors in, addresses
 // and routes in the (fake) kernel out, and what it keeps when it cannot act.
 #include "daemon/addressing/driver.h"

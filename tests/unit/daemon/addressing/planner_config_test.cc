@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planner with each config knob: mode, MTU, routes, validation.
 #include <string>
 #include <utility>

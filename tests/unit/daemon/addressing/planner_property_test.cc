@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planner's promises on inputs nobody wrote a case for: many random
 // nodes, each checked against what every plan must satisfy whatever the input.
 #include <random>

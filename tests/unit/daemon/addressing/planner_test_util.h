@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builders and checks shared by the planner tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Netlink errors injected at every step of the reconciler, one step at a
 // time: the n-th kernel request of a pass fails, for n = 0, 1, ... until the
 // pass makes fewer requests than n. The reconciler's contract is convergence,

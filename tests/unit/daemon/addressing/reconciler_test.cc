@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reconciler against a fake kernel: what ends up on the port, and what
 // is left alone.
 #include "daemon/addressing/reconciler.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rocenet.v1.Addressing through a real gRPC server and channel (in process).
 #include "daemon/api/addressing_service.h"
 

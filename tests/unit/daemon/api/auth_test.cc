@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The access table, the access decision, the rate limit and the string
 // bounds of daemon/api/auth.h, and that every rocenet.v1 handler consults
 // the gate before it does anything.

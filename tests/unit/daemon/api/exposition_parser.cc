@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/unit/daemon/api/exposition_parser.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A strict parser of the Prometheus text exposition format (0.0.4), for
 // tests: every deviation is reported as a gtest failure naming the line.
 #pragma once

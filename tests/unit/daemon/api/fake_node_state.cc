@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/unit/daemon/api/fake_node_state.h"
 
 #include <string>

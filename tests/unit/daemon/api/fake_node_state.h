@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test support for daemon/api: a NodeStateSource that answers from a fixed
 // snapshot, and hand-built snapshots of a small node.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The naming conventions every rocenet metric family is held to
 // (Prometheus and node_exporter practice, DESIGN.md 3.9), for tests: each
 // broken rule is a gtest failure naming the family.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scrapes rocenetd's metrics collectable (NodeMetrics over a fake node state,
 // as the exposer does), parses the text exposition strictly and holds every
 // family to the Prometheus and node_exporter naming conventions of

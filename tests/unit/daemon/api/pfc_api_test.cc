@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the API and the metrics show of a port's PFC: dcbnl's settings and
 // counters where the port has them, the driver's ethtool pause counters
 // where it has only those, nothing made up where it has neither.

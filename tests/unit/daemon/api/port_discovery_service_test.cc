@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PortDiscovery.ListNeighbors through a real gRPC server and channel (in
 // process), so what is tested is what a client receives after
 // serialization.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The journal on disk: what a restarted rocenetd reads back, and that a
 // failed write changes nothing anyone can see.
 #include "daemon/attach/journal.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CHECK, the live view of an attached port, and re-addressing it in the pod
 // when the switch's Port Description changes.
 #include <functional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which port an Attach takes, and why it takes none: by id, by PCI function
 // or any free one, against fake kernels for the host and the pods.
 #include <string>

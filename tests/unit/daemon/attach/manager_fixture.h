@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the AttachManager tests: a host with two physical ports
 // (so0, so1), a pod namespace with its own eth0, the journal in a fake state
 // directory, and helpers that look at all of it the way `ip` would.

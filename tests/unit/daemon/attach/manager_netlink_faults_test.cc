@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Netlink errors injected at every step of the attach manager's operations,
 // one step at a time: the n-th kernel request of the operation (host and pod
 // kernels counted together) fails, for n = 0, 1, ... until the operation

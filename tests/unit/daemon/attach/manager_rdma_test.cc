@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RDMA devices follow their ports into pods when the RDMA subsystem is in
 // exclusive namespace mode: Attach moves the port, then its RDMA device;
 // Detach, a rollback and the recovery after a crash bring the device home

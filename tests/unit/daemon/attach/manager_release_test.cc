@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Taking ports back from pods: DEL, garbage collection of pods whose
 // namespace died, and a restart after a crash at any point.
 #include <functional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Handing a port to a pod, against fake kernels for the host and the pod:
 // what the pod sees, what the host sees and what the journal on disk says,
 // after every success, every refusal and every failed step.

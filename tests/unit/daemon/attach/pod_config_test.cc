@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A port as the pod sees it once configured: what `ip addr`, `ip route show
 // table N`, `ip rule` and sysctl would show inside the pod.
 #include "daemon/attach/pod_config.h"

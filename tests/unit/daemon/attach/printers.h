@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Failure messages in the words of `ip` and the journal rather than bytes:
 // GoogleTest finds these PrintTo overloads next to the types.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the CNI runtime may hand over, and what is refused before anything is
 // touched.
 #include "daemon/attach/validate.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // packaging/config/rocenetd.yaml, the documented example configuration,
 // never drifts from the loader: it loads and validates, holds every key the
 // loader accepts set to its default, and marks each key [live] or [restart]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The config path as a file or as a directory of documents (a ConfigMap
 // volume): which files apply, in which order, and what one that only sets
 // one key changes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which keys a SIGHUP reload applies, which need a restart, and that every
 // key of the config file has a reload rule.
 #include "daemon/config/config_reload.h"

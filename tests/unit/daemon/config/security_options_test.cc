@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read_group, tls.* and limits.* keys of the config file and their checks.
 #include "daemon/config/security_options.h"
 

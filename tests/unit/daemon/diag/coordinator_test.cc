@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The coordinator against fake daemons: what it asks each node, and what it
 // makes of their answers when a rank is dead, a link is slow or a rail is
 // broken. The same tests over real sockets are engine_test.cc and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The service refuses requests beyond the bounds before anything runs, with
 // INVALID_ARGUMENT naming the field; and it sees the node's ports the way
 // the tests need them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DiagEngine end to end on loopback: data ports on 127.0.0.1-3, the
 // coordinator's all-reduce, bandwidth and incast over real TCP sockets.
 // Hermetic: loopback only, free ports picked by the kernel, no root needed

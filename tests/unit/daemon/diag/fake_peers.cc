@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/unit/daemon/diag/fake_peers.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakePeers: the other daemons and this node's own ports, for the
 // coordinator's unit tests. Each node has ports on rails and answers the
 // data port's requests as rocenetd would; a node can be dead (nothing

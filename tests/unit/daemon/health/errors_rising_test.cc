@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ErrorsRising: error counters sampled over time, the MAC's where the driver
 // has them, raised after rising intervals in a row and cleared after a quiet
 // period.

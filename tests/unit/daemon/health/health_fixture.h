@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the health tests share: a managed port that is present and up, and
 // the signals of one that is addressed.
 #pragma once

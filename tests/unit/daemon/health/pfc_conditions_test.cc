@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PfcUnsupported and PfcMismatch: raised from what the port and its switch
 // say, advisory unless qos.pfc_unhealthy makes them count.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AssembleSignals: the health inputs of every port from the addressing
 // driver's state, the LLDP neighbors, the PFC controller and the rail
 // check, put together in one place.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RdmaScanner over a fake sysfs laid out as the kernel's RDMA core does it:
 // the GID table ties a net device to its RDMA device, and the RoCE v2 GID of
 // the port's IPv4 address gives the GID index.

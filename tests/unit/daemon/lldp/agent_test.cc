@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The LLDP agent over fake packet sockets and a reactor the test turns by
 // hand: frames in, neighbors and change reports out.
 #include "daemon/lldp/agent.h"

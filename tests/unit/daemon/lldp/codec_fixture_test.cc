@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decodes the frames a real LLDP agent (lldpd 1.0.16) sent, captured in
 // tests/fixtures/lldp/ (see the README there for how they were made).
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed frames, one row each, with the exact reason the decoder must give:
 // a DecodeError when the whole frame is discarded, a TlvError when only the
 // offending TLV is (and the rest of the LLDPDU survives).

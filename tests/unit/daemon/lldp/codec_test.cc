@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding well-formed frames, the edge cases the decoder accepts on purpose,
 // and Encode().
 #include "daemon/lldp/codec.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Byte-level builders for LLDP test frames.
 //
 // Independent of the encoder on purpose: the decoder tests must be able to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The printable forms of IDs and addresses that logs, rocectl and metric
 // labels show.
 #include "daemon/lldp/lldpdu.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The neighbor table: what a port's LLDP neighbors are at a given time.
 #include "daemon/lldp/neighbor_table.h"
 

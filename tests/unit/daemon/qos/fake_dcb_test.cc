@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeDcb keeps the drivers' rules (HARDWARE.md); the controller's tests
 // rely on them.
 #include "tests/unit/fakes/fake_dcb.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PfcController over FakeDcb (the hbl_en rules): what rocenet does to a
 // port's PFC for each qos.pfc, after a reset, and on ports that cannot.
 #include "daemon/qos/pfc_controller.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ConfigWatcher on a real event loop and real inotify, in a temporary
 // directory: every way a config file changes in practice (written in place,
 // replaced by rename, a Kubernetes ConfigMap volume's ..data swap, removed,

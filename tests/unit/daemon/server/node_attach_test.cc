@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Node's attachment calls on fakes, on a real EventLoop in a thread: the
 // inventory follows a port into a pod within the call that moved it, so a
 // call queued behind it finds the port in its pod, whatever the order in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node with a PFC controller: qos.pfc is checked before the start
 // changes anything, kept on every pass, shown in snapshots and health, and
 // changed live.

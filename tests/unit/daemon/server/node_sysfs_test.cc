@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Node on a Gaudi node whose sysfs shows a net device a moment after the
 // kernel announced it: the port is found without any further change.
 #include <thread>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CheckSecurityFiles: the files and the group the security options name.
 #include "daemon/server/security_files.h"
 

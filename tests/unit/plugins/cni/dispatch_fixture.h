@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the CNI plugin's end-to-end tests: Dispatch() with the real
 // gRPC client against a fake rocenetd on a unix socket in a temporary
 // directory.

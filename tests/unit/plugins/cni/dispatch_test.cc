@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin end to end, in process: Dispatch() with the real gRPC client
 // against a fake rocenetd on a unix socket in a temporary directory, every
 // verb in every supported version. An unreachable daemon:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin against a rocenetd that is missing, refuses, is not a socket or
 // is too slow: the answer must come at once (or at the configured timeout),
 // not after the default deadline. The bounds are loose on purpose (a guard

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The error object and the mapping from rocenetd's gRPC codes to CNI codes.
 #include "plugins/cni/errors.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An in-process stand-in for rocenetd's rocenet.v1.Attachments service on a
 // unix socket, so the CNI plugin is tested end to end over real gRPC.
 //

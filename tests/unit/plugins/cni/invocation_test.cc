@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CNI_* rules on their own: interface names, container ids, CNI_ARGS,
 // and what each verb requires.
 #include "plugins/cni/invocation.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Good configurations: what ParseNetConf() makes of them, defaults, the
 // deviceID precedence, and the keys each verb ignores.
 #include "plugins/cni/netconf.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ADD result per CNI version against golden JSON (exact text, key order
 // included), chaining onto prevResult, and CHECK's comparison.
 #include "plugins/cni/result.h"

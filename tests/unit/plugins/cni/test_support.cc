@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/unit/plugins/cni/test_support.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the CNI plugin tests: running the dispatcher in process
 // and a private temporary directory for sockets. Nothing is shared between
 // tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad invocations, one per row: each must be refused before rocenetd is
 // asked, with the CNI error object, the spec's code and a message naming the
 // variable or key and the reason.

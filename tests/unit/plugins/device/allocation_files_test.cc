@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AllocationFiles on a real temporary directory: an allocation's HCL files
 // follow its ports' addresses, and every file goes when the allocation ends
 // (its ports allocated again, kubelet no longer assigning them) or the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DaemonWatch over a fake node stream: one stream, one update per
 // snapshot; the last health kept through a short outage and dropped after
 // the grace period; reconnects backing off, and back to the first step once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeNodeClient: rocenetd's node stream as a test scripts it. Each Watch()
 // takes the next scripted stream (its snapshots, then an end with a
 // status, or, with `hold`, a stream that stays open until cancelled); with

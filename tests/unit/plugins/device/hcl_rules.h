@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How HCL reads the files rocenet writes for it, as ../shared/HARDWARE.md
 // describes its parsers: every key required in every entry, addresses
 // through inet_pton and MACs through ether_aton, and an empty or zero

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PortsOf: one snapshot is everything the device plugin needs.
 #include "plugins/device/port_map.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DcbLinux on the real kernel. This machine has no driver with dcbnl
 // operations, so what is tested here is what every port without DCB sees:
 // the kernel refuses RTM_GETDCB (EOPNOTSUPP) and rocenet reads that as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dcbnl messages against the kernel's ABI: every request is taken apart
 // with the kernel's own structs and constants (linux/dcbnl.h,
 // linux/rtnetlink.h), and replies are built the way net/dcb/dcbnl.c builds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ethtool ioctls on the real kernel, in a network namespace of the test's
 // own (a thread unshares one): what lo and a missing device answer. The
 // answers of a real driver (veth's name) are checked by the integration

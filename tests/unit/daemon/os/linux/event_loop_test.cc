@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The event loop's timers, readers and cross-thread calls, on a real loop.
 //
 // Nothing here sleeps: timers are scheduled in the past (due at once) or far

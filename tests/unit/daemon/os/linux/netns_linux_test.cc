@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Work inside another network namespace, on real namespaces: a thread of the
 // test unshares one, and NetnsLinux works in it through /proc. Needs
 // CAP_SYS_ADMIN; skipped otherwise.

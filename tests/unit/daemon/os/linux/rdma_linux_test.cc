@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RdmaLinux on the real kernel. Where the kernel has RDMA netlink, the
 // namespace mode reads and an unknown device is not found; where it has
 // none (this machine: no RDMA core), opening says so as Unavailable with

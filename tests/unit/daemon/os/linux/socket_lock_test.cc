@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SocketLock and the socket identity check on the real file system (flock
 // locks belong to an open file, so two in one process contend like two
 // daemons).

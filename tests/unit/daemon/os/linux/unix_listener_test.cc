@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API socket's listener and the credentials the kernel gives for the
 // process at the other end, on real sockets in a temporary directory.
 #include "daemon/os/linux/unix_listener.h"
