@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "daemon/common/logging.h"
 #include "daemon/server/node.h"
 
@@ -17,6 +18,18 @@ namespace {
 // (carrier, state): the host's netlink events do not reach into pods. Only
 // armed while attachments exist; each pass is one link dump per pod.
 constexpr absl::Duration kNetnsCheckInterval = absl::Seconds(2);
+// How long an answer waits for a port just back from a pod to show in the
+// host's sysfs, in steps of kHomeStep. The kernel shows it before the move
+// returns; a driver or a simulator that registers it late is waited for,
+// so that the next call (an ADD of that port) finds it.
+constexpr absl::Duration kHomeWait = absl::Milliseconds(50);
+constexpr absl::Duration kHomeStep = absl::Milliseconds(2);
+
+std::vector<std::string> PortIds(const std::vector<attach::AttachmentRecord>& records) {
+  std::vector<std::string> ids;
+  for (const attach::AttachmentRecord& record : records) ids.push_back(record.port_id);
+  return ids;
+}
 
 absl::Status NoAttach() {
   return absl::UnimplementedError("attachments are not enabled on this rocenetd");
@@ -94,8 +107,14 @@ absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::st
   const absl::Time start = parts_.clock->Now();
   absl::StatusOr<bool> result =
       parts_.loop->Call<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
+        std::vector<std::string> home;
+        for (const attach::AttachmentRecord& record : parts_.attach->List()) {
+          if (record.container_id == container_id && record.ifname == ifname) {
+            home.push_back(record.port_id);
+          }
+        }
         absl::StatusOr<bool> detached = parts_.attach->Detach(container_id, ifname);
-        if (detached.ok() && *detached) FollowAttachments();
+        if (detached.ok() && *detached) FollowAttachments(home);
         return detached;
       });
   RecordAttach(api::AttachOperation::kDetach, result.ok(), start);
@@ -134,21 +153,33 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
             std::vector<attach::AttachmentRecord> released =
                 only_dead_netns ? parts_.attach->ReleaseDeadNamespaces()
                                 : parts_.attach->Gc(network, valid);
-            if (!released.empty()) FollowAttachments();
+            if (!released.empty()) FollowAttachments(PortIds(released));
             return released;
           });
   RecordAttach(api::AttachOperation::kGc, result.ok(), start);
   return result;
 }
 
-void Node::FollowAttachments() {
+void Node::FollowAttachments(const std::vector<std::string>& home) {
   // One link dump now: a call queued behind this one (a device plugin's
   // allocation of the same port) must find the port in the pod, or home
   // again, whether or not the kernel's event of the move has been read.
   // Only which links are ports: the RDMA devices and counters can wait.
-  if (absl::StatusOr<bool> changed = ResyncInventory(inventory::PortInventory::Depth::kLinks);
-      !changed.ok()) {
-    SPDLOG_ERROR("{}", changed.status().ToString());
+  auto all_home = [&] {
+    return std::all_of(home.begin(), home.end(), [&](const std::string& id) {
+      const inventory::Port* port = parts_.inventory->Find(id);
+      return port != nullptr && port->present;
+    });
+  };
+  const absl::Time give_up = absl::Now() + kHomeWait;
+  for (;;) {
+    if (absl::StatusOr<bool> changed = ResyncInventory(inventory::PortInventory::Depth::kLinks);
+        !changed.ok()) {
+      SPDLOG_ERROR("{}", changed.status().ToString());
+      break;
+    }
+    if (all_home() || absl::Now() >= give_up) break;
+    absl::SleepFor(kHomeStep);
   }
   // Queued behind the reply: the caller (a pod's CNI ADD or DEL) need not
   // wait while the RDMA devices are read again and the LLDP sockets and
@@ -167,8 +198,9 @@ void Node::ScheduleNetnsCheck() {
   }
   netns_timer_ = parts_.loop->RunAt(absl::Now() + kNetnsCheckInterval, [this] {
     netns_timer_.reset();
-    if (!parts_.attach->ReleaseDeadNamespaces().empty()) {
-      FollowAttachments();
+    if (std::vector<attach::AttachmentRecord> released = parts_.attach->ReleaseDeadNamespaces();
+        !released.empty()) {
+      FollowAttachments(PortIds(released));
     } else {
       Refresh(false, /*replan=*/false);
     }
