@@ -105,9 +105,11 @@ absl::StatusOr<v1::ReachResult> Coordinator::LocalReach(const v1::ReachRequest& 
 
 absl::StatusOr<v1::ReachResult> Coordinator::Reach(const v1::ReachRequest& request,
                                                   const Progress& progress) {
-  absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
-  if (!local.ok()) return local.status();
   if (request.nodes().empty()) return LocalReach(request, progress);
+  // The mesh does not probe from this node's ports, but needs the node.
+  if (absl::StatusOr<std::vector<LocalPort>> local = parts_.ports(); !local.ok()) {
+    return local.status();
+  }
 
   // Mesh: learn every node's ports, then let every node probe all the others.
   v1::ReachResult result;

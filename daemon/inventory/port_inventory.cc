@@ -14,7 +14,7 @@ PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs,
                              os::Ethtool* ethtool)
     : selection_(std::move(selection)), scanner_(sysfs), rdma_scanner_(sysfs), ethtool_(ethtool) {}
 
-bool PortInventory::Resync(const std::vector<os::LinkInfo>& links, Depth depth) {
+bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   std::map<int, os::LinkInfo> next;
   for (const os::LinkInfo& link : links) next[link.ifindex] = link;
   // Placement of links that stayed under the same name is still right; the
@@ -30,11 +30,10 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links, Depth depth) 
   }
   links_ = std::move(next);
   if (selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
-  // The GID table follows the ports' addresses: read again on every full
-  // resync.
-  if (depth == Depth::kFull) rdma_ = rdma_scanner_.Scan();
+  // The GID table follows the ports' addresses: read again on every resync.
+  rdma_ = rdma_scanner_.Scan();
   const bool changed = Rebuild();
-  if (ethtool_ != nullptr && depth == Depth::kFull) {
+  if (ethtool_ != nullptr) {
     // Counters move all the time: read on a dump, like the link statistics,
     // and not a change of the ports.
     mac_.clear();

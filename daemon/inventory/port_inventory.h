@@ -45,17 +45,9 @@ class PortInventory {
   // read.
   PortInventory(PortSelection selection, const os::Sysfs* sysfs, os::Ethtool* ethtool = nullptr);
 
-  // How much a Resync reads besides the links and the sysfs tree.
-  enum class Depth {
-    kFull,   // also the RDMA devices' GID tables and the MAC counters
-    kLinks,  // only which links are ports and where; RDMA and counters as
-             // last read (for a caller that must answer quickly)
-  };
-
-  // Replaces every link with `links` and, at kFull, re-reads the RDMA
-  // devices and the MAC counters of the ports in this namespace. Returns
-  // true when the ports changed.
-  bool Resync(const std::vector<os::LinkInfo>& links, Depth depth = Depth::kFull);
+  // Replaces every link with `links` and re-reads the MAC counters of the
+  // ports in this namespace. Returns true when the ports changed.
+  bool Resync(const std::vector<os::LinkInfo>& links);
 
   // Applies one link event. Returns true when the ports changed.
   bool Apply(const os::LinkEvent& event);

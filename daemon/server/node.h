@@ -93,10 +93,8 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
  private:
   void OnNetlinkEvents();
   // Reads every link again and the attached ports from the journal; true
-  // when the inventory's ports changed. kLinks leaves the RDMA devices and
-  // the MAC counters as they were (inventory::PortInventory::Depth).
-  absl::StatusOr<bool> ResyncInventory(
-      inventory::PortInventory::Depth depth = inventory::PortInventory::Depth::kFull);
+  // when the inventory's ports changed.
+  absl::StatusOr<bool> ResyncInventory();
   // ResyncInventory, then OnPortsChanged when something changed.
   absl::Status ResyncLinks();
   // Loop thread: one more ResyncLinks kLateSysfsDelay from now (once for

@@ -164,7 +164,6 @@ void Node::FollowAttachments(const std::vector<std::string>& home) {
   // One link dump now: a call queued behind this one (a device plugin's
   // allocation of the same port) must find the port in the pod, or home
   // again, whether or not the kernel's event of the move has been read.
-  // Only which links are ports: the RDMA devices and counters can wait.
   auto all_home = [&] {
     return std::all_of(home.begin(), home.end(), [&](const std::string& id) {
       const inventory::Port* port = parts_.inventory->Find(id);
@@ -173,8 +172,7 @@ void Node::FollowAttachments(const std::vector<std::string>& home) {
   };
   const absl::Time give_up = absl::Now() + kHomeWait;
   for (;;) {
-    if (absl::StatusOr<bool> changed = ResyncInventory(inventory::PortInventory::Depth::kLinks);
-        !changed.ok()) {
+    if (absl::StatusOr<bool> changed = ResyncInventory(); !changed.ok()) {
       SPDLOG_ERROR("{}", changed.status().ToString());
       break;
     }
@@ -182,14 +180,8 @@ void Node::FollowAttachments(const std::vector<std::string>& home) {
     absl::SleepFor(kHomeStep);
   }
   // Queued behind the reply: the caller (a pod's CNI ADD or DEL) need not
-  // wait while the RDMA devices are read again and the LLDP sockets and
-  // addressing follow the port.
-  parts_.loop->Post([this] {
-    if (absl::StatusOr<bool> changed = ResyncInventory(); !changed.ok()) {
-      SPDLOG_ERROR("{}", changed.status().ToString());
-    }
-    OnPortsChanged();
-  });
+  // wait while the LLDP sockets and addressing follow the port.
+  parts_.loop->Post([this] { OnPortsChanged(); });
 }
 
 void Node::ScheduleNetnsCheck() {

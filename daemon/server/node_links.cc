@@ -24,7 +24,7 @@ absl::Status Node::ResyncLinks() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> Node::ResyncInventory(inventory::PortInventory::Depth depth) {
+absl::StatusOr<bool> Node::ResyncInventory() {
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
   bool changed = false;
   if (parts_.attach != nullptr) {
@@ -37,7 +37,7 @@ absl::StatusOr<bool> Node::ResyncInventory(inventory::PortInventory::Depth depth
     }
     changed |= parts_.inventory->SetAttached(std::move(attached));
   }
-  changed |= parts_.inventory->Resync(links, depth);
+  changed |= parts_.inventory->Resync(links);
   return changed;
 }
 

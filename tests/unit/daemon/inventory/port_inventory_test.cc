@@ -204,37 +204,6 @@ TEST_F(GaudiInventoryTest, MacCountersAreReadOnADumpAndKeptAcrossEvents) {
   EXPECT_EQ(inventory.Find("so0")->mac->receive_errors, 9u);
 }
 
-TEST_F(GaudiInventoryTest, ALinksOnlyResyncFindsThePortsAndKeepsRdmaAndCountersAsRead) {
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/ndevs/1", "so0");
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/types/1", "RoCE v2");
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gids/1", "0000:0000:0000:0000:0000:ffff:0ac8:0201");
-  FakeEthtool ethtool;
-  ethtool.SetDriver("so0", "habanalabs_en");
-  ethtool.SetStatistic("so0", "ifInErrors", 3);
-  PortInventory inventory(PortSelection{}, &sysfs_, &ethtool);
-  inventory.Resync({MakeLink(2, "so0")});
-  ASSERT_TRUE(inventory.Find("so0")->rdma.has_value());
-  EXPECT_EQ(inventory.Find("so0")->rdma->gid_index, 1);
-
-  // The GID moves and a counter rises; a links-only resync sees neither,
-  // but it does see a port that came (so1).
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/ndevs/1", "none");
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/ndevs/2", "so0");
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/types/2", "RoCE v2");
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gids/2", "0000:0000:0000:0000:0000:ffff:0ac8:0201");
-  ethtool.SetStatistic("so0", "ifInErrors", 9);
-  EXPECT_TRUE(inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")},
-                               PortInventory::Depth::kLinks));
-  EXPECT_TRUE(inventory.Find("so1")->present);
-  EXPECT_EQ(inventory.Find("so0")->rdma->gid_index, 1);
-  EXPECT_EQ(inventory.Find("so0")->mac->receive_errors, 3u);
-
-  // The full resync after it reads both.
-  inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")});
-  EXPECT_EQ(inventory.Find("so0")->rdma->gid_index, 2);
-  EXPECT_EQ(inventory.Find("so0")->mac->receive_errors, 9u);
-}
-
 TEST(InterfaceInventoryTest, DriverSelectionAlsoMatchesTheEthtoolDriverName) {
   // veth has no PCI device, so no sysfs driver link: only ethtool names it.
   FakeSysfs sysfs;
