@@ -13,6 +13,7 @@
 #include "daemon/common/suggest.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "client/cmd_collective.h"
 #include "client/connection.h"
 #include "client/exit_code.h"
 #include "client/output.h"
@@ -25,7 +26,8 @@ namespace rocenet::rocectl {
 namespace {
 
 constexpr absl::string_view kSummary =
-    "  rocectl diag reach|bandwidth|allreduce|incast   triage tests over the scale-out ports\n";
+    "  rocectl diag reach|bandwidth|allreduce|incast   triage tests over the scale-out ports\n"
+    "  rocectl diag collective plan|report             hccl_demo as a Kubernetes job, and its log\n";
 
 constexpr absl::string_view kHelp =
     "Run a triage test over the scale-out ports, daemon to daemon. The local\n"
@@ -56,6 +58,22 @@ constexpr absl::string_view kHelp =
     "      every sender sends to this node's port at once: throughput per sender,\n"
     "      Jain's fairness index (1 fair .. 1/n one sender took all), TCP\n"
     "      retransmits of the senders and the port's receive drops.\n"
+    "  rocectl diag collective plan --nodes NODE,NODE,... --image IMAGE [--engine mpijob|jobset]\n"
+    "                     [--test all_reduce|all2all|both] [--gaudis-per-node 8]\n"
+    "                     [--ports-per-node 24] [--network rocenet] [--namespace default]\n"
+    "                     [--name hccl-demo] [--min-bytes 1M] [--max-bytes 256M]\n"
+    "      prints the MPIJob (kubeflow.org/v2beta1) or JobSet (jobset.x-k8s.io/v1alpha2)\n"
+    "      running Habana's hccl_demo, one worker per node; the image holds hccl_demo\n"
+    "      (built with MPI=1 for mpijob) in its working directory. --ports-per-node\n"
+    "      defaults to 24: 3 scale-out ports per Gaudi 2 or Gaudi 3 module, 8 modules.\n"
+    "  rocectl diag collective report [FILE|-] [--platform gaudi2|gaudi3]\n"
+    "                     [--expected-busbw GB/s] [--min-fraction 0.9] [--gaudis-per-node 8]\n"
+    "      reads hccl_demo's log (kubectl logs ... | rocectl diag collective report -):\n"
+    "      per test and size the time, algbw and busbw (hccl_demo's NW Bandwidth); the\n"
+    "      largest size's busbw against Habana's published figure for the platform (or\n"
+    "      --expected-busbw) times --min-fraction; ranks that failed the correctness\n"
+    "      check; the slowest rank and its node when the log shows them. Exit 2 when\n"
+    "      the input holds no hccl_demo output.\n"
     "\n"
     "Progress goes to stderr while the test runs. -o json and -o yaml print the\n"
     "result message (rocenet.v1.ReachResult, BandwidthResult, AllreduceResult,\n"
@@ -83,7 +101,17 @@ const std::vector<CommandFlag>& DiagFlags() {
                                                           {"min-bytes", "SIZE", true},
                                                           {"max-bytes", "SIZE", true},
                                                           {"step-factor", "N", true},
-                                                          {"iterations", "N", true}};
+                                                          {"iterations", "N", true},
+                                                          {"image", "IMAGE", true},
+                                                          {"engine", "mpijob jobset", true},
+                                                          {"test", "all_reduce all2all both", true},
+                                                          {"gaudis-per-node", "N", true},
+                                                          {"ports-per-node", "N", true},
+                                                          {"network", "NAME", true},
+                                                          {"namespace", "NAMESPACE", true},
+                                                          {"name", "NAME", true},
+                                                          {"platform", "gaudi2 gaudi3", true},
+                                                          {"expected-busbw", "GBPS", true}};
   return *flags;
 }
 
@@ -272,6 +300,9 @@ absl::Status Incast(const CommandContext& context, const Args& args) {
 }
 
 absl::Status RunDiag(const CommandContext& context, const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "collective") {
+    return RunCollective(context, {args.begin() + 1, args.end()});
+  }
   if (args.size() != 1) {
     return absl::InvalidArgumentError("diag takes one test: reach, bandwidth, allreduce or incast");
   }

@@ -12,6 +12,7 @@
 // them to run() in CommandContext::flags, not in `args`.
 #pragma once
 
+#include <istream>
 #include <map>
 #include <ostream>
 #include <string>
@@ -33,6 +34,9 @@ struct CommandContext {
   absl::Time now;
   // Progress of long waits (rocectl wait); null: no progress shown.
   std::ostream* err = nullptr;
+  // Input a command reads when given "-" (diag collective report); null:
+  // none.
+  std::istream* in = nullptr;
   // Whether `err` is a terminal, where progress is rewritten in place.
   bool err_is_terminal = false;
   // Every command, for the ones that describe the CLI itself (completion).

@@ -124,6 +124,11 @@ int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err) {
 }
 
 int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err, bool err_is_terminal) {
+  return RunRocectl(argc, argv, /*in=*/nullptr, out, err, err_is_terminal);
+}
+
+int RunRocectl(int argc, char** argv, std::istream* in, std::ostream& out, std::ostream& err,
+               bool err_is_terminal) {
   absl::StatusOr<CommandLine> command_line = ParseCommandLine(argc, argv, AllCommandFlags());
   if (!command_line.ok()) return UsageError(command_line.status().message(), "", err);
   if (command_line->version) {
@@ -150,6 +155,7 @@ int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err, bool
 
   CommandContext context{command_line->options, out, absl::Now()};
   context.err = &err;
+  context.in = in;
   context.err_is_terminal = err_is_terminal;
   context.commands = &Commands();
   for (const auto& [name, value] : command_line->command_flags) {

@@ -9,6 +9,7 @@
 // invocation at a time.
 #pragma once
 
+#include <istream>
 #include <ostream>
 
 namespace rocenet::rocectl {
@@ -18,5 +19,9 @@ int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err);
 // The same, told whether `err` is a terminal: long waits then rewrite their
 // progress line in place instead of printing a line per change.
 int RunRocectl(int argc, char** argv, std::ostream& out, std::ostream& err, bool err_is_terminal);
+
+// The same with the input a command reads for "-" (main passes std::cin).
+int RunRocectl(int argc, char** argv, std::istream* in, std::ostream& out, std::ostream& err,
+               bool err_is_terminal);
 
 }  // namespace rocenet::rocectl

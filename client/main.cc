@@ -8,5 +8,6 @@
 #include "client/dispatch.h"
 
 int main(int argc, char** argv) {
-  return rocenet::rocectl::RunRocectl(argc, argv, std::cout, std::cerr, isatty(STDERR_FILENO) == 1);
+  return rocenet::rocectl::RunRocectl(argc, argv, &std::cin, std::cout, std::cerr,
+                                      isatty(STDERR_FILENO) == 1);
 }

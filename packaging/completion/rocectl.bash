@@ -44,6 +44,16 @@ _rocectl() {
     --max-bytes) return 0 ;;
     --step-factor) return 0 ;;
     --iterations) return 0 ;;
+    --image) return 0 ;;
+    --engine) COMPREPLY=($(compgen -W "mpijob jobset" -- "$cur")); return 0 ;;
+    --test) COMPREPLY=($(compgen -W "all_reduce all2all both" -- "$cur")); return 0 ;;
+    --gaudis-per-node) return 0 ;;
+    --ports-per-node) return 0 ;;
+    --network) return 0 ;;
+    --namespace) return 0 ;;
+    --name) return 0 ;;
+    --platform) COMPREPLY=($(compgen -W "gaudi2 gaudi3" -- "$cur")); return 0 ;;
+    --expected-busbw) return 0 ;;
   esac
 
   local command="" socket="" word i
@@ -54,7 +64,7 @@ _rocectl() {
       --socket)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         socket="${COMP_WORDS[i+1]}"; (( i++ )) ;;
-      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--min-bytes|--max-bytes|--step-factor|--iterations)
+      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--min-bytes|--max-bytes|--step-factor|--iterations|--image|--engine|--test|--gaudis-per-node|--ports-per-node|--network|--namespace|--name|--platform|--expected-busbw)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         (( i++ )) ;;
       -*|=) ;;
@@ -67,7 +77,7 @@ _rocectl() {
     case "$command" in
       wait) flags+=" --ready" ;;
       topology) flags+=" --format" ;;
-      diag) flags+=" --nodes --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --min-bytes --max-bytes --step-factor --iterations" ;;
+      diag) flags+=" --nodes --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --platform --expected-busbw" ;;
     esac
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     return 0
