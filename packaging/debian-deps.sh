@@ -24,6 +24,7 @@ test_packages=(
   openssl
   lintian     # the DEB is checked as Debian checks its own
   prometheus  # promtool: the alert rules and a live /metrics scrape
+  perftest    # ib_write_bw: the RDMA benchmark's real-tool test (no RDMA device needed)
 )
 
 mode="${1:-build}"
