@@ -128,9 +128,10 @@ std::string Sizes(const PlanOptions& o) {
 
 // HCCL wants rank 0's IP address: wait for its DNS record, then use it.
 constexpr char kResolveCommId[] =
-    "host=\"${HCCL_COMM_ID%:*}\"\n"
+    "host=\"${HCCL_COMM_ID%:*}\"; port=\"${HCCL_COMM_ID##*:}\"\n"
     "until getent hosts \"$host\" >/dev/null; do sleep 2; done\n"
-    "export HCCL_COMM_ID=\"$(getent hosts \"$host\" | awk '{print $1; exit}'):${HCCL_COMM_ID##*:}\"\n";
+    "addr=\"$(getent hosts \"$host\" | awk '{print $1; exit}')\"\n"
+    "export HCCL_COMM_ID=\"$addr:$port\"\n";
 
 // Each node runs run_hccl_demo.py for its 8 ranks (README: "Running HCCL
 // demo on 2 servers"), node_id = the Job completion index.
@@ -151,13 +152,14 @@ std::string JobSetScript(const PlanOptions& o) {
 // HCCL's variables travel with -x.
 std::string LauncherScript(const PlanOptions& o) {
   std::string script = absl::StrCat(
-      "set -eu\n", kResolveCommId, "mpirun --allow-run-as-root -np ", o.nodes.size(),
-      " --map-by ppr:1:node sh -c \\\n  'echo \"", kNodeMarker,
-      " node_id=${OMPI_COMM_WORLD_RANK} host=$(hostname) node=$(cat /tmp/rocenet-node)\"'\n");
+      "set -eu\n", kResolveCommId, "marker='echo \"", kNodeMarker,
+      " node_id=$OMPI_COMM_WORLD_RANK host=$(hostname)'\n",
+      "marker=\"$marker\"' node=$(cat /tmp/rocenet-node)\"'\n",
+      "mpirun --allow-run-as-root -np ", o.nodes.size(), " --map-by ppr:1:node sh -c \"$marker\"\n");
   for (const std::string& test : o.tests) {
     absl::StrAppend(&script, "python3 run_hccl_demo.py --test ", test, " --loop ", o.iterations,
                     " ", Sizes(o), " \\\n  -mpi --hostfile /etc/mpi/hostfile -np ", Ranks(o),
-                    " -x HCCL_COMM_ID -x HCL_GAUDINET_CONFIG_FILE -x HCL_MAC_INFO_FILE\n");
+                    " \\\n  -x HCCL_COMM_ID -x HCL_GAUDINET_CONFIG_FILE -x HCL_MAC_INFO_FILE\n");
   }
   return script;
 }
