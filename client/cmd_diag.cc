@@ -27,6 +27,7 @@ namespace {
 
 constexpr absl::string_view kSummary =
     "  rocectl diag reach|bandwidth|allreduce|incast   triage tests over the scale-out ports\n"
+    "  rocectl diag rdma                                the RDMA stage: perftest per link and rail\n"
     "  rocectl diag collective plan|report             hccl_demo as a Kubernetes job, and its log\n";
 
 constexpr absl::string_view kHelp =
@@ -45,9 +46,12 @@ constexpr absl::string_view kHelp =
     "      gateways; prints a matrix per rail, the unreachable pairs and the suspects\n"
     "      (node ports every probe from and to which failed).\n"
     "  rocectl diag bandwidth --port so0 --peer NODE [--streams 4] [--duration 2s]\n"
-    "                     [--min-fraction 0.8]\n"
-    "      TCP streams bound to the port, to the peer daemon then back; Gb/s each\n"
-    "      way and the share of the link speed (when the port reports one).\n"
+    "                     [--min-fraction 0.8] [--force-link-rate]\n"
+    "      the ethernet stage: TCP streams through the port's netdev, to the peer\n"
+    "      daemon then back; Gb/s each way and the share of the link speed (when the\n"
+    "      port reports one). On Gaudi the netdev is the driver's control path, not\n"
+    "      the RoCE data path: --min-fraction is applied there only with\n"
+    "      --force-link-rate, and the RDMA stage (diag rdma) measures RoCE.\n"
     "  rocectl diag allreduce --nodes NODE,NODE,... [--min-bytes 1K] [--max-bytes 4M]\n"
     "                     [--step-factor 4] [--iterations 5] [--time-limit 20s]\n"
     "      a ring all-reduce (float32 sum) per rail over the nodes in the order\n"
@@ -58,6 +62,16 @@ constexpr absl::string_view kHelp =
     "      every sender sends to this node's port at once: throughput per sender,\n"
     "      Jain's fairness index (1 fair .. 1/n one sender took all), TCP\n"
     "      retransmits of the senders and the port's receive drops.\n"
+    "  rocectl diag rdma --port so0 --peer NODE | --nodes NODE,NODE,...\n"
+    "                     [--test write_bw|write_lat] [--size 64K] [--duration 2s]\n"
+    "                     [--min-fraction 0.8]\n"
+    "      the RDMA stage: the RDMA benchmark (perftest's ib_write_bw/ib_write_lat,\n"
+    "      Habana's tool on hbl devices) between the two ends of one link, or of\n"
+    "      every link of a ring per rail, on each port's RDMA device and RoCE v2 GID;\n"
+    "      the peer daemon starts the server end. Gb/s (or latency p50/p99) per link,\n"
+    "      the slowest link of each rail, links below --min-fraction of their link\n"
+    "      speed. A port without an RDMA device or a node without the tool is\n"
+    "      skipped and says so. Ports in pods take no part.\n"
     "  rocectl diag collective plan --nodes NODE,NODE,... --image IMAGE [--engine mpijob|jobset]\n"
     "                     [--test all_reduce|all2all|both] [--gaudis-per-node 8]\n"
     "                     [--ports-per-node 24] [--network rocenet] [--namespace default]\n"
@@ -98,6 +112,8 @@ const std::vector<CommandFlag>& DiagFlags() {
                                                           {"streams", "N", true},
                                                           {"duration", "DURATION", true},
                                                           {"min-fraction", "FRACTION", true},
+                                                          {"force-link-rate", "", false},
+                                                          {"size", "SIZE", true},
                                                           {"min-bytes", "SIZE", true},
                                                           {"max-bytes", "SIZE", true},
                                                           {"step-factor", "N", true},
@@ -232,7 +248,9 @@ absl::Status Reach(const CommandContext& context, const Args& args) {
 }
 
 absl::Status Bandwidth(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(Only(args, {"port", "peer", "streams", "duration", "min-fraction"}, "bandwidth"));
+  RETURN_IF_ERROR(Only(args, {"port", "peer", "streams", "duration", "min-fraction",
+                              "force-link-rate"},
+                       "bandwidth"));
   v1::BandwidthRequest request;
   request.set_port(args.Get("port"));
   request.set_peer(args.Get("peer"));
@@ -247,6 +265,7 @@ absl::Status Bandwidth(const CommandContext& context, const Args& args) {
     }
     request.set_min_fraction(fraction);
   }
+  request.set_force_link_rate(args.Has("force-link-rate"));
   ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
   auto stub = v1::Diagnostics::NewStub(connection.channel());
   grpc::ClientContext rpc;
@@ -299,23 +318,53 @@ absl::Status Incast(const CommandContext& context, const Args& args) {
                 &RenderIncast, &v1::IncastEvent::result);
 }
 
+absl::Status Rdma(const CommandContext& context, const Args& args) {
+  RETURN_IF_ERROR(
+      Only(args, {"port", "peer", "nodes", "test", "size", "duration", "min-fraction"}, "rdma"));
+  v1::RdmaRequest request;
+  request.set_port(args.Get("port"));
+  request.set_peer(args.Get("peer"));
+  for (const std::string& n : args.List("nodes")) request.add_nodes(n);
+  request.set_test(args.Get("test"));
+  ASSIGN_OR_RETURN(const uint64_t size, args.Bytes("size"));
+  ASSIGN_OR_RETURN(const uint32_t duration, args.Millis("duration"));
+  request.set_message_bytes(size);
+  request.set_duration_ms(duration);
+  if (args.Has("min-fraction")) {
+    double fraction = 0;
+    if (!absl::SimpleAtod(args.Get("min-fraction"), &fraction)) {
+      return absl::InvalidArgumentError("flag --min-fraction: not a number");
+    }
+    request.set_min_fraction(fraction);
+  }
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  auto stub = v1::Diagnostics::NewStub(connection.channel());
+  grpc::ClientContext rpc;
+  // Up to three phases of links, each its duration and the servers' start.
+  SetDeadline(context, &rpc, 3 * ((duration == 0 ? 2000 : duration) + 20000));
+  auto reader = stub->Rdma(&rpc, request);
+  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Rdma",
+                &RenderRdma, &v1::RdmaEvent::result);
+}
+
 absl::Status RunDiag(const CommandContext& context, const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "collective") {
     return RunCollective(context, {args.begin() + 1, args.end()});
   }
   if (args.size() != 1) {
-    return absl::InvalidArgumentError("diag takes one test: reach, bandwidth, allreduce or incast");
+    return absl::InvalidArgumentError("diag takes one test: reach, bandwidth, allreduce, incast, rdma or collective");
   }
   const Args flags{context.flags};
   if (args[0] == "reach") return Reach(context, flags);
   if (args[0] == "bandwidth") return Bandwidth(context, flags);
   if (args[0] == "allreduce") return Allreduce(context, flags);
   if (args[0] == "incast") return Incast(context, flags);
-  const std::string near = ClosestMatch(args[0], {"reach", "bandwidth", "allreduce", "incast"});
+  if (args[0] == "rdma") return Rdma(context, flags);
+  const std::string near = ClosestMatch(args[0], {"reach", "bandwidth", "allreduce", "incast", "rdma", "collective"});
   return absl::InvalidArgumentError(
       absl::StrCat("diag: unknown test \"", args[0], "\"",
                    near.empty() ? "" : absl::StrCat("; did you mean \"", near, "\"?"),
-                   "; use reach, bandwidth, allreduce or incast"));
+                   "; use reach, bandwidth, allreduce, incast, rdma or collective"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ build_packages=(
   libabsl-dev libnl-3-dev libnl-route-3-dev prometheus-cpp-dev
   libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libssl-dev  # HMAC of the diagnostics data port's peer requests
   python3  # CMake configures the integration tests (find_package(Python3))
   help2man  # the man pages, from each binary's --help
 )

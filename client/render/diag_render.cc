@@ -18,6 +18,18 @@ std::string Endpoint(const std::string& node, const std::string& port) {
   return absl::StrCat(node, "/", port);
 }
 
+// What the figures are: "stage ethernet: TCP through the netdev so0 (...)".
+std::string StageLine(const v1::StagePath& stage) {
+  if (stage.stage().empty()) return "";
+  return absl::StrCat("stage ", stage.stage(), ": ", stage.path(), "\n");
+}
+
+void AppendNotes(const v1::StagePath& stage, std::string* out) {
+  if (stage.notes().empty()) return;
+  absl::StrAppend(out, "\nNotes:\n");
+  for (const std::string& note : stage.notes()) absl::StrAppend(out, "  ", note, "\n");
+}
+
 void AppendProblems(const google::protobuf::RepeatedPtrField<std::string>& problems,
                     std::string* out) {
   if (problems.empty()) return;
@@ -128,7 +140,7 @@ std::string RenderReach(const v1::ReachResult& result) {
 
 std::string RenderBandwidth(const v1::BandwidthResult& result) {
   std::string out = absl::StrCat(
-      "port ", result.port(), " (", result.local_address(), ") <-> ", result.peer(), ", link ",
+      StageLine(result.stage()), "port ", result.port(), " (", result.local_address(), ") <-> ", result.peer(), ", link ",
       result.link_bits_per_second() > 0 ? FormatBits(result.link_bits_per_second()) : "unknown",
       "\n\n");
   TextTable table({"DIRECTION", "STREAMS", "THROUGHPUT", "OF LINK", "BYTES", "RETRANSMITS"});
@@ -140,13 +152,14 @@ std::string RenderBandwidth(const v1::BandwidthResult& result) {
          d.direction() == "transmit" ? absl::StrCat(d.retransmits()) : "-"});
   }
   out += table.Render();
+  AppendNotes(result.stage(), &out);
   AppendProblems(result.problems(), &out);
   absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
   return out;
 }
 
 std::string RenderAllreduce(const v1::AllreduceResult& result) {
-  std::string out = absl::StrCat("ring all-reduce over ", result.ranks(),
+  std::string out = absl::StrCat(StageLine(result.stage()), "ring all-reduce over ", result.ranks(),
                                  " nodes: ", absl::StrJoin(result.nodes(), " -> "), "\n");
   for (const v1::RailResult& rail : result.rails()) {
     absl::StrAppend(&out, "\nRail ", rail.rail(), rail.broken() ? ": BROKEN" : "", "\n");
@@ -172,13 +185,14 @@ std::string RenderAllreduce(const v1::AllreduceResult& result) {
     }
     out += links.Render();
   }
+  AppendNotes(result.stage(), &out);
   AppendProblems(result.problems(), &out);
   absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
   return out;
 }
 
 std::string RenderIncast(const v1::IncastResult& result) {
-  std::string out = absl::StrCat(result.senders_size(), " senders -> ", result.node(), "/",
+  std::string out = absl::StrCat(StageLine(result.stage()), result.senders_size(), " senders -> ", result.node(), "/",
                                  result.port(), " (", result.address(), ")\n\n");
   TextTable table({"SENDER", "FROM", "THROUGHPUT", "BYTES", "RETRANSMITS", "ERROR"});
   for (const v1::IncastSender& s : result.senders()) {
@@ -192,6 +206,48 @@ std::string RenderIncast(const v1::IncastResult& result) {
       absl::StrFormat("%.3f", result.fairness()), " (1/n = ",
       absl::StrFormat("%.3f", result.senders().empty() ? 0.0 : 1.0 / result.senders_size()),
       "), retransmits ", result.retransmits(), ", receive drops ", result.receive_drops(), "\n");
+  AppendNotes(result.stage(), &out);
+  AppendProblems(result.problems(), &out);
+  absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
+  return out;
+}
+
+std::string RenderRdma(const v1::RdmaResult& result) {
+  std::string out = absl::StrCat(StageLine(result.stage()), "RDMA links between ",
+                                 absl::StrJoin(result.nodes(), ", "), "\n\n");
+  bool latency = false;
+  for (const v1::RdmaLink& l : result.links()) latency |= l.latency_p50_seconds() > 0;
+  TextTable table({"RAIL", "LINK", "DEVICES (GID)", "TOOL", latency ? "P50" : "THROUGHPUT",
+                   latency ? "P99" : "OF LINK", "NOTE"});
+  for (const v1::RdmaLink& l : result.links()) {
+    std::string note = !l.error().empty()     ? absl::StrCat("FAILED: ", l.error())
+                       : !l.skipped().empty() ? absl::StrCat("skipped: ", l.skipped())
+                       : l.below_expected()   ? "BELOW EXPECTED"
+                       : l.slowest()          ? "slowest"
+                                              : "";
+    const bool measured = l.error().empty() && l.skipped().empty();
+    table.AddRow(
+        {l.rail(),
+         absl::StrCat(Endpoint(l.from_node(), l.from_port()), " -> ",
+                      Endpoint(l.to_node(), l.to_port())),
+         l.from_device().empty()
+             ? "-"
+             : absl::StrCat(l.from_device(), " (", l.from_gid_index(), ") -> ",
+                            l.to_device().empty() ? "-" : l.to_device(), " (",
+                            l.to_gid_index(), ")"),
+         l.tool().empty() ? "-" : l.tool(),
+         !measured ? "-"
+         : latency ? FormatSeconds(l.latency_p50_seconds())
+                   : FormatBits(l.bits_per_second()),
+         !measured ? "-"
+         : latency ? FormatSeconds(l.latency_p99_seconds())
+                   : (l.fraction_of_link() > 0
+                          ? absl::StrFormat("%.0f%%", l.fraction_of_link() * 100)
+                          : "-"),
+         note});
+  }
+  out += table.Render();
+  AppendNotes(result.stage(), &out);
   AppendProblems(result.problems(), &out);
   absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
   return out;

@@ -16,6 +16,9 @@ std::string RenderBandwidth(const v1::BandwidthResult& result);
 // Per rail: the size sweep (nccl-tests columns) and the ring's links.
 std::string RenderAllreduce(const v1::AllreduceResult& result);
 std::string RenderIncast(const v1::IncastResult& result);
+// Per link: devices and GID indexes, the tool, Gb/s or latency, and what
+// was skipped and why.
+std::string RenderRdma(const v1::RdmaResult& result);
 
 // "812us", "1.20ms", "-" for 0.
 std::string FormatSeconds(double seconds);

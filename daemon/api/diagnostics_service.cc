@@ -58,6 +58,14 @@ std::vector<diag::LocalPort> LocalPortsOf(const NodeSnapshot& snapshot) {
     local.speed_mbps = port->link.speed_mbps;
     local.rx_dropped = port->link.stats.rx_dropped;
     local.tx_dropped = port->link.stats.tx_dropped;
+    local.driver = !port->pci.netdev_driver.empty() ? port->pci.netdev_driver : port->pci.driver;
+    local.netdev_is_control_path = port->discovery == inventory::Discovery::kGaudiSysfs ||
+                                   port->pci.driver == "habanalabs";
+    if (port->rdma) {
+      local.rdma_device = port->rdma->device;
+      local.rdma_port = port->rdma->port;
+      local.gid_index = port->rdma->gid_index;
+    }
     out.push_back(std::move(local));
   }
   return out;
@@ -68,7 +76,8 @@ DiagnosticsService::DiagnosticsService(NodeStateSource* source, diag::Diagnostic
     : source_(source),
       gate_(options.gate),
       diagnostics_(diagnostics),
-      metrics_(std::make_shared<DiagMetrics>()) {}
+      metrics_(std::make_shared<DiagMetrics>(
+          [diagnostics] { return diagnostics->PeerRefusals(); })) {}
 
 DiagnosticsService::~DiagnosticsService() { Shutdown(); }
 
@@ -162,6 +171,13 @@ grpc::Status DiagnosticsService::Incast(grpc::ServerContext* context,
                                         grpc::ServerWriter<v1::IncastEvent>* writer) {
   return Run(*context, "/rocenet.v1.Diagnostics/Incast", *request, writer, &diag::NormalizeIncast,
              &diag::Diagnostics::Incast, &v1::IncastEvent::mutable_result);
+}
+
+grpc::Status DiagnosticsService::Rdma(grpc::ServerContext* context,
+                                      const v1::RdmaRequest* request,
+                                      grpc::ServerWriter<v1::RdmaEvent>* writer) {
+  return Run(*context, "/rocenet.v1.Diagnostics/Rdma", *request, writer, &diag::NormalizeRdma,
+             &diag::Diagnostics::Rdma, &v1::RdmaEvent::mutable_result);
 }
 
 }  // namespace rocenet::api

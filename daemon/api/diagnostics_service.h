@@ -67,6 +67,8 @@ class DiagnosticsService final : public v1::Diagnostics::Service {
                          grpc::ServerWriter<v1::AllreduceEvent>* writer) override;
   grpc::Status Incast(grpc::ServerContext* context, const v1::IncastRequest* request,
                       grpc::ServerWriter<v1::IncastEvent>* writer) override;
+  grpc::Status Rdma(grpc::ServerContext* context, const v1::RdmaRequest* request,
+                    grpc::ServerWriter<v1::RdmaEvent>* writer) override;
 
  private:
   template <typename Event, typename Request, typename Result>

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/api/metric_families.h"
 
@@ -26,6 +27,12 @@ void DiagMetrics::Record(const v1::ReachResult& result) {
   absl::MutexLock lock(&mu_);
   reach_ = result;
   Count("reach", result.ok());
+}
+
+void DiagMetrics::Record(const v1::RdmaResult& result) {
+  absl::MutexLock lock(&mu_);
+  rdma_ = result;
+  Count("rdma", result.ok());
 }
 
 void DiagMetrics::Record(const v1::BandwidthResult& result) {
@@ -62,6 +69,17 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
              "When each test last ended, in seconds since the epoch.", MetricType::Gauge);
   for (const auto& [test, value] : last_run_) AddSample(last, {{"test", test}}, value);
   out.push_back(std::move(last));
+
+  MetricFamily refused = Family("rocenet_diag_peer_refused_total",
+                                "Data port connections refused, by reason: rate_limited, "
+                                "unauthenticated, bad_mac, stale, replayed, malformed.",
+                                MetricType::Counter);
+  if (refusals_ != nullptr) {
+    for (const auto& [reason, count] : refusals_()) {
+      AddSample(refused, {{"reason", reason}}, static_cast<double>(count));
+    }
+  }
+  out.push_back(std::move(refused));
 
   // Reach: per port and kind of target (the port's switch, or the peers of
   // a mesh), the worst target, never one series per target: a mesh of N
@@ -110,15 +128,44 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
   out.push_back(std::move(unreachable));
 
   // Base units: bytes, whatever the CLI shows.
+  // The ethernet stage (TCP through the netdev) and the rdma stage (the RDMA
+  // benchmark, client to server) side by side, told apart by `stage`.
   MetricFamily bw = Family("rocenet_diag_bandwidth_bytes_per_second",
-                           "Last bandwidth run: throughput per direction.", MetricType::Gauge);
+                           "Last bandwidth run of each stage: throughput per link and direction.",
+                           MetricType::Gauge);
   for (const v1::DirectionResult& d : bandwidth_.directions()) {
-    AddSample(
-        bw,
-        {{"device", bandwidth_.port()}, {"peer", bandwidth_.peer()}, {"direction", d.direction()}},
-        d.bits_per_second() / 8);
+    AddSample(bw,
+              {{"device", bandwidth_.port()},
+               {"peer", bandwidth_.peer()},
+               {"direction", d.direction()},
+               {"stage", "ethernet"}},
+              d.bits_per_second() / 8);
+  }
+  MetricFamily rdma_lat = Family("rocenet_diag_rdma_latency_seconds",
+                                 "Last RDMA latency run: one-way latency quantiles per link.",
+                                 MetricType::Gauge);
+  for (const v1::RdmaLink& link : rdma_.links()) {
+    if (!link.skipped().empty() || !link.error().empty()) continue;
+    using Labels = std::vector<prometheus::ClientMetric::Label>;
+    const Labels base = {{"device", link.from_port()},
+                         {"peer", link.to_node()}};
+    if (link.bits_per_second() > 0) {
+      Labels labels = base;
+      labels.push_back({"direction", "transmit"});
+      labels.push_back({"stage", "rdma"});
+      AddSample(bw, labels, link.bits_per_second() / 8);
+    }
+    if (link.latency_p50_seconds() > 0) {
+      for (const auto& [q, v] : {std::pair<const char*, double>{"0.5", link.latency_p50_seconds()},
+                                 {"0.99", link.latency_p99_seconds()}}) {
+        Labels labels = base;
+        labels.push_back({"quantile", q});
+        AddSample(rdma_lat, labels, v);
+      }
+    }
   }
   out.push_back(std::move(bw));
+  out.push_back(std::move(rdma_lat));
 
   MetricFamily busbw = Family("rocenet_diag_allreduce_bus_bandwidth_bytes_per_second",
                               "Last all-reduce run: bus bandwidth (nccl-tests busbw) of the "

@@ -4,6 +4,8 @@
 // counter). A Collectable; Record*() and Collect() are thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,7 +19,12 @@ namespace rocenet::api {
 
 class DiagMetrics final : public prometheus::Collectable {
  public:
+  // Data port refusals by reason, read on every scrape.
+  using Refusals = std::function<std::map<std::string, uint64_t>()>;
+  explicit DiagMetrics(Refusals refusals = nullptr) : refusals_(std::move(refusals)) {}
+
   void Record(const v1::ReachResult& result);
+  void Record(const v1::RdmaResult& result);
   void Record(const v1::BandwidthResult& result);
   void Record(const v1::AllreduceResult& result);
   void Record(const v1::IncastResult& result);
@@ -27,7 +34,9 @@ class DiagMetrics final : public prometheus::Collectable {
  private:
   void Count(const std::string& test, bool ok) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  const Refusals refusals_;
   mutable absl::Mutex mu_;
+  v1::RdmaResult rdma_ ABSL_GUARDED_BY(mu_);
   v1::ReachResult reach_ ABSL_GUARDED_BY(mu_);
   v1::BandwidthResult bandwidth_ ABSL_GUARDED_BY(mu_);
   v1::AllreduceResult allreduce_ ABSL_GUARDED_BY(mu_);

@@ -47,6 +47,7 @@ const std::vector<ReloadRule>& ReloadRules() {
       Rule("runtime_dir", kRestart, [](auto& o) -> auto& { return o.runtime_dir; }),
       Rule("diag_port", kRestart, [](auto& o) -> auto& { return o.diag_port; }),
       Rule("node_name", kRestart, [](auto& o) -> auto& { return o.node_name; }),
+      Rule("diag_secret_file", kRestart, [](auto& o) -> auto& { return o.diag_secret_file; }),
       Rule("mode", kRestart, [](auto& o) -> auto& { return o.mode; }),
       Rule("log_format", kRestart, [](auto& o) -> auto& { return o.log_format; }),
       Rule("interfaces", kRestart, [](auto& o) -> auto& { return o.selection.interfaces; }),

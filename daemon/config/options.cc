@@ -24,7 +24,7 @@ const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
       "socket", "sysfs_root", "metrics_address", "state_dir", "runtime_dir", "mode",
       "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs",
-      "read_group", "tls", "limits", "diag_port", "node_name", "qos"};
+      "read_group", "tls", "limits", "diag_port", "node_name", "diag_secret_file", "qos"};
   return *keys;
 }
 const std::set<std::string>& GaudiKeys() {
@@ -183,6 +183,8 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
     options.runtime_dir = text;
   } else if (key == "node_name") {
     options.node_name = text;
+  } else if (key == "diag_secret_file") {
+    options.diag_secret_file = text;
   } else if (key == "mode") {
     absl::StatusOr<AddressingMode> mode = ParseMode(text);
     if (!mode.ok()) return wrap(mode.status());

@@ -53,6 +53,10 @@ struct DaemonOptions {
   // this node's name in their results (empty: $NODE_NAME, else the host name).
   uint16_t diag_port = 50153;
   std::string node_name;
+  // The file holding the cluster's shared secret that every data port
+  // request is signed with (mounted from a Kubernetes Secret; re-read when
+  // it changes). Empty: the data port stays closed.
+  std::string diag_secret_file;
   // How long a starting rocenetd waits for another one still holding the
   // socket (shutting down during an overlapping restart) before it gives up.
   absl::Duration takeover_wait = absl::Seconds(30);

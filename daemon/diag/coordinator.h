@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/diagnostics.h"
 #include "daemon/diag/peers.h"
+#include "daemon/diag/rdma_link.h"
 #include "daemon/os/clock.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
@@ -36,6 +38,31 @@ struct CoordinatorParts {
   // This node's name in results, and its data port (0: off).
   std::string node_name;
   uint16_t data_port = 0;
+  // Where this node's own verdicts go; null: nowhere.
+  ValidationSink validation;
+  // The RDMA stage's ends on this node; null: no RDMA stage.
+  RdmaLinks* rdma = nullptr;
+};
+
+// Which nodes a test's verdict concerns: every node that took part, by name
+// and daemon; on a failure, those the result names (the ends of a failed
+// link, the suspects) lose their validation, the others keep what they
+// had. When a failure names no node, every node that took part loses it.
+struct Verdict {
+  std::string stage;
+  bool passed = false;
+  std::string detail;
+  // (name, daemon); a node without a daemon address (this one, when it took
+  // part through its own ports) has address 0.0.0.0.
+  std::vector<std::pair<std::string, NodeAddress>> nodes;
+  std::set<std::string> failed;
+
+  Verdict(std::string stage_name, bool stage_passed, std::string what_failed,
+          std::vector<std::pair<std::string, NodeAddress>> taking_part = {})
+      : stage(std::move(stage_name)),
+        passed(stage_passed),
+        detail(std::move(what_failed)),
+        nodes(std::move(taking_part)) {}
 };
 
 class Coordinator {
@@ -50,6 +77,7 @@ class Coordinator {
                                                 const Progress& progress);
   absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
                                           const Progress& progress);
+  absl::StatusOr<v1::RdmaResult> Rdma(const v1::RdmaRequest& request, const Progress& progress);
 
  private:
   absl::Time Now() const { return parts_.clock->Now(); }
@@ -58,6 +86,10 @@ class Coordinator {
   // From this node's own ports only.
   absl::StatusOr<v1::ReachResult> LocalReach(const v1::ReachRequest& request,
                                              const Progress& progress);
+
+  // Tells every node of `verdict` (this one through parts_.validation, the
+  // others over the data port, at once, within a few seconds).
+  void Announce(const Verdict& verdict);
 
   CoordinatorParts parts_;
 };

@@ -9,6 +9,7 @@
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/coordinator_util.h"
 #include "daemon/diag/ring_summary.h"
+#include "daemon/diag/stage.h"
 #include "daemon/diag/stats.h"
 
 namespace rocenet::diag {
@@ -84,6 +85,14 @@ absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRe
   }
   // A ring per rail that every node has a port in.
   const std::vector<std::string> ring_rails = RingRails(infos, result);
+  std::vector<std::pair<std::string, v1::PeerPort>> ring_ports;
+  for (const std::string& rail : ring_rails) {
+    for (const absl::StatusOr<v1::PeerInfo>& info : infos) {
+      const v1::PeerPort* port = PortInRail(*info, rail);
+      ring_ports.emplace_back(absl::StrCat(info->node(), "/", port->name()), *port);
+    }
+  }
+  *result.mutable_stage() = EthernetRingStage(ring_ports);
   const std::vector<uint64_t> sizes =
       SizeSweep(request.min_bytes(), request.max_bytes(), request.step_factor());
   const std::string session = RandomSession();
@@ -123,6 +132,16 @@ absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRe
     }
   }
   result.set_ok(result.problems().empty());
+  Verdict verdict(kEthernetStage, result.ok(), coordinator::FirstProblem(result.problems()));
+  for (size_t i = 0; i < n; ++i) verdict.nodes.emplace_back(result.nodes(i), nodes[i]);
+  for (const v1::RailResult& rail : result.rails()) {
+    for (const v1::RingLink& link : rail.links()) {
+      if (link.error().empty()) continue;
+      verdict.failed.insert(link.from_node());
+      verdict.failed.insert(link.to_node());
+    }
+  }
+  Announce(verdict);
   return result;
 }
 

@@ -4,6 +4,7 @@
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/coordinator_util.h"
+#include "daemon/diag/stage.h"
 
 namespace rocenet::diag {
 
@@ -27,6 +28,9 @@ absl::StatusOr<v1::BandwidthResult> Coordinator::Bandwidth(const v1::BandwidthRe
   result.set_peer(peer.ToString());
   const double link = static_cast<double>(port->speed_mbps) * 1e6;
   result.set_link_bits_per_second(link);
+  *result.mutable_stage() = EthernetStage(*port);
+  const bool check_rate = LinkRateApplies(*port, request.min_fraction(),
+                                          request.force_link_rate(), result.mutable_stage());
   const absl::Duration duration = absl::Milliseconds(request.duration_ms());
   for (const char* direction : {"transmit", "receive"}) {
     const bool transmit = std::string(direction) == "transmit";
@@ -53,14 +57,17 @@ absl::StatusOr<v1::BandwidthResult> Coordinator::Bandwidth(const v1::BandwidthRe
     if (link > 0) d->set_fraction_of_link(d->bits_per_second() / link);
     if (d->bits_per_second() <= 0) {
       result.add_problems(absl::StrCat(direction, ": no data got through"));
-    } else if (link > 0 && request.min_fraction() > 0 &&
-               d->fraction_of_link() < request.min_fraction()) {
+    } else if (check_rate && d->fraction_of_link() < request.min_fraction()) {
       result.add_problems(absl::StrFormat("%s: %.2f Gb/s is %.0f%% of the link's %.0f Gb/s",
                                           direction, d->bits_per_second() / 1e9,
                                           d->fraction_of_link() * 100, link / 1e9));
     }
   }
   result.set_ok(result.problems().empty());
+  Announce(Verdict(kEthernetStage, result.ok(),
+                   absl::StrCat(port->name, " <-> ", peer.ToString(), ": ",
+                                coordinator::FirstProblem(result.problems())),
+                   {{parts_.node_name, NodeAddress{}}, {peer.ToString(), peer}}));
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/coordinator_util.h"
+#include "daemon/diag/stage.h"
 #include "daemon/diag/stats.h"
 
 namespace rocenet::diag {
@@ -31,6 +32,7 @@ absl::StatusOr<v1::IncastResult> Coordinator::Incast(const v1::IncastRequest& re
   result.set_port(receiver.name);
   result.set_address(receiver.address.ToString());
   result.set_link_bits_per_second(static_cast<double>(receiver.speed_mbps) * 1e6);
+  *result.mutable_stage() = EthernetStage(receiver);
   const std::vector<NodeAddress> nodes = ParseNodes(request.senders());
   const std::vector<absl::StatusOr<v1::PeerInfo>> infos = Infos(nodes);
   progress(absl::StrCat(nodes.size(), " senders to ", receiver.name, " for ", request.duration_ms(),
@@ -80,6 +82,15 @@ absl::StatusOr<v1::IncastResult> Coordinator::Incast(const v1::IncastRequest& re
     }
   }
   result.set_ok(result.problems().empty());
+  Verdict verdict(kEthernetStage, result.ok(), coordinator::FirstProblem(result.problems()),
+                  {{parts_.node_name, NodeAddress{}}});
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    verdict.nodes.emplace_back(result.senders(static_cast<int>(i)).node(), nodes[i]);
+    if (!result.senders(static_cast<int>(i)).error().empty()) {
+      verdict.failed.insert(result.senders(static_cast<int>(i)).node());
+    }
+  }
+  Announce(verdict);
   return result;
 }
 

@@ -100,6 +100,8 @@ absl::StatusOr<v1::ReachResult> Coordinator::LocalReach(const v1::ReachRequest& 
     *result.add_ports() = std::move(port);
   }
   AnalyzeReach({}, &result);
+  Announce(Verdict("reach", result.ok(), coordinator::FirstProblem(result.problems()),
+                   {{parts_.node_name, NodeAddress{}}}));
   return result;
 }
 
@@ -144,6 +146,18 @@ absl::StatusOr<v1::ReachResult> Coordinator::Reach(const v1::ReachRequest& reque
     AddProbes(infos[i]->node(), replies[i]->reach(), owners, result);
   }
   AnalyzeReach(silent, &result);
+  Verdict verdict("reach", result.ok(), coordinator::FirstProblem(result.problems()));
+  for (size_t i = 0; i < nodes.size(); ++i) verdict.nodes.emplace_back(result.nodes(i), nodes[i]);
+  // The suspects explain the failures; without any, both ends of every
+  // unreachable pair are in doubt.
+  for (const std::string& s : result.suspects()) verdict.failed.insert(coordinator::NodeOf(s));
+  if (verdict.failed.empty()) {
+    for (const v1::UnreachablePair& pair : result.unreachable()) {
+      verdict.failed.insert(pair.from_node());
+      if (!pair.to_node().empty()) verdict.failed.insert(pair.to_node());
+    }
+  }
+  Announce(verdict);
   return result;
 }
 

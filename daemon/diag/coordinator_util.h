@@ -55,4 +55,14 @@ inline std::string NameOf(const absl::StatusOr<v1::PeerInfo>& info, const NodeAd
   return node.ToString();
 }
 
+// A result's first problem, for a verdict's detail.
+inline std::string FirstProblem(const google::protobuf::RepeatedPtrField<std::string>& problems) {
+  return problems.empty() ? std::string() : problems[0];
+}
+
+// The node of "node/port" or "node".
+inline std::string NodeOf(const std::string& node_port) {
+  return node_port.substr(0, node_port.find('/'));
+}
+
 }  // namespace rocenet::diag::coordinator

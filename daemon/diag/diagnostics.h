@@ -12,7 +12,9 @@
 // peer outside the port's rail).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,6 +32,10 @@ using PortsSource = std::function<absl::StatusOr<std::vector<LocalPort>>()>;
 // the test's threads (one at a time is not guaranteed).
 using Progress = std::function<void(const std::string& message, double fraction)>;
 
+// Records a stage's verdict on this node (the scheduler's validation
+// label); called from any thread, must not block for long.
+using ValidationSink = std::function<void(const v1::ValidationNotice& notice)>;
+
 class Diagnostics {
  public:
   virtual ~Diagnostics() = default;
@@ -46,6 +52,11 @@ class Diagnostics {
                                                         const Progress& progress) = 0;
   virtual absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
                                                   const Progress& progress) = 0;
+  virtual absl::StatusOr<v1::RdmaResult> Rdma(const v1::RdmaRequest& request,
+                                              const Progress& progress) = 0;
+
+  // Data port requests refused so far, by reason (peer_auth.h RefusalName).
+  virtual std::map<std::string, uint64_t> PeerRefusals() const { return {}; }
 };
 
 }  // namespace rocenet::diag

@@ -144,6 +144,48 @@ absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest r) {
   return r;
 }
 
+absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
+                             uint32_t duration_ms) {
+  if (test != "write_bw" && test != "write_lat") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("test: \"", test, "\" is not write_bw or write_lat"));
+  }
+  RETURN_IF_ERROR(OutOfRange("message_bytes", message_bytes, 2, kMaxRdmaBytes));
+  return OutOfRange("duration_ms", duration_ms, kMinRdmaDurationMs, kMaxDurationMs);
+}
+
+absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest r) {
+  const bool link = !r.port().empty() || !r.peer().empty();
+  if (link && !r.nodes().empty()) {
+    return absl::InvalidArgumentError("nodes: give either port and peer, or nodes");
+  }
+  if (link) {
+    if (r.port().empty()) return absl::InvalidArgumentError("port: required with peer");
+    if (r.peer().empty()) return absl::InvalidArgumentError("peer: required with port");
+    if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(r.peer()); !a.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("peer: ", a.status().message()));
+    }
+  } else {
+    RETURN_IF_ERROR(CheckNodes(r.nodes(), "nodes", 2));
+  }
+  if (r.test().empty()) r.set_test("write_bw");
+  uint64_t bytes = r.message_bytes();
+  uint32_t duration = r.duration_ms();
+  RETURN_IF_ERROR(Bound<uint64_t>(bytes, r.test() == "write_lat" ? 2 : 65536, 2, kMaxRdmaBytes,
+                                  "message_bytes"));
+  RETURN_IF_ERROR(
+      Bound<uint32_t>(duration, 2000, kMinRdmaDurationMs, kMaxDurationMs, "duration_ms"));
+  r.set_message_bytes(bytes);
+  r.set_duration_ms(duration);
+  RETURN_IF_ERROR(CheckRdmaParams(r.test(), bytes, duration));
+  if (!r.has_min_fraction()) r.set_min_fraction(kDefaultRdmaMinFraction);
+  if (!(r.min_fraction() >= 0 && r.min_fraction() <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_fraction: ", r.min_fraction(), " is not within 0..1"));
+  }
+  return r;
+}
+
 absl::Status CheckRingJoin(const v1::RingJoin& j) {
   RETURN_IF_ERROR(OutOfRange("ranks", j.ranks(), 2, kMaxNodes));
   if (j.rank() >= j.ranks()) {

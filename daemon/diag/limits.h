@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -31,11 +32,20 @@ inline constexpr uint32_t kMaxIterations = 100;
 inline constexpr uint32_t kMinAllreduceTimeoutMs = 1000;
 inline constexpr uint32_t kMaxAllreduceTimeoutMs = 120000;
 inline constexpr int kMaxSizes = 32;
+inline constexpr uint64_t kMaxRdmaBytes = 8ull << 20;
+inline constexpr uint32_t kMinRdmaDurationMs = 1000;
+inline constexpr double kDefaultRdmaMinFraction = 0.8;
 
 absl::StatusOr<v1::ReachRequest> NormalizeReach(v1::ReachRequest request);
 absl::StatusOr<v1::BandwidthRequest> NormalizeBandwidth(v1::BandwidthRequest request);
 absl::StatusOr<v1::AllreduceRequest> NormalizeAllreduce(v1::AllreduceRequest request);
 absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest request);
+// One link (port and peer) or a ring (nodes), not both; test write_bw or
+// write_lat.
+absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest request);
+// The fields of RdmaServe and RdmaRun that a peer checks.
+absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
+                             uint32_t duration_ms);
 
 // Checks of the data port requests, whose fields the coordinator fills from
 // a normalized request; a peer enforces the same bounds.

@@ -27,11 +27,13 @@
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/netns_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
+#include "daemon/os/linux/process_linux.h"
 #include "daemon/os/linux/signals.h"
 #include "daemon/os/linux/socket_lock.h"
 #include "daemon/os/linux/sysfs_linux.h"
 #include "daemon/os/linux/system_clock.h"
 #include "daemon/os/linux/unix_socket.h"
+#include "daemon/outputs/validation_label.h"
 #include "daemon/server/api_server.h"
 #include "daemon/server/config_watcher.h"
 #include "daemon/server/node.h"
@@ -189,10 +191,38 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   api::HealthService health_service(&node, &gate);
   api::AttachmentsService attachments_service(&node, &gate);
   api::AddressingService addressing_service(&node, &gate);
+  // The scheduler's view of the triage stages this node passed (NFD), beside
+  // its scale-out-ready label; off with the NFD output.
+  outputs::ValidationLabel validation(
+      &fs, &clock, outputs::ValidationPathFor(options.outputs.nfd_features_path));
+  diag::ValidationSink record_validation = nullptr;
+  if (!options.outputs.nfd_features_path.empty()) {
+    record_validation = [&validation](const v1::ValidationNotice& notice) {
+      if (absl::Status s = validation.Record(notice.stage(), notice.passed(), notice.detail(),
+                                             notice.from_node());
+          !s.ok()) {
+        SPDLOG_WARN("{}", s.message());
+        return;
+      }
+      if (notice.passed()) {
+        SPDLOG_INFO("validation: the {} stage passed (coordinated by {})", notice.stage(),
+                    notice.from_node());
+      } else {
+        SPDLOG_WARN("validation: the {} stage failed (coordinated by {}): {}; label removed",
+                    notice.stage(), notice.from_node(), notice.detail());
+      }
+    };
+  }
+  // Starts the RDMA stage's benchmarks (perftest, Habana's tool).
+  os::ProcessRunnerLinux process_runner;
   diag::DiagEngine diag_engine(
       {.data_port = options.diag_port,
        .node_name = api::DiagNodeName(options.node_name),
-       .clock = &clock},
+       .clock = &clock,
+       .secret = options.diag_secret_file.empty() ? nullptr
+                                                  : diag::FileSecret(options.diag_secret_file),
+       .validation = record_validation,
+       .runner = &process_runner},
       api::DiagPortsOf(&node));
   RETURN_IF_ERROR(diag_engine.Start());
   api::DiagnosticsService diagnostics_service(&node, &diag_engine, {.gate = &gate});

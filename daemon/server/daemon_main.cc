@@ -60,6 +60,9 @@ ABSL_FLAG(std::string, tls_client_cert, "none",
           "client certificates on the TLS listener: none, optional or require");
 ABSL_FLAG(int32_t, diag_port, 50153,
           "TCP data port for diagnostics, on the scale-out ports' addresses only (0: off)");
+ABSL_FLAG(std::string, diag_secret_file, "",
+          "file with the cluster's shared secret (16 bytes or more) that other daemons' data "
+          "port requests must be signed with (empty: the data port stays closed)");
 ABSL_FLAG(std::string, node_name, "",
           "this node's name in diagnostics results (empty: $NODE_NAME, else the host name)");
 ABSL_FLAG(std::string, takeover_wait, "30s",
@@ -112,6 +115,7 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& opt
     options.diag_port = static_cast<uint16_t>(absl::GetFlag(FLAGS_diag_port));
   }
   if (given("node_name")) options.node_name = absl::GetFlag(FLAGS_node_name);
+  if (given("diag_secret_file")) options.diag_secret_file = absl::GetFlag(FLAGS_diag_secret_file);
   if (given("takeover_wait")) {
     absl::Duration wait;
     if (!absl::ParseDuration(absl::GetFlag(FLAGS_takeover_wait), &wait) ||

@@ -40,6 +40,7 @@ _rocectl() {
     --streams) return 0 ;;
     --duration) return 0 ;;
     --min-fraction) return 0 ;;
+    --size) return 0 ;;
     --min-bytes) return 0 ;;
     --max-bytes) return 0 ;;
     --step-factor) return 0 ;;
@@ -64,7 +65,7 @@ _rocectl() {
       --socket)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         socket="${COMP_WORDS[i+1]}"; (( i++ )) ;;
-      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--min-bytes|--max-bytes|--step-factor|--iterations|--image|--engine|--test|--gaudis-per-node|--ports-per-node|--network|--namespace|--name|--platform|--expected-busbw)
+      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--size|--min-bytes|--max-bytes|--step-factor|--iterations|--image|--engine|--test|--gaudis-per-node|--ports-per-node|--network|--namespace|--name|--platform|--expected-busbw)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         (( i++ )) ;;
       -*|=) ;;
@@ -77,7 +78,7 @@ _rocectl() {
     case "$command" in
       wait) flags+=" --ready" ;;
       topology) flags+=" --format" ;;
-      diag) flags+=" --nodes --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --platform --expected-busbw" ;;
+      diag) flags+=" --nodes --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --force-link-rate --size --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --platform --expected-busbw" ;;
     esac
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 import time
 
 import pytest
@@ -34,11 +35,22 @@ def node_addr(i: int, rail: int = 0) -> str:
 def cluster():
     cl = sim_cluster.Cluster.up(sim_cluster.fabric.unique_name("dg"), nodes=NODES, rails=RAILS)
     daemons: list[Daemon] = []
+    # The cluster's shared secret, as a Kubernetes Secret would mount it, and
+    # each node's NFD features directory (the validation labels).
+    secrets = tempfile.mkdtemp(prefix="rocenet-diag-secret-")
+    secret = os.path.join(secrets, "secret")
+    with open(secret, "w", encoding="utf-8") as f:
+        f.write(os.urandom(24).hex() + "\n")
     try:
         for i in range(NODES):
+            config = os.path.join(secrets, f"n{i}.yaml")
+            with open(config, "w", encoding="utf-8") as f:
+                f.write(f"diag_secret_file: {secret}\n"
+                        f"outputs:\n  nfd_features: {secrets}/n{i}/features.d/rocenet\n")
             d = Daemon(cl.node_netns(i), ["--gaudi=false", "--interfaces=so*",
                                           f"--sysfs-root={cl.sysfs_root(i)}",
-                                          f"--node-name=n{i}"])
+                                          f"--node-name=n{i}", f"--config={config}"])
+            d.nfd_dir = f"{secrets}/n{i}/features.d"
             daemons.append(d)
             d.start()
         for i, d in enumerate(daemons):
@@ -257,3 +269,54 @@ def test_broken_link_is_named(cluster):
     assert all(s["verified"] for s in rails["10.201.0.0/16"]["sizes"])
     failed = [l for l in rails["10.202.0.0/16"]["links"] if l.get("error")]
     assert failed and all("n1" in (l["from_node"], l["to_node"]) for l in failed)
+
+
+def validated(daemon: Daemon) -> str:
+    """The node's validation label file, as nfd-worker would read it."""
+    path = os.path.join(daemon.nfd_dir, "rocenet-validated")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def test_a_passed_stage_labels_every_node_that_took_part(cluster):
+    cl, daemons = cluster
+    rc, result, err, _ = diag(daemons[0], "bandwidth", "--port", "so0", "--peer", node_addr(1),
+                              "--streams", "1", "--duration", "500ms", bound=10)
+    assert rc == 0, err
+    assert result["stage"]["stage"] == "ethernet"
+    assert result["stage"]["path"].startswith("TCP through the netdev so0"), result["stage"]
+    for d in daemons[:2]:
+        text = validated(d)
+        assert text.startswith("# +expiry-time="), text
+        assert "rocenet.io/scale-out-validated=ethernet" in text, text
+
+
+def test_a_forged_request_to_the_data_port_is_refused_and_counted(cluster):
+    """Anyone on the fabric can reach the data port: a request without the
+    cluster's MAC (here, one that asks n1 to flood n2) gets no answer and is
+    counted, and n1 sends nothing."""
+    cl, daemons = cluster
+    before = metric_value(daemons[1].metrics(), "rocenet_diag_peer_refused_total",
+                          {"reason": "unauthenticated"}) or 0
+    # A PeerEnvelope whose request (field 1) is a PeerRequest.send (field 7)
+    # to n2, and no auth: the bytes an attacker without the secret can make.
+    target = node_addr(2).encode()
+    send = b"\x0a" + bytes([len(target)]) + target + b"\x10\xa9\x87\x03\x18\xd0\x0f\x20\x01"
+    request = b"\x3a" + bytes([len(send)]) + send
+    envelope = b"\x0a" + bytes([len(request)]) + request
+    code = (
+        "import socket,struct\n"
+        f"s=socket.create_connection(('{node_addr(1)}',50153),timeout=3)\n"
+        f"s.sendall(struct.pack('>I',{len(envelope)})+bytes.fromhex('{envelope.hex()}'))\n"
+        "print(repr(s.recv(4096)))\n")
+    cp = cl.node_exec(0, [sys.executable, "-c", code], timeout=15)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.strip() == "b''", f"the data port answered a forged request: {cp.stdout}"
+    wait_until(lambda: (metric_value(daemons[1].metrics(), "rocenet_diag_peer_refused_total",
+                                     {"reason": "unauthenticated"}) or 0) == before + 1,
+               5, what="the refusal counted")
+    assert "data port: refused: peer " + node_addr(0) in daemons[1].log()
+

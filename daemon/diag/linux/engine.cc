@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/common/logging.h"
+#include "daemon/common/status_macros.h"
 #include "daemon/diag/limits.h"
 #include "daemon/diag/linux/prober.h"
 #include "daemon/diag/linux/ring.h"
@@ -41,40 +42,74 @@ void ReplyError(int fd, absl::string_view error) {
 DiagEngine::DiagEngine(EngineOptions options, PortsSource ports)
     : options_(std::move(options)),
       ports_(std::move(ports)),
+      rdma_(options_.runner, this, options_.node_name),
+      credentials_(options_.node_name, options_.secret),
       coordinator_({.peers = this,
                     .local = this,
                     .clock = options_.clock,
                     .ports = ports_,
                     .node_name = options_.node_name,
-                    .data_port = options_.data_port}) {}
+                    .data_port = options_.data_port,
+                    .validation = options_.validation,
+                    .rdma = &rdma_}) {}
 
 DiagEngine::~DiagEngine() { Stop(); }
 
 absl::Status DiagEngine::Start() {
   if (options_.data_port == 0) return absl::OkStatus();
+  if (!credentials_.configured()) {
+    SPDLOG_WARN(
+        "data port: not opened, no shared secret is configured (diag_secret_file); "
+        "this node can run local tests only");
+    return absl::OkStatus();
+  }
+  if (absl::StatusOr<std::string> secret = credentials_.Secret(); !secret.ok()) {
+    return secret.status();
+  }
   listener_ =
       std::make_unique<DataListener>(options_.data_port, [this](Fd fd) { Serve(std::move(fd)); });
   return listener_->Start();
 }
 
+absl::Status DiagEngine::RequirePeers() const {
+  if (credentials_.configured()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "this test needs other nodes' daemons, and this rocenetd has no shared secret for the "
+      "data port (diag_secret_file)");
+}
+
+std::map<std::string, uint64_t> DiagEngine::PeerRefusals() const {
+  return credentials_.gate().Refusals();
+}
+
 absl::StatusOr<v1::ReachResult> DiagEngine::Reach(const v1::ReachRequest& request,
                                                  const Progress& progress) {
+  if (!request.nodes().empty()) RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Reach(request, progress);
 }
 
 absl::StatusOr<v1::BandwidthResult> DiagEngine::Bandwidth(const v1::BandwidthRequest& request,
                                                          const Progress& progress) {
+  RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Bandwidth(request, progress);
 }
 
 absl::StatusOr<v1::AllreduceResult> DiagEngine::Allreduce(const v1::AllreduceRequest& request,
                                                          const Progress& progress) {
+  RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Allreduce(request, progress);
 }
 
 absl::StatusOr<v1::IncastResult> DiagEngine::Incast(const v1::IncastRequest& request,
                                                    const Progress& progress) {
+  RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Incast(request, progress);
+}
+
+absl::StatusOr<v1::RdmaResult> DiagEngine::Rdma(const v1::RdmaRequest& request,
+                                               const Progress& progress) {
+  RETURN_IF_ERROR(RequirePeers());
+  return coordinator_.Rdma(request, progress);
 }
 
 std::vector<v1::PortReach> DiagEngine::Probe(const std::vector<LocalPort>& ports,
@@ -86,12 +121,12 @@ std::vector<v1::PortReach> DiagEngine::Probe(const std::vector<LocalPort>& ports
 
 v1::StreamResult DiagEngine::Send(const LocalPort& from, Ipv4Address to, uint16_t port,
                                   absl::Duration duration) {
-  return SendStream(from, to, port, duration);
+  return SendStream(from, to, port, duration, credentials_);
 }
 
 v1::StreamResult DiagEngine::Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
                                      absl::Duration duration) {
-  return ReceiveStream(from, to, port, duration);
+  return ReceiveStream(from, to, port, duration, credentials_);
 }
 
 void DiagEngine::SetAddresses(std::set<Ipv4Address> addresses) {
@@ -121,16 +156,43 @@ v1::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) const {
     p->set_rail(port.rail.ToString());
     p->set_up(port.up);
     p->set_speed_mbps(port.speed_mbps);
+    p->set_driver(port.driver);
+    p->set_netdev_is_control_path(port.netdev_is_control_path);
   }
   return info;
 }
 
+absl::StatusOr<v1::PeerRequest> DiagEngine::AdmitRequest(int fd) {
+  absl::StatusOr<TcpEnds> ends = EndsOf(fd);
+  if (!ends.ok()) return ends.status();
+  v1::PeerEnvelope envelope;
+  if (absl::Status s = ReadFrame(fd, &envelope, absl::Now() + kFirstFrameTimeout); !s.ok()) {
+    credentials_.gate().Count(Refusal::kMalformed);
+    return absl::Status(s.code(), absl::StrCat("peer ", ends->peer.ToString(), ": ", s.message()));
+  }
+  absl::StatusOr<std::string> secret = credentials_.Secret();
+  if (!secret.ok()) {
+    credentials_.gate().Count(Refusal::kUnauthenticated);
+    return secret.status();
+  }
+  absl::StatusOr<PeerGate::Admitted> admitted = credentials_.gate().Admit(
+      envelope, *secret, ends->peer, ends->local, options_.data_port, absl::Now());
+  if (!admitted.ok()) return admitted.status();
+  return std::move(admitted->request);
+}
+
 void DiagEngine::Serve(Fd fd) {
-  v1::PeerRequest request;
-  if (absl::Status s = ReadFrame(fd.get(), &request, absl::Now() + kFirstFrameTimeout); !s.ok()) {
-    SPDLOG_DEBUG("data port: dropped a connection: {}", s.message());
+  absl::StatusOr<v1::PeerRequest> admitted = AdmitRequest(fd.get());
+  if (!admitted.ok()) {
+    // A flood is counted, not logged line by line.
+    if (absl::IsResourceExhausted(admitted.status())) {
+      SPDLOG_DEBUG("data port: refused: {}", admitted.status().message());
+    } else {
+      SPDLOG_WARN("data port: refused: {}", admitted.status().message());
+    }
     return;
   }
+  const v1::PeerRequest& request = *admitted;
   switch (request.kind_case()) {
     case v1::PeerRequest::kInfo: {
       absl::StatusOr<std::vector<LocalPort>> ports = ports_();
@@ -158,6 +220,16 @@ void DiagEngine::Serve(Fd fd) {
       return ServeSource(std::move(fd), request.source());
     case v1::PeerRequest::kSend:
       return ServeSend(std::move(fd), request.send());
+    case v1::PeerRequest::kValidation: {
+      if (options_.validation != nullptr) options_.validation(request.validation());
+      v1::PeerReply reply;
+      reply.set_recorded(options_.validation != nullptr);
+      return Reply(fd.get(), reply);
+    }
+    case v1::PeerRequest::kRdmaServe:
+      return ServeRdma(std::move(fd), request.rdma_serve());
+    case v1::PeerRequest::kRdmaRun:
+      return ServeRdmaRun(std::move(fd), request.rdma_run());
     case v1::PeerRequest::KIND_NOT_SET:
       return ReplyError(fd.get(), "unknown request");
   }
@@ -194,7 +266,7 @@ void DiagEngine::ServeRingJoin(Fd fd, const v1::RingJoin& join) {
   v1::PeerReply reply;
   *reply.mutable_ring() = RunRingRank(
       join, *port, [&](absl::Time deadline) { return AwaitHello(key, deadline, fd.get()); },
-      fd.get());
+      fd.get(), credentials_);
   {
     absl::MutexLock lock(&mu_);
     hellos_.erase(key);
@@ -260,7 +332,7 @@ void DiagEngine::ServeSend(Fd fd, const v1::SendRequest& request) {
   for (uint32_t i = 0; i < request.streams(); ++i) {
     threads.emplace_back([&, i] {
       streams[i] = SendStream(*port, *to, static_cast<uint16_t>(request.data_port()),
-                              absl::Milliseconds(request.duration_ms()));
+                              absl::Milliseconds(request.duration_ms()), credentials_);
     });
   }
   for (std::thread& t : threads) t.join();
@@ -272,6 +344,71 @@ void DiagEngine::ServeSend(Fd fd, const v1::SendRequest& request) {
     if (!s.error().empty() && report->error().empty()) report->set_error(s.error());
   }
   report->set_seconds(seconds);
+  Reply(fd.get(), reply);
+}
+
+void DiagEngine::ServeRdma(Fd fd, const v1::RdmaServe& request) {
+  if (absl::Status s =
+          CheckRdmaParams(request.test(), request.message_bytes(), request.duration_ms());
+      !s.ok()) {
+    return ReplyError(fd.get(), s.message());
+  }
+  if (request.tool_port() == 0 || request.tool_port() > 65535) {
+    return ReplyError(fd.get(), "tool_port: out of range");
+  }
+  absl::StatusOr<Ipv4Address> client = Ipv4Address::Parse(request.client_address());
+  if (!client.ok()) return ReplyError(fd.get(), "client_address: not an IPv4 address");
+  absl::StatusOr<std::vector<LocalPort>> ports = ports_();
+  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+  const LocalPort* port = FindPortForAddress(*ports, *client);
+  if (port == nullptr) {
+    return ReplyError(fd.get(), absl::StrCat("node ", options_.node_name, " has no port in the rail of ",
+                                             request.client_address()));
+  }
+  const RdmaParams params{.test = request.test(),
+                          .message_bytes = request.message_bytes(),
+                          .duration_ms = request.duration_ms(),
+                          .tool_port = static_cast<uint16_t>(request.tool_port())};
+  absl::StatusOr<RdmaLinks::Served> served = rdma_.Serve(*port, params);
+  if (!served.ok()) return ReplyError(fd.get(), served.status().message());
+  v1::PeerReply reply;
+  *reply.mutable_rdma_ready() = served->ready;
+  Reply(fd.get(), reply);
+  if (served->server == nullptr) return;
+  // The server ends after one client run; one whose client never came is
+  // stopped at its bound.
+  const os::ProcessResult result = served->server->Wait(
+      absl::Now() + absl::Milliseconds(request.duration_ms()) + kRdmaStartTimeout + kRdmaSlack);
+  SPDLOG_DEBUG("rdma: server on {} ended (exit {}{})", port->name, result.exit_code,
+               result.timed_out ? ", timed out" : "");
+}
+
+void DiagEngine::ServeRdmaRun(Fd fd, const v1::RdmaRun& request) {
+  if (absl::Status s =
+          CheckRdmaParams(request.test(), request.message_bytes(), request.duration_ms());
+      !s.ok()) {
+    return ReplyError(fd.get(), s.message());
+  }
+  if (request.tool_port() == 0 || request.tool_port() > 65535 || request.data_port() == 0 ||
+      request.data_port() > 65535) {
+    return ReplyError(fd.get(), "tool_port or data_port: out of range");
+  }
+  absl::StatusOr<Ipv4Address> to = Ipv4Address::Parse(request.address());
+  if (!to.ok()) return ReplyError(fd.get(), "address: not an IPv4 address");
+  absl::StatusOr<std::vector<LocalPort>> ports = ports_();
+  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+  const LocalPort* port = FindPortForAddress(*ports, *to);
+  if (port == nullptr) {
+    return ReplyError(fd.get(), absl::StrCat("node ", options_.node_name,
+                                             " has no port in the rail of ", request.address()));
+  }
+  v1::PeerReply reply;
+  *reply.mutable_rdma_link() = rdma_.Measure(
+      *port, NodeAddress{*to, static_cast<uint16_t>(request.data_port())},
+      {.test = request.test(),
+       .message_bytes = request.message_bytes(),
+       .duration_ms = request.duration_ms(),
+       .tool_port = static_cast<uint16_t>(request.tool_port())});
   Reply(fd.get(), reply);
 }
 
@@ -288,7 +425,7 @@ absl::StatusOr<v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
     if (stopping_) return absl::UnavailableError(absl::StrCat(who, ": rocenetd is stopping"));
     calls_.insert(raw);
   }
-  absl::Status s = WriteFrame(raw, request, deadline);
+  absl::Status s = WriteRequest(raw, credentials_, request, node.address, node.port, deadline);
   v1::PeerReply reply;
   if (s.ok()) {
     const int member = group != nullptr ? group->Join([raw] { shutdown(raw, SHUT_WR); }) : -1;

@@ -9,7 +9,11 @@
 // rocenet.v1.Diagnostics) it is the PeerChannel to the other daemons' data
 // ports and the LocalTests of this node's ports.
 //
-// Data port requests are checked here with the bounds of limits.h. Every
+// Every data port connection must open with a request signed with the
+// cluster's shared secret (credentials.h, peer_auth.h); without a secret the
+// data port is not opened and the tests that need other daemons are refused
+// (FailedPrecondition). Data port requests are checked here with the bounds
+// of limits.h. Every
 // method is thread-safe. `ports` is called from any thread and must return
 // the node's current scale-out ports.
 #pragma once
@@ -27,9 +31,12 @@
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/diagnostics.h"
+#include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/listener.h"
 #include "daemon/diag/local_port.h"
 #include "daemon/diag/peers.h"
+#include "daemon/diag/rdma_link.h"
+#include "daemon/os/process.h"
 #include "daemon/os/clock.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
@@ -42,6 +49,13 @@ struct EngineOptions {
   std::string node_name;
   // The coordinator's clock; not owned, required.
   const os::Clock* clock = nullptr;
+  // The cluster's shared secret for the data port; null: none (the data
+  // port stays closed).
+  SecretSource secret;
+  // Where verdicts on this node go (its validation label); null: nowhere.
+  ValidationSink validation;
+  // Starts the RDMA benchmarks; not owned; null: every RDMA link is skipped.
+  os::ProcessRunner* runner = nullptr;
 };
 
 class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTests {
@@ -57,6 +71,7 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   void Stop();
 
   const std::string& node_name() const { return options_.node_name; }
+  std::map<std::string, uint64_t> PeerRefusals() const override;
 
   absl::StatusOr<v1::ReachResult> Reach(const v1::ReachRequest& request,
                                         const Progress& progress) override;
@@ -66,6 +81,8 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
                                                 const Progress& progress) override;
   absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
                                           const Progress& progress) override;
+  absl::StatusOr<v1::RdmaResult> Rdma(const v1::RdmaRequest& request,
+                                      const Progress& progress) override;
 
   // PeerChannel: one request over a TCP connection to the node's data
   // port; a released call is half-closed, which its daemon takes as "stop".
@@ -93,12 +110,22 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   void ServeRingJoin(Fd fd, const v1::RingJoin& join);
   void ServeRingHello(Fd fd, const v1::RingHello& hello);
   void ServeSend(Fd fd, const v1::SendRequest& request);
+  void ServeRdma(Fd fd, const v1::RdmaServe& request);
+  void ServeRdmaRun(Fd fd, const v1::RdmaRun& request);
 
   // Ring rendezvous: the connection of the previous rank for a session.
   Fd AwaitHello(const std::string& key, absl::Time deadline, int cancel_fd);
 
+  // FailedPrecondition when this node cannot talk to other daemons.
+  absl::Status RequirePeers() const;
+  // The request of a data port connection, if it is admitted.
+  absl::StatusOr<v1::PeerRequest> AdmitRequest(int fd);
+
   EngineOptions options_;
   PortsSource ports_;
+  RdmaLinks rdma_;
+  // mutable: the gate counts refusals.
+  mutable PeerCredentials credentials_;
   Coordinator coordinator_;
   std::unique_ptr<DataListener> listener_;
   absl::Mutex mu_;

@@ -65,7 +65,7 @@ ExchangeError Exchange(int next, const char* out, size_t out_size, int prev, cha
 
 v1::RingReport RunRingRank(const v1::RingJoin& join, const LocalPort& port,
                            const std::function<Fd(absl::Time deadline)>& await_prev,
-                           int cancel_fd) {
+                           int cancel_fd, const PeerCredentials& credentials) {
   v1::RingReport report;
   report.set_port(port.name);
   const absl::Time deadline = absl::Now() + absl::Milliseconds(join.timeout_ms());
@@ -94,7 +94,9 @@ v1::RingReport RunRingRank(const v1::RingJoin& join, const LocalPort& port,
   hello.mutable_ring_hello()->set_session(join.session());
   hello.mutable_ring_hello()->set_rail(join.rail());
   hello.mutable_ring_hello()->set_from_rank(join.rank());
-  if (absl::Status s = WriteFrame(next->get(), hello, deadline); !s.ok()) {
+  if (absl::Status s = WriteRequest(next->get(), credentials, hello, *next_address,
+                                    static_cast<uint16_t>(join.next_data_port()), deadline);
+      !s.ok()) {
     return fail(s, "out", "to the next rank");
   }
   Fd prev = await_prev(deadline);

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "absl/time/time.h"
+#include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/sockets.h"
 #include "daemon/diag/local_port.h"
 #include "rocenet/v1/diagnostics.pb.h"
@@ -20,6 +21,7 @@ namespace rocenet::diag {
 // or an invalid Fd at the deadline. `cancel_fd` (the coordinator's control
 // connection) aborts the rank when it becomes readable or hangs up.
 v1::RingReport RunRingRank(const v1::RingJoin& join, const LocalPort& port,
-                           const std::function<Fd(absl::Time deadline)>& await_prev, int cancel_fd);
+                           const std::function<Fd(absl::Time deadline)>& await_prev, int cancel_fd,
+                           const PeerCredentials& credentials);
 
 }  // namespace rocenet::diag

@@ -107,6 +107,22 @@ absl::StatusOr<Fd> ListenTcp(Ipv4Address address, uint16_t port) {
   return fd;
 }
 
+absl::StatusOr<TcpEnds> EndsOf(int fd) {
+  sockaddr_in local{}, peer{};
+  socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) < 0) {
+    return ErrnoToStatus(errno, "getsockname");
+  }
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) < 0) {
+    return ErrnoToStatus(errno, "getpeername");
+  }
+  if (local.sin_family != AF_INET || peer.sin_family != AF_INET) {
+    return absl::InvalidArgumentError("not an IPv4 connection");
+  }
+  return TcpEnds{.local = Ipv4Address(ntohl(local.sin_addr.s_addr)),
+                 .peer = Ipv4Address(ntohl(peer.sin_addr.s_addr))};
+}
+
 absl::Status WriteAll(int fd, const void* data, size_t size, absl::Time deadline) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {

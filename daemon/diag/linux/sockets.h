@@ -58,6 +58,13 @@ absl::StatusOr<Fd> ConnectTcp(const LocalPort* from, Ipv4Address address, uint16
 // A non-blocking listening TCP socket on `address`:`port`.
 absl::StatusOr<Fd> ListenTcp(Ipv4Address address, uint16_t port);
 
+// The two ends of a connected TCP socket.
+struct TcpEnds {
+  Ipv4Address local;
+  Ipv4Address peer;
+};
+absl::StatusOr<TcpEnds> EndsOf(int fd);
+
 // Waits until `fd` is readable (or writable) or `deadline`; DeadlineExceeded
 // then. `cancel_fd` (>= 0), when readable or hung up, aborts with Cancelled.
 absl::Status WaitFd(int fd, bool write, absl::Time deadline, int cancel_fd = -1);

@@ -25,7 +25,7 @@ void Fill(v1::StreamResult* result, uint64_t bytes, double seconds) {
 }  // namespace
 
 v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                            absl::Duration duration) {
+                            absl::Duration duration, const PeerCredentials& credentials) {
   v1::StreamResult result;
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + duration + kTrafficSlack;
@@ -37,7 +37,8 @@ v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port
   v1::PeerRequest request;
   request.mutable_sink()->set_duration_ms(
       static_cast<uint32_t>(absl::ToInt64Milliseconds(duration)));
-  if (absl::Status s = WriteFrame(fd->get(), request, deadline); !s.ok()) {
+  if (absl::Status s = WriteRequest(fd->get(), credentials, request, to, port, deadline);
+      !s.ok()) {
     result.set_error(absl::StrCat("to ", to.ToString(), ": ", s.message()));
     return result;
   }
@@ -72,7 +73,7 @@ v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port
 }
 
 v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                               absl::Duration duration) {
+                               absl::Duration duration, const PeerCredentials& credentials) {
   v1::StreamResult result;
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + duration + kTrafficSlack;
@@ -84,7 +85,8 @@ v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t p
   v1::PeerRequest request;
   request.mutable_source()->set_duration_ms(
       static_cast<uint32_t>(absl::ToInt64Milliseconds(duration)));
-  if (absl::Status s = WriteFrame(fd->get(), request, deadline); !s.ok()) {
+  if (absl::Status s = WriteRequest(fd->get(), credentials, request, to, port, deadline);
+      !s.ok()) {
     result.set_error(absl::StrCat("to ", to.ToString(), ": ", s.message()));
     return result;
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/sockets.h"
 #include "daemon/diag/local_port.h"
 #include "daemon/diag/peers.h"
@@ -19,12 +20,12 @@ namespace rocenet::diag {
 // Connects from `from` to the sink at `to`:`port`, sends for `duration`,
 // and returns what the sink counted (and the sender's retransmits).
 v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                            absl::Duration duration);
+                            absl::Duration duration, const PeerCredentials& credentials);
 
 // Connects from `from` to the source at `to`:`port` and counts what it
 // sends for `duration`.
 v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                               absl::Duration duration);
+                               absl::Duration duration, const PeerCredentials& credentials);
 
 // The other ends, on a data port connection whose request was read.
 void ServeSink(Fd fd, const v1::SinkRequest& request);

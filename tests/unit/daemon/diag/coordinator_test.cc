@@ -75,7 +75,9 @@ class CoordinatorTest : public ::testing::Test {
           return std::vector<LocalPort>{Local()};
         },
         .node_name = "coordinator",
-        .data_port = kDefaultDataPort});
+        .data_port = kDefaultDataPort,
+        .validation = nullptr,
+        .rdma = nullptr});
   }
 
   v1::AllreduceResult Allreduce(int n) {

@@ -24,6 +24,7 @@ namespace rocenet::diag {
 namespace {
 
 constexpr int kNodes = 3;
+constexpr char kSecret[] = "0123456789abcdef-cluster";
 
 Ipv4Address Loopback(int i) { return *Ipv4Address::Parse(absl::StrCat("127.0.0.", i + 1)); }
 
@@ -52,7 +53,10 @@ class EngineTest : public ::testing::Test {
       engines_.push_back(std::make_unique<DiagEngine>(
           EngineOptions{.data_port = ports_.back(),
                         .node_name = absl::StrCat("n", i),
-                        .clock = &clock_},
+                        .clock = &clock_,
+                        .secret = [] { return absl::StatusOr<std::string>(kSecret); },
+                        .validation = nullptr,
+                        .runner = nullptr},
           [port]() -> absl::StatusOr<std::vector<LocalPort>> {
             return std::vector<LocalPort>{port};
           }));
@@ -180,6 +184,55 @@ TEST_F(EngineTest, IncastFairnessIsJainsIndexOfTheSenders) {
   EXPECT_GT(b, 0);
   EXPECT_DOUBLE_EQ(result->fairness(), (a + b) * (a + b) / (2 * (a * a + b * b)));
   EXPECT_EQ(result->senders(0).node(), "n1");
+}
+
+// What anyone on the fabric can send: a request without the cluster's MAC.
+// The data port answers nothing, closes, and counts it.
+TEST_F(EngineTest, AForgedRequestToTheDataPortIsRefusedAndCounted) {
+  for (const bool with_wrong_secret : {false, true}) {
+    absl::StatusOr<Fd> fd =
+        ConnectTcp(nullptr, Loopback(1), ports_[1], absl::Now() + absl::Seconds(2));
+    ASSERT_OK(fd.status());
+    v1::PeerRequest request;
+    request.mutable_send()->set_address(Loopback(2).ToString());
+    if (with_wrong_secret) {
+      ASSERT_OK(WriteFrame(fd->get(),
+                           SignPeerRequest(request, "not-the-cluster-secret", Loopback(1),
+                                           ports_[1], "intruder", absl::Now(),
+                                           std::string(kNonceBytes, 'n')),
+                           absl::Now() + absl::Seconds(2)));
+    } else {
+      ASSERT_OK(WriteFrame(fd->get(), request, absl::Now() + absl::Seconds(2)));
+    }
+    v1::PeerReply reply;
+    EXPECT_FALSE(ReadFrame(fd->get(), &reply, absl::Now() + absl::Seconds(3)).ok());
+  }
+  const std::map<std::string, uint64_t> refused = engines_[1]->PeerRefusals();
+  EXPECT_EQ(refused.at("unauthenticated"), 1u);
+  EXPECT_EQ(refused.at("bad_mac"), 1u);
+}
+
+TEST(EngineNoSecretTest, WithoutASecretTheDataPortStaysClosedAndPeerTestsAreRefused) {
+  os::SystemClock clock;
+  const uint16_t port = FreePort(Loopback(0));
+  DiagEngine engine({.data_port = port,
+                     .node_name = "lonely",
+                     .clock = &clock,
+                     .secret = nullptr,
+                     .validation = nullptr,
+                     .runner = nullptr},
+                    [] { return absl::StatusOr<std::vector<LocalPort>>(std::vector<LocalPort>{}); });
+  ASSERT_OK(engine.Start());
+  engine.SetAddresses({Loopback(0)});
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_FALSE(ConnectTcp(nullptr, Loopback(0), port, absl::Now() + absl::Seconds(1)).ok());
+  v1::BandwidthRequest request;
+  request.set_port("so0");
+  request.set_peer("127.0.0.2");
+  ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
+  EXPECT_THAT(engine.Bandwidth(normal, [](const std::string&, double) {}).status(),
+              ::rocenet::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
+                                           ::testing::HasSubstr("diag_secret_file")));
 }
 
 }  // namespace

@@ -83,6 +83,22 @@ absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
       send->set_error(node->send_error);
       return reply;
     }
+    case v1::PeerRequest::kRdmaRun: {
+      v1::RdmaLink* link = reply.mutable_rdma_link();
+      link->set_tool("ib_write_bw");
+      link->set_message_bytes(request.rdma_run().message_bytes());
+      link->set_link_bits_per_second(100e9);
+      if (!node->rdma_skipped.empty()) {
+        link->set_skipped(node->rdma_skipped);
+      } else {
+        link->set_bits_per_second(node->rdma_bits_per_second);
+        link->set_fraction_of_link(node->rdma_bits_per_second / 100e9);
+      }
+      return reply;
+    }
+    case v1::PeerRequest::kValidation:
+      reply.set_recorded(true);
+      return reply;
     default:
       return absl::FailedPreconditionError(absl::StrCat(who, ": unknown request"));
   }

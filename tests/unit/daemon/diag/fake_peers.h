@@ -34,6 +34,10 @@ struct FakeNode {
   std::string send_error;        // incast: the sender's error
   double send_seconds = 1.0;     // incast: what it sent, over how long
   uint64_t send_bytes = 1'000'000'000;
+  // RDMA stage: what this node measures on its links out (RdmaRun), or why
+  // it skips them.
+  double rdma_bits_per_second = 95e9;
+  std::string rdma_skipped;
 };
 
 class FakePeers final : public PeerChannel, public LocalTests {

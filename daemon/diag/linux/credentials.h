@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// PeerCredentials: this daemon's side of the data port's authentication
+// (peer_auth.h). It signs every request this node sends to another daemon
+// (a fresh random nonce each time) and holds the gate that admits the
+// requests other daemons send here.
+//
+// The secret comes from a SecretSource, usually FileSecret: the file a
+// Kubernetes Secret is mounted at, read again when it changes, so a rotated
+// secret is used without a restart (every daemon must then have the new
+// one, as with any shared key). Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/common/ipv4.h"
+#include "daemon/diag/peer_auth.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::diag {
+
+// The current shared secret; an error names its source and the reason.
+using SecretSource = std::function<absl::StatusOr<std::string>()>;
+
+// The secret in the file at `path` (ParseSecret), read again whenever the
+// file's modification time, size or inode changes.
+SecretSource FileSecret(std::string path);
+
+class PeerCredentials {
+ public:
+  PeerCredentials(std::string node, SecretSource secret)
+      : node_(std::move(node)), secret_(std::move(secret)) {}
+
+  bool configured() const { return secret_ != nullptr; }
+  absl::StatusOr<std::string> Secret() const;
+
+  // `request` for the daemon at `to`:`data_port`, signed now.
+  absl::StatusOr<v1::PeerEnvelope> Sign(const v1::PeerRequest& request, Ipv4Address to,
+                                        uint16_t data_port) const;
+
+  PeerGate& gate() { return gate_; }
+
+ private:
+  const std::string node_;
+  const SecretSource secret_;
+  PeerGate gate_;
+};
+
+// Writes `request`, signed for `to`:`port`, as the first frame of a data
+// port connection.
+absl::Status WriteRequest(int fd, const PeerCredentials& credentials,
+                          const v1::PeerRequest& request, Ipv4Address to, uint16_t port,
+                          absl::Time deadline);
+
+}  // namespace rocenet::diag

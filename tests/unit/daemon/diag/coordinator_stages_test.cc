@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// The coordinator's stages against fake daemons: the ethernet stage says
+// what it measured and holds a Gaudi port's netdev to no link rate unless
+// asked; the RDMA stage measures every link of a ring per rail in phases,
+// marks the slowest and names the one below its expected rate; every verdict
+// reaches the nodes it concerns (their validation labels).
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "daemon/diag/coordinator.h"
+#include "daemon/diag/limits.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/daemon/diag/fake_peers.h"
+#include "tests/unit/fakes/fake_clock.h"
+#include "tests/unit/support/status_matchers.h"
+
+namespace rocenet::diag {
+namespace {
+
+using testing::FakeNode;
+using testing::FakePeers;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+using ::rocenet::testing::StatusIs;
+
+const char* const kRails[] = {"10.201.0.0/16", "10.202.0.0/16"};
+
+FakeNode Node(int i) {
+  FakeNode node;
+  node.name = absl::StrCat("n", i);
+  for (int r = 0; r < 2; ++r) {
+    node.ports.push_back({.name = absl::StrCat("so", r),
+                          .address = absl::StrCat("10.", 201 + r, ".", i, ".1/30"),
+                          .gateway = absl::StrCat("10.", 201 + r, ".", i, ".2"),
+                          .rail = kRails[r]});
+  }
+  return node;
+}
+
+// The coordinator's own port: a Gaudi port whose netdev is its control path.
+LocalPort GaudiPort() {
+  LocalPort port;
+  port.name = "so0";
+  port.address = *Ipv4Prefix::Parse("10.201.9.1/30");
+  port.gateway = *Ipv4Address::Parse("10.201.9.2");
+  // The fake daemons answer on 10.0.0.x.
+  port.rail = *Ipv4Prefix::Parse("10.0.0.0/8");
+  port.up = true;
+  port.speed_mbps = 100000;
+  port.driver = "habanalabs_en";
+  port.netdev_is_control_path = true;
+  return port;
+}
+
+Progress Quiet() {
+  return [](const std::string&, double) {};
+}
+
+class StagesTest : public ::testing::Test {
+ protected:
+  void Use(std::vector<FakeNode> nodes) {
+    peers_ = std::make_unique<FakePeers>(std::move(nodes));
+    coordinator_ = std::make_unique<Coordinator>(CoordinatorParts{
+        .peers = peers_.get(),
+        .local = peers_.get(),
+        .clock = &clock_,
+        .ports = []() -> absl::StatusOr<std::vector<LocalPort>> {
+          return std::vector<LocalPort>{GaudiPort()};
+        },
+        .node_name = "coordinator",
+        .data_port = kDefaultDataPort,
+        .validation = [this](const v1::ValidationNotice& notice) { local_.push_back(notice); },
+        .rdma = nullptr});
+  }
+
+  // (node, passed) of every validation notice sent to another daemon.
+  std::set<std::pair<std::string, bool>> Notices() const {
+    std::set<std::pair<std::string, bool>> out;
+    for (const auto& [node, request] : peers_->requests()) {
+      if (request.has_validation()) out.emplace(node, request.validation().passed());
+    }
+    return out;
+  }
+
+  ::rocenet::testing::FakeClock clock_;
+  std::unique_ptr<FakePeers> peers_;
+  std::unique_ptr<Coordinator> coordinator_;
+  std::vector<v1::ValidationNotice> local_;
+};
+
+TEST_F(StagesTest, EthernetStageOnAGaudiPortNamesItsPathAndAppliesNoLinkRate) {
+  Use({Node(0)});
+  peers_->stream_bits_per_second = 1e9;  // 4 streams: 4% of the 100G link
+  v1::BandwidthRequest request;
+  request.set_port("so0");
+  request.set_peer(FakePeers::AddressOf(0));
+  request.set_min_fraction(0.8);
+  ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
+  ASSERT_OK_AND_ASSIGN(v1::BandwidthResult result, coordinator_->Bandwidth(normal, Quiet()));
+  EXPECT_EQ(result.stage().stage(), "ethernet");
+  EXPECT_EQ(result.stage().path(), "TCP through the netdev so0 (driver habanalabs_en)");
+  EXPECT_TRUE(result.ok()) << result.DebugString();
+  ASSERT_EQ(result.stage().notes_size(), 2);
+  EXPECT_THAT(result.stage().notes(0), HasSubstr("say nothing about RoCE bandwidth"));
+  EXPECT_THAT(result.stage().notes(1), HasSubstr("--min-fraction not applied"));
+  // The ethernet stage passed: this node and the peer are told.
+  ASSERT_EQ(local_.size(), 1u);
+  EXPECT_EQ(local_[0].stage(), "ethernet");
+  EXPECT_TRUE(local_[0].passed());
+  EXPECT_THAT(Notices(), ElementsAre(std::pair<std::string, bool>{"n0", true}));
+}
+
+TEST_F(StagesTest, ForcedLinkRateOnAGaudiPortIsAFailureThatRemovesTheValidation) {
+  Use({Node(0)});
+  peers_->stream_bits_per_second = 1e9;
+  v1::BandwidthRequest request;
+  request.set_port("so0");
+  request.set_peer(FakePeers::AddressOf(0));
+  request.set_min_fraction(0.8);
+  request.set_force_link_rate(true);
+  ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
+  ASSERT_OK_AND_ASSIGN(v1::BandwidthResult result, coordinator_->Bandwidth(normal, Quiet()));
+  EXPECT_FALSE(result.ok());
+  EXPECT_THAT(result.problems(0), HasSubstr("of the link's 100 Gb/s"));
+  ASSERT_EQ(local_.size(), 1u);
+  EXPECT_FALSE(local_[0].passed());
+  EXPECT_THAT(local_[0].detail(), HasSubstr("so0 <-> 10.0.0.1"));
+  EXPECT_THAT(Notices(), ElementsAre(std::pair<std::string, bool>{"n0", false}));
+}
+
+TEST_F(StagesTest, RdmaRingMeasuresEveryLinkPerRailAndNamesTheSlowOne) {
+  std::vector<FakeNode> nodes = {Node(0), Node(1), Node(2), Node(3)};
+  nodes[1].rdma_bits_per_second = 50e9;  // n1's links out: half the link
+  Use(nodes);
+  v1::RdmaRequest request;
+  for (int i = 0; i < 4; ++i) request.add_nodes(FakePeers::AddressOf(i));
+  ASSERT_OK_AND_ASSIGN(v1::RdmaRequest normal, NormalizeRdma(request));
+  EXPECT_DOUBLE_EQ(normal.min_fraction(), 0.8);
+  ASSERT_OK_AND_ASSIGN(v1::RdmaResult result, coordinator_->Rdma(normal, Quiet()));
+  EXPECT_EQ(result.stage().stage(), "rdma");
+  // 4 links per rail, 2 rails.
+  ASSERT_EQ(result.links_size(), 8);
+  std::vector<std::string> slow;
+  for (const v1::RdmaLink& link : result.links()) {
+    if (link.below_expected()) {
+      slow.push_back(absl::StrCat(link.rail(), " ", link.from_node(), "/", link.from_port(), "->",
+                                  link.to_node(), "/", link.to_port()));
+      EXPECT_TRUE(link.slowest());
+    }
+  }
+  EXPECT_THAT(slow, UnorderedElementsAre("10.201.0.0/16 n1/so0->n2/so0",
+                                         "10.202.0.0/16 n1/so1->n2/so1"));
+  EXPECT_FALSE(result.ok());
+  ASSERT_EQ(result.problems_size(), 2);
+  EXPECT_THAT(result.problems(0), HasSubstr("n1/so0 -> n2/so0: 50.00 Gb/s is 50%"));
+  // Each node ran one link out of each rail, its neighbours never at the
+  // same time: the RdmaRuns of a node are its own links out.
+  int runs = 0;
+  for (const auto& [node, req] : peers_->requests()) runs += req.has_rdma_run() ? 1 : 0;
+  EXPECT_EQ(runs, 8);
+  // Only the ends of the slow link lose their validation.
+  EXPECT_THAT(Notices(), UnorderedElementsAre(std::pair<std::string, bool>{"n1", false},
+                                              std::pair<std::string, bool>{"n2", false}));
+}
+
+TEST_F(StagesTest, RdmaLinksThatAreSkippedAreNotesNotFailuresAndValidateNothing) {
+  std::vector<FakeNode> nodes = {Node(0), Node(1)};
+  for (FakeNode& node : nodes) node.rdma_skipped = absl::StrCat(node.name, ": no RDMA device on so0");
+  Use(nodes);
+  v1::RdmaRequest request;
+  request.add_nodes(FakePeers::AddressOf(0));
+  request.add_nodes(FakePeers::AddressOf(1));
+  ASSERT_OK_AND_ASSIGN(v1::RdmaRequest normal, NormalizeRdma(request));
+  ASSERT_OK_AND_ASSIGN(v1::RdmaResult result, coordinator_->Rdma(normal, Quiet()));
+  EXPECT_TRUE(result.ok());
+  ASSERT_EQ(result.links_size(), 4);
+  EXPECT_EQ(result.links(0).skipped(), "n0: no RDMA device on so0");
+  EXPECT_THAT(result.stage().notes(), ::testing::Contains(HasSubstr("no link was measured")));
+  EXPECT_THAT(Notices(), IsEmpty());
+}
+
+TEST_F(StagesTest, RdmaRequestsOutOfBoundsAreRefusedNamingTheField) {
+  v1::RdmaRequest both;
+  both.set_port("so0");
+  both.set_peer("10.201.0.1");
+  both.add_nodes("10.201.1.1");
+  EXPECT_THAT(NormalizeRdma(both).status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                     HasSubstr("nodes: give either")));
+  v1::RdmaRequest big;
+  big.set_port("so0");
+  big.set_peer("10.201.0.1");
+  big.set_message_bytes(64 << 20);
+  EXPECT_THAT(NormalizeRdma(big).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("message_bytes")));
+  v1::RdmaRequest test;
+  test.set_port("so0");
+  test.set_peer("10.201.0.1");
+  test.set_test("read_bw");
+  EXPECT_THAT(NormalizeRdma(test).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("read_bw")));
+}
+
+}  // namespace
+}  // namespace rocenet::diag
