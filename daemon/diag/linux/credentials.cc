@@ -58,7 +58,7 @@ SecretSource FileSecret(std::string path) {
 absl::StatusOr<std::string> PeerCredentials::Secret() const {
   if (secret_ == nullptr) {
     return absl::FailedPreconditionError(
-        "no shared secret for the data port is configured (diag_secret_file)");
+        "this rocenetd has no shared secret for the data port (diag_secret_file)");
   }
   return secret_();
 }

@@ -59,12 +59,15 @@ absl::Status DiagEngine::Start() {
   if (options_.data_port == 0) return absl::OkStatus();
   if (!credentials_.configured()) {
     SPDLOG_WARN(
-        "data port: not opened, no shared secret is configured (diag_secret_file); "
-        "this node can run local tests only");
+        "data port: not opened: no shared secret (diag_secret_file); this node runs local "
+        "tests only");
     return absl::OkStatus();
   }
+  // A Secret mounted as optional may appear later: until it can be read,
+  // every request is refused (and this node's own requests fail), loudly.
   if (absl::StatusOr<std::string> secret = credentials_.Secret(); !secret.ok()) {
-    return secret.status();
+    SPDLOG_ERROR("data port: {}; every request is refused until it can be read",
+                 secret.status().message());
   }
   listener_ =
       std::make_unique<DataListener>(options_.data_port, [this](Fd fd) { Serve(std::move(fd)); });
