@@ -159,6 +159,13 @@ struct Args {
     }
     return static_cast<uint32_t>(absl::ToInt64Milliseconds(d));
   }
+  absl::StatusOr<double> Number(const std::string& name) const {
+    double value = 0;
+    if (!absl::SimpleAtod(Get(name), &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("flag --", name, ": not a number"));
+    }
+    return value;
+  }
   // "4096", "4K", "16M".
   absl::StatusOr<uint64_t> Bytes(const std::string& name) const {
     if (!Has(name)) return 0;
@@ -259,10 +266,7 @@ absl::Status Bandwidth(const CommandContext& context, const Args& args) {
   request.set_streams(streams);
   request.set_duration_ms(duration);
   if (args.Has("min-fraction")) {
-    double fraction = 0;
-    if (!absl::SimpleAtod(args.Get("min-fraction"), &fraction)) {
-      return absl::InvalidArgumentError("flag --min-fraction: not a number");
-    }
+    ASSIGN_OR_RETURN(const double fraction, args.Number("min-fraction"));
     request.set_min_fraction(fraction);
   }
   request.set_force_link_rate(args.Has("force-link-rate"));
@@ -331,10 +335,7 @@ absl::Status Rdma(const CommandContext& context, const Args& args) {
   request.set_message_bytes(size);
   request.set_duration_ms(duration);
   if (args.Has("min-fraction")) {
-    double fraction = 0;
-    if (!absl::SimpleAtod(args.Get("min-fraction"), &fraction)) {
-      return absl::InvalidArgumentError("flag --min-fraction: not a number");
-    }
+    ASSIGN_OR_RETURN(const double fraction, args.Number("min-fraction"));
     request.set_min_fraction(fraction);
   }
   ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));

@@ -16,11 +16,7 @@ absl::StatusOr<v1::BandwidthResult> Coordinator::Bandwidth(const v1::BandwidthRe
   if (!local.ok()) return local.status();
   ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port()));
   const NodeAddress peer = *ParseNodeAddress(request.peer());
-  if (!port->rail.Contains(peer.address)) {
-    return absl::InvalidArgumentError(absl::StrCat("peer: ", peer.address.ToString(),
-                                                   " is not in the rail ", port->rail.ToString(),
-                                                   " of port ", port->name));
-  }
+  RETURN_IF_ERROR(coordinator::CheckPeerInRail(*port, peer));
   v1::BandwidthResult result;
   result.set_node(parts_.node_name);
   result.set_port(port->name);

@@ -92,11 +92,7 @@ absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
     if (!local.ok()) return local.status();
     ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port()));
     const NodeAddress peer = *ParseNodeAddress(request.peer());
-    if (!port->rail.Contains(peer.address)) {
-      return absl::InvalidArgumentError(absl::StrCat("peer: ", peer.address.ToString(),
-                                                     " is not in the rail ", port->rail.ToString(),
-                                                     " of port ", port->name));
-    }
+    RETURN_IF_ERROR(coordinator::CheckPeerInRail(*port, peer));
     progress(absl::StrCat(request.test(), ": ", port->name, " -> ", peer.ToString()), 0);
     result.add_nodes(parts_.node_name);
     *result.add_links() = parts_.rdma->Measure(*port, peer, ParamsOf(request, kRdmaToolPort));

@@ -12,7 +12,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "absl/strings/str_cat.h"
 #include "daemon/diag/analysis.h"
+#include "daemon/diag/local_port.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag::coordinator {
@@ -53,6 +55,14 @@ inline std::string AddressOf(const std::string& cidr) { return cidr.substr(0, ci
 inline std::string NameOf(const absl::StatusOr<v1::PeerInfo>& info, const NodeAddress& node) {
   if (info.ok() && !info->node().empty()) return info->node();
   return node.ToString();
+}
+
+// InvalidArgument unless `peer` is in `port`'s rail.
+inline absl::Status CheckPeerInRail(const LocalPort& port, const NodeAddress& peer) {
+  if (port.rail.Contains(peer.address)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("peer: ", peer.address.ToString(),
+                                                 " is not in the rail ", port.rail.ToString(),
+                                                 " of port ", port.name));
 }
 
 // A result's first problem, for a verdict's detail.
