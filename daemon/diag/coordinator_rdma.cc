@@ -118,7 +118,11 @@ absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
       for (const auto& info : infos) everywhere &= coordinator::PortInRail(*info, port.rail()) != nullptr;
       if (everywhere) rails.insert(port.rail());
     }
-    if (rails.empty()) result.add_problems("no rail that every node has a port in");
+    if (rails.empty()) {
+      result.add_problems("no rail that every node has a port in");
+      result.set_ok(false);
+      return result;
+    }
     const std::vector<std::string> rail_list(rails.begin(), rails.end());
     const std::vector<std::vector<size_t>> phases = Phases(n);
     const absl::Time deadline = Now() + absl::Milliseconds(request.duration_ms()) +

@@ -169,15 +169,9 @@ absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest r) {
     RETURN_IF_ERROR(CheckNodes(r.nodes(), "nodes", 2));
   }
   if (r.test().empty()) r.set_test("write_bw");
-  uint64_t bytes = r.message_bytes();
-  uint32_t duration = r.duration_ms();
-  RETURN_IF_ERROR(Bound<uint64_t>(bytes, r.test() == "write_lat" ? 2 : 65536, 2, kMaxRdmaBytes,
-                                  "message_bytes"));
-  RETURN_IF_ERROR(
-      Bound<uint32_t>(duration, 2000, kMinRdmaDurationMs, kMaxDurationMs, "duration_ms"));
-  r.set_message_bytes(bytes);
-  r.set_duration_ms(duration);
-  RETURN_IF_ERROR(CheckRdmaParams(r.test(), bytes, duration));
+  if (r.message_bytes() == 0) r.set_message_bytes(r.test() == "write_lat" ? 2 : 65536);
+  if (r.duration_ms() == 0) r.set_duration_ms(2000);
+  RETURN_IF_ERROR(CheckRdmaParams(r.test(), r.message_bytes(), r.duration_ms()));
   if (!r.has_min_fraction()) r.set_min_fraction(kDefaultRdmaMinFraction);
   if (!(r.min_fraction() >= 0 && r.min_fraction() <= 1)) {
     return absl::InvalidArgumentError(

@@ -11,6 +11,7 @@
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/limits.h"
+#include "daemon/diag/linux/engine_reply.h"
 #include "daemon/diag/linux/prober.h"
 #include "daemon/diag/linux/ring.h"
 #include "daemon/diag/linux/traffic.h"
@@ -18,23 +19,14 @@
 namespace rocenet::diag {
 namespace {
 
+using engine::Reply;
+using engine::ReplyError;
+
 // A data port connection must say what it wants this soon.
 constexpr absl::Duration kFirstFrameTimeout = absl::Seconds(5);
-// Slack on top of a test's bound for replies to travel.
-constexpr absl::Duration kReplySlack = absl::Seconds(3);
 
 std::string HelloKey(const std::string& session, const std::string& rail) {
   return absl::StrCat(session, "/", rail);
-}
-
-void Reply(int fd, const v1::PeerReply& reply) {
-  (void)WriteFrame(fd, reply, absl::Now() + kReplySlack).ok();
-}
-
-void ReplyError(int fd, absl::string_view error) {
-  v1::PeerReply reply;
-  reply.set_error(std::string(error));
-  Reply(fd, reply);
 }
 
 }  // namespace
@@ -347,71 +339,6 @@ void DiagEngine::ServeSend(Fd fd, const v1::SendRequest& request) {
     if (!s.error().empty() && report->error().empty()) report->set_error(s.error());
   }
   report->set_seconds(seconds);
-  Reply(fd.get(), reply);
-}
-
-void DiagEngine::ServeRdma(Fd fd, const v1::RdmaServe& request) {
-  if (absl::Status s =
-          CheckRdmaParams(request.test(), request.message_bytes(), request.duration_ms());
-      !s.ok()) {
-    return ReplyError(fd.get(), s.message());
-  }
-  if (request.tool_port() == 0 || request.tool_port() > 65535) {
-    return ReplyError(fd.get(), "tool_port: out of range");
-  }
-  absl::StatusOr<Ipv4Address> client = Ipv4Address::Parse(request.client_address());
-  if (!client.ok()) return ReplyError(fd.get(), "client_address: not an IPv4 address");
-  absl::StatusOr<std::vector<LocalPort>> ports = ports_();
-  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
-  const LocalPort* port = FindPortForAddress(*ports, *client);
-  if (port == nullptr) {
-    return ReplyError(fd.get(), absl::StrCat("node ", options_.node_name, " has no port in the rail of ",
-                                             request.client_address()));
-  }
-  const RdmaParams params{.test = request.test(),
-                          .message_bytes = request.message_bytes(),
-                          .duration_ms = request.duration_ms(),
-                          .tool_port = static_cast<uint16_t>(request.tool_port())};
-  absl::StatusOr<RdmaLinks::Served> served = rdma_.Serve(*port, params);
-  if (!served.ok()) return ReplyError(fd.get(), served.status().message());
-  v1::PeerReply reply;
-  *reply.mutable_rdma_ready() = served->ready;
-  Reply(fd.get(), reply);
-  if (served->server == nullptr) return;
-  // The server ends after one client run; one whose client never came is
-  // stopped at its bound.
-  const os::ProcessResult result = served->server->Wait(
-      absl::Now() + absl::Milliseconds(request.duration_ms()) + kRdmaStartTimeout + kRdmaSlack);
-  SPDLOG_DEBUG("rdma: server on {} ended (exit {}{})", port->name, result.exit_code,
-               result.timed_out ? ", timed out" : "");
-}
-
-void DiagEngine::ServeRdmaRun(Fd fd, const v1::RdmaRun& request) {
-  if (absl::Status s =
-          CheckRdmaParams(request.test(), request.message_bytes(), request.duration_ms());
-      !s.ok()) {
-    return ReplyError(fd.get(), s.message());
-  }
-  if (request.tool_port() == 0 || request.tool_port() > 65535 || request.data_port() == 0 ||
-      request.data_port() > 65535) {
-    return ReplyError(fd.get(), "tool_port or data_port: out of range");
-  }
-  absl::StatusOr<Ipv4Address> to = Ipv4Address::Parse(request.address());
-  if (!to.ok()) return ReplyError(fd.get(), "address: not an IPv4 address");
-  absl::StatusOr<std::vector<LocalPort>> ports = ports_();
-  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
-  const LocalPort* port = FindPortForAddress(*ports, *to);
-  if (port == nullptr) {
-    return ReplyError(fd.get(), absl::StrCat("node ", options_.node_name,
-                                             " has no port in the rail of ", request.address()));
-  }
-  v1::PeerReply reply;
-  *reply.mutable_rdma_link() = rdma_.Measure(
-      *port, NodeAddress{*to, static_cast<uint16_t>(request.data_port())},
-      {.test = request.test(),
-       .message_bytes = request.message_bytes(),
-       .duration_ms = request.duration_ms(),
-       .tool_port = static_cast<uint16_t>(request.tool_port())});
   Reply(fd.get(), reply);
 }
 

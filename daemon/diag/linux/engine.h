@@ -110,8 +110,17 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   void ServeRingJoin(Fd fd, const v1::RingJoin& join);
   void ServeRingHello(Fd fd, const v1::RingHello& hello);
   void ServeSend(Fd fd, const v1::SendRequest& request);
+  // The RDMA stage's handlers (engine_rdma.cc).
   void ServeRdma(Fd fd, const v1::RdmaServe& request);
   void ServeRdmaRun(Fd fd, const v1::RdmaRun& request);
+  // This node's port in the rail of `address` (the other end) and what to
+  // run, from the fields of RdmaRun that RdmaServe shares, checked.
+  struct RdmaSide {
+    LocalPort port;
+    Ipv4Address other;
+    RdmaParams params;
+  };
+  absl::StatusOr<RdmaSide> RdmaSideFor(absl::string_view address, const v1::RdmaRun& fields) const;
 
   // Ring rendezvous: the connection of the previous rank for a session.
   Fd AwaitHello(const std::string& key, absl::Time deadline, int cancel_fd);

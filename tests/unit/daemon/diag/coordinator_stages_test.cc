@@ -29,19 +29,6 @@ using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 using ::rocenet::testing::StatusIs;
 
-const char* const kRails[] = {"10.201.0.0/16", "10.202.0.0/16"};
-
-FakeNode Node(int i) {
-  FakeNode node;
-  node.name = absl::StrCat("n", i);
-  for (int r = 0; r < 2; ++r) {
-    node.ports.push_back({.name = absl::StrCat("so", r),
-                          .address = absl::StrCat("10.", 201 + r, ".", i, ".1/30"),
-                          .gateway = absl::StrCat("10.", 201 + r, ".", i, ".2"),
-                          .rail = kRails[r]});
-  }
-  return node;
-}
 
 // The coordinator's own port: a Gaudi port whose netdev is its control path.
 LocalPort GaudiPort() {
@@ -95,7 +82,7 @@ class StagesTest : public ::testing::Test {
 };
 
 TEST_F(StagesTest, EthernetStageOnAGaudiPortNamesItsPathAndAppliesNoLinkRate) {
-  Use({Node(0)});
+  Use({testing::TwoRailNode(0)});
   peers_->stream_bits_per_second = 1e9;  // 4 streams: 4% of the 100G link
   v1::BandwidthRequest request;
   request.set_port("so0");
@@ -117,7 +104,7 @@ TEST_F(StagesTest, EthernetStageOnAGaudiPortNamesItsPathAndAppliesNoLinkRate) {
 }
 
 TEST_F(StagesTest, ForcedLinkRateOnAGaudiPortIsAFailureThatRemovesTheValidation) {
-  Use({Node(0)});
+  Use({testing::TwoRailNode(0)});
   peers_->stream_bits_per_second = 1e9;
   v1::BandwidthRequest request;
   request.set_port("so0");
@@ -135,7 +122,7 @@ TEST_F(StagesTest, ForcedLinkRateOnAGaudiPortIsAFailureThatRemovesTheValidation)
 }
 
 TEST_F(StagesTest, RdmaRingMeasuresEveryLinkPerRailAndNamesTheSlowOne) {
-  std::vector<FakeNode> nodes = {Node(0), Node(1), Node(2), Node(3)};
+  std::vector<FakeNode> nodes = {testing::TwoRailNode(0), testing::TwoRailNode(1), testing::TwoRailNode(2), testing::TwoRailNode(3)};
   nodes[1].rdma_bits_per_second = 50e9;  // n1's links out: half the link
   Use(nodes);
   v1::RdmaRequest request;
@@ -170,7 +157,7 @@ TEST_F(StagesTest, RdmaRingMeasuresEveryLinkPerRailAndNamesTheSlowOne) {
 }
 
 TEST_F(StagesTest, RdmaLinksThatAreSkippedAreNotesNotFailuresAndValidateNothing) {
-  std::vector<FakeNode> nodes = {Node(0), Node(1)};
+  std::vector<FakeNode> nodes = {testing::TwoRailNode(0), testing::TwoRailNode(1)};
   for (FakeNode& node : nodes) node.rdma_skipped = absl::StrCat(node.name, ": no RDMA device on so0");
   Use(nodes);
   v1::RdmaRequest request;

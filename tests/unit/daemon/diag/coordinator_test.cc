@@ -31,24 +31,11 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-const char* const kRails[] = {"10.201.0.0/16", "10.202.0.0/16"};
-
-// Node i: one port per rail, so0 on 10.201.i.1/30 and so1 on 10.202.i.1/30.
-FakeNode Node(int i) {
-  FakeNode node;
-  node.name = absl::StrCat("n", i);
-  for (int r = 0; r < 2; ++r) {
-    node.ports.push_back({.name = absl::StrCat("so", r),
-                          .address = absl::StrCat("10.", 201 + r, ".", i, ".1/30"),
-                          .gateway = absl::StrCat("10.", 201 + r, ".", i, ".2"),
-                          .rail = kRails[r]});
-  }
-  return node;
-}
+constexpr const auto& kRails = testing::kFakeRails;
 
 std::vector<FakeNode> Nodes(int n) {
   std::vector<FakeNode> nodes;
-  for (int i = 0; i < n; ++i) nodes.push_back(Node(i));
+  for (int i = 0; i < n; ++i) nodes.push_back(testing::TwoRailNode(i));
   return nodes;
 }
 

@@ -29,6 +29,18 @@ int FakePeers::released() const {
   return released_;
 }
 
+FakeNode TwoRailNode(int i) {
+  FakeNode node;
+  node.name = absl::StrCat("n", i);
+  for (int r = 0; r < 2; ++r) {
+    node.ports.push_back({.name = absl::StrCat("so", r),
+                          .address = absl::StrCat("10.", 201 + r, ".", i, ".1/30"),
+                          .gateway = absl::StrCat("10.", 201 + r, ".", i, ".2"),
+                          .rail = kFakeRails[r]});
+  }
+  return node;
+}
+
 absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
                                               const v1::PeerRequest& request, absl::Time,
                                               CallGroup* group) {

@@ -40,6 +40,11 @@ struct FakeNode {
   std::string rdma_skipped;
 };
 
+// The two rails of the fake fabric, and node i on them: so0 on
+// 10.201.i.1/30 and so1 on 10.202.i.1/30.
+inline constexpr const char* kFakeRails[] = {"10.201.0.0/16", "10.202.0.0/16"};
+FakeNode TwoRailNode(int i);
+
 class FakePeers final : public PeerChannel, public LocalTests {
  public:
   // Node i listens on 10.0.0.(i+1):50153.

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// How DiagEngine's data port handlers (engine.cc, engine_rdma.cc) answer:
+// one PeerReply frame, best effort (a peer that went away is not an error
+// of this daemon). Internal to diag/linux; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "daemon/diag/linux/sockets.h"
+#include "rocenet/v1/diagnostics.pb.h"
+
+namespace rocenet::diag::engine {
+
+// Slack on top of a test's bound for replies to travel.
+inline constexpr absl::Duration kReplySlack = absl::Seconds(3);
+
+inline void Reply(int fd, const v1::PeerReply& reply) {
+  (void)WriteFrame(fd, reply, absl::Now() + kReplySlack).ok();
+}
+
+inline void ReplyError(int fd, absl::string_view error) {
+  v1::PeerReply reply;
+  reply.set_error(std::string(error));
+  Reply(fd, reply);
+}
+
+}  // namespace rocenet::diag::engine
