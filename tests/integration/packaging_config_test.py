@@ -39,7 +39,8 @@ def config_flag(ds: dict) -> str:
 
 def test_probes_and_configmap_against_the_real_daemon(tmp_path):
     """rocenetd starts with the ConfigMap's config (paths that would touch this
-    host moved into a temporary directory) and answers exactly the probes."""
+    host moved into a temporary directory) and answers exactly the probes,
+    also before the diagnostics Secret exists."""
     docs = render(OVERLAYS["generic"])
     ds = one(docs, "DaemonSet", "rocenet")
     daemon = containers(ds)["rocenetd"]
@@ -50,6 +51,10 @@ def test_probes_and_configmap_against_the_real_daemon(tmp_path):
     config = yaml.safe_load(cm["data"]["config.yaml"])
     config["outputs"]["nfd_features"] = str(tmp_path / "features.d" / "rocenet")
     (tmp_path / "features.d").mkdir()
+    # The optional Secret not created yet: the daemon still starts and is
+    # ready, its data port refusing every request.
+    assert config["diag_secret_file"]
+    config["diag_secret_file"] = str(tmp_path / "etc-rocenet-diag" / "secret")
     cm["data"]["config.yaml"] = yaml.safe_dump(config)
     # The volume's directory, as the DaemonSet passes it.
     config_path = write_volume(cm, tmp_path / "etc-rocenet")
@@ -73,6 +78,12 @@ def test_probes_and_configmap_against_the_real_daemon(tmp_path):
         for probe in ("readinessProbe", "livenessProbe"):
             cp = run(probe)
             assert cp.returncode == 0, f"{probe} failed: {cp.stdout}{cp.stderr}"
+
+        def log_says(text: str) -> bool:
+            with open(tmp_path / "rocenetd.log", errors="replace") as f:
+                return text in f.read()
+        wait_until(lambda: log_says("every request is refused until it can be read"), 10,
+                   what="rocenetd's log naming the missing diag secret")
         # The socket path gone (what an overlapping restart used to do): the
         # metrics still answer, the liveness probe must not.
         os.rename(sock, sock + ".moved")

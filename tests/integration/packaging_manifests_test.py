@@ -2,11 +2,12 @@
 """Packaging, the manifests themselves: every kustomization under
 packaging/kubernetes renders with `kubectl kustomize` without a warning
 (no deprecated field) and passes yamllint; the DaemonSet of each
-overlay keeps least privilege, its mounts, probes and init container; the
-optional patches change only what they say; the OpenShift SCC is bound to the
-ServiceAccount; the PrometheusRule holds the plain rules file's groups; the
-Helm chart matches the base; and the Grafana dashboard queries only metrics
-rocenetd exports."""
+overlay keeps least privilege, its mounts, probes and init container, and
+mounts the Secret the config's diag_secret_file names; the optional patches
+change only what they say; the OpenShift SCC is bound to the ServiceAccount
+and allows the DaemonSet's volumes; the PrometheusRule holds the plain rules
+file's groups; the Helm chart matches the base; and the Grafana dashboard
+queries only metrics rocenetd exports."""
 
 from __future__ import annotations
 
@@ -184,6 +185,42 @@ def test_daemonset_mounts_and_propagation(overlay):
                 f"{c['name']} {m['mountPath']}: Bidirectional propagation needs privileged"
 
 
+def test_daemonset_mounts_the_diag_secret_the_config_names(overlay):
+    """The Secret of docs/deploying.md step 3 reaches rocenetd: the config
+    names a file in a directory where the rocenetd container, and no other,
+    mounts the Secret rocenet-diag read-only; the volume is optional (the
+    pods start before the Secret exists) and its key is that file's name."""
+    name, docs = overlay
+    ds = one(docs, "DaemonSet", "rocenet")
+    config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
+    secret_file = config["diag_secret_file"]
+    assert secret_file == "/etc/rocenet-diag/secret"
+    directory, key = os.path.split(secret_file)
+    cs = containers(ds)
+    daemon = mounts(cs["rocenetd"], ds)
+    assert directory in daemon, f"rocenetd does not mount {directory}"
+    mount = daemon[directory]
+    assert mount["readOnly"] is True
+    # A subPath mount would never see a rotated Secret.
+    assert "subPath" not in mount and "subPathExpr" not in mount
+    secret = volumes(ds)[mount["name"]]["secret"]
+    assert secret["secretName"] == "rocenet-diag"
+    assert secret["optional"] is True, "the DaemonSet must start without the Secret"
+    assert secret["defaultMode"] == 0o400
+    assert "items" not in secret, f"every key of the Secret appears as a file, {key} among them"
+    for cname, c in cs.items():
+        if cname != "rocenetd":
+            assert mount["name"] not in {m["name"] for m in c.get("volumeMounts", [])}, cname
+    # The command the docs give creates that Secret, with that key, in the
+    # DaemonSet's namespace.
+    with open(os.path.join(REPO, "docs", "deploying.md")) as f:
+        deploying = f.read()
+    command = re.search(r"kubectl -n (\S+) create secret generic (\S+)[\s\\]+--from-literal=([^=]+)=",
+                        deploying)
+    assert command, "docs/deploying.md does not say how to create the Secret"
+    assert command.groups() == (ds["metadata"]["namespace"], secret["secretName"], key)
+
+
 def test_daemonset_probes_use_what_the_binaries_offer(overlay):
     name, docs = overlay
     ds = one(docs, "DaemonSet", "rocenet")
@@ -251,7 +288,9 @@ def test_openshift_scc_is_bound_to_the_service_account():
     pod_se = ds["spec"]["template"]["spec"]["securityContext"]["seLinuxOptions"]["type"]
     assert scc["seLinuxContext"]["seLinuxOptions"]["type"] == pod_se == "spc_t"
     used = {v for vol in ds["spec"]["template"]["spec"]["volumes"] for v in vol if v != "name"}
-    assert used <= {"configMap": 1, "hostPath": 1}.keys() <= set(scc["volumes"])
+    # The secret volume holds the diagnostics data port's shared secret.
+    assert used == {"configMap", "hostPath", "secret"}, sorted(used)
+    assert used <= set(scc["volumes"]), f"the SCC allows {scc['volumes']}, not {sorted(used)}"
 
     binding = one(docs, "RoleBinding")
     assert binding["metadata"]["namespace"] == ns
@@ -308,7 +347,8 @@ def test_helm_chart_values_and_daemonset_match_the_base():
             node = node[key]
     with open(os.path.join(chart_dir, "templates", "daemonset.yaml")) as f:
         helm_ds = f.read()
-    base = one(render(OVERLAYS["generic"]), "DaemonSet", "rocenet")
+    generic = render(OVERLAYS["generic"])
+    base = one(generic, "DaemonSet", "rocenet")
     for c in containers(base).values():
         assert f"- name: {c['name']}" in helm_ds
         for m in c.get("volumeMounts", []):
@@ -320,6 +360,13 @@ def test_helm_chart_values_and_daemonset_match_the_base():
     assert helm_ds.count("add: [") == 1 and "privileged: true" not in templates
     assert "mountPropagation: HostToContainer" in helm_ds
     assert values["nodeSelector"] == base["spec"]["template"]["spec"]["nodeSelector"]
+    # The same Secret, optional, in the directory of the same config key.
+    base_config = yaml.safe_load(rocenetd_config(generic)["data"]["config.yaml"])
+    assert yaml.safe_load(values["config"])["diag_secret_file"] == base_config["diag_secret_file"]
+    assert values["diagSecretName"] == volumes(base)["diag-secret"]["secret"]["secretName"]
+    assert re.search(r"secretName: \{\{ \.Values\.diagSecretName \}\}\n\s+optional: true\n", helm_ds)
+    with open(os.path.join(chart_dir, "templates", "openshift-scc.yaml")) as f:
+        assert re.search(r"^volumes: \[.*\bsecret\b.*\]$", f.read(), re.MULTILINE)
     assert '"/usr/bin/rocectl", "--timeout=4s", "health"' in helm_ds.split("livenessProbe")[1]
 
 
