@@ -103,6 +103,14 @@ void LldpAgent::OnReadable(const std::string& port_id) {
 }
 
 void LldpAgent::ExpireNeighbors() {
+  // Frames that arrived while the loop was busy elsewhere still wait in the
+  // sockets: read them first, so that a switch whose frames are only queued
+  // is not declared gone (a loop held up for longer than the TTL would
+  // otherwise age out every neighbor it had not read yet).
+  std::vector<std::string> ports;
+  ports.reserve(listeners_.size());
+  for (const auto& [id, listener] : listeners_) ports.push_back(id);
+  for (const std::string& id : ports) OnReadable(id);
   std::vector<std::string> changed = table_.Expire(clock_->Now());
   if (!changed.empty()) on_change_(changed);
 }

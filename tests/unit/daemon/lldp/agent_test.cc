@@ -256,6 +256,26 @@ TEST_F(LldpAgentTest, NeighborsExpireOnlyWhenTheirTtlRunsOut) {
   EXPECT_THAT(Descriptions(kSo1.port_id), SizeIs(1));
 }
 
+TEST_F(LldpAgentTest, AFrameStillQueuedWhenTheTtlRunsOutKeepsTheNeighbor) {
+  Sync({kSo0, kSo1});
+  const std::string so0_frame = FrameOf(SwitchPdu("no-alert 10.200.1.2/30", 30));
+  Receive(2, so0_frame);
+  Receive(3, FrameOf(SwitchPdu("no-alert 10.200.2.2/30", 30)));
+  reports_.clear();
+
+  // The loop was busy past the TTL: so0's switch spoke meanwhile, and its
+  // frame waits in the socket; so1's did not.
+  clock_.Advance(absl::Seconds(31));
+  ASSERT_TRUE(sockets_.Inject(2, so0_frame, kSwitchMac, false));
+  agent_->ExpireNeighbors();
+
+  EXPECT_THAT(Descriptions(kSo0.port_id), ElementsAre("no-alert 10.200.1.2/30"));
+  EXPECT_EQ(agent_->table().Find(kSo0.port_id)->ageouts, 0u);
+  EXPECT_EQ(sockets_.socket(2)->queued(), 0u);
+  EXPECT_THAT(Descriptions(kSo1.port_id), IsEmpty());
+  EXPECT_THAT(reports_, ElementsAre(ElementsAre(kSo1.port_id)));
+}
+
 TEST_F(LldpAgentTest, HearingTheSwitchAgainKeepsTheNeighbor) {
   Sync({kSo0});
   const std::string frame = FrameOf(SwitchPdu("no-alert 10.200.1.2/30", 30));
