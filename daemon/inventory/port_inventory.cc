@@ -148,7 +148,7 @@ bool PortInventory::Rebuild() {
     if (taken.contains(link.name)) continue;
     const bool by_pattern =
         std::any_of(selection_.interfaces.begin(), selection_.interfaces.end(),
-                    [&](const std::string& p) { return MatchesPattern(p, link.name); });
+                    [&name = link.name](const std::string& p) { return MatchesPattern(p, name); });
     if (!by_pattern && selection_.drivers.empty()) continue;
     auto placement = placement_.find(ifindex);
     if (placement == placement_.end()) {

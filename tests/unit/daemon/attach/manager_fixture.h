@@ -52,11 +52,10 @@ inline const os::LinkInfo* WithMac(const testing::FakeNetlink& netlink, const Ma
 class Footprint {
  public:
   Footprint(const testing::FakeFileSystem& fs, const testing::FakeNetlink& host,
-            const testing::FakeNetlink& pod, const testing::FakeNetns& netns)
+            const testing::FakeNetlink& pod)
       : fs_(fs),
         host_(host),
         pod_(pod),
-        netns_(netns),
         writes_(fs.write_count()),
         moves_(host.moves().size()),
         host_mutations_(host.mutations()),
@@ -73,7 +72,6 @@ class Footprint {
   const testing::FakeFileSystem& fs_;
   const testing::FakeNetlink& host_;
   const testing::FakeNetlink& pod_;
-  const testing::FakeNetns& netns_;
   int writes_;
   size_t moves_;
   int host_mutations_;
@@ -136,7 +134,7 @@ class AttachManagerTest : public ::testing::Test {
     return request;
   }
 
-  Footprint Snapshot() const { return Footprint(fs_, host_, *pod_, netns_); }
+  Footprint Snapshot() const { return Footprint(fs_, host_, *pod_); }
 
   // rocenetd starting again on the same state directory.
   void Restart() {

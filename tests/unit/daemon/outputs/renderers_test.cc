@@ -85,7 +85,8 @@ TEST(RenderGaudinetTest, ParsesAsHclDoesAndEscapesOddStrings) {
 TEST(RenderGaudinetTest, InvalidUtf8DoesNotThrow) {
   PortOutput port = L3Port("so0", 0);
   port.mac = "\xff\xfe";
-  EXPECT_NO_THROW(nlohmann::json::parse(RenderGaudinet({port})));
+  EXPECT_NO_THROW(
+      EXPECT_TRUE(nlohmann::json::parse(RenderGaudinet({port})).contains("NIC_NET_CONFIG")));
 }
 
 TEST(NetworkdFileNameTest, NameAndPattern) {
