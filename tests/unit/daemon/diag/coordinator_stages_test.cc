@@ -53,17 +53,9 @@ class StagesTest : public ::testing::Test {
  protected:
   void Use(std::vector<FakeNode> nodes) {
     peers_ = std::make_unique<FakePeers>(std::move(nodes));
-    coordinator_ = std::make_unique<Coordinator>(CoordinatorParts{
-        .peers = peers_.get(),
-        .local = peers_.get(),
-        .clock = &clock_,
-        .ports = []() -> absl::StatusOr<std::vector<LocalPort>> {
-          return std::vector<LocalPort>{GaudiPort()};
-        },
-        .node_name = "coordinator",
-        .data_port = kDefaultDataPort,
-        .validation = [this](const v1::ValidationNotice& notice) { local_.push_back(notice); },
-        .rdma = nullptr});
+    coordinator_ = std::make_unique<Coordinator>(
+        testing::PartsFor(peers_.get(), &clock_, GaudiPort(),
+                          [this](const v1::ValidationNotice& notice) { local_.push_back(notice); }));
   }
 
   // (node, passed) of every validation notice sent to another daemon.

@@ -54,17 +54,7 @@ class CoordinatorTest : public ::testing::Test {
  protected:
   void Use(std::vector<FakeNode> nodes) {
     peers_ = std::make_unique<FakePeers>(std::move(nodes));
-    coordinator_ = std::make_unique<Coordinator>(CoordinatorParts{
-        .peers = peers_.get(),
-        .local = peers_.get(),
-        .clock = &clock_,
-        .ports = []() -> absl::StatusOr<std::vector<LocalPort>> {
-          return std::vector<LocalPort>{Local()};
-        },
-        .node_name = "coordinator",
-        .data_port = kDefaultDataPort,
-        .validation = nullptr,
-        .rdma = nullptr});
+    coordinator_ = std::make_unique<Coordinator>(testing::PartsFor(peers_.get(), &clock_, Local()));
   }
 
   v1::AllreduceResult Allreduce(int n) {

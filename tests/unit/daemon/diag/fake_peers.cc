@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/diag/analysis.h"
 #include "absl/synchronization/notification.h"
 
 namespace rocenet::diag::testing {
@@ -27,6 +28,21 @@ std::vector<std::pair<std::string, v1::PeerRequest>> FakePeers::requests() const
 int FakePeers::released() const {
   absl::MutexLock lock(&mu_);
   return released_;
+}
+
+CoordinatorParts PartsFor(FakePeers* peers, const os::Clock* clock, LocalPort port,
+                          ValidationSink validation) {
+  return CoordinatorParts{
+      .peers = peers,
+      .local = peers,
+      .clock = clock,
+      .ports = [port = std::move(port)]() -> absl::StatusOr<std::vector<LocalPort>> {
+        return std::vector<LocalPort>{port};
+      },
+      .node_name = "coordinator",
+      .data_port = kDefaultDataPort,
+      .validation = std::move(validation),
+      .rdma = nullptr};
 }
 
 FakeNode TwoRailNode(int i) {

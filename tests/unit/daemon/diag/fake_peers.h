@@ -12,6 +12,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/diag/coordinator.h"
 #include "daemon/diag/peers.h"
 
 namespace rocenet::diag::testing {
@@ -84,5 +85,11 @@ class FakePeers final : public PeerChannel, public LocalTests {
   std::vector<std::pair<std::string, v1::PeerRequest>> requests_ ABSL_GUARDED_BY(mu_);
   int released_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// A coordinator's parts for these tests: `peers` as both the other daemons
+// and this node's own tests, `port` as this node's one port, the default
+// data port, no RDMA stage, and this node's verdicts to `validation`.
+CoordinatorParts PartsFor(FakePeers* peers, const os::Clock* clock, LocalPort port,
+                          ValidationSink validation = nullptr);
 
 }  // namespace rocenet::diag::testing

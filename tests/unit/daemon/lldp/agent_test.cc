@@ -1,104 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // The LLDP agent over fake packet sockets and a reactor the test turns by
 // hand: frames in, neighbors and change reports out.
-#include "daemon/lldp/agent.h"
-
 #include <string>
 #include <vector>
 
-#include "daemon/lldp/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/daemon/lldp/frame_builder.h"
-#include "tests/unit/fakes/fake_clock.h"
-#include "tests/unit/fakes/fake_packet_socket.h"
-#include "tests/unit/fakes/fake_reactor.h"
-#include "tests/unit/support/status_matchers.h"
+#include "tests/unit/daemon/lldp/agent_fixture.h"
 
 namespace rocenet::lldp {
 namespace {
 
-using ::rocenet::testing::FakeClock;
-using ::rocenet::testing::FakePacketSocket;
-using ::rocenet::testing::FakePacketSocketFactory;
-using ::rocenet::testing::FakeReactor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-
-const MacAddress kSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
-const MacAddress kSo0Mac({0x02, 0, 0, 0, 0, 0x02});
-const MacAddress kSo1Mac({0x02, 0, 0, 0, 0, 0x03});
-
-const AgentPort kSo0{"0000:19:00.0-p8", "so0", 2, kSo0Mac, "", nullptr};
-const AgentPort kSo1{"0000:19:00.0-p22", "so1", 3, kSo1Mac, "", nullptr};
-
-Lldpdu SwitchPdu(const std::string& description = "no-alert 10.200.1.2/30", uint16_t ttl = 120,
-                 const std::string& port = "Ethernet1/1") {
-  Lldpdu pdu;
-  pdu.chassis_id = {ChassisIdSubtype::kMacAddress,
-                    std::string(kSwitchMac.bytes().begin(), kSwitchMac.bytes().end())};
-  pdu.port_id = {PortIdSubtype::kInterfaceName, port};
-  pdu.ttl_seconds = ttl;
-  pdu.port_descriptions = {description};
-  return pdu;
-}
-
-std::string FrameOf(const Lldpdu& pdu, const MacAddress& source = kSwitchMac) {
-  absl::StatusOr<std::string> frame = Encode(pdu, source);
-  EXPECT_OK(frame);
-  return frame.ok() ? *frame : std::string();
-}
-
-class LldpAgentTest : public ::testing::Test {
- protected:
-  void SetUp() override { MakeAgent(); }
-
-  void MakeAgent() {
-    agent_ = std::make_unique<LldpAgent>(
-        &sockets_, &reactor_, &clock_,
-        [this](const std::vector<std::string>& ports) { reports_.push_back(ports); });
-  }
-
-  void Sync(const std::vector<AgentPort>& ports) {
-    auto failures = agent_->SyncPorts(ports);
-    EXPECT_THAT(failures, IsEmpty());
-  }
-
-  // A frame arrives on `ifindex` and the loop turns until it is handled.
-  void Receive(int ifindex, const std::string& frame, const MacAddress& source = kSwitchMac,
-               bool outgoing = false) {
-    ASSERT_TRUE(sockets_.Inject(ifindex, frame, source, outgoing)) << "no socket on " << ifindex;
-    reactor_.RunUntilIdle();
-  }
-
-  std::vector<std::string> Descriptions(const std::string& port_id) const {
-    std::vector<std::string> out;
-    const PortNeighbors* entry = agent_->table().Find(port_id);
-    if (entry == nullptr) return out;
-    for (const Neighbor& n : entry->neighbors) {
-      for (const std::string& d : n.lldpdu.port_descriptions) out.push_back(d);
-    }
-    return out;
-  }
-
-  const PortLldpCounters& Counters(const std::string& port_id) const {
-    static const PortLldpCounters kNone;
-    auto it = agent_->counters().find(port_id);
-    return it == agent_->counters().end() ? kNone : it->second;
-  }
-
-  uint64_t Discarded(const std::string& port_id, DecodeError reason) const {
-    return Counters(port_id).frames_discarded[static_cast<size_t>(reason)];
-  }
-
-  FakePacketSocketFactory sockets_;
-  FakeReactor reactor_;
-  FakeClock clock_;
-  std::vector<std::vector<std::string>> reports_;
-  std::unique_ptr<LldpAgent> agent_;
-};
 
 TEST_F(LldpAgentTest, ListensOnEveryPortWithASocketOfItsOwn) {
   Sync({kSo0, kSo1});
@@ -234,59 +150,6 @@ TEST_F(LldpAgentTest, AFloodedPortDoesNotStarveTheOthers) {
   EXPECT_EQ(Counters(kSo0.port_id).frames_received, 100u);
   EXPECT_EQ(Discarded(kSo0.port_id, DecodeError::kFrameTooShort), 100u);
   EXPECT_EQ(sockets_.socket(2)->queued(), 0u);
-}
-
-TEST_F(LldpAgentTest, NeighborsExpireOnlyWhenTheirTtlRunsOut) {
-  Sync({kSo0, kSo1});
-  Receive(2, FrameOf(SwitchPdu("no-alert 10.200.1.2/30", 30)));
-  Receive(3, FrameOf(SwitchPdu("no-alert 10.200.2.2/30", 120)));
-  reports_.clear();
-
-  clock_.Advance(absl::Seconds(29));
-  agent_->ExpireNeighbors();
-  EXPECT_THAT(reports_, IsEmpty());
-  EXPECT_THAT(Descriptions(kSo0.port_id), SizeIs(1));
-
-  clock_.Advance(absl::Seconds(1));
-  agent_->ExpireNeighbors();
-  EXPECT_THAT(reports_, ElementsAre(ElementsAre(kSo0.port_id)));
-  EXPECT_THAT(Descriptions(kSo0.port_id), IsEmpty());
-  EXPECT_EQ(agent_->table().Find(kSo0.port_id)->loss, NeighborLoss::kAgedOut);
-  EXPECT_EQ(agent_->table().Find(kSo0.port_id)->ageouts, 1u);
-  EXPECT_THAT(Descriptions(kSo1.port_id), SizeIs(1));
-}
-
-TEST_F(LldpAgentTest, AFrameStillQueuedWhenTheTtlRunsOutKeepsTheNeighbor) {
-  Sync({kSo0, kSo1});
-  const std::string so0_frame = FrameOf(SwitchPdu("no-alert 10.200.1.2/30", 30));
-  Receive(2, so0_frame);
-  Receive(3, FrameOf(SwitchPdu("no-alert 10.200.2.2/30", 30)));
-  reports_.clear();
-
-  // The loop was busy past the TTL: so0's switch spoke meanwhile, and its
-  // frame waits in the socket; so1's did not.
-  clock_.Advance(absl::Seconds(31));
-  ASSERT_TRUE(sockets_.Inject(2, so0_frame, kSwitchMac, false));
-  agent_->ExpireNeighbors();
-
-  EXPECT_THAT(Descriptions(kSo0.port_id), ElementsAre("no-alert 10.200.1.2/30"));
-  EXPECT_EQ(agent_->table().Find(kSo0.port_id)->ageouts, 0u);
-  EXPECT_EQ(sockets_.socket(2)->queued(), 0u);
-  EXPECT_THAT(Descriptions(kSo1.port_id), IsEmpty());
-  EXPECT_THAT(reports_, ElementsAre(ElementsAre(kSo1.port_id)));
-}
-
-TEST_F(LldpAgentTest, HearingTheSwitchAgainKeepsTheNeighbor) {
-  Sync({kSo0});
-  const std::string frame = FrameOf(SwitchPdu("no-alert 10.200.1.2/30", 30));
-  Receive(2, frame);
-  for (int i = 0; i < 5; ++i) {
-    clock_.Advance(absl::Seconds(20));
-    Receive(2, frame);
-    agent_->ExpireNeighbors();
-  }
-  EXPECT_THAT(Descriptions(kSo0.port_id), SizeIs(1));
-  EXPECT_THAT(reports_, SizeIs(1));
 }
 
 TEST_F(LldpAgentTest, APortThatLeavesIsClosedForgottenAndReported) {
