@@ -106,6 +106,7 @@ const std::vector<RpcRule>& RpcTable() {
       {"/rocenet.v1.Diagnostics/Bandwidth", RpcKind::kMutate},
       {"/rocenet.v1.Diagnostics/Allreduce", RpcKind::kMutate},
       {"/rocenet.v1.Diagnostics/Incast", RpcKind::kMutate},
+      {"/rocenet.v1.Diagnostics/Rdma", RpcKind::kMutate},
   };
   return *table;
 }
