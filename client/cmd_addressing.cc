@@ -16,10 +16,10 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kAddressingSummary =
     "  rocectl addressing [PORT]     each port's address plan and what is applied\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kAddressingHelp =
     "Show how rocenetd addresses each scale-out port from LLDP: the switch port's\n"
     "Port Description \"no-alert 10.200.1.2/30\" gives the port 10.200.1.1/30 and a\n"
     "route to 10.200.0.0/16 via 10.200.1.2.\n"
@@ -85,7 +85,7 @@ absl::Status RunAddressing(const CommandContext& context, const std::vector<std:
 }  // namespace
 
 const Command& AddressingCommand() {
-  static const Command command{"addressing",       kSummary,           kHelp,
+  static const Command command{"addressing",       kAddressingSummary, kAddressingHelp,
                                &RunAddressing,     /*flags=*/{},
                                /*subcommands=*/{}, /*takes_port=*/true};
   return command;

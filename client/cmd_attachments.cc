@@ -16,10 +16,10 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kAttachmentsSummary =
     "  rocectl attachments           the ports handed to pods by the CNI plugin\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kAttachmentsHelp =
     "List the scale-out ports rocenetd has handed to pods (through the rocenet CNI\n"
     "plugin), from its attachment journal.\n"
     "\n"
@@ -58,7 +58,8 @@ absl::Status RunAttachments(const CommandContext& context, const std::vector<std
 }  // namespace
 
 const Command& AttachmentsCommand() {
-  static const Command command{"attachments", kSummary, kHelp, &RunAttachments};
+  static const Command command{"attachments", kAttachmentsSummary, kAttachmentsHelp,
+                               &RunAttachments};
   return command;
 }
 

@@ -11,10 +11,10 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kCompletionSummary =
     "  rocectl completion bash       print the bash completion script\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kCompletionHelp =
     "Print a bash completion script for rocectl: commands, subcommands, flags,\n"
     "flag values and port names (asked of rocenetd as you type, when it answers\n"
     "within a second).\n"
@@ -44,11 +44,11 @@ absl::Status RunCompletion(const CommandContext& context, const std::vector<std:
 
 const Command& CompletionCommand() {
   static const Command command{"completion",
-                               kSummary,
-                               kHelp,
+                               kCompletionSummary,
+                               kCompletionHelp,
                                &RunCompletion,
                                /*flags=*/{},
-                               /*subcommands=*/{{"bash", kHelp, false}}};
+                               /*subcommands=*/{{"bash", kCompletionHelp, false}}};
   return command;
 }
 

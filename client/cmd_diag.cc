@@ -25,12 +25,14 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kDiagSummary =
     "  rocectl diag reach|bandwidth|allreduce|incast   triage tests over the scale-out ports\n"
-    "  rocectl diag rdma                                the RDMA stage: perftest per link and rail\n"
-    "  rocectl diag collective plan|report             hccl_demo as a Kubernetes job, and its log\n";
+    "  rocectl diag rdma                                the RDMA stage: perftest per link and "
+    "rail\n"
+    "  rocectl diag collective plan|report             hccl_demo as a Kubernetes job, and its "
+    "log\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kDiagHelp =
     "Run a triage test over the scale-out ports, daemon to daemon. The local\n"
     "rocenetd coordinates; other nodes are named by their daemon's address: any\n"
     "of their scale-out port addresses (optionally ADDRESS:PORT when their data\n"
@@ -371,7 +373,7 @@ absl::Status RunDiag(const CommandContext& context, const std::vector<std::strin
 }  // namespace
 
 const Command& DiagCommand() {
-  static const Command command{"diag", kSummary, kHelp, &RunDiag, DiagFlags()};
+  static const Command command{"diag", kDiagSummary, kDiagHelp, &RunDiag, DiagFlags()};
   return command;
 }
 

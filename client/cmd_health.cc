@@ -16,11 +16,11 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kHealthSummary =
     "  rocectl health                node readiness and the conditions of every port\n"
     "  rocectl health PORT           health of one port\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kHealthHelp =
     "Show whether the node is ready and which ports have problems.\n"
     "\n"
     "Usage:\n"
@@ -74,7 +74,7 @@ absl::Status RunHealth(const CommandContext& context, const std::vector<std::str
 }  // namespace
 
 const Command& HealthCommand() {
-  static const Command command{"health",           kSummary,           kHelp,
+  static const Command command{"health",           kHealthSummary,     kHealthHelp,
                                &RunHealth,         /*flags=*/{},
                                /*subcommands=*/{}, /*takes_port=*/true};
   return command;

@@ -16,10 +16,10 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kNeighborsSummary =
     "  rocectl neighbors [PORT]      the LLDP neighbor (switch port) each port hears\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kNeighborsHelp =
     "Show what each scale-out port hears over LLDP: normally one neighbor, the\n"
     "switch port it is cabled to, whose Port Description carries the port's address.\n"
     "\n"
@@ -69,7 +69,7 @@ absl::Status RunNeighbors(const CommandContext& context, const std::vector<std::
 }  // namespace
 
 const Command& NeighborsCommand() {
-  static const Command command{"neighbors",        kSummary,           kHelp,
+  static const Command command{"neighbors",        kNeighborsSummary,  kNeighborsHelp,
                                &RunNeighbors,      /*flags=*/{},
                                /*subcommands=*/{}, /*takes_port=*/true};
   return command;

@@ -18,12 +18,12 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kPortsSummary =
     "  rocectl ports                 list the node's scale-out ports\n"
     "  rocectl ports get NAME        show one port, by interface name or port id\n"
     "  rocectl ports watch           print every port again whenever one changes\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kPortsHelp =
     "List the scale-out ports rocenetd manages on this node.\n"
     "\n"
     "Usage:\n"
@@ -155,8 +155,8 @@ absl::Status RunPorts(const CommandContext& context, const std::vector<std::stri
 const Command& PortsCommand() {
   static const Command command{
       "ports",
-      kSummary,
-      kHelp,
+      kPortsSummary,
+      kPortsHelp,
       &RunPorts,
       /*flags=*/{},
       /*subcommands=*/{{"get", kGetHelp, true}, {"watch", kWatchHelp, false}}};

@@ -15,10 +15,10 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kReconcileSummary =
     "  rocectl reconcile             re-plan and re-apply every port's addressing now\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kReconcileHelp =
     "Make rocenetd re-read the links, re-plan every port from the LLDP it holds and\n"
     "apply the plans now, putting back anything of rocenetd's that was changed by\n"
     "hand. rocenetd does this on its own after every change it sees; reconcile is\n"
@@ -50,7 +50,7 @@ absl::Status RunReconcile(const CommandContext& context, const std::vector<std::
 }  // namespace
 
 const Command& ReconcileCommand() {
-  static const Command command{"reconcile", kSummary, kHelp, &RunReconcile};
+  static const Command command{"reconcile", kReconcileSummary, kReconcileHelp, &RunReconcile};
   return command;
 }
 

@@ -19,10 +19,10 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kTopologySummary =
     "  rocectl topology              the node, its ports, the switches and the rails\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kTopologyHelp =
     "Show how this node is cabled into the scale-out fabric: its ports (with\n"
     "accelerator module, dev_port, NUMA node, PCIe root and address), the switch\n"
     "ports they hear over LLDP (switch system name, chassis id, management address)\n"
@@ -142,7 +142,7 @@ absl::Status RunTopology(const CommandContext& context, const std::vector<std::s
 }  // namespace
 
 const Command& TopologyCommand() {
-  static const Command command{"topology", kSummary, kHelp, &RunTopology,
+  static const Command command{"topology", kTopologySummary, kTopologyHelp, &RunTopology,
                                /*flags=*/{{"format", "table dot json yaml", true}}};
   return command;
 }

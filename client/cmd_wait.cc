@@ -29,10 +29,10 @@ constexpr absl::Duration kDefaultWaitTimeout = absl::Minutes(5);
 // Pause between attempts to reach a daemon that is not up yet.
 constexpr absl::Duration kRetryInterval = absl::Milliseconds(250);
 
-constexpr absl::string_view kSummary =
+constexpr absl::string_view kWaitSummary =
     "  rocectl wait --ready          wait until the node is ready, showing progress\n";
 
-constexpr absl::string_view kHelp =
+constexpr absl::string_view kWaitHelp =
     "Wait until rocenetd reports the node ready: every scale-out port healthy (link\n"
     "up, LLDP neighbor heard, address applied) and at least one port. For init\n"
     "containers, DaemonSet start-up and job scripts.\n"
@@ -205,7 +205,7 @@ absl::Status RunWait(const CommandContext& context, const std::vector<std::strin
 }  // namespace
 
 const Command& WaitCommand() {
-  static const Command command{"wait", kSummary, kHelp, &RunWait,
+  static const Command command{"wait", kWaitSummary, kWaitHelp, &RunWait,
                                /*flags=*/{{"ready", "", false}}};
   return command;
 }

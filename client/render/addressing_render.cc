@@ -13,9 +13,7 @@
 namespace rocenet::rocectl {
 namespace {
 
-std::string OrDash(const std::string& value) { return value.empty() ? "-" : value; }
-
-std::vector<std::string> Headers(bool wide) {
+std::vector<std::string> AddressingHeaders(bool wide) {
   std::vector<std::string> headers = {"PORT",   "STATE",       "LOCAL", "PEER",
                                       "ROUTES", "PROVISIONED", "REASON"};
   if (wide) {
@@ -144,7 +142,7 @@ std::string RoutesText(const google::protobuf::RepeatedPtrField<v1::Route>& rout
 
 std::string RenderPlans(const v1::ListPlansResponse& plans, bool wide) {
   int provisioned = 0;
-  TextTable table(Headers(wide));
+  TextTable table(AddressingHeaders(wide));
   std::vector<const v1::PortPlan*> all;
   for (const v1::PortPlan& plan : plans.plans()) {
     provisioned += plan.provisioned() ? 1 : 0;
@@ -159,7 +157,7 @@ std::string RenderPlans(const v1::ListPlansResponse& plans, bool wide) {
 }
 
 std::string RenderPlan(const v1::PortPlan& plan, bool wide) {
-  TextTable table(Headers(wide));
+  TextTable table(AddressingHeaders(wide));
   table.AddRow(Row(plan, wide));
   std::string out = table.Render();
   if (!wide) absl::StrAppend(&out, Problems({&plan}));

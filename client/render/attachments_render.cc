@@ -12,8 +12,6 @@
 namespace rocenet::rocectl {
 namespace {
 
-std::string OrDash(const std::string& text) { return text.empty() ? "-" : text; }
-
 std::string Pod(const v1::Attachment& attachment) {
   const v1::PodIdentity& pod = attachment.pod();
   if (pod.name().empty()) return "-";

@@ -11,7 +11,7 @@
 namespace rocenet::rocectl {
 namespace {
 
-std::vector<std::string> Headers(bool wide) {
+std::vector<std::string> HealthHeaders(bool wide) {
   if (wide) return {"PORT", "ID", "HEALTHY", "CONDITIONS", "SINCE", "MESSAGE"};
   return {"PORT", "HEALTHY", "CONDITIONS", "SINCE"};
 }
@@ -78,13 +78,13 @@ std::string RenderNodeHealth(const v1::NodeHealth& node, absl::Time now, bool wi
   std::string out =
       absl::StrFormat("node ready: %s (%d/%d ports healthy)\n", node.ready() ? "yes" : "no",
                       node.ports_healthy(), node.ports_total());
-  TextTable table(Headers(wide));
+  TextTable table(HealthHeaders(wide));
   for (const v1::PortHealth& port : node.ports()) table.AddRow(Row(port, now, wide));
   return out + table.Render();
 }
 
 std::string RenderPortHealth(const v1::PortHealth& port, absl::Time now, bool wide) {
-  TextTable table(Headers(wide));
+  TextTable table(HealthHeaders(wide));
   table.AddRow(Row(port, now, wide));
   return table.Render();
 }

@@ -13,14 +13,12 @@
 namespace rocenet::rocectl {
 namespace {
 
-std::string OrDash(const std::string& value) { return value.empty() ? "-" : value; }
-
 // The first of a TLV the neighbor may repeat; the API has them all.
 std::string First(const google::protobuf::RepeatedPtrField<std::string>& values) {
   return values.empty() ? "-" : OrDash(values[0]);
 }
 
-std::vector<std::string> Headers(bool wide) {
+std::vector<std::string> NeighborHeaders(bool wide) {
   std::vector<std::string> headers = {"PORT",        "CHASSIS", "PORT ID", "SYSTEM NAME",
                                       "DESCRIPTION", "TTL",     "AGE"};
   if (wide) {
@@ -91,7 +89,7 @@ std::vector<std::string> NeighborRow(const v1::PortNeighbors& port, const v1::Ne
 }
 
 std::vector<std::string> EmptyRow(const v1::PortNeighbors& port, absl::Time now, bool wide) {
-  std::vector<std::string> row(Headers(wide).size(), "-");
+  std::vector<std::string> row(NeighborHeaders(wide).size(), "-");
   row[0] = PortName(port);
   row[1] = NoNeighborText(port, now);
   return row;
@@ -111,7 +109,7 @@ std::string NoNeighborText(const v1::PortNeighbors& port, absl::Time now) {
 }
 
 std::string RenderNeighbors(const v1::ListNeighborsResponse& response, absl::Time now, bool wide) {
-  TextTable table(Headers(wide));
+  TextTable table(NeighborHeaders(wide));
   for (const v1::PortNeighbors& port : response.ports()) {
     if (port.neighbors().empty()) {
       table.AddRow(EmptyRow(port, now, wide));

@@ -11,12 +11,7 @@
 namespace rocenet::rocectl {
 namespace {
 
-std::string OrDash(const std::string& value) { return value.empty() ? "-" : value; }
-
-// Module, NUMA node and port index use -1 for "unknown".
-std::string IndexOrDash(int32_t value) { return value < 0 ? "-" : absl::StrCat(value); }
-
-std::vector<std::string> Headers(bool wide) {
+std::vector<std::string> PortHeaders(bool wide) {
   std::vector<std::string> headers = {"NAME", "ID",  "STATE",  "MTU", "SPEED",
                                       "MAC",  "PCI", "MODULE", "NUMA"};
   if (wide) {
@@ -130,13 +125,13 @@ std::string DiscoveryName(v1::Discovery discovery) {
 }
 
 std::string RenderPortTable(const google::protobuf::RepeatedPtrField<v1::Port>& ports, bool wide) {
-  TextTable table(Headers(wide));
+  TextTable table(PortHeaders(wide));
   for (const v1::Port& port : ports) table.AddRow(Row(port, wide));
   return table.Render();
 }
 
 std::string RenderPortTable(const v1::Port& port, bool wide) {
-  TextTable table(Headers(wide));
+  TextTable table(PortHeaders(wide));
   table.AddRow(Row(port, wide));
   return table.Render();
 }

@@ -8,10 +8,16 @@
 // cell never breaks its line.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace rocenet::rocectl {
+
+// The cell for a value that may be empty: the value, or "-".
+inline std::string OrDash(const std::string& value) { return value.empty() ? "-" : value; }
+// The cell for an index that may be unknown (negative): the index, or "-".
+inline std::string IndexOrDash(int64_t value) { return value < 0 ? "-" : std::to_string(value); }
 
 class TextTable {
  public:

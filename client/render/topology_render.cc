@@ -19,9 +19,6 @@
 namespace rocenet::rocectl {
 namespace {
 
-std::string OrDash(const std::string& text) { return text.empty() ? "-" : text; }
-
-std::string IndexOrDash(int value) { return value < 0 ? "-" : absl::StrCat(value); }
 
 std::string ListOrDash(const std::vector<std::string>& items) {
   return items.empty() ? "-" : absl::StrJoin(items, ", ");

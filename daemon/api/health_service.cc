@@ -8,11 +8,6 @@
 #include "daemon/api/status_convert.h"
 
 namespace rocenet::api {
-namespace {
-
-constexpr absl::Duration kCancelCheck = absl::Seconds(1);
-
-}  // namespace
 
 grpc::Status HealthService::GetNodeHealth(grpc::ServerContext* context,
                                           const v1::GetNodeHealthRequest* request,
@@ -61,7 +56,7 @@ grpc::Status HealthService::WatchHealth(grpc::ServerContext* context,
   // only when health itself moved.
   std::shared_ptr<const NodeSnapshot> last_sent;
   while (!context->IsCancelled()) {
-    Broadcast<NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, kCancelCheck);
+    Broadcast<NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, kWatchCancelCheck);
     if (next.closed) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "rocenetd is stopping");
     if (next.value == nullptr) continue;
     seen = next.version;

@@ -49,6 +49,10 @@ struct NodeSnapshot {
   qos::PfcRequest pfc_request;
 };
 
+// How often a watch stream waiting for the next snapshot checks whether its
+// client has gone.
+inline constexpr absl::Duration kWatchCancelCheck = absl::Seconds(1);
+
 class NodeStateSource {
  public:
   virtual ~NodeStateSource() = default;

@@ -10,8 +10,6 @@
 namespace rocenet::api {
 namespace {
 
-// How often a waiting watch stream checks whether its client has gone.
-constexpr absl::Duration kCancelCheck = absl::Seconds(1);
 constexpr size_t kMaxPortReference = 256;
 
 }  // namespace
@@ -78,7 +76,7 @@ grpc::Status PortDiscoveryService::WatchPorts(grpc::ServerContext* context,
   }
   uint64_t seen = 0;
   while (!context->IsCancelled()) {
-    Broadcast<NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, kCancelCheck);
+    Broadcast<NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, kWatchCancelCheck);
     if (next.closed) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "rocenetd is stopping");
     if (next.value == nullptr) continue;
     seen = next.version;

@@ -19,11 +19,6 @@ namespace {
 
 constexpr size_t kVlanTagSize = 4;
 
-uint16_t ReadBe16(absl::string_view bytes, size_t pos) {
-  return static_cast<uint16_t>((static_cast<uint8_t>(bytes[pos]) << 8) |
-                               static_cast<uint8_t>(bytes[pos + 1]));
-}
-
 // All three share the first five bytes and differ in the last.
 bool IsLldpGroupAddress(absl::string_view mac) {
   for (size_t i = 0; i + 1 < MacAddress::kSize; ++i) {

@@ -10,11 +10,6 @@
 namespace rocenet::lldp {
 namespace {
 
-uint16_t ReadBe16(absl::string_view bytes, size_t pos) {
-  return static_cast<uint16_t>((static_cast<uint8_t>(bytes[pos]) << 8) |
-                               static_cast<uint8_t>(bytes[pos + 1]));
-}
-
 uint32_t ReadBe32(absl::string_view bytes, size_t pos) {
   return (static_cast<uint32_t>(ReadBe16(bytes, pos)) << 16) | ReadBe16(bytes, pos + 2);
 }

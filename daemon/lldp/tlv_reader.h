@@ -27,6 +27,13 @@ namespace rocenet::lldp {
 inline constexpr size_t kTlvHeaderSize = 2;
 inline constexpr size_t kMaxTlvValueLength = 511;
 
+// The big-endian 16-bit number at bytes[pos], bytes[pos + 1]; the caller
+// has checked that both are there.
+inline uint16_t ReadBe16(absl::string_view bytes, size_t pos) {
+  return static_cast<uint16_t>((static_cast<uint8_t>(bytes[pos]) << 8) |
+                               static_cast<uint8_t>(bytes[pos + 1]));
+}
+
 struct Tlv {
   uint8_t type = 0;
   absl::string_view value;

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "daemon/common/paths.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/outputs/renderers.h"
 
@@ -17,13 +18,6 @@ namespace {
 // World-readable: HCL runs inside training containers, often not as root.
 constexpr mode_t kFileMode = 0644;
 constexpr mode_t kDirectoryMode = 0755;
-
-std::string ParentOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
 
 std::string WithoutTrailingSlash(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -144,7 +138,7 @@ void HostOutputs::UpdateNfd(const std::vector<PortOutput>& ports,
 
 absl::Status HostOutputs::WriteNfd(const std::string& labels) {
   const absl::Time expiry = clock_->Now() + config_.nfd_lifetime;
-  RETURN_IF_ERROR(fs_->MakeDirectories(ParentOf(config_.nfd_features_path), kDirectoryMode));
+  RETURN_IF_ERROR(fs_->MakeDirectories(ParentDirectory(config_.nfd_features_path), kDirectoryMode));
   RETURN_IF_ERROR(fs_->WriteFileAtomic(config_.nfd_features_path,
                                        RenderNfdFile(labels, expiry), kFileMode));
   nfd_labels_ = labels;
@@ -181,7 +175,7 @@ absl::Status HostOutputs::WriteIfChanged(const std::string& path, const std::str
   // the write, which reports it if the path is truly unusable.
   absl::StatusOr<std::string> current = fs_->ReadFile(path);
   if (current.ok() && *current == content) return absl::OkStatus();
-  RETURN_IF_ERROR(fs_->MakeDirectories(ParentOf(path), kDirectoryMode));
+  RETURN_IF_ERROR(fs_->MakeDirectories(ParentDirectory(path), kDirectoryMode));
   return fs_->WriteFileAtomic(path, content, kFileMode);
 }
 

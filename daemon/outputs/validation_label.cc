@@ -2,19 +2,15 @@
 #include "daemon/outputs/validation_label.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/common/paths.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/outputs/renderers.h"
 
 namespace rocenet::outputs {
 namespace {
 
-constexpr mode_t kDirectoryMode = 0755;
-constexpr mode_t kFileMode = 0644;
-
-std::string ParentOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
+constexpr mode_t kLabelDirectoryMode = 0755;
+constexpr mode_t kLabelFileMode = 0644;
 
 std::string Stamp(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
@@ -77,8 +73,8 @@ absl::Status ValidationLabel::Record(absl::string_view stage, bool passed,
     content = Comment(absl::StrCat(stage, " stage failed at ", Stamp(now), ", coordinated by ",
                                    from_node, ": ", detail.empty() ? "(no detail)" : detail));
   }
-  absl::Status status = fs_->MakeDirectories(ParentOf(path_), kDirectoryMode);
-  if (status.ok()) status = fs_->WriteFileAtomic(path_, content, kFileMode);
+  absl::Status status = fs_->MakeDirectories(ParentDirectory(path_), kLabelDirectoryMode);
+  if (status.ok()) status = fs_->WriteFileAtomic(path_, content, kLabelFileMode);
   if (!status.ok()) {
     return absl::Status(status.code(),
                         absl::StrCat("validation file ", path_, ": ", status.message()));

@@ -12,9 +12,9 @@ absl::StatusOr<std::vector<std::vector<std::string>>> AssignedDevices(
   auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
-  v1::ListPodResourcesResponse response;
-  grpc::Status s = v1::PodResourcesLister::NewStub(channel)->List(
-      &ctx, v1::ListPodResourcesRequest(), &response);
+  ::v1::ListPodResourcesResponse response;
+  grpc::Status s = ::v1::PodResourcesLister::NewStub(channel)->List(
+      &ctx, ::v1::ListPodResourcesRequest(), &response);
   if (!s.ok()) {
     return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
                         absl::StrCat("kubelet PodResources at ", socket, ": ", s.error_message()));

@@ -18,7 +18,7 @@
 namespace rocenet::os {
 namespace {
 
-constexpr size_t kBufferSize = 16384;
+constexpr size_t kDcbReplyBufferSize = 16384;
 
 }  // namespace
 
@@ -37,7 +37,7 @@ absl::StatusOr<DcbReply> DcbLinux::Transact(const std::string& request, const st
     return ::rocenet::ErrnoToStatus(errno, what);
   }
   std::optional<DcbReply> answer;
-  std::vector<char> buffer(kBufferSize);
+  std::vector<char> buffer(kDcbReplyBufferSize);
   for (;;) {
     const ssize_t received = recv(fd_, buffer.data(), buffer.size(), 0);
     if (received < 0) {

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/errno_status.h"
+#include "daemon/common/paths.h"
 
 namespace rocenet::os {
 namespace {
@@ -38,14 +39,6 @@ class ScopedFd {
  private:
   int fd_;
 };
-
-// The directory that holds `path`, for syncing after a rename or unlink.
-std::string ParentOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
 
 // Makes a rename or unlink in `dir` durable: without this the directory
 // entry may still point at the old file after a power loss.
@@ -118,7 +111,7 @@ absl::Status FileSystemLinux::WriteFileAtomic(absl::string_view path, absl::stri
     unlink(tmp.c_str());
     return status;
   }
-  return SyncDirectory(ParentOf(target));
+  return SyncDirectory(ParentDirectory(target));
 }
 
 absl::Status FileSystemLinux::RemoveFile(absl::string_view path) {
@@ -127,7 +120,7 @@ absl::Status FileSystemLinux::RemoveFile(absl::string_view path) {
     if (errno == ENOENT) return absl::OkStatus();
     return ErrnoToStatus(errno, absl::StrCat("remove ", full));
   }
-  return SyncDirectory(ParentOf(full));
+  return SyncDirectory(ParentDirectory(full));
 }
 
 absl::Status FileSystemLinux::MakeDirectories(absl::string_view path, mode_t mode) {

@@ -19,7 +19,7 @@
 namespace rocenet::os {
 namespace {
 
-constexpr size_t kBufferSize = 32768;
+constexpr size_t kRdmaReplyBufferSize = 32768;
 
 uint16_t NldevType(int command) {
   return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, command));
@@ -62,7 +62,7 @@ absl::Status Transact(int fd, uint32_t seq, int command, bool dump, const std::v
       .nlmsg_pid = 0};
   std::memcpy(request.data(), &header, sizeof(header));
   if (send(fd, request.data(), request.size(), 0) < 0) return ::rocenet::ErrnoToStatus(errno, what);
-  std::vector<char> buffer(kBufferSize);
+  std::vector<char> buffer(kRdmaReplyBufferSize);
   for (;;) {
     const ssize_t received = recv(fd, buffer.data(), buffer.size(), 0);
     if (received < 0) {

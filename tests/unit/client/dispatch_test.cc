@@ -27,6 +27,7 @@ namespace {
 using ::google::protobuf::util::MessageDifferencer;
 using ::rocenet::rocectl::testutil::FakeData;
 using ::rocenet::rocectl::testutil::FakeRocenetd;
+using ::rocenet::rocectl::testutil::Rocectl;
 using ::rocenet::rocectl::testutil::SampleNode;
 using ::rocenet::rocectl::testutil::TempDir;
 using ::testing::HasSubstr;
@@ -34,8 +35,6 @@ using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
 using Result = ::rocenet::rocectl::testutil::CliResult;
-
-Result Rocectl(std::vector<std::string> args) { return testutil::RunCli(std::move(args)); }
 
 class DispatchTest : public ::testing::Test {
  protected:

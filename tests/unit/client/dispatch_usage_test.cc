@@ -16,12 +16,11 @@ namespace rocenet::rocectl {
 namespace {
 
 using Result = ::rocenet::rocectl::testutil::CliResult;
+using ::rocenet::rocectl::testutil::Rocectl;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::StartsWith;
-
-Result Rocectl(std::vector<std::string> args) { return testutil::RunCli(std::move(args)); }
 
 TEST(DispatchUsageTest, UnknownFlagIsExitTwoAndNamesTheFlag) {
   const Result result = Rocectl({"ports", "--colour=always"});

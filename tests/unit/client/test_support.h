@@ -4,10 +4,11 @@
 // between tests.
 #pragma once
 
-#include "tests/unit/support/temp_dir.h"
-
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "tests/unit/support/temp_dir.h"
 
 namespace rocenet::rocectl::testutil {
 
@@ -32,5 +33,8 @@ struct CliResult {
 // Runs rocectl with `args` (without the program name) through the
 // dispatcher, telling it whether stderr is a terminal.
 CliResult RunCli(std::vector<std::string> args, bool err_is_terminal = false);
+
+// `rocectl args...`, its stderr not a terminal.
+inline CliResult Rocectl(std::vector<std::string> args) { return RunCli(std::move(args)); }
 
 }  // namespace rocenet::rocectl::testutil

@@ -4,16 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/common/paths.h"
 
 namespace rocenet::testing {
 namespace {
-
-std::string Parent(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
 
 std::string Normalize(absl::string_view path) {
   std::string result(path);
@@ -24,13 +18,13 @@ std::string Normalize(absl::string_view path) {
 }  // namespace
 
 void FakeFileSystem::AddDirectory(const std::string& path) {
-  for (std::string dir = Normalize(path); dir != "/" && dir != "."; dir = Parent(dir)) {
+  for (std::string dir = Normalize(path); dir != "/" && dir != "."; dir = ParentDirectory(dir)) {
     dirs_.insert(dir);
   }
 }
 
 void FakeFileSystem::AddFile(const std::string& path, const std::string& content, mode_t mode) {
-  AddDirectory(Parent(path));
+  AddDirectory(ParentDirectory(path));
   files_[path] = File{content, mode};
 }
 
@@ -77,7 +71,7 @@ absl::Status FakeFileSystem::WriteFileAtomic(absl::string_view path, absl::strin
       return status;
     }
   }
-  if (!dirs_.contains(Parent(target))) {
+  if (!dirs_.contains(ParentDirectory(target))) {
     return absl::NotFoundError(absl::StrCat("write ", target, ": No such file or directory"));
   }
   if (dirs_.contains(target)) {
@@ -104,7 +98,7 @@ absl::Status FakeFileSystem::RemoveFile(absl::string_view path) {
 
 absl::Status FakeFileSystem::MakeDirectories(absl::string_view path, mode_t mode) {
   // Like mkdir -p: a file anywhere on the way is an error.
-  for (std::string dir = Normalize(path); dir != "/" && dir != "."; dir = Parent(dir)) {
+  for (std::string dir = Normalize(path); dir != "/" && dir != "."; dir = ParentDirectory(dir)) {
     if (files_.contains(dir)) {
       return absl::InvalidArgumentError(absl::StrCat("mkdir ", dir, ": Not a directory"));
     }
@@ -121,7 +115,8 @@ absl::StatusOr<std::vector<std::string>> FakeFileSystem::ListDirectory(
   }
   std::set<std::string> names;
   auto collect = [&](const std::string& entry) {
-    if (entry != dir && Parent(entry) == dir) names.insert(entry.substr(entry.rfind('/') + 1));
+    if (entry != dir && ParentDirectory(entry) == dir)
+      names.insert(entry.substr(entry.rfind('/') + 1));
   };
   for (const auto& [file, unused] : files_) collect(file);
   for (const std::string& sub : dirs_) collect(sub);

@@ -11,7 +11,7 @@
 namespace rocenet::testing {
 namespace {
 
-std::string Parent(const std::string& path) {
+std::string SysfsParent(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
@@ -19,16 +19,16 @@ std::string Parent(const std::string& path) {
 }  // namespace
 
 void FakeSysfs::AddDirectory(const std::string& path) {
-  for (std::string p = path; !p.empty(); p = Parent(p)) dirs_.insert(p);
+  for (std::string p = path; !p.empty(); p = SysfsParent(p)) dirs_.insert(p);
 }
 
 void FakeSysfs::AddFile(const std::string& path, const std::string& content) {
-  AddDirectory(Parent(path));
+  AddDirectory(SysfsParent(path));
   files_[path] = content;
 }
 
 void FakeSysfs::AddLink(const std::string& path, const std::string& target) {
-  AddDirectory(Parent(path));
+  AddDirectory(SysfsParent(path));
   links_[path] = target;
 }
 
@@ -80,7 +80,7 @@ absl::StatusOr<std::vector<std::string>> FakeSysfs::ListDirectory(absl::string_v
   if (!dirs_.contains(dir)) return absl::NotFoundError(absl::StrCat("list ", path));
   std::set<std::string> names;
   auto collect = [&](const std::string& key) {
-    if (Parent(key) == dir) names.insert(key.substr(dir.size() + 1));
+    if (SysfsParent(key) == dir) names.insert(key.substr(dir.size() + 1));
   };
   for (const auto& [key, unused] : files_) collect(key);
   for (const std::string& key : dirs_) collect(key);

@@ -51,7 +51,7 @@ v1::PortPlan Pending() {
   return plan;
 }
 
-v1::ListPlansResponse Sample() {
+v1::ListPlansResponse SamplePlans() {
   v1::ListPlansResponse plans;
   plans.set_mode("L3");
   *plans.add_plans() = Ready();
@@ -61,7 +61,7 @@ v1::ListPlansResponse Sample() {
 }
 
 TEST(RenderPlansTest, TableThenRefusalsInFull) {
-  EXPECT_EQ(RenderPlans(Sample(), /*wide=*/false),
+  EXPECT_EQ(RenderPlans(SamplePlans(), /*wide=*/false),
             "mode: L3, 1/3 ports provisioned\n"
             "PORT   STATE     LOCAL           PEER         ROUTES          PROVISIONED   REASON\n"
             "so0    ready     10.200.1.1/30   10.200.1.2   10.200.0.0/16   yes           -\n"
@@ -84,7 +84,7 @@ TEST(RenderPlansTest, NoProblemsNoSection) {
 }
 
 TEST(RenderPlansTest, ApplyErrorIsAProblemNamingThePort) {
-  v1::ListPlansResponse plans = Sample();
+  v1::ListPlansResponse plans = SamplePlans();
   v1::PortPlan* so0 = plans.mutable_plans(0);
   so0->set_provisioned(false);
   so0->set_apply_error("port so0: add route 10.200.0.0/16: Network is unreachable");
@@ -97,7 +97,7 @@ TEST(RenderPlansTest, ApplyErrorIsAProblemNamingThePort) {
 }
 
 TEST(RenderPlansTest, WideHasTheDetailsInColumns) {
-  const std::string text = RenderPlans(Sample(), /*wide=*/true);
+  const std::string text = RenderPlans(SamplePlans(), /*wide=*/true);
   EXPECT_THAT(text, HasSubstr("   REASON                 MTU    GATEWAY MAC         APPLIED"));
   EXPECT_THAT(text, HasSubstr("   8000   02:5e:00:ff:00:01   10.200.1.1/30 mtu 8000   "
                               "\"no-alert 10.200.1.2/30\"   -\n"));
@@ -119,7 +119,7 @@ TEST(RenderPlanTest, AddressKeptAfterTheNeighborWentIsShown) {
 
 TEST(RenderPlanTest, OnePortWithoutModeLine) {
   const std::string text = RenderPlan(Refused(), /*wide=*/false);
-  EXPECT_THAT(text, testing::StartsWith("PORT   STATE     LOCAL"));
+  EXPECT_THAT(text, ::testing::StartsWith("PORT   STATE     LOCAL"));
   EXPECT_THAT(text, HasSubstr("  refused: port so1: peer 10.200.2.0/30"));
   EXPECT_THAT(text, Not(HasSubstr("mode:")));
 }

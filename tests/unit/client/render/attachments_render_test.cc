@@ -5,15 +5,14 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/client/render/render_time.h"
 
 namespace rocenet::rocectl {
 namespace {
 
 using ::testing::HasSubstr;
 
-const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
-
-v1::ListAttachmentsResponse Sample() {
+v1::ListAttachmentsResponse SampleAttachments() {
   v1::ListAttachmentsResponse response;
   v1::Attachment* a = response.add_attachments();
   a->set_container_id("0123456789abcdef0123456789abcdef");
@@ -38,13 +37,13 @@ v1::ListAttachmentsResponse Sample() {
 }
 
 TEST(AttachmentsRenderTest, Table) {
-  EXPECT_EQ(RenderAttachments(Sample(), kNow, false),
+  EXPECT_EQ(RenderAttachments(SampleAttachments(), kNow, false),
             "POD                PORT   IFNAME   ADDRESS         STATE      AGE\n"
             "training/llama-0   so0    net1     10.200.1.1/30   attached   7m\n");
 }
 
 TEST(AttachmentsRenderTest, WideAndEmpty) {
-  const std::string wide = RenderAttachments(Sample(), kNow, true);
+  const std::string wide = RenderAttachments(SampleAttachments(), kNow, true);
   EXPECT_THAT(wide, HasSubstr("NETWORK     PORT ID"));
   EXPECT_THAT(wide, HasSubstr("gaudi-net   0000:19:00.0-p8"));
   EXPECT_THAT(wide, HasSubstr("0123456789ab "));

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/client/render/render_time.h"
 
 namespace rocenet::rocectl {
 namespace {
@@ -12,7 +13,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
 google::protobuf::Timestamp Ago(absl::Duration age) {
   google::protobuf::Timestamp stamp;
@@ -98,12 +98,12 @@ TEST(RenderNodeHealthTest, ReadyNode) {
   node.set_ports_healthy(1);
   *node.add_ports() = Healthy("so1", absl::Hours(2));
   EXPECT_THAT(RenderNodeHealth(node, kNow, /*wide=*/false),
-              testing::StartsWith("node ready: yes (1/1 ports healthy)\n"));
+              ::testing::StartsWith("node ready: yes (1/1 ports healthy)\n"));
 }
 
 TEST(RenderNodeHealthTest, ANodeWithoutPortsSaysSo) {
   const std::string text = RenderNodeHealth(v1::NodeHealth(), kNow, /*wide=*/false);
-  EXPECT_THAT(text, testing::StartsWith("node ready: no (no scale-out ports on this node"));
+  EXPECT_THAT(text, ::testing::StartsWith("node ready: no (no scale-out ports on this node"));
   EXPECT_THAT(text, Not(HasSubstr("PORT")));
 }
 

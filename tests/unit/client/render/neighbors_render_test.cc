@@ -6,13 +6,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/client/render/render_time.h"
 
 namespace rocenet::rocectl {
 namespace {
 
 using ::testing::HasSubstr;
 
-const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
 google::protobuf::Timestamp At(absl::Time time) {
   google::protobuf::Timestamp stamp;
@@ -35,7 +35,7 @@ v1::Neighbor Switch(const std::string& port_id, const std::string& description) 
   return neighbor;
 }
 
-v1::ListNeighborsResponse Sample() {
+v1::ListNeighborsResponse SampleNeighbors() {
   v1::ListNeighborsResponse response;
   v1::PortNeighbors* so0 = response.add_ports();
   so0->set_port_id("0000:19:00.0-p8");
@@ -54,7 +54,7 @@ v1::ListNeighborsResponse Sample() {
 }
 
 TEST(RenderNeighborsTest, OneRowPerNeighborAndPortsWithoutOneSayWhy) {
-  EXPECT_EQ(RenderNeighbors(Sample(), kNow, /*wide=*/false),
+  EXPECT_EQ(RenderNeighbors(SampleNeighbors(), kNow, /*wide=*/false),
             "PORT   CHASSIS              PORT ID       SYSTEM NAME   DESCRIPTION              "
             "TTL    AGE\n"
             "so0    02:5e:00:ff:00:01    Ethernet1/1   leaf1         no-alert 10.200.1.2/30   "
@@ -77,7 +77,7 @@ TEST(RenderNeighborsTest, TwoNeighborsOnOnePortAreTwoRows) {
 }
 
 TEST(RenderNeighborsTest, WideAddsManagementCapabilitiesFramesAndExpiry) {
-  v1::ListNeighborsResponse response = Sample();
+  v1::ListNeighborsResponse response = SampleNeighbors();
   v1::Neighbor* neighbor = response.mutable_ports(0)->mutable_neighbors(0);
   neighbor->add_management_addresses()->set_address("10.0.0.1");
   neighbor->add_management_addresses()->set_address("fd00::1");
@@ -93,7 +93,7 @@ TEST(RenderNeighborsTest, WideAddsManagementCapabilitiesFramesAndExpiry) {
 }
 
 TEST(RenderNeighborsTest, WideShowsBothSidesOfPfc) {
-  v1::ListNeighborsResponse response = Sample();
+  v1::ListNeighborsResponse response = SampleNeighbors();
   v1::PortNeighbors* port = response.mutable_ports(0);
   for (uint32_t p : {3}) port->mutable_neighbors(0)->mutable_pfc()->add_enabled_priorities(p);
   port->mutable_pfc()->set_supported(true);
@@ -114,7 +114,7 @@ TEST(NoNeighborTextTest, Reasons) {
 }
 
 TEST(RenderNeighborsTest, StringsFromTheSwitchStayOnOneLine) {
-  v1::ListNeighborsResponse response = Sample();
+  v1::ListNeighborsResponse response = SampleNeighbors();
   response.mutable_ports(0)->mutable_neighbors(0)->set_system_names(0, "leaf\n1");
   const std::string text = RenderNeighbors(response, kNow, /*wide=*/false);
   EXPECT_THAT(text, HasSubstr("   leaf 1   "));

@@ -67,7 +67,7 @@ void AddPlan(Fixture& f, const std::string& port_id, const std::string& local,
   plan->set_peer(peer);
 }
 
-Topology Sample() {
+Topology SampleTopology() {
   Fixture f;
   AddPort(f, "so0", 0, 8, true);
   AddPort(f, "so1", 0, 22, true);
@@ -87,7 +87,7 @@ Topology Sample() {
 }
 
 TEST(TopologyTest, GroupsSwitchesAndRails) {
-  const Topology topology = Sample();
+  const Topology topology = SampleTopology();
   ASSERT_EQ(topology.switches.size(), 2u);
   EXPECT_EQ(topology.switches[0].system_name, "leaf-a");
   EXPECT_EQ(topology.switches[0].ports, (std::vector<std::string>{"so0", "so2"}));
@@ -134,7 +134,7 @@ TEST(TopologyTest, UnknownRailIsARailOfItsOwnAndLast) {
 }
 
 TEST(TopologyTest, Table) {
-  const std::string table = RenderTopologyTable(Sample());
+  const std::string table = RenderTopologyTable(SampleTopology());
   EXPECT_THAT(table, HasSubstr("node: node-7\n"));
   EXPECT_THAT(table, HasSubstr("PORT   ID                 MODULE   DEV PORT   NUMA   PCIE ROOT"));
   EXPECT_THAT(table, HasSubstr("so0    0000:19:00.0-p8    0        8          0      pci0000:16   "
@@ -149,7 +149,7 @@ TEST(TopologyTest, Table) {
 }
 
 TEST(TopologyTest, DotHasTheNodeClusterSwitchesAndLabelledEdges) {
-  const std::string dot = RenderTopologyDot(Sample());
+  const std::string dot = RenderTopologyDot(SampleTopology());
   EXPECT_THAT(dot, HasSubstr("digraph rocenet_topology {"));
   EXPECT_THAT(dot, HasSubstr("subgraph cluster_node {\n    label=\"node node-7\";"));
   EXPECT_THAT(dot, HasSubstr("port0 [label=\"so0\\n0000:19:00.0-p8\\nmodule 0, dev_port 8, "
@@ -180,7 +180,7 @@ TEST(TopologyTest, DotEscapesWhatTheSwitchSent) {
 }
 
 TEST(TopologyTest, JsonAndYaml) {
-  const Topology topology = Sample();
+  const Topology topology = SampleTopology();
   const nlohmann::json json = nlohmann::json::parse(RenderTopologyJson(topology));
   EXPECT_EQ(json["node"]["hostname"], "node-7");
   ASSERT_EQ(json["ports"].size(), 4u);

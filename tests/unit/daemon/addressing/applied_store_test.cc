@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
@@ -16,9 +17,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr char kPath[] = "/var/lib/rocenet/addressing.json";
-
-Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
-Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
 
 AppliedConfig Config(const std::string& port_id = "0000:19:00.0-p8",
                      const char* local = "10.200.1.1/30", const char* peer = "10.200.1.2") {

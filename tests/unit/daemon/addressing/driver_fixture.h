@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/fakes/fake_netlink.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
@@ -39,9 +40,6 @@ constexpr char kSo1Id[] = "0000:19:00.0-p22";
 constexpr char kSo2Id[] = "0000:19:00.0-p23";
 const MacAddress kSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
 const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
-
-Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
-Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
 
 os::RouteInfo FabricRoute(const char* gateway, int ifindex = kSo0) {
   return os::RouteInfo{P("10.200.0.0/16"), A(gateway),     ifindex,

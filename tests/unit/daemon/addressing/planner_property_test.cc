@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "daemon/addressing/planner.h"
 #include "gtest/gtest.h"
+#include "tests/unit/daemon/addressing/planner_test_util.h"
 
 namespace rocenet::addressing {
 namespace {
@@ -67,13 +68,6 @@ PlannerConfig RandomConfig(std::mt19937& random) {
   if (random() % 3 == 0) config.static_routes.push_back({Ipv4Prefix(Ipv4Address(0x0a000000), 8)});
   if (random() % 10 == 0) config.static_routes.push_back({Ipv4Prefix(Ipv4Address(0x0a000001), 8)});
   return config;
-}
-
-bool IsPrintableAscii(absl::string_view text) {
-  for (char c : text) {
-    if (!absl::ascii_isprint(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
 }
 
 void CheckPlan(const PortInput& port, const PlannerConfig& config,

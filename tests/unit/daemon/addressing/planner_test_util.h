@@ -6,23 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/string_view.h"
 #include "daemon/addressing/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
 
-inline Ipv4Prefix P(const char* text) {
-  absl::StatusOr<Ipv4Prefix> parsed = Ipv4Prefix::Parse(text);
-  EXPECT_OK(parsed);
-  return parsed.ok() ? *parsed : Ipv4Prefix();
-}
-
-inline Ipv4Address A(const char* text) {
-  absl::StatusOr<Ipv4Address> parsed = Ipv4Address::Parse(text);
-  EXPECT_OK(parsed);
-  return parsed.ok() ? *parsed : Ipv4Address();
+// Whether every character of `text` is printable ASCII: what a message made
+// from a switch's bytes must be.
+inline bool IsPrintableAscii(absl::string_view text) {
+  for (char c : text) {
+    if (!absl::ascii_isprint(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
 }
 
 inline MacAddress Mac(uint8_t last) { return MacAddress({0x0c, 0x42, 0xa1, 0x00, 0x00, last}); }

@@ -11,19 +11,13 @@
 #include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/daemon/addressing/planner_test_util.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
 namespace {
 
 using ::testing::HasSubstr;
-
-bool IsPrintableAscii(absl::string_view text) {
-  for (char c : text) {
-    if (!absl::ascii_isprint(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
-}
 
 TEST(PortDescriptionTest, TakesTheLastToken) {
   struct Case {

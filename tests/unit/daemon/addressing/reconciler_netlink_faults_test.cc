@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_netlink.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::addressing {
@@ -24,9 +25,6 @@ using ::rocenet::testing::FakeNetlink;
 using ::rocenet::testing::MakeLink;
 using ::testing::Contains;
 using ::testing::HasSubstr;
-
-Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
-Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
 
 constexpr int kSo0 = 2;
 constexpr int kMaxSteps = 40;

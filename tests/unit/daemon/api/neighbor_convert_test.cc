@@ -17,7 +17,7 @@ using ::rocenet::api::testing::kNow;
 using ::rocenet::api::testing::SampleSnapshot;
 using ::testing::ElementsAre;
 
-const std::string kFffd = "\xEF\xBF\xBD";
+const std::string kReplacementChar = "\xEF\xBF\xBD";
 
 v1::PortNeighbors Convert(const NodeSnapshot& snapshot, size_t port) {
   v1::PortNeighbors out;
@@ -125,9 +125,10 @@ TEST(NeighborConvertTest, BytesThatAreNotUtf8StillMakeAValidMessage) {
   snapshot.neighbors["0000:19:00.0-p8"].neighbors = {HostileNeighbor()};
   const v1::PortNeighbors port = Convert(snapshot, 0);
   const v1::Neighbor& n = port.neighbors(0);
-  EXPECT_EQ(n.system_names(0), "sw" + kFffd + kFffd + "1");
-  EXPECT_EQ(n.port_descriptions(0), "no-alert " + kFffd + "(10.200.1.2/30");
-  EXPECT_EQ(n.system_descriptions(0), kFffd + kFffd + kFffd + " surrogate");
+  EXPECT_EQ(n.system_names(0), "sw" + kReplacementChar + kReplacementChar + "1");
+  EXPECT_EQ(n.port_descriptions(0), "no-alert " + kReplacementChar + "(10.200.1.2/30");
+  EXPECT_EQ(n.system_descriptions(0),
+            kReplacementChar + kReplacementChar + kReplacementChar + " surrogate");
   EXPECT_EQ(n.chassis_id().subtype(), "Local");
   EXPECT_EQ(n.chassis_id().value(), "c3:a9");
   EXPECT_EQ(n.chassis_id().raw(), "\xc3\xa9");

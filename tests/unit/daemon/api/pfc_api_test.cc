@@ -20,7 +20,7 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using Series = std::map<std::pair<std::string, std::string>, double>;  // (device, priority)
 
-Series Samples(const std::vector<MetricFamily>& families, const std::string& name) {
+Series PfcSamples(const std::vector<MetricFamily>& families, const std::string& name) {
   Series out;
   bool found = false;
   for (const MetricFamily& family : families) {
@@ -56,12 +56,12 @@ NodeSnapshot WithPfc() {
 
 TEST(PfcApiTest, MetricsPerPriorityForPortsWithDcb) {
   const std::vector<MetricFamily> families = BuildMetrics(WithPfc(), "1.2.3");
-  const Series enabled = Samples(families, "rocenet_port_pfc_enabled");
+  const Series enabled = PfcSamples(families, "rocenet_port_pfc_enabled");
   EXPECT_EQ(enabled.size(), 8u) << "so0 only: the others have no dcbnl";
   EXPECT_EQ(enabled.at({"so0", "3"}), 1);
   EXPECT_EQ(enabled.at({"so0", "4"}), 0);
-  EXPECT_EQ(Samples(families, "rocenet_port_pfc_pause_frames_sent_total").at({"so0", "3"}), 11);
-  EXPECT_EQ(Samples(families, "rocenet_port_pfc_pause_frames_received_total").at({"so0", "3"}),
+  EXPECT_EQ(PfcSamples(families, "rocenet_port_pfc_pause_frames_sent_total").at({"so0", "3"}), 11);
+  EXPECT_EQ(PfcSamples(families, "rocenet_port_pfc_pause_frames_received_total").at({"so0", "3"}),
             22);
 }
 
@@ -72,17 +72,18 @@ TEST(PfcApiTest, EthtoolPauseCountersWhereThereIsNoDcb) {
   mac.pfc_received[3] = 6;
   snapshot.ports[1].mac = mac;
   const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
-  const Series sent = Samples(families, "rocenet_port_pfc_pause_frames_sent_total");
+  const Series sent = PfcSamples(families, "rocenet_port_pfc_pause_frames_sent_total");
   EXPECT_EQ(sent.at({"so1", "3"}), 5);
   EXPECT_EQ(sent.count({"so1", "2"}), 0u) << "no counter, no series";
-  EXPECT_EQ(Samples(families, "rocenet_port_pfc_pause_frames_received_total").at({"so1", "3"}), 6);
-  EXPECT_EQ(Samples(families, "rocenet_port_pfc_enabled").count({"so1", "3"}), 0u);
+  EXPECT_EQ(PfcSamples(families, "rocenet_port_pfc_pause_frames_received_total").at({"so1", "3"}),
+            6);
+  EXPECT_EQ(PfcSamples(families, "rocenet_port_pfc_enabled").count({"so1", "3"}), 0u);
 }
 
 TEST(PfcApiTest, NoPfcNoSeries) {
   const std::vector<MetricFamily> families = BuildMetrics(SampleSnapshot(), "1.2.3");
-  EXPECT_THAT(Samples(families, "rocenet_port_pfc_enabled"), IsEmpty());
-  EXPECT_THAT(Samples(families, "rocenet_port_pfc_pause_frames_sent_total"), IsEmpty());
+  EXPECT_THAT(PfcSamples(families, "rocenet_port_pfc_enabled"), IsEmpty());
+  EXPECT_THAT(PfcSamples(families, "rocenet_port_pfc_pause_frames_sent_total"), IsEmpty());
 }
 
 TEST(PfcApiTest, ThePortMessageCarriesItsPfc) {

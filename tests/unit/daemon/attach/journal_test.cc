@@ -10,6 +10,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/unit/daemon/attach/printers.h"
 #include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
@@ -21,9 +22,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr char kPath[] = "/var/lib/rocenet/attachments.json";
-
-Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
-Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
 
 // Every field set to something other than its default.
 AttachmentRecord Full(const std::string& container_id, const std::string& ifname) {

@@ -17,6 +17,7 @@
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_netns.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
@@ -30,9 +31,6 @@ constexpr int kSo1 = 3;
 constexpr char kPort0[] = "0000:19:00.0-p8";
 constexpr char kPort1[] = "0000:1a:00.0-p8";
 constexpr int64_t kNow = 1717171717;
-
-inline Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
-inline Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
 
 inline const os::LinkInfo* Named(const testing::FakeNetlink& netlink, const std::string& name) {
   for (const auto& [ifindex, link] : netlink.links()) {

@@ -9,6 +9,7 @@
 #include "tests/unit/daemon/attach/printers.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_netns.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::attach {
@@ -25,9 +26,6 @@ using ::testing::UnorderedElementsAre;
 
 constexpr char kPod[] = "/var/run/netns/pod1";
 constexpr int kNet1 = 7;
-
-Ipv4Prefix P(const char* text) { return *Ipv4Prefix::Parse(text); }
-Ipv4Address A(const char* text) { return *Ipv4Address::Parse(text); }
 
 AttachmentRecord L3Record() {
   AttachmentRecord r;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet {
@@ -179,18 +180,6 @@ TEST(Ipv4PrefixTest, MakeChecksTheLength) {
 
 TEST(Ipv4PrefixDeathTest, ConstructorAbortsOnABrokenLength) {
   EXPECT_DEATH(Ipv4Prefix(Ipv4Address(1), 33), "outside 0..32");
-}
-
-Ipv4Prefix P(const char* text) {
-  absl::StatusOr<Ipv4Prefix> parsed = Ipv4Prefix::Parse(text);
-  EXPECT_OK(parsed);
-  return parsed.ok() ? *parsed : Ipv4Prefix();
-}
-
-Ipv4Address A(const char* text) {
-  absl::StatusOr<Ipv4Address> parsed = Ipv4Address::Parse(text);
-  EXPECT_OK(parsed);
-  return parsed.ok() ? *parsed : Ipv4Address();
 }
 
 TEST(Ipv4PrefixTest, Math) {

@@ -7,8 +7,9 @@
 
 #include "daemon/health/port_health.h"
 #include "gtest/gtest.h"
-#include "tests/unit/fakes/fake_clock.h"
+#include "tests/unit/daemon/health/conditions_of.h"
 #include "tests/unit/daemon/health/health_fixture.h"
+#include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_netlink.h"
 
 namespace rocenet::health {
@@ -16,15 +17,6 @@ namespace {
 
 using ::rocenet::testing::FakeClock;
 using Strings = std::vector<std::string>;
-
-// The port's conditions after an update, as "Type/Reason".
-Strings Conditions(const HealthTracker& tracker, size_t port = 0) {
-  Strings out;
-  for (const Condition& c : tracker.node().ports.at(port).conditions) {
-    out.push_back(c.type + "/" + c.reason);
-  }
-  return out;
-}
 
 class ErrorsRisingTest : public ::testing::Test {
  protected:

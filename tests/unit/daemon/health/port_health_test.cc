@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "gtest/gtest.h"
+#include "tests/unit/daemon/health/conditions_of.h"
 #include "tests/unit/daemon/health/health_fixture.h"
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_netlink.h"
@@ -138,15 +139,6 @@ TEST(EvaluatePortTest, NoLldpNeighborWaitsForTheStartupHoldoffOnKeptPorts) {
 // daemon, held while they last and cleared when they go.
 namespace rocenet::health {
 namespace {
-
-// The port's conditions after an update, as "Type/Reason".
-std::vector<std::string> Conditions(const HealthTracker& tracker, size_t port = 0) {
-  std::vector<std::string> out;
-  for (const Condition& c : tracker.node().ports.at(port).conditions) {
-    out.push_back(c.type + "/" + c.reason);
-  }
-  return out;
-}
 
 using Strings = std::vector<std::string>;
 

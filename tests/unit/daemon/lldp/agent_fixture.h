@@ -12,6 +12,7 @@
 #include "daemon/lldp/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/daemon/lldp/encoded_frame.h"
 #include "tests/unit/daemon/lldp/frame_builder.h"
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_packet_socket.h"
@@ -20,7 +21,6 @@
 
 namespace rocenet::lldp {
 
-inline const MacAddress kSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
 inline const MacAddress kSo0Mac({0x02, 0, 0, 0, 0, 0x02});
 inline const MacAddress kSo1Mac({0x02, 0, 0, 0, 0, 0x03});
 
@@ -36,12 +36,6 @@ inline Lldpdu SwitchPdu(const std::string& description = "no-alert 10.200.1.2/30
   pdu.ttl_seconds = ttl;
   pdu.port_descriptions = {description};
   return pdu;
-}
-
-inline std::string FrameOf(const Lldpdu& pdu, const MacAddress& source = kSwitchMac) {
-  absl::StatusOr<std::string> frame = Encode(pdu, source);
-  EXPECT_OK(frame);
-  return frame.ok() ? *frame : std::string();
 }
 
 class LldpAgentTest : public ::testing::Test {

@@ -118,7 +118,7 @@ std::vector<Case> FrameCases() {
       {"SecondTtlWithOtherValue", FrameWith(SystemName("s") + Ttl(0)), E::kDuplicateTtl},
 
       // Chassis ID.
-      {"ChassisLengthZero", EthernetFrame(Tlv(1, "") + PortLocal("p") + Ttl(1)),
+      {"ChassisLengthZero", EthernetFrame(TlvBytes(1, "") + PortLocal("p") + Ttl(1)),
        E::kBadChassisIdLength},
       {"ChassisSubtypeOnly", EthernetFrame(Chassis(7, "") + PortLocal("p") + Ttl(1)),
        E::kBadChassisIdLength},
@@ -147,7 +147,8 @@ std::vector<Case> FrameCases() {
        E::kBadChassisIdNetworkAddress},
 
       // Port ID.
-      {"PortLengthZero", EthernetFrame(ChassisMac() + Tlv(2, "") + Ttl(1)), E::kBadPortIdLength},
+      {"PortLengthZero", EthernetFrame(ChassisMac() + TlvBytes(2, "") + Ttl(1)),
+       E::kBadPortIdLength},
       {"PortSubtypeOnly", EthernetFrame(ChassisMac() + Port(5, "") + Ttl(1)), E::kBadPortIdLength},
       {"PortId256Bytes", EthernetFrame(ChassisMac() + Port(5, std::string(256, 'p')) + Ttl(1)),
        E::kBadPortIdLength},
@@ -160,13 +161,14 @@ std::vector<Case> FrameCases() {
        E::kBadPortIdNetworkAddress},
 
       // TTL.
-      {"TtlLengthZero", EthernetFrame(ChassisMac() + PortLocal("p") + Tlv(3, "")),
+      {"TtlLengthZero", EthernetFrame(ChassisMac() + PortLocal("p") + TlvBytes(3, "")),
        E::kBadTtlLength},
-      {"TtlLengthOne", EthernetFrame(ChassisMac() + PortLocal("p") + Tlv(3, "\x04")),
+      {"TtlLengthOne", EthernetFrame(ChassisMac() + PortLocal("p") + TlvBytes(3, "\x04")),
        E::kBadTtlLength},
-      {"TtlLengthThree", EthernetFrame(ChassisMac() + PortLocal("p") + Tlv(3, Bytes({0, 4, 0}))),
+      {"TtlLengthThree",
+       EthernetFrame(ChassisMac() + PortLocal("p") + TlvBytes(3, Bytes({0, 4, 0}))),
        E::kBadTtlLength},
-      {"TtlLengthFour", EthernetFrame(ChassisMac() + PortLocal("p") + Tlv(3, Be32(4))),
+      {"TtlLengthFour", EthernetFrame(ChassisMac() + PortLocal("p") + TlvBytes(3, Be32(4))),
        E::kBadTtlLength},
   };
 }
@@ -187,14 +189,14 @@ std::vector<Case> TlvCases() {
        T::kBadSystemDescriptionLength},
 
       // System Capabilities.
-      {"CapabilitiesLengthZero", FrameWith(Tlv(7, "")), T::kBadSystemCapabilitiesLength},
-      {"CapabilitiesLengthThree", FrameWith(Tlv(7, "abc")), T::kBadSystemCapabilitiesLength},
-      {"CapabilitiesLengthFive", FrameWith(Tlv(7, "abcde")), T::kBadSystemCapabilitiesLength},
+      {"CapabilitiesLengthZero", FrameWith(TlvBytes(7, "")), T::kBadSystemCapabilitiesLength},
+      {"CapabilitiesLengthThree", FrameWith(TlvBytes(7, "abc")), T::kBadSystemCapabilitiesLength},
+      {"CapabilitiesLengthFive", FrameWith(TlvBytes(7, "abcde")), T::kBadSystemCapabilitiesLength},
       {"CapabilitiesTwice", FrameWith(Capabilities(0x14, 0x10) + Capabilities(0x14, 0x04)),
        T::kDuplicateTlv},
 
       // Management Address inner lengths that lie.
-      {"MgmtLengthZero", FrameWith(Tlv(8, "")), T::kBadManagementAddressLength},
+      {"MgmtLengthZero", FrameWith(TlvBytes(8, "")), T::kBadManagementAddressLength},
       {"MgmtAddressLengthZero", FrameWith(mgmt([](MgmtFields& f) { f.string_length = 0; })),
        T::kBadManagementAddressStringLength},
       {"MgmtAddressLengthOne", FrameWith(mgmt([](MgmtFields& f) { f.string_length = 1; })),
@@ -204,7 +206,7 @@ std::vector<Case> TlvCases() {
          f.address = std::string(32, 'a');
        })),
        T::kBadManagementAddressStringLength},
-      {"MgmtAddressPastTlvEnd", FrameWith(Tlv(8, Bytes({20, 1}) + kIpv4)),
+      {"MgmtAddressPastTlvEnd", FrameWith(TlvBytes(8, Bytes({20, 1}) + kIpv4)),
        T::kBadManagementAddressStringLength},
       {"MgmtAddressLength255", FrameWith(mgmt([](MgmtFields& f) { f.string_length = 255; })),
        T::kBadManagementAddressStringLength},
@@ -212,9 +214,10 @@ std::vector<Case> TlvCases() {
        T::kBadManagementAddressStringLength},
       {"MgmtIpv6FourBytes", FrameWith(mgmt([](MgmtFields& f) { f.family = 2; })),
        T::kBadManagementAddressStringLength},
-      {"MgmtNoInterfaceFields", FrameWith(Tlv(8, Bytes({5, 1}) + kIpv4)),
+      {"MgmtNoInterfaceFields", FrameWith(TlvBytes(8, Bytes({5, 1}) + kIpv4)),
        T::kBadManagementAddressLength},
-      {"MgmtInterfaceNumberCut", FrameWith(Tlv(8, Bytes({5, 1}) + kIpv4 + Bytes({2, 0, 0, 0}))),
+      {"MgmtInterfaceNumberCut",
+       FrameWith(TlvBytes(8, Bytes({5, 1}) + kIpv4 + Bytes({2, 0, 0, 0}))),
        T::kBadManagementAddressLength},
       {"MgmtOidPastEnd", FrameWith(mgmt([](MgmtFields& f) {
          f.oid = "\x2b\x06";
@@ -225,14 +228,14 @@ std::vector<Case> TlvCases() {
        T::kBadManagementAddressOidLength},
       {"MgmtOidLength200NoOid", FrameWith(mgmt([](MgmtFields& f) { f.oid_length = 200; })),
        T::kBadManagementAddressOidLength},
-      {"MgmtTrailingByte", FrameWith(Tlv(8, MgmtValue(ipv4) + "x")),
+      {"MgmtTrailingByte", FrameWith(TlvBytes(8, MgmtValue(ipv4) + "x")),
        T::kBadManagementAddressLength},
 
       // Organizationally specific TLVs shorter than OUI + subtype.
-      {"OrgLengthZero", FrameWith(Tlv(127, "")), T::kBadOrgTlvLength},
-      {"OrgLengthOne", FrameWith(Tlv(127, Bytes({0x00}))), T::kBadOrgTlvLength},
-      {"OrgLengthTwo", FrameWith(Tlv(127, Bytes({0x00, 0x80}))), T::kBadOrgTlvLength},
-      {"OrgLengthThree", FrameWith(Tlv(127, Bytes({0x00, 0x80, 0xc2}))), T::kBadOrgTlvLength},
+      {"OrgLengthZero", FrameWith(TlvBytes(127, "")), T::kBadOrgTlvLength},
+      {"OrgLengthOne", FrameWith(TlvBytes(127, Bytes({0x00}))), T::kBadOrgTlvLength},
+      {"OrgLengthTwo", FrameWith(TlvBytes(127, Bytes({0x00, 0x80}))), T::kBadOrgTlvLength},
+      {"OrgLengthThree", FrameWith(TlvBytes(127, Bytes({0x00, 0x80, 0xc2}))), T::kBadOrgTlvLength},
 
       // Decoded org TLVs with the wrong length, or twice.
       {"PfcNoInfo", FrameWith(Org(0x0080c2, 0x0b, "")), T::kBadPfcLength},

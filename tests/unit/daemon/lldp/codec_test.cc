@@ -27,12 +27,12 @@ TEST(DecodeTest, DecodesEveryKindOfTlv) {
   v6.numbering = 3;
   v6.number = 7;
   v6.oid = Bytes({0x2b, 0x06, 0x01});
-  const std::string frame =
-      FrameWith(PortDescription("no-alert 10.200.10.2/30") + SystemName("leaf-01") +
-                SystemDescription("Leaf switch") + Capabilities(0x0014, 0x0010) +
-                Mgmt(MgmtFields{}) + Mgmt(v6) + Pfc(0x88, 0x08) +
-                Org(0x00120f, 1, Bytes({0x03, 0x6c, 0x01, 0x00, 0x1e})) + MaxFrameSize(9216) +
-                Org(0x0012bb, 1, Bytes({0x00, 0x3f, 0x04})) + Tlv(9, "reserved") + Tlv(126, ""));
+  const std::string frame = FrameWith(
+      PortDescription("no-alert 10.200.10.2/30") + SystemName("leaf-01") +
+      SystemDescription("Leaf switch") + Capabilities(0x0014, 0x0010) + Mgmt(MgmtFields{}) +
+      Mgmt(v6) + Pfc(0x88, 0x08) + Org(0x00120f, 1, Bytes({0x03, 0x6c, 0x01, 0x00, 0x1e})) +
+      MaxFrameSize(9216) + Org(0x0012bb, 1, Bytes({0x00, 0x3f, 0x04})) + TlvBytes(9, "reserved") +
+      TlvBytes(126, ""));
   absl::StatusOr<Lldpdu> d = Decode(frame);
   ASSERT_OK(d);
 
@@ -139,7 +139,7 @@ TEST(DecodeTest, IgnoresEverythingAfterEnd) {
 
 TEST(DecodeTest, CountsHundredsOfUnknownTlvsWithoutKeepingThem) {
   std::string many;
-  for (int i = 0; i < 400; ++i) many += Tlv(9 + i % 118, "");
+  for (int i = 0; i < 400; ++i) many += TlvBytes(9 + i % 118, "");
   absl::StatusOr<Lldpdu> d = Decode(FrameWith(many));
   ASSERT_OK(d);
   EXPECT_EQ(d->unrecognized_tlvs, 400u);
@@ -188,7 +188,8 @@ TEST(DecodeTest, DecodeLldpduTakesThePayloadAlone) {
 }
 
 TEST(DecodeTest, ErrorsNameThePlaceAndCarryTheReason) {
-  absl::Status status = Decode(EthernetFrame(ChassisMac() + PortLocal("p") + Tlv(3, "x"))).status();
+  absl::Status status =
+      Decode(EthernetFrame(ChassisMac() + PortLocal("p") + TlvBytes(3, "x"))).status();
   EXPECT_EQ(DecodeErrorOf(status), DecodeError::kBadTtlLength);
   EXPECT_THAT(std::string(status.message()), HasSubstr("offset 13"));
   EXPECT_THAT(status.ToString(), HasSubstr("bad_ttl_length"));

@@ -30,33 +30,33 @@ inline std::string TlvWithLength(int type, int length, absl::string_view value) 
 }
 
 // A well-formed TLV.
-inline std::string Tlv(int type, absl::string_view value) {
+inline std::string TlvBytes(int type, absl::string_view value) {
   return TlvWithLength(type, static_cast<int>(value.size()), value);
 }
 
 inline const std::string kSwitchMac = Bytes({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
 
 inline std::string Chassis(int subtype, absl::string_view id) {
-  return Tlv(1, Bytes({subtype}) + std::string(id));
+  return TlvBytes(1, Bytes({subtype}) + std::string(id));
 }
 inline std::string ChassisMac() { return Chassis(4, kSwitchMac); }
 
 inline std::string Port(int subtype, absl::string_view id) {
-  return Tlv(2, Bytes({subtype}) + std::string(id));
+  return TlvBytes(2, Bytes({subtype}) + std::string(id));
 }
 inline std::string PortLocal(absl::string_view name) { return Port(7, name); }
 
-inline std::string Ttl(uint16_t seconds) { return Tlv(3, Be16(seconds)); }
+inline std::string Ttl(uint16_t seconds) { return TlvBytes(3, Be16(seconds)); }
 inline std::string End() { return Bytes({0, 0}); }
 
 // Chassis ID (MAC 5a:f1:fc:88:2c:c7), Port ID (local "Ethernet1/1"), TTL 120.
 inline std::string Mandatory() { return ChassisMac() + PortLocal("Ethernet1/1") + Ttl(120); }
 
-inline std::string PortDescription(absl::string_view text) { return Tlv(4, text); }
-inline std::string SystemName(absl::string_view text) { return Tlv(5, text); }
-inline std::string SystemDescription(absl::string_view text) { return Tlv(6, text); }
+inline std::string PortDescription(absl::string_view text) { return TlvBytes(4, text); }
+inline std::string SystemName(absl::string_view text) { return TlvBytes(5, text); }
+inline std::string SystemDescription(absl::string_view text) { return TlvBytes(6, text); }
 inline std::string Capabilities(uint16_t supported, uint16_t enabled) {
-  return Tlv(7, Be16(supported) + Be16(enabled));
+  return TlvBytes(7, Be16(supported) + Be16(enabled));
 }
 
 // The value of a Management Address TLV; each inner length can be overridden
@@ -77,12 +77,12 @@ inline std::string MgmtValue(const MgmtFields& f) {
   return Bytes({string_length, f.family}) + f.address + Bytes({f.numbering}) + Be32(f.number) +
          Bytes({oid_length}) + f.oid;
 }
-inline std::string Mgmt(const MgmtFields& f) { return Tlv(8, MgmtValue(f)); }
+inline std::string Mgmt(const MgmtFields& f) { return TlvBytes(8, MgmtValue(f)); }
 
 inline std::string Org(uint32_t oui, int subtype, absl::string_view info) {
-  return Tlv(127, Bytes({static_cast<int>(oui >> 16), static_cast<int>((oui >> 8) & 0xff),
-                         static_cast<int>(oui & 0xff), subtype}) +
-                      std::string(info));
+  return TlvBytes(127, Bytes({static_cast<int>(oui >> 16), static_cast<int>((oui >> 8) & 0xff),
+                              static_cast<int>(oui & 0xff), subtype}) +
+                           std::string(info));
 }
 inline std::string Pfc(int flags, int enabled) {
   return Org(0x0080c2, 0x0b, Bytes({flags, enabled}));

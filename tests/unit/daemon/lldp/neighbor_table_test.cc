@@ -7,6 +7,7 @@
 #include "daemon/lldp/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/daemon/lldp/encoded_frame.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::lldp {
@@ -15,7 +16,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-const MacAddress kSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
 const MacAddress kOtherSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc8});
 const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
 
@@ -29,12 +29,6 @@ Lldpdu Pdu(const std::string& port = "Ethernet1/1",
   pdu.ttl_seconds = ttl;
   if (!description.empty()) pdu.port_descriptions = {description};
   return pdu;
-}
-
-std::string FrameOf(const Lldpdu& pdu, const MacAddress& source = kSwitchMac) {
-  absl::StatusOr<std::string> frame = Encode(pdu, source);
-  EXPECT_OK(frame);
-  return frame.ok() ? *frame : std::string();
 }
 
 ObserveResult Hear(NeighborTable& table, const std::string& port, const Lldpdu& pdu, absl::Time now,

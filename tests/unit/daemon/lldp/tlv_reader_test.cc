@@ -12,9 +12,8 @@ namespace {
 
 using testframes::Bytes;
 using testframes::End;
+using testframes::TlvBytes;
 using testframes::TlvWithLength;
-// testframes::Tlv() builds bytes; lldp::Tlv is what the reader yields.
-std::string TlvBytes(int type, absl::string_view value) { return testframes::Tlv(type, value); }
 
 struct Walk {
   std::vector<Tlv> tlvs;

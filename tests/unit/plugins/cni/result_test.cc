@@ -8,15 +8,16 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugins/cni/errors.h"
+#include "tests/unit/plugins/cni/dispatch_fixture.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::cni {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using ::rocenet::cni::testutil::kNetns;
 using ::testing::HasSubstr;
 
-constexpr char kNetns[] = "/var/run/netns/pod1";
 
 v1::Attachment Sample() {
   v1::Attachment attachment;
