@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs what rocenet needs from Debian 12 packages.
 #   debian-deps.sh build   compilers and libraries to build everything
+#   debian-deps.sh demo    build + what the demo runs against (make demo)
 #   debian-deps.sh test    build + what the tests and the demo run against
 # Idempotent; needs root.
 set -euo pipefail
 
 build_packages=(
   cmake ninja-build g++ pkg-config make
+  mold  # the linker (cmake/RocenetToolchain.cmake); ld.bfd links when it is missing
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libnl-3-dev libnl-route-3-dev prometheus-cpp-dev
   libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev
@@ -16,10 +18,13 @@ build_packages=(
   python3  # CMake configures the integration tests (find_package(Python3))
   help2man  # the man pages, from each binary's --help
 )
+# The simulated fabric: namespaces and veth pairs (iproute2), the switch
+# (lldpd), the sysfs follower and the fabric scripts (python3), ps (procps).
+demo_packages=(lldpd iproute2 procps python3)
 test_packages=(
   lldpd iproute2 iputils-ping containernetworking-plugins procps curl
   python3 python3-pytest python3-prometheus-client python3-grpcio python3-protobuf
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev  # builds the sanitizer trees and the libFuzzer targets
   yamllint dpkg-dev python3-yaml
   graphviz
   openssl
@@ -31,8 +36,9 @@ test_packages=(
 mode="${1:-build}"
 case "$mode" in
   build) packages=("${build_packages[@]}") ;;
-  test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
-  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+  demo) packages=("${build_packages[@]}" "${demo_packages[@]}") ;;
+  test) packages=("${build_packages[@]}" "${demo_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 build|demo|test" >&2; exit 2 ;;
 esac
 # The manifest tests run `kubectl kustomize`. Debian's kubernetes-client
 # provides kubectl; a kubectl from elsewhere (same /usr/bin/kubectl) is kept.
@@ -56,6 +62,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # The test fabric starts lldpd by hand in namespaces; the packaged service is
 # not needed and would answer on the host's own interfaces.
-if [ "$mode" = test ] && command -v systemctl >/dev/null && systemctl is-active -q lldpd 2>/dev/null; then
+if [ "$mode" != build ] && command -v systemctl >/dev/null && systemctl is-active -q lldpd 2>/dev/null; then
   echo "note: the system lldpd service is running; the tests do not use it"
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds a fuzz target with clang (libFuzzer + ASan + UBSan) and fuzzes it.
+# Builds a fuzz target with clang (libFuzzer + ASan + UBSan), through CMake
+# (tests/fuzz/CMakeLists.txt), and fuzzes it.
 #
 #   tests/fuzz/run.sh [TARGET] [SECONDS] [LIBFUZZER_FLAG...]
 #
@@ -8,11 +9,15 @@
 #             frames of tests/fixtures/lldp/*.pcap
 #             port_description: the LLDP Port Description parser, seeded with
 #             a few descriptions written below
+#             cni_request, config_yaml: the CNI plugin's request parser and
+#             rocenetd's configuration loader, seeded from tests/fuzz/seeds/
 #   SECONDS   how long to fuzz (default 20; 0 = until another limit, e.g.
 #             `run.sh 0 -runs=10000000`)
 #   BUILD_DIR where the binary, seeds, corpus and crash artifacts go
 #             (default <repo>/build-fuzz)
 #   CXX       a clang++ with libFuzzer (default clang++)
+#   ROCENET_FUZZ_BINARY  a binary already built (make test's ASan tree
+#             builds all four); without it run.sh builds one in BUILD_DIR/tree
 #
 # Exits non-zero if the fuzzer finds a crash, a leak, undefined behaviour or a
 # broken contract; the input that did it is left in BUILD_DIR as crash-*
@@ -31,108 +36,36 @@ shift || true
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build-fuzz}"
 cxx="${CXX:-clang++}"
-binary="$build/${target}_fuzz"
-libs=()
 
 case "$target" in
   lldp_decode)
-    sources=(
-      tests/fuzz/lldp_decode_fuzz.cc
-      daemon/lldp/codec.cc
-      daemon/lldp/decode_error.cc
-      daemon/lldp/encode.cc
-      daemon/lldp/lldpdu.cc
-      daemon/lldp/optional_tlvs.cc
-      daemon/common/mac_address.cc
-    )
-    watched=("$root/tests/fuzz" "$root/daemon/lldp" "$root/daemon/common")
     corpus="$build/corpus"
     seeds="$build/seeds"
     dict="$root/tests/fuzz/lldp.dict"
     artifacts="$build/"
     ;;
-  port_description)
-    sources=(
-      tests/fuzz/port_description_fuzz.cc
-      daemon/addressing/port_description.cc
-      daemon/common/ipv4.cc
-    )
-    watched=("$root/tests/fuzz" "$root/daemon/addressing" "$root/daemon/common")
-    corpus="$build/port_description/corpus"
-    seeds="$build/port_description/seeds"
-    dict="$build/port_description/port_description.dict"
-    artifacts="$build/port_description-"
-    ;;
-  cni_request)
-    sources=(
-      tests/fuzz/cni_request_fuzz.cc
-      plugins/cni/netconf.cc
-      plugins/cni/invocation.cc
-      plugins/cni/errors.cc
-    )
-    libs=(absl_time absl_cord)
-    watched=("$root/tests/fuzz" "$root/plugins/cni" "$root/daemon/common")
-    ;;
-  config_yaml)
-    sources=(
-      tests/fuzz/config_yaml_fuzz.cc
-      daemon/config/options.cc
-      daemon/config/qos_options.cc
-      daemon/config/config_yaml.cc
-      daemon/config/security_options.cc
-      daemon/common/logging.cc
-      daemon/common/ipv4.cc
-      daemon/common/suggest.cc
-      daemon/addressing/planner.cc
-      daemon/addressing/port_description.cc
-      daemon/inventory/port_selection.cc
-      daemon/qos/pfc.cc
-    )
-    libs=(yaml-cpp spdlog fmt absl_time absl_cord)
-    watched=("$root/tests/fuzz" "$root/daemon/config" "$root/daemon/common"
-      "$root/daemon/addressing" "$root/daemon/inventory" "$root/daemon/qos")
-    ;;
-esac
-case "$target" in
-  cni_request | config_yaml)
+  *)
     corpus="$build/$target/corpus"
     seeds="$build/$target/seeds"
     dict="$build/$target/$target.dict"
     artifacts="$build/$target-"
     ;;
 esac
-
 mkdir -p "$corpus" "$seeds"
 
-# Rebuild only when a source or header the target uses changed.
-stale=1
-if [[ -x "$binary" ]]; then
-  newer="$(find "${watched[@]}" -newer "$binary" \( -name '*.cc' -o -name '*.h' \) -print -quit)"
-  [[ -z "$newer" ]] && stale=0
-fi
-if (( stale )); then
-  echo "building $binary"
-  # One compiler per core, then one link: the sources are independent.
-  # Line tables are all the sanitizers' reports need.
-  # shellcheck disable=SC2054  # -fsanitize= takes a comma-separated list
-  flags=(-std=c++20 -O1 -gline-tables-only -fno-omit-frame-pointer
-    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-    -Wall -Wextra -Werror -Wno-unused-parameter -I"$root")
-  objects="$build/objects/$target"
-  rm -rf "$objects"
-  mkdir -p "$objects"
-  jobs_max="$(nproc)"
-  pids=()
-  for source in "${sources[@]}"; do
-    while (( $(jobs -rp | wc -l) >= jobs_max )); do wait -n; done
-    "$cxx" "${flags[@]}" -c "$root/$source" -o "$objects/${source//\//_}.o" &
-    pids+=($!)
-  done
-  for pid in "${pids[@]}"; do wait "$pid"; done
-  # shellcheck disable=SC2046  # pkg-config prints one flag per word
-  "$cxx" -fsanitize=fuzzer,address,undefined "$objects"/*.o \
-    $(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format "${libs[@]}") \
-    -o "$binary"
+# The binary: the one CMake built (make test passes it), or one built here
+# by CMake in a clang ASan+UBSan tree of its own, from the sources
+# tests/fuzz/CMakeLists.txt names (rebuilt only when they changed).
+binary="${ROCENET_FUZZ_BINARY:-}"
+if [[ -z "$binary" ]]; then
+  tree="$build/tree"
+  if [[ ! -f "$tree/build.ninja" ]]; then
+    cmake -S "$root" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+      -DROCENET_SANITIZE=address,undefined -DROCENET_UNIT_TESTS=OFF >/dev/null
+  fi
+  cmake --build "$tree" --target "${target}_fuzz"
+  binary="$tree/tests/fuzz/${target}_fuzz"
 fi
 
 case "$target" in

@@ -114,11 +114,14 @@ def all_namespaces_state(fabric) -> dict[str, str]:
     """Links, IPv4 addresses, routes (every table) and rules of every
     namespace of the fabric, as `ip -d -4` prints them (one `ip` per
     namespace). IPv6 is left out as in harness.network_state: rocenet never
-    touches it and the kernel's link-local autoconfiguration moves on its own."""
+    touches it and the kernel's link-local autoconfiguration moves on its own.
+    Numbers, not names (ip -N), as there too: the DEB test installs and
+    removes the name of rocenet's route protocol while this test runs."""
     names = [n for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
                                        check=True).stdout.split() if n.startswith(fabric.name)]
-    return {n: subprocess.run(["ip", "-n", n, "-d", "-4", "-batch", "-"], input=STATE_COMMANDS,
-                              capture_output=True, text=True, check=True).stdout for n in names}
+    return {n: subprocess.run(["ip", "-n", n, "-d", "-4", "-N", "-batch", "-"],
+                              input=STATE_COMMANDS, capture_output=True, text=True,
+                              check=True).stdout for n in names}
 
 
 def assert_unchanged(fabric, before: dict[str, str]) -> None:
