@@ -13,7 +13,6 @@
 #include "absl/strings/str_join.h"
 #include "daemon/common/status_macros.h"
 #include "nlohmann/json.hpp"
-#include "plugins/cni/daemon_client.h"
 #include "plugins/cni/errors.h"
 #include "plugins/cni/netconf.h"
 #include "plugins/cni/result.h"
@@ -182,10 +181,6 @@ int Dispatch(const Environment& env, std::istream& in, std::ostream& out, std::o
   if (!output.ok()) return Fail(out, request->conf.cni_version, output.status());
   if (output->has_value()) Print(out, **output);
   return 0;
-}
-
-int Run(const Environment& env, std::istream& in, std::ostream& out, std::ostream& err) {
-  return Dispatch(env, in, out, err, ConnectToDaemon);
 }
 
 }  // namespace rocenet::cni

@@ -37,9 +37,6 @@
 
 namespace rocenet::cni {
 
-// The plugin with the gRPC client (ConnectToDaemon). Returns the exit code.
-int Run(const Environment& env, std::istream& in, std::ostream& out, std::ostream& err);
-
 // The plugin with `connect` making the daemon client.
 int Dispatch(const Environment& env, std::istream& in, std::ostream& out, std::ostream& err,
              const AttachmentsClientFactory& connect);

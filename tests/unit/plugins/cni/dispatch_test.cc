@@ -11,7 +11,9 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "plugins/cni/daemon_client.h"
 #include "tests/unit/plugins/cni/dispatch_fixture.h"
+#include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::cni {
 namespace {
@@ -256,6 +258,27 @@ TEST_F(CniDispatchTest, StatusIsOkWhenTheDaemonAnswers) {
   EXPECT_EQ(status.exit_code, 0) << status.out;
   EXPECT_THAT(status.out, IsEmpty());
   EXPECT_EQ(daemon_->calls("List"), 1);
+}
+
+TEST_F(CniDispatchTest, TheConnectionKeptOpenOutlivesTheDispatcher) {
+  StartDaemon();
+  std::unique_ptr<AttachmentsClient> kept;
+  const PluginRun status =
+      testutil::RunPlugin({{"CNI_COMMAND", "STATUS"}}, Conf("1.1.0"), ConnectKeepingOpen(&kept));
+  EXPECT_EQ(status.exit_code, 0) << status.out;
+  EXPECT_EQ(daemon_->calls("List"), 1);
+  // Still open and usable after the dispatcher is done with it.
+  ASSERT_NE(kept, nullptr);
+  EXPECT_OK(kept->List());
+  EXPECT_EQ(daemon_->calls("List"), 2);
+}
+
+TEST_F(CniDispatchTest, AConnectionThatFailsIsNotKept) {
+  std::unique_ptr<AttachmentsClient> kept;
+  const PluginRun status =
+      testutil::RunPlugin({{"CNI_COMMAND", "STATUS"}}, Conf("1.1.0"), ConnectKeepingOpen(&kept));
+  EXPECT_EQ(status.Json()["code"], 50);
+  EXPECT_EQ(kept, nullptr);
 }
 
 TEST_F(CniDispatchTest, StatusWithoutTheDaemonIsPluginNotAvailable) {

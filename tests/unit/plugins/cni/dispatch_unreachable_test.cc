@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -74,6 +75,32 @@ TEST_F(CniDispatchTest, SlowDaemonIsTryAgainLaterAfterTheTimeout) {
   EXPECT_EQ(add.Json()["code"], 11);
   EXPECT_THAT(add.Json()["msg"].get<std::string>(),
               HasSubstr("did not answer rocenet.v1.Attachments/Attach within 200ms"));
+}
+
+TEST_F(CniDispatchTest, DaemonThatDoesNotAcceptIsTryAgainLaterAfterTheTimeout) {
+  // A listener whose backlog is full: a connect to it waits for an accept
+  // that never comes.
+  const int listener = BindRefusingSocket(socket_);
+  ASSERT_EQ(listen(listener, 0), 0) << strerror(errno);
+  std::vector<int> queued;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, socket_.c_str(), socket_.size() + 1);
+    connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+    queued.push_back(fd);
+  }
+  const absl::Time start = absl::Now();
+  const PluginRun add = Run(Env("ADD"), Conf("1.0.0", R"("timeout": "200ms")"));
+  const absl::Duration took = absl::Now() - start;
+  for (int fd : queued) close(fd);
+  close(listener);
+  EXPECT_GE(took, absl::Milliseconds(150));
+  EXPECT_LT(took, absl::Seconds(2));
+  EXPECT_EQ(add.Json()["code"], 11);
+  EXPECT_THAT(add.Json()["msg"].get<std::string>(),
+              HasSubstr("did not accept a connection on socket " + socket_ + " within 200ms"));
 }
 
 TEST_F(CniDispatchTest, DelWithTheNamespaceAndNoDaemonIsTryAgainLater) {
