@@ -121,11 +121,12 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   // Loop thread: the ports as attach candidates.
   std::vector<attach::PortCandidate> Candidates() const;
   // Loop thread: after an attachment changed, brings the inventory up to
-  // date at once (the next call sees the port where it is now, not missing
-  // until the kernel's event of its move is read), then LLDP sockets,
-  // addressing and health once the reply has gone. `home` are the ids of
-  // ports just moved back to the host: their sysfs entries are waited for,
-  // briefly (kHomeWait), where they show a moment after the move.
+  // date as soon as the current task has answered and before the next one
+  // runs (os::EventLoop::RunNext: the next call sees the port where it is
+  // now, not missing until the kernel's event of its move is read), then
+  // LLDP sockets, addressing and health behind what is queued. `home` are
+  // the ids of ports just moved back to the host: their sysfs entries are
+  // waited for, briefly (kHomeWait), where they show a moment after the move.
   void FollowAttachments(const std::vector<std::string>& home = {});
   // Any thread: counts an attachment call that began at `start`.
   void RecordAttach(api::AttachOperation operation, bool ok, absl::Time start);

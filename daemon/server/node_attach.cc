@@ -18,12 +18,13 @@ namespace {
 // (carrier, state): the host's netlink events do not reach into pods. Only
 // armed while attachments exist; each pass is one link dump per pod.
 constexpr absl::Duration kNetnsCheckInterval = absl::Seconds(2);
-// How long an answer waits for a port just back from a pod to show in the
-// host's sysfs, in steps of kHomeStep. The kernel shows it before the move
-// returns; a driver or a simulator that registers it late is waited for,
-// so that the next call (an ADD of that port) finds it.
+// How long the loop waits, after the answer, for a port just back from a pod
+// to show in the host's sysfs, in steps of kHomeStep. The kernel shows it
+// before the move returns; a driver or a simulator that registers it late
+// (the simulated fabric's sysfs follower, in about 0.1-0.5 ms) is waited
+// for, so that the next call (an ADD of that port) finds it.
 constexpr absl::Duration kHomeWait = absl::Milliseconds(50);
-constexpr absl::Duration kHomeStep = absl::Milliseconds(2);
+constexpr absl::Duration kHomeStep = absl::Microseconds(250);
 
 std::vector<std::string> PortIds(const std::vector<attach::AttachmentRecord>& records) {
   std::vector<std::string> ids;
@@ -161,27 +162,30 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
 }
 
 void Node::FollowAttachments(const std::vector<std::string>& home) {
-  // One link dump now: a call queued behind this one (a device plugin's
-  // allocation of the same port) must find the port in the pod, or home
-  // again, whether or not the kernel's event of the move has been read.
-  auto all_home = [&] {
-    return std::all_of(home.begin(), home.end(), [&](const std::string& id) {
-      const inventory::Port* port = parts_.inventory->Find(id);
-      return port != nullptr && port->present;
-    });
-  };
-  const absl::Time give_up = absl::Now() + kHomeWait;
-  for (;;) {
-    if (absl::StatusOr<bool> changed = ResyncInventory(); !changed.ok()) {
-      SPDLOG_ERROR("{}", changed.status().ToString());
-      break;
+  // After the answer, before anything else: the caller (a pod's CNI ADD or
+  // DEL) need not wait for it, while a call queued behind this one (a device
+  // plugin's allocation of the same port) must find the port in the pod, or
+  // home again, whether or not the kernel's event of the move has been read.
+  parts_.loop->RunNext([this, home] {
+    auto all_home = [&] {
+      return std::all_of(home.begin(), home.end(), [&](const std::string& id) {
+        const inventory::Port* port = parts_.inventory->Find(id);
+        return port != nullptr && port->present;
+      });
+    };
+    const absl::Time give_up = absl::Now() + kHomeWait;
+    for (;;) {
+      if (absl::StatusOr<bool> changed = ResyncInventory(); !changed.ok()) {
+        SPDLOG_ERROR("{}", changed.status().ToString());
+        break;
+      }
+      if (all_home() || absl::Now() >= give_up) break;
+      absl::SleepFor(kHomeStep);
     }
-    if (all_home() || absl::Now() >= give_up) break;
-    absl::SleepFor(kHomeStep);
-  }
-  // Queued behind the reply: the caller (a pod's CNI ADD or DEL) need not
-  // wait while the LLDP sockets and addressing follow the port.
-  parts_.loop->Post([this] { OnPortsChanged(); });
+    // Behind whatever is queued: the LLDP sockets and addressing follow the
+    // port.
+    parts_.loop->Post([this] { OnPortsChanged(); });
+  });
 }
 
 void Node::ScheduleNetnsCheck() {

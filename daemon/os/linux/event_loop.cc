@@ -85,6 +85,17 @@ bool EventLoop::Post(absl::AnyInvocable<void() &&> task) {
   return true;
 }
 
+void EventLoop::RunNext(absl::AnyInvocable<void() &&> task) { next_.push_back(std::move(task)); }
+
+void EventLoop::RunNextTasks() {
+  // A task may ask for more; they run in turn.
+  while (!next_.empty()) {
+    absl::AnyInvocable<void() &&> task = std::move(next_.front());
+    next_.pop_front();
+    std::move(task)();
+  }
+}
+
 void EventLoop::Stop() {
   stopping_ = true;
   const uint64_t one = 1;
@@ -142,6 +153,7 @@ void EventLoop::RunDueTimers() {
     absl::AnyInvocable<void() &&> fn = std::move(it->second.second);
     timers_.erase(it);
     std::move(fn)();
+    RunNextTasks();
   }
 }
 
@@ -153,7 +165,10 @@ void EventLoop::DrainQueue() {
     absl::MutexLock lock(&mu_);
     tasks.swap(queue_);
   }
-  for (auto& task : tasks) std::move(task)();
+  for (auto& task : tasks) {
+    std::move(task)();
+    RunNextTasks();
+  }
 }
 
 absl::Status EventLoop::Run() {
@@ -179,6 +194,7 @@ absl::Status EventLoop::Run() {
       if (auto it = readers_.find(fd); it != readers_.end()) {
         std::shared_ptr<absl::AnyInvocable<void()>> reader = it->second;
         (*reader)();
+        RunNextTasks();
       }
     }
   }

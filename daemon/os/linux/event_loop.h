@@ -45,6 +45,12 @@ class EventLoop final : public Reactor {
   // stopped; the task is then dropped.
   bool Post(absl::AnyInvocable<void() &&> task);
 
+  // Loop thread: runs `task` on the loop as soon as the current task, timer
+  // or reader returns, before anything else queued or ready. For work that
+  // follows an answer: a Call() gives its value back to its caller when its
+  // function returns, and a call queued behind it still finds that work done.
+  void RunNext(absl::AnyInvocable<void() &&> task);
+
   // Any thread but the loop's: runs `fn` on the loop and waits for its value.
   template <typename T>
   absl::StatusOr<T> Call(absl::AnyInvocable<absl::StatusOr<T>() &&> fn);
@@ -59,6 +65,7 @@ class EventLoop final : public Reactor {
   EventLoop(int epoll_fd, int wake_fd, int timer_fd)
       : epoll_fd_(epoll_fd), wake_fd_(wake_fd), timer_fd_(timer_fd) {}
   void DrainQueue();
+  void RunNextTasks();
   void RunDueTimers();
   void ArmTimer();
 
@@ -72,6 +79,8 @@ class EventLoop final : public Reactor {
   // Loop thread only. Shared so that a reader that removes itself stays
   // alive until it returns.
   std::map<int, std::shared_ptr<absl::AnyInvocable<void()>>> readers_;
+  // Loop thread only: RunNext()'s tasks, in order.
+  std::deque<absl::AnyInvocable<void() &&>> next_;
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;
   std::deque<absl::AnyInvocable<void() &&>> queue_ ABSL_GUARDED_BY(mu_);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Node on a Gaudi node whose sysfs shows a port back from a pod a moment
-// after the move home: the DEL that moved it answers once the port is
-// there again, so the next call (an ADD of that port) finds it.
+// after the move home: the DEL that moved it answers at once, and the next
+// call (an ADD of that port) still finds it, because the loop waits for the
+// port to show before it serves that call.
 #include <functional>
 #include <thread>
 
@@ -52,7 +53,7 @@ class WatchedSysfs final : public os::Sysfs {
   FakeSysfs* sysfs_;
 };
 
-TEST(NodeHomeTest, ADelAnswersOnceThePortItBroughtHomeShowsInSysfs) {
+TEST(NodeHomeTest, TheCallBehindADelFindsThePortItBroughtHomeOnceSysfsShowsIt) {
   FakeSysfs fake;
   WatchedSysfs sysfs(&fake);
   AddGaudiDevice(fake, "pci0000:17", "0000:19:00.0", 0, 0, {{"so0", 8}});
@@ -99,10 +100,10 @@ TEST(NodeHomeTest, ADelAnswersOnceThePortItBroughtHomeShowsInSysfs) {
   auto detached = node.Detach("c1", "net1");
   ASSERT_OK(detached);
   EXPECT_TRUE(*detached);
-  EXPECT_GE(reads, 60) << "the DEL answered before the port showed in sysfs";
 
   // Right behind the DEL: the port is there, and can be attached again.
   auto snapshot = node.Sample();
+  EXPECT_GE(reads, 60) << "the call behind the DEL ran before the port showed in sysfs";
   ASSERT_OK(snapshot);
   ASSERT_EQ((*snapshot)->ports.size(), 1u);
   EXPECT_TRUE((*snapshot)->ports[0].present);

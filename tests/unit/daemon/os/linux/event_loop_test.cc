@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -318,6 +319,60 @@ TEST(EventLoopCallTest, ACallWaitingWhenTheLoopStopsGetsUnavailable) {
 }
 
 bool g_reader_alive_after_removing_itself = false;
+
+TEST(EventLoopRunNextTest, ATaskRunsRightAfterTheOneThatAskedBeforeWhatIsQueued) {
+  auto loop = NewLoop();
+  std::vector<std::string> order;
+  loop->Post([&] {
+    order.push_back("first");
+    loop->RunNext([&] {
+      order.push_back("next");
+      loop->RunNext([&] { order.push_back("next of next"); });
+    });
+  });
+  loop->Post([&] { order.push_back("queued"); });
+  loop->Post([&] { loop->Stop(); });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_THAT(order, ElementsAre("first", "next", "next of next", "queued"));
+}
+
+TEST(EventLoopRunNextTest, ATimerCallbacksNextTaskRunsBeforeTheNextTimer) {
+  auto loop = NewLoop();
+  std::vector<std::string> order;
+  const absl::Time due = absl::Now() - absl::Seconds(1);
+  loop->RunAt(due, [&] {
+    order.push_back("timer 1");
+    loop->RunNext([&] { order.push_back("next"); });
+  });
+  loop->RunAt(due + absl::Milliseconds(1), [&] {
+    order.push_back("timer 2");
+    loop->Stop();
+  });
+  EXPECT_TRUE(RunUntilStopped(*loop));
+  EXPECT_THAT(order, ElementsAre("timer 1", "next", "timer 2"));
+}
+
+TEST(EventLoopRunNextTest, ACallHasItsValueBeforeItsNextTaskEnds) {
+  auto loop = NewLoop();
+  std::thread server([&] { EXPECT_OK(loop->Run()); });
+  absl::Notification answered;
+  bool answered_first = false;  // loop thread only
+  absl::StatusOr<int> value = loop->Call<int>([&]() -> absl::StatusOr<int> {
+    loop->RunNext(
+        [&] { answered_first = answered.WaitForNotificationWithTimeout(absl::Seconds(10)); });
+    return 7;
+  });
+  answered.Notify();
+  ASSERT_OK(value);
+  EXPECT_EQ(*value, 7);
+  // Queued behind the Call: runs once the next task is done.
+  absl::StatusOr<bool> seen =
+      loop->Call<bool>([&]() -> absl::StatusOr<bool> { return answered_first; });
+  ASSERT_OK(seen);
+  EXPECT_TRUE(*seen) << "the caller got its value only after the next task";
+  loop->Stop();
+  server.join();
+}
 
 TEST(EventLoopReaderTest, AReaderMayRemoveItself) {
   auto loop = NewLoop();
