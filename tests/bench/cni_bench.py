@@ -12,6 +12,13 @@ start-up (VERSION) separately; and 24 parallel ADDs into 8 pods.
 The daemon keeps its attachment journal in its runtime directory, a tmpfs
 as /run is on a real host (the harness puts it in /dev/shm).
 
+Each plugin's ADD starts on a quiet node: the bench first waits (untimed)
+until rocenetd has finished with the last change, every port healthy and no
+new state for 50 ms. rocenetd manages both ports, so without the wait one
+plugin's call would pay for the daemon re-addressing the port the other
+plugin just gave back (host-device returns it down and unaddressed; the
+bench sets it up and rocenetd addresses it again).
+
 Also the floor no plugin can go below: the same kind of port moved into the
 pod namespace and back with two bare `ip link set ... netns` commands (one
 netlink request and one exec each way), and each plugin's cost above it.
@@ -52,6 +59,19 @@ def run(node: str, plugin: str, command: str, container: str, netns: str, ifname
     return elapsed, cp
 
 
+def settle(daemon: Daemon) -> None:
+    """Returns once rocenetd is quiet: every port healthy, and the same
+    health generation 50 ms apart."""
+    def quiet() -> bool:
+        first = json.loads(daemon.rocectl("health", "-o", "json").stdout or "{}")
+        if not first.get("ready") or first.get("ports_healthy") != first.get("ports_total"):
+            return False
+        time.sleep(0.05)
+        second = json.loads(daemon.rocectl("health", "-o", "json").stdout or "{}")
+        return second.get("generation") == first.get("generation")
+    wait_until(quiet, 10, what="rocenetd quiet")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cycles", type=int, default=50)
@@ -89,12 +109,14 @@ def main() -> int:
         ours, theirs, startup, floor = [], [], [], []
         phases = {"rocenet ADD": [], "rocenet DEL": [], "host-device ADD": [], "host-device DEL": []}
         for i in range(args.cycles):
+            settle(daemon)
             netns = new_pod(f"o{i}")
             a, _ = run(node, binary("rocenet"), "ADD", f"o{i}", netns, "net1", ours_conf)
             d, _ = run(node, binary("rocenet"), "DEL", f"o{i}", netns, "net1", ours_conf)
             ours.append(a + d)
             phases["rocenet ADD"].append(a)
             phases["rocenet DEL"].append(d)
+            settle(daemon)
             netns = new_pod(f"h{i}")
             a, _ = run(node, HOST_DEVICE, "ADD", f"h{i}", netns, "net1", peer_conf)
             d, _ = run(node, HOST_DEVICE, "DEL", f"h{i}", netns, "net1", peer_conf)
