@@ -10,10 +10,9 @@
 #include "daemon/common/status_macros.h"
 
 namespace rocenet::attach {
-namespace {
 
 // Opens LLDP sockets inside one pod's namespace.
-class PodSocketFactory final : public os::PacketSocketFactory {
+class AttachManager::PodSocketFactory final : public os::PacketSocketFactory {
  public:
   PodSocketFactory(os::Netns* netns, const os::NetnsHandle* ns) : netns_(netns), ns_(ns) {}
   absl::StatusOr<std::unique_ptr<os::PacketSocket>> OpenLldp(int ifindex,
@@ -25,8 +24,6 @@ class PodSocketFactory final : public os::PacketSocketFactory {
   os::Netns* netns_;
   const os::NetnsHandle* ns_;
 };
-
-}  // namespace
 
 struct AttachManager::LiveEntry {
   std::unique_ptr<os::NetnsHandle> ns;

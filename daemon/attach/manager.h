@@ -117,6 +117,7 @@ class AttachManager {
   absl::StatusOr<bool> Readdress(const std::string& port_id, const addressing::AddressPlan& plan);
 
  private:
+  class PodSocketFactory;
   struct LiveEntry;
   // Takes the port of `record` back to the host and forgets the record.
   absl::Status Release(const AttachmentRecord& record);
