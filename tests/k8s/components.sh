@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds the real components the end-to-end tests run against, from their Go
+# modules at the versions pinned in tests/k8s/components/*/go.mod and go.sum:
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
+# kubectl, containerd 2 (with its runc shim and ctr) and Multus' thin
+# plugin, plus Multus' NetworkAttachmentDefinition CRD. runc is Debian's.
+#
+#   tests/k8s/components.sh [BIN_DIR]
+#
+# Each component is built once into a cache outside the source tree, under a
+# key made of its go.mod, go.sum, build flags and Go version, and reused
+# while the key holds; a build that fails or is interrupted leaves nothing
+# behind. With BIN_DIR, every program (and nad-crd.yaml) is linked there;
+# without, the cache's directories are printed. The time of each build, or
+# that it came from the cache, goes to stderr.
+#
+#   ROCENET_CACHE  the cache (default /var/cache/rocenet): components/<name>-<key>/
+#                  holds the programs; go/mod and go/build the Go module and
+#                  build caches, so a new key rebuilds only what changed
+#
+# Needs go (1.26) and the Go module proxy; downloads nothing else.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache="${ROCENET_CACHE:-/var/cache/rocenet}"
+bin_dir="${1:-}"
+
+command -v go >/dev/null || { echo "components.sh: go is not installed" >&2; exit 2; }
+export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOFLAGS=-mod=readonly
+export CGO_ENABLED=0 GOTOOLCHAIN=local
+mkdir -p "$cache/components" "$GOMODCACHE" "$GOCACHE"
+# Half-built components, removed however the script ends.
+unfinished=()
+trap 'rm -rf "${unfinished[@]}"' EXIT
+
+# The version a module of component $1 requires, from its go.mod.
+required() {
+  (cd "$here/components/$1" && go list -m -f '{{.Version}}' "$2")
+}
+
+# build NAME FLAGS... -- PACKAGE...: the programs of PACKAGE... into the
+# cache, unless there already; prints the cache directory.
+build() {
+  local name=$1
+  shift
+  local flags=()
+  while [ "$1" != "--" ]; do
+    flags+=("$1")
+    shift
+  done
+  shift
+  local key
+  key="$( (cat "$here/components/$name/go.mod" "$here/components/$name/go.sum"
+    printf '%s\n' "${flags[@]}" "$@"
+    go version) | sha256sum | cut -c1-12)"
+  local dir="$cache/components/$name-$key"
+  if [ -f "$dir/.complete" ]; then
+    echo "components: $name from the cache ($dir)" >&2
+    echo "$dir"
+    return
+  fi
+  local work
+  work="$(mktemp -d "$cache/components/.$name.XXXXXX")"
+  unfinished+=("$work")
+  local start=$SECONDS
+  (cd "$here/components/$name" && go build -trimpath "${flags[@]}" -o "$work/" "$@") >&2
+  # etcd's server module is its main package: go names the program "server".
+  if [ "$name" = etcd ]; then mv "$work/server" "$work/etcd"; fi
+  if [ "$name" = multus ]; then
+    # The CRD, from the same module: the first document of the thin
+    # DaemonSet's manifest that defines it.
+    local module
+    module="$(cd "$here/components/multus" && go list -m -f '{{.Dir}}' gopkg.in/k8snetworkplumbingwg/multus-cni.v4)"
+    python3 - "$module/deployments/multus-daemonset.yml" "$work/nad-crd.yaml" <<'EOF'
+import sys
+docs = open(sys.argv[1]).read().split("\n---")
+crd = [d for d in docs if "kind: CustomResourceDefinition" in d]
+if len(crd) != 1:
+    sys.exit(f"{sys.argv[1]}: {len(crd)} CustomResourceDefinition documents, not one")
+open(sys.argv[2], "w").write(crd[0].strip("-\n") + "\n")
+EOF
+  fi
+  touch "$work/.complete"
+  rm -rf "$dir"
+  mv "$work" "$dir"
+  echo "components: $name built in $((SECONDS - start)) s ($dir)" >&2
+  echo "$dir"
+}
+
+started=$SECONDS
+k8s="$(required kubernetes k8s.io/kubernetes)"
+minor="${k8s#v1.}"
+minor="${minor%%.*}"
+stamp=()
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  stamp+=("-X $pkg.gitVersion=$k8s" "-X $pkg.gitMajor=1" "-X $pkg.gitMinor=$minor"
+    "-X $pkg.gitTreeState=clean")
+done
+ctd="$(required containerd github.com/containerd/containerd/v2)"
+dirs=(
+  "$(build kubernetes -ldflags "-s -w ${stamp[*]}" -- \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
+    k8s.io/kubernetes/cmd/kubectl)"
+  "$(build etcd -ldflags "-s -w" -- go.etcd.io/etcd/server/v3)"
+  "$(build containerd -tags no_btrfs \
+    -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$ctd" -- \
+    github.com/containerd/containerd/v2/cmd/containerd \
+    github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+    github.com/containerd/containerd/v2/cmd/ctr)"
+  "$(build multus -ldflags "-s -w" -- gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus)"
+)
+echo "components: all ready in $((SECONDS - started)) s" >&2
+
+if [ -z "$bin_dir" ]; then
+  printf '%s\n' "${dirs[@]}"
+  exit 0
+fi
+mkdir -p "$bin_dir"
+for dir in "${dirs[@]}"; do
+  for file in "$dir"/*; do
+    ln -sfn "$file" "$bin_dir/$(basename "$file")"
+  done
+done
+exit 0
