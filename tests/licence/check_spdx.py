@@ -26,7 +26,7 @@ TAG = "SPDX-License-Identifier: Apache-2.0"
 # header a tool requires).
 WITHIN = 3
 COMMENT = {".cc": "//", ".h": "//", ".proto": "//", ".py": "#", ".sh": "#", ".cmake": "#",
-           ".bash": "#", ".go": "//"}
+           ".bash": "#", ".go": "//", ".c": "//"}
 NAMED = {"CMakeLists.txt": "#", "Makefile": "#", "Containerfile": "#", "run": "#",
          "postinst": "#", "prerm": "#", "postrm": "#"}
 SKIP_DIRS = {".git", "__pycache__", "fixtures", "seeds", "node_modules"}

@@ -1,0 +1,537 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A single-node Kubernetes cluster for the end-to-end tests, made of the
+real components (tests/k8s/components.sh) on this machine: etcd, the API
+server, the controller manager and the scheduler on loopback, containerd
+with Debian's runc, and the kubelet, whose node is this machine. Pods get
+their primary network from a bridge; Multus' thin plugin is the cluster's
+CNI configuration, as a cluster runs it.
+
+    cluster.py up [--bin DIR]   start it (tearing down a stale one first);
+                                prints the admin kubeconfig's path
+    cluster.py down             stop it and leave nothing behind
+    cluster.py kubectl ARGS...  kubectl with the admin kubeconfig
+
+What it changes on the host, and puts back on `down`: processes of its own
+(found by pid, and containerd's shims by its socket), /var/lib/kubelet and
+/opt/cni/bin (it refuses to start when a kubelet's directory is already
+there), the pods' network namespaces, the bridge, kubelet's cgroups and the
+sysctls kubelet sets, the iptables chains it makes, mounts under those
+directories. The running cluster's record is /run/rocenet-k8s/cluster.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import cluster_config as cfg  # noqa: E402
+import images  # noqa: E402
+from pki import Pki  # noqa: E402
+
+STATE_DIR = "/run/rocenet-k8s"
+RECORD = os.path.join(STATE_DIR, "cluster.json")
+KUBELET_ROOT = "/var/lib/kubelet"
+CNI_BIN = "/opt/cni/bin"
+TEST_IMAGE = "rocenet.test/busybox:1"
+SYSCTLS = ("vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops")
+CGROUP_ROOT = "/sys/fs/cgroup"
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+def _first_missing(path: str) -> str | None:
+    """The topmost directory of `path` that does not exist yet, if any."""
+    missing = None
+    while not os.path.exists(path):
+        missing, path = path, os.path.dirname(path)
+    return missing
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what: str, pred, timeout: float, interval: float = 0.2, log: str | None = None,
+             proc: subprocess.Popen | None = None):
+    """Polls `pred` until it is true; fails after `timeout`, or at once when
+    `proc` (the program that should make it true) has exited."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            timeout = 0
+            what = f"{what}: exited with {proc.returncode}"
+            break
+        time.sleep(interval)
+    tail = ""
+    if log and os.path.exists(log):
+        with open(log, errors="replace") as f:
+            tail = "\n" + "".join(f.readlines()[-30:])
+    raise ClusterError(f"{what}{f': not within {timeout:.0f} s' if timeout else ''}{tail}")
+
+
+class Cluster:
+    """A running cluster, from its record."""
+
+    def __init__(self, record: dict):
+        self.record = record
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.work = record["work"]
+        self.bin = record["bin"]
+        self.kubeconfig = record["kubeconfig"]
+
+    # ---- use -------------------------------------------------------------
+
+    def kubectl(self, *args: str, check: bool = True, input: str | None = None,
+                timeout: float = 120) -> subprocess.CompletedProcess:
+        cp = subprocess.run([os.path.join(self.bin, "kubectl"), "--kubeconfig", self.kubeconfig,
+                             *args], capture_output=True, text=True, input=input, timeout=timeout)
+        if check and cp.returncode != 0:
+            raise ClusterError(f"kubectl {' '.join(args)}: {cp.stderr.strip()}")
+        return cp
+
+    def ctr(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([os.path.join(self.bin, "ctr"), "--address",
+                               self.record["containerd_socket"], "-n", "k8s.io", *args],
+                              capture_output=True, text=True)
+
+    def import_image(self, archive: str) -> None:
+        cp = self.ctr("images", "import", "--no-unpack=false", archive)
+        if cp.returncode != 0:
+            raise ClusterError(f"import {archive}: {cp.stderr.strip()}")
+
+    @property
+    def node(self) -> str:
+        return self.record["node"]
+
+    # ---- start -----------------------------------------------------------
+
+    @classmethod
+    def up(cls, bin_dir: str) -> "Cluster":
+        if os.path.exists(RECORD):
+            down()
+        if os.path.exists(KUBELET_ROOT):
+            raise ClusterError(f"{KUBELET_ROOT} exists: a kubelet runs or ran on this machine")
+        os.makedirs(STATE_DIR, exist_ok=True)
+        work = tempfile.mkdtemp(prefix="rocenet-k8s-")
+        node = socket.gethostname().lower()
+        record = {
+            "work": work, "bin": bin_dir, "node": node, "pids": {},
+            "kubeconfig": os.path.join(work, "admin.kubeconfig"),
+            "containerd_socket": os.path.join(work, "containerd", "containerd.sock"),
+            "created_kubelet_root": True,
+            "created_cni_dir": _first_missing(CNI_BIN),
+            "installed": [],
+            "netns_before": sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else [],
+            "sysctls": {k: open(f"/proc/sys/{k}").read().strip() for k in SYSCTLS},
+            "chains": _chains(),
+        }
+        cluster = cls(record)
+        cluster._save()
+        try:
+            cluster._start()
+        except BaseException:
+            down()
+            raise
+        return cluster
+
+    def _save(self) -> None:
+        with open(RECORD + ".tmp", "w") as f:
+            json.dump(self.record, f, indent=1)
+        os.replace(RECORD + ".tmp", RECORD)
+
+    def _spawn(self, name: str, argv: list[str], env: dict | None = None) -> str:
+        log = os.path.join(self.work, "logs", f"{name}.log")
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    env={**os.environ, **(env or {})})
+        self.record["pids"][name] = proc.pid
+        self._save()
+        self.procs[name] = proc
+        return log
+
+    def _start(self) -> None:
+        work, b = self.work, self.bin
+        pki = Pki(os.path.join(work, "pki"))
+        api_port, etcd_port, etcd_peer, kubelet_port = (free_port() for _ in range(4))
+        server = f"https://127.0.0.1:{api_port}"
+        self.record["server"] = server
+
+        def client(name: str, subject: str) -> str:
+            pair = pki.issue(name, subject)
+            path = os.path.join(work, f"{name}.kubeconfig")
+            with open(path, "w") as f:
+                f.write(cfg.kubeconfig(server, pki.ca.cert, pair.cert, pair.key, name))
+            return path
+
+        client("admin", "/O=system:masters/CN=e2e-admin")
+        apiserver = pki.issue("apiserver", "/CN=kube-apiserver", server=True,
+                              ips=("127.0.0.1", cfg.SERVICE_IP),
+                              dns=("localhost", "kubernetes", "kubernetes.default",
+                                   "kubernetes.default.svc",
+                                   "kubernetes.default.svc.cluster.local"))
+        to_kubelet = pki.issue("apiserver-kubelet-client",
+                               "/O=system:masters/CN=kube-apiserver-kubelet-client")
+
+        log = self._spawn("etcd", [
+            os.path.join(b, "etcd"), "--data-dir", os.path.join(work, "etcd"),
+            "--listen-client-urls", f"http://127.0.0.1:{etcd_port}",
+            "--advertise-client-urls", f"http://127.0.0.1:{etcd_port}",
+            "--listen-peer-urls", f"http://127.0.0.1:{etcd_peer}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{etcd_peer}",
+            "--initial-cluster", f"default=http://127.0.0.1:{etcd_peer}",
+            "--listen-metrics-urls", f"http://127.0.0.1:{free_port()}",
+            "--quota-backend-bytes", str(2 << 30)])
+        wait_for("etcd serving", lambda: _http_ok("127.0.0.1", etcd_port, "/health"), 30,
+                 log=log, proc=self.procs["etcd"])
+
+        log = self._spawn("kube-apiserver", [
+            os.path.join(b, "kube-apiserver"),
+            "--etcd-servers", f"http://127.0.0.1:{etcd_port}",
+            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+            "--secure-port", str(api_port),
+            "--tls-cert-file", apiserver.cert, "--tls-private-key-file", apiserver.key,
+            "--client-ca-file", pki.ca.cert,
+            "--kubelet-client-certificate", to_kubelet.cert,
+            "--kubelet-client-key", to_kubelet.key,
+            "--kubelet-certificate-authority", pki.ca.cert,
+            "--kubelet-preferred-address-types", "InternalIP",
+            "--service-account-key-file", pki.sa_pub,
+            "--service-account-signing-key-file", pki.sa_key,
+            "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+            "--service-cluster-ip-range", cfg.SERVICE_CIDR,
+            "--authorization-mode", "Node,RBAC", "--allow-privileged=true",
+            # Loopback is no address for the kubernetes Service's endpoints;
+            # nothing in the tests reaches the API through the Service.
+            "--endpoint-reconciler-type", "none", "--profiling=false"])
+        wait_for("kube-apiserver ready",
+                 lambda: self.kubectl("get", "--raw", "/readyz", check=False).returncode == 0,
+                 90, interval=0.5, log=log, proc=self.procs["kube-apiserver"])
+
+        self._spawn("kube-controller-manager", [
+            os.path.join(b, "kube-controller-manager"),
+            "--kubeconfig", client("controller-manager", "/CN=system:kube-controller-manager"),
+            "--service-account-private-key-file", pki.sa_key,
+            "--root-ca-file", pki.ca.cert, "--use-service-account-credentials=true",
+            "--leader-elect=false", "--bind-address", "127.0.0.1",
+            "--secure-port", str(free_port()), "--controllers", "*"])
+        self._spawn("kube-scheduler", [
+            os.path.join(b, "kube-scheduler"),
+            "--kubeconfig", client("scheduler", "/CN=system:kube-scheduler"),
+            "--leader-elect=false", "--bind-address", "127.0.0.1",
+            "--secure-port", str(free_port())])
+
+        self._start_containerd(pki)
+        self._start_kubelet(pki, kubelet_port, client)
+
+    def _start_containerd(self, pki: Pki) -> None:
+        work, b = self.work, self.bin
+        conf_dir = os.path.join(work, "cni", "net.d")
+        os.makedirs(conf_dir)
+        os.makedirs(CNI_BIN, exist_ok=True)
+        multus = os.path.join(CNI_BIN, "multus")
+        shutil.copy(os.path.join(b, "multus"), multus)
+        self.record["installed"].append(multus)
+        self._save()
+        multus_kubeconfig = os.path.join(work, "multus.kubeconfig")
+        shutil.copy(self.kubeconfig, multus_kubeconfig)
+        with open(os.path.join(conf_dir, "00-multus.conf"), "w") as f:
+            f.write(cfg.multus_conf(multus_kubeconfig, os.path.join(work, "multus"),
+                                    os.path.join(work, "cni", "ipam")))
+        config = os.path.join(work, "containerd.toml")
+        with open(config, "w") as f:
+            f.write(cfg.containerd_config(os.path.join(work, "containerd", "root"),
+                                          os.path.join(work, "containerd", "state"),
+                                          self.record["containerd_socket"], conf_dir,
+                                          [CNI_BIN, "/usr/lib/cni"]))
+        # The shim is looked up on PATH.
+        path = f"{b}:{os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}"
+        log = self._spawn("containerd", [os.path.join(b, "containerd"), "--config", config],
+                          env={"PATH": path})
+        wait_for("containerd serving", lambda: self.ctr("version").returncode == 0, 30,
+                 log=log, proc=self.procs["containerd"])
+        for image in (images.pause_image(cfg.SANDBOX_IMAGE, work),
+                      images.busybox_image(TEST_IMAGE)):
+            archive = os.path.join(work, image.name.replace("/", "_") + ".tar")
+            images.write_archive(image, archive)
+            self.import_image(archive)
+
+    def _start_kubelet(self, pki: Pki, port: int, client) -> None:
+        work, b = self.work, self.bin
+        node = self.record["node"]
+        address = node_ip()
+        os.makedirs(KUBELET_ROOT)
+        serving = pki.issue("kubelet-serving", f"/CN={node}", server=True,
+                            ips=(address, "127.0.0.1"), dns=(node, "localhost"))
+        config = os.path.join(work, "kubelet.yaml")
+        with open(config, "w") as f:
+            f.write(cfg.kubelet_config(pki.ca.cert, serving.cert, serving.key,
+                                       self.record["containerd_socket"], address, port))
+        kubeconfig = client("kubelet", f"/O=system:nodes/CN=system:node:{node}")
+        log = self._spawn("kubelet", [
+            os.path.join(b, "kubelet"), "--config", config, "--kubeconfig", kubeconfig,
+            "--root-dir", KUBELET_ROOT, "--hostname-override", node, "--node-ip", address,
+            "--v", "2"])
+        self.record["kubelet_log"] = log
+        self._save()
+        wait_for(f"node {node} Ready", lambda: self._node_ready(), 120, interval=1, log=log,
+                 proc=self.procs["kubelet"])
+        # Pods are refused until the controller manager has made the
+        # namespace's service account.
+        wait_for("the default service account", lambda: self.kubectl(
+            "get", "serviceaccount", "default", check=False).returncode == 0, 60, interval=0.5)
+
+    def _node_ready(self) -> bool:
+        cp = self.kubectl("get", "node", self.node, "-o", "json", check=False)
+        if cp.returncode != 0:
+            return False
+        conditions = json.loads(cp.stdout).get("status", {}).get("conditions", [])
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def node_ip() -> str:
+    """The address this machine reaches others from (its default route's
+    source): the kubelet refuses a loopback node address, and the API server
+    reaches the kubelet (exec, logs) at the node's address."""
+    cp = subprocess.run(["ip", "-4", "-j", "route", "get", "192.0.2.255"], capture_output=True,
+                        text=True)
+    routes = json.loads(cp.stdout or "[]")
+    if cp.returncode != 0 or not routes or "prefsrc" not in routes[0]:
+        raise ClusterError("no IPv4 default route: the node needs an address")
+    return routes[0]["prefsrc"]
+
+
+def _http_ok(host: str, port: int, path: str) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1) as s:
+            s.sendall(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+            return b" 200 " in s.recv(256)
+    except OSError:
+        return False
+
+
+# ---- stop -------------------------------------------------------------------
+
+def _kill(pid: int, timeout: float = 10) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        _reap(pid)
+        time.sleep(0.1)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    pids.append(int(entry))
+        except OSError:
+            continue
+    return pids
+
+
+def _mounts_under(prefixes: tuple[str, ...]) -> list[str]:
+    points = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            point = line.split()[4].replace("\\040", " ")
+            if any(point == p or point.startswith(p + "/") for p in prefixes):
+                points.append(point)
+    return sorted(set(points), key=len, reverse=True)
+
+
+IPTABLES = ("iptables", "ip6tables")
+IPTABLES_TABLES = ("filter", "nat", "mangle")
+
+
+def _chains() -> dict[str, list[str]]:
+    """The chains of every table, by "tool table"."""
+    out = {}
+    for tool in IPTABLES:
+        for table in IPTABLES_TABLES:
+            cp = subprocess.run([tool, "-t", table, "-S"], capture_output=True, text=True)
+            out[f"{tool} {table}"] = [line.split()[1] for line in cp.stdout.splitlines()
+                                     if line.startswith("-N ")]
+    return out
+
+
+def _remove_chains(before: dict[str, list[str]]) -> None:
+    """Removes the chains the kubelet made (KUBE-FIREWALL, the canaries...)
+    and the rules that jump to them, leaving every other rule alone."""
+    for key, chains in _chains().items():
+        tool, table = key.split()
+        new = [c for c in chains if c not in before.get(key, [])]
+        if not new:
+            continue
+        cp = subprocess.run([tool, "-t", table, "-S"], capture_output=True, text=True)
+        for line in cp.stdout.splitlines():
+            words = line.split()
+            if words[0] == "-A" and "-j" in words and words[words.index("-j") + 1] in new:
+                subprocess.run([tool, "-t", table, "-D", *words[1:]], capture_output=True)
+        for chain in new:
+            subprocess.run([tool, "-t", table, "-F", chain], capture_output=True)
+        for chain in new:
+            subprocess.run([tool, "-t", table, "-X", chain], capture_output=True)
+
+
+def _remove_cgroups() -> None:
+    for controller in os.listdir(CGROUP_ROOT):
+        top = os.path.join(CGROUP_ROOT, controller, "kubepods")
+        if not os.path.isdir(top):
+            continue
+        for root, dirs, _ in sorted(os.walk(top), key=lambda w: len(w[0]), reverse=True):
+            try:
+                os.rmdir(root)
+            except OSError:
+                pass
+
+
+def down() -> None:
+    """Stops the cluster in the record and removes everything it left."""
+    if not os.path.exists(RECORD):
+        return
+    with open(RECORD) as f:
+        record = json.load(f)
+    cluster = Cluster(record)
+    pids = record.get("pids", {})
+    if "kube-apiserver" in pids and "kubelet" in pids:
+        # Pods first, through the kubelet: their CNI DEL runs (Multus, then
+        # the delegates) and their ports go home.
+        cluster.kubectl("delete", "pods", "--all", "--all-namespaces", "--grace-period=1",
+                        "--wait=false", check=False, timeout=30)
+        def gone() -> bool:
+            listed = cluster.kubectl("get", "pods", "--all-namespaces", "-o", "name",
+                                     check=False, timeout=10)
+            return (listed.returncode == 0 and not listed.stdout.strip()
+                    and not cluster.ctr("tasks", "ls", "-q").stdout.strip())
+        try:
+            wait_for("the kubelet's pods gone", gone, 60, interval=0.5)
+        except ClusterError:
+            pass
+    for name in ("kubelet", "kube-scheduler", "kube-controller-manager"):
+        if name in pids:
+            _kill(pids[name])
+    if "containerd" in pids:
+        # Whatever is left, the hard way: tasks, then containerd and its shims.
+        for cid in cluster.ctr("tasks", "ls", "-q").stdout.split():
+            cluster.ctr("tasks", "kill", "-s", "KILL", cid)
+        _kill(pids["containerd"])
+        for pid in _processes_mentioning(record["containerd_socket"]):
+            _kill(pid, timeout=2)
+    for name in ("kube-apiserver", "etcd"):
+        if name in pids:
+            _kill(pids[name])
+    for point in _mounts_under((record["work"], KUBELET_ROOT, "/run/netns")):
+        if point.startswith("/run/netns/") and os.path.basename(point) in record["netns_before"]:
+            continue
+        subprocess.run(["umount", "-l", point], capture_output=True)
+    if os.path.isdir("/run/netns"):
+        for name in os.listdir("/run/netns"):
+            if name.startswith("cni-") and name not in record["netns_before"]:
+                os.remove(os.path.join("/run/netns", name))
+    subprocess.run(["ip", "link", "del", cfg.BRIDGE], capture_output=True)
+    _remove_chains(record.get("chains", {}))
+    _remove_cgroups()
+    for key, value in record.get("sysctls", {}).items():
+        with open(f"/proc/sys/{key}", "w") as f:
+            f.write(value)
+    for path in record.get("installed", []):
+        if os.path.lexists(path):
+            os.remove(path)
+    created = record.get("created_cni_dir")
+    if created:
+        # Only if the DaemonSet's installer and we left nothing else there.
+        for root, _, files in os.walk(created):
+            if files:
+                break
+        else:
+            shutil.rmtree(created, ignore_errors=True)
+    if record.get("created_kubelet_root"):
+        shutil.rmtree(KUBELET_ROOT, ignore_errors=True)
+    shutil.rmtree(record["work"], ignore_errors=True)
+    os.remove(RECORD)
+    if not os.listdir(STATE_DIR):
+        os.rmdir(STATE_DIR)
+
+
+def current() -> Cluster:
+    if not os.path.exists(RECORD):
+        raise ClusterError("no cluster is running (cluster.py up)")
+    with open(RECORD) as f:
+        return Cluster(json.load(f))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    up_cmd = sub.add_parser("up")
+    up_cmd.add_argument("--bin", help="the components' programs (default: build or take them "
+                        "from the cache with components.sh)")
+    sub.add_parser("down")
+    k = sub.add_parser("kubectl")
+    k.add_argument("args", nargs=argparse.REMAINDER)
+    args = ap.parse_args()
+    try:
+        if args.command == "up":
+            bin_dir = args.bin
+            if bin_dir is None:
+                bin_dir = os.path.join(STATE_DIR, "bin")
+                subprocess.run(["bash", os.path.join(HERE, "components.sh"), bin_dir], check=True)
+            print(Cluster.up(os.path.abspath(bin_dir)).kubeconfig)
+        elif args.command == "down":
+            down()
+        else:
+            cp = current().kubectl(*args.args, check=False)
+            sys.stdout.write(cp.stdout)
+            sys.stderr.write(cp.stderr)
+            return cp.returncode
+    except ClusterError as e:
+        print(f"cluster.py: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
