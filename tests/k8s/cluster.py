@@ -2,12 +2,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """A single-node Kubernetes cluster for the end-to-end tests, made of the
 real components (tests/k8s/components.sh) on this machine: etcd, the API
-server, the controller manager and the scheduler on loopback, containerd
-with Debian's runc, and the kubelet, whose node is this machine. Pods get
-their primary network from a bridge; Multus' thin plugin is the cluster's
-CNI configuration, as a cluster runs it.
+server, the controller manager and the scheduler in the host's network
+namespace, and the node, containerd (with Debian's runc) and the kubelet,
+in a network namespace of its own: the simulated fabric's node namespace
+when one is given, so that the node's scale-out ports are the fabric's and
+host-network pods (rocenet's DaemonSet) manage them without touching the
+host's own network. A veth pair joins the two (10.254.0.1 on the host, the
+API server's address; 10.254.0.2 in the node, the kubelet's). Pods get
+their primary network from a bridge in the node; Multus' thin plugin is the
+cluster's CNI configuration, as a cluster runs it.
 
-    cluster.py up [--bin DIR]   start it (tearing down a stale one first);
+    cluster.py up [--bin DIR] [--node-netns NS]
+                                start it (tearing down a stale one first);
                                 prints the admin kubeconfig's path
     cluster.py down             stop it and leave nothing behind
     cluster.py kubectl ARGS...  kubectl with the admin kubeconfig
@@ -15,9 +21,11 @@ CNI configuration, as a cluster runs it.
 What it changes on the host, and puts back on `down`: processes of its own
 (found by pid, and containerd's shims by its socket), /var/lib/kubelet and
 /opt/cni/bin (it refuses to start when a kubelet's directory is already
-there), the pods' network namespaces, the bridge, kubelet's cgroups and the
-sysctls kubelet sets, the iptables chains it makes, mounts under those
-directories. The running cluster's record is /run/rocenet-k8s/cluster.json."""
+there), the pods' network namespaces, kubelet's cgroups and the sysctls it
+sets, mounts under those directories, the veth pair, and in the node
+namespace the bridge and the iptables chains the kubelet makes (with the
+namespace itself when it made it). The running cluster's record is
+/run/rocenet-k8s/cluster.json."""
 
 from __future__ import annotations
 
@@ -45,6 +53,9 @@ KUBELET_ROOT = "/var/lib/kubelet"
 CNI_BIN = "/opt/cni/bin"
 TEST_IMAGE = "rocenet.test/busybox:1"
 SYSCTLS = ("vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops")
+OWN_NODE_NETNS = "rocenet-k8s-node"
+HOST_LINK, NODE_LINK = "rk8s-host", "rk8s-node"
+HOST_ADDRESS, NODE_ADDRESS = "10.254.0.1", "10.254.0.2"
 CGROUP_ROOT = "/sys/fs/cgroup"
 
 
@@ -124,7 +135,9 @@ class Cluster:
     # ---- start -----------------------------------------------------------
 
     @classmethod
-    def up(cls, bin_dir: str) -> "Cluster":
+    def up(cls, bin_dir: str, node_netns: str | None = None) -> "Cluster":
+        """Starts a cluster whose node is `node_netns` (a network namespace
+        of /run/netns), or a namespace it makes."""
         if os.path.exists(RECORD):
             down()
         if os.path.exists(KUBELET_ROOT):
@@ -134,6 +147,7 @@ class Cluster:
         node = socket.gethostname().lower()
         record = {
             "work": work, "bin": bin_dir, "node": node, "pids": {},
+            "node_netns": node_netns or OWN_NODE_NETNS, "created_netns": node_netns is None,
             "kubeconfig": os.path.join(work, "admin.kubeconfig"),
             "containerd_socket": os.path.join(work, "containerd", "containerd.sock"),
             "created_kubelet_root": True,
@@ -141,11 +155,11 @@ class Cluster:
             "installed": [],
             "netns_before": sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else [],
             "sysctls": {k: open(f"/proc/sys/{k}").read().strip() for k in SYSCTLS},
-            "chains": _chains(),
         }
         cluster = cls(record)
         cluster._save()
         try:
+            cluster._join_node()
             cluster._start()
         except BaseException:
             down()
@@ -157,7 +171,28 @@ class Cluster:
             json.dump(self.record, f, indent=1)
         os.replace(RECORD + ".tmp", RECORD)
 
-    def _spawn(self, name: str, argv: list[str], env: dict | None = None) -> str:
+    def _join_node(self) -> None:
+        """The node's namespace, and the veth pair between it and the host."""
+        ns = self.record["node_netns"]
+        if self.record["created_netns"]:
+            _run(["ip", "netns", "add", ns])
+            _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        self.record["chains"] = _chains(ns)
+        self._save()
+        _run(["ip", "link", "add", HOST_LINK, "type", "veth", "peer", "name", NODE_LINK,
+              "netns", ns])
+        _run(["ip", "address", "add", f"{HOST_ADDRESS}/30", "dev", HOST_LINK])
+        _run(["ip", "link", "set", HOST_LINK, "up"])
+        _run(["ip", "-n", ns, "address", "add", f"{NODE_ADDRESS}/30", "dev", NODE_LINK])
+        _run(["ip", "-n", ns, "link", "set", NODE_LINK, "up"])
+
+    def _spawn(self, name: str, argv: list[str], env: dict | None = None,
+               in_node: bool = False) -> str:
+        """Starts `argv`, in the node's network namespace when `in_node`
+        (and in the host's mount namespace either way: the kubelet's volume
+        mounts and containerd's must be seen by each other)."""
+        if in_node:
+            argv = ["nsenter", f"--net=/run/netns/{self.record['node_netns']}", "--", *argv]
         log = os.path.join(self.work, "logs", f"{name}.log")
         os.makedirs(os.path.dirname(log), exist_ok=True)
         with open(log, "ab") as out:
@@ -173,7 +208,7 @@ class Cluster:
         work, b = self.work, self.bin
         pki = Pki(os.path.join(work, "pki"))
         api_port, etcd_port, etcd_peer, kubelet_port = (free_port() for _ in range(4))
-        server = f"https://127.0.0.1:{api_port}"
+        server = f"https://{HOST_ADDRESS}:{api_port}"
         self.record["server"] = server
 
         def client(name: str, subject: str) -> str:
@@ -185,7 +220,7 @@ class Cluster:
 
         client("admin", "/O=system:masters/CN=e2e-admin")
         apiserver = pki.issue("apiserver", "/CN=kube-apiserver", server=True,
-                              ips=("127.0.0.1", cfg.SERVICE_IP),
+                              ips=(HOST_ADDRESS, "127.0.0.1", cfg.SERVICE_IP),
                               dns=("localhost", "kubernetes", "kubernetes.default",
                                    "kubernetes.default.svc",
                                    "kubernetes.default.svc.cluster.local"))
@@ -207,7 +242,7 @@ class Cluster:
         log = self._spawn("kube-apiserver", [
             os.path.join(b, "kube-apiserver"),
             "--etcd-servers", f"http://127.0.0.1:{etcd_port}",
-            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+            "--bind-address", HOST_ADDRESS, "--advertise-address", HOST_ADDRESS,
             "--secure-port", str(api_port),
             "--tls-cert-file", apiserver.cert, "--tls-private-key-file", apiserver.key,
             "--client-ca-file", pki.ca.cert,
@@ -220,9 +255,7 @@ class Cluster:
             "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
             "--service-cluster-ip-range", cfg.SERVICE_CIDR,
             "--authorization-mode", "Node,RBAC", "--allow-privileged=true",
-            # Loopback is no address for the kubernetes Service's endpoints;
-            # nothing in the tests reaches the API through the Service.
-            "--endpoint-reconciler-type", "none", "--profiling=false"])
+            "--profiling=false"])
         wait_for("kube-apiserver ready",
                  lambda: self.kubectl("get", "--raw", "/readyz", check=False).returncode == 0,
                  90, interval=0.5, log=log, proc=self.procs["kube-apiserver"])
@@ -266,7 +299,7 @@ class Cluster:
         # The shim is looked up on PATH.
         path = f"{b}:{os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}"
         log = self._spawn("containerd", [os.path.join(b, "containerd"), "--config", config],
-                          env={"PATH": path})
+                          env={"PATH": path}, in_node=True)
         wait_for("containerd serving", lambda: self.ctr("version").returncode == 0, 30,
                  log=log, proc=self.procs["containerd"])
         for image in (images.pause_image(cfg.SANDBOX_IMAGE, work),
@@ -278,7 +311,7 @@ class Cluster:
     def _start_kubelet(self, pki: Pki, port: int, client) -> None:
         work, b = self.work, self.bin
         node = self.record["node"]
-        address = node_ip()
+        address = NODE_ADDRESS
         os.makedirs(KUBELET_ROOT)
         serving = pki.issue("kubelet-serving", f"/CN={node}", server=True,
                             ips=(address, "127.0.0.1"), dns=(node, "localhost"))
@@ -290,7 +323,7 @@ class Cluster:
         log = self._spawn("kubelet", [
             os.path.join(b, "kubelet"), "--config", config, "--kubeconfig", kubeconfig,
             "--root-dir", KUBELET_ROOT, "--hostname-override", node, "--node-ip", address,
-            "--v", "2"])
+            "--v", "2"], in_node=True)
         self.record["kubelet_log"] = log
         self._save()
         wait_for(f"node {node} Ready", lambda: self._node_ready(), 120, interval=1, log=log,
@@ -308,16 +341,10 @@ class Cluster:
         return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
 
-def node_ip() -> str:
-    """The address this machine reaches others from (its default route's
-    source): the kubelet refuses a loopback node address, and the API server
-    reaches the kubelet (exec, logs) at the node's address."""
-    cp = subprocess.run(["ip", "-4", "-j", "route", "get", "192.0.2.255"], capture_output=True,
-                        text=True)
-    routes = json.loads(cp.stdout or "[]")
-    if cp.returncode != 0 or not routes or "prefsrc" not in routes[0]:
-        raise ClusterError("no IPv4 default route: the node needs an address")
-    return routes[0]["prefsrc"]
+def _run(argv: list[str]) -> None:
+    cp = subprocess.run(argv, capture_output=True, text=True)
+    if cp.returncode != 0:
+        raise ClusterError(f"{' '.join(argv)}: {cp.stderr.strip()}")
 
 
 def _http_ok(host: str, port: int, path: str) -> bool:
@@ -386,34 +413,41 @@ IPTABLES = ("iptables", "ip6tables")
 IPTABLES_TABLES = ("filter", "nat", "mangle")
 
 
-def _chains() -> dict[str, list[str]]:
-    """The chains of every table, by "tool table"."""
+def _in(netns: str) -> list[str]:
+    return ["ip", "netns", "exec", netns]
+
+
+def _chains(netns: str) -> dict[str, list[str]]:
+    """The chains of every table in `netns`, by "tool table"."""
     out = {}
     for tool in IPTABLES:
         for table in IPTABLES_TABLES:
-            cp = subprocess.run([tool, "-t", table, "-S"], capture_output=True, text=True)
+            cp = subprocess.run([*_in(netns), tool, "-t", table, "-S"], capture_output=True,
+                                text=True)
             out[f"{tool} {table}"] = [line.split()[1] for line in cp.stdout.splitlines()
                                      if line.startswith("-N ")]
     return out
 
 
-def _remove_chains(before: dict[str, list[str]]) -> None:
-    """Removes the chains the kubelet made (KUBE-FIREWALL, the canaries...)
-    and the rules that jump to them, leaving every other rule alone."""
-    for key, chains in _chains().items():
+def _remove_chains(netns: str, before: dict[str, list[str]]) -> None:
+    """Removes the chains the kubelet made in `netns` (KUBE-FIREWALL, the
+    canaries...) and the rules that jump to them, leaving every other rule
+    alone."""
+    for key, chains in _chains(netns).items():
         tool, table = key.split()
         new = [c for c in chains if c not in before.get(key, [])]
         if not new:
             continue
-        cp = subprocess.run([tool, "-t", table, "-S"], capture_output=True, text=True)
+        do = [*_in(netns), tool, "-t", table]
+        cp = subprocess.run([*do, "-S"], capture_output=True, text=True)
         for line in cp.stdout.splitlines():
             words = line.split()
             if words[0] == "-A" and "-j" in words and words[words.index("-j") + 1] in new:
-                subprocess.run([tool, "-t", table, "-D", *words[1:]], capture_output=True)
+                subprocess.run([*do, "-D", *words[1:]], capture_output=True)
         for chain in new:
-            subprocess.run([tool, "-t", table, "-F", chain], capture_output=True)
+            subprocess.run([*do, "-F", chain], capture_output=True)
         for chain in new:
-            subprocess.run([tool, "-t", table, "-X", chain], capture_output=True)
+            subprocess.run([*do, "-X", chain], capture_output=True)
 
 
 def _remove_cgroups() -> None:
@@ -471,8 +505,13 @@ def down() -> None:
         for name in os.listdir("/run/netns"):
             if name.startswith("cni-") and name not in record["netns_before"]:
                 os.remove(os.path.join("/run/netns", name))
-    subprocess.run(["ip", "link", "del", cfg.BRIDGE], capture_output=True)
-    _remove_chains(record.get("chains", {}))
+    subprocess.run(["ip", "link", "del", HOST_LINK], capture_output=True)
+    netns = record.get("node_netns")
+    if netns and record.get("created_netns"):
+        subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
+    elif netns and os.path.exists(f"/run/netns/{netns}"):
+        subprocess.run(["ip", "-n", netns, "link", "del", cfg.BRIDGE], capture_output=True)
+        _remove_chains(netns, record.get("chains", {}))
     _remove_cgroups()
     for key, value in record.get("sysctls", {}).items():
         with open(f"/proc/sys/{key}", "w") as f:
@@ -509,6 +548,8 @@ def main() -> int:
     up_cmd = sub.add_parser("up")
     up_cmd.add_argument("--bin", help="the components' programs (default: build or take them "
                         "from the cache with components.sh)")
+    up_cmd.add_argument("--node-netns", help="the node's network namespace (default: one of its "
+                        "own, " + OWN_NODE_NETNS + ")")
     sub.add_parser("down")
     k = sub.add_parser("kubectl")
     k.add_argument("args", nargs=argparse.REMAINDER)
@@ -519,7 +560,7 @@ def main() -> int:
             if bin_dir is None:
                 bin_dir = os.path.join(STATE_DIR, "bin")
                 subprocess.run(["bash", os.path.join(HERE, "components.sh"), bin_dir], check=True)
-            print(Cluster.up(os.path.abspath(bin_dir)).kubeconfig)
+            print(Cluster.up(os.path.abspath(bin_dir), args.node_netns).kubeconfig)
         elif args.command == "down":
             down()
         else:
