@@ -145,11 +145,42 @@ absl::StatusOr<api::GateConfig> GateConfigOf(const config::SecurityOptions& opti
   return config;
 }
 
+namespace {
+
+// The socket's permissions: root's only, or shared read-only with a group.
+absl::Status ApplySocketAccess(const std::string& path, const config::SecurityOptions& security) {
+  if (security.read_group.empty()) return os::RestrictSocket(path);
+  ASSIGN_OR_RETURN(gid_t gid, os::LookupGroup(security.read_group));
+  return os::ShareSocketWithGroup(path, gid);
+}
+
+}  // namespace
+
+absl::StatusOr<os::SuccessorListener> ApiServer::ListenAsSuccessor(
+    const config::DaemonOptions& options) {
+  ASSIGN_OR_RETURN(os::SuccessorListener listener,
+                   os::ListenAsSuccessor(options.socket_path, kListenBacklog));
+  if (absl::Status s = ApplySocketAccess(os::SuccessorPath(options.socket_path), options.security);
+      !s.ok()) {
+    os::AbandonSuccessor(options.socket_path, listener);
+    return s;
+  }
+  return listener;
+}
+
 absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
-    const config::DaemonOptions& options, os::EventLoop* loop, const std::vector<grpc::Service*>& services) {
+    const config::DaemonOptions& options, os::EventLoop* loop,
+    const std::vector<grpc::Service*>& services, std::optional<os::SuccessorListener> successor) {
   const config::SecurityOptions& security = options.security;
   // First, so that a second rocenetd stops before it listens anywhere.
-  RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
+  if (successor.has_value()) {
+    if (absl::Status s = os::TakeOverSocket(options.socket_path, *successor); !s.ok()) {
+      os::AbandonSuccessor(options.socket_path, *successor);
+      return s;
+    }
+  } else {
+    RETURN_IF_ERROR(os::PrepareSocketPath(options.socket_path));
+  }
   std::unique_ptr<ApiServer> api(new ApiServer(loop, options.socket_path));
   api->connection_fd_ceiling_ = ConnectionFdCeiling();
   grpc::ServerBuilder builder;
@@ -178,13 +209,13 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
                 tls_port, config::ClientCertModeName(security.tls.client_cert));
   }
 
-  ASSIGN_OR_RETURN(api->listen_fd_, os::ListenUnix(options.socket_path, kListenBacklog));
-  ASSIGN_OR_RETURN(api->socket_identity_, os::IdentifySocket(options.socket_path));
-  if (security.read_group.empty()) {
-    RETURN_IF_ERROR(os::RestrictSocket(options.socket_path));
+  if (successor.has_value()) {
+    api->listen_fd_ = successor->fd;
+    api->socket_identity_ = successor->identity;
   } else {
-    ASSIGN_OR_RETURN(gid_t gid, os::LookupGroup(security.read_group));
-    RETURN_IF_ERROR(os::ShareSocketWithGroup(options.socket_path, gid));
+    ASSIGN_OR_RETURN(api->listen_fd_, os::ListenUnix(options.socket_path, kListenBacklog));
+    ASSIGN_OR_RETURN(api->socket_identity_, os::IdentifySocket(options.socket_path));
+    RETURN_IF_ERROR(ApplySocketAccess(options.socket_path, security));
   }
   ApiServer* self = api.get();
   RETURN_IF_ERROR(loop->AddReader(api->listen_fd_, [self] { self->OnAcceptable(); }));
@@ -231,6 +262,17 @@ void ApiServer::Refuse(int fd) {
       "API socket: {} connection(s) refused so far: too many open (descriptors from {} on are "
       "kept for rocenetd's own work; raise the open files limit to allow more)",
       refused_, connection_fd_ceiling_);
+}
+
+void ApiServer::HandOver() {
+  if (listen_fd_ < 0 || !os::IsSameSocket(socket_path_, socket_identity_)) return;
+  absl::StatusOr<bool> handed = os::HandOverSocket(socket_path_);
+  if (!handed.ok()) {
+    SPDLOG_WARN("{}; the next rocenetd takes the socket over when it starts",
+                handed.status().message());
+  } else if (*handed) {
+    SPDLOG_INFO("socket {}: handed over to the waiting rocenetd", socket_path_);
+  }
 }
 
 void ApiServer::Shutdown(absl::Time deadline) {

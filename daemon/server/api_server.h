@@ -25,6 +25,7 @@
 #include "daemon/api/auth.h"
 #include "daemon/config/options.h"
 #include "daemon/os/linux/event_loop.h"
+#include "daemon/os/linux/socket_handover.h"
 #include "daemon/os/linux/socket_lock.h"
 #include "grpcpp/server.h"
 
@@ -39,13 +40,27 @@ absl::StatusOr<api::GateConfig> GateConfigOf(const config::SecurityOptions& opti
 
 class ApiServer {
  public:
-  // Serves `services` (not owned; they must outlive the server).
+  // Serves `services` (not owned; they must outlive the server). With
+  // `successor`, the listener this rocenetd bound while it waited for the
+  // socket's lock (ListenAsSuccessor) is taken over and served, with the
+  // connections queued in it; without, the socket is bound here.
   static absl::StatusOr<std::unique_ptr<ApiServer>> Start(
-      const config::DaemonOptions& options, os::EventLoop* loop, const std::vector<grpc::Service*>& services);
+      const config::DaemonOptions& options, os::EventLoop* loop,
+      const std::vector<grpc::Service*>& services,
+      std::optional<os::SuccessorListener> successor = std::nullopt);
   ~ApiServer();
 
+  // Listens on the successor path with the socket's permissions, for a
+  // rocenetd that waits for another to stop (see socket_handover.h).
+  static absl::StatusOr<os::SuccessorListener> ListenAsSuccessor(
+      const config::DaemonOptions& options);
+
   grpc::Server* server() { return server_.get(); }
-  // Stops accepting, finishes calls until `deadline`, removes the socket.
+  // When a successor waits, hands the socket path over to it: the first
+  // step of stopping, so that no connection finds the path unserved.
+  void HandOver();
+  // Stops accepting, finishes calls until `deadline`, removes the socket
+  // (unless it was handed over).
   void Shutdown(absl::Time deadline);
 
  private:

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -90,14 +91,29 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   // One rocenetd per socket, and so per node: a new one waits here, before it
   // touches any port, for an old one that is still stopping.
   RETURN_IF_ERROR(os::MakeSocketDirectory(options.socket_path));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<os::SocketLock> socket_lock,
+  // Meanwhile it listens beside the socket, and the old one hands the path
+  // over when it stops: calls made during the change wait instead of failing.
+  std::optional<os::SuccessorListener> successor;
+  absl::StatusOr<std::unique_ptr<os::SocketLock>> locked =
       os::SocketLock::Acquire(options.socket_path, options.takeover_wait, [&](pid_t holder) {
         SPDLOG_WARN("socket {}: another rocenetd{} still holds it; waiting up to {} for it to stop",
                     options.socket_path,
                     holder > 0 ? absl::StrCat(" (pid ", holder, ")") : std::string(),
                     absl::FormatDuration(options.takeover_wait));
-      }));
+        absl::StatusOr<os::SuccessorListener> listener = ApiServer::ListenAsSuccessor(options);
+        if (listener.ok()) {
+          successor = *listener;
+          SPDLOG_INFO("listening on {} meanwhile, for the hand-over",
+                      os::SuccessorPath(options.socket_path));
+        } else {
+          SPDLOG_WARN("{}; the socket will be unserved between the two", listener.status().message());
+        }
+      });
+  if (!locked.ok()) {
+    if (successor.has_value()) os::AbandonSuccessor(options.socket_path, *successor);
+    return locked.status();
+  }
+  std::unique_ptr<os::SocketLock> socket_lock = std::move(*locked);
   ASSIGN_OR_RETURN(std::unique_ptr<os::EventLoop> loop, os::EventLoop::Create());
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetlinkLinux> netlink, os::NetlinkLinux::Open());
   os::SysfsLinux sysfs(options.sysfs_root);
@@ -232,7 +248,8 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   ASSIGN_OR_RETURN(std::unique_ptr<ApiServer> api_server,
                    ApiServer::Start(options, loop.get(),
                                     {&port_service, &health_service, &attachments_service,
-                                     &addressing_service, &diagnostics_service}));
+                                     &addressing_service, &diagnostics_service},
+                                    successor));
   grpc::Server* server = api_server->server();
 
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -256,6 +273,7 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   server->GetHealthCheckService()->SetServingStatus(true);
   const absl::Status ran = loop->Run();
 
+  api_server->HandOver();
   server->GetHealthCheckService()->SetServingStatus(false);
   diagnostics_service.Shutdown();
   diag_engine.Stop();

@@ -3,14 +3,19 @@
 the same socket (a DaemonSet's maxSurge, a force-deleted pod, systemd and a
 pod on one host). The new one waits for the old one to let go of the
 socket's lock, and the old one removes only a socket that is still its own,
-so after every round the new one serves the socket."""
+so after every round the new one serves the socket. When the new one was
+already waiting, the old one hands the socket's path over to it: a call
+made during the change waits for the new one and is never refused."""
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import signal
+import socket
 import tempfile
+import threading
 import time
 
 from harness import Daemon, sim, wait_until
@@ -64,6 +69,72 @@ def test_an_old_daemon_stopping_while_a_new_one_starts_leaves_the_new_one_servin
             old = new
         # The overlap was real often enough for the wait to matter.
         assert waited >= ROUNDS // 4, waited
+    finally:
+        for d in daemons:
+            d.stop()
+        daemons[-1].cleanup()
+        fab.down()
+
+
+HANDOVERS = 5
+
+
+def test_a_waiting_daemon_is_handed_the_socket_and_no_connection_is_refused():
+    fab = sim.Fabric.up(sim.unique_name("rh"), ports=1)
+    workdir = tempfile.mkdtemp(prefix="rocenetd-handover-")
+    runtime = tempfile.mkdtemp(prefix="rocenetd-handover-run-", dir="/dev/shm")
+
+    def new_daemon() -> Daemon:
+        return Daemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}", "--metrics-address="],
+                      workdir=workdir, runtime_dir=runtime)
+
+    old = new_daemon().start(wait=False)
+    wait_until(lambda: f"serving gRPC on unix:{old.socket}" in old.run_log(), 15,
+               what="the first rocenetd serving")
+    daemons = [old]
+    try:
+        for i in range(HANDOVERS):
+            new = new_daemon()
+            daemons.append(new)
+            new.start(wait=False)
+            wait_until(lambda: "for the hand-over" in new.run_log(), 15,
+                       what=f"round {i}: the new rocenetd listening beside the socket")
+            refused: list[str] = []
+            connected = 0
+            done = threading.Event()
+
+            def dial() -> None:
+                nonlocal connected
+                while not done.is_set():
+                    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                        try:
+                            s.connect(old.socket)
+                            connected += 1
+                        except OSError as e:
+                            refused.append(errno.errorcode.get(e.errno, str(e.errno)))
+                    time.sleep(0.001)
+            dialer = threading.Thread(target=dial)
+            dialer.start()
+            try:
+                time.sleep(0.05)
+                old.proc.send_signal(signal.SIGTERM)
+                # A call made during the change: queued at the new one's
+                # listener until it serves.
+                cp = new.rocectl("ports")
+                assert old.proc.wait(15) == 0, f"round {i}: the old rocenetd:\n{old.run_log()}"
+                wait_until(lambda: f"serving gRPC on unix:{new.socket}" in new.run_log(), 15,
+                           what=f"round {i}: the new rocenetd serving")
+                time.sleep(0.05)
+            finally:
+                done.set()
+                dialer.join()
+            assert "handed over to the waiting rocenetd" in old.run_log(), old.run_log()
+            assert cp.returncode == 0, f"round {i}: a call during the hand-over: {cp.stderr}"
+            assert not refused, f"round {i}: {len(refused)} of {len(refused) + connected} " \
+                                f"connections failed ({sorted(set(refused))})"
+            assert connected > 20, connected
+            assert not os.path.exists(old.socket + ".next")
+            old = new
     finally:
         for d in daemons:
             d.stop()

@@ -33,7 +33,8 @@ absl::Status MakeDirectories(const std::string& dir) {
   return absl::OkStatus();
 }
 
-// True when a server accepts connections on `path`.
+}  // namespace
+
 bool SomeoneListens(const std::string& path) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -44,8 +45,6 @@ bool SomeoneListens(const std::string& path) {
   close(fd);
   return connected;
 }
-
-}  // namespace
 
 absl::Status MakeSocketDirectory(const std::string& path) {
   return MakeDirectories(path.substr(0, path.rfind('/')));

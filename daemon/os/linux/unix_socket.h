@@ -21,4 +21,8 @@ absl::Status MakeSocketDirectory(const std::string& path);
 // Restricts the socket to its owner (0600).
 absl::Status RestrictSocket(const std::string& path);
 
+// True when a server accepts connections on `path` (one connection is made
+// and closed at once).
+bool SomeoneListens(const std::string& path);
+
 }  // namespace rocenet::os
