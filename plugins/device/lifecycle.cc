@@ -9,9 +9,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "daemon/common/errno_status.h"
 #include "daemon/common/logging.h"
 #include "k8s/deviceplugin/v1beta1/api.grpc.pb.h"
@@ -138,6 +141,29 @@ absl::Status PluginLifecycle::Register() {
   SPDLOG_INFO("registered {} with kubelet at {} (endpoint {})", options_.resource_name, kubelet,
               options_.socket_name);
   return absl::OkStatus();
+}
+
+std::optional<std::string> PluginLifecycle::OtherPluginServing() const {
+  const std::string prefix = absl::StrReplaceAll(options_.resource_name, {{"/", "_"}});
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.kubelet_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == options_.socket_name || !absl::StartsWith(name, prefix) ||
+        !absl::EndsWith(name, ".sock") || !entry.is_socket(ec)) {
+      continue;
+    }
+    auto channel = grpc::CreateChannel("unix:" + entry.path().string(),
+                                       grpc::InsecureChannelCredentials());
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(options_.rpc_timeout));
+    v1beta1::DevicePluginOptions reply;
+    if (v1beta1::DevicePlugin::NewStub(channel)
+            ->GetDevicePluginOptions(&ctx, v1beta1::Empty(), &reply)
+            .ok()) {
+      return entry.path().string();
+    }
+  }
+  return std::nullopt;
 }
 
 absl::Status PluginLifecycle::Run() {

@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -50,6 +51,11 @@ class PluginLifecycle {
 
   absl::Status Run();
   void Stop();
+
+  // The socket of another plugin for the same resource that serves beside
+  // this one (the new pod's plugin during a rolling update: kubelet keeps a
+  // registration per socket), if there is one.
+  std::optional<std::string> OtherPluginServing() const;
 
  private:
   std::string SocketPath() const;

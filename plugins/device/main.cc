@@ -9,9 +9,10 @@
 
 #include <algorithm>
 #include <iostream>
-#include <vector>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
@@ -214,8 +215,16 @@ int Main(int argc, char** argv) {
   state.Shutdown();
   watch.Stop();
   refresher.join();
-  // The device-info spec: a plugin's files go when it stops.
-  files.RemoveAll();
+  // The device-info spec: a plugin's files go when it stops. Unless another
+  // plugin already serves the resource (a rolling update's new pod): it has
+  // written the live allocations' files again at the same paths, and the
+  // running containers have their HCL directories mounted.
+  if (std::optional<std::string> other = lifecycle.OtherPluginServing(); other.has_value()) {
+    SPDLOG_INFO("another device plugin serves {} on {}: leaving the allocations' files to it",
+                options->lifecycle.resource_name, *other);
+  } else {
+    files.RemoveAll();
+  }
   if (!status.ok()) {
     SPDLOG_ERROR("{}", status.message());
     // The signal thread still waits; a runtime failure ends the process.

@@ -65,9 +65,12 @@ grpc::Status DevicePluginService::ListAndWatch(
   bool sent_any = false;
   uint64_t generation = 0;
   while (!ctx->IsCancelled()) {
-    DeviceSnapshot snapshot =
-        sent_any ? state_->WaitNewer(generation, kCancelPoll) : state_->Get();
+    DeviceSnapshot snapshot = state_->WaitNewer(generation, kCancelPoll);
     if (snapshot.shut_down) break;
+    // Nothing before the first view from rocenetd (or its loss): an empty
+    // list tells kubelet every port is gone, and while a rolling update's
+    // old plugin still serves the resource, kubelet would count that too.
+    if (snapshot.generation == 0) continue;
     generation = snapshot.generation;
     v1beta1::ListAndWatchResponse response = ToListAndWatch(snapshot);
     // Health snapshots arrive for changes kubelet does not see (conditions,
