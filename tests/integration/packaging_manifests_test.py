@@ -231,9 +231,13 @@ def test_daemonset_probes_use_what_the_binaries_offer(overlay):
     cs = containers(ds)
     config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
     daemon = cs["rocenetd"]
-    ports = {p["name"]: p for p in daemon["ports"]}
     metrics_port = int(config["metrics_address"].rsplit(":", 1)[1])
-    assert ports["metrics"]["containerPort"] == metrics_port == ports["metrics"]["hostPort"]
+    # No declared ports: in a hostNetwork pod they become hostPorts, and the
+    # scheduler would keep a rolling update's new pod off the node.
+    assert not any(c.get("ports") for c in cs.values()), "a declared port blocks maxSurge"
+    update = ds["spec"]["updateStrategy"]
+    assert update["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}, update
+    assert "--takeover-wait=2m" in daemon["command"]
     # Both through the API socket: alive means the socket is served.
     for probe in ("livenessProbe", "readinessProbe"):
         command = daemon[probe]["exec"]["command"]
@@ -243,14 +247,22 @@ def test_daemonset_probes_use_what_the_binaries_offer(overlay):
     plugin = cs["device-plugin"]
     with open(os.path.join(REPO, "plugins", "device", "main.cc")) as f:
         resource = re.search(r'resource_name, "([^"]+)"', f.read()).group(1)
-    sock = "/var/lib/kubelet/device-plugins/" + resource.replace("/", "_") + ".sock"
+    # A socket per pod (kubelet keeps a registration per socket), the one
+    # its probes test.
+    name = resource.replace("/", "_") + "-$(POD_NAME).sock"
+    assert f"--socket-name={name}" in plugin["command"]
+    assert {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}} \
+        in plugin["env"]
+    sock = "/var/lib/kubelet/device-plugins/" + name.replace("$(POD_NAME)", "$POD_NAME")
     for probe in ("livenessProbe", "readinessProbe"):
         assert plugin[probe]["exec"]["command"][-1] == f"test -S {sock}", probe
-    # The service selects the pods and names the port the ServiceMonitor scrapes.
+    # The service selects the pods and sends to the metrics port the
+    # ServiceMonitor scrapes.
     svc = one(docs, "Service", "rocenet-metrics")
     labels = ds["spec"]["template"]["metadata"]["labels"]
     assert all(labels.get(k) == v for k, v in svc["spec"]["selector"].items())
-    assert svc["spec"]["ports"][0]["targetPort"] == "metrics"
+    assert svc["spec"]["ports"][0]["name"] == "metrics"
+    assert svc["spec"]["ports"][0]["targetPort"] == metrics_port
 
 
 
@@ -368,6 +380,9 @@ def test_helm_chart_values_and_daemonset_match_the_base():
     with open(os.path.join(chart_dir, "templates", "openshift-scc.yaml")) as f:
         assert re.search(r"^volumes: \[.*\bsecret\b.*\]$", f.read(), re.MULTILINE)
     assert '"/usr/bin/rocectl", "--timeout=4s", "health"' in helm_ds.split("livenessProbe")[1]
+    assert "maxSurge: 1" in helm_ds and "maxUnavailable: 0" in helm_ds
+    assert "hostPort" not in helm_ds and "--takeover-wait=2m" in helm_ds
+    assert '--socket-name={{ include "rocenet.pluginSocket" . }}' in helm_ds
 
 
 

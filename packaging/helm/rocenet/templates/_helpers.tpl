@@ -25,5 +25,5 @@ readOnlyRootFilesystem: true
 
 {{/* The device plugin's socket name: the resource name with / as _. */}}
 {{- define "rocenet.pluginSocket" -}}
-{{ .Values.resourceName | replace "/" "_" }}.sock
+{{ .Values.resourceName | replace "/" "_" }}-$(POD_NAME).sock
 {{- end -}}
