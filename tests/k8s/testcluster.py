@@ -12,11 +12,11 @@ API server's address; 10.254.0.2 in the node, the kubelet's). Pods get
 their primary network from a bridge in the node; Multus' thin plugin is the
 cluster's CNI configuration, as a cluster runs it.
 
-    cluster.py up [--bin DIR] [--node-netns NS]
+    testcluster.py up [--bin DIR] [--node-netns NS]
                                 start it (tearing down a stale one first);
                                 prints the admin kubeconfig's path
-    cluster.py down             stop it and leave nothing behind
-    cluster.py kubectl ARGS...  kubectl with the admin kubeconfig
+    testcluster.py down             stop it and leave nothing behind
+    testcluster.py kubectl ARGS...  kubectl with the admin kubeconfig
 
 What it changes on the host, and puts back on `down`: processes of its own
 (found by pid, and containerd's shims by its socket), /var/lib/kubelet and
@@ -132,6 +132,22 @@ class Cluster:
     def node(self) -> str:
         return self.record["node"]
 
+    def restart(self, name: str) -> None:
+        """Stops component `name` (SIGTERM, as its service manager would) and
+        starts it again as it was started."""
+        _kill(self.record["pids"][name])
+        argv, env = self.record["argv"][name]
+        self._spawn(name, argv, env)
+
+    def track_host_paths(self, paths: list[str]) -> None:
+        """Paths on the host that workloads may create (a DaemonSet's
+        hostPath volumes): what of them is not there now is removed on down."""
+        for path in paths:
+            missing = _first_missing(path)
+            if missing and missing not in self.record["created_paths"]:
+                self.record["created_paths"].append(missing)
+        self._save()
+
     # ---- start -----------------------------------------------------------
 
     @classmethod
@@ -152,7 +168,11 @@ class Cluster:
             "containerd_socket": os.path.join(work, "containerd", "containerd.sock"),
             "created_kubelet_root": True,
             "created_cni_dir": _first_missing(CNI_BIN),
+            # What the cluster's DaemonSets install there (rocenet's CNI
+            # plugin) goes with it; what was there before stays.
+            "cni_bin_before": sorted(os.listdir(CNI_BIN)) if os.path.isdir(CNI_BIN) else [],
             "installed": [],
+            "created_paths": [],
             "netns_before": sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else [],
             "sysctls": {k: open(f"/proc/sys/{k}").read().strip() for k in SYSCTLS},
         }
@@ -193,6 +213,7 @@ class Cluster:
         mounts and containerd's must be seen by each other)."""
         if in_node:
             argv = ["nsenter", f"--net=/run/netns/{self.record['node_netns']}", "--", *argv]
+        self.record.setdefault("argv", {})[name] = [argv, env or {}]
         log = os.path.join(self.work, "logs", f"{name}.log")
         os.makedirs(os.path.dirname(log), exist_ok=True)
         with open(log, "ab") as out:
@@ -470,21 +491,38 @@ def down() -> None:
         record = json.load(f)
     cluster = Cluster(record)
     pids = record.get("pids", {})
+    # Nothing recreates a pod once the controllers are gone.
+    if "kube-controller-manager" in pids:
+        _kill(pids["kube-controller-manager"])
     if "kube-apiserver" in pids and "kubelet" in pids:
         # Pods first, through the kubelet: their CNI DEL runs (Multus, then
-        # the delegates) and their ports go home.
-        cluster.kubectl("delete", "pods", "--all", "--all-namespaces", "--grace-period=1",
-                        "--wait=false", check=False, timeout=30)
-        def gone() -> bool:
-            listed = cluster.kubectl("get", "pods", "--all-namespaces", "-o", "name",
-                                     check=False, timeout=10)
-            return (listed.returncode == 0 and not listed.stdout.strip()
-                    and not cluster.ctr("tasks", "ls", "-q").stdout.strip())
+        # the delegates) and their ports go home. The workloads before the
+        # DaemonSets' pods, whose node daemons their CNI DEL may need.
+        def listed(daemons: bool) -> list[str]:
+            cp = cluster.kubectl("get", "pods", "--all-namespaces", "-o", "json",
+                                 check=False, timeout=10)
+            if cp.returncode != 0:
+                return ["?"]
+            return [f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+                    for p in json.loads(cp.stdout)["items"]
+                    if daemons or not any(o.get("kind") == "DaemonSet"
+                                          for o in p["metadata"].get("ownerReferences", []))]
+        for daemons in (False, True):
+            for pod in listed(daemons):
+                namespace, name = pod.split("/", 1) if "/" in pod else ("", "")
+                if name:
+                    cluster.kubectl("-n", namespace, "delete", "pod", name, "--grace-period=1",
+                                    "--wait=false", check=False, timeout=30)
+            try:
+                wait_for("the kubelet's pods gone", lambda: not listed(daemons), 60, interval=0.5)
+            except ClusterError:
+                pass
         try:
-            wait_for("the kubelet's pods gone", gone, 60, interval=0.5)
+            wait_for("the containers gone",
+                     lambda: not cluster.ctr("tasks", "ls", "-q").stdout.strip(), 20, interval=0.5)
         except ClusterError:
             pass
-    for name in ("kubelet", "kube-scheduler", "kube-controller-manager"):
+    for name in ("kubelet", "kube-scheduler"):
         if name in pids:
             _kill(pids[name])
     if "containerd" in pids:
@@ -519,9 +557,13 @@ def down() -> None:
     for path in record.get("installed", []):
         if os.path.lexists(path):
             os.remove(path)
+    if os.path.isdir(CNI_BIN):
+        for name in os.listdir(CNI_BIN):
+            if name not in record.get("cni_bin_before", []):
+                os.remove(os.path.join(CNI_BIN, name))
     created = record.get("created_cni_dir")
     if created:
-        # Only if the DaemonSet's installer and we left nothing else there.
+        # Only if nothing else was put there meanwhile.
         for root, _, files in os.walk(created):
             if files:
                 break
@@ -529,6 +571,8 @@ def down() -> None:
             shutil.rmtree(created, ignore_errors=True)
     if record.get("created_kubelet_root"):
         shutil.rmtree(KUBELET_ROOT, ignore_errors=True)
+    for path in record.get("created_paths", []):
+        shutil.rmtree(path, ignore_errors=True)
     shutil.rmtree(record["work"], ignore_errors=True)
     os.remove(RECORD)
     if not os.listdir(STATE_DIR):
@@ -537,12 +581,22 @@ def down() -> None:
 
 def current() -> Cluster:
     if not os.path.exists(RECORD):
-        raise ClusterError("no cluster is running (cluster.py up)")
+        raise ClusterError("no cluster is running (testcluster.py up)")
     with open(RECORD) as f:
         return Cluster(json.load(f))
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["kubectl"]:
+        # Everything after it is kubectl's, options included.
+        try:
+            cp = current().kubectl(*sys.argv[2:], check=False)
+        except ClusterError as e:
+            print(f"testcluster.py: {e}", file=sys.stderr)
+            return 1
+        sys.stdout.write(cp.stdout)
+        sys.stderr.write(cp.stderr)
+        return cp.returncode
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     up_cmd = sub.add_parser("up")
@@ -561,15 +615,10 @@ def main() -> int:
                 bin_dir = os.path.join(STATE_DIR, "bin")
                 subprocess.run(["bash", os.path.join(HERE, "components.sh"), bin_dir], check=True)
             print(Cluster.up(os.path.abspath(bin_dir), args.node_netns).kubeconfig)
-        elif args.command == "down":
-            down()
         else:
-            cp = current().kubectl(*args.args, check=False)
-            sys.stdout.write(cp.stdout)
-            sys.stderr.write(cp.stderr)
-            return cp.returncode
+            down()
     except ClusterError as e:
-        print(f"cluster.py: {e}", file=sys.stderr)
+        print(f"testcluster.py: {e}", file=sys.stderr)
         return 1
     return 0
 
