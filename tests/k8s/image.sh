@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds rocenet's container image the way it ships: podman, from
+# packaging/container/Containerfile and this source tree, and writes it as an
+# OCI archive for the test cluster's containerd to import.
+#
+#   tests/k8s/image.sh ARCHIVE [TAG]     (TAG default: e2e)
+#
+# There is no registry here: the Containerfile's Debian 12 base images
+# (debian:12, debian:12-slim) are made with debootstrap from the Debian
+# mirror apt uses, once, and kept in $ROCENET_CACHE (default
+# /var/cache/rocenet) as base/debian-12.tar; podman's own layer cache keeps
+# the build stage's packages between runs on one machine.
+#
+# podman runs its build containers with Debian's runc and host networking
+# (the CNI backend's bridge is not needed to reach the mirror), and with
+# limits below this machine's hard ones, which runc cannot raise.
+set -euo pipefail
+
+archive="${1:?usage: image.sh ARCHIVE [TAG]}"
+tag="${2:-e2e}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cache="${ROCENET_CACHE:-/var/cache/rocenet}"
+base="$cache/base/debian-12.tar"
+
+started=$SECONDS
+if [ ! -f "$base" ]; then
+  # The Debian archive apt is configured with (deb822 "URIs:" or "deb" lines).
+  mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
+    2>/dev/null | awk '/^URIs:/ {print $2} /^deb / {print $2}' | grep -E '/debian/?$' | head -n 1 || true)"
+  mirror="${mirror:-http://deb.debian.org/debian}"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  debootstrap --variant=minbase bookworm "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+    { tail -n 20 "$work/debootstrap.log" >&2; exit 1; }
+  mkdir -p "$(dirname "$base")"
+  tar -C "$work/rootfs" -cf "$base.tmp" .
+  mv "$base.tmp" "$base"
+  echo "image: Debian 12 base made with debootstrap in $((SECONDS - started)) s" >&2
+fi
+for name in docker.io/library/debian:12 docker.io/library/debian:12-slim; do
+  if ! podman image exists "$name"; then
+    podman import "$base" "$name" >/dev/null
+  fi
+done
+
+start=$SECONDS
+hard_nofile="$(ulimit -Hn)"
+podman build --runtime runc --network host \
+  --ulimit "nofile=$hard_nofile:$hard_nofile" --ulimit nproc=4096:4096 \
+  -f "$root/packaging/container/Containerfile" \
+  --ignorefile "$root/packaging/container/Containerfile.dockerignore" \
+  -t "localhost/rocenet:$tag" "$root" >&2
+rm -f "$archive"
+podman save --format oci-archive -o "$archive" "localhost/rocenet:$tag" >&2
+echo "image: localhost/rocenet:$tag built in $((SECONDS - start)) s" >&2
