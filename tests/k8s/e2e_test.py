@@ -1,0 +1,412 @@
+# SPDX-License-Identifier: Apache-2.0
+"""rocenet on a real Kubernetes node, deployed as shipped, checked the way
+an admin or an ML engineer would check it with kubectl.
+
+The node is the simulated fabric's node namespace (4 Gaudi-like ports cabled
+to a switch running lldpd); the cluster is tests/k8s/testcluster.py (etcd, the
+API server, controller manager, scheduler, containerd and kubelet 1.37, Multus
+thin), rocenet's image is built from its Containerfile (tests/k8s/image.sh)
+and deployed with `kubectl apply -k` of tests/k8s/overlay, which is the
+generic overlay plus the fabric's sysfs. Nothing here talks to rocenet
+directly: kubelet allocates, Multus reads kubelet's PodResources and runs
+rocenet's CNI plugin, and the tests read what kubectl shows.
+
+The tests run in order and share the cluster: each leaves it as it found it.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+
+import testcluster as k8s  # noqa: E402
+import fabric as sim  # noqa: E402
+
+ROOT = os.path.join(HERE, "..", "..")
+FABRIC_DIR = "/run/rocenet-e2e/fabric"
+NODE_LABEL = "feature.node.kubernetes.io/pci-1200_1da3.present=true"
+RESOURCE = "rocenet.io/scale-out-port"
+NAD = os.path.join(ROOT, "packaging", "kubernetes", "examples", "network-attachment-definition.yaml")
+PORTS = 4
+IMAGE = "localhost/rocenet:e2e"
+NEXT_IMAGE = "localhost/rocenet:e2e-next"
+PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+DAEMON_SOCKET = "/run/rocenet/rocenetd.sock"
+
+
+def wait(what: str, pred, timeout: float = 60, interval: float = 0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"{what}: not within {timeout:.0f} s (last: {last!r})")
+
+
+def skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    if shutil.which("go") is None:
+        return "needs Go (the components are built from the Go module proxy)"
+    for tool in ("podman", "debootstrap", "runc", "busybox", "gcc"):
+        if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}"):
+            return f"needs {tool} (packaging/debian-deps.sh test)"
+    probe = f"rnk8sprobe{os.getpid()}"
+    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
+        return "needs network namespaces"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+class Env:
+    """The cluster, the fabric and kubectl."""
+
+    def __init__(self, cluster: k8s.Cluster, fab):
+        self.cluster = cluster
+        self.fab = fab
+
+    def kubectl(self, *args: str, check: bool = True, input: str | None = None):
+        return self.cluster.kubectl(*args, check=check, input=input)
+
+    def json(self, *args: str) -> dict:
+        return json.loads(self.kubectl(*args, "-o", "json").stdout)
+
+    def allocatable(self) -> int:
+        node = self.json("get", "node", self.cluster.node)
+        return int(node["status"]["allocatable"].get(RESOURCE, "0"))
+
+    def rocectl(self, *args: str) -> str:
+        return self.kubectl("-n", "rocenet-system", "exec", "ds/rocenet", "-c", "rocenetd",
+                            "--", "rocectl", *args).stdout
+
+    def pod(self, name: str, ports: int, annotate: bool = True) -> None:
+        spec = {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default",
+                         "annotations": {"k8s.v1.cni.cncf.io/networks": "gaudi-scale-out"}
+                         if annotate else {}},
+            "spec": {"terminationGracePeriodSeconds": 1,
+                     "containers": [{"name": "main", "image": k8s.TEST_IMAGE,
+                                     "command": ["/bin/sh", "-c", "sleep 3600"],
+                                     "resources": {"limits": {RESOURCE: ports}}}]},
+        }
+        self.kubectl("apply", "-f", "-", input=json.dumps(spec))
+
+    def phase(self, name: str) -> str:
+        return self.json("get", "pod", name)["status"].get("phase", "")
+
+    def delete(self, name: str) -> None:
+        self.kubectl("delete", "pod", name, "--wait=true", "--timeout=60s")
+
+    def exec(self, pod: str, *argv: str) -> str:
+        return self.kubectl("exec", pod, "--", *argv).stdout
+
+
+@pytest.fixture(scope="module")
+def env():
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    work = tempfile.mkdtemp(prefix="rocenet-e2e-")
+    fab = cluster = None
+    try:
+        bin_dir = os.path.join(work, "bin")
+        subprocess.run(["bash", os.path.join(HERE, "components.sh"), bin_dir], check=True)
+        archive = os.path.join(work, "rocenet.tar")
+        subprocess.run(["bash", os.path.join(HERE, "image.sh"), archive, "e2e"], check=True)
+        # The rolling update's "new version": the same image under a new tag.
+        next_archive = os.path.join(work, "rocenet-next.tar")
+        subprocess.run(["podman", "tag", IMAGE, NEXT_IMAGE], check=True)
+        subprocess.run(["podman", "save", "--format", "oci-archive", "-o", next_archive,
+                        NEXT_IMAGE], check=True, capture_output=True)
+        subprocess.run(["podman", "rmi", NEXT_IMAGE], capture_output=True)
+        sim.down(FABRIC_DIR)
+        fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR)
+        cluster = k8s.Cluster.up(bin_dir, node_netns=fab.node_netns)
+        cluster.import_image(archive)
+        cluster.import_image(next_archive)
+        e = Env(cluster, fab)
+        rendered = e.kubectl("kustomize", os.path.join(HERE, "overlay")).stdout
+        cluster.track_host_paths(host_paths(rendered))
+        e.kubectl("label", "node", cluster.node, NODE_LABEL)
+        e.kubectl("apply", "-f", os.path.join(bin_dir, "nad-crd.yaml"))
+        e.kubectl("wait", "--for=condition=established", "--timeout=60s",
+                  "crd/network-attachment-definitions.k8s.cni.cncf.io")
+        e.kubectl("apply", "-k", os.path.join(HERE, "overlay"))
+        e.kubectl("apply", "-f", NAD)
+        yield e
+    finally:
+        if cluster is not None:
+            k8s.down()
+        if fab is not None:
+            fab.down()
+        shutil.rmtree("/run/rocenet-e2e", ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def host_paths(rendered: str) -> list[str]:
+    """The hostPath volumes of the rendered manifests."""
+    paths = []
+    for line in rendered.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("path: /"):
+            paths.append(stripped.split(":", 1)[1].strip())
+    return paths
+
+
+def test_the_daemonset_becomes_ready_and_kubelet_counts_the_healthy_ports(env):
+    wait("the DaemonSet ready", lambda: env.json(
+        "-n", "rocenet-system", "get", "ds", "rocenet")["status"].get("numberReady") == 1, 120)
+    assert "node ready: yes (4/4 ports healthy)" in wait(
+        "rocectl health", lambda: (lambda out: out if "4/4" in out else None)(
+            env.rocectl("health")), 60)
+    assert wait("allocatable", lambda: env.allocatable() == PORTS, 60)
+
+
+def test_a_pod_gets_the_port_kubelet_allocated_with_its_address_and_files(env):
+    env.pod("trainer", 1)
+    wait("trainer running", lambda: env.phase("trainer") == "Running", 90)
+    addresses = env.exec("trainer", "ip", "-4", "-o", "addr", "show", "net1")
+    routes = env.exec("trainer", "ip", "-4", "route")
+    environ = env.exec("trainer", "env")
+    attachments = json.loads(env.rocectl("attachments", "-o", "json"))["attachments"]
+    mine = [a for a in attachments if a.get("pod", {}).get("name") == "trainer"]
+    assert len(mine) == 1, attachments
+    port = mine[0]
+    # The port kubelet allocated (its device plugin checkpoint), which Multus
+    # read from PodResources and passed on: no deviceID in the NAD.
+    checkpoint = json.load(open("/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint"))
+    entries = checkpoint["Data"]["PodDeviceEntries"]
+    allocated = [d for e in entries if e["ResourceName"] == RESOURCE
+                 for ids in e["DeviceIDs"].values() for d in ids]
+    assert allocated == [port["port_id"]], (allocated, port)
+    nad = env.json("get", "network-attachment-definitions", "gaudi-scale-out")
+    assert "deviceID" not in json.loads(nad["spec"]["config"]), nad
+    assert nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == RESOURCE
+    # The LLDP-derived address and the fabric's route, inside the pod.
+    local = port["ips"][0]["address"]
+    assert local in addresses, addresses
+    assert "10.200.0.0/16 via" in routes and "dev net1" in routes, routes
+    assert "HCL_GAUDINET_CONFIG_FILE=" in environ, environ
+    gaudinet = env.exec("trainer", "cat", environ.split("HCL_GAUDINET_CONFIG_FILE=")[1].split()[0])
+    assert local.split("/")[0] in gaudinet, gaudinet
+    assert wait("allocatable unchanged", lambda: env.allocatable() == PORTS, 10)
+
+
+def test_more_ports_than_free_leave_the_second_pod_pending_until_the_first_goes(env):
+    env.pod("big", PORTS - 1)  # with trainer's one, every port
+    wait("big running", lambda: env.phase("big") == "Running", 90)
+    env.pod("second", 1)
+    pending = wait("second unschedulable", lambda: [
+        c for c in env.json("get", "pod", "second")["status"].get("conditions", [])
+        if c["type"] == "PodScheduled" and c["status"] == "False"], 60)
+    assert f"Insufficient {RESOURCE}" in pending[0].get("message", ""), pending
+    assert env.phase("second") == "Pending"
+    env.delete("big")
+    wait("second running", lambda: env.phase("second") == "Running", 90)
+    env.delete("second")
+
+
+def test_a_pulled_cable_drops_allocatable_and_shows_in_the_pods_status(env):
+    port = [a for a in json.loads(env.rocectl("attachments", "-o", "json"))["attachments"]
+            if a.get("pod", {}).get("name") == "trainer"][0]
+    index = int(port["host_ifname"].removeprefix("so"))
+    env.fab.link(index, "down")
+    try:
+        assert wait("allocatable drops", lambda: env.allocatable() == PORTS - 1, 60)
+
+        def unhealthy():
+            for status in env.json("get", "pod", "trainer")["status"].get(
+                    "containerStatuses", []):
+                for resource in status.get("allocatedResourcesStatus", []):
+                    for device in resource.get("resources", []):
+                        if device.get("resourceID") == port["port_id"] and \
+                                device.get("health") == "Unhealthy":
+                            return True
+            return False
+        assert wait("the pod's allocatedResourcesStatus", unhealthy, 60)
+    finally:
+        env.fab.link(index, "up")
+    assert wait("allocatable back", lambda: env.allocatable() == PORTS, 60)
+
+
+def identity(path: str) -> tuple[int, int] | None:
+    """Which file `path` is: a freed inode number is soon used again."""
+    try:
+        st = os.stat(path)
+        return st.st_ino, st.st_ctime_ns
+    except FileNotFoundError:
+        return None
+
+
+def plugin_sockets() -> list[str]:
+    return sorted(glob.glob(os.path.join(PLUGIN_DIR, "rocenet.io_scale-out-port-*.sock")))
+
+
+def rocenet_pods(env) -> list[str]:
+    listed = env.json("-n", "rocenet-system", "get", "pods",
+                      "-l", "app.kubernetes.io/name=rocenet")["items"]
+    return sorted(p["metadata"]["name"] for p in listed if not p["metadata"].get("deletionTimestamp"))
+
+
+def test_kubelet_restarted_the_device_plugin_registers_again_and_the_pod_runs_on(env):
+    before = env.json("get", "pod", "trainer")["status"]["containerStatuses"][0]
+    [socket_path] = plugin_sockets()
+    kubelet_socket = os.path.join(PLUGIN_DIR, "kubelet.sock")
+    old_kubelet, old_plugin = identity(kubelet_socket), identity(socket_path)
+    env.cluster.restart("kubelet")
+    # The new kubelet removes the plugins' sockets and makes its own; the
+    # plugin makes its socket again and registers.
+    wait("kubelet's new registration socket",
+         lambda: identity(kubelet_socket) not in (None, old_kubelet), 30, 0.05)
+    started = time.monotonic()
+    wait("the device plugin registered again",
+         lambda: identity(socket_path) not in (None, old_plugin), 10, 0.05)
+    took = time.monotonic() - started
+    assert took < 5, f"the device plugin took {took:.1f} s to register again"
+    assert wait("allocatable again", lambda: env.allocatable() == PORTS, 30, 0.2)
+    after = env.json("get", "pod", "trainer")["status"]["containerStatuses"][0]
+    assert after["restartCount"] == before["restartCount"]
+    assert after["containerID"] == before["containerID"]
+    # kubectl exec answers again once the new kubelet knows its pods.
+    wait("kubectl exec through the new kubelet", lambda: env.kubectl(
+        "exec", "trainer", "--", "true", check=False).returncode == 0, 60)
+
+
+def fabric_state(netns: str) -> tuple[str, str]:
+    """The node's addresses and routes, as `ip` prints them."""
+    def ip(*argv: str) -> str:
+        return subprocess.run(["ip", "-n", netns, *argv], capture_output=True, text=True,
+                              check=True).stdout
+    return ip("-4", "-o", "addr", "show"), ip("-4", "route", "show", "table", "all")
+
+
+def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(env):
+    netns = env.fab.node_netns
+    trainer = env.json("get", "pod", "trainer")["status"]["containerStatuses"][0]
+    trainer_net1 = env.exec("trainer", "ip", "-4", "-o", "addr", "show", "net1")
+    hcl_file = env.exec("trainer", "env").split("HCL_GAUDINET_CONFIG_FILE=")[1].split()[0]
+    trainer_hcl = env.exec("trainer", "cat", hcl_file)
+    [old_pod] = rocenet_pods(env)
+    [old_socket] = plugin_sockets()
+    state_before = fabric_state(netns)
+    monitor = subprocess.Popen(["ip", "-n", netns, "-ts", "monitor", "address", "route"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    failures: list[str] = []
+    served = 0
+    lowest = [PORTS]
+    done = threading.Event()
+
+    def dial() -> None:
+        # Every few milliseconds, as a CNI call or kubelet's probe would.
+        nonlocal served
+        while not done.is_set():
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                try:
+                    s.connect(DAEMON_SOCKET)
+                    served += 1
+                except OSError as e:
+                    failures.append(f"{time.strftime('%H:%M:%S')} {e}")
+            time.sleep(0.005)
+
+    def watch_allocatable() -> None:
+        while not done.is_set():
+            lowest[0] = min(lowest[0], env.allocatable())
+            time.sleep(0.5)
+    threads = [threading.Thread(target=dial), threading.Thread(target=watch_allocatable)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(1)
+        rollout_started = time.monotonic()
+        env.kubectl("-n", "rocenet-system", "set", "image", "ds/rocenet", f"*={NEXT_IMAGE}")
+        # An ML engineer's pod created in the middle of it gets its port.
+        env.pod("joiner", 1)
+        env.kubectl("-n", "rocenet-system", "rollout", "status", "ds/rocenet", "--timeout=180s")
+        wait("the old rocenet pod gone", lambda: old_pod not in rocenet_pods(env), 60)
+        print(f"rolling update: {time.monotonic() - rollout_started:.1f} s to the old pod gone")
+        wait("joiner running", lambda: env.phase("joiner") == "Running", 90)
+        time.sleep(2)
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+        monitor.terminate()
+        changes = monitor.communicate(timeout=10)[0]
+    [new_pod] = rocenet_pods(env)
+    assert new_pod != old_pod
+    images = {c["image"] for c in env.json("-n", "rocenet-system", "get", "pod", new_pod)
+              ["spec"]["containers"]}
+    assert images == {NEXT_IMAGE}, images
+    # Not one connection refused or missing the socket while the pods changed.
+    print(f"rolling update: {served} connections to {DAEMON_SOCKET}, {len(failures)} failed; "
+          f"allocatable at least {lowest[0]}")
+    assert served > 100, served
+    assert not failures, f"{len(failures)} of {len(failures) + served} connections failed: " \
+                         f"{failures[:5]}"
+    # No address or route of the fabric changed, but for the port that went
+    # into the joiner pod; every other port is as it was.
+    joined = [a["host_ifname"] for a in json.loads(env.rocectl("attachments", "-o", "json"))
+              ["attachments"] if a.get("pod", {}).get("name") == "joiner"]
+    assert len(joined) == 1, joined
+
+    def fabric_lines(text: str) -> list[str]:
+        return [line for line in text.splitlines()
+                if (re.search(r"\bso\d+\b", line) or "10.200." in line)
+                and not re.search(rf"\b{joined[0]}\b", line)
+                and not line.endswith(f"dev {joined[0]}")]
+    assert not fabric_lines(changes), changes
+    after_state = fabric_state(netns)
+    assert fabric_lines(after_state[0]) == fabric_lines(state_before[0])
+    assert fabric_lines(after_state[1]) == fabric_lines(state_before[1])
+    # The pod holding a port was not touched, and kubelet counted every port
+    # throughout: the new device plugin registered before the old one left.
+    after = env.json("get", "pod", "trainer")["status"]["containerStatuses"][0]
+    assert (after["containerID"], after["restartCount"]) == \
+        (trainer["containerID"], trainer["restartCount"])
+    assert env.exec("trainer", "ip", "-4", "-o", "addr", "show", "net1") == trainer_net1
+    # Its HCL directory, mounted from the host, still has its files: the old
+    # device plugin left them to the new one.
+    assert env.exec("trainer", "cat", hcl_file) == trainer_hcl
+    assert lowest[0] == PORTS, f"allocatable fell to {lowest[0]} during the update"
+    assert plugin_sockets() == [os.path.join(PLUGIN_DIR, f"rocenet.io_scale-out-port-{new_pod}.sock")], \
+        (plugin_sockets(), old_socket)
+    sandbox_failures = [e for e in env.json("get", "events", "--field-selector",
+                                            "involvedObject.name=joiner")["items"]
+                        if e["reason"] == "FailedCreatePodSandBox"]
+    assert not sandbox_failures, [e["message"] for e in sandbox_failures]
+    env.delete("joiner")
+
+
+def test_the_pod_deleted_its_port_comes_home_addressed_and_allocatable_is_back(env):
+    port = [a for a in json.loads(env.rocectl("attachments", "-o", "json"))["attachments"]
+            if a.get("pod", {}).get("name") == "trainer"][0]
+    env.delete("trainer")
+    assert wait("no attachment", lambda: not json.loads(
+        env.rocectl("attachments", "-o", "json")).get("attachments"), 30)
+    host = port["host_ifname"]
+    addressing = wait("the port addressed on the host", lambda: (
+        lambda out: out if re.search(rf"^{host}\s+ready\b", out, re.M) else None)(
+            env.rocectl("addressing")), 30)
+    assert host in addressing
+    links = subprocess.run(["ip", "-n", env.fab.node_netns, "-4", "-o", "addr", "show", host],
+                           capture_output=True, text=True).stdout
+    assert "10.200." in links, links
+    assert wait("allocatable", lambda: env.allocatable() == PORTS, 30)
