@@ -72,7 +72,10 @@ build: deps configure
 #  1. the normal build, as shipped (its unit tests are not built): the
 #     integration tests (root, network namespaces, real lldpd; SKIPPED when
 #     they cannot create namespaces), the tree checks, benchmark smoke runs
-#     and the fuzz seed replays;
+#     and the fuzz seed replays; then the end-to-end tests (tests/k8s/):
+#     etcd, Kubernetes, containerd and Multus built from their Go modules
+#     (cached in $ROCENET_CACHE), rocenet's image built from its
+#     Containerfile and deployed on a single-node cluster;
 #  2. the daemon's threading tests under TSan;
 #  3. everything built with ASan+UBSan: every unit test, the integration
 #     tests labelled `sanitize` (the ones that feed rocenet hostile input or
@@ -85,7 +88,9 @@ test:
 	@$(PHASE) "tests: integration (plain)" -- \
 		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(INTEGRATION_JOBS) --timeout 600 -L integration'
 	@$(PHASE) "tests: checks, benchmark smoke, fuzz replays (plain)" -- \
-		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE integration'
+		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE "integration|e2e"'
+	@$(PHASE) "tests: end-to-end on Kubernetes (components, image, cluster)" -- \
+		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -L "^e2e$$"'
 	@$(PHASE) "build: TSan (clang)" -- $(MAKE) --no-print-directory build-tsan
 	@$(PHASE) "tests: TSan" -- sh -c 'cd $(TSAN_BUILD_DIR) && ctest --output-on-failure -L tsan'
 	@$(PHASE) "build: ASan+UBSan (clang, unity)" -- $(MAKE) --no-print-directory build-asan

@@ -31,6 +31,12 @@ test_packages=(
   lintian     # the DEB is checked as Debian checks its own
   prometheus  # promtool: the alert rules and a live /metrics scrape
   perftest    # ib_write_bw: the RDMA benchmark's real-tool test (no RDMA device needed)
+  # The end-to-end tests (tests/k8s/): the image's Debian base (debootstrap),
+  # its build (podman with Debian's runc, which containerd runs too), the
+  # test pods' shell and tools (busybox-static), kubelet's iptables rules,
+  # nsenter (util-linux). Go comes from the machine (the Go module proxy
+  # serves the components' modules); without it they report SKIPPED.
+  debootstrap podman runc busybox-static iptables util-linux
 )
 
 mode="${1:-build}"
