@@ -94,7 +94,6 @@ def kubelet_config(ca: str, cert: str, key: str, runtime_socket: str, address: s
         "imageGCHighThresholdPercent": 100,
         "imageGCLowThresholdPercent": 99,
         "serializeImagePulls": False,
-        "featureGates": {"ResourceHealthStatus": True},
         "syncFrequency": "5s",
         "nodeStatusUpdateFrequency": "4s",
         "shutdownGracePeriod": "0s",

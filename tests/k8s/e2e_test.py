@@ -81,6 +81,7 @@ class Env:
     def __init__(self, cluster: k8s.Cluster, fab):
         self.cluster = cluster
         self.fab = fab
+        self.say = print
 
     def kubectl(self, *args: str, check: bool = True, input: str | None = None):
         return self.cluster.kubectl(*args, check=check, input=input)
@@ -120,17 +121,35 @@ class Env:
 
 
 @pytest.fixture(scope="module")
-def env():
+def env(request):
     reason = skip_reason()
     if reason:
         pytest.skip(reason)
+    terminal = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+
+    def say(line: str) -> None:
+        """A figure in the test log, whether or not the test passes."""
+        if terminal is None or capture is None:
+            print(line)
+            return
+        with capture.global_and_fixture_disabled():
+            terminal.write_line(line)
+    started = [time.monotonic()]
+
+    def took(step: str) -> None:
+        now = time.monotonic()
+        say(f"e2e set-up: {step}: {now - started[0]:.0f} s")
+        started[0] = now
     work = tempfile.mkdtemp(prefix="rocenet-e2e-")
     fab = cluster = None
     try:
         bin_dir = os.path.join(work, "bin")
         subprocess.run(["bash", os.path.join(HERE, "components.sh"), bin_dir], check=True)
+        took("components (tests/k8s/components.sh)")
         archive = os.path.join(work, "rocenet.tar")
         subprocess.run(["bash", os.path.join(HERE, "image.sh"), archive, "e2e"], check=True)
+        took("rocenet's image (tests/k8s/image.sh)")
         # The rolling update's "new version": the same image under a new tag.
         next_archive = os.path.join(work, "rocenet-next.tar")
         subprocess.run(["podman", "tag", IMAGE, NEXT_IMAGE], check=True)
@@ -139,10 +158,13 @@ def env():
         subprocess.run(["podman", "rmi", NEXT_IMAGE], capture_output=True)
         sim.down(FABRIC_DIR)
         fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR)
+        took("the image's second tag and the fabric")
         cluster = k8s.Cluster.up(bin_dir, node_netns=fab.node_netns)
         cluster.import_image(archive)
         cluster.import_image(next_archive)
+        took("the cluster up, the images imported")
         e = Env(cluster, fab)
+        e.say = say
         rendered = e.kubectl("kustomize", os.path.join(HERE, "overlay")).stdout
         cluster.track_host_paths(host_paths(rendered))
         e.kubectl("label", "node", cluster.node, NODE_LABEL)
@@ -151,10 +173,13 @@ def env():
                   "crd/network-attachment-definitions.k8s.cni.cncf.io")
         e.kubectl("apply", "-k", os.path.join(HERE, "overlay"))
         e.kubectl("apply", "-f", NAD)
+        took("rocenet applied")
         yield e
     finally:
+        started[0] = time.monotonic()
         if cluster is not None:
             k8s.down()
+            took("the cluster down")
         if fab is not None:
             fab.down()
         shutil.rmtree("/run/rocenet-e2e", ignore_errors=True)
@@ -341,7 +366,7 @@ def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(en
         env.pod("joiner", 1)
         env.kubectl("-n", "rocenet-system", "rollout", "status", "ds/rocenet", "--timeout=180s")
         wait("the old rocenet pod gone", lambda: old_pod not in rocenet_pods(env), 60)
-        print(f"rolling update: {time.monotonic() - rollout_started:.1f} s to the old pod gone")
+        env.say(f"rolling update: {time.monotonic() - rollout_started:.1f} s to the old pod gone")
         wait("joiner running", lambda: env.phase("joiner") == "Running", 90)
         time.sleep(2)
     finally:
@@ -356,7 +381,7 @@ def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(en
               ["spec"]["containers"]}
     assert images == {NEXT_IMAGE}, images
     # Not one connection refused or missing the socket while the pods changed.
-    print(f"rolling update: {served} connections to {DAEMON_SOCKET}, {len(failures)} failed; "
+    env.say(f"rolling update: {served} connections to {DAEMON_SOCKET}, {len(failures)} failed; "
           f"allocatable at least {lowest[0]}")
     assert served > 100, served
     assert not failures, f"{len(failures)} of {len(failures) + served} connections failed: " \
