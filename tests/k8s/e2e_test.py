@@ -254,8 +254,10 @@ def test_a_pulled_cable_drops_allocatable_and_shows_in_the_pods_status(env):
             if a.get("pod", {}).get("name") == "trainer"][0]
     index = int(port["host_ifname"].removeprefix("so"))
     env.fab.link(index, "down")
+    pulled = time.monotonic()
     try:
-        assert wait("allocatable drops", lambda: env.allocatable() == PORTS - 1, 60)
+        assert wait("allocatable drops", lambda: env.allocatable() == PORTS - 1, 60, 0.2)
+        env.say(f"pulled cable: allocatable {PORTS - 1} after {time.monotonic() - pulled:.1f} s")
 
         def unhealthy():
             for status in env.json("get", "pod", "trainer")["status"].get(
@@ -266,7 +268,9 @@ def test_a_pulled_cable_drops_allocatable_and_shows_in_the_pods_status(env):
                                 device.get("health") == "Unhealthy":
                             return True
             return False
-        assert wait("the pod's allocatedResourcesStatus", unhealthy, 60)
+        assert wait("the pod's allocatedResourcesStatus", unhealthy, 60, 0.2)
+        env.say(f"pulled cable: the pod's allocatedResourcesStatus Unhealthy after "
+                f"{time.monotonic() - pulled:.1f} s")
     finally:
         env.fab.link(index, "up")
     assert wait("allocatable back", lambda: env.allocatable() == PORTS, 60)
@@ -296,6 +300,7 @@ def test_kubelet_restarted_the_device_plugin_registers_again_and_the_pod_runs_on
     [socket_path] = plugin_sockets()
     kubelet_socket = os.path.join(PLUGIN_DIR, "kubelet.sock")
     old_kubelet, old_plugin = identity(kubelet_socket), identity(socket_path)
+    restarted = time.monotonic()
     env.cluster.restart("kubelet")
     # The new kubelet removes the plugins' sockets and makes its own; the
     # plugin makes its socket again and registers.
@@ -305,6 +310,9 @@ def test_kubelet_restarted_the_device_plugin_registers_again_and_the_pod_runs_on
     wait("the device plugin registered again",
          lambda: identity(socket_path) not in (None, old_plugin), 10, 0.05)
     took = time.monotonic() - started
+    env.say(f"kubelet restarted: the device plugin registered again {took:.2f} s after "
+            f"kubelet's socket appeared, {time.monotonic() - restarted:.1f} s after the "
+            f"old kubelet was told to stop")
     assert took < 5, f"the device plugin took {took:.1f} s to register again"
     assert wait("allocatable again", lambda: env.allocatable() == PORTS, 30, 0.2)
     after = env.json("get", "pod", "trainer")["status"]["containerStatuses"][0]
