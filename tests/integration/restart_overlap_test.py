@@ -9,6 +9,7 @@ made during the change waits for the new one and is never refused."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import random
@@ -23,30 +24,46 @@ from harness import Daemon, sim, wait_until
 ROUNDS = 100
 
 
-def test_an_old_daemon_stopping_while_a_new_one_starts_leaves_the_new_one_serving():
-    fab = sim.Fabric.up(sim.unique_name("ro"), ports=1)
+@contextlib.contextmanager
+def daemons_on_one_socket(name: str):
+    """A fabric, then a factory of rocenetds that share one socket; the first
+    is started and serving. Yields (new_daemon, started); everything is
+    stopped and removed after."""
+    fab = sim.Fabric.up(sim.unique_name(name), ports=1)
     workdir = tempfile.mkdtemp(prefix="rocenetd-overlap-")
     runtime = tempfile.mkdtemp(prefix="rocenetd-overlap-run-", dir="/dev/shm")
-    rng = random.Random(20261201)
-    waited = 0
+    started: list[Daemon] = []
 
     def new_daemon() -> Daemon:
         # Without the metrics listener, whose HTTP server takes a second to
         # stop: the rounds are about the API socket, and many of them fit.
-        return Daemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}", "--metrics-address="],
-                      workdir=workdir, runtime_dir=runtime)
-
-    old = new_daemon().start(wait=False)
-    wait_until(lambda: f"serving gRPC on unix:{old.socket}" in old.run_log(), 15,
-               what="the first rocenetd serving")
-    daemons = [old]
+        d = Daemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}", "--metrics-address="],
+                   workdir=workdir, runtime_dir=runtime)
+        started.append(d)
+        return d
     try:
+        first = new_daemon().start(wait=False)
+        wait_until(lambda: f"serving gRPC on unix:{first.socket}" in first.run_log(), 15,
+                   what="the first rocenetd serving")
+        yield new_daemon, started
+    finally:
+        for d in started:
+            d.stop()
+        if started:
+            started[-1].cleanup()
+        fab.down()
+
+
+def test_an_old_daemon_stopping_while_a_new_one_starts_leaves_the_new_one_serving():
+    rng = random.Random(20261201)
+    waited = 0
+    with daemons_on_one_socket("ro") as (new_daemon, daemons):
+        old = daemons[0]
         for i in range(ROUNDS):
             # Negative: the new one starts first and the old one is told to
             # stop a moment later; positive: SIGTERM, then the new one.
             overlap = rng.uniform(-0.3, 0.4)
             new = new_daemon()
-            daemons.append(new)
             if overlap < 0:
                 new.start(wait=False)
                 time.sleep(-overlap)
@@ -69,33 +86,16 @@ def test_an_old_daemon_stopping_while_a_new_one_starts_leaves_the_new_one_servin
             old = new
         # The overlap was real often enough for the wait to matter.
         assert waited >= ROUNDS // 4, waited
-    finally:
-        for d in daemons:
-            d.stop()
-        daemons[-1].cleanup()
-        fab.down()
 
 
 HANDOVERS = 5
 
 
 def test_a_waiting_daemon_is_handed_the_socket_and_no_connection_is_refused():
-    fab = sim.Fabric.up(sim.unique_name("rh"), ports=1)
-    workdir = tempfile.mkdtemp(prefix="rocenetd-handover-")
-    runtime = tempfile.mkdtemp(prefix="rocenetd-handover-run-", dir="/dev/shm")
-
-    def new_daemon() -> Daemon:
-        return Daemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}", "--metrics-address="],
-                      workdir=workdir, runtime_dir=runtime)
-
-    old = new_daemon().start(wait=False)
-    wait_until(lambda: f"serving gRPC on unix:{old.socket}" in old.run_log(), 15,
-               what="the first rocenetd serving")
-    daemons = [old]
-    try:
+    with daemons_on_one_socket("rh") as (new_daemon, daemons):
+        old = daemons[0]
         for i in range(HANDOVERS):
             new = new_daemon()
-            daemons.append(new)
             new.start(wait=False)
             wait_until(lambda: "for the hand-over" in new.run_log(), 15,
                        what=f"round {i}: the new rocenetd listening beside the socket")
@@ -135,8 +135,3 @@ def test_a_waiting_daemon_is_handed_the_socket_and_no_connection_is_refused():
             assert connected > 20, connected
             assert not os.path.exists(old.socket + ".next")
             old = new
-    finally:
-        for d in daemons:
-            d.stop()
-        daemons[-1].cleanup()
-        fab.down()

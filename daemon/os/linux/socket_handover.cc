@@ -29,20 +29,7 @@ std::string SuccessorPath(const std::string& socket_path) {
 
 absl::StatusOr<SuccessorListener> ListenAsSuccessor(const std::string& socket_path, int backlog) {
   const std::string next = SuccessorPath(socket_path);
-  struct stat st;
-  if (lstat(next.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("socket ", next, ": exists and is not a socket; not removing it"));
-    }
-    if (SomeoneListens(next)) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("socket ", next, ": another waiting rocenetd listens on it"));
-    }
-    if (unlink(next.c_str()) < 0 && errno != ENOENT) {
-      return ErrnoToStatus(errno, absl::StrCat("remove stale socket ", next));
-    }
-  }
+  RETURN_IF_ERROR(RemoveStaleSocket(next, "another waiting rocenetd listens on it"));
   SuccessorListener listener;
   ASSIGN_OR_RETURN(listener.fd, ListenUnix(next, backlog));
   absl::StatusOr<SocketIdentity> identity = IdentifySocket(next);

@@ -50,9 +50,7 @@ absl::Status MakeSocketDirectory(const std::string& path) {
   return MakeDirectories(path.substr(0, path.rfind('/')));
 }
 
-absl::Status PrepareSocketPath(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  RETURN_IF_ERROR(MakeDirectories(path.substr(0, slash)));
+absl::Status RemoveStaleSocket(const std::string& path, absl::string_view listener) {
   struct stat st;
   if (lstat(path.c_str(), &st) < 0) {
     if (errno == ENOENT) return absl::OkStatus();
@@ -63,13 +61,18 @@ absl::Status PrepareSocketPath(const std::string& path) {
         absl::StrCat("socket ", path, ": exists and is not a socket; not removing it"));
   }
   if (SomeoneListens(path)) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("socket ", path, ": another rocenetd is serving on it"));
+    return absl::AlreadyExistsError(absl::StrCat("socket ", path, ": ", listener));
   }
-  if (unlink(path.c_str()) < 0) {
+  if (unlink(path.c_str()) < 0 && errno != ENOENT) {
     return ErrnoToStatus(errno, absl::StrCat("remove stale socket ", path));
   }
   return absl::OkStatus();
+}
+
+absl::Status PrepareSocketPath(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  RETURN_IF_ERROR(MakeDirectories(path.substr(0, slash)));
+  return RemoveStaleSocket(path, "another rocenetd is serving on it");
 }
 
 absl::Status RestrictSocket(const std::string& path) {

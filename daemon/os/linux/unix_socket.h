@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace rocenet::os {
 
@@ -24,5 +25,10 @@ absl::Status RestrictSocket(const std::string& path);
 // True when a server accepts connections on `path` (one connection is made
 // and closed at once).
 bool SomeoneListens(const std::string& path);
+
+// Removes a socket file at `path` that nothing listens on. OK when there is
+// none; FailedPrecondition when `path` is not a socket (never removed);
+// AlreadyExists, saying "socket <path>: <listener>", when something listens.
+absl::Status RemoveStaleSocket(const std::string& path, absl::string_view listener);
 
 }  // namespace rocenet::os

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The event loop's timers, readers and cross-thread calls, on a real loop.
+// The event loop's timers and cross-thread calls, on a real loop (the order
+// of its tasks and readers: event_loop_order_test.cc).
 //
 // Nothing here sleeps: timers are scheduled in the past (due at once) or far
 // in the future (never due during the test), and every run of the loop has a
@@ -17,6 +18,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/daemon/os/linux/event_loop_support.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::os {
@@ -24,37 +26,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-std::unique_ptr<EventLoop> NewLoop() {
-  absl::StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create();
-  EXPECT_OK(loop);
-  return loop.ok() ? *std::move(loop) : nullptr;
-}
-
-// Serves `loop` on this thread until something stops it; after `limit` a
-// watchdog stops it instead. True when the loop stopped without the watchdog.
-bool RunUntilStopped(EventLoop& loop, absl::Duration limit = absl::Seconds(10)) {
-  absl::Notification returned;
-  std::atomic<bool> timed_out{false};
-  std::thread watchdog([&] {
-    if (!returned.WaitForNotificationWithTimeout(limit)) {
-      timed_out = true;
-      loop.Stop();
-    }
-  });
-  const absl::Status status = loop.Run();
-  returned.Notify();
-  watchdog.join();
-  EXPECT_OK(status);
-  return !timed_out;
-}
-
-// An eventfd that is readable until closed.
-int ReadableFd() {
-  const int fd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
-  EXPECT_GE(fd, 0);
-  return fd;
-}
 
 TEST(EventLoopTimerTest, ATimerDueInThePastFiresAtOnce) {
   auto loop = NewLoop();
@@ -264,19 +235,6 @@ TEST(EventLoopCallTest, ACallAfterTheLoopStoppedIsUnavailable) {
   EXPECT_FALSE(ran);
 }
 
-// Set by a Probe that was not moved from, when it is destroyed.
-std::atomic<int> g_probes_destroyed{0};
-
-// Lives in a callback; its destruction tells when the callback was dropped.
-struct Probe {
-  bool armed = true;
-  Probe() = default;
-  Probe(Probe&& other) noexcept : armed(std::exchange(other.armed, false)) {}
-  ~Probe() {
-    if (armed) ++g_probes_destroyed;
-  }
-};
-
 TEST(EventLoopCallTest, WorkStillQueuedWhenTheLoopStopsIsDroppedThen) {
   auto loop = NewLoop();
   g_probes_destroyed = 0;
@@ -316,120 +274,6 @@ TEST(EventLoopCallTest, ACallWaitingWhenTheLoopStopsGetsUnavailable) {
   caller.join();
   EXPECT_EQ(value.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_FALSE(ran);
-}
-
-bool g_reader_alive_after_removing_itself = false;
-
-TEST(EventLoopRunNextTest, ATaskRunsRightAfterTheOneThatAskedBeforeWhatIsQueued) {
-  auto loop = NewLoop();
-  std::vector<std::string> order;
-  loop->Post([&] {
-    order.push_back("first");
-    loop->RunNext([&] {
-      order.push_back("next");
-      loop->RunNext([&] { order.push_back("next of next"); });
-    });
-  });
-  loop->Post([&] { order.push_back("queued"); });
-  loop->Post([&] { loop->Stop(); });
-  EXPECT_TRUE(RunUntilStopped(*loop));
-  EXPECT_THAT(order, ElementsAre("first", "next", "next of next", "queued"));
-}
-
-TEST(EventLoopRunNextTest, ATimerCallbacksNextTaskRunsBeforeTheNextTimer) {
-  auto loop = NewLoop();
-  std::vector<std::string> order;
-  const absl::Time due = absl::Now() - absl::Seconds(1);
-  loop->RunAt(due, [&] {
-    order.push_back("timer 1");
-    loop->RunNext([&] { order.push_back("next"); });
-  });
-  loop->RunAt(due + absl::Milliseconds(1), [&] {
-    order.push_back("timer 2");
-    loop->Stop();
-  });
-  EXPECT_TRUE(RunUntilStopped(*loop));
-  EXPECT_THAT(order, ElementsAre("timer 1", "next", "timer 2"));
-}
-
-TEST(EventLoopRunNextTest, ACallHasItsValueBeforeItsNextTaskEnds) {
-  auto loop = NewLoop();
-  std::thread server([&] { EXPECT_OK(loop->Run()); });
-  absl::Notification answered;
-  bool answered_first = false;  // loop thread only
-  absl::StatusOr<int> value = loop->Call<int>([&]() -> absl::StatusOr<int> {
-    loop->RunNext(
-        [&] { answered_first = answered.WaitForNotificationWithTimeout(absl::Seconds(10)); });
-    return 7;
-  });
-  answered.Notify();
-  ASSERT_OK(value);
-  EXPECT_EQ(*value, 7);
-  // Queued behind the Call: runs once the next task is done.
-  absl::StatusOr<bool> seen =
-      loop->Call<bool>([&]() -> absl::StatusOr<bool> { return answered_first; });
-  ASSERT_OK(seen);
-  EXPECT_TRUE(*seen) << "the caller got its value only after the next task";
-  loop->Stop();
-  server.join();
-}
-
-TEST(EventLoopReaderTest, AReaderMayRemoveItself) {
-  auto loop = NewLoop();
-  const int fd = ReadableFd();
-  g_probes_destroyed = 0;
-  int calls = 0;
-  EventLoop* raw = loop.get();
-  const absl::Status added = loop->AddReader(fd, [probe = Probe(), raw, fd, &calls] {
-    EventLoop* l = raw;  // copies: the closure may be gone below
-    int* c = &calls;
-    l->RemoveReader(fd);
-    g_reader_alive_after_removing_itself = g_probes_destroyed == 0;
-    ++*c;
-    l->Stop();
-  });
-  ASSERT_OK(added);
-  EXPECT_TRUE(RunUntilStopped(*loop));
-  EXPECT_EQ(calls, 1);
-  EXPECT_TRUE(g_reader_alive_after_removing_itself);
-  EXPECT_EQ(g_probes_destroyed, 1);
-  close(fd);
-}
-
-TEST(EventLoopReaderTest, AReaderRemovedByAnotherInTheSameTurnIsNotCalled) {
-  auto loop = NewLoop();
-  const int a = ReadableFd();
-  const int b = ReadableFd();
-  std::vector<int> called;
-  // Each removes the other, then itself (last: nothing of the closure is
-  // touched after that).
-  const absl::Status added_a = loop->AddReader(a, [&] {
-    called.push_back(a);
-    loop->RemoveReader(b);
-    loop->RemoveReader(a);
-  });
-  const absl::Status added_b = loop->AddReader(b, [&] {
-    called.push_back(b);
-    loop->RemoveReader(a);
-    loop->RemoveReader(b);
-  });
-  ASSERT_TRUE(added_a.ok() && added_b.ok());
-  loop->RunAt(absl::Now() + absl::Milliseconds(1), [&] { loop->Stop(); });
-  EXPECT_TRUE(RunUntilStopped(*loop));
-  EXPECT_EQ(called.size(), 1u);
-  close(a);
-  close(b);
-}
-
-TEST(EventLoopReaderTest, AddingTheSameFdTwiceFails) {
-  auto loop = NewLoop();
-  const int fd = ReadableFd();
-  ASSERT_OK(loop->AddReader(fd, [] {}));
-  EXPECT_FALSE(loop->AddReader(fd, [] {}).ok());
-  loop->RemoveReader(fd);
-  EXPECT_OK(loop->AddReader(fd, [] {}));
-  loop->RemoveReader(fd);
-  close(fd);
 }
 
 }  // namespace
