@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/attach/manager.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/attach/pod_config.h"
@@ -31,9 +33,9 @@ struct AttachManager::LiveEntry {
   std::unique_ptr<PodSocketFactory> sockets;
 };
 
-AttachManager::AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal,
-                             os::Rdma* rdma)
-    : host_(host), netns_(netns), journal_(journal), rdma_(rdma) {}
+AttachManager::AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal, os::Rdma* rdma,
+                             ReservationStore* reservations)
+    : host_(host), netns_(netns), journal_(journal), rdma_(rdma), reservations_(reservations) {}
 
 AttachManager::~AttachManager() = default;
 
@@ -122,6 +124,7 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
                                    : absl::StrCat(holder->pod.ns, "/", holder->pod.name),
           " (container ", holder->container_id, ", ", holder->ifname, ")"));
     }
+    RETURN_IF_ERROR(CheckReservedFor(request, port));
     if (!port.present) {
       return absl::FailedPreconditionError(absl::StrCat(name, " is not in the host namespace"));
     }
@@ -137,6 +140,43 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
     }
     return absl::OkStatus();
   };
+  if (request.device_id.empty() && reservations_ != nullptr && !request.pod.uid.empty()) {
+    // Multus cannot pass on the DRA device, only the pod: the pod gets what
+    // was reserved for it, in the order the scheduler allocated it, whatever
+    // its health, which the scheduler already weighed. A reserved port that
+    // cannot be attached is an error, not a reason to take another: the
+    // pod's claim names that port.
+    const std::vector<const Reservation*> mine = reservations_->ForPod(request.pod.uid);
+    const std::string pod =
+        absl::StrCat("pod ", request.pod.ns, "/", request.pod.name, " (uid ", request.pod.uid, ")");
+    std::vector<std::string> held;
+    for (const Reservation* reservation : mine) {
+      for (const std::string& port_id : reservation->port_ids) {
+        if (const AttachmentRecord* holder = journal_->FindByPort(port_id); holder != nullptr) {
+          held.push_back(absl::StrCat(port_id, " (", holder->host_ifname, ")"));
+          continue;
+        }
+        const auto it = std::find_if(ports.begin(), ports.end(), [&](const PortCandidate& port) {
+          return port.port_id == port_id;
+        });
+        const std::string context =
+            absl::StrCat("the port ", HolderName(*reservation), " reserved for ", pod);
+        if (it == ports.end()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat(context, ": port ", port_id, " is not a port of this node any more"));
+        }
+        RETURN_IF_ERROR(WithContext(usable(*it), context));
+        return &*it;
+      }
+    }
+    if (!mine.empty()) {
+      std::vector<std::string> owners;
+      for (const Reservation* reservation : mine) owners.push_back(HolderName(*reservation));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "no free port reserved for ", pod, ": every port ", absl::StrJoin(owners, " and "),
+          " reserved for it is attached (", absl::StrJoin(held, ", "), ")"));
+    }
+  }
   if (!request.device_id.empty()) {
     // Asked for by id (the device plugin's allocation): the pod gets that
     // port whatever its health, which kubelet already weighed.
@@ -177,6 +217,24 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
   }
   if (refusals.empty()) return absl::ResourceExhaustedError("no free port: the node has no ports");
   return absl::ResourceExhaustedError(absl::StrCat("no free port: ", absl::StrJoin(refusals, "; ")));
+}
+
+absl::Status AttachManager::CheckReservedFor(const AttachRequest& request,
+                                             const PortCandidate& port) const {
+  if (reservations_ == nullptr) return absl::OkStatus();
+  const Reservation* reservation = reservations_->FindByPort(port.port_id);
+  if (reservation == nullptr) return absl::OkStatus();
+  const std::vector<std::string>& pods = reservation->pod_uids;
+  if (!request.pod.uid.empty() &&
+      std::find(pods.begin(), pods.end(), request.pod.uid) != pods.end()) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "port ", port.port_id, " (", port.host_ifname, ") is reserved by ", HolderName(*reservation),
+      ", not for ",
+      request.pod.uid.empty() ? std::string("a pod whose uid was not given")
+                              : absl::StrCat("pod ", request.pod.ns, "/", request.pod.name,
+                                             " (uid ", request.pod.uid, ")")));
 }
 
 absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& request,

@@ -7,6 +7,10 @@
 // and the error names the step. Detach of something unknown succeeds. Recover()
 // runs once at start and settles whatever a crash left half-done, so every
 // port ends up either in the host or in exactly one recorded pod.
+//
+// Reservations (a DRA claim's ports, see reservations.h) steer Attach: a pod
+// that asks for no device id gets the ports reserved for it, and no pod
+// gets a port reserved for another owner's pods.
 #pragma once
 
 #include <functional>
@@ -19,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "daemon/addressing/applied.h"
 #include "daemon/attach/journal.h"
+#include "daemon/attach/reservations.h"
 #include "daemon/os/netlink.h"
 #include "daemon/os/netns.h"
 #include "daemon/os/rdma.h"
@@ -52,7 +57,9 @@ struct AttachRequest {
   std::string container_id;
   std::string netns;
   std::string ifname;
-  std::string device_id;  // empty: any free port
+  // Empty: the first port reserved for the pod (by pod.uid) not attached
+  // yet, or, when none is reserved for it, any free port.
+  std::string device_id;
   std::string cni_version;
   PodIdentity pod;
   uint32_t mtu = 0;
@@ -60,14 +67,23 @@ struct AttachRequest {
   std::string network;  // the CNI network configuration's name
 };
 
+// rocenet.v1.ReserveRequest, as the manager takes it.
+struct ReserveRequest {
+  std::string owner_uid;
+  std::string owner;
+  std::vector<std::string> pod_uids;
+  std::vector<std::string> port_ids;
+};
+
 class AttachManager {
  public:
   // Pointers are not owned and must outlive the manager. `rdma` is the RDMA
   // subsystem as the host sees it; null (a kernel without RDMA): no RDMA
   // device is ever moved. In exclusive namespace mode a port's RDMA device
-  // follows it into the pod, and comes home first.
+  // follows it into the pod, and comes home first. `reservations` null: no
+  // port is ever reserved (Reserve is FailedPrecondition).
   AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal,
-                os::Rdma* rdma = nullptr);
+                os::Rdma* rdma = nullptr, ReservationStore* reservations = nullptr);
   ~AttachManager();
 
   absl::StatusOr<AttachmentRecord> Attach(const AttachRequest& request,
@@ -91,6 +107,22 @@ class AttachManager {
 
   // Releases the attachments whose pod namespace is gone, of any network.
   std::vector<AttachmentRecord> ReleaseDeadNamespaces();
+
+  // Sets `request.port_ids` aside for the pods in `request.pod_uids`
+  // (manager_reserve.cc); `ports` are the node's ports. The same owner with
+  // the same ports (in any order) is answered with the reservation it has,
+  // its pods replaced. InvalidArgument for an empty owner uid, port list,
+  // port id or pod uid, or a port listed twice; NotFound for a port id not
+  // in `ports`; FailedPrecondition, naming the port and the holder, when the
+  // owner holds other ports, a port is reserved by another owner or
+  // attached to a pod not in pod_uids. Nothing is written on a refusal.
+  absl::StatusOr<Reservation> Reserve(const ReserveRequest& request,
+                                      const std::vector<PortCandidate>& ports, int64_t now_unix);
+  // Forgets the owner's reservation and returns it; nullopt when it held
+  // none. Attached ports stay where they are.
+  absl::StatusOr<std::optional<Reservation>> ReleaseReservation(const std::string& owner_uid);
+  // Oldest first.
+  std::vector<Reservation> Reservations() const;
 
   // Settles the journal against the live system after a start.
   void Recover();
@@ -132,11 +164,15 @@ class AttachManager {
       const std::function<bool(const AttachmentRecord&)>& stale, absl::string_view why);
   absl::StatusOr<const PortCandidate*> Choose(const AttachRequest& request,
                                               const std::vector<PortCandidate>& ports) const;
+  // Why the pod of `request` may not have `port` because it is reserved for
+  // another owner's pods; OK when it may.
+  absl::Status CheckReservedFor(const AttachRequest& request, const PortCandidate& port) const;
 
   os::Netlink* host_;
   os::Netns* netns_;
   Journal* journal_;
   os::Rdma* rdma_;
+  ReservationStore* reservations_;
   // By (container id, ifname).
   std::map<std::pair<std::string, std::string>, std::unique_ptr<LiveEntry>> live_;
 };

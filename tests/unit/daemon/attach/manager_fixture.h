@@ -23,6 +23,7 @@
 namespace rocenet::attach {
 
 constexpr char kJournal[] = "/var/lib/rocenet/attachments.json";
+constexpr char kReservations[] = "/var/lib/rocenet/reservations.json";
 constexpr char kPod[] = "/var/run/netns/pod1";
 constexpr char kNetwork[] = "gaudi-net";
 constexpr char kPod2[] = "/var/run/netns/pod2";
@@ -139,7 +140,10 @@ class AttachManagerTest : public ::testing::Test {
     manager_.reset();
     journal_ = std::make_unique<Journal>(&fs_, kJournal);
     ASSERT_OK(journal_->Load());
-    manager_ = std::make_unique<AttachManager>(&host_, &netns_, journal_.get(), host_rdma_);
+    reservations_ = std::make_unique<ReservationStore>(&fs_, kReservations);
+    ASSERT_OK(reservations_->Load());
+    manager_ = std::make_unique<AttachManager>(&host_, &netns_, journal_.get(), host_rdma_,
+                                               reservations_.get());
     manager_->Recover();
   }
 
@@ -211,6 +215,7 @@ class AttachManagerTest : public ::testing::Test {
   MacAddress so1_mac_;
   std::vector<PortCandidate> ports_;
   std::unique_ptr<Journal> journal_;
+  std::unique_ptr<ReservationStore> reservations_;
   // The RDMA subsystem as the host sees it; null: a kernel without RDMA.
   os::Rdma* host_rdma_ = nullptr;
   std::unique_ptr<AttachManager> manager_;

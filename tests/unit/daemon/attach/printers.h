@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "daemon/attach/record.h"
+#include "daemon/attach/reservations.h"
 #include "daemon/os/address.h"
 #include "daemon/os/link.h"
 
@@ -41,6 +42,14 @@ inline void PrintTo(const AttachmentRecord& r, std::ostream* os) {
       << " (" << r.host_ifname << ") " << StateName(r.state);
   if (r.local.has_value()) *os << " local " << r.local->ToString();
   *os << " table " << r.table << " mtu " << r.mtu << "}";
+}
+
+inline void PrintTo(const Reservation& r, std::ostream* os) {
+  *os << "{" << r.owner << " (" << r.owner_uid << "): ports";
+  for (const std::string& port_id : r.port_ids) *os << " " << port_id;
+  *os << " for pods";
+  for (const std::string& pod_uid : r.pod_uids) *os << " " << pod_uid;
+  *os << " since " << r.created_unix << "}";
 }
 
 }  // namespace rocenet::attach
