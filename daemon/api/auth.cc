@@ -101,6 +101,11 @@ const std::vector<RpcRule>& RpcTable() {
       {"/rocenet.v1.Attachments/List", RpcKind::kRead},
       // Releases attachments.
       {"/rocenet.v1.Attachments/Gc", RpcKind::kMutate},
+      // Decide which pods may have which ports (the DRA plugin, as root).
+      {"/rocenet.v1.Reservations/Reserve", RpcKind::kMutate},
+      {"/rocenet.v1.Reservations/Release", RpcKind::kMutate},
+      // Which claim holds which ports, as rocectl reservations shows them.
+      {"/rocenet.v1.Reservations/List", RpcKind::kRead},
       // Send test traffic over the fabric's ports, which running jobs share.
       {"/rocenet.v1.Diagnostics/Reach", RpcKind::kMutate},
       {"/rocenet.v1.Diagnostics/Bandwidth", RpcKind::kMutate},

@@ -17,6 +17,7 @@
 #include "daemon/api/metrics.h"
 #include "daemon/api/metrics_config.h"
 #include "daemon/api/port_discovery_service.h"
+#include "daemon/api/reservations_service.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/linux/engine.h"
@@ -149,8 +150,14 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   // a kernel without RDMA has nothing to move.
   absl::StatusOr<std::unique_ptr<os::Rdma>> rdma = netns->OpenRdma(netns->host());
   if (!rdma.ok()) SPDLOG_DEBUG("{}: no RDMA device will be moved", rdma.status().message());
+  // Reservations name claims, which outlive a rocenetd restart (kubelet
+  // prepares a claim once), so they live in the state directory; one that
+  // cannot be read stops the daemon like the journal does: without it,
+  // ports reserved for a claim's pods would go to any pod.
+  attach::ReservationStore reservations(&fs, absl::StrCat(options.state_dir, "/reservations.json"));
+  RETURN_IF_ERROR(reservations.Load());
   attach::AttachManager attachments(netlink.get(), netns.get(), &journal,
-                                    rdma.ok() ? rdma->get() : nullptr);
+                                    rdma.ok() ? rdma->get() : nullptr, &reservations);
   absl::StatusOr<std::unique_ptr<os::Dcb>> dcb =
       os_overrides.open_dcb ? os_overrides.open_dcb()
                             : absl::StatusOr<std::unique_ptr<os::Dcb>>(os::DcbLinux::Open());
@@ -206,6 +213,7 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   api::PortDiscoveryService port_service(&node, &gate);
   api::HealthService health_service(&node, &gate);
   api::AttachmentsService attachments_service(&node, &gate);
+  api::ReservationsService reservations_service(&node, &gate);
   api::AddressingService addressing_service(&node, &gate);
   // The scheduler's view of the triage stages this node passed (NFD), beside
   // its scale-out-ready label; off with the NFD output.
@@ -248,7 +256,8 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   ASSIGN_OR_RETURN(std::unique_ptr<ApiServer> api_server,
                    ApiServer::Start(options, loop.get(),
                                     {&port_service, &health_service, &attachments_service,
-                                     &addressing_service, &diagnostics_service},
+                                     &reservations_service, &addressing_service,
+                                     &diagnostics_service},
                                     successor));
   grpc::Server* server = api_server->server();
 

@@ -18,6 +18,7 @@
 #include "daemon/addressing/driver.h"
 #include "daemon/api/attachments_backend.h"
 #include "daemon/api/node_state.h"
+#include "daemon/api/reservations_backend.h"
 #include "daemon/attach/manager.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port_inventory.h"
@@ -48,7 +49,9 @@ struct NodeParts {
   absl::Duration errors_interval = health::ErrorsRisingPolicy{}.sample_interval;
 };
 
-class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
+class Node final : public api::NodeStateSource,
+                   public api::AttachmentsBackend,
+                   public api::ReservationsBackend {
  public:
   // None of the pointers is owned; all must outlive the Node.
   explicit Node(const NodeParts& parts);
@@ -89,6 +92,12 @@ class Node final : public api::NodeStateSource, public api::AttachmentsBackend {
   absl::StatusOr<std::vector<attach::AttachmentRecord>> Gc(const std::string& network,
                                                            const std::vector<std::string>& valid,
                                                            bool only_dead_netns) override;
+
+  // ReservationsBackend, any thread (node_reservations.cc).
+  absl::StatusOr<attach::Reservation> Reserve(const attach::ReserveRequest& request) override;
+  absl::StatusOr<std::optional<attach::Reservation>> ReleaseReservation(
+      const std::string& owner_uid) override;
+  absl::StatusOr<std::vector<attach::Reservation>> ListReservations() override;
 
  private:
   void OnNetlinkEvents();

@@ -25,6 +25,7 @@
 #include "rocenet/v1/diagnostics.pb.h"
 #include "rocenet/v1/health.pb.h"
 #include "rocenet/v1/ports.pb.h"
+#include "rocenet/v1/reservations.pb.h"
 #include "tests/unit/daemon/api/fake_node_state.h"
 #include "tests/unit/support/status_matchers.h"
 
@@ -66,7 +67,8 @@ TEST(RpcTableTest, EveryMethodOfTheApiIsClassified) {
   // whatever the linker would otherwise leave out of a static library.
   for (const google::protobuf::Descriptor* linked :
        {v1::PortCounters::descriptor(), v1::Condition::descriptor(), v1::Route::descriptor(),
-        v1::PodIdentity::descriptor(), v1::StagePath::descriptor()}) {
+        v1::PodIdentity::descriptor(), v1::StagePath::descriptor(),
+        v1::Reservation::descriptor()}) {
     ASSERT_NE(linked, nullptr);
   }
   const auto* pool = google::protobuf::DescriptorPool::generated_pool();
@@ -104,11 +106,13 @@ TEST(RpcTableTest, EveryMethodOfTheApiIsClassified) {
 TEST(RpcTableTest, ChangingCallsAreMutating) {
   for (const char* method :
        {kReconcile, "/rocenet.v1.Attachments/Attach", "/rocenet.v1.Attachments/Detach",
-        "/rocenet.v1.Attachments/Gc"}) {
+        "/rocenet.v1.Attachments/Gc", "/rocenet.v1.Reservations/Reserve",
+        "/rocenet.v1.Reservations/Release"}) {
     EXPECT_EQ(KindOf(method), RpcKind::kMutate) << method;
   }
   for (const char* method : {kListPorts, "/rocenet.v1.Health/WatchHealth",
-                             "/rocenet.v1.Addressing/ListPlans", "/rocenet.v1.Attachments/List"}) {
+                             "/rocenet.v1.Addressing/ListPlans", "/rocenet.v1.Attachments/List",
+                             "/rocenet.v1.Reservations/List"}) {
     EXPECT_EQ(KindOf(method), RpcKind::kRead) << method;
   }
 }

@@ -39,7 +39,8 @@ class NodeAttachTest : public ::testing::Test {
     pod2_ = &netns_.AddNamespace(kPod2);
     fs_.AddDirectory("/run/rocenet");
     ASSERT_OK(journal_.Load());
-    manager_ = std::make_unique<attach::AttachManager>(&host_, &netns_, &journal_);
+    manager_ = std::make_unique<attach::AttachManager>(&host_, &netns_, &journal_,
+                                                       /*rdma=*/nullptr, &reservations_);
     inventory::PortSelection selection;
     selection.gaudi = false;
     selection.interfaces = {"so*"};
@@ -107,6 +108,7 @@ class NodeAttachTest : public ::testing::Test {
   FakeNetlink* pod2_ = nullptr;
   FakeFileSystem fs_;
   attach::Journal journal_{&fs_, kJournal};
+  attach::ReservationStore reservations_{&fs_, "/run/rocenet/reservations.json"};
   std::unique_ptr<attach::AttachManager> manager_;
   FakeSysfs sysfs_;
   FakeClock clock_;
@@ -140,6 +142,38 @@ TEST_F(NodeAttachTest, APortJustBackFromAPodCanBeAttachedAgainAtOnce) {
   ASSERT_OK(again);
   EXPECT_EQ(again->port_id, port_id_);
   EXPECT_EQ(again->netns, kPod2);
+}
+
+TEST_F(NodeAttachTest, AReservationByPortIdSteersAttachesWithoutADeviceId) {
+  EXPECT_THAT(node_->Reserve({.owner_uid = "claim", .owner = "", .pod_uids = {"uid-c2"},
+                              .port_ids = {"nope"}}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("\"nope\" is not a port")));
+  auto reserved = node_->Reserve(
+      {.owner_uid = "claim", .owner = "training/claim", .pod_uids = {"uid-c2"},
+       .port_ids = {port_id_}});
+  ASSERT_OK(reserved);
+  EXPECT_EQ(reserved->created_unix, absl::ToUnixSeconds(clock_.Now()));
+  auto listed = node_->ListReservations();
+  ASSERT_OK(listed);
+  EXPECT_EQ(*listed, std::vector<attach::Reservation>{*reserved});
+
+  attach::AttachRequest other = Request("c1", kPod1);
+  other.device_id.clear();
+  EXPECT_THAT(node_->Attach(other, "L2"),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("is reserved by owner training/claim (uid claim)")));
+  attach::AttachRequest mine = Request("c2", kPod2);
+  mine.device_id.clear();
+  auto attached = node_->Attach(mine, "L2");
+  ASSERT_OK(attached);
+  EXPECT_EQ(attached->port_id, port_id_);
+
+  auto released = node_->ReleaseReservation("claim");
+  ASSERT_OK(released);
+  ASSERT_TRUE(released->has_value());
+  listed = node_->ListReservations();
+  ASSERT_OK(listed);
+  EXPECT_TRUE(listed->empty());
 }
 
 }  // namespace

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// Node: the reservation calls, each run on the event loop, where the
+// attachments they are checked against and the ports' inventory are.
+#include "daemon/server/node.h"
+
+namespace rocenet::server {
+namespace {
+
+absl::Status NoReservations() {
+  return absl::UnimplementedError(
+      "attachments, and so reservations, are not enabled on this "
+      "rocenetd");
+}
+
+}  // namespace
+
+absl::StatusOr<attach::Reservation> Node::Reserve(const attach::ReserveRequest& request) {
+  if (parts_.attach == nullptr) return NoReservations();
+  return parts_.loop->Call<attach::Reservation>([this,
+                                                 request]() -> absl::StatusOr<attach::Reservation> {
+    return parts_.attach->Reserve(request, Candidates(), absl::ToUnixSeconds(parts_.clock->Now()));
+  });
+}
+
+absl::StatusOr<std::optional<attach::Reservation>> Node::ReleaseReservation(
+    const std::string& owner_uid) {
+  if (parts_.attach == nullptr) return NoReservations();
+  return parts_.loop->Call<std::optional<attach::Reservation>>(
+      [this, owner_uid]() -> absl::StatusOr<std::optional<attach::Reservation>> {
+        return parts_.attach->ReleaseReservation(owner_uid);
+      });
+}
+
+absl::StatusOr<std::vector<attach::Reservation>> Node::ListReservations() {
+  if (parts_.attach == nullptr) return NoReservations();
+  return parts_.loop->Call<std::vector<attach::Reservation>>(
+      [this]() -> absl::StatusOr<std::vector<attach::Reservation>> {
+        return parts_.attach->Reservations();
+      });
+}
+
+}  // namespace rocenet::server
