@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package driver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
+)
+
+// CDIKind is the CDI vendor/class of the prepared ports.
+const CDIKind = "rocenet.io/port"
+
+// cdiVersion is the oldest CDI specification version that has everything
+// the specs use (env, device nodes), so older runtimes read them too.
+const cdiVersion = "0.6.0"
+
+// The environment a container gets for its claim's ports, as the device
+// plugin's Allocate gives it.
+const (
+	EnvPortIDs        = "ROCENET_PORT_IDS"
+	EnvPortInterfaces = "ROCENET_PORT_INTERFACES"
+	EnvRDMADevices    = "ROCENET_RDMA_DEVICES"
+	EnvGIDIndex       = "ROCENET_GID_INDEX"
+	rdmaCMDevice      = "/dev/infiniband/rdma_cm"
+)
+
+// RDMADeviceSpecs says which ports get their verbs device nodes in the
+// container.
+type RDMADeviceSpecs string
+
+const (
+	// No node: a vendor runtime or CDI spec of its own provides them.
+	RDMANone RDMADeviceSpecs = "none"
+	// Every port's but Gaudi's (Habana's runtime, or Intel's Gaudi DRA
+	// driver, mounts those with the accelerator).
+	RDMANonGaudi RDMADeviceSpecs = "non-gaudi"
+	RDMAAll      RDMADeviceSpecs = "all"
+)
+
+// ParseRDMADeviceSpecs checks a --rdma-device-specs value.
+func ParseRDMADeviceSpecs(s string) (RDMADeviceSpecs, error) {
+	switch v := RDMADeviceSpecs(s); v {
+	case RDMANone, RDMANonGaudi, RDMAAll:
+		return v, nil
+	}
+	return "", fmt.Errorf("rdma device specs %q: want none, non-gaudi or all", s)
+}
+
+// CDIDeviceName is the CDI device of one prepared port of a claim. The
+// claim's UID makes it unique, so a runtime's cached spec of an earlier
+// claim on the same port is never taken for this one.
+func CDIDeviceName(claimUID, device string) string { return claimUID + "-" + device }
+
+// CDISpecPath is the file of a claim's CDI spec in dir.
+func CDISpecPath(dir, claimUID string) string {
+	return filepath.Join(dir, "rocenet.io-claim_"+claimUID+".json")
+}
+
+// ClaimSpec is the CDI spec of a claim's ports (in allocation order): one
+// CDI device per port. Each carries the whole claim's environment, the
+// same in all of them, so a container that gets several of the claim's
+// ports sees one consistent set; each adds its own port's verbs node.
+func ClaimSpec(claimUID string, ports []PortView, rdma RDMADeviceSpecs) *cdispec.Spec {
+	var ids, names, rdmaDevices, gidIndexes []string
+	anyRDMA := false
+	for _, v := range ports {
+		ids = append(ids, v.Port.GetId())
+		names = append(names, v.Port.GetName())
+		dev, gid := "", ""
+		if r := v.Port.GetRdma(); r != nil && r.GetDevice() != "" {
+			anyRDMA = true
+			dev = r.GetDevice()
+			if r.GetGidIndex() >= 0 {
+				gid = strconv.Itoa(int(r.GetGidIndex()))
+			}
+		}
+		rdmaDevices = append(rdmaDevices, dev)
+		gidIndexes = append(gidIndexes, gid)
+	}
+	env := []string{
+		EnvPortIDs + "=" + strings.Join(ids, ","),
+		EnvPortInterfaces + "=" + strings.Join(names, ","),
+	}
+	if anyRDMA {
+		env = append(env, EnvRDMADevices+"="+strings.Join(rdmaDevices, ","), EnvGIDIndex+"="+strings.Join(gidIndexes, ","))
+	}
+	spec := &cdispec.Spec{Version: cdiVersion, Kind: CDIKind}
+	for _, v := range ports {
+		edits := cdispec.ContainerEdits{Env: env}
+		if node := verbsNode(v, rdma); node != "" {
+			edits.DeviceNodes = []*cdispec.DeviceNode{{Path: node}, {Path: rdmaCMDevice}}
+		}
+		spec.Devices = append(spec.Devices, cdispec.Device{Name: CDIDeviceName(claimUID, v.Device), ContainerEdits: edits})
+	}
+	return spec
+}
+
+// verbsNode is the port's /dev/infiniband/uverbsN when the policy gives it
+// to the container; "" otherwise.
+func verbsNode(v PortView, rdma RDMADeviceSpecs) string {
+	r := v.Port.GetRdma()
+	if r == nil || r.GetUverbs() == "" || rdma == RDMANone || (rdma == RDMANonGaudi && v.Gaudi()) {
+		return ""
+	}
+	return "/dev/infiniband/" + r.GetUverbs()
+}
+
+// WriteCDISpec writes a claim's spec to dir atomically (a runtime never
+// reads half a file) and durably.
+func WriteCDISpec(dir, claimUID string, spec *cdispec.Spec) error {
+	data, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("CDI spec of claim %s: %w", claimUID, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("CDI directory %s: %w", dir, err)
+	}
+	path := CDISpecPath(dir, claimUID)
+	tmp, err := os.CreateTemp(dir, ".rocenet-*.tmp")
+	if err != nil {
+		return fmt.Errorf("CDI spec %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
+	_, werr := tmp.Write(append(data, '\n'))
+	if werr == nil {
+		werr = tmp.Chmod(0o644)
+	}
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		return fmt.Errorf("CDI spec %s: %w", path, werr)
+	}
+	return nil
+}
+
+// RemoveCDISpec removes a claim's spec; none there is no error.
+func RemoveCDISpec(dir, claimUID string) error {
+	path := CDISpecPath(dir, claimUID)
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("CDI spec %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package driver
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	cdispec "tags.cncf.io/container-device-interface/specs-go"
+
+	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+)
+
+func TestClaimSpecGivesTheDevicePluginsEnvironment(t *testing.T) {
+	gaudi := PortView{Port: gaudiPort("0000:19:00.0-p1", "hl0p1", 1), Device: "0000-19-00-0-p1"}
+	roce := PortView{Port: &pb.Port{Id: "0000:3b:00.0-p0", Name: "ens1f0",
+		Rdma: &pb.RdmaDevice{Device: "mlx5_0", Uverbs: "uverbs3", GidIndex: -1}}, Device: "0000-3b-00-0-p0"}
+	plain := PortView{Port: &pb.Port{Id: "if-eth1", Name: "eth1"}, Device: "if-eth1"}
+	spec := ClaimSpec("uid1", []PortView{gaudi, roce, plain}, RDMANonGaudi)
+	if spec.Kind != CDIKind || len(spec.Devices) != 3 {
+		t.Fatalf("spec %+v", spec)
+	}
+	wantEnv := []string{
+		"ROCENET_PORT_IDS=0000:19:00.0-p1,0000:3b:00.0-p0,if-eth1",
+		"ROCENET_PORT_INTERFACES=hl0p1,ens1f0,eth1",
+		"ROCENET_RDMA_DEVICES=hbl_0,mlx5_0,",
+		"ROCENET_GID_INDEX=3,,",
+	}
+	for _, d := range spec.Devices {
+		if !reflect.DeepEqual(d.ContainerEdits.Env, wantEnv) {
+			t.Errorf("%s env %v", d.Name, d.ContainerEdits.Env)
+		}
+	}
+	if spec.Devices[0].Name != "uid1-0000-19-00-0-p1" || len(spec.Devices[0].ContainerEdits.DeviceNodes) != 0 {
+		t.Errorf("Gaudi port under non-gaudi: %+v", spec.Devices[0])
+	}
+	nodes := spec.Devices[1].ContainerEdits.DeviceNodes
+	if len(nodes) != 2 || nodes[0].Path != "/dev/infiniband/uverbs3" || nodes[1].Path != "/dev/infiniband/rdma_cm" {
+		t.Errorf("RoCE port nodes %+v", nodes)
+	}
+	if len(spec.Devices[2].ContainerEdits.DeviceNodes) != 0 {
+		t.Errorf("port without RDMA got nodes")
+	}
+	if all := ClaimSpec("uid1", []PortView{gaudi}, RDMAAll); len(all.Devices[0].ContainerEdits.DeviceNodes) != 2 {
+		t.Errorf("all: %+v", all.Devices[0])
+	}
+	if none := ClaimSpec("uid1", []PortView{roce}, RDMANone); len(none.Devices[0].ContainerEdits.DeviceNodes) != 0 {
+		t.Errorf("none: %+v", none.Devices[0])
+	}
+	if noRDMA := ClaimSpec("u", []PortView{plain}, RDMAAll); len(noRDMA.Devices[0].ContainerEdits.Env) != 2 {
+		t.Errorf("RDMA variables without RDMA: %v", noRDMA.Devices[0].ContainerEdits.Env)
+	}
+}
+
+func TestWriteAndRemoveCDISpec(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cdi")
+	spec := ClaimSpec("uid2", []PortView{{Port: &pb.Port{Id: "if-eth1", Name: "eth1"}, Device: "if-eth1"}}, RDMAAll)
+	if err := WriteCDISpec(dir, "uid2", spec); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(CDISpecPath(dir, "uid2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back cdispec.Spec
+	if err := json.Unmarshal(data, &back); err != nil || back.Devices[0].Name != "uid2-if-eth1" || back.Version != "0.6.0" {
+		t.Errorf("read back %+v, %v", back, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+	for i := 0; i < 2; i++ { // idempotent
+		if err := RemoveCDISpec(dir, "uid2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(CDISpecPath(dir, "uid2")); !os.IsNotExist(err) {
+		t.Errorf("still there: %v", err)
+	}
+	if err := WriteCDISpec("/proc/no-such/dir", "x", spec); err == nil {
+		t.Errorf("writing under /proc succeeded")
+	}
+}
+
+func TestParseRDMADeviceSpecs(t *testing.T) {
+	if _, err := ParseRDMADeviceSpecs("some"); err == nil {
+		t.Error("accepted \"some\"")
+	}
+	if v, err := ParseRDMADeviceSpecs("all"); err != nil || v != RDMAAll {
+		t.Error(v, err)
+	}
+}
