@@ -39,6 +39,11 @@ SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:det
 # at a time per core, two under ASan, whose daemons work harder.
 INTEGRATION_JOBS ?= $(shell echo $$(( $(JOBS) * 3 )))
 ASAN_INTEGRATION_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
+# The Go programs (plugins/dra) and the end-to-end tests' Kubernetes
+# components share one module and build cache.
+ROCENET_CACHE ?= /var/cache/rocenet
+export GOMODCACHE ?= $(ROCENET_CACHE)/go/mod
+export GOCACHE ?= $(ROCENET_CACHE)/go/build
 # Runs one timed phase: $(PHASE) "name" -- command...
 PHASE_LOG ?= $(CURDIR)/$(BUILD_DIR)/phases.txt
 PHASE = PHASE_LOG=$(PHASE_LOG) bash $(CURDIR)/tests/phase.sh run
@@ -110,7 +115,8 @@ test-sanitize: test-asan test-tsan
 build-asan: test-deps
 	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_CXX_COMPILER=$(SANITIZER_CXX) -DCMAKE_UNITY_BUILD=$(SANITIZER_UNITY) \
-		-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SANITIZER_CXX_FLAGS)" -DROCENET_SANITIZE=address,undefined
+		-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SANITIZER_CXX_FLAGS)" -DROCENET_SANITIZE=address,undefined \
+		-DROCENET_GO=OFF
 	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
 
 test-asan: build-asan
@@ -120,7 +126,7 @@ test-asan: build-asan
 build-tsan: test-deps
 	cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_CXX_COMPILER=$(SANITIZER_CXX) \
-		-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SANITIZER_CXX_FLAGS)" -DROCENET_SANITIZE=thread
+		-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SANITIZER_CXX_FLAGS)" -DROCENET_SANITIZE=thread -DROCENET_GO=OFF
 	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target tsan_event_loop_test tsan_daemon_watch_test
 
 test-tsan: build-tsan

@@ -12,6 +12,12 @@
 # /var/cache/rocenet) as base/debian-12.tar; podman's own layer cache keeps
 # the build stage's packages between runs on one machine.
 #
+# The DRA plugin's Go stage needs a Go 1.26 image (the Containerfile's
+# GO_IMAGE): here it is made from that Debian base and this machine's Go
+# toolchain, as localhost/golang:<go version>-bookworm; the build mounts
+# $GOMODCACHE and $GOCACHE (default under $ROCENET_CACHE/go), so modules come
+# from the cache or the Go module proxy as on the host.
+#
 # podman runs its build containers with Debian's runc and host networking
 # (the CNI backend's bridge is not needed to reach the mirror), and with
 # limits below this machine's hard ones, which runc cannot raise.
@@ -44,10 +50,29 @@ for name in docker.io/library/debian:12 docker.io/library/debian:12-slim; do
   fi
 done
 
+command -v go >/dev/null || { echo "image.sh: go is not installed" >&2; exit 2; }
+goroot="$(go env GOROOT)"
+go_image="localhost/golang:$(go env GOVERSION | sed 's/^go//')-bookworm"
+if ! podman image exists "$go_image"; then
+  work_go="$(mktemp -d)"
+  cp -a "$goroot" "$work_go/go"
+  printf '%s\n' 'FROM docker.io/library/debian:12' 'COPY go /usr/local/go' \
+    'ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin GOPATH=/go' \
+    >"$work_go/Containerfile"
+  podman build --runtime runc --network host -t "$go_image" "$work_go" >&2
+  rm -rf "$work_go"
+fi
+gomodcache="${GOMODCACHE:-$cache/go/mod}"
+gocache="${GOCACHE:-$cache/go/build}"
+mkdir -p "$gomodcache" "$gocache"
+
 start=$SECONDS
 hard_nofile="$(ulimit -Hn)"
+go_args=(--build-arg "GO_IMAGE=$go_image" --build-arg "GOPROXY=$(go env GOPROXY)"
+  -v "$gomodcache:/go/pkg/mod" -v "$gocache:/root/.cache/go-build")
 podman build --runtime runc --network host \
   --ulimit "nofile=$hard_nofile:$hard_nofile" --ulimit nproc=4096:4096 \
+  "${go_args[@]}" \
   -f "$root/packaging/container/Containerfile" \
   --ignorefile "$root/packaging/container/Containerfile.dockerignore" \
   -t "localhost/rocenet:$tag" "$root" >&2
@@ -56,6 +81,7 @@ podman build --runtime runc --network host \
 # 1.6 GB each, are removed.
 podman build --runtime runc --network host \
   --ulimit "nofile=$hard_nofile:$hard_nofile" --ulimit nproc=4096:4096 \
+  "${go_args[@]}" \
   -f "$root/packaging/container/Containerfile" \
   --ignorefile "$root/packaging/container/Containerfile.dockerignore" \
   --target build -t localhost/rocenet-build:cache "$root" >/dev/null
