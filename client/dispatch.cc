@@ -17,6 +17,7 @@
 #include "client/cmd_neighbors.h"
 #include "client/cmd_ports.h"
 #include "client/cmd_reconcile.h"
+#include "client/cmd_reservations.h"
 #include "client/cmd_topology.h"
 #include "client/cmd_wait.h"
 #include "client/command.h"
@@ -32,9 +33,9 @@ namespace {
 
 const std::vector<const Command*>& Commands() {
   static const auto* commands = new std::vector<const Command*>{
-      &PortsCommand(),  &NeighborsCommand(),   &AddressingCommand(),
-      &HealthCommand(), &AttachmentsCommand(), &ReconcileCommand(),
-      &WaitCommand(),   &TopologyCommand(),    &CompletionCommand(), &DiagCommand()};
+      &PortsCommand(),       &NeighborsCommand(),    &AddressingCommand(), &HealthCommand(),
+      &AttachmentsCommand(), &ReservationsCommand(), &ReconcileCommand(),  &WaitCommand(),
+      &TopologyCommand(),    &CompletionCommand(),   &DiagCommand()};
   return *commands;
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// rocectl topology and rocectl attachments against a fake rocenetd.
+// rocectl topology, attachments and reservations against a fake rocenetd.
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -115,6 +115,33 @@ TEST_F(TopologyCommandTest, AttachmentsTableAndJson) {
   result = RunCli({"--socket", socket_, "attachments", "so1"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.out, IsEmpty());
+}
+
+TEST_F(TopologyCommandTest, ReservationsTableAndJson) {
+  v1::Reservation* r = data_.reservations.add_reservations();
+  r->set_owner_uid("8c1d2e3f");
+  r->set_owner("ml/rdma-claim");
+  r->add_pod_uids("6a1f0c2e");
+  r->add_port_ids("0000:19:00.0-p8");
+  StartDaemon();
+  CliResult result = RunCli({"--socket", socket_, "reservations"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, StartsWith("OWNER           OWNER UID   PODS       PORTS"));
+  EXPECT_THAT(result.out, HasSubstr("ml/rdma-claim   8c1d2e3f    6a1f0c2e   0000:19:00.0-p8"));
+  result = RunCli({"--socket", socket_, "reservations", "-o", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(nlohmann::json::parse(result.out)["reservations"][0]["port_ids"][0],
+            "0000:19:00.0-p8");
+  result = RunCli({"--socket", socket_, "reservations", "x"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.out, IsEmpty());
+}
+
+TEST_F(TopologyCommandTest, NoReservations) {
+  StartDaemon();
+  const CliResult result = RunCli({"--socket", socket_, "reservations"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "No ports are reserved.\n");
 }
 
 }  // namespace

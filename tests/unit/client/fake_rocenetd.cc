@@ -282,12 +282,29 @@ class FakeRocenetd::Attachments final : public v1::Attachments::Service {
   absl::Notification& stop_;
 };
 
+class FakeRocenetd::Reservations final : public v1::Reservations::Service {
+ public:
+  Reservations(const FakeData& data, absl::Notification& stop) : data_(data), stop_(stop) {}
+
+  grpc::Status List(grpc::ServerContext*, const v1::ListReservationsRequest*,
+                    v1::ListReservationsResponse* response) override {
+    stop_.WaitForNotificationWithTimeout(data_.delay);
+    *response = data_.reservations;
+    return grpc::Status::OK;
+  }
+
+ private:
+  const FakeData& data_;
+  absl::Notification& stop_;
+};
+
 FakeRocenetd::FakeRocenetd(FakeData data)
     : data_(std::move(data)),
       ports_(std::make_unique<Ports>(data_, shutting_down_)),
       health_(std::make_unique<Health>(data_, shutting_down_)),
       addressing_(std::make_unique<Addressing>(data_, shutting_down_, reconcile_calls_)),
-      attachments_(std::make_unique<Attachments>(data_, shutting_down_)) {}
+      attachments_(std::make_unique<Attachments>(data_, shutting_down_)),
+      reservations_(std::make_unique<Reservations>(data_, shutting_down_)) {}
 
 std::unique_ptr<FakeRocenetd> FakeRocenetd::Start(const std::string& socket_path, FakeData data) {
   std::unique_ptr<FakeRocenetd> fake(new FakeRocenetd(std::move(data)));
@@ -297,6 +314,7 @@ std::unique_ptr<FakeRocenetd> FakeRocenetd::Start(const std::string& socket_path
   builder.RegisterService(fake->health_.get());
   builder.RegisterService(fake->addressing_.get());
   builder.RegisterService(fake->attachments_.get());
+  builder.RegisterService(fake->reservations_.get());
   fake->server_ = builder.BuildAndStart();
   if (fake->server_ == nullptr) {
     ADD_FAILURE() << "cannot serve on " << socket_path;

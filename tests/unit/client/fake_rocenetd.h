@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // An in-process stand-in for rocenetd: the rocenet.v1 PortDiscovery, Health,
-// Addressing and Attachments (List) services answering from fixed data on a
-// unix socket, so
+// Addressing, Attachments (List) and Reservations (List) services answering
+// from fixed data on a unix socket, so
 // rocectl can be tested end to end without the daemon.
 //
 // The data is fixed at Start() and only read afterwards; gRPC's threads call
@@ -20,6 +20,7 @@
 #include "rocenet/v1/attach.grpc.pb.h"
 #include "rocenet/v1/health.grpc.pb.h"
 #include "rocenet/v1/ports.grpc.pb.h"
+#include "rocenet/v1/reservations.grpc.pb.h"
 
 namespace rocenet::rocectl::testutil {
 
@@ -30,6 +31,7 @@ struct FakeData {
   // ListPlans and GetPlan answer from this, Reconcile too.
   v1::ListPlansResponse plans;
   v1::ListAttachmentsResponse attachments;
+  v1::ListReservationsResponse reservations;
   // WatchHealth sends `health`, then each of these `watch_interval` apart,
   // then keeps the stream open until the client goes or the fake stops.
   std::vector<v1::NodeHealth> health_updates;
@@ -59,6 +61,7 @@ class FakeRocenetd {
   class Health;
   class Addressing;
   class Attachments;
+  class Reservations;
 
   explicit FakeRocenetd(FakeData data);
 
@@ -70,6 +73,7 @@ class FakeRocenetd {
   std::atomic<int> reconcile_calls_{0};
   std::unique_ptr<Addressing> addressing_;
   std::unique_ptr<Attachments> attachments_;
+  std::unique_ptr<Reservations> reservations_;
   std::unique_ptr<grpc::Server> server_;
 };
 
