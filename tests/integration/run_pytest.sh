@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs one pytest file for CTest with Debian's python3 (where python3-pytest
+# Runs pytest files (one run, sharing session fixtures) for CTest with Debian's python3 (where python3-pytest
 # lives, whatever python3 comes first on PATH). Exit 77 (CTest: skipped) when the test
 # cannot run here (not root, no network namespaces) or every test in it
 # skipped, so a skip is never reported as a pass.
@@ -18,7 +18,7 @@ fi
 ip netns del "$probe"
 
 out=$(mktemp)
-/usr/bin/python3 -m pytest -p no:cacheprovider -rs -vv "$file" 2>&1 | tee "$out"
+/usr/bin/python3 -m pytest -p no:cacheprovider -rs -vv "$@" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 summary=$(tail -n 1 "$out")
 rm -f "$out"

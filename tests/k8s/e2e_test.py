@@ -20,180 +20,23 @@ import glob
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+from e2e_support import (DAEMON_SOCKET, HERE, NEXT_IMAGE, PORTS, RESOURCE,  # noqa: F401
+                         deployed, wait)
 
-import testcluster as k8s  # noqa: E402
-import fabric as sim  # noqa: E402
-
-ROOT = os.path.join(HERE, "..", "..")
-FABRIC_DIR = "/run/rocenet-e2e/fabric"
-NODE_LABEL = "feature.node.kubernetes.io/pci-1200_1da3.present=true"
-RESOURCE = "rocenet.io/scale-out-port"
-NAD = os.path.join(ROOT, "packaging", "kubernetes", "examples", "network-attachment-definition.yaml")
-PORTS = 4
-IMAGE = "localhost/rocenet:e2e"
-NEXT_IMAGE = "localhost/rocenet:e2e-next"
 PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
-DAEMON_SOCKET = "/run/rocenet/rocenetd.sock"
-
-
-def wait(what: str, pred, timeout: float = 60, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"{what}: not within {timeout:.0f} s (last: {last!r})")
-
-
-def skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root"
-    if shutil.which("go") is None:
-        return "needs Go (the components are built from the Go module proxy)"
-    for tool in ("podman", "debootstrap", "runc", "busybox", "gcc"):
-        if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}"):
-            return f"needs {tool} (packaging/debian-deps.sh test)"
-    probe = f"rnk8sprobe{os.getpid()}"
-    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
-        return "needs network namespaces"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    return None
-
-
-class Env:
-    """The cluster, the fabric and kubectl."""
-
-    def __init__(self, cluster: k8s.Cluster, fab):
-        self.cluster = cluster
-        self.fab = fab
-        self.say = print
-
-    def kubectl(self, *args: str, check: bool = True, input: str | None = None):
-        return self.cluster.kubectl(*args, check=check, input=input)
-
-    def json(self, *args: str) -> dict:
-        return json.loads(self.kubectl(*args, "-o", "json").stdout)
-
-    def allocatable(self) -> int:
-        node = self.json("get", "node", self.cluster.node)
-        return int(node["status"]["allocatable"].get(RESOURCE, "0"))
-
-    def rocectl(self, *args: str) -> str:
-        return self.kubectl("-n", "rocenet-system", "exec", "ds/rocenet", "-c", "rocenetd",
-                            "--", "rocectl", *args).stdout
-
-    def pod(self, name: str, ports: int, annotate: bool = True) -> None:
-        spec = {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default",
-                         "annotations": {"k8s.v1.cni.cncf.io/networks": "gaudi-scale-out"}
-                         if annotate else {}},
-            "spec": {"terminationGracePeriodSeconds": 1,
-                     "containers": [{"name": "main", "image": k8s.TEST_IMAGE,
-                                     "command": ["/bin/sh", "-c", "sleep 3600"],
-                                     "resources": {"limits": {RESOURCE: ports}}}]},
-        }
-        self.kubectl("apply", "-f", "-", input=json.dumps(spec))
-
-    def phase(self, name: str) -> str:
-        return self.json("get", "pod", name)["status"].get("phase", "")
-
-    def delete(self, name: str) -> None:
-        self.kubectl("delete", "pod", name, "--wait=true", "--timeout=60s")
-
-    def exec(self, pod: str, *argv: str) -> str:
-        return self.kubectl("exec", pod, "--", *argv).stdout
 
 
 @pytest.fixture(scope="module")
-def env(request):
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    terminal = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-
-    def say(line: str) -> None:
-        """A figure in the test log, whether or not the test passes."""
-        if terminal is None or capture is None:
-            print(line)
-            return
-        with capture.global_and_fixture_disabled():
-            terminal.write_line(line)
-    started = [time.monotonic()]
-
-    def took(step: str) -> None:
-        now = time.monotonic()
-        say(f"e2e set-up: {step}: {now - started[0]:.0f} s")
-        started[0] = now
-    work = tempfile.mkdtemp(prefix="rocenet-e2e-")
-    fab = cluster = None
-    try:
-        bin_dir = os.path.join(work, "bin")
-        subprocess.run(["bash", os.path.join(HERE, "components.sh"), bin_dir], check=True)
-        took("components (tests/k8s/components.sh)")
-        archive = os.path.join(work, "rocenet.tar")
-        subprocess.run(["bash", os.path.join(HERE, "image.sh"), archive, "e2e"], check=True)
-        took("rocenet's image (tests/k8s/image.sh)")
-        # The rolling update's "new version": the same image under a new tag.
-        next_archive = os.path.join(work, "rocenet-next.tar")
-        subprocess.run(["podman", "tag", IMAGE, NEXT_IMAGE], check=True)
-        subprocess.run(["podman", "save", "--format", "oci-archive", "-o", next_archive,
-                        NEXT_IMAGE], check=True, capture_output=True)
-        subprocess.run(["podman", "rmi", NEXT_IMAGE], capture_output=True)
-        sim.down(FABRIC_DIR)
-        fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR)
-        took("the image's second tag and the fabric")
-        cluster = k8s.Cluster.up(bin_dir, node_netns=fab.node_netns)
-        cluster.import_image(archive)
-        cluster.import_image(next_archive)
-        took("the cluster up, the images imported")
-        e = Env(cluster, fab)
-        e.say = say
-        rendered = e.kubectl("kustomize", os.path.join(HERE, "overlay")).stdout
-        cluster.track_host_paths(host_paths(rendered))
-        e.kubectl("label", "node", cluster.node, NODE_LABEL)
-        e.kubectl("apply", "-f", os.path.join(bin_dir, "nad-crd.yaml"))
-        e.kubectl("wait", "--for=condition=established", "--timeout=60s",
-                  "crd/network-attachment-definitions.k8s.cni.cncf.io")
-        e.kubectl("apply", "-k", os.path.join(HERE, "overlay"))
-        e.kubectl("apply", "-f", NAD)
-        took("rocenet applied")
+def env(artifacts, say, took):
+    with deployed(artifacts, os.path.join(HERE, "overlay"), say, took) as e:
         yield e
-    finally:
-        started[0] = time.monotonic()
-        if cluster is not None:
-            k8s.down()
-            took("the cluster down")
-        if fab is not None:
-            fab.down()
-        shutil.rmtree("/run/rocenet-e2e", ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def host_paths(rendered: str) -> list[str]:
-    """The hostPath volumes of the rendered manifests."""
-    paths = []
-    for line in rendered.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("path: /"):
-            paths.append(stripped.split(":", 1)[1].strip())
-    return paths
 
 
 def test_the_daemonset_becomes_ready_and_kubelet_counts_the_healthy_ports(env):

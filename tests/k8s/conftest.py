@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The end-to-end tests' shared fixtures: the figures printed in the test
+log, and the components and image, built once per run for every cluster."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+
+import pytest
+
+import e2e_support as e2e
+
+
+@pytest.fixture(scope="session")
+def say(request):
+    terminal = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+
+    def say(line: str) -> None:
+        """A figure in the test log, whether or not the test passes."""
+        if terminal is None or capture is None:
+            print(line)
+            return
+        with capture.global_and_fixture_disabled():
+            terminal.write_line(line)
+    return say
+
+
+@pytest.fixture(scope="session")
+def took(say):
+    started = [time.monotonic()]
+
+    def took(step: str) -> None:
+        now = time.monotonic()
+        say(f"e2e set-up: {step}: {now - started[0]:.0f} s")
+        started[0] = now
+    return took
+
+
+@pytest.fixture(scope="session")
+def artifacts(took):
+    reason = e2e.skip_reason()
+    if reason:
+        pytest.skip(reason)
+    work = tempfile.mkdtemp(prefix="rocenet-e2e-")
+    try:
+        yield e2e.Artifacts(work, took)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the end-to-end tests share: the set-up (components, image, fabric,
+cluster, rocenet applied from an overlay), the wait loop and Env, the
+cluster seen through kubectl."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+
+import testcluster as k8s  # noqa: E402
+import fabric as sim  # noqa: E402
+
+ROOT = os.path.join(HERE, "..", "..")
+FABRIC_DIR = "/run/rocenet-e2e/fabric"
+NODE_LABEL = "feature.node.kubernetes.io/pci-1200_1da3.present=true"
+RESOURCE = "rocenet.io/scale-out-port"
+NAD = os.path.join(ROOT, "packaging", "kubernetes", "examples", "network-attachment-definition.yaml")
+PORTS = 4
+IMAGE = "localhost/rocenet:e2e"
+NEXT_IMAGE = "localhost/rocenet:e2e-next"
+DAEMON_SOCKET = "/run/rocenet/rocenetd.sock"
+
+
+def wait(what: str, pred, timeout: float = 60, interval: float = 0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"{what}: not within {timeout:.0f} s (last: {last!r})")
+
+
+def skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    if shutil.which("go") is None:
+        return "needs Go (the components are built from the Go module proxy)"
+    for tool in ("podman", "debootstrap", "runc", "busybox", "gcc"):
+        if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}"):
+            return f"needs {tool} (packaging/debian-deps.sh test)"
+    probe = f"rnk8sprobe{os.getpid()}"
+    if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
+        return "needs network namespaces"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+class Env:
+    """The cluster, the fabric and kubectl."""
+
+    def __init__(self, cluster: k8s.Cluster, fab, say=print):
+        self.cluster = cluster
+        self.fab = fab
+        self.say = say
+
+    def kubectl(self, *args: str, check: bool = True, input: str | None = None):
+        return self.cluster.kubectl(*args, check=check, input=input)
+
+    def json(self, *args: str) -> dict:
+        return json.loads(self.kubectl(*args, "-o", "json").stdout)
+
+    def apply(self, obj: dict) -> None:
+        self.kubectl("apply", "-f", "-", input=json.dumps(obj))
+
+    def allocatable(self) -> int:
+        node = self.json("get", "node", self.cluster.node)
+        return int(node["status"]["allocatable"].get(RESOURCE, "0"))
+
+    def rocectl(self, *args: str) -> str:
+        return self.kubectl("-n", "rocenet-system", "exec", "ds/rocenet", "-c", "rocenetd",
+                            "--", "rocectl", *args).stdout
+
+    def attachments(self, pod: str | None = None) -> list[dict]:
+        listed = json.loads(self.rocectl("attachments", "-o", "json")).get("attachments", [])
+        return [a for a in listed if pod is None or a.get("pod", {}).get("name") == pod]
+
+    def pod(self, name: str, ports: int, annotate: bool = True) -> None:
+        self.apply({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default",
+                         "annotations": {"k8s.v1.cni.cncf.io/networks": "gaudi-scale-out"}
+                         if annotate else {}},
+            "spec": {"terminationGracePeriodSeconds": 1,
+                     "containers": [{"name": "main", "image": k8s.TEST_IMAGE,
+                                     "command": ["/bin/sh", "-c", "sleep 3600"],
+                                     "resources": {"limits": {RESOURCE: ports}}}]},
+        })
+
+    def phase(self, name: str) -> str:
+        return self.json("get", "pod", name)["status"].get("phase", "")
+
+    def delete(self, name: str) -> None:
+        self.kubectl("delete", "pod", name, "--wait=true", "--timeout=60s")
+
+    def exec(self, pod: str, *argv: str) -> str:
+        return self.kubectl("exec", pod, "--", *argv).stdout
+
+
+def host_paths(rendered: str) -> list[str]:
+    """The hostPath volumes of the rendered manifests."""
+    paths = []
+    for line in rendered.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("path: /"):
+            paths.append(stripped.split(":", 1)[1].strip())
+    return paths
+
+
+class Artifacts:
+    """What every cluster of a run is made from, built once: the
+    components and rocenet's image (and the same image under a second tag,
+    the rolling update's "new version")."""
+
+    def __init__(self, work: str, took):
+        self.bin_dir = os.path.join(work, "bin")
+        subprocess.run(["bash", os.path.join(HERE, "components.sh"), self.bin_dir], check=True)
+        took("components (tests/k8s/components.sh)")
+        self.archive = os.path.join(work, "rocenet.tar")
+        subprocess.run(["bash", os.path.join(HERE, "image.sh"), self.archive, "e2e"], check=True)
+        took("rocenet's image (tests/k8s/image.sh)")
+        self.next_archive = os.path.join(work, "rocenet-next.tar")
+        subprocess.run(["podman", "tag", IMAGE, NEXT_IMAGE], check=True)
+        subprocess.run(["podman", "save", "--format", "oci-archive", "-o", self.next_archive,
+                        NEXT_IMAGE], check=True, capture_output=True)
+        subprocess.run(["podman", "rmi", NEXT_IMAGE], capture_output=True)
+        took("the image's second tag")
+
+
+@contextlib.contextmanager
+def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None):
+    """A fabric, a cluster on it and rocenet applied from `overlay` (a
+    kustomization directory); `patch(env, kustomization_dict)` may add to
+    the kustomization applied (which names `overlay` as its resource).
+    Everything is taken down afterwards."""
+    fab = cluster = None
+    work = tempfile.mkdtemp(prefix="rocenet-e2e-apply-")
+    try:
+        sim.down(FABRIC_DIR)
+        fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR)
+        cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns)
+        cluster.import_image(artifacts.archive)
+        cluster.import_image(artifacts.next_archive)
+        took("the fabric and the cluster up, the images imported")
+        e = Env(cluster, fab, say)
+        kustomization = {"resources": [os.path.relpath(overlay, work)]}
+        if patch is not None:
+            patch(e, kustomization)
+        with open(os.path.join(work, "kustomization.yaml"), "w") as f:
+            json.dump(kustomization, f)
+        rendered = e.kubectl("kustomize", work).stdout
+        cluster.track_host_paths(host_paths(rendered))
+        e.kubectl("label", "node", cluster.node, NODE_LABEL)
+        e.kubectl("apply", "-f", os.path.join(artifacts.bin_dir, "nad-crd.yaml"))
+        e.kubectl("wait", "--for=condition=established", "--timeout=60s",
+                  "crd/network-attachment-definitions.k8s.cni.cncf.io")
+        e.kubectl("apply", "-k", work)
+        e.kubectl("apply", "-f", NAD)
+        took("rocenet applied")
+        yield e
+    finally:
+        if cluster is not None:
+            k8s.down()
+            took("the cluster down")
+        if fab is not None:
+            fab.down()
+        shutil.rmtree("/run/rocenet-e2e", ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
