@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The attachment metric families (DESIGN.md 3.9): the CNI plugin's calls
-// into the daemon by operation and outcome, and their latency. Every
+// into the daemon by operation and outcome, and their latency; and the
+// ports reserved for DRA claims, which those calls hand out. Every
 // operation and outcome is listed from the start, at 0, so rate() sees the
 // first call.
 #include <limits>
@@ -47,6 +48,13 @@ void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>
   }
   out->push_back(std::move(operations));
   out->push_back(std::move(duration));
+
+  MetricFamily reserved =
+      Family("rocenet_reserved_ports",
+             "Ports reserved for the pods of a DRA claim, attached or not (rocectl reservations).",
+             MetricType::Gauge);
+  AddSample(reserved, {}, static_cast<double>(snapshot.reserved_ports));
+  out->push_back(std::move(reserved));
 }
 
 }  // namespace rocenet::api::metrics_internal

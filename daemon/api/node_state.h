@@ -43,6 +43,8 @@ struct NodeSnapshot {
   std::map<std::string, lldp::PortLldpCounters> lldp_counters;
   // The attachment calls answered since the daemon started.
   AttachStats attach;
+  // Ports reserved for DRA claims' pods (rocenet.v1.Reservations).
+  uint64_t reserved_ports = 0;
   // Each port's PFC by port id (ports rocenetd read it from), and what
   // qos.pfc asks.
   std::map<std::string, qos::PortPfc> pfc;

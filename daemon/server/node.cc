@@ -236,6 +236,11 @@ std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot(std::vector<invento
     std::lock_guard<std::mutex> lock(attach_stats_mu_);
     snapshot->attach = attach_stats_;
   }
+  if (parts_.attach != nullptr) {
+    for (const attach::Reservation& reservation : parts_.attach->Reservations()) {
+      snapshot->reserved_ports += reservation.port_ids.size();
+    }
+  }
   if (parts_.pfc != nullptr) {
     snapshot->pfc = parts_.pfc->ports();
     snapshot->pfc_request = parts_.pfc->request();

@@ -79,10 +79,11 @@ FAMILIES = {
     "rocenet_addressing_plan_info": "gauge",
     "rocenet_attach_operations_total": "counter",
     "rocenet_attach_duration_seconds": "histogram",
+    "rocenet_reserved_ports": "gauge",
 }
 NODE_FAMILIES = {"rocenet_build_info", "rocenet_node_ready", "rocenet_node_managed_ports",
                  "rocenet_attach_operations_total",
-                 "rocenet_attach_duration_seconds"}
+                 "rocenet_attach_duration_seconds", "rocenet_reserved_ports"}
 # Families of other parts of rocenetd (configuration reload, diagnostics):
 # held to the naming rules here, their values tested with their features.
 OTHER_PREFIXES = ("rocenet_config_", "rocenet_diag_")

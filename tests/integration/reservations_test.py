@@ -15,7 +15,7 @@ import subprocess
 import grpc
 import pytest
 
-from harness import binary, ready_daemon, wait_until
+from harness import binary, metric_value, ready_daemon, wait_until
 
 # Reserve, Release and List speak protobuf; the test has no generated code
 # (nor the protobuf package), so the few messages are written and read by
@@ -190,6 +190,7 @@ def test_reserved_port_reaches_its_pod_and_no_other(fabric, daemon, pod):
     assert got["owner_uid"] == "claim-a-uid" and got["owner"] == "default/claim-a"
     assert got["pod_uids"] == ["uid-a"] and got["port_ids"] == [reserved_id]
     assert got["created"] > 0
+    assert metric_value(daemon.metrics(), "rocenet_reserved_ports") == 1
     # Kubelet prepares a claim again after its own restart: the same answer.
     assert api.reserve("claim-a-uid", "default/claim-a", ["uid-a"], [reserved_id]) == got
 
@@ -237,6 +238,7 @@ def test_reserved_port_reaches_its_pod_and_no_other(fabric, daemon, pod):
     assert api.release("claim-a-uid") == {"released": True, "port_ids": [reserved_id]}
     assert api.release("claim-a-uid") == {"released": False, "port_ids": []}
     assert api.list() == []
+    assert metric_value(daemon.metrics(), "rocenet_reserved_ports") == 0
 
     # The port came home with A's DEL; once addressed again, C may have it.
     def add_c():

@@ -59,6 +59,7 @@ const std::set<std::string> kNodeFamilies = {
     "rocenet_node_managed_ports",
     "rocenet_attach_operations_total",
     "rocenet_attach_duration_seconds",
+    "rocenet_reserved_ports",
     "rocenet_config_reloads_total",
     "rocenet_config_last_reload_success_timestamp_seconds",
     "rocenet_config_last_reload_successful",

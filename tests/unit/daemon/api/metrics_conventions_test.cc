@@ -63,6 +63,7 @@ NodeSnapshot ScrapedSnapshot() {
   snapshot.attach.Record(AttachOperation::kAttach, false, absl::Seconds(7));
   snapshot.attach.Record(AttachOperation::kCheck, true, absl::Milliseconds(2));
   snapshot.attach.Record(AttachOperation::kDetach, true, absl::Milliseconds(30));
+  snapshot.reserved_ports = 2;
   return snapshot;
 }
 
@@ -183,6 +184,7 @@ TEST_F(MetricsConventionsTest, TheFullSetOfDesign39) {
            "rocenet_addressing_plan_info",
            "rocenet_attach_operations_total",
            "rocenet_attach_duration_seconds",
+           "rocenet_reserved_ports",
        }) {
     EXPECT_EQ(families_.count(name), 1u) << name;
   }
@@ -255,6 +257,10 @@ TEST_F(MetricsConventionsTest, AttachOperationsAndLatency) {
   EXPECT_EQ(bucket("attach", "+Inf"), 3);
   EXPECT_EQ(bucket("check", "0.005"), 1);
   EXPECT_EQ(bucket("gc", "+Inf"), 0);
+}
+
+TEST_F(MetricsConventionsTest, ReservedPorts) {
+  EXPECT_EQ(Values("rocenet_reserved_ports"), (std::map<Labels, double>{{{}, 2}}));
 }
 
 // The checker itself: each rule catches what it is there for.
