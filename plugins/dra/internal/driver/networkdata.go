@@ -4,6 +4,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
@@ -132,7 +134,14 @@ func (d *Driver) syncNetworkData(ctx context.Context, written map[string][]resou
 		if prev, ok := written[r.GetOwnerUid()]; ok && apiequality.Semantic.DeepEqual(prev, ours) {
 			continue
 		}
-		if err := d.writeClaimStatus(ctx, r, ours); err != nil {
+		err := d.writeClaimStatus(ctx, r, ours)
+		if errors.Is(err, errClaimGone) {
+			// The claim was deleted while nobody could unprepare it (the
+			// node or the plugin was down): kubelet never will, so its
+			// ports are freed here.
+			err = d.releaseStale(ctx, r)
+		}
+		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
@@ -149,6 +158,23 @@ func (d *Driver) syncNetworkData(ctx context.Context, written map[string][]resou
 	return nil
 }
 
+// errClaimGone: a reservation's claim is not in the API server any more
+// (or a newer claim has its name).
+var errClaimGone = errors.New("the claim is gone")
+
+func (d *Driver) releaseStale(ctx context.Context, r *pb.Reservation) error {
+	callCtx, cancel := context.WithTimeout(ctx, d.opts.CallTimeout)
+	defer cancel()
+	if _, err := d.daemon.Reservations.Release(callCtx, &pb.ReleaseRequest{OwnerUid: r.GetOwnerUid()}); err != nil {
+		return fmt.Errorf("releasing the reservation of deleted claim %s (%s): %w", r.GetOwner(), r.GetOwnerUid(), err)
+	}
+	if err := RemoveCDISpec(d.opts.CDIDir, r.GetOwnerUid()); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("released the ports of a deleted claim", "claim", r.GetOwner(), "uid", r.GetOwnerUid(), "ports", r.GetPortIds())
+	return nil
+}
+
 func (d *Driver) writeClaimStatus(ctx context.Context, r *pb.Reservation, ours []resourceapi.AllocatedDeviceStatus) error {
 	ns, name, ok := strings.Cut(r.GetOwner(), "/")
 	if !ok {
@@ -156,13 +182,14 @@ func (d *Driver) writeClaimStatus(ctx context.Context, r *pb.Reservation, ours [
 	}
 	claims := d.kube.ResourceV1().ResourceClaims(ns)
 	claim, err := claims.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return errClaimGone
+	}
 	if err != nil {
 		return fmt.Errorf("claim %s: %w", r.GetOwner(), err)
 	}
 	if string(claim.UID) != r.GetOwnerUid() {
-		// A newer claim of the same name; the reservation's is gone and
-		// kubelet will unprepare it.
-		return nil
+		return errClaimGone
 	}
 	merged := mergeStatus(claim.Status.Devices, d.opts.DriverName, d.PoolName(), ours, metav1.Now())
 	if apiequality.Semantic.DeepEqual(merged, claim.Status.Devices) {
