@@ -3,17 +3,19 @@
 # Builds the real components the end-to-end tests run against, from their Go
 # modules at the versions pinned in tests/k8s/components/*/go.mod and go.sum:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-# kubectl, containerd 2 (with its runc shim and ctr) and Multus' thin
-# plugin, plus Multus' NetworkAttachmentDefinition CRD. runc is Debian's.
+# kubectl, containerd 2 (with its runc shim and ctr), Multus' thin plugin,
+# plus Multus' NetworkAttachmentDefinition CRD, and helm (for the packaging
+# tests, which render the Helm chart). runc is Debian's.
 #
-#   tests/k8s/components.sh [BIN_DIR]
+#   tests/k8s/components.sh [BIN_DIR [COMPONENT...]]
 #
 # Each component is built once into a cache outside the source tree, under a
 # key made of its go.mod, go.sum, build flags and Go version, and reused
 # while the key holds; a build that fails or is interrupted leaves nothing
 # behind. With BIN_DIR, every program (and nad-crd.yaml) is linked there;
-# without, the cache's directories are printed. The time of each build, or
-# that it came from the cache, goes to stderr.
+# without, the cache's directories are printed. With COMPONENT... (names of
+# tests/k8s/components/), only those. The time of each build, or that it
+# came from the cache, goes to stderr.
 #
 #   ROCENET_CACHE  the cache (default /var/cache/rocenet): components/<name>-<key>/
 #                  holds the programs; go/mod and go/build the Go module and
@@ -25,6 +27,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${ROCENET_CACHE:-/var/cache/rocenet}"
 bin_dir="${1:-}"
+only=("${@:2}")
+for name in "${only[@]}"; do
+  [ -f "$here/components/$name/go.mod" ] || { echo "components.sh: no component $name" >&2; exit 2; }
+done
 
 command -v go >/dev/null || { echo "components.sh: go is not installed" >&2; exit 2; }
 export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOFLAGS=-mod=readonly
@@ -43,6 +49,9 @@ required() {
 # cache, unless there already; prints the cache directory.
 build() {
   local name=$1
+  if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $name "* ]]; then
+    return
+  fi
   shift
   local flags=()
   while [ "$1" != "--" ]; do
@@ -98,6 +107,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     "-X $pkg.gitTreeState=clean")
 done
 ctd="$(required containerd github.com/containerd/containerd/v2)"
+helm="$(required helm helm.sh/helm/v4)"
 dirs=(
   "$(build kubernetes -ldflags "-s -w ${stamp[*]}" -- \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
@@ -110,7 +120,11 @@ dirs=(
     github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
     github.com/containerd/containerd/v2/cmd/ctr)"
   "$(build multus -ldflags "-s -w" -- gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus)"
+  "$(build helm -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm" -- \
+    helm.sh/helm/v4/cmd/helm)"
 )
+# Without the components not asked for.
+mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | grep .)
 echo "components: all ready in $((SECONDS - started)) s" >&2
 
 if [ -z "$bin_dir" ]; then
