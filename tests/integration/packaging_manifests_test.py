@@ -6,7 +6,9 @@ overlay keeps least privilege, its mounts, probes and init container, and
 mounts the Secret the config's diag_secret_file names; the optional patches
 change only what they say; the OpenShift SCC is bound to the ServiceAccount
 and allows the DaemonSet's volumes; the PrometheusRule holds the plain rules
-file's groups; the Helm chart matches the base; and the Grafana dashboard
+file's groups; the Helm chart, rendered by the real helm (built by
+tests/k8s/components.sh), makes the same DaemonSet, DeviceClass and RBAC as
+overlays/generic and overlays/generic-dra; and the Grafana dashboard
 queries only metrics rocenetd exports."""
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ import yaml
 from packaging_support import (K8S, OVERLAYS, PKG, REPO, containers, one, render,
                                rocenetd_config, volumes)
 
+CHART = os.path.join(PKG, "helm", "rocenet")
+# The chart's `allocation` for each overlay it must match.
+ALLOCATION = {"generic": "devicePlugin", "generic-dra": "dra"}
 CNI_BIN_DIR = {"generic": "/opt/cni/bin", "openshift": "/var/lib/cni/bin"}
 DAEMON_CAPS = {"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}
 
@@ -334,55 +339,166 @@ def test_prometheusrule_renders_the_plain_rules_file():
 
 # --- Helm -------------------------------------------------------------------------------
 
-def test_helm_chart_values_and_daemonset_match_the_base():
-    chart_dir = os.path.join(PKG, "helm", "rocenet")
-    with open(os.path.join(chart_dir, "Chart.yaml")) as f:
+@pytest.fixture(scope="module")
+def helm(tmp_path_factory):
+    """ROCENET_HELM, or helm 4 from tests/k8s/components.sh (built into its
+    cache the first time, a few minutes; linked from there after). Returns
+    a function that runs it with helm's own directories in a temporary one."""
+    path = os.environ.get("ROCENET_HELM")
+    if not path:
+        if not shutil.which("go"):
+            pytest.skip("go not installed: tests/k8s/components.sh builds helm from its Go module")
+        bin_dir = tmp_path_factory.mktemp("helm-bin")
+        cp = subprocess.run(["bash", os.path.join(REPO, "tests", "k8s", "components.sh"),
+                             str(bin_dir), "helm"], capture_output=True, text=True, timeout=1800)
+        assert cp.returncode == 0, f"tests/k8s/components.sh could not build helm:\n{cp.stderr}"
+        path = str(bin_dir / "helm")
+    home = tmp_path_factory.mktemp("helm-home")
+    env = dict(os.environ, HELM_CACHE_HOME=str(home / "cache"),
+               HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([path, *args], capture_output=True, text=True, timeout=60, env=env)
+    return run
+
+
+def helm_template(helm, *settings: str) -> list[dict]:
+    """`helm template` of the chart as release rocenet in namespace
+    rocenet-system (the kustomize manifests' names), with --set settings."""
+    args = ["template", "rocenet", CHART, "--namespace", "rocenet-system"]
+    for setting in settings:
+        args += ["--set", setting]
+    cp = helm(*args)
+    assert cp.returncode == 0, f"helm {' '.join(args)} failed:\n{cp.stderr}"
+    return [d for d in yaml.safe_load_all(cp.stdout) if d]
+
+
+@pytest.mark.parametrize("overlay_name", sorted(ALLOCATION))
+def test_helm_chart_renders_the_overlays_daemonset(helm, overlay_name):
+    """With allocation devicePlugin the chart makes overlays/generic's
+    DaemonSet, with dra overlays/generic-dra's: the same containers with the
+    same image, command, env, securityContext, probes, resources and mounts,
+    the same volumes, pod settings and rollout, and the same config."""
+    allocation = ALLOCATION[overlay_name]
+    kustomized = render(os.path.join(K8S, "overlays", overlay_name))
+    rendered = helm_template(helm, f"allocation={allocation}")
+    kds, hds = one(kustomized, "DaemonSet", "rocenet"), one(rendered, "DaemonSet", "rocenet")
+    assert hds["metadata"]["namespace"] == kds["metadata"]["namespace"]
+    kcs, hcs = containers(kds), containers(hds)
+    assert sorted(hcs) == sorted(kcs)
+    kspec, hspec = kds["spec"]["template"]["spec"], hds["spec"]["template"]["spec"]
+    assert [c["name"] for c in hspec["initContainers"]] == [c["name"] for c in kspec["initContainers"]]
+    for name, want in kcs.items():
+        got = dict(hcs[name])
+        # The chart's image.pullPolicy, IfNotPresent: Kubernetes' default
+        # for a tagged image, which the kustomize manifests leave to it.
+        assert got.pop("imagePullPolicy") == "IfNotPresent", name
+        for key in sorted(set(want) | set(got)):
+            assert got.get(key) == want.get(key), \
+                f"{overlay_name} / allocation {allocation}: container {name}, {key}:\n" \
+                f"  helm      {got.get(key)}\n  kustomize {want.get(key)}"
+    # The config volume names each tool's ConfigMap; the rest is the same.
+    kvols, hvols = volumes(kds), volumes(hds)
+    assert kvols.pop("config")["configMap"]["name"] == rocenetd_config(kustomized)["metadata"]["name"]
+    assert hvols.pop("config")["configMap"]["name"] == one(rendered, "ConfigMap")["metadata"]["name"]
+    assert sorted(hvols) == sorted(kvols)
+    for name, want in kvols.items():
+        assert hvols[name] == want, f"{overlay_name}: volume {name}:\n  helm      {hvols[name]}\n" \
+            f"  kustomize {want}"
+    for key in sorted((set(kspec) | set(hspec)) - {"containers", "initContainers", "volumes"}):
+        if key == "hostPID":
+            # The chart writes hostPID: false; the manifests leave it out.
+            assert bool(hspec.get(key)) == bool(kspec.get(key)), key
+            continue
+        assert hspec.get(key) == kspec.get(key), f"{overlay_name}: pod spec {key}"
+    assert hds["spec"]["updateStrategy"] == kds["spec"]["updateStrategy"]
+    kconfig = yaml.safe_load(rocenetd_config(kustomized)["data"]["config.yaml"])
+    hconfig = yaml.safe_load(one(rendered, "ConfigMap")["data"]["config.yaml"])
+    assert hconfig == kconfig, "values.yaml's config differs from base/config.yaml"
+    # Nothing else: the chart's objects are the overlay's, less the Namespace
+    # (helm's --namespace) and with the chart's ConfigMap name.
+    assert sorted(d["kind"] for d in rendered) == \
+        sorted(d["kind"] for d in kustomized if d["kind"] != "Namespace")
+
+
+def test_helm_chart_renders_the_dra_components_objects(helm):
+    """allocation dra adds packaging/kubernetes/components/dra's DeviceClass,
+    ClusterRole and ClusterRoleBinding with the same names, selectors, rules
+    and subject; allocation devicePlugin none of them."""
+    kustomized = render(os.path.join(K8S, "overlays", "generic-dra"))
+    rendered = helm_template(helm, "allocation=dra")
+    for kind in ("DeviceClass", "ClusterRole", "ClusterRoleBinding"):
+        want = one(kustomized, kind)
+        got = one(rendered, kind, want["metadata"]["name"])
+        for key in ("spec", "rules", "roleRef", "subjects"):
+            assert got.get(key) == want.get(key), f"{kind} {want['metadata']['name']}: {key}"
+    plain = helm_template(helm)
+    assert not [d["kind"] for d in plain
+                if d["kind"] in ("DeviceClass", "ClusterRole", "ClusterRoleBinding")]
+    assert "dra-plugin" not in containers(one(plain, "DaemonSet", "rocenet"))
+
+
+def test_helm_chart_dra_plugin_flags_follow_values(helm):
+    """draPlugin's values and resourceName reach rocenet-dra-plugin's flags
+    and the DeviceClass; a value the plugin would refuse fails rendering."""
+    docs = helm_template(helm, "allocation=dra", "draPlugin.unhealthyTaint=NoExecute",
+                         "draPlugin.rdmaDeviceSpecs=all", "resourceName=example.com/port")
+    argv = containers(one(docs, "DaemonSet", "rocenet"))["dra-plugin"]["command"]
+    for flag in ("--unhealthy-taint=NoExecute", "--rdma-device-specs=all",
+                 "--resource-name=example.com/port"):
+        assert argv.count(flag) == 1, argv
+    assert len([a for a in argv if a.startswith("--unhealthy-taint=")]) == 1, argv
+    assert one(docs, "DeviceClass")["spec"]["extendedResourceName"] == "example.com/port"
+    plugin = containers(one(helm_template(helm, "resourceName=example.com/port"),
+                            "DaemonSet", "rocenet"))["device-plugin"]
+    assert "--resource-name=example.com/port" in plugin["command"]
+    for setting, message in (
+            ("draPlugin.unhealthyTaint=Evict", 'draPlugin.unhealthyTaint "Evict": want NoSchedule, '
+             "NoExecute or None"),
+            ("draPlugin.rdmaDeviceSpecs=gaudi", 'draPlugin.rdmaDeviceSpecs "gaudi": want none, '
+             "non-gaudi or all")):
+        cp = helm("template", "rocenet", CHART, "--set", "allocation=dra", "--set", setting)
+        assert cp.returncode != 0 and message in cp.stderr, f"{setting}: {cp.stderr}"
+
+
+@pytest.mark.parametrize("allocation", ["deviceplugin", "DRA", ""])
+def test_helm_chart_refuses_an_unknown_allocation(helm, allocation):
+    cp = helm("template", "rocenet", CHART, "--set", f"allocation={allocation}")
+    assert cp.returncode != 0, f"allocation {allocation!r} rendered"
+    assert f'allocation "{allocation}": want devicePlugin' in cp.stderr, cp.stderr
+
+
+def test_helm_chart_passes_helm_lint(helm):
+    for allocation in ALLOCATION.values():
+        cp = helm("lint", "--strict", CHART, "--set", f"allocation={allocation}")
+        assert cp.returncode == 0, f"allocation {allocation}:\n{cp.stdout}{cp.stderr}"
+
+
+def test_helm_chart_values_cover_the_templates():
+    """What rendering does not catch: helm renders a missing value as
+    nothing, so every .Values key the templates use is in values.yaml; the
+    OpenShift SCC (off by default) allows the volumes of both allocations."""
+    with open(os.path.join(CHART, "Chart.yaml")) as f:
         chart = yaml.safe_load(f)
     assert chart["apiVersion"] == "v2" and chart["name"] == "rocenet"
-    with open(os.path.join(chart_dir, "values.yaml")) as f:
+    with open(os.path.join(CHART, "values.yaml")) as f:
         values = yaml.safe_load(f)
-    yaml.safe_load(values["config"])
     templates = ""
-    for path in sorted(glob.glob(os.path.join(chart_dir, "templates", "*"))):
+    for path in sorted(glob.glob(os.path.join(CHART, "templates", "*"))):
         with open(path) as f:
-            text = f.read()
-        # Without helm here: at least every block is closed and every action too.
-        opened = len(re.findall(r"\{\{-?\s*(?:if|range|with|define)\b", text))
-        closed = len(re.findall(r"\{\{-?\s*end\s*-?\}\}", text))
-        assert opened == closed, f"{path}: {opened} blocks opened, {closed} closed"
-        assert text.count("{{") == text.count("}}"), f"{path}: unbalanced {{{{ }}}}"
-        templates += text
+            templates += f.read()
     for ref in set(re.findall(r"\.Values\.([A-Za-z0-9_.]+)", templates)):
         node = values
         for key in ref.split("."):
             assert isinstance(node, dict) and key in node, f"templates use .Values.{ref}, values.yaml lacks it"
             node = node[key]
-    with open(os.path.join(chart_dir, "templates", "daemonset.yaml")) as f:
-        helm_ds = f.read()
-    generic = render(OVERLAYS["generic"])
-    base = one(generic, "DaemonSet", "rocenet")
-    for c in containers(base).values():
-        assert f"- name: {c['name']}" in helm_ds
-        for m in c.get("volumeMounts", []):
-            assert f"mountPath: {m['mountPath']}" in helm_ds
-    for v in volumes(base).values():
-        if "hostPath" in v and v["name"] != "cni-bin":
-            assert f"path: {v['hostPath']['path']}" in helm_ds
-    assert 'add: ["NET_ADMIN", "NET_RAW", "SYS_ADMIN"]' in helm_ds
-    assert helm_ds.count("add: [") == 1 and "privileged: true" not in templates
-    assert "mountPropagation: HostToContainer" in helm_ds
-    assert values["nodeSelector"] == base["spec"]["template"]["spec"]["nodeSelector"]
-    # The same Secret, optional, in the directory of the same config key.
-    base_config = yaml.safe_load(rocenetd_config(generic)["data"]["config.yaml"])
-    assert yaml.safe_load(values["config"])["diag_secret_file"] == base_config["diag_secret_file"]
-    assert values["diagSecretName"] == volumes(base)["diag-secret"]["secret"]["secretName"]
-    assert re.search(r"secretName: \{\{ \.Values\.diagSecretName \}\}\n\s+optional: true\n", helm_ds)
-    with open(os.path.join(chart_dir, "templates", "openshift-scc.yaml")) as f:
-        assert re.search(r"^volumes: \[.*\bsecret\b.*\]$", f.read(), re.MULTILINE)
-    assert '"/usr/bin/rocectl", "--timeout=4s", "health"' in helm_ds.split("livenessProbe")[1]
-    assert "maxSurge: 1" in helm_ds and "maxUnavailable: 0" in helm_ds
-    assert "hostPort" not in helm_ds and "--takeover-wait=2m" in helm_ds
-    assert '--socket-name={{ include "rocenet.pluginSocket" . }}' in helm_ds
+    assert "privileged: true" not in templates
+    assert values["allocation"] == "devicePlugin"
+    with open(os.path.join(CHART, "templates", "openshift-scc.yaml")) as f:
+        scc = re.search(r"^volumes: \[(.*)\]$", f.read(), re.MULTILINE)
+    # secret: the diagnostics Secret; projected: the DRA plugin's API token.
+    assert scc and {"configMap", "hostPath", "projected", "secret"} <= \
+        {v.strip() for v in scc.group(1).split(",")}
 
 
 
