@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 
@@ -76,6 +77,10 @@ func main() {
 		klog.Fatal(err)
 	}
 	kube := kubernetes.NewForConfigOrDie(config)
+	// A DaemonSet would mount it; kubelet does not make it.
+	if err := os.MkdirAll(path.Join(kubeletplugin.KubeletPluginsDir, driverName), 0o750); err != nil {
+		klog.Fatal(err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	helper, err := kubeletplugin.Start(ctx, standin{pool: *node}, kubeletplugin.DriverName(driverName),
