@@ -66,8 +66,12 @@ def test_every_kustomization_renders_offline():
         OVERLAYS["openshift"]: {"Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service",
                                 "SecurityContextConstraints", "ClusterRole", "RoleBinding",
                                 "ServiceMonitor", "PrometheusRule"},
+        os.path.join(K8S, "overlays", "generic-dra"): {"Namespace", "ServiceAccount", "ConfigMap",
+                                                       "DaemonSet", "Service", "DeviceClass",
+                                                       "ClusterRole", "ClusterRoleBinding"},
         os.path.join(K8S, "monitoring"): {"ServiceMonitor", "PrometheusRule"},
         os.path.join(K8S, "examples"): {"NetworkAttachmentDefinition", "Pod"},
+        os.path.join(K8S, "examples", "dra"): {"ResourceClaimTemplate", "Pod"},
         os.path.join(K8S, "examples", "config-override"): {"Namespace", "ServiceAccount",
                                                            "ConfigMap", "DaemonSet", "Service"},
     }

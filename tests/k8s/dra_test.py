@@ -203,7 +203,8 @@ def test_a_pulled_cable_taints_the_device_and_shows_in_the_pods_status(env):
                     "containerStatuses", []):
                 for resource in status.get("allocatedResourcesStatus", []):
                     for d in resource.get("resources", []):
-                        if d.get("resourceID", "").endswith(f"/{device}") and \
+                        # The resource ID is the CDI device: <kind>=<claim uid>-<device>.
+                        if d.get("resourceID", "").endswith(device) and \
                                 d.get("health") == "Unhealthy":
                             return resource
             return None
@@ -219,7 +220,7 @@ def test_a_pulled_cable_taints_the_device_and_shows_in_the_pods_status(env):
         for status in env.json("get", "pod", "dra-trainer")["status"].get("containerStatuses", []):
             for resource in status.get("allocatedResourcesStatus", []):
                 for d in resource.get("resources", []):
-                    if d.get("resourceID", "").endswith(f"/{device}"):
+                    if d.get("resourceID", "").endswith(device):
                         return d.get("health") == "Healthy"
         return False
     wait("the pod's port healthy again", healthy_again, 60, 0.2)
