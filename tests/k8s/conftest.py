@@ -28,15 +28,26 @@ def say(request):
     return say
 
 
+class Took:
+    """Prints how long each set-up step took: the time since the last step
+    (or since reset())."""
+
+    def __init__(self, say):
+        self.say = say
+        self.started = time.monotonic()
+
+    def reset(self) -> None:
+        self.started = time.monotonic()
+
+    def __call__(self, step: str) -> None:
+        now = time.monotonic()
+        self.say(f"e2e set-up: {step}: {now - self.started:.0f} s")
+        self.started = now
+
+
 @pytest.fixture(scope="session")
 def took(say):
-    started = [time.monotonic()]
-
-    def took(step: str) -> None:
-        now = time.monotonic()
-        say(f"e2e set-up: {step}: {now - started[0]:.0f} s")
-        started[0] = now
-    return took
+    return Took(say)
 
 
 @pytest.fixture(scope="session")

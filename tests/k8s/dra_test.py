@@ -18,8 +18,10 @@ The tests run in order and share the cluster: each leaves it as it found it.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -259,6 +261,56 @@ def test_a_pod_written_for_the_device_plugin_runs_unchanged(env):
         "get", "resourceclaim", claim["metadata"]["name"], check=False).returncode != 0, 60)
 
 
+def plugin_pids() -> list[int]:
+    """rocenet-dra-plugin's processes, as the host sees them."""
+    out = subprocess.run(["pgrep", "-f", "^/usr/bin/rocenet-dra-plugin "], capture_output=True,
+                         text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def reservations(env) -> list[dict]:
+    return json.loads(env.rocectl("reservations", "-o", "json")).get("reservations", [])
+
+
+def cdi_specs() -> list[str]:
+    return sorted(glob.glob("/var/run/cdi/rocenet.io-claim_*.json"))
+
+
+def test_a_plugin_killed_in_the_middle_of_prepare_loses_nothing(env):
+    port_template(env, "any-port")
+    # Killed at once, and a little later: kubelet's prepare call is lost
+    # before, during or after rocenetd's reservation.
+    for n, delay in enumerate((0.0, 0.3, 0.8)):
+        name = f"crash-{n}"
+        [pid] = wait("one plugin process", lambda: (lambda p: p if len(p) == 1 else None)(
+            plugin_pids()), 60)
+        claim_pod(env, name, "any-port")
+        time.sleep(delay)
+        os.kill(pid, signal.SIGKILL)
+        started = time.monotonic()
+        wait(f"{name} running", lambda: env.phase(name) == "Running", 120)
+        env.say(f"DRA: plugin killed {delay:.1f} s into a prepare; the pod ran "
+                f"{time.monotonic() - started:.1f} s later")
+        claim = claim_of(env, name)
+        [device] = allocated(claim)
+        [attachment] = env.attachments(name)
+        assert attachment["port_id"] == attr(devices(env)[device], "portID")
+        mine = [r for r in reservations(env) if r["owner_uid"] == claim["metadata"]["uid"]]
+        assert len(mine) == 1 and mine[0]["port_ids"] == [attachment["port_id"]], mine
+        env.delete(name)
+        wait("its reservation released", lambda: not [
+            r for r in reservations(env) if r["owner_uid"] == claim["metadata"]["uid"]], 60)
+    # One reservation and one CDI spec per prepared claim, nothing left over.
+    live = {c["metadata"]["uid"] for c in env.json("get", "resourceclaims")["items"]}
+    assert {r["owner_uid"] for r in reservations(env)} == live & {
+        r["owner_uid"] for r in reservations(env)}
+    assert len(cdi_specs()) == len(reservations(env)), (cdi_specs(), reservations(env))
+    restarts = [s["restartCount"] for s in env.json("-n", "rocenet-system", "get", "pods", "-l",
+                                                    "app.kubernetes.io/name=rocenet")["items"][0]
+                ["status"]["containerStatuses"] if s["name"] == "dra-plugin"]
+    assert restarts == [3], restarts
+
+
 def test_a_gaudi_and_its_ports_are_allocated_on_one_pcie_root(env, artifacts, tmp_path):
     env.delete("dra-trainer")
     ports = json.loads(env.rocectl("ports", "-o", "json"))["ports"]
@@ -271,10 +323,15 @@ def test_a_gaudi_and_its_ports_are_allocated_on_one_pcie_root(env, artifacts, tm
     # constraint would take the first Gaudi and the first ports.
     order = sorted(roots, key=lambda r: (len(roots[r]), r))
     standin = tmp_path / "gaudi-standin"
+    cache = os.environ.get("ROCENET_CACHE", "/var/cache/rocenet")
+    built = time.monotonic()
     subprocess.run(["go", "build", "-o", str(standin), "./test/gaudi-standin"],
                    cwd=os.path.join(ROOT, "plugins", "dra"), check=True,
                    env={**os.environ, "CGO_ENABLED": "0", "GOTOOLCHAIN": "local",
-                        "GOFLAGS": "-mod=readonly"})
+                        "GOFLAGS": "-mod=readonly",
+                        "GOMODCACHE": os.environ.get("GOMODCACHE", f"{cache}/go/mod"),
+                        "GOCACHE": os.environ.get("GOCACHE", f"{cache}/go/build")})
+    env.say(f"DRA: the Gaudi stand-in built in {time.monotonic() - built:.1f} s")
     log = open(tmp_path / "gaudi-standin.log", "w")
     proc = subprocess.Popen([str(standin), "--kubeconfig", env.cluster.kubeconfig,
                              "--node-name", env.cluster.node, "--pcie-roots", ",".join(order)],
