@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "plugins/device/devinfo.h"
-#include "plugins/device/hcl_files.h"
 
 namespace rocenet::device {
 namespace {
@@ -51,6 +50,18 @@ void AddRdma(const std::vector<const PortInfo*>& allocated, RdmaDeviceSpecs spec
   (*response.mutable_envs())[kEnvGidIndex] = absl::StrJoin(gids, ",");
 }
 
+HclPort ToHclPort(const PortInfo& port) {
+  return HclPort{.id = port.id,
+                 .name = port.name,
+                 .pci_address = port.pci_address,
+                 .mac = port.mac,
+                 .port_index = port.port_index,
+                 .gaudi = port.gaudi,
+                 .local = port.local,
+                 .gateway_mac = port.gateway_mac,
+                 .l2 = port.l2};
+}
+
 }  // namespace
 
 std::string HclDirectoryName(std::vector<std::string> ids) {
@@ -63,13 +74,13 @@ std::string HclDirectoryName(std::vector<std::string> ids) {
 std::vector<FileToWrite> HclDirectoryFiles(const std::string& dir,
                                            const std::vector<std::string>& ids,
                                            const PortMap& ports) {
-  std::vector<const PortInfo*> allocated = Lookup(ids, ports);
+  std::vector<HclPort> allocated;
+  for (const PortInfo* port : Lookup(ids, ports)) allocated.push_back(ToHclPort(*port));
+  std::vector<HclPort> all;
+  for (const auto& [id, port] : ports) all.push_back(ToHclPort(port));
   std::vector<FileToWrite> files;
-  if (std::optional<std::string> macs = MacAddrInfoJson(allocated, ports)) {
-    files.push_back({absl::StrCat(dir, "/", kMacInfoFile), *std::move(macs)});
-  }
-  if (std::optional<std::string> gaudinet = GaudinetJson(allocated)) {
-    files.push_back({absl::StrCat(dir, "/", kGaudinetFile), *std::move(gaudinet)});
+  for (HclFile& file : HclFiles(allocated, all)) {
+    files.push_back({absl::StrCat(dir, "/", file.name), std::move(file.content)});
   }
   return files;
 }

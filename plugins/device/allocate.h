@@ -7,7 +7,7 @@
 //   ROCENET_PORT_INTERFACES  their host interface names, same order
 // and for every port with a PCI address a Multus device-info file
 // (devinfo.h). With `hcl_dir` set and Gaudi ports among them, it also gets
-// a directory of its own with HCL's files (hcl_files.h), mounted read-only
+// a directory of its own with HCL's files (daemon/common/hcl_files.h), mounted read-only
 // at `hcl_container_dir`: HCL_MAC_INFO_FILE names its macAddrInfo.json and,
 // when there is one, HCL_GAUDINET_CONFIG_FILE its gaudinet.json. A
 // directory rather than the files themselves, so that a file rewritten by
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "daemon/common/hcl_files.h"
 #include "k8s/deviceplugin/v1beta1/api.pb.h"
 #include "plugins/device/port_info.h"
 
@@ -39,8 +40,9 @@ inline constexpr char kEnvPortInterfaces[] = "ROCENET_PORT_INTERFACES";
 inline constexpr char kEnvGaudinet[] = "HCL_GAUDINET_CONFIG_FILE";
 inline constexpr char kEnvMacInfo[] = "HCL_MAC_INFO_FILE";
 inline constexpr char kDefaultHclContainerDir[] = "/etc/habanalabs/rocenet";
-inline constexpr char kGaudinetFile[] = "gaudinet.json";
-inline constexpr char kMacInfoFile[] = "macAddrInfo.json";
+// The file names are HCL's, shared with rocenetd's reservations.
+using ::rocenet::kGaudinetFile;
+using ::rocenet::kMacInfoFile;
 inline constexpr char kHclDirectoryPrefix[] = "alloc-";
 inline constexpr char kEnvRdmaDevices[] = "ROCENET_RDMA_DEVICES";
 inline constexpr char kEnvGidIndex[] = "ROCENET_GID_INDEX";

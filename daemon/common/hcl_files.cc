@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "plugins/device/hcl_files.h"
+#include "daemon/common/hcl_files.h"
 
 #include <algorithm>
 #include <map>
@@ -9,10 +9,10 @@
 #include "daemon/common/mac_address.h"
 #include "nlohmann/json.hpp"
 
-namespace rocenet::device {
+namespace rocenet {
 namespace {
 
-bool IsGaudiNic(const PortInfo& port) {
+bool IsGaudiNic(const HclPort& port) {
   return port.gaudi && !port.pci_address.empty() && port.port_index >= 0 &&
          port.port_index < kGaudiNicCount;
 }
@@ -26,13 +26,14 @@ std::optional<std::string> UsableMac(const std::string& text) {
 
 }  // namespace
 
-std::optional<std::string> GaudinetJson(const std::vector<const PortInfo*>& allocated) {
-  std::vector<const PortInfo*> sorted = allocated;
+std::optional<std::string> GaudinetJson(const std::vector<HclPort>& given) {
+  std::vector<const HclPort*> sorted;
+  for (const HclPort& port : given) sorted.push_back(&port);
   std::sort(sorted.begin(), sorted.end(),
-            [](const PortInfo* a, const PortInfo* b) { return a->name < b->name; });
+            [](const HclPort* a, const HclPort* b) { return a->name < b->name; });
   // Keys in Habana's documented order, as the host's gaudinet.json has them.
   nlohmann::ordered_json entries = nlohmann::ordered_json::array();
-  for (const PortInfo* port : sorted) {
+  for (const HclPort* port : sorted) {
     if (port->l2) return std::nullopt;
     absl::StatusOr<Ipv4Prefix> local = Ipv4Prefix::Parse(port->local);
     std::optional<std::string> mac = UsableMac(port->mac);
@@ -54,17 +55,17 @@ std::optional<std::string> GaudinetJson(const std::vector<const PortInfo*>& allo
   return document.dump(2) + "\n";
 }
 
-std::optional<std::string> MacAddrInfoJson(const std::vector<const PortInfo*>& allocated,
-                                           const PortMap& all) {
+std::optional<std::string> MacAddrInfoJson(const std::vector<HclPort>& given,
+                                           const std::vector<HclPort>& all) {
   std::map<std::string, std::vector<std::string>> by_function;
-  for (const PortInfo* port : allocated) {
-    if (IsGaudiNic(*port)) {
-      by_function.emplace(port->pci_address,
+  for (const HclPort& port : given) {
+    if (IsGaudiNic(port)) {
+      by_function.emplace(port.pci_address,
                           std::vector<std::string>(kGaudiNicCount, kInternalNicMac));
     }
   }
   if (by_function.empty()) return std::nullopt;
-  for (const auto& [id, port] : all) {
+  for (const HclPort& port : all) {
     auto function = by_function.find(port.pci_address);
     if (function == by_function.end() || !IsGaudiNic(port)) continue;
     if (std::optional<std::string> mac = UsableMac(port.mac)) {
@@ -78,4 +79,15 @@ std::optional<std::string> MacAddrInfoJson(const std::vector<const PortInfo*>& a
   return nlohmann::json({{"MAC_ADDR_INFO", entries}}).dump(2) + "\n";
 }
 
-}  // namespace rocenet::device
+std::vector<HclFile> HclFiles(const std::vector<HclPort>& given, const std::vector<HclPort>& all) {
+  std::vector<HclFile> files;
+  if (std::optional<std::string> macs = MacAddrInfoJson(given, all)) {
+    files.push_back({kMacInfoFile, *std::move(macs)});
+  }
+  if (std::optional<std::string> gaudinet = GaudinetJson(given)) {
+    files.push_back({kGaudinetFile, *std::move(gaudinet)});
+  }
+  return files;
+}
+
+}  // namespace rocenet
