@@ -28,6 +28,10 @@ absl::StatusCode ErrnoToCode(int errno_value) {
       // (e.g. the state directory is mounted read-only); it can be fixed
       // and retried.
       return absl::StatusCode::kFailedPrecondition;
+    case ENOTEMPTY:
+      // A directory someone else put entries in: not removable until they
+      // go.
+      return absl::StatusCode::kFailedPrecondition;
     case EINVAL:
     case ENAMETOOLONG:
     case ERANGE:

@@ -53,6 +53,10 @@ class FileSystem {
   // Existing directories are left as they are.
   virtual absl::Status MakeDirectories(absl::string_view path, mode_t mode) = 0;
 
+  // Removes an empty directory; one that is already gone is success, one
+  // that still has entries is FailedPrecondition (ENOTEMPTY).
+  virtual absl::Status RemoveDirectory(absl::string_view path) = 0;
+
   // Names of the entries of a directory (not "." or ".."), sorted.
   virtual absl::StatusOr<std::vector<std::string>> ListDirectory(absl::string_view path) const = 0;
 };

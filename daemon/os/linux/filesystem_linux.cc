@@ -146,6 +146,15 @@ absl::Status FileSystemLinux::MakeDirectories(absl::string_view path, mode_t mod
   return absl::OkStatus();
 }
 
+absl::Status FileSystemLinux::RemoveDirectory(absl::string_view path) {
+  const std::string full(path);
+  if (rmdir(full.c_str()) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoToStatus(errno, absl::StrCat("remove directory ", full));
+  }
+  return SyncDirectory(ParentDirectory(full));
+}
+
 absl::StatusOr<std::vector<std::string>> FileSystemLinux::ListDirectory(
     absl::string_view path) const {
   const std::string full(path);

@@ -20,6 +20,7 @@ class FileSystemLinux final : public FileSystem {
                                mode_t mode) override;
   absl::Status RemoveFile(absl::string_view path) override;
   absl::Status MakeDirectories(absl::string_view path, mode_t mode) override;
+  absl::Status RemoveDirectory(absl::string_view path) override;
   absl::StatusOr<std::vector<std::string>> ListDirectory(absl::string_view path) const override;
 };
 

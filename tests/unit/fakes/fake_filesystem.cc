@@ -103,7 +103,35 @@ absl::Status FakeFileSystem::MakeDirectories(absl::string_view path, mode_t mode
       return absl::InvalidArgumentError(absl::StrCat("mkdir ", dir, ": Not a directory"));
     }
   }
-  AddDirectory(std::string(path));
+  for (std::string dir = Normalize(path); dir != "/" && dir != "."; dir = ParentDirectory(dir)) {
+    if (dirs_.insert(dir).second) dir_modes_[dir] = mode;
+  }
+  return absl::OkStatus();
+}
+
+mode_t FakeFileSystem::DirectoryMode(const std::string& path) const {
+  auto it = dir_modes_.find(path);
+  return it == dir_modes_.end() ? 0 : it->second;
+}
+
+absl::Status FakeFileSystem::RemoveDirectory(absl::string_view path) {
+  const std::string dir = Normalize(path);
+  if (files_.contains(dir)) {
+    return absl::InvalidArgumentError(absl::StrCat("remove directory ", dir, ": Not a directory"));
+  }
+  if (!dirs_.contains(dir)) return absl::OkStatus();
+  if (rmdir_fault_.has_value()) {
+    absl::Status status = std::move(*rmdir_fault_);
+    rmdir_fault_.reset();
+    return status;
+  }
+  absl::StatusOr<std::vector<std::string>> entries = ListDirectory(dir);
+  if (entries.ok() && !entries->empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("remove directory ", dir, ": Directory not empty"));
+  }
+  dirs_.erase(dir);
+  dir_modes_.erase(dir);
   return absl::OkStatus();
 }
 

@@ -46,6 +46,11 @@ class FakeFileSystem final : public os::FileSystem {
   // The file at `path`, if there is one.
   std::optional<File> GetFile(const std::string& path) const;
   bool HasDirectory(const std::string& path) const { return dirs_.contains(path); }
+  // The mode MakeDirectories() created `path` with; 0 for one added by a
+  // test or not there.
+  mode_t DirectoryMode(const std::string& path) const;
+  // Makes the next RemoveDirectory() of an existing directory fail.
+  void FailNextRemoveDirectory(absl::Status status) { rmdir_fault_ = std::move(status); }
 
   // Successful WriteFileAtomic() calls, in total and per path.
   int write_count() const { return write_count_; }
@@ -58,6 +63,7 @@ class FakeFileSystem final : public os::FileSystem {
                                mode_t mode) override;
   absl::Status RemoveFile(absl::string_view path) override;
   absl::Status MakeDirectories(absl::string_view path, mode_t mode) override;
+  absl::Status RemoveDirectory(absl::string_view path) override;
   absl::StatusOr<std::vector<std::string>> ListDirectory(absl::string_view path) const override;
 
  private:
@@ -69,9 +75,11 @@ class FakeFileSystem final : public os::FileSystem {
 
   std::map<std::string, File> files_;
   std::set<std::string> dirs_ = {"/"};
+  std::map<std::string, mode_t> dir_modes_;
   std::map<std::string, int> writes_by_path_;
   std::vector<Fault> write_faults_;
   std::optional<absl::Status> remove_fault_;
+  std::optional<absl::Status> rmdir_fault_;
   int write_count_ = 0;
   int remove_count_ = 0;
 };

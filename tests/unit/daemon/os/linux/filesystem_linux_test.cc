@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
 class FileSystemLinuxTest : public ::testing::Test {
@@ -192,6 +193,19 @@ TEST_F(FileSystemLinuxTest, ListDirectoryIsSortedAndMissingIsNotFound) {
 
   EXPECT_THAT(Entries(), ElementsAre("a", "b", "c"));
   EXPECT_EQ(fs_.ListDirectory(Path("missing")).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(FileSystemLinuxTest, RemoveDirectoryTakesAnEmptyOneAndAGoneOneIsSuccess) {
+  ASSERT_OK(fs_.MakeDirectories(Path("d"), 0755));
+  ASSERT_OK(fs_.WriteFileAtomic(Path("d/f"), "x", 0644));
+  const absl::Status full = fs_.RemoveDirectory(Path("d"));
+  EXPECT_EQ(full.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(full.message(), "remove directory " + Path("d") + ": Directory not empty");
+
+  ASSERT_OK(fs_.RemoveFile(Path("d/f")));
+  EXPECT_OK(fs_.RemoveDirectory(Path("d")));
+  EXPECT_THAT(Entries(), IsEmpty());
+  EXPECT_OK(fs_.RemoveDirectory(Path("d")));
 }
 
 TEST_F(FileSystemLinuxTest, NoDescriptorLeaksOnSuccessOrFailure) {
