@@ -4,6 +4,7 @@ log, and the components and image, built once per run for every cluster."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -55,8 +56,13 @@ def artifacts(took):
     reason = e2e.skip_reason()
     if reason:
         pytest.skip(reason)
-    work = tempfile.mkdtemp(prefix="rocenet-e2e-")
+    # ROCENET_E2E_ARTIFACTS=DIR keeps the components and the image in DIR
+    # and uses them again on the next run, for working on the tests
+    # themselves (a changed program needs DIR emptied).
+    kept = os.environ.get("ROCENET_E2E_ARTIFACTS")
+    work = kept or tempfile.mkdtemp(prefix="rocenet-e2e-")
     try:
-        yield e2e.Artifacts(work, took)
+        yield e2e.Artifacts(work, took, reuse=bool(kept))
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not kept:
+            shutil.rmtree(work, ignore_errors=True)

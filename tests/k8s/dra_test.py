@@ -23,12 +23,13 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
 
 import testcluster as k8s
-from e2e_support import HERE, PORTS, RESOURCE, ROOT, deployed, wait
+from e2e_support import HERE, NEXT_IMAGE, PORTS, RESOURCE, ROOT, deployed, wait
 
 DRIVER = "rocenet.io"
 CLASS = "scale-out-port.rocenet.io"
@@ -311,8 +312,52 @@ def test_a_plugin_killed_in_the_middle_of_prepare_loses_nothing(env):
     assert restarts == [3], restarts
 
 
-def test_a_gaudi_and_its_ports_are_allocated_on_one_pcie_root(env, artifacts, tmp_path):
+def rocenet_pods(env) -> list[str]:
+    listed = env.json("-n", "rocenet-system", "get", "pods",
+                      "-l", "app.kubernetes.io/name=rocenet")["items"]
+    return sorted(p["metadata"]["name"] for p in listed if not p["metadata"].get("deletionTimestamp"))
+
+
+def test_a_rolling_update_keeps_the_slice_and_the_new_plugin_unprepares_the_old_ones_claims(env):
+    before = claim_of(env, "dra-trainer")
+    [old_pod] = rocenet_pods(env)
+    fewest = [PORTS]
+    done = threading.Event()
+
+    def watch_slice() -> None:
+        while not done.is_set():
+            fewest[0] = min(fewest[0], len(devices(env)))
+            time.sleep(0.3)
+    watcher = threading.Thread(target=watch_slice)
+    watcher.start()
+    try:
+        started = time.monotonic()
+        env.kubectl("-n", "rocenet-system", "set", "image", "ds/rocenet", f"*={NEXT_IMAGE}")
+        # An ML engineer's pod created in the middle of it gets its port.
+        claim_pod(env, "dra-joiner", "any-port")
+        env.kubectl("-n", "rocenet-system", "rollout", "status", "ds/rocenet", "--timeout=180s")
+        wait("the old rocenet pod gone", lambda: old_pod not in rocenet_pods(env), 90)
+        env.say(f"DRA rolling update: {time.monotonic() - started:.1f} s to the old pod gone")
+        wait("dra-joiner running", lambda: env.phase("dra-joiner") == "Running", 120)
+        time.sleep(2)
+    finally:
+        done.set()
+        watcher.join()
+    env.say(f"DRA rolling update: the slice listed at least {fewest[0]} devices throughout")
+    assert fewest[0] == PORTS, f"the slice fell to {fewest[0]} devices during the update"
+    assert len(env.attachments("dra-joiner")) == 1
+    # The claim prepared by the old plugin is unprepared by the new one:
+    # its reservation released, its CDI spec removed.
+    assert [r for r in reservations(env) if r["owner_uid"] == before["metadata"]["uid"]]
     env.delete("dra-trainer")
+    wait("dra-trainer's reservation released", lambda: not [
+        r for r in reservations(env) if r["owner_uid"] == before["metadata"]["uid"]], 60)
+    assert not [p for p in cdi_specs() if before["metadata"]["uid"] in p]
+    env.delete("dra-joiner")
+    assert len(cdi_specs()) == len(reservations(env)) == 0, (cdi_specs(), reservations(env))
+
+
+def test_a_gaudi_and_its_ports_are_allocated_on_one_pcie_root(env, artifacts, tmp_path):
     ports = json.loads(env.rocectl("ports", "-o", "json"))["ports"]
     roots: dict[str, list[str]] = {}
     for p in ports:
@@ -325,7 +370,9 @@ def test_a_gaudi_and_its_ports_are_allocated_on_one_pcie_root(env, artifacts, tm
     standin = tmp_path / "gaudi-standin"
     cache = os.environ.get("ROCENET_CACHE", "/var/cache/rocenet")
     built = time.monotonic()
-    subprocess.run(["go", "build", "-o", str(standin), "./test/gaudi-standin"],
+    # The flags of the plugin's own build (plugins/dra/CMakeLists.txt), so the
+    # packages they share come from the build cache.
+    subprocess.run(["go", "build", "-trimpath", "-o", str(standin), "./test/gaudi-standin"],
                    cwd=os.path.join(ROOT, "plugins", "dra"), check=True,
                    env={**os.environ, "CGO_ENABLED": "0", "GOTOOLCHAIN": "local",
                         "GOFLAGS": "-mod=readonly",

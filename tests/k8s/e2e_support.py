@@ -124,14 +124,18 @@ class Artifacts:
     components and rocenet's image (and the same image under a second tag,
     the rolling update's "new version")."""
 
-    def __init__(self, work: str, took):
+    def __init__(self, work: str, took, reuse: bool = False):
         self.bin_dir = os.path.join(work, "bin")
+        self.archive = os.path.join(work, "rocenet.tar")
+        self.next_archive = os.path.join(work, "rocenet-next.tar")
+        if reuse and all(os.path.exists(p) for p in (self.bin_dir, self.archive,
+                                                      self.next_archive)):
+            took(f"components and image reused from {work}")
+            return
         subprocess.run(["bash", os.path.join(HERE, "components.sh"), self.bin_dir], check=True)
         took("components (tests/k8s/components.sh)")
-        self.archive = os.path.join(work, "rocenet.tar")
         subprocess.run(["bash", os.path.join(HERE, "image.sh"), self.archive, "e2e"], check=True)
         took("rocenet's image (tests/k8s/image.sh)")
-        self.next_archive = os.path.join(work, "rocenet-next.tar")
         subprocess.run(["podman", "tag", IMAGE, NEXT_IMAGE], check=True)
         subprocess.run(["podman", "save", "--format", "oci-archive", "-o", self.next_archive,
                         NEXT_IMAGE], check=True, capture_output=True)
