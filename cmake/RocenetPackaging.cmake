@@ -4,7 +4,8 @@
 #
 # Two install components:
 #   runtime  the binaries: /usr/sbin/rocenetd, /usr/bin/rocectl,
-#            /usr/bin/rocenet-device-plugin and the CNI plugin in
+#            /usr/bin/rocenet-device-plugin, /usr/bin/rocenet-dra-plugin
+#            (plugins/dra, when Go is there) and the CNI plugin in
 #            /usr/lib/cni/rocenet (Debian's CNI plugin directory, where
 #            containernetworking-plugins puts its plugins; /opt is not for
 #            packages), and their copyright file. The image installs only
@@ -64,20 +65,33 @@ install(FILES ${ROCENET_CHANGELOG_GZ} DESTINATION share/doc/rocenet COMPONENT ho
 find_program(ROCENET_HELP2MAN help2man)
 if(ROCENET_HELP2MAN AND NOT ROCENET_SANITIZE)
   set(ROCENET_MAN_PAGES)
-  foreach(page "rocenetd;8;the rocenet node daemon for RoCE scale-out ports"
-               "rocectl;1;show and triage what rocenetd knows of a node's RoCE ports"
-               "rocenet-device-plugin;1;kubelet device plugin for rocenet's RoCE scale-out ports")
+  set(pages "rocenetd;8;the rocenet node daemon for RoCE scale-out ports"
+            "rocectl;1;show and triage what rocenetd knows of a node's RoCE ports"
+            "rocenet-device-plugin;1;kubelet device plugin for rocenet's RoCE scale-out ports")
+  # The Go program is a custom target's file (plugins/dra), when built.
+  get_property(dra_plugin GLOBAL PROPERTY ROCENET_DRA_PLUGIN)
+  if(dra_plugin)
+    list(APPEND pages "rocenet-dra-plugin;1;DRA kubelet plugin for rocenet's RoCE scale-out ports")
+  endif()
+  foreach(page ${pages})
     list(GET page 0 binary)
     list(GET page 1 section)
     list(GET page 2 name)
+    if(binary STREQUAL "rocenet-dra-plugin")
+      set(program ${dra_plugin})
+      set(deps ${binary} ${dra_plugin})
+    else()
+      set(program $<TARGET_FILE:${binary}>)
+      set(deps ${binary})
+    endif()
     set(out ${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}.gz)
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/packaging/man
       COMMAND ${ROCENET_HELP2MAN} --no-info --no-discard-stderr --section=${section}
               "--name=${name}" --output=${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}
-              $<TARGET_FILE:${binary}>
+              ${program}
       COMMAND gzip -9nf ${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}
-      DEPENDS ${binary}
+      DEPENDS ${deps}
       COMMENT "Man page ${binary}(${section})"
       VERBATIM)
     list(APPEND ROCENET_MAN_PAGES ${out})

@@ -55,7 +55,7 @@ def installed(package: str) -> bool:
 @pytest.fixture(scope="module")
 def deb(tmp_path_factory) -> str:
     """The DEB, built once for the module's tests."""
-    for name in ("rocenetd", "rocectl", "rocenet", "rocenet-device-plugin"):
+    for name in ("rocenetd", "rocectl", "rocenet", "rocenet-device-plugin", "rocenet-dra-plugin"):
         built(name)
     for tool in ("cpack", "dpkg-shlibdeps"):
         if not shutil.which(tool):
@@ -97,6 +97,7 @@ def man_text(deb: str, member: str, tmp_path) -> str:
     ("rocenetd", "/usr/share/man/man8/rocenetd.8.gz"),
     ("rocectl", "/usr/share/man/man1/rocectl.1.gz"),
     ("rocenet-device-plugin", "/usr/share/man/man1/rocenet-device-plugin.1.gz"),
+    ("rocenet-dra-plugin", "/usr/share/man/man1/rocenet-dra-plugin.1.gz"),
 ])
 def test_each_man_page_documents_every_flag_of_its_binary(deb, binary, page, tmp_path):
     if sanitized():
@@ -122,12 +123,12 @@ def test_deb_builds_installs_runs_and_is_removed(deb, tmp_path):
     files = sorted("/" + line.split()[-1].lstrip("./") for line in contents.splitlines()
                    if not line.startswith("d"))
     for want in ("/usr/sbin/rocenetd", "/usr/bin/rocectl", "/usr/bin/rocenet-device-plugin",
+                 "/usr/bin/rocenet-dra-plugin",
                  "/usr/lib/cni/rocenet", "/lib/systemd/system/rocenetd.service",
                  "/etc/rocenet/config.yaml", "/etc/iproute2/rt_protos.d/rocenet.conf",
                  "/usr/share/doc/rocenet/README.md", "/usr/share/doc/rocenet/docs/deploying.md"):
         assert want in files, f"{want} not in the DEB: {files}"
-    assert not any(f.startswith("/usr/bin/rocenet") and f != "/usr/bin/rocenet-device-plugin"
-                   for f in files), "the CNI plugin belongs in /usr/lib/cni, not on PATH"
+    assert "/usr/bin/rocenet" not in files, "the CNI plugin belongs in /usr/lib/cni, not on PATH"
     conffiles = subprocess.run(["dpkg-deb", "-I", deb, "conffiles"], capture_output=True, text=True).stdout
     assert "/etc/rocenet/config.yaml" in conffiles
 

@@ -66,15 +66,17 @@ def test_runtime_image_packages_are_exactly_what_the_binaries_load():
     assert not set(needed) - listed, \
         f"runtime stage lacks {sorted(set(needed) - listed)} for {[needed[p] for p in set(needed) - listed]}"
     assert not listed - set(needed), f"runtime stage installs unneeded {sorted(listed - set(needed))}"
-    # The CNI plugin runs from the host's CNI directory: no shared libraries.
-    cp = subprocess.run(["ldd", built("rocenet")], capture_output=True, text=True)
-    assert "not a dynamic executable" in cp.stdout + cp.stderr
+    # The CNI plugin runs from the host's CNI directory, and the DRA plugin
+    # is Go: no shared libraries.
+    for name in ("rocenet", "rocenet-dra-plugin"):
+        cp = subprocess.run(["ldd", built(name)], capture_output=True, text=True)
+        assert "not a dynamic executable" in cp.stdout + cp.stderr, (name, cp.stdout)
 
 
 def test_manifest_commands_exist_in_the_image_layout(tmp_path):
     """The runtime component installs what the image holds; every command the
     DaemonSet runs is there (install-cni.sh is copied by the Containerfile)."""
-    for name in ("rocenetd", "rocectl", "rocenet", "rocenet-device-plugin"):
+    for name in ("rocenetd", "rocectl", "rocenet", "rocenet-device-plugin", "rocenet-dra-plugin"):
         built(name)
     root = tmp_path / "image"
     cp = subprocess.run(["cmake", "--install", BUILD_DIR, "--prefix", "/usr", "--component", "runtime"],
@@ -90,15 +92,16 @@ def test_manifest_commands_exist_in_the_image_layout(tmp_path):
     assert "install -D -m 0644 LICENSE /out/licenses/LICENSE" in containerfile
     assert os.path.isfile(os.path.join(PKG, os.pardir, "LICENSE"))
     present = {"/usr/lib/rocenet/install-cni.sh", "/bin/sh"}
-    ds = one(render(OVERLAYS["generic"]), "DaemonSet", "rocenet")
-    for c in containers(ds).values():
-        commands = [c["command"]]
-        commands += [c[p]["exec"]["command"] for p in ("livenessProbe", "readinessProbe")
-                     if "exec" in c.get(p, {})]
-        for argv in commands:
-            path = argv[0]
-            assert path in present or os.access(str(root) + path, os.X_OK), \
-                f"{c['name']}: {path} is not in the image"
+    for overlay in (OVERLAYS["generic"], os.path.join(PKG, "kubernetes", "overlays", "generic-dra")):
+        ds = one(render(overlay), "DaemonSet", "rocenet")
+        for c in containers(ds).values():
+            commands = [c["command"]]
+            commands += [c[p]["exec"]["command"] for p in ("livenessProbe", "readinessProbe")
+                         if "exec" in c.get(p, {})]
+            for argv in commands:
+                path = argv[0]
+                assert path in present or os.access(str(root) + path, os.X_OK), \
+                    f"{overlay}: {c['name']}: {path} is not in the image"
     init = containers(ds)["install-cni"]["command"]
     assert os.access(str(root) + init[1], os.X_OK), f"{init[1]}: the CNI plugin the init container copies"
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -69,7 +70,15 @@ func parseFlags(args []string) (flags, error) {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	fs.Var(klogFlagValue{klogFlags, "v"}, "v", "log verbosity")
+	// Errors are reported by main, usage only when asked for.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(os.Stdout, fs)
+		} else {
+			err = fmt.Errorf("%w (see --help)", err)
+		}
 		return f, err
 	}
 	if *showVersion {
@@ -94,6 +103,28 @@ func parseFlags(args []string) (flags, error) {
 		return f, errors.New("--call-timeout, --retry and --sync-interval must be positive")
 	}
 	return f, nil
+}
+
+// usage prints the flags the way rocenet's other programs do (GNU style,
+// which help2man turns into the man page).
+func usage(out io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(out, `Usage: rocenet-dra-plugin [flags]
+
+The DRA kubelet plugin of rocenet: publishes the node's RoCE scale-out
+ports as a ResourceSlice with their attributes and health from rocenetd,
+and prepares the ResourceClaims kubelet gives it (docs/dra.md).
+
+Flags:
+`)
+	width := 0
+	fs.VisitAll(func(f *flag.Flag) { width = max(width, len(f.Name)) })
+	fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(out, "  --%-*s  %s", width, f.Name, f.Usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(out, " (default: %q)", f.DefValue)
+		}
+		fmt.Fprintln(out)
+	})
 }
 
 // klogFlagValue forwards one flag to klog's own flag set.
