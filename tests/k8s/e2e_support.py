@@ -99,6 +99,24 @@ class Env:
                                      "resources": {"limits": {RESOURCE: ports}}}]},
         })
 
+    def rocenet_pods(self) -> list[str]:
+        """The DaemonSet's pods that are not being deleted."""
+        listed = self.json("-n", "rocenet-system", "get", "pods",
+                           "-l", "app.kubernetes.io/name=rocenet")["items"]
+        return sorted(p["metadata"]["name"] for p in listed
+                      if not p["metadata"].get("deletionTimestamp"))
+
+    def roll(self, meanwhile) -> float:
+        """A rolling update to NEXT_IMAGE, with meanwhile() called right
+        after it starts; returns the seconds until the old pod was gone."""
+        [old_pod] = self.rocenet_pods()
+        started = time.monotonic()
+        self.kubectl("-n", "rocenet-system", "set", "image", "ds/rocenet", f"*={NEXT_IMAGE}")
+        meanwhile()
+        self.kubectl("-n", "rocenet-system", "rollout", "status", "ds/rocenet", "--timeout=180s")
+        wait("the old rocenet pod gone", lambda: old_pod not in self.rocenet_pods(), 90)
+        return time.monotonic() - started
+
     def phase(self, name: str) -> str:
         return self.json("get", "pod", name)["status"].get("phase", "")
 

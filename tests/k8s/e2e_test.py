@@ -132,12 +132,6 @@ def plugin_sockets() -> list[str]:
     return sorted(glob.glob(os.path.join(PLUGIN_DIR, "rocenet.io_scale-out-port-*.sock")))
 
 
-def rocenet_pods(env) -> list[str]:
-    listed = env.json("-n", "rocenet-system", "get", "pods",
-                      "-l", "app.kubernetes.io/name=rocenet")["items"]
-    return sorted(p["metadata"]["name"] for p in listed if not p["metadata"].get("deletionTimestamp"))
-
-
 def test_kubelet_restarted_the_device_plugin_registers_again_and_the_pod_runs_on(env):
     before = env.json("get", "pod", "trainer")["status"]["containerStatuses"][0]
     [socket_path] = plugin_sockets()
@@ -180,7 +174,7 @@ def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(en
     trainer_net1 = env.exec("trainer", "ip", "-4", "-o", "addr", "show", "net1")
     hcl_file = env.exec("trainer", "env").split("HCL_GAUDINET_CONFIG_FILE=")[1].split()[0]
     trainer_hcl = env.exec("trainer", "cat", hcl_file)
-    [old_pod] = rocenet_pods(env)
+    [old_pod] = env.rocenet_pods()
     [old_socket] = plugin_sockets()
     state_before = fabric_state(netns)
     monitor = subprocess.Popen(["ip", "-n", netns, "-ts", "monitor", "address", "route"],
@@ -211,13 +205,9 @@ def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(en
         t.start()
     try:
         time.sleep(1)
-        rollout_started = time.monotonic()
-        env.kubectl("-n", "rocenet-system", "set", "image", "ds/rocenet", f"*={NEXT_IMAGE}")
         # An ML engineer's pod created in the middle of it gets its port.
-        env.pod("joiner", 1)
-        env.kubectl("-n", "rocenet-system", "rollout", "status", "ds/rocenet", "--timeout=180s")
-        wait("the old rocenet pod gone", lambda: old_pod not in rocenet_pods(env), 60)
-        env.say(f"rolling update: {time.monotonic() - rollout_started:.1f} s to the old pod gone")
+        took = env.roll(lambda: env.pod("joiner", 1))
+        env.say(f"rolling update: {took:.1f} s to the old pod gone")
         wait("joiner running", lambda: env.phase("joiner") == "Running", 90)
         time.sleep(2)
     finally:
@@ -226,7 +216,7 @@ def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(en
             t.join()
         monitor.terminate()
         changes = monitor.communicate(timeout=10)[0]
-    [new_pod] = rocenet_pods(env)
+    [new_pod] = env.rocenet_pods()
     assert new_pod != old_pod
     images = {c["image"] for c in env.json("-n", "rocenet-system", "get", "pod", new_pod)
               ["spec"]["containers"]}
