@@ -65,15 +65,17 @@ install(FILES ${ROCENET_CHANGELOG_GZ} DESTINATION share/doc/rocenet COMPONENT ho
 find_program(ROCENET_HELP2MAN help2man)
 if(ROCENET_HELP2MAN AND NOT ROCENET_SANITIZE)
   set(ROCENET_MAN_PAGES)
-  set(pages "rocenetd;8;the rocenet node daemon for RoCE scale-out ports"
-            "rocectl;1;show and triage what rocenetd knows of a node's RoCE ports"
-            "rocenet-device-plugin;1;kubelet device plugin for rocenet's RoCE scale-out ports")
+  # binary|section|name: a list of lists would flatten into one.
+  set(pages "rocenetd|8|the rocenet node daemon for RoCE scale-out ports"
+            "rocectl|1|show and triage what rocenetd knows of a node's RoCE ports"
+            "rocenet-device-plugin|1|kubelet device plugin for rocenet's RoCE scale-out ports")
   # The Go program is a custom target's file (plugins/dra), when built.
   get_property(dra_plugin GLOBAL PROPERTY ROCENET_DRA_PLUGIN)
   if(dra_plugin)
-    list(APPEND pages "rocenet-dra-plugin;1;DRA kubelet plugin for rocenet's RoCE scale-out ports")
+    list(APPEND pages "rocenet-dra-plugin|1|DRA kubelet plugin for rocenet's RoCE scale-out ports")
   endif()
-  foreach(page ${pages})
+  foreach(entry ${pages})
+    string(REPLACE "|" ";" page "${entry}")
     list(GET page 0 binary)
     list(GET page 1 section)
     list(GET page 2 name)
