@@ -34,8 +34,13 @@ struct AttachManager::LiveEntry {
 };
 
 AttachManager::AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal, os::Rdma* rdma,
-                             ReservationStore* reservations)
-    : host_(host), netns_(netns), journal_(journal), rdma_(rdma), reservations_(reservations) {}
+                             ReservationStore* reservations, ReservationFiles* hcl_files)
+    : host_(host),
+      netns_(netns),
+      journal_(journal),
+      rdma_(rdma),
+      reservations_(reservations),
+      hcl_files_(hcl_files) {}
 
 AttachManager::~AttachManager() = default;
 

@@ -10,7 +10,8 @@
 //
 // Reservations (a DRA claim's ports, see reservations.h) steer Attach: a pod
 // that asks for no device id gets the ports reserved for it, and no pod
-// gets a port reserved for another owner's pods.
+// gets a port reserved for another owner's pods. A reservation's HCL files
+// (reservation_files.h) are made with it and go with it.
 #pragma once
 
 #include <functional>
@@ -23,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "daemon/addressing/applied.h"
 #include "daemon/attach/journal.h"
+#include "daemon/attach/reservation_files.h"
 #include "daemon/attach/reservations.h"
 #include "daemon/os/netlink.h"
 #include "daemon/os/netns.h"
@@ -81,9 +83,11 @@ class AttachManager {
   // subsystem as the host sees it; null (a kernel without RDMA): no RDMA
   // device is ever moved. In exclusive namespace mode a port's RDMA device
   // follows it into the pod, and comes home first. `reservations` null: no
-  // port is ever reserved (Reserve is FailedPrecondition).
+  // port is ever reserved (Reserve is FailedPrecondition). `hcl_files`
+  // null: reservations have no HCL files.
   AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal,
-                os::Rdma* rdma = nullptr, ReservationStore* reservations = nullptr);
+                os::Rdma* rdma = nullptr, ReservationStore* reservations = nullptr,
+                ReservationFiles* hcl_files = nullptr);
   ~AttachManager();
 
   absl::StatusOr<AttachmentRecord> Attach(const AttachRequest& request,
@@ -116,12 +120,16 @@ class AttachManager {
   // in `ports`; FailedPrecondition, naming the port and the holder, when the
   // owner holds other ports, a port is reserved by another owner or
   // attached to a pod not in pod_uids. Nothing is written on a refusal.
+  // With HCL files on, the owner uid must be a UUID's characters
+  // (InvalidArgument) and the reservation's files are written before it is
+  // recorded: a failure to write them reserves nothing (a new reservation's
+  // files are removed again). The answer says where they are (hcl).
   absl::StatusOr<Reservation> Reserve(const ReserveRequest& request,
                                       const std::vector<PortCandidate>& ports, int64_t now_unix);
   // Forgets the owner's reservation and returns it; nullopt when it held
-  // none. Attached ports stay where they are.
+  // none. Attached ports stay where they are; its HCL files go.
   absl::StatusOr<std::optional<Reservation>> ReleaseReservation(const std::string& owner_uid);
-  // Oldest first.
+  // Oldest first, each with its HCL files (hcl).
   std::vector<Reservation> Reservations() const;
 
   // Settles the journal against the live system after a start.
@@ -173,6 +181,7 @@ class AttachManager {
   Journal* journal_;
   os::Rdma* rdma_;
   ReservationStore* reservations_;
+  ReservationFiles* hcl_files_;
   // By (container id, ifname).
   std::map<std::pair<std::string, std::string>, std::unique_ptr<LiveEntry>> live_;
 };

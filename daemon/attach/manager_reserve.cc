@@ -61,6 +61,9 @@ absl::StatusOr<Reservation> AttachManager::Reserve(const ReserveRequest& request
     return absl::FailedPreconditionError("reservations are not kept by this rocenetd");
   }
   RETURN_IF_ERROR(ValidateReserve(request));
+  const bool with_files = hcl_files_ != nullptr && hcl_files_->enabled();
+  // The uid names the claim's HCL directory: no path of the caller's.
+  if (with_files) RETURN_IF_ERROR(ValidateOwnerUid(request.owner_uid));
   auto find = [&](const std::string& port_id) {
     return std::find_if(ports.begin(), ports.end(),
                         [&](const PortCandidate& port) { return port.port_id == port_id; });
@@ -118,7 +121,10 @@ absl::StatusOr<Reservation> AttachManager::Reserve(const ReserveRequest& request
   Reservation reservation;
   if (existing != nullptr) {
     reservation = *existing;
-    if (reservation.pod_uids == request.pod_uids) return reservation;
+    if (reservation.pod_uids == request.pod_uids) {
+      if (with_files) reservation.hcl = hcl_files_->Find(reservation.owner_uid);
+      return reservation;
+    }
     reservation.pod_uids = request.pod_uids;
   } else {
     reservation.owner_uid = request.owner_uid;
@@ -127,7 +133,23 @@ absl::StatusOr<Reservation> AttachManager::Reserve(const ReserveRequest& request
     reservation.port_ids = request.port_ids;
     reservation.created_unix = now_unix;
   }
-  RETURN_IF_ERROR(WithContext(reservations_->Put(reservation), "record the reservation"));
+  // The files before the record: a claim whose containers would find no
+  // HCL files is not prepared, and kubelet asks again.
+  HclDirectory hcl;
+  if (with_files) {
+    absl::StatusOr<HclDirectory> written = hcl_files_->Write(reservation);
+    if (!written.ok()) {
+      if (existing == nullptr) hcl_files_->Remove(reservation.owner_uid);
+      return WithContext(written.status(),
+                         absl::StrCat("write the HCL files of ", HolderName(reservation)));
+    }
+    hcl = *std::move(written);
+  }
+  if (absl::Status put = reservations_->Put(reservation); !put.ok()) {
+    if (with_files && existing == nullptr) hcl_files_->Remove(reservation.owner_uid);
+    return WithContext(put, "record the reservation");
+  }
+  reservation.hcl = std::move(hcl);
   SPDLOG_INFO("{} {} for {}, for pods {}", existing == nullptr ? "reserved" : "still reserved",
               absl::StrJoin(names, ", "), HolderName(reservation),
               reservation.pod_uids.empty() ? std::string("(none yet)")
@@ -143,13 +165,20 @@ absl::StatusOr<std::optional<Reservation>> AttachManager::ReleaseReservation(
   if (found == nullptr) return std::optional<Reservation>();
   const Reservation copy = *found;
   RETURN_IF_ERROR(WithContext(reservations_->Erase(owner_uid), "forget the reservation"));
+  // After the record: files a failed Erase removed would leave a claim
+  // still prepared without them.
+  if (hcl_files_ != nullptr) hcl_files_->Remove(owner_uid);
   SPDLOG_INFO("released ports {} of {}", absl::StrJoin(copy.port_ids, ", "), HolderName(copy));
   return std::optional<Reservation>(copy);
 }
 
 std::vector<Reservation> AttachManager::Reservations() const {
   if (reservations_ == nullptr) return {};
-  return reservations_->All();
+  std::vector<Reservation> out = reservations_->All();
+  if (hcl_files_ != nullptr) {
+    for (Reservation& reservation : out) reservation.hcl = hcl_files_->Find(reservation.owner_uid);
+  }
+  return out;
 }
 
 }  // namespace rocenet::attach

@@ -26,6 +26,15 @@
 
 namespace rocenet::attach {
 
+// Where a reservation's HCL files are on the host (reservation_files.h).
+// Value type.
+struct HclDirectory {
+  std::string path;                // empty: the reservation has none
+  std::vector<std::string> files;  // the names of the files in it, sorted
+
+  friend bool operator==(const HclDirectory&, const HclDirectory&) = default;
+};
+
 // Value type, thread-compatible.
 struct Reservation {
   std::string owner_uid;  // unique: the ResourceClaim's UID
@@ -35,6 +44,10 @@ struct Reservation {
   // In the order given: a pod takes the first one not attached yet.
   std::vector<std::string> port_ids;
   int64_t created_unix = 0;
+  // Not kept in the file: the files follow the ports and are made again at
+  // start, so AttachManager fills this in from ReservationFiles when it
+  // answers.
+  HclDirectory hcl;
 
   friend bool operator==(const Reservation&, const Reservation&) = default;
 };

@@ -143,7 +143,7 @@ class AttachManagerTest : public ::testing::Test {
     reservations_ = std::make_unique<ReservationStore>(&fs_, kReservations);
     ASSERT_OK(reservations_->Load());
     manager_ = std::make_unique<AttachManager>(&host_, &netns_, journal_.get(), host_rdma_,
-                                               reservations_.get());
+                                               reservations_.get(), hcl_files_);
     manager_->Recover();
   }
 
@@ -218,6 +218,8 @@ class AttachManagerTest : public ::testing::Test {
   std::unique_ptr<ReservationStore> reservations_;
   // The RDMA subsystem as the host sees it; null: a kernel without RDMA.
   os::Rdma* host_rdma_ = nullptr;
+  // The reservations' HCL files; null: none.
+  ReservationFiles* hcl_files_ = nullptr;
   std::unique_ptr<AttachManager> manager_;
 };
 

@@ -53,7 +53,8 @@ TEST_F(ReservationTest, ReserveRecordsTheReservationAndListShowsIt) {
                                       .owner = "training/claim-a",
                                       .pod_uids = {"uid-c1", "uid-c2"},
                                       .port_ids = {kPort1, kPort0},
-                                      .created_unix = kNow}));
+                                      .created_unix = kNow,
+                                      .hcl = {}}));
   EXPECT_THAT(manager_->Reservations(), ElementsAre(reservation));
   EXPECT_THAT(ReservationsOnDisk(), ElementsAre(reservation));
 }

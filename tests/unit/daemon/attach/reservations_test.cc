@@ -30,7 +30,8 @@ Reservation Claim(const std::string& uid, std::vector<std::string> ports,
                      .owner = "training/" + uid,
                      .pod_uids = std::move(pods),
                      .port_ids = std::move(ports),
-                     .created_unix = 1717171717};
+                     .created_unix = 1717171717,
+                     .hcl = {}};
 }
 
 class ReservationStoreTest : public ::testing::Test {
