@@ -12,6 +12,8 @@ void ToProto(const attach::Reservation& r, v1::Reservation* out) {
   for (const std::string& pod_uid : r.pod_uids) out->add_pod_uids(pod_uid);
   for (const std::string& port_id : r.port_ids) out->add_port_ids(port_id);
   *out->mutable_created() = google::protobuf::util::TimeUtil::SecondsToTimestamp(r.created_unix);
+  out->set_hcl_dir(r.hcl.path);
+  for (const std::string& name : r.hcl.files) out->add_hcl_files(name);
 }
 
 grpc::Status ReservationsService::Reserve(grpc::ServerContext* context,

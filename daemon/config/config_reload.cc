@@ -45,6 +45,7 @@ const std::vector<ReloadRule>& ReloadRules() {
       Rule("metrics_address", kRestart, [](auto& o) -> auto& { return o.metrics_address; }),
       Rule("state_dir", kRestart, [](auto& o) -> auto& { return o.state_dir; }),
       Rule("runtime_dir", kRestart, [](auto& o) -> auto& { return o.runtime_dir; }),
+      Rule("hcl_dir", kRestart, [](auto& o) -> auto& { return o.hcl_dir; }),
       Rule("diag_port", kRestart, [](auto& o) -> auto& { return o.diag_port; }),
       Rule("node_name", kRestart, [](auto& o) -> auto& { return o.node_name; }),
       Rule("diag_secret_file", kRestart, [](auto& o) -> auto& { return o.diag_secret_file; }),

@@ -24,7 +24,8 @@ const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
       "socket", "sysfs_root", "metrics_address", "state_dir", "runtime_dir", "mode",
       "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs",
-      "read_group", "tls", "limits", "diag_port", "node_name", "diag_secret_file", "qos"};
+      "read_group", "tls", "limits", "diag_port", "node_name", "diag_secret_file", "qos",
+      "hcl_dir"};
   return *keys;
 }
 const std::set<std::string>& GaudiKeys() {
@@ -181,6 +182,8 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
     options.state_dir = text;
   } else if (key == "runtime_dir") {
     options.runtime_dir = text;
+  } else if (key == "hcl_dir") {
+    options.hcl_dir = text;
   } else if (key == "node_name") {
     options.node_name = text;
   } else if (key == "diag_secret_file") {
@@ -327,6 +330,10 @@ absl::Status ValidateOptions(const DaemonOptions& options) {
   if (!options.runtime_dir.empty() && options.runtime_dir[0] != '/') {
     return absl::InvalidArgumentError(
         absl::StrCat("runtime_dir \"", options.runtime_dir, "\": must be an absolute path"));
+  }
+  if (!options.hcl_dir.empty() && options.hcl_dir[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hcl_dir \"", options.hcl_dir, "\": must be an absolute path or \"\""));
   }
   if (options.sysfs_root.empty()) {
     return absl::InvalidArgumentError("sysfs_root: must not be empty");

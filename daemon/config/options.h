@@ -44,6 +44,10 @@ struct DaemonOptions {
   qos::PfcRequest pfc;
   bool pfc_unhealthy = false;
   outputs::OutputConfig outputs;
+  // A directory of Habana HCL files per reservation, claim-<owner uid>,
+  // beside the device plugin's alloc-* directories (its --hcl-dir). Empty:
+  // reservations have no HCL files.
+  std::string hcl_dir = "/run/rocenet/hcl";
   LogFormat log_format = LogFormat::kText;
   spdlog::level::level_enum log_level = spdlog::level::info;
   inventory::PortSelection selection;

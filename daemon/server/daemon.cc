@@ -156,8 +156,11 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   // ports reserved for a claim's pods would go to any pod.
   attach::ReservationStore reservations(&fs, absl::StrCat(options.state_dir, "/reservations.json"));
   RETURN_IF_ERROR(reservations.Load());
+  // Made right for the loaded reservations by the node's first refresh.
+  attach::ReservationFiles reservation_files(&fs, options.hcl_dir);
   attach::AttachManager attachments(netlink.get(), netns.get(), &journal,
-                                    rdma.ok() ? rdma->get() : nullptr, &reservations);
+                                    rdma.ok() ? rdma->get() : nullptr, &reservations,
+                                    &reservation_files);
   absl::StatusOr<std::unique_ptr<os::Dcb>> dcb =
       os_overrides.open_dcb ? os_overrides.open_dcb()
                             : absl::StatusOr<std::unique_ptr<os::Dcb>>(os::DcbLinux::Open());
@@ -171,6 +174,7 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
                       .addressing = &addressing,
                       .outputs = &host_outputs,
                       .attach = &attachments,
+                      .reservation_files = &reservation_files,
                       .pfc = &pfc,
                       .pfc_unhealthy = options.pfc_unhealthy,
                       .errors_interval = options.errors_interval});

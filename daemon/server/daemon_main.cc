@@ -39,6 +39,8 @@ ABSL_FLAG(std::string, state_dir, "/var/lib/rocenet", "directory for persistent 
 ABSL_FLAG(std::string, runtime_dir, "",
           "directory for state of this boot, the attachment journal (empty: the socket's "
           "directory)");
+ABSL_FLAG(std::string, hcl_dir, "/run/rocenet/hcl",
+          "directory for each reservation's Habana HCL files, claim-<owner uid> (empty: off)");
 ABSL_FLAG(std::string, mode, "L3", "L3 (addresses from LLDP) or L2 (link up and MTU only)");
 ABSL_FLAG(int32_t, mtu, 0, "MTU for every port (0: leave it as it is)");
 ABSL_FLAG(std::string, pfc, "keep",
@@ -95,6 +97,7 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& opt
   if (given("metrics_address")) options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   if (given("state_dir")) options.state_dir = absl::GetFlag(FLAGS_state_dir);
   if (given("runtime_dir")) options.runtime_dir = absl::GetFlag(FLAGS_runtime_dir);
+  if (given("hcl_dir")) options.hcl_dir = absl::GetFlag(FLAGS_hcl_dir);
   if (given("read_group")) options.security.read_group = absl::GetFlag(FLAGS_read_group);
   if (given("tls_address")) options.security.tls.address = absl::GetFlag(FLAGS_tls_address);
   if (given("tls_cert")) options.security.tls.cert = absl::GetFlag(FLAGS_tls_cert);

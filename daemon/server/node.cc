@@ -215,6 +215,13 @@ void Node::Refresh(bool changed, bool replan) {
       SPDLOG_ERROR("host outputs: {}", s.ToString());
     }
   }
+  if (parts_.reservation_files != nullptr && parts_.attach != nullptr) {
+    // From the snapshot watchers get, as the device plugin builds its
+    // allocations' files from it: the two paths write the same content.
+    parts_.reservation_files->Sync(
+        attach::HclPortsOf(snapshot->ports, snapshot->addressing, snapshot->mode),
+        parts_.attach->Reservations());
+  }
   changes_.Publish(std::move(snapshot));
 }
 

@@ -41,6 +41,9 @@ struct NodeParts {
   addressing::AddressingDriver* addressing = nullptr;
   outputs::HostOutputs* outputs = nullptr;
   attach::AttachManager* attach = nullptr;
+  // The reservations' HCL files, kept up with the ports after each change;
+  // the same object `attach` writes them through.
+  attach::ReservationFiles* reservation_files = nullptr;
   // Keeps the ports' PFC; without it PFC is neither read nor set.
   qos::PfcController* pfc = nullptr;
   // Whether the PFC conditions make a port unhealthy (qos.pfc_unhealthy).

@@ -36,6 +36,7 @@ sysfs_root: /tmp/sys
 metrics_address: 127.0.0.1:9000
 state_dir: /var/lib/x
 runtime_dir: /run/x
+hcl_dir: /run/x/hcl
 diag_port: 0
 node_name: gaudi-17
 mode: L2
@@ -54,6 +55,7 @@ gaudi:
   EXPECT_EQ(options.metrics_address, "127.0.0.1:9000");
   EXPECT_EQ(options.state_dir, "/var/lib/x");
   EXPECT_EQ(RuntimeDirOf(options), "/run/x");
+  EXPECT_EQ(options.hcl_dir, "/run/x/hcl");
   EXPECT_EQ(options.diag_port, 0);
   EXPECT_EQ(options.node_name, "gaudi-17");
   EXPECT_EQ(options.mode, AddressingMode::kL2);
@@ -129,6 +131,7 @@ TEST(OptionsTest, ValidationNamesTheBadValue) {
       {[](DaemonOptions& o) { o.socket_path = "/" + std::string(120, 'x'); }, "longer than 107"},
       {[](DaemonOptions& o) { o.state_dir = "state"; }, "state_dir"},
       {[](DaemonOptions& o) { o.runtime_dir = "run"; }, "runtime_dir \"run\""},
+      {[](DaemonOptions& o) { o.hcl_dir = "hcl"; }, "hcl_dir \"hcl\""},
       {[](DaemonOptions& o) { o.metrics_address = "localhost"; }, "metrics_address"},
       {[](DaemonOptions& o) { o.metrics_address = ":99999"; }, "metrics_address"},
       {[](DaemonOptions& o) { o.selection.interfaces = {"bad/name"}; }, "\"bad/name\""},
@@ -141,6 +144,14 @@ TEST(OptionsTest, ValidationNamesTheBadValue) {
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.fragment;
     EXPECT_NE(status.message().find(c.fragment), absl::string_view::npos) << status;
   }
+}
+
+TEST(OptionsTest, HclDirDefaultsToTheDevicePluginsDirectoryAndEmptyTurnsItOff) {
+  EXPECT_EQ(DaemonOptions().hcl_dir, "/run/rocenet/hcl");
+  DaemonOptions options;
+  ASSERT_OK(Apply("hcl_dir: \"\"\n", options));
+  EXPECT_EQ(options.hcl_dir, "");
+  EXPECT_OK(ValidateOptions(options));
 }
 
 TEST(OptionsTest, ListenAddress) {
