@@ -170,6 +170,12 @@ def test_a_claim_gets_the_allocated_port_and_its_status_shows_the_network_data(e
     environ = env.exec("dra-trainer", "env")
     assert f"ROCENET_PORT_IDS={port_id}\n" in environ, environ
     assert f"ROCENET_PORT_INTERFACES={last['name']}\n" in environ, environ
+    # HCL's files for exactly the claim's port, from rocenetd's reservation.
+    gaudinet = env.exec("dra-trainer", "cat", environ.split(
+        "HCL_GAUDINET_CONFIG_FILE=")[1].split()[0])
+    assert json.loads(gaudinet)["NIC_NET_CONFIG"][0]["NIC_IP"] == local.split("/")[0], gaudinet
+    assert len(json.loads(gaudinet)["NIC_NET_CONFIG"]) == 1, gaudinet
+    assert "HCL_MAC_INFO_FILE=" in environ, environ
 
     def network_data():
         for d in env.json("get", "resourceclaim", claim["metadata"]["name"])["status"].get(

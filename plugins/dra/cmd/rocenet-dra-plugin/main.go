@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,6 +42,7 @@ type flags struct {
 	cdiDir        string
 	resourceName  string
 	rdmaSpecs     string
+	hclDir        string
 	taintEffect   string
 	healthTimeout time.Duration
 	callTimeout   time.Duration
@@ -61,6 +63,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.cdiDir, "cdi-dir", kubeletplugin.DefaultCDIDir, "where the container runtime reads CDI specs")
 	fs.StringVar(&f.resourceName, "resource-name", "rocenet.io/scale-out-port", "the k8s.cni.cncf.io/resourceName attribute: what a NetworkAttachmentDefinition's resourceName names")
 	fs.StringVar(&f.rdmaSpecs, "rdma-device-specs", string(driver.RDMANonGaudi), "which ports' verbs device nodes go into the container: none, non-gaudi or all")
+	fs.StringVar(&f.hclDir, "hcl-container-dir", driver.DefaultHCLContainerDir, "where a container sees its claim's HCL files (rocenetd's hcl_dir for the claim)")
 	fs.StringVar(&f.taintEffect, "unhealthy-taint", string(resourceapi.DeviceTaintEffectNoSchedule), "taint effect on an unhealthy port: NoSchedule, NoExecute or None")
 	fs.DurationVar(&f.healthTimeout, "health-timeout", 30*time.Second, "how long kubelet keeps a port's health without a new report")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 10*time.Second, "deadline of a call to rocenetd")
@@ -95,6 +98,9 @@ func parseFlags(args []string) (flags, error) {
 	case string(resourceapi.DeviceTaintEffectNoSchedule), string(resourceapi.DeviceTaintEffectNoExecute), "None":
 	default:
 		return f, fmt.Errorf("--unhealthy-taint %q: want NoSchedule, NoExecute or None", f.taintEffect)
+	}
+	if !strings.HasPrefix(f.hclDir, "/") {
+		return f, fmt.Errorf("--hcl-container-dir %q: an absolute path", f.hclDir)
 	}
 	if f.healthTimeout < 3*time.Second {
 		return f, fmt.Errorf("--health-timeout %s: at least 3s", f.healthTimeout)
@@ -192,13 +198,14 @@ func run(f flags) error {
 		effect = ""
 	}
 	drv := driver.New(driver.Options{
-		DriverName:    f.driverName,
-		NodeName:      f.nodeName,
-		CDIDir:        f.cdiDir,
-		RDMA:          rdma,
-		Devices:       driver.DeviceOptions{ResourceName: f.resourceName, TaintEffect: effect},
-		HealthTimeout: f.healthTimeout,
-		CallTimeout:   f.callTimeout,
+		DriverName:      f.driverName,
+		NodeName:        f.nodeName,
+		CDIDir:          f.cdiDir,
+		RDMA:            rdma,
+		HCLContainerDir: f.hclDir,
+		Devices:         driver.DeviceOptions{ResourceName: f.resourceName, TaintEffect: effect},
+		HealthTimeout:   f.healthTimeout,
+		CallTimeout:     f.callTimeout,
 	}, daemon, kube, cancel)
 
 	go daemon.Watch(ctx, f.retry)

@@ -28,8 +28,20 @@ const (
 	EnvPortInterfaces = "ROCENET_PORT_INTERFACES"
 	EnvRDMADevices    = "ROCENET_RDMA_DEVICES"
 	EnvGIDIndex       = "ROCENET_GID_INDEX"
+	EnvGaudinet       = "HCL_GAUDINET_CONFIG_FILE"
+	EnvMacInfo        = "HCL_MAC_INFO_FILE"
 	rdmaCMDevice      = "/dev/infiniband/rdma_cm"
+	// Where a container sees its claim's HCL files, as with the device plugin.
+	DefaultHCLContainerDir = "/etc/habanalabs/rocenet"
 )
+
+// HCLFiles is the directory of HCL files rocenetd keeps for a claim's
+// ports (its reservation's hcl_dir and hcl_files).
+type HCLFiles struct {
+	HostDir      string
+	Files        []string
+	ContainerDir string
+}
 
 // RDMADeviceSpecs says which ports get their verbs device nodes in the
 // container.
@@ -66,8 +78,12 @@ func CDISpecPath(dir, claimUID string) string {
 // ClaimSpec is the CDI spec of a claim's ports (in allocation order): one
 // CDI device per port. Each carries the whole claim's environment, the
 // same in all of them, so a container that gets several of the claim's
-// ports sees one consistent set; each adds its own port's verbs node.
-func ClaimSpec(claimUID string, ports []PortView, rdma RDMADeviceSpecs) *cdispec.Spec {
+// ports sees one consistent set; each adds its own port's verbs node. The
+// claim's HCL directory is mounted once, by the spec's own edits (applied
+// once whichever of its devices a container gets), read-only: a directory,
+// not its files, so that a file rocenetd rewrites by rename is what the
+// container reads.
+func ClaimSpec(claimUID string, ports []PortView, rdma RDMADeviceSpecs, hcl HCLFiles) *cdispec.Spec {
 	var ids, names, rdmaDevices, gidIndexes []string
 	anyRDMA := false
 	for _, v := range ports {
@@ -92,6 +108,23 @@ func ClaimSpec(claimUID string, ports []PortView, rdma RDMADeviceSpecs) *cdispec
 		env = append(env, EnvRDMADevices+"="+strings.Join(rdmaDevices, ","), EnvGIDIndex+"="+strings.Join(gidIndexes, ","))
 	}
 	spec := &cdispec.Spec{Version: cdiVersion, Kind: CDIKind}
+	if hcl.HostDir != "" && len(hcl.Files) > 0 {
+		dir := hcl.ContainerDir
+		if dir == "" {
+			dir = DefaultHCLContainerDir
+		}
+		spec.ContainerEdits.Mounts = []*cdispec.Mount{{
+			HostPath: hcl.HostDir, ContainerPath: dir, Type: "bind", Options: []string{"ro", "rbind", "rprivate"},
+		}}
+		for _, f := range hcl.Files {
+			switch f {
+			case "gaudinet.json":
+				env = append(env, EnvGaudinet+"="+dir+"/"+f)
+			case "macAddrInfo.json":
+				env = append(env, EnvMacInfo+"="+dir+"/"+f)
+			}
+		}
+	}
 	for _, v := range ports {
 		edits := cdispec.ContainerEdits{Env: env}
 		if node := verbsNode(v, rdma); node != "" {

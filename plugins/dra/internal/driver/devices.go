@@ -142,9 +142,15 @@ func Devices(views []PortView, opts DeviceOptions) []resourceapi.Device {
 	return devices
 }
 
-func str(s string) resourceapi.DeviceAttribute { return resourceapi.DeviceAttribute{StringValue: ptr.To(s)} }
-func num(i int64) resourceapi.DeviceAttribute  { return resourceapi.DeviceAttribute{IntValue: ptr.To(i)} }
-func flag(b bool) resourceapi.DeviceAttribute  { return resourceapi.DeviceAttribute{BoolValue: ptr.To(b)} }
+func str(s string) resourceapi.DeviceAttribute {
+	return resourceapi.DeviceAttribute{StringValue: ptr.To(s)}
+}
+func num(i int64) resourceapi.DeviceAttribute {
+	return resourceapi.DeviceAttribute{IntValue: ptr.To(i)}
+}
+func flag(b bool) resourceapi.DeviceAttribute {
+	return resourceapi.DeviceAttribute{BoolValue: ptr.To(b)}
+}
 
 func device(v PortView, opts DeviceOptions) resourceapi.Device {
 	p := v.Port

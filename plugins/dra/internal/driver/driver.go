@@ -35,6 +35,8 @@ type Options struct {
 	CDIDir     string
 	RDMA       RDMADeviceSpecs
 	Devices    DeviceOptions
+	// Where containers see their claim's HCL files.
+	HCLContainerDir string
 	// How long kubelet may go without a health report before it calls a
 	// port's health Unknown; reports are re-sent at a third of it.
 	HealthTimeout time.Duration
@@ -141,10 +143,12 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim, 
 	}
 	callCtx, cancel := context.WithTimeout(ctx, d.opts.CallTimeout)
 	defer cancel()
-	if _, err := d.daemon.Reservations.Reserve(callCtx, req); err != nil {
+	reservation, err := d.daemon.Reservations.Reserve(callCtx, req)
+	if err != nil {
 		return nil, fmt.Errorf("claim %s: rocenetd did not reserve %s: %w", name, strings.Join(req.PortIds, ", "), err)
 	}
-	if err := WriteCDISpec(d.opts.CDIDir, string(claim.UID), ClaimSpec(string(claim.UID), ports, d.opts.RDMA)); err != nil {
+	hcl := HCLFiles{HostDir: reservation.GetHclDir(), Files: reservation.GetHclFiles(), ContainerDir: d.opts.HCLContainerDir}
+	if err := WriteCDISpec(d.opts.CDIDir, string(claim.UID), ClaimSpec(string(claim.UID), ports, d.opts.RDMA, hcl)); err != nil {
 		return nil, fmt.Errorf("claim %s: %w", name, err)
 	}
 	return devices, nil

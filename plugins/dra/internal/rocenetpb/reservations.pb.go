@@ -42,8 +42,21 @@ type Reservation struct {
 	// attached.
 	PodUids []string `protobuf:"bytes,3,rep,name=pod_uids,json=podUids,proto3" json:"pod_uids,omitempty"`
 	// The reserved ports, by port id, in the order given.
-	PortIds       []string               `protobuf:"bytes,4,rep,name=port_ids,json=portIds,proto3" json:"port_ids,omitempty"`
-	Created       *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created,proto3" json:"created,omitempty"`
+	PortIds []string               `protobuf:"bytes,4,rep,name=port_ids,json=portIds,proto3" json:"port_ids,omitempty"`
+	Created *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created,proto3" json:"created,omitempty"`
+	// The host directory of Habana HCL files for exactly these ports,
+	// <hcl_dir>/claim-<owner_uid>, with what the device plugin writes for an
+	// allocation of the same ports; mount it read-only into the claim's
+	// containers and point HCL_GAUDINET_CONFIG_FILE and HCL_MAC_INFO_FILE at
+	// its files. rocenetd rewrites the files (by rename) when a port's address
+	// or MACs change and removes the directory on Release. Empty when the
+	// reservation has no HCL files: none of its ports is a Gaudi port, or
+	// rocenetd's hcl_dir is "".
+	HclDir string `protobuf:"bytes,6,opt,name=hcl_dir,json=hclDir,proto3" json:"hcl_dir,omitempty"`
+	// The names of the files in hcl_dir now ("gaudinet.json",
+	// "macAddrInfo.json"), sorted; each only when it has content (no
+	// gaudinet.json before a port has an address HCL accepts, nor in L2).
+	HclFiles      []string `protobuf:"bytes,7,rep,name=hcl_files,json=hclFiles,proto3" json:"hcl_files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -109,6 +122,20 @@ func (x *Reservation) GetPortIds() []string {
 func (x *Reservation) GetCreated() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Created
+	}
+	return nil
+}
+
+func (x *Reservation) GetHclDir() string {
+	if x != nil {
+		return x.HclDir
+	}
+	return ""
+}
+
+func (x *Reservation) GetHclFiles() []string {
+	if x != nil {
+		return x.HclFiles
 	}
 	return nil
 }
@@ -363,13 +390,15 @@ var File_rocenet_v1_reservations_proto protoreflect.FileDescriptor
 const file_rocenet_v1_reservations_proto_rawDesc = "" +
 	"\n" +
 	"\x1drocenet/v1/reservations.proto\x12\n" +
-	"rocenet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x01\n" +
+	"rocenet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe2\x01\n" +
 	"\vReservation\x12\x1b\n" +
 	"\towner_uid\x18\x01 \x01(\tR\bownerUid\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x19\n" +
 	"\bpod_uids\x18\x03 \x03(\tR\apodUids\x12\x19\n" +
 	"\bport_ids\x18\x04 \x03(\tR\aportIds\x124\n" +
-	"\acreated\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\acreated\"y\n" +
+	"\acreated\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\acreated\x12\x17\n" +
+	"\ahcl_dir\x18\x06 \x01(\tR\x06hclDir\x12\x1b\n" +
+	"\thcl_files\x18\a \x03(\tR\bhclFiles\"y\n" +
 	"\x0eReserveRequest\x12\x1b\n" +
 	"\towner_uid\x18\x01 \x01(\tR\bownerUid\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x19\n" +

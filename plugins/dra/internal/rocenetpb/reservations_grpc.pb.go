@@ -42,7 +42,10 @@ type ReservationsClient interface {
 	// (FAILED_PRECONDITION, naming the holder) when a port is reserved by
 	// another owner or attached to a pod not in pod_uids, or when the owner
 	// already holds other ports; NOT_FOUND for a port id the node does not
-	// have; INVALID_ARGUMENT for an empty owner_uid or port list.
+	// have; INVALID_ARGUMENT for an empty owner_uid or port list, or, with
+	// HCL files on, an owner_uid that is not a UUID (it names the directory).
+	// The claim's HCL files are written before the reservation is recorded:
+	// when they cannot be, nothing is reserved.
 	Reserve(ctx context.Context, in *ReserveRequest, opts ...grpc.CallOption) (*Reservation, error)
 	// Idempotent. Ports attached to pods stay attached; they are free once
 	// their pods' networks are deleted.
@@ -97,7 +100,10 @@ type ReservationsServer interface {
 	// (FAILED_PRECONDITION, naming the holder) when a port is reserved by
 	// another owner or attached to a pod not in pod_uids, or when the owner
 	// already holds other ports; NOT_FOUND for a port id the node does not
-	// have; INVALID_ARGUMENT for an empty owner_uid or port list.
+	// have; INVALID_ARGUMENT for an empty owner_uid or port list, or, with
+	// HCL files on, an owner_uid that is not a UUID (it names the directory).
+	// The claim's HCL files are written before the reservation is recorded:
+	// when they cannot be, nothing is reserved.
 	Reserve(context.Context, *ReserveRequest) (*Reservation, error)
 	// Idempotent. Ports attached to pods stay attached; they are free once
 	// their pods' networks are deleted.
