@@ -69,6 +69,10 @@ def test_every_kustomization_renders_offline():
         os.path.join(K8S, "overlays", "generic-dra"): {"Namespace", "ServiceAccount", "ConfigMap",
                                                        "DaemonSet", "Service", "DeviceClass",
                                                        "ClusterRole", "ClusterRoleBinding"},
+        os.path.join(K8S, "overlays", "openshift-dra"): {
+            "Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service",
+            "SecurityContextConstraints", "ClusterRole", "RoleBinding", "ClusterRoleBinding",
+            "ServiceMonitor", "PrometheusRule", "DeviceClass"},
         os.path.join(K8S, "monitoring"): {"ServiceMonitor", "PrometheusRule"},
         os.path.join(K8S, "examples"): {"NetworkAttachmentDefinition", "Pod"},
         os.path.join(K8S, "examples", "dra"): {"ResourceClaimTemplate", "Pod"},
@@ -294,8 +298,13 @@ def test_optional_patches_apply_to_the_overlays(tmp_path):
 
 # --- OpenShift ---------------------------------------------------------------------
 
-def test_openshift_scc_is_bound_to_the_service_account():
-    docs = render(OVERLAYS["openshift"])
+@pytest.mark.parametrize("overlay,volumes", [
+    ("openshift", {"configMap", "hostPath", "secret"}),
+    # The DRA plugin's API token is a projected volume.
+    ("openshift-dra", {"configMap", "hostPath", "secret", "projected"}),
+])
+def test_openshift_scc_is_bound_to_the_service_account(overlay, volumes):
+    docs = render(os.path.join(K8S, "overlays", overlay))
     ds = one(docs, "DaemonSet", "rocenet")
     ns = ds["metadata"]["namespace"]
     sa = ds["spec"]["template"]["spec"]["serviceAccountName"]
@@ -310,13 +319,16 @@ def test_openshift_scc_is_bound_to_the_service_account():
     assert scc["seLinuxContext"]["seLinuxOptions"]["type"] == pod_se == "spc_t"
     used = {v for vol in ds["spec"]["template"]["spec"]["volumes"] for v in vol if v != "name"}
     # The secret volume holds the diagnostics data port's shared secret.
-    assert used == {"configMap", "hostPath", "secret"}, sorted(used)
+    assert used == volumes, sorted(used)
     assert used <= set(scc["volumes"]), f"the SCC allows {scc['volumes']}, not {sorted(used)}"
 
     binding = one(docs, "RoleBinding")
     assert binding["metadata"]["namespace"] == ns
     assert {"kind": "ServiceAccount", "name": sa, "namespace": ns} in binding["subjects"]
     role = one(docs, binding["roleRef"]["kind"], binding["roleRef"]["name"])
+    pod_containers = ds["spec"]["template"]["spec"]["containers"]
+    for c in pod_containers:
+        assert c["securityContext"].get("privileged") is False, c["name"]
     assert any(r["apiGroups"] == ["security.openshift.io"]
                and "securitycontextconstraints" in r["resources"]
                and r.get("resourceNames") == [scc["metadata"]["name"]]
