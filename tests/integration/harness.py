@@ -73,6 +73,8 @@ class Daemon:
             # The sim's ports are Gaudi ports: keep HCL's file out of the
             # host's /etc/habanalabs.
             f"--gaudinet-path={os.path.join(self.workdir, 'gaudinet.json')}",
+            # Reservations' HCL files out of the host's /run/rocenet/hcl too.
+            f"--hcl-dir={os.path.join(self.workdir, 'hcl')}",
             *args,
         ]
         self.proc: subprocess.Popen | None = None

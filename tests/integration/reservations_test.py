@@ -4,7 +4,8 @@ ports reserved for a claim's pods (as rocenet's DRA plugin does when kubelet
 prepares the claim) reach those pods through the real CNI plugin exec'd as
 Multus runs it, with no device id, only the pod's uid; other pods get other
 ports; a reservation survives a restart of rocenetd and, once released,
-frees its port."""
+frees its port. A reserved Gaudi port's HCL files are in the claim's
+directory, follow a new LLDP address and go with the release."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ from harness import binary, metric_value, ready_daemon, wait_until
 # Reserve, Release and List speak protobuf; the test has no generated code
 # (nor the protobuf package), so the few messages are written and read by
 # hand: fields are strings, repeated strings, one bool and one message.
+
+# Claims' UIDs, as Kubernetes makes them: they name the HCL directories.
+CLAIM_A = "0a6f3c2e-5d1b-4e8a-9c47-1f2e3d4c5b6a"
+CLAIM_C = "0c6f3c2e-5d1b-4e8a-9c47-1f2e3d4c5b6c"
+CLAIM_H = "0d6f3c2e-5d1b-4e8a-9c47-1f2e3d4c5b6d"
 
 
 def _varint(n: int) -> bytes:
@@ -79,7 +85,8 @@ def _fields(data: bytes):
 
 
 def _reservation(data: bytes) -> dict:
-    out = {"owner_uid": "", "owner": "", "pod_uids": [], "port_ids": [], "created": 0}
+    out = {"owner_uid": "", "owner": "", "pod_uids": [], "port_ids": [], "created": 0,
+           "hcl_dir": "", "hcl_files": []}
     for number, value in _fields(data):
         if number == 1:
             out["owner_uid"] = value.decode()
@@ -91,6 +98,10 @@ def _reservation(data: bytes) -> dict:
             out["port_ids"].append(value.decode())
         elif number == 5:
             out["created"] = dict(_fields(value)).get(1, 0)
+        elif number == 6:
+            out["hcl_dir"] = value.decode()
+        elif number == 7:
+            out["hcl_files"].append(value.decode())
     return out
 
 
@@ -186,13 +197,13 @@ def test_reserved_port_reaches_its_pod_and_no_other(fabric, daemon, pod):
     reserved_id = ports[reserved]["id"]
     api = Reservations(daemon.socket)
 
-    got = api.reserve("claim-a-uid", "default/claim-a", ["uid-a"], [reserved_id])
-    assert got["owner_uid"] == "claim-a-uid" and got["owner"] == "default/claim-a"
+    got = api.reserve(CLAIM_A, "default/claim-a", ["uid-a"], [reserved_id])
+    assert got["owner_uid"] == CLAIM_A and got["owner"] == "default/claim-a"
     assert got["pod_uids"] == ["uid-a"] and got["port_ids"] == [reserved_id]
     assert got["created"] > 0
     assert metric_value(daemon.metrics(), "rocenet_reserved_ports") == 1
     # Kubelet prepares a claim again after its own restart: the same answer.
-    assert api.reserve("claim-a-uid", "default/claim-a", ["uid-a"], [reserved_id]) == got
+    assert api.reserve(CLAIM_A, "default/claim-a", ["uid-a"], [reserved_id]) == got
 
     # Pod A, through Multus: no device id, only its uid.
     a, b, c = pod("a"), pod("b"), pod("c")
@@ -212,11 +223,11 @@ def test_reserved_port_reaches_its_pod_and_no_other(fabric, daemon, pod):
 
     # B's port is B's: another claim cannot reserve it.
     with pytest.raises(grpc.RpcError) as refused:
-        api.reserve("claim-c-uid", "default/claim-c", ["uid-c"], [other_id])
+        api.reserve(CLAIM_C, "default/claim-c", ["uid-c"], [other_id])
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert f"port {other_id} ({other_if}) is attached to pod default/pod-b (uid uid-b" in \
         refused.value.details()
-    assert [r["owner_uid"] for r in api.list()] == ["claim-a-uid"]
+    assert [r["owner_uid"] for r in api.list()] == [CLAIM_A]
 
     # rocenetd restarted: the reservation is still there, and still holds.
     before = api.list()
@@ -224,7 +235,9 @@ def test_reserved_port_reaches_its_pod_and_no_other(fabric, daemon, pod):
     daemon.stop()
     daemon.start()
     api = Reservations(daemon.socket)
-    assert api.list() == before
+    # gaudinet.json waits for the switch's next LLDP frame: until then the
+    # port's plan is not ready, and HCL gets no address it cannot count on.
+    wait_until(lambda: api.list() == before, 15, interval=0.2, what="the same reservations")
     reservations = json.loads(daemon.rocectl("reservations", "-o", "json", check=True).stdout)
     assert reservations["reservations"][0]["port_ids"] == [reserved_id]
 
@@ -232,11 +245,11 @@ def test_reserved_port_reaches_its_pod_and_no_other(fabric, daemon, pod):
     rc, err = cni(daemon, "ADD", "pod-c", "uid-c", c, device_id=reserved_id)
     assert rc != 0
     assert (f"port {reserved_id} ({reserved}) is reserved by owner default/claim-a "
-            f"(uid claim-a-uid), not for pod default/pod-c (uid uid-c)") in err["msg"], err
+            f"(uid {CLAIM_A}), not for pod default/pod-c (uid uid-c)") in err["msg"], err
     assert "net1" not in {link["ifname"] for link in ip_json(os.path.basename(c), "link", "show")}
 
-    assert api.release("claim-a-uid") == {"released": True, "port_ids": [reserved_id]}
-    assert api.release("claim-a-uid") == {"released": False, "port_ids": []}
+    assert api.release(CLAIM_A) == {"released": True, "port_ids": [reserved_id]}
+    assert api.release(CLAIM_A) == {"released": False, "port_ids": []}
     assert api.list() == []
     assert metric_value(daemon.metrics(), "rocenet_reserved_ports") == 0
 
@@ -249,3 +262,53 @@ def test_reserved_port_reaches_its_pod_and_no_other(fabric, daemon, pod):
     assert taken["interfaces"][0]["mac"] == mac_of[reserved]
     for name, netns, uid in (("pod-b", b, "uid-b"), ("pod-c", c, "uid-c")):
         assert cni(daemon, "DEL", name, uid, netns)[0] == 0
+
+
+def plans_by_id(daemon) -> dict:
+    out = json.loads(daemon.rocectl("addressing", "-o", "json", check=True).stdout)
+    return {p["port_id"]: p for p in out["plans"]}
+
+
+def gaudinet(path: str) -> list[dict]:
+    with open(os.path.join(path, "gaudinet.json")) as f:
+        return json.load(f)["NIC_NET_CONFIG"]
+
+
+def test_a_reserved_gaudi_ports_hcl_files_follow_it(fabric, daemon):
+    """The claim's directory holds gaudinet.json with exactly the reserved
+    port (what the DRA plugin mounts into the claim's containers), a new
+    address from the switch is rewritten into it, and Release removes it."""
+    port = fabric.ports[2]
+    ifname = port["host_ifname"]
+    port_id = {p["name"]: p["id"] for p in daemon.ports()}[ifname]
+    api = Reservations(daemon.socket)
+    want_dir = os.path.join(daemon.workdir, "hcl", f"claim-{CLAIM_H}")
+    daemon.wait_ready(15)
+    try:
+        got = api.reserve(CLAIM_H, "default/claim-h", ["uid-h"], [port_id])
+        assert got["hcl_dir"] == want_dir
+        assert got["hcl_files"] == ["gaudinet.json", "macAddrInfo.json"]
+        assert api.list()[0]["hcl_dir"] == want_dir
+        local = plans_by_id(daemon)[port_id]["local"]
+        entries = gaudinet(want_dir)
+        assert [(e["NIC_MAC"], e["NIC_IP"]) for e in entries] == \
+            [(port["host_mac"].lower(), local.split("/")[0])]
+        assert oct(os.stat(want_dir).st_mode & 0o777) == "0o755"
+        assert oct(os.stat(os.path.join(want_dir, "gaudinet.json")).st_mode & 0o777) == "0o644"
+        # The device plugin's name for the same file, when it has one.
+        with open(os.path.join(want_dir, "macAddrInfo.json")) as f:
+            assert port["host_mac"].lower() in json.load(f)["MAC_ADDR_INFO"][0]["MAC_ADDR_LIST"]
+
+        # The switch gives the port another address: rewritten in place.
+        fabric.set_description(2, "no-alert 10.200.23.2/30")
+        wait_until(lambda: [e["NIC_IP"] for e in gaudinet(want_dir)] == ["10.200.23.1"], 10,
+                   interval=0.1, what="gaudinet.json rewritten with the new address")
+        assert gaudinet(want_dir)[0]["NIC_MAC"] == port["host_mac"].lower()
+
+        assert api.release(CLAIM_H) == {"released": True, "port_ids": [port_id]}
+        assert not os.path.exists(want_dir)
+        assert api.list() == []
+    finally:
+        api.close()
+        fabric.set_description(2, port["description"])
+    wait_until(lambda: daemon.ready(), 15, what="node ready again")
