@@ -129,6 +129,10 @@ def test_the_slice_lists_every_port_with_rocenetds_attributes(env):
     ports = {p["id"]: p for p in json.loads(env.rocectl("ports", "-o", "json"))["ports"]}
     plans = {p["port_id"]: p for p in json.loads(env.rocectl("addressing", "-o", "json"))["plans"]}
     assert set(by_port(env)) == set(ports)
+    first = sorted(found)[0]
+    env.say(f"DRA: device {first} as published: " + json.dumps(
+        {"attributes": {k: next(iter(v.values())) for k, v in sorted(
+            found[first]["attributes"].items())}}, sort_keys=True))
     wait("every port healthy in the slice", lambda: all(
         attr(d, "healthy") is True for d in devices(env).values()), 60)
     for port_id, d in by_port(env).items():
