@@ -51,15 +51,23 @@ for name in docker.io/library/debian:12 docker.io/library/debian:12-slim; do
 done
 
 command -v go >/dev/null || { echo "image.sh: go is not installed" >&2; exit 2; }
+# The Go stage reaches the module proxy with the certificates this machine
+# trusts (debootstrap's minbase has none): the image is made again when they
+# change.
+cacerts=/etc/ssl/certs/ca-certificates.crt
+[ -f "$cacerts" ] || { echo "image.sh: $cacerts is missing (Debian: ca-certificates)" >&2; exit 2; }
+ca_sum="$(sha256sum "$cacerts" | cut -c1-16)"
 goroot="$(go env GOROOT)"
 go_image="localhost/golang:$(go env GOVERSION | sed 's/^go//')-bookworm"
-if ! podman image exists "$go_image"; then
+if [ "$(podman image inspect --format '{{index .Labels "rocenet.cacerts"}}' "$go_image" 2>/dev/null)" != "$ca_sum" ]; then
   work_go="$(mktemp -d)"
   cp -a "$goroot" "$work_go/go"
+  cp "$cacerts" "$work_go/ca-certificates.crt"
   printf '%s\n' 'FROM docker.io/library/debian:12' 'COPY go /usr/local/go' \
+    'COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt' \
     'ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin GOPATH=/go' \
     >"$work_go/Containerfile"
-  podman build --runtime runc --network host -t "$go_image" "$work_go" >&2
+  podman build --runtime runc --network host --label "rocenet.cacerts=$ca_sum" -t "$go_image" "$work_go" >&2
   rm -rf "$work_go"
 fi
 gomodcache="${GOMODCACHE:-$cache/go/mod}"
