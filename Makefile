@@ -74,7 +74,10 @@ build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Every test, each in the build where it tells the most:
-#  1. the normal build, as shipped (its unit tests are not built): the
+#  1. the normal build, as shipped (its unit tests are not built), and helm
+#     built from its Go module before the integration tests (which render
+#     the Helm chart with it), so that its build does not compete with
+#     them for the cores: the
 #     integration tests (root, network namespaces, real lldpd; SKIPPED when
 #     they cannot create namespaces), the tree checks, benchmark smoke runs
 #     and the fuzz seed replays; then the end-to-end tests (tests/k8s/):
@@ -90,6 +93,8 @@ test:
 	@$(PHASE) "packages" -- $(MAKE) --no-print-directory test-deps
 	@$(PHASE) "build: plain (GCC, unity)" -- sh -c \
 		'$(MAKE) --no-print-directory configure UNIT_TESTS=OFF UNITY=ON && cmake --build $(BUILD_DIR) -j $(JOBS)'
+	@$(PHASE) "build: helm, for the packaging tests (Go module proxy, cached)" -- sh -c \
+		'if command -v go >/dev/null; then bash tests/k8s/components.sh "" helm; fi'
 	@$(PHASE) "tests: integration (plain)" -- \
 		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(INTEGRATION_JOBS) --timeout 600 -L integration'
 	@$(PHASE) "tests: checks, benchmark smoke, fuzz replays (plain)" -- \
