@@ -4,6 +4,7 @@ log, and the components and image, built once per run for every cluster."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -51,11 +52,44 @@ def took(say):
     return Took(say)
 
 
+# The clusters use fixed names the whole machine shares (the node's network
+# namespace, the veth to it, the fabric's state directory, the image tags):
+# a second run at the same time would tear down the first one's namespaces
+# under it. A run waits for the one before it instead.
+LOCK = "/run/lock/rocenet-e2e.lock"
+LOCK_WAIT = 45 * 60
+
+
+def _hold_the_machine(say):
+    os.makedirs(os.path.dirname(LOCK), exist_ok=True)
+    fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + LOCK_WAIT
+    told = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if not told:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                say(f"e2e set-up: waiting for the end-to-end run of pid {holder or '?'} ({LOCK})")
+                told = True
+            if time.monotonic() > deadline:
+                os.close(fd)
+                pytest.fail(f"{LOCK}: another end-to-end run held it for {LOCK_WAIT // 60} min")
+            time.sleep(2)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
 @pytest.fixture(scope="session")
-def artifacts(took):
+def artifacts(took, say):
     reason = e2e.skip_reason()
     if reason:
         pytest.skip(reason)
+    lock = _hold_the_machine(say)
+    took.reset()
     # ROCENET_E2E_ARTIFACTS=DIR keeps the components and the image in DIR
     # and uses them again on the next run, for working on the tests
     # themselves (a changed program needs DIR emptied).
@@ -66,3 +100,4 @@ def artifacts(took):
     finally:
         if not kept:
             shutil.rmtree(work, ignore_errors=True)
+        os.close(lock)
