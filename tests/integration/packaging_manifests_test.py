@@ -2,14 +2,19 @@
 """Packaging, the manifests themselves: every kustomization under
 packaging/kubernetes renders with `kubectl kustomize` without a warning
 (no deprecated field) and passes yamllint; the DaemonSet of each
-overlay keeps least privilege, its mounts, probes and init container, and
-mounts the Secret the config's diag_secret_file names; the optional patches
-change only what they say; the OpenShift SCC is bound to the ServiceAccount
-and allows the DaemonSet's volumes; the PrometheusRule holds the plain rules
-file's groups; the Helm chart, rendered by the real helm (built by
-tests/k8s/components.sh), makes the same DaemonSet, DeviceClass and RBAC as
-overlays/generic and overlays/generic-dra; and the Grafana dashboard
-queries only metrics rocenetd exports."""
+overlay keeps least privilege, its mounts, probes and init container;
+rocenet-diagd runs in a container of its own with NET_RAW alone, the
+diagnostics Secret mounted where its --secret-file says and nowhere else,
+its socket beside rocenetd's, and its metrics in the Service and the
+ServiceMonitor; rocenetd's config and container keep nothing of the
+diagnostics; the optional patches change only what they say; the OpenShift
+SCC is bound to the ServiceAccount and allows the DaemonSet's volumes and
+capabilities; the PrometheusRule holds the plain rules file's groups; the
+Helm chart, rendered by the real helm (built by tests/k8s/components.sh),
+makes the same DaemonSet, Service, ServiceMonitor, DeviceClass and RBAC as
+the kustomize manifests, and its diagd values reach the flags, the Service
+and the Secret; and the Grafana dashboard queries only metrics rocenetd and
+rocenet-diagd export."""
 
 from __future__ import annotations
 
@@ -23,14 +28,20 @@ import subprocess
 import pytest
 import yaml
 
-from packaging_support import (K8S, OVERLAYS, PKG, REPO, containers, one, render,
-                               rocenetd_config, volumes)
+from packaging_support import (DIAGD_FLAGS, K8S, OVERLAYS, PKG, REPO, containers, flags, one,
+                               render, rocenetd_config, volumes)
 
 CHART = os.path.join(PKG, "helm", "rocenet")
 # The chart's `allocation` for each overlay it must match.
 ALLOCATION = {"generic": "devicePlugin", "generic-dra": "dra"}
 CNI_BIN_DIR = {"generic": "/opt/cni/bin", "openshift": "/var/lib/cni/bin"}
 DAEMON_CAPS = {"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}
+# The capabilities each container adds; every other container adds none.
+ADDED_CAPS = {"rocenetd": DAEMON_CAPS, "diagd": {"NET_RAW"}}
+# What moved from rocenetd to rocenet-diagd: rocenetd's config must not set
+# them (it ignores them, with a warning).
+MOVED_CONFIG_KEYS = {"diag_secret_file", "diag_port", "node_name"}
+NODE_NAME_ENV = {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
 
 
 def mounts(container: dict, ds: dict) -> dict[str, dict]:
@@ -52,7 +63,8 @@ def overlay(request):
 
 def source_metric_names() -> set[str]:
     names = set()
-    for path in glob.glob(os.path.join(REPO, "daemon", "api", "*.cc")):
+    for path in (glob.glob(os.path.join(REPO, "daemon", "api", "*.cc"))
+                 + glob.glob(os.path.join(REPO, "daemon", "diagd", "*.cc"))):
         with open(path) as f:
             names.update(re.findall(r'"(rocenet_[a-z0-9_]+)"', f.read()))
     return names
@@ -138,7 +150,7 @@ def test_daemonset_least_privilege(overlay):
     assert spec["automountServiceAccountToken"] is False
     assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     cs = containers(ds)
-    assert set(cs) == {"install-cni", "rocenetd", "device-plugin"}
+    assert set(cs) == {"install-cni", "rocenetd", "device-plugin", "diagd"}
     for cname, c in cs.items():
         sc = c["securityContext"]
         assert sc.get("privileged") is False, f"{cname} must not be privileged"
@@ -148,7 +160,7 @@ def test_daemonset_least_privilege(overlay):
         assert sc.get("runAsUser") == 0, cname
         caps = sc.get("capabilities", {})
         assert caps.get("drop") == ["ALL"], f"{cname} drops {caps.get('drop')}"
-        want = DAEMON_CAPS if cname == "rocenetd" else set()
+        want = ADDED_CAPS.get(cname, set())
         assert set(caps.get("add", [])) == want, f"{cname} adds {caps.get('add')}, want {sorted(want)}"
         assert len(caps.get("add", [])) == len(want)
         for kind in ("requests", "limits"):
@@ -198,21 +210,21 @@ def test_daemonset_mounts_and_propagation(overlay):
                 f"{c['name']} {m['mountPath']}: Bidirectional propagation needs privileged"
 
 
-def test_daemonset_mounts_the_diag_secret_the_config_names(overlay):
-    """The Secret of docs/deploying.md step 3 reaches rocenetd: the config
-    names a file in a directory where the rocenetd container, and no other,
-    mounts the Secret rocenet-diag read-only; the volume is optional (the
-    pods start before the Secret exists) and its key is that file's name."""
+def test_diagd_mounts_the_diag_secret_its_flag_names(overlay):
+    """The Secret of docs/deploying.md step 3 reaches rocenet-diagd: its
+    --secret-file names a file in a directory where the diagd container, and
+    no other, mounts the Secret rocenet-diag read-only; the volume is
+    optional (the pods start before the Secret exists) and its key is that
+    file's name. rocenetd's config names no secret any more."""
     name, docs = overlay
     ds = one(docs, "DaemonSet", "rocenet")
-    config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
-    secret_file = config["diag_secret_file"]
+    cs = containers(ds)
+    secret_file = flags(cs["diagd"]["command"])["--secret-file"]
     assert secret_file == "/etc/rocenet-diag/secret"
     directory, key = os.path.split(secret_file)
-    cs = containers(ds)
-    daemon = mounts(cs["rocenetd"], ds)
-    assert directory in daemon, f"rocenetd does not mount {directory}"
-    mount = daemon[directory]
+    diagd = mounts(cs["diagd"], ds)
+    assert directory in diagd, f"diagd does not mount {directory}"
+    mount = diagd[directory]
     assert mount["readOnly"] is True
     # A subPath mount would never see a rotated Secret.
     assert "subPath" not in mount and "subPathExpr" not in mount
@@ -222,8 +234,12 @@ def test_daemonset_mounts_the_diag_secret_the_config_names(overlay):
     assert secret["defaultMode"] == 0o400
     assert "items" not in secret, f"every key of the Secret appears as a file, {key} among them"
     for cname, c in cs.items():
-        if cname != "rocenetd":
-            assert mount["name"] not in {m["name"] for m in c.get("volumeMounts", [])}, cname
+        if cname != "diagd":
+            assert mount["name"] not in {m["name"] for m in c.get("volumeMounts", [])}, \
+                f"{cname} mounts the diagnostics Secret"
+    config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
+    assert not MOVED_CONFIG_KEYS & set(config), \
+        f"rocenetd's config sets {sorted(MOVED_CONFIG_KEYS & set(config))}, which are rocenet-diagd's flags now"
     # The command the docs give creates that Secret, with that key, in the
     # DaemonSet's namespace.
     with open(os.path.join(REPO, "docs", "deploying.md")) as f:
@@ -232,6 +248,93 @@ def test_daemonset_mounts_the_diag_secret_the_config_names(overlay):
                         deploying)
     assert command, "docs/deploying.md does not say how to create the Secret"
     assert command.groups() == (ds["metadata"]["namespace"], secret["secretName"], key)
+
+
+def test_diagd_container_beside_rocenetd(overlay):
+    """rocenet-diagd as the contract says: its socket in the shared
+    /run/rocenet beside rocenetd's (where rocectl looks for diagd.sock),
+    rocenetd's socket the one the config serves, the validation label's file
+    in the NFD directory beside rocenetd's scale-out-ready file, the node's
+    name from the downward API; nothing of rocenetd's state, config,
+    namespaces or host files; probes on its own socket. rocenetd keeps
+    neither NODE_NAME (only the diagnostics used it) nor the Secret."""
+    name, docs = overlay
+    ds = one(docs, "DaemonSet", "rocenet")
+    cs = containers(ds)
+    diagd, daemon = cs["diagd"], cs["rocenetd"]
+    assert diagd["image"] == daemon["image"], "one image for every container"
+    assert diagd["command"][0] == "/usr/sbin/rocenet-diagd"
+    given = flags(diagd["command"])
+    assert set(given) <= DIAGD_FLAGS, sorted(set(given) - DIAGD_FLAGS)
+    config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
+    socket_dir = os.path.dirname(config["socket"])
+    assert given["--node-socket"] == config["socket"]
+    assert given["--socket"] == os.path.join(socket_dir, "diagd.sock"), \
+        "rocectl finds diagd.sock beside rocenetd's socket"
+    nfd = os.path.dirname(config["outputs"]["nfd_features"])
+    assert given["--validation-file"] == os.path.join(nfd, "rocenet-validated")
+    assert given["--validation-file"] != config["outputs"]["nfd_features"]
+    assert given["--data-port"] == "50153"
+    assert given["--log-format"] == config["log_format"], "both programs log alike"
+    assert diagd["env"] == [NODE_NAME_ENV]
+    assert "--node-name" not in given, "the node's name comes from NODE_NAME"
+    assert not any(e["name"] == "NODE_NAME" for e in daemon.get("env", [])), \
+        "rocenetd no longer names the node in results"
+
+    own = mounts(diagd, ds)
+    assert set(own) == {socket_dir, nfd, "/etc/rocenet-diag"}, sorted(own)
+    for path in (socket_dir, nfd):
+        assert own[path]["hostPath"] == path, path
+        assert not own[path].get("readOnly"), f"{path} must be writable"
+    # The same host directory as rocenetd's (and so the same socket path).
+    assert own[socket_dir]["name"] == mounts(daemon, ds)[socket_dir]["name"]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert diagd[probe]["exec"]["command"] == \
+            ["/bin/sh", "-c", f"test -S {given['--socket']}"], probe
+    assert diagd["livenessProbe"]["failureThreshold"] >= 3
+    assert diagd["resources"]["limits"]["cpu"] in ("1", 1), \
+        "bandwidth tests move data: a core, not a sliver"
+
+
+@pytest.mark.parametrize("plain,dra", [("generic", "generic-dra"), ("openshift", "openshift-dra")])
+def test_dra_overlays_keep_diagd_as_it_is(plain, dra):
+    """The DRA component replaces the device plugin alone: diagd, its
+    Secret volume and rocenetd are the same with either allocation, and the
+    e2e overlays' patches of containers/0 still find the container they
+    mean."""
+    want = one(render(os.path.join(K8S, "overlays", plain)), "DaemonSet", "rocenet")
+    got = one(render(os.path.join(K8S, "overlays", dra)), "DaemonSet", "rocenet")
+    for name in ("diagd", "rocenetd"):
+        assert containers(got)[name] == containers(want)[name], f"{dra}: {name}"
+    assert volumes(got)["diag-secret"] == volumes(want)["diag-secret"]
+    assert want["spec"]["template"]["spec"]["containers"][0]["name"] == "rocenetd"
+    assert got["spec"]["template"]["spec"]["containers"][0]["name"] == "dra-plugin"
+
+
+def test_metrics_service_and_servicemonitor_scrape_both_programs():
+    """The headless Service has rocenetd's metrics port (the config's
+    metrics_address) and diagd's (its --metrics-address) under their own
+    names, and the ServiceMonitor scrapes each name, with the node label."""
+    docs = render(OVERLAYS["openshift"])
+    ds = one(docs, "DaemonSet", "rocenet")
+    config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
+    diag_address = flags(containers(ds)["diagd"]["command"])["--metrics-address"]
+    want = {"metrics": int(config["metrics_address"].rsplit(":", 1)[1]),
+            "diag-metrics": int(diag_address.rsplit(":", 1)[1])}
+    assert want == {"metrics": 50152, "diag-metrics": 50154}
+    svc = one(docs, "Service", "rocenet-metrics")
+    ports = {p["name"]: p for p in svc["spec"]["ports"]}
+    assert {n: p["targetPort"] for n, p in ports.items()} == want
+    assert all(p["port"] == p["targetPort"] and p["protocol"] == "TCP" for p in ports.values())
+    for directory in (os.path.join(K8S, "monitoring"), OVERLAYS["openshift"]):
+        monitor = one(render(directory), "ServiceMonitor", "rocenet")
+        assert monitor["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+        endpoints = {e["port"]: e for e in monitor["spec"]["endpoints"]}
+        assert set(endpoints) == set(want), f"{directory}: scrapes {sorted(endpoints)}"
+        for e in endpoints.values():
+            assert e["path"] == "/metrics"
+            assert {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"} \
+                in e["relabelings"]
 
 
 def test_daemonset_probes_use_what_the_binaries_offer(overlay):
@@ -329,6 +432,13 @@ def test_openshift_scc_is_bound_to_the_service_account(overlay, volumes):
     pod_containers = ds["spec"]["template"]["spec"]["containers"]
     for c in pod_containers:
         assert c["securityContext"].get("privileged") is False, c["name"]
+        # The SCC admits every container's capabilities (diagd's NET_RAW
+        # among them) and requires dropping none it adds.
+        added = set(c["securityContext"]["capabilities"].get("add", []))
+        assert added <= set(scc["allowedCapabilities"]), f"{c['name']} adds {sorted(added)}"
+        assert not added & set(scc.get("requiredDropCapabilities") or []), c["name"]
+        assert c["securityContext"]["readOnlyRootFilesystem"] is True, c["name"]
+    assert "diagd" in {c["name"] for c in pod_containers}
     assert any(r["apiGroups"] == ["security.openshift.io"]
                and "securitycontextconstraints" in r["resources"]
                and r.get("resourceNames") == [scc["metadata"]["name"]]
@@ -477,6 +587,69 @@ def test_helm_chart_dra_plugin_flags_follow_values(helm):
         assert cp.returncode != 0 and message in cp.stderr, f"{setting}: {cp.stderr}"
 
 
+def test_helm_chart_renders_the_service_and_servicemonitor(helm):
+    """The chart's metrics Service has the base's ports, and its
+    ServiceMonitor (serviceMonitor.enabled) scrapes the same port names as
+    packaging/kubernetes/monitoring."""
+    rendered = helm_template(helm, "serviceMonitor.enabled=true")
+    want = one(render(OVERLAYS["generic"]), "Service", "rocenet-metrics")["spec"]["ports"]
+    assert one(rendered, "Service", "rocenet-metrics")["spec"]["ports"] == want
+    kept = [e["port"] for e in one(render(os.path.join(K8S, "monitoring")), "ServiceMonitor")
+            ["spec"]["endpoints"]]
+    got = one(rendered, "ServiceMonitor")["spec"]["endpoints"]
+    assert [e["port"] for e in got] == kept == ["metrics", "diag-metrics"]
+    for e in got:
+        assert {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"} \
+            in e["relabelings"], e
+
+
+def test_helm_chart_diagd_values(helm):
+    """diagd's values reach its flags, the Service and the Secret volume;
+    diagd.enabled=false leaves out the container, its Secret, its Service
+    port and its scrape, and nothing else; the value of earlier charts,
+    diagSecretName, is refused naming where it went."""
+    docs = helm_template(helm, "diagd.dataPort=50200", "diagd.metricsPort=50300",
+                         "diagd.secretName=cluster-diag", "serviceMonitor.enabled=true")
+    ds = one(docs, "DaemonSet", "rocenet")
+    given = flags(containers(ds)["diagd"]["command"])
+    assert given["--data-port"] == "50200" and given["--metrics-address"] == ":50300"
+    assert volumes(ds)["diag-secret"]["secret"]["secretName"] == "cluster-diag"
+    ports = {p["name"]: p["targetPort"] for p in one(docs, "Service")["spec"]["ports"]}
+    assert ports == {"metrics": 50152, "diag-metrics": 50300}
+
+    plain = helm_template(helm, "serviceMonitor.enabled=true")
+    off = helm_template(helm, "diagd.enabled=false", "serviceMonitor.enabled=true")
+    pds, ods = one(plain, "DaemonSet", "rocenet"), one(off, "DaemonSet", "rocenet")
+    assert set(containers(pds)) - set(containers(ods)) == {"diagd"}
+    assert set(volumes(pds)) - set(volumes(ods)) == {"diag-secret"}
+    for name, c in containers(ods).items():
+        assert c == containers(pds)[name], name
+    assert [p["name"] for p in one(off, "Service")["spec"]["ports"]] == ["metrics"]
+    assert [e["port"] for e in one(off, "ServiceMonitor")["spec"]["endpoints"]] == ["metrics"]
+
+    cp = helm("template", "rocenet", CHART, "--set", "diagSecretName=cluster-diag")
+    assert cp.returncode != 0 and "diagSecretName moved to diagd.secretName" in cp.stderr, cp.stderr
+
+
+@pytest.mark.parametrize("allocation", sorted(set(ALLOCATION.values())))
+def test_helm_chart_openshift_scc_admits_every_container(helm, allocation):
+    """openshift.enabled: the chart's SCC allows every capability a
+    container adds (diagd's NET_RAW too) and every volume type, and the pods
+    ask for it."""
+    docs = helm_template(helm, "openshift.enabled=true", f"allocation={allocation}")
+    scc = one(docs, "SecurityContextConstraints")
+    ds = one(docs, "DaemonSet", "rocenet")
+    assert set(scc["allowedCapabilities"]) == DAEMON_CAPS
+    for name, c in containers(ds).items():
+        sc = c["securityContext"]
+        assert set(sc["capabilities"].get("add", [])) == ADDED_CAPS.get(name, set()), name
+        assert sc["privileged"] is False and sc["readOnlyRootFilesystem"] is True, name
+    used = {k for v in volumes(ds).values() for k in v if k != "name"}
+    assert used <= set(scc["volumes"]), sorted(used)
+    assert ds["spec"]["template"]["metadata"]["annotations"]["openshift.io/required-scc"] == \
+        scc["metadata"]["name"]
+
+
 @pytest.mark.parametrize("allocation", ["deviceplugin", "DRA", ""])
 def test_helm_chart_refuses_an_unknown_allocation(helm, allocation):
     cp = helm("template", "rocenet", CHART, "--set", f"allocation={allocation}")
@@ -486,8 +659,11 @@ def test_helm_chart_refuses_an_unknown_allocation(helm, allocation):
 
 def test_helm_chart_passes_helm_lint(helm):
     for allocation in ALLOCATION.values():
-        cp = helm("lint", "--strict", CHART, "--set", f"allocation={allocation}")
-        assert cp.returncode == 0, f"allocation {allocation}:\n{cp.stdout}{cp.stderr}"
+        for diagd in ("true", "false"):
+            cp = helm("lint", "--strict", CHART, "--set", f"allocation={allocation}",
+                      "--set", f"diagd.enabled={diagd}")
+            assert cp.returncode == 0, \
+                f"allocation {allocation}, diagd.enabled {diagd}:\n{cp.stdout}{cp.stderr}"
 
 
 def test_helm_chart_values_cover_the_templates():
@@ -510,6 +686,9 @@ def test_helm_chart_values_cover_the_templates():
             node = node[key]
     assert "privileged: true" not in templates
     assert values["allocation"] == "devicePlugin"
+    assert values["diagd"]["enabled"] is True
+    # Refused by the templates when given (see test_helm_chart_diagd_values).
+    assert "diagSecretName" not in values
     with open(os.path.join(CHART, "templates", "openshift-scc.yaml")) as f:
         scc = re.search(r"^volumes: \[(.*)\]$", f.read(), re.MULTILINE)
     # secret: the diagnostics Secret; projected: the DRA plugin's API token.

@@ -2,9 +2,9 @@
 """What the packaging tests (packaging_*_test.py) share: the paths under
 packaging/, the manifests rendered with `kubectl kustomize` (the newest
 kubectl on PATH, no warning allowed) and picked apart (the DaemonSet's
-containers and volumes, the generated rocenetd ConfigMap), the built
-binaries, and rocenetd run with a given config in a network namespace of
-its own."""
+containers and volumes, the generated rocenetd ConfigMap, a command's
+flags), the built binaries, and rocenetd run with a given config in a
+network namespace of its own."""
 
 from __future__ import annotations
 
@@ -27,6 +27,12 @@ PKG = os.path.join(REPO, "packaging")
 K8S = os.path.join(PKG, "kubernetes")
 OVERLAYS = {"generic": os.path.join(K8S, "overlays", "generic"),
             "openshift": os.path.join(K8S, "overlays", "openshift")}
+# rocenet-diagd's flags as docs/deploying.md names them; the manifests and
+# the systemd unit give it no other (packaging_config_test checks them
+# against `rocenet-diagd --help`).
+DIAGD_FLAGS = frozenset({"--socket", "--node-socket", "--data-port", "--metrics-address",
+                         "--secret-file", "--node-name", "--validation-file", "--log-format",
+                         "--log-level"})
 
 
 def _kubectl_versions() -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -126,10 +132,26 @@ def sanitized() -> bool:
 
 
 def built(name: str) -> str:
+    # rocenet-diagd is built in a directory of its own (daemon/diagd).
+    path = os.path.join(BUILD_DIR, "daemon", "diagd", name)
+    if os.access(path, os.X_OK):
+        return path
     try:
         return binary(name)
     except FileNotFoundError:
         pytest.skip(f"{name} is not built in {BUILD_DIR} (build the project first)")
+
+
+def flags(argv: list[str]) -> dict[str, str]:
+    """The --flag=value arguments of a command, by flag name ("--socket");
+    each flag given once."""
+    out: dict[str, str] = {}
+    for arg in argv[1:]:
+        name, sep, value = arg.partition("=")
+        assert arg.startswith("--") and sep, f"{argv[0]}: {arg!r} is not --flag=value"
+        assert name not in out, f"{argv[0]}: {name} given twice"
+        out[name] = value
+    return out
 
 
 @contextlib.contextmanager

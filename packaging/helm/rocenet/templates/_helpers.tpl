@@ -58,3 +58,11 @@ device-plugin container with --resource-name). */}}
 - --rdma-device-specs={{ $rdma }}
 {{- end }}
 {{- end -}}
+
+{{/* Values of earlier charts that moved: refused by name rather than
+ignored, so an upgrade with the old --set does not lose the setting. */}}
+{{- define "rocenet.movedValues" -}}
+{{- if hasKey .Values "diagSecretName" -}}
+{{- fail "diagSecretName moved to diagd.secretName: the diagnostics run in rocenet-diagd, which mounts the Secret" -}}
+{{- end -}}
+{{- end -}}
