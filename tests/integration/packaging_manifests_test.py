@@ -276,6 +276,10 @@ def test_diagd_container_beside_rocenetd(overlay):
     assert given["--validation-file"] != config["outputs"]["nfd_features"]
     assert given["--data-port"] == "50153"
     assert given["--log-format"] == config["log_format"], "both programs log alike"
+    # The old pod's diagd leaves only once the new pod is ready: the new one
+    # waits for it at least as long as rocenetd waits for the old rocenetd.
+    assert given["--takeover-wait"] == "2m"
+    assert "--takeover-wait=2m" in daemon["command"]
     assert diagd["env"] == [NODE_NAME_ENV]
     assert "--node-name" not in given, "the node's name comes from NODE_NAME"
     assert not any(e["name"] == "NODE_NAME" for e in daemon.get("env", [])), \

@@ -31,8 +31,8 @@ OVERLAYS = {"generic": os.path.join(K8S, "overlays", "generic"),
 # the systemd unit give it no other (packaging_config_test checks them
 # against `rocenet-diagd --help`).
 DIAGD_FLAGS = frozenset({"--socket", "--node-socket", "--data-port", "--metrics-address",
-                         "--secret-file", "--node-name", "--validation-file", "--log-format",
-                         "--log-level"})
+                         "--secret-file", "--node-name", "--validation-file", "--takeover-wait",
+                         "--log-format", "--log-level"})
 
 
 def _kubectl_versions() -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
