@@ -3,30 +3,32 @@
 # the file layout the container image uses (packaging/container/Containerfile).
 #
 # Two install components:
-#   runtime  the binaries: /usr/sbin/rocenetd, /usr/bin/rocectl,
-#            /usr/bin/rocenet-device-plugin, /usr/bin/rocenet-dra-plugin
+#   runtime  the binaries: /usr/sbin/rocenetd, /usr/sbin/rocenet-diagd,
+#            /usr/bin/rocectl, /usr/bin/rocenet-device-plugin,
+#            /usr/bin/rocenet-dra-plugin
 #            (plugins/dra, when Go is there) and the CNI plugin in
 #            /usr/lib/cni/rocenet (Debian's CNI plugin directory, where
 #            containernetworking-plugins puts its plugins; /opt is not for
 #            packages), and their copyright file. The image installs only
 #            this component.
-#   host     the systemd unit, /etc/rocenet/config.yaml, the iproute2 name of
+#   host     the systemd units, /etc/rocenet/config.yaml, the iproute2 name of
 #            rocenet's route protocol, the README and docs/, the man pages,
 #            and what Debian asks of a package: the changelog and the
 #            lintian overrides.
 #
-# `cpack -G DEB` in the build directory (after building the four binaries)
+# `cpack -G DEB` in the build directory (after building the binaries)
 # makes one package, rocenet_<version>_<arch>.deb, from both components. Its
 # dependencies on the Debian runtime libraries come from dpkg-shlibdeps
 # (dpkg-dev). Where each binary goes is said here alone. lintian accepts
 # the package (integration.packaging_deb_test runs it).
 set(ROCENET_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 
-install(TARGETS rocenetd RUNTIME DESTINATION sbin COMPONENT runtime)
+install(TARGETS rocenetd rocenet-diagd RUNTIME DESTINATION sbin COMPONENT runtime)
 install(TARGETS rocectl rocenet-device-plugin RUNTIME DESTINATION bin COMPONENT runtime)
 install(TARGETS rocenet RUNTIME DESTINATION lib/cni COMPONENT runtime)
 
 install(FILES ${ROCENET_PACKAGING_DIR}/systemd/rocenetd.service
+              ${ROCENET_PACKAGING_DIR}/systemd/rocenet-diagd.service
         DESTINATION /lib/systemd/system COMPONENT host)
 install(FILES ${ROCENET_PACKAGING_DIR}/systemd/config.yaml
         DESTINATION /etc/rocenet COMPONENT host)
@@ -67,6 +69,7 @@ if(ROCENET_HELP2MAN AND NOT ROCENET_SANITIZE)
   set(ROCENET_MAN_PAGES)
   # binary|section|name: a list of lists would flatten into one.
   set(pages "rocenetd|8|the rocenet node daemon for RoCE scale-out ports"
+            "rocenet-diagd|8|the rocenet diagnostics daemon: rocectl diag tests between nodes"
             "rocectl|1|show and triage what rocenetd knows of a node's RoCE ports"
             "rocenet-device-plugin|1|kubelet device plugin for rocenet's RoCE scale-out ports")
   # The Go program is a custom target's file (plugins/dra), when built.
@@ -116,13 +119,15 @@ set(CPACK_PACKAGE_VENDOR rocenet)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "rocenet maintainers <maintainers@rocenet.invalid>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-    "RoCE scale-out network daemon, CLI, CNI plugin and kubelet device plugin")
+    "RoCE scale-out network daemons, CLI, CNI plugin and kubelet plugins")
 # Lines of at most 80 characters, as Debian's control files want them.
 set(CPACK_PACKAGE_DESCRIPTION
     "rocenetd finds a node's RoCE scale-out ports, addresses them from the
 switch's LLDP announcements, keeps them configured and reports their
-health over gRPC and Prometheus metrics. rocectl is its admin CLI; the
-rocenet CNI plugin hands whole ports to pods.")
+health over gRPC and Prometheus metrics. rocenet-diagd runs the
+diagnostics between nodes (reach, bandwidth, RDMA) with CAP_NET_RAW alone.
+rocectl is their admin CLI; the rocenet CNI plugin hands whole ports to
+pods.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES TRUE)
 set(CPACK_COMPONENTS_ALL runtime host)
@@ -134,7 +139,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "containernetworking-plugins")
+# perftest: the RDMA stage of rocenet-diagd runs its ib_write_bw and ib_write_lat.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "containernetworking-plugins, perftest")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${ROCENET_PACKAGING_DIR}/deb/conffiles

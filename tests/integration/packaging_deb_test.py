@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Packaging, the DEB: it builds with CPack, its Depends names the libraries
 the binaries load, it holds the files where Debian wants them (the CNI plugin
-in /usr/lib/cni, not on PATH; the config a conffile), installs with dpkg,
-runs (rocenetd starts with the packaged config; where systemd-analyze is
-there, the unit verifies and is hardened), and is purged again leaving
-nothing behind. lintian finds no error or warning in it, and its man pages
-document every flag of the binaries they describe."""
+in /usr/lib/cni, not on PATH; the config a conffile; rocenet-diagd beside
+rocenetd with a unit of its own), installs with dpkg, runs (rocenetd starts
+with the packaged config; where systemd-analyze is there, both units verify
+and are hardened), and is purged again leaving nothing behind. lintian
+finds no error or warning in it, and its man pages document every flag of
+the binaries they describe."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def installed(package: str) -> bool:
 @pytest.fixture(scope="module")
 def deb(tmp_path_factory) -> str:
     """The DEB, built once for the module's tests."""
-    for name in ("rocenetd", "rocectl", "rocenet", "rocenet-device-plugin", "rocenet-dra-plugin"):
+    for name in ("rocenetd", "rocenet-diagd", "rocectl", "rocenet", "rocenet-device-plugin",
+                 "rocenet-dra-plugin"):
         built(name)
     for tool in ("cpack", "dpkg-shlibdeps"):
         if not shutil.which(tool):
@@ -95,6 +97,7 @@ def man_text(deb: str, member: str, tmp_path) -> str:
 
 @pytest.mark.parametrize("binary,page", [
     ("rocenetd", "/usr/share/man/man8/rocenetd.8.gz"),
+    ("rocenet-diagd", "/usr/share/man/man8/rocenet-diagd.8.gz"),
     ("rocectl", "/usr/share/man/man1/rocectl.1.gz"),
     ("rocenet-device-plugin", "/usr/share/man/man1/rocenet-device-plugin.1.gz"),
     ("rocenet-dra-plugin", "/usr/share/man/man1/rocenet-dra-plugin.1.gz"),
@@ -122,9 +125,10 @@ def test_deb_builds_installs_runs_and_is_removed(deb, tmp_path):
     contents = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
     files = sorted("/" + line.split()[-1].lstrip("./") for line in contents.splitlines()
                    if not line.startswith("d"))
-    for want in ("/usr/sbin/rocenetd", "/usr/bin/rocectl", "/usr/bin/rocenet-device-plugin",
-                 "/usr/bin/rocenet-dra-plugin",
+    for want in ("/usr/sbin/rocenetd", "/usr/sbin/rocenet-diagd", "/usr/bin/rocectl",
+                 "/usr/bin/rocenet-device-plugin", "/usr/bin/rocenet-dra-plugin",
                  "/usr/lib/cni/rocenet", "/lib/systemd/system/rocenetd.service",
+                 "/lib/systemd/system/rocenet-diagd.service",
                  "/etc/rocenet/config.yaml", "/etc/iproute2/rt_protos.d/rocenet.conf",
                  "/usr/share/doc/rocenet/README.md", "/usr/share/doc/rocenet/docs/deploying.md"):
         assert want in files, f"{want} not in the DEB: {files}"
@@ -143,9 +147,11 @@ def test_deb_builds_installs_runs_and_is_removed(deb, tmp_path):
             assert cp.returncode == 0, cp.stdout + cp.stderr
             assert installed("rocenet")
             env = {**os.environ, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-            version = subprocess.run(["rocenetd", "--version"], capture_output=True, text=True, env=env)
-            assert version.returncode == 0 and version.stdout.startswith("rocenetd "), version
-            assert shutil.which("rocenetd", path=env["PATH"]) == "/usr/sbin/rocenetd"
+            for daemon in ("rocenetd", "rocenet-diagd"):
+                version = subprocess.run([daemon, "--version"], capture_output=True, text=True,
+                                         env=env)
+                assert version.returncode == 0 and version.stdout.startswith(f"{daemon} "), version
+                assert shutil.which(daemon, path=env["PATH"]) == f"/usr/sbin/{daemon}"
             usage = subprocess.run(["rocectl", "--help"], capture_output=True, text=True, env=env)
             assert usage.returncode == 0 and "rocectl" in usage.stdout, usage
             cni = subprocess.run(["/usr/lib/cni/rocenet"], env={"CNI_COMMAND": "VERSION"},
@@ -154,14 +160,17 @@ def test_deb_builds_installs_runs_and_is_removed(deb, tmp_path):
             # The packaged config is one rocenetd starts with.
             with running_daemon("/usr/sbin/rocenetd", "/etc/rocenet/config.yaml", tmp_path / "run-deb"):
                 pass
-            unit = "/lib/systemd/system/rocenetd.service"
-            if shutil.which("systemd-analyze"):
+            for name in ("rocenetd.service", "rocenet-diagd.service"):
+                if not shutil.which("systemd-analyze"):
+                    break
+                unit = f"/lib/systemd/system/{name}"
                 verify = subprocess.run(["systemd-analyze", "verify", unit], capture_output=True, text=True)
                 assert verify.returncode == 0, verify.stderr
                 # Hardened: systemd rates the unit's exposure (0 best, 10 worst).
                 security = subprocess.run(["systemd-analyze", "security", "--offline=true", unit],
                                           capture_output=True, text=True)
-                level = re.search(r"Overall exposure level for rocenetd.service: ([0-9.]+)", security.stdout)
+                level = re.search(rf"Overall exposure level for {re.escape(name)}: ([0-9.]+)",
+                                  security.stdout)
                 assert level and float(level.group(1)) <= 4.0, security.stdout[-2000:]
         finally:
             cp = dpkg("--purge", "rocenet")

@@ -17,7 +17,7 @@ import pytest
 from harness import BUILD_DIR
 from packaging_support import OVERLAYS, PKG, built, containers, one, render
 
-DYNAMIC_BINARIES = ("rocenetd", "rocectl", "rocenet-device-plugin")
+DYNAMIC_BINARIES = ("rocenetd", "rocenet-diagd", "rocectl", "rocenet-device-plugin")
 
 
 def runtime_stage_packages() -> set[str]:
@@ -76,7 +76,8 @@ def test_runtime_image_packages_are_exactly_what_the_binaries_load():
 def test_manifest_commands_exist_in_the_image_layout(tmp_path):
     """The runtime component installs what the image holds; every command the
     DaemonSet runs is there (install-cni.sh is copied by the Containerfile)."""
-    for name in ("rocenetd", "rocectl", "rocenet", "rocenet-device-plugin", "rocenet-dra-plugin"):
+    for name in ("rocenetd", "rocenet-diagd", "rocectl", "rocenet", "rocenet-device-plugin",
+                 "rocenet-dra-plugin"):
         built(name)
     root = tmp_path / "image"
     cp = subprocess.run(["cmake", "--install", BUILD_DIR, "--prefix", "/usr", "--component", "runtime"],
@@ -86,6 +87,10 @@ def test_manifest_commands_exist_in_the_image_layout(tmp_path):
         containerfile = f.read()
     assert "packaging/container/install-cni.sh /out/usr/lib/rocenet/install-cni.sh" in containerfile
     assert "--component runtime" in containerfile
+    # The image's build stage builds every C++ program the DaemonSet runs.
+    targets = re.search(r"cmake --build /build --target ([^\\\n]+)", containerfile).group(1).split()
+    assert {"rocenetd", "rocenet-diagd", "rocectl", "rocenet", "rocenet-device-plugin"} <= set(targets), \
+        targets
     # The licence travels with the binaries: the copyright file from the
     # install rules, the licence text where OpenShift's image rules want it.
     assert os.path.isfile(root / "usr/share/doc/rocenet/copyright")
