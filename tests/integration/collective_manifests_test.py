@@ -3,9 +3,10 @@
 MPIJob and the JobSet for 2 and 4 nodes pass yamllint (packaging/.yamllint),
 render with `kubectl kustomize` without a warning, and match the fields of
 their upstream Go types (collective_schema.py), which a misspelled field
-fails; `report` reads a public hccl_demo sample from stdin and prints its
-busbw as published. No cluster and no Gaudi here: what runs on one is
-checked only against the schemas and recorded output."""
+fails; planning needs neither rocenetd nor rocenet-diagd; `report` reads
+a public hccl_demo sample from stdin and prints its busbw as published. No
+cluster and no Gaudi here: what runs on one is checked only against the
+schemas and recorded output."""
 
 from __future__ import annotations
 
@@ -30,9 +31,9 @@ def rocectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
                           text=True, timeout=30)
 
 
-def plan(engine: str, nodes: int, *extra: str) -> str:
+def plan(engine: str, nodes: int, *extra: str, global_flags: tuple[str, ...] = ()) -> str:
     names = ",".join(f"gaudi-node-{i}" for i in range(nodes))
-    cp = rocectl("diag", "collective", "plan", "--engine", engine, "--nodes", names,
+    cp = rocectl(*global_flags, "diag", "collective", "plan", "--engine", engine, "--nodes", names,
                  "--image", "vault.habana.ai/gaudi-docker/1.21.0/hccl-demo:latest",
                  "--test", "both", *extra)
     assert cp.returncode == 0, cp.stderr
@@ -88,6 +89,15 @@ def test_plan_matches_the_upstream_schema(engine, nodes):
     terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == \
         [f"gaudi-node-{i}" for i in range(nodes)]
+
+
+@pytest.mark.parametrize("engine", ["mpijob", "jobset"])
+def test_plan_needs_no_daemon(engine, tmp_path):
+    """Planning is rocectl's alone: with neither rocenetd's socket nor
+    rocenet-diagd's beside it (an admin's workstation), the plan is the
+    same."""
+    absent = str(tmp_path / "absent" / "rocenetd.sock")
+    assert plan(engine, 2, global_flags=(f"--socket={absent}",)) == plan(engine, 2)
 
 
 def test_schema_check_fails_a_misspelled_field():

@@ -135,6 +135,9 @@ def test_diagd_execstart_gives_known_flags(diagd):
         daemon_metrics = re.search(r'^metrics_address: "([^"]+)"', f.read(), re.M).group(1)
     assert daemon_metrics.startswith("127.0.0.1:")
     assert given["--metrics-address"] == "127.0.0.1:50154"
+    # The docs say where the file goes on a host.
+    with open(os.path.join(REPO, "docs", "deploying.md")) as f:
+        assert given["--secret-file"] in f.read(), "docs/deploying.md does not name the file"
 
 
 def test_diagd_execstart_flags_are_in_its_help(diagd):
