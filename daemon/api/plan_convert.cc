@@ -18,6 +18,7 @@ void ToProto(const addressing::AppliedConfig& applied, v1::AppliedConfig* out) {
   if (applied.peer.has_value()) out->set_peer(applied.peer->ToString());
   for (const addressing::Route& route : applied.routes) ToProto(route, out->add_routes());
   out->set_mtu(applied.mtu);
+  if (!applied.gateway_mac.IsZero()) out->set_gateway_mac(applied.gateway_mac.ToString());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "daemon/attach/reservation_files.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -40,8 +41,8 @@ absl::Status ValidateOwnerUid(const std::string& owner_uid) {
 std::vector<HclPort> HclPortsOf(const std::vector<inventory::Port>& ports,
                                 const std::vector<addressing::PortAddressing>& addressing,
                                 addressing::Mode mode) {
-  std::map<std::string, const addressing::AddressPlan*> plans;
-  for (const addressing::PortAddressing& port : addressing) plans[port.port_id] = &port.plan;
+  std::map<std::string, const addressing::PortAddressing*> plans;
+  for (const addressing::PortAddressing& port : addressing) plans[port.port_id] = &port;
   std::vector<HclPort> out;
   for (const inventory::Port& port : ports) {
     HclPort hcl{.id = port.id,
@@ -53,15 +54,24 @@ std::vector<HclPort> HclPortsOf(const std::vector<inventory::Port>& ports,
                 .local = "",
                 .gateway_mac = "",
                 .l2 = mode == addressing::Mode::kL2};
-    auto plan = plans.find(port.id);
-    // Only a ready plan's address is one HCL may use: a refused or waiting
-    // port has none it can count on.
-    if (plan != plans.end() && plan->second->state == addressing::PlanState::kReady) {
-      if (plan->second->local.has_value()) hcl.local = plan->second->local->ToString();
-      if (!plan->second->gateway_mac.IsZero()) {
-        hcl.gateway_mac = plan->second->gateway_mac.ToString();
+    auto found = plans.find(port.id);
+    // The address HCL may use: a ready plan's; while a plan waits for LLDP
+    // (after a restart, or an expired neighbor), the one rocenet applied and
+    // keeps on the port. A refused port has none it can count on.
+    std::optional<Ipv4Prefix> local;
+    MacAddress gateway_mac;
+    if (found != plans.end()) {
+      const addressing::PortAddressing& a = *found->second;
+      if (a.plan.state == addressing::PlanState::kReady) {
+        local = a.plan.local;
+        gateway_mac = a.plan.gateway_mac;
+      } else if (a.plan.state == addressing::PlanState::kPending && a.applied.has_value()) {
+        local = a.applied->local;
+        gateway_mac = a.applied->gateway_mac;
       }
     }
+    if (local.has_value()) hcl.local = local->ToString();
+    if (!gateway_mac.IsZero()) hcl.gateway_mac = gateway_mac.ToString();
     out.push_back(std::move(hcl));
   }
   return out;

@@ -74,11 +74,17 @@ PortMap PortsOf(const rocenet::v1::PortSnapshot& snapshot) {
     // the routed network and switch for ports without a module.
     info.rail = p.rail() >= 0 ? absl::StrCat("rail ", p.rail())
                               : RailOf(plan, Find(neighbors, p.id()));
-    // Only a ready plan's address is one HCL may use: a refused or waiting
-    // port has none it can count on.
+    // The address HCL may use: a ready plan's; while a plan waits for
+    // LLDP (after a rocenetd restart, or an expired neighbor), the one
+    // rocenet applied and keeps on the port. A refused port has none it
+    // can count on.
     if (plan != nullptr && plan->state() == rocenet::v1::PLAN_STATE_READY) {
       info.local = plan->local();
       info.gateway_mac = plan->gateway_mac();
+    } else if (plan != nullptr && plan->state() == rocenet::v1::PLAN_STATE_PENDING &&
+               plan->has_applied()) {
+      info.local = plan->applied().local();
+      info.gateway_mac = plan->applied().gateway_mac();
     }
     out[info.id] = std::move(info);
   }

@@ -150,7 +150,10 @@ type AppliedConfig struct {
 	Peer   string   `protobuf:"bytes,2,opt,name=peer,proto3" json:"peer,omitempty"`
 	Routes []*Route `protobuf:"bytes,3,rep,name=routes,proto3" json:"routes,omitempty"`
 	// 0: the MTU is not managed.
-	Mtu           uint32 `protobuf:"varint,4,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	Mtu uint32 `protobuf:"varint,4,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	// The switch's MAC as LLDP gave it when this was applied; empty when
+	// unknown.
+	GatewayMac    string `protobuf:"bytes,5,opt,name=gateway_mac,json=gatewayMac,proto3" json:"gateway_mac,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -211,6 +214,13 @@ func (x *AppliedConfig) GetMtu() uint32 {
 		return x.Mtu
 	}
 	return 0
+}
+
+func (x *AppliedConfig) GetGatewayMac() string {
+	if x != nil {
+		return x.GatewayMac
+	}
+	return ""
 }
 
 type PortPlan struct {
@@ -556,12 +566,14 @@ const file_rocenet_v1_addressing_proto_rawDesc = "" +
 	"rocenet.v1\"C\n" +
 	"\x05Route\x12 \n" +
 	"\vdestination\x18\x01 \x01(\tR\vdestination\x12\x18\n" +
-	"\agateway\x18\x02 \x01(\tR\agateway\"v\n" +
+	"\agateway\x18\x02 \x01(\tR\agateway\"\x97\x01\n" +
 	"\rAppliedConfig\x12\x14\n" +
 	"\x05local\x18\x01 \x01(\tR\x05local\x12\x12\n" +
 	"\x04peer\x18\x02 \x01(\tR\x04peer\x12)\n" +
 	"\x06routes\x18\x03 \x03(\v2\x11.rocenet.v1.RouteR\x06routes\x12\x10\n" +
-	"\x03mtu\x18\x04 \x01(\rR\x03mtu\"\xb8\x03\n" +
+	"\x03mtu\x18\x04 \x01(\rR\x03mtu\x12\x1f\n" +
+	"\vgateway_mac\x18\x05 \x01(\tR\n" +
+	"gatewayMac\"\xb8\x03\n" +
 	"\bPortPlan\x12\x17\n" +
 	"\aport_id\x18\x01 \x01(\tR\x06portId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12+\n" +

@@ -38,6 +38,7 @@ TEST(PlanConvertTest, ReadyPlanWithWhatIsApplied) {
   ASSERT_EQ(plan.applied().routes_size(), 1);
   EXPECT_EQ(plan.applied().routes(0).destination(), "10.200.0.0/16");
   EXPECT_EQ(plan.applied().mtu(), 8000u);
+  EXPECT_EQ(plan.applied().gateway_mac(), "02:5e:00:ff:00:01");
 }
 
 TEST(PlanConvertTest, RefusedPlanSaysWhy) {

@@ -244,7 +244,7 @@ TEST_F(ReservationFilesTest, OnlyAUuidsCharactersNameADirectory) {
   EXPECT_EQ(fs_.write_count(), 0);
 }
 
-TEST(HclPortsOfTest, AReadyPlansAddressOnlyAndTheMode) {
+TEST(HclPortsOfTest, AReadyPlansAddressOrTheOneKeptWhileWaitingAndTheMode) {
   inventory::Port port;
   port.id = "0000:33:00.0-p1";
   port.name = "so1";
@@ -264,6 +264,20 @@ TEST(HclPortsOfTest, AReadyPlansAddressOnlyAndTheMode) {
   EXPECT_EQ(pending[0].gateway_mac, "");
   EXPECT_TRUE(pending[0].gaudi);
   EXPECT_EQ(pending[0].mac, "b0:fd:0b:00:00:01");
+
+  // Waiting for LLDP (a restart, an expired neighbor) with an address
+  // rocenet applied and keeps on the port: that address, and the switch MAC
+  // it was applied with.
+  addressing::AppliedConfig applied;
+  applied.local = *Ipv4Prefix::Parse("10.200.9.1/30");
+  applied.gateway_mac = *MacAddress::Parse("02:00:00:00:00:bb");
+  plan.applied = applied;
+  std::vector<HclPort> kept = HclPortsOf({port}, {plan}, addressing::Mode::kL3);
+  EXPECT_EQ(kept[0].local, "10.200.9.1/30");
+  EXPECT_EQ(kept[0].gateway_mac, "02:00:00:00:00:bb");
+  // Refused: what the switch says is wrong; nothing HCL can count on.
+  plan.plan.state = addressing::PlanState::kRefused;
+  EXPECT_EQ(HclPortsOf({port}, {plan}, addressing::Mode::kL3)[0].local, "");
 
   plan.plan.state = addressing::PlanState::kReady;
   std::vector<HclPort> ready = HclPortsOf({port}, {plan}, addressing::Mode::kL3);

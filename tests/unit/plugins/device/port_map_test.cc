@@ -52,6 +52,23 @@ TEST(PortsOfTest, HealthPlansAndRailsFromTheOneSnapshot) {
   EXPECT_FALSE(so1.l2);
 }
 
+TEST(PortsOfTest, AWaitingPlanGivesTheAddressKeptOnThePort) {
+  rocenet::v1::PortSnapshot s = TwoPorts();
+  // After a rocenetd restart so0 waits for LLDP; its address stays applied.
+  rocenet::v1::PortPlan* so0 = s.mutable_addressing()->mutable_plans(0);
+  so0->set_state(rocenet::v1::PLAN_STATE_PENDING);
+  so0->clear_local();
+  so0->clear_gateway_mac();
+  so0->mutable_applied()->set_local("10.200.1.1/30");
+  so0->mutable_applied()->set_gateway_mac("5a:f1:fc:88:2c:c7");
+  // A refused plan with an applied address still gives none.
+  s.mutable_addressing()->mutable_plans(1)->mutable_applied()->set_local("10.200.2.1/30");
+  const PortMap ports = PortsOf(s);
+  EXPECT_EQ(ports.at("0000:19:00.0-so0").local, "10.200.1.1/30");
+  EXPECT_EQ(ports.at("0000:19:00.0-so0").gateway_mac, "5a:f1:fc:88:2c:c7");
+  EXPECT_EQ(ports.at("0000:19:00.0-so1").local, "");
+}
+
 TEST(PortsOfTest, L2ModeHasNoAddresses) {
   rocenet::v1::PortSnapshot s = TwoPorts();
   s.mutable_addressing()->set_mode("L2");
