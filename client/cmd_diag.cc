@@ -34,8 +34,9 @@ constexpr absl::string_view kDiagSummary =
 
 constexpr absl::string_view kDiagHelp =
     "Run a triage test over the scale-out ports, daemon to daemon. The local\n"
-    "rocenetd coordinates; other nodes are named by their daemon's address: any\n"
-    "of their scale-out port addresses (optionally ADDRESS:PORT when their data\n"
+    "rocenet-diagd coordinates (its socket: --diag-socket, default diagd.sock\n"
+    "beside rocenetd's); other nodes are named by their daemon's address: any of\n"
+    "their scale-out port addresses (optionally ADDRESS:PORT when their data\n"
     "port is not 50153).\n"
     "\n"
     "Usage:\n"
@@ -99,7 +100,7 @@ constexpr absl::string_view kDiagHelp =
     "Outcome: exit 0 everything passed; exit 6 the test ran and found a failure\n"
     "(unreachable pair, broken rail, failed stream, bandwidth below\n"
     "--min-fraction); exit 4 no such local port; exit 2 bad arguments; exit 3\n"
-    "rocenetd unreachable.\n";
+    "rocenet-diagd unreachable.\n";
 
 // The flags of `diag`, by name; the values are checked here.
 const std::vector<CommandFlag>& DiagFlags() {
@@ -218,7 +219,7 @@ absl::Status Stream(const CommandContext& context, const Connection& connection,
     return absl::InvalidArgumentError(status.error_message());
   }
   if (!status.ok()) return connection.RpcError(status, method);
-  if (!result.has_value()) return absl::InternalError("rocenetd sent no result");
+  if (!result.has_value()) return absl::InternalError("rocenet-diagd sent no result");
   RETURN_IF_ERROR(PrintResult(context, *result, render(*result)));
   if (!result->ok()) {
     return WithExitCode(absl::InternalError("the test found a failure (see above)"),
@@ -247,7 +248,8 @@ absl::Status Reach(const CommandContext& context, const Args& args) {
   request.set_count(count);
   request.set_interval_ms(interval);
   request.set_timeout_ms(limit);
-  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());
   grpc::ClientContext rpc;
   SetDeadline(context, &rpc, limit == 0 ? 5000 : limit);
@@ -272,7 +274,8 @@ absl::Status Bandwidth(const CommandContext& context, const Args& args) {
     request.set_min_fraction(fraction);
   }
   request.set_force_link_rate(args.Has("force-link-rate"));
-  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());
   grpc::ClientContext rpc;
   SetDeadline(context, &rpc, 2 * (duration == 0 ? 2000 : duration));
@@ -297,7 +300,8 @@ absl::Status Allreduce(const CommandContext& context, const Args& args) {
   request.set_step_factor(factor);
   request.set_iterations(iterations);
   request.set_timeout_ms(limit);
-  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());
   grpc::ClientContext rpc;
   SetDeadline(context, &rpc, limit == 0 ? 20000 : limit);
@@ -315,7 +319,8 @@ absl::Status Incast(const CommandContext& context, const Args& args) {
   ASSIGN_OR_RETURN(const uint32_t duration, args.Millis("duration"));
   request.set_streams(streams);
   request.set_duration_ms(duration);
-  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());
   grpc::ClientContext rpc;
   SetDeadline(context, &rpc, duration == 0 ? 2000 : duration);
@@ -340,7 +345,8 @@ absl::Status Rdma(const CommandContext& context, const Args& args) {
     ASSIGN_OR_RETURN(const double fraction, args.Number("min-fraction"));
     request.set_min_fraction(fraction);
   }
-  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(context.options));
+  ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
+  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());
   grpc::ClientContext rpc;
   // Up to three phases of links, each its duration and the servers' start.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `rocectl diag reach|bandwidth|allreduce|incast`: the triage tests of
-// rocenet.v1.Diagnostics, run by the local rocenetd with the other nodes'
-// daemons over the scale-out ports. Progress goes to stderr while a test
+// rocenet.v1.Diagnostics, run by the local rocenet-diagd with the other
+// nodes' over the scale-out ports. Progress goes to stderr while a test
 // runs; the result is a table (or -o json|yaml: the result message) on
 // stdout. Exit 6 when the test ran and found a failure. See command.h for
 // the contract.

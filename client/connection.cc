@@ -19,13 +19,13 @@
 namespace rocenet::rocectl {
 namespace {
 
-constexpr absl::string_view kUnreachable = "cannot reach rocenetd: ";
-
 bool IsPermissionError(int errno_value) { return errno_value == EACCES || errno_value == EPERM; }
 
 }  // namespace
 
-absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe) {
+absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe,
+                              const DaemonRef& daemon) {
+  const std::string kUnreachable = absl::StrCat("cannot reach ", daemon.name, ": ");
   // The socket directory is 0700 and the socket 0600, both root's: a user
   // without the right gets EACCES from stat() already, not only from access().
   if (IsPermissionError(probe.stat_errno) || IsPermissionError(probe.access_errno)) {
@@ -34,7 +34,8 @@ absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe) 
   }
   if (probe.stat_errno == ENOENT || probe.stat_errno == ENOTDIR) {
     return absl::UnavailableError(absl::StrCat(
-        kUnreachable, "socket ", path, " does not exist (is rocenetd running? set --socket)"));
+        kUnreachable, "socket ", path, " does not exist (is ", daemon.name, " running? set ",
+        daemon.socket_flag, ")"));
   }
   if (probe.stat_errno != 0) {
     return absl::UnavailableError(
@@ -42,7 +43,8 @@ absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe) 
   }
   if (!S_ISSOCK(probe.mode)) {
     return absl::UnavailableError(
-        absl::StrCat(kUnreachable, path, " is not a socket (set --socket to rocenetd's socket)"));
+        absl::StrCat(kUnreachable, path, " is not a socket (set ", daemon.socket_flag, " to ",
+                     daemon.name, "'s socket)"));
   }
   if (probe.access_errno != 0) {
     return absl::UnavailableError(
@@ -51,7 +53,7 @@ absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe) 
   return absl::OkStatus();
 }
 
-absl::Status CheckSocket(absl::string_view path) {
+absl::Status CheckSocket(absl::string_view path, const DaemonRef& daemon) {
   const std::string path_string(path);
   SocketProbe probe;
   struct stat st {};
@@ -62,7 +64,7 @@ absl::Status CheckSocket(absl::string_view path) {
     // Connecting to a unix socket needs write permission on it.
     if (access(path_string.c_str(), W_OK) != 0) probe.access_errno = errno;
   }
-  return JudgeSocketProbe(path, probe);
+  return JudgeSocketProbe(path, probe, daemon);
 }
 
 std::string AbsoluteSocketPath(absl::string_view path) {
@@ -73,8 +75,10 @@ std::string AbsoluteSocketPath(absl::string_view path) {
 }
 
 absl::Status RpcStatusToStatus(const grpc::Status& status, absl::string_view rpc,
-                               absl::string_view socket_path, absl::Duration timeout) {
+                               absl::string_view socket_path, absl::Duration timeout,
+                               const DaemonRef& daemon) {
   const std::string& detail = status.error_message();
+  const std::string kUnreachable = absl::StrCat("cannot reach ", daemon.name, ": ");
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
       return absl::OkStatus();
@@ -82,17 +86,18 @@ absl::Status RpcStatusToStatus(const grpc::Status& status, absl::string_view rpc
       // A socket file left behind by a daemon that is gone.
       if (absl::StrContains(absl::AsciiStrToLower(detail), "connection refused")) {
         return absl::UnavailableError(absl::StrCat(kUnreachable, "connection refused on socket ",
-                                                   socket_path, " (is rocenetd running?)"));
+                                                   socket_path, " (is ", daemon.name, " running?)"));
       }
       return absl::UnavailableError(
           absl::StrCat(kUnreachable, "socket ", socket_path, ": ", detail));
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(
           absl::StrCat(kUnreachable, "no answer to ", rpc, " on socket ", socket_path, " within ",
-                       absl::FormatDuration(timeout), " (is rocenetd stuck? raise --timeout)"));
+                       absl::FormatDuration(timeout), " (is ", daemon.name,
+                       " stuck? raise --timeout)"));
     case grpc::StatusCode::UNIMPLEMENTED:
       return absl::UnimplementedError(
-          absl::StrCat("rocenetd does not serve ", rpc, " (is it older than rocectl?)"));
+          absl::StrCat(daemon.name, " does not serve ", rpc, " (is it older than rocectl?)"));
     default:
       // gRPC status codes have the same numbers as absl's. rocenetd's own
       // messages may name the method already (permission refusals do).
@@ -117,14 +122,14 @@ absl::StatusOr<Connection> Connection::Open(const GlobalOptions& options) {
       content << in.rdbuf();
       *pem = content.str();
     }
-    return Connection(options.server, options.timeout,
+    return Connection(options.server, options.timeout, options.daemon,
                       grpc::CreateChannel(options.server, grpc::SslCredentials(ssl)));
   }
   std::string path = AbsoluteSocketPath(options.socket_path);
-  if (absl::Status checked = CheckSocket(path); !checked.ok()) return checked;
+  if (absl::Status checked = CheckSocket(path, options.daemon); !checked.ok()) return checked;
   std::shared_ptr<grpc::Channel> channel =
       grpc::CreateChannel(absl::StrCat("unix:", path), grpc::InsecureChannelCredentials());
-  return Connection(std::move(path), options.timeout, std::move(channel));
+  return Connection(std::move(path), options.timeout, options.daemon, std::move(channel));
 }
 
 void Connection::SetDeadline(grpc::ClientContext* context) const {
@@ -132,7 +137,7 @@ void Connection::SetDeadline(grpc::ClientContext* context) const {
 }
 
 absl::Status Connection::RpcError(const grpc::Status& status, absl::string_view rpc) const {
-  return RpcStatusToStatus(status, rpc, socket_path_, timeout_);
+  return RpcStatusToStatus(status, rpc, socket_path_, timeout_, daemon_);
 }
 
 }  // namespace rocenet::rocectl

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The way from rocectl to rocenetd: check the unix socket, open a gRPC channel
+// The way from rocectl to rocenetd (or rocenet-diagd, DaemonRef): check the unix socket, open a gRPC channel
 // to it, and turn what went wrong into a message an operator can act on.
 //
 // The socket is checked before dialing because gRPC reports a missing socket,
@@ -43,10 +43,11 @@ struct SocketProbe {
 
 // The verdict on a probe: OK when the path is a socket we may connect to,
 // Unavailable with the reason otherwise. Pure.
-absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe);
+absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe,
+                              const DaemonRef& daemon = {});
 
 // Probes `path` with stat() and access() and judges the result.
-absl::Status CheckSocket(absl::string_view path);
+absl::Status CheckSocket(absl::string_view path, const DaemonRef& daemon = {});
 
 // `path` made absolute against the current directory, because gRPC's "unix:"
 // target resolves relative paths on its own terms.
@@ -57,7 +58,8 @@ std::string AbsoluteSocketPath(absl::string_view path);
 // the method for messages, e.g. "rocenet.v1.Health/GetNodeHealth". Callers
 // that can say more about NOT_FOUND (which port) handle it themselves first.
 absl::Status RpcStatusToStatus(const grpc::Status& status, absl::string_view rpc,
-                               absl::string_view socket_path, absl::Duration timeout);
+                               absl::string_view socket_path, absl::Duration timeout,
+                               const DaemonRef& daemon = {});
 
 class Connection {
  public:
@@ -74,12 +76,16 @@ class Connection {
   absl::Status RpcError(const grpc::Status& status, absl::string_view rpc) const;
 
  private:
-  Connection(std::string socket_path, absl::Duration timeout,
+  Connection(std::string socket_path, absl::Duration timeout, DaemonRef daemon,
              std::shared_ptr<grpc::Channel> channel)
-      : socket_path_(std::move(socket_path)), timeout_(timeout), channel_(std::move(channel)) {}
+      : socket_path_(std::move(socket_path)),
+        timeout_(timeout),
+        daemon_(std::move(daemon)),
+        channel_(std::move(channel)) {}
 
   std::string socket_path_;
   absl::Duration timeout_;
+  DaemonRef daemon_;
   std::shared_ptr<grpc::Channel> channel_;
 };
 

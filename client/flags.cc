@@ -13,6 +13,8 @@
 
 ABSL_FLAG(std::string, socket, std::string(rocenet::rocectl::kDefaultSocketPath),
           "unix socket of rocenetd");
+ABSL_FLAG(std::string, diag_socket, "",
+          "unix socket of rocenet-diagd, for diag (default: diagd.sock beside --socket)");
 ABSL_FLAG(absl::Duration, timeout, rocenet::rocectl::GlobalOptions().timeout,
           "deadline of each call to rocenetd");
 ABSL_FLAG(std::string, output, "table", "output format: table, wide, json or yaml");
@@ -27,6 +29,7 @@ namespace {
 void ResetFlags() {
   const GlobalOptions defaults;
   absl::SetFlag(&FLAGS_socket, defaults.socket_path);
+  absl::SetFlag(&FLAGS_diag_socket, defaults.diag_socket_path);
   absl::SetFlag(&FLAGS_timeout, defaults.timeout);
   absl::SetFlag(&FLAGS_output, OutputFormatName(defaults.output));
   absl::SetFlag(&FLAGS_server, defaults.server);
@@ -119,6 +122,7 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv,
   out.help = parsed.help;
   out.version = parsed.version;
   out.options.socket_path = absl::GetFlag(FLAGS_socket);
+  out.options.diag_socket_path = absl::GetFlag(FLAGS_diag_socket);
   out.options.timeout = absl::GetFlag(FLAGS_timeout);
   out.options.timeout_given = parsed.specified.count("timeout") > 0;
   const std::string output = absl::GetFlag(FLAGS_output);
@@ -153,6 +157,9 @@ absl::string_view FlagsHelp() {
   return "Flags (before or after the command):\n"
          "  -o, --output FORMAT   table (default), wide, json or yaml\n"
          "      --socket PATH     rocenetd's unix socket (default /run/rocenet/rocenetd.sock)\n"
+         "      --diag-socket PATH\n"
+         "                        rocenet-diagd's unix socket, for diag (default\n"
+         "                        diagd.sock beside --socket)\n"
          "      --server H:P      rocenetd's TLS listener instead of the socket, with\n"
          "                        --tls-ca FILE (and --tls-cert FILE --tls-key FILE to\n"
          "                        change the node: read-only without a client certificate)\n"

@@ -28,4 +28,23 @@ std::string OutputFormatName(OutputFormat format) {
   return "table";
 }
 
+absl::StatusOr<GlobalOptions> ForDiagd(const GlobalOptions& options) {
+  if (!options.server.empty()) {
+    return absl::FailedPreconditionError(
+        "diag: rocenet-diagd serves its unix socket only, not --server; run rocectl diag on a "
+        "node (kubectl exec into its rocenet pod)");
+  }
+  GlobalOptions out = options;
+  if (!options.diag_socket_path.empty()) {
+    out.socket_path = options.diag_socket_path;
+  } else {
+    const size_t slash = options.socket_path.rfind('/');
+    out.socket_path = slash == std::string::npos
+                          ? std::string(kDiagdSocketName)
+                          : absl::StrCat(options.socket_path.substr(0, slash + 1), kDiagdSocketName);
+  }
+  out.daemon = {.name = "rocenet-diagd", .socket_flag = "--diag-socket"};
+  return out;
+}
+
 }  // namespace rocenet::rocectl

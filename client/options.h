@@ -16,6 +16,15 @@
 namespace rocenet::rocectl {
 
 inline constexpr absl::string_view kDefaultSocketPath = "/run/rocenet/rocenetd.sock";
+// rocenet-diagd's socket, beside rocenetd's unless --diag-socket says.
+inline constexpr absl::string_view kDiagdSocketName = "diagd.sock";
+
+// Which daemon a connection is for, in messages: its name and the flag
+// that names its socket.
+struct DaemonRef {
+  std::string name = "rocenetd";
+  std::string socket_flag = "--socket";
+};
 
 enum class OutputFormat {
   kTable,  // the columns an operator scans first
@@ -31,6 +40,11 @@ std::string OutputFormatName(OutputFormat format);
 
 struct GlobalOptions {
   std::string socket_path = std::string(kDefaultSocketPath);
+  // rocenet-diagd's socket (rocectl diag); empty: kDiagdSocketName in the
+  // directory of socket_path.
+  std::string diag_socket_path;
+  // The daemon socket_path belongs to.
+  DaemonRef daemon;
   // Deadline of each call to rocenetd.
   absl::Duration timeout = absl::Seconds(5);
   // Whether --timeout was on the command line (wait has a default of its own).
@@ -44,5 +58,10 @@ struct GlobalOptions {
   std::string tls_cert;
   std::string tls_key;
 };
+
+// The options of a command that talks to rocenet-diagd: its socket in place
+// of rocenetd's. FailedPrecondition with --server: rocenet-diagd serves its
+// unix socket only.
+absl::StatusOr<GlobalOptions> ForDiagd(const GlobalOptions& options);
 
 }  // namespace rocenet::rocectl

@@ -13,7 +13,7 @@ namespace {
 
 // The global flags of flags.cc.
 constexpr absl::string_view kGlobalFlags =
-    "--output -o --socket --server --tls-ca --tls-cert --tls-key --timeout --help --version";
+    "--output -o --socket --diag-socket --server --tls-ca --tls-cert --tls-key --timeout --help --version";
 constexpr absl::string_view kOutputFormats = "table wide json yaml";
 constexpr absl::string_view kDurations = "1s 5s 30s 1m 5m";
 
@@ -79,7 +79,7 @@ std::string BashCompletionScript(const std::vector<const Command*>& commands) {
   absl::StrAppend(&out, "    -o|--output) ", Reply(kOutputFormats), "; return 0 ;;\n");
   absl::StrAppend(
       &out,
-      "    --socket|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- \"$cur\")); "
+      "    --socket|--diag-socket|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- \"$cur\")); "
       "return 0 ;;\n");
   absl::StrAppend(&out, "    --server) return 0 ;;\n");
   absl::StrAppend(&out, "    --timeout) ", Reply(kDurations), "; return 0 ;;\n");

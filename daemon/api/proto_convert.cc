@@ -48,6 +48,7 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   out->set_port_index(port.pci.port_index);
   out->set_rail(port.pci.rail);
   out->set_driver(port.pci.driver);
+  out->set_netdev_driver(port.pci.netdev_driver);
   out->set_attached_to(port.attached_to);
   if (port.rdma.has_value()) {
     v1::RdmaDevice* rdma = out->mutable_rdma();

@@ -28,6 +28,13 @@ const std::set<std::string>& TopLevelKeys() {
       "hcl_dir"};
   return *keys;
 }
+// Keys of the diagnostics, which moved to rocenet-diagd: still accepted (an
+// older configuration starts), ignored, and no longer offered as
+// suggestions.
+const std::set<std::string>& MovedToDiagdKeys() {
+  static const auto* keys = new std::set<std::string>{"diag_port", "node_name", "diag_secret_file"};
+  return *keys;
+}
 const std::set<std::string>& GaudiKeys() {
   static const auto* keys = new std::set<std::string>{"enabled", "scale_out_ports"};
   return *keys;
@@ -158,10 +165,8 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
     ASSIGN_OR_RETURN(options.selection.interfaces, StringList(value, origin, key));
     return absl::OkStatus();
   }
-  if (key == "diag_port") {
-    ASSIGN_OR_RETURN(int port, Int(value, origin, key));
-    if (port < 0 || port > 65535) return KeyError(origin, key, "must be 0..65535");
-    options.diag_port = static_cast<uint16_t>(port);
+  if (MovedToDiagdKeys().contains(key)) {
+    options.moved_to_diagd.insert(key);
     return absl::OkStatus();
   }
   if (key == "drivers") {
@@ -184,10 +189,6 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
     options.runtime_dir = text;
   } else if (key == "hcl_dir") {
     options.hcl_dir = text;
-  } else if (key == "node_name") {
-    options.node_name = text;
-  } else if (key == "diag_secret_file") {
-    options.diag_secret_file = text;
   } else if (key == "mode") {
     absl::StatusOr<AddressingMode> mode = ParseMode(text);
     if (!mode.ok()) return wrap(mode.status());
@@ -224,6 +225,7 @@ std::vector<std::string> ConfigKeys() {
       {"qos", &QosKeys()},       {"tls", &TlsKeys()},       {"limits", &LimitKeys()}};
   std::vector<std::string> keys;
   for (const std::string& key : TopLevelKeys()) {
+    if (MovedToDiagdKeys().contains(key)) continue;
     auto section = sections.find(key);
     if (section == sections.end()) {
       keys.push_back(key);

@@ -6,6 +6,7 @@
 // reason, which main turns into exit code 2.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,14 +54,11 @@ struct DaemonOptions {
   inventory::PortSelection selection;
   // read_group, tls.*, limits.* (security_options.h).
   SecurityOptions security;
-  // Diagnostics: the data port other daemons reach this one on (0: off), and
-  // this node's name in their results (empty: $NODE_NAME, else the host name).
-  uint16_t diag_port = 50153;
-  std::string node_name;
-  // The file holding the cluster's shared secret that every data port
-  // request is signed with (mounted from a Kubernetes Secret; re-read when
-  // it changes). Empty: the data port stays closed.
-  std::string diag_secret_file;
+  // Keys and flags of the diagnostics, which moved to rocenet-diagd
+  // (diag_port, diag_secret_file, node_name), that the configuration still
+  // gives: accepted so that an older configuration still starts, ignored,
+  // and named in a warning at start.
+  std::set<std::string> moved_to_diagd;
   // How long a starting rocenetd waits for another one still holding the
   // socket (shutting down during an overlapping restart) before it gives up.
   absl::Duration takeover_wait = absl::Seconds(30);

@@ -25,6 +25,7 @@
 #include "daemon/diag/peers.h"
 #include "daemon/diag/rdma_link.h"
 #include "daemon/os/clock.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -82,7 +83,7 @@ class Coordinator {
  private:
   absl::Time Now() const { return parts_.clock->Now(); }
   // Every node's ports, asked at once; an error names the node.
-  std::vector<absl::StatusOr<v1::PeerInfo>> Infos(const std::vector<NodeAddress>& nodes);
+  std::vector<absl::StatusOr<peer::v1::PeerInfo>> Infos(const std::vector<NodeAddress>& nodes);
   // From this node's own ports only.
   absl::StatusOr<v1::ReachResult> LocalReach(const v1::ReachRequest& request,
                                              const Progress& progress);

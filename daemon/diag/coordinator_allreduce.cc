@@ -24,14 +24,14 @@ using coordinator::AddressOf;
 using coordinator::NameOf;
 
 // The rails every node has a port in; the others are named in `result`.
-std::vector<std::string> RingRails(const std::vector<absl::StatusOr<v1::PeerInfo>>& infos,
+std::vector<std::string> RingRails(const std::vector<absl::StatusOr<peer::v1::PeerInfo>>& infos,
                                    v1::AllreduceResult& result) {
   std::set<std::string> rails;
-  for (const v1::PeerPort& port : infos[0]->ports()) rails.insert(port.rail());
+  for (const peer::v1::PeerPort& port : infos[0]->ports()) rails.insert(port.rail());
   std::vector<std::string> ring_rails;
   for (const std::string& rail : rails) {
     std::vector<std::string> missing;
-    for (const absl::StatusOr<v1::PeerInfo>& info : infos) {
+    for (const absl::StatusOr<peer::v1::PeerInfo>& info : infos) {
       if (PortInRail(*info, rail) == nullptr) missing.push_back(info->node());
     }
     if (missing.empty()) {
@@ -46,12 +46,12 @@ std::vector<std::string> RingRails(const std::vector<absl::StatusOr<v1::PeerInfo
 }
 
 // What rank `rank` of `rail`'s ring is asked to do.
-v1::PeerRequest JoinRequest(const v1::AllreduceRequest& request, const std::string& session,
+peer::v1::PeerRequest JoinRequest(const v1::AllreduceRequest& request, const std::string& session,
                             const std::string& rail, size_t rank, size_t ranks,
-                            const v1::PeerPort& next, uint16_t next_data_port,
+                            const peer::v1::PeerPort& next, uint16_t next_data_port,
                             const std::vector<uint64_t>& sizes) {
-  v1::PeerRequest join_request;
-  v1::RingJoin* join = join_request.mutable_ring_join();
+  peer::v1::PeerRequest join_request;
+  peer::v1::RingJoin* join = join_request.mutable_ring_join();
   join->set_session(session);
   join->set_rail(rail);
   join->set_rank(static_cast<uint32_t>(rank));
@@ -74,7 +74,7 @@ absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRe
   const size_t n = nodes.size();
   result.set_ranks(static_cast<uint32_t>(n));
   progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
-  const std::vector<absl::StatusOr<v1::PeerInfo>> infos = Infos(nodes);
+  const std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos = Infos(nodes);
   for (size_t i = 0; i < n; ++i) {
     result.add_nodes(NameOf(infos[i], nodes[i]));
     if (!infos[i].ok()) result.add_problems(std::string(infos[i].status().message()));
@@ -85,10 +85,10 @@ absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRe
   }
   // A ring per rail that every node has a port in.
   const std::vector<std::string> ring_rails = RingRails(infos, result);
-  std::vector<std::pair<std::string, v1::PeerPort>> ring_ports;
+  std::vector<std::pair<std::string, peer::v1::PeerPort>> ring_ports;
   for (const std::string& rail : ring_rails) {
-    for (const absl::StatusOr<v1::PeerInfo>& info : infos) {
-      const v1::PeerPort* port = PortInRail(*info, rail);
+    for (const absl::StatusOr<peer::v1::PeerInfo>& info : infos) {
+      const peer::v1::PeerPort* port = PortInRail(*info, rail);
       ring_ports.emplace_back(absl::StrCat(info->node(), "/", port->name()), *port);
     }
   }
@@ -101,8 +101,8 @@ absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRe
            0.05);
 
   // reports[r][i]: rank i of rail r.
-  std::vector<std::vector<absl::StatusOr<v1::PeerReply>>> reports(
-      ring_rails.size(), std::vector<absl::StatusOr<v1::PeerReply>>(n, absl::UnknownError("")));
+  std::vector<std::vector<absl::StatusOr<peer::v1::PeerReply>>> reports(
+      ring_rails.size(), std::vector<absl::StatusOr<peer::v1::PeerReply>>(n, absl::UnknownError("")));
   // One group per ring: a failed rank releases the others at once.
   std::vector<CallGroup> rings(ring_rails.size());
   std::atomic<int> finished{0};
@@ -110,7 +110,7 @@ absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRe
   ParallelFor(ring_rails.size() * n, [&](size_t k) {
     const size_t r = k / n, i = k % n;
     const std::string& rail = ring_rails[r];
-    const v1::PeerRequest join_request =
+    const peer::v1::PeerRequest join_request =
         JoinRequest(request, session, rail, i, n, *PortInRail(*infos[(i + 1) % n], rail),
                     nodes[(i + 1) % n].port, sizes);
     reports[r][i] = parts_.peers->Call(nodes[i], join_request, deadline, &rings[r]);

@@ -34,17 +34,17 @@ absl::StatusOr<v1::IncastResult> Coordinator::Incast(const v1::IncastRequest& re
   result.set_link_bits_per_second(static_cast<double>(receiver.speed_mbps) * 1e6);
   *result.mutable_stage() = EthernetStage(receiver);
   const std::vector<NodeAddress> nodes = ParseNodes(request.senders());
-  const std::vector<absl::StatusOr<v1::PeerInfo>> infos = Infos(nodes);
+  const std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos = Infos(nodes);
   progress(absl::StrCat(nodes.size(), " senders to ", receiver.name, " for ", request.duration_ms(),
                         " ms"),
            0.1);
-  std::vector<absl::StatusOr<v1::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
+  std::vector<absl::StatusOr<peer::v1::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
   ParallelFor(nodes.size(), [&](size_t i) {
     if (!infos[i].ok()) {
       replies[i] = infos[i].status();
       return;
     }
-    v1::PeerRequest send;
+    peer::v1::PeerRequest send;
     send.mutable_send()->set_address(receiver.address.address().ToString());
     send.mutable_send()->set_data_port(parts_.data_port);
     send.mutable_send()->set_duration_ms(request.duration_ms());
@@ -60,7 +60,7 @@ absl::StatusOr<v1::IncastResult> Coordinator::Incast(const v1::IncastRequest& re
     if (!replies[i].ok()) {
       sender->set_error(std::string(replies[i].status().message()));
     } else {
-      const v1::SendReport& report = replies[i]->send();
+      const peer::v1::SendReport& report = replies[i]->send();
       sender->set_port(report.port());
       sender->set_address(report.source_address());
       sender->set_bytes(report.bytes());

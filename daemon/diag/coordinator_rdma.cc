@@ -102,7 +102,7 @@ absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
     const std::vector<NodeAddress> nodes = coordinator::ParseNodes(request.nodes());
     const size_t n = nodes.size();
     progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
-    const std::vector<absl::StatusOr<v1::PeerInfo>> infos = Infos(nodes);
+    const std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos = Infos(nodes);
     for (size_t i = 0; i < n; ++i) {
       result.add_nodes(coordinator::NameOf(infos[i], nodes[i]));
       if (!infos[i].ok()) result.add_problems(std::string(infos[i].status().message()));
@@ -113,7 +113,7 @@ absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
       return result;
     }
     std::set<std::string> rails;
-    for (const v1::PeerPort& port : infos[0]->ports()) {
+    for (const peer::v1::PeerPort& port : infos[0]->ports()) {
       bool everywhere = true;
       for (const auto& info : infos) everywhere &= coordinator::PortInRail(*info, port.rail()) != nullptr;
       if (everywhere) rails.insert(port.rail());
@@ -133,15 +133,15 @@ absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
       ParallelFor(links.size(), [&](size_t k) {
         const size_t r = k / phase.size(), i = phase[k % phase.size()], j = (i + 1) % n;
         const std::string& rail = rail_list[r];
-        v1::PeerRequest run;
-        v1::RdmaRun* rdma_run = run.mutable_rdma_run();
+        peer::v1::PeerRequest run;
+        peer::v1::RdmaRun* rdma_run = run.mutable_rdma_run();
         rdma_run->set_address(coordinator::AddressOf(coordinator::PortInRail(*infos[j], rail)->address()));
         rdma_run->set_data_port(nodes[j].port);
         rdma_run->set_test(request.test());
         rdma_run->set_message_bytes(request.message_bytes());
         rdma_run->set_duration_ms(request.duration_ms());
         rdma_run->set_tool_port(static_cast<uint32_t>(kRdmaToolPort + r));
-        absl::StatusOr<v1::PeerReply> reply = parts_.peers->Call(nodes[i], run, deadline);
+        absl::StatusOr<peer::v1::PeerReply> reply = parts_.peers->Call(nodes[i], run, deadline);
         v1::RdmaLink& link = links[k];
         if (reply.ok()) {
           link = reply->rdma_link();

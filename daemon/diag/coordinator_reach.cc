@@ -25,11 +25,11 @@ struct PortOwner {
   std::string port;
 };
 
-std::map<std::string, PortOwner> Owners(const std::vector<absl::StatusOr<v1::PeerInfo>>& infos) {
+std::map<std::string, PortOwner> Owners(const std::vector<absl::StatusOr<peer::v1::PeerInfo>>& infos) {
   std::map<std::string, PortOwner> owners;
-  for (const absl::StatusOr<v1::PeerInfo>& info : infos) {
+  for (const absl::StatusOr<peer::v1::PeerInfo>& info : infos) {
     if (!info.ok()) continue;
-    for (const v1::PeerPort& port : info->ports()) {
+    for (const peer::v1::PeerPort& port : info->ports()) {
       owners[AddressOf(port.address())] = {info->node(), port.name()};
     }
   }
@@ -37,9 +37,9 @@ std::map<std::string, PortOwner> Owners(const std::vector<absl::StatusOr<v1::Pee
 }
 
 // What node `i` is asked: probe every port of every other node that answered.
-v1::PeerRequest ProbeRequest(const v1::ReachRequest& request,
-                             const std::vector<absl::StatusOr<v1::PeerInfo>>& infos, size_t i) {
-  v1::PeerRequest peer;
+peer::v1::PeerRequest ProbeRequest(const v1::ReachRequest& request,
+                             const std::vector<absl::StatusOr<peer::v1::PeerInfo>>& infos, size_t i) {
+  peer::v1::PeerRequest peer;
   v1::ReachRequest* reach = peer.mutable_reach();
   *reach = request;
   reach->clear_nodes();
@@ -47,7 +47,7 @@ v1::PeerRequest ProbeRequest(const v1::ReachRequest& request,
   reach->clear_peers();
   for (size_t j = 0; j < infos.size(); ++j) {
     if (j == i || !infos[j].ok()) continue;
-    for (const v1::PeerPort& port : infos[j]->ports()) reach->add_peers(AddressOf(port.address()));
+    for (const peer::v1::PeerPort& port : infos[j]->ports()) reach->add_peers(AddressOf(port.address()));
   }
   return peer;
 }
@@ -117,7 +117,7 @@ absl::StatusOr<v1::ReachResult> Coordinator::Reach(const v1::ReachRequest& reque
   v1::ReachResult result;
   const std::vector<NodeAddress> nodes = ParseNodes(request.nodes());
   progress(absl::StrCat("asking ", nodes.size(), " daemons for their ports"), 0);
-  const std::vector<absl::StatusOr<v1::PeerInfo>> infos = Infos(nodes);
+  const std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos = Infos(nodes);
   std::vector<std::string> silent;
   for (size_t i = 0; i < nodes.size(); ++i) {
     result.add_nodes(NameOf(infos[i], nodes[i]));
@@ -126,7 +126,7 @@ absl::StatusOr<v1::ReachResult> Coordinator::Reach(const v1::ReachRequest& reque
       result.add_problems(std::string(infos[i].status().message()));
     }
   }
-  std::vector<absl::StatusOr<v1::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
+  std::vector<absl::StatusOr<peer::v1::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
   std::atomic<int> done{0};
   const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms()) + kReplySlack;
   ParallelFor(nodes.size(), [&](size_t i) {

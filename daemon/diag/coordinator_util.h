@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/local_port.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag::coordinator {
@@ -42,8 +43,8 @@ inline std::vector<NodeAddress> ParseNodes(const google::protobuf::RepeatedPtrFi
   return out;
 }
 
-inline const v1::PeerPort* PortInRail(const v1::PeerInfo& info, const std::string& rail) {
-  for (const v1::PeerPort& port : info.ports()) {
+inline const peer::v1::PeerPort* PortInRail(const peer::v1::PeerInfo& info, const std::string& rail) {
+  for (const peer::v1::PeerPort& port : info.ports()) {
     if (port.rail() == rail) return &port;
   }
   return nullptr;
@@ -52,7 +53,7 @@ inline const v1::PeerPort* PortInRail(const v1::PeerInfo& info, const std::strin
 inline std::string AddressOf(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
 
 // The node's name as it calls itself, else the address it was given as.
-inline std::string NameOf(const absl::StatusOr<v1::PeerInfo>& info, const NodeAddress& node) {
+inline std::string NameOf(const absl::StatusOr<peer::v1::PeerInfo>& info, const NodeAddress& node) {
   if (info.ok() && !info->node().empty()) return info->node();
   return node.ToString();
 }

@@ -17,7 +17,7 @@ void Coordinator::Announce(const Verdict& verdict) {
     }
     told.push_back(node);
   }
-  v1::ValidationNotice notice;
+  peer::v1::ValidationNotice notice;
   notice.set_stage(verdict.stage);
   notice.set_passed(verdict.passed);
   notice.set_detail(verdict.detail);
@@ -29,9 +29,9 @@ void Coordinator::Announce(const Verdict& verdict) {
       if (parts_.validation != nullptr) parts_.validation(notice);
       return;
     }
-    v1::PeerRequest request;
+    peer::v1::PeerRequest request;
     *request.mutable_validation() = notice;
-    absl::StatusOr<v1::PeerReply> reply = parts_.peers->Call(address, request, deadline);
+    absl::StatusOr<peer::v1::PeerReply> reply = parts_.peers->Call(address, request, deadline);
     if (!reply.ok()) {
       SPDLOG_WARN("validation: node {} was not told that the {} stage {}: {}", name,
                   verdict.stage, verdict.passed ? "passed" : "failed", reply.status().message());

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/local_port.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -34,7 +35,7 @@ using Progress = std::function<void(const std::string& message, double fraction)
 
 // Records a stage's verdict on this node (the scheduler's validation
 // label); called from any thread, must not block for long.
-using ValidationSink = std::function<void(const v1::ValidationNotice& notice)>;
+using ValidationSink = std::function<void(const peer::v1::ValidationNotice& notice)>;
 
 class Diagnostics {
  public:

@@ -180,7 +180,7 @@ absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest r) {
   return r;
 }
 
-absl::Status CheckRingJoin(const v1::RingJoin& j) {
+absl::Status CheckRingJoin(const peer::v1::RingJoin& j) {
   RETURN_IF_ERROR(OutOfRange("ranks", j.ranks(), 2, kMaxNodes));
   if (j.rank() >= j.ranks()) {
     return absl::InvalidArgumentError(

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -49,7 +50,7 @@ absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
 
 // Checks of the data port requests, whose fields the coordinator fills from
 // a normalized request; a peer enforces the same bounds.
-absl::Status CheckRingJoin(const v1::RingJoin& join);
+absl::Status CheckRingJoin(const peer::v1::RingJoin& join);
 absl::Status CheckDurationMs(uint32_t duration_ms, const char* field);
 
 }  // namespace rocenet::diag

@@ -50,12 +50,12 @@ absl::StatusOr<std::string> ParseSecret(absl::string_view contents, absl::string
   return std::string(secret);
 }
 
-v1::PeerEnvelope SignPeerRequest(const v1::PeerRequest& request, absl::string_view secret,
+peer::v1::PeerEnvelope SignPeerRequest(const peer::v1::PeerRequest& request, absl::string_view secret,
                                  Ipv4Address to, uint16_t data_port, absl::string_view node,
                                  absl::Time now, absl::string_view nonce) {
-  v1::PeerEnvelope envelope;
+  peer::v1::PeerEnvelope envelope;
   envelope.set_request(request.SerializeAsString());
-  v1::PeerAuth* auth = envelope.mutable_auth();
+  peer::v1::PeerAuth* auth = envelope.mutable_auth();
   auth->set_node(std::string(node));
   auth->set_unix_ms(absl::ToUnixMillis(now));
   auth->set_nonce(std::string(nonce));
@@ -81,7 +81,7 @@ const char* RefusalName(Refusal refusal) {
   return "unknown";
 }
 
-absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const v1::PeerEnvelope& envelope,
+absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const peer::v1::PeerEnvelope& envelope,
                                                    absl::string_view secret, Ipv4Address source,
                                                    Ipv4Address local, uint16_t data_port,
                                                    absl::Time now) {
@@ -96,7 +96,7 @@ absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const v1::PeerEnvelope& envel
   if (!envelope.has_auth() || envelope.auth().mac().empty()) {
     return Refuse(Refusal::kUnauthenticated, absl::StrCat("peer ", peer, ": request not signed"));
   }
-  const v1::PeerAuth& auth = envelope.auth();
+  const peer::v1::PeerAuth& auth = envelope.auth();
   if (auth.nonce().size() != kNonceBytes) {
     return Refuse(Refusal::kUnauthenticated,
                   absl::StrCat("peer ", peer, ": nonce of ", auth.nonce().size(), " bytes"));

@@ -31,6 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "daemon/common/ipv4.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -54,7 +55,7 @@ absl::StatusOr<std::string> ParseSecret(absl::string_view contents, absl::string
 // The envelope for `request` to the daemon at `to`:`data_port`, from node
 // `node`, signed with `secret` at `now` with `nonce` (kNonceBytes random
 // bytes).
-v1::PeerEnvelope SignPeerRequest(const v1::PeerRequest& request, absl::string_view secret,
+peer::v1::PeerEnvelope SignPeerRequest(const peer::v1::PeerRequest& request, absl::string_view secret,
                                  Ipv4Address to, uint16_t data_port, absl::string_view node,
                                  absl::Time now, absl::string_view nonce);
 
@@ -65,13 +66,13 @@ const char* RefusalName(Refusal refusal);
 class PeerGate {
  public:
   struct Admitted {
-    v1::PeerRequest request;
+    peer::v1::PeerRequest request;
     std::string node;  // as the sender named itself
   };
 
   // Admits or refuses the envelope that `source` sent to `local`:`data_port`
   // at `now`, checked with `secret`. Counts every refusal.
-  absl::StatusOr<Admitted> Admit(const v1::PeerEnvelope& envelope, absl::string_view secret,
+  absl::StatusOr<Admitted> Admit(const peer::v1::PeerEnvelope& envelope, absl::string_view secret,
                                  Ipv4Address source, Ipv4Address local, uint16_t data_port,
                                  absl::Time now);
   // Counts a refusal decided elsewhere (a frame that did not parse).

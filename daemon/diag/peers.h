@@ -17,6 +17,7 @@
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/local_port.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -52,8 +53,8 @@ class PeerChannel {
   // `deadline`. Errors name the node: Unavailable (no connection),
   // DeadlineExceeded (no answer in time), FailedPrecondition (the daemon
   // answered with an error). Thread-safe.
-  virtual absl::StatusOr<v1::PeerReply> Call(const NodeAddress& node,
-                                             const v1::PeerRequest& request, absl::Time deadline,
+  virtual absl::StatusOr<peer::v1::PeerReply> Call(const NodeAddress& node,
+                                             const peer::v1::PeerRequest& request, absl::Time deadline,
                                              CallGroup* group = nullptr) = 0;
 };
 

@@ -40,14 +40,14 @@ std::string RdmaLinks::SkipReason(const LocalPort& port) const {
     return absl::StrCat(port.name, " (", port.rdma_device,
                         ") has no RoCE v2 GID for its address yet");
   }
-  if (runner_ == nullptr) return "this rocenetd cannot start programs";
+  if (runner_ == nullptr) return "this rocenet-diagd cannot start programs";
   return "";
 }
 
 absl::StatusOr<RdmaLinks::Served> RdmaLinks::Serve(const LocalPort& port,
                                                    const RdmaParams& params) {
   Served served;
-  v1::RdmaServeReady& ready = served.ready;
+  peer::v1::RdmaServeReady& ready = served.ready;
   ready.set_node(node_name_);
   ready.set_port(port.name);
   ready.set_device(port.rdma_device);
@@ -103,20 +103,20 @@ v1::RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
     return link;
   }
   // The far end first: it must listen before the client connects.
-  v1::PeerRequest request;
-  v1::RdmaServe* serve = request.mutable_rdma_serve();
+  peer::v1::PeerRequest request;
+  peer::v1::RdmaServe* serve = request.mutable_rdma_serve();
   serve->set_client_address(port.address.address().ToString());
   serve->set_test(params.test);
   serve->set_message_bytes(params.message_bytes);
   serve->set_duration_ms(params.duration_ms);
   serve->set_tool_port(params.tool_port);
-  absl::StatusOr<v1::PeerReply> reply =
+  absl::StatusOr<peer::v1::PeerReply> reply =
       peers_->Call(peer, request, absl::Now() + kRdmaStartTimeout + absl::Seconds(3));
   if (!reply.ok()) {
     link.set_error(std::string(reply.status().message()));
     return link;
   }
-  const v1::RdmaServeReady& ready = reply->rdma_ready();
+  const peer::v1::RdmaServeReady& ready = reply->rdma_ready();
   if (!ready.node().empty()) link.set_to_node(ready.node());
   link.set_to_port(ready.port());
   link.set_to_device(ready.device());

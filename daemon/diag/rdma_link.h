@@ -24,6 +24,7 @@
 #include "daemon/diag/local_port.h"
 #include "daemon/diag/peers.h"
 #include "daemon/os/process.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -52,7 +53,7 @@ class RdmaLinks {
   // A server started on `port` and its answer; `server` is null when the
   // answer says skipped. The caller waits for or stops the server.
   struct Served {
-    v1::RdmaServeReady ready;
+    peer::v1::RdmaServeReady ready;
     std::unique_ptr<os::Process> server;
   };
   absl::StatusOr<Served> Serve(const LocalPort& port, const RdmaParams& params);

@@ -12,8 +12,8 @@ namespace rocenet::diag {
 namespace {
 
 // The rings' reports, null where a rank did not answer.
-std::vector<const v1::RingReport*> ReportsOf(const std::vector<RingRank>& ranks) {
-  std::vector<const v1::RingReport*> out(ranks.size(), nullptr);
+std::vector<const peer::v1::RingReport*> ReportsOf(const std::vector<RingRank>& ranks) {
+  std::vector<const peer::v1::RingReport*> out(ranks.size(), nullptr);
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i].reply.ok()) out[i] = &ranks[i].reply->ring();
   }
@@ -22,7 +22,7 @@ std::vector<const v1::RingReport*> ReportsOf(const std::vector<RingRank>& ranks)
 
 // Rank i -> rank i+1; its error from the sender's "out" side, else the
 // receiver's "in" side.
-void AddLinks(const std::vector<RingRank>& ranks, const std::vector<const v1::RingReport*>& ring,
+void AddLinks(const std::vector<RingRank>& ranks, const std::vector<const peer::v1::RingReport*>& ring,
               v1::RailResult* rail) {
   const size_t n = ranks.size();
   for (size_t i = 0; i < n; ++i) {
@@ -45,7 +45,7 @@ void AddLinks(const std::vector<RingRank>& ranks, const std::vector<const v1::Ri
 // Ranks that did not answer, then failed links; a rank that only stopped
 // because another failed is named only when nothing else is.
 std::vector<std::string> ErrorsOf(const std::vector<RingRank>& ranks,
-                                  const std::vector<const v1::RingReport*>& ring,
+                                  const std::vector<const peer::v1::RingReport*>& ring,
                                   const v1::RailResult& rail) {
   std::vector<std::string> errors;
   for (const RingRank& rank : ranks) {
@@ -66,12 +66,12 @@ std::vector<std::string> ErrorsOf(const std::vector<RingRank>& ranks,
 }
 
 // Each size's time is the slowest rank's.
-void AddSizes(const std::vector<const v1::RingReport*>& ring, const std::vector<uint64_t>& sizes,
+void AddSizes(const std::vector<const peer::v1::RingReport*>& ring, const std::vector<uint64_t>& sizes,
               bool verified, v1::RailResult* rail) {
   const int n = static_cast<int>(ring.size());
   for (size_t s = 0; s < sizes.size(); ++s) {
     double seconds = 0;
-    for (const v1::RingReport* report : ring) {
+    for (const peer::v1::RingReport* report : ring) {
       if (static_cast<int>(s) < report->seconds_size()) {
         seconds = std::max(seconds, report->seconds(static_cast<int>(s)));
       }
@@ -90,7 +90,7 @@ void AddSizes(const std::vector<const v1::RingReport*>& ring, const std::vector<
 std::vector<std::string> SummarizeRing(const std::string& name, const std::vector<RingRank>& ranks,
                                        const std::vector<uint64_t>& sizes, v1::RailResult* rail) {
   rail->set_rail(name);
-  const std::vector<const v1::RingReport*> ring = ReportsOf(ranks);
+  const std::vector<const peer::v1::RingReport*> ring = ReportsOf(ranks);
   AddLinks(ranks, ring, rail);
   const std::vector<std::string> errors = ErrorsOf(ranks, ring, *rail);
   MarkSlowestLink(rail->mutable_links());
@@ -100,7 +100,7 @@ std::vector<std::string> SummarizeRing(const std::string& name, const std::vecto
     return {absl::StrCat("rail ", name, " broken: ", rail->error())};
   }
   const bool verified = std::all_of(ring.begin(), ring.end(),
-                                    [](const v1::RingReport* report) { return report->verified(); });
+                                    [](const peer::v1::RingReport* report) { return report->verified(); });
   AddSizes(ring, sizes, verified, rail);
   if (!verified) return {absl::StrCat("rail ", name, ": wrong all-reduce result")};
   return {};

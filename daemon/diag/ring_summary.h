@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -19,7 +20,7 @@ struct RingRank {
   std::string node;  // the rank's node, by the name it gives itself
   std::string port;  // its port in the rail
   // Its answer to the RingJoin, or why there was none.
-  absl::StatusOr<v1::PeerReply> reply;
+  absl::StatusOr<peer::v1::PeerReply> reply;
 };
 
 // Fills `rail` (name, links, slowest link, broken and error, or sizes) from

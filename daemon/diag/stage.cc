@@ -26,7 +26,7 @@ v1::StagePath EthernetStage(const LocalPort& port) {
   return stage;
 }
 
-v1::StagePath EthernetRingStage(const std::vector<std::pair<std::string, v1::PeerPort>>& ports) {
+v1::StagePath EthernetRingStage(const std::vector<std::pair<std::string, peer::v1::PeerPort>>& ports) {
   v1::StagePath stage;
   stage.set_stage(kEthernetStage);
   stage.set_path("TCP ring through each rank's netdev");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/diag/local_port.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -26,7 +27,7 @@ v1::StagePath EthernetStage(const LocalPort& port);
 
 // The ring all-reduce's ranks: `ports` are the ports of every rank, by
 // "node/port"; the note names those whose RoCE traffic bypasses the netdev.
-v1::StagePath EthernetRingStage(const std::vector<std::pair<std::string, v1::PeerPort>>& ports);
+v1::StagePath EthernetRingStage(const std::vector<std::pair<std::string, peer::v1::PeerPort>>& ports);
 
 // Whether a --min-fraction threshold applies to `port`'s ethernet figures;
 // when it does not, appends the reason to `stage`'s notes.

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "daemon/common/nfd_file.h"
 #include "daemon/common/paths.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/outputs/renderers.h"

@@ -113,10 +113,4 @@ std::string RenderNfdFeatures(absl::string_view label, const std::vector<PortOut
                       ready_ports, "\n");
 }
 
-std::string RenderNfdFile(absl::string_view labels, absl::Time expiry) {
-  return absl::StrCat("# +expiry-time=",
-                      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expiry, absl::UTCTimeZone()), "\n",
-                      labels);
-}
-
 }  // namespace rocenet::outputs

@@ -52,9 +52,4 @@ std::string NfdPortsLabel(absl::string_view label);
 // comment never starts that way.
 std::string RenderNfdFeatures(absl::string_view label, const std::vector<PortOutput>& ports);
 
-// The NFD feature file: `labels` (RenderNfdFeatures) after NFD's expiry
-// directive, `# +expiry-time=<RFC 3339, UTC, seconds>`, on the first line so
-// that it covers every label.
-std::string RenderNfdFile(absl::string_view labels, absl::Time expiry);
-
 }  // namespace rocenet::outputs

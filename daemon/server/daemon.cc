@@ -4,15 +4,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/addressing/applied_store.h"
 #include "daemon/api/addressing_service.h"
 #include "daemon/api/attachments_service.h"
-#include "daemon/api/diagnostics_service.h"
 #include "daemon/api/health_service.h"
 #include "daemon/api/metrics.h"
 #include "daemon/api/metrics_config.h"
@@ -20,7 +22,6 @@
 #include "daemon/api/reservations_service.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/diag/linux/engine.h"
 #include "daemon/inventory/port_inventory.h"
 #include "daemon/os/linux/dcb_linux.h"
 #include "daemon/os/linux/ethtool_linux.h"
@@ -29,13 +30,11 @@
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/netns_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
-#include "daemon/os/linux/process_linux.h"
 #include "daemon/os/linux/signals.h"
 #include "daemon/os/linux/socket_lock.h"
 #include "daemon/os/linux/sysfs_linux.h"
 #include "daemon/os/linux/system_clock.h"
 #include "daemon/os/linux/unix_socket.h"
-#include "daemon/outputs/validation_label.h"
 #include "daemon/server/api_server.h"
 #include "daemon/server/config_watcher.h"
 #include "daemon/server/node.h"
@@ -75,6 +74,18 @@ absl::Status AdoptOldJournal(os::FileSystem& fs, const std::string& old_path,
   return fs.RemoveFile(old_path);
 }
 
+// The diagnostics' settings an older configuration gives rocenetd.
+void WarnMovedToDiagd(const std::set<std::string>& keys) {
+  static const auto* kWhere = new std::map<std::string, std::string>{
+      {"diag_port", "--data-port"}, {"diag_secret_file", "--secret-file"},
+      {"node_name", "--node-name"}};
+  for (const std::string& key : keys) {
+    auto where = kWhere->find(key);
+    SPDLOG_WARN("{}: the diagnostics moved to rocenet-diagd ({}); ignored here", key,
+                where != kWhere->end() ? where->second : "its flags");
+  }
+}
+
 absl::Status CheckSysfsRoot(const std::string& root) {
   struct stat st;
   if (stat(root.c_str(), &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -89,6 +100,7 @@ absl::Status CheckSysfsRoot(const std::string& root) {
 absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& version,
                        ConfigOrigin config, const OsOverrides& os_overrides) {
   RETURN_IF_ERROR(CheckSysfsRoot(options.sysfs_root));
+  WarnMovedToDiagd(options.moved_to_diagd);
   // One rocenetd per socket, and so per node: a new one waits here, before it
   // touches any port, for an old one that is still stopping.
   RETURN_IF_ERROR(os::MakeSocketDirectory(options.socket_path));
@@ -219,49 +231,12 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   api::AttachmentsService attachments_service(&node, &gate);
   api::ReservationsService reservations_service(&node, &gate);
   api::AddressingService addressing_service(&node, &gate);
-  // The scheduler's view of the triage stages this node passed (NFD), beside
-  // its scale-out-ready label; off with the NFD output.
-  outputs::ValidationLabel validation(
-      &fs, &clock, outputs::ValidationPathFor(options.outputs.nfd_features_path));
-  diag::ValidationSink record_validation = nullptr;
-  if (!options.outputs.nfd_features_path.empty()) {
-    record_validation = [&validation](const v1::ValidationNotice& notice) {
-      if (absl::Status s = validation.Record(notice.stage(), notice.passed(), notice.detail(),
-                                             notice.from_node());
-          !s.ok()) {
-        SPDLOG_WARN("{}", s.message());
-        return;
-      }
-      if (notice.passed()) {
-        SPDLOG_INFO("validation: the {} stage passed (coordinated by {})", notice.stage(),
-                    notice.from_node());
-      } else {
-        SPDLOG_WARN("validation: the {} stage failed (coordinated by {}): {}; label removed",
-                    notice.stage(), notice.from_node(), notice.detail());
-      }
-    };
-  }
-  // Starts the RDMA stage's benchmarks (perftest, Habana's tool).
-  os::ProcessRunnerLinux process_runner;
-  diag::DiagEngine diag_engine(
-      {.data_port = options.diag_port,
-       .node_name = api::DiagNodeName(options.node_name),
-       .clock = &clock,
-       .secret = options.diag_secret_file.empty() ? nullptr
-                                                  : diag::FileSecret(options.diag_secret_file),
-       .validation = record_validation,
-       .runner = &process_runner},
-      api::DiagPortsOf(&node));
-  RETURN_IF_ERROR(diag_engine.Start());
-  api::DiagnosticsService diagnostics_service(&node, &diag_engine, {.gate = &gate});
-  RETURN_IF_ERROR(diagnostics_service.Start());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   ASSIGN_OR_RETURN(std::unique_ptr<ApiServer> api_server,
                    ApiServer::Start(options, loop.get(),
                                     {&port_service, &health_service, &attachments_service,
-                                     &reservations_service, &addressing_service,
-                                     &diagnostics_service},
+                                     &reservations_service, &addressing_service},
                                     successor));
   grpc::Server* server = api_server->server();
 
@@ -276,7 +251,6 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
     }
     exposer = std::move(*started);
     exposer->RegisterCollectable(metrics);
-    exposer->RegisterCollectable(diagnostics_service.metrics());
     exposer->RegisterCollectable(reload_metrics);
     ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(options.metrics_address));
     SPDLOG_INFO("serving metrics on http://{}:{}/metrics", listen.first,
@@ -288,8 +262,6 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
 
   api_server->HandOver();
   server->GetHealthCheckService()->SetServingStatus(false);
-  diagnostics_service.Shutdown();
-  diag_engine.Stop();
   node.Shutdown();
   // A clean stop takes the readiness label with it; after a crash it
   // expires on its own (OutputConfig::nfd_lifetime).

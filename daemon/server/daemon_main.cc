@@ -60,13 +60,12 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA bundle that verifies client certificates");
 ABSL_FLAG(std::string, tls_client_cert, "none",
           "client certificates on the TLS listener: none, optional or require");
-ABSL_FLAG(int32_t, diag_port, 50153,
-          "TCP data port for diagnostics, on the scale-out ports' addresses only (0: off)");
+ABSL_FLAG(std::string, diag_port, "",
+          "moved to rocenet-diagd (--data-port); accepted and ignored");
 ABSL_FLAG(std::string, diag_secret_file, "",
-          "file with the cluster's shared secret (16 bytes or more) that other daemons' data "
-          "port requests must be signed with (empty: the data port stays closed)");
+          "moved to rocenet-diagd (--secret-file); accepted and ignored");
 ABSL_FLAG(std::string, node_name, "",
-          "this node's name in diagnostics results (empty: $NODE_NAME, else the host name)");
+          "moved to rocenet-diagd (--node-name); accepted and ignored");
 ABSL_FLAG(std::string, takeover_wait, "30s",
           "how long to wait for a rocenetd still holding the socket to stop (e.g. 30s)");
 ABSL_FLAG(std::string, errors_interval, "30s",
@@ -111,14 +110,9 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& opt
     }
     options.security.tls.client_cert = *mode;
   }
-  if (given("diag_port")) {
-    if (absl::GetFlag(FLAGS_diag_port) < 0 || absl::GetFlag(FLAGS_diag_port) > 65535) {
-      return absl::InvalidArgumentError("flag --diag-port: must be 0..65535");
-    }
-    options.diag_port = static_cast<uint16_t>(absl::GetFlag(FLAGS_diag_port));
+  for (const char* moved : {"diag_port", "diag_secret_file", "node_name"}) {
+    if (given(moved)) options.moved_to_diagd.insert(moved);
   }
-  if (given("node_name")) options.node_name = absl::GetFlag(FLAGS_node_name);
-  if (given("diag_secret_file")) options.diag_secret_file = absl::GetFlag(FLAGS_diag_secret_file);
   if (given("takeover_wait")) {
     absl::Duration wait;
     if (!absl::ParseDuration(absl::GetFlag(FLAGS_takeover_wait), &wait) ||

@@ -25,7 +25,7 @@ _rocectl() {
   COMPREPLY=()
   case "$prev" in
     -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return 0 ;;
-    --socket|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --socket|--diag-socket|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --server) return 0 ;;
     --timeout) COMPREPLY=($(compgen -W "1s 5s 30s 1m 5m" -- "$cur")); return 0 ;;
     --format) COMPREPLY=($(compgen -W "table dot json yaml" -- "$cur")); return 0 ;;
@@ -74,7 +74,7 @@ _rocectl() {
   done
 
   if [[ "$cur" == -* ]]; then
-    local flags="--output -o --socket --server --tls-ca --tls-cert --tls-key --timeout --help --version"
+    local flags="--output -o --socket --diag-socket --server --tls-ca --tls-cert --tls-key --timeout --help --version"
     case "$command" in
       wait) flags+=" --ready" ;;
       topology) flags+=" --format" ;;

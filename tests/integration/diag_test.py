@@ -1,22 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
 """Diagnostics across a simulated cluster (tests/sim/cluster.py): three nodes,
-each with its own rocenetd and two ports (rails), cabled to one switch per
-rail running lldpd that routes between the /30s. Every test is run through
-rocectl on node 0 and must end within its bound; then one link is broken
-(the switch end of node 1's rail-1 port) and reach and allreduce must name
-it. Nothing is left behind: no process, no namespace."""
+each with its own rocenetd and rocenet-diagd and two ports (rails), cabled to
+one switch per rail running lldpd that routes between the /30s. rocenetd
+configures the ports; rocenet-diagd learns them from its node stream and runs
+the tests. Every test is run through rocectl on node 0 and must end within
+its bound; then one link is broken (the switch end of node 1's rail-1 port)
+and reach and allreduce must name it. Nothing is left behind: no process, no
+namespace."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 
 import pytest
 
-from harness import Daemon, metric_value, wait_until
+from harness import Daemon, Diagd, metric_value, wait_until
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
 import cluster as sim_cluster  # noqa: E402
@@ -34,7 +38,8 @@ def node_addr(i: int, rail: int = 0) -> str:
 @pytest.fixture(scope="module")
 def cluster():
     cl = sim_cluster.Cluster.up(sim_cluster.fabric.unique_name("dg"), nodes=NODES, rails=RAILS)
-    daemons: list[Daemon] = []
+    nodes: list[Daemon] = []
+    daemons: list[Diagd] = []
     # The cluster's shared secret, as a Kubernetes Secret would mount it, and
     # each node's NFD features directory (the validation labels).
     secrets = tempfile.mkdtemp(prefix="rocenet-diag-secret-")
@@ -45,11 +50,18 @@ def cluster():
         for i in range(NODES):
             config = os.path.join(secrets, f"n{i}.yaml")
             with open(config, "w", encoding="utf-8") as f:
-                f.write(f"diag_secret_file: {secret}\n"
-                        f"outputs:\n  nfd_features: {secrets}/n{i}/features.d/rocenet\n")
-            d = Daemon(cl.node_netns(i), ["--gaudi=false", "--interfaces=so*",
-                                          f"--sysfs-root={cl.sysfs_root(i)}",
-                                          f"--node-name=n{i}", f"--config={config}"])
+                f.write(f"outputs:\n  nfd_features: {secrets}/n{i}/features.d/rocenet\n")
+                if i == 0:
+                    # A configuration from before rocenet-diagd: rocenetd
+                    # starts, warns and ignores it.
+                    f.write(f"diag_secret_file: {secret}\ndiag_port: 50153\n")
+            node = Daemon(cl.node_netns(i), ["--gaudi=false", "--interfaces=so*",
+                                             f"--sysfs-root={cl.sysfs_root(i)}",
+                                             f"--config={config}"])
+            nodes.append(node)
+            node.start()
+            d = Diagd(node, [f"--node-name=n{i}", f"--secret-file={secret}",
+                             f"--validation-file={secrets}/n{i}/features.d/rocenet-validated"])
             d.nfd_dir = f"{secrets}/n{i}/features.d"
             daemons.append(d)
             d.start()
@@ -61,10 +73,13 @@ def cluster():
     finally:
         for d in daemons:
             d.cleanup()
+        for node in nodes:
+            node.cleanup()
         cl.down()
         left_ns = [ns for ns in os.listdir("/run/netns") if ns.startswith(cl.name + "-")]
         assert left_ns == [], f"namespaces left behind: {left_ns}"
-        assert not any(d.proc and d.proc.poll() is None for d in daemons), "rocenetd left running"
+        assert not any(d.proc and d.proc.poll() is None for d in nodes), "rocenetd left running"
+        assert not any(d.proc and d.proc.poll() is None for d in daemons), "rocenet-diagd left running"
         assert all(p.poll() is not None for p in cl._lldpd), "lldpd left running"
 
 
@@ -200,7 +215,7 @@ def test_results_as_metrics(cluster):
     cl, daemons = cluster
     text = daemons[0].metrics()
     assert metric_value(text, "rocenet_diag_reach_rtt_seconds",
-                        {"device": "so0", "kind": "gateway", "quantile": "0.5"}) > 0
+                        {"device": "so0", "kind": "gateway", "percentile": "p50"}) > 0
     assert metric_value(text, "rocenet_diag_reach_unreachable_targets",
                         {"device": "so0", "kind": "gateway"}) == 0
     assert metric_value(text, "rocenet_diag_bandwidth_bytes_per_second",
@@ -209,6 +224,40 @@ def test_results_as_metrics(cluster):
                         {"rail": "10.201.0.0/16"}) > 0
     assert 0.5 <= metric_value(text, "rocenet_diag_incast_fairness_ratio", {"device": "so0"}) <= 1
     assert metric_value(text, "rocenet_diag_runs_total", {"test": "reach", "result": "success"}) >= 1
+
+
+def test_the_rdma_stage_names_why_each_link_is_skipped(cluster):
+    """The sim's ports have no RDMA device: the RDMA stage runs across the
+    nodes through rocenet-diagd and says so per link, never passing it."""
+    cl, daemons = cluster
+    nodes = ",".join(node_addr(i) for i in range(NODES))
+    rc, result, err, _ = diag(daemons[0], "rdma", "--nodes", nodes, "--duration", "1s", bound=30)
+    links = result["links"]
+    # A ring per rail: n0 -> n1 -> n2 -> n0 on each.
+    assert len(links) == NODES * RAILS, result
+    for link in links:
+        assert link["skipped"] == f"{link['from_node']}: no RDMA device on {link['from_port']}", link
+        assert link["bits_per_second"] == 0, link
+    assert "no link was measured: every link was skipped" in result["stage"]["notes"], result
+    # Nothing measured proves nothing: no node is labelled for the RDMA stage.
+    for d in daemons:
+        path = os.path.join(d.nfd_dir, "rocenet-validated")
+        label = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        assert "scale-out-validated=rdma" not in label, label
+
+
+def test_promtool_check_metrics_finds_nothing_in_diagds_scrape(cluster):
+    """Prometheus's own linter on rocenet-diagd's live scrape, after tests ran."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        pytest.skip("promtool not installed (packaging/debian-deps.sh test installs prometheus)")
+    cl, daemons = cluster
+    text = daemons[0].metrics()
+    assert "rocenet_diag_runs_total" in text
+    cp = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                        text=True, timeout=60)
+    lint = (cp.stdout + cp.stderr).strip()
+    assert cp.returncode == 0 and not lint, f"promtool check metrics exited {cp.returncode}:\n{lint}"
 
 
 def test_requests_beyond_the_bounds_are_refused(cluster):
@@ -320,3 +369,23 @@ def test_a_forged_request_to_the_data_port_is_refused_and_counted(cluster):
                5, what="the refusal counted")
     assert "data port: refused: peer " + node_addr(0) in daemons[1].log()
 
+
+def test_rocenetd_keeps_no_diagnostics(cluster):
+    """With the diagnostics' old keys in its configuration, rocenetd says
+    where they went, listens on TCP for its metrics only and has started no
+    process, after the tests of this module ran through rocenet-diagd."""
+    cl, daemons = cluster
+    node = daemons[0].node
+    log = node.log()
+    assert ("diag_secret_file: the diagnostics moved to rocenet-diagd (--secret-file); "
+            "ignored here") in log
+    assert "diag_port: the diagnostics moved to rocenet-diagd (--data-port)" in log
+    metrics_port = node.metrics_url.split(":")[2].split("/")[0]
+    cp = cl.node_exec(0, ["ss", "-Hltnp"], check=True)
+    mine = [line.split()[3] for line in cp.stdout.splitlines() if f"pid={node.proc.pid}," in line]
+    assert mine == [f"127.0.0.1:{metrics_port}"], cp.stdout
+    children = ""
+    for task in os.listdir(f"/proc/{node.proc.pid}/task"):
+        with open(f"/proc/{node.proc.pid}/task/{task}/children", encoding="utf-8") as f:
+            children += f.read()
+    assert children.strip() == "", f"rocenetd started processes: {children}"

@@ -26,7 +26,7 @@ BUILD_DIR = os.environ.get("ROCENET_BUILD_DIR", os.path.join(HERE, "..", "..", "
 
 def binary(name: str) -> str:
     """Path of a built binary."""
-    for sub in ("daemon/server", "client", "plugins/cni", "plugins/device", "plugins/dra/go",
+    for sub in ("daemon/server", "daemon/diagd", "client", "plugins/cni", "plugins/device", "plugins/dra/go",
                 "tests/sim/dcb", "."):
         path = os.path.join(BUILD_DIR, sub, name)
         if os.access(path, os.X_OK):
@@ -93,9 +93,9 @@ class Daemon:
         log.close()
         if wait:
             wait_until(lambda: self.proc.poll() is not None or "serving metrics" in self.run_log(),
-                       10, what="rocenetd to serve")
+                       10, what=f"{self.program} to serve")
             if self.proc.poll() is not None:
-                raise AssertionError(f"rocenetd exited {self.proc.returncode}:\n{self.log()}")
+                raise AssertionError(f"{self.program} exited {self.proc.returncode}:\n{self.log()}")
             urls = re.findall(r"serving metrics on (http://\S+/metrics)", self.log())
             self.metrics_url = urls[-1] if urls else None
         return self
@@ -119,7 +119,7 @@ class Daemon:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            raise AssertionError("rocenetd did not stop on SIGTERM")
+            raise AssertionError(f"{self.program} did not stop on SIGTERM")
 
     def cleanup(self) -> None:
         self.stop()
@@ -155,6 +155,35 @@ class Daemon:
     def ports(self) -> list[dict]:
         cp = self.rocectl("ports", "-o", "json", check=True)
         return json.loads(cp.stdout).get("ports", [])
+
+
+class Diagd(Daemon):
+    """rocenet-diagd beside `node` (a Daemon): in its namespace, its socket
+    beside rocenetd's (where rocectl diag looks by default), its ports from
+    rocenetd's stream."""
+
+    def __init__(self, node: Daemon, args: list[str]):
+        self.program = "rocenet-diagd"
+        self.env = None
+        self.node = node
+        self.workdir = node.workdir
+        self.runtime_dir = node.runtime_dir
+        self.socket = os.path.join(os.path.dirname(node.socket), "diagd.sock")
+        self.log_path = os.path.join(self.workdir, "diagd.log")
+        self.netns = node.netns
+        self.args = [f"--socket={self.socket}", f"--node-socket={node.socket}",
+                     "--metrics-address=127.0.0.1:0", *args]
+        self.proc = None
+        self.log_offset = 0
+        self.metrics_url = None
+
+    def cleanup(self) -> None:
+        """Stops it; the files are the node's (node.cleanup())."""
+        self.stop()
+
+    def rocectl(self, *args: str, check: bool = False, **kw) -> subprocess.CompletedProcess:
+        return rocectl("--socket", self.node.socket, "--diag-socket", self.socket, *args,
+                       check=check, **kw)
 
 
 @contextlib.contextmanager

@@ -6,8 +6,12 @@ Dependencies point one way: common <- os <- domain <- {api, config} <-
 server (the API edge and the configuration are side by side: neither
 includes the other). The
 Linux implementations (daemon/os/linux) are wired in by the composition
-root only. The plugins and rocectl depend on the API (proto) and common
-only, never on daemon internals. Domain rooms may use each other.
+roots only (daemon/server for rocenetd, daemon/diagd for rocenet-diagd).
+The plugins and rocectl depend on the API (proto) and common only, never on
+daemon internals. Domain rooms may use each other, except that the two
+programs stay apart: nothing of rocenetd includes the diagnostics
+(daemon/diag, daemon/diagd), and the diagnostics include no room that
+configures the node (they learn the ports over rocenetd's API).
 
     check_includes.py ROOT        exit 0 when every include follows the rules,
                                   1 listing each one that does not
@@ -28,14 +32,18 @@ DOMAIN = ["lldp", "inventory", "addressing", "attach", "health", "outputs", "qos
 # (domain) other domain rooms.
 LEVELS = {"daemon/common": 0, "daemon/os": 1, "daemon/os/linux": 2,
           **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/api": 4, "daemon/config": 4,
-          "daemon/server": 5}
+          "daemon/server": 5, "daemon/diagd": 5}
+# rocenet-diagd's rooms; everything else of the daemon is rocenetd's, and the
+# two share only common, os, os/linux and the API edge's helpers.
+DIAGD = {"daemon/diag", "daemon/diagd"}
+NODE_ROOMS = {f"daemon/{d}" for d in DOMAIN if d != "diag"}
 LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "api/config", 5: "server"}
 # Outside the daemon: what each may include of it.
 OUTSIDE = {"plugins/cni": {"daemon/common"}, "plugins/device": {"daemon/common"},
            "client": {"daemon/common"}}
 # Generated API messages: the API edge and outward only.
 PROTO_PREFIXES = ("rocenet/", "k8s/")
-PROTO_ALLOWED = {"daemon/api", "daemon/server", "plugins/cni", "plugins/device", "client",
+PROTO_ALLOWED = {"daemon/api", "daemon/server", "daemon/diagd", "plugins/cni", "plugins/device", "client",
                  # Diagnostics still use API messages as their own types.
                  "daemon/diag"}
 RULE = ("DESIGN.md §2: common <- os <- domain <- {api, config} <- server; "
@@ -68,8 +76,13 @@ def violation(source_room: str, header: str) -> str | None:
         return f"{source_room} depends on the API and daemon/common only"
     if target in OUTSIDE:
         return f"the daemon never depends on {target}"
-    if target == "daemon/os/linux" and source_room not in ("daemon/server", "daemon/os/linux"):
-        return "the Linux implementations are wired in by daemon/server only"
+    if target == "daemon/os/linux" and source_room not in ("daemon/server", "daemon/diagd",
+                                                           "daemon/os/linux"):
+        return "the Linux implementations are wired in by the composition roots only"
+    if target in DIAGD and source_room not in DIAGD:
+        return "rocenetd does not carry the diagnostics (rocenet-diagd does)"
+    if source_room in DIAGD and (target in NODE_ROOMS or target == "daemon/server"):
+        return "the diagnostics learn the node over rocenetd's API and never configure it"
     s, t = LEVELS[source_room], LEVELS[target]
     if t < s or (s == t == 3):
         return None
@@ -110,12 +123,16 @@ def self_test() -> int:
         "daemon/config/x.cc": '#include "daemon/server/node.h"\n',
         "daemon/api/x.cc": '#include "daemon/config/options.h"\n',
         "client/x.cc": '#include "plugins/device/port_info.h"\n',
+        "daemon/server/y.cc": '#include "daemon/diag/coordinator.h"\n',
+        "daemon/diag/y.cc": '#include "daemon/addressing/planner.h"\n',
+        "daemon/diagd/y.cc": '#include "daemon/server/node.h"\n',
     }
     fine = {
         "daemon/server/ok.cc": '#include "daemon/os/linux/netlink_linux.h"\n#include "daemon/api/metrics.h"\n',
         "daemon/config/ok.cc": '#include "daemon/qos/pfc.h"\n#include "daemon/os/filesystem.h"\n',
         "daemon/health/ok.cc": '#include "daemon/inventory/port.h"\n#include "daemon/os/clock.h"\n',
         "client/ok.cc": '#include "daemon/common/status_macros.h"\n#include "rocenet/v1/ports.pb.h"\n',
+        "daemon/diagd/ok.cc": '#include "daemon/diag/coordinator.h"\n#include "daemon/os/linux/netlink_linux.h"\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in {**planted, **fine}.items():

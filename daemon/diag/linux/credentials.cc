@@ -58,12 +58,12 @@ SecretSource FileSecret(std::string path) {
 absl::StatusOr<std::string> PeerCredentials::Secret() const {
   if (secret_ == nullptr) {
     return absl::FailedPreconditionError(
-        "this rocenetd has no shared secret for the data port (diag_secret_file)");
+        "this rocenet-diagd has no shared secret for the data port (--secret-file)");
   }
   return secret_();
 }
 
-absl::StatusOr<v1::PeerEnvelope> PeerCredentials::Sign(const v1::PeerRequest& request,
+absl::StatusOr<peer::v1::PeerEnvelope> PeerCredentials::Sign(const peer::v1::PeerRequest& request,
                                                        Ipv4Address to,
                                                        uint16_t data_port) const {
   absl::StatusOr<std::string> secret = Secret();
@@ -76,9 +76,9 @@ absl::StatusOr<v1::PeerEnvelope> PeerCredentials::Sign(const v1::PeerRequest& re
 }
 
 absl::Status WriteRequest(int fd, const PeerCredentials& credentials,
-                          const v1::PeerRequest& request, Ipv4Address to, uint16_t port,
+                          const peer::v1::PeerRequest& request, Ipv4Address to, uint16_t port,
                           absl::Time deadline) {
-  absl::StatusOr<v1::PeerEnvelope> envelope = credentials.Sign(request, to, port);
+  absl::StatusOr<peer::v1::PeerEnvelope> envelope = credentials.Sign(request, to, port);
   if (!envelope.ok()) return envelope.status();
   return WriteFrame(fd, *envelope, deadline);
 }

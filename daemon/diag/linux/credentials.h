@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/peer_auth.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -38,7 +39,7 @@ class PeerCredentials {
   absl::StatusOr<std::string> Secret() const;
 
   // `request` for the daemon at `to`:`data_port`, signed now.
-  absl::StatusOr<v1::PeerEnvelope> Sign(const v1::PeerRequest& request, Ipv4Address to,
+  absl::StatusOr<peer::v1::PeerEnvelope> Sign(const peer::v1::PeerRequest& request, Ipv4Address to,
                                         uint16_t data_port) const;
 
   PeerGate& gate() { return gate_; }
@@ -52,7 +53,7 @@ class PeerCredentials {
 // Writes `request`, signed for `to`:`port`, as the first frame of a data
 // port connection.
 absl::Status WriteRequest(int fd, const PeerCredentials& credentials,
-                          const v1::PeerRequest& request, Ipv4Address to, uint16_t port,
+                          const peer::v1::PeerRequest& request, Ipv4Address to, uint16_t port,
                           absl::Time deadline);
 
 }  // namespace rocenet::diag

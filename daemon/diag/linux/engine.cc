@@ -51,7 +51,7 @@ absl::Status DiagEngine::Start() {
   if (options_.data_port == 0) return absl::OkStatus();
   if (!credentials_.configured()) {
     SPDLOG_WARN(
-        "data port: not opened: no shared secret (diag_secret_file); this node runs local "
+        "data port: not opened: no shared secret (--secret-file); this node runs local "
         "tests only");
     return absl::OkStatus();
   }
@@ -69,8 +69,8 @@ absl::Status DiagEngine::Start() {
 absl::Status DiagEngine::RequirePeers() const {
   if (credentials_.configured()) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      "this test needs other nodes' daemons, and this rocenetd has no shared secret for the "
-      "data port (diag_secret_file)");
+      "this test needs other nodes' daemons, and this rocenet-diagd has no shared secret for the "
+      "data port (--secret-file)");
 }
 
 std::map<std::string, uint64_t> DiagEngine::PeerRefusals() const {
@@ -139,12 +139,12 @@ void DiagEngine::Stop() {
   if (listener_ != nullptr) listener_->Stop();
 }
 
-v1::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) const {
-  v1::PeerInfo info;
+peer::v1::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) const {
+  peer::v1::PeerInfo info;
   info.set_node(options_.node_name);
   info.set_data_port(options_.data_port);
   for (const LocalPort& port : ports) {
-    v1::PeerPort* p = info.add_ports();
+    peer::v1::PeerPort* p = info.add_ports();
     p->set_name(port.name);
     p->set_address(port.address.ToString());
     p->set_gateway(port.gateway.ToString());
@@ -157,10 +157,10 @@ v1::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) const {
   return info;
 }
 
-absl::StatusOr<v1::PeerRequest> DiagEngine::AdmitRequest(int fd) {
+absl::StatusOr<peer::v1::PeerRequest> DiagEngine::AdmitRequest(int fd) {
   absl::StatusOr<TcpEnds> ends = EndsOf(fd);
   if (!ends.ok()) return ends.status();
-  v1::PeerEnvelope envelope;
+  peer::v1::PeerEnvelope envelope;
   if (absl::Status s = ReadFrame(fd, &envelope, absl::Now() + kFirstFrameTimeout); !s.ok()) {
     credentials_.gate().Count(Refusal::kMalformed);
     return absl::Status(s.code(), absl::StrCat("peer ", ends->peer.ToString(), ": ", s.message()));
@@ -177,7 +177,7 @@ absl::StatusOr<v1::PeerRequest> DiagEngine::AdmitRequest(int fd) {
 }
 
 void DiagEngine::Serve(Fd fd) {
-  absl::StatusOr<v1::PeerRequest> admitted = AdmitRequest(fd.get());
+  absl::StatusOr<peer::v1::PeerRequest> admitted = AdmitRequest(fd.get());
   if (!admitted.ok()) {
     // A flood is counted, not logged line by line.
     if (absl::IsResourceExhausted(admitted.status())) {
@@ -187,45 +187,45 @@ void DiagEngine::Serve(Fd fd) {
     }
     return;
   }
-  const v1::PeerRequest& request = *admitted;
+  const peer::v1::PeerRequest& request = *admitted;
   switch (request.kind_case()) {
-    case v1::PeerRequest::kInfo: {
+    case peer::v1::PeerRequest::kInfo: {
       absl::StatusOr<std::vector<LocalPort>> ports = ports_();
       if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
-      v1::PeerReply reply;
+      peer::v1::PeerReply reply;
       *reply.mutable_info() = LocalInfo(*ports);
       return Reply(fd.get(), reply);
     }
-    case v1::PeerRequest::kReach:
+    case peer::v1::PeerRequest::kReach:
       return ServeReach(std::move(fd), request.reach());
-    case v1::PeerRequest::kRingJoin:
+    case peer::v1::PeerRequest::kRingJoin:
       return ServeRingJoin(std::move(fd), request.ring_join());
-    case v1::PeerRequest::kRingHello:
+    case peer::v1::PeerRequest::kRingHello:
       return ServeRingHello(std::move(fd), request.ring_hello());
-    case v1::PeerRequest::kSink:
+    case peer::v1::PeerRequest::kSink:
       if (absl::Status s = CheckDurationMs(request.sink().duration_ms(), "duration_ms"); !s.ok()) {
         return;
       }
       return ServeSink(std::move(fd), request.sink());
-    case v1::PeerRequest::kSource:
+    case peer::v1::PeerRequest::kSource:
       if (absl::Status s = CheckDurationMs(request.source().duration_ms(), "duration_ms");
           !s.ok()) {
         return;
       }
       return ServeSource(std::move(fd), request.source());
-    case v1::PeerRequest::kSend:
+    case peer::v1::PeerRequest::kSend:
       return ServeSend(std::move(fd), request.send());
-    case v1::PeerRequest::kValidation: {
+    case peer::v1::PeerRequest::kValidation: {
       if (options_.validation != nullptr) options_.validation(request.validation());
-      v1::PeerReply reply;
+      peer::v1::PeerReply reply;
       reply.set_recorded(options_.validation != nullptr);
       return Reply(fd.get(), reply);
     }
-    case v1::PeerRequest::kRdmaServe:
+    case peer::v1::PeerRequest::kRdmaServe:
       return ServeRdma(std::move(fd), request.rdma_serve());
-    case v1::PeerRequest::kRdmaRun:
+    case peer::v1::PeerRequest::kRdmaRun:
       return ServeRdmaRun(std::move(fd), request.rdma_run());
-    case v1::PeerRequest::KIND_NOT_SET:
+    case peer::v1::PeerRequest::KIND_NOT_SET:
       return ReplyError(fd.get(), "unknown request");
   }
 }
@@ -239,14 +239,14 @@ void DiagEngine::ServeReach(Fd fd, const v1::ReachRequest& request) {
   if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
   std::vector<Ipv4Address> peers;
   for (const std::string& peer : normal->peers()) peers.push_back(*Ipv4Address::Parse(peer));
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   for (v1::PortReach& port : ProbePorts(*ports, peers, *normal, options_.node_name)) {
     *reply.mutable_reach()->add_ports() = std::move(port);
   }
   Reply(fd.get(), reply);
 }
 
-void DiagEngine::ServeRingJoin(Fd fd, const v1::RingJoin& join) {
+void DiagEngine::ServeRingJoin(Fd fd, const peer::v1::RingJoin& join) {
   if (absl::Status s = CheckRingJoin(join); !s.ok()) return ReplyError(fd.get(), s.message());
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
   if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
@@ -258,7 +258,7 @@ void DiagEngine::ServeRingJoin(Fd fd, const v1::RingJoin& join) {
         fd.get(), absl::StrCat("node ", options_.node_name, " has no port in rail ", join.rail()));
   }
   const std::string key = HelloKey(join.session(), join.rail());
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   *reply.mutable_ring() = RunRingRank(
       join, *port, [&](absl::Time deadline) { return AwaitHello(key, deadline, fd.get()); },
       fd.get(), credentials_);
@@ -269,7 +269,7 @@ void DiagEngine::ServeRingJoin(Fd fd, const v1::RingJoin& join) {
   Reply(fd.get(), reply);
 }
 
-void DiagEngine::ServeRingHello(Fd fd, const v1::RingHello& hello) {
+void DiagEngine::ServeRingHello(Fd fd, const peer::v1::RingHello& hello) {
   const std::string key = HelloKey(hello.session(), hello.rail());
   {
     absl::MutexLock lock(&mu_);
@@ -302,7 +302,7 @@ Fd DiagEngine::AwaitHello(const std::string& key, absl::Time deadline, int cance
   return Fd();
 }
 
-void DiagEngine::ServeSend(Fd fd, const v1::SendRequest& request) {
+void DiagEngine::ServeSend(Fd fd, const peer::v1::SendRequest& request) {
   if (absl::Status s = CheckDurationMs(request.duration_ms(), "duration_ms"); !s.ok()) {
     return ReplyError(fd.get(), s.message());
   }
@@ -314,8 +314,8 @@ void DiagEngine::ServeSend(Fd fd, const v1::SendRequest& request) {
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
   if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
   const LocalPort* port = FindPortForAddress(*ports, *to);
-  v1::PeerReply reply;
-  v1::SendReport* report = reply.mutable_send();
+  peer::v1::PeerReply reply;
+  peer::v1::SendReport* report = reply.mutable_send();
   if (port == nullptr) {
     report->set_error(absl::StrCat("no port in the rail of ", request.address()));
     return Reply(fd.get(), reply);
@@ -342,8 +342,8 @@ void DiagEngine::ServeSend(Fd fd, const v1::SendRequest& request) {
   Reply(fd.get(), reply);
 }
 
-absl::StatusOr<v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
-                                               const v1::PeerRequest& request, absl::Time deadline,
+absl::StatusOr<peer::v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
+                                               const peer::v1::PeerRequest& request, absl::Time deadline,
                                                CallGroup* group) {
   const std::string who = absl::StrCat("node ", node.ToString());
   absl::StatusOr<Fd> fd = ConnectTcp(nullptr, node.address, node.port,
@@ -352,11 +352,11 @@ absl::StatusOr<v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
   const int raw = fd->get();
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return absl::UnavailableError(absl::StrCat(who, ": rocenetd is stopping"));
+    if (stopping_) return absl::UnavailableError(absl::StrCat(who, ": rocenet-diagd is stopping"));
     calls_.insert(raw);
   }
   absl::Status s = WriteRequest(raw, credentials_, request, node.address, node.port, deadline);
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   if (s.ok()) {
     const int member = group != nullptr ? group->Join([raw] { shutdown(raw, SHUT_WR); }) : -1;
     s = ReadFrame(raw, &reply, deadline);

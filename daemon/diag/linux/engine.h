@@ -38,6 +38,7 @@
 #include "daemon/diag/rdma_link.h"
 #include "daemon/os/process.h"
 #include "daemon/os/clock.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -86,7 +87,7 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
 
   // PeerChannel: one request over a TCP connection to the node's data
   // port; a released call is half-closed, which its daemon takes as "stop".
-  absl::StatusOr<v1::PeerReply> Call(const NodeAddress& node, const v1::PeerRequest& request,
+  absl::StatusOr<peer::v1::PeerReply> Call(const NodeAddress& node, const peer::v1::PeerRequest& request,
                                      absl::Time deadline, CallGroup* group = nullptr) override;
 
   // LocalTests: ICMP and ARP probes (prober.h), TCP streams (traffic.h).
@@ -103,16 +104,16 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   void Serve(Fd connection);
 
  private:
-  v1::PeerInfo LocalInfo(const std::vector<LocalPort>& ports) const;
+  peer::v1::PeerInfo LocalInfo(const std::vector<LocalPort>& ports) const;
 
   // Data port handlers; each writes its own reply or traffic.
   void ServeReach(Fd fd, const v1::ReachRequest& request);
-  void ServeRingJoin(Fd fd, const v1::RingJoin& join);
-  void ServeRingHello(Fd fd, const v1::RingHello& hello);
-  void ServeSend(Fd fd, const v1::SendRequest& request);
+  void ServeRingJoin(Fd fd, const peer::v1::RingJoin& join);
+  void ServeRingHello(Fd fd, const peer::v1::RingHello& hello);
+  void ServeSend(Fd fd, const peer::v1::SendRequest& request);
   // The RDMA stage's handlers (engine_rdma.cc).
-  void ServeRdma(Fd fd, const v1::RdmaServe& request);
-  void ServeRdmaRun(Fd fd, const v1::RdmaRun& request);
+  void ServeRdma(Fd fd, const peer::v1::RdmaServe& request);
+  void ServeRdmaRun(Fd fd, const peer::v1::RdmaRun& request);
   // This node's port in the rail of `address` (the other end) and what to
   // run, from the fields of RdmaRun that RdmaServe shares, checked.
   struct RdmaSide {
@@ -120,7 +121,7 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
     Ipv4Address other;
     RdmaParams params;
   };
-  absl::StatusOr<RdmaSide> RdmaSideFor(absl::string_view address, const v1::RdmaRun& fields) const;
+  absl::StatusOr<RdmaSide> RdmaSideFor(absl::string_view address, const peer::v1::RdmaRun& fields) const;
 
   // Ring rendezvous: the connection of the previous rank for a session.
   Fd AwaitHello(const std::string& key, absl::Time deadline, int cancel_fd);
@@ -128,7 +129,7 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   // FailedPrecondition when this node cannot talk to other daemons.
   absl::Status RequirePeers() const;
   // The request of a data port connection, if it is admitted.
-  absl::StatusOr<v1::PeerRequest> AdmitRequest(int fd);
+  absl::StatusOr<peer::v1::PeerRequest> AdmitRequest(int fd);
 
   EngineOptions options_;
   PortsSource ports_;

@@ -16,7 +16,7 @@ using engine::Reply;
 using engine::ReplyError;
 
 absl::StatusOr<DiagEngine::RdmaSide> DiagEngine::RdmaSideFor(absl::string_view address,
-                                                             const v1::RdmaRun& fields) const {
+                                                             const peer::v1::RdmaRun& fields) const {
   RETURN_IF_ERROR(CheckRdmaParams(fields.test(), fields.message_bytes(), fields.duration_ms()));
   if (fields.tool_port() == 0 || fields.tool_port() > 65535) {
     return absl::InvalidArgumentError(
@@ -39,8 +39,8 @@ absl::StatusOr<DiagEngine::RdmaSide> DiagEngine::RdmaSideFor(absl::string_view a
                              .tool_port = static_cast<uint16_t>(fields.tool_port())}};
 }
 
-void DiagEngine::ServeRdma(Fd fd, const v1::RdmaServe& request) {
-  v1::RdmaRun fields;
+void DiagEngine::ServeRdma(Fd fd, const peer::v1::RdmaServe& request) {
+  peer::v1::RdmaRun fields;
   fields.set_test(request.test());
   fields.set_message_bytes(request.message_bytes());
   fields.set_duration_ms(request.duration_ms());
@@ -49,7 +49,7 @@ void DiagEngine::ServeRdma(Fd fd, const v1::RdmaServe& request) {
   if (!side.ok()) return ReplyError(fd.get(), side.status().message());
   absl::StatusOr<RdmaLinks::Served> served = rdma_.Serve(side->port, side->params);
   if (!served.ok()) return ReplyError(fd.get(), served.status().message());
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   *reply.mutable_rdma_ready() = served->ready;
   Reply(fd.get(), reply);
   if (served->server == nullptr) return;
@@ -61,13 +61,13 @@ void DiagEngine::ServeRdma(Fd fd, const v1::RdmaServe& request) {
                result.timed_out ? ", timed out" : "");
 }
 
-void DiagEngine::ServeRdmaRun(Fd fd, const v1::RdmaRun& request) {
+void DiagEngine::ServeRdmaRun(Fd fd, const peer::v1::RdmaRun& request) {
   if (request.data_port() == 0 || request.data_port() > 65535) {
     return ReplyError(fd.get(), "data_port: out of range");
   }
   absl::StatusOr<RdmaSide> side = RdmaSideFor(request.address(), request);
   if (!side.ok()) return ReplyError(fd.get(), side.status().message());
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   *reply.mutable_rdma_link() = rdma_.Measure(
       side->port, NodeAddress{side->other, static_cast<uint16_t>(request.data_port())},
       side->params);

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "daemon/diag/linux/sockets.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag::engine {
@@ -16,12 +17,12 @@ namespace rocenet::diag::engine {
 // Slack on top of a test's bound for replies to travel.
 inline constexpr absl::Duration kReplySlack = absl::Seconds(3);
 
-inline void Reply(int fd, const v1::PeerReply& reply) {
+inline void Reply(int fd, const peer::v1::PeerReply& reply) {
   (void)WriteFrame(fd, reply, absl::Now() + kReplySlack).ok();
 }
 
 inline void ReplyError(int fd, absl::string_view error) {
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   reply.set_error(std::string(error));
   Reply(fd, reply);
 }

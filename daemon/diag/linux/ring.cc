@@ -63,10 +63,10 @@ ExchangeError Exchange(int next, const char* out, size_t out_size, int prev, cha
 
 }  // namespace
 
-v1::RingReport RunRingRank(const v1::RingJoin& join, const LocalPort& port,
+peer::v1::RingReport RunRingRank(const peer::v1::RingJoin& join, const LocalPort& port,
                            const std::function<Fd(absl::Time deadline)>& await_prev,
                            int cancel_fd, const PeerCredentials& credentials) {
-  v1::RingReport report;
+  peer::v1::RingReport report;
   report.set_port(port.name);
   const absl::Time deadline = absl::Now() + absl::Milliseconds(join.timeout_ms());
   const int ranks = static_cast<int>(join.ranks());
@@ -90,7 +90,7 @@ v1::RingReport RunRingRank(const v1::RingJoin& join, const LocalPort& port,
     }
   }
   if (!next.ok()) return fail(next.status(), "out", "to the next rank");
-  v1::PeerRequest hello;
+  peer::v1::PeerRequest hello;
   hello.mutable_ring_hello()->set_session(join.session());
   hello.mutable_ring_hello()->set_rail(join.rail());
   hello.mutable_ring_hello()->set_from_rank(join.rank());

@@ -13,6 +13,7 @@
 #include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/sockets.h"
 #include "daemon/diag/local_port.h"
+#include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -20,7 +21,7 @@ namespace rocenet::diag {
 // `await_prev` returns the previous rank's connection (after its RingHello)
 // or an invalid Fd at the deadline. `cancel_fd` (the coordinator's control
 // connection) aborts the rank when it becomes readable or hangs up.
-v1::RingReport RunRingRank(const v1::RingJoin& join, const LocalPort& port,
+peer::v1::RingReport RunRingRank(const peer::v1::RingJoin& join, const LocalPort& port,
                            const std::function<Fd(absl::Time deadline)>& await_prev, int cancel_fd,
                            const PeerCredentials& credentials);
 

@@ -34,7 +34,7 @@ v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port
     result.set_error(std::string(fd.status().message()));
     return result;
   }
-  v1::PeerRequest request;
+  peer::v1::PeerRequest request;
   request.mutable_sink()->set_duration_ms(
       static_cast<uint32_t>(absl::ToInt64Milliseconds(duration)));
   if (absl::Status s = WriteRequest(fd->get(), credentials, request, to, port, deadline);
@@ -58,7 +58,7 @@ v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port
     break;
   }
   shutdown(fd->get(), SHUT_WR);
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   absl::Status read = ReadFrame(fd->get(), &reply, deadline);
   result.set_retransmits(TcpRetransmits(fd->get()));
   if (!read.ok() || !reply.error().empty()) {
@@ -82,7 +82,7 @@ v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t p
     result.set_error(std::string(fd.status().message()));
     return result;
   }
-  v1::PeerRequest request;
+  peer::v1::PeerRequest request;
   request.mutable_source()->set_duration_ms(
       static_cast<uint32_t>(absl::ToInt64Milliseconds(duration)));
   if (absl::Status s = WriteRequest(fd->get(), credentials, request, to, port, deadline);
@@ -119,7 +119,7 @@ v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t p
   return result;
 }
 
-void ServeSink(Fd fd, const v1::SinkRequest& request) {
+void ServeSink(Fd fd, const peer::v1::SinkRequest& request) {
   const absl::Time deadline =
       absl::Now() + absl::Milliseconds(request.duration_ms()) + kTrafficSlack;
   std::vector<char> buffer(kBufferBytes);
@@ -140,13 +140,13 @@ void ServeSink(Fd fd, const v1::SinkRequest& request) {
     }
     return;
   }
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   reply.mutable_sink()->set_bytes(bytes);
   reply.mutable_sink()->set_seconds(last - first);
   (void)WriteFrame(fd.get(), reply, absl::Now() + kTrafficSlack).ok();
 }
 
-void ServeSource(Fd fd, const v1::SourceRequest& request) {
+void ServeSource(Fd fd, const peer::v1::SourceRequest& request) {
   std::vector<char> buffer(kBufferBytes, 's');
   const absl::Time stop = absl::Now() + absl::Milliseconds(request.duration_ms());
   while (absl::Now() < stop) {

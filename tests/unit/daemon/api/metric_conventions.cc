@@ -35,7 +35,8 @@ const std::map<std::string, std::regex>& EnumLabels() {
       {"kind", std::regex("[a-z]+")},
       {"direction", std::regex("receive|transmit")},
       {"stage", std::regex("ethernet|rdma")},
-      {"quantile", std::regex("0\\.[0-9]+")},
+      // Percentiles of gauges; "quantile" is Prometheus's label of summaries.
+      {"percentile", std::regex("p[0-9]+")},
       {"node", std::regex("[A-Za-z0-9_.:-]+")},
       {"peer", std::regex("[A-Za-z0-9_.:-]+")},
       {"sender", std::regex("[A-Za-z0-9_.:-]+")},

@@ -12,7 +12,7 @@
 
 #include "daemon/api/metrics.h"
 #include "daemon/api/metrics_config.h"
-#include "daemon/api/metrics_diag.h"
+#include "daemon/diagd/metrics_diag.h"
 #include "daemon/lldp/decode_error.h"
 #include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
@@ -68,7 +68,7 @@ NodeSnapshot ScrapedSnapshot() {
 }
 
 // The diagnostics after one run of each test.
-void RecordDiagnostics(DiagMetrics& diag) {
+void RecordDiagnostics(diagd::DiagMetrics& diag) {
   v1::ReachResult reach;
   reach.set_ok(true);
   v1::PortReach* port = reach.add_ports();
@@ -117,7 +117,7 @@ class MetricsConventionsTest : public ::testing::Test {
   void SetUp() override {
     FakeNodeState state(ScrapedSnapshot());
     NodeMetrics metrics(&state, "1.2.3");
-    DiagMetrics diag;
+    diagd::DiagMetrics diag;
     RecordDiagnostics(diag);
     ConfigReloadMetrics reloads(kNow);
     reloads.Record(false, kNow + absl::Seconds(5));
@@ -228,9 +228,9 @@ TEST_F(MetricsConventionsTest, ReachIsOneSeriesPerPortAndKindOfTarget) {
                 {{{"device", "so0"}, {"kind", "gateway"}, {"node", "node-a"}}, 0},
                 {{{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}}, 1}}));
   const std::map<Labels, double> rtt = Values("rocenet_diag_reach_rtt_seconds");
-  EXPECT_EQ(rtt.size(), 6u);  // 2 kinds x 3 quantiles
+  EXPECT_EQ(rtt.size(), 6u);  // 2 kinds x 3 percentiles
   EXPECT_DOUBLE_EQ(
-      rtt.at({{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}, {"quantile", "0.5"}}),
+      rtt.at({{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}, {"percentile", "p50"}}),
       0.0009);
 }
 

@@ -56,8 +56,8 @@ gaudi:
   EXPECT_EQ(options.state_dir, "/var/lib/x");
   EXPECT_EQ(RuntimeDirOf(options), "/run/x");
   EXPECT_EQ(options.hcl_dir, "/run/x/hcl");
-  EXPECT_EQ(options.diag_port, 0);
-  EXPECT_EQ(options.node_name, "gaudi-17");
+  // The diagnostics' keys moved to rocenet-diagd: accepted, named, ignored.
+  EXPECT_EQ(options.moved_to_diagd, (std::set<std::string>{"diag_port", "node_name"}));
   EXPECT_EQ(options.mode, AddressingMode::kL2);
   EXPECT_EQ(options.log_format, LogFormat::kJson);
   EXPECT_EQ(options.log_level, spdlog::level::debug);
@@ -95,8 +95,6 @@ TEST(OptionsTest, BadFilesAreRejectedNamingTheKey) {
   ExpectError("interfaces: so0\n", "key \"interfaces\": must be a list of strings");
   ExpectError("interfaces: [[so0]]\n", "key \"interfaces\"");
   ExpectError("socket: {a: b}\n", "key \"socket\": must be a string");
-  ExpectError("diag_port: 70000\n", "key \"diag_port\": must be 0..65535");
-  ExpectError("diag_port: any\n", "key \"diag_port\": must be an integer");
 }
 
 TEST(OptionsTest, UnknownKeysSuggestTheKeyMeantAtItsLevel) {

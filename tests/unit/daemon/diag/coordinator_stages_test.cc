@@ -55,7 +55,7 @@ class StagesTest : public ::testing::Test {
     peers_ = std::make_unique<FakePeers>(std::move(nodes));
     coordinator_ = std::make_unique<Coordinator>(
         testing::PartsFor(peers_.get(), &clock_, GaudiPort(),
-                          [this](const v1::ValidationNotice& notice) { local_.push_back(notice); }));
+                          [this](const peer::v1::ValidationNotice& notice) { local_.push_back(notice); }));
   }
 
   // (node, passed) of every validation notice sent to another daemon.
@@ -70,7 +70,7 @@ class StagesTest : public ::testing::Test {
   ::rocenet::testing::FakeClock clock_;
   std::unique_ptr<FakePeers> peers_;
   std::unique_ptr<Coordinator> coordinator_;
-  std::vector<v1::ValidationNotice> local_;
+  std::vector<peer::v1::ValidationNotice> local_;
 };
 
 TEST_F(StagesTest, EthernetStageOnAGaudiPortNamesItsPathAndAppliesNoLinkRate) {

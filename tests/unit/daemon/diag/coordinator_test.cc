@@ -72,7 +72,7 @@ class CoordinatorTest : public ::testing::Test {
     std::vector<std::string> out;
     for (const auto& [node, request] : peers_->requests()) {
       if (!request.has_ring_join()) continue;
-      const v1::RingJoin& join = request.ring_join();
+      const peer::v1::RingJoin& join = request.ring_join();
       out.push_back(absl::StrCat(node, " ", join.rail(), " ", join.rank(), "/", join.ranks(),
                                  "->", join.next_address()));
     }

@@ -193,7 +193,7 @@ TEST_F(EngineTest, AForgedRequestToTheDataPortIsRefusedAndCounted) {
     absl::StatusOr<Fd> fd =
         ConnectTcp(nullptr, Loopback(1), ports_[1], absl::Now() + absl::Seconds(2));
     ASSERT_OK(fd.status());
-    v1::PeerRequest request;
+    peer::v1::PeerRequest request;
     request.mutable_send()->set_address(Loopback(2).ToString());
     if (with_wrong_secret) {
       ASSERT_OK(WriteFrame(fd->get(),
@@ -204,7 +204,7 @@ TEST_F(EngineTest, AForgedRequestToTheDataPortIsRefusedAndCounted) {
     } else {
       ASSERT_OK(WriteFrame(fd->get(), request, absl::Now() + absl::Seconds(2)));
     }
-    v1::PeerReply reply;
+    peer::v1::PeerReply reply;
     EXPECT_FALSE(ReadFrame(fd->get(), &reply, absl::Now() + absl::Seconds(3)).ok());
   }
   const std::map<std::string, uint64_t> refused = engines_[1]->PeerRefusals();
@@ -232,7 +232,7 @@ TEST(EngineNoSecretTest, WithoutASecretTheDataPortStaysClosedAndPeerTestsAreRefu
   ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
   EXPECT_THAT(engine.Bandwidth(normal, [](const std::string&, double) {}).status(),
               ::rocenet::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
-                                           ::testing::HasSubstr("diag_secret_file")));
+                                           ::testing::HasSubstr("--secret-file")));
 }
 
 }  // namespace

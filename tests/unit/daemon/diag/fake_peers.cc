@@ -20,7 +20,7 @@ bool InRail(const std::string& rail, const std::string& address) {
 
 std::string FakePeers::AddressOf(size_t i) { return absl::StrCat("10.0.0.", i + 1); }
 
-std::vector<std::pair<std::string, v1::PeerRequest>> FakePeers::requests() const {
+std::vector<std::pair<std::string, peer::v1::PeerRequest>> FakePeers::requests() const {
   absl::MutexLock lock(&mu_);
   return requests_;
 }
@@ -57,8 +57,8 @@ FakeNode TwoRailNode(int i) {
   return node;
 }
 
-absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
-                                              const v1::PeerRequest& request, absl::Time,
+absl::StatusOr<peer::v1::PeerReply> FakePeers::Call(const NodeAddress& address,
+                                              const peer::v1::PeerRequest& request, absl::Time,
                                               CallGroup* group) {
   const FakeNode* node = nullptr;
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -72,14 +72,14 @@ absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
     absl::MutexLock lock(&mu_);
     requests_.emplace_back(node->name, request);
   }
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   switch (request.kind_case()) {
-    case v1::PeerRequest::kInfo: {
-      v1::PeerInfo* info = reply.mutable_info();
+    case peer::v1::PeerRequest::kInfo: {
+      peer::v1::PeerInfo* info = reply.mutable_info();
       info->set_node(node->name);
       info->set_data_port(kDefaultDataPort);
       for (const FakePort& port : node->ports) {
-        v1::PeerPort* p = info->add_ports();
+        peer::v1::PeerPort* p = info->add_ports();
         p->set_name(port.name);
         p->set_address(port.address);
         p->set_gateway(port.gateway);
@@ -89,12 +89,12 @@ absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
       }
       return reply;
     }
-    case v1::PeerRequest::kRingJoin:
+    case peer::v1::PeerRequest::kRingJoin:
       if (node->dies_in_ring) {
         return absl::UnavailableError(absl::StrCat(who, ": recv: Connection reset by peer"));
       }
       return Ring(*node, request.ring_join(), group);
-    case v1::PeerRequest::kReach:
+    case peer::v1::PeerRequest::kReach:
       for (const FakePort& port : node->ports) {
         std::vector<std::string> peers(request.reach().peers().begin(),
                                        request.reach().peers().end());
@@ -102,8 +102,8 @@ absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
             ProbeFrom(node->name, port.name, port.address, port.rail, peers);
       }
       return reply;
-    case v1::PeerRequest::kSend: {
-      v1::SendReport* send = reply.mutable_send();
+    case peer::v1::PeerRequest::kSend: {
+      peer::v1::SendReport* send = reply.mutable_send();
       send->set_port(node->ports.empty() ? "" : node->ports.front().name);
       send->set_source_address(node->ports.empty() ? "" : node->ports.front().address);
       send->set_bytes(node->send_error.empty() ? node->send_bytes : 0);
@@ -111,7 +111,7 @@ absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
       send->set_error(node->send_error);
       return reply;
     }
-    case v1::PeerRequest::kRdmaRun: {
+    case peer::v1::PeerRequest::kRdmaRun: {
       v1::RdmaLink* link = reply.mutable_rdma_link();
       link->set_tool("ib_write_bw");
       link->set_message_bytes(request.rdma_run().message_bytes());
@@ -124,7 +124,7 @@ absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
       }
       return reply;
     }
-    case v1::PeerRequest::kValidation:
+    case peer::v1::PeerRequest::kValidation:
       reply.set_recorded(true);
       return reply;
     default:
@@ -132,9 +132,9 @@ absl::StatusOr<v1::PeerReply> FakePeers::Call(const NodeAddress& address,
   }
 }
 
-v1::PeerReply FakePeers::Ring(const FakeNode& node, const v1::RingJoin& join, CallGroup* group) {
-  v1::PeerReply reply;
-  v1::RingReport* report = reply.mutable_ring();
+peer::v1::PeerReply FakePeers::Ring(const FakeNode& node, const peer::v1::RingJoin& join, CallGroup* group) {
+  peer::v1::PeerReply reply;
+  peer::v1::RingReport* report = reply.mutable_ring();
   for (const FakePort& port : node.ports) {
     if (port.rail == join.rail()) {
       report->set_port(port.name);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // FakePeers: the other daemons and this node's own ports, for the
 // coordinator's unit tests. Each node has ports on rails and answers the
-// data port's requests as rocenetd would; a node can be dead (nothing
+// data port's requests as rocenet-diagd would; a node can be dead (nothing
 // answers), die when asked to join a ring, or hang in its ring until the
 // coordinator releases it. Thread-safe.
 #pragma once
@@ -53,7 +53,7 @@ class FakePeers final : public PeerChannel, public LocalTests {
 
   static std::string AddressOf(size_t i);
 
-  absl::StatusOr<v1::PeerReply> Call(const NodeAddress& node, const v1::PeerRequest& request,
+  absl::StatusOr<peer::v1::PeerReply> Call(const NodeAddress& node, const peer::v1::PeerRequest& request,
                                      absl::Time deadline, CallGroup* group) override;
   std::vector<v1::PortReach> Probe(const std::vector<LocalPort>& ports,
                                    const std::vector<Ipv4Address>& peers,
@@ -65,7 +65,7 @@ class FakePeers final : public PeerChannel, public LocalTests {
                            absl::Duration duration) override;
 
   // What was asked, in order of arrival: (node name, request).
-  std::vector<std::pair<std::string, v1::PeerRequest>> requests() const;
+  std::vector<std::pair<std::string, peer::v1::PeerRequest>> requests() const;
   // How many hung ranks were released by the coordinator.
   int released() const;
 
@@ -75,14 +75,14 @@ class FakePeers final : public PeerChannel, public LocalTests {
   std::vector<std::string> unreachable;
 
  private:
-  v1::PeerReply Ring(const FakeNode& node, const v1::RingJoin& join, CallGroup* group);
+  peer::v1::PeerReply Ring(const FakeNode& node, const peer::v1::RingJoin& join, CallGroup* group);
   v1::PortReach ProbeFrom(const std::string& node, const std::string& port,
                           const std::string& address, const std::string& rail,
                           const std::vector<std::string>& peers) const;
 
   const std::vector<FakeNode> nodes_;
   mutable absl::Mutex mu_;
-  std::vector<std::pair<std::string, v1::PeerRequest>> requests_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, peer::v1::PeerRequest>> requests_ ABSL_GUARDED_BY(mu_);
   int released_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

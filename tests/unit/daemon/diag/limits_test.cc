@@ -109,7 +109,7 @@ TEST(NormalizeIncastTest, NeedsSenders) {
 }
 
 TEST(CheckRingJoinTest, PeersGetTheSameBounds) {
-  v1::RingJoin j;
+  peer::v1::RingJoin j;
   j.set_ranks(3);
   j.set_rank(3);
   EXPECT_THAT(CheckRingJoin(j).message(), HasSubstr("rank"));

@@ -24,15 +24,15 @@ const Ipv4Address kPeer = *Ipv4Address::Parse("10.201.2.1");
 constexpr uint16_t kPort = 50153;
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
-v1::PeerRequest InfoRequest() {
-  v1::PeerRequest request;
+peer::v1::PeerRequest InfoRequest() {
+  peer::v1::PeerRequest request;
   request.mutable_info();
   return request;
 }
 
 std::string Nonce(char c) { return std::string(kNonceBytes, c); }
 
-v1::PeerEnvelope Signed(char nonce = 'a', absl::Time at = kNow, Ipv4Address to = kHere,
+peer::v1::PeerEnvelope Signed(char nonce = 'a', absl::Time at = kNow, Ipv4Address to = kHere,
                         const char* secret = kSecret) {
   return SignPeerRequest(InfoRequest(), secret, to, kPort, "n2", at, Nonce(nonce));
 }
@@ -51,7 +51,7 @@ TEST(PeerAuthTest, ASignedRequestIsAdmittedOnceAndAReplayIsRefused) {
 TEST(PeerAuthTest, ForgedRequestsAreRefusedAndCountedByReason) {
   PeerGate gate;
   // No MAC at all: what anyone on the fabric can send.
-  v1::PeerEnvelope bare;
+  peer::v1::PeerEnvelope bare;
   bare.set_request(InfoRequest().SerializeAsString());
   EXPECT_THAT(gate.Admit(bare, kSecret, kPeer, kHere, kPort, kNow),
               StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("not signed")));
@@ -63,8 +63,8 @@ TEST(PeerAuthTest, ForgedRequestsAreRefusedAndCountedByReason) {
   EXPECT_THAT(gate.Admit(Signed('c', kNow, kPeer), kSecret, kPeer, kHere, kPort, kNow),
               StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("MAC does not match")));
   // A request altered after signing.
-  v1::PeerEnvelope altered = Signed('d');
-  v1::PeerRequest send;
+  peer::v1::PeerEnvelope altered = Signed('d');
+  peer::v1::PeerRequest send;
   send.mutable_send()->set_address("10.201.3.1");
   altered.set_request(send.SerializeAsString());
   EXPECT_THAT(gate.Admit(altered, kSecret, kPeer, kHere, kPort, kNow),
@@ -82,7 +82,7 @@ TEST(PeerAuthTest, AFloodFromOnePeerIsCutOffAfterTheBurstOthersStillPass) {
   PeerGate gate;
   int admitted = 0, limited = 0;
   for (int i = 0; i < 200; ++i) {
-    v1::PeerEnvelope envelope =
+    peer::v1::PeerEnvelope envelope =
         SignPeerRequest(InfoRequest(), kSecret, kHere, kPort, "n2", kNow, absl::StrFormat("%016d", i));
     absl::StatusOr<PeerGate::Admitted> result =
         gate.Admit(envelope, kSecret, kPeer, kHere, kPort, kNow);

@@ -15,8 +15,8 @@ using ::testing::IsEmpty;
 // `seconds` per size.
 RingRank Done(const std::string& node, double in_gbps, std::vector<double> seconds,
               bool verified = true) {
-  v1::PeerReply reply;
-  v1::RingReport* ring = reply.mutable_ring();
+  peer::v1::PeerReply reply;
+  peer::v1::RingReport* ring = reply.mutable_ring();
   ring->set_in_bits_per_second(in_gbps * 1e9);
   for (double s : seconds) ring->add_seconds(s);
   ring->set_verified(verified);
@@ -24,7 +24,7 @@ RingRank Done(const std::string& node, double in_gbps, std::vector<double> secon
 }
 
 RingRank Failed(const std::string& node, const std::string& side, const std::string& error) {
-  v1::PeerReply reply;
+  peer::v1::PeerReply reply;
   reply.mutable_ring()->set_failed_link(side);
   reply.mutable_ring()->set_error(error);
   return {node, "so0", reply};

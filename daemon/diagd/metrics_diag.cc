@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The diagnostics metric families: the latest result of each test.
-#include "daemon/api/metrics_diag.h"
+#include "daemon/diagd/metrics_diag.h"
 
 #include <algorithm>
 #include <map>
@@ -10,10 +10,10 @@
 #include "absl/time/clock.h"
 #include "daemon/api/metric_families.h"
 
-namespace rocenet::api {
+namespace rocenet::diagd {
 
-using metrics_internal::AddSample;
-using metrics_internal::Family;
+using api::metrics_internal::AddSample;
+using api::metrics_internal::Family;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
@@ -85,8 +85,8 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
   // a mesh), the worst target, never one series per target: a mesh of N
   // ports has N^2 pairs. Each target is in `rocectl diag reach -o json`.
   MetricFamily rtt = Family("rocenet_diag_reach_rtt_seconds",
-                            "Last reach run: the highest echo round-trip time quantile among "
-                            "the port's targets of that kind.",
+                            "Last reach run: the highest echo round-trip time percentile "
+                            "among the port's targets of that kind.",
                             MetricType::Gauge);
   MetricFamily loss = Family("rocenet_diag_reach_loss_ratio",
                              "Last reach run: the highest share of echoes not answered (0..1) "
@@ -114,9 +114,10 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
       const std::vector<prometheus::ClientMetric::Label> base = {
           {"node", port.node()}, {"device", port.port()}, {"kind", kind}};
       for (const auto& [q, v] :
-           {std::pair<const char*, double>{"0.5", w.p50}, {"0.9", w.p90}, {"0.99", w.p99}}) {
+           {std::pair<const char*, double>{"p50", w.p50}, {"p90", w.p90}, {"p99", w.p99}}) {
+        // Not "quantile": Prometheus keeps that label for summaries.
         auto labels = base;
-        labels.push_back({"quantile", q});
+        labels.push_back({"percentile", q});
         AddSample(rtt, labels, v);
       }
       AddSample(loss, base, w.loss);
@@ -142,7 +143,7 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
               d.bits_per_second() / 8);
   }
   MetricFamily rdma_lat = Family("rocenet_diag_rdma_latency_seconds",
-                                 "Last RDMA latency run: one-way latency quantiles per link.",
+                                 "Last RDMA latency run: one-way latency percentiles per link.",
                                  MetricType::Gauge);
   for (const v1::RdmaLink& link : rdma_.links()) {
     if (!link.skipped().empty() || !link.error().empty()) continue;
@@ -156,10 +157,10 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
       AddSample(bw, labels, link.bits_per_second() / 8);
     }
     if (link.latency_p50_seconds() > 0) {
-      for (const auto& [q, v] : {std::pair<const char*, double>{"0.5", link.latency_p50_seconds()},
-                                 {"0.99", link.latency_p99_seconds()}}) {
+      for (const auto& [q, v] : {std::pair<const char*, double>{"p50", link.latency_p50_seconds()},
+                                 {"p99", link.latency_p99_seconds()}}) {
         Labels labels = base;
-        labels.push_back({"quantile", q});
+        labels.push_back({"percentile", q});
         AddSample(rdma_lat, labels, v);
       }
     }
@@ -211,4 +212,4 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
   return out;
 }
 
-}  // namespace rocenet::api
+}  // namespace rocenet::diagd

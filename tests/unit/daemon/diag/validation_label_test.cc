@@ -2,7 +2,7 @@
 // The scheduler's validation label: what NFD reads from the file after a
 // stage passed, after a higher one passed, after a failure, and past the
 // lifetime.
-#include "daemon/outputs/validation_label.h"
+#include "daemon/diag/validation_label.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -10,7 +10,7 @@
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::outputs {
+namespace rocenet::diag {
 namespace {
 
 using ::testing::HasSubstr;
@@ -76,4 +76,4 @@ TEST_F(ValidationLabelTest, AnUnknownStageOrAFailedWriteIsAnErrorNamingTheFile) 
 }
 
 }  // namespace
-}  // namespace rocenet::outputs
+}  // namespace rocenet::diag

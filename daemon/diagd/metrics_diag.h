@@ -15,7 +15,7 @@
 #include "prometheus/metric_family.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
-namespace rocenet::api {
+namespace rocenet::diagd {
 
 class DiagMetrics final : public prometheus::Collectable {
  public:
@@ -46,4 +46,4 @@ class DiagMetrics final : public prometheus::Collectable {
   std::map<std::string, double> last_run_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace rocenet::api
+}  // namespace rocenet::diagd

@@ -8,7 +8,8 @@
 // The label's value is the highest stage that passed within the lifetime,
 // in the order reach < ethernet < rdma; any failure clears them all until a
 // stage passes again. The file sits beside the scale-out-ready one
-// (host_outputs.h), in a file of its own because it has its own expiry.
+// (rocenetd's daemon/outputs/host_outputs.h), in a file of its own because it
+// has its own expiry and is written by rocenet-diagd.
 //
 // Ownership: the FileSystem and Clock are borrowed and must outlive it.
 // Thread-safe (one mutex): notices come from the diagnostics' threads.
@@ -24,7 +25,7 @@
 #include "daemon/os/clock.h"
 #include "daemon/os/filesystem.h"
 
-namespace rocenet::outputs {
+namespace rocenet::diag {
 
 inline constexpr char kValidatedLabel[] = "rocenet.io/scale-out-validated";
 inline constexpr absl::Duration kValidatedLifetime = absl::Hours(24);
@@ -56,4 +57,4 @@ class ValidationLabel {
   std::map<std::string, absl::Time> passed_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace rocenet::outputs
+}  // namespace rocenet::diag

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "daemon/outputs/validation_label.h"
+#include "daemon/diag/validation_label.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/common/nfd_file.h"
 #include "daemon/common/paths.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/outputs/renderers.h"
 
-namespace rocenet::outputs {
+namespace rocenet::diag {
 namespace {
 
 constexpr mode_t kLabelDirectoryMode = 0755;
@@ -82,4 +82,4 @@ absl::Status ValidationLabel::Record(absl::string_view stage, bool passed,
   return absl::OkStatus();
 }
 
-}  // namespace rocenet::outputs
+}  // namespace rocenet::diag

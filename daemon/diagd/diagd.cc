@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/diagd/diagd.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "daemon/common/logging.h"
+#include "daemon/common/status_macros.h"
+#include "daemon/config/options.h"
+#include "daemon/diag/linux/credentials.h"
+#include "daemon/diag/linux/engine.h"
+#include "daemon/diag/validation_label.h"
+#include "daemon/diagd/diagnostics_service.h"
+#include "daemon/diagd/node_client.h"
+#include "daemon/diagd/node_watch.h"
+#include "daemon/os/linux/filesystem_linux.h"
+#include "daemon/os/linux/netlink_linux.h"
+#include "daemon/os/linux/process_linux.h"
+#include "daemon/os/linux/socket_lock.h"
+#include "daemon/os/linux/system_clock.h"
+#include "daemon/os/linux/unix_socket.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "prometheus/exposer.h"
+
+namespace rocenet::diagd {
+namespace {
+
+constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
+// As rocenetd's API: requests are small; progress events and results too.
+constexpr int kMaxMessageBytes = 4 << 20;
+
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(const std::string& address) {
+  ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(address));
+  const std::string bind = absl::StrCat(listen.first, ":", listen.second);
+  try {
+    return std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/1);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("metrics: cannot listen on ", address, ": ", e.what()));
+  }
+}
+
+// Serves `service` on the unix socket, created 0600 (the directory is
+// root's 0700): only root may run tests, which load the fabric.
+absl::StatusOr<std::unique_ptr<grpc::Server>> Serve(const std::string& socket,
+                                                    grpc::Service* service) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort(absl::StrCat("unix:", socket), grpc::InsecureServerCredentials(),
+                           &bound);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.RegisterService(service);
+  const mode_t old_mask = umask(0177);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(old_mask);
+  if (server == nullptr || bound == 0) {
+    return absl::UnavailableError(absl::StrCat("socket ", socket, ": cannot listen"));
+  }
+  return server;
+}
+
+}  // namespace
+
+absl::Status RunDiagd(const DiagdOptions& options) {
+  RETURN_IF_ERROR(os::MakeSocketDirectory(options.socket_path));
+  // One rocenet-diagd per socket: a new one (rolling update) waits for the
+  // old one to stop, as it holds the data port too.
+  ASSIGN_OR_RETURN(std::unique_ptr<os::SocketLock> socket_lock,
+                   os::SocketLock::Acquire(options.socket_path, options.takeover_wait,
+                                           [&](pid_t holder) {
+                                             SPDLOG_WARN(
+                                                 "socket {}: another rocenet-diagd{} still holds "
+                                                 "it; waiting up to {} for it to stop",
+                                                 options.socket_path,
+                                                 holder > 0 ? absl::StrCat(" (pid ", holder, ")")
+                                                            : std::string(),
+                                                 absl::FormatDuration(options.takeover_wait));
+                                           }));
+  // Read-only: link state and drop counters of the ports under test.
+  ASSIGN_OR_RETURN(std::unique_ptr<os::NetlinkLinux> netlink, os::NetlinkLinux::Open());
+  os::SystemClock clock;
+  os::FileSystemLinux fs;
+  // Starts the RDMA stage's benchmarks (perftest, Habana's tool).
+  os::ProcessRunnerLinux process_runner;
+
+  // The scheduler's view of the triage stages this node passed (NFD).
+  std::unique_ptr<diag::ValidationLabel> validation;
+  diag::ValidationSink record_validation = nullptr;
+  if (!options.validation_file.empty()) {
+    validation = std::make_unique<diag::ValidationLabel>(&fs, &clock, options.validation_file);
+    record_validation = [label = validation.get()](const peer::v1::ValidationNotice& notice) {
+      if (absl::Status s = label->Record(notice.stage(), notice.passed(), notice.detail(),
+                                         notice.from_node());
+          !s.ok()) {
+        SPDLOG_WARN("{}", s.message());
+        return;
+      }
+      if (notice.passed()) {
+        SPDLOG_INFO("validation: the {} stage passed (coordinated by {})", notice.stage(),
+                    notice.from_node());
+      } else {
+        SPDLOG_WARN("validation: the {} stage failed (coordinated by {}): {}; label removed",
+                    notice.stage(), notice.from_node(), notice.detail());
+      }
+    };
+  }
+
+  std::unique_ptr<NodeClient> node_client = MakeGrpcNodeClient(options.node_socket);
+  std::unique_ptr<diag::DiagEngine> engine;
+  NodeWatch watch(
+      {.socket = options.node_socket,
+       .links = [&netlink] { return netlink->ListLinks(); },
+       .on_addresses =
+           [&engine](std::set<Ipv4Address> addresses) { engine->SetAddresses(std::move(addresses)); }},
+      node_client.get());
+  engine = std::make_unique<diag::DiagEngine>(
+      diag::EngineOptions{
+          .data_port = options.data_port,
+          .node_name = DiagNodeName(options.node_name),
+          .clock = &clock,
+          .secret = options.secret_file.empty() ? nullptr : diag::FileSecret(options.secret_file),
+          .validation = record_validation,
+          .runner = &process_runner},
+      [&watch] { return watch.Ports(); });
+  DiagnosticsService service(engine.get(), {});
+  ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, Serve(options.socket_path, &service));
+  if (absl::Status s = engine->Start(); !s.ok()) {
+    server->Shutdown(absl::ToChronoTime(absl::Now()));
+    return s;
+  }
+  watch.Start();
+  SPDLOG_INFO("serving rocenet.v1.Diagnostics on {}; ports from rocenetd at {}",
+              options.socket_path, options.node_socket);
+
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!options.metrics_address.empty()) {
+    absl::StatusOr<std::unique_ptr<prometheus::Exposer>> started =
+        StartExposer(options.metrics_address);
+    if (!started.ok()) {
+      watch.Stop();
+      engine->Stop();
+      server->Shutdown(absl::ToChronoTime(absl::Now()));
+      return started.status();
+    }
+    exposer = std::move(*started);
+    exposer->RegisterCollectable(service.metrics());
+    ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(options.metrics_address));
+    SPDLOG_INFO("serving metrics on http://{}:{}/metrics", listen.first,
+                absl::StrJoin(exposer->GetListeningPorts(), ","));
+  }
+  server->GetHealthCheckService()->SetServingStatus(true);
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int sig : kDiagdSignals) sigaddset(&signals, sig);
+  int received = 0;
+  while (sigwait(&signals, &received) != 0) {
+  }
+  SPDLOG_INFO("received {}; stopping", received == SIGTERM ? "SIGTERM" : "SIGINT");
+
+  server->GetHealthCheckService()->SetServingStatus(false);
+  // Ends the coordinated tests in flight: their calls then finish at once.
+  engine->Stop();
+  server->Shutdown(absl::ToChronoTime(absl::Now() + kShutdownGrace));
+  watch.Stop();
+  exposer.reset();
+  // The socket goes with the server; the lock goes last, so a successor
+  // binds only once this one is gone.
+  unlink(options.socket_path.c_str());
+  socket_lock.reset();
+  SPDLOG_INFO("stopped");
+  return absl::OkStatus();
+}
+
+}  // namespace rocenet::diagd

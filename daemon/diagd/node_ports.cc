@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/diagd/node_ports.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "rocenet/v1/addressing.pb.h"
+
+namespace rocenet::diagd {
+namespace {
+
+// The address, switch end and routed network a plan or applied
+// configuration gives; nullopt when it gives no complete address.
+struct Addressed {
+  Ipv4Prefix local;
+  Ipv4Address peer;
+  std::optional<Ipv4Prefix> routed;
+};
+
+template <typename Config>
+std::optional<Addressed> AddressedOf(const Config& config) {
+  absl::StatusOr<Ipv4Prefix> local = Ipv4Prefix::Parse(config.local());
+  absl::StatusOr<Ipv4Address> peer = Ipv4Address::Parse(config.peer());
+  if (!local.ok() || !peer.ok()) return std::nullopt;
+  Addressed out{*local, *peer, std::nullopt};
+  for (const v1::Route& route : config.routes()) {
+    if (absl::StatusOr<Ipv4Prefix> destination = Ipv4Prefix::Parse(route.destination());
+        destination.ok()) {
+      out.routed = *destination;
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<diag::LocalPort> LocalPortsOf(const v1::PortSnapshot& snapshot) {
+  std::map<std::string, const v1::Port*> by_id;
+  for (const v1::Port& port : snapshot.ports()) by_id[port.id()] = &port;
+  std::vector<diag::LocalPort> out;
+  for (const v1::PortPlan& plan : snapshot.addressing().plans()) {
+    auto found = by_id.find(plan.port_id());
+    if (found == by_id.end()) continue;
+    const v1::Port& port = *found->second;
+    if (!port.present() || !port.attached_to().empty()) continue;
+    std::optional<Addressed> addressed;
+    if (plan.state() == v1::PLAN_STATE_READY) addressed = AddressedOf(plan);
+    if (!addressed && plan.has_applied()) addressed = AddressedOf(plan.applied());
+    if (!addressed) continue;
+    diag::LocalPort local;
+    local.name = port.name();
+    local.ifindex = port.ifindex();
+    local.address = addressed->local;
+    local.gateway = addressed->peer;
+    local.rail = addressed->routed.value_or(addressed->local.Network());
+    local.up = port.carrier() && port.admin_up();
+    local.speed_mbps = port.speed_mbps();
+    local.rx_dropped = port.counters().receive_drops();
+    local.tx_dropped = port.counters().transmit_drops();
+    local.driver = !port.netdev_driver().empty() ? port.netdev_driver() : port.driver();
+    local.netdev_is_control_path =
+        port.discovery() == v1::DISCOVERY_GAUDI_SYSFS || port.driver() == "habanalabs";
+    if (port.has_rdma() && !port.rdma().device().empty()) {
+      local.rdma_device = port.rdma().device();
+      local.rdma_port = port.rdma().port();
+      local.gid_index = port.rdma().gid_index();
+    }
+    out.push_back(std::move(local));
+  }
+  return out;
+}
+
+void RefreshFromLinks(const std::vector<os::LinkInfo>& links, std::vector<diag::LocalPort>& ports) {
+  for (diag::LocalPort& port : ports) {
+    for (const os::LinkInfo& link : links) {
+      if (link.ifindex != port.ifindex || link.name != port.name) continue;
+      port.up = link.carrier && link.admin_up;
+      if (link.speed_mbps != 0) port.speed_mbps = link.speed_mbps;
+      port.rx_dropped = link.stats.rx_dropped;
+      port.tx_dropped = link.stats.tx_dropped;
+      break;
+    }
+  }
+}
+
+}  // namespace rocenet::diagd

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// NodeWatch: keeps rocenet-diagd's view of the node's ports in step with
+// rocenetd.
+//
+// One thread holds rocenetd's node stream open (NodeClient) and turns each
+// snapshot into the diagnostics' ports (node_ports.h); when the set of the
+// ports' addresses changes, `on_addresses` is called with it (the data port
+// follows it). When the stream breaks the thread reconnects with exponential
+// backoff, and the ports stay as last seen: rocenetd leaves every port as it
+// is when it stops, so a test can run through its restart.
+//
+// Ports() is the diagnostics' PortsSource: the last snapshot's ports with
+// their link state and drop counters read from the kernel at the call
+// (`links`, read-only), since a snapshot's counters are as old as its last
+// change. Before the first snapshot it is Unavailable, naming rocenetd's
+// socket and why it was not reached.
+//
+// Start() and Stop() from one thread; Ports() from any.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "daemon/common/ipv4.h"
+#include "daemon/diag/local_port.h"
+#include "daemon/diagd/node_client.h"
+#include "daemon/os/link.h"
+
+namespace rocenet::diagd {
+
+struct NodeWatchOptions {
+  // For messages.
+  std::string socket = "/run/rocenet/rocenetd.sock";
+  absl::Duration initial_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(2);
+  // The kernel's links now; null: the snapshot's state and counters are used.
+  std::function<absl::StatusOr<std::vector<os::LinkInfo>>()> links;
+  // Called on the watch's thread with the addresses of the ports, each time
+  // they change (the first snapshot included).
+  std::function<void(std::set<Ipv4Address>)> on_addresses;
+};
+
+class NodeWatch {
+ public:
+  // `client` is not owned and must outlive the watch.
+  NodeWatch(NodeWatchOptions options, NodeClient* client);
+  ~NodeWatch();
+  NodeWatch(const NodeWatch&) = delete;
+  NodeWatch& operator=(const NodeWatch&) = delete;
+
+  void Start();
+  void Stop();
+
+  absl::StatusOr<std::vector<diag::LocalPort>> Ports() const;
+
+ private:
+  void Run();
+  // Streams until the stream ends; true when at least one snapshot came.
+  bool WatchOnce();
+  void Take(const v1::PortSnapshot& snapshot);
+
+  const NodeWatchOptions options_;
+  NodeClient* const client_;
+  std::thread thread_;
+  absl::Notification stop_;
+  mutable absl::Mutex mu_;
+  NodeStream* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool seen_ ABSL_GUARDED_BY(mu_) = false;
+  std::string last_error_ ABSL_GUARDED_BY(mu_) = "not connected yet";
+  std::vector<diag::LocalPort> ports_ ABSL_GUARDED_BY(mu_);
+  std::set<Ipv4Address> addresses_ ABSL_GUARDED_BY(mu_);
+  // One link dump at a time.
+  mutable absl::Mutex links_mu_;
+};
+
+}  // namespace rocenet::diagd

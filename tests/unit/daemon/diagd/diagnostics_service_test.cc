@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: Apache-2.0
+// rocenet-diagd's edge: the service refuses requests beyond the bounds
+// before anything runs, with INVALID_ARGUMENT naming the field; the node's
+// ports come from rocenetd's snapshot the way the tests need them; and the
+// watch keeps them through a broken stream.
+#include "daemon/diagd/diagnostics_service.h"
+
+#include <deque>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "daemon/diagd/node_ports.h"
+#include "daemon/diagd/node_watch.h"
+#include "gmock/gmock.h"
+#include "grpcpp/server_context.h"
+#include "gtest/gtest.h"
+
+namespace rocenet::diagd {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Two addressed ports (so0 planned, so1 kept from an applied configuration
+// after LLDP expired), one without an address (so2) and one in a pod (so3).
+v1::PortSnapshot Snapshot() {
+  v1::PortSnapshot s;
+  for (int i = 0; i < 4; ++i) {
+    v1::Port* port = s.add_ports();
+    port->set_id("if-so" + std::to_string(i));
+    port->set_name("so" + std::to_string(i));
+    port->set_present(true);
+    port->set_ifindex(10 + i);
+    port->set_carrier(true);
+    port->set_admin_up(true);
+    port->set_speed_mbps(10000);
+    port->mutable_counters()->set_receive_drops(7);
+    port->set_driver("habanalabs");
+    port->set_netdev_driver("habanalabs_en");
+    port->set_discovery(v1::DISCOVERY_GAUDI_SYSFS);
+  }
+  s.mutable_ports(1)->mutable_rdma()->set_device("hbl_1");
+  s.mutable_ports(1)->mutable_rdma()->set_port(1);
+  s.mutable_ports(1)->mutable_rdma()->set_gid_index(3);
+  s.mutable_ports(3)->set_attached_to("/var/run/netns/pod");
+  v1::PortPlan* so0 = s.mutable_addressing()->add_plans();
+  so0->set_port_id("if-so0");
+  so0->set_state(v1::PLAN_STATE_READY);
+  so0->set_local("10.201.1.1/30");
+  so0->set_peer("10.201.1.2");
+  v1::Route* route = so0->add_routes();
+  route->set_destination("10.201.0.0/16");
+  route->set_gateway("10.201.1.2");
+  v1::PortPlan* so1 = s.mutable_addressing()->add_plans();
+  so1->set_port_id("if-so1");
+  so1->set_state(v1::PLAN_STATE_PENDING);
+  so1->mutable_applied()->set_local("10.202.1.1/30");
+  so1->mutable_applied()->set_peer("10.202.1.2");
+  v1::PortPlan* so2 = s.mutable_addressing()->add_plans();
+  so2->set_port_id("if-so2");
+  so2->set_state(v1::PLAN_STATE_PENDING);
+  v1::PortPlan* so3 = s.mutable_addressing()->add_plans();
+  *so3 = *so0;
+  so3->set_port_id("if-so3");
+  so3->set_local("10.203.1.1/30");
+  return s;
+}
+
+class DiagnosticsServiceTest : public ::testing::Test {
+ protected:
+  // Requests are refused before the diagnostics are asked: there are none.
+  DiagnosticsService service_{nullptr, {}};
+  grpc::ServerContext context_;
+};
+
+TEST_F(DiagnosticsServiceTest, ReachBeyondTheTimeBoundIsRefused) {
+  v1::ReachRequest request;
+  request.set_timeout_ms(60000);
+  const grpc::Status status = service_.Reach(&context_, &request, nullptr);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("timeout_ms"));
+}
+
+TEST_F(DiagnosticsServiceTest, BandwidthWithoutPortIsRefused) {
+  v1::BandwidthRequest request;
+  request.set_peer("10.201.2.1");
+  const grpc::Status status = service_.Bandwidth(&context_, &request, nullptr);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("port"));
+}
+
+TEST_F(DiagnosticsServiceTest, AllreduceAboveTheSizeBoundIsRefused) {
+  v1::AllreduceRequest request;
+  request.add_nodes("10.201.1.1");
+  request.add_nodes("10.201.2.1");
+  request.set_max_bytes(1ull << 30);
+  const grpc::Status status = service_.Allreduce(&context_, &request, nullptr);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("max_bytes"));
+}
+
+TEST_F(DiagnosticsServiceTest, IncastWithTooManyStreamsIsRefused) {
+  v1::IncastRequest request;
+  request.set_port("so0");
+  request.add_senders("10.201.2.1");
+  request.set_streams(100);
+  const grpc::Status status = service_.Incast(&context_, &request, nullptr);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("streams"));
+}
+
+TEST(LocalPortsOfTest, HostPortsWithAnAddressTheirRailAndRdmaDevice) {
+  const std::vector<diag::LocalPort> ports = LocalPortsOf(Snapshot());
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0].name, "so0");
+  EXPECT_EQ(ports[0].ifindex, 10);
+  EXPECT_EQ(ports[0].address.ToString(), "10.201.1.1/30");
+  EXPECT_EQ(ports[0].gateway.ToString(), "10.201.1.2");
+  EXPECT_EQ(ports[0].rail.ToString(), "10.201.0.0/16");
+  EXPECT_TRUE(ports[0].up);
+  EXPECT_EQ(ports[0].speed_mbps, 10000u);
+  EXPECT_EQ(ports[0].rx_dropped, 7u);
+  EXPECT_EQ(ports[0].driver, "habanalabs_en");
+  EXPECT_TRUE(ports[0].netdev_is_control_path);
+  EXPECT_EQ(ports[0].rdma_device, "");
+  // Kept after LLDP expired: the applied address; no routed network, so the
+  // /30 is the rail.
+  EXPECT_EQ(ports[1].name, "so1");
+  EXPECT_EQ(ports[1].address.ToString(), "10.202.1.1/30");
+  EXPECT_EQ(ports[1].rail.ToString(), "10.202.1.0/30");
+  EXPECT_EQ(ports[1].rdma_device, "hbl_1");
+  EXPECT_EQ(ports[1].rdma_port, 1);
+  EXPECT_EQ(ports[1].gid_index, 3);
+}
+
+TEST(LocalPortsOfTest, AnAbsentPortIsNotTested) {
+  v1::PortSnapshot s = Snapshot();
+  s.mutable_ports(0)->set_present(false);
+  const std::vector<diag::LocalPort> ports = LocalPortsOf(s);
+  ASSERT_EQ(ports.size(), 1u);
+  EXPECT_EQ(ports[0].name, "so1");
+}
+
+TEST(RefreshFromLinksTest, TheKernelsCountersAndStateWin) {
+  std::vector<diag::LocalPort> ports = LocalPortsOf(Snapshot());
+  os::LinkInfo so0;
+  so0.ifindex = 10;
+  so0.name = "so0";
+  so0.admin_up = true;
+  so0.carrier = false;
+  so0.speed_mbps = 25000;
+  so0.stats.rx_dropped = 100;
+  so0.stats.tx_dropped = 5;
+  // Another device that took so1's index after a rename is not so1.
+  os::LinkInfo other;
+  other.ifindex = 11;
+  other.name = "eth9";
+  other.stats.rx_dropped = 999;
+  RefreshFromLinks({so0, other}, ports);
+  EXPECT_FALSE(ports[0].up);
+  EXPECT_EQ(ports[0].speed_mbps, 25000u);
+  EXPECT_EQ(ports[0].rx_dropped, 100u);
+  EXPECT_EQ(ports[0].tx_dropped, 5u);
+  EXPECT_EQ(ports[1].rx_dropped, 7u);
+}
+
+// Streams handed out in order; each delivers its snapshots, then ends with
+// its status (or blocks until cancelled when `hold` is set).
+struct FakeStreamScript {
+  std::vector<v1::PortSnapshot> snapshots;
+  absl::Status end;
+  bool hold = false;
+};
+
+class FakeStream final : public NodeStream {
+ public:
+  explicit FakeStream(FakeStreamScript script) : script_(std::move(script)) {}
+  bool Read(v1::PortSnapshot* snapshot) override {
+    if (next_ < script_.snapshots.size()) {
+      *snapshot = script_.snapshots[next_++];
+      return true;
+    }
+    if (script_.hold) cancelled_.WaitForNotification();
+    return false;
+  }
+  void Cancel() override {
+    if (!cancelled_.HasBeenNotified()) cancelled_.Notify();
+  }
+  absl::Status Finish() override { return script_.end; }
+
+ private:
+  FakeStreamScript script_;
+  size_t next_ = 0;
+  absl::Notification cancelled_;
+};
+
+class FakeClient final : public NodeClient {
+ public:
+  explicit FakeClient(std::deque<FakeStreamScript> scripts) : scripts_(std::move(scripts)) {}
+  std::unique_ptr<NodeStream> Watch() override {
+    absl::MutexLock lock(&mu_);
+    ++watches_;
+    if (scripts_.empty()) return std::make_unique<FakeStream>(FakeStreamScript{{}, {}, true});
+    FakeStreamScript next = std::move(scripts_.front());
+    scripts_.pop_front();
+    return std::make_unique<FakeStream>(std::move(next));
+  }
+  int watches() {
+    absl::MutexLock lock(&mu_);
+    return watches_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::deque<FakeStreamScript> scripts_;
+  int watches_ = 0;
+};
+
+TEST(NodeWatchTest, BeforeTheFirstSnapshotThePortsAreUnavailableNamingTheSocket) {
+  FakeClient client({{{}, absl::UnavailableError("connect: No such file or directory"), false}});
+  NodeWatch watch({.socket = "/run/rocenet/rocenetd.sock",
+                   .initial_backoff = absl::Milliseconds(1),
+                   .max_backoff = absl::Milliseconds(1),
+                   .links = nullptr,
+                   .on_addresses = nullptr},
+                  &client);
+  watch.Start();
+  while (client.watches() < 2) absl::SleepFor(absl::Milliseconds(1));
+  const absl::StatusOr<std::vector<diag::LocalPort>> ports = watch.Ports();
+  watch.Stop();
+  EXPECT_TRUE(absl::IsUnavailable(ports.status()));
+  EXPECT_THAT(ports.status().message(), HasSubstr("/run/rocenet/rocenetd.sock"));
+  EXPECT_THAT(ports.status().message(), HasSubstr("No such file"));
+}
+
+TEST(NodeWatchTest, TheAddressesAreFollowedAndThePortsOutliveABrokenStream) {
+  v1::PortSnapshot first = Snapshot();
+  v1::PortSnapshot same = Snapshot();
+  same.set_generation(2);
+  v1::PortSnapshot moved = Snapshot();
+  moved.mutable_addressing()->mutable_plans(0)->set_local("10.201.9.1/30");
+  // The first stream breaks after two snapshots of the same addresses; the
+  // second brings a new address, then stays open.
+  FakeClient client({{{first, same}, absl::UnavailableError("rocenetd stopped"), false},
+                     {{moved}, absl::OkStatus(), true}});
+  absl::Mutex mu;
+  std::vector<std::set<Ipv4Address>> seen;
+  NodeWatch watch({.socket = "rocenetd.sock",
+                   .initial_backoff = absl::Milliseconds(1),
+                   .max_backoff = absl::Milliseconds(1),
+                   .links = nullptr,
+                   .on_addresses =
+                       [&](std::set<Ipv4Address> addresses) {
+                         absl::MutexLock lock(&mu);
+                         seen.push_back(std::move(addresses));
+                       }},
+                  &client);
+  watch.Start();
+  auto seen_count = [&] {
+    absl::MutexLock lock(&mu);
+    return seen.size();
+  };
+  while (seen_count() < 2) absl::SleepFor(absl::Milliseconds(1));
+  const absl::StatusOr<std::vector<diag::LocalPort>> ports = watch.Ports();
+  watch.Stop();
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  ASSERT_EQ(ports->size(), 2u);
+  EXPECT_EQ((*ports)[0].address.ToString(), "10.201.9.1/30");
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(seen.size(), 2u) << "the same addresses twice are one change";
+  EXPECT_EQ(seen[0], (std::set<Ipv4Address>{*Ipv4Address::Parse("10.201.1.1"),
+                                            *Ipv4Address::Parse("10.202.1.1")}));
+  EXPECT_EQ(seen[1], (std::set<Ipv4Address>{*Ipv4Address::Parse("10.201.9.1"),
+                                            *Ipv4Address::Parse("10.202.1.1")}));
+}
+
+}  // namespace
+}  // namespace rocenet::diagd
