@@ -132,10 +132,6 @@ def sanitized() -> bool:
 
 
 def built(name: str) -> str:
-    # rocenet-diagd is built in a directory of its own (daemon/diagd).
-    path = os.path.join(BUILD_DIR, "daemon", "diagd", name)
-    if os.access(path, os.X_OK):
-        return path
     try:
         return binary(name)
     except FileNotFoundError:
