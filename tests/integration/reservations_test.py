@@ -289,7 +289,10 @@ def test_a_reserved_gaudi_ports_hcl_files_follow_it(fabric, daemon):
         assert got["hcl_dir"] == want_dir
         assert got["hcl_files"] == ["gaudinet.json", "macAddrInfo.json"]
         assert api.list()[0]["hcl_dir"] == want_dir
-        local = plans_by_id(daemon)[port_id]["local"]
+        # The plan's address, or while it waits for LLDP (the port just came
+        # home from pod C) the one kept on the port.
+        plan = plans_by_id(daemon)[port_id]
+        local = plan["local"] or plan["applied"]["local"]
         entries = gaudinet(want_dir)
         assert [(e["NIC_MAC"], e["NIC_IP"]) for e in entries] == \
             [(port["host_mac"].lower(), local.split("/")[0])]
