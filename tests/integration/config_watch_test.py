@@ -118,15 +118,15 @@ def test_an_invalid_override_is_refused_naming_its_file(watched, fabric):
 
 
 def test_a_restart_only_key_is_reported_until_it_is_back(watched, fabric):
-    watched.update({"config.yaml": watched.base + "hcl_dir: /run/rocenet-other-hcl\n"},
-                   'key "hcl_dir" changed but needs a restart')
+    watched.update({"config.yaml": watched.base + "mode: L2\n"},
+                   'key "mode" changed but needs a restart')
     assert metric_value(watched.metrics(), "rocenet_config_restart_pending",
-                        {"key": "hcl_dir"}) == 1
+                        {"key": "mode"}) == 1
     # The override is gone with this update: its static route goes too.
     wait_until(lambda: "10.210.0.0/16" not in routes(fabric, "so0"), 5, what="route removed")
     watched.update({"config.yaml": watched.base}, "configuration reloaded")
     assert metric_value(watched.metrics(), "rocenet_config_restart_pending",
-                        {"key": "hcl_dir"}) is None
+                        {"key": "mode"}) is None
 
 
 def test_touching_the_volume_without_a_change_does_not_reload(watched):
