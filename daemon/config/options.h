@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "daemon/addressing/planner.h"
+#include "daemon/common/listen_address.h"
 #include "daemon/common/logging.h"
 #include "daemon/config/security_options.h"
 #include "daemon/inventory/port_selection.h"
@@ -89,8 +90,5 @@ absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
 absl::Status ValidateOptions(const DaemonOptions& options);
 
 addressing::PlannerConfig PlannerConfigOf(const DaemonOptions& options);
-
-// Splits "host:port"; ":port" means every IPv4 address.
-absl::StatusOr<std::pair<std::string, int>> ParseListenAddress(absl::string_view text);
 
 }  // namespace rocenet::config

@@ -10,17 +10,16 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/config/options.h"
 #include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/engine.h"
 #include "daemon/diag/validation_label.h"
 #include "daemon/diagd/diagnostics_service.h"
-#include "daemon/diagd/node_client.h"
+#include "daemon/node_client/node_client.h"
 #include "daemon/diagd/node_watch.h"
 #include "daemon/os/linux/filesystem_linux.h"
+#include "daemon/os/linux/metrics_exposer.h"
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/process_linux.h"
 #include "daemon/os/linux/socket_lock.h"
@@ -39,17 +38,6 @@ namespace {
 constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
 // As rocenetd's API: requests are small; progress events and results too.
 constexpr int kMaxMessageBytes = 4 << 20;
-
-absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(const std::string& address) {
-  ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(address));
-  const std::string bind = absl::StrCat(listen.first, ":", listen.second);
-  try {
-    return std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/1);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("metrics: cannot listen on ", address, ": ", e.what()));
-  }
-}
 
 // Serves `service` on the unix socket, created 0600 (the directory is
 // root's 0700): only root may run tests, which load the fabric.
@@ -148,7 +136,7 @@ absl::Status RunDiagd(const DiagdOptions& options) {
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!options.metrics_address.empty()) {
     absl::StatusOr<std::unique_ptr<prometheus::Exposer>> started =
-        StartExposer(options.metrics_address);
+        os::StartMetricsExposer(options.metrics_address, {service.metrics()});
     if (!started.ok()) {
       watch.Stop();
       engine->Stop();
@@ -156,10 +144,6 @@ absl::Status RunDiagd(const DiagdOptions& options) {
       return started.status();
     }
     exposer = std::move(*started);
-    exposer->RegisterCollectable(service.metrics());
-    ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(options.metrics_address));
-    SPDLOG_INFO("serving metrics on http://{}:{}/metrics", listen.first,
-                absl::StrJoin(exposer->GetListeningPorts(), ","));
   }
   server->GetHealthCheckService()->SetServingStatus(true);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "daemon/common/flag_parser.h"
+#include "daemon/common/listen_address.h"
 #include "daemon/common/logging.h"
 #include "daemon/diagd/diagd.h"
 #include "daemon/os/linux/signals.h"
@@ -54,6 +55,11 @@ absl::StatusOr<DiagdOptions> OptionsOf(const ParsedCommandLine& cmd) {
   options.node_name = absl::GetFlag(FLAGS_node_name);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.validation_file = absl::GetFlag(FLAGS_validation_file);
+  if (!options.metrics_address.empty()) {
+    if (absl::Status s = ParseListenAddress(options.metrics_address).status(); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("flag --metrics-address: ", s.message()));
+    }
+  }
   if (options.socket_path.empty() || options.socket_path.front() != '/') {
     return absl::InvalidArgumentError(
         absl::StrCat("flag --socket: \"", options.socket_path, "\" is not an absolute path"));

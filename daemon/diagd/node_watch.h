@@ -32,7 +32,7 @@
 #include "absl/time/time.h"
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/local_port.h"
-#include "daemon/diagd/node_client.h"
+#include "daemon/node_client/node_client.h"
 #include "daemon/os/link.h"
 
 namespace rocenet::diagd {

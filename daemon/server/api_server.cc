@@ -204,7 +204,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
       return absl::UnavailableError(
           absl::StrCat("gRPC: cannot listen with TLS on ", security.tls.address));
     }
-    ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(security.tls.address));
+    ASSIGN_OR_RETURN(auto listen, ParseListenAddress(security.tls.address));
     SPDLOG_INFO("serving gRPC with TLS on {}:{} (client certificates: {})", listen.first,
                 tls_port, config::ClientCertModeName(security.tls.client_cert));
   }

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "daemon/addressing/applied_store.h"
 #include "daemon/api/addressing_service.h"
 #include "daemon/api/attachments_service.h"
@@ -27,6 +26,7 @@
 #include "daemon/os/linux/ethtool_linux.h"
 #include "daemon/os/linux/event_loop.h"
 #include "daemon/os/linux/filesystem_linux.h"
+#include "daemon/os/linux/metrics_exposer.h"
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/netns_linux.h"
 #include "daemon/os/linux/packet_socket_linux.h"
@@ -49,17 +49,6 @@ namespace rocenet::server {
 namespace {
 
 constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
-
-absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(const std::string& address) {
-  ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(address));
-  const std::string bind = absl::StrCat(listen.first, ":", listen.second);
-  try {
-    return std::make_unique<prometheus::Exposer>(bind, /*num_threads=*/1);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("metrics: cannot listen on ", address, ": ", e.what()));
-  }
-}
 
 // The attachment journal moved from the state directory to the runtime
 // directory; a daemon started over an older one's pods takes its journal over.
@@ -244,17 +233,12 @@ absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& 
   auto metrics = std::make_shared<api::NodeMetrics>(&node, version);
   if (!options.metrics_address.empty()) {
     absl::StatusOr<std::unique_ptr<prometheus::Exposer>> started =
-        StartExposer(options.metrics_address);
+        os::StartMetricsExposer(options.metrics_address, {metrics, reload_metrics});
     if (!started.ok()) {
       api_server->Shutdown(absl::Now());
       return started.status();
     }
     exposer = std::move(*started);
-    exposer->RegisterCollectable(metrics);
-    exposer->RegisterCollectable(reload_metrics);
-    ASSIGN_OR_RETURN(auto listen, config::ParseListenAddress(options.metrics_address));
-    SPDLOG_INFO("serving metrics on http://{}:{}/metrics", listen.first,
-                absl::StrJoin(exposer->GetListeningPorts(), ","));
   }
 
   server->GetHealthCheckService()->SetServingStatus(true);

@@ -23,7 +23,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "plugins/device/device_state.h"
-#include "plugins/device/node_client.h"
+#include "daemon/node_client/node_client.h"
 
 namespace rocenet::device {
 

@@ -48,6 +48,47 @@ def test_the_daemonset_becomes_ready_and_kubelet_counts_the_healthy_ports(env):
     assert wait("allocatable", lambda: env.allocatable() == PORTS, 60)
 
 
+def _process(name: str) -> tuple[int, dict]:
+    """The one running `name` on this machine (the node's): its pid and its
+    /proc status fields."""
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()
+            and os.path.basename(_read(f"/proc/{p}/cmdline").split("\0")[0]) == name]
+    assert len(pids) == 1, f"{name}: pids {pids}"
+    status = dict(line.split(":\t", 1) for line in _read(f"/proc/{pids[0]}/status").splitlines()
+                  if ":\t" in line)
+    return pids[0], status
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def test_the_diagnostics_run_in_a_container_of_their_own_with_net_raw_only(env):
+    """rocenet-diagd runs beside rocenetd with CAP_NET_RAW alone and answers
+    rocectl diag; rocenetd listens on TCP for its metrics only."""
+    cap_net_raw = 1 << 13
+    diagd, diagd_status = _process("rocenet-diagd")
+    assert int(diagd_status["CapEff"].strip(), 16) == cap_net_raw, diagd_status["CapEff"]
+    assert int(diagd_status["CapBnd"].strip(), 16) == cap_net_raw, diagd_status["CapBnd"]
+    rocenetd, _ = _process("rocenetd")
+    listening = subprocess.run(["ip", "netns", "exec", env.fab.node_netns, "ss", "-Hltnp"],
+                               capture_output=True, text=True, check=True).stdout
+    mine = sorted(line.split()[3] for line in listening.splitlines()
+                  if f"pid={rocenetd}," in line)
+    assert [a.rsplit(":", 1)[1] for a in mine] == ["50152"], listening
+    # From rocenetd's container, as an admin would: rocectl diag goes to
+    # rocenet-diagd's socket beside rocenetd's; every port reaches its switch.
+    reach = json.loads(env.rocectl("diag", "reach", "--count", "3", "-o", "json"))
+    assert reach["ok"], reach
+    assert sorted(p["port"] for p in reach["ports"]) == [f"so{i}" for i in range(PORTS)], reach
+    env.say(f"rocenet-diagd (pid {diagd}): CapEff {diagd_status['CapEff'].strip()}, "
+            f"reach ok on {len(reach['ports'])} ports")
+
+
 def test_a_pod_gets_the_port_kubelet_allocated_with_its_address_and_files(env):
     env.pod("trainer", 1)
     wait("trainer running", lambda: env.phase("trainer") == "Running", 90)

@@ -32,18 +32,21 @@ DOMAIN = ["lldp", "inventory", "addressing", "attach", "health", "outputs", "qos
 # (domain) other domain rooms.
 LEVELS = {"daemon/common": 0, "daemon/os": 1, "daemon/os/linux": 2,
           **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/api": 4, "daemon/config": 4,
-          "daemon/server": 5, "daemon/diagd": 5}
+          "daemon/server": 5, "daemon/diagd": 5, "daemon/node_client": 4}
 # rocenet-diagd's rooms; everything else of the daemon is rocenetd's, and the
 # two share only common, os, os/linux and the API edge's helpers.
 DIAGD = {"daemon/diag", "daemon/diagd"}
 NODE_ROOMS = {f"daemon/{d}" for d in DOMAIN if d != "diag"}
 LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "api/config", 5: "server"}
 # Outside the daemon: what each may include of it.
-OUTSIDE = {"plugins/cni": {"daemon/common"}, "plugins/device": {"daemon/common"},
+# daemon/node_client is rocenetd's node stream as its clients see it (API and
+# common only): the device plugin's and rocenet-diagd's.
+OUTSIDE = {"plugins/cni": {"daemon/common"},
+           "plugins/device": {"daemon/common", "daemon/node_client"},
            "client": {"daemon/common"}}
 # Generated API messages: the API edge and outward only.
 PROTO_PREFIXES = ("rocenet/", "k8s/")
-PROTO_ALLOWED = {"daemon/api", "daemon/server", "daemon/diagd", "plugins/cni", "plugins/device", "client",
+PROTO_ALLOWED = {"daemon/api", "daemon/server", "daemon/diagd", "daemon/node_client", "plugins/cni", "plugins/device", "client",
                  # Diagnostics still use API messages as their own types.
                  "daemon/diag"}
 RULE = ("DESIGN.md §2: common <- os <- domain <- {api, config} <- server; "

@@ -5,18 +5,17 @@
 // watch keeps them through a broken stream.
 #include "daemon/diagd/diagnostics_service.h"
 
-#include <deque>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "daemon/diagd/node_ports.h"
 #include "daemon/diagd/node_watch.h"
 #include "gmock/gmock.h"
 #include "grpcpp/server_context.h"
 #include "gtest/gtest.h"
+#include "tests/unit/fakes/fake_node_client.h"
 
 namespace rocenet::diagd {
 namespace {
@@ -166,60 +165,9 @@ TEST(RefreshFromLinksTest, TheKernelsCountersAndStateWin) {
   EXPECT_EQ(ports[1].rx_dropped, 7u);
 }
 
-// Streams handed out in order; each delivers its snapshots, then ends with
-// its status (or blocks until cancelled when `hold` is set).
-struct FakeStreamScript {
-  std::vector<v1::PortSnapshot> snapshots;
-  absl::Status end;
-  bool hold = false;
-};
-
-class FakeStream final : public NodeStream {
- public:
-  explicit FakeStream(FakeStreamScript script) : script_(std::move(script)) {}
-  bool Read(v1::PortSnapshot* snapshot) override {
-    if (next_ < script_.snapshots.size()) {
-      *snapshot = script_.snapshots[next_++];
-      return true;
-    }
-    if (script_.hold) cancelled_.WaitForNotification();
-    return false;
-  }
-  void Cancel() override {
-    if (!cancelled_.HasBeenNotified()) cancelled_.Notify();
-  }
-  absl::Status Finish() override { return script_.end; }
-
- private:
-  FakeStreamScript script_;
-  size_t next_ = 0;
-  absl::Notification cancelled_;
-};
-
-class FakeClient final : public NodeClient {
- public:
-  explicit FakeClient(std::deque<FakeStreamScript> scripts) : scripts_(std::move(scripts)) {}
-  std::unique_ptr<NodeStream> Watch() override {
-    absl::MutexLock lock(&mu_);
-    ++watches_;
-    if (scripts_.empty()) return std::make_unique<FakeStream>(FakeStreamScript{{}, {}, true});
-    FakeStreamScript next = std::move(scripts_.front());
-    scripts_.pop_front();
-    return std::make_unique<FakeStream>(std::move(next));
-  }
-  int watches() {
-    absl::MutexLock lock(&mu_);
-    return watches_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::deque<FakeStreamScript> scripts_;
-  int watches_ = 0;
-};
-
 TEST(NodeWatchTest, BeforeTheFirstSnapshotThePortsAreUnavailableNamingTheSocket) {
-  FakeClient client({{{}, absl::UnavailableError("connect: No such file or directory"), false}});
+  // Every stream ends at once, as an unreachable rocenetd's does.
+  testing::FakeNodeClient client;
   NodeWatch watch({.socket = "/run/rocenet/rocenetd.sock",
                    .initial_backoff = absl::Milliseconds(1),
                    .max_backoff = absl::Milliseconds(1),
@@ -227,12 +175,12 @@ TEST(NodeWatchTest, BeforeTheFirstSnapshotThePortsAreUnavailableNamingTheSocket)
                    .on_addresses = nullptr},
                   &client);
   watch.Start();
-  while (client.watches() < 2) absl::SleepFor(absl::Milliseconds(1));
+  while (client.watch_calls() < 2) absl::SleepFor(absl::Milliseconds(1));
   const absl::StatusOr<std::vector<diag::LocalPort>> ports = watch.Ports();
   watch.Stop();
   EXPECT_TRUE(absl::IsUnavailable(ports.status()));
   EXPECT_THAT(ports.status().message(), HasSubstr("/run/rocenet/rocenetd.sock"));
-  EXPECT_THAT(ports.status().message(), HasSubstr("No such file"));
+  EXPECT_THAT(ports.status().message(), HasSubstr("connection refused"));
 }
 
 TEST(NodeWatchTest, TheAddressesAreFollowedAndThePortsOutliveABrokenStream) {
@@ -243,8 +191,11 @@ TEST(NodeWatchTest, TheAddressesAreFollowedAndThePortsOutliveABrokenStream) {
   moved.mutable_addressing()->mutable_plans(0)->set_local("10.201.9.1/30");
   // The first stream breaks after two snapshots of the same addresses; the
   // second brings a new address, then stays open.
-  FakeClient client({{{first, same}, absl::UnavailableError("rocenetd stopped"), false},
-                     {{moved}, absl::OkStatus(), true}});
+  testing::FakeNodeClient client;
+  client.Script({.snapshots = {first, same},
+                 .hold = false,
+                 .end = absl::UnavailableError("rocenetd stopped")});
+  client.Script({.snapshots = {moved}, .hold = true, .end = absl::OkStatus()});
   absl::Mutex mu;
   std::vector<std::set<Ipv4Address>> seen;
   NodeWatch watch({.socket = "rocenetd.sock",

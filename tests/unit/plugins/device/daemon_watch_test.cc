@@ -7,13 +7,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/plugins/device/fake_node_client.h"
+#include "tests/unit/fakes/fake_node_client.h"
 
 namespace rocenet::device {
 namespace {
 
-using ::rocenet::device::testing::FakeNodeClient;
-using ::rocenet::device::testing::ScriptedStream;
+using ::rocenet::testing::FakeNodeClient;
+using ::rocenet::testing::ScriptedStream;
 
 rocenet::v1::PortSnapshot Snapshot(uint64_t generation, bool healthy) {
   rocenet::v1::PortSnapshot s;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// NodeClient: rocenet-diagd's one view of rocenetd, its WatchPorts stream.
-// Every snapshot on it is the whole node at one generation (ports and
-// addressing plans), so diagd learns the ports it tests from the daemon that
-// configures them and never reads or changes that configuration itself.
+// NodeClient: how a program beside rocenetd sees the node, rocenetd's
+// WatchPorts stream. Every snapshot on it is the whole node at one generation
+// (ports, health, addressing plans, LLDP neighbors), so an update is one
+// message on one stream, never a join of calls made at different times. The
+// device plugin and rocenet-diagd read nothing else of rocenetd.
 //
-// The interface lets NodeWatch's reconnect and backoff be tested with a fake;
+// The interface lets their reconnect, backoff and grace logic be tested with
+// a fake (tests/unit/plugins/device/fake_node_client.h);
 // MakeGrpcNodeClient() is the real one, over rocenetd's unix socket.
 #pragma once
 
@@ -14,7 +16,7 @@
 #include "absl/status/status.h"
 #include "rocenet/v1/ports.pb.h"
 
-namespace rocenet::diagd {
+namespace rocenet {
 
 class NodeStream {
  public:
@@ -37,4 +39,4 @@ class NodeClient {
 
 std::unique_ptr<NodeClient> MakeGrpcNodeClient(const std::string& socket);
 
-}  // namespace rocenet::diagd
+}  // namespace rocenet

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "plugins/device/node_client.h"
+#include "daemon/node_client/node_client.h"
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "rocenet/v1/ports.grpc.pb.h"
 
-namespace rocenet::device {
+namespace rocenet {
 namespace {
 
 class GrpcNodeStream final : public NodeStream {
  public:
   explicit GrpcNodeStream(const std::shared_ptr<grpc::Channel>& channel)
-      : stub_(rocenet::v1::PortDiscovery::NewStub(channel)),
-        reader_(stub_->WatchPorts(&context_, rocenet::v1::WatchPortsRequest())) {}
+      : stub_(v1::PortDiscovery::NewStub(channel)),
+        reader_(stub_->WatchPorts(&context_, v1::WatchPortsRequest())) {}
 
-  bool Read(rocenet::v1::PortSnapshot* snapshot) override { return reader_->Read(snapshot); }
+  bool Read(v1::PortSnapshot* snapshot) override { return reader_->Read(snapshot); }
   void Cancel() override { context_.TryCancel(); }
   absl::Status Finish() override {
     const grpc::Status s = reader_->Finish();
@@ -25,16 +25,16 @@ class GrpcNodeStream final : public NodeStream {
 
  private:
   grpc::ClientContext context_;
-  std::unique_ptr<rocenet::v1::PortDiscovery::Stub> stub_;
-  std::unique_ptr<grpc::ClientReader<rocenet::v1::PortSnapshot>> reader_;
+  std::unique_ptr<v1::PortDiscovery::Stub> stub_;
+  std::unique_ptr<grpc::ClientReader<v1::PortSnapshot>> reader_;
 };
 
 class GrpcNodeClient final : public NodeClient {
  public:
-  explicit GrpcNodeClient(const std::string& socket) : socket_(socket) {}
+  explicit GrpcNodeClient(std::string socket) : socket_(std::move(socket)) {}
 
   std::unique_ptr<NodeStream> Watch() override {
-    // A channel per stream: a daemon that restarted is a new server on the
+    // A channel per stream: a rocenetd that restarted is a new server on the
     // same path.
     return std::make_unique<GrpcNodeStream>(
         grpc::CreateChannel(absl::StrCat("unix:", socket_), grpc::InsecureChannelCredentials()));
@@ -50,4 +50,4 @@ std::unique_ptr<NodeClient> MakeGrpcNodeClient(const std::string& socket) {
   return std::make_unique<GrpcNodeClient>(socket);
 }
 
-}  // namespace rocenet::device
+}  // namespace rocenet

@@ -3,7 +3,8 @@
 // takes the next scripted stream (its snapshots, then an end with a
 // status, or, with `hold`, a stream that stays open until cancelled); with
 // no script left a stream ends at once as an unreachable daemon's does.
-// Thread-safe: DaemonWatch reads on its thread while the test scripts. (A
+// Thread-safe: the watch under test (the device plugin's DaemonWatch,
+// rocenet-diagd's NodeWatch) reads on its thread while the test scripts. (A
 // std::mutex, not absl's: ThreadSanitizer sees every step of it.)
 #pragma once
 
@@ -15,9 +16,9 @@
 #include <vector>
 
 #include "absl/time/clock.h"
-#include "plugins/device/node_client.h"
+#include "daemon/node_client/node_client.h"
 
-namespace rocenet::device::testing {
+namespace rocenet::testing {
 
 struct ScriptedStream {
   std::vector<rocenet::v1::PortSnapshot> snapshots;
@@ -113,4 +114,4 @@ inline std::unique_ptr<NodeStream> FakeNodeClient::Watch() {
   return std::make_unique<Stream>(this, std::move(next), ended_);
 }
 
-}  // namespace rocenet::device::testing
+}  // namespace rocenet::testing
