@@ -16,7 +16,7 @@ grpc::Status AddressingService::ListPlans(grpc::ServerContext* context,
       !admitted.ok()) {
     return admitted;
   }
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   ToProto(**snapshot, response);
   return grpc::Status::OK;
@@ -31,7 +31,7 @@ grpc::Status AddressingService::GetPlan(grpc::ServerContext* context,
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   const addressing::PortAddressing* port = FindAddressing(**snapshot, request->port());
   if (port == nullptr) {
@@ -58,7 +58,7 @@ grpc::Status AddressingService::Reconcile(grpc::ServerContext* context,
   // the socket today (0600 in a 0700 directory); the uid 0 check through
   // SO_PEERCRED that DESIGN.md 3.8 asks of mutating calls comes with a later
   // change, for this call and the attachment calls alike.
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Reconcile();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Reconcile();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   ToProto(**snapshot, response);
   return grpc::Status::OK;

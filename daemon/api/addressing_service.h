@@ -11,7 +11,7 @@
 #pragma once
 
 #include "daemon/api/auth.h"
-#include "daemon/api/node_state.h"
+#include "daemon/node/snapshot.h"
 #include "rocenet/v1/addressing.grpc.pb.h"
 
 namespace rocenet::api {
@@ -20,7 +20,7 @@ class AddressingService final : public v1::Addressing::Service {
  public:
   // `source` is not owned and must outlive the service.
   // `gate` (not owned; null in tests of the service alone) admits each call.
-  explicit AddressingService(NodeStateSource* source, RequestGate* gate = nullptr)
+  explicit AddressingService(node::NodeStateSource* source, RequestGate* gate = nullptr)
       : source_(source), gate_(gate) {}
 
   grpc::Status ListPlans(grpc::ServerContext* context, const v1::ListPlansRequest* request,
@@ -31,7 +31,7 @@ class AddressingService final : public v1::Addressing::Service {
                          v1::ListPlansResponse* response) override;
 
  private:
-  NodeStateSource* source_;
+  node::NodeStateSource* source_;
   RequestGate* gate_;
 };
 

@@ -3,7 +3,7 @@
 // CNI plugin. Runs on gRPC's threads; only translates and checks sizes.
 #pragma once
 
-#include "daemon/api/attachments_backend.h"
+#include "daemon/node/attachments_backend.h"
 #include "daemon/api/auth.h"
 #include "rocenet/v1/attach.grpc.pb.h"
 
@@ -12,7 +12,7 @@ namespace rocenet::api {
 class AttachmentsService final : public v1::Attachments::Service {
  public:
   // `gate` (not owned; null in tests of the service alone) admits each call.
-  explicit AttachmentsService(AttachmentsBackend* backend, RequestGate* gate = nullptr)
+  explicit AttachmentsService(node::AttachmentsBackend* backend, RequestGate* gate = nullptr)
       : backend_(backend), gate_(gate) {}
 
   grpc::Status Attach(grpc::ServerContext* context, const v1::AttachRequest* request,
@@ -27,7 +27,7 @@ class AttachmentsService final : public v1::Attachments::Service {
                   v1::GcResponse* response) override;
 
  private:
-  AttachmentsBackend* backend_;
+  node::AttachmentsBackend* backend_;
   RequestGate* gate_;
 };
 

@@ -16,7 +16,7 @@ grpc::Status HealthService::GetNodeHealth(grpc::ServerContext* context,
       !admitted.ok()) {
     return admitted;
   }
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   ToProto((*snapshot)->health, (*snapshot)->generation, response);
   return grpc::Status::OK;
@@ -32,7 +32,7 @@ grpc::Status HealthService::GetPortHealth(grpc::ServerContext* context,
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   for (const health::PortHealth& port : (*snapshot)->health.ports) {
     if (port.port_id == request->port() || port.name == request->port()) {
@@ -54,9 +54,9 @@ grpc::Status HealthService::WatchHealth(grpc::ServerContext* context,
   uint64_t seen = 0;
   // Snapshots also change for port details that do not touch health; send
   // only when health itself moved.
-  std::shared_ptr<const NodeSnapshot> last_sent;
+  std::shared_ptr<const node::NodeSnapshot> last_sent;
   while (!context->IsCancelled()) {
-    Broadcast<NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, kWatchCancelCheck);
+    Broadcast<node::NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, node::kWatchCancelCheck);
     if (next.closed) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "rocenetd is stopping");
     if (next.value == nullptr) continue;
     seen = next.version;

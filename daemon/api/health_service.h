@@ -4,7 +4,7 @@
 #pragma once
 
 #include "daemon/api/auth.h"
-#include "daemon/api/node_state.h"
+#include "daemon/node/snapshot.h"
 #include "rocenet/v1/health.grpc.pb.h"
 
 namespace rocenet::api {
@@ -12,7 +12,7 @@ namespace rocenet::api {
 class HealthService final : public v1::Health::Service {
  public:
   // `gate` (not owned; null in tests of the service alone) admits each call.
-  explicit HealthService(NodeStateSource* source, RequestGate* gate = nullptr)
+  explicit HealthService(node::NodeStateSource* source, RequestGate* gate = nullptr)
       : source_(source), gate_(gate) {}
 
   grpc::Status GetNodeHealth(grpc::ServerContext* context, const v1::GetNodeHealthRequest* request,
@@ -23,7 +23,7 @@ class HealthService final : public v1::Health::Service {
                            grpc::ServerWriter<v1::NodeHealth>* writer) override;
 
  private:
-  NodeStateSource* source_;
+  node::NodeStateSource* source_;
   RequestGate* gate_;
 };
 

@@ -81,7 +81,7 @@ const std::vector<PortMetric>& PortMetrics() {
 
 }  // namespace
 
-std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::string& version) {
+std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot, const std::string& version) {
   std::vector<MetricFamily> out;
 
   MetricFamily build = Family("rocenet_build_info", "rocenet build; the value is always 1.",
@@ -151,7 +151,7 @@ std::vector<MetricFamily> BuildMetrics(const NodeSnapshot& snapshot, const std::
 }
 
 std::vector<MetricFamily> NodeMetrics::Collect() const {
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return {};
   return BuildMetrics(**snapshot, version_);
 }

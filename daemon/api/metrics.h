@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/api/node_state.h"
+#include "daemon/node/snapshot.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 
@@ -19,19 +19,19 @@ namespace rocenet::api {
 
 class NodeMetrics final : public prometheus::Collectable {
  public:
-  NodeMetrics(NodeStateSource* source, std::string version)
+  NodeMetrics(node::NodeStateSource* source, std::string version)
       : source_(source), version_(std::move(version)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
-  NodeStateSource* source_;
+  node::NodeStateSource* source_;
   std::string version_;
 };
 
 // The families for one snapshot; separate from Collect() so tests need no
 // source.
-std::vector<prometheus::MetricFamily> BuildMetrics(const NodeSnapshot& snapshot,
+std::vector<prometheus::MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
                                                    const std::string& version);
 
 }  // namespace rocenet::api

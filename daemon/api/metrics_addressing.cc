@@ -12,7 +12,7 @@ namespace rocenet::api::metrics_internal {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-void AppendAddressingMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+void AppendAddressingMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
   MetricFamily provisioned =
       Family("rocenet_port_provisioned",
              "Whether rocenet's configuration (addresses, routes, MTU) is complete on the port.",

@@ -15,7 +15,7 @@ using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+void AppendAttachMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
   MetricFamily operations =
       Family("rocenet_attach_operations_total",
              "Attachment calls (CNI ADD = attach, DEL = detach, CHECK, GC) answered, by outcome.",
@@ -24,9 +24,9 @@ void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>
       Family("rocenet_attach_duration_seconds",
              "Time from the arrival of an attachment call to its answer, by operation.",
              MetricType::Histogram);
-  for (size_t i = 0; i < kNumAttachOperations; ++i) {
-    const std::string name(AttachOperationName(static_cast<AttachOperation>(i)));
-    const AttachOperationStats& stats = snapshot.attach.operations[i];
+  for (size_t i = 0; i < node::kNumAttachOperations; ++i) {
+    const std::string name(node::AttachOperationName(static_cast<node::AttachOperation>(i)));
+    const node::AttachOperationStats& stats = snapshot.attach.operations[i];
     AddSample(operations, {{"operation", name}, {"result", "success"}},
               static_cast<double>(stats.succeeded));
     AddSample(operations, {{"operation", name}, {"result", "failure"}},
@@ -38,8 +38,8 @@ void AppendAttachMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>
     for (size_t b = 0; b < stats.buckets.size(); ++b) {
       cumulative += stats.buckets[b];
       metric.histogram.bucket.push_back(
-          {cumulative, b < kAttachDurationBuckets.size()
-                           ? kAttachDurationBuckets[b]
+          {cumulative, b < node::kAttachDurationBuckets.size()
+                           ? node::kAttachDurationBuckets[b]
                            : std::numeric_limits<double>::infinity()});
     }
     metric.histogram.sample_count = cumulative;

@@ -12,7 +12,7 @@ namespace rocenet::api::metrics_internal {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-void AppendHealthMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+void AppendHealthMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
   MetricFamily condition = Family(
       "rocenet_port_condition",
       "Whether the port's condition of this type holds (1) or not (0); see rocectl health for "

@@ -20,7 +20,7 @@ std::string First(const std::vector<std::string>& values) {
 
 }  // namespace
 
-void AppendLldpMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+void AppendLldpMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
   MetricFamily received =
       Family("rocenet_lldp_frames_received_total",
              "LLDP frames received on the port, accepted or not.", MetricType::Counter);

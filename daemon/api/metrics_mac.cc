@@ -42,7 +42,7 @@ constexpr MacMetric kMacMetrics[] = {
 
 }  // namespace
 
-void AppendMacMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+void AppendMacMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
   for (const MacMetric& metric : kMacMetrics) {
     MetricFamily family = Family(metric.name, metric.help, MetricType::Counter);
     for (const inventory::Port& port : snapshot.ports) {

@@ -12,7 +12,7 @@ namespace rocenet::api::metrics_internal {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-void AppendPfcMetrics(const NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+void AppendPfcMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
   MetricFamily enabled =
       Family("rocenet_port_pfc_enabled",
              "1 when PFC is on for the priority on the port (dcbnl), 0 when off.",

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "daemon/api/node_state.h"
+#include "daemon/node/snapshot.h"
 #include "rocenet/v1/ports.pb.h"
 
 namespace rocenet::api {
@@ -38,10 +38,10 @@ void ToProto(const inventory::Port& port, const lldp::PortNeighbors* neighbors,
 
 // The port's neighbors as `snapshot` has them, with the port's own PFC
 // beside the switch's.
-void ToProto(const NodeSnapshot& snapshot, const inventory::Port& port, v1::PortNeighbors* out);
+void ToProto(const node::NodeSnapshot& snapshot, const inventory::Port& port, v1::PortNeighbors* out);
 
 // What `snapshot` knows of the neighbors of the port with that id; null if
 // nothing was ever heard there.
-const lldp::PortNeighbors* FindNeighbors(const NodeSnapshot& snapshot, const std::string& port_id);
+const lldp::PortNeighbors* FindNeighbors(const node::NodeSnapshot& snapshot, const std::string& port_id);
 
 }  // namespace rocenet::api

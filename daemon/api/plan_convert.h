@@ -8,7 +8,7 @@
 #pragma once
 
 #include "absl/strings/string_view.h"
-#include "daemon/api/node_state.h"
+#include "daemon/node/snapshot.h"
 #include "rocenet/v1/addressing.pb.h"
 
 namespace rocenet::api {
@@ -20,10 +20,10 @@ v1::PlanState ToProto(addressing::PlanState state);
 void ToProto(const addressing::PortAddressing& port, v1::PortPlan* out);
 
 // The mode and every port's plan, in the order of `snapshot.addressing`.
-void ToProto(const NodeSnapshot& snapshot, v1::ListPlansResponse* out);
+void ToProto(const node::NodeSnapshot& snapshot, v1::ListPlansResponse* out);
 
 // The addressing of the port with that id or interface name; null if there
 // is none.
-const addressing::PortAddressing* FindAddressing(const NodeSnapshot& snapshot, const std::string& id_or_name);
+const addressing::PortAddressing* FindAddressing(const node::NodeSnapshot& snapshot, const std::string& id_or_name);
 
 }  // namespace rocenet::api

@@ -25,7 +25,7 @@ absl::Status ValidatePortReference(const std::string& port) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<const inventory::Port*> FindPort(const NodeSnapshot& snapshot,
+absl::StatusOr<const inventory::Port*> FindPort(const node::NodeSnapshot& snapshot,
                                                 const std::string& id_or_name) {
   for (const inventory::Port& port : snapshot.ports) {
     if (port.id == id_or_name || port.name == id_or_name) return &port;
@@ -41,7 +41,7 @@ grpc::Status PortDiscoveryService::ListPorts(grpc::ServerContext* context,
       !admitted.ok()) {
     return admitted;
   }
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   for (const inventory::Port& port : (*snapshot)->ports) {
     ToProto(**snapshot, port, response->add_ports());
@@ -58,7 +58,7 @@ grpc::Status PortDiscoveryService::GetPort(grpc::ServerContext* context,
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   absl::StatusOr<const inventory::Port*> port = FindPort(**snapshot, request->port());
   if (!port.ok()) return ToGrpc(port.status());
@@ -76,7 +76,7 @@ grpc::Status PortDiscoveryService::WatchPorts(grpc::ServerContext* context,
   }
   uint64_t seen = 0;
   while (!context->IsCancelled()) {
-    Broadcast<NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, kWatchCancelCheck);
+    Broadcast<node::NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, node::kWatchCancelCheck);
     if (next.closed) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "rocenetd is stopping");
     if (next.value == nullptr) continue;
     seen = next.version;
@@ -102,7 +102,7 @@ grpc::Status PortDiscoveryService::ListNeighbors(grpc::ServerContext* context,
       return ToGrpc(valid);
     }
   }
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   if (filtered) {
     absl::StatusOr<const inventory::Port*> port = FindPort(**snapshot, request->port());

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "daemon/api/auth.h"
-#include "daemon/api/node_state.h"
+#include "daemon/node/snapshot.h"
 #include "rocenet/v1/ports.grpc.pb.h"
 
 namespace rocenet::api {
@@ -16,7 +16,7 @@ namespace rocenet::api {
 class PortDiscoveryService final : public v1::PortDiscovery::Service {
  public:
   // `gate` (not owned; null in tests of the service alone) admits each call.
-  explicit PortDiscoveryService(NodeStateSource* source, RequestGate* gate = nullptr)
+  explicit PortDiscoveryService(node::NodeStateSource* source, RequestGate* gate = nullptr)
       : source_(source), gate_(gate) {}
 
   grpc::Status ListPorts(grpc::ServerContext* context, const v1::ListPortsRequest* request,
@@ -29,7 +29,7 @@ class PortDiscoveryService final : public v1::PortDiscovery::Service {
                              v1::ListNeighborsResponse* response) override;
 
  private:
-  NodeStateSource* source_;
+  node::NodeStateSource* source_;
   RequestGate* gate_;
 };
 
@@ -37,7 +37,7 @@ class PortDiscoveryService final : public v1::PortDiscovery::Service {
 absl::Status ValidatePortReference(const std::string& port);
 
 // The port of `snapshot` with that id or name, or NotFound naming it.
-absl::StatusOr<const inventory::Port*> FindPort(const NodeSnapshot& snapshot,
+absl::StatusOr<const inventory::Port*> FindPort(const node::NodeSnapshot& snapshot,
                                                 const std::string& id_or_name);
 
 }  // namespace rocenet::api

@@ -85,7 +85,7 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   counters->set_transmit_drops(link.stats.tx_dropped);
 }
 
-std::optional<v1::PortPfc> PfcOf(const NodeSnapshot& snapshot, const inventory::Port& port) {
+std::optional<v1::PortPfc> PfcOf(const node::NodeSnapshot& snapshot, const inventory::Port& port) {
   auto found = snapshot.pfc.find(port.id);
   const bool ethtool_counters =
       port.mac.has_value() && (!port.mac->pfc_sent.empty() || !port.mac->pfc_received.empty());
@@ -128,7 +128,7 @@ std::optional<v1::PortPfc> PfcOf(const NodeSnapshot& snapshot, const inventory::
   return pfc;
 }
 
-void ToProto(const NodeSnapshot& snapshot, const inventory::Port& port, v1::Port* out) {
+void ToProto(const node::NodeSnapshot& snapshot, const inventory::Port& port, v1::Port* out) {
   ToProto(port, out);
   if (std::optional<v1::PortPfc> pfc = PfcOf(snapshot, port)) *out->mutable_pfc() = *std::move(pfc);
 }
@@ -156,7 +156,7 @@ void ToProto(const health::NodeHealth& health, uint64_t generation, v1::NodeHeal
   for (const health::PortHealth& port : health.ports) ToProto(port, out->add_ports());
 }
 
-void ToProto(const NodeSnapshot& snapshot, v1::PortSnapshot* out) {
+void ToProto(const node::NodeSnapshot& snapshot, v1::PortSnapshot* out) {
   out->set_generation(snapshot.generation);
   SetTime(snapshot.time, out->mutable_time());
   ToProto(snapshot.health, snapshot.generation, out->mutable_health());

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "daemon/api/auth.h"
-#include "daemon/api/reservations_backend.h"
+#include "daemon/node/reservations_backend.h"
 #include "rocenet/v1/reservations.grpc.pb.h"
 
 namespace rocenet::api {
@@ -14,7 +14,7 @@ namespace rocenet::api {
 class ReservationsService final : public v1::Reservations::Service {
  public:
   // `gate` (not owned; null in tests of the service alone) admits each call.
-  explicit ReservationsService(ReservationsBackend* backend, RequestGate* gate = nullptr)
+  explicit ReservationsService(node::ReservationsBackend* backend, RequestGate* gate = nullptr)
       : backend_(backend), gate_(gate) {}
 
   grpc::Status Reserve(grpc::ServerContext* context, const v1::ReserveRequest* request,
@@ -25,7 +25,7 @@ class ReservationsService final : public v1::Reservations::Service {
                     v1::ListReservationsResponse* response) override;
 
  private:
-  ReservationsBackend* backend_;
+  node::ReservationsBackend* backend_;
   RequestGate* gate_;
 };
 

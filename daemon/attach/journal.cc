@@ -2,6 +2,7 @@
 #include "daemon/attach/journal.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -172,6 +173,17 @@ std::vector<AttachmentRecord> Journal::All() const {
   std::vector<AttachmentRecord> out;
   for (const auto& [key, record] : records_) out.push_back(record);
   return out;
+}
+
+absl::Status AdoptJournal(os::FileSystem& fs, const std::string& old_path,
+                          const std::string& path) {
+  if (old_path == path || !absl::IsNotFound(fs.ReadFile(path).status())) return absl::OkStatus();
+  absl::StatusOr<std::string> old = fs.ReadFile(old_path);
+  if (absl::IsNotFound(old.status())) return absl::OkStatus();
+  if (!old.ok()) return old.status();
+  RETURN_IF_ERROR(fs.WriteFileAtomic(path, *old, 0600));
+  SPDLOG_INFO("took over the attachment journal {} as {}", old_path, path);
+  return fs.RemoveFile(old_path);
 }
 
 }  // namespace rocenet::attach

@@ -46,4 +46,11 @@ class Journal {
 std::string SerializeJournal(const std::vector<AttachmentRecord>& records);
 absl::StatusOr<std::vector<AttachmentRecord>> ParseJournal(absl::string_view text);
 
+// The journal moved from the state directory to the runtime directory: a
+// daemon started over an older one's pods takes the journal at `old_path`
+// over as `path`, unless `path` exists already. Nothing to take over is
+// success; the old file is removed once the new one is written.
+absl::Status AdoptJournal(os::FileSystem& fs, const std::string& old_path,
+                          const std::string& path);
+
 }  // namespace rocenet::attach

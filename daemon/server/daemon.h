@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// RunDaemon: the composition root of rocenetd.
+// Daemon: the composition root of rocenetd, in three steps.
 //
-// Builds the real OS implementations, the domain modules, the gRPC server and
-// the metrics exposer from validated options, serves until SIGTERM or SIGINT,
-// then stops serving without touching any network setting. Call from main
-// with kHandledSignals blocked in every thread (os::BlockSignals), so
-// the event loop receives them through a signalfd.
+// Build makes the real OS implementations, loads what rocenetd keeps (its
+// record of applied addresses, the attachment journal, the reservations),
+// starts the node and the gRPC server and the metrics exposer from
+// validated options; Run serves until SIGTERM or SIGINT; Shutdown stops
+// serving without touching any network setting. Build and Run from main with
+// kHandledSignals blocked in every thread (os::BlockSignals), so the loop
+// receives them through a signalfd.
 #pragma once
 
 #include <csignal>
@@ -43,6 +45,34 @@ struct OsOverrides {
   std::function<absl::StatusOr<std::unique_ptr<os::Dcb>>()> open_dcb;
 };
 
+class Daemon {
+ public:
+  // Waits, before it touches any port, for an older rocenetd that still
+  // holds the socket (up to options.takeover_wait), then builds and starts
+  // every part; a part that cannot start stops the build with its error.
+  static absl::StatusOr<std::unique_ptr<Daemon>> Build(const config::DaemonOptions& options,
+                                                       const std::string& version,
+                                                       ConfigOrigin config = {},
+                                                       const OsOverrides& os = {});
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Serves on the calling thread until SIGTERM or SIGINT.
+  absl::Status Run();
+
+  // Hands the socket over to a successor that waits, ends the watch
+  // streams, withdraws the readiness label, finishes the calls in flight
+  // (for up to 2 s) and stops the metrics. Ports stay as they are.
+  void Shutdown();
+
+ private:
+  struct Parts;
+  explicit Daemon(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
+};
+
+// Build, Run, Shutdown.
 absl::Status RunDaemon(const config::DaemonOptions& options, const std::string& version,
                        ConfigOrigin config = {}, const OsOverrides& os = {});
 

@@ -22,7 +22,7 @@
 #include "daemon/api/auth.h"
 #include "daemon/api/metrics_config.h"
 #include "daemon/config/options.h"
-#include "daemon/server/node.h"
+#include "daemon/node/node.h"
 
 namespace rocenet::server {
 
@@ -31,7 +31,7 @@ using ConfigSource = std::function<absl::StatusOr<config::DaemonOptions>()>;
 struct ReloadTargets {
   api::RequestGate* gate = nullptr;
   addressing::AddressingDriver* addressing = nullptr;
-  Node* node = nullptr;
+  node::Node* node = nullptr;
   api::ConfigReloadMetrics* metrics = nullptr;
 };
 

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The dependency direction of DESIGN.md, checked on every #include.
 
-Dependencies point one way: common <- os <- domain <- {api, config} <-
-server (the API edge and the configuration are side by side: neither
-includes the other). The
+Dependencies point one way: common <- os <- domain <- node <- {api,
+config} <- server (daemon/node is the node's state on its loop, built from
+the domain rooms; the API edge and the configuration are side by side:
+neither includes the other). The
 Linux implementations (daemon/os/linux) are wired in by the composition
 roots only (daemon/server for rocenetd, daemon/diagd for rocenet-diagd).
 The plugins and rocectl depend on the API (proto) and common only, never on
@@ -31,13 +32,14 @@ DOMAIN = ["lldp", "inventory", "addressing", "attach", "health", "outputs", "qos
 # Room -> level; a room may include rooms of a lower level, its own, and
 # (domain) other domain rooms.
 LEVELS = {"daemon/common": 0, "daemon/os": 1, "daemon/os/linux": 2,
-          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/api": 4, "daemon/config": 4,
-          "daemon/server": 5, "daemon/diagd": 5, "daemon/node_client": 4}
+          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/node": 4, "daemon/api": 5,
+          "daemon/config": 5, "daemon/server": 6, "daemon/diagd": 6, "daemon/node_client": 5}
 # rocenet-diagd's rooms; everything else of the daemon is rocenetd's, and the
 # two share only common, os, os/linux and the API edge's helpers.
 DIAGD = {"daemon/diag", "daemon/diagd"}
-NODE_ROOMS = {f"daemon/{d}" for d in DOMAIN if d != "diag"}
-LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "api/config", 5: "server"}
+NODE_ROOMS = {f"daemon/{d}" for d in DOMAIN if d != "diag"} | {"daemon/node"}
+LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "node", 5: "api/config",
+               6: "server"}
 # Outside the daemon: what each may include of it.
 # daemon/node_client is rocenetd's node stream as its clients see it (API and
 # common only): the device plugin's and rocenet-diagd's.
@@ -49,7 +51,7 @@ PROTO_PREFIXES = ("rocenet/", "k8s/")
 PROTO_ALLOWED = {"daemon/api", "daemon/server", "daemon/diagd", "daemon/node_client", "plugins/cni", "plugins/device", "client",
                  # Diagnostics still use API messages as their own types.
                  "daemon/diag"}
-RULE = ("DESIGN.md §2: common <- os <- domain <- {api, config} <- server; "
+RULE = ("DESIGN.md §2: common <- os <- domain <- node <- {api, config} <- server; "
         "plugins and rocectl: proto and common")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
@@ -123,12 +125,14 @@ def self_test() -> int:
         "daemon/lldp/x.cc": '#include "daemon/os/linux/netlink_linux.h"\n',
         "daemon/inventory/x.cc": '#include "rocenet/v1/ports.pb.h"\n',
         "plugins/cni/x.cc": '#include "daemon/config/options.h"\n',
-        "daemon/config/x.cc": '#include "daemon/server/node.h"\n',
+        "daemon/config/x.cc": '#include "daemon/server/daemon.h"\n',
+        "daemon/node/x.cc": '#include "daemon/api/metrics.h"\n',
+        "daemon/health/y.cc": '#include "daemon/node/snapshot.h"\n',
         "daemon/api/x.cc": '#include "daemon/config/options.h"\n',
         "client/x.cc": '#include "plugins/device/port_info.h"\n',
         "daemon/server/y.cc": '#include "daemon/diag/coordinator.h"\n',
         "daemon/diag/y.cc": '#include "daemon/addressing/planner.h"\n',
-        "daemon/diagd/y.cc": '#include "daemon/server/node.h"\n',
+        "daemon/diagd/y.cc": '#include "daemon/node/node.h"\n',
     }
     fine = {
         "daemon/server/ok.cc": '#include "daemon/os/linux/netlink_linux.h"\n#include "daemon/api/metrics.h"\n',

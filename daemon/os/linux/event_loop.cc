@@ -138,7 +138,7 @@ void EventLoop::ArmTimer() {
 void EventLoop::RunDueTimers() {
   uint64_t expirations;
   [[maybe_unused]] ssize_t n = read(timer_fd_, &expirations, sizeof(expirations));
-  const absl::Time now = absl::Now();
+  const absl::Time now = Now();
   std::vector<TimerId> due;
   while (!timer_order_.empty() && timer_order_.begin()->first <= now) {
     due.push_back(timer_order_.begin()->second);

@@ -19,47 +19,34 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "daemon/os/reactor.h"
+#include "daemon/os/loop.h"
 
 namespace rocenet::os {
 
-class EventLoop final : public Reactor {
+class EventLoop final : public Loop {
  public:
-  using TimerId = uint64_t;
-
   static absl::StatusOr<std::unique_ptr<EventLoop>> Create();
   ~EventLoop() override;
 
-  // Loop thread (or before Run): calls `on_readable` whenever `fd` is
-  // readable, until RemoveReader. The loop does not own `fd`.
   absl::Status AddReader(int fd, absl::AnyInvocable<void()> on_readable) override;
   void RemoveReader(int fd) override;
-
-  // Loop thread (or before Run): runs `fn` once at `when` (wall clock) or as
-  // soon as possible after. Cancel of a timer that already ran is a no-op.
-  TimerId RunAt(absl::Time when, absl::AnyInvocable<void() &&> fn);
-  void Cancel(TimerId id);
-
-  // Any thread: runs `task` on the loop thread. False when the loop has
-  // stopped; the task is then dropped.
-  bool Post(absl::AnyInvocable<void() &&> task);
-
-  // Loop thread: runs `task` on the loop as soon as the current task, timer
-  // or reader returns, before anything else queued or ready. For work that
-  // follows an answer: a Call() gives its value back to its caller when its
-  // function returns, and a call queued behind it still finds that work done.
-  void RunNext(absl::AnyInvocable<void() &&> task);
-
-  // Any thread but the loop's: runs `fn` on the loop and waits for its value.
-  template <typename T>
-  absl::StatusOr<T> Call(absl::AnyInvocable<absl::StatusOr<T>() &&> fn);
+  TimerId RunAt(absl::Time when, absl::AnyInvocable<void() &&> fn) override;
+  void Cancel(TimerId id) override;
+  bool Post(absl::AnyInvocable<void() &&> task) override;
+  void RunNext(absl::AnyInvocable<void() &&> task) override;
+  // The wall clock, which the timers follow (a timerfd on CLOCK_REALTIME).
+  absl::Time Now() const override { return absl::Now(); }
 
   // Any thread: makes Run() return after the current event.
   void Stop();
 
   // Serves events on the calling thread until Stop().
   absl::Status Run();
+
+ protected:
+  void Await(absl::Notification& done) override { done.WaitForNotification(); }
 
  private:
   EventLoop(int epoll_fd, int wake_fd, int timer_fd)
@@ -86,31 +73,5 @@ class EventLoop final : public Reactor {
   std::deque<absl::AnyInvocable<void() &&>> queue_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
-
-template <typename T>
-absl::StatusOr<T> EventLoop::Call(absl::AnyInvocable<absl::StatusOr<T>() &&> fn) {
-  // The result slot outlives both sides; its destructor-side guard reports
-  // Unavailable when the task is dropped unrun at shutdown.
-  struct Slot {
-    absl::StatusOr<T> result = absl::UnavailableError("rocenetd is stopping");
-    absl::Notification done;
-  };
-  struct Completion {
-    std::shared_ptr<Slot> slot;
-    explicit Completion(std::shared_ptr<Slot> s) : slot(std::move(s)) {}
-    Completion(Completion&&) = default;
-    ~Completion() {
-      if (slot != nullptr && !slot->done.HasBeenNotified()) slot->done.Notify();
-    }
-  };
-  auto slot = std::make_shared<Slot>();
-  const bool posted = Post([fn = std::move(fn), completion = Completion(slot)]() mutable {
-    completion.slot->result = std::move(fn)();
-    completion.slot->done.Notify();
-  });
-  if (!posted) return absl::UnavailableError("rocenetd is stopping");
-  slot->done.WaitForNotification();
-  return std::move(slot->result);
-}
 
 }  // namespace rocenet::os

@@ -78,7 +78,7 @@ TEST_F(AddressingServiceTest, GetPlanValidatesTheReference) {
 }
 
 TEST_F(AddressingServiceTest, PortWithoutPlanIsNotFoundSayingSo) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.addressing.pop_back();
   source_ = std::make_unique<FakeNodeState>(std::move(snapshot));
   service_ = std::make_unique<AddressingService>(source_.get());
@@ -94,7 +94,7 @@ TEST_F(AddressingServiceTest, PortWithoutPlanIsNotFoundSayingSo) {
 }
 
 TEST_F(AddressingServiceTest, ReconcileGoesThroughTheSourceAndAnswersWithItsResult) {
-  NodeSnapshot after = SampleSnapshot();
+  node::NodeSnapshot after = SampleSnapshot();
   after.addressing[1].plan.state = addressing::PlanState::kReady;
   after.addressing[1].plan.reason.clear();
   after.addressing[1].provisioned = true;

@@ -227,7 +227,7 @@ TEST(RequestGateTest, ReconfigureTakesANewReadGroupAndStringBound) {
 }
 
 // An AttachmentsBackend that must never be reached.
-class UnreachableBackend final : public AttachmentsBackend {
+class UnreachableBackend final : public node::AttachmentsBackend {
  public:
   absl::StatusOr<attach::AttachmentRecord> Attach(const attach::AttachRequest&,
                                                   const std::string&) override {

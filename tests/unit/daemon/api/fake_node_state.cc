@@ -72,8 +72,8 @@ addressing::PortAddressing Addressing(const inventory::Port& port) {
 
 }  // namespace
 
-NodeSnapshot SampleSnapshot() {
-  NodeSnapshot snapshot;
+node::NodeSnapshot SampleSnapshot() {
+  node::NodeSnapshot snapshot;
   snapshot.generation = 42;
   snapshot.time = kNow;
   snapshot.mode = addressing::Mode::kL3;

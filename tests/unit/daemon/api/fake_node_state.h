@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "daemon/api/node_state.h"
+#include "daemon/node/snapshot.h"
 
 namespace rocenet::api::testing {
 
@@ -25,24 +25,24 @@ inline const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 //  so1 (0000:19:00.0-p22): neighbor aged out 30s ago, plan Refused
 //      PeerIsNetworkAddress, not provisioned.
 //  so2 (0000:19:00.0-p23): never heard anything, plan Pending NoLldpNeighbor.
-NodeSnapshot SampleSnapshot();
+node::NodeSnapshot SampleSnapshot();
 
 // A neighbor whose strings hold bytes that are not UTF-8, as a hostile or
 // broken switch may send: system name "sw\xff\xfe1", Port Description
 // "no-alert \xc3(10.200.1.2/30", a Local Chassis ID of two non-ASCII bytes.
 lldp::Neighbor HostileNeighbor();
 
-class FakeNodeState final : public NodeStateSource {
+class FakeNodeState final : public node::NodeStateSource {
  public:
-  explicit FakeNodeState(NodeSnapshot snapshot)
-      : snapshot_(std::make_shared<const NodeSnapshot>(std::move(snapshot))) {}
+  explicit FakeNodeState(node::NodeSnapshot snapshot)
+      : snapshot_(std::make_shared<const node::NodeSnapshot>(std::move(snapshot))) {}
 
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Sample() override {
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> Sample() override {
     if (!status_.ok()) return status_;
     return snapshot_;
   }
-  const Broadcast<NodeSnapshot>& changes() const override { return changes_; }
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Reconcile() override {
+  const Broadcast<node::NodeSnapshot>& changes() const override { return changes_; }
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> Reconcile() override {
     ++reconciles_;
     if (!status_.ok()) return status_;
     return reconciled_ != nullptr ? reconciled_ : snapshot_;
@@ -51,17 +51,17 @@ class FakeNodeState final : public NodeStateSource {
   // Every call fails with `status` from now on.
   void set_status(absl::Status status) { status_ = std::move(status); }
   // What Reconcile() returns instead of the sampled snapshot.
-  void set_reconciled(NodeSnapshot snapshot) {
-    reconciled_ = std::make_shared<const NodeSnapshot>(std::move(snapshot));
+  void set_reconciled(node::NodeSnapshot snapshot) {
+    reconciled_ = std::make_shared<const node::NodeSnapshot>(std::move(snapshot));
   }
   int reconciles() const { return reconciles_; }
 
  private:
-  std::shared_ptr<const NodeSnapshot> snapshot_;
-  std::shared_ptr<const NodeSnapshot> reconciled_;
+  std::shared_ptr<const node::NodeSnapshot> snapshot_;
+  std::shared_ptr<const node::NodeSnapshot> reconciled_;
   absl::Status status_;
   std::atomic<int> reconciles_{0};
-  Broadcast<NodeSnapshot> changes_;
+  Broadcast<node::NodeSnapshot> changes_;
 };
 
 }  // namespace rocenet::api::testing

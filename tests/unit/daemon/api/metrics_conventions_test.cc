@@ -35,8 +35,8 @@ using ::rocenet::api::testing::SampleSnapshot;
 
 // ---- The snapshot scraped ---------------------------------------------------
 
-NodeSnapshot ScrapedSnapshot() {
-  NodeSnapshot snapshot = SampleSnapshot();
+node::NodeSnapshot ScrapedSnapshot() {
+  node::NodeSnapshot snapshot = SampleSnapshot();
   for (const inventory::Port& port : snapshot.ports) {
     health::PortHealth health;
     health.port_id = port.id;
@@ -58,11 +58,11 @@ NodeSnapshot ScrapedSnapshot() {
   snapshot.health.ports_total = 3;
   snapshot.health.ports_healthy = 1;
   snapshot.ports[2].attached_to = "/var/run/netns/cni-1234";
-  snapshot.attach.Record(AttachOperation::kAttach, true, absl::Milliseconds(40));
-  snapshot.attach.Record(AttachOperation::kAttach, true, absl::Milliseconds(300));
-  snapshot.attach.Record(AttachOperation::kAttach, false, absl::Seconds(7));
-  snapshot.attach.Record(AttachOperation::kCheck, true, absl::Milliseconds(2));
-  snapshot.attach.Record(AttachOperation::kDetach, true, absl::Milliseconds(30));
+  snapshot.attach.Record(node::AttachOperation::kAttach, true, absl::Milliseconds(40));
+  snapshot.attach.Record(node::AttachOperation::kAttach, true, absl::Milliseconds(300));
+  snapshot.attach.Record(node::AttachOperation::kAttach, false, absl::Seconds(7));
+  snapshot.attach.Record(node::AttachOperation::kCheck, true, absl::Milliseconds(2));
+  snapshot.attach.Record(node::AttachOperation::kDetach, true, absl::Milliseconds(30));
   snapshot.reserved_ports = 2;
   return snapshot;
 }

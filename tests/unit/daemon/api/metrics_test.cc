@@ -64,7 +64,7 @@ class MetricsTest : public ::testing::Test {
 };
 
 TEST_F(MetricsTest, MacCountersForPortsWhoseDriverHasThem) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   ASSERT_FALSE(snapshot.ports.empty());
   inventory::MacCounters mac;
   mac.receive_bytes = 1 << 20;
@@ -96,7 +96,7 @@ TEST_F(MetricsTest, CountersAndOnlyCountersEndInTotal) {
 }
 
 TEST_F(MetricsTest, EveryFamilyExistsEvenWithoutSamples) {
-  const std::vector<MetricFamily> empty = BuildMetrics(NodeSnapshot(), "1.2.3");
+  const std::vector<MetricFamily> empty = BuildMetrics(node::NodeSnapshot(), "1.2.3");
   for (const char* name :
        {"rocenet_lldp_frames_received_total", "rocenet_lldp_frames_discarded_total",
         "rocenet_lldp_tlvs_discarded_total", "rocenet_lldp_tlvs_unrecognized_total",
@@ -172,7 +172,7 @@ TEST_F(MetricsTest, Addressing) {
 }
 
 TEST(MetricsApplyErrorTest, ErrorGaugeFollowsApplyError) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.addressing[0].apply_error = "port so0: add route 10.200.0.0/16: Network unreachable";
   snapshot.addressing[0].provisioned = false;
   const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
@@ -183,7 +183,7 @@ TEST(MetricsApplyErrorTest, ErrorGaugeFollowsApplyError) {
 }
 
 TEST(MetricsUtf8Test, LabelsFromHostileNeighborsAreValidUtf8) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.neighbors["0000:19:00.0-p8"].neighbors = {HostileNeighbor()};
   const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
   for (const MetricFamily& family : families) {
@@ -216,7 +216,7 @@ TEST_F(MetricsTest, TextExposition) {
 }
 
 TEST(MetricsEmptyTest, NoPortsNoSamples) {
-  const std::vector<MetricFamily> families = BuildMetrics(NodeSnapshot(), "1.2.3");
+  const std::vector<MetricFamily> families = BuildMetrics(node::NodeSnapshot(), "1.2.3");
   const MetricFamily* info = FindFamily(families, "rocenet_lldp_neighbor_info");
   ASSERT_NE(info, nullptr);
   EXPECT_THAT(info->metric, IsEmpty());

@@ -19,7 +19,7 @@ using ::testing::ElementsAre;
 
 const std::string kReplacementChar = "\xEF\xBF\xBD";
 
-v1::PortNeighbors Convert(const NodeSnapshot& snapshot, size_t port) {
+v1::PortNeighbors Convert(const node::NodeSnapshot& snapshot, size_t port) {
   v1::PortNeighbors out;
   ToProto(snapshot.ports[port], FindNeighbors(snapshot, snapshot.ports[port].id), &out);
   return out;
@@ -76,7 +76,7 @@ TEST(NeighborConvertTest, EveryDecodedTlv) {
 }
 
 TEST(NeighborConvertTest, TlvsNotSentStayUnset) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   lldp::Lldpdu& pdu = snapshot.neighbors["0000:19:00.0-p8"].neighbors[0].lldpdu;
   pdu.capabilities.reset();
   pdu.pfc.reset();
@@ -121,7 +121,7 @@ TEST(NeighborConvertTest, Names) {
 // A switch may send any bytes. The response must still serialize and parse,
 // or the client would lose every port's neighbors for one bad string.
 TEST(NeighborConvertTest, BytesThatAreNotUtf8StillMakeAValidMessage) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.neighbors["0000:19:00.0-p8"].neighbors = {HostileNeighbor()};
   const v1::PortNeighbors port = Convert(snapshot, 0);
   const v1::Neighbor& n = port.neighbors(0);

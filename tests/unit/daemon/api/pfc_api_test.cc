@@ -38,8 +38,8 @@ Series PfcSamples(const std::vector<MetricFamily>& families, const std::string& 
   return out;
 }
 
-NodeSnapshot WithPfc() {
-  NodeSnapshot snapshot = SampleSnapshot();
+node::NodeSnapshot WithPfc() {
+  node::NodeSnapshot snapshot = SampleSnapshot();
   qos::PortPfc& so0 = snapshot.pfc[snapshot.ports[0].id];
   so0.name = snapshot.ports[0].name;
   so0.supported = true;
@@ -66,7 +66,7 @@ TEST(PfcApiTest, MetricsPerPriorityForPortsWithDcb) {
 }
 
 TEST(PfcApiTest, EthtoolPauseCountersWhereThereIsNoDcb) {
-  NodeSnapshot snapshot = WithPfc();
+  node::NodeSnapshot snapshot = WithPfc();
   inventory::MacCounters mac;
   mac.pfc_sent[3] = 5;
   mac.pfc_received[3] = 6;
@@ -87,7 +87,7 @@ TEST(PfcApiTest, NoPfcNoSeries) {
 }
 
 TEST(PfcApiTest, ThePortMessageCarriesItsPfc) {
-  const NodeSnapshot snapshot = WithPfc();
+  const node::NodeSnapshot snapshot = WithPfc();
   v1::Port so0;
   ToProto(snapshot, snapshot.ports[0], &so0);
   ASSERT_TRUE(so0.has_pfc());

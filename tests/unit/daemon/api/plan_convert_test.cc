@@ -59,7 +59,7 @@ TEST(PlanConvertTest, RefusedPlanSaysWhy) {
 }
 
 TEST(PlanConvertTest, L2ModeAndApplyError) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.mode = addressing::Mode::kL2;
   snapshot.addressing[0].plan.state = addressing::PlanState::kL2;
   snapshot.addressing[0].apply_error = "port so0: set MTU 8000: Invalid argument";
@@ -71,7 +71,7 @@ TEST(PlanConvertTest, L2ModeAndApplyError) {
 }
 
 TEST(PlanConvertTest, DescriptionThatIsNotUtf8) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.addressing[1].plan.description =
       "no-alert \xff"
       "10.200.2.0/30";
@@ -93,7 +93,7 @@ TEST(PlanConvertTest, Names) {
 }
 
 TEST(PlanConvertTest, FindByIdOrName) {
-  const NodeSnapshot snapshot = SampleSnapshot();
+  const node::NodeSnapshot snapshot = SampleSnapshot();
   ASSERT_NE(FindAddressing(snapshot, "so1"), nullptr);
   EXPECT_EQ(FindAddressing(snapshot, "so1")->port_id, "0000:19:00.0-p22");
   EXPECT_EQ(FindAddressing(snapshot, "0000:19:00.0-p22"), FindAddressing(snapshot, "so1"));

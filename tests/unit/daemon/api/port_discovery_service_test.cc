@@ -25,7 +25,7 @@ using ::testing::HasSubstr;
 
 class ListNeighborsTest : public ::testing::Test {
  protected:
-  void Serve(NodeSnapshot snapshot) {
+  void Serve(node::NodeSnapshot snapshot) {
     source_ = std::make_unique<FakeNodeState>(std::move(snapshot));
     service_ = std::make_unique<PortDiscoveryService>(source_.get());
     grpc::ServerBuilder builder;
@@ -105,7 +105,7 @@ TEST_F(ListNeighborsTest, StoppingDaemonIsUnavailable) {
 // The client parses the response; one string that is not UTF-8 must not
 // cost it the answer.
 TEST_F(ListNeighborsTest, HostileBytesReachTheClientAsValidStrings) {
-  NodeSnapshot snapshot = SampleSnapshot();
+  node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.neighbors["0000:19:00.0-p8"].neighbors.push_back(HostileNeighbor());
   Serve(std::move(snapshot));
   v1::ListNeighborsResponse response;

@@ -200,5 +200,40 @@ TEST_F(JournalTest, AFailedLoadKeepsWhatWasLoaded) {
   EXPECT_THAT(journal_.All(), ElementsAre(record));
 }
 
+TEST(AdoptJournalTest, AnOlderDaemonsJournalIsTakenOverOnceAndRemoved) {
+  FakeFileSystem fs;
+  fs.AddDirectory("/var/lib/rocenet");
+  fs.AddDirectory("/run/rocenet");
+  fs.AddFile(kPath, "{\"old\": true}", 0600);
+  ASSERT_OK(AdoptJournal(fs, kPath, "/run/rocenet/attachments.json"));
+  EXPECT_EQ(*fs.ReadFile("/run/rocenet/attachments.json"), "{\"old\": true}");
+  EXPECT_TRUE(absl::IsNotFound(fs.ReadFile(kPath).status()));
+  // Nothing left to take over: nothing changes.
+  ASSERT_OK(AdoptJournal(fs, kPath, "/run/rocenet/attachments.json"));
+  EXPECT_EQ(*fs.ReadFile("/run/rocenet/attachments.json"), "{\"old\": true}");
+}
+
+TEST(AdoptJournalTest, ACurrentJournalWinsAndTheOldOneIsLeftAlone) {
+  FakeFileSystem fs;
+  fs.AddDirectory("/var/lib/rocenet");
+  fs.AddDirectory("/run/rocenet");
+  fs.AddFile(kPath, "old", 0600);
+  fs.AddFile("/run/rocenet/attachments.json", "new", 0600);
+  ASSERT_OK(AdoptJournal(fs, kPath, "/run/rocenet/attachments.json"));
+  EXPECT_EQ(*fs.ReadFile("/run/rocenet/attachments.json"), "new");
+  EXPECT_EQ(*fs.ReadFile(kPath), "old");
+}
+
+TEST(AdoptJournalTest, AFailedWriteKeepsTheOldJournal) {
+  FakeFileSystem fs;
+  fs.AddDirectory("/var/lib/rocenet");
+  fs.AddDirectory("/run/rocenet");
+  fs.AddFile(kPath, "old", 0600);
+  fs.FailNextWrite(absl::ResourceExhaustedError("disk full"));
+  EXPECT_EQ(AdoptJournal(fs, kPath, "/run/rocenet/attachments.json").code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(*fs.ReadFile(kPath), "old");
+}
+
 }  // namespace
 }  // namespace rocenet::attach

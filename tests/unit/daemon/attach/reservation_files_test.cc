@@ -103,7 +103,7 @@ TEST_F(ReservationFilesTest, APortWithoutAnAddressHasNoGaudinetAndANicNoDirector
 TEST_F(ReservationFilesTest, TheSameContentAsTheDevicePluginForTheSamePorts) {
   // One node snapshot, read the two ways: the device plugin through the
   // API's messages, rocenetd from the snapshot itself.
-  api::NodeSnapshot snapshot;
+  node::NodeSnapshot snapshot;
   for (int index : {1, 2, 3}) {
     inventory::Port port;
     port.name = absl::StrCat("so", index);

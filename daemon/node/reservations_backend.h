@@ -13,7 +13,7 @@
 #include "daemon/attach/manager.h"
 #include "daemon/attach/reservations.h"
 
-namespace rocenet::api {
+namespace rocenet::node {
 
 class ReservationsBackend {
  public:
@@ -25,4 +25,4 @@ class ReservationsBackend {
   virtual absl::StatusOr<std::vector<attach::Reservation>> ListReservations() = 0;
 };
 
-}  // namespace rocenet::api
+}  // namespace rocenet::node

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Node: the reservation calls, each run on the event loop, where the
 // attachments they are checked against and the ports' inventory are.
-#include "daemon/server/node.h"
+#include "daemon/node/node.h"
 
-namespace rocenet::server {
+namespace rocenet::node {
 namespace {
 
 absl::Status NoReservations() {
@@ -16,16 +16,16 @@ absl::Status NoReservations() {
 
 absl::StatusOr<attach::Reservation> Node::Reserve(const attach::ReserveRequest& request) {
   if (parts_.attach == nullptr) return NoReservations();
-  return parts_.loop->Call<attach::Reservation>([this,
+  return Serve<attach::Reservation>([this,
                                                  request]() -> absl::StatusOr<attach::Reservation> {
-    return parts_.attach->Reserve(request, Candidates(), absl::ToUnixSeconds(parts_.clock->Now()));
+    return parts_.attach->Reserve(request, Candidates(), absl::ToUnixSeconds(parts_.loop->Now()));
   });
 }
 
 absl::StatusOr<std::optional<attach::Reservation>> Node::ReleaseReservation(
     const std::string& owner_uid) {
   if (parts_.attach == nullptr) return NoReservations();
-  return parts_.loop->Call<std::optional<attach::Reservation>>(
+  return Serve<std::optional<attach::Reservation>>(
       [this, owner_uid]() -> absl::StatusOr<std::optional<attach::Reservation>> {
         return parts_.attach->ReleaseReservation(owner_uid);
       });
@@ -33,10 +33,10 @@ absl::StatusOr<std::optional<attach::Reservation>> Node::ReleaseReservation(
 
 absl::StatusOr<std::vector<attach::Reservation>> Node::ListReservations() {
   if (parts_.attach == nullptr) return NoReservations();
-  return parts_.loop->Call<std::vector<attach::Reservation>>(
+  return Serve<std::vector<attach::Reservation>>(
       [this]() -> absl::StatusOr<std::vector<attach::Reservation>> {
         return parts_.attach->Reservations();
       });
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::node

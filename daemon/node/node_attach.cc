@@ -6,11 +6,10 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "daemon/common/logging.h"
-#include "daemon/server/node.h"
+#include "daemon/node/node.h"
 
-namespace rocenet::server {
+namespace rocenet::node {
 namespace {
 
 // How often attachments are checked for a pod namespace that vanished
@@ -18,11 +17,13 @@ namespace {
 // (carrier, state): the host's netlink events do not reach into pods. Only
 // armed while attachments exist; each pass is one link dump per pod.
 constexpr absl::Duration kNetnsCheckInterval = absl::Seconds(2);
-// How long the loop waits, after the answer, for a port just back from a pod
-// to show in the host's sysfs, in steps of kHomeStep. The kernel shows it
-// before the move returns; a driver or a simulator that registers it late
-// (the simulated fabric's sysfs follower, in about 0.1-0.5 ms) is waited
-// for, so that the next call (an ADD of that port) finds it.
+// How long the node waits, after the answer, for a port just back from a pod
+// to show in the host's sysfs, looking every kHomeStep; calls that arrive
+// meanwhile wait with it, while the loop goes on serving events. The kernel
+// shows the port before the move returns; a driver or a simulator that
+// registers it late (the simulated fabric's sysfs follower, in about
+// 0.1-0.5 ms) is waited for, so that the next call (an ADD of that port)
+// finds it.
 constexpr absl::Duration kHomeWait = absl::Milliseconds(50);
 constexpr absl::Duration kHomeStep = absl::Microseconds(250);
 
@@ -74,9 +75,9 @@ std::vector<attach::PortCandidate> Node::Candidates() const {
   return out;
 }
 
-void Node::RecordAttach(api::AttachOperation operation, bool ok, absl::Time start) {
+void Node::RecordAttach(AttachOperation operation, bool ok, absl::Time start) {
   // The wall clock may step back; a call never takes negative time.
-  const absl::Duration took = std::max(parts_.clock->Now() - start, absl::ZeroDuration());
+  const absl::Duration took = std::max(parts_.loop->Now() - start, absl::ZeroDuration());
   std::lock_guard<std::mutex> lock(attach_stats_mu_);
   attach_stats_.Record(operation, ok, took);
 }
@@ -84,30 +85,30 @@ void Node::RecordAttach(api::AttachOperation operation, bool ok, absl::Time star
 absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachRequest& request,
                                                       const std::string& mode) {
   if (parts_.attach == nullptr) return NoAttach();
-  const absl::Time start = parts_.clock->Now();
-  absl::StatusOr<attach::AttachmentRecord> result = parts_.loop->Call<attach::AttachmentRecord>(
+  const absl::Time start = parts_.loop->Now();
+  absl::StatusOr<attach::AttachmentRecord> result = Serve<attach::AttachmentRecord>(
       [this, request, mode]() -> absl::StatusOr<attach::AttachmentRecord> {
         attach::AttachRequest resolved = request;
         resolved.l3 = mode.empty() ? (parts_.addressing == nullptr ||
                                       parts_.addressing->mode() == addressing::Mode::kL3)
                                    : mode == "L3";
         absl::StatusOr<attach::AttachmentRecord> record = parts_.attach->Attach(
-            resolved, Candidates(), absl::ToUnixSeconds(parts_.clock->Now()));
+            resolved, Candidates(), absl::ToUnixSeconds(parts_.loop->Now()));
         if (record.ok()) {
           ScheduleNetnsCheck();
           FollowAttachments();
         }
         return record;
       });
-  RecordAttach(api::AttachOperation::kAttach, result.ok(), start);
+  RecordAttach(AttachOperation::kAttach, result.ok(), start);
   return result;
 }
 
 absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::string& ifname) {
   if (parts_.attach == nullptr) return NoAttach();
-  const absl::Time start = parts_.clock->Now();
+  const absl::Time start = parts_.loop->Now();
   absl::StatusOr<bool> result =
-      parts_.loop->Call<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
+      Serve<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
         std::vector<std::string> home;
         for (const attach::AttachmentRecord& record : parts_.attach->List()) {
           if (record.container_id == container_id && record.ifname == ifname) {
@@ -118,7 +119,7 @@ absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::st
         if (detached.ok() && *detached) FollowAttachments(home);
         return detached;
       });
-  RecordAttach(api::AttachOperation::kDetach, result.ok(), start);
+  RecordAttach(AttachOperation::kDetach, result.ok(), start);
   return result;
 }
 
@@ -126,18 +127,18 @@ absl::StatusOr<attach::AttachmentRecord> Node::Check(const std::string& containe
                                                      const std::string& ifname,
                                                      const std::string& netns) {
   if (parts_.attach == nullptr) return NoAttach();
-  const absl::Time start = parts_.clock->Now();
-  absl::StatusOr<attach::AttachmentRecord> result = parts_.loop->Call<attach::AttachmentRecord>(
+  const absl::Time start = parts_.loop->Now();
+  absl::StatusOr<attach::AttachmentRecord> result = Serve<attach::AttachmentRecord>(
       [this, container_id, ifname, netns]() -> absl::StatusOr<attach::AttachmentRecord> {
         return parts_.attach->Check(container_id, ifname, netns);
       });
-  RecordAttach(api::AttachOperation::kCheck, result.ok(), start);
+  RecordAttach(AttachOperation::kCheck, result.ok(), start);
   return result;
 }
 
 absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::ListAttachments() {
   if (parts_.attach == nullptr) return NoAttach();
-  return parts_.loop->Call<std::vector<attach::AttachmentRecord>>(
+  return Serve<std::vector<attach::AttachmentRecord>>(
       [this]() -> absl::StatusOr<std::vector<attach::AttachmentRecord>> {
         return parts_.attach->List();
       });
@@ -146,9 +147,9 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::ListAttachments() {
 absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
     const std::string& network, const std::vector<std::string>& valid, bool only_dead_netns) {
   if (parts_.attach == nullptr) return NoAttach();
-  const absl::Time start = parts_.clock->Now();
+  const absl::Time start = parts_.loop->Now();
   absl::StatusOr<std::vector<attach::AttachmentRecord>> result =
-      parts_.loop->Call<std::vector<attach::AttachmentRecord>>(
+      Serve<std::vector<attach::AttachmentRecord>>(
           [this, network, valid,
            only_dead_netns]() -> absl::StatusOr<std::vector<attach::AttachmentRecord>> {
             std::vector<attach::AttachmentRecord> released =
@@ -157,7 +158,7 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
             if (!released.empty()) FollowAttachments(PortIds(released));
             return released;
           });
-  RecordAttach(api::AttachOperation::kGc, result.ok(), start);
+  RecordAttach(AttachOperation::kGc, result.ok(), start);
   return result;
 }
 
@@ -167,32 +168,58 @@ void Node::FollowAttachments(const std::vector<std::string>& home) {
   // plugin's allocation of the same port) must find the port in the pod, or
   // home again, whether or not the kernel's event of the move has been read.
   parts_.loop->RunNext([this, home] {
-    auto all_home = [&] {
-      return std::all_of(home.begin(), home.end(), [&](const std::string& id) {
-        const inventory::Port* port = parts_.inventory->Find(id);
-        return port != nullptr && port->present;
-      });
-    };
-    const absl::Time give_up = absl::Now() + kHomeWait;
-    for (;;) {
-      if (absl::StatusOr<bool> changed = ResyncInventory(); !changed.ok()) {
-        SPDLOG_ERROR("{}", changed.status().ToString());
-        break;
-      }
-      if (all_home() || absl::Now() >= give_up) break;
-      absl::SleepFor(kHomeStep);
+    if (homing_.has_value()) {
+      // Already waiting for others: these join them, with a fresh deadline.
+      homing_->ids.insert(homing_->ids.end(), home.begin(), home.end());
+      homing_->give_up = parts_.loop->Now() + kHomeWait;
+    } else if (!home.empty()) {
+      homing_ = Homing{home, parts_.loop->Now() + kHomeWait};
     }
-    // Behind whatever is queued: the LLDP sockets and addressing follow the
-    // port.
-    parts_.loop->Post([this] { OnPortsChanged(); });
+    CheckHome();
   });
+}
+
+void Node::CheckHome() {
+  if (home_timer_.has_value()) parts_.loop->Cancel(*home_timer_);
+  home_timer_.reset();
+  absl::StatusOr<bool> changed = ResyncInventory();
+  if (!changed.ok()) SPDLOG_ERROR("{}", changed.status().ToString());
+  if (homing_.has_value() && changed.ok() && parts_.loop->Now() < homing_->give_up) {
+    const bool all_home =
+        std::all_of(homing_->ids.begin(), homing_->ids.end(), [&](const std::string& id) {
+          const inventory::Port* port = parts_.inventory->Find(id);
+          return port != nullptr && port->present;
+        });
+    if (!all_home) {
+      home_timer_ = parts_.loop->RunAt(parts_.loop->Now() + kHomeStep, [this] {
+        home_timer_.reset();
+        CheckHome();
+      });
+      return;
+    }
+  }
+  homing_.reset();
+  // Behind whatever is queued: the LLDP sockets and addressing follow the
+  // port; the calls held meanwhile first, in order.
+  ReleaseHeld();
+  parts_.loop->Post([this] { OnPortsChanged(); });
+}
+
+void Node::ReleaseHeld() {
+  if (homing_.has_value() || held_.empty()) return;
+  absl::AnyInvocable<void() &&> call = std::move(held_.front());
+  held_.pop_front();
+  std::move(call)();
+  // The next one after what this one asked to run next (its own
+  // FollowAttachments), which may start another wait.
+  parts_.loop->RunNext([this] { ReleaseHeld(); });
 }
 
 void Node::ScheduleNetnsCheck() {
   if (parts_.attach == nullptr || netns_timer_.has_value() || parts_.attach->List().empty()) {
     return;
   }
-  netns_timer_ = parts_.loop->RunAt(absl::Now() + kNetnsCheckInterval, [this] {
+  netns_timer_ = parts_.loop->RunAt(parts_.loop->Now() + kNetnsCheckInterval, [this] {
     netns_timer_.reset();
     if (std::vector<attach::AttachmentRecord> released = parts_.attach->ReleaseDeadNamespaces();
         !released.empty()) {
@@ -204,4 +231,4 @@ void Node::ScheduleNetnsCheck() {
   });
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::node

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "daemon/server/node.h"
+#include "daemon/node/node.h"
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/health/signals.h"
 
-namespace rocenet::server {
+namespace rocenet::node {
 namespace {
 
 // How long after start a port that kept its configuration may go without an
@@ -46,16 +46,16 @@ outputs::PortOutput ToOutput(const inventory::Port& port, const addressing::Port
 }  // namespace
 
 Node::Node(const NodeParts& parts)
-    : parts_(parts), health_(parts.clock, {.sample_interval = parts.errors_interval}) {
+    : parts_(parts), health_(parts.loop, {.sample_interval = parts.errors_interval}) {
   if (parts_.sockets != nullptr) {
     agent_ = std::make_unique<lldp::LldpAgent>(
-        parts_.sockets, parts_.loop, parts_.clock,
+        parts_.sockets, parts_.loop, parts_.loop,
         [this](const std::vector<std::string>&) { OnNeighborsChanged(); });
   }
 }
 
 absl::Status Node::Start() {
-  startup_holdoff_until_ = parts_.clock->Now() + kStartupHoldoff;
+  startup_holdoff_until_ = parts_.loop->Now() + kStartupHoldoff;
   parts_.loop->RunAt(startup_holdoff_until_, [this] { Refresh(false, /*replan=*/false); });
   RETURN_IF_ERROR(parts_.netlink->SubscribeLinkEvents());
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
@@ -86,7 +86,7 @@ absl::Status Node::Start() {
 void Node::ScheduleCounterSample() {
   // Half the sampling interval, so that every interval gets a sample even
   // when events moved the previous one.
-  parts_.loop->RunAt(parts_.clock->Now() + health_.errors_policy().sample_interval / 2, [this] {
+  parts_.loop->RunAt(parts_.loop->Now() + health_.errors_policy().sample_interval / 2, [this] {
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
     Refresh(false, /*replan=*/false);
     if (parts_.outputs != nullptr) {
@@ -98,7 +98,11 @@ void Node::ScheduleCounterSample() {
   });
 }
 
-void Node::Shutdown() { changes_.Close(); }
+void Node::Shutdown() {
+  changes_.Close();
+  // Dropped unanswered, each tells its caller the daemon is stopping.
+  held_.clear();
+}
 
 std::vector<inventory::Port> Node::PortsWithAttachments() {
   std::vector<inventory::Port> ports = parts_.inventory->ports();
@@ -157,7 +161,7 @@ void Node::ScheduleRdmaRescan() {
   // The kernel fills in an address's GIDs after the address is added (a
   // work queue of the RDMA core): look a moment later, once per burst.
   if (rdma_timer_.has_value()) return;
-  rdma_timer_ = parts_.loop->RunAt(parts_.clock->Now() + kRdmaRescanDelay, [this] {
+  rdma_timer_ = parts_.loop->RunAt(parts_.loop->Now() + kRdmaRescanDelay, [this] {
     rdma_timer_.reset();
     Refresh(parts_.inventory->RescanRdma(), /*replan=*/false);
   });
@@ -195,7 +199,7 @@ void Node::Refresh(bool changed, bool replan) {
     sources.l3 = parts_.addressing->mode() == addressing::Mode::kL3;
   }
   sources.neighbors = &table;
-  sources.startup_holdoff = parts_.clock->Now() < startup_holdoff_until_;
+  sources.startup_holdoff = parts_.loop->Now() < startup_holdoff_until_;
   if (parts_.pfc != nullptr) sources.pfc = &parts_.pfc->ports();
   sources.pfc_affects_health = parts_.pfc_unhealthy;
   const std::map<std::string, health::PortSignals> signals =
@@ -203,7 +207,7 @@ void Node::Refresh(bool changed, bool replan) {
   changed |= health_.Update(ports, signals);
   if (!changed && generation_ > 0) return;
   ++generation_;
-  std::shared_ptr<const api::NodeSnapshot> snapshot = BuildSnapshot(std::move(ports));
+  std::shared_ptr<const NodeSnapshot> snapshot = BuildSnapshot(std::move(ports));
   if (parts_.outputs != nullptr) {
     std::vector<outputs::PortOutput> outputs;
     for (size_t i = 0; i < snapshot->ports.size(); ++i) {
@@ -225,10 +229,10 @@ void Node::Refresh(bool changed, bool replan) {
   changes_.Publish(std::move(snapshot));
 }
 
-std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot(std::vector<inventory::Port> ports) {
-  auto snapshot = std::make_shared<api::NodeSnapshot>();
+std::shared_ptr<const NodeSnapshot> Node::BuildSnapshot(std::vector<inventory::Port> ports) {
+  auto snapshot = std::make_shared<NodeSnapshot>();
   snapshot->generation = generation_;
-  snapshot->time = parts_.clock->Now();
+  snapshot->time = parts_.loop->Now();
   snapshot->ports = std::move(ports);
   snapshot->health = health_.node();
   if (parts_.addressing != nullptr) {
@@ -255,9 +259,9 @@ std::shared_ptr<const api::NodeSnapshot> Node::BuildSnapshot(std::vector<invento
   return snapshot;
 }
 
-absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Sample() {
-  return parts_.loop->Call<std::shared_ptr<const api::NodeSnapshot>>(
-      [this]() -> absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> {
+absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::Sample() {
+  return Serve<std::shared_ptr<const NodeSnapshot>>(
+      [this]() -> absl::StatusOr<std::shared_ptr<const NodeSnapshot>> {
         // A dump refreshes counters, which events do not carry; it also
         // repairs anything a lost event hid.
         RETURN_IF_ERROR(ResyncLinks());
@@ -285,13 +289,13 @@ void Node::SetPfc(const qos::PfcRequest& request, bool unhealthy) {
   Refresh(/*changed=*/true, /*replan=*/false);
 }
 
-absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Node::Reconcile() {
-  return parts_.loop->Call<std::shared_ptr<const api::NodeSnapshot>>(
-      [this]() -> absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> {
+absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::Reconcile() {
+  return Serve<std::shared_ptr<const NodeSnapshot>>(
+      [this]() -> absl::StatusOr<std::shared_ptr<const NodeSnapshot>> {
         RETURN_IF_ERROR(ResyncLinks());
         Refresh(false, /*replan=*/true);
         return BuildSnapshot(PortsWithAttachments());
       });
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::node

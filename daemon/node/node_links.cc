@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Node: the host's links, read from netlink events and full dumps, into the
 // inventory.
-#include "daemon/server/node.h"
+#include "daemon/node/node.h"
 
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 
-namespace rocenet::server {
+namespace rocenet::node {
 namespace {
 
 // A net device may show in sysfs a moment after the kernel announces it
@@ -75,10 +75,10 @@ void Node::OnNetlinkEvents() {
 
 void Node::ScheduleLateSysfsCheck() {
   if (late_sysfs_timer_.has_value()) return;
-  late_sysfs_timer_ = parts_.loop->RunAt(absl::Now() + kLateSysfsDelay, [this] {
+  late_sysfs_timer_ = parts_.loop->RunAt(parts_.loop->Now() + kLateSysfsDelay, [this] {
     late_sysfs_timer_.reset();
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
   });
 }
 
-}  // namespace rocenet::server
+}  // namespace rocenet::node

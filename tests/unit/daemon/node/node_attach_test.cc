@@ -1,26 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// Node's attachment calls on fakes, on a real EventLoop in a thread: the
-// inventory follows a port into a pod within the call that moved it, so a
-// call queued behind it finds the port in its pod, whatever the order in
-// which the loop reads the kernel's event of the move and runs that call.
+// Node's attachment calls on fakes and a FakeLoop: the inventory follows a
+// port into a pod within the call that moved it, so a call queued behind it
+// (from another thread, as gRPC's) finds the port in its pod, whatever the
+// order in which the loop reads the kernel's event of the move and runs
+// that call.
 #include <thread>
 
 #include "absl/synchronization/notification.h"
-#include "daemon/server/node.h"
+#include "daemon/node/node.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/fakes/fake_loop.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_netns.h"
 #include "tests/unit/fakes/fake_sysfs.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::node {
 namespace {
 
-using ::rocenet::testing::FakeClock;
 using ::rocenet::testing::FakeFileSystem;
+using ::rocenet::testing::FakeLoop;
 using ::rocenet::testing::FakeNetlink;
 using ::rocenet::testing::FakeNetns;
 using ::rocenet::testing::FakeSysfs;
@@ -45,26 +46,17 @@ class NodeAttachTest : public ::testing::Test {
     selection.gaudi = false;
     selection.interfaces = {"so*"};
     inventory_ = std::make_unique<inventory::PortInventory>(selection, &sysfs_);
-    auto loop = os::EventLoop::Create();
-    ASSERT_OK(loop);
-    loop_ = std::move(*loop);
-    node_ = std::make_unique<Node>(NodeParts{.loop = loop_.get(),
+    node_ = std::make_unique<Node>(NodeParts{.loop = &loop_,
                                              .netlink = &host_,
-                                             .clock = &clock_,
                                              .inventory = inventory_.get(),
                                              .attach = manager_.get()});
     ASSERT_OK(node_->Start());
-    thread_ = std::thread([this] { ASSERT_OK(loop_->Run()); });
     auto snapshot = node_->Sample();
     ASSERT_OK(snapshot);
     ASSERT_EQ((*snapshot)->ports.size(), 1u);
     port_id_ = (*snapshot)->ports[0].id;
   }
-  void TearDown() override {
-    node_->Shutdown();
-    loop_->Stop();
-    thread_.join();
-  }
+  void TearDown() override { node_->Shutdown(); }
 
   attach::AttachRequest Request(const std::string& container, const std::string& netns) const {
     attach::AttachRequest request;
@@ -80,7 +72,7 @@ class NodeAttachTest : public ::testing::Test {
   // Runs `first` with `second` started on another thread while `first` is
   // configuring the port inside pod1 (on the loop thread, after the move):
   // `second` is queued behind `first`, and the kernel's event of the move
-  // is ready before it.
+  // is ready before it. The loop, on this thread, answers both.
   absl::StatusOr<attach::AttachmentRecord> AttachDuring(
       const std::function<void()>& first, const attach::AttachRequest& second) {
     absl::StatusOr<attach::AttachmentRecord> result = absl::UnknownError("not run");
@@ -89,9 +81,10 @@ class NodeAttachTest : public ::testing::Test {
     pod1_->set_on_mutation([&](absl::string_view) {
       if (!started) {
         started = true;
+        const size_t queued = loop_.queued();
         other = std::thread([&] { result = node_->Attach(second, "L2"); });
-        // Long enough for the other thread to queue its call.
-        absl::SleepFor(absl::Milliseconds(200));
+        // Until the other thread's call is queued.
+        while (loop_.queued() == queued) absl::SleepFor(absl::Milliseconds(1));
       }
       return absl::OkStatus();
     });
@@ -111,11 +104,9 @@ class NodeAttachTest : public ::testing::Test {
   attach::ReservationStore reservations_{&fs_, "/run/rocenet/reservations.json"};
   std::unique_ptr<attach::AttachManager> manager_;
   FakeSysfs sysfs_;
-  FakeClock clock_;
   std::unique_ptr<inventory::PortInventory> inventory_;
-  std::unique_ptr<os::EventLoop> loop_;
+  FakeLoop loop_;
   std::unique_ptr<Node> node_;
-  std::thread thread_;
   std::string port_id_;
 };
 
@@ -152,7 +143,7 @@ TEST_F(NodeAttachTest, AReservationByPortIdSteersAttachesWithoutADeviceId) {
       {.owner_uid = "claim", .owner = "training/claim", .pod_uids = {"uid-c2"},
        .port_ids = {port_id_}});
   ASSERT_OK(reserved);
-  EXPECT_EQ(reserved->created_unix, absl::ToUnixSeconds(clock_.Now()));
+  EXPECT_EQ(reserved->created_unix, absl::ToUnixSeconds(loop_.Now()));
   auto listed = node_->ListReservations();
   ASSERT_OK(listed);
   EXPECT_EQ(*listed, std::vector<attach::Reservation>{*reserved});
@@ -177,4 +168,4 @@ TEST_F(NodeAttachTest, AReservationByPortIdSteersAttachesWithoutADeviceId) {
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::node

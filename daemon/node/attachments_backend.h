@@ -11,7 +11,7 @@
 #include "daemon/attach/manager.h"
 #include "daemon/attach/record.h"
 
-namespace rocenet::api {
+namespace rocenet::node {
 
 class AttachmentsBackend {
  public:
@@ -33,4 +33,4 @@ class AttachmentsBackend {
       bool only_dead_netns) = 0;
 };
 
-}  // namespace rocenet::api
+}  // namespace rocenet::node

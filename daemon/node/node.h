@@ -11,30 +11,32 @@
 // snapshot is published to watchers if anything changed.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "daemon/addressing/driver.h"
-#include "daemon/api/attachments_backend.h"
-#include "daemon/api/node_state.h"
-#include "daemon/api/reservations_backend.h"
+#include "daemon/node/attachments_backend.h"
+#include "daemon/node/snapshot.h"
+#include "daemon/node/reservations_backend.h"
 #include "daemon/attach/manager.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port_inventory.h"
 #include "daemon/lldp/agent.h"
-#include "daemon/os/clock.h"
-#include "daemon/os/linux/event_loop.h"
+#include "daemon/os/loop.h"
 #include "daemon/os/netlink.h"
 #include "daemon/outputs/host_outputs.h"
 #include "daemon/qos/pfc_controller.h"
 
-namespace rocenet::server {
+namespace rocenet::node {
 
 struct NodeParts {
-  os::EventLoop* loop = nullptr;
+  // The node's thread, and its one clock.
+  os::Loop* loop = nullptr;
   os::Netlink* netlink = nullptr;
-  const os::Clock* clock = nullptr;
   inventory::PortInventory* inventory = nullptr;
   // Optional: without them the node reports link-level state only.
   os::PacketSocketFactory* sockets = nullptr;
@@ -52,9 +54,9 @@ struct NodeParts {
   absl::Duration errors_interval = health::ErrorsRisingPolicy{}.sample_interval;
 };
 
-class Node final : public api::NodeStateSource,
-                   public api::AttachmentsBackend,
-                   public api::ReservationsBackend {
+class Node final : public NodeStateSource,
+                   public AttachmentsBackend,
+                   public ReservationsBackend {
  public:
   // None of the pointers is owned; all must outlive the Node.
   explicit Node(const NodeParts& parts);
@@ -64,14 +66,15 @@ class Node final : public api::NodeStateSource,
   // loop.
   absl::Status Start();
 
-  // Ends every watch stream.
+  // Once the loop has stopped: ends every watch stream, and answers the
+  // calls still held (ports were on their way home) with Unavailable.
   void Shutdown();
 
-  absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Sample() override;
-  const Broadcast<api::NodeSnapshot>& changes() const override { return changes_; }
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Sample() override;
+  const Broadcast<NodeSnapshot>& changes() const override { return changes_; }
 
   // Any thread: re-plans and re-applies every port now.
-  absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> Reconcile() override;
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Reconcile() override;
 
   // Loop thread: re-plans and re-applies every port, after the addressing
   // configuration changed.
@@ -124,7 +127,7 @@ class Node final : public api::NodeStateSource,
   // publishes a snapshot when something changed (`changed` forces one).
   void Refresh(bool changed, bool replan);
   // A snapshot of the current state with `ports` (from PortsWithAttachments).
-  std::shared_ptr<const api::NodeSnapshot> BuildSnapshot(std::vector<inventory::Port> ports);
+  std::shared_ptr<const NodeSnapshot> BuildSnapshot(std::vector<inventory::Port> ports);
   // Loop thread: the inventory's ports, with those handed to pods shown as
   // they are inside their pod.
   std::vector<inventory::Port> PortsWithAttachments();
@@ -134,14 +137,26 @@ class Node final : public api::NodeStateSource,
   std::vector<attach::PortCandidate> Candidates() const;
   // Loop thread: after an attachment changed, brings the inventory up to
   // date as soon as the current task has answered and before the next one
-  // runs (os::EventLoop::RunNext: the next call sees the port where it is
-  // now, not missing until the kernel's event of its move is read), then
-  // LLDP sockets, addressing and health behind what is queued. `home` are
-  // the ids of ports just moved back to the host: their sysfs entries are
-  // waited for, briefly (kHomeWait), where they show a moment after the move.
+  // runs (os::Loop::RunNext: the next call sees the port where it is now,
+  // not missing until the kernel's event of its move is read), then LLDP
+  // sockets, addressing and health behind what is queued. `home` are the ids
+  // of ports just moved back to the host: where their sysfs entries show a
+  // moment after the move, the node looks again every kHomeStep, for up to
+  // kHomeWait, and holds the calls that arrive meanwhile (Serve).
   void FollowAttachments(const std::vector<std::string>& home = {});
+  // Loop thread: one more look for the ports on their way home; ends the
+  // wait when all are there or time is up.
+  void CheckHome();
+  // Any thread: runs `fn` on the loop and returns its value, after the calls
+  // before it; while ports are on their way home (FollowAttachments) the
+  // call waits, on the loop and not on its thread, until they are there.
+  template <typename T>
+  absl::StatusOr<T> Serve(absl::AnyInvocable<absl::StatusOr<T>() &&> fn);
+  // Loop thread: runs the calls held while ports were on their way home,
+  // one per turn of the loop, each followed by the work it asked RunNext.
+  void ReleaseHeld();
   // Any thread: counts an attachment call that began at `start`.
-  void RecordAttach(api::AttachOperation operation, bool ok, absl::Time start);
+  void RecordAttach(AttachOperation operation, bool ok, absl::Time start);
   // Loop thread: releases attachments whose pod namespace is gone, and
   // checks again later while any attachment exists.
   void ScheduleNetnsCheck();
@@ -153,15 +168,38 @@ class Node final : public api::NodeStateSource,
   health::HealthTracker health_;
   std::unique_ptr<lldp::LldpAgent> agent_;
   lldp::NeighborTable empty_table_;
-  std::optional<os::EventLoop::TimerId> expiry_timer_;
-  std::optional<os::EventLoop::TimerId> rdma_timer_;
+  std::optional<os::Loop::TimerId> expiry_timer_;
+  std::optional<os::Loop::TimerId> rdma_timer_;
   absl::Time expiry_at_;
-  std::optional<os::EventLoop::TimerId> netns_timer_;
-  std::optional<os::EventLoop::TimerId> late_sysfs_timer_;
+  std::optional<os::Loop::TimerId> netns_timer_;
+  std::optional<os::Loop::TimerId> late_sysfs_timer_;
+  // Loop thread: the ports on their way home and until when they are waited
+  // for; calls that arrived meanwhile, in order.
+  struct Homing {
+    std::vector<std::string> ids;
+    absl::Time give_up;
+  };
+  std::optional<Homing> homing_;
+  std::optional<os::Loop::TimerId> home_timer_;
+  std::deque<absl::AnyInvocable<void() &&>> held_;
   uint64_t generation_ = 0;
-  Broadcast<api::NodeSnapshot> changes_;
+  Broadcast<NodeSnapshot> changes_;
   std::mutex attach_stats_mu_;
-  api::AttachStats attach_stats_;  // guarded by attach_stats_mu_
+  AttachStats attach_stats_;  // guarded by attach_stats_mu_
 };
 
-}  // namespace rocenet::server
+template <typename T>
+absl::StatusOr<T> Node::Serve(absl::AnyInvocable<absl::StatusOr<T>() &&> fn) {
+  return parts_.loop->Ask<T>([this, fn = std::move(fn)](os::Answer<T> answer) mutable {
+    auto run = [fn = std::move(fn), answer = std::move(answer)]() mutable {
+      std::move(answer).Give(std::move(fn)());
+    };
+    if (homing_.has_value() || !held_.empty()) {
+      held_.push_back(std::move(run));
+    } else {
+      run();
+    }
+  });
+}
+
+}  // namespace rocenet::node

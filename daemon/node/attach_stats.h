@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-namespace rocenet::api {
+namespace rocenet::node {
 
 enum class AttachOperation { kAttach, kDetach, kCheck, kGc };
 inline constexpr size_t kNumAttachOperations = 4;
@@ -66,4 +66,4 @@ struct AttachStats {
   friend bool operator==(const AttachStats&, const AttachStats&) = default;
 };
 
-}  // namespace rocenet::api
+}  // namespace rocenet::node

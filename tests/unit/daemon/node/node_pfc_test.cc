@@ -3,25 +3,24 @@
 // changes anything, kept on every pass, shown in snapshots and health, and
 // changed live.
 #include <algorithm>
-#include <thread>
 
-#include "daemon/server/node.h"
+#include "daemon/node/node.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_dcb.h"
 #include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/fakes/fake_loop.h"
 #include "tests/unit/fakes/fake_netlink.h"
 #include "tests/unit/fakes/fake_sysfs.h"
 #include "tests/unit/support/status_matchers.h"
 
-namespace rocenet::server {
+namespace rocenet::node {
 namespace {
 
 using ::rocenet::testing::DcbDriver;
-using ::rocenet::testing::FakeClock;
 using ::rocenet::testing::FakeDcb;
 using ::rocenet::testing::FakeFileSystem;
+using ::rocenet::testing::FakeLoop;
 using ::rocenet::testing::FakeNetlink;
 using ::rocenet::testing::FakeSysfs;
 using ::rocenet::testing::MakeLink;
@@ -42,55 +41,39 @@ class NodePfcTest : public ::testing::Test {
     store_ = std::make_unique<addressing::AppliedStore>(&fs_, "/var/lib/rocenet/addressing.json");
     addressing_ = std::make_unique<addressing::AddressingDriver>(&netlink_, store_.get(),
                                                      addressing::PlannerConfig{});
-    auto loop = os::EventLoop::Create();
-    ASSERT_OK(loop);
-    loop_ = std::move(*loop);
   }
   void TearDown() override {
-    if (!thread_.joinable()) return;
-    node_->Shutdown();
-    loop_->Stop();
-    thread_.join();
+    if (node_ != nullptr) node_->Shutdown();
   }
 
   absl::Status Start(const char* pfc, bool unhealthy = false) {
     controller_ = std::make_unique<qos::PfcController>(&dcb_, *qos::ParsePfcRequest(pfc));
-    node_ = std::make_unique<Node>(NodeParts{.loop = loop_.get(),
+    node_ = std::make_unique<Node>(NodeParts{.loop = &loop_,
                                              .netlink = &netlink_,
-                                             .clock = &clock_,
                                              .inventory = inventory_.get(),
                                              .addressing = addressing_.get(),
                                              .pfc = controller_.get(),
                                              .pfc_unhealthy = unhealthy});
     absl::Status started = node_->Start();
-    if (started.ok()) thread_ = std::thread([this] { ASSERT_OK(loop_->Run()); });
+    loop_.RunUntilIdle();
     return started;
   }
 
-  template <typename T>
-  T OnLoop(std::function<T()> fn) {
-    absl::StatusOr<T> out = loop_->Call<T>([&]() -> absl::StatusOr<T> { return fn(); });
-    EXPECT_OK(out);
-    return *out;
-  }
-
-  const health::PortHealth& Health(const api::NodeSnapshot& snapshot, const std::string& name) {
+  const health::PortHealth& Health(const node::NodeSnapshot& snapshot, const std::string& name) {
     return *std::find_if(snapshot.health.ports.begin(), snapshot.health.ports.end(),
                          [&](const health::PortHealth& h) { return h.name == name; });
   }
 
   FakeSysfs sysfs_;
   FakeNetlink netlink_;
-  FakeClock clock_;
   FakeDcb dcb_;
   FakeFileSystem fs_;
   std::unique_ptr<addressing::AppliedStore> store_;
   std::unique_ptr<addressing::AddressingDriver> addressing_;
   std::unique_ptr<inventory::PortInventory> inventory_;
   std::unique_ptr<qos::PfcController> controller_;
-  std::unique_ptr<os::EventLoop> loop_;
+  FakeLoop loop_;
   std::unique_ptr<Node> node_;
-  std::thread thread_;
 };
 
 TEST_F(NodePfcTest, AStartWithAPfcAPortCannotHaveChangesNothing) {
@@ -106,7 +89,7 @@ TEST_F(NodePfcTest, AStartWithAPfcAPortCannotHaveChangesNothing) {
 TEST_F(NodePfcTest, PfcIsSetAtStartAndShownInTheSnapshot) {
   ASSERT_OK(Start("3"));
   EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0x08);
-  absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> snapshot = node_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = node_->Sample();
   ASSERT_OK(snapshot);
   EXPECT_EQ(qos::FormatPfcRequest((*snapshot)->pfc_request), "3");
   ASSERT_EQ((*snapshot)->pfc.size(), 2u);
@@ -125,31 +108,25 @@ TEST_F(NodePfcTest, PfcIsSetAtStartAndShownInTheSnapshot) {
 TEST_F(NodePfcTest, AResetPortIsSetAgainOnTheNextSample) {
   ASSERT_OK(Start("none"));
   EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0);
-  OnLoop<bool>([&] {
-    dcb_.SetPfc("so0", 0x0f).IgnoreError();  // changed behind rocenet's back
-    return true;
-  });
+  dcb_.SetPfc("so0", 0x0f).IgnoreError();  // changed behind rocenet's back
   ASSERT_OK(node_->Sample());
-  EXPECT_EQ(OnLoop<int>([&] { return int{dcb_.device("so0")->pfc.enabled}; }), 0);
+  EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0);
 }
 
 TEST_F(NodePfcTest, ALiveChangeIsCheckedThenApplied) {
   ASSERT_OK(Start("keep"));
   EXPECT_EQ(dcb_.set_calls(), 0);
-  absl::Status refused = OnLoop<absl::Status>([&] { return node_->CheckPfc(*qos::ParsePfcRequest("all")); });
+  absl::Status refused = node_->CheckPfc(*qos::ParsePfcRequest("all"));
   EXPECT_THAT(refused.message(), HasSubstr("port so0: PFC \"all\" needs 8 priorities"));
   EXPECT_EQ(dcb_.set_calls(), 0);
-  OnLoop<bool>([&] {
-    EXPECT_OK(node_->CheckPfc(*qos::ParsePfcRequest("0-1")));
-    node_->SetPfc(*qos::ParsePfcRequest("0-1"), /*unhealthy=*/true);
-    return true;
-  });
-  EXPECT_EQ(OnLoop<int>([&] { return int{dcb_.device("so0")->pfc.enabled}; }), 0x03);
-  absl::StatusOr<std::shared_ptr<const api::NodeSnapshot>> snapshot = node_->Sample();
+  EXPECT_OK(node_->CheckPfc(*qos::ParsePfcRequest("0-1")));
+  node_->SetPfc(*qos::ParsePfcRequest("0-1"), /*unhealthy=*/true);
+  EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0x03);
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = node_->Sample();
   ASSERT_OK(snapshot);
   // qos.pfc_unhealthy: the port without DCB is unhealthy now.
   EXPECT_FALSE(Health(**snapshot, "so1").healthy);
 }
 
 }  // namespace
-}  // namespace rocenet::server
+}  // namespace rocenet::node

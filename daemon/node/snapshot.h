@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "daemon/addressing/plan.h"
 #include "daemon/addressing/port_addressing.h"
-#include "daemon/api/attach_stats.h"
+#include "daemon/node/attach_stats.h"
 #include "daemon/common/broadcast.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port.h"
@@ -27,7 +27,7 @@
 #include "daemon/lldp/neighbor_table.h"
 #include "daemon/qos/pfc_controller.h"
 
-namespace rocenet::api {
+namespace rocenet::node {
 
 struct NodeSnapshot {
   // Increases with every change of ports, neighbors, addressing or health.
@@ -74,4 +74,4 @@ class NodeStateSource {
   virtual absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Reconcile() = 0;
 };
 
-}  // namespace rocenet::api
+}  // namespace rocenet::node
