@@ -170,6 +170,9 @@ def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None):
     fab = cluster = None
     work = tempfile.mkdtemp(prefix="rocenet-e2e-apply-")
     try:
+        # What a run killed midway left (a timeout): the cluster first, whose
+        # pods hold the fabric's node namespace, then the fabric.
+        k8s.down()
         sim.down(FABRIC_DIR)
         fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR)
         cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns)

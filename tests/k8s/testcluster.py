@@ -471,7 +471,34 @@ def _remove_chains(netns: str, before: dict[str, list[str]]) -> None:
             subprocess.run([*do, "-X", chain], capture_output=True)
 
 
+def _kill_pod_processes(timeout: float = 10) -> None:
+    """Kills what still runs in the pods' cgroups (kubepods, made by this
+    cluster's kubelet alone: up refuses a machine where another ran): after
+    a run killed midway, or a shim killed before its container, a
+    container's processes outlive containerd and would hold on to the
+    node's sockets and namespace."""
+    pids = set()
+    for controller in os.listdir(CGROUP_ROOT):
+        top = os.path.join(CGROUP_ROOT, controller, "kubepods")
+        for root, _, files in os.walk(top):
+            if "cgroup.procs" in files:
+                try:
+                    with open(os.path.join(root, "cgroup.procs")) as f:
+                        pids.update(int(line) for line in f if line.strip())
+                except OSError:
+                    pass
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in pids):
+        time.sleep(0.1)
+
+
 def _remove_cgroups() -> None:
+    _kill_pod_processes()
     for controller in os.listdir(CGROUP_ROOT):
         top = os.path.join(CGROUP_ROOT, controller, "kubepods")
         if not os.path.isdir(top):
@@ -532,6 +559,7 @@ def down() -> None:
         _kill(pids["containerd"])
         for pid in _processes_mentioning(record["containerd_socket"]):
             _kill(pid, timeout=2)
+    _kill_pod_processes()
     for name in ("kube-apiserver", "etcd"):
         if name in pids:
             _kill(pids[name])
