@@ -3,7 +3,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "daemon/diag/rdma_bench.h"
 
 namespace rocenet::diag {
@@ -69,9 +68,9 @@ absl::StatusOr<RdmaLinks::Served> RdmaLinks::Serve(const LocalPort& port,
   if (!argv.ok()) return argv.status();
   absl::StatusOr<std::unique_ptr<os::Process>> server = runner_->Start(*argv);
   if (!server.ok()) return server.status();
-  if (!(*server)->WaitForOutput(RdmaServerReadyText(spec.tool), absl::Now() + kRdmaStartTimeout)) {
+  if (!(*server)->WaitForOutput(RdmaServerReadyText(spec.tool), clock_->Now() + kRdmaStartTimeout)) {
     (*server)->Stop();
-    const os::ProcessResult result = (*server)->Wait(absl::Now() + absl::Seconds(2));
+    const os::ProcessResult result = (*server)->Wait(clock_->Now() + absl::Seconds(2));
     return absl::UnavailableError(absl::StrCat(node_name_, ": ", program, " on ", port.name,
                                                " did not start listening: ", Tail(result)));
   }
@@ -111,7 +110,7 @@ v1::RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
   serve->set_duration_ms(params.duration_ms);
   serve->set_tool_port(params.tool_port);
   absl::StatusOr<peer::v1::PeerReply> reply =
-      peers_->Call(peer, request, absl::Now() + kRdmaStartTimeout + absl::Seconds(3));
+      peers_->Call(peer, request, clock_->Now() + kRdmaStartTimeout + absl::Seconds(3));
   if (!reply.ok()) {
     link.set_error(std::string(reply.status().message()));
     return link;
@@ -148,7 +147,7 @@ v1::RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
       link.set_error(std::string(client.status().message()));
       return link;
     }
-    result = (*client)->Wait(absl::Now() + absl::Milliseconds(params.duration_ms) + kRdmaSlack);
+    result = (*client)->Wait(clock_->Now() + absl::Milliseconds(params.duration_ms) + kRdmaSlack);
     if (result.timed_out) {
       link.set_error(absl::StrCat(program, " did not finish within ",
                                   absl::FormatDuration(absl::Milliseconds(params.duration_ms) +

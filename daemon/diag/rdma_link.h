@@ -23,6 +23,7 @@
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/local_port.h"
 #include "daemon/diag/peers.h"
+#include "daemon/os/clock.h"
 #include "daemon/os/process.h"
 #include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
@@ -47,8 +48,10 @@ struct RdmaParams {
 
 class RdmaLinks {
  public:
-  RdmaLinks(os::ProcessRunner* runner, PeerChannel* peers, std::string node_name)
-      : runner_(runner), peers_(peers), node_name_(std::move(node_name)) {}
+  // None of the pointers is owned; `clock` sets the processes' deadlines.
+  RdmaLinks(os::ProcessRunner* runner, PeerChannel* peers, const os::Clock* clock,
+            std::string node_name)
+      : runner_(runner), peers_(peers), clock_(clock), node_name_(std::move(node_name)) {}
 
   // A server started on `port` and its answer; `server` is null when the
   // answer says skipped. The caller waits for or stops the server.
@@ -67,6 +70,7 @@ class RdmaLinks {
 
   os::ProcessRunner* const runner_;
   PeerChannel* const peers_;
+  const os::Clock* const clock_;
   const std::string node_name_;
 };
 

@@ -126,7 +126,7 @@ absl::Status RunDiagd(const DiagdOptions& options) {
   DiagnosticsService service(engine.get(), {});
   ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, Serve(options.socket_path, &service));
   if (absl::Status s = engine->Start(); !s.ok()) {
-    server->Shutdown(absl::ToChronoTime(absl::Now()));
+    server->Shutdown(absl::ToChronoTime(clock.Now()));
     return s;
   }
   watch.Start();
@@ -140,7 +140,7 @@ absl::Status RunDiagd(const DiagdOptions& options) {
     if (!started.ok()) {
       watch.Stop();
       engine->Stop();
-      server->Shutdown(absl::ToChronoTime(absl::Now()));
+      server->Shutdown(absl::ToChronoTime(clock.Now()));
       return started.status();
     }
     exposer = std::move(*started);
@@ -158,7 +158,7 @@ absl::Status RunDiagd(const DiagdOptions& options) {
   server->GetHealthCheckService()->SetServingStatus(false);
   // Ends the coordinated tests in flight: their calls then finish at once.
   engine->Stop();
-  server->Shutdown(absl::ToChronoTime(absl::Now() + kShutdownGrace));
+  server->Shutdown(absl::ToChronoTime(clock.Now() + kShutdownGrace));
   watch.Stop();
   exposer.reset();
   // The socket goes with the server; the lock goes last, so a successor

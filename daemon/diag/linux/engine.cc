@@ -34,7 +34,7 @@ std::string HelloKey(const std::string& session, const std::string& rail) {
 DiagEngine::DiagEngine(EngineOptions options, PortsSource ports)
     : options_(std::move(options)),
       ports_(std::move(ports)),
-      rdma_(options_.runner, this, options_.node_name),
+      rdma_(options_.runner, this, options_.clock, options_.node_name),
       credentials_(options_.node_name, options_.secret),
       coordinator_({.peers = this,
                     .local = this,
