@@ -117,6 +117,8 @@ struct Daemon::Parts {
   std::unique_ptr<api::ReservationsService> reservations_service;
   std::unique_ptr<api::AddressingService> addressing_service;
   std::unique_ptr<ApiServer> api_server;
+  // The exposer holds its collectables weakly: they live here.
+  std::shared_ptr<api::NodeMetrics> metrics;
   std::unique_ptr<prometheus::Exposer> exposer;
   bool shut_down = false;
 
@@ -299,7 +301,7 @@ absl::Status Daemon::Parts::StartServing() {
                                      addressing_service.get()},
                                     listener));
   if (!options.metrics_address.empty()) {
-    auto metrics = std::make_shared<api::NodeMetrics>(node.get(), version);
+    metrics = std::make_shared<api::NodeMetrics>(node.get(), version);
     absl::StatusOr<std::unique_ptr<prometheus::Exposer>> started =
         os::StartMetricsExposer(options.metrics_address, {metrics, reload_metrics});
     if (!started.ok()) {
