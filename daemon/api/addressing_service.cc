@@ -16,7 +16,7 @@ grpc::Status AddressingService::ListPlans(grpc::ServerContext* context,
       !admitted.ok()) {
     return admitted;
   }
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   ToProto(**snapshot, response);
   return grpc::Status::OK;
@@ -31,7 +31,7 @@ grpc::Status AddressingService::GetPlan(grpc::ServerContext* context,
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   const addressing::PortAddressing* port = FindAddressing(**snapshot, request->port());
   if (port == nullptr) {

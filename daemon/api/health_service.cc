@@ -16,7 +16,7 @@ grpc::Status HealthService::GetNodeHealth(grpc::ServerContext* context,
       !admitted.ok()) {
     return admitted;
   }
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   ToProto((*snapshot)->health, (*snapshot)->generation, response);
   return grpc::Status::OK;
@@ -32,7 +32,7 @@ grpc::Status HealthService::GetPortHealth(grpc::ServerContext* context,
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   for (const health::PortHealth& port : (*snapshot)->health.ports) {
     if (port.port_id == request->port() || port.name == request->port()) {

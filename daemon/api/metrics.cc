@@ -151,7 +151,7 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot, const
 }
 
 std::vector<MetricFamily> NodeMetrics::Collect() const {
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
   if (!snapshot.ok()) return {};
   return BuildMetrics(**snapshot, version_);
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// NodeMetrics: the node's state as Prometheus metrics, built at scrape time.
+// NodeMetrics: the node's state as Prometheus metrics, built at scrape time
+// from the node's current snapshot.
 //
-// A prometheus-cpp Collectable, called on the exposer's thread. It samples the
-// node through the NodeStateSource, so metrics never disagree with the gRPC
-// API and there is no second copy of the state to keep in step. Naming
+// A prometheus-cpp Collectable, called on the exposer's thread. It reads
+// NodeStateSource::Current(), the view every gRPC reader gets, so metrics
+// never disagree with the gRPC API, there is no second copy of the state to
+// keep in step, and a scrape costs the node nothing. Naming
 // follows node_exporter: `device` label, base units, `_total` on counters,
 // text only in `_info` metrics.
 #pragma once

@@ -41,7 +41,7 @@ grpc::Status PortDiscoveryService::ListPorts(grpc::ServerContext* context,
       !admitted.ok()) {
     return admitted;
   }
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   for (const inventory::Port& port : (*snapshot)->ports) {
     ToProto(**snapshot, port, response->add_ports());
@@ -58,7 +58,7 @@ grpc::Status PortDiscoveryService::GetPort(grpc::ServerContext* context,
   if (absl::Status valid = ValidatePortReference(request->port()); !valid.ok()) {
     return ToGrpc(valid);
   }
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   absl::StatusOr<const inventory::Port*> port = FindPort(**snapshot, request->port());
   if (!port.ok()) return ToGrpc(port.status());
@@ -102,7 +102,7 @@ grpc::Status PortDiscoveryService::ListNeighbors(grpc::ServerContext* context,
       return ToGrpc(valid);
     }
   }
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   if (filtered) {
     absl::StatusOr<const inventory::Port*> port = FindPort(**snapshot, request->port());

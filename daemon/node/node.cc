@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/node/node.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
@@ -86,9 +88,11 @@ absl::Status Node::Start() {
 void Node::ScheduleCounterSample() {
   // Half the sampling interval, so that every interval gets a sample even
   // when events moved the previous one.
-  parts_.loop->RunAt(parts_.loop->Now() + health_.errors_policy().sample_interval / 2, [this] {
+  const absl::Duration every =
+      std::min(kCounterSampleInterval, health_.errors_policy().sample_interval / 2);
+  parts_.loop->RunAt(parts_.loop->Now() + every, [this] {
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
-    Refresh(false, /*replan=*/false);
+    Refresh(false, /*replan=*/false, /*counters=*/true);
     if (parts_.outputs != nullptr) {
       if (absl::Status s = parts_.outputs->RefreshExpiry(); !s.ok()) {
         SPDLOG_ERROR("host outputs: {}", s.ToString());
@@ -99,6 +103,11 @@ void Node::ScheduleCounterSample() {
 }
 
 void Node::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(current_mu_);
+    shut_down_ = true;
+    current_.reset();
+  }
   changes_.Close();
   // Dropped unanswered, each tells its caller the daemon is stopping.
   held_.clear();
@@ -182,7 +191,12 @@ void Node::ScheduleExpiry() {
   });
 }
 
-void Node::Refresh(bool changed, bool replan) {
+void Node::SetCurrent(std::shared_ptr<const NodeSnapshot> snapshot) {
+  std::lock_guard<std::mutex> lock(current_mu_);
+  if (!shut_down_) current_ = std::move(snapshot);
+}
+
+void Node::Refresh(bool changed, bool replan, bool counters) {
   const lldp::NeighborTable& table = agent_ != nullptr ? agent_->table() : empty_table_;
   // Read once per pass: for attached ports this asks each pod's kernel.
   std::vector<inventory::Port> ports = PortsWithAttachments();
@@ -205,7 +219,11 @@ void Node::Refresh(bool changed, bool replan) {
   const std::map<std::string, health::PortSignals> signals =
       health::AssembleSignals(ports, sources);
   changed |= health_.Update(ports, signals);
-  if (!changed && generation_ > 0) return;
+  if (!changed && generation_ > 0) {
+    // Same generation: nothing a watcher waits for changed.
+    if (counters) SetCurrent(BuildSnapshot(std::move(ports)));
+    return;
+  }
   ++generation_;
   std::shared_ptr<const NodeSnapshot> snapshot = BuildSnapshot(std::move(ports));
   if (parts_.outputs != nullptr) {
@@ -226,6 +244,7 @@ void Node::Refresh(bool changed, bool replan) {
         attach::HclPortsOf(snapshot->ports, snapshot->addressing, snapshot->mode),
         parts_.attach->Reservations());
   }
+  SetCurrent(snapshot);
   changes_.Publish(std::move(snapshot));
 }
 
@@ -259,18 +278,13 @@ std::shared_ptr<const NodeSnapshot> Node::BuildSnapshot(std::vector<inventory::P
   return snapshot;
 }
 
-absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::Sample() {
-  return Serve<std::shared_ptr<const NodeSnapshot>>(
-      [this]() -> absl::StatusOr<std::shared_ptr<const NodeSnapshot>> {
-        // A dump refreshes counters, which events do not carry; it also
-        // repairs anything a lost event hid.
-        RETURN_IF_ERROR(ResyncLinks());
-        std::vector<inventory::Port> ports = PortsWithAttachments();
-        // PFC counters are read with the settings; a port found changed
-        // (reset, by hand) is set again and reported at once.
-        if (parts_.pfc != nullptr && parts_.pfc->Sync(ports)) Refresh(true, /*replan=*/false);
-        return BuildSnapshot(std::move(ports));
-      });
+absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::Current() {
+  std::lock_guard<std::mutex> lock(current_mu_);
+  if (current_ == nullptr) {
+    return absl::UnavailableError(shut_down_ ? "the daemon is stopping"
+                                             : "the node has not been read yet");
+  }
+  return current_;
 }
 
 void Node::Replan() { Refresh(/*changed=*/true, /*replan=*/true); }
@@ -294,7 +308,9 @@ absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::Reconcile() {
       [this]() -> absl::StatusOr<std::shared_ptr<const NodeSnapshot>> {
         RETURN_IF_ERROR(ResyncLinks());
         Refresh(false, /*replan=*/true);
-        return BuildSnapshot(PortsWithAttachments());
+        std::shared_ptr<const NodeSnapshot> snapshot = BuildSnapshot(PortsWithAttachments());
+        SetCurrent(snapshot);
+        return snapshot;
       });
 }
 

@@ -2,7 +2,7 @@
 // Node: the daemon's state on the event loop, and the NodeStateSource the
 // gRPC services and metrics read through.
 //
-// Everything here except Sample(), Reconcile() and changes() runs on the loop
+// Everything here except Current(), Reconcile() and changes() runs on the loop
 // thread. Events flow:
 //   netlink (links)            -> inventory -> LLDP sockets follow the ports
 //   netlink (addresses/routes) -> re-check addressing (hand edits are undone)
@@ -66,11 +66,12 @@ class Node final : public NodeStateSource,
   // loop.
   absl::Status Start();
 
-  // Once the loop has stopped: ends every watch stream, and answers the
-  // calls still held (ports were on their way home) with Unavailable.
+  // Once the loop has stopped: ends every watch stream, answers the calls
+  // still held (ports were on their way home) with Unavailable, and Current()
+  // from then on.
   void Shutdown();
 
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Sample() override;
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Current() override;
   const Broadcast<NodeSnapshot>& changes() const override { return changes_; }
 
   // Any thread: re-plans and re-applies every port now.
@@ -121,11 +122,16 @@ class Node final : public NodeStateSource,
   // Reads the RDMA GID tables again kRdmaRescanDelay after addresses changed.
   void ScheduleRdmaRescan();
   // Re-reads the link counters and health periodically, so that error
-  // counters are sampled for ErrorsRising while nothing else happens.
+  // counters are sampled for ErrorsRising while nothing else happens, and
+  // Current() shows counters at most one interval old.
   void ScheduleCounterSample();
   // Re-plans addressing, re-evaluates health, updates host outputs, and
   // publishes a snapshot when something changed (`changed` forces one).
-  void Refresh(bool changed, bool replan);
+  // Without a change, `counters` still makes the snapshot Current() returns
+  // new (the counters moved), without waking a watcher.
+  void Refresh(bool changed, bool replan, bool counters = false);
+  // Any thread: what Current() returns.
+  void SetCurrent(std::shared_ptr<const NodeSnapshot> snapshot);
   // A snapshot of the current state with `ports` (from PortsWithAttachments).
   std::shared_ptr<const NodeSnapshot> BuildSnapshot(std::vector<inventory::Port> ports);
   // Loop thread: the inventory's ports, with those handed to pods shown as
@@ -186,6 +192,9 @@ class Node final : public NodeStateSource,
   Broadcast<NodeSnapshot> changes_;
   std::mutex attach_stats_mu_;
   AttachStats attach_stats_;  // guarded by attach_stats_mu_
+  std::mutex current_mu_;
+  std::shared_ptr<const NodeSnapshot> current_;  // guarded by current_mu_
+  bool shut_down_ = false;                       // guarded by current_mu_
 };
 
 template <typename T>

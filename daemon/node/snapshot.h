@@ -55,13 +55,21 @@ struct NodeSnapshot {
 // client has gone.
 inline constexpr absl::Duration kWatchCancelCheck = absl::Seconds(1);
 
+// How often the node reads its links' counters when nothing else happens
+// (at most; more often when half the ErrorsRising interval is shorter).
+inline constexpr absl::Duration kCounterSampleInterval = absl::Seconds(5);
+
 class NodeStateSource {
  public:
   virtual ~NodeStateSource() = default;
 
-  // The state now, with freshly sampled counters. Thread-safe; blocks the
-  // caller while the event loop builds it. Unavailable while shutting down.
-  virtual absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Sample() = 0;
+  // The node as last seen: the snapshot of its last change, or of its last
+  // counter sample if that came after (every kCounterSampleInterval, or
+  // half the ErrorsRising interval when that is shorter), so its counters
+  // are at most that old. Every reader (a scrape, a rocectl call) gets the
+  // same view, and none waits for the loop or makes it read the links.
+  // Thread-safe. Unavailable before the first snapshot and after Shutdown.
+  virtual absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Current() = 0;
 
   // Snapshots published on every change, for watch streams.
   virtual const Broadcast<NodeSnapshot>& changes() const = 0;

@@ -229,7 +229,7 @@ def test_malformed_lldp(bad_input_fabric, bad_input_daemon, bad_input_senders, b
         before = discarded(daemon, expect[1])
         for f in frames:
             senders[0].send(f)
-        wait_until(lambda: discarded(daemon, expect[1]) >= before + len(frames), 5,
+        wait_until(lambda: discarded(daemon, expect[1]) >= before + len(frames), 12,
                    what=f"{len(frames)} frame(s) discarded as {expect[1]}")
         assert discarded(daemon, expect[1]) == before + len(frames)
         assert plan_is(daemon, "so0", "ready", None, "10.200.1.1/30"), plans(daemon)["so0"]
@@ -239,7 +239,7 @@ def test_malformed_lldp(bad_input_fabric, bad_input_daemon, bad_input_senders, b
         for f in frames:
             senders[0].send(f)
         wait_until(lambda: counter(daemon, "rocenet_lldp_frames_received_total")
-                   >= received + len(frames), 5, what="the frame received")
+                   >= received + len(frames), 12, what="the frame received")
         assert counter(daemon, "rocenet_lldp_tlvs_discarded_total") == tlvs + expect[1]
         assert plan_is(daemon, "so0", "ready", None, "10.200.1.1/30"), plans(daemon)["so0"]
     elif kind == "moves":

@@ -179,8 +179,10 @@ def test_metrics_follow_node_exporter_conventions(fabric, daemon):
         for what in ("bytes", "packets", "errors", "drops"):
             value = metric_value(text, f"rocenet_port_{direction}_{what}_total", {"device": name})
             assert value is not None and value >= 0
-    # lldpd sends frames to the node end: receive counters move.
-    assert metric_value(text, "rocenet_port_receive_packets_total", {"device": name}) > 0
+    # lldpd sends frames to the node end: receive counters move (in the
+    # node's next counter sample, every 5 s).
+    wait_until(lambda: (metric_value(daemon.metrics(), "rocenet_port_receive_packets_total",
+                                     {"device": name}) or 0) > 0, 12, what="receive counters")
     for line in text.splitlines():
         if line.startswith("# TYPE rocenet_") and line.endswith(" counter"):
             assert line.split()[2].endswith("_total"), line

@@ -260,11 +260,15 @@ def test_port_values_match_rocectl_and_the_kernel(fabric, daemon):
         assert len(infos) == 1
         assert infos[0]["id"] == port["id"] and infos[0]["mac"] == fp["host_mac"]
         assert infos[0]["pci_address"] == fp["pci_address"]
-        # Counters are read at scrape time: never behind what the kernel
-        # showed before the scrape.
+        # Counters are the node's last sample, taken every 5 s (a scrape
+        # reads the node's snapshot and makes rocenetd read nothing): within
+        # a sample they catch up with what the kernel showed.
         stats = link["stats64"]
+        assert stats["rx"]["packets"] > 0
+        wait_until(lambda: scrape(daemon).value("rocenet_port_receive_packets_total", device=name)
+                   >= stats["rx"]["packets"], 12, interval=0.5,
+                   what=f"{name}'s receive counter at the kernel's")
         after = scrape(daemon)
-        assert after.value("rocenet_port_receive_packets_total", device=name) >= stats["rx"]["packets"] > 0
         assert after.value("rocenet_port_receive_bytes_total", device=name) >= stats["rx"]["bytes"]
         assert after.value("rocenet_port_transmit_errors_total", device=name) == stats["tx"]["errors"]
         for condition in CONDITIONS:

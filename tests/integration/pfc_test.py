@@ -211,8 +211,9 @@ def test_pfc_is_set_kept_across_a_reset_counted_and_left_on_exit(fabric, dcb_dir
         # Pause counters, from dcbnl.
         write_device(dcb_dir, "so1", enabled=0, requests=[0, 0, 0, 7, 0, 0, 0, 0],
                      indications=[0, 0, 0, 9, 0, 0, 0, 0])
-        pfc = port_pfc(daemon, "so1")
-        assert pfc["pause_sent"][3] == "7" or pfc["pause_sent"][3] == 7
+        # In the node's next counter sample (every 5 s).
+        wait_until(lambda: str(port_pfc(daemon, "so1")["pause_sent"][3]) == "7", 12,
+                   what="so1's pause counters in rocectl")
         text = daemon.metrics()
         assert metric_value(text, "rocenet_port_pfc_pause_frames_sent_total",
                             {"device": "so1", "priority": "3"}) == 7

@@ -879,9 +879,10 @@ func (*WatchPortsRequest) Descriptor() ([]byte, []int) {
 }
 
 // A full view of the node; sent once on subscription and again after each
-// change. Counters are not a change: they are sampled when the snapshot is
-// built. Everything in it is of the same generation, so one stream is the
-// whole node (the device plugin reads nothing else).
+// change. Counters are not a change: they are as of the daemon's last
+// counter sample (every 5 s, or half its errors_interval when shorter).
+// Everything in it is of the same generation, so one stream is the whole
+// node (the device plugin reads nothing else).
 type PortSnapshot struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Ports []*Port                `protobuf:"bytes,1,rep,name=ports,proto3" json:"ports,omitempty"`

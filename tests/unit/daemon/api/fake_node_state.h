@@ -37,7 +37,7 @@ class FakeNodeState final : public node::NodeStateSource {
   explicit FakeNodeState(node::NodeSnapshot snapshot)
       : snapshot_(std::make_shared<const node::NodeSnapshot>(std::move(snapshot))) {}
 
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> Sample() override {
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> Current() override {
     if (!status_.ok()) return status_;
     return snapshot_;
   }

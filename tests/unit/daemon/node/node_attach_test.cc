@@ -51,7 +51,7 @@ class NodeAttachTest : public ::testing::Test {
                                              .inventory = inventory_.get(),
                                              .attach = manager_.get()});
     ASSERT_OK(node_->Start());
-    auto snapshot = node_->Sample();
+    auto snapshot = node_->Current();
     ASSERT_OK(snapshot);
     ASSERT_EQ((*snapshot)->ports.size(), 1u);
     port_id_ = (*snapshot)->ports[0].id;
@@ -117,7 +117,8 @@ TEST_F(NodeAttachTest, APortJustMovedIntoAPodIsAttachedThereNotUnknown) {
   EXPECT_THAT(second.status(), StatusIs(absl::StatusCode::kFailedPrecondition,
                                         HasSubstr("is attached to pod training/c1")));
   // Still known as a port of the node once everything has been read.
-  auto snapshot = node_->Sample();
+  loop_.RunUntilIdle();
+  auto snapshot = node_->Current();
   ASSERT_OK(snapshot);
   ASSERT_EQ((*snapshot)->ports.size(), 1u);
   EXPECT_EQ((*snapshot)->ports[0].id, port_id_);

@@ -122,15 +122,14 @@ TEST_F(NodeHomeTest, TheCallBehindADelFindsThePortItBroughtHomeOnceSysfsShowsIt)
   EXPECT_LT(reads, 60);
   EXPECT_EQ(loop_.Now(), start);
 
-  // Right behind the DEL: the port is there, and can be attached again.
-  auto snapshot = node_->Sample();
+  // Right behind the DEL, an ADD of the same port: it waits until the
+  // port is there, and gets it.
+  auto again = node_->Attach(Request("c2"), "L2");
   EXPECT_GE(reads, 60) << "the call behind the DEL ran before the port showed in sysfs";
   EXPECT_GT(loop_.Now(), start);
   EXPECT_LT(loop_.Now(), start + absl::Milliseconds(50));
-  ASSERT_OK(snapshot);
-  ASSERT_EQ((*snapshot)->ports.size(), 1u);
-  EXPECT_TRUE((*snapshot)->ports[0].present);
-  EXPECT_OK(node_->Attach(Request("c2"), "L2"));
+  ASSERT_OK(again);
+  EXPECT_EQ(again->port_id, "0000:19:00.0-p8");
 }
 
 TEST_F(NodeHomeTest, APortThatNeverShowsEndsTheWaitAndTheHeldCallsAreAnswered) {
@@ -138,17 +137,19 @@ TEST_F(NodeHomeTest, APortThatNeverShowsEndsTheWaitAndTheHeldCallsAreAnswered) {
   const absl::Time start = loop_.Now();
   ASSERT_OK(node_->Detach("c1", "net1"));
   // sysfs does not show it: the call behind the DEL is answered once the
-  // wait is over, without the port, and nothing is held after it.
-  auto snapshot = node_->Sample();
-  ASSERT_OK(snapshot);
+  // wait is over, and nothing is held after it.
+  ASSERT_OK(node_->ListAttachments());
   EXPECT_GE(loop_.Now(), start + absl::Milliseconds(50));
   EXPECT_LT(loop_.Now(), start + absl::Milliseconds(51));
+  const absl::Time after = loop_.Now();
+  ASSERT_OK(node_->ListAttachments());
+  EXPECT_EQ(loop_.Now(), after);
   // Not in sysfs, the link is no Gaudi port (yet): the node's look 300 ms
   // after a link appears, or the next event, finds it when it shows.
+  loop_.RunUntilIdle();
+  auto snapshot = node_->Current();
+  ASSERT_OK(snapshot);
   EXPECT_TRUE((*snapshot)->ports.empty());
-  const absl::Time after = loop_.Now();
-  ASSERT_OK(node_->Sample());
-  EXPECT_EQ(loop_.Now(), after);
 }
 
 TEST_F(NodeHomeTest, CallsHeldByTheWaitAreAnsweredInOrder) {
@@ -184,8 +185,8 @@ TEST_F(NodeHomeTest, CallsHeldByTheWaitAreAnsweredInOrder) {
 TEST_F(NodeHomeTest, ShutdownAnswersTheHeldCallsUnavailable) {
   AttachAndHide();
   ASSERT_OK(node_->Detach("c1", "net1"));
-  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> held = absl::UnknownError("not run");
-  std::thread caller([&] { held = node_->Sample(); });
+  absl::StatusOr<std::vector<attach::AttachmentRecord>> held = absl::UnknownError("not run");
+  std::thread caller([&] { held = node_->ListAttachments(); });
   while (loop_.queued() < 1) absl::SleepFor(absl::Milliseconds(1));
   loop_.RunUntilIdle();  // the call is held: the port is not home
   loop_.Stop();

@@ -89,7 +89,7 @@ TEST_F(NodePfcTest, AStartWithAPfcAPortCannotHaveChangesNothing) {
 TEST_F(NodePfcTest, PfcIsSetAtStartAndShownInTheSnapshot) {
   ASSERT_OK(Start("3"));
   EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0x08);
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = node_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = node_->Current();
   ASSERT_OK(snapshot);
   EXPECT_EQ(qos::FormatPfcRequest((*snapshot)->pfc_request), "3");
   ASSERT_EQ((*snapshot)->pfc.size(), 2u);
@@ -105,11 +105,11 @@ TEST_F(NodePfcTest, PfcIsSetAtStartAndShownInTheSnapshot) {
   EXPECT_TRUE(unsupported->advisory);
 }
 
-TEST_F(NodePfcTest, AResetPortIsSetAgainOnTheNextSample) {
+TEST_F(NodePfcTest, AResetPortIsSetAgainOnTheNextCounterSample) {
   ASSERT_OK(Start("none"));
   EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0);
   dcb_.SetPfc("so0", 0x0f).IgnoreError();  // changed behind rocenet's back
-  ASSERT_OK(node_->Sample());
+  loop_.Advance(kCounterSampleInterval);
   EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0);
 }
 
@@ -122,7 +122,7 @@ TEST_F(NodePfcTest, ALiveChangeIsCheckedThenApplied) {
   EXPECT_OK(node_->CheckPfc(*qos::ParsePfcRequest("0-1")));
   node_->SetPfc(*qos::ParsePfcRequest("0-1"), /*unhealthy=*/true);
   EXPECT_EQ(dcb_.device("so0")->pfc.enabled, 0x03);
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = node_->Sample();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = node_->Current();
   ASSERT_OK(snapshot);
   // qos.pfc_unhealthy: the port without DCB is unhealthy now.
   EXPECT_FALSE(Health(**snapshot, "so1").healthy);

@@ -40,8 +40,8 @@ class NodeTest : public ::testing::Test {
   std::unique_ptr<Node> node_;
 };
 
-TEST_F(NodeTest, SampleReturnsPortsAndHealth) {
-  auto snapshot = node_->Sample();
+TEST_F(NodeTest, CurrentReturnsPortsAndHealth) {
+  auto snapshot = node_->Current();
   ASSERT_OK(snapshot);
   ASSERT_EQ((*snapshot)->ports.size(), 2u);
   EXPECT_EQ((*snapshot)->ports[0].name, "so0");
@@ -73,10 +73,22 @@ TEST_F(NodeTest, CounterOnlyChangesWakeNoWatcher) {
   netlink_.SetLink(so0);
   loop_.RunUntilIdle();
   EXPECT_EQ(node_->changes().Latest().version, first.version);
-  // ...but a sample sees the new counters.
-  auto sample = node_->Sample();
-  ASSERT_OK(sample);
-  EXPECT_EQ((*sample)->ports[0].link.stats.rx_bytes, 99u);
+  // ...and readers see the new counters from the next counter sample on,
+  // with the same generation.
+  EXPECT_EQ((*node_->Current())->ports[0].link.stats.rx_bytes, 0u);
+  loop_.Advance(kCounterSampleInterval);
+  auto current = node_->Current();
+  ASSERT_OK(current);
+  EXPECT_EQ((*current)->ports[0].link.stats.rx_bytes, 99u);
+  EXPECT_EQ((*current)->generation, first.value->generation);
+  EXPECT_EQ(node_->changes().Latest().version, first.version);
+}
+
+TEST_F(NodeTest, AReaderNeitherWaitsForTheLoopNorMakesItReadTheLinks) {
+  const int before = netlink_.list_calls();
+  for (int i = 0; i < 100; ++i) ASSERT_OK(node_->Current());
+  EXPECT_EQ(netlink_.list_calls(), before);
+  EXPECT_EQ(loop_.queued(), 0u);
 }
 
 TEST_F(NodeTest, LostEventsTriggerAFullResync) {
@@ -94,9 +106,10 @@ TEST_F(NodeTest, LostEventsTriggerAFullResync) {
 
 TEST_F(NodeTest, TheCountersAreSampledWhileNothingElseHappens) {
   const int before = netlink_.list_calls();
-  // No event, no call: the periodic sample alone reads the links, at half
-  // the ErrorsRising interval.
-  const absl::Duration half = health::ErrorsRisingPolicy{}.sample_interval / 2;
+  // No event, no call: the periodic sample alone reads the links, every
+  // kCounterSampleInterval (shorter than half the ErrorsRising interval).
+  const absl::Duration half = kCounterSampleInterval;
+  ASSERT_LT(half, health::ErrorsRisingPolicy{}.sample_interval / 2);
   loop_.Advance(half - absl::Milliseconds(1));
   EXPECT_EQ(netlink_.list_calls(), before);
   loop_.Advance(absl::Milliseconds(1));
@@ -107,15 +120,20 @@ TEST_F(NodeTest, TheCountersAreSampledWhileNothingElseHappens) {
 
 TEST_F(NodeTest, TheSnapshotIsStampedWithTheLoopsTime) {
   loop_.Advance(absl::Minutes(3));
-  auto sample = node_->Sample();
+  auto sample = node_->Current();
   ASSERT_OK(sample);
   EXPECT_EQ((*sample)->time, loop_.Now());
 }
 
-TEST_F(NodeTest, SampleAfterStopIsUnavailableNotAHang) {
+TEST_F(NodeTest, AReconcileAfterTheLoopStoppedIsUnavailableNotAHang) {
   loop_.Stop();
-  auto snapshot = node_->Sample();
-  EXPECT_EQ(snapshot.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(node_->Reconcile().status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(NodeTest, TheStateAfterShutdownIsUnavailable) {
+  ASSERT_OK(node_->Current());
+  node_->Shutdown();
+  EXPECT_EQ(node_->Current().status().code(), absl::StatusCode::kUnavailable);
 }
 
 }  // namespace
