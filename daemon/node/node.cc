@@ -279,12 +279,22 @@ std::shared_ptr<const NodeSnapshot> Node::BuildSnapshot(std::vector<inventory::P
 }
 
 absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::Current() {
-  std::lock_guard<std::mutex> lock(current_mu_);
-  if (current_ == nullptr) {
-    return absl::UnavailableError(shut_down_ ? "the daemon is stopping"
-                                             : "the node has not been read yet");
+  std::shared_ptr<const NodeSnapshot> current;
+  {
+    std::lock_guard<std::mutex> lock(current_mu_);
+    if (current_ == nullptr) {
+      return absl::UnavailableError(shut_down_ ? "the daemon is stopping"
+                                               : "the node has not been read yet");
+    }
+    current = current_;
   }
-  return current_;
+  // The attachment calls are counted as they are answered, on the callers'
+  // threads: a reader sees every call answered before it read.
+  std::lock_guard<std::mutex> lock(attach_stats_mu_);
+  if (current->attach == attach_stats_) return current;
+  auto counted = std::make_shared<NodeSnapshot>(*current);
+  counted->attach = attach_stats_;
+  return counted;
 }
 
 void Node::Replan() { Refresh(/*changed=*/true, /*replan=*/true); }

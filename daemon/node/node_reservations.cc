@@ -18,7 +18,11 @@ absl::StatusOr<attach::Reservation> Node::Reserve(const attach::ReserveRequest& 
   if (parts_.attach == nullptr) return NoReservations();
   return Serve<attach::Reservation>([this,
                                                  request]() -> absl::StatusOr<attach::Reservation> {
-    return parts_.attach->Reserve(request, Candidates(), absl::ToUnixSeconds(parts_.loop->Now()));
+    absl::StatusOr<attach::Reservation> reserved =
+        parts_.attach->Reserve(request, Candidates(), absl::ToUnixSeconds(parts_.loop->Now()));
+    // The snapshot counts the reserved ports: readers see the new count.
+    if (reserved.ok()) Refresh(/*changed=*/true, /*replan=*/false);
+    return reserved;
   });
 }
 
@@ -27,7 +31,10 @@ absl::StatusOr<std::optional<attach::Reservation>> Node::ReleaseReservation(
   if (parts_.attach == nullptr) return NoReservations();
   return Serve<std::optional<attach::Reservation>>(
       [this, owner_uid]() -> absl::StatusOr<std::optional<attach::Reservation>> {
-        return parts_.attach->ReleaseReservation(owner_uid);
+        absl::StatusOr<std::optional<attach::Reservation>> released =
+            parts_.attach->ReleaseReservation(owner_uid);
+        if (released.ok() && released->has_value()) Refresh(/*changed=*/true, /*replan=*/false);
+        return released;
       });
 }
 

@@ -236,6 +236,9 @@ class FlapWatch:
                                          if self.health_before.get(n) != health_after.get(n))}
 
 
+# rocenetd reads its counters every 5 s; a bit more to be past one sample.
+COUNTER_SAMPLE_SECONDS = 6.0
+
 def flood(fab, daemon: Daemon, rate: float, seconds: float) -> dict:
     """Floods port 0 from the switch side; measures the daemon meanwhile."""
     pid = daemon_pid(daemon)
@@ -243,7 +246,9 @@ def flood(fab, daemon: Daemon, rate: float, seconds: float) -> dict:
     probe = ListPortsProbe(daemon.socket)
     idle = probe.sample(min(seconds, 5.0))
     c0, t0 = cpu_seconds(pid), time.monotonic()
-    time.sleep(2.0)
+    # Past one counter sample of rocenetd (every 5 s): the counters read
+    # next are the idle port's.
+    time.sleep(COUNTER_SAMPLE_SECONDS)
     idle_cpu = (cpu_seconds(pid) - c0) / (time.monotonic() - t0) * 100
     rss_idle = rss_kib(pid)
     received0 = metric_value(daemon.metrics(), "rocenet_lldp_frames_received_total",
@@ -261,7 +266,8 @@ def flood(fab, daemon: Daemon, rate: float, seconds: float) -> dict:
         rss_samples.append(rss_kib(pid))
     load_cpu = (cpu_seconds(pid) - c0) / (time.monotonic() - t0) * 100
     sent = json.loads(sender.stdout.read() or "{}")
-    time.sleep(1.0)  # let the last frames land
+    # The last frames land, and rocenetd's next counter sample takes them.
+    time.sleep(COUNTER_SAMPLE_SECONDS)
     flaps = watch.close()
     received = (metric_value(daemon.metrics(), "rocenet_lldp_frames_received_total",
                              {"device": flooded["host_ifname"]}) or 0) - received0

@@ -145,6 +145,8 @@ TEST_F(NodeAttachTest, AReservationByPortIdSteersAttachesWithoutADeviceId) {
        .port_ids = {port_id_}});
   ASSERT_OK(reserved);
   EXPECT_EQ(reserved->created_unix, absl::ToUnixSeconds(loop_.Now()));
+  // Readers see the reservation counted at once.
+  EXPECT_EQ((*node_->Current())->reserved_ports, 1u);
   auto listed = node_->ListReservations();
   ASSERT_OK(listed);
   EXPECT_EQ(*listed, std::vector<attach::Reservation>{*reserved});
@@ -159,10 +161,17 @@ TEST_F(NodeAttachTest, AReservationByPortIdSteersAttachesWithoutADeviceId) {
   auto attached = node_->Attach(mine, "L2");
   ASSERT_OK(attached);
   EXPECT_EQ(attached->port_id, port_id_);
+  // ...and every attachment call answered before they read: one refused,
+  // one done.
+  const AttachOperationStats& attaches =
+      (*node_->Current())->attach.operations[static_cast<size_t>(AttachOperation::kAttach)];
+  EXPECT_EQ(attaches.succeeded, 1u);
+  EXPECT_EQ(attaches.failed, 1u);
 
   auto released = node_->ReleaseReservation("claim");
   ASSERT_OK(released);
   ASSERT_TRUE(released->has_value());
+  EXPECT_EQ((*node_->Current())->reserved_ports, 0u);
   listed = node_->ListReservations();
   ASSERT_OK(listed);
   EXPECT_TRUE(listed->empty());
