@@ -107,7 +107,10 @@ def bad_input_fabric():
 @pytest.fixture(scope="module")
 def bad_input_daemon(bad_input_fabric):
     fabric = bad_input_fabric
-    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}"])
+    # Counters sampled every half second (half the ErrorsRising interval,
+    # below the 5 s default): the tests read the LLDP counters after each
+    # of many bad frames.
+    d = Daemon(fabric.node_netns, [f"--sysfs-root={fabric.sysfs_root}", "--errors-interval=1s"])
     d.start()
     yield d
     d.cleanup()

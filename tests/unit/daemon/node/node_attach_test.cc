@@ -163,8 +163,10 @@ TEST_F(NodeAttachTest, AReservationByPortIdSteersAttachesWithoutADeviceId) {
   EXPECT_EQ(attached->port_id, port_id_);
   // ...and every attachment call answered before they read: one refused,
   // one done.
+  auto current = node_->Current();
+  ASSERT_OK(current);
   const AttachOperationStats& attaches =
-      (*node_->Current())->attach.operations[static_cast<size_t>(AttachOperation::kAttach)];
+      (*current)->attach.operations[static_cast<size_t>(AttachOperation::kAttach)];
   EXPECT_EQ(attaches.succeeded, 1u);
   EXPECT_EQ(attaches.failed, 1u);
 
