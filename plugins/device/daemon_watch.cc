@@ -40,16 +40,18 @@ void DaemonWatch::Run() {
       SPDLOG_WARN("rocenetd at {}: node stream ended; reconnecting", options_.socket);
     }
     if (stop_.HasBeenNotified()) return;
-    absl::Time grace_end = lost_since + options_.grace;
-    absl::Duration wait = backoff;
-    if (!lost_reported) wait = std::min(wait, std::max(grace_end - absl::Now(), absl::ZeroDuration()));
-    if (!SleepFor(wait)) return;
+    const absl::Time grace_end = lost_since + options_.grace;
+    // The grace ends only with an attempt that failed at or after its end:
+    // a daemon back just before it is never reported lost.
     if (!lost_reported && absl::Now() >= grace_end) {
       SPDLOG_ERROR("rocenetd at {} unreachable for {}: every device is Unhealthy",
                    options_.socket, absl::FormatDuration(options_.grace));
       state_->SetDaemonLost();
       lost_reported = true;
     }
+    absl::Duration wait = backoff;
+    if (!lost_reported) wait = std::min(wait, std::max(grace_end - absl::Now(), absl::ZeroDuration()));
+    if (!SleepFor(wait)) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }

@@ -46,6 +46,23 @@ def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
     # before the state everything is compared with is taken.
     wait_until(lambda: ip_json(f"{fabric.name}-podbusy", "link", "show", "net1")[0]
                .get("operstate") == "UP", 5, what="the busy port up in its pod")
+
+    def port_states():
+        ports = json.loads(daemon.rocectl("ports", "-o", "json").stdout)["ports"]
+        return [{k: v for k, v in p.items() if k != "counters"} for p in ports]
+
+    # rocenetd reads a port inside a pod at its next counter sample: wait
+    # until it has seen the busy port up there too.
+    wait_until(lambda: any(p["name"] == "so3" and p.get("oper_state") == "OPER_STATE_UP"
+                           for p in port_states()), 15, what="rocenetd sees so3 up in its pod")
+    try:
+        check_bad_invocations(fabric, cni, ports, port_states)
+    finally:
+        assert cni.run("DEL", "busy", f"/run/netns/{fabric.name}-podbusy", "net1")[0] == 0
+
+
+def check_bad_invocations(fabric, cni, ports, port_states):
+    pod = f"/run/netns/{fabric.name}-podx"
     good = cni.conf()
     cases = [
         # (name, conf, env overrides, expected code, message fragment)
@@ -75,10 +92,6 @@ def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
         ("daemon not there", {**good, "socket": "/nonexistent/rocenetd.sock"}, {}, 11,
          "/nonexistent/rocenetd.sock"),
     ]
-    def port_states():
-        ports = json.loads(daemon.rocectl("ports", "-o", "json").stdout)["ports"]
-        return [{k: v for k, v in p.items() if k != "counters"} for p in ports]
-
     before = all_namespaces_state(fabric)
     ports_before = port_states()
     for name, conf, env, code, fragment in cases:
@@ -94,8 +107,10 @@ def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
         assert fragment in out.get("msg", ""), (name, out)
         assert time.monotonic() - t0 < 5, name
     assert all_namespaces_state(fabric) == before
-    assert port_states() == ports_before
-    assert cni.run("DEL", "busy", f"/run/netns/{fabric.name}-podbusy", "net1")[0] == 0
+    after = port_states()
+    changed = {b["name"]: {k: (b.get(k), a.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)}
+               for b, a in zip(ports_before, after) if a != b}
+    assert after == ports_before, ("rocenetd's ports changed (before, after)", changed)
 
 
 def test_refusals_say_why_for_each_port(fabric, daemon):

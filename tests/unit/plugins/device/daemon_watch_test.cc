@@ -93,6 +93,31 @@ TEST(DaemonWatchTest, AShortOutageKeepsTheLastHealthALongOneLosesIt) {
   watch.Stop();
 }
 
+TEST(DaemonWatchTest, ADaemonBackJustBeforeTheGraceEndsIsNeverLost) {
+  FakeNodeClient client;
+  client.Script({.snapshots = {Snapshot(1, true)}, .hold = true});
+  DeviceState state;
+  DaemonWatchOptions options = Fast(/*grace=*/absl::Seconds(1));
+  options.initial_backoff = absl::Milliseconds(600);
+  options.max_backoff = absl::Seconds(5);
+  DaemonWatch watch(options, &client, &state);
+  watch.Start();
+  ASSERT_TRUE(Eventually([&] { return state.Get().generation == 1; }));
+  // The stream ends; the first retry (at 600 ms) finds nothing; the daemon
+  // is back at 800 ms, before the grace ends at 1 s, where the next attempt
+  // finds it. The backoff alone would come back only at 1.8 s.
+  const absl::Time t0 = absl::Now();
+  client.EndHeld();
+  absl::SleepFor(absl::Milliseconds(800));
+  client.Script({.snapshots = {Snapshot(2, true)}, .hold = true});
+  while (absl::Now() - t0 < absl::Milliseconds(2200)) {
+    ASSERT_FALSE(state.Get().daemon_lost) << "at " << absl::FormatDuration(absl::Now() - t0);
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(state.Get().generation, 2u);
+  watch.Stop();
+}
+
 TEST(DaemonWatchTest, ADaemonNeverReachedIsLostAfterTheGrace) {
   FakeNodeClient client;
   DeviceState state;
