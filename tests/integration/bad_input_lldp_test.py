@@ -213,6 +213,10 @@ def discarded(daemon, reason: str) -> float:
                         {"device": "so0", "reason": reason}) or 0.0
 
 
+# rocenetd samples its counters at half its --errors-interval (1s here).
+COUNTER_SAMPLE_SECONDS = 0.5
+
+
 def counter(daemon, name: str) -> float:
     return metric_value(daemon.metrics(), name, {"device": "so0"}) or 0.0
 
@@ -238,8 +242,15 @@ def test_malformed_lldp(bad_input_fabric, bad_input_daemon, bad_input_senders, b
         tlvs = counter(daemon, "rocenet_lldp_tlvs_discarded_total")
         for f in frames:
             senders[0].send(f)
+        # The switch's lldpd sends frames of its own, so the count received
+        # may move before ours is read: wait for the discarded TLVs too, then
+        # for two more of rocenetd's counter samples, so that a count still
+        # to come (or one too many) would show.
         wait_until(lambda: counter(daemon, "rocenet_lldp_frames_received_total")
-                   >= received + len(frames), 12, what="the frame received")
+                   >= received + len(frames) and
+                   counter(daemon, "rocenet_lldp_tlvs_discarded_total") >= tlvs + expect[1], 12,
+                   what="the frame received")
+        time.sleep(2 * COUNTER_SAMPLE_SECONDS + 0.1)
         assert counter(daemon, "rocenet_lldp_tlvs_discarded_total") == tlvs + expect[1]
         assert plan_is(daemon, "so0", "ready", None, "10.200.1.1/30"), plans(daemon)["so0"]
     elif kind == "moves":
