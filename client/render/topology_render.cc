@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -69,7 +70,12 @@ const TopologySwitch* FindSwitch(const Topology& topology, const std::string& ke
   return nullptr;
 }
 
-std::string RailName(int rail) { return rail < 0 ? "unknown" : absl::StrCat(rail); }
+// rocenetd's name of the rail; the module rail's number from a rocenetd
+// that names none.
+std::string RailName(int rail, const std::string& name) {
+  if (!name.empty()) return name;
+  return rail < 0 ? "unknown" : absl::StrCat(rail);
+}
 
 // ---- dot
 
@@ -117,6 +123,7 @@ Topology BuildTopology(std::string hostname, const v1::ListPortsResponse& ports,
     out.module_id = port.module_id();
     out.port_index = port.port_index();
     out.rail = port.rail();
+    out.rail_name = port.rail_name();
     out.numa_node = port.numa_node();
     out.pci_address = port.pci_address();
     out.pcie_root = port.pcie_root();
@@ -140,13 +147,17 @@ Topology BuildTopology(std::string hostname, const v1::ListPortsResponse& ports,
     }
   }
 
-  std::map<int, TopologyRail> rails;
-  std::map<int, std::set<std::string>> rail_switches;
+  // Module rails by number, then named ones by name, unknown last.
+  using RailKey = std::tuple<int, int, std::string>;
+  std::map<RailKey, TopologyRail> rails;
+  std::map<RailKey, std::set<std::string>> rail_switches;
   for (const TopologyPort& port : topology.ports) {
-    // Unknown rails sort last.
-    const int key = port.rail < 0 ? INT32_MAX : port.rail;
+    const RailKey key = port.rail >= 0            ? RailKey{0, port.rail, ""}
+                        : !port.rail_name.empty() ? RailKey{1, 0, port.rail_name}
+                                                  : RailKey{2, 0, ""};
     TopologyRail& rail = rails[key];
     rail.rail = port.rail < 0 ? -1 : port.rail;
+    rail.name = port.rail_name;
     rail.ports.push_back(port.name);
     for (const TopologyLink& link : port.links) {
       if (const TopologySwitch* sw = FindSwitch(topology, link.switch_key); sw != nullptr) {
@@ -196,7 +207,7 @@ std::string RenderTopologyTable(const Topology& topology) {
   absl::StrAppend(&out, "\nRAILS\n");
   TextTable rails({"RAIL", "PORTS", "SWITCHES"});
   for (const TopologyRail& rail : topology.rails) {
-    rails.AddRow({RailName(rail.rail), ListOrDash(rail.ports), ListOrDash(rail.switches)});
+    rails.AddRow({RailName(rail.rail, rail.name), ListOrDash(rail.ports), ListOrDash(rail.switches)});
   }
   absl::StrAppend(&out, rails.Render());
   return out;
@@ -254,7 +265,7 @@ std::string RenderTopologyDot(const Topology& topology) {
     for (const TopologyLink& link : port.links) {
       const auto found = switch_port_ids.find(std::make_pair(link.switch_key, link.switch_port));
       if (found == switch_port_ids.end()) continue;
-      std::vector<std::string> label = {absl::StrCat("rail ", RailName(port.rail))};
+      std::vector<std::string> label = {absl::StrCat("rail ", RailName(port.rail, port.rail_name))};
       if (!port.local.empty() || !port.peer.empty()) {
         label.push_back(absl::StrCat(OrDash(port.local), " -> ", OrDash(port.peer)));
       }
@@ -289,6 +300,7 @@ nlohmann::json TopologyToJson(const Topology& topology) {
                      {"module_id", IndexOrNull(port.module_id)},
                      {"port_index", IndexOrNull(port.port_index)},
                      {"rail", IndexOrNull(port.rail)},
+                     {"rail_name", port.rail_name},
                      {"numa_node", IndexOrNull(port.numa_node)},
                      {"pci_address", port.pci_address},
                      {"pcie_root", port.pcie_root},
@@ -307,6 +319,7 @@ nlohmann::json TopologyToJson(const Topology& topology) {
   nlohmann::json rails = nlohmann::json::array();
   for (const TopologyRail& rail : topology.rails) {
     rails.push_back({{"rail", IndexOrNull(rail.rail)},
+                     {"name", rail.name},
                      {"ports", rail.ports},
                      {"switches", rail.switches}});
   }

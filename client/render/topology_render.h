@@ -4,9 +4,12 @@
 // over LLDP, and the rails.
 //
 // A rail is the set of ports with the same scale-out order (rocenetd's `rail`,
-// HCL's sub-NIC index) on every accelerator module; in a rail-optimized
-// fabric each rail is cabled to its own leaf switch, so the table also shows which switches each rail
-// reaches (more than one, or a switch shared by two rails, is worth a look).
+// HCL's sub-NIC index) on every accelerator module; for NICs without a
+// module, the ports that route the same fabric network. Both come as
+// rocenetd names them (Port.rail_name). In a rail-optimized fabric each rail
+// is cabled to its own leaf switch, so the table also shows which switches
+// each rail reaches (more than one, or a switch shared by two rails, is worth
+// a look).
 //
 // BuildTopology() joins the API answers; the renderers turn the result into
 // text. All pure (no I/O, thread-safe), so tests feed fixed input.
@@ -34,6 +37,7 @@ struct TopologyPort {
   int module_id = -1;   // -1: unknown
   int port_index = -1;  // sysfs dev_port; -1: unknown
   int rail = -1;        // scale-out order in its module; -1: unknown
+  std::string rail_name;  // rocenetd's name of its rail; "": unknown
   int numa_node = -1;
   std::string pci_address;
   std::string pcie_root;
@@ -54,7 +58,8 @@ struct TopologySwitch {
 };
 
 struct TopologyRail {
-  int rail = -1;                      // -1: ports whose rail is unknown
+  int rail = -1;                      // the module rail; -1: none
+  std::string name;                   // rocenetd's name; "": unknown
   std::vector<std::string> ports;     // in port order
   std::vector<std::string> switches;  // system names (or chassis ids), sorted
 };
@@ -63,7 +68,8 @@ struct Topology {
   std::string hostname;
   std::vector<TopologyPort> ports;       // rocenetd's port order
   std::vector<TopologySwitch> switches;  // in order of first appearance
-  std::vector<TopologyRail> rails;       // by rail, unknown last
+  // Module rails in order, then the named (network) rails, unknown last.
+  std::vector<TopologyRail> rails;
 };
 
 Topology BuildTopology(std::string hostname, const v1::ListPortsResponse& ports,

@@ -27,7 +27,7 @@ using coordinator::NameOf;
 std::vector<std::string> RingRails(const std::vector<absl::StatusOr<peer::v1::PeerInfo>>& infos,
                                    v1::AllreduceResult& result) {
   std::set<std::string> rails;
-  for (const peer::v1::PeerPort& port : infos[0]->ports()) rails.insert(port.rail());
+  for (const peer::v1::PeerPort& port : infos[0]->ports()) rails.insert(coordinator::RailOf(port));
   std::vector<std::string> ring_rails;
   for (const std::string& rail : rails) {
     std::vector<std::string> missing;

@@ -115,8 +115,9 @@ absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
     std::set<std::string> rails;
     for (const peer::v1::PeerPort& port : infos[0]->ports()) {
       bool everywhere = true;
-      for (const auto& info : infos) everywhere &= coordinator::PortInRail(*info, port.rail()) != nullptr;
-      if (everywhere) rails.insert(port.rail());
+      const std::string& rail = coordinator::RailOf(port);
+      for (const auto& info : infos) everywhere &= coordinator::PortInRail(*info, rail) != nullptr;
+      if (everywhere) rails.insert(rail);
     }
     if (rails.empty()) {
       result.add_problems("no rail that every node has a port in");
@@ -141,6 +142,7 @@ absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
         rdma_run->set_message_bytes(request.message_bytes());
         rdma_run->set_duration_ms(request.duration_ms());
         rdma_run->set_tool_port(static_cast<uint32_t>(kRdmaToolPort + r));
+        rdma_run->set_rail(rail);
         absl::StatusOr<peer::v1::PeerReply> reply = parts_.peers->Call(nodes[i], run, deadline);
         v1::RdmaLink& link = links[k];
         if (reply.ok()) {

@@ -91,7 +91,7 @@ absl::StatusOr<v1::ReachResult> Coordinator::LocalReach(const v1::ReachRequest& 
   for (const std::string& peer : request.peers()) {
     peers.push_back(*Ipv4Address::Parse(peer));
     if (FindPortForAddress(selected, peers.back()) == nullptr) {
-      result.add_problems(absl::StrCat("peer ", peer, ": in the rail of no port probed"));
+      result.add_problems(absl::StrCat("peer ", peer, ": in the network of no port probed"));
     }
   }
   progress(absl::StrCat("probing from ", selected.size(), " ports"), 0);

@@ -43,9 +43,14 @@ inline std::vector<NodeAddress> ParseNodes(const google::protobuf::RepeatedPtrFi
   return out;
 }
 
+// A peer port's rail; a peer from before rail names names it by network.
+inline const std::string& RailOf(const peer::v1::PeerPort& port) {
+  return port.rail().empty() ? port.network() : port.rail();
+}
+
 inline const peer::v1::PeerPort* PortInRail(const peer::v1::PeerInfo& info, const std::string& rail) {
   for (const peer::v1::PeerPort& port : info.ports()) {
-    if (port.rail() == rail) return &port;
+    if (RailOf(port) == rail) return &port;
   }
   return nullptr;
 }
@@ -58,12 +63,13 @@ inline std::string NameOf(const absl::StatusOr<peer::v1::PeerInfo>& info, const 
   return node.ToString();
 }
 
-// InvalidArgument unless `peer` is in `port`'s rail.
+// InvalidArgument unless `port` reaches `peer` (the peer is in the
+// network of the port's rail).
 inline absl::Status CheckPeerInRail(const LocalPort& port, const NodeAddress& peer) {
-  if (port.rail.Contains(peer.address)) return absl::OkStatus();
+  if (port.network.Contains(peer.address)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("peer: ", peer.address.ToString(),
-                                                 " is not in the rail ", port.rail.ToString(),
-                                                 " of port ", port.name));
+                                                 " is not in the network ", port.network.ToString(),
+                                                 " of port ", port.name, "'s rail ", port.rail));
 }
 
 // A result's first problem, for a verdict's detail.

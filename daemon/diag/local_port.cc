@@ -21,12 +21,20 @@ absl::StatusOr<const LocalPort*> PortNamed(const std::vector<LocalPort>& ports,
   return port;
 }
 
+const LocalPort* FindPortInRail(const std::vector<LocalPort>& ports, const std::string& rail,
+                                Ipv4Address address) {
+  for (const LocalPort& port : ports) {
+    if (!rail.empty() && port.rail == rail && port.network.Contains(address)) return &port;
+  }
+  return FindPortForAddress(ports, address);
+}
+
 const LocalPort* FindPortForAddress(const std::vector<LocalPort>& ports, Ipv4Address address) {
   for (const LocalPort& port : ports) {
     if (port.address.Network().Contains(address)) return &port;
   }
   for (const LocalPort& port : ports) {
-    if (port.rail.Contains(address)) return &port;
+    if (port.network.Contains(address)) return &port;
   }
   return nullptr;
 }

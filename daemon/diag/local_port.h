@@ -23,9 +23,13 @@ struct LocalPort {
   // The switch end: the gateway of the routed network.
   Ipv4Address gateway;
   // The routed network, e.g. 10.201.0.0/16; the /30 itself when no routed
-  // network is configured. Ports on one rail reach each other through the
-  // fabric; a port reaches no other rail.
-  Ipv4Prefix rail;
+  // network is configured: the addresses the port reaches through the
+  // fabric.
+  Ipv4Prefix network;
+  // The port's rail as rocenetd names it (Port.rail_name): "1" for the
+  // second scale-out port of an accelerator module, the routed network for
+  // a NIC without one. A ring runs over the ports of one rail.
+  std::string rail;
   bool up = false;
   uint64_t speed_mbps = 0;  // 0: unknown
   uint64_t rx_dropped = 0;
@@ -53,7 +57,14 @@ const LocalPort* FindPortByName(const std::vector<LocalPort>& ports, const std::
 absl::StatusOr<const LocalPort*> PortNamed(const std::vector<LocalPort>& ports,
                                            const std::string& name);
 
-// The first port whose rail holds `address`, or nullptr.
+// The first port whose network holds `address`, or nullptr.
 const LocalPort* FindPortForAddress(const std::vector<LocalPort>& ports, Ipv4Address address);
+
+// The port of rail `rail` whose network holds `address`; when no port of
+// that rail does (or `rail` is empty, or a network as older peers name
+// rails), the first port whose network holds it; else nullptr. Ports of
+// several rails may share one network (a flat fabric): the rail decides.
+const LocalPort* FindPortInRail(const std::vector<LocalPort>& ports, const std::string& rail,
+                                Ipv4Address address);
 
 }  // namespace rocenet::diag

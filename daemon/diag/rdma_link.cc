@@ -81,7 +81,7 @@ absl::StatusOr<RdmaLinks::Served> RdmaLinks::Serve(const LocalPort& port,
 v1::RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
                                 const RdmaParams& params) {
   v1::RdmaLink link;
-  link.set_rail(port.rail.ToString());
+  link.set_rail(port.rail);
   link.set_from_node(node_name_);
   link.set_from_port(port.name);
   link.set_from_device(port.rdma_device);
@@ -105,6 +105,7 @@ v1::RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
   peer::v1::PeerRequest request;
   peer::v1::RdmaServe* serve = request.mutable_rdma_serve();
   serve->set_client_address(port.address.address().ToString());
+  serve->set_rail(port.rail);
   serve->set_test(params.test);
   serve->set_message_bytes(params.message_bytes);
   serve->set_duration_ms(params.duration_ms);

@@ -55,7 +55,9 @@ std::vector<diag::LocalPort> LocalPortsOf(const v1::PortSnapshot& snapshot) {
     local.ifindex = port.ifindex();
     local.address = addressed->local;
     local.gateway = addressed->peer;
-    local.rail = addressed->routed.value_or(addressed->local.Network());
+    local.network = addressed->routed.value_or(addressed->local.Network());
+    // From a rocenetd that names no rails: the network, as it was named.
+    local.rail = !port.rail_name().empty() ? port.rail_name() : local.network.ToString();
     local.up = port.carrier() && port.admin_up();
     local.speed_mbps = port.speed_mbps();
     local.rx_dropped = port.counters().receive_drops();

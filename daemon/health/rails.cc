@@ -31,6 +31,22 @@ std::string NameOfSwitch(const std::vector<const RailMember*>& rail, const std::
 
 }  // namespace
 
+std::string RailName(int rail, const addressing::PortAddressing* addressing) {
+  if (rail >= 0) return absl::StrCat(rail);
+  if (addressing == nullptr) return "";
+  const addressing::AddressPlan& plan = addressing->plan;
+  if (plan.state == addressing::PlanState::kReady || plan.state == addressing::PlanState::kL2) {
+    if (!plan.routes.empty()) return plan.routes.front().destination.ToString();
+    if (plan.local.has_value()) return plan.local->Network().ToString();
+  }
+  if (addressing->applied.has_value()) {
+    const addressing::AppliedConfig& applied = *addressing->applied;
+    if (!applied.routes.empty()) return applied.routes.front().destination.ToString();
+    if (applied.local.has_value()) return applied.local->Network().ToString();
+  }
+  return "";
+}
+
 std::map<std::string, Condition> CheckRails(const std::vector<RailMember>& members) {
   std::map<int, std::vector<const RailMember*>> rails;
   for (const RailMember& member : members) {

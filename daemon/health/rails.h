@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/addressing/port_addressing.h"
 #include "daemon/health/port_health.h"
 
 namespace rocenet::health {
@@ -32,6 +33,15 @@ struct RailMember {
   // without a plan.
   std::string network;
 };
+
+// The name of a port's rail, the one every part of rocenet groups ports by
+// (the device plugin's spreading, rocectl topology, the diagnostics' rings):
+// the port's scale-out order in its accelerator module ("0", "1", ...)
+// where it has one; else, for a NIC without a module, the fabric network
+// its address plan routes ("10.201.0.0/16"), or the one applied and kept
+// while the plan waits, or failing a route the network of its own address
+// (a flat L2 fabric); empty when none of these is known.
+std::string RailName(int rail, const addressing::PortAddressing* addressing);
 
 // The Miscabled condition (since unset) of every port whose switch, or
 // failing that whose routed network, differs from the one a strict majority

@@ -21,10 +21,10 @@ struct PortInfo {
   int module_id = -1;  // accelerator module, -1: unknown
   int port_index = -1;  // NIC index on its device (sysfs dev_port), -1: unknown
   bool gaudi = false;   // a scale-out port of a Gaudi (habanalabs) function
-  // The rail the port sits on: rocenetd's rail ("rail 1") where it knows
-  // one, else the routed network its plan reaches (e.g. "10.200.0.0/16")
-  // and, when LLDP saw one, the switch chassis. Ports on different rails
-  // fail independently, so allocations spread over them.
+  // The rail the port sits on, as rocenetd names it (Port.rail_name: "1"
+  // in a module, else the routed network, e.g. "10.200.0.0/16"); empty when
+  // unknown. Ports on different rails fail independently, so allocations
+  // spread over them.
   std::string rail;
   bool present = false;
   bool healthy = false;  // the daemon's verdict, before the grace period

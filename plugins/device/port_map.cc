@@ -5,28 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace rocenet::device {
 namespace {
-
-// The rail of a port without one from rocenetd: the networks its plan
-// routes to (where its traffic goes) and the switch LLDP found behind it
-// (what it fails with).
-std::string RailOf(const rocenet::v1::PortPlan* plan, const rocenet::v1::PortNeighbors* nbrs) {
-  std::vector<std::string> parts;
-  if (plan != nullptr) {
-    std::vector<std::string> routes;
-    for (const auto& r : plan->routes()) routes.push_back(r.destination());
-    std::sort(routes.begin(), routes.end());
-    parts.push_back(absl::StrJoin(routes, ","));
-  }
-  if (nbrs != nullptr && !nbrs->neighbors().empty()) {
-    parts.push_back(nbrs->neighbors(0).chassis_id().value());
-  }
-  return absl::StrJoin(parts, "|");
-}
 
 template <typename T>
 std::map<std::string, const T*> ById(const google::protobuf::RepeatedPtrField<T>& items) {
@@ -45,7 +26,6 @@ const T* Find(const std::map<std::string, const T*>& by_id, const std::string& i
 
 PortMap PortsOf(const rocenet::v1::PortSnapshot& snapshot) {
   const auto plans = ById(snapshot.addressing().plans());
-  const auto neighbors = ById(snapshot.neighbors());
   const auto health = ById(snapshot.health().ports());
   const bool l2 = snapshot.addressing().mode() == "L2";
   PortMap out;
@@ -70,10 +50,7 @@ PortMap PortsOf(const rocenet::v1::PortSnapshot& snapshot) {
     const rocenet::v1::PortHealth* h = Find(health, p.id());
     info.healthy = h != nullptr && h->healthy();
     const rocenet::v1::PortPlan* plan = Find(plans, p.id());
-    // rocenetd's rail (scale-out order in the module) where it knows one;
-    // the routed network and switch for ports without a module.
-    info.rail = p.rail() >= 0 ? absl::StrCat("rail ", p.rail())
-                              : RailOf(plan, Find(neighbors, p.id()));
+    info.rail = p.rail_name();
     // The address HCL may use: a ready plan's; while a plan waits for
     // LLDP (after a rocenetd restart, or an expired neighbor), the one
     // rocenet applied and keeps on the port. A refused port has none it

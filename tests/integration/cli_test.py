@@ -95,8 +95,11 @@ def test_topology_table_and_yaml_show_the_switch_and_the_rails(fabric, daemon):
     # The sim's ports have dev_port 8, 22 and 23 on one module: rails 0, 1
     # and 2, all on the one leaf.
     topology = json.loads(daemon.rocectl("topology", "--format", "json", check=True).stdout)
-    assert [(r["rail"], r["ports"]) for r in topology["rails"]] == \
-        [(0, ["so0"]), (1, ["so1"]), (2, ["so2"])], topology["rails"]
+    assert [(r["rail"], r["name"], r["ports"]) for r in topology["rails"]] == \
+        [(0, "0", ["so0"]), (1, "1", ["so1"]), (2, "2", ["so2"])], topology["rails"]
+    # rocenetd names the rails once; the port list carries the same names.
+    ports = json.loads(daemon.rocectl("ports", "-o", "json", check=True).stdout)["ports"]
+    assert {p["name"]: p["rail_name"] for p in ports} == {"so0": "0", "so1": "1", "so2": "2"}
     assert {p["name"]: (p["port_index"], p["rail"]) for p in topology["ports"]} == \
         {"so0": (8, 0), "so1": (22, 1), "so2": (23, 2)}
     assert [s["system_name"] for s in topology["switches"]] == [switch]

@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "daemon/common/errno_status.h"
 #include "daemon/diag/linux/sockets.h"
 
@@ -72,7 +71,7 @@ absl::StatusOr<peer::v1::PeerEnvelope> PeerCredentials::Sign(const peer::v1::Pee
   if (getrandom(nonce.data(), nonce.size(), 0) != static_cast<ssize_t>(nonce.size())) {
     return absl::InternalError(ErrnoMessage(errno, "getrandom"));
   }
-  return SignPeerRequest(request, *secret, to, data_port, node_, absl::Now(), nonce);
+  return SignPeerRequest(request, *secret, to, data_port, node_, clock_->Now(), nonce);
 }
 
 absl::Status WriteRequest(int fd, const PeerCredentials& credentials,

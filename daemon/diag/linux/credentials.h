@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/peer_auth.h"
+#include "daemon/os/clock.h"
 #include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
@@ -32,8 +33,9 @@ SecretSource FileSecret(std::string path);
 
 class PeerCredentials {
  public:
-  PeerCredentials(std::string node, SecretSource secret)
-      : node_(std::move(node)), secret_(std::move(secret)) {}
+  // `clock` (not owned) stamps what this node signs.
+  PeerCredentials(std::string node, SecretSource secret, const os::Clock* clock)
+      : node_(std::move(node)), secret_(std::move(secret)), clock_(clock) {}
 
   bool configured() const { return secret_ != nullptr; }
   absl::StatusOr<std::string> Secret() const;
@@ -47,6 +49,7 @@ class PeerCredentials {
  private:
   const std::string node_;
   const SecretSource secret_;
+  const os::Clock* const clock_;
   PeerGate gate_;
 };
 

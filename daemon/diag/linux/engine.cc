@@ -35,7 +35,7 @@ DiagEngine::DiagEngine(EngineOptions options, PortsSource ports)
     : options_(std::move(options)),
       ports_(std::move(ports)),
       rdma_(options_.runner, this, options_.clock, options_.node_name),
-      credentials_(options_.node_name, options_.secret),
+      credentials_(options_.node_name, options_.secret, options_.clock),
       coordinator_({.peers = this,
                     .local = this,
                     .clock = options_.clock,
@@ -148,7 +148,8 @@ peer::v1::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) co
     p->set_name(port.name);
     p->set_address(port.address.ToString());
     p->set_gateway(port.gateway.ToString());
-    p->set_rail(port.rail.ToString());
+    p->set_network(port.network.ToString());
+    p->set_rail(port.rail);
     p->set_up(port.up);
     p->set_speed_mbps(port.speed_mbps);
     p->set_driver(port.driver);
@@ -171,7 +172,7 @@ absl::StatusOr<peer::v1::PeerRequest> DiagEngine::AdmitRequest(int fd) {
     return secret.status();
   }
   absl::StatusOr<PeerGate::Admitted> admitted = credentials_.gate().Admit(
-      envelope, *secret, ends->peer, ends->local, options_.data_port, absl::Now());
+      envelope, *secret, ends->peer, ends->local, options_.data_port, options_.clock->Now());
   if (!admitted.ok()) return admitted.status();
   return std::move(admitted->request);
 }
@@ -252,10 +253,11 @@ void DiagEngine::ServeRingJoin(Fd fd, const peer::v1::RingJoin& join) {
   if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
   absl::StatusOr<Ipv4Address> next = Ipv4Address::Parse(join.next_address());
   if (!next.ok()) return ReplyError(fd.get(), "next_address: not an IPv4 address");
-  const LocalPort* port = FindPortForAddress(*ports, *next);
+  const LocalPort* port = FindPortInRail(*ports, join.rail(), *next);
   if (port == nullptr) {
     return ReplyError(
-        fd.get(), absl::StrCat("node ", options_.node_name, " has no port in rail ", join.rail()));
+        fd.get(), absl::StrCat("node ", options_.node_name, " has no port in rail ", join.rail(),
+                               " that reaches ", join.next_address()));
   }
   const std::string key = HelloKey(join.session(), join.rail());
   peer::v1::PeerReply reply;

@@ -17,6 +17,7 @@ using engine::ReplyError;
 
 absl::StatusOr<DiagEngine::RdmaSide> DiagEngine::RdmaSideFor(absl::string_view address,
                                                              const peer::v1::RdmaRun& fields) const {
+  // `fields.rail()`: the rail whose port takes part (empty from an older peer).
   RETURN_IF_ERROR(CheckRdmaParams(fields.test(), fields.message_bytes(), fields.duration_ms()));
   if (fields.tool_port() == 0 || fields.tool_port() > 65535) {
     return absl::InvalidArgumentError(
@@ -26,7 +27,7 @@ absl::StatusOr<DiagEngine::RdmaSide> DiagEngine::RdmaSideFor(absl::string_view a
   if (!other.ok()) return absl::InvalidArgumentError("address: not an IPv4 address");
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
   if (!ports.ok()) return ports.status();
-  const LocalPort* port = FindPortForAddress(*ports, *other);
+  const LocalPort* port = FindPortInRail(*ports, fields.rail(), *other);
   if (port == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("node ", options_.node_name, " has no port in the rail of ", address));
@@ -45,6 +46,7 @@ void DiagEngine::ServeRdma(Fd fd, const peer::v1::RdmaServe& request) {
   fields.set_message_bytes(request.message_bytes());
   fields.set_duration_ms(request.duration_ms());
   fields.set_tool_port(request.tool_port());
+  fields.set_rail(request.rail());
   absl::StatusOr<RdmaSide> side = RdmaSideFor(request.client_address(), fields);
   if (!side.ok()) return ReplyError(fd.get(), side.status().message());
   absl::StatusOr<RdmaLinks::Served> served = rdma_.Serve(side->port, side->params);

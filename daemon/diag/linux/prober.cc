@@ -172,14 +172,15 @@ v1::PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& p
   out.set_node(node);
   out.set_port(port.name);
   out.set_address(port.address.ToString());
-  out.set_rail(port.rail.ToString());
+  out.set_rail(port.rail);
+  out.set_network(port.network.ToString());
   const int count = static_cast<int>(request.count());
   const absl::Time deadline = absl::Now() + absl::Milliseconds(request.timeout_ms());
 
   std::vector<TargetState> targets;
   targets.push_back({port.gateway, true, std::vector<double>(count, -1), {}, {}});
   for (Ipv4Address peer : peers) {
-    if (peer == port.address.address() || !port.rail.Contains(peer)) continue;
+    if (peer == port.address.address() || !port.network.Contains(peer)) continue;
     targets.push_back({peer, false, std::vector<double>(count, -1), {}, {}});
   }
   if (!port.up) out.set_error("port is down");

@@ -19,7 +19,7 @@
 namespace rocenet::diag {
 
 // One PortReach per port in `ports` (named `node`): the gateway first, then
-// every address of `peers` inside the port's rail other than its own.
+// every address of `peers` inside the port's network other than its own.
 // `request` is normalized (limits.h); only count, interval_ms and timeout_ms
 // are read.
 std::vector<v1::PortReach> ProbePorts(const std::vector<LocalPort>& ports,

@@ -293,7 +293,13 @@ type Port struct {
 	Pfc *PortPfc `protobuf:"bytes,25,opt,name=pfc,proto3" json:"pfc,omitempty"`
 	// The net device's own driver as ethtool names it ("habanalabs_en"),
 	// where `driver` is the PCI function's ("habanalabs"); empty when unknown.
-	NetdevDriver  string `protobuf:"bytes,26,opt,name=netdev_driver,json=netdevDriver,proto3" json:"netdev_driver,omitempty"`
+	NetdevDriver string `protobuf:"bytes,26,opt,name=netdev_driver,json=netdevDriver,proto3" json:"netdev_driver,omitempty"`
+	// The port's rail as every part of rocenet names it: `rail` in decimal
+	// ("1") for a port in an accelerator module; for a NIC without one, the
+	// fabric network its address routes ("10.201.0.0/16"), else the network
+	// of its own address. Ports with the same name are on the same rail; empty
+	// while none of these is known.
+	RailName      string `protobuf:"bytes,27,opt,name=rail_name,json=railName,proto3" json:"rail_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -506,6 +512,13 @@ func (x *Port) GetPfc() *PortPfc {
 func (x *Port) GetNetdevDriver() string {
 	if x != nil {
 		return x.NetdevDriver
+	}
+	return ""
+}
+
+func (x *Port) GetRailName() string {
+	if x != nil {
+		return x.RailName
 	}
 	return ""
 }
@@ -1792,7 +1805,7 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x0etransmit_bytes\x18\x05 \x01(\x04R\rtransmitBytes\x12)\n" +
 	"\x10transmit_packets\x18\x06 \x01(\x04R\x0ftransmitPackets\x12'\n" +
 	"\x0ftransmit_errors\x18\a \x01(\x04R\x0etransmitErrors\x12%\n" +
-	"\x0etransmit_drops\x18\b \x01(\x04R\rtransmitDrops\"\xaa\x06\n" +
+	"\x0etransmit_drops\x18\b \x01(\x04R\rtransmitDrops\"\xc7\x06\n" +
 	"\x04Port\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -1825,7 +1838,8 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x04rail\x18\x17 \x01(\x05R\x04rail\x12*\n" +
 	"\x04rdma\x18\x18 \x01(\v2\x16.rocenet.v1.RdmaDeviceR\x04rdma\x12%\n" +
 	"\x03pfc\x18\x19 \x01(\v2\x13.rocenet.v1.PortPfcR\x03pfc\x12#\n" +
-	"\rnetdev_driver\x18\x1a \x01(\tR\fnetdevDriver\"\xce\x02\n" +
+	"\rnetdev_driver\x18\x1a \x01(\tR\fnetdevDriver\x12\x1b\n" +
+	"\trail_name\x18\x1b \x01(\tR\brailName\"\xce\x02\n" +
 	"\aPortPfc\x12\x1c\n" +
 	"\tsupported\x18\x01 \x01(\bR\tsupported\x12\x1e\n" +
 	"\n" +

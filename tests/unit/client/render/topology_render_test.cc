@@ -133,6 +133,34 @@ TEST(TopologyTest, UnknownRailIsARailOfItsOwnAndLast) {
   EXPECT_THAT(RenderTopologyTable(topology), HasSubstr("unknown   eth9    -\n"));
 }
 
+TEST(TopologyTest, NicsWithoutAModuleMakeRailsByTheNetworkRocenetdNames) {
+  Fixture f;
+  AddPort(f, "so0", 0, 8, true);
+  f.ports.mutable_ports(0)->set_rail_name("0");
+  for (const char* name : {"eth2", "eth1", "eth3", "eth4"}) {
+    AddPort(f, name, 0, 8, true);
+    v1::Port* port = f.ports.mutable_ports(f.ports.ports_size() - 1);
+    port->set_module_id(-1);
+    port->set_rail(-1);
+    port->set_rail_name(std::string(name) == "eth4"   ? ""
+                        : std::string(name) == "eth3" ? "10.201.0.0/16"
+                                                      : "10.202.0.0/16");
+  }
+  const Topology topology = BuildTopology("n", f.ports, f.neighbors, f.plans);
+  ASSERT_EQ(topology.rails.size(), 4u);
+  EXPECT_EQ(topology.rails[0].ports, (std::vector<std::string>{"so0"}));
+  EXPECT_EQ(topology.rails[1].name, "10.201.0.0/16");
+  EXPECT_EQ(topology.rails[2].ports, (std::vector<std::string>{"eth2", "eth1"}));
+  EXPECT_EQ(topology.rails[3].ports, (std::vector<std::string>{"eth4"}));
+  const std::string table = RenderTopologyTable(topology);
+  EXPECT_THAT(table, HasSubstr("\n10.202.0.0/16   eth2, eth1   -\n"));
+  EXPECT_THAT(table, HasSubstr("\nunknown         eth4         -\n"));
+  const nlohmann::json json = nlohmann::json::parse(RenderTopologyJson(topology));
+  EXPECT_EQ(json["rails"][1]["name"], "10.201.0.0/16");
+  EXPECT_TRUE(json["rails"][1]["rail"].is_null());
+  EXPECT_EQ(json["ports"][1]["rail_name"], "10.202.0.0/16");
+}
+
 TEST(TopologyTest, Table) {
   const std::string table = RenderTopologyTable(SampleTopology());
   EXPECT_THAT(table, HasSubstr("node: node-7\n"));

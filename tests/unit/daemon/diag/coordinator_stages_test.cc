@@ -37,7 +37,8 @@ LocalPort GaudiPort() {
   port.address = *Ipv4Prefix::Parse("10.201.9.1/30");
   port.gateway = *Ipv4Address::Parse("10.201.9.2");
   // The fake daemons answer on 10.0.0.x.
-  port.rail = *Ipv4Prefix::Parse("10.0.0.0/8");
+  port.network = *Ipv4Prefix::Parse("10.0.0.0/8");
+  port.rail = "10.0.0.0/8";
   port.up = true;
   port.speed_mbps = 100000;
   port.driver = "habanalabs_en";

@@ -44,7 +44,8 @@ LocalPort Local() {
   port.name = "so0";
   port.address = *Ipv4Prefix::Parse("10.201.9.1/30");
   port.gateway = *Ipv4Address::Parse("10.201.9.2");
-  port.rail = *Ipv4Prefix::Parse(kRails[0]);
+  port.network = *Ipv4Prefix::Parse(kRails[0]);
+  port.rail = kRails[0];
   port.up = true;
   port.speed_mbps = 100000;
   return port;
@@ -157,6 +158,43 @@ TEST_F(CoordinatorTest, ANodeThatDoesNotAnswerIsNamedAndNoRingStarts) {
   EXPECT_THAT(Joins(), IsEmpty());
 }
 
+TEST_F(CoordinatorTest, ModuleRailsOnOneNetworkRunARingEachOverTheirOwnPorts) {
+  // A flat fabric: both ports of every node route 10.200.0.0/16; rocenetd
+  // names their rails by the module order, "0" and "1".
+  std::vector<FakeNode> nodes;
+  for (int i = 0; i < 3; ++i) {
+    FakeNode& node = nodes.emplace_back();
+    node.name = absl::StrCat("n", i);
+    for (int r = 0; r < 2; ++r) {
+      node.ports.push_back({.name = absl::StrCat("so", r),
+                            .address = absl::StrCat("10.200.", 10 * r + i, ".1/30"),
+                            .gateway = absl::StrCat("10.200.", 10 * r + i, ".2"),
+                            .rail = absl::StrCat(r),
+                            .network = "10.200.0.0/16"});
+    }
+  }
+  Use(nodes);
+  const v1::AllreduceResult result = Allreduce(3);
+  EXPECT_TRUE(result.ok()) << result.DebugString();
+  // Rail 1's ring runs from each node's so1 to the next node's so1.
+  EXPECT_THAT(Joins(), UnorderedElementsAre("n0 0 0/3->10.200.1.1", "n1 0 1/3->10.200.2.1",
+                                            "n2 0 2/3->10.200.0.1", "n0 1 0/3->10.200.11.1",
+                                            "n1 1 1/3->10.200.12.1", "n2 1 2/3->10.200.10.1"));
+  ASSERT_EQ(result.rails_size(), 2);
+  EXPECT_EQ(result.rails(0).rail(), "0");
+  EXPECT_EQ(result.rails(1).rail(), "1");
+}
+
+TEST_F(CoordinatorTest, APeerFromBeforeRailNamesIsOnTheRailOfItsNetwork) {
+  std::vector<FakeNode> nodes = Nodes(2);
+  for (FakePort& port : nodes[1].ports) port.unnamed_rail = true;
+  Use(nodes);
+  const v1::AllreduceResult result = Allreduce(2);
+  EXPECT_TRUE(result.ok()) << result.DebugString();
+  ASSERT_EQ(result.rails_size(), 2);
+  EXPECT_EQ(result.rails(0).rail(), kRails[0]);
+}
+
 TEST_F(CoordinatorTest, ARailANodeHasNoPortInIsNamedAndLeftOut) {
   std::vector<FakeNode> nodes = Nodes(3);
   nodes[2].ports.pop_back();  // n2 has no port on 10.202/16
@@ -249,7 +287,7 @@ TEST_F(CoordinatorTest, BandwidthToAPeerOutsideThePortsRailIsRefused) {
   ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
   EXPECT_THAT(coordinator_->Bandwidth(normal, Quiet()).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("10.202.0.1 is not in the rail 10.201.0.0/16 of port so0")));
+                       HasSubstr("10.202.0.1 is not in the network 10.201.0.0/16 of port so0's rail 10.201.0.0/16")));
 }
 
 }  // namespace

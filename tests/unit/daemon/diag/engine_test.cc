@@ -48,7 +48,8 @@ class EngineTest : public ::testing::Test {
       port.name = "";  // bound by address only
       port.address = Ipv4Prefix(Loopback(i), 8);
       port.gateway = Loopback(i);
-      port.rail = *Ipv4Prefix::Parse("127.0.0.0/8");
+      port.network = *Ipv4Prefix::Parse("127.0.0.0/8");
+      port.rail = "127.0.0.0/8";
       port.up = true;
       engines_.push_back(std::make_unique<DiagEngine>(
           EngineOptions{.data_port = ports_.back(),

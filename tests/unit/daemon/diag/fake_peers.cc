@@ -83,7 +83,8 @@ absl::StatusOr<peer::v1::PeerReply> FakePeers::Call(const NodeAddress& address,
         p->set_name(port.name);
         p->set_address(port.address);
         p->set_gateway(port.gateway);
-        p->set_rail(port.rail);
+        if (!port.unnamed_rail) p->set_rail(port.rail);
+        p->set_network(port.network.empty() ? port.rail : port.network);
         p->set_up(true);
         p->set_speed_mbps(100000);
       }
@@ -99,7 +100,8 @@ absl::StatusOr<peer::v1::PeerReply> FakePeers::Call(const NodeAddress& address,
         std::vector<std::string> peers(request.reach().peers().begin(),
                                        request.reach().peers().end());
         *reply.mutable_reach()->add_ports() =
-            ProbeFrom(node->name, port.name, port.address, port.rail, peers);
+            ProbeFrom(node->name, port.name, port.address,
+                      port.network.empty() ? port.rail : port.network, peers);
       }
       return reply;
     case peer::v1::PeerRequest::kSend: {
@@ -188,7 +190,7 @@ std::vector<v1::PortReach> FakePeers::Probe(const std::vector<LocalPort>& ports,
   for (const Ipv4Address& peer : peers) addresses.push_back(peer.ToString());
   std::vector<v1::PortReach> out;
   for (const LocalPort& port : ports) {
-    out.push_back(ProbeFrom(node, port.name, port.address.ToString(), port.rail.ToString(),
+    out.push_back(ProbeFrom(node, port.name, port.address.ToString(), port.network.ToString(),
                             addresses));
   }
   return out;

@@ -21,7 +21,11 @@ struct FakePort {
   std::string name;
   std::string address;  // "10.201.0.1/30"
   std::string gateway;  // "10.201.0.2"
-  std::string rail;     // "10.201.0.0/16"
+  std::string rail;     // "10.201.0.0/16", or a module rail: "0"
+  // The routed network; empty: the rail is one ("10.201.0.0/16").
+  std::string network = "";
+  // Answers as a peer from before rail names: PeerPort.rail unset.
+  bool unnamed_rail = false;
   // The rate this node's ring probe measures on the link into it.
   double in_bits_per_second = 100e9;
 };

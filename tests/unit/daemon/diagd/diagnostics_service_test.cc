@@ -39,6 +39,7 @@ v1::PortSnapshot Snapshot() {
     port->set_driver("habanalabs");
     port->set_netdev_driver("habanalabs_en");
     port->set_discovery(v1::DISCOVERY_GAUDI_SYSFS);
+    if (i == 0) port->set_rail_name("0");  // the others as from an older rocenetd
   }
   s.mutable_ports(1)->mutable_rdma()->set_device("hbl_1");
   s.mutable_ports(1)->mutable_rdma()->set_port(1);
@@ -110,14 +111,15 @@ TEST_F(DiagnosticsServiceTest, IncastWithTooManyStreamsIsRefused) {
   EXPECT_THAT(status.error_message(), HasSubstr("streams"));
 }
 
-TEST(LocalPortsOfTest, HostPortsWithAnAddressTheirRailAndRdmaDevice) {
+TEST(LocalPortsOfTest, HostPortsWithAnAddressTheirNetworkRailAndRdmaDevice) {
   const std::vector<diag::LocalPort> ports = LocalPortsOf(Snapshot());
   ASSERT_EQ(ports.size(), 2u);
   EXPECT_EQ(ports[0].name, "so0");
   EXPECT_EQ(ports[0].ifindex, 10);
   EXPECT_EQ(ports[0].address.ToString(), "10.201.1.1/30");
   EXPECT_EQ(ports[0].gateway.ToString(), "10.201.1.2");
-  EXPECT_EQ(ports[0].rail.ToString(), "10.201.0.0/16");
+  EXPECT_EQ(ports[0].network.ToString(), "10.201.0.0/16");
+  EXPECT_EQ(ports[0].rail, "0") << "as rocenetd names it";
   EXPECT_TRUE(ports[0].up);
   EXPECT_EQ(ports[0].speed_mbps, 10000u);
   EXPECT_EQ(ports[0].rx_dropped, 7u);
@@ -125,10 +127,11 @@ TEST(LocalPortsOfTest, HostPortsWithAnAddressTheirRailAndRdmaDevice) {
   EXPECT_TRUE(ports[0].netdev_is_control_path);
   EXPECT_EQ(ports[0].rdma_device, "");
   // Kept after LLDP expired: the applied address; no routed network, so the
-  // /30 is the rail.
+  // /30 is the network; no rail name, so the network names the rail.
   EXPECT_EQ(ports[1].name, "so1");
   EXPECT_EQ(ports[1].address.ToString(), "10.202.1.1/30");
-  EXPECT_EQ(ports[1].rail.ToString(), "10.202.1.0/30");
+  EXPECT_EQ(ports[1].network.ToString(), "10.202.1.0/30");
+  EXPECT_EQ(ports[1].rail, "10.202.1.0/30");
   EXPECT_EQ(ports[1].rdma_device, "hbl_1");
   EXPECT_EQ(ports[1].rdma_port, 1);
   EXPECT_EQ(ports[1].gid_index, 3);

@@ -83,5 +83,34 @@ TEST(CheckRailsTest, PortsWithoutARailOrANeighborAreNotJudged) {
   EXPECT_THAT(CheckRails(ports), IsEmpty());
 }
 
+TEST(RailNameTest, TheModuleOrderWhereThereIsOneElseTheRoutedNetwork) {
+  addressing::PortAddressing ready;
+  ready.plan.state = addressing::PlanState::kReady;
+  ready.plan.local = *Ipv4Prefix::Parse("10.201.3.1/30");
+  ready.plan.routes.push_back({.destination = *Ipv4Prefix::Parse("10.201.0.0/16"),
+                               .gateway = *Ipv4Address::Parse("10.201.3.2")});
+  EXPECT_EQ(RailName(1, &ready), "1") << "a module port: its order, whatever it routes";
+  EXPECT_EQ(RailName(-1, &ready), "10.201.0.0/16");
+
+  addressing::PortAddressing kept;  // LLDP expired: the plan waits
+  kept.plan.state = addressing::PlanState::kPending;
+  kept.applied.emplace();
+  kept.applied->local = *Ipv4Prefix::Parse("10.202.3.1/30");
+  kept.applied->routes.push_back({.destination = *Ipv4Prefix::Parse("10.202.0.0/16"),
+                                  .gateway = *Ipv4Address::Parse("10.202.3.2")});
+  EXPECT_EQ(RailName(-1, &kept), "10.202.0.0/16") << "the network applied and kept";
+
+  addressing::PortAddressing flat;  // no routed network: the address's own
+  flat.plan.state = addressing::PlanState::kReady;
+  flat.plan.local = *Ipv4Prefix::Parse("10.0.4.7/16");
+  EXPECT_EQ(RailName(-1, &flat), "10.0.0.0/16");
+
+  addressing::PortAddressing refused;
+  refused.plan.state = addressing::PlanState::kRefused;
+  EXPECT_EQ(RailName(-1, &refused), "");
+  EXPECT_EQ(RailName(-1, nullptr), "");
+  EXPECT_EQ(RailName(0, nullptr), "0");
+}
+
 }  // namespace
 }  // namespace rocenet::health

@@ -17,6 +17,7 @@ rocenet::v1::PortSnapshot TwoPorts() {
     port->set_present(true);
     port->set_discovery(rocenet::v1::DISCOVERY_GAUDI_SYSFS);
     port->set_rail(name[2] == '0' ? 0 : 1);
+    port->set_rail_name(name[2] == '0' ? "0" : "1");
     port->mutable_rdma()->set_device("hbl_0");
     port->mutable_rdma()->set_gid_index(3);
   }
@@ -41,7 +42,7 @@ TEST(PortsOfTest, HealthPlansAndRailsFromTheOneSnapshot) {
   const PortInfo& so0 = ports.at("0000:19:00.0-so0");
   EXPECT_TRUE(so0.healthy);
   EXPECT_TRUE(so0.gaudi);
-  EXPECT_EQ(so0.rail, "rail 0");
+  EXPECT_EQ(so0.rail, "0") << "as rocenetd names it";
   EXPECT_EQ(so0.local, "10.200.1.1/30");
   EXPECT_EQ(so0.gateway_mac, "5a:f1:fc:88:2c:c7");
   EXPECT_EQ(so0.rdma_device, "hbl_0");
