@@ -80,7 +80,9 @@ build: deps configure
 #     them for the cores: the
 #     integration tests (root, network namespaces, real lldpd; SKIPPED when
 #     they cannot create namespaces), the tree checks, benchmark smoke runs
-#     and the fuzz seed replays; then the end-to-end tests (tests/k8s/):
+#     and the fuzz seed replays; the tests on Debian's own kernel under
+#     qemu (tests/vm/, alone: a guest under emulation needs the cores); then
+#     the end-to-end tests (tests/k8s/):
 #     etcd, Kubernetes, containerd and Multus built from their Go modules
 #     (cached in $ROCENET_CACHE), rocenet's image built from its
 #     Containerfile and deployed on a single-node cluster;
@@ -98,7 +100,9 @@ test:
 	@$(PHASE) "tests: integration (plain)" -- \
 		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(INTEGRATION_JOBS) --timeout 600 -L integration'
 	@$(PHASE) "tests: checks, benchmark smoke, fuzz replays (plain)" -- \
-		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE "integration|e2e"'
+		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE "integration|e2e|vm"'
+	@$(PHASE) "tests: real kernel in qemu (Debian's kernel package, cached)" -- \
+		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -L "^vm$$"'
 	@$(PHASE) "tests: end-to-end on Kubernetes (components, image, cluster)" -- \
 		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -L "^e2e$$"'
 	@$(PHASE) "build: TSan (clang)" -- $(MAKE) --no-print-directory build-tsan

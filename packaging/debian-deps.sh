@@ -37,6 +37,9 @@ test_packages=(
   # nsenter (util-linux). Go comes from the machine (the Go module proxy
   # serves the components' modules); without it they report SKIPPED.
   debootstrap podman runc busybox-static iptables util-linux
+  # the real-kernel tests (tests/vm): qemu and its qboot firmware, depmod
+  # for Debian's kernel package, cpio for the guest's initramfs
+  qemu-system-x86 qemu-system-data kmod cpio
 )
 
 mode="${1:-build}"

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Debian's own kernel under qemu, for what the host kernel cannot show.
+
+The tests' host kernel has no loadable modules, no physical NICs and no RDMA.
+Debian 12's kernel package has all three (virtio-net and e1000e PCI NICs,
+rdma_rxe), and under qemu it boots in seconds with the host's root
+filesystem shared in, read-only, under a writable tmpfs overlay: the guest
+runs the host's installed programs and the project's build unchanged, and
+the host is never written.
+
+    kernel(cache)            fetches linux-image-<version>-amd64 (the one
+                             linux-image-amd64 depends on) into `cache` once,
+                             unpacks it, runs depmod and extracts the
+                             uncompressed vmlinux (booting it skips the XZ
+                             decompression, 4-6 s under emulation)
+    initramfs(cache, k)      busybox and the modules to mount the share
+    Vm(...).run(script)      boots, runs `script` (a shell script, as root in
+                             the guest) and returns its exit status and the
+                             console log; bounded in time and memory
+
+Each NIC pair given to Vm is a wire: two PCI NICs on one qemu hub, found in
+the guest by their MAC addresses (there is no udev; names follow probe
+order). Nothing leaves qemu.
+
+Used as a module by the VM tests, and from the command line:
+
+    vm.py check              what is missing to boot (exit 0: nothing)
+    vm.py run SCRIPT         boots and runs SCRIPT, printing the console
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import hashlib
+import lzma
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+CACHE = os.environ.get("ROCENET_VM_CACHE", "/var/cache/rocenet/vm")
+QBOOT = "/usr/share/qemu/qboot.rom"
+BUSYBOX = "/bin/busybox"
+# What booting needs on the host: qemu, depmod (kmod), busybox, cpio.
+PACKAGES = {"qemu-system-x86_64": "qemu-system-x86", "depmod": "kmod", "cpio": "cpio"}
+# The modules the initramfs loads to reach the share and build the root.
+BOOT_MODULES = ["virtio_pci", "9pnet_virtio", "9p", "overlay"]
+EXIT_MARK = "ROCENET-VM-EXIT"
+
+
+def missing() -> list[str]:
+    """The packages (or files) booting needs that this machine lacks."""
+    out = [pkg for tool, pkg in PACKAGES.items() if shutil.which(tool) is None]
+    if not os.path.exists(BUSYBOX) or "static" not in _file_type(BUSYBOX):
+        out.append("busybox-static")
+    if not os.path.exists(QBOOT):
+        out.append("qemu-system-data (qboot.rom)")
+    return out
+
+
+def _file_type(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return ""
+    # An ELF without a PT_INTERP segment's path string is static.
+    return "static" if head.startswith(b"\x7fELF") and b"ld-linux" not in head else "dynamic"
+
+
+@dataclasses.dataclass
+class Kernel:
+    version: str  # "6.1.0-31-amd64"
+    root: str  # the unpacked package: lib/modules/<version>/...
+    vmlinux: str
+
+    @property
+    def modules(self) -> str:
+        return os.path.join(self.root, "lib", "modules", self.version)
+
+
+def _run(argv: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, check=True, capture_output=True, text=True, **kw)
+
+
+def kernel_package() -> str:
+    """The kernel package linux-image-amd64 depends on, e.g.
+    linux-image-6.1.0-31-amd64."""
+    out = _run(["apt-cache", "depends", "linux-image-amd64"]).stdout
+    for line in out.splitlines():
+        m = re.match(r"\s*Depends:\s*(linux-image-[0-9][^\s]*-amd64)$", line)
+        if m:
+            return m.group(1)
+    raise RuntimeError(f"apt-cache depends linux-image-amd64 names no kernel:\n{out}")
+
+
+def _extract_vmlinux(vmlinuz: str, out: str) -> None:
+    """The uncompressed kernel ELF inside a bzImage (XZ-compressed on
+    Debian)."""
+    with open(vmlinuz, "rb") as f:
+        data = f.read()
+    start = data.find(b"\xfd7zXZ\x00")
+    if start < 0:
+        raise RuntimeError(f"{vmlinuz}: no XZ stream")
+    decompressor = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+    elf = decompressor.decompress(data[start:])
+    if not elf.startswith(b"\x7fELF"):
+        raise RuntimeError(f"{vmlinuz}: the XZ stream is not an ELF kernel")
+    tmp = out + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(elf)
+    os.replace(tmp, out)
+
+
+def kernel(cache: str = CACHE) -> Kernel:
+    """Debian's kernel, fetched and unpacked into `cache` on first use."""
+    package = kernel_package()
+    version = package.removeprefix("linux-image-")
+    root = os.path.join(cache, package)
+    vmlinux = os.path.join(root, "vmlinux")
+    k = Kernel(version=version, root=root, vmlinux=vmlinux)
+    if os.path.exists(vmlinux) and os.path.exists(os.path.join(k.modules, "modules.dep")):
+        return k
+    os.makedirs(cache, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        _run(["apt-get", "download", package], cwd=tmp)
+        debs = glob.glob(os.path.join(tmp, f"{package}_*.deb"))
+        if len(debs) != 1:
+            raise RuntimeError(f"apt-get download {package} gave {debs}")
+        unpacked = os.path.join(tmp, "root")
+        _run(["dpkg-deb", "-x", debs[0], unpacked])
+        _run(["depmod", "-b", unpacked, version])
+        _extract_vmlinux(os.path.join(unpacked, "boot", f"vmlinuz-{version}"),
+                         os.path.join(unpacked, "vmlinux"))
+        shutil.rmtree(root, ignore_errors=True)
+        os.rename(unpacked, root)
+    return k
+
+
+def _module_paths(k: Kernel, names: list[str]) -> list[str]:
+    """The .ko files of `names` and what they depend on, in load order."""
+    deps: dict[str, list[str]] = {}
+    with open(os.path.join(k.modules, "modules.dep")) as f:
+        for line in f:
+            path, _, rest = line.partition(":")
+            deps[path] = rest.split()
+    by_name = {re.sub(r"\.ko(\.[a-z]+)?$", "", os.path.basename(p)).replace("-", "_"): p
+               for p in deps}
+    order: list[str] = []
+
+    def add(path: str) -> None:
+        if path in order:
+            return
+        for dep in deps.get(path, []):
+            add(dep)
+        order.append(path)
+
+    for name in names:
+        if name not in by_name:
+            raise RuntimeError(f"{k.version}: no module {name}")
+        add(by_name[name])
+    return order
+
+
+INIT = r"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs dev /dev
+for m in /modules/*; do insmod "$m" || echo "init: insmod $m failed"; done
+mkdir -p /lower /rw /new
+mount -t 9p -o trans=virtio,version=9p2000.L,cache=loose,msize=262144,ro hostroot /lower || {
+  echo "init: cannot mount the host root"; echo o > /proc/sysrq-trigger; }
+mount -t tmpfs -o size=256m tmpfs /rw
+mkdir -p /rw/upper /rw/work
+mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /new || {
+  echo "init: cannot build the overlay"; echo o > /proc/sysrq-trigger; }
+script=$(sed -n 's/.*rocenet.script=\([^ ]*\).*/\1/p' /proc/cmdline)
+modules=$(sed -n 's/.*rocenet.modules=\([^ ]*\).*/\1/p' /proc/cmdline)
+version=$(uname -r)
+mkdir -p /new/lib/modules/$version
+mount --bind /new$modules /new/lib/modules/$version
+mount --move /proc /new/proc
+mount --move /sys /new/sys
+mount --move /dev /new/dev
+exec switch_root /new /bin/sh -c "mount -t tmpfs tmpfs /run; sh $script; \
+  echo {mark} \$?; echo o > /proc/sysrq-trigger; while :; do :; done"
+""".replace("{mark}", EXIT_MARK)
+
+
+def initramfs(k: Kernel, cache: str = CACHE) -> str:
+    """A small initramfs: busybox, the boot modules and an init that mounts
+    the host root read-only under a tmpfs overlay and runs the script named
+    on the command line. Cached next to the kernel, by content."""
+    # Named by what goes in: a changed init or module list builds anew.
+    digest = hashlib.sha256((INIT + " ".join(BOOT_MODULES)).encode()).hexdigest()[:12]
+    out = os.path.join(k.root, f"rocenet-initramfs-{digest}.cpio")
+    if os.path.exists(out):
+        return out
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        for d in ("bin", "proc", "sys", "dev", "modules"):
+            os.makedirs(os.path.join(tmp, d))
+        shutil.copy(BUSYBOX, os.path.join(tmp, "bin", "busybox"))
+        for i, rel in enumerate(_module_paths(k, BOOT_MODULES)):
+            src = os.path.join(k.modules, rel)
+            dst = os.path.join(tmp, "modules", f"{i:02d}-{os.path.basename(src)}")
+            if src.endswith(".xz"):
+                with lzma.open(src) as fin, open(dst.removesuffix(".xz"), "wb") as fout:
+                    fout.write(fin.read())
+            else:
+                shutil.copy(src, dst)
+        with open(os.path.join(tmp, "init"), "w") as f:
+            f.write(INIT)
+        os.chmod(os.path.join(tmp, "init"), 0o755)
+        files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=tmp, check=True,
+                               capture_output=True).stdout
+        with open(out + ".tmp", "wb") as f:
+            subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=tmp, input=files,
+                           stdout=f, check=True)
+        os.replace(out + ".tmp", out)
+    return out
+
+
+@dataclasses.dataclass
+class Wire:
+    """Two NICs of one model joined back to back (a qemu hub)."""
+    macs: tuple[str, str]
+    model: str = "virtio-net-pci"  # or "e1000e"
+
+
+@dataclasses.dataclass
+class Result:
+    status: int | None  # the script's exit status; None: it never finished
+    log: str
+    seconds: float
+
+
+class Vm:
+    def __init__(self, k: Kernel, initrd: str, wires: list[Wire] | None = None,
+                 memory_mb: int = 512, timeout: float = 120):
+        self.k, self.initrd, self.wires = k, initrd, wires or []
+        self.memory_mb, self.timeout = memory_mb, timeout
+
+    def argv(self, script: str) -> list[str]:
+        argv = ["qemu-system-x86_64", "-machine", "pc", "-cpu", "max", "-smp", "1",
+                "-m", str(self.memory_mb), "-accel", "tcg,tb-size=128", "-nographic",
+                "-no-reboot", "-bios", QBOOT, "-kernel", self.k.vmlinux, "-initrd", self.initrd,
+                "-append", " ".join(["console=ttyS0", "cryptomgr.notests", "no_timer_check",
+                                     "panic=-1", "quiet", f"rocenet.script={script}",
+                                     f"rocenet.modules={self.k.modules}"]),
+                "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
+                           "multidevs=remap",
+                "-nic", "none"]
+        for hub, wire in enumerate(self.wires):
+            for end, mac in enumerate(wire.macs):
+                argv += ["-netdev", f"hubport,id=w{hub}e{end},hubid={hub}",
+                         "-device", f"{wire.model},netdev=w{hub}e{end},mac={mac},romfile="]
+        return argv
+
+    def run(self, script: str) -> Result:
+        """Boots, runs `script` (a path on the host) in the guest, powers
+        off. The status is None when the guest never got to the end."""
+        t0 = time.monotonic()
+        proc = subprocess.Popen(self.argv(os.path.abspath(script)), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+        log = out.decode(errors="replace")
+        status = None
+        for line in log.splitlines():
+            m = re.match(rf"{EXIT_MARK} (\d+)\s*$", line.strip())
+            if m:
+                status = int(m.group(1))
+        return Result(status=status, log=log, seconds=time.monotonic() - t0)
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:2] == ["check"]:
+        lacking = missing()
+        print("ready" if not lacking else "missing: " + ", ".join(lacking))
+        return 1 if lacking else 0
+    if len(argv) == 3 and argv[1] == "run":
+        lacking = missing()
+        if lacking:
+            print("missing: " + ", ".join(lacking), file=sys.stderr)
+            return 2
+        k = kernel()
+        result = Vm(k, initramfs(k)).run(argv[2])
+        print(result.log)
+        print(f"status {result.status} after {result.seconds:.1f} s")
+        return 0 if result.status == 0 else 1
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
