@@ -131,11 +131,7 @@ std::optional<v1::PortPfc> PfcOf(const node::NodeSnapshot& snapshot, const inven
 
 void ToProto(const node::NodeSnapshot& snapshot, const inventory::Port& port, v1::Port* out) {
   ToProto(port, out);
-  const addressing::PortAddressing* addressing = nullptr;
-  for (const addressing::PortAddressing& candidate : snapshot.addressing) {
-    if (candidate.port_id == port.id) addressing = &candidate;
-  }
-  out->set_rail_name(health::RailName(port.pci.rail, addressing));
+  out->set_rail_name(health::RailName(port.pci.rail, FindAddressing(snapshot, port.id)));
   if (std::optional<v1::PortPfc> pfc = PfcOf(snapshot, port)) *out->mutable_pfc() = *std::move(pfc);
 }
 

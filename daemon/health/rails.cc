@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/health/rails.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 
 namespace rocenet::health {
@@ -29,6 +31,13 @@ std::string NameOfSwitch(const std::vector<const RailMember*>& rail, const std::
   return id;
 }
 
+// The first routed network, else the network of the address; "" for none.
+std::string NetworkOf(const std::vector<addressing::Route>& routes,
+                      const std::optional<Ipv4Prefix>& local) {
+  if (!routes.empty()) return routes.front().destination.ToString();
+  return local.has_value() ? local->Network().ToString() : "";
+}
+
 }  // namespace
 
 std::string RailName(int rail, const addressing::PortAddressing* addressing) {
@@ -36,15 +45,10 @@ std::string RailName(int rail, const addressing::PortAddressing* addressing) {
   if (addressing == nullptr) return "";
   const addressing::AddressPlan& plan = addressing->plan;
   if (plan.state == addressing::PlanState::kReady || plan.state == addressing::PlanState::kL2) {
-    if (!plan.routes.empty()) return plan.routes.front().destination.ToString();
-    if (plan.local.has_value()) return plan.local->Network().ToString();
+    if (std::string name = NetworkOf(plan.routes, plan.local); !name.empty()) return name;
   }
-  if (addressing->applied.has_value()) {
-    const addressing::AppliedConfig& applied = *addressing->applied;
-    if (!applied.routes.empty()) return applied.routes.front().destination.ToString();
-    if (applied.local.has_value()) return applied.local->Network().ToString();
-  }
-  return "";
+  if (!addressing->applied.has_value()) return "";
+  return NetworkOf(addressing->applied->routes, addressing->applied->local);
 }
 
 std::map<std::string, Condition> CheckRails(const std::vector<RailMember>& members) {

@@ -17,7 +17,6 @@ using engine::ReplyError;
 
 absl::StatusOr<DiagEngine::RdmaSide> DiagEngine::RdmaSideFor(absl::string_view address,
                                                              const peer::v1::RdmaRun& fields) const {
-  // `fields.rail()`: the rail whose port takes part (empty from an older peer).
   RETURN_IF_ERROR(CheckRdmaParams(fields.test(), fields.message_bytes(), fields.duration_ms()));
   if (fields.tool_port() == 0 || fields.tool_port() > 65535) {
     return absl::InvalidArgumentError(
@@ -27,6 +26,7 @@ absl::StatusOr<DiagEngine::RdmaSide> DiagEngine::RdmaSideFor(absl::string_view a
   if (!other.ok()) return absl::InvalidArgumentError("address: not an IPv4 address");
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
   if (!ports.ok()) return ports.status();
+  // fields.rail(): the rail whose port takes part; empty from an older peer.
   const LocalPort* port = FindPortInRail(*ports, fields.rail(), *other);
   if (port == nullptr) {
     return absl::NotFoundError(
