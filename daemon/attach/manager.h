@@ -18,7 +18,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -184,6 +186,9 @@ class AttachManager {
   ReservationFiles* hcl_files_;
   // By (container id, ifname).
   std::map<std::pair<std::string, std::string>, std::unique_ptr<LiveEntry>> live_;
+  // Attachments (container id, ifname) whose physical port the kernel is
+  // still handing back after their pod's namespace died.
+  std::set<std::pair<std::string, std::string>> on_its_way_home_;
 };
 
 }  // namespace rocenet::attach

@@ -3,6 +3,7 @@
 // dead pod namespaces and the settling of the journal at start.
 #include <algorithm>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/attach/manager.h"
 #include "daemon/attach/pod_config.h"
@@ -11,6 +12,17 @@
 #include "daemon/common/status_macros.h"
 
 namespace rocenet::attach {
+namespace {
+
+// Marks the status of a physical port the kernel has not handed back yet:
+// expected for a moment after its pod's namespace died, not a failure.
+constexpr char kOnItsWayHome[] = "rocenet.io/attach/on-its-way-home";
+
+bool OnItsWayHome(const absl::Status& status) {
+  return status.GetPayload(kOnItsWayHome).has_value();
+}
+
+}  // namespace
 
 absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
   absl::StatusOr<os::LinkInfo> link = FindByMac(*host_, record.mac);
@@ -19,8 +31,10 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
       // The kernel hands a physical port back once the last reference to the
       // dead namespace is gone, which can take a moment: keep the record and
       // try again on the next check.
-      return absl::UnavailableError(absl::StrCat("port ", record.host_ifname, " (", record.mac,
-                                                 ") is not back in the host yet"));
+      absl::Status away = absl::UnavailableError(
+          absl::StrCat("port ", record.host_ifname, " (", record.mac, ") is not back in the host yet"));
+      away.SetPayload(kOnItsWayHome, absl::Cord());
+      return away;
     }
     // A virtual port (veth) dies with its namespace: nothing to restore.
     SPDLOG_WARN("port {} ({}): gone with the pod's network namespace", record.port_id,
@@ -28,7 +42,13 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
     return absl::OkStatus();
   }
   const int ifindex = link->ifindex;
-  if (link->name != record.host_ifname) {
+  if (link->name != record.host_ifname && FindLink(*host_, record.host_ifname).ok()) {
+    // The kernel names a returning device dev<ifindex> when its old name is
+    // taken. The other device keeps the name; the port is found by its
+    // driver or PCI address, whatever it is called.
+    SPDLOG_WARN("port {} is back in the host as {}: its name {} is taken by another device",
+                record.port_id, link->name, record.host_ifname);
+  } else if (link->name != record.host_ifname) {
     RETURN_IF_ERROR(WithContext(host_->SetLinkDown(ifindex), "set link down to rename it"));
     RETURN_IF_ERROR(
         WithContext(host_->RenameLink(ifindex, record.host_ifname),
@@ -108,10 +128,19 @@ std::vector<AttachmentRecord> AttachManager::ReleaseWhere(
   std::vector<AttachmentRecord> released;
   for (const AttachmentRecord& record : journal_->All()) {
     if (!stale(record)) continue;
-    if (absl::Status s = Release(record); !s.ok()) {
+    const std::pair<std::string, std::string> key(record.container_id, record.ifname);
+    if (absl::Status s = Release(record); OnItsWayHome(s)) {
+      // Said once: the next sweeps find it home.
+      if (on_its_way_home_.insert(key).second) {
+        SPDLOG_INFO("port {} of container {} ({}): waiting for the kernel to hand it back",
+                    record.host_ifname, record.container_id, why);
+      }
+      continue;
+    } else if (!s.ok()) {
       SPDLOG_ERROR("gc of {} ({}): {}", record.container_id, record.port_id, s.ToString());
       continue;
     }
+    on_its_way_home_.erase(key);
     SPDLOG_INFO("released port {} of container {} ({})", record.host_ifname, record.container_id,
                 why);
     released.push_back(record);
@@ -143,7 +172,10 @@ void AttachManager::Recover() {
     if (record.state == AttachState::kAttached && !netns_gone) continue;
     SPDLOG_INFO("recovering attachment of port {} to {} (state {}{})", record.port_id, record.netns,
                 StateName(record.state), netns_gone ? ", namespace gone" : "");
-    if (absl::Status s = Release(record); !s.ok()) {
+    if (absl::Status s = Release(record); OnItsWayHome(s)) {
+      on_its_way_home_.insert({record.container_id, record.ifname});
+      SPDLOG_INFO("port {}: waiting for the kernel to hand it back", record.port_id);
+    } else if (!s.ok()) {
       SPDLOG_ERROR("recovery of port {}: {}", record.port_id, s.ToString());
     }
   }

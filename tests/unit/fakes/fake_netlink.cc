@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace rocenet::testing {
 
 FakeNetlink::FakeNetlink() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
@@ -115,6 +117,12 @@ absl::Status FakeNetlink::SetLinkDown(int ifindex) {
 }
 
 absl::Status FakeNetlink::RenameLink(int ifindex, absl::string_view name) {
+  // As the kernel: a name is one device's (EEXIST).
+  for (const auto& [other, link] : links_) {
+    if (other != ifindex && link.name == name) {
+      return absl::AlreadyExistsError(absl::StrCat("RenameLink: ", name, " exists"));
+    }
+  }
   return ChangeLink("RenameLink", ifindex,
                     [&](os::LinkInfo& link) { link.name = std::string(name); });
 }

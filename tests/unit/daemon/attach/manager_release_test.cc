@@ -170,6 +170,26 @@ TEST_F(AttachManagerTest, GcRestoresAPortTheKernelRenamedToDevN) {
   EXPECT_EQ(*Named(host_, "net1"), MakeLink(20, "net1"));
 }
 
+TEST_F(AttachManagerTest, APortWhoseHostNameWasTakenIsReleasedUnderTheKernelsName) {
+  ASSERT_OK(Attach(Request()));
+  // While the port was in the pod, another device took its host name.
+  host_.SetLink(MakeLink(20, "so0"));
+  netns_.DeleteNamespace(kPod);
+  const os::LinkInfo* back = WithMac(host_, so0_mac_);
+  ASSERT_NE(back, nullptr);
+  const int ifindex = back->ifindex;
+
+  // Released, not retried forever: the port stays as the kernel named it,
+  // up, and the other so0 is left alone.
+  EXPECT_EQ(manager_->ReleaseDeadNamespaces().size(), 1u);
+  EXPECT_THAT(manager_->List(), IsEmpty());
+  EXPECT_THAT(OnDisk(), IsEmpty());
+  ASSERT_NE(host_.link(ifindex), nullptr);
+  EXPECT_EQ(host_.link(ifindex)->name, "net1");
+  EXPECT_TRUE(host_.link(ifindex)->admin_up);
+  EXPECT_EQ(*Named(host_, "so0"), MakeLink(20, "so0"));
+}
+
 TEST_F(AttachManagerTest, GcOfADeadNamespaceForgetsAVirtualPort) {
   host_.SetLink(MakeLink(kSo0, "so0"));  // a veth standing in for a port
   ports_[0].mac = host_.link(kSo0)->mac.ToString();
