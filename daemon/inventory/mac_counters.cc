@@ -35,20 +35,30 @@ std::optional<MacCounters> ParseMacCounters(const std::vector<os::NamedCounter>&
   Table table;
   for (const auto& [name, value] : statistics) table.emplace(name, value);
   MacCounters out;
-  out.receive_bytes = First(table, {"OctetsReceivedOK", "aOctetsReceivedOK"});
-  out.transmit_bytes = First(table, {"OctetsTransmittedOK", "aOctetsTransmittedOK"});
-  out.receive_frames = First(table, {"FramesReceivedOK", "aFramesReceivedOK"});
+  // Each counter under the IEEE 802.3 / RFC 2863 names first (hbl_en), then
+  // mlx5's port counters (*_phy), then the names most other drivers give
+  // (e1000e, igb, ixgbe, virtio_net: rx_bytes, rx_errors, rx_crc_errors).
+  out.receive_bytes = First(table, {"OctetsReceivedOK", "aOctetsReceivedOK", "rx_bytes_phy"});
+  out.transmit_bytes =
+      First(table, {"OctetsTransmittedOK", "aOctetsTransmittedOK", "tx_bytes_phy"});
+  out.receive_frames = First(table, {"FramesReceivedOK", "aFramesReceivedOK", "rx_packets_phy"});
   if (!out.receive_frames.has_value()) {
     out.receive_frames = Sum(table, {"ifInUcastPkts", "ifInMulticastPkts", "ifInBroadcastPkts"});
   }
-  out.transmit_frames = First(table, {"FramesTransmittedOK", "aFramesTransmittedOK"});
+  out.transmit_frames =
+      First(table, {"FramesTransmittedOK", "aFramesTransmittedOK", "tx_packets_phy"});
   if (!out.transmit_frames.has_value()) {
     out.transmit_frames =
         Sum(table, {"ifOutUcastPkts", "ifOutMulticastPkts", "ifOutBroadcastPkts"});
   }
-  out.receive_errors = First(table, {"ifInErrors"});
-  out.transmit_errors = First(table, {"ifOutErrors"});
-  out.receive_fcs_errors = First(table, {"FrameCheckSequenceErrors", "aFrameCheckSequenceErrors"});
+  if (!out.receive_bytes.has_value()) out.receive_bytes = First(table, {"rx_bytes"});
+  if (!out.transmit_bytes.has_value()) out.transmit_bytes = First(table, {"tx_bytes"});
+  if (!out.receive_frames.has_value()) out.receive_frames = First(table, {"rx_packets"});
+  if (!out.transmit_frames.has_value()) out.transmit_frames = First(table, {"tx_packets"});
+  out.receive_errors = First(table, {"ifInErrors", "rx_errors"});
+  out.transmit_errors = First(table, {"ifOutErrors", "tx_errors"});
+  out.receive_fcs_errors = First(table, {"FrameCheckSequenceErrors", "aFrameCheckSequenceErrors",
+                                         "rx_crc_errors_phy", "rx_crc_errors"});
   for (int priority = 0; priority < 8; ++priority) {
     if (auto it = table.find(absl::StrCat("tx_prio", priority, "_pause")); it != table.end()) {
       out.pfc_sent[priority] = it->second;

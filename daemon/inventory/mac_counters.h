@@ -4,7 +4,8 @@
 //
 // On Gaudi (hbl_en) IFLA_STATS64 counts only the driver's software Ethernet
 // path (LLDP, ARP, ICMP); RoCE traffic and MAC errors are only in the ethtool
-// statistics, under IEEE 802.3 / RFC 2863 names. Pure; thread-compatible.
+// statistics, under IEEE 802.3 / RFC 2863 names. Other drivers name them
+// their own way. Pure; thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -36,11 +37,13 @@ struct MacCounters {
   friend bool operator==(const MacCounters&, const MacCounters&) = default;
 };
 
-// The MAC counters among `statistics`, by the names drivers give them
-// (OctetsReceivedOK or aOctetsReceivedOK, FramesReceivedOK or the sum of
-// ifInUcastPkts, ifInMulticastPkts and ifInBroadcastPkts, ifInErrors,
-// FrameCheckSequenceErrors, and their transmit sides); nullopt when there is
-// none (veth, a driver with other names).
+// The MAC counters among `statistics`, by the names drivers give them:
+// IEEE 802.3 / RFC 2863 (OctetsReceivedOK or aOctetsReceivedOK,
+// FramesReceivedOK or the sum of ifInUcastPkts, ifInMulticastPkts and
+// ifInBroadcastPkts, ifInErrors, FrameCheckSequenceErrors, and their
+// transmit sides), mlx5's *_phy port counters, else the common driver names
+// (rx_bytes, rx_packets, rx_errors, rx_crc_errors, ...: e1000e, igb, ixgbe,
+// virtio_net); nullopt when there is none (veth).
 std::optional<MacCounters> ParseMacCounters(const std::vector<os::NamedCounter>& statistics);
 
 }  // namespace rocenet::inventory

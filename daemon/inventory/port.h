@@ -25,7 +25,7 @@ struct PciInfo {
   std::string pcie_root;  // "pci0000:17"
   std::string driver;     // "habanalabs" (the PCI driver)
   // What the net device's driver calls itself (`ethtool -i`: "habanalabs_en");
-  // read only to match `drivers` when the PCI driver does not.
+  // `drivers` matches either name. Empty for ports found in Gaudi's sysfs.
   std::string netdev_driver;
   int numa_node = -1;
   int module_id = -1;   // accelerator module (Gaudi OAM) id

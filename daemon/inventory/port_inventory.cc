@@ -159,21 +159,19 @@ bool PortInventory::Rebuild() {
       return !driver.empty() && std::find(selection_.drivers.begin(), selection_.drivers.end(),
                                           driver) != selection_.drivers.end();
     };
-    bool by_driver = configured(pci.driver);
-    if (!by_driver && !by_pattern && ethtool_ != nullptr) {
+    if (ethtool_ != nullptr) {
       // The name `ethtool -i` shows ("habanalabs_en") is what admins see and
       // write; it may differ from the PCI driver, and virtual devices have
-      // only this one.
+      // only this one. Asked once per device: a device without a driver
+      // name (lo) says so every time.
       auto known = netdev_drivers_.find(ifindex);
       if (known == netdev_drivers_.end()) {
-        // Asked once per device: a device without a driver name (lo) says
-        // so every time.
         absl::StatusOr<std::string> name = ethtool_->DriverName(link.name);
         known = netdev_drivers_.emplace(ifindex, name.ok() ? *name : "").first;
       }
       pci.netdev_driver = known->second;
-      by_driver = configured(pci.netdev_driver);
     }
+    const bool by_driver = configured(pci.driver) || configured(pci.netdev_driver);
     if (!by_pattern && !by_driver) continue;
     Port port;
     port.name = link.name;

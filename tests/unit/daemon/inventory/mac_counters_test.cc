@@ -46,6 +46,44 @@ TEST(MacCountersTest, PerPriorityPauseCountersUnderMlx5Names) {
   EXPECT_EQ(mac->pfc_sent, (std::map<int, uint64_t>{{0, 1}, {3, 4}}));
 }
 
+TEST(MacCountersTest, E1000eNamesGiveEveryCounter) {
+  // A part of what e1000e reports (ethtool -S on Debian 12's kernel).
+  const std::optional<MacCounters> mac = ParseMacCounters({
+      {"rx_packets", 12},
+      {"tx_packets", 10},
+      {"rx_bytes", 1268},
+      {"tx_bytes", 824},
+      {"rx_errors", 4},
+      {"tx_errors", 0},
+      {"rx_crc_errors", 1},
+      {"rx_long_length_errors", 3},
+  });
+  ASSERT_TRUE(mac.has_value());
+  EXPECT_EQ(mac->receive_bytes, 1268u);
+  EXPECT_EQ(mac->transmit_bytes, 824u);
+  EXPECT_EQ(mac->receive_frames, 12u);
+  EXPECT_EQ(mac->transmit_frames, 10u);
+  EXPECT_EQ(mac->receive_errors, 4u);
+  EXPECT_EQ(mac->transmit_errors, 0u);
+  EXPECT_EQ(mac->receive_fcs_errors, 1u);
+}
+
+TEST(MacCountersTest, Mlx5PortCountersWinOverItsSoftwareOnes) {
+  // mlx5 has both: rx_bytes counts what reached the kernel, rx_bytes_phy
+  // what the port received (RDMA traffic included).
+  const std::optional<MacCounters> mac = ParseMacCounters({
+      {"rx_bytes", 100},
+      {"rx_bytes_phy", 9000},
+      {"rx_packets", 1},
+      {"rx_packets_phy", 90},
+      {"rx_crc_errors_phy", 2},
+  });
+  ASSERT_TRUE(mac.has_value());
+  EXPECT_EQ(mac->receive_bytes, 9000u);
+  EXPECT_EQ(mac->receive_frames, 90u);
+  EXPECT_EQ(mac->receive_fcs_errors, 2u);
+}
+
 TEST(MacCountersTest, VethHasNone) {
   EXPECT_FALSE(ParseMacCounters({{"peer_ifindex", 5}, {"rx_queue_0_xdp_packets", 0}}).has_value());
   EXPECT_FALSE(ParseMacCounters({}).has_value());

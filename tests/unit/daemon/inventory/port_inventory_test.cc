@@ -288,10 +288,14 @@ TEST(InterfaceInventoryTest, DriverSelectionUsesTheSysfsDriverLink) {
   sysfs.AddLink("class/net/ens2f1np1", dev + "/net/ens2f1np1");
   sysfs.AddLink(dev + "/net/ens2f1np1/device", dev);
 
+  FakeEthtool ethtool;
+  ethtool.SetDriver("ens2f1np1", "mlx5_core");
+  ethtool.SetDriver("eth0", "virtio_net");
+
   PortSelection selection;
   selection.gaudi = false;
   selection.drivers = {"mlx5_core"};
-  PortInventory inventory(selection, &sysfs);
+  PortInventory inventory(selection, &sysfs, &ethtool);
   inventory.Resync({MakeLink(2, "ens2f1np1"), MakeLink(3, "eth0")});
   ASSERT_THAT(Names(inventory), ElementsAre("ens2f1np1"));
   const Port* port = inventory.Find("ens2f1np1");
@@ -299,6 +303,8 @@ TEST(InterfaceInventoryTest, DriverSelectionUsesTheSysfsDriverLink) {
   EXPECT_EQ(port->id, "0000:3b:00.1-p1");
   EXPECT_EQ(port->pci.numa_node, 1);
   EXPECT_EQ(port->pci.pcie_root, "pci0000:00");
+  // Matched by the PCI driver, the net device's own name is known too.
+  EXPECT_EQ(port->pci.netdev_driver, "mlx5_core");
 }
 
 TEST(InterfaceInventoryTest, ResyncThatOnlyRefreshesCountersReportsNoChange) {
