@@ -3,8 +3,11 @@
 
 A generic RoCE NIC node on e1000e: the port is found in the real sysfs by
 its driver, brought up and addressed from the real lldpd's Port
-Description on the other end of the wire. SKIPPED with the reason where
-qemu or the kernel package cannot be had.
+Description on the other end of the wire, and its driver's ethtool
+statistics feed the MAC counters and ErrorsRising. The same NIC handed to
+a pod by the CNI plugin is hidden by the host's sysfs, and comes home when
+the pod's namespace is deleted without a CNI DEL. SKIPPED with the reason
+where qemu or the kernel package cannot be had.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def run_guest(booted_kernel, guest: str, wires: list[vm.Wire], **env: str) -> vm
     with tempfile.TemporaryDirectory(prefix="rocenet-vm-") as tmp:
         script = os.path.join(tmp, "run.sh")
         with open(script, "w") as f:
-            for key, value in {"BUILD": BUILD, **env}.items():
+            for key, value in {"BUILD": BUILD, "HERE": HERE, **env}.items():
                 f.write(f"{key}='{value}'; export {key}\n")
             f.write(f". {os.path.join(HERE, guest)}\n")
         return vm.Vm(k, initrd, wires=wires, timeout=180).run(script)
@@ -50,6 +53,22 @@ def run_guest(booted_kernel, guest: str, wires: list[vm.Wire], **env: str) -> vm
 
 def guest_lines(result: vm.Result, prefix: str) -> list[str]:
     return [line.split(prefix, 1)[1] for line in result.log.splitlines() if prefix in line]
+
+
+def guest_json(result: vm.Result, label: str):
+    """The JSON the guest printed after "vm: LABEL " (its last such line)."""
+    lines = guest_lines(result, f"vm: {label} ")
+    assert lines, f"the guest printed no {label}:\n{result.log}"
+    return json.loads(lines[-1])
+
+
+def metrics(lines: list[str]) -> dict[str, float]:
+    """rocenet_port_mac_* samples by name, from "vm: metric NAME{...} VALUE"."""
+    out = {}
+    for line in lines:
+        name_labels, value = line.rsplit(" ", 1)
+        out[name_labels.split("{", 1)[0]] = float(value)
+    return out
 
 
 def test_a_generic_nic_is_found_in_real_sysfs_brought_up_and_addressed(booted_kernel):
@@ -70,3 +89,54 @@ def test_a_generic_nic_is_found_in_real_sysfs_brought_up_and_addressed(booted_ke
     routes = guest_lines(result, "vm: route ")
     assert any(r.startswith("10.200.0.0/16 via 10.200.1.2") for r in routes), routes
     assert port["rail_name"] == "10.200.0.0/16", port
+
+    # The MAC counters come from e1000e's own ethtool statistics (its
+    # rx_bytes, rx_errors, rx_crc_errors names): before the oversized frames
+    # and after them.
+    samples = guest_lines(result, "vm: metric ")
+    before, after = metrics(samples[:len(samples) // 2]), metrics(samples[len(samples) // 2:])
+    assert before.get("rocenet_port_mac_receive_bytes_total", 0) > 0, samples
+    assert after["rocenet_port_mac_receive_errors_total"] >= \
+        before["rocenet_port_mac_receive_errors_total"] + 10, samples
+    # Too long is not a bad CRC.
+    assert after["rocenet_port_mac_receive_fcs_errors_total"] == 0, samples
+    assert guest_json(result, "health-before")["ports"][0]["healthy"], result.log
+    health = guest_json(result, "health")["ports"][0]
+    assert not health["healthy"], health
+    assert [(c["type"], c["reason"]) for c in health["conditions"]] == \
+        [("ErrorsRising", "ReceiveErrors")], health
+
+
+def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(booted_kernel):
+    result = run_guest(booted_kernel, "guest_pod_port.sh",
+                       [vm.Wire((PORT_MAC, SWITCH_MAC), "e1000e")],
+                       DRIVER="e1000e", PORT_MAC=PORT_MAC, SWITCH_MAC=SWITCH_MAC)
+    assert result.status == 0, result.log
+    print(f"guest ran in {result.seconds:.1f} s")
+    host_name = guest_json(result, "pod1-attached")["ports"][0]["name"]
+    # After each round: the pod's name for it; what the host had under it.
+    rounds = {"pod1": host_name, "pod2": host_name, "pod3": "net1"}
+    for pod, home_name in rounds.items():
+        added = guest_json(result, f"cni-ADD-c{pod[-1]} rc=0")
+        assert added["interfaces"][0]["sandbox"] == f"/run/netns/{pod}", added
+        assert added["ips"][0]["address"] == "10.200.1.1/30", added
+        # The host's sysfs no longer shows the NIC, under the class or under
+        # its PCI function, and the pod has it with the address from LLDP.
+        host_links = guest_lines(result, f"vm: {pod} host-class-net ")[0].split()
+        assert host_name not in host_links, host_links
+        assert guest_lines(result, f"vm: {pod} pci-net ")[0].strip() == "", result.log
+        assert guest_lines(result, f"vm: {pod} in-pod ")[0].strip() == "10.200.1.1/30"
+        # rocenet keeps listing it, attached.
+        attached = guest_json(result, f"{pod}-attached")["ports"]
+        assert [(p["present"], p["attached_to"]) for p in attached] == \
+            [(True, f"/run/netns/{pod}")], attached
+        # Home after the namespace died: released, under its host name (or
+        # the kernel's where that is taken), found by its driver again.
+        home = guest_json(result, f"{pod}-home")["ports"]
+        assert [(p["name"], p["attached_to"], p["discovery"]) for p in home] == \
+            [(home_name, "", "DISCOVERY_DRIVER")], home
+    # Nothing logged as an error while the kernel was handing the NIC back.
+    assert guest_lines(result, "vm: gc errors ")[0].strip() == "0", result.log
+    log = guest_lines(result, "vm: log ")
+    assert sum("waiting for the kernel to hand it back" in line for line in log) == 3, log
+    assert sum("is back in the host as net1: its name" in line for line in log) == 1, log
