@@ -20,7 +20,7 @@ std::vector<const PortInfo*> Lookup(const std::vector<std::string>& ids, const P
   return found;
 }
 
-void AddRdma(const std::vector<const PortInfo*>& allocated, RdmaDeviceSpecs specs,
+void AddRdma(const std::vector<const PortInfo*>& allocated, RdmaDeviceSpecs specs, bool rdma_cm,
              v1beta1::ContainerAllocateResponse& response) {
   const bool any = std::any_of(allocated.begin(), allocated.end(),
                                [](const PortInfo* p) { return !p->rdma_device.empty(); });
@@ -40,7 +40,7 @@ void AddRdma(const std::vector<const PortInfo*>& allocated, RdmaDeviceSpecs spec
     spec->set_container_path(node);
     spec->set_permissions("rw");
   }
-  if (!nodes.empty()) {
+  if (!nodes.empty() && rdma_cm) {
     v1beta1::DeviceSpec* cm = response.add_devices();
     cm->set_host_path(kRdmaCmDevice);
     cm->set_container_path(kRdmaCmDevice);
@@ -114,7 +114,7 @@ absl::StatusOr<ContainerAllocation> BuildContainerAllocation(const std::vector<s
   envs[kEnvPortIds] = absl::StrJoin(ids, ",");
   envs[kEnvPortInterfaces] = absl::StrJoin(names, ",");
 
-  AddRdma(allocated, options.rdma_device_specs, out.response);
+  AddRdma(allocated, options.rdma_device_specs, options.rdma_cm, out.response);
   for (const PortInfo* port : allocated) {
     // The spec requires a PCI address for type "pci"; a port without one
     // (a virtual device) gets no file rather than a wrong one.

@@ -17,8 +17,10 @@
 //   ROCENET_RDMA_DEVICES     each port's RDMA device ("mlx5_0"), same order
 //   ROCENET_GID_INDEX        each port's RoCE v2 GID index, same order
 // (an empty entry for a port without one) and, per `rdma_device_specs`, the
-// device nodes verbs need: each port's /dev/infiniband/uverbsN and
-// /dev/infiniband/rdma_cm. Gaudi ports are left to Habana's container
+// device nodes verbs need: each port's /dev/infiniband/uverbsN and, where
+// the node has it (the rdma_ucm module loaded), /dev/infiniband/rdma_cm: a
+// node that does not exist would keep the container from starting. Gaudi
+// ports are left to Habana's container
 // runtime by default, which mounts their uverbs node with the accelerator.
 //
 // No I/O: the caller writes `files` (see WriteFiles in plugin_server.h)
@@ -63,6 +65,13 @@ struct AllocateOptions {
   std::string hcl_dir;
   std::string hcl_container_dir = kDefaultHclContainerDir;
   RdmaDeviceSpecs rdma_device_specs = RdmaDeviceSpecs::kNonGaudi;
+  // Whether the node has /dev/infiniband/rdma_cm now: the plugin looks for
+  // `rdma_cm_sysfs` at every Allocate.
+  bool rdma_cm = true;
+  // Where the kernel shows the rdma_cm device while rdma_ucm is loaded
+  // (<sysfs root>/class/misc/rdma_cm). sysfs is the host's in every
+  // container; /dev may not be.
+  std::string rdma_cm_sysfs = "/sys/class/misc/rdma_cm";
 };
 
 struct FileToWrite {

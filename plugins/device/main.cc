@@ -50,6 +50,9 @@ ABSL_FLAG(absl::Duration, pod_resources_interval, absl::Seconds(10),
           "how often to ask kubelet which allocations still live");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
           "how long rocenetd may be unreachable before every device is Unhealthy");
+ABSL_FLAG(std::string, sysfs_root, "/sys",
+          "the host's sysfs, where the plugin sees whether the node has /dev/infiniband/rdma_cm "
+          "(class/misc/rdma_cm: the rdma_ucm module loaded)");
 ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 
@@ -86,6 +89,8 @@ absl::StatusOr<Options> BuildOptions() {
   o.allocate.resource_name = resource;
   o.allocate.devinfo_dir = StripTrailingSlash(absl::GetFlag(FLAGS_devinfo_dir));
   o.allocate.hcl_dir = StripTrailingSlash(absl::GetFlag(FLAGS_hcl_dir));
+  o.allocate.rdma_cm_sysfs =
+      StripTrailingSlash(absl::GetFlag(FLAGS_sysfs_root)) + "/class/misc/rdma_cm";
   o.allocate.hcl_container_dir = StripTrailingSlash(absl::GetFlag(FLAGS_hcl_container_dir));
   if (!absl::StartsWith(o.allocate.hcl_container_dir, "/")) {
     return absl::InvalidArgumentError("--hcl-container-dir: \"" + o.allocate.hcl_container_dir +

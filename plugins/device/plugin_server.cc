@@ -108,6 +108,9 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
                                            const v1beta1::AllocateRequest* request,
                                            v1beta1::AllocateResponse* response) {
   DeviceSnapshot snapshot = state_->Get();
+  AllocateOptions options = options_;
+  std::error_code error;
+  options.rdma_cm = std::filesystem::exists(options.rdma_cm_sysfs, error);
   std::vector<ContainerAllocation> allocations;
   std::vector<std::string> allocated;
   // Check every container before writing anything: a rejected request
@@ -116,7 +119,7 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
     std::vector<std::string> ids(container.devices_ids().begin(), container.devices_ids().end());
     allocated.insert(allocated.end(), ids.begin(), ids.end());
     absl::StatusOr<ContainerAllocation> allocation =
-        BuildContainerAllocation(ids, snapshot.ports, options_);
+        BuildContainerAllocation(ids, snapshot.ports, options);
     if (!allocation.ok()) {
       SPDLOG_WARN("{}", allocation.status().message());
       return ToGrpc(allocation.status());

@@ -100,7 +100,9 @@ class Plugin:
                      f"--hcl-dir={self.hcl_dir}", f"--grace-period={GRACE}s",
                      f"--pod-resources-socket={os.path.join(workdir, 'pod-resources', 'kubelet.sock')}",
                      "--pod-resources-interval=0.5s",
-                     "--log-level=debug", *extra]
+                     "--log-level=debug",
+                     # The sim's sysfs, where the node's RDMA devices are.
+                     *[a for a in daemon.args if a.startswith("--sysfs-root=")], *extra]
         self.proc: subprocess.Popen | None = None
 
     def start(self):

@@ -11,6 +11,7 @@ Layout, as on a Gaudi node (relative symlinks, like real sysfs)::
     class/accel/accel<n>
     devices/.../<pci>/infiniband/hbl_<module>/ports/<dev_port+1>/{gids,gid_attrs}
     class/infiniband/hbl_<module>, class/infiniband_verbs/uverbs<module>/ibdev
+    class/misc/rdma_cm (rdma_ucm loaded, with the first RDMA device)
 
 The RDMA device's GID table follows the ports' addresses as the kernel's
 RDMA core keeps it (the follower writes it): a link-local GID of each type,
@@ -118,6 +119,15 @@ def add_rdma(root: str, mod: dict) -> None:
         os.makedirs(os.path.join(root, "class", cls), exist_ok=True)
         link = os.path.join(root, "class", cls, os.path.basename(target))
         _symlink(_rel(target, link), link, st)
+    # rdma_ucm's /dev/infiniband/rdma_cm, which rdma-core loads with the
+    # first RDMA device.
+    cm = os.path.join(root, "devices", "virtual", "misc", "rdma_cm")
+    if not os.path.exists(cm):
+        os.makedirs(cm, exist_ok=True)
+        _write(os.path.join(cm, "dev"), "10:58", st)
+        os.makedirs(os.path.join(root, "class", "misc"), exist_ok=True)
+        link = os.path.join(root, "class", "misc", "rdma_cm")
+        _symlink(_rel(cm, link), link, st)
 
 
 def _link_local_gid(mac: str) -> str:

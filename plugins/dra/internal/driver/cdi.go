@@ -31,6 +31,9 @@ const (
 	EnvGaudinet       = "HCL_GAUDINET_CONFIG_FILE"
 	EnvMacInfo        = "HCL_MAC_INFO_FILE"
 	rdmaCMDevice      = "/dev/infiniband/rdma_cm"
+	// Where the kernel shows rdma_cm while rdma_ucm is loaded; sysfs is the
+	// host's in every container, /dev may not be.
+	rdmaCMSysfs = "/sys/class/misc/rdma_cm"
 	// Where a container sees its claim's HCL files, as with the device plugin.
 	DefaultHCLContainerDir = "/etc/habanalabs/rocenet"
 )
@@ -70,6 +73,13 @@ func ParseRDMADeviceSpecs(s string) (RDMADeviceSpecs, error) {
 // claim on the same port is never taken for this one.
 func CDIDeviceName(claimUID, device string) string { return claimUID + "-" + device }
 
+// rdmaCMPresent tells whether the node has /dev/infiniband/rdma_cm now: a
+// device node that does not exist would keep the container from starting.
+func rdmaCMPresent() bool {
+	_, err := os.Stat(rdmaCMSysfs)
+	return err == nil
+}
+
 // CDISpecPath is the file of a claim's CDI spec in dir.
 func CDISpecPath(dir, claimUID string) string {
 	return filepath.Join(dir, "rocenet.io-claim_"+claimUID+".json")
@@ -82,8 +92,9 @@ func CDISpecPath(dir, claimUID string) string {
 // claim's HCL directory is mounted once, by the spec's own edits (applied
 // once whichever of its devices a container gets), read-only: a directory,
 // not its files, so that a file rocenetd rewrites by rename is what the
-// container reads.
-func ClaimSpec(claimUID string, ports []PortView, rdma RDMADeviceSpecs, hcl HCLFiles) *cdispec.Spec {
+// container reads. With rdmaCM false (no rdma_ucm on the node) no port gets
+// the rdma_cm node.
+func ClaimSpec(claimUID string, ports []PortView, rdma RDMADeviceSpecs, hcl HCLFiles, rdmaCM bool) *cdispec.Spec {
 	var ids, names, rdmaDevices, gidIndexes []string
 	anyRDMA := false
 	for _, v := range ports {
@@ -128,7 +139,10 @@ func ClaimSpec(claimUID string, ports []PortView, rdma RDMADeviceSpecs, hcl HCLF
 	for _, v := range ports {
 		edits := cdispec.ContainerEdits{Env: env}
 		if node := verbsNode(v, rdma); node != "" {
-			edits.DeviceNodes = []*cdispec.DeviceNode{{Path: node}, {Path: rdmaCMDevice}}
+			edits.DeviceNodes = []*cdispec.DeviceNode{{Path: node}}
+			if rdmaCM {
+				edits.DeviceNodes = append(edits.DeviceNodes, &cdispec.DeviceNode{Path: rdmaCMDevice})
+			}
 		}
 		spec.Devices = append(spec.Devices, cdispec.Device{Name: CDIDeviceName(claimUID, v.Device), ContainerEdits: edits})
 	}

@@ -20,7 +20,7 @@ func TestClaimSpecGivesTheDevicePluginsEnvironment(t *testing.T) {
 	roce := PortView{Port: &pb.Port{Id: "0000:3b:00.0-p0", Name: "ens1f0",
 		Rdma: &pb.RdmaDevice{Device: "mlx5_0", Uverbs: "uverbs3", GidIndex: -1}}, Device: "0000-3b-00-0-p0"}
 	plain := PortView{Port: &pb.Port{Id: "if-eth1", Name: "eth1"}, Device: "if-eth1"}
-	spec := ClaimSpec("uid1", []PortView{gaudi, roce, plain}, RDMANonGaudi, HCLFiles{})
+	spec := ClaimSpec("uid1", []PortView{gaudi, roce, plain}, RDMANonGaudi, HCLFiles{}, true)
 	if spec.Kind != CDIKind || len(spec.Devices) != 3 {
 		t.Fatalf("spec %+v", spec)
 	}
@@ -45,14 +45,20 @@ func TestClaimSpecGivesTheDevicePluginsEnvironment(t *testing.T) {
 	if len(spec.Devices[2].ContainerEdits.DeviceNodes) != 0 {
 		t.Errorf("port without RDMA got nodes")
 	}
-	if all := ClaimSpec("uid1", []PortView{gaudi}, RDMAAll, HCLFiles{}); len(all.Devices[0].ContainerEdits.DeviceNodes) != 2 {
+	if all := ClaimSpec("uid1", []PortView{gaudi}, RDMAAll, HCLFiles{}, true); len(all.Devices[0].ContainerEdits.DeviceNodes) != 2 {
 		t.Errorf("all: %+v", all.Devices[0])
 	}
-	if none := ClaimSpec("uid1", []PortView{roce}, RDMANone, HCLFiles{}); len(none.Devices[0].ContainerEdits.DeviceNodes) != 0 {
+	if none := ClaimSpec("uid1", []PortView{roce}, RDMANone, HCLFiles{}, true); len(none.Devices[0].ContainerEdits.DeviceNodes) != 0 {
 		t.Errorf("none: %+v", none.Devices[0])
 	}
-	if noRDMA := ClaimSpec("u", []PortView{plain}, RDMAAll, HCLFiles{}); len(noRDMA.Devices[0].ContainerEdits.Env) != 2 {
+	if noRDMA := ClaimSpec("u", []PortView{plain}, RDMAAll, HCLFiles{}, true); len(noRDMA.Devices[0].ContainerEdits.Env) != 2 {
 		t.Errorf("RDMA variables without RDMA: %v", noRDMA.Devices[0].ContainerEdits.Env)
+	}
+	// Without rdma_ucm the node has no rdma_cm, and a node that does not
+	// exist keeps the container from starting.
+	noCM := ClaimSpec("uid1", []PortView{roce}, RDMANonGaudi, HCLFiles{}, false)
+	if nodes := noCM.Devices[0].ContainerEdits.DeviceNodes; len(nodes) != 1 || nodes[0].Path != "/dev/infiniband/uverbs3" {
+		t.Errorf("without rdma_cm: %+v", nodes)
 	}
 }
 
@@ -60,7 +66,7 @@ func TestClaimSpecMountsTheHCLDirectoryOnce(t *testing.T) {
 	gaudi := PortView{Port: gaudiPort("0000:19:00.0-p1", "hl0p1", 1), Device: "0000-19-00-0-p1"}
 	other := PortView{Port: gaudiPort("0000:19:00.0-p2", "hl0p2", 2), Device: "0000-19-00-0-p2"}
 	hcl := HCLFiles{HostDir: "/run/rocenet/hcl/claim-uid1", Files: []string{"gaudinet.json", "macAddrInfo.json"}}
-	spec := ClaimSpec("uid1", []PortView{gaudi, other}, RDMANonGaudi, hcl)
+	spec := ClaimSpec("uid1", []PortView{gaudi, other}, RDMANonGaudi, hcl, true)
 	mounts := spec.ContainerEdits.Mounts
 	if len(mounts) != 1 || mounts[0].HostPath != hcl.HostDir || mounts[0].ContainerPath != DefaultHCLContainerDir ||
 		!reflect.DeepEqual(mounts[0].Options, []string{"ro", "rbind", "rprivate"}) {
@@ -80,19 +86,19 @@ func TestClaimSpecMountsTheHCLDirectoryOnce(t *testing.T) {
 	}
 	// Only the files there are: no gaudinet.json yet (no address), no
 	// variable naming it.
-	early := ClaimSpec("uid1", []PortView{gaudi}, RDMANonGaudi, HCLFiles{HostDir: hcl.HostDir, Files: []string{"macAddrInfo.json"}, ContainerDir: "/hcl"})
+	early := ClaimSpec("uid1", []PortView{gaudi}, RDMANonGaudi, HCLFiles{HostDir: hcl.HostDir, Files: []string{"macAddrInfo.json"}, ContainerDir: "/hcl"}, true)
 	env := strings.Join(early.Devices[0].ContainerEdits.Env, "\n")
 	if strings.Contains(env, "HCL_GAUDINET_CONFIG_FILE") || !strings.Contains(env, "HCL_MAC_INFO_FILE=/hcl/macAddrInfo.json") {
 		t.Errorf("env %s", env)
 	}
-	if none := ClaimSpec("uid1", []PortView{gaudi}, RDMANonGaudi, HCLFiles{}); len(none.ContainerEdits.Mounts) != 0 {
+	if none := ClaimSpec("uid1", []PortView{gaudi}, RDMANonGaudi, HCLFiles{}, true); len(none.ContainerEdits.Mounts) != 0 {
 		t.Errorf("a mount without a directory: %+v", none.ContainerEdits.Mounts)
 	}
 }
 
 func TestWriteAndRemoveCDISpec(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cdi")
-	spec := ClaimSpec("uid2", []PortView{{Port: &pb.Port{Id: "if-eth1", Name: "eth1"}, Device: "if-eth1"}}, RDMAAll, HCLFiles{})
+	spec := ClaimSpec("uid2", []PortView{{Port: &pb.Port{Id: "if-eth1", Name: "eth1"}, Device: "if-eth1"}}, RDMAAll, HCLFiles{}, true)
 	if err := WriteCDISpec(dir, "uid2", spec); err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim, 
 		return nil, fmt.Errorf("claim %s: rocenetd did not reserve %s: %w", name, strings.Join(req.PortIds, ", "), err)
 	}
 	hcl := HCLFiles{HostDir: reservation.GetHclDir(), Files: reservation.GetHclFiles(), ContainerDir: d.opts.HCLContainerDir}
-	if err := WriteCDISpec(d.opts.CDIDir, string(claim.UID), ClaimSpec(string(claim.UID), ports, d.opts.RDMA, hcl)); err != nil {
+	if err := WriteCDISpec(d.opts.CDIDir, string(claim.UID), ClaimSpec(string(claim.UID), ports, d.opts.RDMA, hcl, rdmaCMPresent())); err != nil {
 		return nil, fmt.Errorf("claim %s: %w", name, err)
 	}
 	return devices, nil

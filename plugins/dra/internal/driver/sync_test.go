@@ -57,7 +57,7 @@ func TestSyncWritesNetworkDataAndReleasesDeletedClaims(t *testing.T) {
 		attachments: []*pb.Attachment{{PortId: "0000:19:00.0-p1", State: "attached", Ifname: "net1", Mac: "b0:fd:0b:00:00:01",
 			Ips: []*pb.IpConfig{{Address: "10.200.10.1/30"}}, Pod: &pb.PodIdentity{Namespace: "ml", Name: "job-0", Uid: "pod-1"}}},
 	}
-	if err := WriteCDISpec(cdi, "uid-gone", ClaimSpec("uid-gone", nil, RDMANone, HCLFiles{})); err != nil {
+	if err := WriteCDISpec(cdi, "uid-gone", ClaimSpec("uid-gone", nil, RDMANone, HCLFiles{}, true)); err != nil {
 		t.Fatal(err)
 	}
 	d := New(Options{DriverName: "rocenet.io", NodeName: "node1", CDIDir: cdi, CallTimeout: time.Second},

@@ -218,6 +218,17 @@ TEST(Allocate, RdmaPortsGetTheirVerbsNodesAndGidIndex) {
               ::testing::ElementsAre("/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"));
 }
 
+TEST(Allocate, NoRdmaCmNodeWhereTheNodeHasNone) {
+  // Without rdma_ucm loaded there is no /dev/infiniband/rdma_cm, and a
+  // device node that does not exist keeps the container from starting.
+  AllocateOptions options = Options(false);
+  options.rdma_cm = false;
+  auto a = BuildContainerAllocation({"if-eth7"}, WithRdma(), options);
+  ASSERT_OK(a);
+  EXPECT_THAT(DevicePaths(*a), ::testing::ElementsAre("/dev/infiniband/uverbs3"));
+  EXPECT_EQ(a->response.envs().at(kEnvRdmaDevices), "mlx5_0");
+}
+
 TEST(Allocate, RdmaDeviceSpecsAllAndNone) {
   AllocateOptions all = Options(false);
   all.rdma_device_specs = RdmaDeviceSpecs::kAll;
