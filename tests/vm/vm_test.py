@@ -6,7 +6,10 @@ its driver, brought up and addressed from the real lldpd's Port
 Description on the other end of the wire, and its driver's ethtool
 statistics feed the MAC counters and ErrorsRising. The same NIC handed to
 a pod by the CNI plugin is hidden by the host's sysfs, and comes home when
-the pod's namespace is deleted without a CNI DEL. SKIPPED with the reason
+the pod's namespace is deleted without a CNI DEL. An rdma_rxe device on the
+NIC gives the inventory its RDMA device and the GID index of its address
+from the kernel's GID table, and the device plugin's Allocate its verbs
+nodes. SKIPPED with the reason
 where qemu or the kernel package cannot be had.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 
 import pytest
@@ -140,3 +144,34 @@ def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(boot
     log = guest_lines(result, "vm: log ")
     assert sum("waiting for the kernel to hand it back" in line for line in log) == 3, log
     assert sum("is back in the host as net1: its name" in line for line in log) == 1, log
+
+
+def test_an_rxe_port_has_its_gid_index_from_the_real_table_and_allocate_its_nodes(booted_kernel):
+    result = run_guest(booted_kernel, "guest_rdma_port.sh",
+                       [vm.Wire((PORT_MAC, SWITCH_MAC), "e1000e")],
+                       DRIVER="e1000e", PORT_MAC=PORT_MAC, SWITCH_MAC=SWITCH_MAC)
+    assert result.status == 0, result.log
+    print(f"guest ran in {result.seconds:.1f} s")
+    # The kernel's table: index 0 the link-local GID, then one per IPv4
+    # address; after the address moved, the new one at the next free index.
+    gids = {label: dict(re.findall(r"(\d+)=([0-9a-f:]+)/RoCE v2",
+                                   guest_lines(result, f"vm: {label} ")[0]))
+            for label in ("gids-1", "gids-2")}
+    assert gids["gids-1"].get("1") == "0000:0000:0000:0000:0000:ffff:0ac8:0101", gids
+    assert gids["gids-2"].get("2") == "0000:0000:0000:0000:0000:ffff:0ac8:0105", gids
+    for label, index, address in (("rdma-1", 1, "10.200.1.1"), ("rdma-2", 2, "10.200.1.5")):
+        rdma = guest_json(result, label)["ports"][0]["rdma"]
+        assert rdma == {"device": "rxe0", "port": 1, "uverbs": "uverbs0", "gid_index": index,
+                        "gid_address": address}, (label, rdma)
+    # Allocate: the port's verbs node, and rdma_cm only where it exists.
+    for label, nodes in (("allocate-without-ucm", ["/dev/infiniband/uverbs0"]),
+                         ("allocate-with-ucm", ["/dev/infiniband/uverbs0",
+                                                "/dev/infiniband/rdma_cm"])):
+        reply = guest_json(result, label)
+        assert reply["ok"], reply
+        container = reply["response"]["container_responses"][0]
+        assert [d["host_path"] for d in container["devices"]] == nodes, (label, container)
+        assert container["envs"]["ROCENET_RDMA_DEVICES"] == "rxe0", container
+        assert container["envs"]["ROCENET_GID_INDEX"] == "2", container
+    assert "rdma_cm" not in guest_lines(result, "vm: rdma_cm-without-ucm ")[0].split()
+    assert "rdma_cm" in guest_lines(result, "vm: rdma_cm-with-ucm ")[0].split()
