@@ -67,14 +67,16 @@ constexpr absl::string_view kDiagHelp =
     "      retransmits of the senders and the port's receive drops.\n"
     "  rocectl diag rdma --port so0 --peer NODE | --nodes NODE,NODE,...\n"
     "                     [--test write_bw|write_lat] [--size 64K] [--duration 2s]\n"
-    "                     [--min-fraction 0.8]\n"
+    "                     [--min-fraction 0.8] [--iterations N]\n"
     "      the RDMA stage: the RDMA benchmark (perftest's ib_write_bw/ib_write_lat,\n"
     "      Habana's tool on hbl devices) between the two ends of one link, or of\n"
     "      every link of a ring per rail, on each port's RDMA device and RoCE v2 GID;\n"
     "      the peer daemon starts the server end. Gb/s (or latency p50/p99) per link,\n"
     "      the slowest link of each rail, links below --min-fraction of their link\n"
     "      speed. A port without an RDMA device or a node without the tool is\n"
-    "      skipped and says so. Ports in pods take no part.\n"
+    "      skipped and says so. Ports in pods take no part. write_lat makes 50000\n"
+    "      round trips per second of --duration unless --iterations says how many\n"
+    "      (fewer for a slow link, e.g. soft RoCE, to end within its bound).\n"
     "  rocectl diag collective plan --nodes NODE,NODE,... --image IMAGE [--engine mpijob|jobset]\n"
     "                     [--test all_reduce|all2all|both] [--gaudis-per-node 8]\n"
     "                     [--ports-per-node 24] [--network rocenet] [--namespace default]\n"
@@ -331,7 +333,8 @@ absl::Status Incast(const CommandContext& context, const Args& args) {
 
 absl::Status Rdma(const CommandContext& context, const Args& args) {
   RETURN_IF_ERROR(
-      Only(args, {"port", "peer", "nodes", "test", "size", "duration", "min-fraction"}, "rdma"));
+      Only(args, {"port", "peer", "nodes", "test", "size", "duration", "min-fraction", "iterations"},
+           "rdma"));
   v1::RdmaRequest request;
   request.set_port(args.Get("port"));
   request.set_peer(args.Get("peer"));
@@ -345,6 +348,8 @@ absl::Status Rdma(const CommandContext& context, const Args& args) {
     ASSIGN_OR_RETURN(const double fraction, args.Number("min-fraction"));
     request.set_min_fraction(fraction);
   }
+  ASSIGN_OR_RETURN(const uint32_t iterations, args.Uint("iterations"));
+  request.set_iterations(iterations);
   ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
   ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());

@@ -22,6 +22,7 @@ RdmaParams ParamsOf(const v1::RdmaRequest& request, uint16_t tool_port) {
   return {.test = request.test(),
           .message_bytes = request.message_bytes(),
           .duration_ms = request.duration_ms(),
+          .iterations = request.iterations(),
           .tool_port = tool_port};
 }
 
@@ -141,6 +142,7 @@ absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
         rdma_run->set_test(request.test());
         rdma_run->set_message_bytes(request.message_bytes());
         rdma_run->set_duration_ms(request.duration_ms());
+        rdma_run->set_iterations(request.iterations());
         rdma_run->set_tool_port(static_cast<uint32_t>(kRdmaToolPort + r));
         rdma_run->set_rail(rail);
         absl::StatusOr<peer::v1::PeerReply> reply = parts_.peers->Call(nodes[i], run, deadline);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/analysis.h"
+#include "daemon/diag/rdma_bench.h"
 #include "daemon/diag/stats.h"
 
 namespace rocenet::diag {
@@ -145,13 +146,20 @@ absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest r) {
 }
 
 absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
-                             uint32_t duration_ms) {
+                             uint32_t duration_ms, uint64_t iterations) {
   if (test != "write_bw" && test != "write_lat") {
     return absl::InvalidArgumentError(
         absl::StrCat("test: \"", test, "\" is not write_bw or write_lat"));
   }
   RETURN_IF_ERROR(OutOfRange("message_bytes", message_bytes, 2, kMaxRdmaBytes));
-  return OutOfRange("duration_ms", duration_ms, kMinRdmaDurationMs, kMaxDurationMs);
+  RETURN_IF_ERROR(OutOfRange("duration_ms", duration_ms, kMinRdmaDurationMs, kMaxDurationMs));
+  if (iterations == 0) return absl::OkStatus();
+  if (test != "write_lat") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("iterations: ", iterations, " is for write_lat only (", test,
+                     " runs for duration_ms)"));
+  }
+  return OutOfRange("iterations", iterations, kMinRdmaIterations, kMaxRdmaLatencyIterations);
 }
 
 absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest r) {
@@ -171,7 +179,7 @@ absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest r) {
   if (r.test().empty()) r.set_test("write_bw");
   if (r.message_bytes() == 0) r.set_message_bytes(r.test() == "write_lat" ? 2 : 65536);
   if (r.duration_ms() == 0) r.set_duration_ms(2000);
-  RETURN_IF_ERROR(CheckRdmaParams(r.test(), r.message_bytes(), r.duration_ms()));
+  RETURN_IF_ERROR(CheckRdmaParams(r.test(), r.message_bytes(), r.duration_ms(), r.iterations()));
   if (!r.has_min_fraction()) r.set_min_fraction(kDefaultRdmaMinFraction);
   if (!(r.min_fraction() >= 0 && r.min_fraction() <= 1)) {
     return absl::InvalidArgumentError(

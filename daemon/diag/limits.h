@@ -35,6 +35,7 @@ inline constexpr uint32_t kMaxAllreduceTimeoutMs = 120000;
 inline constexpr int kMaxSizes = 32;
 inline constexpr uint64_t kMaxRdmaBytes = 8ull << 20;
 inline constexpr uint32_t kMinRdmaDurationMs = 1000;
+inline constexpr uint64_t kMinRdmaIterations = 10;
 inline constexpr double kDefaultRdmaMinFraction = 0.8;
 
 absl::StatusOr<v1::ReachRequest> NormalizeReach(v1::ReachRequest request);
@@ -44,9 +45,11 @@ absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest request);
 // One link (port and peer) or a ring (nodes), not both; test write_bw or
 // write_lat.
 absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest request);
-// The fields of RdmaServe and RdmaRun that a peer checks.
+// The fields of RdmaServe and RdmaRun that a peer checks; `iterations` 0
+// (from the duration) or kMinRdmaIterations..kMaxRdmaLatencyIterations for
+// write_lat.
 absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
-                             uint32_t duration_ms);
+                             uint32_t duration_ms, uint64_t iterations);
 
 // Checks of the data port requests, whose fields the coordinator fills from
 // a normalized request; a peer enforces the same bounds.

@@ -56,6 +56,10 @@ absl::Status Validate(const RdmaBenchSpec& spec) {
     return Invalid("duration_seconds", absl::StrCat(spec.duration_seconds, " is outside 1..",
                                                     kMaxRdmaDurationSeconds));
   }
+  if (spec.iterations > kMaxRdmaLatencyIterations) {
+    return Invalid("iterations", absl::StrCat(spec.iterations, " is above ",
+                                              kMaxRdmaLatencyIterations));
+  }
   if (spec.queue_pairs < 1 || spec.queue_pairs > kMaxRdmaQueuePairs) {
     return Invalid("queue_pairs", absl::StrCat(spec.queue_pairs, " is outside 1..",
                                                kMaxRdmaQueuePairs));
@@ -69,6 +73,7 @@ absl::Status Validate(const RdmaBenchSpec& spec) {
 }
 
 uint64_t LatencyIterations(const RdmaBenchSpec& spec) {
+  if (spec.iterations > 0) return spec.iterations;
   return std::min<uint64_t>(kRdmaLatencyIterationsPerSecond * spec.duration_seconds,
                             kMaxRdmaLatencyIterations);
 }

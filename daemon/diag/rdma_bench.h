@@ -65,6 +65,9 @@ struct RdmaBenchSpec {
   std::optional<Ipv4Address> bind;      // local address for the out-of-band socket (perftest only)
   uint64_t message_bytes = 65536;
   int duration_seconds = 2;  // bandwidth: -D; latency: iterations derived
+  // Latency: round trips, 1..kMaxRdmaLatencyIterations; 0: derived from
+  // duration_seconds.
+  uint64_t iterations = 0;
   int queue_pairs = 1;       // bandwidth with perftest only
 };
 
@@ -75,8 +78,9 @@ std::string RdmaProgram(const RdmaBenchSpec& spec);
 // device name that is not [A-Za-z0-9_.-]{1,64}, an ib_port outside 1..255,
 // a gid_index < 0 (or > 64, perftest's limit), a tcp_port 0, a message
 // size outside 1..kMaxRdmaMessageBytes, a duration outside
-// 1..kMaxRdmaDurationSeconds, or queue_pairs outside 1..kMaxRdmaQueuePairs
-// (exactly 1 for latency and for perf_test).
+// 1..kMaxRdmaDurationSeconds, iterations above kMaxRdmaLatencyIterations,
+// or queue_pairs outside 1..kMaxRdmaQueuePairs (exactly 1 for latency and
+// for perf_test).
 absl::StatusOr<std::vector<std::string>> RdmaBenchArgv(const std::string& path,
                                                        const RdmaBenchSpec& spec);
 

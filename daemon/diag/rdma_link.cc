@@ -21,6 +21,7 @@ RdmaBenchSpec SpecFor(const LocalPort& port, const RdmaParams& params) {
   spec.bind = port.address.address();
   spec.message_bytes = params.message_bytes;
   spec.duration_seconds = static_cast<int>((params.duration_ms + 999) / 1000);
+  spec.iterations = params.iterations;
   return spec;
 }
 
@@ -109,6 +110,7 @@ v1::RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
   serve->set_test(params.test);
   serve->set_message_bytes(params.message_bytes);
   serve->set_duration_ms(params.duration_ms);
+  serve->set_iterations(params.iterations);
   serve->set_tool_port(params.tool_port);
   absl::StatusOr<peer::v1::PeerReply> reply =
       peers_->Call(peer, request, clock_->Now() + kRdmaStartTimeout + absl::Seconds(3));

@@ -43,6 +43,7 @@ struct RdmaParams {
   std::string test = "write_bw";  // or "write_lat"
   uint64_t message_bytes = 65536;
   uint32_t duration_ms = 2000;
+  uint64_t iterations = 0;  // write_lat; 0: from duration_ms
   uint16_t tool_port = kRdmaToolPort;
 };
 

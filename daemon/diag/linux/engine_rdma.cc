@@ -17,7 +17,8 @@ using engine::ReplyError;
 
 absl::StatusOr<DiagEngine::RdmaSide> DiagEngine::RdmaSideFor(absl::string_view address,
                                                              const peer::v1::RdmaRun& fields) const {
-  RETURN_IF_ERROR(CheckRdmaParams(fields.test(), fields.message_bytes(), fields.duration_ms()));
+  RETURN_IF_ERROR(CheckRdmaParams(fields.test(), fields.message_bytes(), fields.duration_ms(),
+                                  fields.iterations()));
   if (fields.tool_port() == 0 || fields.tool_port() > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat("tool_port: ", fields.tool_port(), " is not within 1..65535"));
@@ -37,6 +38,7 @@ absl::StatusOr<DiagEngine::RdmaSide> DiagEngine::RdmaSideFor(absl::string_view a
                   .params = {.test = fields.test(),
                              .message_bytes = fields.message_bytes(),
                              .duration_ms = fields.duration_ms(),
+                             .iterations = fields.iterations(),
                              .tool_port = static_cast<uint16_t>(fields.tool_port())}};
 }
 
@@ -45,6 +47,7 @@ void DiagEngine::ServeRdma(Fd fd, const peer::v1::RdmaServe& request) {
   fields.set_test(request.test());
   fields.set_message_bytes(request.message_bytes());
   fields.set_duration_ms(request.duration_ms());
+  fields.set_iterations(request.iterations());
   fields.set_tool_port(request.tool_port());
   fields.set_rail(request.rail());
   absl::StatusOr<RdmaSide> side = RdmaSideFor(request.client_address(), fields);

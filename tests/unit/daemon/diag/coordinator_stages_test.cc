@@ -184,6 +184,22 @@ TEST_F(StagesTest, RdmaRequestsOutOfBoundsAreRefusedNamingTheField) {
   test.set_test("read_bw");
   EXPECT_THAT(NormalizeRdma(test).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("read_bw")));
+  // Iterations: latency only, 10..1000000.
+  v1::RdmaRequest lat;
+  lat.set_port("so0");
+  lat.set_peer("10.201.0.1");
+  lat.set_test("write_lat");
+  lat.set_iterations(200);
+  ASSERT_OK_AND_ASSIGN(v1::RdmaRequest normal, NormalizeRdma(lat));
+  EXPECT_EQ(normal.iterations(), 200u);
+  lat.set_iterations(5);
+  EXPECT_THAT(NormalizeRdma(lat).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("iterations")));
+  v1::RdmaRequest bw = lat;
+  bw.set_test("write_bw");
+  bw.set_iterations(200);
+  EXPECT_THAT(NormalizeRdma(bw).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("for write_lat only")));
 }
 
 }  // namespace

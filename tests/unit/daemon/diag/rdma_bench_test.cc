@@ -72,6 +72,13 @@ TEST(RdmaBenchArgvTest, PerftestLatencyRunsIterationsNotADuration) {
                                       "18515", "-s", "2", "-n", "100000", "-F", "10.200.1.2"));
   spec.duration_seconds = 600;  // capped: perftest keeps every sample
   EXPECT_THAT(Argv(spec), ::testing::Contains("1000000"));
+  // Asked for: a slow link's round trips.
+  spec.iterations = 200;
+  EXPECT_THAT(Argv(spec), ElementsAre("/usr/bin/tool", "-d", "mlx5_0", "-i", "1", "-x", "3", "-p",
+                                      "18515", "-s", "2", "-n", "200", "-F", "10.200.1.2"));
+  spec.iterations = 1000001;
+  EXPECT_THAT(RdmaBenchArgv("/usr/bin/tool", spec).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("iterations")));
 }
 
 TEST(RdmaBenchArgvTest, HblPerfTestBandwidthAndLatency) {
