@@ -31,6 +31,7 @@ test_packages=(
   lintian     # the DEB is checked as Debian checks its own
   prometheus  # promtool: the alert rules and a live /metrics scrape
   perftest    # ib_write_bw: the RDMA benchmark's real-tool test (no RDMA device needed)
+  ibverbs-providers  # librxe: perftest over rdma_rxe in the real-kernel tests
   # The end-to-end tests (tests/k8s/): the image's Debian base (debootstrap),
   # its build (podman with Debian's runc, which containerd runs too), the
   # test pods' shell and tools (busybox-static), kubelet's iptables rules,

@@ -12,28 +12,40 @@ byname() {
   done
 }
 
-# switch_up NIC NS ADDRESS DESCRIPTION: moves NIC into namespace NS as swp1
-# with ADDRESS, where the real lldpd announces DESCRIPTION every second.
-switch_up() {
-  ip netns add "$2"
-  ip link set "$1" netns "$2"
-  ip -n "$2" link set "$1" name swp1
-  ip -n "$2" link set lo up
-  ip -n "$2" addr add "$3" dev swp1
-  ip -n "$2" link set swp1 up
-  mkdir -p /tmp/vm
-  cat > "/tmp/vm/lldpd-$2.conf" <<CONF
-configure system hostname leaf-$2
-configure lldp tx-interval 1
-configure ports swp1 lldp portidsubtype local Ethernet1/1 description "$4"
-CONF
-  ip netns exec "$2" lldpd -d -u "/run/lldpd-$2.socket" -p "/run/lldpd-$2.pid" -I swp1 \
-    -O "/tmp/vm/lldpd-$2.conf" > "/tmp/vm/lldpd-$2.log" 2>&1 &
+# switch_port NS NIC NAME ADDRESS DESCRIPTION: NIC into the switch's
+# namespace NS (made, routing, on first use) as port NAME with ADDRESS,
+# where lldpd will announce DESCRIPTION.
+switch_port() {
+  if [ ! -e "/run/netns/$1" ]; then
+    ip netns add "$1"
+    ip -n "$1" link set lo up
+    ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1
+    mkdir -p /tmp/vm
+    printf 'configure system hostname leaf-%s\nconfigure lldp tx-interval 1\n' "$1" \
+      > "/tmp/vm/lldpd-$1.conf"
+  fi
+  ip link set "$2" netns "$1"
+  ip -n "$1" link set "$2" name "$3"
+  ip -n "$1" addr add "$4" dev "$3"
+  ip -n "$1" link set "$3" up
+  echo "configure ports $3 lldp portidsubtype local $3 description \"$5\"" >> "/tmp/vm/lldpd-$1.conf"
 }
 
-# switch_describe NS DESCRIPTION: the switch port's new Port Description.
+# switch_lldpd NS: the real lldpd on every port of switch NS.
+switch_lldpd() {
+  ip netns exec "$1" lldpd -d -u "/run/lldpd-$1.socket" -p "/run/lldpd-$1.pid" -I 'swp*' \
+    -O "/tmp/vm/lldpd-$1.conf" > "/tmp/vm/lldpd-$1.log" 2>&1 &
+}
+
+# switch_up NIC NS ADDRESS DESCRIPTION: a switch of one port, swp1.
+switch_up() {
+  switch_port "$2" "$1" swp1 "$3" "$4"
+  switch_lldpd "$2"
+}
+
+# switch_describe NS DESCRIPTION: swp1's new Port Description.
 switch_describe() {
-  lldpcli -u "/run/lldpd-$1.socket" configure ports swp1 lldp portidsubtype local Ethernet1/1 \
+  lldpcli -u "/run/lldpd-$1.socket" configure ports swp1 lldp portidsubtype local swp1 \
     description "$2" > /dev/null
 }
 
@@ -93,4 +105,12 @@ cni() {
   rc=$?
   echo "vm: cni-$1-$2 rc=$rc $(echo "$out" | tr -d '\n')"
   return $rc
+}
+
+# start_diagd NODE_NAME SECRET_FILE: rocenet-diagd beside rocenetd, its pid
+# in $diagd; rocectl diag finds its socket beside rocenetd's.
+start_diagd() {
+  "$BUILD/daemon/diagd/rocenet-diagd" --socket=/run/rocenet/diagd.sock --node-socket=$SOCKET \
+    --node-name="$1" --secret-file="$2" --metrics-address= > /tmp/vm/diagd.log 2>&1 &
+  diagd=$!
 }

@@ -21,7 +21,9 @@ the host is never written.
 
 Each NIC pair given to Vm is a wire: two PCI NICs on one qemu hub, found in
 the guest by their MAC addresses (there is no udev; names follow probe
-order). Nothing leaves qemu.
+order). A cable is one NIC whose far end is a NIC of another VM: a qemu
+socket netdev over the host's loopback, one VM listening, the other
+connecting (start_pair starts them in that order). Nothing else leaves qemu.
 
 Used as a module by the VM tests, and from the command line:
 
@@ -39,6 +41,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -189,7 +192,8 @@ mount --bind /new$modules /new/lib/modules/$version
 mount --move /proc /new/proc
 mount --move /sys /new/sys
 mount --move /dev /new/dev
-exec switch_root /new /bin/sh -c "mount -t tmpfs tmpfs /run; sh $script; \
+exec switch_root /new /bin/sh -c "mount -t tmpfs tmpfs /run; mkdir -p /dev/pts; \
+  mount -t devpts devpts /dev/pts; sh $script; \
   echo {mark} \$?; echo o > /proc/sysrq-trigger; while :; do :; done"
 """.replace("{mark}", EXIT_MARK)
 
@@ -235,6 +239,32 @@ class Wire:
 
 
 @dataclasses.dataclass
+class Cable:
+    """One NIC of a cable between two VMs: the same TCP port on 127.0.0.1 on
+    both ends, `listen` on one of them."""
+    mac: str
+    port: int
+    listen: bool
+    model: str = "e1000e"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _listening(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:`port` (read from
+    /proc/net/tcp: connecting to find out would take qemu's one peer)."""
+    want = f"0100007F:{port:04X}"
+    with open("/proc/net/tcp") as f:
+        return any(line.split()[1] == want and line.split()[3] == "0A"
+                   for line in f.readlines()[1:])
+
+
+@dataclasses.dataclass
 class Result:
     status: int | None  # the script's exit status; None: it never finished
     log: str
@@ -243,9 +273,10 @@ class Result:
 
 class Vm:
     def __init__(self, k: Kernel, initrd: str, wires: list[Wire] | None = None,
-                 memory_mb: int = 512, timeout: float = 120):
-        self.k, self.initrd, self.wires = k, initrd, wires or []
+                 memory_mb: int = 512, timeout: float = 120, cables: list[Cable] | None = None):
+        self.k, self.initrd, self.wires, self.cables = k, initrd, wires or [], cables or []
         self.memory_mb, self.timeout = memory_mb, timeout
+        self.proc: subprocess.Popen | None = None
 
     def argv(self, script: str) -> list[str]:
         argv = ["qemu-system-x86_64", "-machine", "pc", "-cpu", "max", "-smp", "1",
@@ -261,27 +292,70 @@ class Vm:
             for end, mac in enumerate(wire.macs):
                 argv += ["-netdev", f"hubport,id=w{hub}e{end},hubid={hub}",
                          "-device", f"{wire.model},netdev=w{hub}e{end},mac={mac},romfile="]
+        for i, cable in enumerate(self.cables):
+            role = "listen" if cable.listen else "connect"
+            argv += ["-netdev", f"socket,id=c{i},{role}=127.0.0.1:{cable.port}",
+                     "-device", f"{cable.model},netdev=c{i},mac={cable.mac},romfile="]
         return argv
 
-    def run(self, script: str) -> Result:
-        """Boots, runs `script` (a path on the host) in the guest, powers
-        off. The status is None when the guest never got to the end."""
-        t0 = time.monotonic()
-        proc = subprocess.Popen(self.argv(os.path.abspath(script)), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+    def start(self, script: str) -> None:
+        """Boots and starts `script` (a path on the host) in the guest."""
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(self.argv(os.path.abspath(script)),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait(self) -> Result:
+        """Waits for the guest to power off, `timeout` after start at most
+        (then qemu is killed). The status is None when the guest never got
+        to the end of its script."""
+        assert self.proc is not None
+        left = max(1.0, self.timeout - (time.monotonic() - self.started))
         try:
-            out, _ = proc.communicate(timeout=self.timeout)
+            out, _ = self.proc.communicate(timeout=left)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            out, _ = self.proc.communicate()
         log = out.decode(errors="replace")
         status = None
         for line in log.splitlines():
             m = re.match(rf"{EXIT_MARK} (\d+)\s*$", line.strip())
             if m:
                 status = int(m.group(1))
-        return Result(status=status, log=log, seconds=time.monotonic() - t0)
+        return Result(status=status, log=log, seconds=time.monotonic() - self.started)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.communicate()
+
+    def run(self, script: str) -> Result:
+        """Boots, runs `script` in the guest, powers off."""
+        self.start(script)
+        return self.wait()
+
+
+def run_pair(first: tuple[Vm, str], second: tuple[Vm, str]) -> tuple[Result, Result]:
+    """Two VMs at once, each with its script; `first` holds the listening
+    ends of their cables and is started first (qemu's connecting end gives
+    up at once when nothing listens). Both are stopped on the way out."""
+    (a, script_a), (b, script_b) = first, second
+    a.start(script_a)
+    try:
+        deadline = time.monotonic() + 30
+        for cable in a.cables:
+            while not _listening(cable.port):
+                if a.proc.poll() is not None or time.monotonic() > deadline:
+                    if a.proc.poll() is None:
+                        os.killpg(a.proc.pid, signal.SIGKILL)
+                    return a.wait(), Result(status=None, log="never started: the first VM "
+                                            f"did not listen on {cable.port}", seconds=0)
+                time.sleep(0.05)
+        b.start(script_b)
+        return a.wait(), b.wait()
+    finally:
+        a.kill()
+        b.kill()
 
 
 def main(argv: list[str]) -> int:

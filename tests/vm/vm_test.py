@@ -9,7 +9,8 @@ a pod by the CNI plugin is hidden by the host's sysfs, and comes home when
 the pod's namespace is deleted without a CNI DEL. An rdma_rxe device on the
 NIC gives the inventory its RDMA device and the GID index of its address
 from the kernel's GID table, and the device plugin's Allocate its verbs
-nodes. SKIPPED with the reason
+nodes. Two VMs joined by a cable are two nodes whose diagd run the RDMA
+stage with perftest over real verbs. SKIPPED with the reason
 where qemu or the kernel package cannot be had.
 """
 
@@ -44,14 +45,20 @@ def booted_kernel():
         pytest.skip(f"Debian's kernel package not available: {e}")
 
 
+def write_script(tmp: str, name: str, guest: str, **env: str) -> str:
+    """A script in `tmp` that sets `env` and runs the guest script `guest`."""
+    script = os.path.join(tmp, name)
+    with open(script, "w") as f:
+        for key, value in {"BUILD": BUILD, "HERE": HERE, **env}.items():
+            f.write(f"{key}='{value}'; export {key}\n")
+        f.write(f". {os.path.join(HERE, guest)}\n")
+    return script
+
+
 def run_guest(booted_kernel, guest: str, wires: list[vm.Wire], **env: str) -> vm.Result:
     k, initrd = booted_kernel
     with tempfile.TemporaryDirectory(prefix="rocenet-vm-") as tmp:
-        script = os.path.join(tmp, "run.sh")
-        with open(script, "w") as f:
-            for key, value in {"BUILD": BUILD, "HERE": HERE, **env}.items():
-                f.write(f"{key}='{value}'; export {key}\n")
-            f.write(f". {os.path.join(HERE, guest)}\n")
+        script = write_script(tmp, "run.sh", guest, **env)
         return vm.Vm(k, initrd, wires=wires, timeout=180).run(script)
 
 
@@ -175,3 +182,45 @@ def test_an_rxe_port_has_its_gid_index_from_the_real_table_and_allocate_its_node
         assert container["envs"]["ROCENET_GID_INDEX"] == "2", container
     assert "rdma_cm" not in guest_lines(result, "vm: rdma_cm-without-ucm ")[0].split()
     assert "rdma_cm" in guest_lines(result, "vm: rdma_cm-with-ucm ")[0].split()
+
+
+def test_the_rdma_stage_runs_perftest_over_real_verbs_between_two_nodes(booted_kernel):
+    if not os.path.exists(os.path.join(BUILD, "daemon", "diagd", "rocenet-diagd")):
+        pytest.skip(f"no rocenet-diagd built in {BUILD}")
+    k, initrd = booted_kernel
+    a_port, a_switch, a_uplink, b_port = ("52:54:00:00:0a:01", "52:54:00:00:0a:02",
+                                          "52:54:00:00:0a:03", "52:54:00:00:0b:01")
+    cable = vm.free_port()
+    with tempfile.TemporaryDirectory(prefix="rocenet-vm-") as tmp:
+        secret = os.path.join(tmp, "secret")
+        with open(secret, "w") as f:
+            f.write(os.urandom(24).hex() + "\n")
+        a = vm.Vm(k, initrd, wires=[vm.Wire((a_port, a_switch), "e1000e")],
+                  cables=[vm.Cable(a_uplink, cable, listen=True)], timeout=300)
+        b = vm.Vm(k, initrd, cables=[vm.Cable(b_port, cable, listen=False)], timeout=300)
+        ra, rb = vm.run_pair(
+            (a, write_script(tmp, "a.sh", "guest_rdma_pair.sh", ROLE="a", PORT_MAC=a_port,
+                             SWITCH_MAC=a_switch, UPLINK_MAC=a_uplink, SECRET=secret)),
+            (b, write_script(tmp, "b.sh", "guest_rdma_pair.sh", ROLE="b", PORT_MAC=b_port,
+                             SECRET=secret)))
+    assert ra.status == 0, f"node a:\n{ra.log}\nnode b:\n{rb.log}"
+    assert rb.status == 0, f"node b:\n{rb.log}"
+    print(f"guests ran in {ra.seconds:.1f} and {rb.seconds:.1f} s")
+    for test, tool in (("write_bw", "ib_write_bw"), ("write_lat", "ib_write_lat")):
+        report = guest_json(ra, f"diag-{test} rc=0")
+        assert report["ok"] and report["problems"] == [], report
+        # The ring a -> b -> a on the one rail, both links measured by the
+        # real tool on each end's rxe device and the GID of its address.
+        links = report["links"]
+        assert [(l["from_node"], l["to_node"]) for l in links] == [("a", "b"), ("b", "a")], links
+        for link in links:
+            assert link["rail"] == "10.200.0.0/16" and link["tool"] == tool, link
+            assert (link["from_device"], link["to_device"]) == ("rxe0", "rxe0"), link
+            assert (link["from_gid_index"], link["to_gid_index"]) == (1, 1), link
+            assert link["skipped"] == "" and link["error"] == "", link
+            # Figures under emulation are no rates: only that the tool's
+            # output was read.
+            if test == "write_bw":
+                assert link["bits_per_second"] > 0, link
+            else:
+                assert 0 < link["latency_p50_seconds"] <= link["latency_p99_seconds"], link

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: Apache-2.0
+# In each of two guests: a node whose one port is a real NIC with rdma_rxe,
+# running rocenetd and rocenet-diagd. The guests are joined by a cable (a
+# qemu socket netdev): node a's guest also holds the switch, a namespace
+# routing between swp1 (wired to a's port, 10.200.1.2/30) and swp2 (the
+# cable to b's port, 10.200.2.2/30), with the real lldpd announcing each
+# port's address. Node a runs the RDMA stage of diag over both nodes (a
+# ring of a -> b -> a: perftest's ib_write_bw, then ib_write_lat, each
+# server end started by the peer's diagd) and then tells b it is done.
+# Set by the caller: BUILD, HERE, ROLE (a or b), PORT_MAC, SECRET, and for
+# a: SWITCH_MAC (swp1's NIC), UPLINK_MAC (swp2's NIC: the cable).
+set -u
+. "$HERE/guest_lib.sh"
+
+modprobe e1000e && modprobe rdma_rxe || { say "modprobe failed"; exit 2; }
+port=$(byname "$PORT_MAC")
+[ -n "$port" ] || { say "NIC $PORT_MAC not found"; exit 2; }
+if [ "$ROLE" = a ]; then
+  address=10.200.1.1; peer=10.200.2.1
+  switch_port sw "$(byname "$SWITCH_MAC")" swp1 10.200.1.2/30 "no-alert 10.200.1.2/30"
+  switch_port sw "$(byname "$UPLINK_MAC")" swp2 10.200.2.2/30 "no-alert 10.200.2.2/30"
+  switch_lldpd sw
+else
+  address=10.200.2.1; peer=10.200.1.1
+fi
+rdma link add rxe0 type rxe netdev "$port" || { say "rdma link add failed"; exit 2; }
+start_rocenetd --drivers=e1000e --gaudi=false
+start_diagd "$ROLE" "$SECRET"
+status=0
+wait_for 90 has_address "$port" "$address/30" || status=1
+has_gid() { rocectl ports -o json | tr -d ' \n' | grep -q '"gid_index":1,'; }
+wait_for 20 has_gid || status=1
+
+if [ "$ROLE" = a ]; then
+  # b is addressed, routed and its RDMA device has its GID when its port
+  # answers, and its diagd listens on the address soon after: a stage that
+  # finds no peer is tried again.
+  wait_for 120 ping -c 1 -W 1 "$peer" || status=1
+  for test in write_bw write_lat; do
+    # Soft RoCE under emulation: a round trip takes about a millisecond.
+    extra=; [ $test = write_lat ] && extra="--iterations 200"
+    start=$(now_ms)
+    while :; do
+      out=$(rocectl diag rdma --nodes "$address,$peer" --test $test --duration 2s \
+        --min-fraction 0 $extra --timeout 120s -o json 2>/tmp/vm/diag.err)
+      rc=$?
+      if [ $rc -eq 0 ] || [ $(($(now_ms) - start)) -gt 30000 ] || \
+         ! grep -qi "unavailable\|refused\|no route" /tmp/vm/diag.err; then
+        break
+      fi
+      sleep 1
+    done
+    say "diag-$test took $(($(now_ms) - start)) ms"
+    say "diag-$test rc=$rc $(echo "$out" | tr -d '\n')"
+    [ $rc -eq 0 ] || { status=1; sed 's/^/vm: diag stderr: /' /tmp/vm/diag.err; }
+  done
+  echo done | busybox nc -w 5 "$peer" 5999 || say "could not tell b"
+else
+  # Until a is done with the stage (or gives up).
+  timeout 400 busybox nc -l -p 5999 > /dev/null || { say "a never said it was done"; status=1; }
+fi
+
+kill "$diagd"; wait "$diagd"
+say "diagd exit $?"
+stop_rocenetd
+grep -iE "rdma|perftest|ib_write" /tmp/vm/diagd.log | tail -8 | sed 's/^/vm: diagd: /'
+[ $status -eq 0 ] || { daemon_log 20; sed 's/^/vm: diagd: /' /tmp/vm/diagd.log | tail -20; }
+exit $status
