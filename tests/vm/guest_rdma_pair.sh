@@ -37,11 +37,12 @@ if [ "$ROLE" = a ]; then
   # finds no peer is tried again.
   wait_for 120 ping -c 1 -W 1 "$peer" || status=1
   for test in write_bw write_lat; do
-    # Soft RoCE under emulation: a round trip takes about a millisecond.
-    extra=; [ $test = write_lat ] && extra="--iterations 200"
+    # Soft RoCE under emulation: a round trip takes 20 ms or more, so few
+    # of them, and a longer bound (--duration plus 10 s) for their start.
+    extra="--duration 2s"; [ $test = write_lat ] && extra="--iterations 50 --duration 5s"
     start=$(now_ms)
     while :; do
-      out=$(rocectl diag rdma --nodes "$address,$peer" --test $test --duration 2s \
+      out=$(rocectl diag rdma --nodes "$address,$peer" --test $test \
         --min-fraction 0 $extra --timeout 120s -o json 2>/tmp/vm/diag.err)
       rc=$?
       if [ $rc -eq 0 ] || [ $(($(now_ms) - start)) -gt 30000 ] || \
