@@ -62,6 +62,16 @@ def run_guest(booted_kernel, guest: str, wires: list[vm.Wire], **env: str) -> vm
         return vm.Vm(k, initrd, wires=wires, timeout=180).run(script)
 
 
+def run_port_node(booted_kernel, guest: str) -> vm.Result:
+    """`guest` on a node whose one port is an e1000e NIC wired to the
+    switch's; asserts it ended well."""
+    result = run_guest(booted_kernel, guest, [vm.Wire((PORT_MAC, SWITCH_MAC), "e1000e")],
+                       DRIVER="e1000e", PORT_MAC=PORT_MAC, SWITCH_MAC=SWITCH_MAC)
+    assert result.status == 0, result.log
+    print(f"{guest} ran in {result.seconds:.1f} s")
+    return result
+
+
 def guest_lines(result: vm.Result, prefix: str) -> list[str]:
     return [line.split(prefix, 1)[1] for line in result.log.splitlines() if prefix in line]
 
@@ -83,11 +93,7 @@ def metrics(lines: list[str]) -> dict[str, float]:
 
 
 def test_a_generic_nic_is_found_in_real_sysfs_brought_up_and_addressed(booted_kernel):
-    result = run_guest(booted_kernel, "guest_generic_port.sh",
-                       [vm.Wire((PORT_MAC, SWITCH_MAC), "e1000e")],
-                       DRIVER="e1000e", PORT_MAC=PORT_MAC, SWITCH_MAC=SWITCH_MAC)
-    assert result.status == 0, result.log
-    print(f"guest ran in {result.seconds:.1f} s")
+    result = run_port_node(booted_kernel, "guest_generic_port.sh")
     ports = json.loads(guest_lines(result, "vm: ports ")[0])["ports"]
     assert len(ports) == 1, ports
     port = ports[0]
@@ -119,11 +125,7 @@ def test_a_generic_nic_is_found_in_real_sysfs_brought_up_and_addressed(booted_ke
 
 
 def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(booted_kernel):
-    result = run_guest(booted_kernel, "guest_pod_port.sh",
-                       [vm.Wire((PORT_MAC, SWITCH_MAC), "e1000e")],
-                       DRIVER="e1000e", PORT_MAC=PORT_MAC, SWITCH_MAC=SWITCH_MAC)
-    assert result.status == 0, result.log
-    print(f"guest ran in {result.seconds:.1f} s")
+    result = run_port_node(booted_kernel, "guest_pod_port.sh")
     host_name = guest_json(result, "pod1-attached")["ports"][0]["name"]
     # After each round: the pod's name for it; what the host had under it.
     rounds = {"pod1": host_name, "pod2": host_name, "pod3": "net1"}
@@ -154,11 +156,7 @@ def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(boot
 
 
 def test_an_rxe_port_has_its_gid_index_from_the_real_table_and_allocate_its_nodes(booted_kernel):
-    result = run_guest(booted_kernel, "guest_rdma_port.sh",
-                       [vm.Wire((PORT_MAC, SWITCH_MAC), "e1000e")],
-                       DRIVER="e1000e", PORT_MAC=PORT_MAC, SWITCH_MAC=SWITCH_MAC)
-    assert result.status == 0, result.log
-    print(f"guest ran in {result.seconds:.1f} s")
+    result = run_port_node(booted_kernel, "guest_rdma_port.sh")
     # The kernel's table: index 0 the link-local GID, then one per IPv4
     # address; after the address moved, the new one at the next free index.
     gids = {label: dict(re.findall(r"(\d+)=([0-9a-f:]+)/RoCE v2",
