@@ -83,6 +83,9 @@ def test_configured_interface_that_does_not_exist_is_reported(daemon):
 
 def test_rocectl_ports_get_by_name_and_by_id(fabric, daemon):
     first = fabric.ports[0]
+    # The port settled: its RoCE v2 GID follows its address a moment later.
+    wait_until(lambda: by_name(daemon.ports())[first["host_ifname"]]["rdma"]["gid_index"] >= 0,
+               10, what="the port's GID index")
     by_ifname = json.loads(daemon.rocectl("ports", "get", first["host_ifname"], "-o", "json",
                                           check=True).stdout)
     by_id = json.loads(daemon.rocectl("ports", "get", by_ifname["id"], "-o", "json",
