@@ -94,8 +94,13 @@ def _run(argv: list[str], **kw) -> subprocess.CompletedProcess:
 
 def kernel_package() -> str:
     """The kernel package linux-image-amd64 depends on, e.g.
-    linux-image-6.1.0-31-amd64."""
-    out = _run(["apt-cache", "depends", "linux-image-amd64"]).stdout
+    linux-image-6.1.0-31-amd64. A machine whose package lists were never
+    fetched knows none: they are fetched once, then asked again."""
+    try:
+        out = _run(["apt-cache", "depends", "linux-image-amd64"]).stdout
+    except subprocess.CalledProcessError:
+        _run(["apt-get", "update", "-qq"])
+        out = _run(["apt-cache", "depends", "linux-image-amd64"]).stdout
     for line in out.splitlines():
         m = re.match(r"\s*Depends:\s*(linux-image-[0-9][^\s]*-amd64)$", line)
         if m:
@@ -121,15 +126,19 @@ def _extract_vmlinux(vmlinuz: str, out: str) -> None:
     os.replace(tmp, out)
 
 
-def kernel(cache: str = CACHE) -> Kernel:
-    """Debian's kernel, fetched and unpacked into `cache` on first use."""
-    package = kernel_package()
+def _unpacked(package: str, cache: str) -> Kernel:
     version = package.removeprefix("linux-image-")
     root = os.path.join(cache, package)
-    vmlinux = os.path.join(root, "vmlinux")
-    k = Kernel(version=version, root=root, vmlinux=vmlinux)
-    if os.path.exists(vmlinux) and os.path.exists(os.path.join(k.modules, "modules.dep")):
-        return k
+    return Kernel(version=version, root=root, vmlinux=os.path.join(root, "vmlinux"))
+
+
+def _ready(k: Kernel) -> bool:
+    return os.path.exists(k.vmlinux) and os.path.exists(os.path.join(k.modules, "modules.dep"))
+
+
+def _fetch(k: Kernel, cache: str) -> None:
+    """Downloads and unpacks the package of `k` into its place in `cache`."""
+    package = f"linux-image-{k.version}"
     os.makedirs(cache, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
         _run(["apt-get", "download", package], cwd=tmp)
@@ -138,11 +147,27 @@ def kernel(cache: str = CACHE) -> Kernel:
             raise RuntimeError(f"apt-get download {package} gave {debs}")
         unpacked = os.path.join(tmp, "root")
         _run(["dpkg-deb", "-x", debs[0], unpacked])
-        _run(["depmod", "-b", unpacked, version])
-        _extract_vmlinux(os.path.join(unpacked, "boot", f"vmlinuz-{version}"),
+        _run(["depmod", "-b", unpacked, k.version])
+        _extract_vmlinux(os.path.join(unpacked, "boot", f"vmlinuz-{k.version}"),
                          os.path.join(unpacked, "vmlinux"))
-        shutil.rmtree(root, ignore_errors=True)
-        os.rename(unpacked, root)
+        shutil.rmtree(k.root, ignore_errors=True)
+        os.rename(unpacked, k.root)
+
+
+def kernel(cache: str = CACHE) -> Kernel:
+    """Debian's kernel, fetched and unpacked into `cache` on first use."""
+    k = _unpacked(kernel_package(), cache)
+    if _ready(k):
+        return k
+    try:
+        _fetch(k, cache)
+    except subprocess.CalledProcessError:
+        # Lists older than the mirror name a package it no longer has: the
+        # current lists may name another.
+        _run(["apt-get", "update", "-qq"])
+        k = _unpacked(kernel_package(), cache)
+        if not _ready(k):
+            _fetch(k, cache)
     return k
 
 
