@@ -42,17 +42,19 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
     return absl::OkStatus();
   }
   const int ifindex = link->ifindex;
-  if (link->name != record.host_ifname && FindLink(*host_, record.host_ifname).ok()) {
-    // The kernel names a returning device dev<ifindex> when its old name is
-    // taken. The other device keeps the name; the port is found by its
-    // driver or PCI address, whatever it is called.
-    SPDLOG_WARN("port {} is back in the host as {}: its name {} is taken by another device",
-                record.port_id, link->name, record.host_ifname);
-  } else if (link->name != record.host_ifname) {
-    RETURN_IF_ERROR(WithContext(host_->SetLinkDown(ifindex), "set link down to rename it"));
-    RETURN_IF_ERROR(
-        WithContext(host_->RenameLink(ifindex, record.host_ifname),
-                    absl::StrCat("rename ", link->name, " back to ", record.host_ifname)));
+  if (link->name != record.host_ifname) {
+    if (FindLink(*host_, record.host_ifname).ok()) {
+      // Another device took the port's host name meanwhile: it keeps it,
+      // and the port keeps the kernel's name (found by its driver or PCI
+      // address, whatever it is called).
+      SPDLOG_WARN("port {} is back in the host as {}: its name {} is taken by another device",
+                  record.port_id, link->name, record.host_ifname);
+    } else {
+      RETURN_IF_ERROR(WithContext(host_->SetLinkDown(ifindex), "set link down to rename it"));
+      RETURN_IF_ERROR(
+          WithContext(host_->RenameLink(ifindex, record.host_ifname),
+                      absl::StrCat("rename ", link->name, " back to ", record.host_ifname)));
+    }
   }
   if (record.host_mtu != 0 && link->mtu != record.host_mtu) {
     RETURN_IF_ERROR(WithContext(host_->SetMtu(ifindex, record.host_mtu),
@@ -108,7 +110,10 @@ absl::Status AttachManager::Release(const AttachmentRecord& record) {
       RETURN_IF_ERROR(RestoreInHost(record));
     }
   }
-  return WithContext(journal_->Erase(record.container_id, record.ifname), "forget the attachment");
+  RETURN_IF_ERROR(
+      WithContext(journal_->Erase(record.container_id, record.ifname), "forget the attachment"));
+  on_its_way_home_.erase({record.container_id, record.ifname});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> AttachManager::Detach(const std::string& container_id,
@@ -128,10 +133,9 @@ std::vector<AttachmentRecord> AttachManager::ReleaseWhere(
   std::vector<AttachmentRecord> released;
   for (const AttachmentRecord& record : journal_->All()) {
     if (!stale(record)) continue;
-    const std::pair<std::string, std::string> key(record.container_id, record.ifname);
     if (absl::Status s = Release(record); OnItsWayHome(s)) {
       // Said once: the next sweeps find it home.
-      if (on_its_way_home_.insert(key).second) {
+      if (on_its_way_home_.insert({record.container_id, record.ifname}).second) {
         SPDLOG_INFO("port {} of container {} ({}): waiting for the kernel to hand it back",
                     record.host_ifname, record.container_id, why);
       }
@@ -140,7 +144,6 @@ std::vector<AttachmentRecord> AttachManager::ReleaseWhere(
       SPDLOG_ERROR("gc of {} ({}): {}", record.container_id, record.port_id, s.ToString());
       continue;
     }
-    on_its_way_home_.erase(key);
     SPDLOG_INFO("released port {} of container {} ({})", record.host_ifname, record.container_id,
                 why);
     released.push_back(record);

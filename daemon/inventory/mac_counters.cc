@@ -38,9 +38,10 @@ std::optional<MacCounters> ParseMacCounters(const std::vector<os::NamedCounter>&
   // Each counter under the IEEE 802.3 / RFC 2863 names first (hbl_en), then
   // mlx5's port counters (*_phy), then the names most other drivers give
   // (e1000e, igb, ixgbe, virtio_net: rx_bytes, rx_errors, rx_crc_errors).
-  out.receive_bytes = First(table, {"OctetsReceivedOK", "aOctetsReceivedOK", "rx_bytes_phy"});
+  out.receive_bytes =
+      First(table, {"OctetsReceivedOK", "aOctetsReceivedOK", "rx_bytes_phy", "rx_bytes"});
   out.transmit_bytes =
-      First(table, {"OctetsTransmittedOK", "aOctetsTransmittedOK", "tx_bytes_phy"});
+      First(table, {"OctetsTransmittedOK", "aOctetsTransmittedOK", "tx_bytes_phy", "tx_bytes"});
   out.receive_frames = First(table, {"FramesReceivedOK", "aFramesReceivedOK", "rx_packets_phy"});
   if (!out.receive_frames.has_value()) {
     out.receive_frames = Sum(table, {"ifInUcastPkts", "ifInMulticastPkts", "ifInBroadcastPkts"});
@@ -51,8 +52,8 @@ std::optional<MacCounters> ParseMacCounters(const std::vector<os::NamedCounter>&
     out.transmit_frames =
         Sum(table, {"ifOutUcastPkts", "ifOutMulticastPkts", "ifOutBroadcastPkts"});
   }
-  if (!out.receive_bytes.has_value()) out.receive_bytes = First(table, {"rx_bytes"});
-  if (!out.transmit_bytes.has_value()) out.transmit_bytes = First(table, {"tx_bytes"});
+  // The common names last: where a driver has the per-cast sums, they are
+  // the MAC's and these its software path's.
   if (!out.receive_frames.has_value()) out.receive_frames = First(table, {"rx_packets"});
   if (!out.transmit_frames.has_value()) out.transmit_frames = First(table, {"tx_packets"});
   out.receive_errors = First(table, {"ifInErrors", "rx_errors"});

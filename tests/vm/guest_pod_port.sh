@@ -35,23 +35,20 @@ home_addressed() {
 
 round() {  # round POD CONTAINER [COMMAND...]: COMMAND runs while the NIC is in the pod
   pod=$1; container=$2; shift 2
-  set -- "$pod" "$container" "$@"
-  ip netns add "$1"
+  ip netns add "$pod"
   # A port is handed out healthy only: e1000e has no carrier for a few
   # seconds after it is brought up.
   wait_for 30 rocectl wait --ready --timeout=1s || status=1
-  cni ADD "$2" "/run/netns/$1" net1 || { status=1; return; }
-  say "$1 host-class-net $(ls /sys/class/net | tr '\n' ' ')"
-  say "$1 pci-net $(ls "/sys/bus/pci/devices/$pci/net" 2>&1 | tr '\n' ' ')"
-  say "$1 in-pod $(ip -n "$1" -4 -o addr show dev net1 | awk '{print $4}')"
-  show "$1-attached" ports
-  pod=$1; shift 2
+  cni ADD "$container" "/run/netns/$pod" net1 || { status=1; return; }
+  say "$pod host-class-net $(ls /sys/class/net | tr '\n' ' ')"
+  say "$pod pci-net $(ls "/sys/bus/pci/devices/$pci/net" 2>&1 | tr '\n' ' ')"
+  say "$pod in-pod $(ip -n "$pod" -4 -o addr show dev net1 | awk '{print $4}')"
+  show "$pod-attached" ports
   if [ $# -gt 0 ]; then "$@"; fi
-  set -- "$pod"
-  ip netns del "$1"
+  ip netns del "$pod"
   wait_for 20 no_attachments || status=1
   wait_for 30 home_addressed || status=1
-  show "$1-home" ports
+  show "$pod-home" ports
 }
 
 round pod1 c1
