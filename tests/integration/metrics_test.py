@@ -324,9 +324,12 @@ def test_cni_calls_count_and_time_attach_operations(fabric, daemon):
         assert attach[-1] == (math.inf, after["attach", "count"])
         assert [b for b, _ in attach[:-1]][0] == 0.005
         assert all(a[1] <= b[1] for a, b in zip(attach, attach[1:]))
-        assert s.value("rocenet_port_attached", device=name) == 1
+        # The node follows the move right after the answer, as it does the
+        # way back below.
+        wait_until(lambda: scrape(daemon).value("rocenet_port_attached", device=name) == 1, 5,
+                   what="the port attached")
         # An attached port belongs to its pod: no conditions from the host.
-        assert s.value("rocenet_port_healthy", device=name) == 1
+        assert scrape(daemon).value("rocenet_port_healthy", device=name) == 1
 
         rc, out = cni(daemon, "CHECK", "metrics1", netns, {**conf, "prevResult": result})
         assert rc == 0, out
