@@ -14,6 +14,13 @@ programs stay apart: nothing of rocenetd includes the diagnostics
 (daemon/diag, daemon/diagd), and the diagnostics include no room that
 configures the node (they learn the ports over rocenetd's API).
 
+daemon/diag/linux is the Linux side of the diagnostics (the data port, the
+probes, the streams behind diag's PeerChannel and LocalTests): like
+os/linux it is wired in by a composition root only (daemon/diagd), and it
+speaks the peer protocol on the wire. No room above os/linux makes a system
+call: the domain rooms, the node and diag/linux include no system socket,
+poll or file-descriptor header; their effects go through daemon/os.
+
     check_includes.py ROOT        exit 0 when every include follows the rules,
                                   1 listing each one that does not
     check_includes.py --self-test plants an upward include in a copy of the
@@ -32,11 +39,12 @@ DOMAIN = ["lldp", "inventory", "addressing", "attach", "health", "outputs", "qos
 # Room -> level; a room may include rooms of a lower level, its own, and
 # (domain) other domain rooms.
 LEVELS = {"daemon/common": 0, "daemon/os": 1, "daemon/os/linux": 2,
-          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/node": 4, "daemon/api": 5,
+          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/diag/linux": 4, "daemon/node": 4,
+          "daemon/api": 5,
           "daemon/config": 5, "daemon/server": 6, "daemon/diagd": 6, "daemon/node_client": 5}
 # rocenet-diagd's rooms; everything else of the daemon is rocenetd's, and the
 # two share only common, os, os/linux and the API edge's helpers.
-DIAGD = {"daemon/diag", "daemon/diagd"}
+DIAGD = {"daemon/diag", "daemon/diag/linux", "daemon/diagd"}
 NODE_ROOMS = {f"daemon/{d}" for d in DOMAIN if d != "diag"} | {"daemon/node"}
 LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "node", 5: "api/config",
                6: "server"}
@@ -49,8 +57,16 @@ OUTSIDE = {"plugins/cni": {"daemon/common"},
 # Generated API messages: the API edge and outward only.
 PROTO_PREFIXES = ("rocenet/", "k8s/")
 PROTO_ALLOWED = {"daemon/api", "daemon/server", "daemon/diagd", "daemon/node_client", "plugins/cni", "plugins/device", "client",
+                 # The data port's wire edge (the peer protocol).
+                 "daemon/diag/linux",
                  # Diagnostics still use API messages as their own types.
                  "daemon/diag"}
+# Rooms that make no system call of their own: no system socket, poll or
+# descriptor header.
+NO_SYSCALLS = {f"daemon/{d}" for d in DOMAIN} | {"daemon/node", "daemon/diag/linux"}
+SYSTEM_HEADER = re.compile(
+    r'^\s*#\s*include\s+<((?:sys|netinet|arpa|linux|net|netpacket)/[^>]+|poll\.h|unistd\.h|fcntl\.h)>',
+    re.MULTILINE)
 RULE = ("DESIGN.md §2: common <- os <- domain <- node <- {api, config} <- server; "
         "plugins and rocectl: proto and common")
 
@@ -64,7 +80,6 @@ def room_of(path: str) -> str | None:
         if path == room or path.startswith(room + "/"):
             if best is None or len(room) > len(best):
                 best = room
-    # daemon/diag/linux is part of diag.
     return best
 
 
@@ -82,8 +97,10 @@ def violation(source_room: str, header: str) -> str | None:
     if target in OUTSIDE:
         return f"the daemon never depends on {target}"
     if target == "daemon/os/linux" and source_room not in ("daemon/server", "daemon/diagd",
-                                                           "daemon/os/linux"):
+                                                           "daemon/os/linux", "daemon/diag/linux"):
         return "the Linux implementations are wired in by the composition roots only"
+    if target == "daemon/diag/linux" and source_room != "daemon/diagd":
+        return "the diagnostics' Linux side is wired in by rocenet-diagd only"
     if target in DIAGD and source_room not in DIAGD:
         return "rocenetd does not carry the diagnostics (rocenet-diagd does)"
     if source_room in DIAGD and (target in NODE_ROOMS or target == "daemon/server"):
@@ -114,6 +131,11 @@ def check(root: str) -> list[str]:
                     if why:
                         line = text.count("\n", 0, match.start()) + 1
                         problems.append(f"{rel}:{line}: includes \"{match.group(1)}\": {why}")
+                if source_room in NO_SYSCALLS:
+                    for match in SYSTEM_HEADER.finditer(text):
+                        line = text.count("\n", 0, match.start()) + 1
+                        problems.append(f"{rel}:{line}: includes <{match.group(1)}>: system calls "
+                                        "go through daemon/os (os/linux implements them)")
     return problems
 
 
@@ -133,6 +155,9 @@ def self_test() -> int:
         "daemon/server/y.cc": '#include "daemon/diag/coordinator.h"\n',
         "daemon/diag/y.cc": '#include "daemon/addressing/planner.h"\n',
         "daemon/diagd/y.cc": '#include "daemon/node/node.h"\n',
+        "daemon/diag/z.cc": '#include "daemon/diag/linux/engine.h"\n',
+        "daemon/diag/linux/y.cc": '#include <sys/socket.h>\n',
+        "daemon/health/z.cc": '#include <poll.h>\n',
     }
     fine = {
         "daemon/server/ok.cc": '#include "daemon/os/linux/netlink_linux.h"\n#include "daemon/api/metrics.h"\n',
@@ -140,6 +165,8 @@ def self_test() -> int:
         "daemon/health/ok.cc": '#include "daemon/inventory/port.h"\n#include "daemon/os/clock.h"\n',
         "client/ok.cc": '#include "daemon/common/status_macros.h"\n#include "rocenet/v1/ports.pb.h"\n',
         "daemon/diagd/ok.cc": '#include "daemon/diag/coordinator.h"\n#include "daemon/os/linux/netlink_linux.h"\n',
+        "daemon/diag/linux/ok.cc": '#include "daemon/os/linux/tcp_socket.h"\n#include "daemon/diag/peers.h"\n',
+        "daemon/os/linux/ok.cc": '#include <sys/socket.h>\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in {**planted, **fine}.items():

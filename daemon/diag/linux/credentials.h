@@ -45,6 +45,7 @@ class PeerCredentials {
                                         uint16_t data_port) const;
 
   PeerGate& gate() { return gate_; }
+  const os::Clock& clock() const { return *clock_; }
 
  private:
   const std::string node_;

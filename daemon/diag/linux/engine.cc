@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/diag/linux/engine.h"
 
-#include <sys/socket.h>
-
 #include <atomic>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/limits.h"
@@ -111,7 +108,7 @@ std::vector<v1::PortReach> DiagEngine::Probe(const std::vector<LocalPort>& ports
                                              const std::vector<Ipv4Address>& peers,
                                              const v1::ReachRequest& request,
                                              const std::string& node) {
-  return ProbePorts(ports, peers, request, node);
+  return ProbePorts(ports, peers, request, node, clock());
 }
 
 v1::StreamResult DiagEngine::Send(const LocalPort& from, Ipv4Address to, uint16_t port,
@@ -134,7 +131,7 @@ void DiagEngine::Stop() {
     // other daemons.
     absl::MutexLock lock(&mu_);
     stopping_ = true;
-    for (int fd : calls_) shutdown(fd, SHUT_RDWR);
+    for (int fd : calls_) os::ShutdownBoth(fd);
   }
   if (listener_ != nullptr) listener_->Stop();
 }
@@ -159,10 +156,11 @@ peer::v1::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) co
 }
 
 absl::StatusOr<peer::v1::PeerRequest> DiagEngine::AdmitRequest(int fd) {
-  absl::StatusOr<TcpEnds> ends = EndsOf(fd);
+  absl::StatusOr<os::TcpEnds> ends = os::EndsOf(fd);
   if (!ends.ok()) return ends.status();
   peer::v1::PeerEnvelope envelope;
-  if (absl::Status s = ReadFrame(fd, &envelope, absl::Now() + kFirstFrameTimeout); !s.ok()) {
+  if (absl::Status s = ReadMessage(clock(), fd, &envelope, clock().Now() + kFirstFrameTimeout);
+      !s.ok()) {
     credentials_.gate().Count(Refusal::kMalformed);
     return absl::Status(s.code(), absl::StrCat("peer ", ends->peer.ToString(), ": ", s.message()));
   }
@@ -192,10 +190,10 @@ void DiagEngine::Serve(Fd fd) {
   switch (request.kind_case()) {
     case peer::v1::PeerRequest::kInfo: {
       absl::StatusOr<std::vector<LocalPort>> ports = ports_();
-      if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+      if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
       peer::v1::PeerReply reply;
       *reply.mutable_info() = LocalInfo(*ports);
-      return Reply(fd.get(), reply);
+      return Reply(clock(), fd.get(), reply);
     }
     case peer::v1::PeerRequest::kReach:
       return ServeReach(std::move(fd), request.reach());
@@ -207,27 +205,27 @@ void DiagEngine::Serve(Fd fd) {
       if (absl::Status s = CheckDurationMs(request.sink().duration_ms(), "duration_ms"); !s.ok()) {
         return;
       }
-      return ServeSink(std::move(fd), request.sink());
+      return ServeSink(std::move(fd), request.sink(), clock());
     case peer::v1::PeerRequest::kSource:
       if (absl::Status s = CheckDurationMs(request.source().duration_ms(), "duration_ms");
           !s.ok()) {
         return;
       }
-      return ServeSource(std::move(fd), request.source());
+      return ServeSource(std::move(fd), request.source(), clock());
     case peer::v1::PeerRequest::kSend:
       return ServeSend(std::move(fd), request.send());
     case peer::v1::PeerRequest::kValidation: {
       if (options_.validation != nullptr) options_.validation(request.validation());
       peer::v1::PeerReply reply;
       reply.set_recorded(options_.validation != nullptr);
-      return Reply(fd.get(), reply);
+      return Reply(clock(), fd.get(), reply);
     }
     case peer::v1::PeerRequest::kRdmaServe:
       return ServeRdma(std::move(fd), request.rdma_serve());
     case peer::v1::PeerRequest::kRdmaRun:
       return ServeRdmaRun(std::move(fd), request.rdma_run());
     case peer::v1::PeerRequest::KIND_NOT_SET:
-      return ReplyError(fd.get(), "unknown request");
+      return ReplyError(clock(), fd.get(), "unknown request");
   }
 }
 
@@ -235,29 +233,31 @@ void DiagEngine::ServeReach(Fd fd, const v1::ReachRequest& request) {
   v1::ReachRequest probe = request;
   probe.clear_nodes();  // a peer never fans out further
   absl::StatusOr<v1::ReachRequest> normal = NormalizeReach(probe);
-  if (!normal.ok()) return ReplyError(fd.get(), normal.status().message());
+  if (!normal.ok()) return ReplyError(clock(), fd.get(), normal.status().message());
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
-  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+  if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
   std::vector<Ipv4Address> peers;
   for (const std::string& peer : normal->peers()) peers.push_back(*Ipv4Address::Parse(peer));
   peer::v1::PeerReply reply;
-  for (v1::PortReach& port : ProbePorts(*ports, peers, *normal, options_.node_name)) {
+  for (v1::PortReach& port : ProbePorts(*ports, peers, *normal, options_.node_name, clock())) {
     *reply.mutable_reach()->add_ports() = std::move(port);
   }
-  Reply(fd.get(), reply);
+  Reply(clock(), fd.get(), reply);
 }
 
 void DiagEngine::ServeRingJoin(Fd fd, const peer::v1::RingJoin& join) {
-  if (absl::Status s = CheckRingJoin(join); !s.ok()) return ReplyError(fd.get(), s.message());
+  if (absl::Status s = CheckRingJoin(join); !s.ok()) {
+    return ReplyError(clock(), fd.get(), s.message());
+  }
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
-  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+  if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
   absl::StatusOr<Ipv4Address> next = Ipv4Address::Parse(join.next_address());
-  if (!next.ok()) return ReplyError(fd.get(), "next_address: not an IPv4 address");
+  if (!next.ok()) return ReplyError(clock(), fd.get(), "next_address: not an IPv4 address");
   const LocalPort* port = FindPortInRail(*ports, join.rail(), *next);
   if (port == nullptr) {
-    return ReplyError(
-        fd.get(), absl::StrCat("node ", options_.node_name, " has no port in rail ", join.rail(),
-                               " that reaches ", join.next_address()));
+    return ReplyError(clock(), fd.get(),
+                      absl::StrCat("node ", options_.node_name, " has no port in rail ",
+                                   join.rail(), " that reaches ", join.next_address()));
   }
   const std::string key = HelloKey(join.session(), join.rail());
   peer::v1::PeerReply reply;
@@ -268,7 +268,7 @@ void DiagEngine::ServeRingJoin(Fd fd, const peer::v1::RingJoin& join) {
     absl::MutexLock lock(&mu_);
     hellos_.erase(key);
   }
-  Reply(fd.get(), reply);
+  Reply(clock(), fd.get(), reply);
 }
 
 void DiagEngine::ServeRingHello(Fd fd, const peer::v1::RingHello& hello) {
@@ -280,7 +280,7 @@ void DiagEngine::ServeRingHello(Fd fd, const peer::v1::RingHello& hello) {
   }
   // The rank takes the connection within its time bound; one left unclaimed
   // (its rank failed to start) is dropped after the longest bound.
-  const absl::Time until = absl::Now() + absl::Milliseconds(kMaxAllreduceTimeoutMs);
+  const absl::Time until = clock().Now() + absl::Milliseconds(kMaxAllreduceTimeoutMs);
   absl::MutexLock lock(&mu_);
   auto taken = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = hellos_.find(key);
@@ -291,13 +291,14 @@ void DiagEngine::ServeRingHello(Fd fd, const peer::v1::RingHello& hello) {
 }
 
 Fd DiagEngine::AwaitHello(const std::string& key, absl::Time deadline, int cancel_fd) {
-  while (absl::Now() < deadline) {
+  while (clock().Now() < deadline) {
     {
       absl::MutexLock lock(&mu_);
       auto it = hellos_.find(key);
       if (it != hellos_.end() && it->second.valid()) return std::move(it->second);
     }
-    if (WaitFd(cancel_fd, false, std::min(deadline, absl::Now() + absl::Milliseconds(20))).ok()) {
+    const absl::Time until = std::min(deadline, clock().Now() + absl::Milliseconds(20));
+    if (os::WaitFd(clock(), cancel_fd, false, until).ok()) {
       return Fd();
     }
   }
@@ -306,21 +307,21 @@ Fd DiagEngine::AwaitHello(const std::string& key, absl::Time deadline, int cance
 
 void DiagEngine::ServeSend(Fd fd, const peer::v1::SendRequest& request) {
   if (absl::Status s = CheckDurationMs(request.duration_ms(), "duration_ms"); !s.ok()) {
-    return ReplyError(fd.get(), s.message());
+    return ReplyError(clock(), fd.get(), s.message());
   }
   if (request.streams() < 1 || request.streams() > kMaxIncastStreams) {
-    return ReplyError(fd.get(), "streams: out of range");
+    return ReplyError(clock(), fd.get(), "streams: out of range");
   }
   absl::StatusOr<Ipv4Address> to = Ipv4Address::Parse(request.address());
-  if (!to.ok()) return ReplyError(fd.get(), "address: not an IPv4 address");
+  if (!to.ok()) return ReplyError(clock(), fd.get(), "address: not an IPv4 address");
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
-  if (!ports.ok()) return ReplyError(fd.get(), ports.status().message());
+  if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
   const LocalPort* port = FindPortForAddress(*ports, *to);
   peer::v1::PeerReply reply;
   peer::v1::SendReport* report = reply.mutable_send();
   if (port == nullptr) {
     report->set_error(absl::StrCat("no port in the rail of ", request.address()));
-    return Reply(fd.get(), reply);
+    return Reply(clock(), fd.get(), reply);
   }
   report->set_port(port->name);
   report->set_source_address(port->address.address().ToString());
@@ -341,15 +342,15 @@ void DiagEngine::ServeSend(Fd fd, const peer::v1::SendRequest& request) {
     if (!s.error().empty() && report->error().empty()) report->set_error(s.error());
   }
   report->set_seconds(seconds);
-  Reply(fd.get(), reply);
+  Reply(clock(), fd.get(), reply);
 }
 
 absl::StatusOr<peer::v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
                                                const peer::v1::PeerRequest& request, absl::Time deadline,
                                                CallGroup* group) {
   const std::string who = absl::StrCat("node ", node.ToString());
-  absl::StatusOr<Fd> fd = ConnectTcp(nullptr, node.address, node.port,
-                                     std::min(deadline, absl::Now() + absl::Seconds(3)));
+  absl::StatusOr<Fd> fd = os::ConnectTcp(clock(), nullptr, node.address, node.port,
+                                         std::min(deadline, clock().Now() + absl::Seconds(3)));
   if (!fd.ok()) return absl::UnavailableError(absl::StrCat(who, ": ", fd.status().message()));
   const int raw = fd->get();
   {
@@ -360,8 +361,8 @@ absl::StatusOr<peer::v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
   absl::Status s = WriteRequest(raw, credentials_, request, node.address, node.port, deadline);
   peer::v1::PeerReply reply;
   if (s.ok()) {
-    const int member = group != nullptr ? group->Join([raw] { shutdown(raw, SHUT_WR); }) : -1;
-    s = ReadFrame(raw, &reply, deadline);
+    const int member = group != nullptr ? group->Join([raw] { os::ShutdownWrite(raw); }) : -1;
+    s = ReadMessage(clock(), raw, &reply, deadline);
     if (group != nullptr) group->Leave(member);
   }
   {

@@ -32,6 +32,7 @@
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/diagnostics.h"
 #include "daemon/diag/linux/credentials.h"
+#include "daemon/diag/linux/frames.h"
 #include "daemon/diag/linux/listener.h"
 #include "daemon/diag/local_port.h"
 #include "daemon/diag/peers.h"
@@ -130,6 +131,8 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   absl::Status RequirePeers() const;
   // The request of a data port connection, if it is admitted.
   absl::StatusOr<peer::v1::PeerRequest> AdmitRequest(int fd);
+
+  const os::Clock& clock() const { return *options_.clock; }
 
   EngineOptions options_;
   PortsSource ports_;

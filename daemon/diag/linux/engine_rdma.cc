@@ -3,7 +3,6 @@
 // (RdmaServe) and one link measured from this node (RdmaRun), both through
 // RdmaLinks (rdma_link.h).
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/limits.h"
@@ -51,32 +50,32 @@ void DiagEngine::ServeRdma(Fd fd, const peer::v1::RdmaServe& request) {
   fields.set_tool_port(request.tool_port());
   fields.set_rail(request.rail());
   absl::StatusOr<RdmaSide> side = RdmaSideFor(request.client_address(), fields);
-  if (!side.ok()) return ReplyError(fd.get(), side.status().message());
+  if (!side.ok()) return ReplyError(clock(), fd.get(), side.status().message());
   absl::StatusOr<RdmaLinks::Served> served = rdma_.Serve(side->port, side->params);
-  if (!served.ok()) return ReplyError(fd.get(), served.status().message());
+  if (!served.ok()) return ReplyError(clock(), fd.get(), served.status().message());
   peer::v1::PeerReply reply;
   *reply.mutable_rdma_ready() = served->ready;
-  Reply(fd.get(), reply);
+  Reply(clock(), fd.get(), reply);
   if (served->server == nullptr) return;
   // The server ends after one client run; one whose client never came is
   // stopped at its bound.
   const os::ProcessResult result = served->server->Wait(
-      absl::Now() + absl::Milliseconds(request.duration_ms()) + kRdmaStartTimeout + kRdmaSlack);
+      clock().Now() + absl::Milliseconds(request.duration_ms()) + kRdmaStartTimeout + kRdmaSlack);
   SPDLOG_DEBUG("rdma: server on {} ended (exit {}{})", side->port.name, result.exit_code,
                result.timed_out ? ", timed out" : "");
 }
 
 void DiagEngine::ServeRdmaRun(Fd fd, const peer::v1::RdmaRun& request) {
   if (request.data_port() == 0 || request.data_port() > 65535) {
-    return ReplyError(fd.get(), "data_port: out of range");
+    return ReplyError(clock(), fd.get(), "data_port: out of range");
   }
   absl::StatusOr<RdmaSide> side = RdmaSideFor(request.address(), request);
-  if (!side.ok()) return ReplyError(fd.get(), side.status().message());
+  if (!side.ok()) return ReplyError(clock(), fd.get(), side.status().message());
   peer::v1::PeerReply reply;
   *reply.mutable_rdma_link() = rdma_.Measure(
       side->port, NodeAddress{side->other, static_cast<uint16_t>(request.data_port())},
       side->params);
-  Reply(fd.get(), reply);
+  Reply(clock(), fd.get(), reply);
 }
 
 }  // namespace rocenet::diag

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "absl/time/clock.h"
-#include "daemon/diag/linux/sockets.h"
+#include "daemon/diag/linux/frames.h"
+#include "daemon/os/clock.h"
 #include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
@@ -17,14 +17,14 @@ namespace rocenet::diag::engine {
 // Slack on top of a test's bound for replies to travel.
 inline constexpr absl::Duration kReplySlack = absl::Seconds(3);
 
-inline void Reply(int fd, const peer::v1::PeerReply& reply) {
-  (void)WriteFrame(fd, reply, absl::Now() + kReplySlack).ok();
+inline void Reply(const os::Clock& clock, int fd, const peer::v1::PeerReply& reply) {
+  (void)WriteMessage(clock, fd, reply, clock.Now() + kReplySlack).ok();
 }
 
-inline void ReplyError(int fd, absl::string_view error) {
+inline void ReplyError(const os::Clock& clock, int fd, absl::string_view error) {
   peer::v1::PeerReply reply;
   reply.set_error(std::string(error));
-  Reply(fd, reply);
+  Reply(clock, fd, reply);
 }
 
 }  // namespace rocenet::diag::engine

@@ -1,14 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/diag/linux/listener.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
-
-#include "daemon/common/errno_status.h"
+#include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 
 namespace rocenet::diag {
@@ -19,8 +12,9 @@ DataListener::DataListener(uint16_t port, Handler handler)
 DataListener::~DataListener() { Stop(); }
 
 absl::Status DataListener::Start() {
-  wake_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!wake_.valid()) return ErrnoToStatus(errno, "eventfd for the data port");
+  if (absl::Status s = wake_.Open(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("data port: ", s.message()));
+  }
   thread_ = std::thread([this] { Run(); });
   return absl::OkStatus();
 }
@@ -31,8 +25,7 @@ void DataListener::SetAddresses(std::set<Ipv4Address> addresses) {
     if (addresses == wanted_) return;
     wanted_ = std::move(addresses);
   }
-  const uint64_t one = 1;
-  if (wake_.valid()) (void)!write(wake_.get(), &one, sizeof(one));
+  wake_.Signal();
 }
 
 std::set<Ipv4Address> DataListener::Bound() const {
@@ -48,15 +41,14 @@ void DataListener::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
-  const uint64_t one = 1;
-  if (wake_.valid()) (void)!write(wake_.get(), &one, sizeof(one));
+  wake_.Signal();
   if (thread_.joinable()) thread_.join();
   std::list<std::unique_ptr<Connection>> connections;
   {
     absl::MutexLock lock(&mu_);
     listening_.clear();
     for (auto& c : connections_) {
-      if (!c->done && c->fd >= 0) shutdown(c->fd, SHUT_RDWR);
+      if (!c->done && c->fd >= 0) os::ShutdownBoth(c->fd);
     }
     connections.swap(connections_);
   }
@@ -77,7 +69,7 @@ void DataListener::Rebind() {
   }
   for (Ipv4Address address : wanted_) {
     if (listening_.contains(address)) continue;
-    absl::StatusOr<Fd> fd = ListenTcp(address, port_);
+    absl::StatusOr<os::Fd> fd = os::ListenTcp(address, port_);
     if (!fd.ok()) {
       SPDLOG_DEBUG("data port: {}; retrying", fd.status().message());
       continue;
@@ -105,18 +97,15 @@ void DataListener::ReapDone() {
 
 void DataListener::Accept(int listen_fd) {
   for (;;) {
-    const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
+    os::Fd fd = os::AcceptTcp(listen_fd);
+    if (!fd.valid()) return;
     absl::MutexLock lock(&mu_);
-    if (stopping_ || connections_.size() >= kMaxConnections) {
-      close(fd);
-      continue;
-    }
+    if (stopping_ || connections_.size() >= kMaxConnections) continue;  // closed here
     auto connection = std::make_unique<Connection>();
     Connection* c = connection.get();
-    c->fd = fd;
+    c->fd = fd.release();
     c->thread = std::thread([this, c] {
-      handler_(Fd(c->fd));
+      handler_(os::Fd(c->fd));
       absl::MutexLock lock(&mu_);
       c->done = true;
       c->fd = -1;
@@ -129,21 +118,22 @@ void DataListener::Run() {
   bool retry = false;
   for (;;) {
     ReapDone();
-    std::vector<pollfd> fds = {{wake_.get(), POLLIN, 0}};
+    std::vector<int> fds = {wake_.fd()};
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
-      for (const auto& [address, fd] : listening_) fds.push_back({fd.get(), POLLIN, 0});
+      for (const auto& [address, fd] : listening_) fds.push_back(fd.get());
       retry = listening_.size() < wanted_.size();
     }
-    const int n = poll(fds.data(), fds.size(), retry ? 1000 : 5000);
-    if (n < 0 && errno != EINTR) return;
-    if (fds[0].revents != 0) {
-      uint64_t value = 0;
-      (void)!read(wake_.get(), &value, sizeof(value));
+    absl::StatusOr<std::vector<bool>> readable =
+        os::PollReadable(fds, retry ? absl::Seconds(1) : absl::Seconds(5));
+    if (!readable.ok()) {
+      SPDLOG_ERROR("data port: {}; no longer accepting", readable.status().message());
+      return;
     }
+    if ((*readable)[0]) wake_.Clear();
     for (size_t i = 1; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) Accept(fds[i].fd);
+      if ((*readable)[i]) Accept(fds[i]);
     }
     Rebind();
   }

@@ -21,14 +21,14 @@
 
 #include "absl/synchronization/mutex.h"
 #include "daemon/common/ipv4.h"
-#include "daemon/diag/linux/sockets.h"
+#include "daemon/os/linux/tcp_socket.h"
 
 namespace rocenet::diag {
 
 class DataListener {
  public:
   static constexpr int kMaxConnections = 64;
-  using Handler = std::function<void(Fd connection)>;
+  using Handler = std::function<void(os::Fd connection)>;
 
   DataListener(uint16_t port, Handler handler);
   ~DataListener();
@@ -53,11 +53,11 @@ class DataListener {
 
   const uint16_t port_;
   Handler handler_;
-  Fd wake_;
+  os::Wakeup wake_;
   std::thread thread_;
   mutable absl::Mutex mu_;
   std::set<Ipv4Address> wanted_ ABSL_GUARDED_BY(mu_);
-  std::map<Ipv4Address, Fd> listening_ ABSL_GUARDED_BY(mu_);
+  std::map<Ipv4Address, os::Fd> listening_ ABSL_GUARDED_BY(mu_);
   std::list<std::unique_ptr<Connection>> connections_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -14,6 +14,7 @@
 
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/local_port.h"
+#include "daemon/os/clock.h"
 #include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
@@ -24,6 +25,7 @@ namespace rocenet::diag {
 // are read.
 std::vector<v1::PortReach> ProbePorts(const std::vector<LocalPort>& ports,
                                       const std::vector<Ipv4Address>& peers,
-                                      const v1::ReachRequest& request, const std::string& node);
+                                      const v1::ReachRequest& request, const std::string& node,
+                                      const os::Clock& clock);
 
 }  // namespace rocenet::diag

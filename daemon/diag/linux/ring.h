@@ -11,7 +11,7 @@
 
 #include "absl/time/time.h"
 #include "daemon/diag/linux/credentials.h"
-#include "daemon/diag/linux/sockets.h"
+#include "daemon/diag/linux/frames.h"
 #include "daemon/diag/local_port.h"
 #include "rocenet/peer/v1/peer.pb.h"
 #include "rocenet/v1/diagnostics.pb.h"

@@ -1,20 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/diag/linux/traffic.h"
 
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <vector>
-
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "daemon/common/errno_status.h"
+#include "daemon/diag/linux/frames.h"
 #include "daemon/diag/stats.h"
 
 namespace rocenet::diag {
 namespace {
-
-constexpr size_t kBufferBytes = 256 << 10;
 
 void Fill(v1::StreamResult* result, uint64_t bytes, double seconds) {
   result->set_bytes(bytes);
@@ -22,14 +14,24 @@ void Fill(v1::StreamResult* result, uint64_t bytes, double seconds) {
   result->set_bits_per_second(BitsPerSecond(bytes, seconds));
 }
 
+double SecondsOf(const os::Drained& drained) {
+  return drained.bytes == 0 ? 0 : absl::ToDoubleSeconds(drained.last - drained.first);
+}
+
+os::TcpSource SourceOf(const LocalPort& port) {
+  return os::TcpSource{.device = port.name, .address = port.address.address()};
+}
+
 }  // namespace
 
 v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
                             absl::Duration duration, const PeerCredentials& credentials) {
+  const os::Clock& clock = credentials.clock();
   v1::StreamResult result;
-  const absl::Time start = absl::Now();
+  const absl::Time start = clock.Now();
   const absl::Time deadline = start + duration + kTrafficSlack;
-  absl::StatusOr<Fd> fd = ConnectTcp(&from, to, port, start + kTrafficSlack);
+  const os::TcpSource source = SourceOf(from);
+  absl::StatusOr<Fd> fd = os::ConnectTcp(clock, &source, to, port, start + kTrafficSlack);
   if (!fd.ok()) {
     result.set_error(std::string(fd.status().message()));
     return result;
@@ -42,25 +44,10 @@ v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port
     result.set_error(absl::StrCat("to ", to.ToString(), ": ", s.message()));
     return result;
   }
-  std::vector<char> buffer(kBufferBytes, 'r');
-  const absl::Time stop = absl::Now() + duration;
-  absl::Status sent = absl::OkStatus();
-  while (absl::Now() < stop) {
-    const ssize_t n = send(fd->get(), buffer.data(), buffer.size(), MSG_NOSIGNAL);
-    if (n > 0) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      absl::Status s = WaitFd(fd->get(), true, stop);
-      if (s.ok() || absl::IsDeadlineExceeded(s)) continue;
-      sent = s;
-      break;
-    }
-    sent = absl::UnavailableError(ErrnoMessage(errno, "send"));
-    break;
-  }
-  shutdown(fd->get(), SHUT_WR);
+  const absl::Status sent = os::StreamUntil(clock, fd->get(), clock.Now() + duration);
   peer::v1::PeerReply reply;
-  absl::Status read = ReadFrame(fd->get(), &reply, deadline);
-  result.set_retransmits(TcpRetransmits(fd->get()));
+  absl::Status read = ReadMessage(clock, fd->get(), &reply, deadline);
+  result.set_retransmits(os::TcpRetransmits(fd->get()));
   if (!read.ok() || !reply.error().empty()) {
     result.set_error(
         absl::StrCat("to ", to.ToString(), ": ",
@@ -74,10 +61,12 @@ v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port
 
 v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
                                absl::Duration duration, const PeerCredentials& credentials) {
+  const os::Clock& clock = credentials.clock();
   v1::StreamResult result;
-  const absl::Time start = absl::Now();
+  const absl::Time start = clock.Now();
   const absl::Time deadline = start + duration + kTrafficSlack;
-  absl::StatusOr<Fd> fd = ConnectTcp(&from, to, port, start + kTrafficSlack);
+  const os::TcpSource source = SourceOf(from);
+  absl::StatusOr<Fd> fd = os::ConnectTcp(clock, &source, to, port, start + kTrafficSlack);
   if (!fd.ok()) {
     result.set_error(std::string(fd.status().message()));
     return result;
@@ -90,75 +79,31 @@ v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t p
     result.set_error(absl::StrCat("to ", to.ToString(), ": ", s.message()));
     return result;
   }
-  std::vector<char> buffer(kBufferBytes);
-  uint64_t bytes = 0;
-  double first = 0, last = 0;
-  for (;;) {
-    const ssize_t n = recv(fd->get(), buffer.data(), buffer.size(), 0);
-    if (n > 0) {
-      last = MonotonicSeconds();
-      if (bytes == 0) first = last;
-      bytes += static_cast<uint64_t>(n);
-      continue;
-    }
-    if (n == 0) break;
-    if (errno == EAGAIN || errno == EINTR) {
-      if (absl::Status s = WaitFd(fd->get(), false, deadline); !s.ok()) {
-        result.set_error(absl::StrCat("from ", to.ToString(), ": ", s.message()));
-        break;
-      }
-      continue;
-    }
-    result.set_error(ErrnoMessage(errno, absl::StrCat("from ", to.ToString(), ": recv")));
-    break;
+  const os::Drained drained = os::DrainUntilClosed(clock, fd->get(), deadline);
+  if (!drained.status.ok()) {
+    result.set_error(absl::StrCat("from ", to.ToString(), ": ", drained.status.message()));
   }
-  Fill(&result, bytes, last - first);
-  if (bytes == 0 && result.error().empty()) {
+  Fill(&result, drained.bytes, SecondsOf(drained));
+  if (drained.bytes == 0 && result.error().empty()) {
     result.set_error(absl::StrCat("from ", to.ToString(), ": no data"));
   }
   return result;
 }
 
-void ServeSink(Fd fd, const peer::v1::SinkRequest& request) {
+void ServeSink(Fd fd, const peer::v1::SinkRequest& request, const os::Clock& clock) {
   const absl::Time deadline =
-      absl::Now() + absl::Milliseconds(request.duration_ms()) + kTrafficSlack;
-  std::vector<char> buffer(kBufferBytes);
-  uint64_t bytes = 0;
-  double first = 0, last = 0;
-  for (;;) {
-    const ssize_t n = recv(fd.get(), buffer.data(), buffer.size(), 0);
-    if (n > 0) {
-      last = MonotonicSeconds();
-      if (bytes == 0) first = last;
-      bytes += static_cast<uint64_t>(n);
-      continue;
-    }
-    if (n == 0) break;
-    if (errno == EAGAIN || errno == EINTR) {
-      if (!WaitFd(fd.get(), false, deadline).ok()) return;  // the sender is gone
-      continue;
-    }
-    return;
-  }
+      clock.Now() + absl::Milliseconds(request.duration_ms()) + kTrafficSlack;
+  const os::Drained drained = os::DrainUntilClosed(clock, fd.get(), deadline);
+  if (!drained.status.ok()) return;  // the sender is gone
   peer::v1::PeerReply reply;
-  reply.mutable_sink()->set_bytes(bytes);
-  reply.mutable_sink()->set_seconds(last - first);
-  (void)WriteFrame(fd.get(), reply, absl::Now() + kTrafficSlack).ok();
+  reply.mutable_sink()->set_bytes(drained.bytes);
+  reply.mutable_sink()->set_seconds(SecondsOf(drained));
+  (void)WriteMessage(clock, fd.get(), reply, clock.Now() + kTrafficSlack).ok();
 }
 
-void ServeSource(Fd fd, const peer::v1::SourceRequest& request) {
-  std::vector<char> buffer(kBufferBytes, 's');
-  const absl::Time stop = absl::Now() + absl::Milliseconds(request.duration_ms());
-  while (absl::Now() < stop) {
-    const ssize_t n = send(fd.get(), buffer.data(), buffer.size(), MSG_NOSIGNAL);
-    if (n > 0) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      absl::Status s = WaitFd(fd.get(), true, stop);
-      if (s.ok() || absl::IsDeadlineExceeded(s)) continue;
-    }
-    return;
-  }
-  shutdown(fd.get(), SHUT_WR);
+void ServeSource(Fd fd, const peer::v1::SourceRequest& request, const os::Clock& clock) {
+  (void)os::StreamUntil(clock, fd.get(), clock.Now() + absl::Milliseconds(request.duration_ms()))
+      .ok();
 }
 
 }  // namespace rocenet::diag

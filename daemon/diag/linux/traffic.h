@@ -10,7 +10,7 @@
 
 #include "absl/time/time.h"
 #include "daemon/diag/linux/credentials.h"
-#include "daemon/diag/linux/sockets.h"
+#include "daemon/diag/linux/frames.h"
 #include "daemon/diag/local_port.h"
 #include "daemon/diag/peers.h"
 #include "rocenet/peer/v1/peer.pb.h"
@@ -29,7 +29,7 @@ v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t p
                                absl::Duration duration, const PeerCredentials& credentials);
 
 // The other ends, on a data port connection whose request was read.
-void ServeSink(Fd fd, const peer::v1::SinkRequest& request);
-void ServeSource(Fd fd, const peer::v1::SourceRequest& request);
+void ServeSink(Fd fd, const peer::v1::SinkRequest& request, const os::Clock& clock);
+void ServeSource(Fd fd, const peer::v1::SourceRequest& request, const os::Clock& clock);
 
 }  // namespace rocenet::diag

@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/diag/limits.h"
-#include "daemon/diag/linux/sockets.h"
+#include "daemon/diag/linux/frames.h"
 #include "daemon/os/linux/system_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -30,7 +30,7 @@ Ipv4Address Loopback(int i) { return *Ipv4Address::Parse(absl::StrCat("127.0.0."
 
 // A port the kernel just handed out on `address`, free again now.
 uint16_t FreePort(Ipv4Address address) {
-  absl::StatusOr<Fd> fd = ListenTcp(address, 0);
+  absl::StatusOr<Fd> fd = os::ListenTcp(address, 0);
   if (!fd.ok()) return 0;
   sockaddr_in sa{};
   socklen_t len = sizeof(sa);
@@ -128,7 +128,7 @@ TEST_F(EngineTest, AllreduceWithADeadRankReportsTheRailBrokenInTime) {
 // this daemon stops.
 TEST_F(EngineTest, StopEndsACoordinatedTestAtOnce) {
   const Ipv4Address mute = Loopback(kNodes);
-  absl::StatusOr<Fd> listener = ListenTcp(mute, 0);
+  absl::StatusOr<Fd> listener = os::ListenTcp(mute, 0);
   ASSERT_OK(listener);
   sockaddr_in sa{};
   socklen_t len = sizeof(sa);
@@ -192,21 +192,21 @@ TEST_F(EngineTest, IncastFairnessIsJainsIndexOfTheSenders) {
 TEST_F(EngineTest, AForgedRequestToTheDataPortIsRefusedAndCounted) {
   for (const bool with_wrong_secret : {false, true}) {
     absl::StatusOr<Fd> fd =
-        ConnectTcp(nullptr, Loopback(1), ports_[1], absl::Now() + absl::Seconds(2));
+        os::ConnectTcp(clock_, nullptr, Loopback(1), ports_[1], absl::Now() + absl::Seconds(2));
     ASSERT_OK(fd.status());
     peer::v1::PeerRequest request;
     request.mutable_send()->set_address(Loopback(2).ToString());
     if (with_wrong_secret) {
-      ASSERT_OK(WriteFrame(fd->get(),
-                           SignPeerRequest(request, "not-the-cluster-secret", Loopback(1),
-                                           ports_[1], "intruder", absl::Now(),
-                                           std::string(kNonceBytes, 'n')),
-                           absl::Now() + absl::Seconds(2)));
+      ASSERT_OK(WriteMessage(clock_, fd->get(),
+                             SignPeerRequest(request, "not-the-cluster-secret", Loopback(1),
+                                             ports_[1], "intruder", absl::Now(),
+                                             std::string(kNonceBytes, 'n')),
+                             absl::Now() + absl::Seconds(2)));
     } else {
-      ASSERT_OK(WriteFrame(fd->get(), request, absl::Now() + absl::Seconds(2)));
+      ASSERT_OK(WriteMessage(clock_, fd->get(), request, absl::Now() + absl::Seconds(2)));
     }
     peer::v1::PeerReply reply;
-    EXPECT_FALSE(ReadFrame(fd->get(), &reply, absl::Now() + absl::Seconds(3)).ok());
+    EXPECT_FALSE(ReadMessage(clock_, fd->get(), &reply, absl::Now() + absl::Seconds(3)).ok());
   }
   const std::map<std::string, uint64_t> refused = engines_[1]->PeerRefusals();
   EXPECT_EQ(refused.at("unauthenticated"), 1u);
@@ -226,7 +226,8 @@ TEST(EngineNoSecretTest, WithoutASecretTheDataPortStaysClosedAndPeerTestsAreRefu
   ASSERT_OK(engine.Start());
   engine.SetAddresses({Loopback(0)});
   absl::SleepFor(absl::Milliseconds(200));
-  EXPECT_FALSE(ConnectTcp(nullptr, Loopback(0), port, absl::Now() + absl::Seconds(1)).ok());
+  EXPECT_FALSE(
+      os::ConnectTcp(clock, nullptr, Loopback(0), port, absl::Now() + absl::Seconds(1)).ok());
   v1::BandwidthRequest request;
   request.set_port("so0");
   request.set_peer("127.0.0.2");
