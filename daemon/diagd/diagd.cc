@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/diagd/diagd.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <memory>
@@ -15,7 +14,9 @@
 #include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/engine.h"
 #include "daemon/diag/validation_label.h"
+#include "daemon/api/caller.h"
 #include "daemon/diagd/diagnostics_service.h"
+#include "daemon/diagd/unix_acceptor.h"
 #include "daemon/node_client/node_client.h"
 #include "daemon/diagd/node_watch.h"
 #include "daemon/os/linux/filesystem_linux.h"
@@ -24,10 +25,10 @@
 #include "daemon/os/linux/process_linux.h"
 #include "daemon/os/linux/socket_lock.h"
 #include "daemon/os/linux/system_clock.h"
+#include "daemon/os/linux/unix_listener.h"
 #include "daemon/os/linux/unix_socket.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "prometheus/exposer.h"
@@ -39,24 +40,16 @@ constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
 // As rocenetd's API: requests are small; progress events and results too.
 constexpr int kMaxMessageBytes = 4 << 20;
 
-// Serves `service` on the unix socket, created 0600 (the directory is
-// root's 0700): only root may run tests, which load the fabric.
-absl::StatusOr<std::unique_ptr<grpc::Server>> Serve(const std::string& socket,
-                                                    grpc::Service* service) {
+// The gRPC server of `service`, without a listener of its own: the
+// UnixAcceptor hands it the socket's connections.
+absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(grpc::Service* service) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  int bound = 0;
-  builder.AddListeningPort(absl::StrCat("unix:", socket), grpc::InsecureServerCredentials(),
-                           &bound);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.RegisterService(service);
-  const mode_t old_mask = umask(0177);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  umask(old_mask);
-  if (server == nullptr || bound == 0) {
-    return absl::UnavailableError(absl::StrCat("socket ", socket, ": cannot listen"));
-  }
+  if (server == nullptr) return absl::UnavailableError("gRPC: cannot start the server");
   return server;
 }
 
@@ -123,9 +116,25 @@ absl::Status RunDiagd(const DiagdOptions& options) {
           .validation = record_validation,
           .runner = &process_runner},
       [&watch] { return watch.Ports(); });
-  DiagnosticsService service(engine.get(), {});
-  ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, Serve(options.socket_path, &service));
+  // Every call is admitted by the caller the kernel names: root only (the
+  // tests load the fabric), at a bounded rate, with bounded strings.
+  api::RequestGate gate(
+      [](const grpc::ServerContext& context) {
+        return api::CallerOf(context, os::PeerCredentialsOf);
+      },
+      api::GateConfig{}, [&clock] { return clock.Now(); });
+  DiagnosticsService service(engine.get(), {.gate = &gate});
+  ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, BuildServer(&service));
+  absl::StatusOr<std::unique_ptr<UnixAcceptor>> acceptor =
+      UnixAcceptor::Start(options.socket_path, server.get());
+  if (!acceptor.ok()) {
+    server->Shutdown(absl::ToChronoTime(clock.Now()));
+    return absl::Status(acceptor.status().code(),
+                        absl::StrCat("socket ", options.socket_path, ": ",
+                                     acceptor.status().message()));
+  }
   if (absl::Status s = engine->Start(); !s.ok()) {
+    (*acceptor)->Stop();
     server->Shutdown(absl::ToChronoTime(clock.Now()));
     return s;
   }
@@ -140,6 +149,7 @@ absl::Status RunDiagd(const DiagdOptions& options) {
     if (!started.ok()) {
       watch.Stop();
       engine->Stop();
+      (*acceptor)->Stop();
       server->Shutdown(absl::ToChronoTime(clock.Now()));
       return started.status();
     }
@@ -158,6 +168,7 @@ absl::Status RunDiagd(const DiagdOptions& options) {
   server->GetHealthCheckService()->SetServingStatus(false);
   // Ends the coordinated tests in flight: their calls then finish at once.
   engine->Stop();
+  (*acceptor)->Stop();
   server->Shutdown(absl::ToChronoTime(clock.Now() + kShutdownGrace));
   watch.Stop();
   exposer.reset();

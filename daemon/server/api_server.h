@@ -4,14 +4,14 @@
 //
 // The unix socket is listened on and accepted by rocenetd itself (on the
 // event loop), and each connection is handed to gRPC as a file descriptor:
-// gRPC then names the call's peer "fd:<n>", from which CallerOf() reads the
-// caller's uid and groups with SO_PEERCRED. TCP is served only with TLS; a
+// gRPC then names the call's peer "fd:<n>", from which api::CallerOf() reads
+// the caller's uid and groups with SO_PEERCRED. TCP is served only with TLS; a
 // TLS caller is identified by its verified client certificate, if any.
 // Request size and concurrent streams are bounded by channel arguments; who
 // may call what, rates and string lengths by the api::RequestGate each
 // service handler consults.
 //
-// Start and Shutdown on the loop thread (or before Run); CallerOf on any.
+// Start and Shutdown on the loop thread (or before Run).
 #pragma once
 
 #include <cstdint>
@@ -30,9 +30,6 @@
 #include "grpcpp/server.h"
 
 namespace rocenet::server {
-
-// The caller of a call on this server, as the transport proves it.
-api::Caller CallerOf(const grpc::ServerContext& context);
 
 // The gate's configuration from the options; InvalidArgument when the read
 // group does not exist.

@@ -14,6 +14,7 @@
 #include "daemon/addressing/applied_store.h"
 #include "daemon/api/addressing_service.h"
 #include "daemon/api/attachments_service.h"
+#include "daemon/api/caller.h"
 #include "daemon/api/health_service.h"
 #include "daemon/api/metrics.h"
 #include "daemon/api/metrics_config.h"
@@ -27,6 +28,7 @@
 #include "daemon/os/linux/dcb_linux.h"
 #include "daemon/os/linux/ethtool_linux.h"
 #include "daemon/os/linux/event_loop.h"
+#include "daemon/os/linux/unix_listener.h"
 #include "daemon/os/linux/filesystem_linux.h"
 #include "daemon/os/linux/metrics_exposer.h"
 #include "daemon/os/linux/netlink_linux.h"
@@ -261,8 +263,11 @@ void Daemon::Parts::OnSignal() {
 absl::Status Daemon::Parts::StartServing() {
   ASSIGN_OR_RETURN(api::GateConfig gate_config, GateConfigOf(options.security));
   os::Loop* clock = loop.get();
-  gate = std::make_unique<api::RequestGate>(CallerOf, gate_config,
-                                            [clock] { return clock->Now(); });
+  gate = std::make_unique<api::RequestGate>(
+      [](const grpc::ServerContext& context) {
+        return api::CallerOf(context, os::PeerCredentialsOf);
+      },
+      gate_config, [clock] { return clock->Now(); });
   reload_metrics = std::make_shared<api::ConfigReloadMetrics>(loop->Now());
   reloader = std::make_unique<Reloader>(options, std::move(config.load),
                                         ReloadTargets{.gate = gate.get(),

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from harness import Daemon, Diagd, metric_value, wait_until
+from harness import Daemon, Diagd, binary, metric_value, wait_until
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
 import cluster as sim_cluster  # noqa: E402
@@ -368,6 +368,34 @@ def test_a_forged_request_to_the_data_port_is_refused_and_counted(cluster):
                                      {"reason": "unauthenticated"}) or 0) == before + 1,
                5, what="the refusal counted")
     assert "data port: refused: peer " + node_addr(0) in daemons[1].log()
+
+
+def test_diagd_refuses_a_user_the_socket_lets_in(cluster):
+    """rocenet-diagd's socket is root's only (0600); a caller that gets in
+    anyway (here: the socket opened by hand) is refused by the uid the kernel
+    names, and root still runs tests."""
+    _, daemons = cluster
+    d = daemons[0]
+    assert os.stat(d.socket).st_mode & 0o777 == 0o600
+    # The socket, its directory and the daemon's work directory, opened.
+    paths = [d.socket, os.path.dirname(d.socket), os.path.dirname(os.path.dirname(d.socket))]
+    modes = {p: os.stat(p).st_mode & 0o777 for p in paths}
+    try:
+        for p in paths[1:]:
+            os.chmod(p, 0o755)
+        os.chmod(d.socket, 0o666)
+        cp = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             binary("rocectl"), "--socket", d.node.socket, "--diag-socket", d.socket,
+                             "diag", "reach"], capture_output=True, text=True, timeout=30)
+    finally:
+        for p, mode in modes.items():
+            os.chmod(p, mode)
+    assert cp.returncode != 0, cp.stdout
+    assert "rocenet.v1.Diagnostics/Reach" in cp.stderr, cp.stderr
+    assert "uid 65534" in cp.stderr, cp.stderr
+    code, result, err, _ = diag(d, "reach", bound=20)
+    assert code == 0, err
+    assert result.get("ok"), result
 
 
 def test_rocenetd_keeps_no_diagnostics(cluster):

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "daemon/os/peer_credentials.h"
 
 namespace rocenet::os {
 
@@ -26,14 +27,6 @@ absl::StatusOr<int> ListenUnix(const std::string& path, int backlog);
 // One pending connection, non-blocking and close-on-exec; Unavailable when
 // none is pending.
 absl::StatusOr<int> AcceptConnection(int listen_fd);
-
-struct PeerCredentials {
-  pid_t pid = 0;
-  uid_t uid = 0;
-  gid_t gid = 0;
-  // Supplementary groups of the peer when it connected.
-  std::vector<gid_t> groups;
-};
 
 // The credentials of the process that connected on `fd`, which must be a
 // connected AF_UNIX socket (FailedPrecondition otherwise).
