@@ -37,9 +37,9 @@ absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text, uint16_t de
   return node;
 }
 
-void AnalyzeReach(const std::vector<std::string>& silent_nodes, v1::ReachResult* result) {
-  result->clear_unreachable();
-  result->clear_suspects();
+void AnalyzeReach(const std::vector<std::string>& silent_nodes, ReachResult* result) {
+  result->unreachable.clear();
+  result->suspects.clear();
   // Per endpoint "node/port": probes involving it, and how many failed.
   struct Tally {
     int probes = 0;
@@ -47,66 +47,64 @@ void AnalyzeReach(const std::vector<std::string>& silent_nodes, v1::ReachResult*
   };
   std::map<std::string, Tally> tally;
   std::map<std::string, std::string> owner_of;  // address -> "node/port"
-  for (const v1::PortReach& port : result->ports()) {
-    const size_t slash = port.address().find('/');
-    owner_of[port.address().substr(0, slash)] = absl::StrCat(port.node(), "/", port.port());
+  for (const PortReach& port : result->ports) {
+    const size_t slash = port.address.find('/');
+    owner_of[port.address.substr(0, slash)] = absl::StrCat(port.node, "/", port.port);
   }
-  for (const v1::PortReach& port : result->ports()) {
-    const std::string from = absl::StrCat(port.node(), "/", port.port());
-    if (!port.error().empty() && port.targets().empty()) {
+  for (const PortReach& port : result->ports) {
+    const std::string from = absl::StrCat(port.node, "/", port.port);
+    if (!port.error.empty() && port.targets.empty()) {
       tally[from].probes++;
       tally[from].failed++;
     }
-    for (const v1::ReachTarget& target : port.targets()) {
+    for (const ReachTarget& target : port.targets) {
       tally[from].probes++;
       std::string to;
-      if (target.kind() == "peer") {
-        to = target.node().empty() ? owner_of[target.address()]
-                                   : absl::StrCat(target.node(), "/", target.port());
+      if (target.kind == "peer") {
+        to = target.node.empty() ? owner_of[target.address]
+                                 : absl::StrCat(target.node, "/", target.port);
         if (!to.empty()) tally[to].probes++;
       }
-      if (target.reachable()) continue;
+      if (target.reachable) continue;
       tally[from].failed++;
       if (!to.empty()) tally[to].failed++;
-      v1::UnreachablePair* pair = result->add_unreachable();
-      pair->set_from_node(port.node());
-      pair->set_from_port(port.port());
-      pair->set_to_node(target.kind() == "gateway" ? "gateway" : target.node());
-      pair->set_to_port(target.port());
-      pair->set_to_address(target.address());
-      pair->set_reason(!target.error().empty()
-                           ? target.error()
-                           : (target.kind() == "gateway" && !target.arp_resolved()
-                                  ? "no ARP reply"
-                                  : absl::StrCat(target.sent(), " echoes, no reply")));
+      UnreachablePair* pair = &result->unreachable.emplace_back();
+      pair->from_node = port.node;
+      pair->from_port = port.port;
+      pair->to_node = target.kind == "gateway" ? "gateway" : target.node;
+      pair->to_port = target.port;
+      pair->to_address = target.address;
+      pair->reason = !target.error.empty() ? target.error
+                                           : (target.kind == "gateway" && !target.arp_resolved
+                                                  ? "no ARP reply"
+                                                  : absl::StrCat(target.sent, " echoes, no reply"));
     }
   }
-  for (const std::string& node : silent_nodes) result->add_suspects(node);
+  for (const std::string& node : silent_nodes) result->suspects.push_back(node);
   for (const auto& [endpoint, t] : tally) {
-    if (t.failed > 0 && t.failed == t.probes) result->add_suspects(endpoint);
+    if (t.failed > 0 && t.failed == t.probes) result->suspects.push_back(endpoint);
   }
-  result->set_ok(result->unreachable().empty() && silent_nodes.empty() &&
-                 result->problems().empty());
+  result->ok = result->unreachable.empty() && silent_nodes.empty() && result->problems.empty();
 }
 
-int MarkSlowestLink(google::protobuf::RepeatedPtrField<v1::RingLink>* links) {
+int MarkSlowestLink(std::vector<RingLink>* links) {
   int slowest = -1;
-  for (int i = 0; i < links->size(); ++i) {
-    const v1::RingLink& link = links->Get(i);
+  for (int i = 0; i < static_cast<int>(links->size()); ++i) {
+    const RingLink& link = (*links)[i];
     if (slowest < 0) {
       slowest = i;
       continue;
     }
-    const v1::RingLink& best = links->Get(slowest);
-    const bool failed = !link.error().empty();
-    const bool best_failed = !best.error().empty();
+    const RingLink& best = (*links)[slowest];
+    const bool failed = !link.error.empty();
+    const bool best_failed = !best.error.empty();
     if (failed && !best_failed) {
       slowest = i;
-    } else if (failed == best_failed && link.bits_per_second() < best.bits_per_second()) {
+    } else if (failed == best_failed && link.bits_per_second < best.bits_per_second) {
       slowest = i;
     }
   }
-  for (int i = 0; i < links->size(); ++i) links->Mutable(i)->set_slowest(i == slowest);
+  for (int i = 0; i < static_cast<int>(links->size()); ++i) (*links)[i].slowest = i == slowest;
   return slowest;
 }
 

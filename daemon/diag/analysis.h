@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "daemon/common/ipv4.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/messages.h"
 
 namespace rocenet::diag {
 
@@ -31,10 +31,10 @@ absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text,
 // PortReach naming its node), and result->suspects: the node ports all of
 // whose probes, from and to them, failed (at least one), and the nodes in
 // `silent_nodes` (daemons that could not be contacted). Also sets ok.
-void AnalyzeReach(const std::vector<std::string>& silent_nodes, v1::ReachResult* result);
+void AnalyzeReach(const std::vector<std::string>& silent_nodes, ReachResult* result);
 
 // Marks the slowest link of a ring (the one with the lowest rate; a failed
 // link counts as slowest) and returns its index, or -1 for no links.
-int MarkSlowestLink(google::protobuf::RepeatedPtrField<v1::RingLink>* links);
+int MarkSlowestLink(std::vector<RingLink>* links);
 
 }  // namespace rocenet::diag

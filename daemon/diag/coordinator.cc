@@ -9,16 +9,15 @@ namespace rocenet::diag {
 
 Coordinator::Coordinator(CoordinatorParts parts) : parts_(std::move(parts)) {}
 
-std::vector<absl::StatusOr<peer::v1::PeerInfo>> Coordinator::Infos(
+std::vector<absl::StatusOr<peer::PeerInfo>> Coordinator::Infos(
     const std::vector<NodeAddress>& nodes) {
-  std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos(nodes.size(), absl::UnknownError(""));
+  std::vector<absl::StatusOr<peer::PeerInfo>> infos(nodes.size(), absl::UnknownError(""));
   const absl::Time deadline = Now() + coordinator::kInfoTimeout;
   coordinator::ParallelFor(nodes.size(), [&](size_t i) {
-    peer::v1::PeerRequest request;
-    request.mutable_info();
-    absl::StatusOr<peer::v1::PeerReply> reply = parts_.peers->Call(nodes[i], request, deadline);
+    peer::PeerRequest request{.kind = peer::PeerInfoRequest{}};
+    absl::StatusOr<peer::PeerReply> reply = parts_.peers->Call(nodes[i], request, deadline);
     if (reply.ok()) {
-      infos[i] = std::move(*reply->mutable_info());
+      infos[i] = std::move(reply->info);
     } else {
       infos[i] = reply.status();
     }

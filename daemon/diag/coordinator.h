@@ -22,11 +22,11 @@
 #include "absl/time/time.h"
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/diagnostics.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 #include "daemon/diag/peers.h"
 #include "daemon/diag/rdma_link.h"
 #include "daemon/os/clock.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
 
@@ -70,23 +70,20 @@ class Coordinator {
  public:
   explicit Coordinator(CoordinatorParts parts);
 
-  absl::StatusOr<v1::ReachResult> Reach(const v1::ReachRequest& request,
-                                        const Progress& progress);
-  absl::StatusOr<v1::BandwidthResult> Bandwidth(const v1::BandwidthRequest& request,
-                                                const Progress& progress);
-  absl::StatusOr<v1::AllreduceResult> Allreduce(const v1::AllreduceRequest& request,
-                                                const Progress& progress);
-  absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
-                                          const Progress& progress);
-  absl::StatusOr<v1::RdmaResult> Rdma(const v1::RdmaRequest& request, const Progress& progress);
+  absl::StatusOr<ReachResult> Reach(const ReachRequest& request, const Progress& progress);
+  absl::StatusOr<BandwidthResult> Bandwidth(const BandwidthRequest& request,
+                                            const Progress& progress);
+  absl::StatusOr<AllreduceResult> Allreduce(const AllreduceRequest& request,
+                                            const Progress& progress);
+  absl::StatusOr<IncastResult> Incast(const IncastRequest& request, const Progress& progress);
+  absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress);
 
  private:
   absl::Time Now() const { return parts_.clock->Now(); }
   // Every node's ports, asked at once; an error names the node.
-  std::vector<absl::StatusOr<peer::v1::PeerInfo>> Infos(const std::vector<NodeAddress>& nodes);
+  std::vector<absl::StatusOr<peer::PeerInfo>> Infos(const std::vector<NodeAddress>& nodes);
   // From this node's own ports only.
-  absl::StatusOr<v1::ReachResult> LocalReach(const v1::ReachRequest& request,
-                                             const Progress& progress);
+  absl::StatusOr<ReachResult> LocalReach(const ReachRequest& request, const Progress& progress);
 
   // Tells every node of `verdict` (this one through parts_.validation, the
   // others over the data port, at once, within a few seconds).

@@ -24,99 +24,99 @@ using coordinator::AddressOf;
 using coordinator::NameOf;
 
 // The rails every node has a port in; the others are named in `result`.
-std::vector<std::string> RingRails(const std::vector<absl::StatusOr<peer::v1::PeerInfo>>& infos,
-                                   v1::AllreduceResult& result) {
+std::vector<std::string> RingRails(const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
+                                   AllreduceResult& result) {
   std::set<std::string> rails;
-  for (const peer::v1::PeerPort& port : infos[0]->ports()) rails.insert(coordinator::RailOf(port));
+  for (const peer::PeerPort& port : infos[0]->ports) rails.insert(coordinator::RailOf(port));
   std::vector<std::string> ring_rails;
   for (const std::string& rail : rails) {
     std::vector<std::string> missing;
-    for (const absl::StatusOr<peer::v1::PeerInfo>& info : infos) {
-      if (PortInRail(*info, rail) == nullptr) missing.push_back(info->node());
+    for (const absl::StatusOr<peer::PeerInfo>& info : infos) {
+      if (PortInRail(*info, rail) == nullptr) missing.push_back(info->node);
     }
     if (missing.empty()) {
       ring_rails.push_back(rail);
     } else {
-      result.add_problems(
+      result.problems.push_back(
           absl::StrCat("rail ", rail, ": no port on ", absl::StrJoin(missing, ", ")));
     }
   }
-  if (ring_rails.empty()) result.add_problems("no rail that every node has a port in");
+  if (ring_rails.empty()) result.problems.push_back("no rail that every node has a port in");
   return ring_rails;
 }
 
 // What rank `rank` of `rail`'s ring is asked to do.
-peer::v1::PeerRequest JoinRequest(const v1::AllreduceRequest& request, const std::string& session,
-                            const std::string& rail, size_t rank, size_t ranks,
-                            const peer::v1::PeerPort& next, uint16_t next_data_port,
-                            const std::vector<uint64_t>& sizes) {
-  peer::v1::PeerRequest join_request;
-  peer::v1::RingJoin* join = join_request.mutable_ring_join();
-  join->set_session(session);
-  join->set_rail(rail);
-  join->set_rank(static_cast<uint32_t>(rank));
-  join->set_ranks(static_cast<uint32_t>(ranks));
-  join->set_next_address(AddressOf(next.address()));
-  join->set_next_data_port(next_data_port);
-  for (uint64_t size : sizes) join->add_sizes(size);
-  join->set_iterations(request.iterations());
-  join->set_timeout_ms(request.timeout_ms());
-  join->set_probe_bytes(std::min<uint64_t>(request.max_bytes(), 4 << 20));
+peer::PeerRequest JoinRequest(const AllreduceRequest& request, const std::string& session,
+                              const std::string& rail, size_t rank, size_t ranks,
+                              const peer::PeerPort& next, uint16_t next_data_port,
+                              const std::vector<uint64_t>& sizes) {
+  peer::PeerRequest join_request;
+  peer::RingJoin* join = &join_request.kind.emplace<peer::RingJoin>();
+  join->session = session;
+  join->rail = rail;
+  join->rank = static_cast<uint32_t>(rank);
+  join->ranks = static_cast<uint32_t>(ranks);
+  join->next_address = AddressOf(next.address);
+  join->next_data_port = next_data_port;
+  for (uint64_t size : sizes) join->sizes.push_back(size);
+  join->iterations = request.iterations;
+  join->timeout_ms = request.timeout_ms;
+  join->probe_bytes = std::min<uint64_t>(request.max_bytes, 4 << 20);
   return join_request;
 }
 
 }  // namespace
 
-absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRequest& request,
-                                                          const Progress& progress) {
-  v1::AllreduceResult result;
-  const std::vector<NodeAddress> nodes = ParseNodes(request.nodes());
+absl::StatusOr<AllreduceResult> Coordinator::Allreduce(const AllreduceRequest& request,
+                                                       const Progress& progress) {
+  AllreduceResult result;
+  const std::vector<NodeAddress> nodes = ParseNodes(request.nodes);
   const size_t n = nodes.size();
-  result.set_ranks(static_cast<uint32_t>(n));
+  result.ranks = static_cast<uint32_t>(n);
   progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
-  const std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos = Infos(nodes);
+  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
   for (size_t i = 0; i < n; ++i) {
-    result.add_nodes(NameOf(infos[i], nodes[i]));
-    if (!infos[i].ok()) result.add_problems(std::string(infos[i].status().message()));
+    result.nodes.push_back(NameOf(infos[i], nodes[i]));
+    if (!infos[i].ok()) result.problems.push_back(std::string(infos[i].status().message()));
   }
-  if (!result.problems().empty()) {
-    result.set_ok(false);
+  if (!result.problems.empty()) {
+    result.ok = false;
     return result;
   }
   // A ring per rail that every node has a port in.
   const std::vector<std::string> ring_rails = RingRails(infos, result);
-  std::vector<std::pair<std::string, peer::v1::PeerPort>> ring_ports;
+  std::vector<std::pair<std::string, peer::PeerPort>> ring_ports;
   for (const std::string& rail : ring_rails) {
-    for (const absl::StatusOr<peer::v1::PeerInfo>& info : infos) {
-      const peer::v1::PeerPort* port = PortInRail(*info, rail);
-      ring_ports.emplace_back(absl::StrCat(info->node(), "/", port->name()), *port);
+    for (const absl::StatusOr<peer::PeerInfo>& info : infos) {
+      const peer::PeerPort* port = PortInRail(*info, rail);
+      ring_ports.emplace_back(absl::StrCat(info->node, "/", port->name), *port);
     }
   }
-  *result.mutable_stage() = EthernetRingStage(ring_ports);
+  result.stage = EthernetRingStage(ring_ports);
   const std::vector<uint64_t> sizes =
-      SizeSweep(request.min_bytes(), request.max_bytes(), request.step_factor());
+      SizeSweep(request.min_bytes, request.max_bytes, request.step_factor);
   const std::string session = RandomSession();
   progress(absl::StrCat(ring_rails.size(), " rings of ", n, " ranks, ", sizes.size(),
                         " sizes from ", sizes.front(), " to ", sizes.back(), " bytes"),
            0.05);
 
   // reports[r][i]: rank i of rail r.
-  std::vector<std::vector<absl::StatusOr<peer::v1::PeerReply>>> reports(
-      ring_rails.size(), std::vector<absl::StatusOr<peer::v1::PeerReply>>(n, absl::UnknownError("")));
+  std::vector<std::vector<absl::StatusOr<peer::PeerReply>>> reports(
+      ring_rails.size(), std::vector<absl::StatusOr<peer::PeerReply>>(n, absl::UnknownError("")));
   // One group per ring: a failed rank releases the others at once.
   std::vector<CallGroup> rings(ring_rails.size());
   std::atomic<int> finished{0};
-  const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms()) + kReplySlack;
+  const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms) + kReplySlack;
   ParallelFor(ring_rails.size() * n, [&](size_t k) {
     const size_t r = k / n, i = k % n;
     const std::string& rail = ring_rails[r];
-    const peer::v1::PeerRequest join_request =
+    const peer::PeerRequest join_request =
         JoinRequest(request, session, rail, i, n, *PortInRail(*infos[(i + 1) % n], rail),
                     nodes[(i + 1) % n].port, sizes);
     reports[r][i] = parts_.peers->Call(nodes[i], join_request, deadline, &rings[r]);
-    const bool failed = !reports[r][i].ok() || !reports[r][i]->ring().error().empty();
+    const bool failed = !reports[r][i].ok() || !reports[r][i]->ring.error.empty();
     if (failed) rings[r].Abandon();  // the ring cannot complete
-    progress(absl::StrCat("rail ", rail, ": rank ", i, " (", infos[i]->node(), ") ",
+    progress(absl::StrCat("rail ", rail, ": rank ", i, " (", infos[i]->node, ") ",
                           failed ? "failed" : "done"),
              0.05 + 0.95 * static_cast<double>(++finished) / (ring_rails.size() * n));
   });
@@ -124,21 +124,22 @@ absl::StatusOr<v1::AllreduceResult> Coordinator::Allreduce(const v1::AllreduceRe
   for (size_t r = 0; r < ring_rails.size(); ++r) {
     std::vector<RingRank> ranks;
     for (size_t i = 0; i < n; ++i) {
-      ranks.push_back({infos[i]->node(), PortInRail(*infos[i], ring_rails[r])->name(),
-                       std::move(reports[r][i])});
+      ranks.push_back(
+          {infos[i]->node, PortInRail(*infos[i], ring_rails[r])->name, std::move(reports[r][i])});
     }
-    for (std::string& problem : SummarizeRing(ring_rails[r], ranks, sizes, result.add_rails())) {
-      result.add_problems(std::move(problem));
+    RailResult* rail_result = &result.rails.emplace_back();
+    for (std::string& problem : SummarizeRing(ring_rails[r], ranks, sizes, rail_result)) {
+      result.problems.push_back(std::move(problem));
     }
   }
-  result.set_ok(result.problems().empty());
-  Verdict verdict(kEthernetStage, result.ok(), coordinator::FirstProblem(result.problems()));
-  for (size_t i = 0; i < n; ++i) verdict.nodes.emplace_back(result.nodes(i), nodes[i]);
-  for (const v1::RailResult& rail : result.rails()) {
-    for (const v1::RingLink& link : rail.links()) {
-      if (link.error().empty()) continue;
-      verdict.failed.insert(link.from_node());
-      verdict.failed.insert(link.to_node());
+  result.ok = result.problems.empty();
+  Verdict verdict(kEthernetStage, result.ok, coordinator::FirstProblem(result.problems));
+  for (size_t i = 0; i < n; ++i) verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
+  for (const RailResult& rail : result.rails) {
+    for (const RingLink& link : rail.links) {
+      if (link.error.empty()) continue;
+      verdict.failed.insert(link.from_node);
+      verdict.failed.insert(link.to_node);
     }
   }
   Announce(verdict);

@@ -17,77 +17,77 @@ using coordinator::ParallelFor;
 using coordinator::ParseNodes;
 using coordinator::NameOf;
 
-absl::StatusOr<v1::IncastResult> Coordinator::Incast(const v1::IncastRequest& request,
-                                                    const Progress& progress) {
+absl::StatusOr<IncastResult> Coordinator::Incast(const IncastRequest& request,
+                                                 const Progress& progress) {
   absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
   if (!local.ok()) return local.status();
-  ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port()));
+  ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port));
   if (parts_.data_port == 0) {
     return absl::FailedPreconditionError(
         "the data port is off (--diag_port=0): nothing to receive on");
   }
   const LocalPort receiver = *port;
-  v1::IncastResult result;
-  result.set_node(parts_.node_name);
-  result.set_port(receiver.name);
-  result.set_address(receiver.address.ToString());
-  result.set_link_bits_per_second(static_cast<double>(receiver.speed_mbps) * 1e6);
-  *result.mutable_stage() = EthernetStage(receiver);
-  const std::vector<NodeAddress> nodes = ParseNodes(request.senders());
-  const std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos = Infos(nodes);
-  progress(absl::StrCat(nodes.size(), " senders to ", receiver.name, " for ", request.duration_ms(),
+  IncastResult result;
+  result.node = parts_.node_name;
+  result.port = receiver.name;
+  result.address = receiver.address.ToString();
+  result.link_bits_per_second = static_cast<double>(receiver.speed_mbps) * 1e6;
+  result.stage = EthernetStage(receiver);
+  const std::vector<NodeAddress> nodes = ParseNodes(request.senders);
+  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
+  progress(absl::StrCat(nodes.size(), " senders to ", receiver.name, " for ", request.duration_ms,
                         " ms"),
            0.1);
-  std::vector<absl::StatusOr<peer::v1::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
+  std::vector<absl::StatusOr<peer::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
   ParallelFor(nodes.size(), [&](size_t i) {
     if (!infos[i].ok()) {
       replies[i] = infos[i].status();
       return;
     }
-    peer::v1::PeerRequest send;
-    send.mutable_send()->set_address(receiver.address.address().ToString());
-    send.mutable_send()->set_data_port(parts_.data_port);
-    send.mutable_send()->set_duration_ms(request.duration_ms());
-    send.mutable_send()->set_streams(request.streams());
-    replies[i] =
-        parts_.peers->Call(nodes[i], send,
-             Now() + absl::Milliseconds(request.duration_ms()) + kTrafficSlack + kReplySlack);
+    const peer::PeerRequest send{
+        .kind = peer::SendRequest{.address = receiver.address.address().ToString(),
+                                  .data_port = parts_.data_port,
+                                  .duration_ms = request.duration_ms,
+                                  .streams = request.streams}};
+    replies[i] = parts_.peers->Call(
+        nodes[i], send,
+        Now() + absl::Milliseconds(request.duration_ms) + kTrafficSlack + kReplySlack);
   });
   std::vector<double> rates;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    v1::IncastSender* sender = result.add_senders();
-    sender->set_node(NameOf(infos[i], nodes[i]));
+    IncastSender* sender = &result.senders.emplace_back();
+    sender->node = NameOf(infos[i], nodes[i]);
     if (!replies[i].ok()) {
-      sender->set_error(std::string(replies[i].status().message()));
+      sender->error = std::string(replies[i].status().message());
     } else {
-      const peer::v1::SendReport& report = replies[i]->send();
-      sender->set_port(report.port());
-      sender->set_address(report.source_address());
-      sender->set_bytes(report.bytes());
-      sender->set_bits_per_second(BitsPerSecond(report.bytes(), report.seconds()));
-      sender->set_retransmits(report.retransmits());
-      sender->set_error(report.error());
+      const peer::SendReport& report = replies[i]->send;
+      sender->port = report.port;
+      sender->address = report.source_address;
+      sender->bytes = report.bytes;
+      sender->bits_per_second = BitsPerSecond(report.bytes, report.seconds);
+      sender->retransmits = report.retransmits;
+      sender->error = report.error;
     }
-    if (!sender->error().empty()) {
-      result.add_problems(absl::StrCat("sender ", sender->node(), ": ", sender->error()));
+    if (!sender->error.empty()) {
+      result.problems.push_back(absl::StrCat("sender ", sender->node, ": ", sender->error));
     }
-    rates.push_back(sender->bits_per_second());
-    result.set_total_bits_per_second(result.total_bits_per_second() + sender->bits_per_second());
-    result.set_retransmits(result.retransmits() + sender->retransmits());
+    rates.push_back(sender->bits_per_second);
+    result.total_bits_per_second = result.total_bits_per_second + sender->bits_per_second;
+    result.retransmits = result.retransmits + sender->retransmits;
   }
-  result.set_fairness(JainIndex(rates));
+  result.fairness = JainIndex(rates);
   if (absl::StatusOr<std::vector<LocalPort>> after = parts_.ports(); after.ok()) {
     if (const LocalPort* p = FindPortByName(*after, receiver.name); p != nullptr) {
-      result.set_receive_drops(p->rx_dropped - std::min(p->rx_dropped, receiver.rx_dropped));
+      result.receive_drops = p->rx_dropped - std::min(p->rx_dropped, receiver.rx_dropped);
     }
   }
-  result.set_ok(result.problems().empty());
-  Verdict verdict(kEthernetStage, result.ok(), coordinator::FirstProblem(result.problems()),
+  result.ok = result.problems.empty();
+  Verdict verdict(kEthernetStage, result.ok, coordinator::FirstProblem(result.problems),
                   {{parts_.node_name, NodeAddress{}}});
   for (size_t i = 0; i < nodes.size(); ++i) {
-    verdict.nodes.emplace_back(result.senders(static_cast<int>(i)).node(), nodes[i]);
-    if (!result.senders(static_cast<int>(i)).error().empty()) {
-      verdict.failed.insert(result.senders(static_cast<int>(i)).node());
+    verdict.nodes.emplace_back(result.senders[i].node, nodes[i]);
+    if (!result.senders[i].error.empty()) {
+      verdict.failed.insert(result.senders[i].node);
     }
   }
   Announce(verdict);

@@ -18,11 +18,11 @@ using coordinator::ParallelFor;
 
 namespace {
 
-RdmaParams ParamsOf(const v1::RdmaRequest& request, uint16_t tool_port) {
-  return {.test = request.test(),
-          .message_bytes = request.message_bytes(),
-          .duration_ms = request.duration_ms(),
-          .iterations = request.iterations(),
+RdmaParams ParamsOf(const RdmaRequest& request, uint16_t tool_port) {
+  return {.test = request.test,
+          .message_bytes = request.message_bytes,
+          .duration_ms = request.duration_ms,
+          .iterations = request.iterations,
           .tool_port = tool_port};
 }
 
@@ -44,143 +44,145 @@ std::vector<std::vector<size_t>> Phases(size_t n) {
 
 // Marks the slowest measured link of each rail and those below the
 // threshold; adds the problems and notes.
-void Judge(double min_fraction, v1::RdmaResult* result) {
-  std::map<std::string, v1::RdmaLink*> slowest;
+void Judge(double min_fraction, RdmaResult* result) {
+  std::map<std::string, RdmaLink*> slowest;
   std::map<std::string, int> measured;
-  for (v1::RdmaLink& link : *result->mutable_links()) {
-    const std::string name = absl::StrCat(link.from_node(), "/", link.from_port(), " -> ",
-                                          link.to_node(), "/", link.to_port());
-    if (!link.error().empty()) {
-      result->add_problems(absl::StrCat("rail ", link.rail(), ": ", name, ": ", link.error()));
+  for (RdmaLink& link : result->links) {
+    const std::string name =
+        absl::StrCat(link.from_node, "/", link.from_port, " -> ", link.to_node, "/", link.to_port);
+    if (!link.error.empty()) {
+      result->problems.push_back(absl::StrCat("rail ", link.rail, ": ", name, ": ", link.error));
       continue;
     }
-    if (!link.skipped().empty()) {
-      result->mutable_stage()->add_notes(absl::StrCat(name, " not measured: ", link.skipped()));
+    if (!link.skipped.empty()) {
+      result->stage.notes.push_back(absl::StrCat(name, " not measured: ", link.skipped));
       continue;
     }
-    if (link.bits_per_second() <= 0) continue;
-    ++measured[link.rail()];
-    v1::RdmaLink*& worst = slowest[link.rail()];
-    if (worst == nullptr || link.bits_per_second() < worst->bits_per_second()) worst = &link;
-    if (min_fraction > 0 && link.link_bits_per_second() > 0 &&
-        link.fraction_of_link() < min_fraction) {
-      link.set_below_expected(true);
-      result->add_problems(absl::StrFormat(
+    if (link.bits_per_second <= 0) continue;
+    ++measured[link.rail];
+    RdmaLink*& worst = slowest[link.rail];
+    if (worst == nullptr || link.bits_per_second < worst->bits_per_second) worst = &link;
+    if (min_fraction > 0 && link.link_bits_per_second > 0 && link.fraction_of_link < min_fraction) {
+      link.below_expected = true;
+      result->problems.push_back(absl::StrFormat(
           "rail %s: %s: %.2f Gb/s is %.0f%% of the link's %.0f Gb/s (expected %.0f%% or more)",
-          link.rail(), name, link.bits_per_second() / 1e9, link.fraction_of_link() * 100,
-          link.link_bits_per_second() / 1e9, min_fraction * 100));
+          link.rail, name, link.bits_per_second / 1e9, link.fraction_of_link * 100,
+          link.link_bits_per_second / 1e9, min_fraction * 100));
     }
   }
   for (auto& [rail, link] : slowest) {
-    if (measured[rail] >= 2) link->set_slowest(true);
+    if (measured[rail] >= 2) link->slowest = true;
   }
 }
 
 }  // namespace
 
-absl::StatusOr<v1::RdmaResult> Coordinator::Rdma(const v1::RdmaRequest& request,
-                                                const Progress& progress) {
-  v1::RdmaResult result;
-  v1::StagePath* stage = result.mutable_stage();
-  stage->set_stage(kRdmaStage);
-  stage->set_path(absl::StrCat("RDMA ", request.test() == "write_lat" ? "write latency" : "write bandwidth",
-                               " through each port's RDMA device and RoCE v2 GID (perftest, or "
-                               "Habana's tool on hbl devices)"));
+absl::StatusOr<RdmaResult> Coordinator::Rdma(const RdmaRequest& request, const Progress& progress) {
+  RdmaResult result;
+  StagePath* stage = &result.stage;
+  stage->stage = kRdmaStage;
+  stage->path =
+      absl::StrCat("RDMA ", request.test == "write_lat" ? "write latency" : "write bandwidth",
+                   " through each port's RDMA device and RoCE v2 GID (perftest, or "
+                   "Habana's tool on hbl devices)");
   Verdict verdict(kRdmaStage, false, "");
-  if (!request.port().empty()) {
+  if (!request.port.empty()) {
     if (parts_.rdma == nullptr) return absl::FailedPreconditionError("no RDMA stage here");
     absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
     if (!local.ok()) return local.status();
-    ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port()));
-    const NodeAddress peer = *ParseNodeAddress(request.peer());
+    ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port));
+    const NodeAddress peer = *ParseNodeAddress(request.peer);
     RETURN_IF_ERROR(coordinator::CheckPeerInRail(*port, peer));
-    progress(absl::StrCat(request.test(), ": ", port->name, " -> ", peer.ToString()), 0);
-    result.add_nodes(parts_.node_name);
-    *result.add_links() = parts_.rdma->Measure(*port, peer, ParamsOf(request, kRdmaToolPort));
-    result.add_nodes(result.links(0).to_node());
-    verdict.nodes = {{parts_.node_name, NodeAddress{}}, {result.links(0).to_node(), peer}};
+    progress(absl::StrCat(request.test, ": ", port->name, " -> ", peer.ToString()), 0);
+    result.nodes.push_back(parts_.node_name);
+    result.links.push_back(parts_.rdma->Measure(*port, peer, ParamsOf(request, kRdmaToolPort)));
+    result.nodes.push_back(result.links[0].to_node);
+    verdict.nodes = {{parts_.node_name, NodeAddress{}}, {result.links[0].to_node, peer}};
   } else {
-    const std::vector<NodeAddress> nodes = coordinator::ParseNodes(request.nodes());
+    const std::vector<NodeAddress> nodes = coordinator::ParseNodes(request.nodes);
     const size_t n = nodes.size();
     progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
-    const std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos = Infos(nodes);
+    const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
     for (size_t i = 0; i < n; ++i) {
-      result.add_nodes(coordinator::NameOf(infos[i], nodes[i]));
-      if (!infos[i].ok()) result.add_problems(std::string(infos[i].status().message()));
-      verdict.nodes.emplace_back(result.nodes(static_cast<int>(i)), nodes[i]);
+      result.nodes.push_back(coordinator::NameOf(infos[i], nodes[i]));
+      if (!infos[i].ok()) result.problems.push_back(std::string(infos[i].status().message()));
+      verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
     }
-    if (!result.problems().empty()) {
-      result.set_ok(false);
+    if (!result.problems.empty()) {
+      result.ok = false;
       return result;
     }
     std::set<std::string> rails;
-    for (const peer::v1::PeerPort& port : infos[0]->ports()) {
+    for (const peer::PeerPort& port : infos[0]->ports) {
       bool everywhere = true;
       const std::string& rail = coordinator::RailOf(port);
       for (const auto& info : infos) everywhere &= coordinator::PortInRail(*info, rail) != nullptr;
       if (everywhere) rails.insert(rail);
     }
     if (rails.empty()) {
-      result.add_problems("no rail that every node has a port in");
-      result.set_ok(false);
+      result.problems.push_back("no rail that every node has a port in");
+      result.ok = false;
       return result;
     }
     const std::vector<std::string> rail_list(rails.begin(), rails.end());
     const std::vector<std::vector<size_t>> phases = Phases(n);
-    const absl::Time deadline = Now() + absl::Milliseconds(request.duration_ms()) +
+    const absl::Time deadline = Now() + absl::Milliseconds(request.duration_ms) +
                                 kRdmaStartTimeout + kRdmaSlack + absl::Seconds(5);
     int done = 0;
     for (const std::vector<size_t>& phase : phases) {
-      std::vector<v1::RdmaLink> links(phase.size() * rail_list.size());
+      std::vector<RdmaLink> links(phase.size() * rail_list.size());
       ParallelFor(links.size(), [&](size_t k) {
         const size_t r = k / phase.size(), i = phase[k % phase.size()], j = (i + 1) % n;
         const std::string& rail = rail_list[r];
-        peer::v1::PeerRequest run;
-        peer::v1::RdmaRun* rdma_run = run.mutable_rdma_run();
-        rdma_run->set_address(coordinator::AddressOf(coordinator::PortInRail(*infos[j], rail)->address()));
-        rdma_run->set_data_port(nodes[j].port);
-        rdma_run->set_test(request.test());
-        rdma_run->set_message_bytes(request.message_bytes());
-        rdma_run->set_duration_ms(request.duration_ms());
-        rdma_run->set_iterations(request.iterations());
-        rdma_run->set_tool_port(static_cast<uint32_t>(kRdmaToolPort + r));
-        rdma_run->set_rail(rail);
-        absl::StatusOr<peer::v1::PeerReply> reply = parts_.peers->Call(nodes[i], run, deadline);
-        v1::RdmaLink& link = links[k];
+        peer::PeerRequest run;
+        peer::RdmaRun* rdma_run = &run.kind.emplace<peer::RdmaRun>();
+        rdma_run->address =
+            coordinator::AddressOf(coordinator::PortInRail(*infos[j], rail)->address);
+        rdma_run->data_port = nodes[j].port;
+        rdma_run->test = request.test;
+        rdma_run->message_bytes = request.message_bytes;
+        rdma_run->duration_ms = request.duration_ms;
+        rdma_run->iterations = request.iterations;
+        rdma_run->tool_port = static_cast<uint32_t>(kRdmaToolPort + r);
+        rdma_run->rail = rail;
+        absl::StatusOr<peer::PeerReply> reply = parts_.peers->Call(nodes[i], run, deadline);
+        RdmaLink& link = links[k];
         if (reply.ok()) {
-          link = reply->rdma_link();
+          link = reply->rdma_link;
         } else {
-          link.set_error(std::string(reply.status().message()));
+          link.error = std::string(reply.status().message());
         }
-        link.set_rail(rail);
-        link.set_from_node(infos[i]->node());
-        link.set_from_port(coordinator::PortInRail(*infos[i], rail)->name());
-        link.set_to_node(infos[j]->node());
-        link.set_to_port(coordinator::PortInRail(*infos[j], rail)->name());
+        link.rail = rail;
+        link.from_node = infos[i]->node;
+        link.from_port = coordinator::PortInRail(*infos[i], rail)->name;
+        link.to_node = infos[j]->node;
+        link.to_port = coordinator::PortInRail(*infos[j], rail)->name;
       });
-      for (v1::RdmaLink& link : links) *result.add_links() = std::move(link);
+      for (RdmaLink& link : links) result.links.push_back(std::move(link));
       ++done;
       progress(absl::StrCat("phase ", done, " of ", phases.size(), " done"),
                static_cast<double>(done) / phases.size());
     }
-    std::sort(result.mutable_links()->begin(), result.mutable_links()->end(),
-              [](const v1::RdmaLink& a, const v1::RdmaLink& b) { return a.rail() < b.rail(); });
+    std::sort(result.links.begin(), result.links.end(),
+              [](const RdmaLink& a, const RdmaLink& b) { return a.rail < b.rail; });
   }
-  Judge(request.min_fraction(), &result);
-  result.set_ok(result.problems().empty());
+  Judge(request.min_fraction.value_or(kDefaultRdmaMinFraction), &result);
+  result.ok = result.problems.empty();
   int measured = 0;
-  for (const v1::RdmaLink& link : result.links()) {
-    if (link.skipped().empty() && link.error().empty()) ++measured;
-    if (!link.error().empty() || link.below_expected()) {
-      verdict.failed.insert(link.from_node());
-      verdict.failed.insert(link.to_node());
+  for (const RdmaLink& link : result.links) {
+    if (link.skipped.empty() && link.error.empty()) ++measured;
+    if (!link.error.empty() || link.below_expected) {
+      verdict.failed.insert(link.from_node);
+      verdict.failed.insert(link.to_node);
     }
   }
-  if (measured == 0 && result.ok()) stage->add_notes("no link was measured: every link was skipped");
+  if (measured == 0 && result.ok) {
+    stage->notes.push_back("no link was measured: every link was skipped");
+  }
   // Only a measured link proves anything; a skip leaves labels alone.
-  if (measured > 0 || !result.ok()) {
-    verdict.passed = result.ok();
-    verdict.detail = coordinator::FirstProblem(result.problems());
+  if (measured > 0 || !result.ok) {
+    verdict.passed = result.ok;
+    verdict.detail = coordinator::FirstProblem(result.problems);
     Announce(verdict);
   }
   return result;

@@ -25,110 +25,111 @@ struct PortOwner {
   std::string port;
 };
 
-std::map<std::string, PortOwner> Owners(const std::vector<absl::StatusOr<peer::v1::PeerInfo>>& infos) {
+std::map<std::string, PortOwner> Owners(const std::vector<absl::StatusOr<peer::PeerInfo>>& infos) {
   std::map<std::string, PortOwner> owners;
-  for (const absl::StatusOr<peer::v1::PeerInfo>& info : infos) {
+  for (const absl::StatusOr<peer::PeerInfo>& info : infos) {
     if (!info.ok()) continue;
-    for (const peer::v1::PeerPort& port : info->ports()) {
-      owners[AddressOf(port.address())] = {info->node(), port.name()};
+    for (const peer::PeerPort& port : info->ports) {
+      owners[AddressOf(port.address)] = {info->node, port.name};
     }
   }
   return owners;
 }
 
 // What node `i` is asked: probe every port of every other node that answered.
-peer::v1::PeerRequest ProbeRequest(const v1::ReachRequest& request,
-                             const std::vector<absl::StatusOr<peer::v1::PeerInfo>>& infos, size_t i) {
-  peer::v1::PeerRequest peer;
-  v1::ReachRequest* reach = peer.mutable_reach();
-  *reach = request;
-  reach->clear_nodes();
-  reach->clear_ports();
-  reach->clear_peers();
+peer::PeerRequest ProbeRequest(const ReachRequest& request,
+                               const std::vector<absl::StatusOr<peer::PeerInfo>>& infos, size_t i) {
+  peer::PeerRequest peer;
+  ReachRequest* reach = &peer.kind.emplace<ReachRequest>(request);
+  reach->nodes.clear();
+  reach->ports.clear();
+  reach->peers.clear();
   for (size_t j = 0; j < infos.size(); ++j) {
     if (j == i || !infos[j].ok()) continue;
-    for (const peer::v1::PeerPort& port : infos[j]->ports()) reach->add_peers(AddressOf(port.address()));
+    for (const peer::PeerPort& port : infos[j]->ports) {
+      reach->peers.push_back(AddressOf(port.address));
+    }
   }
   return peer;
 }
 
 // A node's probes into `result`, each target named by its owner.
-void AddProbes(const std::string& node, const v1::ReachResult& reply,
-               const std::map<std::string, PortOwner>& owners, v1::ReachResult& result) {
-  for (v1::PortReach port : reply.ports()) {
-    port.set_node(node);
-    for (v1::ReachTarget& target : *port.mutable_targets()) {
-      if (auto it = owners.find(target.address()); it != owners.end()) {
-        target.set_node(it->second.node);
-        target.set_port(it->second.port);
+void AddProbes(const std::string& node, const ReachResult& reply,
+               const std::map<std::string, PortOwner>& owners, ReachResult& result) {
+  for (PortReach port : reply.ports) {
+    port.node = node;
+    for (ReachTarget& target : port.targets) {
+      if (auto it = owners.find(target.address); it != owners.end()) {
+        target.node = it->second.node;
+        target.port = it->second.port;
       }
     }
-    *result.add_ports() = std::move(port);
+    result.ports.push_back(std::move(port));
   }
 }
 
 }  // namespace
 
-absl::StatusOr<v1::ReachResult> Coordinator::LocalReach(const v1::ReachRequest& request,
-                                                       const Progress& progress) {
-  v1::ReachResult result;
+absl::StatusOr<ReachResult> Coordinator::LocalReach(const ReachRequest& request,
+                                                    const Progress& progress) {
+  ReachResult result;
   absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
   if (!local.ok()) return local.status();
   std::vector<LocalPort> selected;
   for (const LocalPort& port : *local) {
-    if (request.ports().empty() || std::find(request.ports().begin(), request.ports().end(),
-                                             port.name) != request.ports().end()) {
+    if (request.ports.empty() ||
+        std::find(request.ports.begin(), request.ports.end(), port.name) != request.ports.end()) {
       selected.push_back(port);
     }
   }
-  for (const std::string& name : request.ports()) {
+  for (const std::string& name : request.ports) {
     if (FindPortByName(*local, name) == nullptr) {
       return absl::NotFoundError(
           absl::StrCat("port \"", name, "\" has no address to probe from"));
     }
   }
   std::vector<Ipv4Address> peers;
-  for (const std::string& peer : request.peers()) {
+  for (const std::string& peer : request.peers) {
     peers.push_back(*Ipv4Address::Parse(peer));
     if (FindPortForAddress(selected, peers.back()) == nullptr) {
-      result.add_problems(absl::StrCat("peer ", peer, ": in the network of no port probed"));
+      result.problems.push_back(absl::StrCat("peer ", peer, ": in the network of no port probed"));
     }
   }
   progress(absl::StrCat("probing from ", selected.size(), " ports"), 0);
-  result.add_nodes(parts_.node_name);
-  for (v1::PortReach& port : parts_.local->Probe(selected, peers, request, parts_.node_name)) {
-    *result.add_ports() = std::move(port);
+  result.nodes.push_back(parts_.node_name);
+  for (PortReach& port : parts_.local->Probe(selected, peers, request, parts_.node_name)) {
+    result.ports.push_back(std::move(port));
   }
   AnalyzeReach({}, &result);
-  Announce(Verdict("reach", result.ok(), coordinator::FirstProblem(result.problems()),
+  Announce(Verdict("reach", result.ok, coordinator::FirstProblem(result.problems),
                    {{parts_.node_name, NodeAddress{}}}));
   return result;
 }
 
-absl::StatusOr<v1::ReachResult> Coordinator::Reach(const v1::ReachRequest& request,
-                                                  const Progress& progress) {
-  if (request.nodes().empty()) return LocalReach(request, progress);
+absl::StatusOr<ReachResult> Coordinator::Reach(const ReachRequest& request,
+                                               const Progress& progress) {
+  if (request.nodes.empty()) return LocalReach(request, progress);
   // The mesh does not probe from this node's ports, but needs the node.
   if (absl::StatusOr<std::vector<LocalPort>> local = parts_.ports(); !local.ok()) {
     return local.status();
   }
 
   // Mesh: learn every node's ports, then let every node probe all the others.
-  v1::ReachResult result;
-  const std::vector<NodeAddress> nodes = ParseNodes(request.nodes());
+  ReachResult result;
+  const std::vector<NodeAddress> nodes = ParseNodes(request.nodes);
   progress(absl::StrCat("asking ", nodes.size(), " daemons for their ports"), 0);
-  const std::vector<absl::StatusOr<peer::v1::PeerInfo>> infos = Infos(nodes);
+  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
   std::vector<std::string> silent;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    result.add_nodes(NameOf(infos[i], nodes[i]));
+    result.nodes.push_back(NameOf(infos[i], nodes[i]));
     if (!infos[i].ok()) {
       silent.push_back(nodes[i].ToString());
-      result.add_problems(std::string(infos[i].status().message()));
+      result.problems.push_back(std::string(infos[i].status().message()));
     }
   }
-  std::vector<absl::StatusOr<peer::v1::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
+  std::vector<absl::StatusOr<peer::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
   std::atomic<int> done{0};
-  const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms()) + kReplySlack;
+  const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms) + kReplySlack;
   ParallelFor(nodes.size(), [&](size_t i) {
     if (!infos[i].ok()) return;
     replies[i] = parts_.peers->Call(nodes[i], ProbeRequest(request, infos, i), deadline);
@@ -140,21 +141,21 @@ absl::StatusOr<v1::ReachResult> Coordinator::Reach(const v1::ReachRequest& reque
     if (!infos[i].ok()) continue;
     if (!replies[i].ok()) {
       silent.push_back(NameOf(infos[i], nodes[i]));
-      result.add_problems(std::string(replies[i].status().message()));
+      result.problems.push_back(std::string(replies[i].status().message()));
       continue;
     }
-    AddProbes(infos[i]->node(), replies[i]->reach(), owners, result);
+    AddProbes(infos[i]->node, replies[i]->reach, owners, result);
   }
   AnalyzeReach(silent, &result);
-  Verdict verdict("reach", result.ok(), coordinator::FirstProblem(result.problems()));
-  for (size_t i = 0; i < nodes.size(); ++i) verdict.nodes.emplace_back(result.nodes(i), nodes[i]);
+  Verdict verdict("reach", result.ok, coordinator::FirstProblem(result.problems));
+  for (size_t i = 0; i < nodes.size(); ++i) verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
   // The suspects explain the failures; without any, both ends of every
   // unreachable pair are in doubt.
-  for (const std::string& s : result.suspects()) verdict.failed.insert(coordinator::NodeOf(s));
+  for (const std::string& s : result.suspects) verdict.failed.insert(coordinator::NodeOf(s));
   if (verdict.failed.empty()) {
-    for (const v1::UnreachablePair& pair : result.unreachable()) {
-      verdict.failed.insert(pair.from_node());
-      if (!pair.to_node().empty()) verdict.failed.insert(pair.to_node());
+    for (const UnreachablePair& pair : result.unreachable) {
+      verdict.failed.insert(pair.from_node);
+      if (!pair.to_node.empty()) verdict.failed.insert(pair.to_node);
     }
   }
   Announce(verdict);

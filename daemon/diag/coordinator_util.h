@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "absl/strings/str_cat.h"
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/local_port.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 
 namespace rocenet::diag::coordinator {
 
@@ -37,19 +37,19 @@ inline std::string RandomSession() {
   return absl::StrFormat("%08x%08x", rd(), rd());
 }
 
-inline std::vector<NodeAddress> ParseNodes(const google::protobuf::RepeatedPtrField<std::string>& nodes) {
+inline std::vector<NodeAddress> ParseNodes(const std::vector<std::string>& nodes) {
   std::vector<NodeAddress> out;
   for (const std::string& node : nodes) out.push_back(*ParseNodeAddress(node));
   return out;
 }
 
 // A peer port's rail; a peer from before rail names names it by network.
-inline const std::string& RailOf(const peer::v1::PeerPort& port) {
-  return port.rail().empty() ? port.network() : port.rail();
+inline const std::string& RailOf(const peer::PeerPort& port) {
+  return port.rail.empty() ? port.network : port.rail;
 }
 
-inline const peer::v1::PeerPort* PortInRail(const peer::v1::PeerInfo& info, const std::string& rail) {
-  for (const peer::v1::PeerPort& port : info.ports()) {
+inline const peer::PeerPort* PortInRail(const peer::PeerInfo& info, const std::string& rail) {
+  for (const peer::PeerPort& port : info.ports) {
     if (RailOf(port) == rail) return &port;
   }
   return nullptr;
@@ -58,8 +58,8 @@ inline const peer::v1::PeerPort* PortInRail(const peer::v1::PeerInfo& info, cons
 inline std::string AddressOf(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
 
 // The node's name as it calls itself, else the address it was given as.
-inline std::string NameOf(const absl::StatusOr<peer::v1::PeerInfo>& info, const NodeAddress& node) {
-  if (info.ok() && !info->node().empty()) return info->node();
+inline std::string NameOf(const absl::StatusOr<peer::PeerInfo>& info, const NodeAddress& node) {
+  if (info.ok() && !info->node.empty()) return info->node;
   return node.ToString();
 }
 
@@ -73,7 +73,7 @@ inline absl::Status CheckPeerInRail(const LocalPort& port, const NodeAddress& pe
 }
 
 // A result's first problem, for a verdict's detail.
-inline std::string FirstProblem(const google::protobuf::RepeatedPtrField<std::string>& problems) {
+inline std::string FirstProblem(const std::vector<std::string>& problems) {
   return problems.empty() ? std::string() : problems[0];
 }
 

@@ -17,11 +17,11 @@ void Coordinator::Announce(const Verdict& verdict) {
     }
     told.push_back(node);
   }
-  peer::v1::ValidationNotice notice;
-  notice.set_stage(verdict.stage);
-  notice.set_passed(verdict.passed);
-  notice.set_detail(verdict.detail);
-  notice.set_from_node(parts_.node_name);
+  peer::ValidationNotice notice;
+  notice.stage = verdict.stage;
+  notice.passed = verdict.passed;
+  notice.detail = verdict.detail;
+  notice.from_node = parts_.node_name;
   const absl::Time deadline = Now() + coordinator::kInfoTimeout;
   ParallelFor(told.size(), [&](size_t i) {
     const auto& [name, address] = told[i];
@@ -29,9 +29,8 @@ void Coordinator::Announce(const Verdict& verdict) {
       if (parts_.validation != nullptr) parts_.validation(notice);
       return;
     }
-    peer::v1::PeerRequest request;
-    *request.mutable_validation() = notice;
-    absl::StatusOr<peer::v1::PeerReply> reply = parts_.peers->Call(address, request, deadline);
+    const peer::PeerRequest request{.kind = notice};
+    absl::StatusOr<peer::PeerReply> reply = parts_.peers->Call(address, request, deadline);
     if (!reply.ok()) {
       SPDLOG_WARN("validation: node {} was not told that the {} stage {}: {}", name,
                   verdict.stage, verdict.passed ? "passed" : "failed", reply.status().message());

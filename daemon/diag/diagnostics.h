@@ -22,8 +22,8 @@
 #include "absl/status/statusor.h"
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/local_port.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 
 namespace rocenet::diag {
 
@@ -35,7 +35,7 @@ using Progress = std::function<void(const std::string& message, double fraction)
 
 // Records a stage's verdict on this node (the scheduler's validation
 // label); called from any thread, must not block for long.
-using ValidationSink = std::function<void(const peer::v1::ValidationNotice& notice)>;
+using ValidationSink = std::function<void(const peer::ValidationNotice& notice)>;
 
 class Diagnostics {
  public:
@@ -45,16 +45,15 @@ class Diagnostics {
   // now on.
   virtual void SetAddresses(std::set<Ipv4Address> addresses) = 0;
 
-  virtual absl::StatusOr<v1::ReachResult> Reach(const v1::ReachRequest& request,
-                                                const Progress& progress) = 0;
-  virtual absl::StatusOr<v1::BandwidthResult> Bandwidth(const v1::BandwidthRequest& request,
-                                                        const Progress& progress) = 0;
-  virtual absl::StatusOr<v1::AllreduceResult> Allreduce(const v1::AllreduceRequest& request,
-                                                        const Progress& progress) = 0;
-  virtual absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
-                                                  const Progress& progress) = 0;
-  virtual absl::StatusOr<v1::RdmaResult> Rdma(const v1::RdmaRequest& request,
+  virtual absl::StatusOr<ReachResult> Reach(const ReachRequest& request,
+                                            const Progress& progress) = 0;
+  virtual absl::StatusOr<BandwidthResult> Bandwidth(const BandwidthRequest& request,
+                                                    const Progress& progress) = 0;
+  virtual absl::StatusOr<AllreduceResult> Allreduce(const AllreduceRequest& request,
+                                                    const Progress& progress) = 0;
+  virtual absl::StatusOr<IncastResult> Incast(const IncastRequest& request,
                                               const Progress& progress) = 0;
+  virtual absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress) = 0;
 
   // Data port requests refused so far, by reason (peer_auth.h RefusalName).
   virtual std::map<std::string, uint64_t> PeerRefusals() const { return {}; }

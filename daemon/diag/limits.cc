@@ -31,9 +31,8 @@ absl::Status Bound(T& value, T fallback, T min, T max, const char* field) {
   return OutOfRange(field, value, min, max);
 }
 
-absl::Status CheckNodes(const google::protobuf::RepeatedPtrField<std::string>& nodes,
-                        const char* field, int min) {
-  if (nodes.size() < min) {
+absl::Status CheckNodes(const std::vector<std::string>& nodes, const char* field, int min) {
+  if (static_cast<int>(nodes.size()) < min) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": at least ", min, " node", min == 1 ? "" : "s", " needed, got ", nodes.size()));
   }
@@ -41,11 +40,11 @@ absl::Status CheckNodes(const google::protobuf::RepeatedPtrField<std::string>& n
     return absl::InvalidArgumentError(
         absl::StrCat(field, ": ", nodes.size(), " nodes is above the limit of ", kMaxNodes));
   }
-  for (int i = 0; i < nodes.size(); ++i) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
     if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(nodes[i]); !a.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: ", a.status().message()));
     }
-    for (int j = 0; j < i; ++j) {
+    for (size_t j = 0; j < i; ++j) {
       if (nodes[j] == nodes[i]) {
         return absl::InvalidArgumentError(
             absl::StrCat(field, "[", i, "]: \"", nodes[i], "\" is listed twice"));
@@ -61,56 +60,56 @@ absl::Status CheckDurationMs(uint32_t duration_ms, const char* field) {
   return OutOfRange(field, duration_ms, kMinDurationMs, kMaxDurationMs);
 }
 
-absl::StatusOr<v1::ReachRequest> NormalizeReach(v1::ReachRequest r) {
-  uint32_t count = r.count(), interval = r.interval_ms(), timeout = r.timeout_ms();
+absl::StatusOr<ReachRequest> NormalizeReach(ReachRequest r) {
+  uint32_t count = r.count, interval = r.interval_ms, timeout = r.timeout_ms;
   RETURN_IF_ERROR(Bound<uint32_t>(count, 5, 1, kMaxReachCount, "count"));
   RETURN_IF_ERROR(Bound<uint32_t>(interval, 20, 1, kMaxReachIntervalMs, "interval_ms"));
   RETURN_IF_ERROR(
       Bound<uint32_t>(timeout, 5000, kMinReachTimeoutMs, kMaxReachTimeoutMs, "timeout_ms"));
-  r.set_count(count);
-  r.set_interval_ms(interval);
-  r.set_timeout_ms(timeout);
-  if (r.peers_size() > kMaxPeers) {
+  r.count = count;
+  r.interval_ms = interval;
+  r.timeout_ms = timeout;
+  if (r.peers.size() > kMaxPeers) {
     return absl::InvalidArgumentError(
-        absl::StrCat("peers: ", r.peers_size(), " addresses is above the limit of ", kMaxPeers));
+        absl::StrCat("peers: ", r.peers.size(), " addresses is above the limit of ", kMaxPeers));
   }
-  for (int i = 0; i < r.peers_size(); ++i) {
-    if (absl::StatusOr<Ipv4Address> a = Ipv4Address::Parse(r.peers(i)); !a.ok()) {
+  for (size_t i = 0; i < r.peers.size(); ++i) {
+    if (absl::StatusOr<Ipv4Address> a = Ipv4Address::Parse(r.peers[i]); !a.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("peers[", i, "]: \"", r.peers(i), "\" is not an IPv4 address"));
+          absl::StrCat("peers[", i, "]: \"", r.peers[i], "\" is not an IPv4 address"));
     }
   }
-  if (r.nodes_size() > 0) RETURN_IF_ERROR(CheckNodes(r.nodes(), "nodes", 1));
-  if (static_cast<uint64_t>(r.count()) * r.interval_ms() >= r.timeout_ms()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("count: ", r.count(), " echoes ", r.interval_ms(),
-                     " ms apart do not fit in timeout_ms ", r.timeout_ms()));
+  if (r.nodes.size() > 0) RETURN_IF_ERROR(CheckNodes(r.nodes, "nodes", 1));
+  if (static_cast<uint64_t>(r.count) * r.interval_ms >= r.timeout_ms) {
+    return absl::InvalidArgumentError(absl::StrCat("count: ", r.count, " echoes ", r.interval_ms,
+                                                   " ms apart do not fit in timeout_ms ",
+                                                   r.timeout_ms));
   }
   return r;
 }
 
-absl::StatusOr<v1::BandwidthRequest> NormalizeBandwidth(v1::BandwidthRequest r) {
-  if (r.port().empty()) return absl::InvalidArgumentError("port: required");
-  if (r.peer().empty()) return absl::InvalidArgumentError("peer: required");
-  if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(r.peer()); !a.ok()) {
+absl::StatusOr<BandwidthRequest> NormalizeBandwidth(BandwidthRequest r) {
+  if (r.port.empty()) return absl::InvalidArgumentError("port: required");
+  if (r.peer.empty()) return absl::InvalidArgumentError("peer: required");
+  if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(r.peer); !a.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("peer: ", a.status().message()));
   }
-  uint32_t streams = r.streams(), duration = r.duration_ms();
+  uint32_t streams = r.streams, duration = r.duration_ms;
   RETURN_IF_ERROR(Bound<uint32_t>(streams, 4, 1, kMaxStreams, "streams"));
   RETURN_IF_ERROR(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
-  r.set_streams(streams);
-  r.set_duration_ms(duration);
-  if (!(r.min_fraction() >= 0 && r.min_fraction() <= 1)) {
+  r.streams = streams;
+  r.duration_ms = duration;
+  if (!(r.min_fraction >= 0 && r.min_fraction <= 1)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("min_fraction: ", r.min_fraction(), " is not within 0..1"));
+        absl::StrCat("min_fraction: ", r.min_fraction, " is not within 0..1"));
   }
   return r;
 }
 
-absl::StatusOr<v1::AllreduceRequest> NormalizeAllreduce(v1::AllreduceRequest r) {
-  RETURN_IF_ERROR(CheckNodes(r.nodes(), "nodes", 2));
-  uint64_t min = r.min_bytes(), max = r.max_bytes();
-  uint32_t factor = r.step_factor(), iterations = r.iterations(), timeout = r.timeout_ms();
+absl::StatusOr<AllreduceRequest> NormalizeAllreduce(AllreduceRequest r) {
+  RETURN_IF_ERROR(CheckNodes(r.nodes, "nodes", 2));
+  uint64_t min = r.min_bytes, max = r.max_bytes;
+  uint32_t factor = r.step_factor, iterations = r.iterations, timeout = r.timeout_ms;
   RETURN_IF_ERROR(Bound<uint64_t>(min, 1024, 4, kMaxAllreduceBytes, "min_bytes"));
   RETURN_IF_ERROR(
       Bound<uint64_t>(max, std::max<uint64_t>(min, 4 << 20), 4, kMaxAllreduceBytes, "max_bytes"));
@@ -126,22 +125,22 @@ absl::StatusOr<v1::AllreduceRequest> NormalizeAllreduce(v1::AllreduceRequest r) 
     return absl::InvalidArgumentError(absl::StrCat("step_factor: ", factor, " sweeps more than ",
                                                    kMaxSizes, " sizes from ", min, " to ", max));
   }
-  r.set_min_bytes(min);
-  r.set_max_bytes(max);
-  r.set_step_factor(factor);
-  r.set_iterations(iterations);
-  r.set_timeout_ms(timeout);
+  r.min_bytes = min;
+  r.max_bytes = max;
+  r.step_factor = factor;
+  r.iterations = iterations;
+  r.timeout_ms = timeout;
   return r;
 }
 
-absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest r) {
-  if (r.port().empty()) return absl::InvalidArgumentError("port: required");
-  RETURN_IF_ERROR(CheckNodes(r.senders(), "senders", 1));
-  uint32_t streams = r.streams(), duration = r.duration_ms();
+absl::StatusOr<IncastRequest> NormalizeIncast(IncastRequest r) {
+  if (r.port.empty()) return absl::InvalidArgumentError("port: required");
+  RETURN_IF_ERROR(CheckNodes(r.senders, "senders", 1));
+  uint32_t streams = r.streams, duration = r.duration_ms;
   RETURN_IF_ERROR(Bound<uint32_t>(streams, 1, 1, kMaxIncastStreams, "streams"));
   RETURN_IF_ERROR(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
-  r.set_streams(streams);
-  r.set_duration_ms(duration);
+  r.streams = streams;
+  r.duration_ms = duration;
   return r;
 }
 
@@ -162,46 +161,46 @@ absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
   return OutOfRange("iterations", iterations, kMinRdmaIterations, kMaxRdmaLatencyIterations);
 }
 
-absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest r) {
-  const bool link = !r.port().empty() || !r.peer().empty();
-  if (link && !r.nodes().empty()) {
+absl::StatusOr<RdmaRequest> NormalizeRdma(RdmaRequest r) {
+  const bool link = !r.port.empty() || !r.peer.empty();
+  if (link && !r.nodes.empty()) {
     return absl::InvalidArgumentError("nodes: give either port and peer, or nodes");
   }
   if (link) {
-    if (r.port().empty()) return absl::InvalidArgumentError("port: required with peer");
-    if (r.peer().empty()) return absl::InvalidArgumentError("peer: required with port");
-    if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(r.peer()); !a.ok()) {
+    if (r.port.empty()) return absl::InvalidArgumentError("port: required with peer");
+    if (r.peer.empty()) return absl::InvalidArgumentError("peer: required with port");
+    if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(r.peer); !a.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("peer: ", a.status().message()));
     }
   } else {
-    RETURN_IF_ERROR(CheckNodes(r.nodes(), "nodes", 2));
+    RETURN_IF_ERROR(CheckNodes(r.nodes, "nodes", 2));
   }
-  if (r.test().empty()) r.set_test("write_bw");
-  if (r.message_bytes() == 0) r.set_message_bytes(r.test() == "write_lat" ? 2 : 65536);
-  if (r.duration_ms() == 0) r.set_duration_ms(2000);
-  RETURN_IF_ERROR(CheckRdmaParams(r.test(), r.message_bytes(), r.duration_ms(), r.iterations()));
-  if (!r.has_min_fraction()) r.set_min_fraction(kDefaultRdmaMinFraction);
-  if (!(r.min_fraction() >= 0 && r.min_fraction() <= 1)) {
+  if (r.test.empty()) r.test = "write_bw";
+  if (r.message_bytes == 0) r.message_bytes = r.test == "write_lat" ? 2 : 65536;
+  if (r.duration_ms == 0) r.duration_ms = 2000;
+  RETURN_IF_ERROR(CheckRdmaParams(r.test, r.message_bytes, r.duration_ms, r.iterations));
+  if (!r.min_fraction.has_value()) r.min_fraction = kDefaultRdmaMinFraction;
+  if (!(*r.min_fraction >= 0 && *r.min_fraction <= 1)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("min_fraction: ", r.min_fraction(), " is not within 0..1"));
+        absl::StrCat("min_fraction: ", *r.min_fraction, " is not within 0..1"));
   }
   return r;
 }
 
-absl::Status CheckRingJoin(const peer::v1::RingJoin& j) {
-  RETURN_IF_ERROR(OutOfRange("ranks", j.ranks(), 2, kMaxNodes));
-  if (j.rank() >= j.ranks()) {
+absl::Status CheckRingJoin(const peer::RingJoin& j) {
+  RETURN_IF_ERROR(OutOfRange("ranks", j.ranks, 2, kMaxNodes));
+  if (j.rank >= j.ranks) {
     return absl::InvalidArgumentError(
-        absl::StrCat("rank: ", j.rank(), " is not below ranks ", j.ranks()));
+        absl::StrCat("rank: ", j.rank, " is not below ranks ", j.ranks));
   }
-  RETURN_IF_ERROR(OutOfRange("sizes", j.sizes_size(), 1, kMaxSizes));
-  for (uint64_t size : j.sizes()) {
+  RETURN_IF_ERROR(OutOfRange("sizes", j.sizes.size(), 1, kMaxSizes));
+  for (uint64_t size : j.sizes) {
     RETURN_IF_ERROR(OutOfRange("sizes", size, 4, kMaxAllreduceBytes));
   }
-  RETURN_IF_ERROR(OutOfRange("iterations", j.iterations(), 1, kMaxIterations));
+  RETURN_IF_ERROR(OutOfRange("iterations", j.iterations, 1, kMaxIterations));
   RETURN_IF_ERROR(
-      OutOfRange("timeout_ms", j.timeout_ms(), kMinAllreduceTimeoutMs, kMaxAllreduceTimeoutMs));
-  RETURN_IF_ERROR(OutOfRange("probe_bytes", j.probe_bytes(), 4, kMaxAllreduceBytes));
+      OutOfRange("timeout_ms", j.timeout_ms, kMinAllreduceTimeoutMs, kMaxAllreduceTimeoutMs));
+  RETURN_IF_ERROR(OutOfRange("probe_bytes", j.probe_bytes, 4, kMaxAllreduceBytes));
   return absl::OkStatus();
 }
 

@@ -13,8 +13,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 
 namespace rocenet::diag {
 
@@ -38,13 +38,13 @@ inline constexpr uint32_t kMinRdmaDurationMs = 1000;
 inline constexpr uint64_t kMinRdmaIterations = 10;
 inline constexpr double kDefaultRdmaMinFraction = 0.8;
 
-absl::StatusOr<v1::ReachRequest> NormalizeReach(v1::ReachRequest request);
-absl::StatusOr<v1::BandwidthRequest> NormalizeBandwidth(v1::BandwidthRequest request);
-absl::StatusOr<v1::AllreduceRequest> NormalizeAllreduce(v1::AllreduceRequest request);
-absl::StatusOr<v1::IncastRequest> NormalizeIncast(v1::IncastRequest request);
+absl::StatusOr<ReachRequest> NormalizeReach(ReachRequest request);
+absl::StatusOr<BandwidthRequest> NormalizeBandwidth(BandwidthRequest request);
+absl::StatusOr<AllreduceRequest> NormalizeAllreduce(AllreduceRequest request);
+absl::StatusOr<IncastRequest> NormalizeIncast(IncastRequest request);
 // One link (port and peer) or a ring (nodes), not both; test write_bw or
 // write_lat.
-absl::StatusOr<v1::RdmaRequest> NormalizeRdma(v1::RdmaRequest request);
+absl::StatusOr<RdmaRequest> NormalizeRdma(RdmaRequest request);
 // The fields of RdmaServe and RdmaRun that a peer checks; `iterations` 0
 // (from the duration) or kMinRdmaIterations..kMaxRdmaLatencyIterations for
 // write_lat.
@@ -53,7 +53,7 @@ absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
 
 // Checks of the data port requests, whose fields the coordinator fills from
 // a normalized request; a peer enforces the same bounds.
-absl::Status CheckRingJoin(const peer::v1::RingJoin& join);
+absl::Status CheckRingJoin(const peer::RingJoin& join);
 absl::Status CheckDurationMs(uint32_t duration_ms, const char* field);
 
 }  // namespace rocenet::diag

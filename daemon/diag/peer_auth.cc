@@ -50,16 +50,16 @@ absl::StatusOr<std::string> ParseSecret(absl::string_view contents, absl::string
   return std::string(secret);
 }
 
-peer::v1::PeerEnvelope SignPeerRequest(const peer::v1::PeerRequest& request, absl::string_view secret,
-                                 Ipv4Address to, uint16_t data_port, absl::string_view node,
-                                 absl::Time now, absl::string_view nonce) {
-  peer::v1::PeerEnvelope envelope;
-  envelope.set_request(request.SerializeAsString());
-  peer::v1::PeerAuth* auth = envelope.mutable_auth();
-  auth->set_node(std::string(node));
-  auth->set_unix_ms(absl::ToUnixMillis(now));
-  auth->set_nonce(std::string(nonce));
-  auth->set_mac(Mac(secret, to, data_port, auth->unix_ms(), nonce, envelope.request()));
+peer::PeerEnvelope SignPeerRequest(absl::string_view request, absl::string_view secret,
+                                   Ipv4Address to, uint16_t data_port, absl::string_view node,
+                                   absl::Time now, absl::string_view nonce) {
+  peer::PeerEnvelope envelope;
+  envelope.request = std::string(request);
+  peer::PeerAuth* auth = &envelope.auth;
+  auth->node = std::string(node);
+  auth->unix_ms = absl::ToUnixMillis(now);
+  auth->nonce = std::string(nonce);
+  auth->mac = Mac(secret, to, data_port, auth->unix_ms, nonce, envelope.request);
   return envelope;
 }
 
@@ -81,7 +81,7 @@ const char* RefusalName(Refusal refusal) {
   return "unknown";
 }
 
-absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const peer::v1::PeerEnvelope& envelope,
+absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const peer::PeerEnvelope& envelope,
                                                    absl::string_view secret, Ipv4Address source,
                                                    Ipv4Address local, uint16_t data_port,
                                                    absl::Time now) {
@@ -93,39 +93,37 @@ absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const peer::v1::PeerEnvelope&
                   absl::StrCat("peer ", peer, ": more than ", kPeerRequestBurst,
                                " requests at once or ", kPeerRequestsPerSecond, " a second"));
   }
-  if (!envelope.has_auth() || envelope.auth().mac().empty()) {
+  if (envelope.auth.mac.empty()) {
     return Refuse(Refusal::kUnauthenticated, absl::StrCat("peer ", peer, ": request not signed"));
   }
-  const peer::v1::PeerAuth& auth = envelope.auth();
-  if (auth.nonce().size() != kNonceBytes) {
+  const peer::PeerAuth& auth = envelope.auth;
+  if (auth.nonce.size() != kNonceBytes) {
     return Refuse(Refusal::kUnauthenticated,
-                  absl::StrCat("peer ", peer, ": nonce of ", auth.nonce().size(), " bytes"));
+                  absl::StrCat("peer ", peer, ": nonce of ", auth.nonce.size(), " bytes"));
   }
   const std::string expected =
-      Mac(secret, local, data_port, auth.unix_ms(), auth.nonce(), envelope.request());
-  if (expected.size() != auth.mac().size() ||
-      CRYPTO_memcmp(expected.data(), auth.mac().data(), expected.size()) != 0) {
+      Mac(secret, local, data_port, auth.unix_ms, auth.nonce, envelope.request);
+  if (expected.size() != auth.mac.size() ||
+      CRYPTO_memcmp(expected.data(), auth.mac.data(), expected.size()) != 0) {
     return Refuse(Refusal::kBadMac,
                   absl::StrCat("peer ", peer, ": the request's MAC does not match this "
                                               "cluster's secret"));
   }
-  const absl::Time signed_at = absl::FromUnixMillis(auth.unix_ms());
+  const absl::Time signed_at = absl::FromUnixMillis(auth.unix_ms);
   if (signed_at < now - kAuthSkew || signed_at > now + kAuthSkew) {
     return Refuse(Refusal::kStale,
                   absl::StrCat("peer ", peer, ": signed at ", absl::FormatTime(signed_at),
                                ", more than ", absl::FormatDuration(kAuthSkew), " from now"));
   }
   ForgetOldNonces(now);
-  if (nonces_.contains(auth.nonce()) || nonces_.size() >= kMaxNonces) {
+  if (nonces_.contains(auth.nonce) || nonces_.size() >= kMaxNonces) {
     return Refuse(Refusal::kReplayed, absl::StrCat("peer ", peer, ": nonce seen before"));
   }
   Admitted admitted;
-  if (!admitted.request.ParseFromString(envelope.request())) {
-    return Refuse(Refusal::kMalformed, absl::StrCat("peer ", peer, ": request does not parse"));
-  }
-  nonces_.insert(auth.nonce());
-  nonce_order_.emplace_back(signed_at, auth.nonce());
-  admitted.node = auth.node();
+  admitted.request = envelope.request;
+  nonces_.insert(auth.nonce);
+  nonce_order_.emplace_back(signed_at, auth.nonce);
+  admitted.node = auth.node;
   return admitted;
 }
 

@@ -31,8 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "daemon/common/ipv4.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/peer_messages.h"
 
 namespace rocenet::diag {
 
@@ -52,12 +51,12 @@ inline constexpr double kPeerRequestBurst = 64;
 // InvalidArgument naming `origin` when shorter than kMinSecretBytes.
 absl::StatusOr<std::string> ParseSecret(absl::string_view contents, absl::string_view origin);
 
-// The envelope for `request` to the daemon at `to`:`data_port`, from node
-// `node`, signed with `secret` at `now` with `nonce` (kNonceBytes random
-// bytes).
-peer::v1::PeerEnvelope SignPeerRequest(const peer::v1::PeerRequest& request, absl::string_view secret,
-                                 Ipv4Address to, uint16_t data_port, absl::string_view node,
-                                 absl::Time now, absl::string_view nonce);
+// The envelope for `request` (a serialized PeerRequest, the exact bytes
+// sent) to the daemon at `to`:`data_port`, from node `node`, signed with
+// `secret` at `now` with `nonce` (kNonceBytes random bytes).
+peer::PeerEnvelope SignPeerRequest(absl::string_view request, absl::string_view secret,
+                                   Ipv4Address to, uint16_t data_port, absl::string_view node,
+                                   absl::Time now, absl::string_view nonce);
 
 // Why a request was refused, as rocenet_diag_peer_refused_total{reason}.
 enum class Refusal { kRateLimited, kUnauthenticated, kBadMac, kStale, kReplayed, kMalformed };
@@ -66,13 +65,15 @@ const char* RefusalName(Refusal refusal);
 class PeerGate {
  public:
   struct Admitted {
-    peer::v1::PeerRequest request;
+    // The request's bytes, as signed (the data port's wire parses them;
+    // one that does not parse is counted kMalformed there).
+    std::string request;
     std::string node;  // as the sender named itself
   };
 
   // Admits or refuses the envelope that `source` sent to `local`:`data_port`
   // at `now`, checked with `secret`. Counts every refusal.
-  absl::StatusOr<Admitted> Admit(const peer::v1::PeerEnvelope& envelope, absl::string_view secret,
+  absl::StatusOr<Admitted> Admit(const peer::PeerEnvelope& envelope, absl::string_view secret,
                                  Ipv4Address source, Ipv4Address local, uint16_t data_port,
                                  absl::Time now);
   // Counts a refusal decided elsewhere (a frame that did not parse).

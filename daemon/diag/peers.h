@@ -17,8 +17,8 @@
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/local_port.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 
 namespace rocenet::diag {
 
@@ -53,9 +53,9 @@ class PeerChannel {
   // `deadline`. Errors name the node: Unavailable (no connection),
   // DeadlineExceeded (no answer in time), FailedPrecondition (the daemon
   // answered with an error). Thread-safe.
-  virtual absl::StatusOr<peer::v1::PeerReply> Call(const NodeAddress& node,
-                                             const peer::v1::PeerRequest& request, absl::Time deadline,
-                                             CallGroup* group = nullptr) = 0;
+  virtual absl::StatusOr<peer::PeerReply> Call(const NodeAddress& node,
+                                               const peer::PeerRequest& request,
+                                               absl::Time deadline, CallGroup* group = nullptr) = 0;
 };
 
 // How long past its duration a stream may take to connect, drain and report.
@@ -68,18 +68,17 @@ class LocalTests {
   // One PortReach per port (named `node`): the gateway first, then every
   // address of `peers` in the port's rail. `request` is normalized; only
   // count, interval_ms and timeout_ms are read. Returns by its timeout.
-  virtual std::vector<v1::PortReach> Probe(const std::vector<LocalPort>& ports,
-                                           const std::vector<Ipv4Address>& peers,
-                                           const v1::ReachRequest& request,
-                                           const std::string& node) = 0;
+  virtual std::vector<PortReach> Probe(const std::vector<LocalPort>& ports,
+                                       const std::vector<Ipv4Address>& peers,
+                                       const ReachRequest& request, const std::string& node) = 0;
 
   // One TCP stream from `from` to the data port at `to`:`port` for
   // `duration`: sending (what the far end counted) or receiving. Returns
   // within `duration` plus kTrafficSlack.
-  virtual v1::StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
-                                absl::Duration duration) = 0;
-  virtual v1::StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                                   absl::Duration duration) = 0;
+  virtual StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
+                            absl::Duration duration) = 0;
+  virtual StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
+                               absl::Duration duration) = 0;
 };
 
 }  // namespace rocenet::diag

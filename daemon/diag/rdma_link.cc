@@ -47,22 +47,22 @@ std::string RdmaLinks::SkipReason(const LocalPort& port) const {
 absl::StatusOr<RdmaLinks::Served> RdmaLinks::Serve(const LocalPort& port,
                                                    const RdmaParams& params) {
   Served served;
-  peer::v1::RdmaServeReady& ready = served.ready;
-  ready.set_node(node_name_);
-  ready.set_port(port.name);
-  ready.set_device(port.rdma_device);
-  ready.set_gid_index(port.gid_index);
-  ready.set_address(port.address.address().ToString());
+  peer::RdmaServeReady& ready = served.ready;
+  ready.node = node_name_;
+  ready.port = port.name;
+  ready.device = port.rdma_device;
+  ready.gid_index = port.gid_index;
+  ready.address = port.address.address().ToString();
   if (std::string skip = SkipReason(port); !skip.empty()) {
-    ready.set_skipped(absl::StrCat(node_name_, ": ", skip));
+    ready.skipped = absl::StrCat(node_name_, ": ", skip);
     return served;
   }
   RdmaBenchSpec spec = SpecFor(port, params);
   const std::string program = RdmaProgram(spec);
-  ready.set_tool(program);
+  ready.tool = program;
   absl::StatusOr<std::string> path = runner_->Find(program);
   if (!path.ok()) {
-    ready.set_skipped(absl::StrCat(node_name_, ": ", path.status().message()));
+    ready.skipped = absl::StrCat(node_name_, ": ", path.status().message());
     return served;
   }
   absl::StatusOr<std::vector<std::string>> argv = RdmaBenchArgv(*path, spec);
@@ -79,63 +79,63 @@ absl::StatusOr<RdmaLinks::Served> RdmaLinks::Serve(const LocalPort& port,
   return served;
 }
 
-v1::RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
-                                const RdmaParams& params) {
-  v1::RdmaLink link;
-  link.set_rail(port.rail);
-  link.set_from_node(node_name_);
-  link.set_from_port(port.name);
-  link.set_from_device(port.rdma_device);
-  link.set_from_gid_index(port.gid_index);
-  link.set_message_bytes(params.message_bytes);
-  link.set_link_bits_per_second(static_cast<double>(port.speed_mbps) * 1e6);
-  link.set_to_node(peer.ToString());
+RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
+                            const RdmaParams& params) {
+  RdmaLink link;
+  link.rail = port.rail;
+  link.from_node = node_name_;
+  link.from_port = port.name;
+  link.from_device = port.rdma_device;
+  link.from_gid_index = port.gid_index;
+  link.message_bytes = params.message_bytes;
+  link.link_bits_per_second = static_cast<double>(port.speed_mbps) * 1e6;
+  link.to_node = peer.ToString();
   if (std::string skip = SkipReason(port); !skip.empty()) {
-    link.set_skipped(absl::StrCat(node_name_, ": ", skip));
+    link.skipped = absl::StrCat(node_name_, ": ", skip);
     return link;
   }
   RdmaBenchSpec spec = SpecFor(port, params);
   const std::string program = RdmaProgram(spec);
-  link.set_tool(program);
+  link.tool = program;
   absl::StatusOr<std::string> path = runner_->Find(program);
   if (!path.ok()) {
-    link.set_skipped(absl::StrCat(node_name_, ": ", path.status().message()));
+    link.skipped = absl::StrCat(node_name_, ": ", path.status().message());
     return link;
   }
   // The far end first: it must listen before the client connects.
-  peer::v1::PeerRequest request;
-  peer::v1::RdmaServe* serve = request.mutable_rdma_serve();
-  serve->set_client_address(port.address.address().ToString());
-  serve->set_rail(port.rail);
-  serve->set_test(params.test);
-  serve->set_message_bytes(params.message_bytes);
-  serve->set_duration_ms(params.duration_ms);
-  serve->set_iterations(params.iterations);
-  serve->set_tool_port(params.tool_port);
-  absl::StatusOr<peer::v1::PeerReply> reply =
+  peer::PeerRequest request;
+  peer::RdmaServe* serve = &request.kind.emplace<peer::RdmaServe>();
+  serve->client_address = port.address.address().ToString();
+  serve->rail = port.rail;
+  serve->test = params.test;
+  serve->message_bytes = params.message_bytes;
+  serve->duration_ms = params.duration_ms;
+  serve->iterations = params.iterations;
+  serve->tool_port = params.tool_port;
+  absl::StatusOr<peer::PeerReply> reply =
       peers_->Call(peer, request, clock_->Now() + kRdmaStartTimeout + absl::Seconds(3));
   if (!reply.ok()) {
-    link.set_error(std::string(reply.status().message()));
+    link.error = std::string(reply.status().message());
     return link;
   }
-  const peer::v1::RdmaServeReady& ready = reply->rdma_ready();
-  if (!ready.node().empty()) link.set_to_node(ready.node());
-  link.set_to_port(ready.port());
-  link.set_to_device(ready.device());
-  link.set_to_gid_index(ready.gid_index());
-  if (!ready.skipped().empty()) {
-    link.set_skipped(ready.skipped());
+  const peer::RdmaServeReady& ready = reply->rdma_ready;
+  if (!ready.node.empty()) link.to_node = ready.node;
+  link.to_port = ready.port;
+  link.to_device = ready.device;
+  link.to_gid_index = ready.gid_index;
+  if (!ready.skipped.empty()) {
+    link.skipped = ready.skipped;
     return link;
   }
-  absl::StatusOr<Ipv4Address> server = Ipv4Address::Parse(ready.address());
+  absl::StatusOr<Ipv4Address> server = Ipv4Address::Parse(ready.address);
   if (!server.ok()) {
-    link.set_error(absl::StrCat(link.to_node(), ": answered a server address that is not IPv4"));
+    link.error = absl::StrCat(link.to_node, ": answered a server address that is not IPv4");
     return link;
   }
   spec.server = *server;
   absl::StatusOr<std::vector<std::string>> argv = RdmaBenchArgv(*path, spec);
   if (!argv.ok()) {
-    link.set_error(std::string(argv.status().message()));
+    link.error = std::string(argv.status().message());
     return link;
   }
   // perftest's server says it waits a moment before it listens, and its
@@ -147,28 +147,28 @@ v1::RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
     if (attempt > 0) absl::SleepFor(absl::Milliseconds(300));
     absl::StatusOr<std::unique_ptr<os::Process>> client = runner_->Start(*argv);
     if (!client.ok()) {
-      link.set_error(std::string(client.status().message()));
+      link.error = std::string(client.status().message());
       return link;
     }
     result = (*client)->Wait(clock_->Now() + absl::Milliseconds(params.duration_ms) + kRdmaSlack);
     if (result.timed_out) {
-      link.set_error(absl::StrCat(program, " did not finish within ",
-                                  absl::FormatDuration(absl::Milliseconds(params.duration_ms) +
-                                                       kRdmaSlack)));
+      link.error =
+          absl::StrCat(program, " did not finish within ",
+                       absl::FormatDuration(absl::Milliseconds(params.duration_ms) + kRdmaSlack));
       return link;
     }
     measure = ParseRdmaBenchOutput(spec.tool, spec.test, result.out, result.err);
   }
   if (!measure.ok()) {
-    link.set_error(absl::StrCat(program, " (exit ", result.exit_code,
-                                "): ", measure.status().message()));
+    link.error =
+        absl::StrCat(program, " (exit ", result.exit_code, "): ", measure.status().message());
     return link;
   }
-  link.set_bits_per_second(measure->bits_per_second);
-  link.set_latency_p50_seconds(measure->latency_p50_us / 1e6);
-  link.set_latency_p99_seconds(measure->latency_p99_us / 1e6);
-  if (link.link_bits_per_second() > 0 && link.bits_per_second() > 0) {
-    link.set_fraction_of_link(link.bits_per_second() / link.link_bits_per_second());
+  link.bits_per_second = measure->bits_per_second;
+  link.latency_p50_seconds = measure->latency_p50_us / 1e6;
+  link.latency_p99_seconds = measure->latency_p99_us / 1e6;
+  if (link.link_bits_per_second > 0 && link.bits_per_second > 0) {
+    link.fraction_of_link = link.bits_per_second / link.link_bits_per_second;
   }
   return link;
 }

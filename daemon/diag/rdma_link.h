@@ -22,11 +22,11 @@
 #include "absl/time/time.h"
 #include "daemon/diag/analysis.h"
 #include "daemon/diag/local_port.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 #include "daemon/diag/peers.h"
 #include "daemon/os/clock.h"
 #include "daemon/os/process.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
 
@@ -57,13 +57,13 @@ class RdmaLinks {
   // A server started on `port` and its answer; `server` is null when the
   // answer says skipped. The caller waits for or stops the server.
   struct Served {
-    peer::v1::RdmaServeReady ready;
+    peer::RdmaServeReady ready;
     std::unique_ptr<os::Process> server;
   };
   absl::StatusOr<Served> Serve(const LocalPort& port, const RdmaParams& params);
 
   // The link from `port` to the daemon at `peer` (in the port's rail).
-  v1::RdmaLink Measure(const LocalPort& port, const NodeAddress& peer, const RdmaParams& params);
+  RdmaLink Measure(const LocalPort& port, const NodeAddress& peer, const RdmaParams& params);
 
  private:
   // Why `port` cannot take part, or "" when it can.

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 
 namespace rocenet::diag {
 
@@ -20,7 +20,7 @@ struct RingRank {
   std::string node;  // the rank's node, by the name it gives itself
   std::string port;  // its port in the rail
   // Its answer to the RingJoin, or why there was none.
-  absl::StatusOr<peer::v1::PeerReply> reply;
+  absl::StatusOr<peer::PeerReply> reply;
 };
 
 // Fills `rail` (name, links, slowest link, broken and error, or sizes) from
@@ -28,6 +28,6 @@ struct RingRank {
 // problems for the result: the rail broken, naming each failed link and
 // rank, or a wrong result; none when the rail is fine.
 std::vector<std::string> SummarizeRing(const std::string& name, const std::vector<RingRank>& ranks,
-                                       const std::vector<uint64_t>& sizes, v1::RailResult* rail);
+                                       const std::vector<uint64_t>& sizes, RailResult* rail);
 
 }  // namespace rocenet::diag

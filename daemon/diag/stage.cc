@@ -17,40 +17,39 @@ std::string ControlPathNote(absl::string_view who) {
 
 }  // namespace
 
-v1::StagePath EthernetStage(const LocalPort& port) {
-  v1::StagePath stage;
-  stage.set_stage(kEthernetStage);
-  stage.set_path(absl::StrCat("TCP through the netdev ", port.name.empty() ? "-" : port.name,
-                              port.driver.empty() ? "" : absl::StrCat(" (driver ", port.driver, ")")));
-  if (port.netdev_is_control_path) stage.add_notes(ControlPathNote(port.name));
+StagePath EthernetStage(const LocalPort& port) {
+  StagePath stage;
+  stage.stage = kEthernetStage;
+  stage.path = absl::StrCat("TCP through the netdev ", port.name.empty() ? "-" : port.name,
+                            port.driver.empty() ? "" : absl::StrCat(" (driver ", port.driver, ")"));
+  if (port.netdev_is_control_path) stage.notes.push_back(ControlPathNote(port.name));
   return stage;
 }
 
-v1::StagePath EthernetRingStage(const std::vector<std::pair<std::string, peer::v1::PeerPort>>& ports) {
-  v1::StagePath stage;
-  stage.set_stage(kEthernetStage);
-  stage.set_path("TCP ring through each rank's netdev");
+StagePath EthernetRingStage(const std::vector<std::pair<std::string, peer::PeerPort>>& ports) {
+  StagePath stage;
+  stage.stage = kEthernetStage;
+  stage.path = "TCP ring through each rank's netdev";
   std::vector<std::string> bypassed;
   for (const auto& [who, port] : ports) {
-    if (port.netdev_is_control_path()) bypassed.push_back(who);
+    if (port.netdev_is_control_path) bypassed.push_back(who);
   }
-  if (!bypassed.empty()) stage.add_notes(ControlPathNote(absl::StrJoin(bypassed, ", ")));
+  if (!bypassed.empty()) stage.notes.push_back(ControlPathNote(absl::StrJoin(bypassed, ", ")));
   return stage;
 }
 
-bool LinkRateApplies(const LocalPort& port, double min_fraction, bool force,
-                     v1::StagePath* stage) {
+bool LinkRateApplies(const LocalPort& port, double min_fraction, bool force, StagePath* stage) {
   if (min_fraction <= 0) return false;
   if (port.speed_mbps == 0) {
-    stage->add_notes(
+    stage->notes.push_back(
         absl::StrCat("--min-fraction not applied: ", port.name, " reports no link speed"));
     return false;
   }
   if (port.netdev_is_control_path && !force) {
-    stage->add_notes(absl::StrCat(
-        "--min-fraction not applied: the netdev of ", port.name,
-        " is not its RoCE data path, so its TCP rate is not held to the link speed "
-        "(--force-link-rate applies it)"));
+    stage->notes.push_back(
+        absl::StrCat("--min-fraction not applied: the netdev of ", port.name,
+                     " is not its RoCE data path, so its TCP rate is not held to the link speed "
+                     "(--force-link-rate applies it)"));
     return false;
   }
   return true;

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "daemon/diag/local_port.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 
 namespace rocenet::diag {
 
@@ -23,15 +23,14 @@ inline constexpr char kRdmaStage[] = "rdma";
 
 // "TCP through the netdev so0 (driver habanalabs_en)", and the note that
 // the port's RoCE traffic does not take that path when so.
-v1::StagePath EthernetStage(const LocalPort& port);
+StagePath EthernetStage(const LocalPort& port);
 
 // The ring all-reduce's ranks: `ports` are the ports of every rank, by
 // "node/port"; the note names those whose RoCE traffic bypasses the netdev.
-v1::StagePath EthernetRingStage(const std::vector<std::pair<std::string, peer::v1::PeerPort>>& ports);
+StagePath EthernetRingStage(const std::vector<std::pair<std::string, peer::PeerPort>>& ports);
 
 // Whether a --min-fraction threshold applies to `port`'s ethernet figures;
 // when it does not, appends the reason to `stage`'s notes.
-bool LinkRateApplies(const LocalPort& port, double min_fraction, bool force,
-                     v1::StagePath* stage);
+bool LinkRateApplies(const LocalPort& port, double min_fraction, bool force, StagePath* stage);
 
 }  // namespace rocenet::diag

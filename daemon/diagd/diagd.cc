@@ -82,19 +82,19 @@ absl::Status RunDiagd(const DiagdOptions& options) {
   diag::ValidationSink record_validation = nullptr;
   if (!options.validation_file.empty()) {
     validation = std::make_unique<diag::ValidationLabel>(&fs, &clock, options.validation_file);
-    record_validation = [label = validation.get()](const peer::v1::ValidationNotice& notice) {
-      if (absl::Status s = label->Record(notice.stage(), notice.passed(), notice.detail(),
-                                         notice.from_node());
+    record_validation = [label = validation.get()](const diag::peer::ValidationNotice& notice) {
+      if (absl::Status s =
+              label->Record(notice.stage, notice.passed, notice.detail, notice.from_node);
           !s.ok()) {
         SPDLOG_WARN("{}", s.message());
         return;
       }
-      if (notice.passed()) {
-        SPDLOG_INFO("validation: the {} stage passed (coordinated by {})", notice.stage(),
-                    notice.from_node());
+      if (notice.passed) {
+        SPDLOG_INFO("validation: the {} stage passed (coordinated by {})", notice.stage,
+                    notice.from_node);
       } else {
         SPDLOG_WARN("validation: the {} stage failed (coordinated by {}): {}; label removed",
-                    notice.stage(), notice.from_node(), notice.detail());
+                    notice.stage, notice.from_node, notice.detail);
       }
     };
   }

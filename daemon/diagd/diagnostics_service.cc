@@ -11,6 +11,7 @@
 #include "daemon/api/status_convert.h"
 #include "daemon/common/logging.h"
 #include "daemon/diag/limits.h"
+#include "daemon/diag/wire/convert.h"
 
 namespace rocenet::diagd {
 
@@ -32,16 +33,16 @@ DiagnosticsService::DiagnosticsService(diag::Diagnostics* diagnostics, Diagnosti
 
 std::shared_ptr<prometheus::Collectable> DiagnosticsService::metrics() const { return metrics_; }
 
-template <typename Event, typename Request, typename Result>
+template <typename Event, typename Request, typename Result, typename Test, typename Outcome>
 grpc::Status DiagnosticsService::Run(
     const grpc::ServerContext& context, absl::string_view method, const Request& request,
-    grpc::ServerWriter<Event>* writer, absl::StatusOr<Request> (*normalize)(Request),
-    absl::StatusOr<Result> (diag::Diagnostics::*run)(const Request&, const diag::Progress&),
+    grpc::ServerWriter<Event>* writer, absl::StatusOr<Test> (*normalize)(Test),
+    absl::StatusOr<Outcome> (diag::Diagnostics::*run)(const Test&, const diag::Progress&),
     Result* (Event::*mutable_result)()) {
   if (grpc::Status admitted = api::Admit(gate_, context, method, request); !admitted.ok()) {
     return admitted;
   }
-  absl::StatusOr<Request> normal = normalize(request);
+  absl::StatusOr<Test> normal = normalize(diag::wire::FromProto(request));
   if (!normal.ok()) return api::ToGrpc(normal.status());
   if (!running_.TryLock()) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -55,12 +56,13 @@ grpc::Status DiagnosticsService::Run(
     absl::MutexLock lock(&write_mu);
     writer->Write(event);
   };
-  absl::StatusOr<Result> result = (diagnostics_->*run)(*normal, progress);
+  absl::StatusOr<Outcome> outcome = (diagnostics_->*run)(*normal, progress);
   running_.Unlock();
-  if (!result.ok()) return api::ToGrpc(result.status());
-  metrics_->Record(*result);
+  if (!outcome.ok()) return api::ToGrpc(outcome.status());
+  Result result = diag::wire::ToProto(*outcome);
+  metrics_->Record(result);
   Event event;
-  *(event.*mutable_result)() = *result;
+  *(event.*mutable_result)() = std::move(result);
   absl::MutexLock lock(&write_mu);
   writer->Write(event);
   return grpc::Status::OK;

@@ -51,12 +51,14 @@ class DiagnosticsService final : public v1::Diagnostics::Service {
                     grpc::ServerWriter<v1::RdmaEvent>* writer) override;
 
  private:
-  template <typename Event, typename Request, typename Result>
+  // The request becomes the diagnostics' own type here and the result a
+  // proto again (daemon/diag/wire).
+  template <typename Event, typename Request, typename Result, typename Test, typename Outcome>
   grpc::Status Run(const grpc::ServerContext& context, absl::string_view method,
                    const Request& request, grpc::ServerWriter<Event>* writer,
-                   absl::StatusOr<Request> (*normalize)(Request),
-                   absl::StatusOr<Result> (diag::Diagnostics::*run)(const Request&,
-                                                                    const diag::Progress&),
+                   absl::StatusOr<Test> (*normalize)(Test),
+                   absl::StatusOr<Outcome> (diag::Diagnostics::*run)(const Test&,
+                                                                     const diag::Progress&),
                    Result* (Event::*mutable_result)());
 
   api::RequestGate* gate_;

@@ -16,8 +16,10 @@ configures the node (they learn the ports over rocenetd's API).
 
 daemon/diag/linux is the Linux side of the diagnostics (the data port, the
 probes, the streams behind diag's PeerChannel and LocalTests): like
-os/linux it is wired in by a composition root only (daemon/diagd), and it
-speaks the peer protocol on the wire. No room above os/linux makes a system
+os/linux it is wired in by a composition root only (daemon/diagd).
+daemon/diag works on types of its own (messages.h, peer_messages.h);
+daemon/diag/wire alone turns them into the generated messages and back, for
+the data port's frames (diag/linux) and the gRPC service (diagd). No room above os/linux makes a system
 call: the domain rooms, the node and diag/linux include no system socket,
 poll or file-descriptor header; their effects go through daemon/os.
 
@@ -39,12 +41,13 @@ DOMAIN = ["lldp", "inventory", "addressing", "attach", "health", "outputs", "qos
 # Room -> level; a room may include rooms of a lower level, its own, and
 # (domain) other domain rooms.
 LEVELS = {"daemon/common": 0, "daemon/os": 1, "daemon/os/linux": 2,
-          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/diag/linux": 4, "daemon/node": 4,
+          **{f"daemon/{d}": 3 for d in DOMAIN}, "daemon/diag/wire": 4, "daemon/diag/linux": 5,
+          "daemon/node": 4,
           "daemon/api": 5,
           "daemon/config": 5, "daemon/server": 6, "daemon/diagd": 6, "daemon/node_client": 5}
 # rocenet-diagd's rooms; everything else of the daemon is rocenetd's, and the
 # two share only common, os, os/linux and the API edge's helpers.
-DIAGD = {"daemon/diag", "daemon/diag/linux", "daemon/diagd"}
+DIAGD = {"daemon/diag", "daemon/diag/wire", "daemon/diag/linux", "daemon/diagd"}
 NODE_ROOMS = {f"daemon/{d}" for d in DOMAIN if d != "diag"} | {"daemon/node"}
 LEVEL_NAMES = {0: "common", 1: "os", 2: "os/linux", 3: "domain", 4: "node", 5: "api/config",
                6: "server"}
@@ -55,12 +58,10 @@ OUTSIDE = {"plugins/cni": {"daemon/common"},
            "plugins/device": {"daemon/common", "daemon/node_client"},
            "client": {"daemon/common"}}
 # Generated API messages: the API edge and outward only.
-PROTO_PREFIXES = ("rocenet/", "k8s/")
+PROTO_PREFIXES = ("rocenet/", "k8s/", "google/protobuf/")
 PROTO_ALLOWED = {"daemon/api", "daemon/server", "daemon/diagd", "daemon/node_client", "plugins/cni", "plugins/device", "client",
-                 # The data port's wire edge (the peer protocol).
-                 "daemon/diag/linux",
-                 # Diagnostics still use API messages as their own types.
-                 "daemon/diag"}
+                 # The diagnostics' proto edge, for diag/linux and diagd.
+                 "daemon/diag/wire"}
 # Rooms that make no system call of their own: no system socket, poll or
 # descriptor header.
 NO_SYSCALLS = {f"daemon/{d}" for d in DOMAIN} | {"daemon/node", "daemon/diag/linux"}
@@ -101,6 +102,8 @@ def violation(source_room: str, header: str) -> str | None:
         return "the Linux implementations are wired in by the composition roots only"
     if target == "daemon/diag/linux" and source_room != "daemon/diagd":
         return "the diagnostics' Linux side is wired in by rocenet-diagd only"
+    if target == "daemon/diag/wire" and source_room not in ("daemon/diag/linux", "daemon/diagd"):
+        return "only the diagnostics' edges (diag/linux, diagd) convert to and from protos"
     if target in DIAGD and source_room not in DIAGD:
         return "rocenetd does not carry the diagnostics (rocenet-diagd does)"
     if source_room in DIAGD and (target in NODE_ROOMS or target == "daemon/server"):
@@ -158,6 +161,9 @@ def self_test() -> int:
         "daemon/diag/z.cc": '#include "daemon/diag/linux/engine.h"\n',
         "daemon/diag/linux/y.cc": '#include <sys/socket.h>\n',
         "daemon/health/z.cc": '#include <poll.h>\n',
+        "daemon/diag/w.cc": '#include "rocenet/v1/diagnostics.pb.h"\n',
+        "daemon/diag/linux/w.cc": '#include "google/protobuf/message_lite.h"\n',
+        "daemon/diag/v.cc": '#include "daemon/diag/wire/convert.h"\n',
     }
     fine = {
         "daemon/server/ok.cc": '#include "daemon/os/linux/netlink_linux.h"\n#include "daemon/api/metrics.h"\n',
@@ -167,6 +173,8 @@ def self_test() -> int:
         "daemon/diagd/ok.cc": '#include "daemon/diag/coordinator.h"\n#include "daemon/os/linux/netlink_linux.h"\n',
         "daemon/diag/linux/ok.cc": '#include "daemon/os/linux/tcp_socket.h"\n#include "daemon/diag/peers.h"\n',
         "daemon/os/linux/ok.cc": '#include <sys/socket.h>\n',
+        "daemon/diag/wire/ok.cc": '#include "rocenet/peer/v1/peer.pb.h"\n#include "daemon/diag/messages.h"\n',
+        "daemon/diag/linux/ok2.cc": '#include "daemon/diag/wire/convert.h"\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in {**planted, **fine}.items():

@@ -56,22 +56,22 @@ absl::StatusOr<std::string> PeerCredentials::Secret() const {
   return secret_();
 }
 
-absl::StatusOr<peer::v1::PeerEnvelope> PeerCredentials::Sign(const peer::v1::PeerRequest& request,
-                                                       Ipv4Address to,
-                                                       uint16_t data_port) const {
+absl::StatusOr<peer::PeerEnvelope> PeerCredentials::Sign(const peer::PeerRequest& request,
+                                                         Ipv4Address to, uint16_t data_port) const {
   absl::StatusOr<std::string> secret = Secret();
   if (!secret.ok()) return secret.status();
   absl::StatusOr<std::string> nonce = os::RandomBytes(kNonceBytes);
   if (!nonce.ok()) return nonce.status();
-  return SignPeerRequest(request, *secret, to, data_port, node_, clock_->Now(), *nonce);
+  return SignPeerRequest(SerializeRequest(request), *secret, to, data_port, node_, clock_->Now(),
+                         *nonce);
 }
 
 absl::Status WriteRequest(int fd, const PeerCredentials& credentials,
-                          const peer::v1::PeerRequest& request, Ipv4Address to, uint16_t port,
+                          const peer::PeerRequest& request, Ipv4Address to, uint16_t port,
                           absl::Time deadline) {
-  absl::StatusOr<peer::v1::PeerEnvelope> envelope = credentials.Sign(request, to, port);
+  absl::StatusOr<peer::PeerEnvelope> envelope = credentials.Sign(request, to, port);
   if (!envelope.ok()) return envelope.status();
-  return WriteMessage(credentials.clock(), fd, *envelope, deadline);
+  return WriteEnvelope(credentials.clock(), fd, *envelope, deadline);
 }
 
 }  // namespace rocenet::diag

@@ -17,10 +17,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/common/ipv4.h"
+#include "daemon/diag/messages.h"
 #include "daemon/diag/peer_auth.h"
+#include "daemon/diag/peer_messages.h"
 #include "daemon/os/clock.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
 
@@ -41,8 +41,8 @@ class PeerCredentials {
   absl::StatusOr<std::string> Secret() const;
 
   // `request` for the daemon at `to`:`data_port`, signed now.
-  absl::StatusOr<peer::v1::PeerEnvelope> Sign(const peer::v1::PeerRequest& request, Ipv4Address to,
-                                        uint16_t data_port) const;
+  absl::StatusOr<peer::PeerEnvelope> Sign(const peer::PeerRequest& request, Ipv4Address to,
+                                          uint16_t data_port) const;
 
   PeerGate& gate() { return gate_; }
   const os::Clock& clock() const { return *clock_; }
@@ -57,7 +57,7 @@ class PeerCredentials {
 // Writes `request`, signed for `to`:`port`, as the first frame of a data
 // port connection.
 absl::Status WriteRequest(int fd, const PeerCredentials& credentials,
-                          const peer::v1::PeerRequest& request, Ipv4Address to, uint16_t port,
+                          const peer::PeerRequest& request, Ipv4Address to, uint16_t port,
                           absl::Time deadline);
 
 }  // namespace rocenet::diag

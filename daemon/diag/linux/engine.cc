@@ -74,50 +74,48 @@ std::map<std::string, uint64_t> DiagEngine::PeerRefusals() const {
   return credentials_.gate().Refusals();
 }
 
-absl::StatusOr<v1::ReachResult> DiagEngine::Reach(const v1::ReachRequest& request,
-                                                 const Progress& progress) {
-  if (!request.nodes().empty()) RETURN_IF_ERROR(RequirePeers());
+absl::StatusOr<ReachResult> DiagEngine::Reach(const ReachRequest& request,
+                                              const Progress& progress) {
+  if (!request.nodes.empty()) RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Reach(request, progress);
 }
 
-absl::StatusOr<v1::BandwidthResult> DiagEngine::Bandwidth(const v1::BandwidthRequest& request,
-                                                         const Progress& progress) {
+absl::StatusOr<BandwidthResult> DiagEngine::Bandwidth(const BandwidthRequest& request,
+                                                      const Progress& progress) {
   RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Bandwidth(request, progress);
 }
 
-absl::StatusOr<v1::AllreduceResult> DiagEngine::Allreduce(const v1::AllreduceRequest& request,
-                                                         const Progress& progress) {
+absl::StatusOr<AllreduceResult> DiagEngine::Allreduce(const AllreduceRequest& request,
+                                                      const Progress& progress) {
   RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Allreduce(request, progress);
 }
 
-absl::StatusOr<v1::IncastResult> DiagEngine::Incast(const v1::IncastRequest& request,
-                                                   const Progress& progress) {
+absl::StatusOr<IncastResult> DiagEngine::Incast(const IncastRequest& request,
+                                                const Progress& progress) {
   RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Incast(request, progress);
 }
 
-absl::StatusOr<v1::RdmaResult> DiagEngine::Rdma(const v1::RdmaRequest& request,
-                                               const Progress& progress) {
+absl::StatusOr<RdmaResult> DiagEngine::Rdma(const RdmaRequest& request, const Progress& progress) {
   RETURN_IF_ERROR(RequirePeers());
   return coordinator_.Rdma(request, progress);
 }
 
-std::vector<v1::PortReach> DiagEngine::Probe(const std::vector<LocalPort>& ports,
-                                             const std::vector<Ipv4Address>& peers,
-                                             const v1::ReachRequest& request,
-                                             const std::string& node) {
+std::vector<PortReach> DiagEngine::Probe(const std::vector<LocalPort>& ports,
+                                         const std::vector<Ipv4Address>& peers,
+                                         const ReachRequest& request, const std::string& node) {
   return ProbePorts(ports, peers, request, node, clock());
 }
 
-v1::StreamResult DiagEngine::Send(const LocalPort& from, Ipv4Address to, uint16_t port,
-                                  absl::Duration duration) {
+StreamResult DiagEngine::Send(const LocalPort& from, Ipv4Address to, uint16_t port,
+                              absl::Duration duration) {
   return SendStream(from, to, port, duration, credentials_);
 }
 
-v1::StreamResult DiagEngine::Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                                     absl::Duration duration) {
+StreamResult DiagEngine::Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
+                                 absl::Duration duration) {
   return ReceiveStream(from, to, port, duration, credentials_);
 }
 
@@ -136,33 +134,34 @@ void DiagEngine::Stop() {
   if (listener_ != nullptr) listener_->Stop();
 }
 
-peer::v1::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) const {
-  peer::v1::PeerInfo info;
-  info.set_node(options_.node_name);
-  info.set_data_port(options_.data_port);
+peer::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) const {
+  peer::PeerInfo info;
+  info.node = options_.node_name;
+  info.data_port = options_.data_port;
   for (const LocalPort& port : ports) {
-    peer::v1::PeerPort* p = info.add_ports();
-    p->set_name(port.name);
-    p->set_address(port.address.ToString());
-    p->set_gateway(port.gateway.ToString());
-    p->set_network(port.network.ToString());
-    p->set_rail(port.rail);
-    p->set_up(port.up);
-    p->set_speed_mbps(port.speed_mbps);
-    p->set_driver(port.driver);
-    p->set_netdev_is_control_path(port.netdev_is_control_path);
+    peer::PeerPort* p = &info.ports.emplace_back();
+    p->name = port.name;
+    p->address = port.address.ToString();
+    p->gateway = port.gateway.ToString();
+    p->network = port.network.ToString();
+    p->rail = port.rail;
+    p->up = port.up;
+    p->speed_mbps = port.speed_mbps;
+    p->driver = port.driver;
+    p->netdev_is_control_path = port.netdev_is_control_path;
   }
   return info;
 }
 
-absl::StatusOr<peer::v1::PeerRequest> DiagEngine::AdmitRequest(int fd) {
+absl::StatusOr<peer::PeerRequest> DiagEngine::AdmitRequest(int fd) {
   absl::StatusOr<os::TcpEnds> ends = os::EndsOf(fd);
   if (!ends.ok()) return ends.status();
-  peer::v1::PeerEnvelope envelope;
-  if (absl::Status s = ReadMessage(clock(), fd, &envelope, clock().Now() + kFirstFrameTimeout);
-      !s.ok()) {
+  absl::StatusOr<peer::PeerEnvelope> envelope =
+      ReadEnvelope(clock(), fd, clock().Now() + kFirstFrameTimeout);
+  if (!envelope.ok()) {
     credentials_.gate().Count(Refusal::kMalformed);
-    return absl::Status(s.code(), absl::StrCat("peer ", ends->peer.ToString(), ": ", s.message()));
+    return absl::Status(envelope.status().code(), absl::StrCat("peer ", ends->peer.ToString(), ": ",
+                                                               envelope.status().message()));
   }
   absl::StatusOr<std::string> secret = credentials_.Secret();
   if (!secret.ok()) {
@@ -170,13 +169,19 @@ absl::StatusOr<peer::v1::PeerRequest> DiagEngine::AdmitRequest(int fd) {
     return secret.status();
   }
   absl::StatusOr<PeerGate::Admitted> admitted = credentials_.gate().Admit(
-      envelope, *secret, ends->peer, ends->local, options_.data_port, options_.clock->Now());
+      *envelope, *secret, ends->peer, ends->local, options_.data_port, clock().Now());
   if (!admitted.ok()) return admitted.status();
-  return std::move(admitted->request);
+  absl::StatusOr<peer::PeerRequest> request = ParseRequest(admitted->request);
+  if (!request.ok()) {
+    credentials_.gate().Count(Refusal::kMalformed);
+    return absl::Status(request.status().code(), absl::StrCat("peer ", ends->peer.ToString(), ": ",
+                                                              request.status().message()));
+  }
+  return request;
 }
 
 void DiagEngine::Serve(Fd fd) {
-  absl::StatusOr<peer::v1::PeerRequest> admitted = AdmitRequest(fd.get());
+  absl::StatusOr<peer::PeerRequest> admitted = AdmitRequest(fd.get());
   if (!admitted.ok()) {
     // A flood is counted, not logged line by line.
     if (absl::IsResourceExhausted(admitted.status())) {
@@ -186,82 +191,82 @@ void DiagEngine::Serve(Fd fd) {
     }
     return;
   }
-  const peer::v1::PeerRequest& request = *admitted;
-  switch (request.kind_case()) {
-    case peer::v1::PeerRequest::kInfo: {
-      absl::StatusOr<std::vector<LocalPort>> ports = ports_();
-      if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
-      peer::v1::PeerReply reply;
-      *reply.mutable_info() = LocalInfo(*ports);
-      return Reply(clock(), fd.get(), reply);
-    }
-    case peer::v1::PeerRequest::kReach:
-      return ServeReach(std::move(fd), request.reach());
-    case peer::v1::PeerRequest::kRingJoin:
-      return ServeRingJoin(std::move(fd), request.ring_join());
-    case peer::v1::PeerRequest::kRingHello:
-      return ServeRingHello(std::move(fd), request.ring_hello());
-    case peer::v1::PeerRequest::kSink:
-      if (absl::Status s = CheckDurationMs(request.sink().duration_ms(), "duration_ms"); !s.ok()) {
-        return;
-      }
-      return ServeSink(std::move(fd), request.sink(), clock());
-    case peer::v1::PeerRequest::kSource:
-      if (absl::Status s = CheckDurationMs(request.source().duration_ms(), "duration_ms");
-          !s.ok()) {
-        return;
-      }
-      return ServeSource(std::move(fd), request.source(), clock());
-    case peer::v1::PeerRequest::kSend:
-      return ServeSend(std::move(fd), request.send());
-    case peer::v1::PeerRequest::kValidation: {
-      if (options_.validation != nullptr) options_.validation(request.validation());
-      peer::v1::PeerReply reply;
-      reply.set_recorded(options_.validation != nullptr);
-      return Reply(clock(), fd.get(), reply);
-    }
-    case peer::v1::PeerRequest::kRdmaServe:
-      return ServeRdma(std::move(fd), request.rdma_serve());
-    case peer::v1::PeerRequest::kRdmaRun:
-      return ServeRdmaRun(std::move(fd), request.rdma_run());
-    case peer::v1::PeerRequest::KIND_NOT_SET:
-      return ReplyError(clock(), fd.get(), "unknown request");
+  const peer::PeerRequest& request = *admitted;
+  if (request.as<peer::PeerInfoRequest>() != nullptr) {
+    absl::StatusOr<std::vector<LocalPort>> ports = ports_();
+    if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
+    peer::PeerReply reply;
+    reply.info = LocalInfo(*ports);
+    return Reply(clock(), fd.get(), reply);
   }
+  if (const ReachRequest* reach = request.as<ReachRequest>()) {
+    return ServeReach(std::move(fd), *reach);
+  }
+  if (const peer::RingJoin* join = request.as<peer::RingJoin>()) {
+    return ServeRingJoin(std::move(fd), *join);
+  }
+  if (const peer::RingHello* hello = request.as<peer::RingHello>()) {
+    return ServeRingHello(std::move(fd), *hello);
+  }
+  if (const peer::SinkRequest* sink = request.as<peer::SinkRequest>()) {
+    if (!CheckDurationMs(sink->duration_ms, "duration_ms").ok()) return;
+    return ServeSink(std::move(fd), *sink, clock());
+  }
+  if (const peer::SourceRequest* source = request.as<peer::SourceRequest>()) {
+    if (!CheckDurationMs(source->duration_ms, "duration_ms").ok()) return;
+    return ServeSource(std::move(fd), *source, clock());
+  }
+  if (const peer::SendRequest* send = request.as<peer::SendRequest>()) {
+    return ServeSend(std::move(fd), *send);
+  }
+  if (const peer::ValidationNotice* notice = request.as<peer::ValidationNotice>()) {
+    if (options_.validation != nullptr) options_.validation(*notice);
+    peer::PeerReply reply;
+    reply.recorded = options_.validation != nullptr;
+    return Reply(clock(), fd.get(), reply);
+  }
+  if (const peer::RdmaServe* serve = request.as<peer::RdmaServe>()) {
+    return ServeRdma(std::move(fd), *serve);
+  }
+  if (const peer::RdmaRun* run = request.as<peer::RdmaRun>()) {
+    return ServeRdmaRun(std::move(fd), *run);
+  }
+  return ReplyError(clock(), fd.get(), "unknown request");
 }
 
-void DiagEngine::ServeReach(Fd fd, const v1::ReachRequest& request) {
-  v1::ReachRequest probe = request;
-  probe.clear_nodes();  // a peer never fans out further
-  absl::StatusOr<v1::ReachRequest> normal = NormalizeReach(probe);
+void DiagEngine::ServeReach(Fd fd, const ReachRequest& request) {
+  ReachRequest probe = request;
+  probe.nodes.clear();  // a peer never fans out further
+  absl::StatusOr<ReachRequest> normal = NormalizeReach(probe);
   if (!normal.ok()) return ReplyError(clock(), fd.get(), normal.status().message());
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
   if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
   std::vector<Ipv4Address> peers;
-  for (const std::string& peer : normal->peers()) peers.push_back(*Ipv4Address::Parse(peer));
-  peer::v1::PeerReply reply;
-  for (v1::PortReach& port : ProbePorts(*ports, peers, *normal, options_.node_name, clock())) {
-    *reply.mutable_reach()->add_ports() = std::move(port);
+  for (const std::string& peer : normal->peers) peers.push_back(*Ipv4Address::Parse(peer));
+  peer::PeerReply reply;
+  for (PortReach& port : ProbePorts(*ports, peers, *normal, options_.node_name, clock())) {
+    reply.reach.ports.push_back(std::move(port));
   }
   Reply(clock(), fd.get(), reply);
 }
 
-void DiagEngine::ServeRingJoin(Fd fd, const peer::v1::RingJoin& join) {
+void DiagEngine::ServeRingJoin(Fd fd, const peer::RingJoin& join) {
   if (absl::Status s = CheckRingJoin(join); !s.ok()) {
     return ReplyError(clock(), fd.get(), s.message());
   }
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
   if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
-  absl::StatusOr<Ipv4Address> next = Ipv4Address::Parse(join.next_address());
+  absl::StatusOr<Ipv4Address> next = Ipv4Address::Parse(join.next_address);
   if (!next.ok()) return ReplyError(clock(), fd.get(), "next_address: not an IPv4 address");
-  const LocalPort* port = FindPortInRail(*ports, join.rail(), *next);
+  const LocalPort* port = FindPortInRail(*ports, join.rail, *next);
   if (port == nullptr) {
     return ReplyError(clock(), fd.get(),
-                      absl::StrCat("node ", options_.node_name, " has no port in rail ",
-                                   join.rail(), " that reaches ", join.next_address()));
+                      absl::StrCat("node ", options_.node_name, " has no port in rail ", join.rail,
+                                   " that reaches ", join.next_address));
   }
-  const std::string key = HelloKey(join.session(), join.rail());
-  peer::v1::PeerReply reply;
-  *reply.mutable_ring() = RunRingRank(
+  const std::string key = HelloKey(join.session, join.rail);
+  peer::PeerReply reply;
+  reply.ring = RunRingRank(
       join, *port, [&](absl::Time deadline) { return AwaitHello(key, deadline, fd.get()); },
       fd.get(), credentials_);
   {
@@ -271,8 +276,8 @@ void DiagEngine::ServeRingJoin(Fd fd, const peer::v1::RingJoin& join) {
   Reply(clock(), fd.get(), reply);
 }
 
-void DiagEngine::ServeRingHello(Fd fd, const peer::v1::RingHello& hello) {
-  const std::string key = HelloKey(hello.session(), hello.rail());
+void DiagEngine::ServeRingHello(Fd fd, const peer::RingHello& hello) {
+  const std::string key = HelloKey(hello.session, hello.rail);
   {
     absl::MutexLock lock(&mu_);
     if (hellos_.size() >= 64 || hellos_.contains(key)) return;
@@ -305,49 +310,49 @@ Fd DiagEngine::AwaitHello(const std::string& key, absl::Time deadline, int cance
   return Fd();
 }
 
-void DiagEngine::ServeSend(Fd fd, const peer::v1::SendRequest& request) {
-  if (absl::Status s = CheckDurationMs(request.duration_ms(), "duration_ms"); !s.ok()) {
+void DiagEngine::ServeSend(Fd fd, const peer::SendRequest& request) {
+  if (absl::Status s = CheckDurationMs(request.duration_ms, "duration_ms"); !s.ok()) {
     return ReplyError(clock(), fd.get(), s.message());
   }
-  if (request.streams() < 1 || request.streams() > kMaxIncastStreams) {
+  if (request.streams < 1 || request.streams > kMaxIncastStreams) {
     return ReplyError(clock(), fd.get(), "streams: out of range");
   }
-  absl::StatusOr<Ipv4Address> to = Ipv4Address::Parse(request.address());
+  absl::StatusOr<Ipv4Address> to = Ipv4Address::Parse(request.address);
   if (!to.ok()) return ReplyError(clock(), fd.get(), "address: not an IPv4 address");
   absl::StatusOr<std::vector<LocalPort>> ports = ports_();
   if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
   const LocalPort* port = FindPortForAddress(*ports, *to);
-  peer::v1::PeerReply reply;
-  peer::v1::SendReport* report = reply.mutable_send();
+  peer::PeerReply reply;
+  peer::SendReport* report = &reply.send;
   if (port == nullptr) {
-    report->set_error(absl::StrCat("no port in the rail of ", request.address()));
+    report->error = absl::StrCat("no port in the rail of ", request.address);
     return Reply(clock(), fd.get(), reply);
   }
-  report->set_port(port->name);
-  report->set_source_address(port->address.address().ToString());
-  std::vector<v1::StreamResult> streams(request.streams());
+  report->port = port->name;
+  report->source_address = port->address.address().ToString();
+  std::vector<StreamResult> streams(request.streams);
   std::vector<std::thread> threads;
-  for (uint32_t i = 0; i < request.streams(); ++i) {
+  for (uint32_t i = 0; i < request.streams; ++i) {
     threads.emplace_back([&, i] {
-      streams[i] = SendStream(*port, *to, static_cast<uint16_t>(request.data_port()),
-                              absl::Milliseconds(request.duration_ms()), credentials_);
+      streams[i] = SendStream(*port, *to, static_cast<uint16_t>(request.data_port),
+                              absl::Milliseconds(request.duration_ms), credentials_);
     });
   }
   for (std::thread& t : threads) t.join();
   double seconds = 0;
-  for (const v1::StreamResult& s : streams) {
-    report->set_bytes(report->bytes() + s.bytes());
-    seconds = std::max(seconds, s.seconds());
-    report->set_retransmits(report->retransmits() + s.retransmits());
-    if (!s.error().empty() && report->error().empty()) report->set_error(s.error());
+  for (const StreamResult& s : streams) {
+    report->bytes = report->bytes + s.bytes;
+    seconds = std::max(seconds, s.seconds);
+    report->retransmits = report->retransmits + s.retransmits;
+    if (!s.error.empty() && report->error.empty()) report->error = s.error;
   }
-  report->set_seconds(seconds);
+  report->seconds = seconds;
   Reply(clock(), fd.get(), reply);
 }
 
-absl::StatusOr<peer::v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
-                                               const peer::v1::PeerRequest& request, absl::Time deadline,
-                                               CallGroup* group) {
+absl::StatusOr<peer::PeerReply> DiagEngine::Call(const NodeAddress& node,
+                                                 const peer::PeerRequest& request,
+                                                 absl::Time deadline, CallGroup* group) {
   const std::string who = absl::StrCat("node ", node.ToString());
   absl::StatusOr<Fd> fd = os::ConnectTcp(clock(), nullptr, node.address, node.port,
                                          std::min(deadline, clock().Now() + absl::Seconds(3)));
@@ -359,10 +364,11 @@ absl::StatusOr<peer::v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
     calls_.insert(raw);
   }
   absl::Status s = WriteRequest(raw, credentials_, request, node.address, node.port, deadline);
-  peer::v1::PeerReply reply;
+  absl::StatusOr<peer::PeerReply> reply = absl::UnknownError("not sent");
   if (s.ok()) {
     const int member = group != nullptr ? group->Join([raw] { os::ShutdownWrite(raw); }) : -1;
-    s = ReadMessage(clock(), raw, &reply, deadline);
+    reply = ReadReply(clock(), raw, deadline);
+    s = reply.status();
     if (group != nullptr) group->Leave(member);
   }
   {
@@ -375,8 +381,8 @@ absl::StatusOr<peer::v1::PeerReply> DiagEngine::Call(const NodeAddress& node,
                                      absl::IsDeadlineExceeded(s) ? "no answer within the time bound"
                                                                  : s.message()));
   }
-  if (!reply.error().empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(who, ": ", reply.error()));
+  if (!reply->error.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(who, ": ", reply->error));
   }
   return reply;
 }

@@ -35,12 +35,12 @@
 #include "daemon/diag/linux/frames.h"
 #include "daemon/diag/linux/listener.h"
 #include "daemon/diag/local_port.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 #include "daemon/diag/peers.h"
 #include "daemon/diag/rdma_link.h"
-#include "daemon/os/process.h"
 #include "daemon/os/clock.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/os/process.h"
 
 namespace rocenet::diag {
 
@@ -75,46 +75,43 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   const std::string& node_name() const { return options_.node_name; }
   std::map<std::string, uint64_t> PeerRefusals() const override;
 
-  absl::StatusOr<v1::ReachResult> Reach(const v1::ReachRequest& request,
-                                        const Progress& progress) override;
-  absl::StatusOr<v1::BandwidthResult> Bandwidth(const v1::BandwidthRequest& request,
-                                                const Progress& progress) override;
-  absl::StatusOr<v1::AllreduceResult> Allreduce(const v1::AllreduceRequest& request,
-                                                const Progress& progress) override;
-  absl::StatusOr<v1::IncastResult> Incast(const v1::IncastRequest& request,
-                                          const Progress& progress) override;
-  absl::StatusOr<v1::RdmaResult> Rdma(const v1::RdmaRequest& request,
+  absl::StatusOr<ReachResult> Reach(const ReachRequest& request, const Progress& progress) override;
+  absl::StatusOr<BandwidthResult> Bandwidth(const BandwidthRequest& request,
+                                            const Progress& progress) override;
+  absl::StatusOr<AllreduceResult> Allreduce(const AllreduceRequest& request,
+                                            const Progress& progress) override;
+  absl::StatusOr<IncastResult> Incast(const IncastRequest& request,
                                       const Progress& progress) override;
+  absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress) override;
 
   // PeerChannel: one request over a TCP connection to the node's data
   // port; a released call is half-closed, which its daemon takes as "stop".
-  absl::StatusOr<peer::v1::PeerReply> Call(const NodeAddress& node, const peer::v1::PeerRequest& request,
-                                     absl::Time deadline, CallGroup* group = nullptr) override;
+  absl::StatusOr<peer::PeerReply> Call(const NodeAddress& node, const peer::PeerRequest& request,
+                                       absl::Time deadline, CallGroup* group = nullptr) override;
 
   // LocalTests: ICMP and ARP probes (prober.h), TCP streams (traffic.h).
-  std::vector<v1::PortReach> Probe(const std::vector<LocalPort>& ports,
-                                   const std::vector<Ipv4Address>& peers,
-                                   const v1::ReachRequest& request,
-                                   const std::string& node) override;
-  v1::StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
-                        absl::Duration duration) override;
-  v1::StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                           absl::Duration duration) override;
+  std::vector<PortReach> Probe(const std::vector<LocalPort>& ports,
+                               const std::vector<Ipv4Address>& peers, const ReachRequest& request,
+                               const std::string& node) override;
+  StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
+                    absl::Duration duration) override;
+  StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
+                       absl::Duration duration) override;
 
   // One data port connection, on its own thread (public for the listener).
   void Serve(Fd connection);
 
  private:
-  peer::v1::PeerInfo LocalInfo(const std::vector<LocalPort>& ports) const;
+  peer::PeerInfo LocalInfo(const std::vector<LocalPort>& ports) const;
 
   // Data port handlers; each writes its own reply or traffic.
-  void ServeReach(Fd fd, const v1::ReachRequest& request);
-  void ServeRingJoin(Fd fd, const peer::v1::RingJoin& join);
-  void ServeRingHello(Fd fd, const peer::v1::RingHello& hello);
-  void ServeSend(Fd fd, const peer::v1::SendRequest& request);
+  void ServeReach(Fd fd, const ReachRequest& request);
+  void ServeRingJoin(Fd fd, const peer::RingJoin& join);
+  void ServeRingHello(Fd fd, const peer::RingHello& hello);
+  void ServeSend(Fd fd, const peer::SendRequest& request);
   // The RDMA stage's handlers (engine_rdma.cc).
-  void ServeRdma(Fd fd, const peer::v1::RdmaServe& request);
-  void ServeRdmaRun(Fd fd, const peer::v1::RdmaRun& request);
+  void ServeRdma(Fd fd, const peer::RdmaServe& request);
+  void ServeRdmaRun(Fd fd, const peer::RdmaRun& request);
   // This node's port in the rail of `address` (the other end) and what to
   // run, from the fields of RdmaRun that RdmaServe shares, checked.
   struct RdmaSide {
@@ -122,7 +119,8 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
     Ipv4Address other;
     RdmaParams params;
   };
-  absl::StatusOr<RdmaSide> RdmaSideFor(absl::string_view address, const peer::v1::RdmaRun& fields) const;
+  absl::StatusOr<RdmaSide> RdmaSideFor(absl::string_view address,
+                                       const peer::RdmaRun& fields) const;
 
   // Ring rendezvous: the connection of the previous rank for a session.
   Fd AwaitHello(const std::string& key, absl::Time deadline, int cancel_fd);
@@ -130,7 +128,7 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   // FailedPrecondition when this node cannot talk to other daemons.
   absl::Status RequirePeers() const;
   // The request of a data port connection, if it is admitted.
-  absl::StatusOr<peer::v1::PeerRequest> AdmitRequest(int fd);
+  absl::StatusOr<peer::PeerRequest> AdmitRequest(int fd);
 
   const os::Clock& clock() const { return *options_.clock; }
 

@@ -8,22 +8,22 @@
 
 #include "absl/strings/string_view.h"
 #include "daemon/diag/linux/frames.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 #include "daemon/os/clock.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag::engine {
 
 // Slack on top of a test's bound for replies to travel.
 inline constexpr absl::Duration kReplySlack = absl::Seconds(3);
 
-inline void Reply(const os::Clock& clock, int fd, const peer::v1::PeerReply& reply) {
-  (void)WriteMessage(clock, fd, reply, clock.Now() + kReplySlack).ok();
+inline void Reply(const os::Clock& clock, int fd, const peer::PeerReply& reply) {
+  (void)WriteReply(clock, fd, reply, clock.Now() + kReplySlack).ok();
 }
 
 inline void ReplyError(const os::Clock& clock, int fd, absl::string_view error) {
-  peer::v1::PeerReply reply;
-  reply.set_error(std::string(error));
+  peer::PeerReply reply;
+  reply.error = std::string(error);
   Reply(clock, fd, reply);
 }
 

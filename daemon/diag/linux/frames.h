@@ -1,38 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
-// The data port's frames as messages: one serialized peer protocol message
-// per frame (os/linux/tcp_socket.h). The diagnostics' Linux side uses these
-// and the os/linux primitives; it makes no system call of its own.
+// The data port's frames: one serialized rocenet.peer.v1 message per frame
+// (os/linux/tcp_socket.h), the diagnostics' own peer messages turned into
+// bytes and back by daemon/diag/wire. diag/linux works on the domain types
+// only and makes no system call of its own.
 #pragma once
 
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "daemon/diag/peer_messages.h"
 #include "daemon/os/clock.h"
 #include "daemon/os/linux/tcp_socket.h"
-#include "google/protobuf/message_lite.h"
 
 namespace rocenet::diag {
 
 using os::Fd;
 
-inline absl::Status WriteMessage(const os::Clock& clock, int fd,
-                                 const google::protobuf::MessageLite& message,
-                                 absl::Time deadline) {
-  std::string bytes;
-  if (!message.SerializeToString(&bytes) || bytes.size() > os::kMaxFrameBytes) {
-    return absl::InternalError("cannot serialize a data port frame");
-  }
-  return os::WriteFrame(clock, fd, bytes, deadline);
-}
+// A request as the bytes its envelope carries and signs, and back
+// (InvalidArgument "request does not parse").
+std::string SerializeRequest(const peer::PeerRequest& request);
+absl::StatusOr<peer::PeerRequest> ParseRequest(absl::string_view bytes);
 
-inline absl::Status ReadMessage(const os::Clock& clock, int fd,
-                                google::protobuf::MessageLite* message, absl::Time deadline) {
-  absl::StatusOr<std::string> bytes = os::ReadFrame(clock, fd, deadline);
-  if (!bytes.ok()) return bytes.status();
-  if (!message->ParseFromString(*bytes)) return absl::InvalidArgumentError("malformed frame");
-  return absl::OkStatus();
-}
+// The first frame of a connection, and the reply to it. Reads fail with
+// InvalidArgument "malformed frame" on bytes that do not parse.
+absl::Status WriteEnvelope(const os::Clock& clock, int fd, const peer::PeerEnvelope& envelope,
+                           absl::Time deadline);
+absl::StatusOr<peer::PeerEnvelope> ReadEnvelope(const os::Clock& clock, int fd,
+                                                absl::Time deadline);
+absl::Status WriteReply(const os::Clock& clock, int fd, const peer::PeerReply& reply,
+                        absl::Time deadline);
+absl::StatusOr<peer::PeerReply> ReadReply(const os::Clock& clock, int fd, absl::Time deadline);
 
 }  // namespace rocenet::diag

@@ -43,17 +43,16 @@ bool Pending(const std::vector<Sent>& sent) {
                      [](const Sent& s) { return s.state == Sent::State::kPending; });
 }
 
-v1::PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers,
-                        const v1::ReachRequest& request, const std::string& node,
-                        const os::Clock& clock) {
-  v1::PortReach out;
-  out.set_node(node);
-  out.set_port(port.name);
-  out.set_address(port.address.ToString());
-  out.set_rail(port.rail);
-  out.set_network(port.network.ToString());
-  const int count = static_cast<int>(request.count());
-  const absl::Time deadline = clock.Now() + absl::Milliseconds(request.timeout_ms());
+PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers,
+                    const ReachRequest& request, const std::string& node, const os::Clock& clock) {
+  PortReach out;
+  out.node = node;
+  out.port = port.name;
+  out.address = port.address.ToString();
+  out.rail = port.rail;
+  out.network = port.network.ToString();
+  const int count = static_cast<int>(request.count);
+  const absl::Time deadline = clock.Now() + absl::Milliseconds(request.timeout_ms);
   const Ipv4Address me = port.address.address();
 
   std::vector<TargetState> targets;
@@ -62,7 +61,7 @@ v1::PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& p
     if (peer == me || !port.network.Contains(peer)) continue;
     targets.push_back({peer, false, std::vector<Sent>(count), {}, {}});
   }
-  if (!port.up) out.set_error("port is down");
+  if (!port.up) out.error = "port is down";
 
   std::string icmp_error;
   absl::StatusOr<os::IcmpEchoSocket> icmp = os::IcmpEchoSocket::Open(port.name, me);
@@ -137,7 +136,7 @@ v1::PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& p
         targets[t].sent[k] = {Sent::State::kPending, clock.Now()};
       }
     }
-    wait(std::min(deadline, clock.Now() + absl::Milliseconds(request.interval_ms())));
+    wait(std::min(deadline, clock.Now() + absl::Milliseconds(request.interval_ms)));
   }
   // The rest of the time bound, or until everything sent was answered.
   auto pending = [&] {
@@ -149,45 +148,45 @@ v1::PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& p
   }
 
   for (const TargetState& t : targets) {
-    v1::ReachTarget* target = out.add_targets();
-    target->set_address(t.address.ToString());
-    target->set_kind(t.gateway ? "gateway" : "peer");
+    ReachTarget* target = &out.targets.emplace_back();
+    target->address = t.address.ToString();
+    target->kind = t.gateway ? "gateway" : "peer";
     uint32_t sent = 0;
     for (const Sent& s : t.sent) sent += s.state != Sent::State::kNotSent ? 1 : 0;
-    target->set_sent(sent);
-    target->set_received(static_cast<uint32_t>(t.rtts.size()));
+    target->sent = sent;
+    target->received = static_cast<uint32_t>(t.rtts.size());
     const uint32_t asked = static_cast<uint32_t>(count);
-    target->set_loss_ratio(1.0 - static_cast<double>(t.rtts.size()) / asked);
-    target->set_rtt_p50_seconds(Percentile(t.rtts, 0.5));
-    target->set_rtt_p90_seconds(Percentile(t.rtts, 0.9));
-    target->set_rtt_p99_seconds(Percentile(t.rtts, 0.99));
-    target->set_rtt_max_seconds(Percentile(t.rtts, 1.0));
+    target->loss_ratio = 1.0 - static_cast<double>(t.rtts.size()) / asked;
+    target->rtt_p50_seconds = Percentile(t.rtts, 0.5);
+    target->rtt_p90_seconds = Percentile(t.rtts, 0.9);
+    target->rtt_p99_seconds = Percentile(t.rtts, 0.99);
+    target->rtt_max_seconds = Percentile(t.rtts, 1.0);
     std::string error = !icmp_error.empty() ? icmp_error : t.error;
     bool reachable = !t.rtts.empty();
     if (t.gateway) {
-      target->set_arp_resolved(arp_state.resolved);
-      target->set_arp_mac(arp_state.mac);
-      target->set_arp_rtt_seconds(Percentile(arp_state.rtts, 0.5));
+      target->arp_resolved = arp_state.resolved;
+      target->arp_mac = arp_state.mac;
+      target->arp_rtt_seconds = Percentile(arp_state.rtts, 0.5);
       reachable = reachable && arp_state.resolved;
       if (error.empty() && !arp_state.resolved) {
         error = !arp_state.error.empty() ? arp_state.error : "no ARP reply";
       }
     }
-    if (!reachable && error.empty() && !out.error().empty()) error = out.error();
+    if (!reachable && error.empty() && !out.error.empty()) error = out.error;
     if (reachable) error.clear();
-    target->set_reachable(reachable);
-    target->set_error(error);
+    target->reachable = reachable;
+    target->error = error;
   }
   return out;
 }
 
 }  // namespace
 
-std::vector<v1::PortReach> ProbePorts(const std::vector<LocalPort>& ports,
-                                      const std::vector<Ipv4Address>& peers,
-                                      const v1::ReachRequest& request, const std::string& node,
-                                      const os::Clock& clock) {
-  std::vector<v1::PortReach> results(ports.size());
+std::vector<PortReach> ProbePorts(const std::vector<LocalPort>& ports,
+                                  const std::vector<Ipv4Address>& peers,
+                                  const ReachRequest& request, const std::string& node,
+                                  const os::Clock& clock) {
+  std::vector<PortReach> results(ports.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < ports.size(); ++i) {
     threads.emplace_back(

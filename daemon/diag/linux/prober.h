@@ -14,8 +14,8 @@
 
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/local_port.h"
+#include "daemon/diag/messages.h"
 #include "daemon/os/clock.h"
-#include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
 
@@ -23,9 +23,9 @@ namespace rocenet::diag {
 // every address of `peers` inside the port's network other than its own.
 // `request` is normalized (limits.h); only count, interval_ms and timeout_ms
 // are read.
-std::vector<v1::PortReach> ProbePorts(const std::vector<LocalPort>& ports,
-                                      const std::vector<Ipv4Address>& peers,
-                                      const v1::ReachRequest& request, const std::string& node,
-                                      const os::Clock& clock);
+std::vector<PortReach> ProbePorts(const std::vector<LocalPort>& ports,
+                                  const std::vector<Ipv4Address>& peers,
+                                  const ReachRequest& request, const std::string& node,
+                                  const os::Clock& clock);
 
 }  // namespace rocenet::diag

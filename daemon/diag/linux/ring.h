@@ -13,16 +13,16 @@
 #include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/frames.h"
 #include "daemon/diag/local_port.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 
 namespace rocenet::diag {
 
 // `await_prev` returns the previous rank's connection (after its RingHello)
 // or an invalid Fd at the deadline. `cancel_fd` (the coordinator's control
 // connection) aborts the rank when it becomes readable or hangs up.
-peer::v1::RingReport RunRingRank(const peer::v1::RingJoin& join, const LocalPort& port,
-                           const std::function<Fd(absl::Time deadline)>& await_prev, int cancel_fd,
-                           const PeerCredentials& credentials);
+peer::RingReport RunRingRank(const peer::RingJoin& join, const LocalPort& port,
+                             const std::function<Fd(absl::Time deadline)>& await_prev,
+                             int cancel_fd, const PeerCredentials& credentials);
 
 }  // namespace rocenet::diag

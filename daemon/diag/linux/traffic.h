@@ -12,24 +12,24 @@
 #include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/frames.h"
 #include "daemon/diag/local_port.h"
+#include "daemon/diag/messages.h"
+#include "daemon/diag/peer_messages.h"
 #include "daemon/diag/peers.h"
-#include "rocenet/peer/v1/peer.pb.h"
-#include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::diag {
 
 // Connects from `from` to the sink at `to`:`port`, sends for `duration`,
 // and returns what the sink counted (and the sender's retransmits).
-v1::StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                            absl::Duration duration, const PeerCredentials& credentials);
+StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
+                        absl::Duration duration, const PeerCredentials& credentials);
 
 // Connects from `from` to the source at `to`:`port` and counts what it
 // sends for `duration`.
-v1::StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                               absl::Duration duration, const PeerCredentials& credentials);
+StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
+                           absl::Duration duration, const PeerCredentials& credentials);
 
 // The other ends, on a data port connection whose request was read.
-void ServeSink(Fd fd, const peer::v1::SinkRequest& request, const os::Clock& clock);
-void ServeSource(Fd fd, const peer::v1::SourceRequest& request, const os::Clock& clock);
+void ServeSink(Fd fd, const peer::SinkRequest& request, const os::Clock& clock);
+void ServeSource(Fd fd, const peer::SourceRequest& request, const os::Clock& clock);
 
 }  // namespace rocenet::diag

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/limits.h"
+#include "daemon/diag/wire/convert.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/diag/fake_peers.h"
@@ -54,16 +55,18 @@ class StagesTest : public ::testing::Test {
  protected:
   void Use(std::vector<FakeNode> nodes) {
     peers_ = std::make_unique<FakePeers>(std::move(nodes));
-    coordinator_ = std::make_unique<Coordinator>(
-        testing::PartsFor(peers_.get(), &clock_, GaudiPort(),
-                          [this](const peer::v1::ValidationNotice& notice) { local_.push_back(notice); }));
+    coordinator_ = std::make_unique<Coordinator>(testing::PartsFor(
+        peers_.get(), &clock_, GaudiPort(),
+        [this](const peer::ValidationNotice& notice) { local_.push_back(notice); }));
   }
 
   // (node, passed) of every validation notice sent to another daemon.
   std::set<std::pair<std::string, bool>> Notices() const {
     std::set<std::pair<std::string, bool>> out;
     for (const auto& [node, request] : peers_->requests()) {
-      if (request.has_validation()) out.emplace(node, request.validation().passed());
+      if (const auto* notice = request.as<peer::ValidationNotice>()) {
+        out.emplace(node, notice->passed);
+      }
     }
     return out;
   }
@@ -71,46 +74,46 @@ class StagesTest : public ::testing::Test {
   ::rocenet::testing::FakeClock clock_;
   std::unique_ptr<FakePeers> peers_;
   std::unique_ptr<Coordinator> coordinator_;
-  std::vector<peer::v1::ValidationNotice> local_;
+  std::vector<peer::ValidationNotice> local_;
 };
 
 TEST_F(StagesTest, EthernetStageOnAGaudiPortNamesItsPathAndAppliesNoLinkRate) {
   Use({testing::TwoRailNode(0)});
   peers_->stream_bits_per_second = 1e9;  // 4 streams: 4% of the 100G link
-  v1::BandwidthRequest request;
-  request.set_port("so0");
-  request.set_peer(FakePeers::AddressOf(0));
-  request.set_min_fraction(0.8);
-  ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
-  ASSERT_OK_AND_ASSIGN(v1::BandwidthResult result, coordinator_->Bandwidth(normal, Quiet()));
-  EXPECT_EQ(result.stage().stage(), "ethernet");
-  EXPECT_EQ(result.stage().path(), "TCP through the netdev so0 (driver habanalabs_en)");
-  EXPECT_TRUE(result.ok()) << result.DebugString();
-  ASSERT_EQ(result.stage().notes_size(), 2);
-  EXPECT_THAT(result.stage().notes(0), HasSubstr("say nothing about RoCE bandwidth"));
-  EXPECT_THAT(result.stage().notes(1), HasSubstr("--min-fraction not applied"));
+  BandwidthRequest request;
+  request.port = "so0";
+  request.peer = FakePeers::AddressOf(0);
+  request.min_fraction = 0.8;
+  ASSERT_OK_AND_ASSIGN(BandwidthRequest normal, NormalizeBandwidth(request));
+  ASSERT_OK_AND_ASSIGN(BandwidthResult result, coordinator_->Bandwidth(normal, Quiet()));
+  EXPECT_EQ(result.stage.stage, "ethernet");
+  EXPECT_EQ(result.stage.path, "TCP through the netdev so0 (driver habanalabs_en)");
+  EXPECT_TRUE(result.ok) << wire::ToProto(result).DebugString();
+  ASSERT_EQ(result.stage.notes.size(), 2);
+  EXPECT_THAT(result.stage.notes[0], HasSubstr("say nothing about RoCE bandwidth"));
+  EXPECT_THAT(result.stage.notes[1], HasSubstr("--min-fraction not applied"));
   // The ethernet stage passed: this node and the peer are told.
   ASSERT_EQ(local_.size(), 1u);
-  EXPECT_EQ(local_[0].stage(), "ethernet");
-  EXPECT_TRUE(local_[0].passed());
+  EXPECT_EQ(local_[0].stage, "ethernet");
+  EXPECT_TRUE(local_[0].passed);
   EXPECT_THAT(Notices(), ElementsAre(std::pair<std::string, bool>{"n0", true}));
 }
 
 TEST_F(StagesTest, ForcedLinkRateOnAGaudiPortIsAFailureThatRemovesTheValidation) {
   Use({testing::TwoRailNode(0)});
   peers_->stream_bits_per_second = 1e9;
-  v1::BandwidthRequest request;
-  request.set_port("so0");
-  request.set_peer(FakePeers::AddressOf(0));
-  request.set_min_fraction(0.8);
-  request.set_force_link_rate(true);
-  ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
-  ASSERT_OK_AND_ASSIGN(v1::BandwidthResult result, coordinator_->Bandwidth(normal, Quiet()));
-  EXPECT_FALSE(result.ok());
-  EXPECT_THAT(result.problems(0), HasSubstr("of the link's 100 Gb/s"));
+  BandwidthRequest request;
+  request.port = "so0";
+  request.peer = FakePeers::AddressOf(0);
+  request.min_fraction = 0.8;
+  request.force_link_rate = true;
+  ASSERT_OK_AND_ASSIGN(BandwidthRequest normal, NormalizeBandwidth(request));
+  ASSERT_OK_AND_ASSIGN(BandwidthResult result, coordinator_->Bandwidth(normal, Quiet()));
+  EXPECT_FALSE(result.ok);
+  EXPECT_THAT(result.problems[0], HasSubstr("of the link's 100 Gb/s"));
   ASSERT_EQ(local_.size(), 1u);
-  EXPECT_FALSE(local_[0].passed());
-  EXPECT_THAT(local_[0].detail(), HasSubstr("so0 <-> 10.0.0.1"));
+  EXPECT_FALSE(local_[0].passed);
+  EXPECT_THAT(local_[0].detail, HasSubstr("so0 <-> 10.0.0.1"));
   EXPECT_THAT(Notices(), ElementsAre(std::pair<std::string, bool>{"n0", false}));
 }
 
@@ -118,31 +121,33 @@ TEST_F(StagesTest, RdmaRingMeasuresEveryLinkPerRailAndNamesTheSlowOne) {
   std::vector<FakeNode> nodes = {testing::TwoRailNode(0), testing::TwoRailNode(1), testing::TwoRailNode(2), testing::TwoRailNode(3)};
   nodes[1].rdma_bits_per_second = 50e9;  // n1's links out: half the link
   Use(nodes);
-  v1::RdmaRequest request;
-  for (int i = 0; i < 4; ++i) request.add_nodes(FakePeers::AddressOf(i));
-  ASSERT_OK_AND_ASSIGN(v1::RdmaRequest normal, NormalizeRdma(request));
-  EXPECT_DOUBLE_EQ(normal.min_fraction(), 0.8);
-  ASSERT_OK_AND_ASSIGN(v1::RdmaResult result, coordinator_->Rdma(normal, Quiet()));
-  EXPECT_EQ(result.stage().stage(), "rdma");
+  RdmaRequest request;
+  for (int i = 0; i < 4; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  ASSERT_OK_AND_ASSIGN(RdmaRequest normal, NormalizeRdma(request));
+  EXPECT_DOUBLE_EQ(normal.min_fraction.value_or(-1), 0.8);
+  ASSERT_OK_AND_ASSIGN(RdmaResult result, coordinator_->Rdma(normal, Quiet()));
+  EXPECT_EQ(result.stage.stage, "rdma");
   // 4 links per rail, 2 rails.
-  ASSERT_EQ(result.links_size(), 8);
+  ASSERT_EQ(result.links.size(), 8);
   std::vector<std::string> slow;
-  for (const v1::RdmaLink& link : result.links()) {
-    if (link.below_expected()) {
-      slow.push_back(absl::StrCat(link.rail(), " ", link.from_node(), "/", link.from_port(), "->",
-                                  link.to_node(), "/", link.to_port()));
-      EXPECT_TRUE(link.slowest());
+  for (const RdmaLink& link : result.links) {
+    if (link.below_expected) {
+      slow.push_back(absl::StrCat(link.rail, " ", link.from_node, "/", link.from_port, "->",
+                                  link.to_node, "/", link.to_port));
+      EXPECT_TRUE(link.slowest);
     }
   }
   EXPECT_THAT(slow, UnorderedElementsAre("10.201.0.0/16 n1/so0->n2/so0",
                                          "10.202.0.0/16 n1/so1->n2/so1"));
-  EXPECT_FALSE(result.ok());
-  ASSERT_EQ(result.problems_size(), 2);
-  EXPECT_THAT(result.problems(0), HasSubstr("n1/so0 -> n2/so0: 50.00 Gb/s is 50%"));
+  EXPECT_FALSE(result.ok);
+  ASSERT_EQ(result.problems.size(), 2);
+  EXPECT_THAT(result.problems[0], HasSubstr("n1/so0 -> n2/so0: 50.00 Gb/s is 50%"));
   // Each node ran one link out of each rail, its neighbours never at the
   // same time: the RdmaRuns of a node are its own links out.
   int runs = 0;
-  for (const auto& [node, req] : peers_->requests()) runs += req.has_rdma_run() ? 1 : 0;
+  for (const auto& [node, req] : peers_->requests()) {
+    runs += req.as<peer::RdmaRun>() != nullptr ? 1 : 0;
+  }
   EXPECT_EQ(runs, 8);
   // Only the ends of the slow link lose their validation.
   EXPECT_THAT(Notices(), UnorderedElementsAre(std::pair<std::string, bool>{"n1", false},
@@ -153,51 +158,51 @@ TEST_F(StagesTest, RdmaLinksThatAreSkippedAreNotesNotFailuresAndValidateNothing)
   std::vector<FakeNode> nodes = {testing::TwoRailNode(0), testing::TwoRailNode(1)};
   for (FakeNode& node : nodes) node.rdma_skipped = absl::StrCat(node.name, ": no RDMA device on so0");
   Use(nodes);
-  v1::RdmaRequest request;
-  request.add_nodes(FakePeers::AddressOf(0));
-  request.add_nodes(FakePeers::AddressOf(1));
-  ASSERT_OK_AND_ASSIGN(v1::RdmaRequest normal, NormalizeRdma(request));
-  ASSERT_OK_AND_ASSIGN(v1::RdmaResult result, coordinator_->Rdma(normal, Quiet()));
-  EXPECT_TRUE(result.ok());
-  ASSERT_EQ(result.links_size(), 4);
-  EXPECT_EQ(result.links(0).skipped(), "n0: no RDMA device on so0");
-  EXPECT_THAT(result.stage().notes(), ::testing::Contains(HasSubstr("no link was measured")));
+  RdmaRequest request;
+  request.nodes.push_back(FakePeers::AddressOf(0));
+  request.nodes.push_back(FakePeers::AddressOf(1));
+  ASSERT_OK_AND_ASSIGN(RdmaRequest normal, NormalizeRdma(request));
+  ASSERT_OK_AND_ASSIGN(RdmaResult result, coordinator_->Rdma(normal, Quiet()));
+  EXPECT_TRUE(result.ok);
+  ASSERT_EQ(result.links.size(), 4);
+  EXPECT_EQ(result.links[0].skipped, "n0: no RDMA device on so0");
+  EXPECT_THAT(result.stage.notes, ::testing::Contains(HasSubstr("no link was measured")));
   EXPECT_THAT(Notices(), IsEmpty());
 }
 
 TEST_F(StagesTest, RdmaRequestsOutOfBoundsAreRefusedNamingTheField) {
-  v1::RdmaRequest both;
-  both.set_port("so0");
-  both.set_peer("10.201.0.1");
-  both.add_nodes("10.201.1.1");
+  RdmaRequest both;
+  both.port = "so0";
+  both.peer = "10.201.0.1";
+  both.nodes.push_back("10.201.1.1");
   EXPECT_THAT(NormalizeRdma(both).status(), StatusIs(absl::StatusCode::kInvalidArgument,
                                                      HasSubstr("nodes: give either")));
-  v1::RdmaRequest big;
-  big.set_port("so0");
-  big.set_peer("10.201.0.1");
-  big.set_message_bytes(64 << 20);
+  RdmaRequest big;
+  big.port = "so0";
+  big.peer = "10.201.0.1";
+  big.message_bytes = 64 << 20;
   EXPECT_THAT(NormalizeRdma(big).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("message_bytes")));
-  v1::RdmaRequest test;
-  test.set_port("so0");
-  test.set_peer("10.201.0.1");
-  test.set_test("read_bw");
+  RdmaRequest test;
+  test.port = "so0";
+  test.peer = "10.201.0.1";
+  test.test = "read_bw";
   EXPECT_THAT(NormalizeRdma(test).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("read_bw")));
   // Iterations: latency only, 10..1000000.
-  v1::RdmaRequest lat;
-  lat.set_port("so0");
-  lat.set_peer("10.201.0.1");
-  lat.set_test("write_lat");
-  lat.set_iterations(200);
-  ASSERT_OK_AND_ASSIGN(v1::RdmaRequest normal, NormalizeRdma(lat));
-  EXPECT_EQ(normal.iterations(), 200u);
-  lat.set_iterations(5);
+  RdmaRequest lat;
+  lat.port = "so0";
+  lat.peer = "10.201.0.1";
+  lat.test = "write_lat";
+  lat.iterations = 200;
+  ASSERT_OK_AND_ASSIGN(RdmaRequest normal, NormalizeRdma(lat));
+  EXPECT_EQ(normal.iterations, 200u);
+  lat.iterations = 5;
   EXPECT_THAT(NormalizeRdma(lat).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("iterations")));
-  v1::RdmaRequest bw = lat;
-  bw.set_test("write_bw");
-  bw.set_iterations(200);
+  RdmaRequest bw = lat;
+  bw.test = "write_bw";
+  bw.iterations = 200;
   EXPECT_THAT(NormalizeRdma(bw).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("for write_lat only")));
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/diag/limits.h"
+#include "daemon/diag/wire/convert.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/diag/fake_peers.h"
@@ -58,24 +59,25 @@ class CoordinatorTest : public ::testing::Test {
     coordinator_ = std::make_unique<Coordinator>(testing::PartsFor(peers_.get(), &clock_, Local()));
   }
 
-  v1::AllreduceResult Allreduce(int n) {
-    v1::AllreduceRequest request;
-    for (int i = 0; i < n; ++i) request.add_nodes(FakePeers::AddressOf(i));
-    absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
+  AllreduceResult Allreduce(int n) {
+    AllreduceRequest request;
+    for (int i = 0; i < n; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+    absl::StatusOr<AllreduceRequest> normal = NormalizeAllreduce(request);
     EXPECT_OK(normal.status());
-    absl::StatusOr<v1::AllreduceResult> result = coordinator_->Allreduce(*normal, Quiet());
+    absl::StatusOr<AllreduceResult> result = coordinator_->Allreduce(*normal, Quiet());
     EXPECT_OK(result.status());
-    return result.ok() ? *result : v1::AllreduceResult();
+    return result.ok() ? *result : AllreduceResult();
   }
 
   // The RingJoins sent, as "node rail rank->next".
   std::vector<std::string> Joins() const {
     std::vector<std::string> out;
     for (const auto& [node, request] : peers_->requests()) {
-      if (!request.has_ring_join()) continue;
-      const peer::v1::RingJoin& join = request.ring_join();
-      out.push_back(absl::StrCat(node, " ", join.rail(), " ", join.rank(), "/", join.ranks(),
-                                 "->", join.next_address()));
+      const peer::RingJoin* join_request = request.as<peer::RingJoin>();
+      if (join_request == nullptr) continue;
+      const peer::RingJoin& join = *join_request;
+      out.push_back(absl::StrCat(node, " ", join.rail, " ", join.rank, "/", join.ranks, "->",
+                                 join.next_address));
     }
     return out;
   }
@@ -91,20 +93,20 @@ class CoordinatorTest : public ::testing::Test {
 
 TEST_F(CoordinatorTest, AllreduceRunsARingPerRailThroughEveryNode) {
   Use(Nodes(3));
-  const v1::AllreduceResult result = Allreduce(3);
-  EXPECT_TRUE(result.ok()) << result.DebugString();
-  EXPECT_THAT(result.nodes(), ElementsAre("n0", "n1", "n2"));
+  const AllreduceResult result = Allreduce(3);
+  EXPECT_TRUE(result.ok) << wire::ToProto(result).DebugString();
+  EXPECT_THAT(result.nodes, ElementsAre("n0", "n1", "n2"));
   EXPECT_THAT(Joins(), UnorderedElementsAre(
                            "n0 10.201.0.0/16 0/3->10.201.1.1", "n1 10.201.0.0/16 1/3->10.201.2.1",
                            "n2 10.201.0.0/16 2/3->10.201.0.1", "n0 10.202.0.0/16 0/3->10.202.1.1",
                            "n1 10.202.0.0/16 1/3->10.202.2.1", "n2 10.202.0.0/16 2/3->10.202.0.1"));
-  ASSERT_EQ(result.rails_size(), 2);
-  for (const v1::RailResult& rail : result.rails()) {
-    EXPECT_FALSE(rail.broken()) << rail.rail();
-    EXPECT_EQ(rail.links_size(), 3);
-    ASSERT_GT(rail.sizes_size(), 0);
-    EXPECT_TRUE(rail.sizes(0).verified());
-    EXPECT_GT(rail.sizes(0).busbw_bytes_per_second(), 0);
+  ASSERT_EQ(result.rails.size(), 2);
+  for (const RailResult& rail : result.rails) {
+    EXPECT_FALSE(rail.broken) << rail.rail;
+    EXPECT_EQ(rail.links.size(), 3);
+    ASSERT_GT(rail.sizes.size(), 0);
+    EXPECT_TRUE(rail.sizes[0].verified);
+    EXPECT_GT(rail.sizes[0].busbw_bytes_per_second, 0);
   }
 }
 
@@ -112,16 +114,16 @@ TEST_F(CoordinatorTest, ASlowLinkIsMarkedTheSlowestOfItsRing) {
   std::vector<FakeNode> nodes = Nodes(3);
   nodes[2].ports[1].in_bits_per_second = 5e9;  // n1 -> n2 on rail 10.202/16
   Use(nodes);
-  const v1::AllreduceResult result = Allreduce(3);
-  ASSERT_EQ(result.rails_size(), 2);
-  const v1::RailResult& slow = result.rails(1);
-  ASSERT_EQ(slow.rail(), "10.202.0.0/16");
+  const AllreduceResult result = Allreduce(3);
+  ASSERT_EQ(result.rails.size(), 2);
+  const RailResult& slow = result.rails[1];
+  ASSERT_EQ(slow.rail, "10.202.0.0/16");
   std::vector<std::string> slowest;
-  for (const v1::RingLink& link : slow.links()) {
-    if (link.slowest()) {
-      slowest.push_back(absl::StrCat(link.from_node(), "/", link.from_port(), "->",
-                                     link.to_node(), "/", link.to_port()));
-      EXPECT_DOUBLE_EQ(link.bits_per_second(), 5e9);
+  for (const RingLink& link : slow.links) {
+    if (link.slowest) {
+      slowest.push_back(
+          absl::StrCat(link.from_node, "/", link.from_port, "->", link.to_node, "/", link.to_port));
+      EXPECT_DOUBLE_EQ(link.bits_per_second, 5e9);
     }
   }
   EXPECT_THAT(slowest, ElementsAre("n1/so1->n2/so1"));
@@ -134,27 +136,27 @@ TEST_F(CoordinatorTest, ADeadRankBreaksItsRingsAndReleasesTheOtherRanksAtOnce) {
   nodes[2].hangs_in_ring = true;
   Use(nodes);
   const absl::Time start = absl::Now();
-  const v1::AllreduceResult result = Allreduce(3);
+  const AllreduceResult result = Allreduce(3);
   // The hung ranks would wait 10 s if nobody released them.
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_EQ(peers_->released(), 4);  // n0 and n2, on both rails
-  EXPECT_FALSE(result.ok());
-  ASSERT_EQ(result.rails_size(), 2);
-  for (const v1::RailResult& rail : result.rails()) {
-    EXPECT_TRUE(rail.broken()) << rail.rail();
-    EXPECT_THAT(rail.error(), HasSubstr("node 10.0.0.2: recv: Connection reset by peer"));
+  EXPECT_FALSE(result.ok);
+  ASSERT_EQ(result.rails.size(), 2);
+  for (const RailResult& rail : result.rails) {
+    EXPECT_TRUE(rail.broken) << rail.rail;
+    EXPECT_THAT(rail.error, HasSubstr("node 10.0.0.2: recv: Connection reset by peer"));
   }
-  EXPECT_THAT(result.problems(), Contains(HasSubstr("rail 10.201.0.0/16 broken")));
+  EXPECT_THAT(result.problems, Contains(HasSubstr("rail 10.201.0.0/16 broken")));
 }
 
 TEST_F(CoordinatorTest, ANodeThatDoesNotAnswerIsNamedAndNoRingStarts) {
   std::vector<FakeNode> nodes = Nodes(3);
   nodes[1].dead = true;
   Use(nodes);
-  const v1::AllreduceResult result = Allreduce(3);
-  EXPECT_FALSE(result.ok());
-  EXPECT_THAT(result.nodes(), ElementsAre("n0", "10.0.0.2", "n2"));
-  EXPECT_THAT(result.problems(), ElementsAre(HasSubstr("node 10.0.0.2: connect")));
+  const AllreduceResult result = Allreduce(3);
+  EXPECT_FALSE(result.ok);
+  EXPECT_THAT(result.nodes, ElementsAre("n0", "10.0.0.2", "n2"));
+  EXPECT_THAT(result.problems, ElementsAre(HasSubstr("node 10.0.0.2: connect")));
   EXPECT_THAT(Joins(), IsEmpty());
 }
 
@@ -174,37 +176,37 @@ TEST_F(CoordinatorTest, ModuleRailsOnOneNetworkRunARingEachOverTheirOwnPorts) {
     }
   }
   Use(nodes);
-  const v1::AllreduceResult result = Allreduce(3);
-  EXPECT_TRUE(result.ok()) << result.DebugString();
+  const AllreduceResult result = Allreduce(3);
+  EXPECT_TRUE(result.ok) << wire::ToProto(result).DebugString();
   // Rail 1's ring runs from each node's so1 to the next node's so1.
   EXPECT_THAT(Joins(), UnorderedElementsAre("n0 0 0/3->10.200.1.1", "n1 0 1/3->10.200.2.1",
                                             "n2 0 2/3->10.200.0.1", "n0 1 0/3->10.200.11.1",
                                             "n1 1 1/3->10.200.12.1", "n2 1 2/3->10.200.10.1"));
-  ASSERT_EQ(result.rails_size(), 2);
-  EXPECT_EQ(result.rails(0).rail(), "0");
-  EXPECT_EQ(result.rails(1).rail(), "1");
+  ASSERT_EQ(result.rails.size(), 2);
+  EXPECT_EQ(result.rails[0].rail, "0");
+  EXPECT_EQ(result.rails[1].rail, "1");
 }
 
 TEST_F(CoordinatorTest, APeerFromBeforeRailNamesIsOnTheRailOfItsNetwork) {
   std::vector<FakeNode> nodes = Nodes(2);
   for (FakePort& port : nodes[1].ports) port.unnamed_rail = true;
   Use(nodes);
-  const v1::AllreduceResult result = Allreduce(2);
-  EXPECT_TRUE(result.ok()) << result.DebugString();
-  ASSERT_EQ(result.rails_size(), 2);
-  EXPECT_EQ(result.rails(0).rail(), kRails[0]);
+  const AllreduceResult result = Allreduce(2);
+  EXPECT_TRUE(result.ok) << wire::ToProto(result).DebugString();
+  ASSERT_EQ(result.rails.size(), 2);
+  EXPECT_EQ(result.rails[0].rail, kRails[0]);
 }
 
 TEST_F(CoordinatorTest, ARailANodeHasNoPortInIsNamedAndLeftOut) {
   std::vector<FakeNode> nodes = Nodes(3);
   nodes[2].ports.pop_back();  // n2 has no port on 10.202/16
   Use(nodes);
-  const v1::AllreduceResult result = Allreduce(3);
-  EXPECT_FALSE(result.ok());
-  EXPECT_THAT(result.problems(), ElementsAre("rail 10.202.0.0/16: no port on n2"));
-  ASSERT_EQ(result.rails_size(), 1);
-  EXPECT_EQ(result.rails(0).rail(), "10.201.0.0/16");
-  EXPECT_FALSE(result.rails(0).broken());
+  const AllreduceResult result = Allreduce(3);
+  EXPECT_FALSE(result.ok);
+  EXPECT_THAT(result.problems, ElementsAre("rail 10.202.0.0/16: no port on n2"));
+  ASSERT_EQ(result.rails.size(), 1);
+  EXPECT_EQ(result.rails[0].rail, "10.201.0.0/16");
+  EXPECT_FALSE(result.rails[0].broken);
   for (const std::string& join : Joins()) EXPECT_THAT(join, HasSubstr("10.201.0.0/16"));
 }
 
@@ -212,28 +214,28 @@ TEST_F(CoordinatorTest, ReachMeshAsksEveryNodeForEveryOtherAndNamesTheSilentOne)
   std::vector<FakeNode> nodes = Nodes(3);
   nodes[2].dead = true;
   Use(nodes);
-  v1::ReachRequest request;
-  for (int i = 0; i < 3; ++i) request.add_nodes(FakePeers::AddressOf(i));
-  absl::StatusOr<v1::ReachRequest> normal = NormalizeReach(request);
+  ReachRequest request;
+  for (int i = 0; i < 3; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  absl::StatusOr<ReachRequest> normal = NormalizeReach(request);
   ASSERT_OK(normal.status());
-  ASSERT_OK_AND_ASSIGN(v1::ReachResult result, coordinator_->Reach(*normal, Quiet()));
-  EXPECT_FALSE(result.ok());
-  EXPECT_THAT(result.suspects(), ElementsAre("10.0.0.3"));
+  ASSERT_OK_AND_ASSIGN(ReachResult result, coordinator_->Reach(*normal, Quiet()));
+  EXPECT_FALSE(result.ok);
+  EXPECT_THAT(result.suspects, ElementsAre("10.0.0.3"));
   std::set<std::string> probed;
   for (const auto& [node, req] : peers_->requests()) {
-    if (!req.has_reach()) continue;
+    const ReachRequest* reach = req.as<ReachRequest>();
+    if (reach == nullptr) continue;
     probed.insert(node);
     // Only the nodes that answered are probed, never the node itself.
-    EXPECT_THAT(req.reach().peers(), UnorderedElementsAre(
-                                         node == "n0" ? "10.201.1.1" : "10.201.0.1",
-                                         node == "n0" ? "10.202.1.1" : "10.202.0.1"));
+    EXPECT_THAT(reach->peers, UnorderedElementsAre(node == "n0" ? "10.201.1.1" : "10.201.0.1",
+                                                   node == "n0" ? "10.202.1.1" : "10.202.0.1"));
   }
   EXPECT_THAT(probed, UnorderedElementsAre("n0", "n1"));
   // Each target is named by the node and port that own its address.
-  for (const v1::PortReach& port : result.ports()) {
-    for (const v1::ReachTarget& target : port.targets()) {
-      EXPECT_EQ(target.node(), port.node() == "n0" ? "n1" : "n0") << target.address();
-      EXPECT_EQ(target.port(), port.port()) << target.address();
+  for (const PortReach& port : result.ports) {
+    for (const ReachTarget& target : port.targets) {
+      EXPECT_EQ(target.node, port.node == "n0" ? "n1" : "n0") << target.address;
+      EXPECT_EQ(target.port, port.port) << target.address;
     }
   }
 }
@@ -243,48 +245,48 @@ TEST_F(CoordinatorTest, IncastNamesTheSenderThatFailedAndScoresFairness) {
   nodes[1].send_error = "connect to 10.201.9.1:50153: Connection refused";
   nodes[2].send_seconds = 2.0;  // half the rate of n0
   Use(nodes);
-  v1::IncastRequest request;
-  request.set_port("so0");
-  for (int i = 0; i < 3; ++i) request.add_senders(FakePeers::AddressOf(i));
-  ASSERT_OK_AND_ASSIGN(v1::IncastRequest normal, NormalizeIncast(request));
-  ASSERT_OK_AND_ASSIGN(v1::IncastResult result, coordinator_->Incast(normal, Quiet()));
-  EXPECT_FALSE(result.ok());
-  EXPECT_THAT(result.problems(), ElementsAre(HasSubstr("sender n1: connect to 10.201.9.1")));
-  ASSERT_EQ(result.senders_size(), 3);
-  EXPECT_DOUBLE_EQ(result.senders(0).bits_per_second(), 8e9);
-  EXPECT_DOUBLE_EQ(result.senders(2).bits_per_second(), 4e9);
+  IncastRequest request;
+  request.port = "so0";
+  for (int i = 0; i < 3; ++i) request.senders.push_back(FakePeers::AddressOf(i));
+  ASSERT_OK_AND_ASSIGN(IncastRequest normal, NormalizeIncast(request));
+  ASSERT_OK_AND_ASSIGN(IncastResult result, coordinator_->Incast(normal, Quiet()));
+  EXPECT_FALSE(result.ok);
+  EXPECT_THAT(result.problems, ElementsAre(HasSubstr("sender n1: connect to 10.201.9.1")));
+  ASSERT_EQ(result.senders.size(), 3);
+  EXPECT_DOUBLE_EQ(result.senders[0].bits_per_second, 8e9);
+  EXPECT_DOUBLE_EQ(result.senders[2].bits_per_second, 4e9);
   // Jain's index of 8, 0 and 4 Gb/s: 144 / (3 * 80).
-  EXPECT_NEAR(result.fairness(), 0.6, 1e-9);
+  EXPECT_NEAR(result.fairness, 0.6, 1e-9);
   for (const auto& [node, req] : peers_->requests()) {
-    if (!req.has_send()) continue;
-    EXPECT_EQ(req.send().address(), "10.201.9.1") << node;
+    if (const auto* send = req.as<peer::SendRequest>()) {
+      EXPECT_EQ(send->address, "10.201.9.1") << node;
+    }
   }
 }
 
 TEST_F(CoordinatorTest, BandwidthBelowTheAskedFractionOfTheLinkIsAProblem) {
   Use(Nodes(1));
   peers_->stream_bits_per_second = 10e9;
-  v1::BandwidthRequest request;
-  request.set_port("so0");
-  request.set_peer("10.201.0.1");
-  request.set_streams(2);
-  request.set_min_fraction(0.5);
-  ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
-  ASSERT_OK_AND_ASSIGN(v1::BandwidthResult result, coordinator_->Bandwidth(normal, Quiet()));
-  EXPECT_FALSE(result.ok());
-  ASSERT_EQ(result.directions_size(), 2);
-  EXPECT_DOUBLE_EQ(result.directions(0).bits_per_second(), 20e9);
-  EXPECT_THAT(result.problems(),
-              ElementsAre("transmit: 20.00 Gb/s is 20% of the link's 100 Gb/s",
-                          "receive: 20.00 Gb/s is 20% of the link's 100 Gb/s"));
+  BandwidthRequest request;
+  request.port = "so0";
+  request.peer = "10.201.0.1";
+  request.streams = 2;
+  request.min_fraction = 0.5;
+  ASSERT_OK_AND_ASSIGN(BandwidthRequest normal, NormalizeBandwidth(request));
+  ASSERT_OK_AND_ASSIGN(BandwidthResult result, coordinator_->Bandwidth(normal, Quiet()));
+  EXPECT_FALSE(result.ok);
+  ASSERT_EQ(result.directions.size(), 2);
+  EXPECT_DOUBLE_EQ(result.directions[0].bits_per_second, 20e9);
+  EXPECT_THAT(result.problems, ElementsAre("transmit: 20.00 Gb/s is 20% of the link's 100 Gb/s",
+                                           "receive: 20.00 Gb/s is 20% of the link's 100 Gb/s"));
 }
 
 TEST_F(CoordinatorTest, BandwidthToAPeerOutsideThePortsRailIsRefused) {
   Use(Nodes(1));
-  v1::BandwidthRequest request;
-  request.set_port("so0");
-  request.set_peer("10.202.0.1");
-  ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
+  BandwidthRequest request;
+  request.port = "so0";
+  request.peer = "10.202.0.1";
+  ASSERT_OK_AND_ASSIGN(BandwidthRequest normal, NormalizeBandwidth(request));
   EXPECT_THAT(coordinator_->Bandwidth(normal, Quiet()).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("10.202.0.1 is not in the network 10.201.0.0/16 of port so0's rail 10.201.0.0/16")));

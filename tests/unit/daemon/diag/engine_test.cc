@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/diag/limits.h"
 #include "daemon/diag/linux/frames.h"
+#include "daemon/diag/wire/convert.h"
 #include "daemon/os/linux/system_clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -77,51 +78,51 @@ class EngineTest : public ::testing::Test {
 };
 
 TEST_F(EngineTest, AllreduceOverThreeRanksIsVerifiedWithNcclBusBandwidth) {
-  v1::AllreduceRequest request;
-  for (int i = 0; i < kNodes; ++i) request.add_nodes(Node(i));
-  request.set_min_bytes(1000);  // not a multiple of 3 floats: uneven chunks
-  request.set_max_bytes(256 << 10);
-  request.set_iterations(2);
-  request.set_timeout_ms(10000);
-  absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
+  AllreduceRequest request;
+  for (int i = 0; i < kNodes; ++i) request.nodes.push_back(Node(i));
+  request.min_bytes = 1000;  // not a multiple of 3 floats: uneven chunks
+  request.max_bytes = 256 << 10;
+  request.iterations = 2;
+  request.timeout_ms = 10000;
+  absl::StatusOr<AllreduceRequest> normal = NormalizeAllreduce(request);
   ASSERT_OK(normal);
-  absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
   ASSERT_OK(result);
-  EXPECT_TRUE(result->ok()) << result->DebugString();
-  EXPECT_THAT(result->nodes(), ::testing::ElementsAre("n0", "n1", "n2"));
-  ASSERT_EQ(result->rails_size(), 1);
-  const v1::RailResult& rail = result->rails(0);
+  EXPECT_TRUE(result->ok) << wire::ToProto(*result).DebugString();
+  EXPECT_THAT(result->nodes, ::testing::ElementsAre("n0", "n1", "n2"));
+  ASSERT_EQ(result->rails.size(), 1);
+  const RailResult& rail = result->rails[0];
   std::vector<uint64_t> sizes;
-  for (const v1::AllreduceSize& size : rail.sizes()) sizes.push_back(size.bytes());
+  for (const AllreduceSize& size : rail.sizes) sizes.push_back(size.bytes);
   EXPECT_THAT(sizes, ::testing::ElementsAre(1000, 4000, 16000, 64000, 256000, 256 << 10));
-  for (const v1::AllreduceSize& size : rail.sizes()) {
-    EXPECT_TRUE(size.verified());
-    EXPECT_GT(size.seconds(), 0);
-    EXPECT_DOUBLE_EQ(size.busbw_bytes_per_second(), size.algbw_bytes_per_second() * 4 / 3);
+  for (const AllreduceSize& size : rail.sizes) {
+    EXPECT_TRUE(size.verified);
+    EXPECT_GT(size.seconds, 0);
+    EXPECT_DOUBLE_EQ(size.busbw_bytes_per_second, size.algbw_bytes_per_second * 4 / 3);
   }
-  ASSERT_EQ(rail.links_size(), kNodes);
+  ASSERT_EQ(rail.links.size(), kNodes);
   int slowest = 0;
-  for (const v1::RingLink& link : rail.links()) {
-    EXPECT_GT(link.bits_per_second(), 0);
-    slowest += link.slowest() ? 1 : 0;
+  for (const RingLink& link : rail.links) {
+    EXPECT_GT(link.bits_per_second, 0);
+    slowest += link.slowest ? 1 : 0;
   }
   EXPECT_EQ(slowest, 1);
 }
 
 TEST_F(EngineTest, AllreduceWithADeadRankReportsTheRailBrokenInTime) {
   engines_[2]->Stop();
-  v1::AllreduceRequest request;
-  for (int i = 0; i < kNodes; ++i) request.add_nodes(Node(i));
-  request.set_timeout_ms(2000);
-  absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
+  AllreduceRequest request;
+  for (int i = 0; i < kNodes; ++i) request.nodes.push_back(Node(i));
+  request.timeout_ms = 2000;
+  absl::StatusOr<AllreduceRequest> normal = NormalizeAllreduce(request);
   ASSERT_OK(normal);
   const absl::Time start = absl::Now();
-  absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
   ASSERT_OK(result);
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
-  EXPECT_FALSE(result->ok());
-  ASSERT_FALSE(result->problems().empty());
-  EXPECT_THAT(result->problems(0), ::testing::HasSubstr(Node(2)));
+  EXPECT_FALSE(result->ok);
+  ASSERT_FALSE(result->problems.empty());
+  EXPECT_THAT(result->problems[0], ::testing::HasSubstr(Node(2)));
 }
 
 // A daemon that accepts but never answers holds the coordinator only until
@@ -133,58 +134,58 @@ TEST_F(EngineTest, StopEndsACoordinatedTestAtOnce) {
   sockaddr_in sa{};
   socklen_t len = sizeof(sa);
   getsockname(listener->get(), reinterpret_cast<sockaddr*>(&sa), &len);
-  v1::AllreduceRequest request;
-  request.add_nodes(Node(0));
-  request.add_nodes(absl::StrCat(mute.ToString(), ":", ntohs(sa.sin_port)));
-  absl::StatusOr<v1::AllreduceRequest> normal = NormalizeAllreduce(request);
+  AllreduceRequest request;
+  request.nodes.push_back(Node(0));
+  request.nodes.push_back(absl::StrCat(mute.ToString(), ":", ntohs(sa.sin_port)));
+  absl::StatusOr<AllreduceRequest> normal = NormalizeAllreduce(request);
   ASSERT_OK(normal);
   std::thread stopper([&] {
     absl::SleepFor(absl::Milliseconds(200));
     engines_[0]->Stop();
   });
   const absl::Time start = absl::Now();
-  absl::StatusOr<v1::AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
   const absl::Duration took = absl::Now() - start;
   stopper.join();
   ASSERT_OK(result);
-  EXPECT_FALSE(result->ok());
+  EXPECT_FALSE(result->ok);
   EXPECT_LT(took, absl::Milliseconds(1500));  // the call's own bound is 3 s
 }
 
 TEST_F(EngineTest, BandwidthBothWays) {
-  v1::BandwidthRequest request;
-  request.set_port("");  // the loopback port has no name
-  request.set_peer(Node(1));
-  request.set_streams(2);
-  request.set_duration_ms(300);
-  absl::StatusOr<v1::BandwidthResult> result = engines_[0]->Bandwidth(request, ignore_);
+  BandwidthRequest request;
+  request.port = "";  // the loopback port has no name
+  request.peer = Node(1);
+  request.streams = 2;
+  request.duration_ms = 300;
+  absl::StatusOr<BandwidthResult> result = engines_[0]->Bandwidth(request, ignore_);
   // The port is looked up by name; an unnamed one is found.
   ASSERT_OK(result);
-  EXPECT_TRUE(result->ok()) << result->DebugString();
-  ASSERT_EQ(result->directions_size(), 2);
-  for (const v1::DirectionResult& d : result->directions()) {
-    EXPECT_GT(d.bits_per_second(), 0) << d.direction();
-    EXPECT_EQ(d.streams_size(), 2);
+  EXPECT_TRUE(result->ok) << wire::ToProto(*result).DebugString();
+  ASSERT_EQ(result->directions.size(), 2);
+  for (const DirectionResult& d : result->directions) {
+    EXPECT_GT(d.bits_per_second, 0) << d.direction;
+    EXPECT_EQ(d.streams.size(), 2);
   }
 }
 
 TEST_F(EngineTest, IncastFairnessIsJainsIndexOfTheSenders) {
-  v1::IncastRequest request;
-  request.set_port("");
-  request.add_senders(Node(1));
-  request.add_senders(Node(2));
-  request.set_duration_ms(300);
-  request.set_streams(1);
-  absl::StatusOr<v1::IncastResult> result = engines_[0]->Incast(request, ignore_);
+  IncastRequest request;
+  request.port = "";
+  request.senders.push_back(Node(1));
+  request.senders.push_back(Node(2));
+  request.duration_ms = 300;
+  request.streams = 1;
+  absl::StatusOr<IncastResult> result = engines_[0]->Incast(request, ignore_);
   ASSERT_OK(result);
-  EXPECT_TRUE(result->ok()) << result->DebugString();
-  ASSERT_EQ(result->senders_size(), 2);
-  const double a = result->senders(0).bits_per_second();
-  const double b = result->senders(1).bits_per_second();
+  EXPECT_TRUE(result->ok) << wire::ToProto(*result).DebugString();
+  ASSERT_EQ(result->senders.size(), 2);
+  const double a = result->senders[0].bits_per_second;
+  const double b = result->senders[1].bits_per_second;
   EXPECT_GT(a, 0);
   EXPECT_GT(b, 0);
-  EXPECT_DOUBLE_EQ(result->fairness(), (a + b) * (a + b) / (2 * (a * a + b * b)));
-  EXPECT_EQ(result->senders(0).node(), "n1");
+  EXPECT_DOUBLE_EQ(result->fairness, (a + b) * (a + b) / (2 * (a * a + b * b)));
+  EXPECT_EQ(result->senders[0].node, "n1");
 }
 
 // What anyone on the fabric can send: a request without the cluster's MAC.
@@ -194,19 +195,15 @@ TEST_F(EngineTest, AForgedRequestToTheDataPortIsRefusedAndCounted) {
     absl::StatusOr<Fd> fd =
         os::ConnectTcp(clock_, nullptr, Loopback(1), ports_[1], absl::Now() + absl::Seconds(2));
     ASSERT_OK(fd.status());
-    peer::v1::PeerRequest request;
-    request.mutable_send()->set_address(Loopback(2).ToString());
-    if (with_wrong_secret) {
-      ASSERT_OK(WriteMessage(clock_, fd->get(),
-                             SignPeerRequest(request, "not-the-cluster-secret", Loopback(1),
-                                             ports_[1], "intruder", absl::Now(),
-                                             std::string(kNonceBytes, 'n')),
-                             absl::Now() + absl::Seconds(2)));
-    } else {
-      ASSERT_OK(WriteMessage(clock_, fd->get(), request, absl::Now() + absl::Seconds(2)));
-    }
-    peer::v1::PeerReply reply;
-    EXPECT_FALSE(ReadMessage(clock_, fd->get(), &reply, absl::Now() + absl::Seconds(3)).ok());
+    const peer::PeerRequest request{.kind = peer::SendRequest{.address = Loopback(2).ToString()}};
+    // Without a secret: the request's bytes in an envelope without a MAC.
+    const peer::PeerEnvelope envelope =
+        with_wrong_secret
+            ? SignPeerRequest(SerializeRequest(request), "not-the-cluster-secret", Loopback(1),
+                              ports_[1], "intruder", absl::Now(), std::string(kNonceBytes, 'n'))
+            : peer::PeerEnvelope{.request = SerializeRequest(request), .auth = {}};
+    ASSERT_OK(WriteEnvelope(clock_, fd->get(), envelope, absl::Now() + absl::Seconds(2)));
+    EXPECT_FALSE(ReadReply(clock_, fd->get(), absl::Now() + absl::Seconds(3)).ok());
   }
   const std::map<std::string, uint64_t> refused = engines_[1]->PeerRefusals();
   EXPECT_EQ(refused.at("unauthenticated"), 1u);
@@ -228,10 +225,10 @@ TEST(EngineNoSecretTest, WithoutASecretTheDataPortStaysClosedAndPeerTestsAreRefu
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_FALSE(
       os::ConnectTcp(clock, nullptr, Loopback(0), port, absl::Now() + absl::Seconds(1)).ok());
-  v1::BandwidthRequest request;
-  request.set_port("so0");
-  request.set_peer("127.0.0.2");
-  ASSERT_OK_AND_ASSIGN(v1::BandwidthRequest normal, NormalizeBandwidth(request));
+  BandwidthRequest request;
+  request.port = "so0";
+  request.peer = "127.0.0.2";
+  ASSERT_OK_AND_ASSIGN(BandwidthRequest normal, NormalizeBandwidth(request));
   EXPECT_THAT(engine.Bandwidth(normal, [](const std::string&, double) {}).status(),
               ::rocenet::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
                                            ::testing::HasSubstr("--secret-file")));

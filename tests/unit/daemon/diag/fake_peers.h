@@ -57,19 +57,18 @@ class FakePeers final : public PeerChannel, public LocalTests {
 
   static std::string AddressOf(size_t i);
 
-  absl::StatusOr<peer::v1::PeerReply> Call(const NodeAddress& node, const peer::v1::PeerRequest& request,
-                                     absl::Time deadline, CallGroup* group) override;
-  std::vector<v1::PortReach> Probe(const std::vector<LocalPort>& ports,
-                                   const std::vector<Ipv4Address>& peers,
-                                   const v1::ReachRequest& request,
-                                   const std::string& node) override;
-  v1::StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
-                        absl::Duration duration) override;
-  v1::StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                           absl::Duration duration) override;
+  absl::StatusOr<peer::PeerReply> Call(const NodeAddress& node, const peer::PeerRequest& request,
+                                       absl::Time deadline, CallGroup* group) override;
+  std::vector<PortReach> Probe(const std::vector<LocalPort>& ports,
+                               const std::vector<Ipv4Address>& peers, const ReachRequest& request,
+                               const std::string& node) override;
+  StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
+                    absl::Duration duration) override;
+  StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
+                       absl::Duration duration) override;
 
   // What was asked, in order of arrival: (node name, request).
-  std::vector<std::pair<std::string, peer::v1::PeerRequest>> requests() const;
+  std::vector<std::pair<std::string, peer::PeerRequest>> requests() const;
   // How many hung ranks were released by the coordinator.
   int released() const;
 
@@ -79,14 +78,13 @@ class FakePeers final : public PeerChannel, public LocalTests {
   std::vector<std::string> unreachable;
 
  private:
-  peer::v1::PeerReply Ring(const FakeNode& node, const peer::v1::RingJoin& join, CallGroup* group);
-  v1::PortReach ProbeFrom(const std::string& node, const std::string& port,
-                          const std::string& address, const std::string& rail,
-                          const std::vector<std::string>& peers) const;
+  peer::PeerReply Ring(const FakeNode& node, const peer::RingJoin& join, CallGroup* group);
+  PortReach ProbeFrom(const std::string& node, const std::string& port, const std::string& address,
+                      const std::string& rail, const std::vector<std::string>& peers) const;
 
   const std::vector<FakeNode> nodes_;
   mutable absl::Mutex mu_;
-  std::vector<std::pair<std::string, peer::v1::PeerRequest>> requests_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, peer::PeerRequest>> requests_ ABSL_GUARDED_BY(mu_);
   int released_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

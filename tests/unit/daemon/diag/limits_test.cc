@@ -16,110 +16,110 @@ MATCHER_P(InvalidNaming, field, "") {
 }
 
 TEST(NormalizeReachTest, FillsDefaults) {
-  absl::StatusOr<v1::ReachRequest> r = NormalizeReach({});
+  absl::StatusOr<ReachRequest> r = NormalizeReach({});
   ASSERT_OK(r);
-  EXPECT_EQ(r->count(), 5u);
-  EXPECT_EQ(r->interval_ms(), 20u);
-  EXPECT_EQ(r->timeout_ms(), 5000u);
+  EXPECT_EQ(r->count, 5u);
+  EXPECT_EQ(r->interval_ms, 20u);
+  EXPECT_EQ(r->timeout_ms, 5000u);
 }
 
 TEST(NormalizeReachTest, RefusesBeyondBoundsNamingTheField) {
-  v1::ReachRequest r;
-  r.set_count(101);
+  ReachRequest r;
+  r.count = 101;
   EXPECT_THAT(NormalizeReach(r), InvalidNaming("count"));
   r = {};
-  r.set_timeout_ms(30001);
+  r.timeout_ms = 30001;
   EXPECT_THAT(NormalizeReach(r), InvalidNaming("timeout_ms"));
   r = {};
-  r.set_timeout_ms(50);
+  r.timeout_ms = 50;
   EXPECT_THAT(NormalizeReach(r), InvalidNaming("timeout_ms"));
   r = {};
-  r.add_peers("10.1.1");
+  r.peers.push_back("10.1.1");
   EXPECT_THAT(NormalizeReach(r), InvalidNaming("peers[0]"));
   r = {};
-  r.add_nodes("10.1.1.1:99999");
+  r.nodes.push_back("10.1.1.1:99999");
   EXPECT_THAT(NormalizeReach(r), InvalidNaming("nodes[0]"));
   r = {};
-  r.add_nodes("10.1.1.1");
-  r.add_nodes("10.1.1.1");
+  r.nodes.push_back("10.1.1.1");
+  r.nodes.push_back("10.1.1.1");
   EXPECT_THAT(NormalizeReach(r), InvalidNaming("nodes[1]"));
   r = {};
-  r.set_count(100);
-  r.set_interval_ms(1000);
-  r.set_timeout_ms(5000);
+  r.count = 100;
+  r.interval_ms = 1000;
+  r.timeout_ms = 5000;
   EXPECT_THAT(NormalizeReach(r), InvalidNaming("count"));
 }
 
 TEST(NormalizeBandwidthTest, NeedsPortAndPeer) {
   EXPECT_THAT(NormalizeBandwidth({}), InvalidNaming("port"));
-  v1::BandwidthRequest r;
-  r.set_port("so0");
+  BandwidthRequest r;
+  r.port = "so0";
   EXPECT_THAT(NormalizeBandwidth(r), InvalidNaming("peer"));
-  r.set_peer("10.201.2.1");
-  absl::StatusOr<v1::BandwidthRequest> ok = NormalizeBandwidth(r);
+  r.peer = "10.201.2.1";
+  absl::StatusOr<BandwidthRequest> ok = NormalizeBandwidth(r);
   ASSERT_OK(ok);
-  EXPECT_EQ(ok->streams(), 4u);
-  EXPECT_EQ(ok->duration_ms(), 2000u);
-  r.set_streams(17);
+  EXPECT_EQ(ok->streams, 4u);
+  EXPECT_EQ(ok->duration_ms, 2000u);
+  r.streams = 17;
   EXPECT_THAT(NormalizeBandwidth(r), InvalidNaming("streams"));
-  r.set_streams(1);
-  r.set_duration_ms(60000);
+  r.streams = 1;
+  r.duration_ms = 60000;
   EXPECT_THAT(NormalizeBandwidth(r), InvalidNaming("duration_ms"));
-  r.set_duration_ms(1000);
-  r.set_min_fraction(1.5);
+  r.duration_ms = 1000;
+  r.min_fraction = 1.5;
   EXPECT_THAT(NormalizeBandwidth(r), InvalidNaming("min_fraction"));
 }
 
 TEST(NormalizeAllreduceTest, BoundsSizesAndTime) {
-  v1::AllreduceRequest r;
-  r.add_nodes("10.201.1.1");
+  AllreduceRequest r;
+  r.nodes.push_back("10.201.1.1");
   EXPECT_THAT(NormalizeAllreduce(r), InvalidNaming("nodes"));
-  r.add_nodes("10.201.2.1");
-  absl::StatusOr<v1::AllreduceRequest> ok = NormalizeAllreduce(r);
+  r.nodes.push_back("10.201.2.1");
+  absl::StatusOr<AllreduceRequest> ok = NormalizeAllreduce(r);
   ASSERT_OK(ok);
-  EXPECT_EQ(ok->min_bytes(), 1024u);
-  EXPECT_EQ(ok->max_bytes(), 4u << 20);
-  r.set_max_bytes((64u << 20) + 1);
+  EXPECT_EQ(ok->min_bytes, 1024u);
+  EXPECT_EQ(ok->max_bytes, 4u << 20);
+  r.max_bytes = (64u << 20) + 1;
   EXPECT_THAT(NormalizeAllreduce(r), InvalidNaming("max_bytes"));
-  r.set_max_bytes(1024);
-  r.set_min_bytes(4096);
+  r.max_bytes = 1024;
+  r.min_bytes = 4096;
   EXPECT_THAT(NormalizeAllreduce(r), InvalidNaming("min_bytes"));
-  r.set_min_bytes(4);
-  r.set_max_bytes(64u << 20);
-  r.set_step_factor(2);  // 4 B .. 64 MiB by 2: 25 sizes
+  r.min_bytes = 4;
+  r.max_bytes = 64u << 20;
+  r.step_factor = 2;  // 4 B .. 64 MiB by 2: 25 sizes
   EXPECT_OK(NormalizeAllreduce(r));
-  r.set_step_factor(17);
+  r.step_factor = 17;
   EXPECT_THAT(NormalizeAllreduce(r), InvalidNaming("step_factor"));
-  r.set_step_factor(4);
-  r.set_timeout_ms(500);
+  r.step_factor = 4;
+  r.timeout_ms = 500;
   EXPECT_THAT(NormalizeAllreduce(r), InvalidNaming("timeout_ms"));
-  r.set_timeout_ms(0);
-  r.set_iterations(101);
+  r.timeout_ms = 0;
+  r.iterations = 101;
   EXPECT_THAT(NormalizeAllreduce(r), InvalidNaming("iterations"));
 }
 
 TEST(NormalizeIncastTest, NeedsSenders) {
-  v1::IncastRequest r;
-  r.set_port("so0");
+  IncastRequest r;
+  r.port = "so0";
   EXPECT_THAT(NormalizeIncast(r), InvalidNaming("senders"));
-  r.add_senders("10.201.2.1");
+  r.senders.push_back("10.201.2.1");
   ASSERT_OK(NormalizeIncast(r));
-  r.set_streams(9);
+  r.streams = 9;
   EXPECT_THAT(NormalizeIncast(r), InvalidNaming("streams"));
 }
 
 TEST(CheckRingJoinTest, PeersGetTheSameBounds) {
-  peer::v1::RingJoin j;
-  j.set_ranks(3);
-  j.set_rank(3);
+  peer::RingJoin j;
+  j.ranks = 3;
+  j.rank = 3;
   EXPECT_THAT(CheckRingJoin(j).message(), HasSubstr("rank"));
-  j.set_rank(0);
-  j.add_sizes(1024);
-  j.set_iterations(1);
-  j.set_timeout_ms(5000);
-  j.set_probe_bytes(1024);
+  j.rank = 0;
+  j.sizes.push_back(1024);
+  j.iterations = 1;
+  j.timeout_ms = 5000;
+  j.probe_bytes = 1024;
   EXPECT_OK(CheckRingJoin(j));
-  j.add_sizes(1ull << 30);
+  j.sizes.push_back(1ull << 30);
   EXPECT_THAT(CheckRingJoin(j).message(), HasSubstr("sizes"));
 }
 

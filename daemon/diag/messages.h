@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+// The diagnostics' own types for the tests rocectl asks for: requests and
+// results, field for field the messages of proto/rocenet/v1/diagnostics.proto
+// (whose comments say what each field means). The coordinator, the limits
+// and the analyses work on these; the gRPC edge (rocenet-diagd) and the data
+// port's wire (daemon/diag/wire) convert to and from the protos.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rocenet::diag {
+
+struct StagePath {
+  std::string stage;
+  std::string path;
+  std::vector<std::string> notes;
+
+  bool operator==(const StagePath&) const = default;
+};
+
+struct ReachRequest {
+  std::vector<std::string> ports;
+  std::vector<std::string> peers;
+  std::vector<std::string> nodes;
+  uint32_t count = 0;
+  uint32_t interval_ms = 0;
+  uint32_t timeout_ms = 0;
+
+  bool operator==(const ReachRequest&) const = default;
+};
+
+struct ReachTarget {
+  std::string address;
+  std::string kind;
+  std::string node;
+  std::string port;
+  uint32_t sent = 0;
+  uint32_t received = 0;
+  double loss_ratio = 0;
+  double rtt_p50_seconds = 0;
+  double rtt_p90_seconds = 0;
+  double rtt_p99_seconds = 0;
+  double rtt_max_seconds = 0;
+  bool arp_resolved = false;
+  std::string arp_mac;
+  double arp_rtt_seconds = 0;
+  bool reachable = false;
+  std::string error;
+
+  bool operator==(const ReachTarget&) const = default;
+};
+
+struct PortReach {
+  std::string node;
+  std::string port;
+  std::string address;
+  std::string rail;
+  std::vector<ReachTarget> targets;
+  std::string error;
+  std::string network;
+
+  bool operator==(const PortReach&) const = default;
+};
+
+struct UnreachablePair {
+  std::string from_node;
+  std::string from_port;
+  std::string to_node;
+  std::string to_port;
+  std::string to_address;
+  std::string reason;
+
+  bool operator==(const UnreachablePair&) const = default;
+};
+
+struct ReachResult {
+  std::vector<PortReach> ports;
+  std::vector<UnreachablePair> unreachable;
+  std::vector<std::string> suspects;
+  std::vector<std::string> nodes;
+  bool ok = false;
+  std::vector<std::string> problems;
+
+  bool operator==(const ReachResult&) const = default;
+};
+
+struct BandwidthRequest {
+  std::string port;
+  std::string peer;
+  uint32_t streams = 0;
+  uint32_t duration_ms = 0;
+  double min_fraction = 0;
+  bool force_link_rate = false;
+
+  bool operator==(const BandwidthRequest&) const = default;
+};
+
+struct StreamResult {
+  uint32_t index = 0;
+  uint64_t bytes = 0;
+  double seconds = 0;
+  double bits_per_second = 0;
+  uint32_t retransmits = 0;
+  std::string error;
+
+  bool operator==(const StreamResult&) const = default;
+};
+
+struct DirectionResult {
+  std::string direction;
+  double bits_per_second = 0;
+  uint64_t bytes = 0;
+  uint32_t retransmits = 0;
+  std::vector<StreamResult> streams;
+  double fraction_of_link = 0;
+
+  bool operator==(const DirectionResult&) const = default;
+};
+
+struct BandwidthResult {
+  std::string node;
+  std::string port;
+  std::string local_address;
+  std::string peer;
+  double link_bits_per_second = 0;
+  std::vector<DirectionResult> directions;
+  bool ok = false;
+  std::vector<std::string> problems;
+  StagePath stage;
+
+  bool operator==(const BandwidthResult&) const = default;
+};
+
+struct AllreduceRequest {
+  std::vector<std::string> nodes;
+  uint64_t min_bytes = 0;
+  uint64_t max_bytes = 0;
+  uint32_t step_factor = 0;
+  uint32_t iterations = 0;
+  uint32_t timeout_ms = 0;
+
+  bool operator==(const AllreduceRequest&) const = default;
+};
+
+struct AllreduceSize {
+  uint64_t bytes = 0;
+  double seconds = 0;
+  double algbw_bytes_per_second = 0;
+  double busbw_bytes_per_second = 0;
+  bool verified = false;
+
+  bool operator==(const AllreduceSize&) const = default;
+};
+
+struct RingLink {
+  std::string from_node;
+  std::string from_port;
+  std::string to_node;
+  std::string to_port;
+  double bits_per_second = 0;
+  std::string error;
+  bool slowest = false;
+
+  bool operator==(const RingLink&) const = default;
+};
+
+struct RailResult {
+  std::string rail;
+  std::vector<AllreduceSize> sizes;
+  std::vector<RingLink> links;
+  bool broken = false;
+  std::string error;
+
+  bool operator==(const RailResult&) const = default;
+};
+
+struct AllreduceResult {
+  std::vector<std::string> nodes;
+  uint32_t ranks = 0;
+  std::vector<RailResult> rails;
+  bool ok = false;
+  std::vector<std::string> problems;
+  StagePath stage;
+
+  bool operator==(const AllreduceResult&) const = default;
+};
+
+struct IncastRequest {
+  std::string port;
+  std::vector<std::string> senders;
+  uint32_t duration_ms = 0;
+  uint32_t streams = 0;
+
+  bool operator==(const IncastRequest&) const = default;
+};
+
+struct IncastSender {
+  std::string node;
+  std::string port;
+  std::string address;
+  uint64_t bytes = 0;
+  double bits_per_second = 0;
+  uint32_t retransmits = 0;
+  std::string error;
+
+  bool operator==(const IncastSender&) const = default;
+};
+
+struct IncastResult {
+  std::string node;
+  std::string port;
+  std::string address;
+  std::vector<IncastSender> senders;
+  double total_bits_per_second = 0;
+  double fairness = 0;
+  uint32_t retransmits = 0;
+  uint64_t receive_drops = 0;
+  double link_bits_per_second = 0;
+  bool ok = false;
+  std::vector<std::string> problems;
+  StagePath stage;
+
+  bool operator==(const IncastResult&) const = default;
+};
+
+struct RdmaRequest {
+  std::string port;
+  std::string peer;
+  std::vector<std::string> nodes;
+  std::string test;
+  uint64_t message_bytes = 0;
+  uint32_t duration_ms = 0;
+  std::optional<double> min_fraction;
+  uint64_t iterations = 0;
+
+  bool operator==(const RdmaRequest&) const = default;
+};
+
+struct RdmaLink {
+  std::string rail;
+  std::string from_node;
+  std::string from_port;
+  std::string from_device;
+  int32_t from_gid_index = 0;
+  std::string to_node;
+  std::string to_port;
+  std::string to_device;
+  int32_t to_gid_index = 0;
+  std::string tool;
+  uint64_t message_bytes = 0;
+  double bits_per_second = 0;
+  double latency_p50_seconds = 0;
+  double latency_p99_seconds = 0;
+  double link_bits_per_second = 0;
+  double fraction_of_link = 0;
+  bool slowest = false;
+  bool below_expected = false;
+  std::string skipped;
+  std::string error;
+
+  bool operator==(const RdmaLink&) const = default;
+};
+
+struct RdmaResult {
+  std::vector<std::string> nodes;
+  std::vector<RdmaLink> links;
+  bool ok = false;
+  std::vector<std::string> problems;
+  StagePath stage;
+
+  bool operator==(const RdmaResult&) const = default;
+};
+
+}  // namespace rocenet::diag

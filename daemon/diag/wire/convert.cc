@@ -1,0 +1,1000 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/diag/wire/convert.h"
+
+#include <type_traits>
+#include <variant>
+
+namespace rocenet::diag::wire {
+
+api_pb::StagePath ToProto(const StagePath& d) {
+  api_pb::StagePath p;
+  p.set_stage(d.stage);
+  p.set_path(d.path);
+  for (const auto& v : d.notes) p.add_notes(v);
+  return p;
+}
+
+StagePath FromProto(const api_pb::StagePath& p) {
+  StagePath d;
+  d.stage = p.stage();
+  d.path = p.path();
+  d.notes.assign(p.notes().begin(), p.notes().end());
+  return d;
+}
+
+api_pb::ReachRequest ToProto(const ReachRequest& d) {
+  api_pb::ReachRequest p;
+  for (const auto& v : d.ports) p.add_ports(v);
+  for (const auto& v : d.peers) p.add_peers(v);
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  p.set_count(d.count);
+  p.set_interval_ms(d.interval_ms);
+  p.set_timeout_ms(d.timeout_ms);
+  return p;
+}
+
+ReachRequest FromProto(const api_pb::ReachRequest& p) {
+  ReachRequest d;
+  d.ports.assign(p.ports().begin(), p.ports().end());
+  d.peers.assign(p.peers().begin(), p.peers().end());
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  d.count = p.count();
+  d.interval_ms = p.interval_ms();
+  d.timeout_ms = p.timeout_ms();
+  return d;
+}
+
+api_pb::ReachTarget ToProto(const ReachTarget& d) {
+  api_pb::ReachTarget p;
+  p.set_address(d.address);
+  p.set_kind(d.kind);
+  p.set_node(d.node);
+  p.set_port(d.port);
+  p.set_sent(d.sent);
+  p.set_received(d.received);
+  p.set_loss_ratio(d.loss_ratio);
+  p.set_rtt_p50_seconds(d.rtt_p50_seconds);
+  p.set_rtt_p90_seconds(d.rtt_p90_seconds);
+  p.set_rtt_p99_seconds(d.rtt_p99_seconds);
+  p.set_rtt_max_seconds(d.rtt_max_seconds);
+  p.set_arp_resolved(d.arp_resolved);
+  p.set_arp_mac(d.arp_mac);
+  p.set_arp_rtt_seconds(d.arp_rtt_seconds);
+  p.set_reachable(d.reachable);
+  p.set_error(d.error);
+  return p;
+}
+
+ReachTarget FromProto(const api_pb::ReachTarget& p) {
+  ReachTarget d;
+  d.address = p.address();
+  d.kind = p.kind();
+  d.node = p.node();
+  d.port = p.port();
+  d.sent = p.sent();
+  d.received = p.received();
+  d.loss_ratio = p.loss_ratio();
+  d.rtt_p50_seconds = p.rtt_p50_seconds();
+  d.rtt_p90_seconds = p.rtt_p90_seconds();
+  d.rtt_p99_seconds = p.rtt_p99_seconds();
+  d.rtt_max_seconds = p.rtt_max_seconds();
+  d.arp_resolved = p.arp_resolved();
+  d.arp_mac = p.arp_mac();
+  d.arp_rtt_seconds = p.arp_rtt_seconds();
+  d.reachable = p.reachable();
+  d.error = p.error();
+  return d;
+}
+
+api_pb::PortReach ToProto(const PortReach& d) {
+  api_pb::PortReach p;
+  p.set_node(d.node);
+  p.set_port(d.port);
+  p.set_address(d.address);
+  p.set_rail(d.rail);
+  for (const auto& v : d.targets) *p.add_targets() = ToProto(v);
+  p.set_error(d.error);
+  p.set_network(d.network);
+  return p;
+}
+
+PortReach FromProto(const api_pb::PortReach& p) {
+  PortReach d;
+  d.node = p.node();
+  d.port = p.port();
+  d.address = p.address();
+  d.rail = p.rail();
+  for (const auto& v : p.targets()) d.targets.push_back(FromProto(v));
+  d.error = p.error();
+  d.network = p.network();
+  return d;
+}
+
+api_pb::UnreachablePair ToProto(const UnreachablePair& d) {
+  api_pb::UnreachablePair p;
+  p.set_from_node(d.from_node);
+  p.set_from_port(d.from_port);
+  p.set_to_node(d.to_node);
+  p.set_to_port(d.to_port);
+  p.set_to_address(d.to_address);
+  p.set_reason(d.reason);
+  return p;
+}
+
+UnreachablePair FromProto(const api_pb::UnreachablePair& p) {
+  UnreachablePair d;
+  d.from_node = p.from_node();
+  d.from_port = p.from_port();
+  d.to_node = p.to_node();
+  d.to_port = p.to_port();
+  d.to_address = p.to_address();
+  d.reason = p.reason();
+  return d;
+}
+
+api_pb::ReachResult ToProto(const ReachResult& d) {
+  api_pb::ReachResult p;
+  for (const auto& v : d.ports) *p.add_ports() = ToProto(v);
+  for (const auto& v : d.unreachable) *p.add_unreachable() = ToProto(v);
+  for (const auto& v : d.suspects) p.add_suspects(v);
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  p.set_ok(d.ok);
+  for (const auto& v : d.problems) p.add_problems(v);
+  return p;
+}
+
+ReachResult FromProto(const api_pb::ReachResult& p) {
+  ReachResult d;
+  for (const auto& v : p.ports()) d.ports.push_back(FromProto(v));
+  for (const auto& v : p.unreachable()) d.unreachable.push_back(FromProto(v));
+  d.suspects.assign(p.suspects().begin(), p.suspects().end());
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  d.ok = p.ok();
+  d.problems.assign(p.problems().begin(), p.problems().end());
+  return d;
+}
+
+api_pb::BandwidthRequest ToProto(const BandwidthRequest& d) {
+  api_pb::BandwidthRequest p;
+  p.set_port(d.port);
+  p.set_peer(d.peer);
+  p.set_streams(d.streams);
+  p.set_duration_ms(d.duration_ms);
+  p.set_min_fraction(d.min_fraction);
+  p.set_force_link_rate(d.force_link_rate);
+  return p;
+}
+
+BandwidthRequest FromProto(const api_pb::BandwidthRequest& p) {
+  BandwidthRequest d;
+  d.port = p.port();
+  d.peer = p.peer();
+  d.streams = p.streams();
+  d.duration_ms = p.duration_ms();
+  d.min_fraction = p.min_fraction();
+  d.force_link_rate = p.force_link_rate();
+  return d;
+}
+
+api_pb::StreamResult ToProto(const StreamResult& d) {
+  api_pb::StreamResult p;
+  p.set_index(d.index);
+  p.set_bytes(d.bytes);
+  p.set_seconds(d.seconds);
+  p.set_bits_per_second(d.bits_per_second);
+  p.set_retransmits(d.retransmits);
+  p.set_error(d.error);
+  return p;
+}
+
+StreamResult FromProto(const api_pb::StreamResult& p) {
+  StreamResult d;
+  d.index = p.index();
+  d.bytes = p.bytes();
+  d.seconds = p.seconds();
+  d.bits_per_second = p.bits_per_second();
+  d.retransmits = p.retransmits();
+  d.error = p.error();
+  return d;
+}
+
+api_pb::DirectionResult ToProto(const DirectionResult& d) {
+  api_pb::DirectionResult p;
+  p.set_direction(d.direction);
+  p.set_bits_per_second(d.bits_per_second);
+  p.set_bytes(d.bytes);
+  p.set_retransmits(d.retransmits);
+  for (const auto& v : d.streams) *p.add_streams() = ToProto(v);
+  p.set_fraction_of_link(d.fraction_of_link);
+  return p;
+}
+
+DirectionResult FromProto(const api_pb::DirectionResult& p) {
+  DirectionResult d;
+  d.direction = p.direction();
+  d.bits_per_second = p.bits_per_second();
+  d.bytes = p.bytes();
+  d.retransmits = p.retransmits();
+  for (const auto& v : p.streams()) d.streams.push_back(FromProto(v));
+  d.fraction_of_link = p.fraction_of_link();
+  return d;
+}
+
+api_pb::BandwidthResult ToProto(const BandwidthResult& d) {
+  api_pb::BandwidthResult p;
+  p.set_node(d.node);
+  p.set_port(d.port);
+  p.set_local_address(d.local_address);
+  p.set_peer(d.peer);
+  p.set_link_bits_per_second(d.link_bits_per_second);
+  for (const auto& v : d.directions) *p.add_directions() = ToProto(v);
+  p.set_ok(d.ok);
+  for (const auto& v : d.problems) p.add_problems(v);
+  *p.mutable_stage() = ToProto(d.stage);
+  return p;
+}
+
+BandwidthResult FromProto(const api_pb::BandwidthResult& p) {
+  BandwidthResult d;
+  d.node = p.node();
+  d.port = p.port();
+  d.local_address = p.local_address();
+  d.peer = p.peer();
+  d.link_bits_per_second = p.link_bits_per_second();
+  for (const auto& v : p.directions()) d.directions.push_back(FromProto(v));
+  d.ok = p.ok();
+  d.problems.assign(p.problems().begin(), p.problems().end());
+  d.stage = FromProto(p.stage());
+  return d;
+}
+
+api_pb::AllreduceRequest ToProto(const AllreduceRequest& d) {
+  api_pb::AllreduceRequest p;
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  p.set_min_bytes(d.min_bytes);
+  p.set_max_bytes(d.max_bytes);
+  p.set_step_factor(d.step_factor);
+  p.set_iterations(d.iterations);
+  p.set_timeout_ms(d.timeout_ms);
+  return p;
+}
+
+AllreduceRequest FromProto(const api_pb::AllreduceRequest& p) {
+  AllreduceRequest d;
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  d.min_bytes = p.min_bytes();
+  d.max_bytes = p.max_bytes();
+  d.step_factor = p.step_factor();
+  d.iterations = p.iterations();
+  d.timeout_ms = p.timeout_ms();
+  return d;
+}
+
+api_pb::AllreduceSize ToProto(const AllreduceSize& d) {
+  api_pb::AllreduceSize p;
+  p.set_bytes(d.bytes);
+  p.set_seconds(d.seconds);
+  p.set_algbw_bytes_per_second(d.algbw_bytes_per_second);
+  p.set_busbw_bytes_per_second(d.busbw_bytes_per_second);
+  p.set_verified(d.verified);
+  return p;
+}
+
+AllreduceSize FromProto(const api_pb::AllreduceSize& p) {
+  AllreduceSize d;
+  d.bytes = p.bytes();
+  d.seconds = p.seconds();
+  d.algbw_bytes_per_second = p.algbw_bytes_per_second();
+  d.busbw_bytes_per_second = p.busbw_bytes_per_second();
+  d.verified = p.verified();
+  return d;
+}
+
+api_pb::RingLink ToProto(const RingLink& d) {
+  api_pb::RingLink p;
+  p.set_from_node(d.from_node);
+  p.set_from_port(d.from_port);
+  p.set_to_node(d.to_node);
+  p.set_to_port(d.to_port);
+  p.set_bits_per_second(d.bits_per_second);
+  p.set_error(d.error);
+  p.set_slowest(d.slowest);
+  return p;
+}
+
+RingLink FromProto(const api_pb::RingLink& p) {
+  RingLink d;
+  d.from_node = p.from_node();
+  d.from_port = p.from_port();
+  d.to_node = p.to_node();
+  d.to_port = p.to_port();
+  d.bits_per_second = p.bits_per_second();
+  d.error = p.error();
+  d.slowest = p.slowest();
+  return d;
+}
+
+api_pb::RailResult ToProto(const RailResult& d) {
+  api_pb::RailResult p;
+  p.set_rail(d.rail);
+  for (const auto& v : d.sizes) *p.add_sizes() = ToProto(v);
+  for (const auto& v : d.links) *p.add_links() = ToProto(v);
+  p.set_broken(d.broken);
+  p.set_error(d.error);
+  return p;
+}
+
+RailResult FromProto(const api_pb::RailResult& p) {
+  RailResult d;
+  d.rail = p.rail();
+  for (const auto& v : p.sizes()) d.sizes.push_back(FromProto(v));
+  for (const auto& v : p.links()) d.links.push_back(FromProto(v));
+  d.broken = p.broken();
+  d.error = p.error();
+  return d;
+}
+
+api_pb::AllreduceResult ToProto(const AllreduceResult& d) {
+  api_pb::AllreduceResult p;
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  p.set_ranks(d.ranks);
+  for (const auto& v : d.rails) *p.add_rails() = ToProto(v);
+  p.set_ok(d.ok);
+  for (const auto& v : d.problems) p.add_problems(v);
+  *p.mutable_stage() = ToProto(d.stage);
+  return p;
+}
+
+AllreduceResult FromProto(const api_pb::AllreduceResult& p) {
+  AllreduceResult d;
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  d.ranks = p.ranks();
+  for (const auto& v : p.rails()) d.rails.push_back(FromProto(v));
+  d.ok = p.ok();
+  d.problems.assign(p.problems().begin(), p.problems().end());
+  d.stage = FromProto(p.stage());
+  return d;
+}
+
+api_pb::IncastRequest ToProto(const IncastRequest& d) {
+  api_pb::IncastRequest p;
+  p.set_port(d.port);
+  for (const auto& v : d.senders) p.add_senders(v);
+  p.set_duration_ms(d.duration_ms);
+  p.set_streams(d.streams);
+  return p;
+}
+
+IncastRequest FromProto(const api_pb::IncastRequest& p) {
+  IncastRequest d;
+  d.port = p.port();
+  d.senders.assign(p.senders().begin(), p.senders().end());
+  d.duration_ms = p.duration_ms();
+  d.streams = p.streams();
+  return d;
+}
+
+api_pb::IncastSender ToProto(const IncastSender& d) {
+  api_pb::IncastSender p;
+  p.set_node(d.node);
+  p.set_port(d.port);
+  p.set_address(d.address);
+  p.set_bytes(d.bytes);
+  p.set_bits_per_second(d.bits_per_second);
+  p.set_retransmits(d.retransmits);
+  p.set_error(d.error);
+  return p;
+}
+
+IncastSender FromProto(const api_pb::IncastSender& p) {
+  IncastSender d;
+  d.node = p.node();
+  d.port = p.port();
+  d.address = p.address();
+  d.bytes = p.bytes();
+  d.bits_per_second = p.bits_per_second();
+  d.retransmits = p.retransmits();
+  d.error = p.error();
+  return d;
+}
+
+api_pb::IncastResult ToProto(const IncastResult& d) {
+  api_pb::IncastResult p;
+  p.set_node(d.node);
+  p.set_port(d.port);
+  p.set_address(d.address);
+  for (const auto& v : d.senders) *p.add_senders() = ToProto(v);
+  p.set_total_bits_per_second(d.total_bits_per_second);
+  p.set_fairness(d.fairness);
+  p.set_retransmits(d.retransmits);
+  p.set_receive_drops(d.receive_drops);
+  p.set_link_bits_per_second(d.link_bits_per_second);
+  p.set_ok(d.ok);
+  for (const auto& v : d.problems) p.add_problems(v);
+  *p.mutable_stage() = ToProto(d.stage);
+  return p;
+}
+
+IncastResult FromProto(const api_pb::IncastResult& p) {
+  IncastResult d;
+  d.node = p.node();
+  d.port = p.port();
+  d.address = p.address();
+  for (const auto& v : p.senders()) d.senders.push_back(FromProto(v));
+  d.total_bits_per_second = p.total_bits_per_second();
+  d.fairness = p.fairness();
+  d.retransmits = p.retransmits();
+  d.receive_drops = p.receive_drops();
+  d.link_bits_per_second = p.link_bits_per_second();
+  d.ok = p.ok();
+  d.problems.assign(p.problems().begin(), p.problems().end());
+  d.stage = FromProto(p.stage());
+  return d;
+}
+
+api_pb::RdmaRequest ToProto(const RdmaRequest& d) {
+  api_pb::RdmaRequest p;
+  p.set_port(d.port);
+  p.set_peer(d.peer);
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  p.set_test(d.test);
+  p.set_message_bytes(d.message_bytes);
+  p.set_duration_ms(d.duration_ms);
+  if (d.min_fraction.has_value()) p.set_min_fraction(*d.min_fraction);
+  p.set_iterations(d.iterations);
+  return p;
+}
+
+RdmaRequest FromProto(const api_pb::RdmaRequest& p) {
+  RdmaRequest d;
+  d.port = p.port();
+  d.peer = p.peer();
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  d.test = p.test();
+  d.message_bytes = p.message_bytes();
+  d.duration_ms = p.duration_ms();
+  if (p.has_min_fraction()) d.min_fraction = p.min_fraction();
+  d.iterations = p.iterations();
+  return d;
+}
+
+api_pb::RdmaLink ToProto(const RdmaLink& d) {
+  api_pb::RdmaLink p;
+  p.set_rail(d.rail);
+  p.set_from_node(d.from_node);
+  p.set_from_port(d.from_port);
+  p.set_from_device(d.from_device);
+  p.set_from_gid_index(d.from_gid_index);
+  p.set_to_node(d.to_node);
+  p.set_to_port(d.to_port);
+  p.set_to_device(d.to_device);
+  p.set_to_gid_index(d.to_gid_index);
+  p.set_tool(d.tool);
+  p.set_message_bytes(d.message_bytes);
+  p.set_bits_per_second(d.bits_per_second);
+  p.set_latency_p50_seconds(d.latency_p50_seconds);
+  p.set_latency_p99_seconds(d.latency_p99_seconds);
+  p.set_link_bits_per_second(d.link_bits_per_second);
+  p.set_fraction_of_link(d.fraction_of_link);
+  p.set_slowest(d.slowest);
+  p.set_below_expected(d.below_expected);
+  p.set_skipped(d.skipped);
+  p.set_error(d.error);
+  return p;
+}
+
+RdmaLink FromProto(const api_pb::RdmaLink& p) {
+  RdmaLink d;
+  d.rail = p.rail();
+  d.from_node = p.from_node();
+  d.from_port = p.from_port();
+  d.from_device = p.from_device();
+  d.from_gid_index = p.from_gid_index();
+  d.to_node = p.to_node();
+  d.to_port = p.to_port();
+  d.to_device = p.to_device();
+  d.to_gid_index = p.to_gid_index();
+  d.tool = p.tool();
+  d.message_bytes = p.message_bytes();
+  d.bits_per_second = p.bits_per_second();
+  d.latency_p50_seconds = p.latency_p50_seconds();
+  d.latency_p99_seconds = p.latency_p99_seconds();
+  d.link_bits_per_second = p.link_bits_per_second();
+  d.fraction_of_link = p.fraction_of_link();
+  d.slowest = p.slowest();
+  d.below_expected = p.below_expected();
+  d.skipped = p.skipped();
+  d.error = p.error();
+  return d;
+}
+
+api_pb::RdmaResult ToProto(const RdmaResult& d) {
+  api_pb::RdmaResult p;
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  for (const auto& v : d.links) *p.add_links() = ToProto(v);
+  p.set_ok(d.ok);
+  for (const auto& v : d.problems) p.add_problems(v);
+  *p.mutable_stage() = ToProto(d.stage);
+  return p;
+}
+
+RdmaResult FromProto(const api_pb::RdmaResult& p) {
+  RdmaResult d;
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  for (const auto& v : p.links()) d.links.push_back(FromProto(v));
+  d.ok = p.ok();
+  d.problems.assign(p.problems().begin(), p.problems().end());
+  d.stage = FromProto(p.stage());
+  return d;
+}
+
+peer_pb::PeerEnvelope ToProto(const peer::PeerEnvelope& d) {
+  peer_pb::PeerEnvelope p;
+  p.set_request(d.request);
+  *p.mutable_auth() = ToProto(d.auth);
+  return p;
+}
+
+peer::PeerEnvelope FromProto(const peer_pb::PeerEnvelope& p) {
+  peer::PeerEnvelope d;
+  d.request = p.request();
+  d.auth = FromProto(p.auth());
+  return d;
+}
+
+peer_pb::PeerAuth ToProto(const peer::PeerAuth& d) {
+  peer_pb::PeerAuth p;
+  p.set_node(d.node);
+  p.set_unix_ms(d.unix_ms);
+  p.set_nonce(d.nonce);
+  p.set_mac(d.mac);
+  return p;
+}
+
+peer::PeerAuth FromProto(const peer_pb::PeerAuth& p) {
+  peer::PeerAuth d;
+  d.node = p.node();
+  d.unix_ms = p.unix_ms();
+  d.nonce = p.nonce();
+  d.mac = p.mac();
+  return d;
+}
+
+peer_pb::PeerRequest ToProto(const peer::PeerRequest& d) {
+  peer_pb::PeerRequest p;
+  std::visit(
+      [&p](const auto& kind) {
+        using T = std::decay_t<decltype(kind)>;
+        if constexpr (std::is_same_v<T, peer::PeerInfoRequest>) {
+          *p.mutable_info() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, ReachRequest>) {
+          *p.mutable_reach() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::RingJoin>) {
+          *p.mutable_ring_join() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::RingHello>) {
+          *p.mutable_ring_hello() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::SinkRequest>) {
+          *p.mutable_sink() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::SourceRequest>) {
+          *p.mutable_source() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::SendRequest>) {
+          *p.mutable_send() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::RdmaServe>) {
+          *p.mutable_rdma_serve() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::RdmaRun>) {
+          *p.mutable_rdma_run() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::ValidationNotice>) {
+          *p.mutable_validation() = ToProto(kind);
+        } else {
+          static_assert(std::is_same_v<T, std::monostate>, "a PeerRequest kind without a field");
+        }
+      },
+      d.kind);
+  return p;
+}
+
+peer::PeerRequest FromProto(const peer_pb::PeerRequest& p) {
+  peer::PeerRequest d;
+  switch (p.kind_case()) {
+    case peer_pb::PeerRequest::kInfo:
+      d.kind = FromProto(p.info());
+      break;
+    case peer_pb::PeerRequest::kReach:
+      d.kind = FromProto(p.reach());
+      break;
+    case peer_pb::PeerRequest::kRingJoin:
+      d.kind = FromProto(p.ring_join());
+      break;
+    case peer_pb::PeerRequest::kRingHello:
+      d.kind = FromProto(p.ring_hello());
+      break;
+    case peer_pb::PeerRequest::kSink:
+      d.kind = FromProto(p.sink());
+      break;
+    case peer_pb::PeerRequest::kSource:
+      d.kind = FromProto(p.source());
+      break;
+    case peer_pb::PeerRequest::kSend:
+      d.kind = FromProto(p.send());
+      break;
+    case peer_pb::PeerRequest::kRdmaServe:
+      d.kind = FromProto(p.rdma_serve());
+      break;
+    case peer_pb::PeerRequest::kRdmaRun:
+      d.kind = FromProto(p.rdma_run());
+      break;
+    case peer_pb::PeerRequest::kValidation:
+      d.kind = FromProto(p.validation());
+      break;
+    case peer_pb::PeerRequest::KIND_NOT_SET:
+      break;
+  }
+  return d;
+}
+
+peer_pb::PeerReply ToProto(const peer::PeerReply& d) {
+  peer_pb::PeerReply p;
+  p.set_error(d.error);
+  *p.mutable_info() = ToProto(d.info);
+  *p.mutable_reach() = ToProto(d.reach);
+  *p.mutable_ring() = ToProto(d.ring);
+  *p.mutable_sink() = ToProto(d.sink);
+  *p.mutable_send() = ToProto(d.send);
+  *p.mutable_rdma_ready() = ToProto(d.rdma_ready);
+  *p.mutable_rdma_link() = ToProto(d.rdma_link);
+  p.set_recorded(d.recorded);
+  return p;
+}
+
+peer::PeerReply FromProto(const peer_pb::PeerReply& p) {
+  peer::PeerReply d;
+  d.error = p.error();
+  d.info = FromProto(p.info());
+  d.reach = FromProto(p.reach());
+  d.ring = FromProto(p.ring());
+  d.sink = FromProto(p.sink());
+  d.send = FromProto(p.send());
+  d.rdma_ready = FromProto(p.rdma_ready());
+  d.rdma_link = FromProto(p.rdma_link());
+  d.recorded = p.recorded();
+  return d;
+}
+
+peer_pb::PeerInfoRequest ToProto(const peer::PeerInfoRequest& d) {
+  peer_pb::PeerInfoRequest p;
+  return p;
+}
+
+peer::PeerInfoRequest FromProto(const peer_pb::PeerInfoRequest& p) {
+  peer::PeerInfoRequest d;
+  return d;
+}
+
+peer_pb::PeerPort ToProto(const peer::PeerPort& d) {
+  peer_pb::PeerPort p;
+  p.set_name(d.name);
+  p.set_address(d.address);
+  p.set_gateway(d.gateway);
+  p.set_network(d.network);
+  p.set_up(d.up);
+  p.set_speed_mbps(d.speed_mbps);
+  p.set_driver(d.driver);
+  p.set_netdev_is_control_path(d.netdev_is_control_path);
+  p.set_rail(d.rail);
+  return p;
+}
+
+peer::PeerPort FromProto(const peer_pb::PeerPort& p) {
+  peer::PeerPort d;
+  d.name = p.name();
+  d.address = p.address();
+  d.gateway = p.gateway();
+  d.network = p.network();
+  d.up = p.up();
+  d.speed_mbps = p.speed_mbps();
+  d.driver = p.driver();
+  d.netdev_is_control_path = p.netdev_is_control_path();
+  d.rail = p.rail();
+  return d;
+}
+
+peer_pb::PeerInfo ToProto(const peer::PeerInfo& d) {
+  peer_pb::PeerInfo p;
+  p.set_node(d.node);
+  for (const auto& v : d.ports) *p.add_ports() = ToProto(v);
+  p.set_data_port(d.data_port);
+  return p;
+}
+
+peer::PeerInfo FromProto(const peer_pb::PeerInfo& p) {
+  peer::PeerInfo d;
+  d.node = p.node();
+  for (const auto& v : p.ports()) d.ports.push_back(FromProto(v));
+  d.data_port = p.data_port();
+  return d;
+}
+
+peer_pb::RingJoin ToProto(const peer::RingJoin& d) {
+  peer_pb::RingJoin p;
+  p.set_session(d.session);
+  p.set_rail(d.rail);
+  p.set_rank(d.rank);
+  p.set_ranks(d.ranks);
+  p.set_next_address(d.next_address);
+  p.set_next_data_port(d.next_data_port);
+  for (const auto& v : d.sizes) p.add_sizes(v);
+  p.set_iterations(d.iterations);
+  p.set_timeout_ms(d.timeout_ms);
+  p.set_probe_bytes(d.probe_bytes);
+  return p;
+}
+
+peer::RingJoin FromProto(const peer_pb::RingJoin& p) {
+  peer::RingJoin d;
+  d.session = p.session();
+  d.rail = p.rail();
+  d.rank = p.rank();
+  d.ranks = p.ranks();
+  d.next_address = p.next_address();
+  d.next_data_port = p.next_data_port();
+  d.sizes.assign(p.sizes().begin(), p.sizes().end());
+  d.iterations = p.iterations();
+  d.timeout_ms = p.timeout_ms();
+  d.probe_bytes = p.probe_bytes();
+  return d;
+}
+
+peer_pb::RingHello ToProto(const peer::RingHello& d) {
+  peer_pb::RingHello p;
+  p.set_session(d.session);
+  p.set_rail(d.rail);
+  p.set_from_rank(d.from_rank);
+  return p;
+}
+
+peer::RingHello FromProto(const peer_pb::RingHello& p) {
+  peer::RingHello d;
+  d.session = p.session();
+  d.rail = p.rail();
+  d.from_rank = p.from_rank();
+  return d;
+}
+
+peer_pb::RingReport ToProto(const peer::RingReport& d) {
+  peer_pb::RingReport p;
+  for (const auto& v : d.seconds) p.add_seconds(v);
+  p.set_verified(d.verified);
+  p.set_in_bits_per_second(d.in_bits_per_second);
+  p.set_port(d.port);
+  p.set_error(d.error);
+  p.set_failed_link(d.failed_link);
+  return p;
+}
+
+peer::RingReport FromProto(const peer_pb::RingReport& p) {
+  peer::RingReport d;
+  d.seconds.assign(p.seconds().begin(), p.seconds().end());
+  d.verified = p.verified();
+  d.in_bits_per_second = p.in_bits_per_second();
+  d.port = p.port();
+  d.error = p.error();
+  d.failed_link = p.failed_link();
+  return d;
+}
+
+peer_pb::SinkRequest ToProto(const peer::SinkRequest& d) {
+  peer_pb::SinkRequest p;
+  p.set_duration_ms(d.duration_ms);
+  return p;
+}
+
+peer::SinkRequest FromProto(const peer_pb::SinkRequest& p) {
+  peer::SinkRequest d;
+  d.duration_ms = p.duration_ms();
+  return d;
+}
+
+peer_pb::SinkReport ToProto(const peer::SinkReport& d) {
+  peer_pb::SinkReport p;
+  p.set_bytes(d.bytes);
+  p.set_seconds(d.seconds);
+  return p;
+}
+
+peer::SinkReport FromProto(const peer_pb::SinkReport& p) {
+  peer::SinkReport d;
+  d.bytes = p.bytes();
+  d.seconds = p.seconds();
+  return d;
+}
+
+peer_pb::SourceRequest ToProto(const peer::SourceRequest& d) {
+  peer_pb::SourceRequest p;
+  p.set_duration_ms(d.duration_ms);
+  return p;
+}
+
+peer::SourceRequest FromProto(const peer_pb::SourceRequest& p) {
+  peer::SourceRequest d;
+  d.duration_ms = p.duration_ms();
+  return d;
+}
+
+peer_pb::SendRequest ToProto(const peer::SendRequest& d) {
+  peer_pb::SendRequest p;
+  p.set_address(d.address);
+  p.set_data_port(d.data_port);
+  p.set_duration_ms(d.duration_ms);
+  p.set_streams(d.streams);
+  return p;
+}
+
+peer::SendRequest FromProto(const peer_pb::SendRequest& p) {
+  peer::SendRequest d;
+  d.address = p.address();
+  d.data_port = p.data_port();
+  d.duration_ms = p.duration_ms();
+  d.streams = p.streams();
+  return d;
+}
+
+peer_pb::SendReport ToProto(const peer::SendReport& d) {
+  peer_pb::SendReport p;
+  p.set_port(d.port);
+  p.set_source_address(d.source_address);
+  p.set_bytes(d.bytes);
+  p.set_seconds(d.seconds);
+  p.set_retransmits(d.retransmits);
+  p.set_error(d.error);
+  return p;
+}
+
+peer::SendReport FromProto(const peer_pb::SendReport& p) {
+  peer::SendReport d;
+  d.port = p.port();
+  d.source_address = p.source_address();
+  d.bytes = p.bytes();
+  d.seconds = p.seconds();
+  d.retransmits = p.retransmits();
+  d.error = p.error();
+  return d;
+}
+
+peer_pb::RdmaServe ToProto(const peer::RdmaServe& d) {
+  peer_pb::RdmaServe p;
+  p.set_client_address(d.client_address);
+  p.set_test(d.test);
+  p.set_message_bytes(d.message_bytes);
+  p.set_duration_ms(d.duration_ms);
+  p.set_tool_port(d.tool_port);
+  p.set_rail(d.rail);
+  p.set_iterations(d.iterations);
+  return p;
+}
+
+peer::RdmaServe FromProto(const peer_pb::RdmaServe& p) {
+  peer::RdmaServe d;
+  d.client_address = p.client_address();
+  d.test = p.test();
+  d.message_bytes = p.message_bytes();
+  d.duration_ms = p.duration_ms();
+  d.tool_port = p.tool_port();
+  d.rail = p.rail();
+  d.iterations = p.iterations();
+  return d;
+}
+
+peer_pb::RdmaServeReady ToProto(const peer::RdmaServeReady& d) {
+  peer_pb::RdmaServeReady p;
+  p.set_port(d.port);
+  p.set_device(d.device);
+  p.set_gid_index(d.gid_index);
+  p.set_address(d.address);
+  p.set_tool(d.tool);
+  p.set_node(d.node);
+  p.set_skipped(d.skipped);
+  return p;
+}
+
+peer::RdmaServeReady FromProto(const peer_pb::RdmaServeReady& p) {
+  peer::RdmaServeReady d;
+  d.port = p.port();
+  d.device = p.device();
+  d.gid_index = p.gid_index();
+  d.address = p.address();
+  d.tool = p.tool();
+  d.node = p.node();
+  d.skipped = p.skipped();
+  return d;
+}
+
+peer_pb::RdmaRun ToProto(const peer::RdmaRun& d) {
+  peer_pb::RdmaRun p;
+  p.set_address(d.address);
+  p.set_data_port(d.data_port);
+  p.set_test(d.test);
+  p.set_message_bytes(d.message_bytes);
+  p.set_duration_ms(d.duration_ms);
+  p.set_tool_port(d.tool_port);
+  p.set_rail(d.rail);
+  p.set_iterations(d.iterations);
+  return p;
+}
+
+peer::RdmaRun FromProto(const peer_pb::RdmaRun& p) {
+  peer::RdmaRun d;
+  d.address = p.address();
+  d.data_port = p.data_port();
+  d.test = p.test();
+  d.message_bytes = p.message_bytes();
+  d.duration_ms = p.duration_ms();
+  d.tool_port = p.tool_port();
+  d.rail = p.rail();
+  d.iterations = p.iterations();
+  return d;
+}
+
+peer_pb::ValidationNotice ToProto(const peer::ValidationNotice& d) {
+  peer_pb::ValidationNotice p;
+  p.set_stage(d.stage);
+  p.set_passed(d.passed);
+  p.set_detail(d.detail);
+  p.set_from_node(d.from_node);
+  return p;
+}
+
+peer::ValidationNotice FromProto(const peer_pb::ValidationNotice& p) {
+  peer::ValidationNotice d;
+  d.stage = p.stage();
+  d.passed = p.passed();
+  d.detail = p.detail();
+  d.from_node = p.from_node();
+  return d;
+}
+
+namespace {
+
+template <typename Proto>
+absl::StatusOr<Proto> Parse(absl::string_view bytes, const char* error) {
+  Proto message;
+  if (!message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(error);
+  }
+  return message;
+}
+
+}  // namespace
+
+std::string SerializeEnvelope(const peer::PeerEnvelope& envelope) {
+  return ToProto(envelope).SerializeAsString();
+}
+
+absl::StatusOr<peer::PeerEnvelope> ParseEnvelope(absl::string_view bytes) {
+  absl::StatusOr<peer_pb::PeerEnvelope> envelope =
+      Parse<peer_pb::PeerEnvelope>(bytes, "malformed frame");
+  if (!envelope.ok()) return envelope.status();
+  return FromProto(*envelope);
+}
+
+std::string SerializeRequest(const peer::PeerRequest& request) {
+  return ToProto(request).SerializeAsString();
+}
+
+absl::StatusOr<peer::PeerRequest> ParseRequest(absl::string_view bytes) {
+  absl::StatusOr<peer_pb::PeerRequest> request =
+      Parse<peer_pb::PeerRequest>(bytes, "request does not parse");
+  if (!request.ok()) return request.status();
+  return FromProto(*request);
+}
+
+std::string SerializeReply(const peer::PeerReply& reply) {
+  return ToProto(reply).SerializeAsString();
+}
+
+absl::StatusOr<peer::PeerReply> ParseReply(absl::string_view bytes) {
+  absl::StatusOr<peer_pb::PeerReply> reply = Parse<peer_pb::PeerReply>(bytes, "malformed frame");
+  if (!reply.ok()) return reply.status();
+  return FromProto(*reply);
+}
+
+}  // namespace rocenet::diag::wire
