@@ -123,7 +123,7 @@ absl::Status RunDiagd(const DiagdOptions& options) {
         return api::CallerOf(context, os::PeerCredentialsOf);
       },
       api::GateConfig{}, [&clock] { return clock.Now(); });
-  DiagnosticsService service(engine.get(), {.gate = &gate});
+  DiagnosticsService service(engine.get(), {.gate = &gate, .clock = &clock});
   ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, BuildServer(&service));
   absl::StatusOr<std::unique_ptr<UnixAcceptor>> acceptor =
       UnixAcceptor::Start(options.socket_path, server.get());

@@ -26,10 +26,14 @@ std::string DiagNodeName(const std::string& configured) {
 DiagnosticsService::DiagnosticsService(diag::Diagnostics* diagnostics, DiagnosticsOptions options)
     : gate_(options.gate),
       diagnostics_(diagnostics),
-      metrics_(std::make_shared<DiagMetrics>([diagnostics] {
-        return diagnostics != nullptr ? diagnostics->PeerRefusals()
-                                      : std::map<std::string, uint64_t>{};
-      })) {}
+      metrics_(std::make_shared<DiagMetrics>(
+          [diagnostics] {
+            return diagnostics != nullptr ? diagnostics->PeerRefusals()
+                                          : std::map<std::string, uint64_t>{};
+          },
+          options.clock != nullptr
+              ? DiagMetrics::Now([clock = options.clock] { return clock->Now(); })
+              : DiagMetrics::Now(absl::Now))) {}
 
 std::shared_ptr<prometheus::Collectable> DiagnosticsService::metrics() const { return metrics_; }
 

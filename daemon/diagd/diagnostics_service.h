@@ -18,6 +18,7 @@
 #include "daemon/api/auth.h"
 #include "daemon/diag/diagnostics.h"
 #include "daemon/diagd/metrics_diag.h"
+#include "daemon/os/clock.h"
 #include "prometheus/collectable.h"
 #include "rocenet/v1/diagnostics.grpc.pb.h"
 
@@ -27,6 +28,8 @@ struct DiagnosticsOptions {
   // Who may run tests (every method is kMutate: tests load the fabric); null
   // checks string lengths only (unit tests).
   api::RequestGate* gate = nullptr;
+  // The time of the metrics' last runs; null: the system clock.
+  const os::Clock* clock = nullptr;
 };
 
 // `configured`, else $NODE_NAME, else the host name.

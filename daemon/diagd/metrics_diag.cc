@@ -20,7 +20,7 @@ using prometheus::MetricType;
 void DiagMetrics::Count(const std::string& test, bool ok) {
   runs_[{test, ok ? "success" : "failure"}] += 1;
   runs_[{test, ok ? "failure" : "success"}] += 0;
-  last_run_[test] = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  last_run_[test] = absl::ToDoubleSeconds(now_() - absl::UnixEpoch());
 }
 
 void DiagMetrics::Record(const v1::ReachResult& result) {

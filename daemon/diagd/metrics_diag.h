@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 #include "rocenet/v1/diagnostics.pb.h"
@@ -21,7 +23,10 @@ class DiagMetrics final : public prometheus::Collectable {
  public:
   // Data port refusals by reason, read on every scrape.
   using Refusals = std::function<std::map<std::string, uint64_t>()>;
-  explicit DiagMetrics(Refusals refusals = nullptr) : refusals_(std::move(refusals)) {}
+  // When a test ran, for the last-run gauges: rocenet-diagd's clock.
+  using Now = std::function<absl::Time()>;
+  explicit DiagMetrics(Refusals refusals = nullptr, Now now = absl::Now)
+      : refusals_(std::move(refusals)), now_(std::move(now)) {}
 
   void Record(const v1::ReachResult& result);
   void Record(const v1::RdmaResult& result);
@@ -35,6 +40,7 @@ class DiagMetrics final : public prometheus::Collectable {
   void Count(const std::string& test, bool ok) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Refusals refusals_;
+  const Now now_;
   mutable absl::Mutex mu_;
   v1::RdmaResult rdma_ ABSL_GUARDED_BY(mu_);
   v1::ReachResult reach_ ABSL_GUARDED_BY(mu_);
