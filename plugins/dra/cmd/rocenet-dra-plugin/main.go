@@ -43,6 +43,7 @@ type flags struct {
 	resourceName  string
 	rdmaSpecs     string
 	hclDir        string
+	sysfsRoot     string
 	taintEffect   string
 	healthTimeout time.Duration
 	callTimeout   time.Duration
@@ -64,6 +65,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.resourceName, "resource-name", "rocenet.io/scale-out-port", "the k8s.cni.cncf.io/resourceName attribute: what a NetworkAttachmentDefinition's resourceName names")
 	fs.StringVar(&f.rdmaSpecs, "rdma-device-specs", string(driver.RDMANonGaudi), "which ports' verbs device nodes go into the container: none, non-gaudi or all")
 	fs.StringVar(&f.hclDir, "hcl-container-dir", driver.DefaultHCLContainerDir, "where a container sees its claim's HCL files (rocenetd's hcl_dir for the claim)")
+	fs.StringVar(&f.sysfsRoot, "sysfs-root", driver.DefaultSysfsRoot, "the node's sysfs, where the kernel shows whether rdma_cm exists")
 	fs.StringVar(&f.taintEffect, "unhealthy-taint", string(resourceapi.DeviceTaintEffectNoSchedule), "taint effect on an unhealthy port: NoSchedule, NoExecute or None")
 	fs.DurationVar(&f.healthTimeout, "health-timeout", 30*time.Second, "how long kubelet keeps a port's health without a new report")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 10*time.Second, "deadline of a call to rocenetd")
@@ -203,6 +205,7 @@ func run(f flags) error {
 		CDIDir:          f.cdiDir,
 		RDMA:            rdma,
 		HCLContainerDir: f.hclDir,
+		SysfsRoot:       f.sysfsRoot,
 		Devices:         driver.DeviceOptions{ResourceName: f.resourceName, TaintEffect: effect},
 		HealthTimeout:   f.healthTimeout,
 		CallTimeout:     f.callTimeout,

@@ -31,9 +31,11 @@ const (
 	EnvGaudinet       = "HCL_GAUDINET_CONFIG_FILE"
 	EnvMacInfo        = "HCL_MAC_INFO_FILE"
 	rdmaCMDevice      = "/dev/infiniband/rdma_cm"
-	// Where the kernel shows rdma_cm while rdma_ucm is loaded; sysfs is the
-	// host's in every container, /dev may not be.
-	rdmaCMSysfs = "/sys/class/misc/rdma_cm"
+	// Where the kernel shows rdma_cm while rdma_ucm is loaded, under the
+	// sysfs root; sysfs is the host's in every container, /dev may not be.
+	rdmaCMSysfs = "class/misc/rdma_cm"
+	// The sysfs root of a node.
+	DefaultSysfsRoot = "/sys"
 	// Where a container sees its claim's HCL files, as with the device plugin.
 	DefaultHCLContainerDir = "/etc/habanalabs/rocenet"
 )
@@ -73,10 +75,11 @@ func ParseRDMADeviceSpecs(s string) (RDMADeviceSpecs, error) {
 // claim on the same port is never taken for this one.
 func CDIDeviceName(claimUID, device string) string { return claimUID + "-" + device }
 
-// rdmaCMPresent tells whether the node has /dev/infiniband/rdma_cm now: a
-// device node that does not exist would keep the container from starting.
-func rdmaCMPresent() bool {
-	_, err := os.Stat(rdmaCMSysfs)
+// rdmaCMPresent tells whether the node whose sysfs is at sysfsRoot has
+// /dev/infiniband/rdma_cm now: a device node that does not exist would keep
+// the container from starting.
+func rdmaCMPresent(sysfsRoot string) bool {
+	_, err := os.Stat(filepath.Join(sysfsRoot, rdmaCMSysfs))
 	return err == nil
 }
 

@@ -37,6 +37,8 @@ type Options struct {
 	Devices    DeviceOptions
 	// Where containers see their claim's HCL files.
 	HCLContainerDir string
+	// The node's sysfs (where rdma_cm shows); empty: DefaultSysfsRoot.
+	SysfsRoot string
 	// How long kubelet may go without a health report before it calls a
 	// port's health Unknown; reports are re-sent at a third of it.
 	HealthTimeout time.Duration
@@ -58,6 +60,13 @@ type Driver struct {
 	// Called with errors the helper cannot recover from; the process
 	// then stops (kubelet restarts the container).
 	fatal func(error)
+}
+
+func (d *Driver) sysfsRoot() string {
+	if d.opts.SysfsRoot == "" {
+		return DefaultSysfsRoot
+	}
+	return d.opts.SysfsRoot
 }
 
 // New makes the driver.
@@ -148,7 +157,7 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim, 
 		return nil, fmt.Errorf("claim %s: rocenetd did not reserve %s: %w", name, strings.Join(req.PortIds, ", "), err)
 	}
 	hcl := HCLFiles{HostDir: reservation.GetHclDir(), Files: reservation.GetHclFiles(), ContainerDir: d.opts.HCLContainerDir}
-	if err := WriteCDISpec(d.opts.CDIDir, string(claim.UID), ClaimSpec(string(claim.UID), ports, d.opts.RDMA, hcl, rdmaCMPresent())); err != nil {
+	if err := WriteCDISpec(d.opts.CDIDir, string(claim.UID), ClaimSpec(string(claim.UID), ports, d.opts.RDMA, hcl, rdmaCMPresent(d.sysfsRoot()))); err != nil {
 		return nil, fmt.Errorf("claim %s: %w", name, err)
 	}
 	return devices, nil

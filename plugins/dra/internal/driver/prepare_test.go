@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,48 @@ func TestPrepareRefusesWhatIsNotThisNodesOrRocenetdRefuses(t *testing.T) {
 	}
 	if len(r.reserved) != 0 {
 		t.Errorf("reserved %v", r.reserved)
+	}
+}
+
+// rdma_cm goes into a claim's spec only on a node whose sysfs shows it
+// (rdma_ucm loaded): a device node that does not exist would keep the
+// container from starting.
+func TestPrepareGivesRdmaCMOnlyWhenTheNodeHasIt(t *testing.T) {
+	for _, loaded := range []bool{false, true} {
+		sysfs := t.TempDir()
+		if loaded {
+			if err := os.MkdirAll(filepath.Join(sysfs, "class/misc/rdma_cm"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := &reservingDaemon{reserved: map[string]*pb.ReserveRequest{}}
+		cdi := t.TempDir()
+		daemon := &Daemon{Reservations: r, changed: make(chan struct{})}
+		d := New(Options{DriverName: "rocenet.io", NodeName: "node1", CDIDir: cdi, RDMA: RDMAAll,
+			SysfsRoot: sysfs, CallTimeout: time.Second}, daemon, nil, nil)
+		d.daemon.publish(snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1)))
+		claims := []*resourceapi.ResourceClaim{allocatedClaim("u1", "node1", "0000-19-00-0-p1")}
+		if results, err := d.PrepareResourceClaims(context.Background(), claims); err != nil || results["u1"].Err != nil {
+			t.Fatalf("prepare: %v %v", err, results["u1"].Err)
+		}
+		data, err := os.ReadFile(CDISpecPath(cdi, "u1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spec cdispec.Spec
+		if err := json.Unmarshal(data, &spec); err != nil || len(spec.Devices) != 1 {
+			t.Fatalf("spec %s (%v)", data, err)
+		}
+		var nodes []string
+		for _, n := range spec.Devices[0].ContainerEdits.DeviceNodes {
+			nodes = append(nodes, n.Path)
+		}
+		want := "/dev/infiniband/uverbs0"
+		if loaded {
+			want += ",/dev/infiniband/rdma_cm"
+		}
+		if got := strings.Join(nodes, ","); got != want {
+			t.Errorf("rdma_ucm loaded %v: device nodes %s, want %s", loaded, got, want)
+		}
 	}
 }
