@@ -10,21 +10,26 @@
 
 namespace rocenet::diagd {
 
-NodeWatch::NodeWatch(NodeWatchOptions options, NodeClient* client)
-    : options_(std::move(options)), client_(client) {}
+namespace {
 
-NodeWatch::~NodeWatch() { Stop(); }
-
-void NodeWatch::Start() { thread_ = std::thread([this] { Run(); }); }
-
-void NodeWatch::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (!stop_.HasBeenNotified()) stop_.Notify();
-    if (active_ != nullptr) active_->Cancel();
-  }
-  if (thread_.joinable()) thread_.join();
+NodeSubscriptionOptions SubscriptionOf(const NodeWatchOptions& options) {
+  NodeSubscriptionOptions out;
+  out.socket = options.socket;
+  out.initial_backoff = options.initial_backoff;
+  out.max_backoff = options.max_backoff;
+  out.while_away = " (the ports stay as last seen)";
+  return out;
 }
+
+}  // namespace
+
+NodeWatch::NodeWatch(NodeWatchOptions options, NodeClient* client)
+    : options_(std::move(options)),
+      subscription_(
+          SubscriptionOf(options_),
+          NodeSubscriptionCallbacks{.on_snapshot = [this](const v1::PortSnapshot& s) { Take(s); },
+                                    .on_lost = nullptr},
+          client) {}
 
 absl::StatusOr<std::vector<diag::LocalPort>> NodeWatch::Ports() const {
   std::vector<diag::LocalPort> ports;
@@ -32,7 +37,7 @@ absl::StatusOr<std::vector<diag::LocalPort>> NodeWatch::Ports() const {
     absl::MutexLock lock(&mu_);
     if (!seen_) {
       return absl::UnavailableError(absl::StrCat("no ports from rocenetd at ", options_.socket,
-                                                 " yet: ", last_error_));
+                                                 " yet: ", subscription_.LastError()));
     }
     ports = ports_;
   }
@@ -46,50 +51,6 @@ absl::StatusOr<std::vector<diag::LocalPort>> NodeWatch::Ports() const {
     }
   }
   return ports;
-}
-
-void NodeWatch::Run() {
-  absl::Duration backoff = options_.initial_backoff;
-  while (!stop_.HasBeenNotified()) {
-    if (WatchOnce()) {
-      backoff = options_.initial_backoff;
-      SPDLOG_WARN("rocenetd at {}: node stream ended; reconnecting (the ports stay as last seen)",
-                  options_.socket);
-    }
-    if (stop_.WaitForNotificationWithTimeout(backoff)) return;
-    backoff = std::min(backoff * 2, options_.max_backoff);
-  }
-}
-
-bool NodeWatch::WatchOnce() {
-  std::unique_ptr<NodeStream> stream = client_->Watch();
-  {
-    absl::MutexLock lock(&mu_);
-    if (stop_.HasBeenNotified()) {
-      stream->Cancel();
-      return false;
-    }
-    active_ = stream.get();
-  }
-  bool got_any = false;
-  v1::PortSnapshot snapshot;
-  while (stream->Read(&snapshot)) {
-    if (!got_any) {
-      SPDLOG_INFO("rocenetd at {}: watching {} port(s)", options_.socket, snapshot.ports_size());
-    }
-    got_any = true;
-    Take(snapshot);
-  }
-  const absl::Status status = stream->Finish();
-  absl::MutexLock lock(&mu_);
-  active_ = nullptr;
-  if (!got_any) {
-    if (last_error_ != status.message()) {
-      SPDLOG_INFO("rocenetd at {} not reached: {}", options_.socket, status.message());
-    }
-    last_error_ = std::string(status.message());
-  }
-  return got_any;
 }
 
 void NodeWatch::Take(const v1::PortSnapshot& snapshot) {

@@ -2,7 +2,7 @@
 // NodeWatch: keeps rocenet-diagd's view of the node's ports in step with
 // rocenetd.
 //
-// One thread holds rocenetd's node stream open (NodeClient) and turns each
+// One thread holds rocenetd's node stream open (NodeSubscription) and turns each
 // snapshot into the diagnostics' ports (node_ports.h); when the set of the
 // ports' addresses changes, `on_addresses` is called with it (the data port
 // follows it). When the stream breaks the thread reconnects with exponential
@@ -22,17 +22,16 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "daemon/common/ipv4.h"
 #include "daemon/diag/local_port.h"
 #include "daemon/node_client/node_client.h"
+#include "daemon/node_client/node_subscription.h"
 #include "daemon/os/link.h"
 
 namespace rocenet::diagd {
@@ -53,33 +52,26 @@ class NodeWatch {
  public:
   // `client` is not owned and must outlive the watch.
   NodeWatch(NodeWatchOptions options, NodeClient* client);
-  ~NodeWatch();
   NodeWatch(const NodeWatch&) = delete;
   NodeWatch& operator=(const NodeWatch&) = delete;
 
-  void Start();
-  void Stop();
+  void Start() { subscription_.Start(); }
+  void Stop() { subscription_.Stop(); }
 
   absl::StatusOr<std::vector<diag::LocalPort>> Ports() const;
 
  private:
-  void Run();
-  // Streams until the stream ends; true when at least one snapshot came.
-  bool WatchOnce();
   void Take(const v1::PortSnapshot& snapshot);
 
   const NodeWatchOptions options_;
-  NodeClient* const client_;
-  std::thread thread_;
-  absl::Notification stop_;
   mutable absl::Mutex mu_;
-  NodeStream* active_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool seen_ ABSL_GUARDED_BY(mu_) = false;
-  std::string last_error_ ABSL_GUARDED_BY(mu_) = "not connected yet";
   std::vector<diag::LocalPort> ports_ ABSL_GUARDED_BY(mu_);
   std::set<Ipv4Address> addresses_ ABSL_GUARDED_BY(mu_);
   // One link dump at a time.
   mutable absl::Mutex links_mu_;
+  // Last: stopped (its thread joined) before the members above go.
+  NodeSubscription subscription_;
 };
 
 }  // namespace rocenet::diagd

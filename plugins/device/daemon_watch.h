@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // DaemonWatch: keeps DeviceState in step with rocenetd.
 //
-// One thread holds the daemon's node stream open (NodeClient: WatchPorts,
-// where every snapshot is the whole node of one generation); each snapshot
-// is one DeviceState::Update, with no other call. When the stream breaks
-// the thread reconnects with exponential backoff; the ports keep their last
+// One thread holds the daemon's node stream open (NodeSubscription over
+// WatchPorts, where every snapshot is the whole node of one generation);
+// each snapshot is one DeviceState::Update, with no other call. When the
+// stream breaks the thread reconnects with exponential backoff; the ports
+// keep their last
 // health until the daemon has been unreachable for `grace`, then
 // DeviceState::SetDaemonLost() makes every device Unhealthy. A short daemon
 // restart (upgrade, crash loop restart) thus never flaps the node's
@@ -14,16 +15,12 @@
 // Errors are logged, never returned: the watch retries forever.
 #pragma once
 
-#include <memory>
 #include <string>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "plugins/device/device_state.h"
 #include "daemon/node_client/node_client.h"
+#include "daemon/node_client/node_subscription.h"
+#include "plugins/device/device_state.h"
 
 namespace rocenet::device {
 
@@ -38,27 +35,14 @@ class DaemonWatch {
  public:
   // `client` and `state` are not owned and must outlive the watch.
   DaemonWatch(DaemonWatchOptions options, NodeClient* client, DeviceState* state);
-  ~DaemonWatch();
   DaemonWatch(const DaemonWatch&) = delete;
   DaemonWatch& operator=(const DaemonWatch&) = delete;
 
-  void Start();
-  void Stop();
+  void Start() { subscription_.Start(); }
+  void Stop() { subscription_.Stop(); }
 
  private:
-  void Run();
-  // Streams until the stream ends; true when at least one snapshot came.
-  bool WatchOnce();
-  // Sleeps up to `d`; false when Stop() was called.
-  bool SleepFor(absl::Duration d);
-
-  const DaemonWatchOptions options_;
-  NodeClient* const client_;
-  DeviceState* const state_;
-  std::thread thread_;
-  absl::Notification stop_;
-  absl::Mutex mu_;
-  NodeStream* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+  NodeSubscription subscription_;
 };
 
 }  // namespace rocenet::device
