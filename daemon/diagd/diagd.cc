@@ -101,12 +101,13 @@ absl::Status RunDiagd(const DiagdOptions& options) {
 
   std::unique_ptr<NodeClient> node_client = MakeGrpcNodeClient(options.node_socket);
   std::unique_ptr<diag::DiagEngine> engine;
-  NodeWatch watch(
-      {.socket = options.node_socket,
-       .links = [&netlink] { return netlink->ListLinks(); },
-       .on_addresses =
-           [&engine](std::set<Ipv4Address> addresses) { engine->SetAddresses(std::move(addresses)); }},
-      node_client.get());
+  NodeWatchOptions watch_options;
+  watch_options.socket = options.node_socket;
+  watch_options.links = [&netlink] { return netlink->ListLinks(); };
+  watch_options.on_addresses = [&engine](std::set<Ipv4Address> addresses) {
+    engine->SetAddresses(std::move(addresses));
+  };
+  NodeWatch watch(std::move(watch_options), node_client.get());
   engine = std::make_unique<diag::DiagEngine>(
       diag::EngineOptions{
           .data_port = options.data_port,

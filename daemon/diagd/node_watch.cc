@@ -10,23 +10,10 @@
 
 namespace rocenet::diagd {
 
-namespace {
-
-NodeSubscriptionOptions SubscriptionOf(const NodeWatchOptions& options) {
-  NodeSubscriptionOptions out;
-  out.socket = options.socket;
-  out.initial_backoff = options.initial_backoff;
-  out.max_backoff = options.max_backoff;
-  out.while_away = " (the ports stay as last seen)";
-  return out;
-}
-
-}  // namespace
-
 NodeWatch::NodeWatch(NodeWatchOptions options, NodeClient* client)
     : options_(std::move(options)),
       subscription_(
-          SubscriptionOf(options_),
+          options_,
           NodeSubscriptionCallbacks{.on_snapshot = [this](const v1::PortSnapshot& s) { Take(s); },
                                     .on_lost = nullptr},
           client) {}

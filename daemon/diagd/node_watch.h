@@ -36,11 +36,10 @@
 
 namespace rocenet::diagd {
 
-struct NodeWatchOptions {
-  // For messages.
-  std::string socket = "/run/rocenet/rocenetd.sock";
-  absl::Duration initial_backoff = absl::Milliseconds(100);
-  absl::Duration max_backoff = absl::Seconds(2);
+// The subscription's socket and backoff (no grace: the ports stay as last
+// seen however long rocenetd is away), and what the watch does with them.
+struct NodeWatchOptions : NodeSubscriptionOptions {
+  NodeWatchOptions() { while_away = " (the ports stay as last seen)"; }
   // The kernel's links now; null: the snapshot's state and counters are used.
   std::function<absl::StatusOr<std::vector<os::LinkInfo>>()> links;
   // Called on the watch's thread with the addresses of the ports, each time

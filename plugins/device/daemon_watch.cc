@@ -8,22 +8,8 @@
 
 namespace rocenet::device {
 
-namespace {
-
-NodeSubscriptionOptions SubscriptionOf(const DaemonWatchOptions& options) {
-  NodeSubscriptionOptions out;
-  out.socket = options.socket;
-  out.initial_backoff = options.initial_backoff;
-  out.max_backoff = options.max_backoff;
-  out.grace = options.grace;
-  out.while_away = " (the devices keep their health for the grace period)";
-  return out;
-}
-
-}  // namespace
-
 DaemonWatch::DaemonWatch(DaemonWatchOptions options, NodeClient* client, DeviceState* state)
-    : subscription_(SubscriptionOf(options),
+    : subscription_(options,
                     NodeSubscriptionCallbacks{
                         .on_snapshot =
                             [state](const rocenet::v1::PortSnapshot& snapshot) {

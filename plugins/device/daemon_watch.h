@@ -24,11 +24,12 @@
 
 namespace rocenet::device {
 
-struct DaemonWatchOptions {
-  std::string socket = "/run/rocenet/rocenetd.sock";
-  absl::Duration grace = absl::Seconds(30);
-  absl::Duration initial_backoff = absl::Milliseconds(100);
-  absl::Duration max_backoff = absl::Seconds(2);
+// The subscription's socket, backoff and grace (30 s unless set).
+struct DaemonWatchOptions : NodeSubscriptionOptions {
+  DaemonWatchOptions() {
+    grace = absl::Seconds(30);
+    while_away = " (the devices keep their health for the grace period)";
+  }
 };
 
 class DaemonWatch {

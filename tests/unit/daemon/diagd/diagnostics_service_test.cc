@@ -168,15 +168,19 @@ TEST(RefreshFromLinksTest, TheKernelsCountersAndStateWin) {
   EXPECT_EQ(ports[1].rx_dropped, 7u);
 }
 
+// A watch that retries every millisecond.
+NodeWatchOptions Fast(const std::string& socket) {
+  NodeWatchOptions options;
+  options.socket = socket;
+  options.initial_backoff = absl::Milliseconds(1);
+  options.max_backoff = absl::Milliseconds(1);
+  return options;
+}
+
 TEST(NodeWatchTest, BeforeTheFirstSnapshotThePortsAreUnavailableNamingTheSocket) {
   // Every stream ends at once, as an unreachable rocenetd's does.
   testing::FakeNodeClient client;
-  NodeWatch watch({.socket = "/run/rocenet/rocenetd.sock",
-                   .initial_backoff = absl::Milliseconds(1),
-                   .max_backoff = absl::Milliseconds(1),
-                   .links = nullptr,
-                   .on_addresses = nullptr},
-                  &client);
+  NodeWatch watch(Fast("/run/rocenet/rocenetd.sock"), &client);
   watch.Start();
   while (client.watch_calls() < 2) absl::SleepFor(absl::Milliseconds(1));
   const absl::StatusOr<std::vector<diag::LocalPort>> ports = watch.Ports();
@@ -201,16 +205,12 @@ TEST(NodeWatchTest, TheAddressesAreFollowedAndThePortsOutliveABrokenStream) {
   client.Script({.snapshots = {moved}, .hold = true, .end = absl::OkStatus()});
   absl::Mutex mu;
   std::vector<std::set<Ipv4Address>> seen;
-  NodeWatch watch({.socket = "rocenetd.sock",
-                   .initial_backoff = absl::Milliseconds(1),
-                   .max_backoff = absl::Milliseconds(1),
-                   .links = nullptr,
-                   .on_addresses =
-                       [&](std::set<Ipv4Address> addresses) {
-                         absl::MutexLock lock(&mu);
-                         seen.push_back(std::move(addresses));
-                       }},
-                  &client);
+  NodeWatchOptions options = Fast("rocenetd.sock");
+  options.on_addresses = [&](std::set<Ipv4Address> addresses) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(std::move(addresses));
+  };
+  NodeWatch watch(std::move(options), &client);
   watch.Start();
   auto seen_count = [&] {
     absl::MutexLock lock(&mu);
