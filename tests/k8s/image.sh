@@ -93,7 +93,13 @@ podman build --runtime runc --network host \
   -f "$root/packaging/container/Containerfile" \
   --ignorefile "$root/packaging/container/Containerfile.dockerignore" \
   --target build -t localhost/rocenet-build:cache "$root" >/dev/null
-podman image prune -f >/dev/null
+# Housekeeping only: the dangling images of earlier builds. One that a
+# leftover build container still uses (an interrupted build leaves its
+# buildah working containers behind) cannot go, and that is no reason to
+# fail the build that just succeeded.
+if ! pruned="$(podman image prune -f 2>&1 >/dev/null)"; then
+  echo "image: earlier builds' images not pruned: ${pruned##*$'\n'}" >&2
+fi
 rm -f "$archive"
 podman save --format oci-archive -o "$archive" "localhost/rocenet:$tag" >&2
 echo "image: localhost/rocenet:$tag built in $((SECONDS - start)) s" >&2
