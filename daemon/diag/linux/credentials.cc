@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/common/errno_status.h"
 #include "daemon/diag/linux/frames.h"
+#include "daemon/diag/wire/convert.h"
 #include "daemon/os/linux/file_stamp.h"
 #include "daemon/os/linux/random_bytes.h"
 
@@ -62,7 +63,7 @@ absl::StatusOr<peer::PeerEnvelope> PeerCredentials::Sign(const peer::PeerRequest
   if (!secret.ok()) return secret.status();
   absl::StatusOr<std::string> nonce = os::RandomBytes(kNonceBytes);
   if (!nonce.ok()) return nonce.status();
-  return SignPeerRequest(SerializeRequest(request), *secret, to, data_port, node_, clock_->Now(),
+  return SignPeerRequest(wire::SerializeRequest(request), *secret, to, data_port, node_, clock_->Now(),
                          *nonce);
 }
 

@@ -12,6 +12,7 @@
 #include "daemon/diag/linux/prober.h"
 #include "daemon/diag/linux/ring.h"
 #include "daemon/diag/linux/traffic.h"
+#include "daemon/diag/wire/convert.h"
 
 namespace rocenet::diag {
 namespace {
@@ -171,7 +172,7 @@ absl::StatusOr<peer::PeerRequest> DiagEngine::AdmitRequest(int fd) {
   absl::StatusOr<PeerGate::Admitted> admitted = credentials_.gate().Admit(
       *envelope, *secret, ends->peer, ends->local, options_.data_port, clock().Now());
   if (!admitted.ok()) return admitted.status();
-  absl::StatusOr<peer::PeerRequest> request = ParseRequest(admitted->request);
+  absl::StatusOr<peer::PeerRequest> request = wire::ParseRequest(admitted->request);
   if (!request.ok()) {
     credentials_.gate().Count(Refusal::kMalformed);
     return absl::Status(request.status().code(), absl::StrCat("peer ", ends->peer.ToString(), ": ",

@@ -16,14 +16,6 @@ absl::Status WriteBytes(const os::Clock& clock, int fd, const std::string& bytes
 
 }  // namespace
 
-std::string SerializeRequest(const peer::PeerRequest& request) {
-  return wire::SerializeRequest(request);
-}
-
-absl::StatusOr<peer::PeerRequest> ParseRequest(absl::string_view bytes) {
-  return wire::ParseRequest(bytes);
-}
-
 absl::Status WriteEnvelope(const os::Clock& clock, int fd, const peer::PeerEnvelope& envelope,
                            absl::Time deadline) {
   return WriteBytes(clock, fd, wire::SerializeEnvelope(envelope), deadline);

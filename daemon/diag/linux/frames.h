@@ -9,7 +9,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "daemon/diag/peer_messages.h"
 #include "daemon/os/clock.h"
@@ -18,11 +17,6 @@
 namespace rocenet::diag {
 
 using os::Fd;
-
-// A request as the bytes its envelope carries and signs, and back
-// (InvalidArgument "request does not parse").
-std::string SerializeRequest(const peer::PeerRequest& request);
-absl::StatusOr<peer::PeerRequest> ParseRequest(absl::string_view bytes);
 
 // The first frame of a connection, and the reply to it. Reads fail with
 // InvalidArgument "malformed frame" on bytes that do not parse.

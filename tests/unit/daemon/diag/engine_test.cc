@@ -199,9 +199,9 @@ TEST_F(EngineTest, AForgedRequestToTheDataPortIsRefusedAndCounted) {
     // Without a secret: the request's bytes in an envelope without a MAC.
     const peer::PeerEnvelope envelope =
         with_wrong_secret
-            ? SignPeerRequest(SerializeRequest(request), "not-the-cluster-secret", Loopback(1),
+            ? SignPeerRequest(wire::SerializeRequest(request), "not-the-cluster-secret", Loopback(1),
                               ports_[1], "intruder", absl::Now(), std::string(kNonceBytes, 'n'))
-            : peer::PeerEnvelope{.request = SerializeRequest(request), .auth = {}};
+            : peer::PeerEnvelope{.request = wire::SerializeRequest(request), .auth = {}};
     ASSERT_OK(WriteEnvelope(clock_, fd->get(), envelope, absl::Now() + absl::Seconds(2)));
     EXPECT_FALSE(ReadReply(clock_, fd->get(), absl::Now() + absl::Seconds(3)).ok());
   }
