@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The planner: from what LLDP says about each scale-out port, what the node
 // already has configured, and the config, decide each port's AddressPlan
-// (DESIGN.md 3.4).
+// (docs/rocenetd.md#addressing-from-lldp).
 //
 // PlanNode() is a pure function: no I/O, no clock, no state; the same input
 // gives the same plans, in the order of the input ports. It never fails as a

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reads the switch port's address out of an LLDP Port Description.
 //
-// Intel's switch convention (DESIGN.md 3.4): the last whitespace-separated
-// token of the Port Description is the switch port's own address and prefix
-// length, e.g. "no-alert 10.200.10.2/30"; the words before it are free text.
+// Intel's switch convention (docs/rocenetd.md#addressing-from-lldp): the last
+// whitespace-separated token of the Port Description is the switch port's own
+// address and prefix length, e.g. "no-alert 10.200.10.2/30"; the words before
+// it are free text.
 //
 // ParsePortDescription() is a pure function, thread-safe, and copes with any
 // bytes (the TLV holds up to 255 of them, not necessarily UTF-8). A refusal is

@@ -54,10 +54,10 @@ grpc::Status AddressingService::Reconcile(grpc::ServerContext* context,
       !admitted.ok()) {
     return admitted;
   }
-  // Reconcile changes the node's network configuration. Only root can reach
-  // the socket today (0600 in a 0700 directory); the uid 0 check through
-  // SO_PEERCRED that DESIGN.md 3.8 asks of mutating calls comes with a later
-  // change, for this call and the attachment calls alike.
+  // Reconcile changes the node's network configuration: the gate above has
+  // admitted it as such a call, from root on the unix socket (by the uid the
+  // kernel gives, SO_PEERCRED) or a verified client certificate over TLS
+  // (docs/rocenetd.md#security).
   absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Reconcile();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   ToProto(**snapshot, response);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The addressing metric families (DESIGN.md 3.9): whether each port is
+// The addressing metric families (docs/metrics.md): whether each port is
 // provisioned, its plan, whether applying it failed, and how often it had
 // to be set up.
 #include <string>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The attachment metric families (DESIGN.md 3.9): the CNI plugin's calls
+// The attachment metric families (docs/metrics.md): the CNI plugin's calls
 // into the daemon by operation and outcome, and their latency; and the
 // ports reserved for DRA claims, which those calls hand out. Every
 // operation and outcome is listed from the start, at 0, so rate() sees the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The health metric families (DESIGN.md 3.7, 3.9): each port's conditions as
-// 1/0 gauges, one series per port and condition type, so alerts and
-// dashboards see a condition clear as well as rise. The reason and message
+// The health metric families (docs/health.md, docs/metrics.md): each port's
+// conditions as 1/0 gauges, one series per port and condition type, so alerts
+// and dashboards see a condition clear as well as rise. The reason and message
 // are text and stay in the API (`rocectl health`).
 #include <string>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The LLDP metric families (DESIGN.md 3.9). Counters come from the agent's
+// The LLDP metric families (docs/metrics.md). Counters come from the agent's
 // per-port receive counters and the neighbor table, both in the snapshot.
 #include <string>
 

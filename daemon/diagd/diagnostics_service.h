@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // rocenet.v1.Diagnostics over a diag::Diagnostics: reach, bandwidth,
 // all-reduce, incast and RDMA tests, coordinated by this rocenet-diagd and
-// run daemon to daemon over the scale-out ports (DESIGN.md 7).
+// run daemon to daemon over the scale-out ports (docs/diagnostics.md).
 //
 // Runs on gRPC's threads. Each call passes the RequestGate first (when there
 // is one); requests are then checked against the bounds of

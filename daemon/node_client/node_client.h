@@ -6,7 +6,7 @@
 // device plugin and rocenet-diagd read nothing else of rocenetd.
 //
 // The interface lets their reconnect, backoff and grace logic be tested with
-// a fake (tests/unit/plugins/device/fake_node_client.h);
+// a fake (tests/unit/fakes/fake_node_client.h);
 // MakeGrpcNodeClient() is the real one, over rocenetd's unix socket.
 #pragma once
 

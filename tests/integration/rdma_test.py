@@ -7,7 +7,9 @@ address that moves; the device plugin gives a container the verbs nodes and
 the GID indices of its ports.
 
 This kernel has no RDMA device (no rxe or siw), so the GID table is the
-sim's; what the kernel's table looks like is in ../shared/HARDWARE.md."""
+sim's, kept as the kernel's RDMA core keeps it
+(docs/development.md#simulated-fabric); the kernel's own table is read in
+tests/vm, of an rdma_rxe device."""
 
 from __future__ import annotations
 

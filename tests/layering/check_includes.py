@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The dependency direction of DESIGN.md, checked on every #include.
+"""The dependency direction, checked on every #include: the rule table of
+docs/architecture.md#the-dependency-direction, as code.
 
 Dependencies point one way: common <- os <- domain <- node <- {api,
 config} <- server (daemon/node is the node's state on its loop, built from
@@ -68,7 +69,8 @@ NO_SYSCALLS = {f"daemon/{d}" for d in DOMAIN} | {"daemon/node", "daemon/diag/lin
 SYSTEM_HEADER = re.compile(
     r'^\s*#\s*include\s+<((?:sys|netinet|arpa|linux|net|netpacket)/[^>]+|poll\.h|unistd\.h|fcntl\.h)>',
     re.MULTILINE)
-RULE = ("DESIGN.md §2: common <- os <- domain <- node <- {api, config} <- server; "
+RULE = ("docs/architecture.md#the-dependency-direction: "
+        "common <- os <- domain <- node <- {api, config} <- server; "
         "plugins and rocectl: proto and common")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

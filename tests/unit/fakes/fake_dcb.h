@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // FakeDcb: dcbnl as a driver answers it, for unit tests and the daemon's
-// simulated fabric. The rules are the drivers' (facts in
-// ../shared/HARDWARE.md):
+// simulated fabric. The rules are the drivers' (docs/health.md#lossless-roce-pfc):
 //   - hbl_en (Gaudi): 4 priorities (pfc_cap 4), all or nothing: a pfc_en
 //     other than 0x00 or 0x0f is EINVAL; PFC is on (0x0f) after probe and
 //     after every reset; the only DCBX mode it takes is host-managed IEEE;

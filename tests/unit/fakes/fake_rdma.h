@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // FakeRdma: the RDMA subsystem's namespaces for unit tests, as the kernel
-// keeps them (facts in ../shared/HARDWARE.md and the kernel's rdma netns
+// keeps them (docs/pods.md#the-rocenet-cni-plugin and the kernel's rdma netns
 // documentation): in shared mode every device is visible everywhere and a
 // move is refused; in exclusive mode a device is in one namespace, visible
 // and movable only from there, and a namespace that dies hands its devices

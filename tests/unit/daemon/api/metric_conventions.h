@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The naming conventions every rocenet metric family is held to
-// (Prometheus and node_exporter practice, DESIGN.md 3.9), for tests: each
+// (Prometheus and node_exporter practice, docs/metrics.md), for tests: each
 // broken rule is a gtest failure naming the family.
 #pragma once
 

@@ -2,7 +2,7 @@
 // Scrapes rocenetd's metrics collectable (NodeMetrics over a fake node state,
 // as the exposer does), parses the text exposition strictly and holds every
 // family to the Prometheus and node_exporter naming conventions of
-// DESIGN.md 3.9 (the parser: exposition_parser.h; the rules:
+// docs/metrics.md (the parser: exposition_parser.h; the rules:
 // metric_conventions.h). Also checks the health, diagnostics and attachment
 // families' values.
 #include <map>

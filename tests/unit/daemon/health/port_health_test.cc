@@ -135,7 +135,7 @@ TEST(EvaluatePortTest, NoLldpNeighborWaitsForTheStartupHoldoffOnKeptPorts) {
 }  // namespace
 }  // namespace rocenet::health
 
-// Each condition of DESIGN.md 3.7 from the signals that raise it in the
+// Each condition of docs/health.md from the signals that raise it in the
 // daemon, held while they last and cleared when they go.
 namespace rocenet::health {
 namespace {

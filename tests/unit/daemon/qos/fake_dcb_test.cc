@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// FakeDcb keeps the drivers' rules (HARDWARE.md); the controller's tests
-// rely on them.
+// FakeDcb keeps the drivers' rules (docs/health.md#lossless-roce-pfc); the
+// controller's tests rely on them.
 #include "tests/unit/fakes/fake_dcb.h"
 
 #include "gmock/gmock.h"

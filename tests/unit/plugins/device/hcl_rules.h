@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// How HCL reads the files rocenet writes for it, as ../shared/HARDWARE.md
-// describes its parsers: every key required in every entry, addresses
-// through inet_pton and MACs through ether_aton, and an empty or zero
-// address or mask refuses the whole file. The tests hold rocenet's files
-// to these rules rather than to a copy of its own output.
+// How HCL reads the files rocenet writes for it, as its parsers do
+// (docs/pods.md#kubelet-device-plugin, "What HCL finds in the pod"): every
+// key required in every entry, addresses through inet_pton and MACs through
+// ether_aton, and an empty or zero address or mask refuses the whole file.
+// The tests hold rocenet's files to these rules rather than to a copy of its
+// own output.
 #pragma once
 
 #include <arpa/inet.h>
