@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Keeps the documentation true to the tree.
 
-  check_docs.py ROOT        checks README.md, docs/*.md and plugins/cni/README.md
+  check_docs.py ROOT        checks README.md, CONTRIBUTING.md, docs/*.md and
+                            plugins/cni/README.md
   check_docs.py --self-test checks that planted mistakes are found
 
 What is checked:
@@ -39,7 +40,8 @@ CONDITION = re.compile(r'inline constexpr absl::string_view k\w+ = "(\w+)";')
 
 
 def documents(root: str) -> list[str]:
-    found = [os.path.join(root, "README.md"), os.path.join(root, "plugins", "cni", "README.md")]
+    found = [os.path.join(root, "README.md"), os.path.join(root, "CONTRIBUTING.md"),
+             os.path.join(root, "plugins", "cni", "README.md")]
     found += sorted(glob.glob(os.path.join(root, "docs", "*.md")))
     return [path for path in found if os.path.exists(path)]
 

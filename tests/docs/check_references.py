@@ -259,11 +259,15 @@ def check(root: str) -> list[str]:
                     continue
                 found = resolves(root, path, reference)
                 if found is None:
-                    problems.append(f"{name}:{line}: {reference}: no such file in the tree")
+                    problem = f"{name}:{line}: {reference}: no such file in the tree"
                 elif anchor and found.endswith(".md") and os.path.isfile(found) \
                         and anchor not in anchors_of(found):
-                    problems.append(f"{name}:{line}: {reference}#{anchor}: no heading "
-                                    f"#{anchor} in {os.path.relpath(found, root)}")
+                    problem = (f"{name}:{line}: {reference}#{anchor}: no heading "
+                               f"#{anchor} in {os.path.relpath(found, root)}")
+                else:
+                    continue
+                if problem not in problems:  # a link may name its file twice: as text and target
+                    problems.append(problem)
     return problems
 
 
