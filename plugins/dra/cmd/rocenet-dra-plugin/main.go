@@ -46,6 +46,7 @@ type flags struct {
 	sysfsRoot     string
 	taintEffect   string
 	healthTimeout time.Duration
+	gracePeriod   time.Duration
 	callTimeout   time.Duration
 	retry         time.Duration
 	syncInterval  time.Duration
@@ -68,8 +69,9 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.sysfsRoot, "sysfs-root", driver.DefaultSysfsRoot, "the node's sysfs, where the kernel shows whether rdma_cm exists")
 	fs.StringVar(&f.taintEffect, "unhealthy-taint", string(resourceapi.DeviceTaintEffectNoSchedule), "taint effect on an unhealthy port: NoSchedule, NoExecute or None")
 	fs.DurationVar(&f.healthTimeout, "health-timeout", 30*time.Second, "how long kubelet keeps a port's health without a new report")
+	fs.DurationVar(&f.gracePeriod, "grace-period", 30*time.Second, "how long rocenetd may be unreachable before every port's health is Unknown (0: never)")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 10*time.Second, "deadline of a call to rocenetd")
-	fs.DurationVar(&f.retry, "retry", time.Second, "wait before subscribing to rocenetd again")
+	fs.DurationVar(&f.retry, "retry", time.Second, "first wait before subscribing to rocenetd again; it doubles while rocenetd is away, up to 30s")
 	fs.DurationVar(&f.syncInterval, "sync-interval", 10*time.Second, "how often claims' network data is checked besides on changes")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -109,6 +111,9 @@ func parseFlags(args []string) (flags, error) {
 	}
 	if f.callTimeout <= 0 || f.retry <= 0 || f.syncInterval <= 0 {
 		return f, errors.New("--call-timeout, --retry and --sync-interval must be positive")
+	}
+	if f.gracePeriod < 0 {
+		return f, fmt.Errorf("--grace-period %s: must not be negative", f.gracePeriod)
 	}
 	return f, nil
 }
@@ -183,7 +188,7 @@ func run(f flags) error {
 	if err != nil {
 		return fmt.Errorf("Kubernetes client: %w", err)
 	}
-	daemon, err := driver.DialDaemon(f.daemonSocket)
+	daemon, err := driver.DialDaemon(f.daemonSocket, f.retry)
 	if err != nil {
 		return err
 	}
@@ -211,7 +216,7 @@ func run(f flags) error {
 		CallTimeout:     f.callTimeout,
 	}, daemon, kube, cancel)
 
-	go daemon.Watch(ctx, f.retry)
+	go daemon.Watch(ctx, driver.WatchOptions{Retry: f.retry, MaxRetry: driver.DefaultMaxRetry, Grace: f.gracePeriod})
 
 	opts := []kubeletplugin.Option{
 		kubeletplugin.DriverName(f.driverName),

@@ -24,6 +24,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	pb "rocenet.io/dra-plugin/internal/rocenetpb"
 )
@@ -54,12 +55,17 @@ type Publisher interface {
 
 // Driver implements kubeletplugin.DRAPlugin.
 type Driver struct {
-	opts   Options
+	opts Options
+	// rocenetd's node, as the loops and prepare read it.
+	node Node
+	// The calls to rocenetd (reservations, attachments).
 	daemon *Daemon
 	kube   kubernetes.Interface
 	// Called with errors the helper cannot recover from; the process
 	// then stops (kubelet restarts the container).
 	fatal func(error)
+	// The health reports' time and re-send timer.
+	clock clock.Clock
 }
 
 func (d *Driver) sysfsRoot() string {
@@ -69,9 +75,9 @@ func (d *Driver) sysfsRoot() string {
 	return d.opts.SysfsRoot
 }
 
-// New makes the driver.
+// New makes the driver, which follows the node that daemon.Watch keeps.
 func New(opts Options, daemon *Daemon, kube kubernetes.Interface, fatal func(error)) *Driver {
-	return &Driver{opts: opts, daemon: daemon, kube: kube, fatal: fatal}
+	return &Driver{opts: opts, node: daemon, daemon: daemon, kube: kube, fatal: fatal, clock: clock.RealClock{}}
 }
 
 // PoolName is the node's pool: the node's name, as the helper names the
@@ -81,11 +87,11 @@ func (d *Driver) PoolName() string { return d.opts.NodeName }
 // views is the latest snapshot's ports by device name; an error when
 // rocenetd has not sent one yet.
 func (d *Driver) views() (map[string]PortView, error) {
-	snapshot, _ := d.daemon.Latest()
-	if snapshot == nil {
+	state, _ := d.node.State()
+	if state.Snapshot == nil {
 		return nil, errors.New("rocenetd has not sent this node's ports yet (is it running?)")
 	}
-	views, _ := Ports(snapshot)
+	views, _ := Ports(state.Snapshot)
 	byDevice := make(map[string]PortView, len(views))
 	for _, v := range views {
 		byDevice[v.Device] = v
@@ -194,9 +200,21 @@ func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
 	}
 }
 
-// HealthReport is every port's health as kubelet takes it.
-func (d *Driver) HealthReport(snapshot *pb.PortSnapshot, now time.Time) kubeletplugin.DeviceHealthReport {
-	views, _ := Ports(snapshot)
+// HealthReport is every port's health as kubelet takes it: rocenetd's,
+// or Unknown for every port while rocenetd is Lost.
+//
+// Unknown, neither Unhealthy nor silence. rocenetd away says nothing about
+// a port: its link, address and the pods' traffic on it stay as they were,
+// so Unhealthy (which the device plugin must say, having no other word)
+// would be untrue, and would set off whatever remediation watches for it.
+// Silence would end as Unknown too, but late and without a reason: kubelet
+// has no timer for a report gone stale, and finds it Unknown only when it
+// next builds the pod's status for another cause (its periodic sync of
+// the pod, a minute or more). A report that changes the health makes
+// kubelet update the status of the pods using the port at once, with the
+// report's message (why) beside it.
+func (d *Driver) HealthReport(state NodeState, now time.Time) kubeletplugin.DeviceHealthReport {
+	views, _ := Ports(state.Snapshot)
 	report := kubeletplugin.DeviceHealthReport{}
 	for _, v := range views {
 		h := kubeletplugin.DeviceHealth{
@@ -206,7 +224,11 @@ func (d *Driver) HealthReport(snapshot *pb.PortSnapshot, now time.Time) kubeletp
 			LastUpdated:        now,
 			HealthCheckTimeout: d.opts.HealthTimeout,
 		}
-		if !v.Healthy() {
+		switch {
+		case state.Lost != nil:
+			h.Health = kubeletplugin.HealthStatusUnknown
+			h.Message = state.Lost.String()
+		case !v.Healthy():
 			h.Health = kubeletplugin.HealthStatusUnhealthy
 			h.Message = "rocenetd: " + v.FailingConditions()
 		}
@@ -215,24 +237,29 @@ func (d *Driver) HealthReport(snapshot *pb.PortSnapshot, now time.Time) kubeletp
 	return report
 }
 
-// WatchHealthStatus sends kubelet every port's health: at once, on every
-// change rocenetd sends, and again within a third of the health timeout.
+// WatchHealthStatus sends kubelet every port's health: nothing before
+// rocenetd's first snapshot, then at once, on every change of the node
+// (rocenetd's snapshots, rocenetd lost) and again a third of the health
+// timeout after the last report, so that kubelet's copy never goes stale.
 func (d *Driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletplugin.DeviceHealthReport) error {
 	resend := d.opts.HealthTimeout / 3
 	for {
-		snapshot, changed := d.daemon.Latest()
-		if snapshot != nil {
+		state, changed := d.node.State()
+		if state.Snapshot != nil {
 			select {
 			case <-ctx.Done():
 				return nil
-			case reports <- d.HealthReport(snapshot, time.Now()):
+			case reports <- d.HealthReport(state, d.clock.Now()):
 			}
 		}
+		timer := d.clock.NewTimer(resend)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return nil
 		case <-changed:
-		case <-time.After(resend):
+			timer.Stop()
+		case <-timer.C():
 		}
 	}
 }
@@ -245,8 +272,8 @@ func (d *Driver) Publish(ctx context.Context, publisher Publisher) {
 	var published []resourceapi.Device
 	first := true
 	for {
-		snapshot, changed := d.daemon.Latest()
-		if snapshot != nil {
+		state, changed := d.node.State()
+		if snapshot := state.Snapshot; snapshot != nil {
 			views, clashes := Ports(snapshot)
 			for _, c := range clashes {
 				logger.Error(nil, "port left out of the ResourceSlice: its id gives no device name of its own", "port", c)

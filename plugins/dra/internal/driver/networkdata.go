@@ -102,7 +102,7 @@ func mergeStatus(existing []resourceapi.AllocatedDeviceStatus, driverName, pool 
 func (d *Driver) SyncNetworkData(ctx context.Context, interval time.Duration) {
 	written := map[string][]resourceapi.AllocatedDeviceStatus{}
 	for {
-		_, changed := d.daemon.Latest()
+		_, changed := d.node.State()
 		if err := d.syncNetworkData(ctx, written); err != nil && ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "claim network data")
 		}
