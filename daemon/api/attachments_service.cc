@@ -79,6 +79,7 @@ grpc::Status AttachmentsService::Attach(grpc::ServerContext* context,
   domain.netns = request->netns();
   domain.ifname = request->ifname();
   domain.device_id = request->device_id();
+  domain.any_free_port = request->any_free_port();
   domain.cni_version = request->cni_version();
   domain.pod = {request->pod().namespace_(), request->pod().name(), request->pod().uid()};
   domain.mtu = request->mtu();

@@ -12,6 +12,29 @@
 #include "daemon/common/status_macros.h"
 
 namespace rocenet::attach {
+namespace {
+
+// The refusal of a pod that reaches the plugin with neither a device id nor
+// a reservation, under a network that does not allow any free port. Under
+// Kubernetes that is a pod on the network whose containers asked for no
+// port: taking one would take it behind kubelet's back, which then gives it
+// to the next pod that asks. The message shows in the pod's
+// FailedCreatePodSandBox event, so it names the fix. It starts with the
+// configuration key, as the plugin's messages about a key do.
+absl::Status NoPortAskedFor(const PodIdentity& pod) {
+  const std::string who =
+      pod.name.empty() ? std::string("the container")
+                       : absl::StrCat("pod ", pod.ns, "/", pod.name,
+                                      pod.uid.empty() ? "" : absl::StrCat(" (uid ", pod.uid, ")"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "deviceID: none given and no port reserved for ", who,
+      ": ask for the port in the pod, with a limit of rocenet.io/scale-out-port (the "
+      "resource the NetworkAttachmentDefinition's k8s.v1.cni.cncf.io/resourceName names) or a "
+      "ResourceClaim of DeviceClass scale-out-port.rocenet.io; nothing was taken. Only a network for a "
+      "runtime without kubelet may set \"anyFreePort\": true"));
+}
+
+}  // namespace
 
 // Opens LLDP sockets inside one pod's namespace.
 class AttachManager::PodSocketFactory final : public os::PacketSocketFactory {
@@ -207,6 +230,7 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
     return absl::NotFoundError(
         absl::StrCat("device id \"", request.device_id, "\" is not a port of this node"));
   }
+  if (!request.any_free_port) return NoPortAskedFor(request.pod);
   // Any free port: only a healthy one, so a pod never starts on a port that
   // is down or cut off from its switch.
   std::vector<std::string> refusals;

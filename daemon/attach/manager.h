@@ -62,8 +62,10 @@ struct AttachRequest {
   std::string netns;
   std::string ifname;
   // Empty: the first port reserved for the pod (by pod.uid) not attached
-  // yet, or, when none is reserved for it, any free port.
+  // yet, or, when none is reserved for it, any free port if
+  // `any_free_port`; refused otherwise.
   std::string device_id;
+  bool any_free_port = false;
   std::string cni_version;
   PodIdentity pod;
   uint32_t mtu = 0;

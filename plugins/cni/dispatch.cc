@@ -41,6 +41,7 @@ absl::StatusOr<Json> Add(const Request& request, const AttachmentsClientFactory&
   attach.set_netns(invocation.netns);
   attach.set_ifname(invocation.ifname);
   attach.set_device_id(conf.device_id);
+  attach.set_any_free_port(conf.any_free_port);
   attach.set_cni_version(conf.cni_version);
   attach.mutable_pod()->set_namespace_(invocation.pod.namespace_name);
   attach.mutable_pod()->set_name(invocation.pod.name);

@@ -212,6 +212,12 @@ absl::Status ParseAttachKeys(const Json& config, NetConf& conf) {
     if (runtime_device.has_value() && !runtime_device->empty()) device_id = runtime_device;
   }
   if (device_id.has_value()) conf.device_id = *std::move(device_id);
+  if (const Json* any = Member(config, "anyFreePort"); any != nullptr) {
+    if (!any->is_boolean()) {
+      return ConfigError(absl::StrCat("anyFreePort: must be true or false, got ", Shown(*any)));
+    }
+    conf.any_free_port = any->get<bool>();
+  }
   return absl::OkStatus();
 }
 

@@ -16,13 +16,15 @@
 //   mtu          integer 68..65535; default: the port's MTU
 //   deviceID     the port id Multus passes from the device plugin;
 //                runtimeConfig.deviceID wins when both are set
+//   anyFreePort  true: without a deviceID or a reservation, any free healthy
+//                port (runtimes without kubelet); default false: refused
 //   prevResult   the previous plugin's result (ADD) or the ADD result (CHECK)
 //   cni.dev/valid-attachments (GC) the attachments to keep; the draft name
 //                cni.dev/attachments is accepted too, as libcni sends both
 //   routes       rejected with code 2: rocenetd takes the routes from the
 //                port's LLDP plan and its Attach API has no routes field
 //
-// mode, mtu, deviceID and routes are checked for ADD and CHECK only. DEL,
+// mode, mtu, deviceID, anyFreePort and routes are checked for ADD and CHECK only. DEL,
 // GC and STATUS use none of them, so a configuration edited after ADD can
 // never keep a pod from being deleted.
 //
@@ -65,7 +67,8 @@ struct NetConf {
   absl::Duration timeout = kDefaultTimeout;
   std::string mode;       // empty: the node's mode
   uint32_t mtu = 0;       // 0: the port's MTU
-  std::string device_id;  // empty: any free port
+  std::string device_id;  // empty: the pod's reserved port, else see any_free_port
+  bool any_free_port = false;
   // Present when the configuration has prevResult; an object whose
   // interfaces, ips and routes (when present) are arrays of objects.
   std::optional<nlohmann::ordered_json> prev_result;

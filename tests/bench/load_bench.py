@@ -118,7 +118,8 @@ def concurrent_cni(fab, daemon: Daemon, parallel: int, pods: list[str]) -> dict:
     """`parallel` ADDs at once, then `parallel` DELs at once: two interfaces
     per pod, any free port, as Multus runs the plugin."""
     node = fab.node_netns
-    conf = {"cniVersion": "1.0.0", "name": "ai", "type": "rocenet", "socket": daemon.socket}
+    conf = {"cniVersion": "1.0.0", "name": "ai", "type": "rocenet", "socket": daemon.socket,
+            "anyFreePort": True}
     jobs = [(i // 2, f"net{i % 2 + 1}") for i in range(parallel)]
     needed = (parallel + 1) // 2
     for i in range(len(pods), needed):

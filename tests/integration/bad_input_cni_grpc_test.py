@@ -109,7 +109,8 @@ CNI_CASES = [
 def resolve_conf(conf, daemon) -> str | bytes:
     if isinstance(conf, (str, bytes)):
         return conf
-    good = {"cniVersion": "1.0.0", "name": "ai-net", "type": "rocenet", "socket": daemon.socket}
+    good = {"cniVersion": "1.0.0", "name": "ai-net", "type": "rocenet", "socket": daemon.socket,
+            "anyFreePort": True}
     for key, value in conf[1].items():
         if value is DROP:
             good.pop(key, None)

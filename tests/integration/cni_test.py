@@ -36,8 +36,10 @@ class Cni:
         self.daemon = daemon
 
     def conf(self, version: str = "1.0.0", **extra) -> dict:
+        """A network for a runtime without kubelet (podman's CNI backend, say):
+        a pod without a device id takes any free port."""
         return {"cniVersion": version, "name": "ai-net", "type": "rocenet",
-                "socket": self.daemon.socket, **extra}
+                "socket": self.daemon.socket, "anyFreePort": True, **extra}
 
     def run(self, command: str, container: str, netns: str | None, ifname: str = "net1",
             conf: dict | str | None = None, env: dict | None = None):
@@ -180,7 +182,7 @@ def test_two_pods_take_three_ports_each_in_parallel(fabric, daemon, cni, pod):
     assert all(rc == 0 for rc, _ in results), results
     macs = [out["interfaces"][0]["mac"] for _, out in results]
     assert len(set(macs)) == 6  # never the same port twice
-    for (p, i), (_, out) in zip(jobs, results):
+    for (_p, i), (_, out) in zip(jobs, results, strict=True):
         assert out["interfaces"][0]["name"] == f"net{i}"
     for p, i in jobs:
         assert cni.run("DEL", f"par{p[-1]}", p, f"net{i}")[0] == 0

@@ -68,7 +68,8 @@ def test_a_hundred_invocations_at_once_all_get_through(fabric, daemon):
     for i in range(PORTS):
         pods.append(f"{fabric.name}-podb{i}")
         subprocess.run(["ip", "netns", "add", pods[-1]], check=True)
-    conf = {"cniVersion": "1.0.0", "name": "ai", "type": "rocenet", "socket": daemon.socket}
+    conf = {"cniVersion": "1.0.0", "name": "ai", "type": "rocenet", "socket": daemon.socket,
+            "anyFreePort": True}
     jobs = [("ADD", f"burst{i}", pods[i]) for i in range(PORTS)]
     jobs += [("DEL", f"nobody{i}", pods[i % PORTS]) for i in range(100)]
 
@@ -80,7 +81,7 @@ def test_a_hundred_invocations_at_once_all_get_through(fabric, daemon):
     try:
         with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
             results = list(pool.map(one, jobs))
-        failed = [(job, out) for job, (rc, out) in zip(jobs, results) if rc != 0]
+        failed = [(job, out) for job, (rc, out) in zip(jobs, results, strict=True) if rc != 0]
         assert not failed, (len(failed), failed[:3])
     finally:
         for i, ns in enumerate(pods):

@@ -20,8 +20,19 @@ import subprocess
 import yaml
 
 from harness import wait_until
-from packaging_support import (DIAGD_FLAGS, K8S, OVERLAYS, REPO, built, containers, flags, one,
-                               render, rocenetd_config, running_daemon)
+from packaging_support import (
+    DIAGD_FLAGS,
+    K8S,
+    OVERLAYS,
+    REPO,
+    built,
+    containers,
+    flags,
+    one,
+    render,
+    rocenetd_config,
+    running_daemon,
+)
 
 
 def write_volume(cm: dict, directory) -> str:
@@ -182,7 +193,7 @@ def test_diagd_starts_with_the_daemonsets_flags_and_answers_its_probes(tmp_path)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-                raise AssertionError(f"rocenet-diagd did not stop on SIGTERM:\n{log_text()}")
+                raise AssertionError(f"rocenet-diagd did not stop on SIGTERM:\n{log_text()}") from None
         assert code == 0, f"rocenet-diagd exited {code} on SIGTERM:\n{log_text()}"
 
 
@@ -229,6 +240,10 @@ def test_network_attachment_definition_is_accepted_by_the_plugin(tmp_path):
     assert set(networks) == {nad["metadata"]["name"]}
     limits = pod["spec"]["containers"][0]["resources"]["limits"]
     assert int(limits[resource]) == len(networks), "one port per attachment"
+
+    # Under Kubernetes a pod without a port of its own is refused: no shipped
+    # network lets it take any free one behind kubelet's back.
+    assert "anyFreePort" not in config, config
 
     # The real plugin takes the configuration and only fails reaching the
     # daemon (code 11), not on the configuration (code 7).

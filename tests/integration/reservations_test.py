@@ -145,12 +145,16 @@ def ip_json(netns: str, *args: str):
     return json.loads(cp.stdout or "[]")
 
 
-def cni(daemon, command: str, pod: str, uid: str, netns: str, device_id: str = ""):
+def cni(daemon, command: str, pod: str, uid: str, netns: str, device_id: str = "",
+        any_free_port: bool = False):
     """The rocenet plugin as Multus runs it for pod `pod` (uid `uid`); a
-    device id only when one is given, as Multus has none for a DRA claim."""
+    device id only when one is given, as Multus has none for a DRA claim;
+    `anyFreePort` only when asked, as no shipped network sets it."""
     conf = {"cniVersion": "1.1.0", "name": "ai-net", "type": "rocenet", "socket": daemon.socket}
     if device_id:
         conf["deviceID"] = device_id
+    if any_free_port:
+        conf["anyFreePort"] = True
     env = {
         "CNI_COMMAND": command, "CNI_CONTAINERID": f"ctr-{pod}", "CNI_IFNAME": "net1",
         "CNI_NETNS": netns, "CNI_PATH": "/usr/lib/cni",
@@ -213,8 +217,19 @@ def test_reserved_port_reaches_its_pod_and_no_other(fabric, daemon, pod):
     links = {link["ifname"]: link for link in ip_json(os.path.basename(a), "link", "show")}
     assert links["net1"]["address"] == mac_of[reserved]
 
-    # Pod B has no reservation: another port, never the reserved one.
-    rc, other = cni(daemon, "ADD", "pod-b", "uid-b", b)
+    # Pod B has neither a reservation nor a device id: under Kubernetes it
+    # asked for no port, and is refused, naming the fix, with nothing taken.
+    attached_before = daemon.rocectl("attachments", "-o", "json", check=True).stdout
+    rc, refused_b = cni(daemon, "ADD", "pod-b", "uid-b", b)
+    assert rc == 1 and refused_b["code"] == 7, refused_b
+    assert refused_b["msg"].startswith("deviceID: none given and no port reserved for pod "
+                                       "default/pod-b (uid uid-b): ask for the port in the pod, "
+                                       "with a limit of rocenet.io/scale-out-port"), refused_b
+    assert "net1" not in {link["ifname"] for link in ip_json(os.path.basename(b), "link", "show")}
+    assert daemon.rocectl("attachments", "-o", "json", check=True).stdout == attached_before
+    # A network that allows any free port (a runtime without kubelet): another
+    # port, never the reserved one.
+    rc, other = cni(daemon, "ADD", "pod-b", "uid-b", b, any_free_port=True)
     assert rc == 0, other
     other_mac = other["interfaces"][0]["mac"]
     assert other_mac != mac_of[reserved]

@@ -193,9 +193,10 @@ def test_a_flood_of_connections_leaves_descriptors_for_the_daemons_own_work(fabr
         wait_until(lambda: "connection(s) refused so far" in d.run_log() or
                    len(os.listdir(f"/proc/{d.proc.pid}/fd")) >= 250, 10,
                    what="the daemon to take in the flood")
-        # AttachRequest: container_id, netns, ifname, cni_version; any free port.
+        # AttachRequest: container_id, netns, ifname, cni_version; any free
+        # port (field 10, a varint: true).
         attach = bytes.fromhex(field(1, b"flood") + field(2, f"/run/netns/{pod}".encode()) +
-                               field(3, b"net1") + field(5, b"1.1.0"))
+                               field(3, b"net1") + field(5, b"1.1.0") + "5001")
         call("/rocenet.v1.Attachments/Attach", attach)
         assert "connection(s) refused so far" in d.run_log()
         links = json.loads(subprocess.run(["ip", "-n", pod, "-j", "link", "show", "net1"],

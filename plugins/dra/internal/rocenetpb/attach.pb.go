@@ -94,8 +94,9 @@ type AttachRequest struct {
 	Netns string `protobuf:"bytes,2,opt,name=netns,proto3" json:"netns,omitempty"`
 	// CNI_IFNAME: the port's name inside the pod.
 	Ifname string `protobuf:"bytes,3,opt,name=ifname,proto3" json:"ifname,omitempty"`
-	// The port id the device plugin handed out (Multus' deviceID); empty means
-	// any free port.
+	// The port id the device plugin handed out (Multus' deviceID). Empty: the
+	// port reserved for the pod (a DRA claim's, by pod.uid), else any free
+	// port when any_free_port is set, else the call is refused.
 	DeviceId string `protobuf:"bytes,4,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
 	// The CNI version of the caller, for the record.
 	CniVersion string       `protobuf:"bytes,5,opt,name=cni_version,json=cniVersion,proto3" json:"cni_version,omitempty"`
@@ -106,7 +107,12 @@ type AttachRequest struct {
 	Mode string `protobuf:"bytes,8,opt,name=mode,proto3" json:"mode,omitempty"`
 	// The network configuration's `name`: a CNI GC of that network releases
 	// only its own attachments.
-	Network       string `protobuf:"bytes,9,opt,name=network,proto3" json:"network,omitempty"`
+	Network string `protobuf:"bytes,9,opt,name=network,proto3" json:"network,omitempty"`
+	// The network's configuration allows a pod without a device id or a
+	// reservation to take any free healthy port (runtimes without kubelet,
+	// such as podman). Under Kubernetes it stays unset: a port taken behind
+	// kubelet's back would be allocated again to the next pod that asks.
+	AnyFreePort   bool `protobuf:"varint,10,opt,name=any_free_port,json=anyFreePort,proto3" json:"any_free_port,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -202,6 +208,13 @@ func (x *AttachRequest) GetNetwork() string {
 		return x.Network
 	}
 	return ""
+}
+
+func (x *AttachRequest) GetAnyFreePort() bool {
+	if x != nil {
+		return x.AnyFreePort
+	}
+	return false
 }
 
 type IpConfig struct {
@@ -850,7 +863,7 @@ const file_rocenet_v1_attach_proto_rawDesc = "" +
 	"\vPodIdentity\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
-	"\x03uid\x18\x03 \x01(\tR\x03uid\"\x89\x02\n" +
+	"\x03uid\x18\x03 \x01(\tR\x03uid\"\xad\x02\n" +
 	"\rAttachRequest\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x14\n" +
 	"\x05netns\x18\x02 \x01(\tR\x05netns\x12\x16\n" +
@@ -861,7 +874,9 @@ const file_rocenet_v1_attach_proto_rawDesc = "" +
 	"\x03pod\x18\x06 \x01(\v2\x17.rocenet.v1.PodIdentityR\x03pod\x12\x10\n" +
 	"\x03mtu\x18\a \x01(\rR\x03mtu\x12\x12\n" +
 	"\x04mode\x18\b \x01(\tR\x04mode\x12\x18\n" +
-	"\anetwork\x18\t \x01(\tR\anetwork\">\n" +
+	"\anetwork\x18\t \x01(\tR\anetwork\x12\"\n" +
+	"\rany_free_port\x18\n" +
+	" \x01(\bR\vanyFreePort\">\n" +
 	"\bIpConfig\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x18\n" +
 	"\agateway\x18\x02 \x01(\tR\agateway\"I\n" +

@@ -13,6 +13,7 @@ namespace rocenet::attach {
 namespace {
 
 using ::rocenet::testing::FakeNetlink;
+using ::rocenet::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -41,13 +42,33 @@ TEST_F(AttachManagerTest, APciAddressOfSeveralPortsTakesTheFirstFreeOne) {
   EXPECT_EQ(OnDisk().size(), 2u);
 }
 
+// Under Kubernetes a pod that asked for no port must not get one behind
+// kubelet's back: refused, naming the resource and the fix, with nothing
+// taken; the same pod with a port asked for by id then gets it.
+TEST_F(AttachManagerTest, NoDeviceIdNoReservationAndNoAnyFreePortIsRefusedTakingNothing) {
+  const Footprint before = Snapshot();
+  absl::StatusOr<AttachmentRecord> refused = Attach(Request("c1", ""));
+  EXPECT_THAT(refused,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("deviceID: none given and no port reserved for pod "
+                                 "training/worker-0 (uid uid-c1): ask for the port in the pod, "
+                                 "with a limit of rocenet.io/scale-out-port")));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("\"anyFreePort\": true"));
+  before.ExpectUnchanged();
+  EXPECT_THAT(OnDisk(), IsEmpty());
+
+  absl::StatusOr<AttachmentRecord> by_id = Attach(Request("c1", kPort1));
+  ASSERT_OK(by_id);
+  EXPECT_EQ(by_id->port_id, kPort1);
+}
+
 TEST_F(AttachManagerTest, AnyFreePortSkipsBusyAndUnprovisionedPorts) {
-  absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", ""));
+  absl::StatusOr<AttachmentRecord> first = Attach(AnyPort("c1"));
   ASSERT_OK(first);
   EXPECT_EQ(first->port_id, kPort0);
 
   FakeNetlink& pod2 = netns_.AddNamespace(kPod2);
-  absl::StatusOr<AttachmentRecord> second = Attach(Request("c2", "", kPod2));
+  absl::StatusOr<AttachmentRecord> second = Attach(AnyPort("c2", kPod2));
   ASSERT_OK(second);
   EXPECT_EQ(second->port_id, kPort1);
   EXPECT_EQ(second->table, 1000u + kSo1);
@@ -59,7 +80,7 @@ TEST_F(AttachManagerTest, AnyFreePortSkipsBusyAndUnprovisionedPorts) {
 
 TEST_F(AttachManagerTest, AnyFreePortTakesTheFirstProvisionedOne) {
   ports_[0].provisioned = false;
-  absl::StatusOr<AttachmentRecord> record = Attach(Request("c1", ""));
+  absl::StatusOr<AttachmentRecord> record = Attach(AnyPort("c1"));
   ASSERT_OK(record);
   EXPECT_EQ(record->port_id, kPort1);
   EXPECT_NE(Named(host_, "so0"), nullptr);
@@ -83,11 +104,11 @@ TEST_F(AttachManagerTest, APortOfAnotherPodIsBusy) {
 TEST_F(AttachManagerTest, AnyFreePortTakesOnlyHealthyPortsAndSaysWhy) {
   ports_[0].healthy = false;
   ports_[0].conditions = "LinkDown/NoCarrier";
-  absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", ""));
+  absl::StatusOr<AttachmentRecord> first = Attach(AnyPort("c1"));
   ASSERT_OK(first);
   EXPECT_EQ(first->port_id, kPort1);
   netns_.AddNamespace(kPod2);
-  absl::StatusOr<AttachmentRecord> second = Attach(Request("c2", "", kPod2));
+  absl::StatusOr<AttachmentRecord> second = Attach(AnyPort("c2", kPod2));
   EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(second.status().message()),
               HasSubstr("no free port: port 0000:19:00.0-p8 (so0) is not healthy "
@@ -98,10 +119,10 @@ TEST_F(AttachManagerTest, AnyFreePortTakesOnlyHealthyPortsAndSaysWhy) {
 }
 
 TEST_F(AttachManagerTest, NoFreePortWhenAllAreTaken) {
-  ASSERT_OK(Attach(Request("c1", "")));
-  ASSERT_OK(Attach(Request("c1", "", kPod, "net2")));
+  ASSERT_OK(Attach(AnyPort("c1")));
+  ASSERT_OK(Attach(AnyPort("c1", kPod, "net2")));
   netns_.AddNamespace(kPod2);
-  absl::StatusOr<AttachmentRecord> third = Attach(Request("c2", "", kPod2));
+  absl::StatusOr<AttachmentRecord> third = Attach(AnyPort("c2", kPod2));
   EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(OnDisk().size(), 2u);
 }

@@ -133,6 +133,15 @@ class AttachManagerTest : public ::testing::Test {
     return request;
   }
 
+  // A request without a device id from a network that allows any free port
+  // (a runtime without kubelet).
+  static AttachRequest AnyPort(const std::string& container_id, const std::string& netns = kPod,
+                               const std::string& ifname = "net1") {
+    AttachRequest request = Request(container_id, "", netns, ifname);
+    request.any_free_port = true;
+    return request;
+  }
+
   Footprint Snapshot() const { return Footprint(fs_, host_, *pod_); }
 
   // rocenetd starting again on the same state directory.

@@ -136,7 +136,7 @@ TEST_F(ReservationTest, AFailedWriteReservesNothing) {
                        HasSubstr("record the reservation: write: No space left on device")));
   EXPECT_THAT(manager_->Reservations(), IsEmpty());
   // Nothing holds the port: any pod may take it.
-  absl::StatusOr<AttachmentRecord> any = Attach(Request("c9", ""));
+  absl::StatusOr<AttachmentRecord> any = Attach(AnyPort("c9"));
   ASSERT_OK(any);
   EXPECT_EQ(any->port_id, kPort0);
 }
@@ -164,7 +164,7 @@ TEST_F(ReservationTest, ReleaseForgetsAndIsIdempotentAndAttachedPortsStay) {
 
   // The other port is anyone's again.
   netns_.AddNamespace(kPod2);
-  absl::StatusOr<AttachmentRecord> other = Attach(Request("c2", "", kPod2));
+  absl::StatusOr<AttachmentRecord> other = Attach(AnyPort("c2", kPod2));
   ASSERT_OK(other);
   EXPECT_EQ(other->port_id, kPort1);
 }
@@ -238,19 +238,19 @@ TEST_F(ReservationTest, AReservedPortThatIsGoneIsRefusedNotReplaced) {
 
 TEST_F(ReservationTest, AnyFreePortSkipsPortsReservedForOthersAndSaysForWhom) {
   ASSERT_OK(Reserve(Reserving(kClaimA, {kPort0}, {"uid-c9"})));
-  absl::StatusOr<AttachmentRecord> first = Attach(Request("c1", ""));
+  absl::StatusOr<AttachmentRecord> first = Attach(AnyPort("c1"));
   ASSERT_OK(first);
   EXPECT_EQ(first->port_id, kPort1);
 
   netns_.AddNamespace(kPod2);
-  EXPECT_THAT(Attach(Request("c2", "", kPod2)),
+  EXPECT_THAT(Attach(AnyPort("c2", kPod2)),
               StatusIs(absl::StatusCode::kResourceExhausted,
                        HasSubstr("no free port: port 0000:19:00.0-p8 (so0) is reserved by owner "
                                  "training/claim-a (uid claim-a-uid), not for pod "
                                  "training/worker-0 (uid uid-c2); port 0000:1a:00.0-p8 (so1) is "
                                  "attached to pod")));
   // A pod whose uid the runtime did not give cannot be a claim's.
-  AttachRequest anonymous = Request("c3", "", kPod2);
+  AttachRequest anonymous = AnyPort("c3", kPod2);
   anonymous.pod.uid.clear();
   EXPECT_THAT(Attach(anonymous),
               StatusIs(absl::StatusCode::kResourceExhausted,
@@ -286,7 +286,7 @@ TEST_F(ReservationTest, ReservationsSurviveARestart) {
   EXPECT_EQ(manager_->Reservations(), reserved);
 
   netns_.AddNamespace(kPod2);
-  absl::StatusOr<AttachmentRecord> other = Attach(Request("c2", "", kPod2));
+  absl::StatusOr<AttachmentRecord> other = Attach(AnyPort("c2", kPod2));
   ASSERT_OK(other);
   EXPECT_EQ(other->port_id, kPort0);
   absl::StatusOr<AttachmentRecord> mine = Attach(Request("c1", ""));

@@ -153,6 +153,7 @@ TEST_F(NodeAttachTest, AReservationByPortIdSteersAttachesWithoutADeviceId) {
 
   attach::AttachRequest other = Request("c1", kPod1);
   other.device_id.clear();
+  other.any_free_port = true;
   EXPECT_THAT(node_->Attach(other, "L2"),
               StatusIs(absl::StatusCode::kResourceExhausted,
                        HasSubstr("is reserved by owner training/claim (uid claim)")));

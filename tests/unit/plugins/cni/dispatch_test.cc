@@ -62,6 +62,7 @@ TEST_P(CniVersionedDispatchTest, AddCheckDelDel) {
   EXPECT_EQ(sent->netns(), kNetns);
   EXPECT_EQ(sent->ifname(), "net1");
   EXPECT_EQ(sent->device_id(), "0000:19:00.0-p22");
+  EXPECT_FALSE(sent->any_free_port());
   EXPECT_EQ(sent->cni_version(), GetParam());
   EXPECT_EQ(sent->pod().namespace_(), "ai");
   EXPECT_EQ(sent->pod().name(), "trainer-0");

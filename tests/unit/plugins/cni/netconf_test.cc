@@ -29,6 +29,7 @@ TEST(NetConfTest, DefaultsWhenOnlyTheRequiredKeysAreSet) {
   EXPECT_EQ(conf->mtu, 0u);
   EXPECT_EQ(conf->mode, "");
   EXPECT_EQ(conf->device_id, "");
+  EXPECT_FALSE(conf->any_free_port);
   EXPECT_FALSE(conf->prev_result.has_value());
 }
 
@@ -36,7 +37,7 @@ TEST(NetConfTest, EveryKeyRocenetReads) {
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kAdd, R"({
       "cniVersion": "0.4.0", "name": "gaudi-net", "type": "rocenet",
       "socket": "/var/run/rocenet/r.sock", "timeout": "1500ms", "mode": "L2", "mtu": 8000,
-      "deviceID": "0000:19:00.0-p8",
+      "deviceID": "0000:19:00.0-p8", "anyFreePort": true,
       "prevResult": {"cniVersion": "0.4.0", "interfaces": [{"name": "eth0"}], "ips": []}})");
   ASSERT_OK(conf);
   EXPECT_EQ(conf->socket, "/var/run/rocenet/r.sock");
@@ -44,6 +45,7 @@ TEST(NetConfTest, EveryKeyRocenetReads) {
   EXPECT_EQ(conf->mode, "L2");
   EXPECT_EQ(conf->mtu, 8000u);
   EXPECT_EQ(conf->device_id, "0000:19:00.0-p8");
+  EXPECT_TRUE(conf->any_free_port);
   ASSERT_TRUE(conf->prev_result.has_value());
   EXPECT_EQ((*conf->prev_result)["interfaces"][0]["name"], "eth0");
 }
