@@ -194,12 +194,6 @@ void AllocationFiles::RemoveOrphansLocked(const std::set<std::string>& keep) {
   if (!options_.hcl_dir.empty()) sweep(options_.hcl_dir, kHclDirectoryPrefix, "");
 }
 
-void AllocationFiles::RemoveAll() {
-  absl::MutexLock lock(&mu_);
-  for (const Entry& entry : entries_) Remove(entry);
-  entries_.clear();
-}
-
 std::vector<std::vector<std::string>> AllocationFiles::Allocations() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::vector<std::string>> out;

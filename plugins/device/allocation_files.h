@@ -4,16 +4,18 @@
 // while the allocation lives and removed when it ends.
 //
 // An allocation ends when kubelet gives one of its ports to another
-// container (a newer Write), when kubelet no longer assigns its ports to
-// any container (Retain, from the PodResources API), and, for every
-// allocation, when the plugin stops (RemoveAll): the device-info spec wants
-// a plugin's files gone with it. Not on the pod's CNI DEL: a container
-// restarted in the same pod is given the same mounts again, from kubelet's
-// record of the allocation, without a new Allocate. For the same reason a
-// plugin that starts writes again the files of every allocation kubelet
-// still assigns (a container restarted later needs its HCL directory), and
-// removes files in its directories that no live allocation owns (left by a
-// plugin that crashed).
+// container (a newer Write) and when kubelet no longer assigns its ports to
+// any container (Retain, from the PodResources API). Not when the plugin
+// stops: a running container has its HCL directory bind-mounted, and a
+// directory removed and made again at the same path is not the one it
+// sees; the files stay for whoever serves the resource next. Not on the
+// pod's CNI DEL either: a container restarted in the same pod is given the
+// same mounts again, from kubelet's record of the allocation, without a new
+// Allocate. For the same reason a plugin that starts takes over the files
+// of every allocation kubelet still assigns, writing them again in place
+// (a container restarted later needs its HCL directory), and removes files
+// in its directories that no live allocation owns (left by a plugin that
+// stopped while their pods went).
 //
 // Thread-safe: Allocate (gRPC threads) writes, the refresher thread
 // refreshes and retains; one mutex orders them, so a sweep never sees an
@@ -57,9 +59,6 @@ class AllocationFiles {
   // the plugin's directories that belong to neither. The number ended.
   int Retain(const std::vector<std::vector<std::string>>& assigned, const PortMap& ports,
              absl::Time now, absl::Duration grace);
-
-  // Removes every file of every allocation.
-  void RemoveAll();
 
   // The tracked allocations' port ids (sorted within each), for tests.
   std::vector<std::vector<std::string>> Allocations() const;

@@ -129,6 +129,42 @@ absl::StatusOr<Options> BuildOptions() {
   return o;
 }
 
+// What a stopping plugin leaves of its allocations' files. A running pod's
+// files are the pod's until kubelet frees its devices: the container has its
+// HCL directory bind-mounted, so removing it (even to write it again at the
+// same path) leaves the container a deleted directory. Whoever serves the
+// resource next takes them over: a rolling update's new plugin, already
+// serving, or this one restarted by kubelet after a crash, an OOM kill or a
+// failed probe. Only the allocations kubelet no longer assigns go (after the
+// grace that covers an Allocate kubelet has not recorded yet), as the
+// device-info spec asks of a plugin's files. Without kubelet's answer (or
+// with PodResources off) nothing is known to be free, and everything stays.
+void ReleaseFilesOnStop(const Options& o, PluginLifecycle& lifecycle, const DeviceState& state,
+                        AllocationFiles& files) {
+  if (std::optional<std::string> other = lifecycle.OtherPluginServing(); other.has_value()) {
+    SPDLOG_INFO("another device plugin serves {} on {}: leaving the allocations' files to it",
+                o.lifecycle.resource_name, *other);
+    return;
+  }
+  if (o.pod_resources_socket.empty()) {
+    SPDLOG_INFO("stopping: the allocations' files stay for the next plugin (no PodResources to "
+                "tell which allocations ended)");
+    return;
+  }
+  absl::StatusOr<std::vector<std::vector<std::string>>> assigned = AssignedDevices(
+      o.pod_resources_socket, o.lifecycle.resource_name, absl::Seconds(5));
+  if (!assigned.ok()) {
+    SPDLOG_WARN("stopping: the allocations' files stay for the next plugin: {}",
+                assigned.status().message());
+    return;
+  }
+  const int ended = files.Retain(*assigned, state.Get().ports, absl::Now(),
+                                 3 * o.pod_resources_interval);
+  SPDLOG_INFO("stopping: {} allocation(s) ended; the files of {} live one(s) stay for the next "
+              "plugin",
+              ended, files.Allocations().size());
+}
+
 int Main(int argc, char** argv) {
   absl::StatusOr<ParsedCommandLine> cmd = ParseFlags(argc, argv);
   if (!cmd.ok()) {
@@ -220,16 +256,7 @@ int Main(int argc, char** argv) {
   state.Shutdown();
   watch.Stop();
   refresher.join();
-  // The device-info spec: a plugin's files go when it stops. Unless another
-  // plugin already serves the resource (a rolling update's new pod): it has
-  // written the live allocations' files again at the same paths, and the
-  // running containers have their HCL directories mounted.
-  if (std::optional<std::string> other = lifecycle.OtherPluginServing(); other.has_value()) {
-    SPDLOG_INFO("another device plugin serves {} on {}: leaving the allocations' files to it",
-                options->lifecycle.resource_name, *other);
-  } else {
-    files.RemoveAll();
-  }
+  ReleaseFilesOnStop(*options, lifecycle, state, files);
   if (!status.ok()) {
     SPDLOG_ERROR("{}", status.message());
     // The signal thread still waits; a runtime failure ends the process.

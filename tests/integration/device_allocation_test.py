@@ -172,11 +172,13 @@ def test_files_go_when_kubelet_no_longer_assigns_the_ports(fabric, daemon, plugi
     assert "kubelet no longer assigns its ports" in plugin.log()
 
 
-def test_a_restarted_plugin_writes_the_live_allocations_again(fabric, daemon, plugin_and_peers):
-    """The plugin stops (an upgrade): its files go, as the device-info spec
-    asks. Started again, it writes the files of every allocation kubelet
-    still assigns, at the same paths, so that a container restarted in that
-    pod finds its HCL directory; a pod deleted meanwhile gets nothing."""
+def test_a_stopped_plugin_leaves_the_live_files_and_its_successor_takes_them_over(
+        fabric, daemon, plugin_and_peers):
+    """The plugin stops (a crash, an OOM kill, an upgrade): the files of an
+    allocation kubelet still assigns stay where they are, the very directory
+    a running container has bind-mounted; those of a pod kubelet no longer
+    lists go. Started again, the plugin takes the live files over in place,
+    so a container restarted in that pod finds its HCL directory too."""
     plugin, (peer,) = plugin_and_peers
     peer.devices(all_healthy, 5)
     ids = ids_by_name(daemon)
@@ -184,19 +186,24 @@ def test_a_restarted_plugin_writes_the_live_allocations_again(fabric, daemon, pl
     dead = peer.call(f"allocate {ids['so3']}")
     assert live["ok"] and dead["ok"]
     mount = live["response"]["container_responses"][0]["mounts"][0]["host_path"]
+    dead_dir = dead["response"]["container_responses"][0]["mounts"][0]["host_path"]
     before = {name: open(os.path.join(mount, name)).read() for name in os.listdir(mount)}
-    assert plugin.stop() == 0
-    assert not os.path.exists(mount)
+    inode = os.stat(mount).st_ino
     assert peer.call(f"delete {dead['pod']}")["ok"]
+    assert plugin.stop() == 0
+    # What the running container sees is still there, unchanged.
+    assert os.stat(mount).st_ino == inode
+    assert {name: open(os.path.join(mount, name)).read() for name in os.listdir(mount)} == before
+    assert "stay for the next plugin" in plugin.log()
     plugin.start()
-    wait_until(lambda: os.path.isdir(mount) and sorted(os.listdir(mount)) == sorted(before),
-               10, what="the live allocation's HCL directory written again")
+    wait_until(lambda: "kubelet still assigns it; its files are written again" in plugin.log(),
+               10, what="the restarted plugin taking the live allocation over")
+    assert os.stat(mount).st_ino == inode
     assert {name: open(os.path.join(mount, name)).read() for name in before} == before
     for port in ("so0", "so1"):
         assert os.path.exists(os.path.join(
             plugin.devinfo_dir, f"rocenet.io-scale-out-port-{ids[port]}-device.json"))
-    dead_dir = dead["response"]["container_responses"][0]["mounts"][0]["host_path"]
-    assert not os.path.exists(dead_dir)
+    wait_until(lambda: not os.path.exists(dead_dir), 10, what="the deleted pod's files removed")
     assert not os.path.exists(os.path.join(
         plugin.devinfo_dir, f"rocenet.io-scale-out-port-{ids['so3']}-device.json"))
 

@@ -138,11 +138,23 @@ def plugin_with_peer(daemon: Daemon):
     yield plugin, peers
     for p in peers:
         p.stop()
+
+    def left() -> list[str]:
+        return [os.path.join(root, name) for top in (plugin.devinfo_dir, plugin.hcl_dir)
+                for root, dirs, files in os.walk(top) for name in dirs + files]
+    # Nothing stale: once kubelet (a fresh one, which assigns nothing) no
+    # longer assigns their ports, the device-info files and HCL directories
+    # go; a stopping plugin leaves a live allocation's files to the next.
+    if plugin.proc is not None and plugin.proc.poll() is None:
+        fresh = KubeletPeer(plugin.kubelet_dir)
+        try:
+            deadline = time.monotonic() + 15
+            while left() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            fresh.stop()
     rc = plugin.stop()
     assert rc == 0, plugin.log()
     assert not os.path.exists(os.path.join(plugin.kubelet_dir, "rocenet.io_scale-out-port.sock"))
-    # Nothing stale: the device-info files and HCL directories went with it.
-    left = [os.path.join(root, name) for top in (plugin.devinfo_dir, plugin.hcl_dir)
-            for root, dirs, files in os.walk(top) for name in dirs + files]
-    assert left == [], left
+    assert left() == [], left()
     shutil.rmtree(workdir, ignore_errors=True)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // AllocationFiles on a real temporary directory: an allocation's HCL files
 // follow its ports' addresses, and every file goes when the allocation ends
-// (its ports allocated again, kubelet no longer assigning them) or the
-// plugin stops.
+// (its ports allocated again, kubelet no longer assigning them), not before:
+// a restarted plugin takes a live allocation's files over where they are.
 #include "plugins/device/allocation_files.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -176,13 +177,24 @@ TEST_F(AllocationFilesTest, ALiveAllocationWhosePortsAreUnknownYetIsNotRemoved) 
       options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json"));
 }
 
-TEST_F(AllocationFilesTest, RemoveAllLeavesNothing) {
-  Allocate({"0000:19:00.0-p8"}, t0_);
-  Allocate({"0000:19:00.0-p9", "0000:19:00.0-p10"}, t0_);
-  files_.RemoveAll();
-  EXPECT_THAT(Left(), IsEmpty());
-  EXPECT_TRUE(std::filesystem::is_empty(options_.hcl_dir));
-  EXPECT_THAT(files_.Allocations(), IsEmpty());
+// A restarted plugin takes over a live allocation's files in place: the
+// HCL directory a container has bind-mounted is the same directory (same
+// inode) afterwards, not one removed and made again at the same path.
+TEST_F(AllocationFilesTest, ARestartedPluginTakesOverTheLiveFilesInPlace) {
+  ContainerAllocation live = Allocate({"0000:19:00.0-p8"}, t0_);
+  ContainerAllocation ended = Allocate({"0000:19:00.0-p9"}, t0_);
+  struct stat before {};
+  ASSERT_EQ(stat(live.hcl_dir.c_str(), &before), 0);
+
+  AllocationFiles restarted(options_);
+  restarted.Retain({{"0000:19:00.0-p8"}}, ports_, t0_ + absl::Hours(1), absl::Seconds(30));
+  struct stat after {};
+  ASSERT_EQ(stat(live.hcl_dir.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_TRUE(std::filesystem::exists(live.hcl_dir + "/gaudinet.json"));
+  EXPECT_FALSE(std::filesystem::exists(ended.hcl_dir));
+  EXPECT_THAT(restarted.Allocations(),
+              ElementsAre(std::vector<std::string>{"0000:19:00.0-p8"}));
 }
 
 }  // namespace
