@@ -41,7 +41,9 @@ INTEGRATION_JOBS ?= $(shell echo $$(( $(JOBS) * 3 )))
 ASAN_INTEGRATION_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
 # The Go programs (plugins/dra) and the end-to-end tests' Kubernetes
 # components share one module and build cache.
-ROCENET_CACHE ?= /var/cache/rocenet
+# A user who is not root builds with a cache of their own.
+ROCENET_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/rocenet,$(HOME)/.cache/rocenet)
+export ROCENET_CACHE
 export GOMODCACHE ?= $(ROCENET_CACHE)/go/mod
 export GOCACHE ?= $(ROCENET_CACHE)/go/build
 # Runs one timed phase: $(PHASE) "name" -- command...
@@ -51,7 +53,8 @@ PHASE = PHASE_LOG=$(PHASE_LOG) bash $(CURDIR)/tests/phase.sh run
 # plugin and the kubelet stand-in it allocates from.
 DEMO_TARGETS = rocenetd rocectl rocenet rocenet-device-plugin rocenet-kubelet-peer
 
-.PHONY: all deps test-deps demo-deps build configure test unit integration demo clean \
+.PHONY: all deps test-deps demo-deps check-deps check build configure test unit integration \
+	demo clean \
 	test-sanitize test-asan test-tsan build-asan build-tsan
 
 all: build
@@ -65,6 +68,15 @@ test-deps:
 demo-deps:
 	bash packaging/debian-deps.sh demo
 
+check-deps:
+	bash packaging/debian-deps.sh check
+
+# Format and lint, in seconds (tests/lint/check.sh): clang-format, gofmt,
+# go vet, staticcheck, ruff, shellcheck. `tests/lint/check.sh --fix`
+# rewrites what the formatters and ruff can.
+check: check-deps
+	bash tests/lint/check.sh
+
 configure:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(CXX_FLAGS)" -DROCENET_UNIT_TESTS=$(UNIT_TESTS) \
@@ -73,7 +85,8 @@ configure:
 build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Every test, each in the build where it tells the most:
+# Every test, each in the build where it tells the most, after the format
+# and lint checks (seconds; `make check` alone):
 #  1. the normal build, as shipped (its unit tests are not built), and helm
 #     built from its Go module before the integration tests (which render
 #     the Helm chart with it), so that its build does not compete with
@@ -93,6 +106,7 @@ build: deps configure
 test:
 	@mkdir -p $(BUILD_DIR) && PHASE_LOG=$(PHASE_LOG) bash tests/phase.sh start
 	@$(PHASE) "packages" -- $(MAKE) --no-print-directory test-deps
+	@$(PHASE) "checks: format and lint" -- bash tests/lint/check.sh
 	@$(PHASE) "build: plain (GCC, unity)" -- sh -c \
 		'$(MAKE) --no-print-directory configure UNIT_TESTS=OFF UNITY=ON && cmake --build $(BUILD_DIR) -j $(JOBS)'
 	@$(PHASE) "build: helm, for the packaging tests (Go module proxy, cached)" -- sh -c \
@@ -102,9 +116,11 @@ test:
 	@$(PHASE) "tests: checks, benchmark smoke, fuzz replays (plain)" -- \
 		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE "integration|e2e|vm"'
 	@$(PHASE) "tests: real kernel in qemu (Debian's kernel package, cached)" -- \
-		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -L "^vm$$"'
+		sh -c 'cd $(BUILD_DIR) && rm -f vm-figures.txt && ctest --output-on-failure -L "^vm$$" && \
+		if [ -s vm-figures.txt ]; then echo "Figures (vm-figures.txt):"; cat vm-figures.txt; fi'
 	@$(PHASE) "tests: end-to-end on Kubernetes (components, image, cluster)" -- \
-		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -L "^e2e$$"'
+		sh -c 'cd $(BUILD_DIR) && rm -f e2e-figures.txt && ctest --output-on-failure -L "^e2e$$" && \
+		if [ -s e2e-figures.txt ]; then echo "Figures (e2e-figures.txt):"; cat e2e-figures.txt; fi'
 	@$(PHASE) "build: TSan (clang)" -- $(MAKE) --no-print-directory build-tsan
 	@$(PHASE) "tests: TSan" -- sh -c 'cd $(TSAN_BUILD_DIR) && ctest --output-on-failure -L tsan'
 	@$(PHASE) "build: ASan+UBSan (clang, unity)" -- $(MAKE) --no-print-directory build-asan

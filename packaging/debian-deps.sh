@@ -3,8 +3,9 @@
 # Installs what rocenet needs from Debian 12 packages.
 #   debian-deps.sh build   compilers and libraries to build everything
 #   debian-deps.sh demo    build + what the demo runs against (make demo)
-#   debian-deps.sh test    build + what the tests and the demo run against
-# Idempotent; needs root.
+#   debian-deps.sh check   what the format and lint checks run (make check)
+#   debian-deps.sh test    build + check + what the tests and the demo run against
+# Idempotent; needs root only when something is missing.
 set -euo pipefail
 
 build_packages=(
@@ -18,6 +19,9 @@ build_packages=(
   python3  # CMake configures the integration tests (find_package(Python3))
   help2man  # the man pages, from each binary's --help
 )
+# The format and lint checks (tests/lint/check.sh); ruff comes from PyPI
+# into a virtual environment, staticcheck from the Go module proxy.
+check_packages=(clang-format shellcheck python3 python3-venv git)
 # The simulated fabric: namespaces and veth pairs (iproute2), the switch
 # (lldpd), the sysfs follower and the fabric scripts (python3), ps (procps).
 demo_packages=(lldpd iproute2 procps python3)
@@ -47,8 +51,10 @@ mode="${1:-build}"
 case "$mode" in
   build) packages=("${build_packages[@]}") ;;
   demo) packages=("${build_packages[@]}" "${demo_packages[@]}") ;;
-  test) packages=("${build_packages[@]}" "${demo_packages[@]}" "${test_packages[@]}") ;;
-  *) echo "usage: $0 build|demo|test" >&2; exit 2 ;;
+  check) packages=("${check_packages[@]}") ;;
+  test) packages=("${build_packages[@]}" "${check_packages[@]}" "${demo_packages[@]}"
+          "${test_packages[@]}") ;;
+  *) echo "usage: $0 build|demo|check|test" >&2; exit 2 ;;
 esac
 # The manifest tests run `kubectl kustomize`. Debian's kubernetes-client
 # provides kubectl; a kubectl from elsewhere (same /usr/bin/kubectl) is kept.
@@ -56,15 +62,16 @@ if [ "$mode" = test ] && ! command -v kubectl >/dev/null; then
   packages+=(kubernetes-client)
 fi
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "debian-deps.sh: must run as root to install packages" >&2
-  exit 1
-fi
-
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f="\${Status}" "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Root only to install: with everything there, anyone may build.
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" -ne 0 ]; then
+  echo "debian-deps.sh: missing Debian packages: ${missing[*]}" >&2
+  echo "debian-deps.sh: install them as root (sudo make deps, or sudo bash $0 $mode)" >&2
+  exit 1
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
@@ -72,6 +79,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # The test fabric starts lldpd by hand in namespaces; the packaged service is
 # not needed and would answer on the host's own interfaces.
-if [ "$mode" != build ] && command -v systemctl >/dev/null && systemctl is-active -q lldpd 2>/dev/null; then
+if [ "$mode" = demo ] || [ "$mode" = test ] && command -v systemctl >/dev/null && systemctl is-active -q lldpd 2>/dev/null; then
   echo "note: the system lldpd service is running; the tests do not use it"
 fi
