@@ -50,7 +50,8 @@ const std::string* Flag(const CommandContext& context, const std::string& name) 
 absl::Status Int(const CommandContext& context, const std::string& name, int* value) {
   const std::string* text = Flag(context, name);
   if (text == nullptr) return absl::OkStatus();
-  if (!absl::SimpleAtoi(*text, value)) return Bad(name, absl::StrCat("\"", *text, "\" is not a number"));
+  if (!absl::SimpleAtoi(*text, value))
+    return Bad(name, absl::StrCat("\"", *text, "\" is not a number"));
   return absl::OkStatus();
 }
 
@@ -71,10 +72,17 @@ absl::Status Bytes(const CommandContext& context, const std::string& name, uint6
   uint64_t unit = 1;
   if (!text.empty()) {
     switch (absl::ascii_toupper(static_cast<unsigned char>(text.back()))) {
-      case 'K': unit = uint64_t{1} << 10; break;
-      case 'M': unit = uint64_t{1} << 20; break;
-      case 'G': unit = uint64_t{1} << 30; break;
-      default: break;
+      case 'K':
+        unit = uint64_t{1} << 10;
+        break;
+      case 'M':
+        unit = uint64_t{1} << 20;
+        break;
+      case 'G':
+        unit = uint64_t{1} << 30;
+        break;
+      default:
+        break;
     }
   }
   if (unit != 1) text.pop_back();
@@ -147,8 +155,8 @@ absl::StatusOr<std::string> ReadInput(const CommandContext& context, const std::
 }
 
 absl::Status Report(const CommandContext& context, const std::vector<std::string>& args) {
-  RETURN_IF_ERROR(Only(
-      context, {"platform", "expected-busbw", "min-fraction", "gaudis-per-node"}, "report"));
+  RETURN_IF_ERROR(
+      Only(context, {"platform", "expected-busbw", "min-fraction", "gaudis-per-node"}, "report"));
   if (args.size() > 1) {
     return absl::InvalidArgumentError("diag collective report takes one log: FILE or - (stdin)");
   }

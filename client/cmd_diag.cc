@@ -10,7 +10,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "daemon/common/suggest.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "client/cmd_collective.h"
@@ -19,6 +18,7 @@
 #include "client/output.h"
 #include "client/render/diag_render.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/common/suggest.h"
 #include "grpcpp/client_context.h"
 #include "rocenet/v1/diagnostics.grpc.pb.h"
 
@@ -261,8 +261,8 @@ absl::Status Reach(const CommandContext& context, const Args& args) {
 }
 
 absl::Status Bandwidth(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(Only(args, {"port", "peer", "streams", "duration", "min-fraction",
-                              "force-link-rate"},
+  RETURN_IF_ERROR(Only(args,
+                       {"port", "peer", "streams", "duration", "min-fraction", "force-link-rate"},
                        "bandwidth"));
   v1::BandwidthRequest request;
   request.set_port(args.Get("port"));
@@ -332,9 +332,9 @@ absl::Status Incast(const CommandContext& context, const Args& args) {
 }
 
 absl::Status Rdma(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(
-      Only(args, {"port", "peer", "nodes", "test", "size", "duration", "min-fraction", "iterations"},
-           "rdma"));
+  RETURN_IF_ERROR(Only(
+      args, {"port", "peer", "nodes", "test", "size", "duration", "min-fraction", "iterations"},
+      "rdma"));
   v1::RdmaRequest request;
   request.set_port(args.Get("port"));
   request.set_peer(args.Get("peer"));
@@ -357,8 +357,8 @@ absl::Status Rdma(const CommandContext& context, const Args& args) {
   // Up to three phases of links, each its duration and the servers' start.
   SetDeadline(context, &rpc, 3 * ((duration == 0 ? 2000 : duration) + 20000));
   auto reader = stub->Rdma(&rpc, request);
-  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Rdma",
-                &RenderRdma, &v1::RdmaEvent::result);
+  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Rdma", &RenderRdma,
+                &v1::RdmaEvent::result);
 }
 
 absl::Status RunDiag(const CommandContext& context, const std::vector<std::string>& args) {
@@ -366,7 +366,8 @@ absl::Status RunDiag(const CommandContext& context, const std::vector<std::strin
     return RunCollective(context, {args.begin() + 1, args.end()});
   }
   if (args.size() != 1) {
-    return absl::InvalidArgumentError("diag takes one test: reach, bandwidth, allreduce, incast, rdma or collective");
+    return absl::InvalidArgumentError(
+        "diag takes one test: reach, bandwidth, allreduce, incast, rdma or collective");
   }
   const Args flags{context.flags};
   if (args[0] == "reach") return Reach(context, flags);
@@ -374,7 +375,8 @@ absl::Status RunDiag(const CommandContext& context, const std::vector<std::strin
   if (args[0] == "allreduce") return Allreduce(context, flags);
   if (args[0] == "incast") return Incast(context, flags);
   if (args[0] == "rdma") return Rdma(context, flags);
-  const std::string near = ClosestMatch(args[0], {"reach", "bandwidth", "allreduce", "incast", "rdma", "collective"});
+  const std::string near =
+      ClosestMatch(args[0], {"reach", "bandwidth", "allreduce", "incast", "rdma", "collective"});
   return absl::InvalidArgumentError(
       absl::StrCat("diag: unknown test \"", args[0], "\"",
                    near.empty() ? "" : absl::StrCat("; did you mean \"", near, "\"?"),

@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "daemon/common/suggest.h"
 #include "absl/time/time.h"
 #include "client/connection.h"
 #include "client/output.h"
 #include "client/render/ports_render.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/common/suggest.h"
 #include "grpcpp/client_context.h"
 #include "rocenet/v1/ports.grpc.pb.h"
 
@@ -143,8 +143,8 @@ absl::Status RunPorts(const CommandContext& context, const std::vector<std::stri
   // `rocectl ports so1`: one port, as `ports get so1`.
   if (args.size() == 1) return GetPort(context, args[0]);
   if (const std::string near = ClosestMatch(args[0], {"get", "watch"}); !near.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "unknown ports subcommand \"%s\"; did you mean \"%s\"?", args[0], near));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown ports subcommand \"%s\"; did you mean \"%s\"?", args[0], near));
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "unknown ports subcommand \"%s\" (for one port: rocectl ports get %s)", args[0], args[0]));

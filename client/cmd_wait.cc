@@ -186,8 +186,8 @@ absl::Status WaitReady(const CommandContext& context) {
                                             unreachable.ok() ? "" : ": ", unreachable.message())),
         kExitUnreachable);
   }
-  return WithExitCode(absl::DeadlineExceededError(absl::StrCat(
-                          "node not ready within ", after, ": ", FormatWaitProgress(*last))),
+  return WithExitCode(absl::DeadlineExceededError(absl::StrCat("node not ready within ", after,
+                                                               ": ", FormatWaitProgress(*last))),
                       kExitTimeout);
 }
 

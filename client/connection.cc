@@ -33,18 +33,18 @@ absl::Status JudgeSocketProbe(absl::string_view path, const SocketProbe& probe,
         absl::StrCat(kUnreachable, "permission denied on socket ", path, " (run as root)"));
   }
   if (probe.stat_errno == ENOENT || probe.stat_errno == ENOTDIR) {
-    return absl::UnavailableError(absl::StrCat(
-        kUnreachable, "socket ", path, " does not exist (is ", daemon.name, " running? set ",
-        daemon.socket_flag, ")"));
+    return absl::UnavailableError(absl::StrCat(kUnreachable, "socket ", path,
+                                               " does not exist (is ", daemon.name,
+                                               " running? set ", daemon.socket_flag, ")"));
   }
   if (probe.stat_errno != 0) {
     return absl::UnavailableError(
         absl::StrCat(kUnreachable, "cannot stat socket ", path, ": ", strerror(probe.stat_errno)));
   }
   if (!S_ISSOCK(probe.mode)) {
-    return absl::UnavailableError(
-        absl::StrCat(kUnreachable, path, " is not a socket (set ", daemon.socket_flag, " to ",
-                     daemon.name, "'s socket)"));
+    return absl::UnavailableError(absl::StrCat(kUnreachable, path, " is not a socket (set ",
+                                               daemon.socket_flag, " to ", daemon.name,
+                                               "'s socket)"));
   }
   if (probe.access_errno != 0) {
     return absl::UnavailableError(
@@ -86,15 +86,15 @@ absl::Status RpcStatusToStatus(const grpc::Status& status, absl::string_view rpc
       // A socket file left behind by a daemon that is gone.
       if (absl::StrContains(absl::AsciiStrToLower(detail), "connection refused")) {
         return absl::UnavailableError(absl::StrCat(kUnreachable, "connection refused on socket ",
-                                                   socket_path, " (is ", daemon.name, " running?)"));
+                                                   socket_path, " (is ", daemon.name,
+                                                   " running?)"));
       }
       return absl::UnavailableError(
           absl::StrCat(kUnreachable, "socket ", socket_path, ": ", detail));
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return absl::DeadlineExceededError(
-          absl::StrCat(kUnreachable, "no answer to ", rpc, " on socket ", socket_path, " within ",
-                       absl::FormatDuration(timeout), " (is ", daemon.name,
-                       " stuck? raise --timeout)"));
+      return absl::DeadlineExceededError(absl::StrCat(
+          kUnreachable, "no answer to ", rpc, " on socket ", socket_path, " within ",
+          absl::FormatDuration(timeout), " (is ", daemon.name, " stuck? raise --timeout)"));
     case grpc::StatusCode::UNIMPLEMENTED:
       return absl::UnimplementedError(
           absl::StrCat(daemon.name, " does not serve ", rpc, " (is it older than rocectl?)"));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The way from rocectl to rocenetd (or rocenet-diagd, DaemonRef): check the unix socket, open a gRPC channel
-// to it, and turn what went wrong into a message an operator can act on.
+// The way from rocectl to rocenetd (or rocenet-diagd, DaemonRef): check the unix socket, open a
+// gRPC channel to it, and turn what went wrong into a message an operator can act on.
 //
 // The socket is checked before dialing because gRPC reports a missing socket,
 // a socket we may not use and a dead daemon all as the same UNAVAILABLE; the

@@ -7,7 +7,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "daemon/common/suggest.h"
 #include "absl/time/clock.h"
 #include "client/cmd_addressing.h"
 #include "client/cmd_attachments.h"
@@ -23,6 +22,7 @@
 #include "client/command.h"
 #include "client/exit_code.h"
 #include "client/flags.h"
+#include "daemon/common/suggest.h"
 
 #ifndef ROCENET_VERSION
 #define ROCENET_VERSION "unknown"

@@ -39,9 +39,10 @@ absl::StatusOr<GlobalOptions> ForDiagd(const GlobalOptions& options) {
     out.socket_path = options.diag_socket_path;
   } else {
     const size_t slash = options.socket_path.rfind('/');
-    out.socket_path = slash == std::string::npos
-                          ? std::string(kDiagdSocketName)
-                          : absl::StrCat(options.socket_path.substr(0, slash + 1), kDiagdSocketName);
+    out.socket_path =
+        slash == std::string::npos
+            ? std::string(kDiagdSocketName)
+            : absl::StrCat(options.socket_path.substr(0, slash + 1), kDiagdSocketName);
   }
   out.daemon = {.name = "rocenet-diagd", .socket_flag = "--diag-socket"};
   return out;

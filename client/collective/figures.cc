@@ -23,12 +23,14 @@ ExpectedBusbw PublishedBusbw(const std::string& platform, const std::string& tes
       "index.html)";
   if (platform == "gaudi3" && test == "all_reduce") return {600, kNetworkConfiguration};
   if (platform == "gaudi3" && test == "all2all") {
-    return {0, "no published figure: Habana's 75 GB/s is a per-Gaudi 3 scale-out peak, not "
-               "hccl_demo's all2all NW Bandwidth (algbw x (n-1)); give --expected-busbw"};
+    return {0,
+            "no published figure: Habana's 75 GB/s is a per-Gaudi 3 scale-out peak, not "
+            "hccl_demo's all2all NW Bandwidth (algbw x (n-1)); give --expected-busbw"};
   }
   if (platform == "gaudi2") {
-    return {0, "no published figure: no Habana document gives a multi-node Gaudi 2 hccl_demo "
-               "bus bandwidth; give --expected-busbw"};
+    return {0,
+            "no published figure: no Habana document gives a multi-node Gaudi 2 hccl_demo "
+            "bus bandwidth; give --expected-busbw"};
   }
   return {0, "no published figure for this test; give --expected-busbw"};
 }

@@ -10,7 +10,7 @@
 namespace rocenet::rocectl::collective {
 
 struct ExpectedBusbw {
-  double gbs = 0;  // 0: no published figure
+  double gbs = 0;      // 0: no published figure
   std::string source;  // the document, or why there is no figure
 };
 

@@ -98,7 +98,8 @@ class Parser {
     const size_t open = headline.find('(');
     const size_t close = headline.find(')');
     if (open == std::string::npos || close == std::string::npos) return;
-    std::map<std::string, std::string> args = Arguments(headline.substr(open + 1, close - open - 1));
+    std::map<std::string, std::string> args =
+        Arguments(headline.substr(open + 1, close - open - 1));
     uint64_t bytes = 0;
     for (const char* key : {"dataSize", "data_size", "InputSizeInBytes"}) {
       if (args.contains(key) && !absl::SimpleAtoi(args[key], &bytes)) bytes = 0;
@@ -181,10 +182,12 @@ class Parser {
   }
 
   void PerRank(const std::string& line) {
-    static const std::regex kCheck(R"((?:^|[^a-z_])(?:hccl_)?rank=(\d+) size=\d+ .*which is (fine|bad)\.)");
+    static const std::regex kCheck(
+        R"((?:^|[^a-z_])(?:hccl_)?rank=(\d+) size=\d+ .*which is (fine|bad)\.)");
     static const std::regex kPair(
         R"((\d+)-->(\d+): Test failed.*\(([0-9.]+) GB/s - ([0-9.]+)% of expected BW\))");
-    static const std::regex kMarker(R"(rocenet-collective: node_id=(\d+) host=(\S*)(?: node=(\S*))?)");
+    static const std::regex kMarker(
+        R"(rocenet-collective: node_id=(\d+) host=(\S*)(?: node=(\S*))?)");
     static const std::regex kError(R"(HCCL demo error: (.*))");
     std::smatch m;
     if (std::regex_search(line, m, kCheck)) {
@@ -227,11 +230,14 @@ std::string TestNameOf(absl::string_view function) {
   absl::string_view trimmed = absl::StripAsciiWhitespace(function);
   absl::ConsumePrefix(&trimmed, "hccl");
   const std::string name(trimmed);
-  static const std::map<std::string, std::string> kNames = {
-      {"AllReduce", "all_reduce"},         {"AlltoAll", "all2all"},
-      {"AllToAll", "all2all"},             {"AllGather", "all_gather"},
-      {"ReduceScatter", "reduce_scatter"}, {"Broadcast", "broadcast"},
-      {"Reduce", "reduce"},                {"SendRecv", "send_recv"}};
+  static const std::map<std::string, std::string> kNames = {{"AllReduce", "all_reduce"},
+                                                            {"AlltoAll", "all2all"},
+                                                            {"AllToAll", "all2all"},
+                                                            {"AllGather", "all_gather"},
+                                                            {"ReduceScatter", "reduce_scatter"},
+                                                            {"Broadcast", "broadcast"},
+                                                            {"Reduce", "reduce"},
+                                                            {"SendRecv", "send_recv"}};
   auto it = kNames.find(name);
   return it != kNames.end() ? it->second : absl::AsciiStrToLower(name);
 }

@@ -151,11 +151,11 @@ std::string JobSetScript(const PlanOptions& o) {
 // mpi-operator's hostfile. ssh sessions do not see the pod's environment, so
 // HCCL's variables travel with -x.
 std::string LauncherScript(const PlanOptions& o) {
-  std::string script = absl::StrCat(
-      "set -eu\n", kResolveCommId, "marker='echo \"", kNodeMarker,
-      " node_id=$OMPI_COMM_WORLD_RANK host=$(hostname)'\n",
-      "marker=\"$marker\"' node=$(cat /tmp/rocenet-node)\"'\n",
-      "mpirun --allow-run-as-root -np ", o.nodes.size(), " --map-by ppr:1:node sh -c \"$marker\"\n");
+  std::string script = absl::StrCat("set -eu\n", kResolveCommId, "marker='echo \"", kNodeMarker,
+                                    " node_id=$OMPI_COMM_WORLD_RANK host=$(hostname)'\n",
+                                    "marker=\"$marker\"' node=$(cat /tmp/rocenet-node)\"'\n",
+                                    "mpirun --allow-run-as-root -np ", o.nodes.size(),
+                                    " --map-by ppr:1:node sh -c \"$marker\"\n");
   for (const std::string& test : o.tests) {
     absl::StrAppend(&script, "python3 run_hccl_demo.py --test ", test, " --loop ", o.iterations,
                     " ", Sizes(o), " \\\n  -mpi --hostfile /etc/mpi/hostfile -np ", Ranks(o),
@@ -257,8 +257,8 @@ std::string RankZeroHost(const PlanOptions& o) {
 
 absl::Status ValidatePlan(const PlanOptions& o) {
   if (o.nodes.size() < 2) {
-    return Bad("nodes", absl::StrCat("a collective test needs at least 2 nodes, got ",
-                                     o.nodes.size()));
+    return Bad("nodes",
+               absl::StrCat("a collective test needs at least 2 nodes, got ", o.nodes.size()));
   }
   std::set<std::string> seen;
   for (const std::string& node : o.nodes) {
@@ -303,13 +303,14 @@ absl::Status ValidatePlan(const PlanOptions& o) {
                                     "'-', at most 63)"));
   }
   if (LongestHostname(o) > 63) {
-    return Bad("name", absl::StrCat("\"", o.name, "\" is too long: the pod host names made from "
+    return Bad("name", absl::StrCat("\"", o.name,
+                                    "\" is too long: the pod host names made from "
                                     "it would exceed 63 characters"));
   }
   const uint64_t floor = 4 * static_cast<uint64_t>(Ranks(o));  // a float per rank (all2all)
   if (o.min_bytes < floor) {
-    return Bad("min-bytes", absl::StrCat(o.min_bytes, " is below ", floor,
-                                         " bytes (one float per rank)"));
+    return Bad("min-bytes",
+               absl::StrCat(o.min_bytes, " is below ", floor, " bytes (one float per rank)"));
   }
   if (o.max_bytes < o.min_bytes) {
     return Bad("max-bytes", absl::StrCat(o.max_bytes, " is below --min-bytes ", o.min_bytes));

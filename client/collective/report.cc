@@ -109,8 +109,7 @@ CollectiveReport Evaluate(HcclDemoLog log, const ReportOptions& options) {
   if (report.slowest.has_value()) {
     report.problems.push_back(absl::StrFormat(
         "%d rank pairs below scale_validation's expectation; slowest rank %d (%s) at %.3f GB/s",
-        log.slow_pairs.size(), report.slowest->rank, Where(*report.slowest),
-        report.slowest->gbs));
+        log.slow_pairs.size(), report.slowest->rank, Where(*report.slowest), report.slowest->gbs));
   }
   report.log = std::move(log);
   return report;
@@ -177,9 +176,9 @@ nlohmann::json ReportJson(const CollectiveReport& report) {
   doc["errors"] = report.log.errors;
   if (report.slowest.has_value()) {
     const SlowRank& s = *report.slowest;
-    doc["slowest_rank"] = {{"rank", s.rank},         {"node_id", s.node_id}, {"host", s.host},
-                           {"node", s.node},         {"gbs", s.gbs},
-                           {"failed_pairs", s.failed_pairs}};
+    doc["slowest_rank"] = {{"rank", s.rank}, {"node_id", s.node_id},
+                           {"host", s.host}, {"node", s.node},
+                           {"gbs", s.gbs},   {"failed_pairs", s.failed_pairs}};
   }
   doc["problems"] = report.problems;
   doc["ok"] = report.ok();

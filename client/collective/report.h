@@ -18,10 +18,10 @@
 namespace rocenet::rocectl::collective {
 
 struct ReportOptions {
-  std::string platform;            // "", "gaudi2" or "gaudi3"
-  double expected_busbw_gbs = 0;   // > 0: overrides the published figure
+  std::string platform;           // "", "gaudi2" or "gaudi3"
+  double expected_busbw_gbs = 0;  // > 0: overrides the published figure
   double min_fraction = 0.9;
-  int gaudis_per_node = 8;         // ranks per node, to find a rank's node
+  int gaudis_per_node = 8;  // ranks per node, to find a rank's node
 };
 
 enum class Verdict { kPass, kFail, kUnjudged };

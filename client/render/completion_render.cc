@@ -13,7 +13,8 @@ namespace {
 
 // The global flags of flags.cc.
 constexpr absl::string_view kGlobalFlags =
-    "--output -o --socket --diag-socket --server --tls-ca --tls-cert --tls-key --timeout --help --version";
+    "--output -o --socket --diag-socket --server --tls-ca --tls-cert --tls-key --timeout --help "
+    "--version";
 constexpr absl::string_view kOutputFormats = "table wide json yaml";
 constexpr absl::string_view kDurations = "1s 5s 30s 1m 5m";
 
@@ -77,10 +78,10 @@ std::string BashCompletionScript(const std::vector<const Command*>& commands) {
   // Values of the flag before the cursor.
   absl::StrAppend(&out, "  case \"$prev\" in\n");
   absl::StrAppend(&out, "    -o|--output) ", Reply(kOutputFormats), "; return 0 ;;\n");
-  absl::StrAppend(
-      &out,
-      "    --socket|--diag-socket|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- \"$cur\")); "
-      "return 0 ;;\n");
+  absl::StrAppend(&out,
+                  "    --socket|--diag-socket|--tls-ca|--tls-cert|--tls-key) COMPREPLY=($(compgen "
+                  "-f -- \"$cur\")); "
+                  "return 0 ;;\n");
   absl::StrAppend(&out, "    --server) return 0 ;;\n");
   absl::StrAppend(&out, "    --timeout) ", Reply(kDurations), "; return 0 ;;\n");
   for (const Command* command : commands) {

@@ -140,7 +140,8 @@ std::string RenderReach(const v1::ReachResult& result) {
 
 std::string RenderBandwidth(const v1::BandwidthResult& result) {
   std::string out = absl::StrCat(
-      StageLine(result.stage()), "port ", result.port(), " (", result.local_address(), ") <-> ", result.peer(), ", link ",
+      StageLine(result.stage()), "port ", result.port(), " (", result.local_address(), ") <-> ",
+      result.peer(), ", link ",
       result.link_bits_per_second() > 0 ? FormatBits(result.link_bits_per_second()) : "unknown",
       "\n\n");
   TextTable table({"DIRECTION", "STREAMS", "THROUGHPUT", "OF LINK", "BYTES", "RETRANSMITS"});
@@ -192,8 +193,9 @@ std::string RenderAllreduce(const v1::AllreduceResult& result) {
 }
 
 std::string RenderIncast(const v1::IncastResult& result) {
-  std::string out = absl::StrCat(StageLine(result.stage()), result.senders_size(), " senders -> ", result.node(), "/",
-                                 result.port(), " (", result.address(), ")\n\n");
+  std::string out =
+      absl::StrCat(StageLine(result.stage()), result.senders_size(), " senders -> ", result.node(),
+                   "/", result.port(), " (", result.address(), ")\n\n");
   TextTable table({"SENDER", "FROM", "THROUGHPUT", "BYTES", "RETRANSMITS", "ERROR"});
   for (const v1::IncastSender& s : result.senders()) {
     table.AddRow({s.node(), s.address().empty() ? "-" : Endpoint(s.port(), s.address()),
@@ -230,20 +232,19 @@ std::string RenderRdma(const v1::RdmaResult& result) {
         {l.rail(),
          absl::StrCat(Endpoint(l.from_node(), l.from_port()), " -> ",
                       Endpoint(l.to_node(), l.to_port())),
-         l.from_device().empty()
-             ? "-"
-             : absl::StrCat(l.from_device(), " (", l.from_gid_index(), ") -> ",
-                            l.to_device().empty() ? "-" : l.to_device(), " (",
-                            l.to_gid_index(), ")"),
+         l.from_device().empty() ? "-"
+                                 : absl::StrCat(l.from_device(), " (", l.from_gid_index(), ") -> ",
+                                                l.to_device().empty() ? "-" : l.to_device(), " (",
+                                                l.to_gid_index(), ")"),
          l.tool().empty() ? "-" : l.tool(),
          !measured ? "-"
          : latency ? FormatSeconds(l.latency_p50_seconds())
                    : FormatBits(l.bits_per_second()),
          !measured ? "-"
-         : latency ? FormatSeconds(l.latency_p99_seconds())
-                   : (l.fraction_of_link() > 0
-                          ? absl::StrFormat("%.0f%%", l.fraction_of_link() * 100)
-                          : "-"),
+         : latency
+             ? FormatSeconds(l.latency_p99_seconds())
+             : (l.fraction_of_link() > 0 ? absl::StrFormat("%.0f%%", l.fraction_of_link() * 100)
+                                         : "-"),
          note});
   }
   out += table.Render();

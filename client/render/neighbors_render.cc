@@ -78,7 +78,8 @@ std::vector<std::string> NeighborRow(const v1::PortNeighbors& port, const v1::Ne
                                   absl::StrCat(neighbor.ttl_seconds(), "s"),
                                   FormatSince(neighbor.first_seen(), now)};
   if (wide) {
-    const std::vector<std::string> more = {ManagementAddresses(neighbor), Capabilities(neighbor),
+    const std::vector<std::string> more = {ManagementAddresses(neighbor),
+                                           Capabilities(neighbor),
                                            absl::StrCat(neighbor.frames()),
                                            ExpiresIn(neighbor.expires(), now),
                                            SwitchPfc(neighbor),

@@ -17,8 +17,7 @@ std::vector<std::string> PortHeaders(bool wide) {
   if (wide) {
     for (const char* header : {"IFINDEX", "PERM MAC", "DRIVER", "DISCOVERY", "PCIE ROOT",
                                "PORT INDEX", "RAIL", "RDMA", "UVERBS", "GID INDEX", "PFC",
-                               "SWITCH PFC", "RX BYTES",
-                               "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
+                               "SWITCH PFC", "RX BYTES", "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
       headers.emplace_back(header);
     }
   }

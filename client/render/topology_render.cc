@@ -20,7 +20,6 @@
 namespace rocenet::rocectl {
 namespace {
 
-
 std::string ListOrDash(const std::vector<std::string>& items) {
   return items.empty() ? "-" : absl::StrJoin(items, ", ");
 }
@@ -207,7 +206,8 @@ std::string RenderTopologyTable(const Topology& topology) {
   absl::StrAppend(&out, "\nRAILS\n");
   TextTable rails({"RAIL", "PORTS", "SWITCHES"});
   for (const TopologyRail& rail : topology.rails) {
-    rails.AddRow({RailName(rail.rail, rail.name), ListOrDash(rail.ports), ListOrDash(rail.switches)});
+    rails.AddRow(
+        {RailName(rail.rail, rail.name), ListOrDash(rail.ports), ListOrDash(rail.switches)});
   }
   absl::StrAppend(&out, rails.Render());
   return out;

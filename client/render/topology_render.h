@@ -34,9 +34,9 @@ struct TopologyLink {
 struct TopologyPort {
   std::string name;
   std::string id;
-  int module_id = -1;   // -1: unknown
-  int port_index = -1;  // sysfs dev_port; -1: unknown
-  int rail = -1;        // scale-out order in its module; -1: unknown
+  int module_id = -1;     // -1: unknown
+  int port_index = -1;    // sysfs dev_port; -1: unknown
+  int rail = -1;          // scale-out order in its module; -1: unknown
   std::string rail_name;  // rocenetd's name of its rail; "": unknown
   int numa_node = -1;
   std::string pci_address;

@@ -57,7 +57,8 @@ absl::StatusOr<AppliedConfig> ConfigFromJson(const json& in) {
   }
   config.mtu = in.value("mtu", 0u);
   if (in.contains("gateway_mac")) {
-    ASSIGN_OR_RETURN(config.gateway_mac, MacAddress::Parse(in.at("gateway_mac").get<std::string>()));
+    ASSIGN_OR_RETURN(config.gateway_mac,
+                     MacAddress::Parse(in.at("gateway_mac").get<std::string>()));
   }
   config.description = in.value("description", "");
   if (in.contains("description_hex")) {
@@ -95,8 +96,8 @@ std::string SerializeApplied(const std::map<std::string, AppliedConfig>& configs
     }
     ports.push_back(entry);
   }
-  return json{{"version", kFormatVersion}, {"ports", ports}}.dump(
-             2, ' ', false, json::error_handler_t::replace) +
+  return json{{"version", kFormatVersion}, {"ports", ports}}.dump(2, ' ', false,
+                                                                  json::error_handler_t::replace) +
          "\n";
 }
 

@@ -88,7 +88,8 @@ bool AddressingDriver::Run(const std::vector<inventory::Port>& ports,
     // Said until the port has an address of its own again.
     if (plans[i].state == PlanState::kReady) yielded_.erase(ports[i].id);
     next.push_back(ApplyOne(ports[i], std::move(plans[i]), kernel));
-    if (auto it = yielded_.find(ports[i].id); it != yielded_.end()) next.back().yielded = it->second;
+    if (auto it = yielded_.find(ports[i].id); it != yielded_.end())
+      next.back().yielded = it->second;
   }
   if (absl::Status s = store_->Flush(); !s.ok()) {
     // The kernel is right; only the record of it is missing. Say so on every
@@ -159,7 +160,7 @@ std::map<std::string, std::string> AddressingDriver::YieldMovedAddresses(
 }
 
 PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, AddressPlan plan,
-                                               const addressing::KernelState& kernel) {
+                                          const addressing::KernelState& kernel) {
   PortAddressing out;
   out.port_id = port.id;
   out.name = port.name;
@@ -190,8 +191,7 @@ PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, AddressPl
     out.links_set_up = ++links_set_up_[port.id];
     SPDLOG_INFO("port {}: was administratively down; set it up", port.name);
   }
-  const addressing::LinkTarget link{port.link.ifindex, port.name, /*admin_up=*/true,
-                                    port.link.mtu};
+  const addressing::LinkTarget link{port.link.ifindex, port.name, /*admin_up=*/true, port.link.mtu};
   std::optional<AppliedConfig> wanted;
   switch (out.plan.state) {
     case PlanState::kReady:

@@ -62,7 +62,7 @@ class AddressingDriver {
       const std::vector<inventory::Port>& ports, const std::vector<addressing::AddressPlan>& plans,
       addressing::KernelState& kernel);
   PortAddressing ApplyOne(const inventory::Port& port, addressing::AddressPlan plan,
-                               const addressing::KernelState& kernel);
+                          const addressing::KernelState& kernel);
 
   os::Netlink* netlink_;
   addressing::AppliedStore* store_;

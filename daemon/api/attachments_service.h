@@ -3,8 +3,8 @@
 // CNI plugin. Runs on gRPC's threads; only translates and checks sizes.
 #pragma once
 
-#include "daemon/node/attachments_backend.h"
 #include "daemon/api/auth.h"
+#include "daemon/node/attachments_backend.h"
 #include "rocenet/v1/attach.grpc.pb.h"
 
 namespace rocenet::api {

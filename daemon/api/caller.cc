@@ -38,8 +38,8 @@ Caller CallerOf(const grpc::ServerContext& context,
   if (auth == nullptr) return caller;
   const std::vector<grpc::string_ref> type =
       auth->FindPropertyValues(GRPC_TRANSPORT_SECURITY_TYPE_PROPERTY_NAME);
-  if (type.empty() || std::string(type.front().data(), type.front().size()) !=
-                          GRPC_SSL_TRANSPORT_SECURITY_TYPE) {
+  if (type.empty() ||
+      std::string(type.front().data(), type.front().size()) != GRPC_SSL_TRANSPORT_SECURITY_TYPE) {
     return caller;
   }
   caller.via = Caller::Via::kTls;

@@ -56,7 +56,8 @@ grpc::Status HealthService::WatchHealth(grpc::ServerContext* context,
   // only when health itself moved.
   std::shared_ptr<const node::NodeSnapshot> last_sent;
   while (!context->IsCancelled()) {
-    Broadcast<node::NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, node::kWatchCancelCheck);
+    Broadcast<node::NodeSnapshot>::Versioned next =
+        source_->changes().WaitNewer(seen, node::kWatchCancelCheck);
     if (next.closed) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "rocenetd is stopping");
     if (next.value == nullptr) continue;
     seen = next.version;

@@ -25,7 +25,8 @@ void AddSample(prometheus::MetricFamily& family,
 // The LLDP families, one series per managed port (label `device`) except
 // rocenet_lldp_neighbor_info (one per neighbor) and
 // rocenet_lldp_frames_discarded_total (one per port and reason seen).
-void AppendLldpMetrics(const node::NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+void AppendLldpMetrics(const node::NodeSnapshot& snapshot,
+                       std::vector<prometheus::MetricFamily>* out);
 
 // The addressing families, one series per port with a plan.
 void AppendAddressingMetrics(const node::NodeSnapshot& snapshot,
@@ -33,18 +34,22 @@ void AppendAddressingMetrics(const node::NodeSnapshot& snapshot,
 
 // The health families: rocenet_port_condition, one series per port and
 // condition type, and when each condition that holds began.
-void AppendHealthMetrics(const node::NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+void AppendHealthMetrics(const node::NodeSnapshot& snapshot,
+                         std::vector<prometheus::MetricFamily>* out);
 
 // The MAC counter families (ethtool statistics), one series per port whose
 // driver has the counter.
-void AppendMacMetrics(const node::NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+void AppendMacMetrics(const node::NodeSnapshot& snapshot,
+                      std::vector<prometheus::MetricFamily>* out);
 
 // The PFC families, one series per port and priority where dcbnl (or, for
 // the pause counters, the driver's ethtool statistics) reports them.
-void AppendPfcMetrics(const node::NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+void AppendPfcMetrics(const node::NodeSnapshot& snapshot,
+                      std::vector<prometheus::MetricFamily>* out);
 
 // The attachment families: calls by operation and result, and the latency
 // histogram by operation.
-void AppendAttachMetrics(const node::NodeSnapshot& snapshot, std::vector<prometheus::MetricFamily>* out);
+void AppendAttachMetrics(const node::NodeSnapshot& snapshot,
+                         std::vector<prometheus::MetricFamily>* out);
 
 }  // namespace rocenet::api::metrics_internal

@@ -81,21 +81,22 @@ const std::vector<PortMetric>& PortMetrics() {
 
 }  // namespace
 
-std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot, const std::string& version) {
+std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
+                                       const std::string& version) {
   std::vector<MetricFamily> out;
 
-  MetricFamily build = Family("rocenet_build_info", "rocenet build; the value is always 1.",
-                              MetricType::Gauge);
+  MetricFamily build =
+      Family("rocenet_build_info", "rocenet build; the value is always 1.", MetricType::Gauge);
   AddSample(build, {{"version", version}}, 1);
   out.push_back(std::move(build));
 
-  MetricFamily info = Family("rocenet_port_info", "Identity of each managed port; always 1.",
-                             MetricType::Gauge);
-  MetricFamily present = Family("rocenet_port_present",
-                                "Whether the port's net device exists in the host namespace.",
-                                MetricType::Gauge);
-  MetricFamily healthy = Family("rocenet_port_healthy", "Whether the port has no condition.",
-                                MetricType::Gauge);
+  MetricFamily info =
+      Family("rocenet_port_info", "Identity of each managed port; always 1.", MetricType::Gauge);
+  MetricFamily present =
+      Family("rocenet_port_present", "Whether the port's net device exists in the host namespace.",
+             MetricType::Gauge);
+  MetricFamily healthy =
+      Family("rocenet_port_healthy", "Whether the port has no condition.", MetricType::Gauge);
   MetricFamily attached = Family("rocenet_port_attached",
                                  "Whether the port is attached to a pod (moved into its network "
                                  "namespace by the CNI plugin).",
@@ -128,16 +129,16 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot, const
     out.push_back(std::move(family));
   }
 
-  MetricFamily ready = Family("rocenet_node_ready",
-                              "Whether every managed port of the node is healthy.",
-                              MetricType::Gauge);
+  MetricFamily ready =
+      Family("rocenet_node_ready", "Whether every managed port of the node is healthy.",
+             MetricType::Gauge);
   AddSample(ready, {}, snapshot.health.ready ? 1 : 0);
   out.push_back(std::move(ready));
   // 0 on a node without scale-out ports: alerts on readiness should require
   // at least one, or they fire on every CPU and control-plane node.
-  MetricFamily managed = Family("rocenet_node_managed_ports",
-                                "Scale-out ports rocenetd manages on this node, present or not.",
-                                MetricType::Gauge);
+  MetricFamily managed =
+      Family("rocenet_node_managed_ports",
+             "Scale-out ports rocenetd manages on this node, present or not.", MetricType::Gauge);
   AddSample(managed, {}, static_cast<double>(snapshot.ports.size()));
   out.push_back(std::move(managed));
 

@@ -27,11 +27,11 @@ void ConfigReloadMetrics::SetRestartPending(std::vector<std::string> keys) {
 std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
   absl::MutexLock lock(&mu_);
   std::vector<prometheus::MetricFamily> out;
-  prometheus::MetricFamily reloads =
-      Family("rocenet_config_reloads_total",
-             "Configuration reloads (SIGHUP or a changed file), by result (failure: the file was refused and the "
-             "running configuration kept).",
-             prometheus::MetricType::Counter);
+  prometheus::MetricFamily reloads = Family("rocenet_config_reloads_total",
+                                            "Configuration reloads (SIGHUP or a changed file), by "
+                                            "result (failure: the file was refused and the "
+                                            "running configuration kept).",
+                                            prometheus::MetricType::Counter);
   AddSample(reloads, {{"result", "success"}}, static_cast<double>(successes_));
   AddSample(reloads, {{"result", "failure"}}, static_cast<double>(failures_));
   out.push_back(std::move(reloads));
@@ -41,9 +41,9 @@ std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
              prometheus::MetricType::Gauge);
   AddSample(last, {}, absl::ToDoubleSeconds(last_success_ - absl::UnixEpoch()));
   out.push_back(std::move(last));
-  prometheus::MetricFamily ok = Family("rocenet_config_last_reload_successful",
-                                       "Whether the latest configuration load succeeded.",
-                                       prometheus::MetricType::Gauge);
+  prometheus::MetricFamily ok =
+      Family("rocenet_config_last_reload_successful",
+             "Whether the latest configuration load succeeded.", prometheus::MetricType::Gauge);
   AddSample(ok, {}, last_ok_ ? 1 : 0);
   out.push_back(std::move(ok));
   prometheus::MetricFamily pending =

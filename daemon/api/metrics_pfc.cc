@@ -13,10 +13,9 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 
 void AppendPfcMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
-  MetricFamily enabled =
-      Family("rocenet_port_pfc_enabled",
-             "1 when PFC is on for the priority on the port (dcbnl), 0 when off.",
-             MetricType::Gauge);
+  MetricFamily enabled = Family(
+      "rocenet_port_pfc_enabled",
+      "1 when PFC is on for the priority on the port (dcbnl), 0 when off.", MetricType::Gauge);
   MetricFamily sent = Family("rocenet_port_pfc_pause_frames_sent_total",
                              "PFC pause frames the port sent for the priority: it asked its "
                              "switch to pause (dcbnl requests, else ethtool).",
@@ -31,8 +30,8 @@ void AppendPfcMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFami
     if (it != snapshot.pfc.end() && it->second.supported) {
       const os::PfcSettings& pfc = it->second.settings;
       for (int p = 0; p < os::kPfcPriorities; ++p) {
-        const std::vector<prometheus::ClientMetric::Label> labels = {
-            {"device", port.name}, {"priority", absl::StrCat(p)}};
+        const std::vector<prometheus::ClientMetric::Label> labels = {{"device", port.name},
+                                                                     {"priority", absl::StrCat(p)}};
         AddSample(enabled, labels, (pfc.enabled & (1u << p)) != 0 ? 1 : 0);
         AddSample(sent, labels, static_cast<double>(pfc.requests[p]));
         AddSample(received, labels, static_cast<double>(pfc.indications[p]));

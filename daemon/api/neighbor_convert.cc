@@ -184,12 +184,14 @@ void ToProto(const inventory::Port& port, const lldp::PortNeighbors* neighbors,
   }
 }
 
-void ToProto(const node::NodeSnapshot& snapshot, const inventory::Port& port, v1::PortNeighbors* out) {
+void ToProto(const node::NodeSnapshot& snapshot, const inventory::Port& port,
+             v1::PortNeighbors* out) {
   ToProto(port, FindNeighbors(snapshot, port.id), out);
   if (std::optional<v1::PortPfc> pfc = PfcOf(snapshot, port)) *out->mutable_pfc() = *std::move(pfc);
 }
 
-const lldp::PortNeighbors* FindNeighbors(const node::NodeSnapshot& snapshot, const std::string& port_id) {
+const lldp::PortNeighbors* FindNeighbors(const node::NodeSnapshot& snapshot,
+                                         const std::string& port_id) {
   auto it = snapshot.neighbors.find(port_id);
   return it == snapshot.neighbors.end() ? nullptr : &it->second;
 }

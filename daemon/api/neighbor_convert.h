@@ -38,10 +38,12 @@ void ToProto(const inventory::Port& port, const lldp::PortNeighbors* neighbors,
 
 // The port's neighbors as `snapshot` has them, with the port's own PFC
 // beside the switch's.
-void ToProto(const node::NodeSnapshot& snapshot, const inventory::Port& port, v1::PortNeighbors* out);
+void ToProto(const node::NodeSnapshot& snapshot, const inventory::Port& port,
+             v1::PortNeighbors* out);
 
 // What `snapshot` knows of the neighbors of the port with that id; null if
 // nothing was ever heard there.
-const lldp::PortNeighbors* FindNeighbors(const node::NodeSnapshot& snapshot, const std::string& port_id);
+const lldp::PortNeighbors* FindNeighbors(const node::NodeSnapshot& snapshot,
+                                         const std::string& port_id);
 
 }  // namespace rocenet::api

@@ -62,10 +62,12 @@ void ToProto(const addressing::PortAddressing& port, v1::PortPlan* out) {
 
 void ToProto(const node::NodeSnapshot& snapshot, v1::ListPlansResponse* out) {
   out->set_mode(std::string(ModeName(snapshot.mode)));
-  for (const addressing::PortAddressing& port : snapshot.addressing) ToProto(port, out->add_plans());
+  for (const addressing::PortAddressing& port : snapshot.addressing)
+    ToProto(port, out->add_plans());
 }
 
-const addressing::PortAddressing* FindAddressing(const node::NodeSnapshot& snapshot, const std::string& id_or_name) {
+const addressing::PortAddressing* FindAddressing(const node::NodeSnapshot& snapshot,
+                                                 const std::string& id_or_name) {
   for (const addressing::PortAddressing& port : snapshot.addressing) {
     if (port.port_id == id_or_name || port.name == id_or_name) return &port;
   }

@@ -24,6 +24,7 @@ void ToProto(const node::NodeSnapshot& snapshot, v1::ListPlansResponse* out);
 
 // The addressing of the port with that id or interface name; null if there
 // is none.
-const addressing::PortAddressing* FindAddressing(const node::NodeSnapshot& snapshot, const std::string& id_or_name);
+const addressing::PortAddressing* FindAddressing(const node::NodeSnapshot& snapshot,
+                                                 const std::string& id_or_name);
 
 }  // namespace rocenet::api

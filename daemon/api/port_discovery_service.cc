@@ -76,7 +76,8 @@ grpc::Status PortDiscoveryService::WatchPorts(grpc::ServerContext* context,
   }
   uint64_t seen = 0;
   while (!context->IsCancelled()) {
-    Broadcast<node::NodeSnapshot>::Versioned next = source_->changes().WaitNewer(seen, node::kWatchCancelCheck);
+    Broadcast<node::NodeSnapshot>::Versioned next =
+        source_->changes().WaitNewer(seen, node::kWatchCancelCheck);
     if (next.closed) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "rocenetd is stopping");
     if (next.value == nullptr) continue;
     seen = next.version;

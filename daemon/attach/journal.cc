@@ -26,15 +26,23 @@ json ToJson(const AttachmentRecord& r) {
     if (route.gateway.has_value()) entry["gateway"] = route.gateway->ToString();
     routes.push_back(entry);
   }
-  json out = {{"container_id", r.container_id}, {"ifname", r.ifname},
-              {"netns", r.netns}, {"port_id", r.port_id},
-              {"host_ifname", r.host_ifname}, {"mac", r.mac},
-              {"pci_address", r.pci_address}, {"virtual_device", r.virtual_device},
+  json out = {{"container_id", r.container_id},
+              {"ifname", r.ifname},
+              {"netns", r.netns},
+              {"port_id", r.port_id},
+              {"host_ifname", r.host_ifname},
+              {"mac", r.mac},
+              {"pci_address", r.pci_address},
+              {"virtual_device", r.virtual_device},
               {"state", StateName(r.state)},
               {"pod", {{"namespace", r.pod.ns}, {"name", r.pod.name}, {"uid", r.pod.uid}}},
-              {"cni_version", r.cni_version}, {"network", r.network},
+              {"cni_version", r.cni_version},
+              {"network", r.network},
               {"created", r.created_unix},
-              {"mtu", r.mtu}, {"host_mtu", r.host_mtu}, {"table", r.table}, {"routes", routes}};
+              {"mtu", r.mtu},
+              {"host_mtu", r.host_mtu},
+              {"table", r.table},
+              {"routes", routes}};
   if (r.local.has_value()) out["local"] = r.local->ToString();
   if (r.peer.has_value()) out["peer"] = r.peer->ToString();
   if (!r.rdma_device.empty()) out["rdma_device"] = r.rdma_device;
@@ -69,7 +77,8 @@ absl::StatusOr<AttachmentRecord> FromJson(const json& in) {
   }
   for (const json& route : in.value("routes", json::array())) {
     addressing::Route out;
-    ASSIGN_OR_RETURN(out.destination, Ipv4Prefix::Parse(route.at("destination").get<std::string>()));
+    ASSIGN_OR_RETURN(out.destination,
+                     Ipv4Prefix::Parse(route.at("destination").get<std::string>()));
     if (route.contains("gateway")) {
       ASSIGN_OR_RETURN(out.gateway, Ipv4Address::Parse(route.at("gateway").get<std::string>()));
     }

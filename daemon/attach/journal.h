@@ -50,7 +50,6 @@ absl::StatusOr<std::vector<AttachmentRecord>> ParseJournal(absl::string_view tex
 // daemon started over an older one's pods takes the journal at `old_path`
 // over as `path`, unless `path` exists already. Nothing to take over is
 // success; the old file is removed once the new one is written.
-absl::Status AdoptJournal(os::FileSystem& fs, const std::string& old_path,
-                          const std::string& path);
+absl::Status AdoptJournal(os::FileSystem& fs, const std::string& old_path, const std::string& path);
 
 }  // namespace rocenet::attach

@@ -30,7 +30,8 @@ absl::Status NoPortAskedFor(const PodIdentity& pod) {
       "deviceID: none given and no port reserved for ", who,
       ": ask for the port in the pod, with a limit of rocenet.io/scale-out-port (the "
       "resource the NetworkAttachmentDefinition's k8s.v1.cni.cncf.io/resourceName names) or a "
-      "ResourceClaim of DeviceClass scale-out-port.rocenet.io; nothing was taken. Only a network for a "
+      "ResourceClaim of DeviceClass scale-out-port.rocenet.io; nothing was taken. Only a network "
+      "for a "
       "runtime without kubelet may set \"anyFreePort\": true"));
 }
 
@@ -245,7 +246,8 @@ absl::StatusOr<const PortCandidate*> AttachManager::Choose(
     refusals.emplace_back(status.message());
   }
   if (refusals.empty()) return absl::ResourceExhaustedError("no free port: the node has no ports");
-  return absl::ResourceExhaustedError(absl::StrCat("no free port: ", absl::StrJoin(refusals, "; ")));
+  return absl::ResourceExhaustedError(
+      absl::StrCat("no free port: ", absl::StrJoin(refusals, "; ")));
 }
 
 absl::Status AttachManager::CheckReservedFor(const AttachRequest& request,
@@ -347,16 +349,15 @@ absl::StatusOr<AttachmentRecord> AttachManager::Attach(const AttachRequest& requ
       if (absl::Status undone = Release(record); !undone.ok()) {
         SPDLOG_ERROR("rollback of {}: {}", what, undone.ToString());
       }
-      return WithContext(status, absl::StrCat(what, ": move RDMA device ", record.rdma_device,
-                                              " into the pod"));
+      return WithContext(
+          status, absl::StrCat(what, ": move RDMA device ", record.rdma_device, " into the pod"));
     }
   }
   absl::StatusOr<std::unique_ptr<os::Netlink>> pod = netns_->OpenNetlink(*ns);
   absl::StatusOr<int> pod_ifindex =
       pod.ok() ? FindLink(**pod, request.ifname)
                : absl::StatusOr<int>(WithContext(pod.status(), "open netlink in the pod"));
-  status = pod_ifindex.ok() ? ConfigurePodPort(**pod, *pod_ifindex, record)
-                            : pod_ifindex.status();
+  status = pod_ifindex.ok() ? ConfigurePodPort(**pod, *pod_ifindex, record) : pod_ifindex.status();
   if (status.ok() && record.mtu == 0) {
     // The MTU was left alone: report what the link has.
     absl::StatusOr<std::vector<os::LinkInfo>> links = (*pod)->ListLinks();

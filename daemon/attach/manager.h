@@ -89,9 +89,8 @@ class AttachManager {
   // follows it into the pod, and comes home first. `reservations` null: no
   // port is ever reserved (Reserve is FailedPrecondition). `hcl_files`
   // null: reservations have no HCL files.
-  AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal,
-                os::Rdma* rdma = nullptr, ReservationStore* reservations = nullptr,
-                ReservationFiles* hcl_files = nullptr);
+  AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal, os::Rdma* rdma = nullptr,
+                ReservationStore* reservations = nullptr, ReservationFiles* hcl_files = nullptr);
   ~AttachManager();
 
   absl::StatusOr<AttachmentRecord> Attach(const AttachRequest& request,
@@ -102,8 +101,8 @@ class AttachManager {
   absl::StatusOr<bool> Detach(const std::string& container_id, const std::string& ifname);
 
   // OK with the record when the port is in the pod as recorded.
-  absl::StatusOr<AttachmentRecord> Check(const std::string& container_id,
-                                         const std::string& ifname, const std::string& netns);
+  absl::StatusOr<AttachmentRecord> Check(const std::string& container_id, const std::string& ifname,
+                                         const std::string& netns);
 
   std::vector<AttachmentRecord> List() const { return journal_->All(); }
 

@@ -31,8 +31,8 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
       // The kernel hands a physical port back once the last reference to the
       // dead namespace is gone, which can take a moment: keep the record and
       // try again on the next check.
-      absl::Status away = absl::UnavailableError(
-          absl::StrCat("port ", record.host_ifname, " (", record.mac, ") is not back in the host yet"));
+      absl::Status away = absl::UnavailableError(absl::StrCat(
+          "port ", record.host_ifname, " (", record.mac, ") is not back in the host yet"));
       away.SetPayload(kOnItsWayHome, absl::Cord());
       return away;
     }
@@ -63,9 +63,9 @@ absl::Status AttachManager::RestoreInHost(const AttachmentRecord& record) {
   return WithContext(host_->SetLinkUp(ifindex), "set link up");
 }
 
-absl::Status AttachManager::ReturnRdma(const AttachmentRecord& record,
-                                       const os::NetnsHandle& ns) {
-  const std::string what = absl::StrCat("move RDMA device ", record.rdma_device, " back to the host");
+absl::Status AttachManager::ReturnRdma(const AttachmentRecord& record, const os::NetnsHandle& ns) {
+  const std::string what =
+      absl::StrCat("move RDMA device ", record.rdma_device, " back to the host");
   absl::StatusOr<std::unique_ptr<os::Rdma>> pod = netns_->OpenRdma(ns);
   if (!pod.ok()) return WithContext(pod.status(), what);
   absl::StatusOr<bool> there = (*pod)->HasDevice(record.rdma_device);
@@ -101,10 +101,10 @@ absl::Status AttachManager::Release(const AttachmentRecord& record) {
         SPDLOG_WARN("port {}: {}", record.port_id, s.message());
       }
       // Home under its host name, with its host MTU, up: one request.
-      RETURN_IF_ERROR(WithContext(
-          pod->MoveLink(*pod_ifindex, netns_->host().fd(), record.host_ifname,
-                        {.mtu = record.host_mtu, .up = true}),
-          "move back to the host"));
+      RETURN_IF_ERROR(
+          WithContext(pod->MoveLink(*pod_ifindex, netns_->host().fd(), record.host_ifname,
+                                    {.mtu = record.host_mtu, .up = true}),
+                      "move back to the host"));
     } else {
       // Not in the pod: back in the host on its own, or gone with it.
       RETURN_IF_ERROR(RestoreInHost(record));

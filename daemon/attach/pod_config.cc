@@ -34,10 +34,10 @@ absl::Status ConfigurePodPort(os::Netlink& pod, int ifindex, const AttachmentRec
 
   // Several ports in one pod: each answers ARP only for its own address and
   // announces with the address of the port it sends from.
-  RETURN_IF_ERROR(WithContext(pod.SetIpv4Conf(ifindex, os::Ipv4Conf::kArpIgnore, 1),
-                              "set arp_ignore"));
-  RETURN_IF_ERROR(WithContext(pod.SetIpv4Conf(ifindex, os::Ipv4Conf::kArpAnnounce, 2),
-                              "set arp_announce"));
+  RETURN_IF_ERROR(
+      WithContext(pod.SetIpv4Conf(ifindex, os::Ipv4Conf::kArpIgnore, 1), "set arp_ignore"));
+  RETURN_IF_ERROR(
+      WithContext(pod.SetIpv4Conf(ifindex, os::Ipv4Conf::kArpAnnounce, 2), "set arp_announce"));
   RETURN_IF_ERROR(WithContext(pod.AddAddress({ifindex, *r.local}),
                               absl::StrCat("add address ", r.local->ToString())));
 

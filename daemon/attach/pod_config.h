@@ -2,10 +2,10 @@
 // Configuring a port inside a pod's network namespace, and undoing it.
 //
 // Works through a Netlink bound to the pod's namespace (IPv4 settings too:
-// /proc/sys is read-only in a container that is not privileged). Each port gets a policy-routing table of its own and a rule
-// "from <its address> lookup <table>", plus arp_ignore=1/arp_announce=2, so
-// that several ports in one pod each answer and send for their own address
-// (one rail per port). Errors name the step; on error the caller rolls back.
+// /proc/sys is read-only in a container that is not privileged). Each port gets a policy-routing
+// table of its own and a rule "from <its address> lookup <table>", plus
+// arp_ignore=1/arp_announce=2, so that several ports in one pod each answer and send for their own
+// address (one rail per port). Errors name the step; on error the caller rolls back.
 #pragma once
 
 #include <string>

@@ -13,8 +13,8 @@ namespace rocenet::attach {
 namespace {
 
 absl::Status Bad(absl::string_view field, absl::string_view value, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(field, " \"", absl::CEscape(value.substr(0, 64)),
-                                                 "\": ", why));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " \"", absl::CEscape(value.substr(0, 64)), "\": ", why));
 }
 
 bool IsNameComponent(absl::string_view name) {
@@ -49,8 +49,7 @@ absl::Status ValidateNetnsPath(absl::string_view path) {
       return absl::OkStatus();
     }
   }
-  return Bad("netns", path,
-             "must be /var/run/netns/NAME, /run/netns/NAME or /proc/PID/ns/net");
+  return Bad("netns", path, "must be /var/run/netns/NAME, /run/netns/NAME or /proc/PID/ns/net");
 }
 
 absl::Status ValidateContainerId(absl::string_view id) {

@@ -7,9 +7,8 @@
 
 #include <string>
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace rocenet {
 

@@ -6,14 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
-
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "daemon/common/suggest.h"
 
@@ -83,8 +82,7 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv,
     const std::string name = absl::StrReplaceAll(raw_name, {{"-", "_"}});
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
-      absl::CommandLineFlag* negated =
-          absl::FindCommandLineFlag(absl::string_view(name).substr(2));
+      absl::CommandLineFlag* negated = absl::FindCommandLineFlag(absl::string_view(name).substr(2));
       if (negated != nullptr && negated->IsOfType<bool>()) {
         flag = negated;
         value = "false";
@@ -108,8 +106,8 @@ absl::StatusOr<ParsedCommandLine> ParseFlags(int argc, char** argv,
     }
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
-      return absl::InvalidArgumentError(absl::StrCat("invalid value \"", value, "\" for flag --",
-                                                     raw_name, ": ", Wanted(*flag)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid value \"", value, "\" for flag --", raw_name, ": ", Wanted(*flag)));
     }
     out.specified.insert(std::string(flag->Name()));
   }
@@ -121,8 +119,7 @@ std::string FlagUsage(absl::string_view file_substring) {
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (absl::StrContains(flag->Filename(), file_substring)) flags.push_back(flag);
   }
-  std::sort(flags.begin(), flags.end(),
-            [](auto* a, auto* b) { return a->Name() < b->Name(); });
+  std::sort(flags.begin(), flags.end(), [](auto* a, auto* b) { return a->Name() < b->Name(); });
   std::string out;
   for (const absl::CommandLineFlag* flag : flags) {
     const std::string name = absl::StrReplaceAll(flag->Name(), {{"_", "-"}});

@@ -17,9 +17,8 @@ class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    const std::string escaped =
-        nlohmann::json(std::string(msg.payload.data(), msg.payload.size()))
-            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string escaped = nlohmann::json(std::string(msg.payload.data(), msg.payload.size()))
+                                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     dest.append(escaped.data(), escaped.data() + escaped.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
@@ -46,8 +45,8 @@ absl::StatusOr<spdlog::level::level_enum> ParseLogLevel(absl::string_view text) 
 }
 
 void InitLogging(LogFormat format, spdlog::level::level_enum level) {
-  auto logger = std::make_shared<spdlog::logger>(
-      "rocenet", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger = std::make_shared<spdlog::logger>("rocenet",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (format == LogFormat::kJson) {
     formatter->add_flag<JsonEscapedMessage>('*').set_pattern(

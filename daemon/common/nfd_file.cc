@@ -6,9 +6,9 @@
 namespace rocenet {
 
 std::string RenderNfdFile(absl::string_view labels, absl::Time expiry) {
-  return absl::StrCat("# +expiry-time=",
-                      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expiry, absl::UTCTimeZone()), "\n",
-                      labels);
+  return absl::StrCat(
+      "# +expiry-time=", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expiry, absl::UTCTimeZone()), "\n",
+      labels);
 }
 
 }  // namespace rocenet

@@ -13,10 +13,10 @@
 #define ROCENET_CONCAT(a, b) ROCENET_CONCAT_INNER(a, b)
 
 // Returns the status of `expr` from the calling function when it is not OK.
-#define RETURN_IF_ERROR(expr)                                 \
-  do {                                                        \
-    ::absl::Status rocenet_status_ = (expr);                  \
-    if (!rocenet_status_.ok()) return rocenet_status_;        \
+#define RETURN_IF_ERROR(expr)                          \
+  do {                                                 \
+    ::absl::Status rocenet_status_ = (expr);           \
+    if (!rocenet_status_.ok()) return rocenet_status_; \
   } while (false)
 
 // `ASSIGN_OR_RETURN(auto x, F())` declares x from the value of F(), or returns

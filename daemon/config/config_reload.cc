@@ -10,12 +10,8 @@ ReloadRule Rule(const char* key, bool live, Get get) {
   return ReloadRule{
       .key = key,
       .live = live,
-      .same = [get](const DaemonOptions& a, const DaemonOptions& b) {
-        return get(a) == get(b);
-      },
-      .take = [get](DaemonOptions& into, const DaemonOptions& from) {
-        get(into) = get(from);
-      }};
+      .same = [get](const DaemonOptions& a, const DaemonOptions& b) { return get(a) == get(b); },
+      .take = [get](DaemonOptions& into, const DaemonOptions& from) { get(into) = get(from); }};
 }
 
 constexpr bool kLive = true;
@@ -25,50 +21,82 @@ constexpr bool kRestart = false;
 
 const std::vector<ReloadRule>& ReloadRules() {
   static const auto* rules = new std::vector<ReloadRule>{
-      Rule("log_level", kLive, [](auto& o) -> auto& { return o.log_level; }),
-      Rule("read_group", kLive, [](auto& o) -> auto& { return o.security.read_group; }),
-      Rule("limits.mutating_rpcs_per_second", kLive,
-           [](auto& o) -> auto& { return o.security.limits.mutating_rpcs_per_second; }),
-      Rule("limits.mutating_rpc_burst", kLive,
-           [](auto& o) -> auto& { return o.security.limits.mutating_rpc_burst; }),
-      Rule("limits.max_string_bytes", kLive,
-           [](auto& o) -> auto& { return o.security.limits.max_string_bytes; }),
-      Rule("addressing.mtu", kLive, [](auto& o) -> auto& { return o.mtu; }),
-      Rule("addressing.routed_prefix_length", kLive,
-           [](auto& o) -> auto& { return o.routed_prefix_length; }),
-      Rule("addressing.static_routes", kLive, [](auto& o) -> auto& { return o.static_routes; }),
-      Rule("qos.pfc", kLive, [](auto& o) -> auto& { return o.pfc; }),
-      Rule("qos.pfc_unhealthy", kLive, [](auto& o) -> auto& { return o.pfc_unhealthy; }),
+      Rule(
+          "log_level", kLive, [](auto& o) -> auto& { return o.log_level; }),
+      Rule(
+          "read_group", kLive, [](auto& o) -> auto& { return o.security.read_group; }),
+      Rule(
+          "limits.mutating_rpcs_per_second", kLive,
+          [](auto& o) -> auto& { return o.security.limits.mutating_rpcs_per_second; }),
+      Rule(
+          "limits.mutating_rpc_burst", kLive,
+          [](auto& o) -> auto& { return o.security.limits.mutating_rpc_burst; }),
+      Rule(
+          "limits.max_string_bytes", kLive,
+          [](auto& o) -> auto& { return o.security.limits.max_string_bytes; }),
+      Rule(
+          "addressing.mtu", kLive, [](auto& o) -> auto& { return o.mtu; }),
+      Rule(
+          "addressing.routed_prefix_length", kLive,
+          [](auto& o) -> auto& { return o.routed_prefix_length; }),
+      Rule(
+          "addressing.static_routes", kLive, [](auto& o) -> auto& { return o.static_routes; }),
+      Rule(
+          "qos.pfc", kLive, [](auto& o) -> auto& { return o.pfc; }),
+      Rule(
+          "qos.pfc_unhealthy", kLive, [](auto& o) -> auto& { return o.pfc_unhealthy; }),
 
-      Rule("socket", kRestart, [](auto& o) -> auto& { return o.socket_path; }),
-      Rule("sysfs_root", kRestart, [](auto& o) -> auto& { return o.sysfs_root; }),
-      Rule("metrics_address", kRestart, [](auto& o) -> auto& { return o.metrics_address; }),
-      Rule("state_dir", kRestart, [](auto& o) -> auto& { return o.state_dir; }),
-      Rule("runtime_dir", kRestart, [](auto& o) -> auto& { return o.runtime_dir; }),
-      Rule("hcl_dir", kRestart, [](auto& o) -> auto& { return o.hcl_dir; }),
-      Rule("mode", kRestart, [](auto& o) -> auto& { return o.mode; }),
-      Rule("log_format", kRestart, [](auto& o) -> auto& { return o.log_format; }),
-      Rule("interfaces", kRestart, [](auto& o) -> auto& { return o.selection.interfaces; }),
-      Rule("drivers", kRestart, [](auto& o) -> auto& { return o.selection.drivers; }),
-      Rule("gaudi.enabled", kRestart, [](auto& o) -> auto& { return o.selection.gaudi; }),
-      Rule("gaudi.scale_out_ports", kRestart,
-           [](auto& o) -> auto& { return o.selection.gaudi_scale_out_ports; }),
-      Rule("outputs.gaudinet", kRestart, [](auto& o) -> auto& { return o.outputs.gaudinet_path; }),
-      Rule("outputs.networkd_dir", kRestart,
-           [](auto& o) -> auto& { return o.outputs.networkd_dir; }),
-      Rule("outputs.nfd_features", kRestart,
-           [](auto& o) -> auto& { return o.outputs.nfd_features_path; }),
-      Rule("outputs.nfd_label", kRestart, [](auto& o) -> auto& { return o.outputs.nfd_label; }),
-      Rule("tls.address", kRestart, [](auto& o) -> auto& { return o.security.tls.address; }),
-      Rule("tls.cert", kRestart, [](auto& o) -> auto& { return o.security.tls.cert; }),
-      Rule("tls.key", kRestart, [](auto& o) -> auto& { return o.security.tls.key; }),
-      Rule("tls.client_ca", kRestart, [](auto& o) -> auto& { return o.security.tls.client_ca; }),
-      Rule("tls.client_cert", kRestart,
-           [](auto& o) -> auto& { return o.security.tls.client_cert; }),
-      Rule("limits.max_request_bytes", kRestart,
-           [](auto& o) -> auto& { return o.security.limits.max_request_bytes; }),
-      Rule("limits.max_concurrent_streams", kRestart,
-           [](auto& o) -> auto& { return o.security.limits.max_concurrent_streams; }),
+      Rule(
+          "socket", kRestart, [](auto& o) -> auto& { return o.socket_path; }),
+      Rule(
+          "sysfs_root", kRestart, [](auto& o) -> auto& { return o.sysfs_root; }),
+      Rule(
+          "metrics_address", kRestart, [](auto& o) -> auto& { return o.metrics_address; }),
+      Rule(
+          "state_dir", kRestart, [](auto& o) -> auto& { return o.state_dir; }),
+      Rule(
+          "runtime_dir", kRestart, [](auto& o) -> auto& { return o.runtime_dir; }),
+      Rule(
+          "hcl_dir", kRestart, [](auto& o) -> auto& { return o.hcl_dir; }),
+      Rule(
+          "mode", kRestart, [](auto& o) -> auto& { return o.mode; }),
+      Rule(
+          "log_format", kRestart, [](auto& o) -> auto& { return o.log_format; }),
+      Rule(
+          "interfaces", kRestart, [](auto& o) -> auto& { return o.selection.interfaces; }),
+      Rule(
+          "drivers", kRestart, [](auto& o) -> auto& { return o.selection.drivers; }),
+      Rule(
+          "gaudi.enabled", kRestart, [](auto& o) -> auto& { return o.selection.gaudi; }),
+      Rule(
+          "gaudi.scale_out_ports", kRestart,
+          [](auto& o) -> auto& { return o.selection.gaudi_scale_out_ports; }),
+      Rule(
+          "outputs.gaudinet", kRestart, [](auto& o) -> auto& { return o.outputs.gaudinet_path; }),
+      Rule(
+          "outputs.networkd_dir", kRestart,
+          [](auto& o) -> auto& { return o.outputs.networkd_dir; }),
+      Rule(
+          "outputs.nfd_features", kRestart,
+          [](auto& o) -> auto& { return o.outputs.nfd_features_path; }),
+      Rule(
+          "outputs.nfd_label", kRestart, [](auto& o) -> auto& { return o.outputs.nfd_label; }),
+      Rule(
+          "tls.address", kRestart, [](auto& o) -> auto& { return o.security.tls.address; }),
+      Rule(
+          "tls.cert", kRestart, [](auto& o) -> auto& { return o.security.tls.cert; }),
+      Rule(
+          "tls.key", kRestart, [](auto& o) -> auto& { return o.security.tls.key; }),
+      Rule(
+          "tls.client_ca", kRestart, [](auto& o) -> auto& { return o.security.tls.client_ca; }),
+      Rule(
+          "tls.client_cert", kRestart, [](auto& o) -> auto& { return o.security.tls.client_cert; }),
+      Rule(
+          "limits.max_request_bytes", kRestart,
+          [](auto& o) -> auto& { return o.security.limits.max_request_bytes; }),
+      Rule(
+          "limits.max_concurrent_streams", kRestart,
+          [](auto& o) -> auto& { return o.security.limits.max_concurrent_streams; }),
   };
   return *rules;
 }

@@ -20,8 +20,7 @@ absl::Status KeyError(const std::string& origin, absl::string_view key, absl::st
 bool IsQuoted(const YAML::Node& node);
 
 // true or false, unquoted; anything else is a KeyError.
-absl::StatusOr<bool> Bool(const YAML::Node& node, const std::string& origin,
-                          absl::string_view key);
+absl::StatusOr<bool> Bool(const YAML::Node& node, const std::string& origin, absl::string_view key);
 
 // The value of a scalar node; anything else is a KeyError.
 absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& origin,

@@ -22,9 +22,10 @@ namespace {
 // error, so a typo never silently falls back to a default.
 const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
-      "socket", "sysfs_root", "metrics_address", "state_dir", "runtime_dir", "mode",
-      "log_format", "log_level", "interfaces", "drivers", "gaudi", "addressing", "outputs",
-      "read_group", "tls", "limits", "diag_port", "node_name", "diag_secret_file", "qos",
+      "socket", "sysfs_root", "metrics_address", "state_dir",        "runtime_dir",
+      "mode",   "log_format", "log_level",       "interfaces",       "drivers",
+      "gaudi",  "addressing", "outputs",         "read_group",       "tls",
+      "limits", "diag_port",  "node_name",       "diag_secret_file", "qos",
       "hcl_dir"};
   return *keys;
 }
@@ -65,8 +66,7 @@ absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node,
 // The largest NIC index of a Gaudi ASIC: 24 ports, 0..23.
 constexpr int kMaxGaudiNicIndex = 23;
 
-absl::Status ApplyGaudi(const YAML::Node& node, const std::string& origin,
-                        DaemonOptions& options) {
+absl::Status ApplyGaudi(const YAML::Node& node, const std::string& origin, DaemonOptions& options) {
   if (!node.IsMap()) return KeyError(origin, "gaudi", "must be a mapping");
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
@@ -174,9 +174,7 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
     return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(std::string text, Scalar(value, origin, key));
-  auto wrap = [&](absl::Status s) {
-    return s.ok() ? s : KeyError(origin, key, s.message());
-  };
+  auto wrap = [&](absl::Status s) { return s.ok() ? s : KeyError(origin, key, s.message()); };
   if (key == "socket") {
     options.socket_path = text;
   } else if (key == "sysfs_root") {
@@ -221,8 +219,9 @@ std::string RuntimeDirOf(const DaemonOptions& options) {
 
 std::vector<std::string> ConfigKeys() {
   const std::map<std::string, const std::set<std::string>*> sections = {
-      {"gaudi", &GaudiKeys()},   {"addressing", &AddressingKeys()}, {"outputs", &OutputKeys()},
-      {"qos", &QosKeys()},       {"tls", &TlsKeys()},       {"limits", &LimitKeys()}};
+      {"gaudi", &GaudiKeys()},    {"addressing", &AddressingKeys()},
+      {"outputs", &OutputKeys()}, {"qos", &QosKeys()},
+      {"tls", &TlsKeys()},        {"limits", &LimitKeys()}};
   std::vector<std::string> keys;
   for (const std::string& key : TopLevelKeys()) {
     if (MovedToDiagdKeys().contains(key)) continue;
@@ -278,8 +277,7 @@ absl::Status ApplyConfigYaml(const std::string& yaml, const std::string& origin,
   try {
     root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(origin, ": not valid YAML: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": not valid YAML: ", e.what()));
   }
   if (root.IsNull()) return absl::OkStatus();  // an empty file sets nothing
   if (!root.IsMap()) {

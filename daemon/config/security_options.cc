@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/config/security_options.h"
 
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/common/status_macros.h"
@@ -22,8 +21,7 @@ absl::StatusOr<int> PositiveInt(const YAML::Node& node, const std::string& origi
   return value;
 }
 
-absl::Status ApplyTls(const YAML::Node& node, const std::string& origin,
-                      TlsListenerOptions& tls) {
+absl::Status ApplyTls(const YAML::Node& node, const std::string& origin, TlsListenerOptions& tls) {
   if (!node.IsMap()) return KeyError(origin, "tls", "must be a mapping");
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
@@ -43,8 +41,7 @@ absl::Status ApplyTls(const YAML::Node& node, const std::string& origin,
   return absl::OkStatus();
 }
 
-absl::Status ApplyLimits(const YAML::Node& node, const std::string& origin,
-                         LimitOptions& limits) {
+absl::Status ApplyLimits(const YAML::Node& node, const std::string& origin, LimitOptions& limits) {
   if (!node.IsMap()) return KeyError(origin, "limits", "must be a mapping");
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
@@ -74,8 +71,8 @@ absl::StatusOr<ClientCertMode> ParseClientCertMode(absl::string_view text) {
   if (text == "none") return ClientCertMode::kNone;
   if (text == "optional") return ClientCertMode::kOptional;
   if (text == "require") return ClientCertMode::kRequire;
-  return absl::InvalidArgumentError(
-      absl::StrCat("client certificate mode \"", text, "\" is not one of: none, optional, require"));
+  return absl::InvalidArgumentError(absl::StrCat("client certificate mode \"", text,
+                                                 "\" is not one of: none, optional, require"));
 }
 
 std::string ClientCertModeName(ClientCertMode mode) {
@@ -97,9 +94,9 @@ const std::set<std::string>& TlsKeys() {
 }
 
 const std::set<std::string>& LimitKeys() {
-  static const auto* keys = new std::set<std::string>{
-      "max_request_bytes", "max_concurrent_streams", "mutating_rpcs_per_second",
-      "mutating_rpc_burst", "max_string_bytes"};
+  static const auto* keys = new std::set<std::string>{"max_request_bytes", "max_concurrent_streams",
+                                                      "mutating_rpcs_per_second",
+                                                      "mutating_rpc_burst", "max_string_bytes"};
   return *keys;
 }
 

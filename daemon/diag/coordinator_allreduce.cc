@@ -15,13 +15,13 @@
 namespace rocenet::diag {
 namespace {
 
+using coordinator::AddressOf;
 using coordinator::kReplySlack;
+using coordinator::NameOf;
 using coordinator::ParallelFor;
-using coordinator::RandomSession;
 using coordinator::ParseNodes;
 using coordinator::PortInRail;
-using coordinator::AddressOf;
-using coordinator::NameOf;
+using coordinator::RandomSession;
 
 // The rails every node has a port in; the others are named in `result`.
 std::vector<std::string> RingRails(const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,

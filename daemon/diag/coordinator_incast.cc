@@ -13,9 +13,9 @@
 namespace rocenet::diag {
 
 using coordinator::kReplySlack;
+using coordinator::NameOf;
 using coordinator::ParallelFor;
 using coordinator::ParseNodes;
-using coordinator::NameOf;
 
 absl::StatusOr<IncastResult> Coordinator::Incast(const IncastRequest& request,
                                                  const Progress& progress) {

@@ -11,11 +11,11 @@
 
 namespace rocenet::diag {
 
+using coordinator::AddressOf;
 using coordinator::kReplySlack;
+using coordinator::NameOf;
 using coordinator::ParallelFor;
 using coordinator::ParseNodes;
-using coordinator::AddressOf;
-using coordinator::NameOf;
 
 namespace {
 
@@ -84,8 +84,7 @@ absl::StatusOr<ReachResult> Coordinator::LocalReach(const ReachRequest& request,
   }
   for (const std::string& name : request.ports) {
     if (FindPortByName(*local, name) == nullptr) {
-      return absl::NotFoundError(
-          absl::StrCat("port \"", name, "\" has no address to probe from"));
+      return absl::NotFoundError(absl::StrCat("port \"", name, "\" has no address to probe from"));
     }
   }
   std::vector<Ipv4Address> peers;

@@ -32,8 +32,8 @@ void Coordinator::Announce(const Verdict& verdict) {
     const peer::PeerRequest request{.kind = notice};
     absl::StatusOr<peer::PeerReply> reply = parts_.peers->Call(address, request, deadline);
     if (!reply.ok()) {
-      SPDLOG_WARN("validation: node {} was not told that the {} stage {}: {}", name,
-                  verdict.stage, verdict.passed ? "passed" : "failed", reply.status().message());
+      SPDLOG_WARN("validation: node {} was not told that the {} stage {}: {}", name, verdict.stage,
+                  verdict.passed ? "passed" : "failed", reply.status().message());
     }
   });
 }

@@ -120,7 +120,7 @@ absl::StatusOr<AllreduceRequest> NormalizeAllreduce(AllreduceRequest r) {
   RETURN_IF_ERROR(Bound<uint32_t>(factor, 4, 2, 16, "step_factor"));
   RETURN_IF_ERROR(Bound<uint32_t>(iterations, 5, 1, kMaxIterations, "iterations"));
   RETURN_IF_ERROR(Bound<uint32_t>(timeout, 20000, kMinAllreduceTimeoutMs, kMaxAllreduceTimeoutMs,
-                                "timeout_ms"));
+                                  "timeout_ms"));
   if (SizeSweep(min, max, factor).size() > kMaxSizes) {
     return absl::InvalidArgumentError(absl::StrCat("step_factor: ", factor, " sweeps more than ",
                                                    kMaxSizes, " sizes from ", min, " to ", max));
@@ -144,8 +144,8 @@ absl::StatusOr<IncastRequest> NormalizeIncast(IncastRequest r) {
   return r;
 }
 
-absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
-                             uint32_t duration_ms, uint64_t iterations) {
+absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes, uint32_t duration_ms,
+                             uint64_t iterations) {
   if (test != "write_bw" && test != "write_lat") {
     return absl::InvalidArgumentError(
         absl::StrCat("test: \"", test, "\" is not write_bw or write_lat"));
@@ -154,9 +154,8 @@ absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
   RETURN_IF_ERROR(OutOfRange("duration_ms", duration_ms, kMinRdmaDurationMs, kMaxDurationMs));
   if (iterations == 0) return absl::OkStatus();
   if (test != "write_lat") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("iterations: ", iterations, " is for write_lat only (", test,
-                     " runs for duration_ms)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "iterations: ", iterations, " is for write_lat only (", test, " runs for duration_ms)"));
   }
   return OutOfRange("iterations", iterations, kMinRdmaIterations, kMaxRdmaLatencyIterations);
 }

@@ -48,8 +48,8 @@ absl::StatusOr<RdmaRequest> NormalizeRdma(RdmaRequest request);
 // The fields of RdmaServe and RdmaRun that a peer checks; `iterations` 0
 // (from the duration) or kMinRdmaIterations..kMaxRdmaLatencyIterations for
 // write_lat.
-absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes,
-                             uint32_t duration_ms, uint64_t iterations);
+absl::Status CheckRdmaParams(absl::string_view test, uint64_t message_bytes, uint32_t duration_ms,
+                             uint64_t iterations);
 
 // Checks of the data port requests, whose fields the coordinator fills from
 // a normalized request; a peer enforces the same bounds.

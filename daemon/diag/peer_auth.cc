@@ -105,9 +105,9 @@ absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const peer::PeerEnvelope& env
       Mac(secret, local, data_port, auth.unix_ms, auth.nonce, envelope.request);
   if (expected.size() != auth.mac.size() ||
       CRYPTO_memcmp(expected.data(), auth.mac.data(), expected.size()) != 0) {
-    return Refuse(Refusal::kBadMac,
-                  absl::StrCat("peer ", peer, ": the request's MAC does not match this "
-                                              "cluster's secret"));
+    return Refuse(Refusal::kBadMac, absl::StrCat("peer ", peer,
+                                                 ": the request's MAC does not match this "
+                                                 "cluster's secret"));
   }
   const absl::Time signed_at = absl::FromUnixMillis(auth.unix_ms);
   if (signed_at < now - kAuthSkew || signed_at > now + kAuthSkew) {
@@ -157,8 +157,8 @@ bool PeerGate::Take(Ipv4Address source, absl::Time now) {
     it = buckets_.emplace(source, Bucket{.tokens = kPeerRequestBurst, .last = now}).first;
   }
   Bucket& bucket = it->second;
-  const double refill = std::max(0.0, absl::ToDoubleSeconds(now - bucket.last)) *
-                        kPeerRequestsPerSecond;
+  const double refill =
+      std::max(0.0, absl::ToDoubleSeconds(now - bucket.last)) * kPeerRequestsPerSecond;
   bucket.tokens = std::min(kPeerRequestBurst, bucket.tokens + refill);
   bucket.last = std::max(bucket.last, now);
   if (bucket.tokens < 1) return false;

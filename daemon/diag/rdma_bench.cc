@@ -49,25 +49,25 @@ absl::Status Validate(const RdmaBenchSpec& spec) {
   }
   if (spec.tcp_port == 0) return Invalid("tcp_port", "0 is not a port");
   if (spec.message_bytes < 1 || spec.message_bytes > kMaxRdmaMessageBytes) {
-    return Invalid("message_bytes", absl::StrCat(spec.message_bytes, " is outside 1..",
-                                                 kMaxRdmaMessageBytes));
+    return Invalid("message_bytes",
+                   absl::StrCat(spec.message_bytes, " is outside 1..", kMaxRdmaMessageBytes));
   }
   if (spec.duration_seconds < 1 || spec.duration_seconds > kMaxRdmaDurationSeconds) {
-    return Invalid("duration_seconds", absl::StrCat(spec.duration_seconds, " is outside 1..",
-                                                    kMaxRdmaDurationSeconds));
+    return Invalid("duration_seconds",
+                   absl::StrCat(spec.duration_seconds, " is outside 1..", kMaxRdmaDurationSeconds));
   }
   if (spec.iterations > kMaxRdmaLatencyIterations) {
-    return Invalid("iterations", absl::StrCat(spec.iterations, " is above ",
-                                              kMaxRdmaLatencyIterations));
+    return Invalid("iterations",
+                   absl::StrCat(spec.iterations, " is above ", kMaxRdmaLatencyIterations));
   }
   if (spec.queue_pairs < 1 || spec.queue_pairs > kMaxRdmaQueuePairs) {
-    return Invalid("queue_pairs", absl::StrCat(spec.queue_pairs, " is outside 1..",
-                                               kMaxRdmaQueuePairs));
+    return Invalid("queue_pairs",
+                   absl::StrCat(spec.queue_pairs, " is outside 1..", kMaxRdmaQueuePairs));
   }
   if (spec.queue_pairs != 1 &&
       (spec.test == RdmaTest::kWriteLatency || spec.tool == RdmaTool::kHblPerfTest)) {
-    return Invalid("queue_pairs", absl::StrCat(spec.queue_pairs, ": ", RdmaProgram(spec),
-                                               " runs one queue pair"));
+    return Invalid("queue_pairs",
+                   absl::StrCat(spec.queue_pairs, ": ", RdmaProgram(spec), " runs one queue pair"));
   }
   return absl::OkStatus();
 }
@@ -119,20 +119,20 @@ std::vector<double> Numbers(absl::string_view line) {
 // The failure: the tool's own error lines quoted, with a code for the cause.
 absl::Status Failure(absl::string_view program, absl::string_view missing,
                      const std::vector<std::string>& tool_lines) {
-  std::vector<std::string> quoted(tool_lines.begin(),
-                                  tool_lines.begin() + std::min(tool_lines.size(), kMaxQuotedLines));
+  std::vector<std::string> quoted(
+      tool_lines.begin(), tool_lines.begin() + std::min(tool_lines.size(), kMaxQuotedLines));
   std::string all = absl::StrJoin(tool_lines, "\n");
   std::string message = absl::StrCat(program, ": ", missing);
   if (!quoted.empty()) absl::StrAppend(&message, "; it said: ", absl::StrJoin(quoted, " | "));
-  for (absl::string_view no_device : {"Did not detect devices", "Unable to find the Infiniband",
-                                      "Failed to find device"}) {
+  for (absl::string_view no_device :
+       {"Did not detect devices", "Unable to find the Infiniband", "Failed to find device"}) {
     if (absl::StrContains(all, no_device)) return absl::NotFoundError(message);
   }
   if (absl::StrContains(all, " not found") && absl::StrContains(all, "device")) {
     return absl::NotFoundError(message);  // perftest: "IB device mlx5_9 not found"
   }
-  for (absl::string_view no_peer : {"Couldn't connect to", "Connection timed out",
-                                    "Unable to init the socket connection"}) {
+  for (absl::string_view no_peer :
+       {"Couldn't connect to", "Connection timed out", "Unable to init the socket connection"}) {
     if (absl::StrContains(all, no_peer)) return absl::UnavailableError(message);
   }
   return absl::UnknownError(message);
@@ -185,8 +185,8 @@ bool HblValue(const std::vector<std::string>& out, absl::string_view key, double
   for (const std::string& line : out) {
     size_t at = absl::string_view(line).find(key);
     if (at == absl::string_view::npos) continue;
-    absl::string_view rest = absl::StripLeadingAsciiWhitespace(
-        absl::string_view(line).substr(at + key.size()));
+    absl::string_view rest =
+        absl::StripLeadingAsciiWhitespace(absl::string_view(line).substr(at + key.size()));
     std::string number(rest.substr(0, rest.find_first_of(" \t,[")));
     if (absl::SimpleAtod(number, &value)) return true;
   }
@@ -206,7 +206,8 @@ absl::StatusOr<RdmaMeasure> ParseHbl(RdmaTest test, const std::vector<std::strin
   double v = 0;
   if (test == RdmaTest::kWriteBandwidth) {
     if (!HblValue(out, "Test RX Bandwidth:", v)) {
-      return Failure("perf_test", "no \"Test RX Bandwidth\" line", errors.empty() ? ToolLines(out, err) : errors);
+      return Failure("perf_test", "no \"Test RX Bandwidth\" line",
+                     errors.empty() ? ToolLines(out, err) : errors);
     }
     m.bits_per_second = v * 1e9;  // GBPS is 10^9 in perf_test.c
     if (HblValue(out, "Packets  Received:", v)) m.iterations = static_cast<uint64_t>(v);
@@ -214,7 +215,8 @@ absl::StatusOr<RdmaMeasure> ParseHbl(RdmaTest test, const std::vector<std::strin
     return m;
   }
   if (!HblValue(out, "Average Latency:", v)) {
-    return Failure("perf_test", "no \"Average Latency\" line", errors.empty() ? ToolLines(out, err) : errors);
+    return Failure("perf_test", "no \"Average Latency\" line",
+                   errors.empty() ? ToolLines(out, err) : errors);
   }
   m.latency_avg_us = v;
   if (HblValue(out, "Min     Latency:", v)) m.latency_min_us = v;

@@ -57,18 +57,19 @@ inline constexpr uint64_t kMaxRdmaLatencyIterations = 1000000;
 struct RdmaBenchSpec {
   RdmaTool tool = RdmaTool::kPerftest;
   RdmaTest test = RdmaTest::kWriteBandwidth;
-  std::string device;   // RDMA device, e.g. "mlx5_0" or "hbl_0"
-  int ib_port = 1;      // 1-based
-  int gid_index = -1;   // RoCE v2 GID index of the port's address (required >= 0)
-  uint16_t tcp_port = 0;                // the tool's out-of-band TCP port (perftest -p)
-  std::optional<Ipv4Address> server;    // client side: the server's address; nullopt: this is the server
-  std::optional<Ipv4Address> bind;      // local address for the out-of-band socket (perftest only)
+  std::string device;     // RDMA device, e.g. "mlx5_0" or "hbl_0"
+  int ib_port = 1;        // 1-based
+  int gid_index = -1;     // RoCE v2 GID index of the port's address (required >= 0)
+  uint16_t tcp_port = 0;  // the tool's out-of-band TCP port (perftest -p)
+  std::optional<Ipv4Address>
+      server;  // client side: the server's address; nullopt: this is the server
+  std::optional<Ipv4Address> bind;  // local address for the out-of-band socket (perftest only)
   uint64_t message_bytes = 65536;
   int duration_seconds = 2;  // bandwidth: -D; latency: iterations derived
   // Latency: round trips, 1..kMaxRdmaLatencyIterations; 0: derived from
   // duration_seconds.
   uint64_t iterations = 0;
-  int queue_pairs = 1;       // bandwidth with perftest only
+  int queue_pairs = 1;  // bandwidth with perftest only
 };
 
 // The program's bare name: "ib_write_bw", "ib_write_lat" or "perf_test".
@@ -91,21 +92,20 @@ absl::StatusOr<std::vector<std::string>> RdmaBenchArgv(const std::string& path,
 absl::string_view RdmaServerReadyText(RdmaTool tool);
 
 struct RdmaMeasure {
-  uint64_t message_bytes = 0;  // 0 when the tool does not print it
-  uint64_t iterations = 0;     // likewise
+  uint64_t message_bytes = 0;       // 0 when the tool does not print it
+  uint64_t iterations = 0;          // likewise
   double bits_per_second = 0;       // bandwidth tests: the average
   double peak_bits_per_second = 0;  // perftest only (0.00 in duration mode)
   // Latency tests, one way (half the round trip), in microseconds; 0 for a
   // figure the tool does not report (perf_test: only min, avg and max).
-  double latency_min_us = 0, latency_p50_us = 0 /* perftest's t_typical */,
-         latency_avg_us = 0, latency_p99_us = 0, latency_p999_us = 0, latency_max_us = 0;
+  double latency_min_us = 0, latency_p50_us = 0 /* perftest's t_typical */, latency_avg_us = 0,
+         latency_p99_us = 0, latency_p999_us = 0, latency_max_us = 0;
 };
 
 // Reads the result from the tool's stdout (and stderr, where perftest puts
 // its errors). An error says what was missing and quotes the tool's own
 // error lines ("Did not detect devices", "Couldn't connect to ...").
 absl::StatusOr<RdmaMeasure> ParseRdmaBenchOutput(RdmaTool tool, RdmaTest test,
-                                                 absl::string_view out,
-                                                 absl::string_view err = {});
+                                                 absl::string_view out, absl::string_view err = {});
 
 }  // namespace rocenet::diag

@@ -11,8 +11,8 @@ namespace {
 RdmaBenchSpec SpecFor(const LocalPort& port, const RdmaParams& params) {
   RdmaBenchSpec spec;
   // Habana's NICs are driven through the hbl verbs provider.
-  spec.tool = absl::StartsWith(port.rdma_device, "hbl") ? RdmaTool::kHblPerfTest
-                                                         : RdmaTool::kPerftest;
+  spec.tool =
+      absl::StartsWith(port.rdma_device, "hbl") ? RdmaTool::kHblPerfTest : RdmaTool::kPerftest;
   spec.test = params.test == "write_lat" ? RdmaTest::kWriteLatency : RdmaTest::kWriteBandwidth;
   spec.device = port.rdma_device;
   spec.ib_port = port.rdma_port > 0 ? port.rdma_port : 1;
@@ -69,7 +69,8 @@ absl::StatusOr<RdmaLinks::Served> RdmaLinks::Serve(const LocalPort& port,
   if (!argv.ok()) return argv.status();
   absl::StatusOr<std::unique_ptr<os::Process>> server = runner_->Start(*argv);
   if (!server.ok()) return server.status();
-  if (!(*server)->WaitForOutput(RdmaServerReadyText(spec.tool), clock_->Now() + kRdmaStartTimeout)) {
+  if (!(*server)->WaitForOutput(RdmaServerReadyText(spec.tool),
+                                clock_->Now() + kRdmaStartTimeout)) {
     (*server)->Stop();
     const os::ProcessResult result = (*server)->Wait(clock_->Now() + absl::Seconds(2));
     return absl::UnavailableError(absl::StrCat(node_name_, ": ", program, " on ", port.name,

@@ -42,8 +42,8 @@ ValidationLabel::ValidationLabel(os::FileSystem* fs, const os::Clock* clock, std
                                  absl::Duration lifetime)
     : fs_(fs), clock_(clock), path_(std::move(path)), lifetime_(lifetime) {}
 
-absl::Status ValidationLabel::Record(absl::string_view stage, bool passed,
-                                     absl::string_view detail, absl::string_view from_node) {
+absl::Status ValidationLabel::Record(absl::string_view stage, bool passed, absl::string_view detail,
+                                     absl::string_view from_node) {
   if (StageRank(stage) == 0) {
     return absl::InvalidArgumentError(absl::StrCat("validation: unknown stage \"", stage, "\""));
   }
@@ -62,11 +62,11 @@ absl::Status ValidationLabel::Record(absl::string_view stage, bool passed,
       }
     }
     // The label lasts as long as the stage that earned it.
-    content = RenderNfdFile(
-        absl::StrCat(Comment(absl::StrCat(best, " stage passed at ", Stamp(best_at),
-                                          ", coordinated by ", from_node)),
-                     kValidatedLabel, "=", best, "\n"),
-        best_at + lifetime_);
+    content =
+        RenderNfdFile(absl::StrCat(Comment(absl::StrCat(best, " stage passed at ", Stamp(best_at),
+                                                        ", coordinated by ", from_node)),
+                                   kValidatedLabel, "=", best, "\n"),
+                      best_at + lifetime_);
   } else {
     passed_.clear();
     // No label line: NFD drops the label; the comment says why.

@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/api/caller.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/linux/credentials.h"
 #include "daemon/diag/linux/engine.h"
 #include "daemon/diag/validation_label.h"
-#include "daemon/api/caller.h"
 #include "daemon/diagd/diagnostics_service.h"
+#include "daemon/diagd/node_watch.h"
 #include "daemon/diagd/unix_acceptor.h"
 #include "daemon/node_client/node_client.h"
-#include "daemon/diagd/node_watch.h"
 #include "daemon/os/linux/filesystem_linux.h"
 #include "daemon/os/linux/metrics_exposer.h"
 #include "daemon/os/linux/netlink_linux.h"
@@ -59,17 +59,15 @@ absl::Status RunDiagd(const DiagdOptions& options) {
   RETURN_IF_ERROR(os::MakeSocketDirectory(options.socket_path));
   // One rocenet-diagd per socket: a new one (rolling update) waits for the
   // old one to stop, as it holds the data port too.
-  ASSIGN_OR_RETURN(std::unique_ptr<os::SocketLock> socket_lock,
-                   os::SocketLock::Acquire(options.socket_path, options.takeover_wait,
-                                           [&](pid_t holder) {
-                                             SPDLOG_WARN(
-                                                 "socket {}: another rocenet-diagd{} still holds "
-                                                 "it; waiting up to {} for it to stop",
-                                                 options.socket_path,
-                                                 holder > 0 ? absl::StrCat(" (pid ", holder, ")")
-                                                            : std::string(),
-                                                 absl::FormatDuration(options.takeover_wait));
-                                           }));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<os::SocketLock> socket_lock,
+      os::SocketLock::Acquire(options.socket_path, options.takeover_wait, [&](pid_t holder) {
+        SPDLOG_WARN(
+            "socket {}: another rocenet-diagd{} still holds "
+            "it; waiting up to {} for it to stop",
+            options.socket_path, holder > 0 ? absl::StrCat(" (pid ", holder, ")") : std::string(),
+            absl::FormatDuration(options.takeover_wait));
+      }));
   // Read-only: link state and drop counters of the ports under test.
   ASSIGN_OR_RETURN(std::unique_ptr<os::NetlinkLinux> netlink, os::NetlinkLinux::Open());
   os::SystemClock clock;
@@ -130,9 +128,8 @@ absl::Status RunDiagd(const DiagdOptions& options) {
       UnixAcceptor::Start(options.socket_path, server.get());
   if (!acceptor.ok()) {
     server->Shutdown(absl::ToChronoTime(clock.Now()));
-    return absl::Status(acceptor.status().code(),
-                        absl::StrCat("socket ", options.socket_path, ": ",
-                                     acceptor.status().message()));
+    return absl::Status(acceptor.status().code(), absl::StrCat("socket ", options.socket_path, ": ",
+                                                               acceptor.status().message()));
   }
   if (absl::Status s = engine->Start(); !s.ok()) {
     (*acceptor)->Stop();

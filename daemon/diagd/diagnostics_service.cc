@@ -102,8 +102,7 @@ grpc::Status DiagnosticsService::Incast(grpc::ServerContext* context,
              &diag::Diagnostics::Incast, &v1::IncastEvent::mutable_result);
 }
 
-grpc::Status DiagnosticsService::Rdma(grpc::ServerContext* context,
-                                      const v1::RdmaRequest* request,
+grpc::Status DiagnosticsService::Rdma(grpc::ServerContext* context, const v1::RdmaRequest* request,
                                       grpc::ServerWriter<v1::RdmaEvent>* writer) {
   return Run(*context, "/rocenet.v1.Diagnostics/Rdma", *request, writer, &diag::NormalizeRdma,
              &diag::Diagnostics::Rdma, &v1::RdmaEvent::mutable_result);

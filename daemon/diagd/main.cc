@@ -27,8 +27,9 @@ ABSL_FLAG(std::string, secret_file, "",
           "must be signed with; read again on each request (empty: the data port refuses all)");
 ABSL_FLAG(std::string, node_name, "",
           "this node's name in diagnostics results (empty: $NODE_NAME, else the host name)");
-ABSL_FLAG(std::string, metrics_address, ":50154",
-          "host:port for Prometheus metrics of the diagnostics (port 0: any free port; empty: off)");
+ABSL_FLAG(
+    std::string, metrics_address, ":50154",
+    "host:port for Prometheus metrics of the diagnostics (port 0: any free port; empty: off)");
 ABSL_FLAG(std::string, validation_file, "",
           "NFD feature file for the rocenet.io/scale-out-validated label (empty: off)");
 ABSL_FLAG(std::string, takeover_wait, "30s",
@@ -65,8 +66,8 @@ absl::StatusOr<DiagdOptions> OptionsOf(const ParsedCommandLine& cmd) {
         absl::StrCat("flag --socket: \"", options.socket_path, "\" is not an absolute path"));
   }
   if (options.node_socket.empty() || options.node_socket.front() != '/') {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "flag --node-socket: \"", options.node_socket, "\" is not an absolute path"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("flag --node-socket: \"", options.node_socket, "\" is not an absolute path"));
   }
   if (options.socket_path == options.node_socket) {
     return absl::InvalidArgumentError(
@@ -74,8 +75,7 @@ absl::StatusOr<DiagdOptions> OptionsOf(const ParsedCommandLine& cmd) {
   }
   const int32_t port = absl::GetFlag(FLAGS_data_port);
   if (port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("flag --data-port: ", port, " is not 0..65535"));
+    return absl::InvalidArgumentError(absl::StrCat("flag --data-port: ", port, " is not 0..65535"));
   }
   options.data_port = static_cast<uint16_t>(port);
   absl::Duration wait;

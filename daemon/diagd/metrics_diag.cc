@@ -92,10 +92,9 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
                              "Last reach run: the highest share of echoes not answered (0..1) "
                              "among the port's targets of that kind.",
                              MetricType::Gauge);
-  MetricFamily unreachable =
-      Family("rocenet_diag_reach_unreachable_targets",
-             "Last reach run: targets of that kind that did not answer the port.",
-             MetricType::Gauge);
+  MetricFamily unreachable = Family(
+      "rocenet_diag_reach_unreachable_targets",
+      "Last reach run: targets of that kind that did not answer the port.", MetricType::Gauge);
   for (const v1::PortReach& port : reach_.ports()) {
     struct Worst {
       double p50 = 0, p90 = 0, p99 = 0, loss = 0;
@@ -142,14 +141,13 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
                {"stage", "ethernet"}},
               d.bits_per_second() / 8);
   }
-  MetricFamily rdma_lat = Family("rocenet_diag_rdma_latency_seconds",
-                                 "Last RDMA latency run: one-way latency percentiles per link.",
-                                 MetricType::Gauge);
+  MetricFamily rdma_lat =
+      Family("rocenet_diag_rdma_latency_seconds",
+             "Last RDMA latency run: one-way latency percentiles per link.", MetricType::Gauge);
   for (const v1::RdmaLink& link : rdma_.links()) {
     if (!link.skipped().empty() || !link.error().empty()) continue;
     using Labels = std::vector<prometheus::ClientMetric::Label>;
-    const Labels base = {{"device", link.from_port()},
-                         {"peer", link.to_node()}};
+    const Labels base = {{"device", link.from_port()}, {"peer", link.to_node()}};
     if (link.bits_per_second() > 0) {
       Labels labels = base;
       labels.push_back({"direction", "transmit"});

@@ -18,7 +18,8 @@ void AddLldpConditions(const inventory::Port& port, const PortSignals& signals,
                        std::vector<Condition>& out) {
   const std::string& name = port.name;
   if (signals.neighbor_count > 1) {
-    out.push_back({std::string(kAmbiguousNeighbor), "MultipleNeighbors",
+    out.push_back({std::string(kAmbiguousNeighbor),
+                   "MultipleNeighbors",
                    absl::StrCat("port ", name, ": ", signals.neighbor_count,
                                 " LLDP neighbors; something sits between the port and the switch"),
                    {}});
@@ -26,14 +27,16 @@ void AddLldpConditions(const inventory::Port& port, const PortSignals& signals,
   if (signals.neighbor_count > 0 || !signals.l3) return;
   if (signals.startup_holdoff && !signals.neighbor_ever_seen && signals.provisioned) return;
   if (!signals.neighbor_lost.empty()) {
-    out.push_back({std::string(kLldpExpired), signals.neighbor_lost,
-                   absl::StrCat("port ", name, ": the switch's LLDP information ",
-                                signals.neighbor_lost == "Shutdown" ? "was withdrawn (TTL 0)"
-                                                                    : "expired",
-                                signals.provisioned ? "; the address is kept" : ""),
-                   {}});
+    out.push_back(
+        {std::string(kLldpExpired),
+         signals.neighbor_lost,
+         absl::StrCat("port ", name, ": the switch's LLDP information ",
+                      signals.neighbor_lost == "Shutdown" ? "was withdrawn (TTL 0)" : "expired",
+                      signals.provisioned ? "; the address is kept" : ""),
+         {}});
   } else {
-    out.push_back({std::string(kNoLldpNeighbor), "NoFrames",
+    out.push_back({std::string(kNoLldpNeighbor),
+                   "NoFrames",
                    absl::StrCat("port ", name, ": no LLDP frame received from the switch yet"),
                    {}});
   }
@@ -57,7 +60,8 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
   const int frame = static_cast<int>(port.link.mtu) + kEthernetOverhead;
   if (signals.switch_max_frame_size > 0 && port.link.mtu > 0 &&
       frame > signals.switch_max_frame_size) {
-    out.push_back({std::string(kMtuMismatch), "SwitchFrameTooSmall",
+    out.push_back({std::string(kMtuMismatch),
+                   "SwitchFrameTooSmall",
                    absl::StrCat("port ", port.name, ": MTU ", port.link.mtu, " makes ", frame,
                                 "-byte frames but the switch port takes at most ",
                                 signals.switch_max_frame_size, " (LLDP Maximum Frame Size)"),
@@ -71,7 +75,8 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
     out.push_back({std::string(kAddressingFailed), "ApplyFailed", signals.apply_error, {}});
   }
   if (!signals.provisioned && out.empty()) {
-    out.push_back({std::string(kNotProvisioned), reason.empty() ? "Pending" : reason,
+    out.push_back({std::string(kNotProvisioned),
+                   reason.empty() ? "Pending" : reason,
                    signals.plan_message.empty()
                        ? absl::StrCat("port ", port.name, ": not configured yet")
                        : signals.plan_message,
@@ -89,14 +94,15 @@ void AddPfcConditions(const inventory::Port& port, const PfcSignal& pfc,
     out.push_back({std::string(kPfcUnsupported), pfc.problem, pfc.problem_message, {}, advisory});
   }
   if (pfc.port.has_value() && pfc.switch_side.has_value() && *pfc.port != *pfc.switch_side) {
-    out.push_back({std::string(kPfcMismatch), "SwitchDiffers",
-                   absl::StrCat("port ", port.name, ": PFC on priorities ",
-                                qos::FormatPriorities(*pfc.port), " here but ",
-                                qos::FormatPriorities(*pfc.switch_side), " at the switch ",
-                                pfc.switch_name,
-                                " (its LLDP PFC TLV); lossless RoCE needs both ends to agree"),
-                   {},
-                   advisory});
+    out.push_back(
+        {std::string(kPfcMismatch),
+         "SwitchDiffers",
+         absl::StrCat("port ", port.name, ": PFC on priorities ", qos::FormatPriorities(*pfc.port),
+                      " here but ", qos::FormatPriorities(*pfc.switch_side), " at the switch ",
+                      pfc.switch_name,
+                      " (its LLDP PFC TLV); lossless RoCE needs both ends to agree"),
+         {},
+         advisory});
   }
 }
 
@@ -176,7 +182,8 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSigna
   // uses exactly these ports.
   const std::string& pod = port.attached_to;
   if (!port.present) {
-    out.push_back({std::string(kPortMissing), pod.empty() ? "NotFound" : "NotInPod",
+    out.push_back({std::string(kPortMissing),
+                   pod.empty() ? "NotFound" : "NotInPod",
                    pod.empty() ? absl::StrCat("port ", port.name,
                                               ": no such network interface in the host namespace")
                                : absl::StrCat("port ", port.name, ": attached to pod namespace ",
@@ -185,11 +192,13 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSigna
     return out;
   }
   if (!port.link.admin_up) {
-    out.push_back({std::string(kLinkDown), "AdminDown",
+    out.push_back({std::string(kLinkDown),
+                   "AdminDown",
                    absl::StrCat("port ", port.name, ": interface is administratively down"),
                    {}});
   } else if (!port.link.carrier) {
-    out.push_back({std::string(kLinkDown), "NoCarrier",
+    out.push_back({std::string(kLinkDown),
+                   "NoCarrier",
                    absl::StrCat("port ", port.name, ": no carrier (cable, optics or switch port)"),
                    {}});
   }

@@ -36,10 +36,9 @@ inline constexpr absl::string_view kPfcMismatch = "PfcMismatch";
 
 // Every condition type, in a fixed order (metrics list each for each port).
 inline constexpr absl::string_view kConditionTypes[] = {
-    kPortMissing,       kLinkDown,         kNoLldpNeighbor, kLldpExpired,
-    kAmbiguousNeighbor, kAddressConflict,  kMtuMismatch,    kErrorsRising,
-    kAddressingRefused, kAddressingFailed, kNotProvisioned, kMiscabled,
-    kPfcUnsupported,    kPfcMismatch,
+    kPortMissing,     kLinkDown,    kNoLldpNeighbor, kLldpExpired,       kAmbiguousNeighbor,
+    kAddressConflict, kMtuMismatch, kErrorsRising,   kAddressingRefused, kAddressingFailed,
+    kNotProvisioned,  kMiscabled,   kPfcUnsupported, kPfcMismatch,
 };
 
 // When a port's error counters count as rising. The receive and transmit

@@ -79,9 +79,9 @@ std::vector<RailMember> RailMembers(const std::vector<inventory::Port>& ports,
       member.switch_id = pdu->chassis_id.ToString();
       member.switch_name = SwitchName(*pdu);
     }
-    if (auto it = plans.find(port.id);
-        it != plans.end() && it->second->state == addressing::PlanState::kReady &&
-        !it->second->routes.empty()) {
+    if (auto it = plans.find(port.id); it != plans.end() &&
+                                       it->second->state == addressing::PlanState::kReady &&
+                                       !it->second->routes.empty()) {
       member.network = it->second->routes.front().destination.ToString();
     }
   }

@@ -10,8 +10,7 @@
 
 namespace rocenet::inventory {
 
-PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs,
-                             os::Ethtool* ethtool)
+PortInventory::PortInventory(PortSelection selection, const os::Sysfs* sysfs, os::Ethtool* ethtool)
     : selection_(std::move(selection)), scanner_(sysfs), rdma_scanner_(sysfs), ethtool_(ethtool) {}
 
 bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
@@ -80,8 +79,8 @@ void AssignRails(std::vector<Port>& ports) {
   for (Port& port : ports) {
     port.pci.rail = -1;
     if (port.pci.driver != kGaudiDriver || port.pci.port_index < 0) continue;
-    const std::string key = port.pci.module_id >= 0 ? absl::StrCat("module ", port.pci.module_id)
-                                                    : port.pci.address;
+    const std::string key =
+        port.pci.module_id >= 0 ? absl::StrCat("module ", port.pci.module_id) : port.pci.address;
     modules[key].push_back(&port);
   }
   for (auto& [key, members] : modules) {
@@ -246,12 +245,10 @@ bool PortInventory::Rebuild() {
     }
   }
   AssignRails(next);
-  std::sort(next.begin(), next.end(),
-            [](const Port& a, const Port& b) { return a.name < b.name; });
-  const bool changed =
-      next.size() != ports_.size() ||
-      !std::equal(next.begin(), next.end(), ports_.begin(),
-                  [](const Port& a, const Port& b) { return a.SameState(b); });
+  std::sort(next.begin(), next.end(), [](const Port& a, const Port& b) { return a.name < b.name; });
+  const bool changed = next.size() != ports_.size() ||
+                       !std::equal(next.begin(), next.end(), ports_.begin(),
+                                   [](const Port& a, const Port& b) { return a.SameState(b); });
   ports_ = std::move(next);
   return changed;
 }

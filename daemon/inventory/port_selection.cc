@@ -27,8 +27,7 @@ bool MatchesPattern(absl::string_view pattern, absl::string_view name) {
 
 absl::Status ValidateInterfacePattern(absl::string_view pattern) {
   auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("interface pattern \"", pattern, "\": ", why));
+    return absl::InvalidArgumentError(absl::StrCat("interface pattern \"", pattern, "\": ", why));
   };
   if (pattern.empty()) return bad("is empty");
   int depth = 0;

@@ -68,8 +68,7 @@ std::vector<SysfsNetdev> SysfsScanner::ScanGaudi() const {
   for (const std::string& address : *devices) {
     if (!LooksLikePciAddress(address)) continue;
     const std::string device_dir = absl::StrCat(driver_dir, "/", address);
-    absl::StatusOr<std::vector<std::string>> netdevs =
-        sysfs_->ListDirectory(device_dir + "/net");
+    absl::StatusOr<std::vector<std::string>> netdevs = sysfs_->ListDirectory(device_dir + "/net");
     if (!netdevs.ok()) continue;
     PciInfo pci;
     pci.address = address;

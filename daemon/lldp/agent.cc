@@ -14,8 +14,8 @@ constexpr size_t kFramesPerBatch = 64;
 
 }  // namespace
 
-LldpAgent::LldpAgent(os::PacketSocketFactory* sockets, os::Reactor* reactor,
-                     const os::Clock* clock, ChangeCallback on_change)
+LldpAgent::LldpAgent(os::PacketSocketFactory* sockets, os::Reactor* reactor, const os::Clock* clock,
+                     ChangeCallback on_change)
     : sockets_(sockets), reactor_(reactor), clock_(clock), on_change_(std::move(on_change)) {}
 
 LldpAgent::~LldpAgent() {

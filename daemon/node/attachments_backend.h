@@ -29,8 +29,7 @@ class AttachmentsBackend {
   // A CNI GC of `network` (see AttachManager::Gc), or, with
   // `only_dead_netns`, the sweep of dead pod namespaces of every network.
   virtual absl::StatusOr<std::vector<attach::AttachmentRecord>> Gc(
-      const std::string& network, const std::vector<std::string>& valid,
-      bool only_dead_netns) = 0;
+      const std::string& network, const std::vector<std::string>& valid, bool only_dead_netns) = 0;
 };
 
 }  // namespace rocenet::node

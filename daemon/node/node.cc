@@ -18,7 +18,8 @@ constexpr absl::Duration kStartupHoldoff = absl::Seconds(30);
 // How long after an address change the RDMA GID tables are read again.
 constexpr absl::Duration kRdmaRescanDelay = absl::Milliseconds(500);
 
-outputs::PortOutput ToOutput(const inventory::Port& port, const addressing::PortAddressing* addressing,
+outputs::PortOutput ToOutput(const inventory::Port& port,
+                             const addressing::PortAddressing* addressing,
                              const health::PortHealth* health, addressing::Mode mode) {
   outputs::PortOutput out;
   out.name = port.name;
@@ -143,8 +144,8 @@ void Node::OnPortsChanged() {
         if (record.state != attach::AttachState::kAttached) continue;
         absl::StatusOr<attach::AttachManager::PodLink> pod = parts_.attach->Live(record);
         if (!pod.ok()) continue;
-        listen.push_back({record.port_id, record.ifname, pod->ifindex, pod->link.mac,
-                          record.netns, pod->sockets});
+        listen.push_back({record.port_id, record.ifname, pod->ifindex, pod->link.mac, record.netns,
+                          pod->sockets});
       }
     }
     for (const auto& [port_id, status] : agent_->SyncPorts(listen)) {
@@ -229,9 +230,9 @@ void Node::Refresh(bool changed, bool replan, bool counters) {
   if (parts_.outputs != nullptr) {
     std::vector<outputs::PortOutput> outputs;
     for (size_t i = 0; i < snapshot->ports.size(); ++i) {
-      outputs.push_back(ToOutput(snapshot->ports[i],
-                                 i < snapshot->addressing.size() ? &snapshot->addressing[i] : nullptr,
-                                 &snapshot->health.ports[i], snapshot->mode));
+      outputs.push_back(ToOutput(
+          snapshot->ports[i], i < snapshot->addressing.size() ? &snapshot->addressing[i] : nullptr,
+          &snapshot->health.ports[i], snapshot->mode));
     }
     if (absl::Status s = parts_.outputs->Update(outputs); !s.ok()) {
       SPDLOG_ERROR("host outputs: {}", s.ToString());
@@ -303,8 +304,8 @@ absl::Status Node::CheckPfc(const qos::PfcRequest& request) {
   if (parts_.pfc == nullptr) return absl::OkStatus();
   absl::Status s = parts_.pfc->Check(request, parts_.inventory->ports());
   if (s.ok()) return s;
-  return absl::InvalidArgumentError(absl::StrCat("qos.pfc ", qos::FormatPfcRequest(request), ": ",
-                                                 s.message()));
+  return absl::InvalidArgumentError(
+      absl::StrCat("qos.pfc ", qos::FormatPfcRequest(request), ": ", s.message()));
 }
 
 void Node::SetPfc(const qos::PfcRequest& request, bool unhealthy) {

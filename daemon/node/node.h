@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "daemon/addressing/driver.h"
-#include "daemon/node/attachments_backend.h"
-#include "daemon/node/snapshot.h"
-#include "daemon/node/reservations_backend.h"
 #include "daemon/attach/manager.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port_inventory.h"
 #include "daemon/lldp/agent.h"
+#include "daemon/node/attachments_backend.h"
+#include "daemon/node/reservations_backend.h"
+#include "daemon/node/snapshot.h"
 #include "daemon/os/loop.h"
 #include "daemon/os/netlink.h"
 #include "daemon/outputs/host_outputs.h"
@@ -54,9 +54,7 @@ struct NodeParts {
   absl::Duration errors_interval = health::ErrorsRisingPolicy{}.sample_interval;
 };
 
-class Node final : public NodeStateSource,
-                   public AttachmentsBackend,
-                   public ReservationsBackend {
+class Node final : public NodeStateSource, public AttachmentsBackend, public ReservationsBackend {
  public:
   // None of the pointers is owned; all must outlive the Node.
   explicit Node(const NodeParts& parts);

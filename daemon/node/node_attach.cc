@@ -92,8 +92,8 @@ absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachReques
         resolved.l3 = mode.empty() ? (parts_.addressing == nullptr ||
                                       parts_.addressing->mode() == addressing::Mode::kL3)
                                    : mode == "L3";
-        absl::StatusOr<attach::AttachmentRecord> record = parts_.attach->Attach(
-            resolved, Candidates(), absl::ToUnixSeconds(parts_.loop->Now()));
+        absl::StatusOr<attach::AttachmentRecord> record =
+            parts_.attach->Attach(resolved, Candidates(), absl::ToUnixSeconds(parts_.loop->Now()));
         if (record.ok()) {
           ScheduleNetnsCheck();
           FollowAttachments();
@@ -107,18 +107,17 @@ absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachReques
 absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::string& ifname) {
   if (parts_.attach == nullptr) return NoAttach();
   const absl::Time start = parts_.loop->Now();
-  absl::StatusOr<bool> result =
-      Serve<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
-        std::vector<std::string> home;
-        for (const attach::AttachmentRecord& record : parts_.attach->List()) {
-          if (record.container_id == container_id && record.ifname == ifname) {
-            home.push_back(record.port_id);
-          }
-        }
-        absl::StatusOr<bool> detached = parts_.attach->Detach(container_id, ifname);
-        if (detached.ok() && *detached) FollowAttachments(home);
-        return detached;
-      });
+  absl::StatusOr<bool> result = Serve<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
+    std::vector<std::string> home;
+    for (const attach::AttachmentRecord& record : parts_.attach->List()) {
+      if (record.container_id == container_id && record.ifname == ifname) {
+        home.push_back(record.port_id);
+      }
+    }
+    absl::StatusOr<bool> detached = parts_.attach->Detach(container_id, ifname);
+    if (detached.ok() && *detached) FollowAttachments(home);
+    return detached;
+  });
   RecordAttach(AttachOperation::kDetach, result.ok(), start);
   return result;
 }
@@ -207,7 +206,7 @@ void Node::CheckHome() {
 
 void Node::ReleaseHeld() {
   if (homing_.has_value() || held_.empty()) return;
-  absl::AnyInvocable<void() &&> call = std::move(held_.front());
+  absl::AnyInvocable<void()&&> call = std::move(held_.front());
   held_.pop_front();
   std::move(call)();
   // The next one after what this one asked to run next (its own

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Node: the host's links, read from netlink events and full dumps, into the
 // inventory.
-#include "daemon/node/node.h"
-
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/node/node.h"
 
 namespace rocenet::node {
 namespace {

@@ -16,8 +16,7 @@ absl::Status NoReservations() {
 
 absl::StatusOr<attach::Reservation> Node::Reserve(const attach::ReserveRequest& request) {
   if (parts_.attach == nullptr) return NoReservations();
-  return Serve<attach::Reservation>([this,
-                                                 request]() -> absl::StatusOr<attach::Reservation> {
+  return Serve<attach::Reservation>([this, request]() -> absl::StatusOr<attach::Reservation> {
     absl::StatusOr<attach::Reservation> reserved =
         parts_.attach->Reserve(request, Candidates(), absl::ToUnixSeconds(parts_.loop->Now()));
     // The snapshot counts the reserved ports: readers see the new count.

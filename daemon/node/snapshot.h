@@ -19,12 +19,12 @@
 #include "absl/time/time.h"
 #include "daemon/addressing/plan.h"
 #include "daemon/addressing/port_addressing.h"
-#include "daemon/node/attach_stats.h"
 #include "daemon/common/broadcast.h"
 #include "daemon/health/port_health.h"
 #include "daemon/inventory/port.h"
 #include "daemon/lldp/agent.h"
 #include "daemon/lldp/neighbor_table.h"
+#include "daemon/node/attach_stats.h"
 #include "daemon/qos/pfc_controller.h"
 
 namespace rocenet::node {

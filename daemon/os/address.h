@@ -21,10 +21,10 @@ struct AddressInfo {
 };
 
 struct RouteInfo {
-  Ipv4Prefix destination;               // network form
-  std::optional<Ipv4Address> gateway;   // nullopt: on-link
-  int ifindex = 0;                      // output interface
-  uint8_t protocol = 0;                 // who installed it (RTPROT_*)
+  Ipv4Prefix destination;              // network form
+  std::optional<Ipv4Address> gateway;  // nullopt: on-link
+  int ifindex = 0;                     // output interface
+  uint8_t protocol = 0;                // who installed it (RTPROT_*)
   uint32_t table = kMainTable;
   uint32_t metric = 0;
 

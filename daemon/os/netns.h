@@ -51,8 +51,7 @@ class Netns {
   virtual absl::StatusOr<std::unique_ptr<Rdma>> OpenRdma(const NetnsHandle& ns) = 0;
 
   // An LLDP receive socket on `ifindex` inside `ns`.
-  virtual absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns,
-                                                                 int ifindex,
+  virtual absl::StatusOr<std::unique_ptr<PacketSocket>> OpenLldp(const NetnsHandle& ns, int ifindex,
                                                                  absl::string_view ifname) = 0;
 };
 

@@ -22,8 +22,7 @@ class Sysfs {
   virtual absl::StatusOr<std::string> ReadAttribute(absl::string_view path) const = 0;
 
   // Names of the entries of a directory (not "." or ".."), sorted.
-  virtual absl::StatusOr<std::vector<std::string>> ListDirectory(
-      absl::string_view path) const = 0;
+  virtual absl::StatusOr<std::vector<std::string>> ListDirectory(absl::string_view path) const = 0;
 
   // The path, relative to the root, that `path` resolves to after following
   // every symbolic link ("devices/pci0000:17/0000:17:01.0/0000:19:00.0").

@@ -74,10 +74,9 @@ void HostOutputs::UpdateGaudinet(const std::vector<PortOutput>& ports,
   if (!any_l3) return;
   const std::string& path = config_.gaudinet_path;
   const size_t slash = path.rfind('/');
-  absl::Status status =
-      slash == std::string::npos || slash == 0
-          ? absl::OkStatus()
-          : fs_->MakeDirectories(absl::string_view(path).substr(0, slash), 0755);
+  absl::Status status = slash == std::string::npos || slash == 0
+                            ? absl::OkStatus()
+                            : fs_->MakeDirectories(absl::string_view(path).substr(0, slash), 0755);
   if (status.ok()) status = WriteIfChanged(path, RenderGaudinet(ports));
   if (!status.ok()) errors.push_back(Annotate("gaudinet", config_.gaudinet_path, status));
 }
@@ -140,8 +139,8 @@ void HostOutputs::UpdateNfd(const std::vector<PortOutput>& ports,
 absl::Status HostOutputs::WriteNfd(const std::string& labels) {
   const absl::Time expiry = clock_->Now() + config_.nfd_lifetime;
   RETURN_IF_ERROR(fs_->MakeDirectories(ParentDirectory(config_.nfd_features_path), kDirectoryMode));
-  RETURN_IF_ERROR(fs_->WriteFileAtomic(config_.nfd_features_path,
-                                       RenderNfdFile(labels, expiry), kFileMode));
+  RETURN_IF_ERROR(
+      fs_->WriteFileAtomic(config_.nfd_features_path, RenderNfdFile(labels, expiry), kFileMode));
   nfd_labels_ = labels;
   nfd_expiry_ = expiry;
   return absl::OkStatus();

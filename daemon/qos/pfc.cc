@@ -84,8 +84,7 @@ std::string FormatPriorities(uint8_t priorities) {
   return absl::StrJoin(runs, ",");
 }
 
-absl::StatusOr<std::optional<uint8_t>> ResolvePfc(const PfcRequest& request,
-                                                  absl::string_view port,
+absl::StatusOr<std::optional<uint8_t>> ResolvePfc(const PfcRequest& request, absl::string_view port,
                                                   const PfcPortRule& rule) {
   uint8_t mask = 0;
   switch (request.kind) {
@@ -105,9 +104,11 @@ absl::StatusOr<std::optional<uint8_t>> ResolvePfc(const PfcRequest& request,
   }
   if (rule.gaudi) {
     if (mask == 0 || mask == kGaudiAll) return mask;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "port ", port, ": a Gaudi port (hbl_en) takes PFC on all of priorities 0-3 or on none, "
-        "not on ", FormatPriorities(mask)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("port ", port,
+                     ": a Gaudi port (hbl_en) takes PFC on all of priorities 0-3 or on none, "
+                     "not on ",
+                     FormatPriorities(mask)));
   }
   if (Count(mask) > rule.capability) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -50,8 +50,7 @@ struct PfcPortRule {
 
 // The PFC priorities `request` asks of the port `port` (nullopt for keep),
 // or InvalidArgument naming the port and why its driver cannot have them.
-absl::StatusOr<std::optional<uint8_t>> ResolvePfc(const PfcRequest& request,
-                                                  absl::string_view port,
+absl::StatusOr<std::optional<uint8_t>> ResolvePfc(const PfcRequest& request, absl::string_view port,
                                                   const PfcPortRule& rule);
 
 }  // namespace rocenet::qos

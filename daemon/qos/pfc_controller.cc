@@ -72,9 +72,9 @@ PortPfc PfcController::SyncOne(const inventory::Port& port, const PortPfc* befor
   auto no_dcb = [&](const std::string& why) {
     if (asked) {
       out.problem = "NoDcb";
-      out.problem_message = absl::StrCat("port ", port.name, ": qos.pfc asks for PFC ",
-                                         FormatPfcRequest(request_), " but ", why,
-                                         "; its PFC is left as it is");
+      out.problem_message =
+          absl::StrCat("port ", port.name, ": qos.pfc asks for PFC ", FormatPfcRequest(request_),
+                       " but ", why, "; its PFC is left as it is");
       if (before == nullptr || before->problem != out.problem) {
         SPDLOG_WARN("{}", out.problem_message);
       }
@@ -102,8 +102,7 @@ PortPfc PfcController::SyncOne(const inventory::Port& port, const PortPfc* befor
       ResolvePfc(request_, port.name, {IsGaudiPort(port), read->capability});
   if (!wanted.ok()) {
     out.problem = "Refused";
-    out.problem_message =
-        absl::StrCat(wanted.status().message(), "; its PFC is left as it is");
+    out.problem_message = absl::StrCat(wanted.status().message(), "; its PFC is left as it is");
     if (before == nullptr || before->problem_message != out.problem_message) {
       SPDLOG_ERROR("{}", out.problem_message);
     }

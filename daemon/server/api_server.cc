@@ -145,8 +145,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
                              security.limits.max_concurrent_streams);
   int tls_port = 0;
   if (!security.tls.address.empty()) {
-    ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds,
-                     TlsCredentials(security.tls));
+    ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, TlsCredentials(security.tls));
     builder.AddListeningPort(security.tls.address, creds, &tls_port);
   }
   api->server_ = builder.BuildAndStart();
@@ -160,8 +159,8 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
           absl::StrCat("gRPC: cannot listen with TLS on ", security.tls.address));
     }
     ASSIGN_OR_RETURN(auto listen, ParseListenAddress(security.tls.address));
-    SPDLOG_INFO("serving gRPC with TLS on {}:{} (client certificates: {})", listen.first,
-                tls_port, config::ClientCertModeName(security.tls.client_cert));
+    SPDLOG_INFO("serving gRPC with TLS on {}:{} (client certificates: {})", listen.first, tls_port,
+                config::ClientCertModeName(security.tls.client_cert));
   }
 
   if (successor.has_value()) {

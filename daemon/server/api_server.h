@@ -61,7 +61,8 @@ class ApiServer {
   void Shutdown(absl::Time deadline);
 
  private:
-  ApiServer(os::EventLoop* loop, std::string socket_path) : loop_(loop), socket_path_(socket_path) {}
+  ApiServer(os::EventLoop* loop, std::string socket_path)
+      : loop_(loop), socket_path_(socket_path) {}
   void OnAcceptable();
   // Closes a connection that would take a descriptor rocenetd keeps for its
   // own work.

@@ -36,7 +36,8 @@ void ConfigWatcher::OnEvents() {
 }
 
 std::string ConfigWatcher::Fingerprint() const {
-  absl::StatusOr<std::vector<config::ConfigDocument>> documents = config::ReadConfigDocuments(*fs_, params_.path);
+  absl::StatusOr<std::vector<config::ConfigDocument>> documents =
+      config::ReadConfigDocuments(*fs_, params_.path);
   if (!documents.ok()) return absl::StrCat("unreadable: ", documents.status().message());
   return config::ConfigFingerprint(*documents);
 }

@@ -20,15 +20,14 @@
 #include "daemon/api/metrics_config.h"
 #include "daemon/api/port_discovery_service.h"
 #include "daemon/api/reservations_service.h"
+#include "daemon/attach/journal.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
-#include "daemon/attach/journal.h"
 #include "daemon/inventory/port_inventory.h"
 #include "daemon/node/node.h"
 #include "daemon/os/linux/dcb_linux.h"
 #include "daemon/os/linux/ethtool_linux.h"
 #include "daemon/os/linux/event_loop.h"
-#include "daemon/os/linux/unix_listener.h"
 #include "daemon/os/linux/filesystem_linux.h"
 #include "daemon/os/linux/metrics_exposer.h"
 #include "daemon/os/linux/netlink_linux.h"
@@ -37,6 +36,7 @@
 #include "daemon/os/linux/signals.h"
 #include "daemon/os/linux/socket_lock.h"
 #include "daemon/os/linux/sysfs_linux.h"
+#include "daemon/os/linux/unix_listener.h"
 #include "daemon/os/linux/unix_socket.h"
 #include "daemon/server/api_server.h"
 #include "daemon/server/config_watcher.h"
@@ -54,9 +54,10 @@ constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
 
 // The diagnostics' settings an older configuration gives rocenetd.
 void WarnMovedToDiagd(const std::set<std::string>& keys) {
-  static const auto* kWhere = new std::map<std::string, std::string>{
-      {"diag_port", "--data-port"}, {"diag_secret_file", "--secret-file"},
-      {"node_name", "--node-name"}};
+  static const auto* kWhere =
+      new std::map<std::string, std::string>{{"diag_port", "--data-port"},
+                                             {"diag_secret_file", "--secret-file"},
+                                             {"node_name", "--node-name"}};
   for (const std::string& key : keys) {
     auto where = kWhere->find(key);
     SPDLOG_WARN("{}: the diagnostics moved to rocenet-diagd ({}); ignored here", key,
@@ -155,7 +156,8 @@ absl::Status Daemon::Parts::TakeSocket() {
           SPDLOG_INFO("listening on {} meanwhile, for the hand-over",
                       os::SuccessorPath(options.socket_path));
         } else {
-          SPDLOG_WARN("{}; the socket will be unserved between the two", listener.status().message());
+          SPDLOG_WARN("{}; the socket will be unserved between the two",
+                      listener.status().message());
         }
       });
   if (!locked.ok()) {
@@ -207,8 +209,8 @@ absl::Status Daemon::Parts::LoadState() {
   const std::string runtime_dir = config::RuntimeDirOf(options);
   RETURN_IF_ERROR(fs.MakeDirectories(runtime_dir, 0700));
   const std::string journal_path = absl::StrCat(runtime_dir, "/attachments.json");
-  RETURN_IF_ERROR(attach::AdoptJournal(fs, absl::StrCat(options.state_dir, "/attachments.json"),
-                                       journal_path));
+  RETURN_IF_ERROR(
+      attach::AdoptJournal(fs, absl::StrCat(options.state_dir, "/attachments.json"), journal_path));
   journal = std::make_unique<attach::Journal>(&fs, journal_path);
   // A journal that cannot be read must stop the daemon: it is the only record
   // of which ports are in which pods.
@@ -230,9 +232,9 @@ absl::Status Daemon::Parts::StartNode() {
   host_outputs = std::make_unique<outputs::HostOutputs>(&fs, loop.get(), options.outputs);
   // Made right for the loaded reservations by the node's first refresh.
   reservation_files = std::make_unique<attach::ReservationFiles>(&fs, options.hcl_dir);
-  attachments = std::make_unique<attach::AttachManager>(netlink.get(), netns.get(), journal.get(),
-                                                        rdma.get(), reservations.get(),
-                                                        reservation_files.get());
+  attachments =
+      std::make_unique<attach::AttachManager>(netlink.get(), netns.get(), journal.get(), rdma.get(),
+                                              reservations.get(), reservation_files.get());
   pfc = std::make_unique<qos::PfcController>(dcb.get(), options.pfc);
   node = std::make_unique<node::Node>(node::NodeParts{.loop = loop.get(),
                                                       .netlink = netlink.get(),
@@ -278,9 +280,9 @@ absl::Status Daemon::Parts::StartServing() {
   RETURN_IF_ERROR(loop->AddReader(signal_fd, [this] { OnSignal(); }));
   if (!config.watch_path.empty()) {
     Reloader* on = reloader.get();
-    absl::StatusOr<std::unique_ptr<ConfigWatcher>> watching = ConfigWatcher::Start(
-        loop.get(), &fs, {.path = config.watch_path, .loaded = config.loaded},
-        [on] { on->Reload("the config file changed").IgnoreError(); });
+    absl::StatusOr<std::unique_ptr<ConfigWatcher>> watching =
+        ConfigWatcher::Start(loop.get(), &fs, {.path = config.watch_path, .loaded = config.loaded},
+                             [on] { on->Reload("the config file changed").IgnoreError(); });
     // Without the watch (inotify instances used up) SIGHUP still reloads.
     if (watching.ok()) {
       config_watcher = *std::move(watching);
@@ -299,12 +301,12 @@ absl::Status Daemon::Parts::StartServing() {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::optional<os::SuccessorListener> listener = std::move(successor);
   successor.reset();
-  ASSIGN_OR_RETURN(api_server,
-                   ApiServer::Start(options, loop.get(),
-                                    {port_service.get(), health_service.get(),
-                                     attachments_service.get(), reservations_service.get(),
-                                     addressing_service.get()},
-                                    listener));
+  ASSIGN_OR_RETURN(
+      api_server,
+      ApiServer::Start(options, loop.get(),
+                       {port_service.get(), health_service.get(), attachments_service.get(),
+                        reservations_service.get(), addressing_service.get()},
+                       listener));
   if (!options.metrics_address.empty()) {
     metrics = std::make_shared<api::NodeMetrics>(node.get(), version);
     absl::StatusOr<std::unique_ptr<prometheus::Exposer>> started =
@@ -324,8 +326,7 @@ Daemon::~Daemon() { Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Build(const config::DaemonOptions& options,
                                                       const std::string& version,
-                                                      ConfigOrigin config,
-                                                      const OsOverrides& os) {
+                                                      ConfigOrigin config, const OsOverrides& os) {
   RETURN_IF_ERROR(CheckSysfsRoot(options.sysfs_root));
   WarnMovedToDiagd(options.moved_to_diagd);
   auto parts = std::make_unique<Parts>();

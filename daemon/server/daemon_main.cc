@@ -60,12 +60,10 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA bundle that verifies client certificates");
 ABSL_FLAG(std::string, tls_client_cert, "none",
           "client certificates on the TLS listener: none, optional or require");
-ABSL_FLAG(std::string, diag_port, "",
-          "moved to rocenet-diagd (--data-port); accepted and ignored");
+ABSL_FLAG(std::string, diag_port, "", "moved to rocenet-diagd (--data-port); accepted and ignored");
 ABSL_FLAG(std::string, diag_secret_file, "",
           "moved to rocenet-diagd (--secret-file); accepted and ignored");
-ABSL_FLAG(std::string, node_name, "",
-          "moved to rocenet-diagd (--node-name); accepted and ignored");
+ABSL_FLAG(std::string, node_name, "", "moved to rocenet-diagd (--node-name); accepted and ignored");
 ABSL_FLAG(std::string, takeover_wait, "30s",
           "how long to wait for a rocenetd still holding the socket to stop (e.g. 30s)");
 ABSL_FLAG(std::string, errors_interval, "30s",
@@ -89,7 +87,8 @@ std::vector<std::string> SplitList(const std::string& text) {
 absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& options) {
   auto given = [&](const char* name) { return cmd.specified.contains(name); };
   if (given("socket")) options.socket_path = absl::GetFlag(FLAGS_socket);
-  if (given("interfaces")) options.selection.interfaces = SplitList(absl::GetFlag(FLAGS_interfaces));
+  if (given("interfaces"))
+    options.selection.interfaces = SplitList(absl::GetFlag(FLAGS_interfaces));
   if (given("drivers")) options.selection.drivers = SplitList(absl::GetFlag(FLAGS_drivers));
   if (given("gaudi")) options.selection.gaudi = absl::GetFlag(FLAGS_gaudi);
   if (given("sysfs_root")) options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
@@ -117,9 +116,9 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& opt
     absl::Duration wait;
     if (!absl::ParseDuration(absl::GetFlag(FLAGS_takeover_wait), &wait) ||
         wait < absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "flag --takeover-wait: \"", absl::GetFlag(FLAGS_takeover_wait),
-          "\" is not a duration; write it like 30s, 2m or 0s"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --takeover-wait: \"", absl::GetFlag(FLAGS_takeover_wait),
+                       "\" is not a duration; write it like 30s, 2m or 0s"));
     }
     options.takeover_wait = wait;
   }
@@ -127,9 +126,9 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& opt
     absl::Duration interval;
     if (!absl::ParseDuration(absl::GetFlag(FLAGS_errors_interval), &interval) ||
         interval < absl::Seconds(1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "flag --errors-interval: \"", absl::GetFlag(FLAGS_errors_interval),
-          "\" is not a duration of 1s or more; write it like 30s or 2m"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --errors-interval: \"", absl::GetFlag(FLAGS_errors_interval),
+                       "\" is not a duration of 1s or more; write it like 30s or 2m"));
     }
     options.errors_interval = interval;
   }
@@ -142,7 +141,8 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& opt
   }
   if (given("pfc_unhealthy")) options.pfc_unhealthy = absl::GetFlag(FLAGS_pfc_unhealthy);
   auto flag_error = [](const char* name, const absl::Status& s) {
-    return absl::InvalidArgumentError(absl::StrCat("flag --", absl::StrReplaceAll(name, {{"_", "-"}}), ": ", s.message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("flag --", absl::StrReplaceAll(name, {{"_", "-"}}), ": ", s.message()));
   };
   if (given("pfc")) {
     auto pfc = qos::ParsePfcRequest(absl::GetFlag(FLAGS_pfc));
@@ -171,7 +171,7 @@ absl::Status ApplyFlags(const ParsedCommandLine& cmd, config::DaemonOptions& opt
 // validated; `fingerprint`, when given, receives config::ConfigFingerprint() of the
 // documents read.
 absl::StatusOr<config::DaemonOptions> BuildOptions(const ParsedCommandLine& cmd,
-                                           std::string* fingerprint = nullptr) {
+                                                   std::string* fingerprint = nullptr) {
   config::DaemonOptions options;
   if (!cmd.positional.empty()) {
     return absl::InvalidArgumentError(
@@ -226,10 +226,10 @@ int RocenetdMain(int argc, char** argv, const OsOverrides& os) {
     return 1;
   }
   SPDLOG_INFO("rocenetd {} starting", ROCENET_VERSION);
-  ConfigOrigin origin{.load = [&] { return BuildOptions(*cmd); },
-                      .watch_path = absl::GetFlag(FLAGS_watch_config) ? absl::GetFlag(FLAGS_config)
-                                                                       : std::string(),
-                      .loaded = loaded};
+  ConfigOrigin origin{
+      .load = [&] { return BuildOptions(*cmd); },
+      .watch_path = absl::GetFlag(FLAGS_watch_config) ? absl::GetFlag(FLAGS_config) : std::string(),
+      .loaded = loaded};
   if (absl::Status s = RunDaemon(*options, ROCENET_VERSION, std::move(origin), os); !s.ok()) {
     SPDLOG_ERROR("{}", s.message());
     // A configuration this node cannot have (a qos.pfc a port's driver

@@ -51,8 +51,8 @@ absl::Status Reloader::Apply(const config::DaemonOptions& loaded) {
   // Only a new qos.pfc is checked against the ports: a port that cannot
   // have the running one is reported already, and must not hold up other
   // keys.
-  const bool pfc_changed = std::find(plan.applied.begin(), plan.applied.end(), "qos.pfc") !=
-                           plan.applied.end();
+  const bool pfc_changed =
+      std::find(plan.applied.begin(), plan.applied.end(), "qos.pfc") != plan.applied.end();
   if (pfc_changed && targets_.node != nullptr) {
     RETURN_IF_ERROR(targets_.node->CheckPfc(plan.next.pfc));
   }
@@ -61,7 +61,8 @@ absl::Status Reloader::Apply(const config::DaemonOptions& loaded) {
     if (group.empty()) {
       RETURN_IF_ERROR(os::RestrictSocket(plan.next.socket_path));
     } else {
-      RETURN_IF_ERROR(os::ShareSocketWithGroup(plan.next.socket_path, *gate_config.access.read_gid));
+      RETURN_IF_ERROR(
+          os::ShareSocketWithGroup(plan.next.socket_path, *gate_config.access.read_gid));
     }
   }
   if (Changed(plan.applied, "log_level")) spdlog::set_level(plan.next.log_level);
@@ -74,9 +75,10 @@ absl::Status Reloader::Apply(const config::DaemonOptions& loaded) {
     targets_.node->SetPfc(plan.next.pfc, plan.next.pfc_unhealthy);
   }
   for (const std::string& key : plan.needs_restart) {
-    SPDLOG_WARN("configuration reload: key \"{}\" changed but needs a restart of rocenetd; it "
-                "keeps its running value until then",
-                key);
+    SPDLOG_WARN(
+        "configuration reload: key \"{}\" changed but needs a restart of rocenetd; it "
+        "keeps its running value until then",
+        key);
   }
   SPDLOG_INFO("configuration reloaded: applied [{}], needs restart [{}]",
               absl::StrJoin(plan.applied, ", "), absl::StrJoin(plan.needs_restart, ", "));

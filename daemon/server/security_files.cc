@@ -15,8 +15,7 @@ namespace {
 absl::Status Readable(absl::string_view key, const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(key, ": file \"", path, "\" cannot be read"));
+    return absl::InvalidArgumentError(absl::StrCat(key, ": file \"", path, "\" cannot be read"));
   }
   return absl::OkStatus();
 }

@@ -57,8 +57,8 @@ absl::StatusOr<int> Dial(const std::string& path, absl::Duration timeout) {
         return absl::UnavailableError(
             absl::StrCat("cannot reach rocenetd: socket ", path, " does not exist", kHint));
       case ECONNREFUSED:
-        return absl::UnavailableError(absl::StrCat(
-            "cannot reach rocenetd: connection refused on socket ", path, kHint));
+        return absl::UnavailableError(
+            absl::StrCat("cannot reach rocenetd: connection refused on socket ", path, kHint));
       case EAGAIN:
       case EINPROGRESS:
       case ETIMEDOUT:
@@ -176,13 +176,13 @@ absl::StatusOr<std::unique_ptr<AttachmentsClient>> ConnectToDaemon(const DaemonE
 }
 
 AttachmentsClientFactory ConnectKeepingOpen(std::unique_ptr<AttachmentsClient>* kept) {
-  return [kept](const DaemonEndpoint& endpoint)
-             -> absl::StatusOr<std::unique_ptr<AttachmentsClient>> {
-    absl::StatusOr<std::unique_ptr<AttachmentsClient>> client = ConnectToDaemon(endpoint);
-    if (!client.ok()) return client.status();
-    *kept = *std::move(client);
-    return std::unique_ptr<AttachmentsClient>(std::make_unique<BorrowedClient>(kept->get()));
-  };
+  return
+      [kept](const DaemonEndpoint& endpoint) -> absl::StatusOr<std::unique_ptr<AttachmentsClient>> {
+        absl::StatusOr<std::unique_ptr<AttachmentsClient>> client = ConnectToDaemon(endpoint);
+        if (!client.ok()) return client.status();
+        *kept = *std::move(client);
+        return std::unique_ptr<AttachmentsClient>(std::make_unique<BorrowedClient>(kept->get()));
+      };
 }
 
 }  // namespace rocenet::cni

@@ -15,8 +15,8 @@ int main() {
   // ends: see ConnectKeepingOpen.
   std::unique_ptr<rocenet::cni::AttachmentsClient> connection;
   const int code =
-      rocenet::cni::Dispatch(rocenet::cni::EnvironmentFrom(environ), std::cin, std::cout,
-                             std::cerr, rocenet::cni::ConnectKeepingOpen(&connection));
+      rocenet::cni::Dispatch(rocenet::cni::EnvironmentFrom(environ), std::cin, std::cout, std::cerr,
+                             rocenet::cni::ConnectKeepingOpen(&connection));
   std::cout.flush();
   std::_Exit(code);
 }

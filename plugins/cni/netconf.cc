@@ -78,8 +78,7 @@ absl::StatusOr<Json> ParseObject(absl::string_view config) {
   // a few hundred KB of brackets) overflowed the stack. No configuration
   // needs more than a handful of levels.
   bool too_deep = false;
-  const Json::parser_callback_t limit_depth = [&too_deep](int depth, Json::parse_event_t,
-                                                          Json&) {
+  const Json::parser_callback_t limit_depth = [&too_deep](int depth, Json::parse_event_t, Json&) {
     if (depth > kMaxJsonDepth) too_deep = true;
     return !too_deep;
   };
@@ -98,9 +97,9 @@ absl::StatusOr<Json> ParseObject(absl::string_view config) {
                     absl::StrCat("network configuration: invalid JSON: ", what));
   }
   if (too_deep) {
-    return CniError(CniCode::kDecodingFailure,
-                    absl::StrCat("network configuration: nested deeper than ", kMaxJsonDepth,
-                                 " levels"));
+    return CniError(
+        CniCode::kDecodingFailure,
+        absl::StrCat("network configuration: nested deeper than ", kMaxJsonDepth, " levels"));
   }
   if (!parsed.is_object()) {
     return CniError(

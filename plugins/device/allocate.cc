@@ -31,8 +31,8 @@ void AddRdma(const std::vector<const PortInfo*>& allocated, RdmaDeviceSpecs spec
   for (const PortInfo* port : allocated) {
     devices.push_back(port->rdma_device);
     gids.push_back(port->gid_index >= 0 ? absl::StrCat(port->gid_index) : "");
-    const bool wanted = specs == RdmaDeviceSpecs::kAll ||
-                        (specs == RdmaDeviceSpecs::kNonGaudi && !port->gaudi);
+    const bool wanted =
+        specs == RdmaDeviceSpecs::kAll || (specs == RdmaDeviceSpecs::kNonGaudi && !port->gaudi);
     const std::string node = absl::StrCat("/dev/infiniband/", port->uverbs);
     if (!wanted || port->uverbs.empty() || !nodes.insert(node).second) continue;
     v1beta1::DeviceSpec* spec = response.add_devices();
@@ -119,18 +119,18 @@ absl::StatusOr<ContainerAllocation> BuildContainerAllocation(const std::vector<s
     // The spec requires a PCI address for type "pci"; a port without one
     // (a virtual device) gets no file rather than a wrong one.
     if (port->pci_address.empty()) continue;
-    out.files.push_back({absl::StrCat(options.devinfo_dir, "/",
-                                      DevInfoFileName(options.resource_name, port->id)),
-                         DevInfoJson(*port)});
+    out.files.push_back(
+        {absl::StrCat(options.devinfo_dir, "/", DevInfoFileName(options.resource_name, port->id)),
+         DevInfoJson(*port)});
   }
-  const bool gaudi = std::any_of(allocated.begin(), allocated.end(),
-                                 [](const PortInfo* p) { return p->gaudi; });
+  const bool gaudi =
+      std::any_of(allocated.begin(), allocated.end(), [](const PortInfo* p) { return p->gaudi; });
   if (!options.hcl_dir.empty() && gaudi) {
     out.hcl_dir = absl::StrCat(options.hcl_dir, "/", HclDirectoryName(out.ids));
     for (FileToWrite& file : HclDirectoryFiles(out.hcl_dir, out.ids, ports)) {
       const bool is_gaudinet = absl::EndsWith(file.path, kGaudinetFile);
-      envs[is_gaudinet ? kEnvGaudinet : kEnvMacInfo] = absl::StrCat(
-          options.hcl_container_dir, "/", is_gaudinet ? kGaudinetFile : kMacInfoFile);
+      envs[is_gaudinet ? kEnvGaudinet : kEnvMacInfo] =
+          absl::StrCat(options.hcl_container_dir, "/", is_gaudinet ? kGaudinetFile : kMacInfoFile);
       out.files.push_back(std::move(file));
     }
     v1beta1::Mount* mount = out.response.add_mounts();

@@ -54,9 +54,8 @@ DeviceSnapshot DeviceState::Get() const {
 
 DeviceSnapshot DeviceState::WaitNewer(uint64_t after, absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
-  auto newer = [this, after]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return state_.generation > after;
-  };
+  auto newer = [this, after]()
+                   ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return state_.generation > after; };
   mu_.AwaitWithTimeout(absl::Condition(&newer), timeout);
   return CopyLocked();
 }

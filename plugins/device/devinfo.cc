@@ -20,9 +20,8 @@ std::string DevInfoFileName(const std::string& resource_name, const std::string&
 }
 
 std::string DevInfoJson(const PortInfo& port) {
-  nlohmann::json info = {{"type", "pci"},
-                         {"version", kDevInfoVersion},
-                         {"pci", {{"pci-address", port.pci_address}}}};
+  nlohmann::json info = {
+      {"type", "pci"}, {"version", kDevInfoVersion}, {"pci", {{"pci-address", port.pci_address}}}};
   return info.dump(2) + "\n";
 }
 

@@ -152,8 +152,8 @@ std::optional<std::string> PluginLifecycle::OtherPluginServing() const {
         !absl::EndsWith(name, ".sock") || !entry.is_socket(ec)) {
       continue;
     }
-    auto channel = grpc::CreateChannel("unix:" + entry.path().string(),
-                                       grpc::InsecureChannelCredentials());
+    auto channel =
+        grpc::CreateChannel("unix:" + entry.path().string(), grpc::InsecureChannelCredentials());
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(options_.rpc_timeout));
     v1beta1::DevicePluginOptions reply;
@@ -205,7 +205,8 @@ absl::Status PluginLifecycle::Run() {
 
     pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {in, POLLIN, 0}};
     bool idle = serving && registered;
-    int timeout_ms = idle ? -1 : static_cast<int>(absl::ToInt64Milliseconds(options_.retry_interval));
+    int timeout_ms =
+        idle ? -1 : static_cast<int>(absl::ToInt64Milliseconds(options_.retry_interval));
     int n = ::poll(fds, 2, timeout_ms);
     if (n < 0 && errno != EINTR) {
       absl::Status s = ErrnoToStatus(errno, "poll");

@@ -78,8 +78,8 @@ absl::StatusOr<Options> BuildOptions() {
   Options o;
   std::string resource = absl::GetFlag(FLAGS_resource_name);
   if (resource.empty() || !absl::StrContains(resource, "/")) {
-    return absl::InvalidArgumentError(
-        "--resource-name: \"" + resource + "\" is not <vendor domain>/<name>");
+    return absl::InvalidArgumentError("--resource-name: \"" + resource +
+                                      "\" is not <vendor domain>/<name>");
   }
   o.watch.socket = absl::GetFlag(FLAGS_daemon_socket);
   o.watch.grace = absl::GetFlag(FLAGS_grace_period);
@@ -147,22 +147,24 @@ void ReleaseFilesOnStop(const Options& o, PluginLifecycle& lifecycle, const Devi
     return;
   }
   if (o.pod_resources_socket.empty()) {
-    SPDLOG_INFO("stopping: the allocations' files stay for the next plugin (no PodResources to "
-                "tell which allocations ended)");
+    SPDLOG_INFO(
+        "stopping: the allocations' files stay for the next plugin (no PodResources to "
+        "tell which allocations ended)");
     return;
   }
-  absl::StatusOr<std::vector<std::vector<std::string>>> assigned = AssignedDevices(
-      o.pod_resources_socket, o.lifecycle.resource_name, absl::Seconds(5));
+  absl::StatusOr<std::vector<std::vector<std::string>>> assigned =
+      AssignedDevices(o.pod_resources_socket, o.lifecycle.resource_name, absl::Seconds(5));
   if (!assigned.ok()) {
     SPDLOG_WARN("stopping: the allocations' files stay for the next plugin: {}",
                 assigned.status().message());
     return;
   }
-  const int ended = files.Retain(*assigned, state.Get().ports, absl::Now(),
-                                 3 * o.pod_resources_interval);
-  SPDLOG_INFO("stopping: {} allocation(s) ended; the files of {} live one(s) stay for the next "
-              "plugin",
-              ended, files.Allocations().size());
+  const int ended =
+      files.Retain(*assigned, state.Get().ports, absl::Now(), 3 * o.pod_resources_interval);
+  SPDLOG_INFO(
+      "stopping: {} allocation(s) ended; the files of {} live one(s) stay for the next "
+      "plugin",
+      ended, files.Allocations().size());
 }
 
 int Main(int argc, char** argv) {
@@ -230,8 +232,8 @@ int Main(int argc, char** argv) {
       }
       if (o.pod_resources_socket.empty() || absl::Now() < next_sweep) continue;
       next_sweep = absl::Now() + o.pod_resources_interval;
-      absl::StatusOr<std::vector<std::vector<std::string>>> assigned = AssignedDevices(
-          o.pod_resources_socket, o.lifecycle.resource_name, absl::Seconds(5));
+      absl::StatusOr<std::vector<std::vector<std::string>>> assigned =
+          AssignedDevices(o.pod_resources_socket, o.lifecycle.resource_name, absl::Seconds(5));
       if (!assigned.ok()) {
         // Said once per outage; the files stay until kubelet answers.
         if (!sweep_failed) SPDLOG_WARN("{}", assigned.status().message());

@@ -28,8 +28,7 @@ absl::Status WriteOne(const FileToWrite& file) {
     return absl::InternalError(
         absl::StrCat("create ", path.parent_path().string(), ": ", ec.message()));
   }
-  const std::string tmp =
-      (path.parent_path() / ("." + path.filename().string() + ".tmp")).string();
+  const std::string tmp = (path.parent_path() / ("." + path.filename().string() + ".tmp")).string();
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << file.content;
@@ -127,8 +126,8 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
     allocations.push_back(*std::move(allocation));
   }
   for (ContainerAllocation& allocation : allocations) {
-    const absl::Status s = files_ != nullptr ? files_->Write(allocation, absl::Now())
-                                             : WriteFiles(allocation.files);
+    const absl::Status s =
+        files_ != nullptr ? files_->Write(allocation, absl::Now()) : WriteFiles(allocation.files);
     if (!s.ok()) {
       SPDLOG_ERROR("allocate: {}", s.message());
       return ToGrpc(s);

@@ -17,8 +17,8 @@ struct PortInfo {
   std::string name;         // host interface name, e.g. "so1"
   std::string pci_address;  // empty when unknown
   std::string mac;
-  int numa_node = -1;  // -1: unknown
-  int module_id = -1;  // accelerator module, -1: unknown
+  int numa_node = -1;   // -1: unknown
+  int module_id = -1;   // accelerator module, -1: unknown
   int port_index = -1;  // NIC index on its device (sysfs dev_port), -1: unknown
   bool gaudi = false;   // a scale-out port of a Gaudi (habanalabs) function
   // The rail the port sits on, as rocenetd names it (Port.rail_name: "1"

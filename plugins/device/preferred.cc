@@ -65,11 +65,10 @@ std::vector<std::string> PreferAllocation(const std::vector<std::string>& availa
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
 
   while (static_cast<int>(chosen.size()) < size && !candidates.empty()) {
-    auto best = std::min_element(candidates.begin(), candidates.end(),
-                                 [&](const std::string& a, const std::string& b) {
-                                   return Score(selection, a, Find(ports, a)) <
-                                          Score(selection, b, Find(ports, b));
-                                 });
+    auto best = std::min_element(
+        candidates.begin(), candidates.end(), [&](const std::string& a, const std::string& b) {
+          return Score(selection, a, Find(ports, a)) < Score(selection, b, Find(ports, b));
+        });
     const PortInfo* port = Find(ports, *best);
     selection.per_rail[port ? port->rail : ""]++;
     if (anchor_on_picks) AddAnchor(selection, port);

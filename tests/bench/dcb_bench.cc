@@ -31,7 +31,8 @@ double MicrosecondsPerCall(int iterations, Fn fn) {
 int main(int argc, char** argv) {
   int iterations = 20000;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
+      iterations = std::atoi(argv[++i]);
     // The smoke run of every benchmark passes a google-benchmark flag.
     if (std::strncmp(argv[i], "--benchmark_min_time", 20) == 0) iterations = 200;
   }
@@ -45,12 +46,10 @@ int main(int argc, char** argv) {
   // Warm both paths.
   (*dcb)->GetPfc("lo").status().IgnoreError();
   (*ethtool)->DriverName("lo").status().IgnoreError();
-  const double dcbnl = MicrosecondsPerCall(iterations, [&] {
-    (*dcb)->GetPfc("lo").status().IgnoreError();
-  });
-  const double gdrvinfo = MicrosecondsPerCall(iterations, [&] {
-    (*ethtool)->DriverName("lo").status().IgnoreError();
-  });
+  const double dcbnl =
+      MicrosecondsPerCall(iterations, [&] { (*dcb)->GetPfc("lo").status().IgnoreError(); });
+  const double gdrvinfo =
+      MicrosecondsPerCall(iterations, [&] { (*ethtool)->DriverName("lo").status().IgnoreError(); });
   std::printf("dcbnl RTM_GETDCB IEEE_GET (lo):  %.2f us/call\n", dcbnl);
   std::printf("ethtool GDRVINFO (lo), the peer: %.2f us/call\n", gdrvinfo);
   std::printf("ratio dcbnl/ethtool: %.2f (%d calls each)\n", dcbnl / gdrvinfo, iterations);

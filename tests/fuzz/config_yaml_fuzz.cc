@@ -36,14 +36,14 @@ constexpr char kOrigin[] = "config fuzz.yaml";
 // The options the YAML keys set, as one string to compare.
 std::string Fingerprint(const DaemonOptions& o) {
   std::string routes;
-  for (const auto& route : o.static_routes) absl::StrAppend(&routes, route.destination.ToString(), ",");
+  for (const auto& route : o.static_routes)
+    absl::StrAppend(&routes, route.destination.ToString(), ",");
   return absl::StrCat(
       o.socket_path, "|", o.sysfs_root, "|", o.metrics_address, "|", o.state_dir, "|",
-      o.runtime_dir, "|",
-      static_cast<int>(o.mode), "|", o.mtu, "|", o.routed_prefix_length, "|", routes, "|",
-      o.outputs.gaudinet_path, "|", o.outputs.networkd_dir, "|", o.outputs.nfd_features_path,
-      "|", o.outputs.nfd_label, "|", static_cast<int>(o.log_format), "|", static_cast<int>(o.log_level), "|",
-      absl::StrJoin(o.selection.interfaces, ","), "|",
+      o.runtime_dir, "|", static_cast<int>(o.mode), "|", o.mtu, "|", o.routed_prefix_length, "|",
+      routes, "|", o.outputs.gaudinet_path, "|", o.outputs.networkd_dir, "|",
+      o.outputs.nfd_features_path, "|", o.outputs.nfd_label, "|", static_cast<int>(o.log_format),
+      "|", static_cast<int>(o.log_level), "|", absl::StrJoin(o.selection.interfaces, ","), "|",
       absl::StrJoin(o.selection.drivers, ","), "|", o.selection.gaudi ? 1 : 0, "|",
       absl::StrJoin(o.selection.gaudi_scale_out_ports, ","));
 }
@@ -58,8 +58,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string before = Fingerprint(options);
   const absl::Status status = ApplyConfigYaml(yaml, kOrigin, options);
   if (!status.ok()) {
-    if (status.code() != absl::StatusCode::kInvalidArgument) Fail("not InvalidArgument:", status.ToString());
-    if (!absl::StartsWith(status.message(), kOrigin)) Fail("message without origin:", status.message());
+    if (status.code() != absl::StatusCode::kInvalidArgument)
+      Fail("not InvalidArgument:", status.ToString());
+    if (!absl::StartsWith(status.message(), kOrigin))
+      Fail("message without origin:", status.message());
     if (Fingerprint(options) != before) Fail("a refused document changed the options");
     return 0;
   }

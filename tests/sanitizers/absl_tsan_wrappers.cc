@@ -23,8 +23,10 @@
 #define ROCENET_MUTEX_READER_UNLOCK _ZN4absl7debian35Mutex12ReaderUnlockEv
 #define ROCENET_NOTIFY _ZN4absl7debian312Notification6NotifyEv
 #define ROCENET_WAIT _ZNK4absl7debian312Notification19WaitForNotificationEv
-#define ROCENET_WAIT_TIMEOUT _ZNK4absl7debian312Notification30WaitForNotificationWithTimeoutENS0_8DurationE
-#define ROCENET_WAIT_DEADLINE _ZNK4absl7debian312Notification31WaitForNotificationWithDeadlineENS0_4TimeE
+#define ROCENET_WAIT_TIMEOUT \
+  _ZNK4absl7debian312Notification30WaitForNotificationWithTimeoutENS0_8DurationE
+#define ROCENET_WAIT_DEADLINE \
+  _ZNK4absl7debian312Notification31WaitForNotificationWithDeadlineENS0_4TimeE
 
 #define ROCENET_CAT(a, b) a##b
 #define REAL(name) ROCENET_CAT(__real_, name)

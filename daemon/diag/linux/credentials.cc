@@ -63,8 +63,8 @@ absl::StatusOr<peer::PeerEnvelope> PeerCredentials::Sign(const peer::PeerRequest
   if (!secret.ok()) return secret.status();
   absl::StatusOr<std::string> nonce = os::RandomBytes(kNonceBytes);
   if (!nonce.ok()) return nonce.status();
-  return SignPeerRequest(wire::SerializeRequest(request), *secret, to, data_port, node_, clock_->Now(),
-                         *nonce);
+  return SignPeerRequest(wire::SerializeRequest(request), *secret, to, data_port, node_,
+                         clock_->Now(), *nonce);
 }
 
 absl::Status WriteRequest(int fd, const PeerCredentials& credentials,

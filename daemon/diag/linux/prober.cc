@@ -189,8 +189,7 @@ std::vector<PortReach> ProbePorts(const std::vector<LocalPort>& ports,
   std::vector<PortReach> results(ports.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < ports.size(); ++i) {
-    threads.emplace_back(
-        [&, i] { results[i] = ProbePort(ports[i], peers, request, node, clock); });
+    threads.emplace_back([&, i] { results[i] = ProbePort(ports[i], peers, request, node, clock); });
   }
   for (std::thread& t : threads) t.join();
   return results;

@@ -57,12 +57,12 @@ peer::RingReport RunRingRank(const peer::RingJoin& join, const LocalPort& port,
     std::vector<char> out(join.probe_bytes, 'p');
     std::vector<char> in(join.probe_bytes);
     // One byte first, to start the clock on arrival rather than on waiting.
-    os::ExchangeResult e = os::Exchange(clock, next->get(), out.data(), 1, prev.get(), in.data(),
-                                        1, deadline, cancel_fd);
+    os::ExchangeResult e = os::Exchange(clock, next->get(), out.data(), 1, prev.get(), in.data(), 1,
+                                        deadline, cancel_fd);
     if (!e.status.ok()) return fail(e.status, e.side, "link probe");
     const absl::Time start = clock.Now();
-    e = os::Exchange(clock, next->get(), out.data() + 1, out.size() - 1, prev.get(),
-                     in.data() + 1, in.size() - 1, deadline, cancel_fd);
+    e = os::Exchange(clock, next->get(), out.data() + 1, out.size() - 1, prev.get(), in.data() + 1,
+                     in.size() - 1, deadline, cancel_fd);
     if (!e.status.ok()) return fail(e.status, e.side, "link probe");
     report.in_bits_per_second =
         BitsPerSecond(in.size() - 1, absl::ToDoubleSeconds(clock.Now() - start));
@@ -83,10 +83,10 @@ peer::RingReport RunRingRank(const peer::RingJoin& join, const LocalPort& port,
         const ChunkRange out = Chunk(count, ranks, step.send);
         const ChunkRange in = Chunk(count, ranks, step.receive);
         float* target = step.reduce ? scratch.data() : data.data() + in.begin;
-        const os::ExchangeResult e = os::Exchange(
-            clock, next->get(), reinterpret_cast<const char*>(data.data() + out.begin),
-            out.size() * sizeof(float), prev.get(), reinterpret_cast<char*>(target),
-            in.size() * sizeof(float), deadline, cancel_fd);
+        const os::ExchangeResult e =
+            os::Exchange(clock, next->get(), reinterpret_cast<const char*>(data.data() + out.begin),
+                         out.size() * sizeof(float), prev.get(), reinterpret_cast<char*>(target),
+                         in.size() * sizeof(float), deadline, cancel_fd);
         if (!e.status.ok()) {
           return fail(e.status, e.side, absl::StrCat("all-reduce of ", size, " bytes"));
         }

@@ -39,8 +39,7 @@ StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
   const peer::PeerRequest request{
       .kind = peer::SinkRequest{.duration_ms =
                                     static_cast<uint32_t>(absl::ToInt64Milliseconds(duration))}};
-  if (absl::Status s = WriteRequest(fd->get(), credentials, request, to, port, deadline);
-      !s.ok()) {
+  if (absl::Status s = WriteRequest(fd->get(), credentials, request, to, port, deadline); !s.ok()) {
     result.error = absl::StrCat("to ", to.ToString(), ": ", s.message());
     return result;
   }
@@ -74,8 +73,7 @@ StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
   const peer::PeerRequest request{
       .kind = peer::SourceRequest{.duration_ms =
                                       static_cast<uint32_t>(absl::ToInt64Milliseconds(duration))}};
-  if (absl::Status s = WriteRequest(fd->get(), credentials, request, to, port, deadline);
-      !s.ok()) {
+  if (absl::Status s = WriteRequest(fd->get(), credentials, request, to, port, deadline); !s.ok()) {
     result.error = absl::StrCat("to ", to.ToString(), ": ", s.message());
     return result;
   }

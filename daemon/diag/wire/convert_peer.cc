@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // rocenet.peer.v1, the data port's protocol, to and from the diagnostics'
 // own peer messages, and those messages as a frame's bytes.
-#include "daemon/diag/wire/convert.h"
-
 #include <type_traits>
 #include <variant>
+
+#include "daemon/diag/wire/convert.h"
 
 namespace rocenet::diag::wire {
 

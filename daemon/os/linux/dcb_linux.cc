@@ -48,11 +48,11 @@ absl::StatusOr<DcbReply> DcbLinux::Transact(const std::string& request, const st
     while (!bytes.empty()) {
       uint32_t message_seq;
       if (bytes.size() < sizeof(nlmsghdr)) break;
-      std::memcpy(&message_seq, bytes.data() + offsetof(nlmsghdr, nlmsg_seq),
-                  sizeof(message_seq));
+      std::memcpy(&message_seq, bytes.data() + offsetof(nlmsghdr, nlmsg_seq), sizeof(message_seq));
       size_t length = 0;
       absl::StatusOr<DcbReply> message = ParseDcbMessage(bytes, &length);
-      if (!message.ok()) return absl::InternalError(absl::StrCat(what, ": ", message.status().message()));
+      if (!message.ok())
+        return absl::InternalError(absl::StrCat(what, ": ", message.status().message()));
       bytes.remove_prefix(length);
       if (message_seq != seq) continue;
       if (message->error.has_value()) {
@@ -81,16 +81,16 @@ absl::Status DcbLinux::SetPfc(absl::string_view ifname, uint8_t enabled) {
   if (!current.ok()) return current.status();
   // The driver takes IEEE settings only in IEEE mode; one without a DCBX
   // mode (no getdcbx) takes them as they come.
-  const std::string dcbx_what = absl::StrCat("device ", ifname, ": set DCBX mode host IEEE (dcbnl)");
+  const std::string dcbx_what =
+      absl::StrCat("device ", ifname, ": set DCBX mode host IEEE (dcbnl)");
   absl::StatusOr<DcbReply> mode = Transact(BuildGetDcbx(ifname, ++seq_), dcbx_what);
   if (mode.ok() && mode->dcbx.has_value() && *mode->dcbx != HostIeeeDcbxMode()) {
-    absl::StatusOr<DcbReply> set = Transact(BuildSetDcbx(ifname, HostIeeeDcbxMode(), ++seq_),
-                                            dcbx_what);
+    absl::StatusOr<DcbReply> set =
+        Transact(BuildSetDcbx(ifname, HostIeeeDcbxMode(), ++seq_), dcbx_what);
     if (!set.ok()) return set.status();
     if (set->dcbx.value_or(1) != 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(dcbx_what, ": the driver refused the mode (it reports 0x",
-                       absl::Hex(*mode->dcbx), ")"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          dcbx_what, ": the driver refused the mode (it reports 0x", absl::Hex(*mode->dcbx), ")"));
     }
   } else if (!mode.ok() && !absl::IsUnimplemented(mode.status())) {
     return mode.status();

@@ -106,9 +106,9 @@ absl::StatusOr<DcbReply> ParseDcbMessage(absl::string_view bytes, size_t* length
   }
   std::memcpy(&header, bytes.data(), sizeof(header));
   if (header.nlmsg_len < NLMSG_HDRLEN || header.nlmsg_len > bytes.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("dcbnl: message length ", header.nlmsg_len, " does not fit the ",
-                     bytes.size(), " bytes received"));
+    return absl::InvalidArgumentError(absl::StrCat("dcbnl: message length ", header.nlmsg_len,
+                                                   " does not fit the ", bytes.size(),
+                                                   " bytes received"));
   }
   *length = std::min<size_t>(NLMSG_ALIGN(header.nlmsg_len), bytes.size());
   const absl::string_view payload = bytes.substr(NLMSG_HDRLEN, header.nlmsg_len - NLMSG_HDRLEN);
@@ -142,8 +142,8 @@ absl::StatusOr<DcbReply> ParseDcbMessage(absl::string_view bytes, size_t* length
       ForEachAttribute(value, [&](uint16_t inner, absl::string_view data) {
         if (inner != DCB_ATTR_IEEE_PFC) return;
         if (data.size() < sizeof(ieee_pfc)) {
-          bad = absl::InvalidArgumentError(absl::StrCat(
-              "dcbnl: DCB_ATTR_IEEE_PFC of ", data.size(), " bytes, not ", sizeof(ieee_pfc)));
+          bad = absl::InvalidArgumentError(absl::StrCat("dcbnl: DCB_ATTR_IEEE_PFC of ", data.size(),
+                                                        " bytes, not ", sizeof(ieee_pfc)));
           return;
         }
         ieee_pfc pfc;

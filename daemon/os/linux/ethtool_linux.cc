@@ -35,8 +35,8 @@ EthtoolLinux::~EthtoolLinux() { close(fd_); }
 
 absl::Status EthtoolLinux::Request(absl::string_view ifname, void* data, absl::string_view what) {
   if (ifname.empty() || ifname.size() >= IFNAMSIZ) {
-    return absl::InvalidArgumentError(absl::StrCat("ethtool ", what, ": bad interface name \"",
-                                                   ifname, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ethtool ", what, ": bad interface name \"", ifname, "\""));
   }
   struct ifreq request;
   std::memset(&request, 0, sizeof(request));
@@ -59,8 +59,8 @@ absl::StatusOr<std::string> EthtoolLinux::DriverName(absl::string_view ifname) {
 absl::StatusOr<std::vector<NamedCounter>> EthtoolLinux::Statistics(absl::string_view ifname) {
   // How many statistics: ETHTOOL_GSSET_INFO answers with a bitmap of the
   // sets it knows and one length per set that it sets.
-  alignas(struct ethtool_sset_info) std::byte
-      sset_buffer[sizeof(struct ethtool_sset_info) + sizeof(uint32_t)] = {};
+  alignas(struct ethtool_sset_info)
+      std::byte sset_buffer[sizeof(struct ethtool_sset_info) + sizeof(uint32_t)] = {};
   auto* sset = reinterpret_cast<struct ethtool_sset_info*>(sset_buffer);
   sset->cmd = ETHTOOL_GSSET_INFO;
   sset->sset_mask = 1ULL << ETH_SS_STATS;

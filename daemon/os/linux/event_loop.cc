@@ -165,7 +165,7 @@ void EventLoop::DrainQueue() {
     absl::MutexLock lock(&mu_);
     tasks.swap(queue_);
   }
-  for (auto& task : tasks) {
+  for (auto &task : tasks) {
     std::move(task)();
     RunNextTasks();
   }

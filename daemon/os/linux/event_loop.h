@@ -3,10 +3,9 @@
 //
 // epoll over the daemon's file descriptors (netlink, packet sockets, signals),
 // one timerfd for all timers, plus an eventfd-backed queue of work posted
-// from other threads (gRPC handlers, the metrics exposer). Readers are registered and run on the loop
-// thread; Post() and Call() are thread-safe. Work still queued when the loop
-// stops is dropped, and a Call() waiting on it gets Unavailable, so no caller
-// hangs through shutdown.
+// from other threads (gRPC handlers, the metrics exposer). Readers are registered and run on the
+// loop thread; Post() and Call() are thread-safe. Work still queued when the loop stops is dropped,
+// and a Call() waiting on it gets Unavailable, so no caller hangs through shutdown.
 #pragma once
 
 #include <atomic>

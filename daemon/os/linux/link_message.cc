@@ -42,8 +42,8 @@ std::optional<LinkEvent> ParseLinkMessage(const nlmsghdr* header) {
   if (nlmsg_parse(hdr, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0) return std::nullopt;
 
   LinkEvent event;
-  event.type = header->nlmsg_type == RTM_DELLINK ? LinkEvent::Type::kRemoved
-                                                 : LinkEvent::Type::kChanged;
+  event.type =
+      header->nlmsg_type == RTM_DELLINK ? LinkEvent::Type::kRemoved : LinkEvent::Type::kChanged;
   LinkInfo& link = event.link;
   link.ifindex = ifi->ifi_index;
   if (tb[IFLA_IFNAME] != nullptr) link.name = nla_get_string(tb[IFLA_IFNAME]);

@@ -18,8 +18,8 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartMetricsExposer(
   std::unique_ptr<prometheus::Exposer> exposer;
   // prometheus-cpp reports a port it cannot bind by throwing; it stops here.
   try {
-    exposer = std::make_unique<prometheus::Exposer>(
-        absl::StrCat(listen.first, ":", listen.second), /*num_threads=*/1);
+    exposer = std::make_unique<prometheus::Exposer>(absl::StrCat(listen.first, ":", listen.second),
+                                                    /*num_threads=*/1);
   } catch (const std::exception& e) {
     return absl::UnavailableError(
         absl::StrCat("metrics: cannot listen on ", address, ": ", e.what()));

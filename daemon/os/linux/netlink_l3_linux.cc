@@ -162,8 +162,8 @@ nl_msg* AddressMessage(int type, int flags, const AddressInfo& address) {
 absl::Status NetlinkLinux::AddAddress(const AddressInfo& address) {
   const std::string what = absl::StrCat("netlink: add address ", address.prefix.ToString(),
                                         " on ifindex ", address.ifindex);
-  nl_msg* msg =
-      AddressMessage(RTM_NEWADDR, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE, address);
+  nl_msg* msg = AddressMessage(RTM_NEWADDR,
+                               NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE, address);
   if (msg == nullptr) return NoMemory(what);
   return Transact(msg, what);
 }
@@ -183,7 +183,8 @@ absl::StatusOr<std::vector<RouteInfo>> NetlinkLinux::ListRoutes(uint32_t table) 
   rtmsg request{};
   request.rtm_family = AF_INET;
   RouteDump dump{table, {}};
-  RETURN_IF_ERROR(Dump(RTM_GETROUTE, &request, sizeof(request), CollectRoutes, &dump, "route dump"));
+  RETURN_IF_ERROR(
+      Dump(RTM_GETROUTE, &request, sizeof(request), CollectRoutes, &dump, "route dump"));
   return std::move(dump.routes);
 }
 
@@ -193,7 +194,8 @@ nl_msg* RouteMessage(int type, int flags, const RouteInfo& route) {
   rtmsg rtm{};
   rtm.rtm_family = AF_INET;
   rtm.rtm_dst_len = static_cast<uint8_t>(route.destination.length());
-  rtm.rtm_table = route.table < 256 ? static_cast<uint8_t>(route.table) : static_cast<uint8_t>(RT_TABLE_UNSPEC);
+  rtm.rtm_table =
+      route.table < 256 ? static_cast<uint8_t>(route.table) : static_cast<uint8_t>(RT_TABLE_UNSPEC);
   rtm.rtm_protocol = route.protocol;
   rtm.rtm_scope = route.gateway.has_value() ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
   rtm.rtm_type = RTN_UNICAST;
@@ -208,10 +210,10 @@ nl_msg* RouteMessage(int type, int flags, const RouteInfo& route) {
 }
 
 std::string RouteName(const RouteInfo& route) {
-  return absl::StrCat(route.destination.Network().ToString(),
-                      route.gateway.has_value() ? absl::StrCat(" via ", route.gateway->ToString())
-                                                : std::string(),
-                      " dev ifindex ", route.ifindex);
+  return absl::StrCat(
+      route.destination.Network().ToString(),
+      route.gateway.has_value() ? absl::StrCat(" via ", route.gateway->ToString()) : std::string(),
+      " dev ifindex ", route.ifindex);
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ int CollectRules(nl_msg* msg, void* arg) {
   if (nlmsg_parse(hdr, sizeof(fib_rule_hdr), tb, FRA_MAX, nullptr) < 0) return NL_OK;
   RuleInfo rule;
   uint8_t src[4] = {0, 0, 0, 0};
-  if (tb[FRA_SRC] != nullptr && nla_len(tb[FRA_SRC]) == 4) std::memcpy(src, nla_data(tb[FRA_SRC]), 4);
+  if (tb[FRA_SRC] != nullptr && nla_len(tb[FRA_SRC]) == 4)
+    std::memcpy(src, nla_data(tb[FRA_SRC]), 4);
   rule.source = Ipv4Prefix(Ipv4Address::FromNetworkBytes(src), frh->src_len);
   rule.table = tb[FRA_TABLE] != nullptr ? nla_get_u32(tb[FRA_TABLE]) : frh->table;
   if (tb[FRA_PRIORITY] != nullptr) rule.priority = nla_get_u32(tb[FRA_PRIORITY]);
@@ -94,8 +95,8 @@ absl::Status NetlinkLinux::RenameLink(int ifindex, absl::string_view name) {
 
 absl::Status NetlinkLinux::MoveLink(int ifindex, int netns_fd, absl::string_view new_name,
                                     const AfterMove& after) {
-  std::string what =
-      absl::StrCat("netlink: move ifindex ", ifindex, " into netns fd ", netns_fd, " as ", new_name);
+  std::string what = absl::StrCat("netlink: move ifindex ", ifindex, " into netns fd ", netns_fd,
+                                  " as ", new_name);
   if (after.mtu != 0) absl::StrAppend(&what, ", MTU ", after.mtu);
   if (after.up) absl::StrAppend(&what, ", up");
   // The kernel moves the link first, then applies the MTU and the flags to
@@ -118,7 +119,8 @@ absl::StatusOr<std::vector<RuleInfo>> NetlinkLinux::ListRules() {
 
 absl::Status NetlinkLinux::AddRule(const RuleInfo& rule) {
   const std::string what = absl::StrCat("netlink: add rule ", RuleName(rule));
-  nl_msg* msg = RuleMessage(RTM_NEWRULE, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, rule);
+  nl_msg* msg =
+      RuleMessage(RTM_NEWRULE, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, rule);
   if (msg == nullptr) return NoMemory(what);
   absl::Status status = Transact(msg, what);
   if (absl::IsAlreadyExists(status)) return absl::OkStatus();

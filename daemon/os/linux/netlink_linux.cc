@@ -81,8 +81,7 @@ absl::Status NetlinkLinux::SubscribeLinkEvents() {
   nl_socket_disable_seq_check(sock);
   int err = nl_connect(sock, NETLINK_ROUTE);
   if (err == 0) {
-    err = nl_socket_add_memberships(sock, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV4_ROUTE,
-                                    0);
+    err = nl_socket_add_memberships(sock, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV4_ROUTE, 0);
   }
   if (err == 0) err = nl_socket_set_nonblocking(sock);
   if (err == 0) err = nl_socket_set_buffer_size(sock, kEventBufferBytes, 0);

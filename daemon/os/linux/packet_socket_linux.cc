@@ -73,8 +73,8 @@ class PacketSocketLinux final : public PacketSocket {
     to.sll_ifindex = ifindex_;
     to.sll_halen = 6;
     std::memcpy(to.sll_addr, kNearestBridge, 6);
-    if (sendto(fd_, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to),
-               sizeof(to)) < 0) {
+    if (sendto(fd_, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)) <
+        0) {
       return ErrnoToStatus(errno, absl::StrCat("LLDP socket on ifindex ", ifindex_, ": send"));
     }
     return absl::OkStatus();

@@ -40,8 +40,7 @@ absl::Status Failed(absl::string_view what) {
 
 }  // namespace
 
-absl::StatusOr<IcmpEchoSocket> IcmpEchoSocket::Open(const std::string& device,
-                                                    Ipv4Address source) {
+absl::StatusOr<IcmpEchoSocket> IcmpEchoSocket::Open(const std::string& device, Ipv4Address source) {
   Fd fd(socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMP));
   if (!fd.valid()) return Failed("ICMP socket");
   if (setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, device.c_str(), device.size()) < 0) {

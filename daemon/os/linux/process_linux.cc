@@ -6,8 +6,8 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -51,7 +51,11 @@ int PollTimeoutMs(std::optional<absl::Time> until) {
 class ProcessLinux final : public Process {
  public:
   ProcessLinux(pid_t pid, int out_fd, int err_fd, int pidfd, int wake_read, int wake_write)
-      : pid_(pid), out_fd_(out_fd), err_fd_(err_fd), pidfd_(pidfd), wake_read_(wake_read),
+      : pid_(pid),
+        out_fd_(out_fd),
+        err_fd_(err_fd),
+        pidfd_(pidfd),
+        wake_read_(wake_read),
         wake_write_(wake_write) {
     thread_ = std::thread([this] { Run(); });
   }
@@ -171,8 +175,8 @@ class ProcessLinux final : public Process {
       }
       int timeout = PollTimeoutMs(until);
       if (pidfd_ < 0 && (timeout < 0 || timeout > kReapPollMs)) timeout = kReapPollMs;
-      pollfd fds[4] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}, {pidfd_, POLLIN, 0},
-                       {wake_read_, POLLIN, 0}};
+      pollfd fds[4] = {
+          {out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}, {pidfd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
       if (poll(fds, 4, timeout) < 0 && errno != EINTR) break;
       if (fds[0].revents) ReadFrom(out_fd_, true);
       if (fds[1].revents) ReadFrom(err_fd_, false);
@@ -265,20 +269,20 @@ absl::StatusOr<std::string> ProcessRunnerLinux::Find(absl::string_view program) 
       return path;
     }
   }
-  return absl::NotFoundError(
-      absl::StrCat("program ", program, " not found in ", search_path_));
+  return absl::NotFoundError(absl::StrCat("program ", program, " not found in ", search_path_));
 }
 
 absl::StatusOr<std::unique_ptr<Process>> ProcessRunnerLinux::Start(
     const std::vector<std::string>& argv) {
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "start \"", argv.empty() ? "" : argv[0], "\": argv[0] must be an absolute path"));
+    return absl::InvalidArgumentError(absl::StrCat("start \"", argv.empty() ? "" : argv[0],
+                                                   "\": argv[0] must be an absolute path"));
   }
   const std::string& program = argv[0];
   int out_master = -1, out_slave = -1;
   absl::Status pty = OpenRawPty(out_master, out_slave);
-  if (!pty.ok()) return absl::Status(pty.code(), absl::StrCat("start ", program, ": ", pty.message()));
+  if (!pty.ok())
+    return absl::Status(pty.code(), absl::StrCat("start ", program, ": ", pty.message()));
   int err_pipe[2], wake_pipe[2];
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
     int err = errno;
@@ -307,8 +311,8 @@ absl::StatusOr<std::unique_ptr<Process>> ProcessRunnerLinux::Start(
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -50,10 +50,10 @@ absl::StatusOr<std::unique_ptr<SocketLock>> SocketLock::Acquire(
     const pid_t holder = HolderOf(fd);
     if (absl::Now() >= deadline) {
       close(fd);
-      return absl::DeadlineExceededError(absl::StrCat(
-          "socket ", socket_path, ": another rocenetd",
-          holder > 0 ? absl::StrCat(" (pid ", holder, ")") : std::string(), " still holds ", path,
-          " after ", absl::FormatDuration(wait)));
+      return absl::DeadlineExceededError(
+          absl::StrCat("socket ", socket_path, ": another rocenetd",
+                       holder > 0 ? absl::StrCat(" (pid ", holder, ")") : std::string(),
+                       " still holds ", path, " after ", absl::FormatDuration(wait)));
     }
     if (!told) {
       on_wait(holder);

@@ -33,8 +33,8 @@ sockaddr_in SockAddr(Ipv4Address address, uint16_t port) {
 int PollMillis(const Clock& clock, absl::Time deadline, absl::Duration cap) {
   const absl::Duration left = deadline - clock.Now();
   if (left <= absl::ZeroDuration()) return 0;
-  return static_cast<int>(std::min(absl::ToInt64Milliseconds(left) + 1,
-                                   absl::ToInt64Milliseconds(cap)));
+  return static_cast<int>(
+      std::min(absl::ToInt64Milliseconds(left) + 1, absl::ToInt64Milliseconds(cap)));
 }
 
 bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
@@ -88,9 +88,8 @@ absl::StatusOr<Fd> ConnectTcp(const Clock& clock, const TcpSource* from, Ipv4Add
   const int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (from != nullptr) {
-    if (!from->device.empty() &&
-        setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE, from->device.c_str(),
-                   from->device.size()) < 0) {
+    if (!from->device.empty() && setsockopt(fd.get(), SOL_SOCKET, SO_BINDTODEVICE,
+                                            from->device.c_str(), from->device.size()) < 0) {
       return ErrnoToStatus(errno, absl::StrCat("bind to device ", from->device));
     }
     const sockaddr_in local = SockAddr(from->address, 0);

@@ -81,8 +81,7 @@ absl::Status WaitFd(const Clock& clock, int fd, bool write, absl::Time deadline,
                     int cancel_fd = -1);
 
 // Which of `fds` are readable, waiting at most `timeout` for one to be.
-absl::StatusOr<std::vector<bool>> PollReadable(const std::vector<int>& fds,
-                                               absl::Duration timeout);
+absl::StatusOr<std::vector<bool>> PollReadable(const std::vector<int>& fds, absl::Duration timeout);
 
 // Writes or reads exactly `size` bytes on a non-blocking socket.
 absl::Status WriteAll(const Clock& clock, int fd, const void* data, size_t size,
@@ -90,8 +89,7 @@ absl::Status WriteAll(const Clock& clock, int fd, const void* data, size_t size,
 absl::Status ReadAll(const Clock& clock, int fd, void* data, size_t size, absl::Time deadline);
 
 // One frame: `payload` after its length (at most kMaxFrameBytes).
-absl::Status WriteFrame(const Clock& clock, int fd, absl::string_view payload,
-                        absl::Time deadline);
+absl::Status WriteFrame(const Clock& clock, int fd, absl::string_view payload, absl::Time deadline);
 absl::StatusOr<std::string> ReadFrame(const Clock& clock, int fd, absl::Time deadline);
 
 // Sends filler until `stop`, then half-closes. An error ends it early.

@@ -95,7 +95,8 @@ absl::StatusOr<gid_t> LookupGroup(const std::string& name) {
   std::vector<char> buffer(16384);
   const int err = getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
   if (err != 0) return ErrnoToStatus(err, absl::StrCat("look up group ", name));
-  if (found == nullptr) return absl::NotFoundError(absl::StrCat("group \"", name, "\" does not exist"));
+  if (found == nullptr)
+    return absl::NotFoundError(absl::StrCat("group \"", name, "\" does not exist"));
   return found->gr_gid;
 }
 

@@ -21,8 +21,8 @@ absl::Status MakeDirectories(const std::string& dir) {
   struct stat st;
   if (stat(dir.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat("socket directory ", dir,
-                                                        " exists and is not a directory"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("socket directory ", dir, " exists and is not a directory"));
     }
     return absl::OkStatus();
   }

@@ -175,8 +175,8 @@ class Peer {
     }
     std::shared_ptr<v1beta1::DevicePlugin::Stub> raw = CurrentStub();
     if (raw == nullptr) {
-      Emit("{\"event\":" + Quote(words[0]) + ",\"ok\":false,\"code\":14,\"message\":" +
-           Quote("no plugin registered") + "}");
+      Emit("{\"event\":" + Quote(words[0]) +
+           ",\"ok\":false,\"code\":14,\"message\":" + Quote("no plugin registered") + "}");
       return;
     }
     grpc::ClientContext ctx;
@@ -247,7 +247,6 @@ class Peer {
   }
 
  public:
-
   void Join() {
     std::vector<std::thread> threads;
     {
@@ -318,8 +317,7 @@ int main(int argc, char** argv) {
   ::unlink(resources_socket.c_str());
   PodResourcesService resources(&peer);
   grpc::ServerBuilder resources_builder;
-  resources_builder.AddListeningPort("unix:" + resources_socket,
-                                     grpc::InsecureServerCredentials());
+  resources_builder.AddListeningPort("unix:" + resources_socket, grpc::InsecureServerCredentials());
   resources_builder.RegisterService(&resources);
   std::unique_ptr<grpc::Server> resources_server = resources_builder.BuildAndStart();
   if (resources_server == nullptr) {

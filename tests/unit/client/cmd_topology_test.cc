@@ -130,8 +130,7 @@ TEST_F(TopologyCommandTest, ReservationsTableAndJson) {
   EXPECT_THAT(result.out, HasSubstr("ml/rdma-claim   8c1d2e3f    6a1f0c2e   0000:19:00.0-p8"));
   result = RunCli({"--socket", socket_, "reservations", "-o", "json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(nlohmann::json::parse(result.out)["reservations"][0]["port_ids"][0],
-            "0000:19:00.0-p8");
+  EXPECT_EQ(nlohmann::json::parse(result.out)["reservations"][0]["port_ids"][0], "0000:19:00.0-p8");
   result = RunCli({"--socket", socket_, "reservations", "x"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.out, IsEmpty());

@@ -118,9 +118,8 @@ TEST(RpcStatusToStatusTest, ExitCodeForEveryGrpcCode) {
   for (grpc::StatusCode code :
        {grpc::StatusCode::CANCELLED, grpc::StatusCode::UNKNOWN, grpc::StatusCode::ALREADY_EXISTS,
         grpc::StatusCode::RESOURCE_EXHAUSTED, grpc::StatusCode::FAILED_PRECONDITION,
-        grpc::StatusCode::ABORTED, grpc::StatusCode::OUT_OF_RANGE,
-        grpc::StatusCode::UNIMPLEMENTED, grpc::StatusCode::INTERNAL,
-        grpc::StatusCode::DATA_LOSS}) {
+        grpc::StatusCode::ABORTED, grpc::StatusCode::OUT_OF_RANGE, grpc::StatusCode::UNIMPLEMENTED,
+        grpc::StatusCode::INTERNAL, grpc::StatusCode::DATA_LOSS}) {
     EXPECT_EQ(ExitCodeForRpc(code), kExitError) << "grpc code " << code;
   }
 }
@@ -132,8 +131,8 @@ TEST(RpcStatusToStatusTest, AMessageThatNamesTheMethodIsNotPrefixedAgain) {
                               "rocenet.v1.Addressing/Reconcile", "/s", absl::Seconds(5))
                 .message(),
             refusal);
-  EXPECT_EQ(RpcStatusToStatus(grpc::Status(grpc::StatusCode::INTERNAL, "boom"),
-                              "rocenet.v1.X/Y", "/s", absl::Seconds(5))
+  EXPECT_EQ(RpcStatusToStatus(grpc::Status(grpc::StatusCode::INTERNAL, "boom"), "rocenet.v1.X/Y",
+                              "/s", absl::Seconds(5))
                 .message(),
             "rocenet.v1.X/Y: boom");
 }

@@ -18,8 +18,8 @@
 #include "nlohmann/json.hpp"
 #include "tests/unit/client/fake_rocenetd.h"
 #include "tests/unit/client/test_support.h"
-#include "yaml-cpp/yaml.h"
 #include "tests/unit/support/status_matchers.h"
+#include "yaml-cpp/yaml.h"
 
 namespace rocenet::rocectl {
 namespace {

@@ -45,9 +45,12 @@ TEST(DispatchUsageTest, UnknownCommandAndBadArguments) {
 }
 
 TEST(DispatchUsageTest, ANearMissSaysWhatWasMeant) {
-  for (const auto& [typed, meant] : std::vector<std::pair<std::string, std::string>>{
-           {"port", "ports"}, {"neighbours", "neighbors"}, {"helth", "health"},
-           {"topo", "topology"}, {"attachment", "attachments"}}) {
+  for (const auto& [typed, meant] :
+       std::vector<std::pair<std::string, std::string>>{{"port", "ports"},
+                                                        {"neighbours", "neighbors"},
+                                                        {"helth", "health"},
+                                                        {"topo", "topology"},
+                                                        {"attachment", "attachments"}}) {
     const Result result = Rocectl({typed});
     EXPECT_EQ(result.exit_code, 2) << typed;
     EXPECT_THAT(result.err, StartsWith(absl::StrCat("rocectl: unknown command \"", typed,
@@ -60,7 +63,8 @@ TEST(DispatchUsageTest, ANearMissSaysWhatWasMeant) {
   EXPECT_THAT(result.err, HasSubstr("unknown ports subcommand \"gte\"; did you mean \"get\"?"));
   result = Rocectl({"diag", "bandwith"});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_THAT(result.err, HasSubstr("diag: unknown test \"bandwith\"; did you mean \"bandwidth\"?"));
+  EXPECT_THAT(result.err,
+              HasSubstr("diag: unknown test \"bandwith\"; did you mean \"bandwidth\"?"));
   result = Rocectl({"--timout=5s", "ports"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.err, HasSubstr("unknown flag --timout; did you mean \"--timeout\"?"));

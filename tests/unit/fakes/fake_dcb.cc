@@ -92,7 +92,7 @@ absl::StatusOr<FakeDcbDevice> ParseDcbDevice(const std::string& text) {
     } else if (key == "dcbx" || key == "cap" || key == "enabled") {
       absl::StatusOr<uint64_t> v = number(1);
       if (!v.ok()) return v.status();
-      uint8_t& field = key == "dcbx" ? device.dcbx
+      uint8_t& field = key == "dcbx"  ? device.dcbx
                        : key == "cap" ? device.pfc.capability
                                       : device.pfc.enabled;
       field = static_cast<uint8_t>(*v);

@@ -34,14 +34,16 @@ class FakeEthtool final : public os::Ethtool {
   absl::StatusOr<std::string> DriverName(absl::string_view ifname) override {
     auto it = drivers_.find(std::string(ifname));
     if (it == drivers_.end()) {
-      return absl::NotFoundError(absl::StrCat("ethtool driver info of ", ifname, ": No such device"));
+      return absl::NotFoundError(
+          absl::StrCat("ethtool driver info of ", ifname, ": No such device"));
     }
     return it->second;
   }
   absl::StatusOr<std::vector<os::NamedCounter>> Statistics(absl::string_view ifname) override {
     ++statistics_calls_;
     if (!drivers_.contains(std::string(ifname))) {
-      return absl::NotFoundError(absl::StrCat("ethtool statistics of ", ifname, ": No such device"));
+      return absl::NotFoundError(
+          absl::StrCat("ethtool statistics of ", ifname, ": No such device"));
     }
     auto it = stats_.find(std::string(ifname));
     return it == stats_.end() ? std::vector<os::NamedCounter>() : it->second;

@@ -21,12 +21,11 @@
 
 #include <poll.h>
 
-#include <thread>
-
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -178,7 +177,7 @@ class FakeLoop final : public os::Loop {
     for (const auto& key : due) {
       auto it = timers_.find(key);
       if (it == timers_.end()) continue;
-      absl::AnyInvocable<void() &&> fn = std::move(it->second);
+      absl::AnyInvocable<void()&&> fn = std::move(it->second);
       timers_.erase(it);
       std::move(fn)();
       RunNextTasks();
@@ -189,7 +188,7 @@ class FakeLoop final : public os::Loop {
 
   void RunNextTasks() {
     while (!next_.empty()) {
-      absl::AnyInvocable<void() &&> task = std::move(next_.front());
+      absl::AnyInvocable<void()&&> task = std::move(next_.front());
       next_.pop_front();
       std::move(task)();
     }

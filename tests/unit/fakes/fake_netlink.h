@@ -32,9 +32,9 @@ class FakeNetlink final : public os::Netlink {
   // Called by MoveLink() before the link leaves, with the link as it is here;
   // a non-OK status fails the move and changes nothing. FakeNetns uses it to
   // make the link appear in the destination namespace.
-  using MoveHook = std::function<absl::Status(const os::LinkInfo& link, int netns_fd,
-                                              const std::string& new_name,
-                                              const os::AfterMove& after)>;
+  using MoveHook =
+      std::function<absl::Status(const os::LinkInfo& link, int netns_fd,
+                                 const std::string& new_name, const os::AfterMove& after)>;
   void set_on_move(MoveHook hook) { on_move_ = std::move(hook); }
 
   absl::Status SubscribeLinkEvents() override;

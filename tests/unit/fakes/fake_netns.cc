@@ -102,10 +102,9 @@ FakeNetns::Namespace& FakeNetns::Add(const std::string& path, FakeNetlink* netli
   ns->netlink = netlink;
   ns->owned = std::move(owned);
   ns->sockets = std::make_unique<FakePacketSocketFactory>();
-  netlink->set_on_move([this](const os::LinkInfo& link, int netns_fd, const std::string& new_name,
-                              const os::AfterMove& after) {
-    return Arrive(link, netns_fd, new_name, after);
-  });
+  netlink->set_on_move(
+      [this](const os::LinkInfo& link, int netns_fd, const std::string& new_name,
+             const os::AfterMove& after) { return Arrive(link, netns_fd, new_name, after); });
   namespaces_.push_back(std::move(ns));
   return *namespaces_.back();
 }

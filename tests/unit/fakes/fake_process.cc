@@ -31,7 +31,8 @@ class FakeProcess final : public os::Process {
   }
 
   bool WaitForOutput(absl::string_view text, absl::Time deadline) override {
-    if (result_) return absl::StrContains(result_->out, text) || absl::StrContains(result_->err, text);
+    if (result_)
+      return absl::StrContains(result_->out, text) || absl::StrContains(result_->err, text);
     if (!program_.ready_line.empty() && absl::StrContains(program_.ready_line, text)) return true;
     // Otherwise the text shows only in what it prints when it ends.
     return ends_at_ <= deadline &&

@@ -36,16 +36,21 @@ std::string Env(const YAML::Node& container, const std::string& name) {
 }
 
 void ExpectWorkerPod(const YAML::Node& pod, const PlanOptions& o) {
-  EXPECT_EQ(pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].as<std::string>(),
-            "rocenet" + [] { std::string s; for (int i = 1; i < 24; ++i) s += ",rocenet"; return s; }());
-  const YAML::Node term = pod["spec"]["affinity"]["nodeAffinity"]
-                             ["requiredDuringSchedulingIgnoredDuringExecution"]
-                             ["nodeSelectorTerms"][0]["matchExpressions"][0];
+  EXPECT_EQ(
+      pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].as<std::string>(),
+      "rocenet" + [] {
+        std::string s;
+        for (int i = 1; i < 24; ++i) s += ",rocenet";
+        return s;
+      }());
+  const YAML::Node term =
+      pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+         ["nodeSelectorTerms"][0]["matchExpressions"][0];
   EXPECT_EQ(term["key"].as<std::string>(), "kubernetes.io/hostname");
   EXPECT_EQ(term["operator"].as<std::string>(), "In");
   EXPECT_THAT(term["values"].as<std::vector<std::string>>(), ElementsAreArray(o.nodes));
-  const YAML::Node spread =
-      pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0];
+  const YAML::Node spread = pod["spec"]["affinity"]["podAntiAffinity"]
+                               ["requiredDuringSchedulingIgnoredDuringExecution"][0];
   EXPECT_EQ(spread["topologyKey"].as<std::string>(), "kubernetes.io/hostname");
   EXPECT_EQ(spread["labelSelector"]["matchLabels"]["rocenet.io/collective"].as<std::string>(),
             o.name);
@@ -68,15 +73,16 @@ TEST_P(MpiJobTest, OneWorkerPerNamedNode) {
   const YAML::Node worker = job["spec"]["mpiReplicaSpecs"]["Worker"];
   EXPECT_EQ(worker["replicas"].as<int>(), GetParam());
   ExpectWorkerPod(worker["template"], o);
-  const YAML::Node launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
-                                 ["containers"][0];
+  const YAML::Node launcher =
+      job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0];
   EXPECT_EQ(Env(launcher, "HCCL_COMM_ID"), "hccl-demo-worker-0.hccl-demo.default.svc:5555");
   const std::string script = launcher["command"][2].as<std::string>();
   EXPECT_THAT(script, HasSubstr("python3 run_hccl_demo.py --test all_reduce --loop 1000 "
                                 "--size_range 1048576 268435456"));
-  EXPECT_THAT(script, HasSubstr("-mpi --hostfile /etc/mpi/hostfile -np " +
-                                std::to_string(8 * GetParam())));
-  EXPECT_THAT(script, HasSubstr("-x HCCL_COMM_ID -x HCL_GAUDINET_CONFIG_FILE -x HCL_MAC_INFO_FILE"));
+  EXPECT_THAT(script,
+              HasSubstr("-mpi --hostfile /etc/mpi/hostfile -np " + std::to_string(8 * GetParam())));
+  EXPECT_THAT(script,
+              HasSubstr("-x HCCL_COMM_ID -x HCL_GAUDINET_CONFIG_FILE -x HCL_MAC_INFO_FILE"));
   EXPECT_FALSE(launcher["resources"]) << "the launcher takes no Gaudi";
 }
 

@@ -72,7 +72,8 @@ TEST(HcclLogTest, ReadsTheSizeRangeTableThroughPrefixes) {
 }
 
 TEST(HcclLogTest, OtherInputIsBadInputSayingWhatWasExpected) {
-  const absl::Status status = ParseHcclDemoLog("Error from server (NotFound): pods not found\n").status();
+  const absl::Status status =
+      ParseHcclDemoLog("Error from server (NotFound): pods not found\n").status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), HasSubstr("no hccl_demo results in the input"));
   EXPECT_THAT(std::string(status.message()), HasSubstr("[BENCHMARK]"));

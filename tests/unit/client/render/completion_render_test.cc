@@ -30,7 +30,9 @@ TEST(CompletionRenderTest, ChoicesAreOfferedPlaceholdersAreNot) {
   EXPECT_THAT(script, HasSubstr("--count) return 0 ;;"));
   EXPECT_THAT(script, Not(HasSubstr("compgen -W \"N\"")));
   // Flags with a value skip it when finding the command's words.
-  EXPECT_THAT(script, HasSubstr("-o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--mode|--count)"));
+  EXPECT_THAT(
+      script,
+      HasSubstr("-o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--mode|--count)"));
   EXPECT_THAT(script, HasSubstr("probe) flags+=\" --mode --count --quiet\" ;;"));
   EXPECT_THAT(script, HasSubstr("[[ \"${rest[0]}\" == run ]]"));
   EXPECT_THAT(script, HasSubstr("complete -F _rocectl rocectl\n"));

@@ -13,7 +13,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-
 google::protobuf::Timestamp Ago(absl::Duration age) {
   google::protobuf::Timestamp stamp;
   stamp.set_seconds(absl::ToUnixSeconds(kNow - age));

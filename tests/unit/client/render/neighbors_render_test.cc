@@ -13,7 +13,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-
 google::protobuf::Timestamp At(absl::Time time) {
   google::protobuf::Timestamp stamp;
   stamp.set_seconds(absl::ToUnixSeconds(time));

@@ -117,13 +117,14 @@ TEST(RenderPortTableTest, WideAddsDetailsAndCounters) {
   const std::vector<std::string> lines = absl::StrSplit(table, '\n');
   EXPECT_THAT(lines[0], HasSubstr("IFINDEX   PERM MAC"));
   EXPECT_THAT(lines[0], HasSubstr("   PCIE ROOT "));
-  EXPECT_THAT(lines[0], HasSubstr("   PORT INDEX   RAIL   RDMA   UVERBS   GID INDEX   PFC   SWITCH PFC"
-                                  "   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS"));
-  EXPECT_THAT(Fields(table, 1),
-              ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
-                          "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs",
-                          "gaudi-sysfs", "pci0000:16", "1", "1", "-", "-", "-", "-", "-", "1234",
-                          "5678", "2", "0"));
+  EXPECT_THAT(lines[0],
+              HasSubstr("   PORT INDEX   RAIL   RDMA   UVERBS   GID INDEX   PFC   SWITCH PFC"
+                        "   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS"));
+  EXPECT_THAT(
+      Fields(table, 1),
+      ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
+                  "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs", "gaudi-sysfs",
+                  "pci0000:16", "1", "1", "-", "-", "-", "-", "-", "1234", "5678", "2", "0"));
 }
 
 TEST(RenderPortTableTest, WideShowsThePortsAndTheSwitchsPfc) {

@@ -10,8 +10,8 @@
 #include "nlohmann/json.hpp"
 #include "rocenet/v1/health.pb.h"
 #include "rocenet/v1/ports.pb.h"
-#include "yaml-cpp/yaml.h"
 #include "tests/unit/support/status_matchers.h"
+#include "yaml-cpp/yaml.h"
 
 namespace rocenet::rocectl {
 namespace {

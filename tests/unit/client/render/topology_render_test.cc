@@ -6,8 +6,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "yaml-cpp/yaml.h"
 #include "tests/unit/support/status_matchers.h"
+#include "yaml-cpp/yaml.h"
 
 namespace rocenet::rocectl {
 namespace {
@@ -189,8 +189,7 @@ TEST(TopologyTest, DotHasTheNodeClusterSwitchesAndLabelledEdges) {
   EXPECT_THAT(dot, HasSubstr("sw0_0 [label=\"Ethernet1/1\"];"));
   EXPECT_THAT(dot, HasSubstr("sw0_1 [label=\"Ethernet1/2\"];"));
   EXPECT_THAT(dot, HasSubstr("sw1_0 [label=\"Ethernet1/1\"];"));
-  EXPECT_THAT(
-      dot, HasSubstr("port0 -> sw0_0 [label=\"rail 0\\n10.200.1.1/30 -> 10.200.1.2\"];"));
+  EXPECT_THAT(dot, HasSubstr("port0 -> sw0_0 [label=\"rail 0\\n10.200.1.1/30 -> 10.200.1.2\"];"));
   EXPECT_THAT(dot, HasSubstr("port2 -> sw0_1 ["));
   EXPECT_THAT(dot, HasSubstr("port1 -> sw1_0 ["));
   EXPECT_THAT(dot, Not(HasSubstr("port3 ->")));

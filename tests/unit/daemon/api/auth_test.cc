@@ -110,9 +110,9 @@ TEST(RpcTableTest, ChangingCallsAreMutating) {
         "/rocenet.v1.Reservations/Release"}) {
     EXPECT_EQ(KindOf(method), RpcKind::kMutate) << method;
   }
-  for (const char* method : {kListPorts, "/rocenet.v1.Health/WatchHealth",
-                             "/rocenet.v1.Addressing/ListPlans", "/rocenet.v1.Attachments/List",
-                             "/rocenet.v1.Reservations/List"}) {
+  for (const char* method :
+       {kListPorts, "/rocenet.v1.Health/WatchHealth", "/rocenet.v1.Addressing/ListPlans",
+        "/rocenet.v1.Attachments/List", "/rocenet.v1.Reservations/List"}) {
     EXPECT_EQ(KindOf(method), RpcKind::kRead) << method;
   }
 }
@@ -311,14 +311,12 @@ TEST(ServiceGateTest, EveryHandlerIsGated) {
        unary(health_stub.get(), &H::GetPortHealth, v1::GetPortHealthRequest(), v1::PortHealth())},
       {"/rocenet.v1.Health/WatchHealth",
        stream(health_stub.get(), &H::WatchHealth, v1::WatchHealthRequest(), v1::NodeHealth())},
-      {"/rocenet.v1.Addressing/ListPlans",
-       unary(addressing_stub.get(), &A::ListPlans, v1::ListPlansRequest(),
-             v1::ListPlansResponse())},
+      {"/rocenet.v1.Addressing/ListPlans", unary(addressing_stub.get(), &A::ListPlans,
+                                                 v1::ListPlansRequest(), v1::ListPlansResponse())},
       {"/rocenet.v1.Addressing/GetPlan",
        unary(addressing_stub.get(), &A::GetPlan, v1::GetPlanRequest(), v1::PortPlan())},
-      {"/rocenet.v1.Addressing/Reconcile",
-       unary(addressing_stub.get(), &A::Reconcile, v1::ReconcileRequest(),
-             v1::ListPlansResponse())},
+      {"/rocenet.v1.Addressing/Reconcile", unary(addressing_stub.get(), &A::Reconcile,
+                                                 v1::ReconcileRequest(), v1::ListPlansResponse())},
       {"/rocenet.v1.Attachments/Attach",
        unary(attach_stub.get(), &T::Attach, v1::AttachRequest(), v1::Attachment())},
       {"/rocenet.v1.Attachments/Detach",

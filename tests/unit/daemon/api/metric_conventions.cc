@@ -182,5 +182,4 @@ void CheckFamily(const std::string& name, const ParsedFamily& family) {
   }
 }
 
-
 }  // namespace rocenet::api::testing

@@ -223,10 +223,10 @@ TEST_F(MetricsConventionsTest, ReachIsOneSeriesPerPortAndKindOfTarget) {
             (std::map<Labels, double>{
                 {{{"device", "so0"}, {"kind", "gateway"}, {"node", "node-a"}}, 0},
                 {{{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}}, 0.25}}));
-  EXPECT_EQ(Values("rocenet_diag_reach_unreachable_targets"),
-            (std::map<Labels, double>{
-                {{{"device", "so0"}, {"kind", "gateway"}, {"node", "node-a"}}, 0},
-                {{{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}}, 1}}));
+  EXPECT_EQ(
+      Values("rocenet_diag_reach_unreachable_targets"),
+      (std::map<Labels, double>{{{{"device", "so0"}, {"kind", "gateway"}, {"node", "node-a"}}, 0},
+                                {{{"device", "so0"}, {"kind", "peer"}, {"node", "node-a"}}, 1}}));
   const std::map<Labels, double> rtt = Values("rocenet_diag_reach_rtt_seconds");
   EXPECT_EQ(rtt.size(), 6u);  // 2 kinds x 3 percentiles
   EXPECT_DOUBLE_EQ(

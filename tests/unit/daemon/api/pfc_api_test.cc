@@ -29,9 +29,9 @@ Series PfcSamples(const std::vector<MetricFamily>& families, const std::string& 
     for (const prometheus::ClientMetric& metric : family.metric) {
       std::map<std::string, std::string> labels;
       for (const auto& label : metric.label) labels[label.name] = label.value;
-      out[{labels["device"], labels["priority"]}] =
-          family.type == prometheus::MetricType::Counter ? metric.counter.value
-                                                         : metric.gauge.value;
+      out[{labels["device"], labels["priority"]}] = family.type == prometheus::MetricType::Counter
+                                                        ? metric.counter.value
+                                                        : metric.gauge.value;
     }
   }
   EXPECT_TRUE(found) << name;

@@ -59,8 +59,7 @@ TEST_F(ReservationFilesManagerTest, ReserveWritesTheFilesAndReleaseRemovesThem) 
   const HclDirectory want{.path = kDir, .files = {"gaudinet.json", "macAddrInfo.json"}};
   EXPECT_EQ(reservation.hcl, want);
   ASSERT_TRUE(fs_.GetFile(absl::StrCat(kDir, "/gaudinet.json")).has_value());
-  EXPECT_THAT(fs_.GetFile(absl::StrCat(kDir, "/gaudinet.json"))->content,
-              HasSubstr("10.200.1.1"));
+  EXPECT_THAT(fs_.GetFile(absl::StrCat(kDir, "/gaudinet.json"))->content, HasSubstr("10.200.1.1"));
   ASSERT_EQ(manager_->Reservations().size(), 1u);
   EXPECT_EQ(manager_->Reservations()[0].hcl, want);
   // Prepared again: the same answer.
@@ -82,9 +81,8 @@ TEST_F(ReservationFilesManagerTest, AnOwnerUidThatIsNoUuidIsRefused) {
 TEST_F(ReservationFilesManagerTest, AFailureToWriteTheFilesReservesNothing) {
   // The second file fails, after the first was written.
   fs_.FailWriteAfter(1, absl::ResourceExhaustedError("write: No space left on device"));
-  EXPECT_THAT(Reserve(kUid),
-              StatusIs(absl::StatusCode::kResourceExhausted,
-                       HasSubstr("write the HCL files of owner training/job")));
+  EXPECT_THAT(Reserve(kUid), StatusIs(absl::StatusCode::kResourceExhausted,
+                                      HasSubstr("write the HCL files of owner training/job")));
   EXPECT_THAT(manager_->Reservations(), IsEmpty());
   EXPECT_FALSE(fs_.GetFile(kReservations).has_value());
   // Nothing half-done: the file written first went again.
@@ -92,10 +90,9 @@ TEST_F(ReservationFilesManagerTest, AFailureToWriteTheFilesReservesNothing) {
 }
 
 TEST_F(ReservationFilesManagerTest, AFailureToRecordTheReservationTakesItsFilesAway) {
-  fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"),
-                    kReservations);
-  EXPECT_THAT(Reserve(kUid), StatusIs(absl::StatusCode::kResourceExhausted,
-                                      HasSubstr("record the reservation")));
+  fs_.FailNextWrite(absl::ResourceExhaustedError("write: No space left on device"), kReservations);
+  EXPECT_THAT(Reserve(kUid),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("record the reservation")));
   EXPECT_THAT(manager_->Reservations(), IsEmpty());
   EXPECT_FALSE(fs_.HasDirectory(kDir));
 }

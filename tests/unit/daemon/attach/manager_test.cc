@@ -159,8 +159,7 @@ TEST_F(AttachManagerTest, InvalidRequestsAreRefusedBeforeAnythingIsTouched) {
        "port 0000:19:00.0-p8 (so0) has no address: its switch's Port Description is refused "
        "(PeerIsNetworkAddress: port so0: peer 10.200.3.0/30 is the network address of its "
        "subnet); fix the switch port, see rocectl addressing"},
-      {"no port asked for",
-       [](AttachRequest& r, std::vector<PortCandidate>&) { r.device_id = ""; },
+      {"no port asked for", [](AttachRequest& r, std::vector<PortCandidate>&) { r.device_id = ""; },
        absl::StatusCode::kInvalidArgument,
        "deviceID: none given and no port reserved for pod training/worker-0 (uid uid-c1)"},
       {"no free port",

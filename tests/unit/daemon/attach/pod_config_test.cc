@@ -82,9 +82,9 @@ TEST_F(PodConfigTest, AnL3PortGetsItsAddressTableRuleAndArpSettings) {
               ::testing::Contains(Route("10.200.0.0/16", A("10.200.1.2"), os::kMainTable)));
   EXPECT_THAT(pod_->rules(), ElementsAre(os::RuleInfo{P("10.200.1.1/32"), 1002, kRulePriority,
                                                       addressing::kRouteProtocol}));
-  EXPECT_EQ(pod_->ipv4_conf(kNet1), (std::map<os::Ipv4Conf, uint32_t>{
-                                        {os::Ipv4Conf::kArpIgnore, 1},
-                                        {os::Ipv4Conf::kArpAnnounce, 2}}));
+  EXPECT_EQ(pod_->ipv4_conf(kNet1),
+            (std::map<os::Ipv4Conf, uint32_t>{{os::Ipv4Conf::kArpIgnore, 1},
+                                              {os::Ipv4Conf::kArpAnnounce, 2}}));
   // The pod's own interface is left alone.
   EXPECT_EQ(*pod_->link(2), MakeLink(2, "eth0"));
 }

@@ -43,9 +43,15 @@ HclPort Gaudi(int index, const std::string& local) {
 }
 
 HclPort Nic() {
-  return HclPort{.id = "mac-020000000099", .name = "eth9", .pci_address = "0000:5e:00.0",
-                 .mac = "02:00:00:00:00:99", .port_index = 0, .gaudi = false,
-                 .local = "10.200.9.1/30", .gateway_mac = "02:00:00:00:00:bb", .l2 = false};
+  return HclPort{.id = "mac-020000000099",
+                 .name = "eth9",
+                 .pci_address = "0000:5e:00.0",
+                 .mac = "02:00:00:00:00:99",
+                 .port_index = 0,
+                 .gaudi = false,
+                 .local = "10.200.9.1/30",
+                 .gateway_mac = "02:00:00:00:00:bb",
+                 .l2 = false};
 }
 
 Reservation Holding(std::vector<std::string> port_ids, const std::string& uid = kUid) {
@@ -236,8 +242,7 @@ TEST_F(ReservationFilesTest, OnlyAUuidsCharactersNameADirectory) {
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a UUID")))
         << bad;
   }
-  EXPECT_THAT(ValidateOwnerUid(std::string(65, 'a')),
-              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ValidateOwnerUid(std::string(65, 'a')), StatusIs(absl::StatusCode::kInvalidArgument));
   files_.Sync(ports_, {});
   EXPECT_THAT(files_.Write(Holding({ports_[0].id}, "../x")),
               StatusIs(absl::StatusCode::kInvalidArgument));

@@ -31,12 +31,15 @@ TEST(HclFilesTest, GaudinetListsAddressedPortsByNameWithTheirMask) {
                                       Gaudi("so1", 1, "10.200.1.1/24")};
   const std::optional<std::string> json = GaudinetJson(given);
   ASSERT_TRUE(json.has_value());
-  const nlohmann::json want = {
-      {"NIC_NET_CONFIG",
-       {{{"NIC_MAC", "b0:fd:0b:00:00:01"}, {"NIC_IP", "10.200.1.1"}, {"SUBNET_MASK", "255.255.255.0"},
-         {"GATEWAY_MAC", "02:00:00:00:00:aa"}},
-        {{"NIC_MAC", "b0:fd:0b:00:00:09"}, {"NIC_IP", "10.200.9.1"},
-         {"SUBNET_MASK", "255.255.255.252"}, {"GATEWAY_MAC", "02:00:00:00:00:aa"}}}}};
+  const nlohmann::json want = {{"NIC_NET_CONFIG",
+                                {{{"NIC_MAC", "b0:fd:0b:00:00:01"},
+                                  {"NIC_IP", "10.200.1.1"},
+                                  {"SUBNET_MASK", "255.255.255.0"},
+                                  {"GATEWAY_MAC", "02:00:00:00:00:aa"}},
+                                 {{"NIC_MAC", "b0:fd:0b:00:00:09"},
+                                  {"NIC_IP", "10.200.9.1"},
+                                  {"SUBNET_MASK", "255.255.255.252"},
+                                  {"GATEWAY_MAC", "02:00:00:00:00:aa"}}}}};
   EXPECT_EQ(nlohmann::json::parse(*json), want);
   // Habana's key order, which a person comparing with the host's file sees.
   EXPECT_LT(json->find("NIC_MAC"), json->find("NIC_IP"));
@@ -74,9 +77,9 @@ TEST(HclFilesTest, MacInfoHasEveryPortOfTheGivenFunctionsByNicIndex) {
 
 TEST(HclFilesTest, ADirectoryHoldsOnlyTheFilesWithContent) {
   const HclPort addressed = Gaudi("so1", 1, "10.200.1.1/30");
-  EXPECT_THAT(HclFiles({addressed}, {addressed}),
-              ElementsAre(Field(&HclFile::name, kMacInfoFile),
-                          Field(&HclFile::name, kGaudinetFile)));
+  EXPECT_THAT(
+      HclFiles({addressed}, {addressed}),
+      ElementsAre(Field(&HclFile::name, kMacInfoFile), Field(&HclFile::name, kGaudinetFile)));
   const HclPort waiting = Gaudi("so1", 1, "");
   EXPECT_THAT(HclFiles({waiting}, {waiting}), ElementsAre(Field(&HclFile::name, kMacInfoFile)));
   HclPort nic = waiting;

@@ -6,8 +6,8 @@
 namespace rocenet {
 namespace {
 
-const std::vector<std::string> kCommands = {"ports", "neighbors", "addressing", "health",
-                                            "reconcile", "attachments", "topology", "wait"};
+const std::vector<std::string> kCommands = {"ports",     "neighbors",   "addressing", "health",
+                                            "reconcile", "attachments", "topology",   "wait"};
 
 TEST(ClosestMatchTest, TyposPluralsAndPrefixes) {
   EXPECT_EQ(ClosestMatch("port", kCommands), "ports");

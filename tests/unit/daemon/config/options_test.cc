@@ -181,9 +181,9 @@ TEST(OptionsTest, QosPfcTakesEveryForm) {
     const char* yaml;
     const char* parsed;
   } cases[] = {
-      {"qos:\n  pfc: keep\n", "keep"},     {"qos:\n  pfc: none\n", "none"},
-      {"qos:\n  pfc: all\n", "all"},       {"qos:\n  pfc: \"0-3\"\n", "0-3"},
-      {"qos:\n  pfc: 3\n", "3"},           {"qos:\n  pfc: [0, 1, 2, 3]\n", "0-3"},
+      {"qos:\n  pfc: keep\n", "keep"}, {"qos:\n  pfc: none\n", "none"},
+      {"qos:\n  pfc: all\n", "all"},   {"qos:\n  pfc: \"0-3\"\n", "0-3"},
+      {"qos:\n  pfc: 3\n", "3"},       {"qos:\n  pfc: [0, 1, 2, 3]\n", "0-3"},
   };
   for (const Case& c : cases) {
     DaemonOptions options;
@@ -197,7 +197,8 @@ TEST(OptionsTest, QosPfcTakesEveryForm) {
 }
 
 TEST(OptionsTest, QosPfcRefusesWhatIsNoPriority) {
-  ExpectError("qos:\n  pfc: [0, 9]\n", "key \"qos.pfc\": PFC \"0,9\": \"9\" is not within priorities 0..7");
+  ExpectError("qos:\n  pfc: [0, 9]\n",
+              "key \"qos.pfc\": PFC \"0,9\": \"9\" is not within priorities 0..7");
   ExpectError("qos:\n  pfc: []\n", "key \"qos.pfc\": an empty list; write none for no PFC");
   ExpectError("qos:\n  pfc: [\"3\"]\n", "must be keep, none, all or a list of priorities 0..7");
   ExpectError("qos:\n  pfc: off\n", "use keep, none, all, or priorities 0..7");

@@ -22,14 +22,13 @@
 namespace rocenet::diag {
 namespace {
 
+using ::rocenet::testing::StatusIs;
+using ::testing::ElementsAre;
 using testing::FakeNode;
 using testing::FakePeers;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
-using ::rocenet::testing::StatusIs;
-
 
 // The coordinator's own port: a Gaudi port whose netdev is its control path.
 LocalPort GaudiPort() {
@@ -118,7 +117,8 @@ TEST_F(StagesTest, ForcedLinkRateOnAGaudiPortIsAFailureThatRemovesTheValidation)
 }
 
 TEST_F(StagesTest, RdmaRingMeasuresEveryLinkPerRailAndNamesTheSlowOne) {
-  std::vector<FakeNode> nodes = {testing::TwoRailNode(0), testing::TwoRailNode(1), testing::TwoRailNode(2), testing::TwoRailNode(3)};
+  std::vector<FakeNode> nodes = {testing::TwoRailNode(0), testing::TwoRailNode(1),
+                                 testing::TwoRailNode(2), testing::TwoRailNode(3)};
   nodes[1].rdma_bits_per_second = 50e9;  // n1's links out: half the link
   Use(nodes);
   RdmaRequest request;
@@ -137,8 +137,8 @@ TEST_F(StagesTest, RdmaRingMeasuresEveryLinkPerRailAndNamesTheSlowOne) {
       EXPECT_TRUE(link.slowest);
     }
   }
-  EXPECT_THAT(slow, UnorderedElementsAre("10.201.0.0/16 n1/so0->n2/so0",
-                                         "10.202.0.0/16 n1/so1->n2/so1"));
+  EXPECT_THAT(slow,
+              UnorderedElementsAre("10.201.0.0/16 n1/so0->n2/so0", "10.202.0.0/16 n1/so1->n2/so1"));
   EXPECT_FALSE(result.ok);
   ASSERT_EQ(result.problems.size(), 2);
   EXPECT_THAT(result.problems[0], HasSubstr("n1/so0 -> n2/so0: 50.00 Gb/s is 50%"));
@@ -156,7 +156,8 @@ TEST_F(StagesTest, RdmaRingMeasuresEveryLinkPerRailAndNamesTheSlowOne) {
 
 TEST_F(StagesTest, RdmaLinksThatAreSkippedAreNotesNotFailuresAndValidateNothing) {
   std::vector<FakeNode> nodes = {testing::TwoRailNode(0), testing::TwoRailNode(1)};
-  for (FakeNode& node : nodes) node.rdma_skipped = absl::StrCat(node.name, ": no RDMA device on so0");
+  for (FakeNode& node : nodes)
+    node.rdma_skipped = absl::StrCat(node.name, ": no RDMA device on so0");
   Use(nodes);
   RdmaRequest request;
   request.nodes.push_back(FakePeers::AddressOf(0));
@@ -175,8 +176,8 @@ TEST_F(StagesTest, RdmaRequestsOutOfBoundsAreRefusedNamingTheField) {
   both.port = "so0";
   both.peer = "10.201.0.1";
   both.nodes.push_back("10.201.1.1");
-  EXPECT_THAT(NormalizeRdma(both).status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                     HasSubstr("nodes: give either")));
+  EXPECT_THAT(NormalizeRdma(both).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nodes: give either")));
   RdmaRequest big;
   big.port = "so0";
   big.peer = "10.201.0.1";

@@ -287,9 +287,12 @@ TEST_F(CoordinatorTest, BandwidthToAPeerOutsideThePortsRailIsRefused) {
   request.port = "so0";
   request.peer = "10.202.0.1";
   ASSERT_OK_AND_ASSIGN(BandwidthRequest normal, NormalizeBandwidth(request));
-  EXPECT_THAT(coordinator_->Bandwidth(normal, Quiet()).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("10.202.0.1 is not in the network 10.201.0.0/16 of port so0's rail 10.201.0.0/16")));
+  EXPECT_THAT(
+      coordinator_->Bandwidth(normal, Quiet()).status(),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          HasSubstr(
+              "10.202.0.1 is not in the network 10.201.0.0/16 of port so0's rail 10.201.0.0/16")));
 }
 
 }  // namespace

@@ -199,8 +199,9 @@ TEST_F(EngineTest, AForgedRequestToTheDataPortIsRefusedAndCounted) {
     // Without a secret: the request's bytes in an envelope without a MAC.
     const peer::PeerEnvelope envelope =
         with_wrong_secret
-            ? SignPeerRequest(wire::SerializeRequest(request), "not-the-cluster-secret", Loopback(1),
-                              ports_[1], "intruder", absl::Now(), std::string(kNonceBytes, 'n'))
+            ? SignPeerRequest(wire::SerializeRequest(request), "not-the-cluster-secret",
+                              Loopback(1), ports_[1], "intruder", absl::Now(),
+                              std::string(kNonceBytes, 'n'))
             : peer::PeerEnvelope{.request = wire::SerializeRequest(request), .auth = {}};
     ASSERT_OK(WriteEnvelope(clock_, fd->get(), envelope, absl::Now() + absl::Seconds(2)));
     EXPECT_FALSE(ReadReply(clock_, fd->get(), absl::Now() + absl::Seconds(3)).ok());
@@ -213,13 +214,14 @@ TEST_F(EngineTest, AForgedRequestToTheDataPortIsRefusedAndCounted) {
 TEST(EngineNoSecretTest, WithoutASecretTheDataPortStaysClosedAndPeerTestsAreRefused) {
   os::SystemClock clock;
   const uint16_t port = FreePort(Loopback(0));
-  DiagEngine engine({.data_port = port,
-                     .node_name = "lonely",
-                     .clock = &clock,
-                     .secret = nullptr,
-                     .validation = nullptr,
-                     .runner = nullptr},
-                    [] { return absl::StatusOr<std::vector<LocalPort>>(std::vector<LocalPort>{}); });
+  DiagEngine engine(
+      {.data_port = port,
+       .node_name = "lonely",
+       .clock = &clock,
+       .secret = nullptr,
+       .validation = nullptr,
+       .runner = nullptr},
+      [] { return absl::StatusOr<std::vector<LocalPort>>(std::vector<LocalPort>{}); });
   ASSERT_OK(engine.Start());
   engine.SetAddresses({Loopback(0)});
   absl::SleepFor(absl::Milliseconds(200));

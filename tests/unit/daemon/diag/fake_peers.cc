@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "daemon/diag/analysis.h"
 #include "absl/synchronization/notification.h"
+#include "daemon/diag/analysis.h"
 
 namespace rocenet::diag::testing {
 namespace {
@@ -173,8 +173,9 @@ PortReach FakePeers::ProbeFrom(const std::string& node, const std::string& port,
     target->address = peer;
     target->kind = "peer";
     target->sent = 3;
-    const bool lost = std::find(unreachable.begin(), unreachable.end(), peer) != unreachable.end() ||
-                      std::find(unreachable.begin(), unreachable.end(), own) != unreachable.end();
+    const bool lost =
+        std::find(unreachable.begin(), unreachable.end(), peer) != unreachable.end() ||
+        std::find(unreachable.begin(), unreachable.end(), own) != unreachable.end();
     target->received = lost ? 0 : 3;
     target->loss_ratio = lost ? 1.0 : 0.0;
     target->reachable = !lost;
@@ -189,8 +190,8 @@ std::vector<PortReach> FakePeers::Probe(const std::vector<LocalPort>& ports,
   for (const Ipv4Address& peer : peers) addresses.push_back(peer.ToString());
   std::vector<PortReach> out;
   for (const LocalPort& port : ports) {
-    out.push_back(ProbeFrom(node, port.name, port.address.ToString(), port.network.ToString(),
-                            addresses));
+    out.push_back(
+        ProbeFrom(node, port.name, port.address.ToString(), port.network.ToString(), addresses));
   }
   return out;
 }

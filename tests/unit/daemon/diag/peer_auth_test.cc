@@ -7,7 +7,6 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/support/status_matchers.h"
@@ -90,8 +89,8 @@ TEST(PeerAuthTest, AFloodFromOnePeerIsCutOffAfterTheBurstOthersStillPass) {
   // with time.
   EXPECT_OK(gate.Admit(Signed('x'), kSecret, *Ipv4Address::Parse("10.201.3.1"), kHere, kPort, kNow)
                 .status());
-  EXPECT_OK(gate.Admit(Signed('y'), kSecret, kPeer, kHere, kPort, kNow + absl::Seconds(1))
-                .status());
+  EXPECT_OK(
+      gate.Admit(Signed('y'), kSecret, kPeer, kHere, kPort, kNow + absl::Seconds(1)).status());
   EXPECT_EQ(gate.Refusals().at("rate_limited"), 200u - static_cast<unsigned>(kPeerRequestBurst));
 }
 

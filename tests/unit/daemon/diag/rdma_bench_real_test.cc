@@ -34,8 +34,7 @@ TEST(RdmaBenchRealTest, IbWriteBwWithAMissingDeviceFailsInItsOwnWords) {
   ASSERT_FALSE(result.timed_out);
   EXPECT_NE(result.exit_code, 0);
 
-  absl::Status parsed =
-      ParseRdmaBenchOutput(spec.tool, spec.test, result.out, result.err).status();
+  absl::Status parsed = ParseRdmaBenchOutput(spec.tool, spec.test, result.out, result.err).status();
   EXPECT_EQ(parsed.code(), absl::StatusCode::kNotFound) << parsed;
   EXPECT_THAT(parsed.message(), HasSubstr("ib_write_bw: no result; it said: "));
   // With no RDMA device at all (this machine) perftest says it found none;

@@ -50,17 +50,17 @@ std::vector<std::string> Argv(const RdmaBenchSpec& spec) {
 TEST(RdmaBenchArgvTest, PerftestBandwidthServerAndClient) {
   RdmaBenchSpec spec = Spec(RdmaTool::kPerftest, RdmaTest::kWriteBandwidth);
   EXPECT_EQ(RdmaProgram(spec), "ib_write_bw");
-  EXPECT_THAT(Argv(spec), ElementsAre("/usr/bin/tool", "-d", "mlx5_0", "-i", "1", "-x", "3", "-p",
-                                      "18515", "-s", "65536", "-D", "2", "-q", "1",
-                                      "--report_gbits", "-F"));
+  EXPECT_THAT(Argv(spec),
+              ElementsAre("/usr/bin/tool", "-d", "mlx5_0", "-i", "1", "-x", "3", "-p", "18515",
+                          "-s", "65536", "-D", "2", "-q", "1", "--report_gbits", "-F"));
   spec.server = Ipv4Address(0x0ac80102);  // 10.200.1.2
   spec.bind = Ipv4Address(0x0ac80101);
   spec.queue_pairs = 4;
   spec.duration_seconds = 5;
-  EXPECT_THAT(Argv(spec), ElementsAre("/usr/bin/tool", "-d", "mlx5_0", "-i", "1", "-x", "3", "-p",
-                                      "18515", "-s", "65536", "-D", "5", "-q", "4",
-                                      "--report_gbits", "-F", "--source_ip", "10.200.1.1",
-                                      "10.200.1.2"));
+  EXPECT_THAT(Argv(spec),
+              ElementsAre("/usr/bin/tool", "-d", "mlx5_0", "-i", "1", "-x", "3", "-p", "18515",
+                          "-s", "65536", "-D", "5", "-q", "4", "--report_gbits", "-F",
+                          "--source_ip", "10.200.1.1", "10.200.1.2"));
 }
 
 TEST(RdmaBenchArgvTest, PerftestLatencyRunsIterationsNotADuration) {
@@ -91,9 +91,9 @@ TEST(RdmaBenchArgvTest, HblPerfTestBandwidthAndLatency) {
                                       "3", "-p", "18515", "-s", "1048576", "-n", "47684"));
   spec.test = RdmaTest::kWriteLatency;
   spec.server = Ipv4Address(0x0ac80102);
-  EXPECT_THAT(Argv(spec), ElementsAre("/usr/bin/tool", "-t", "lt", "-d", "hbl_0", "-i", "1", "-g",
-                                      "3", "-p", "18515", "-s", "1048576", "-n", "100000",
-                                      "10.200.1.2"));
+  EXPECT_THAT(Argv(spec),
+              ElementsAre("/usr/bin/tool", "-t", "lt", "-d", "hbl_0", "-i", "1", "-g", "3", "-p",
+                          "18515", "-s", "1048576", "-n", "100000", "10.200.1.2"));
 }
 
 TEST(RdmaBenchArgvTest, EveryFieldIsChecked) {
@@ -141,8 +141,8 @@ TEST(RdmaServerReadyTextTest, IsWhatTheServersPrint) {
 
 TEST(ParseRdmaBenchOutputTest, PerftestBandwidthInGbits) {
   for (const char* file : {"perftest-write-bw-gbits.txt", "perftest-write-bw-server.txt"}) {
-    absl::StatusOr<RdmaMeasure> m = ParseRdmaBenchOutput(
-        RdmaTool::kPerftest, RdmaTest::kWriteBandwidth, Fixture(file));
+    absl::StatusOr<RdmaMeasure> m =
+        ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteBandwidth, Fixture(file));
     ASSERT_OK(m) << file;
     EXPECT_EQ(m->message_bytes, 65536u);
     EXPECT_EQ(m->iterations, 364215u);
@@ -152,8 +152,9 @@ TEST(ParseRdmaBenchOutputTest, PerftestBandwidthInGbits) {
 }
 
 TEST(ParseRdmaBenchOutputTest, PerftestBandwidthInMebibytesRecorded) {
-  absl::StatusOr<RdmaMeasure> m = ParseRdmaBenchOutput(
-      RdmaTool::kPerftest, RdmaTest::kWriteBandwidth, Fixture("perftest-write-bw-mib-recorded.txt"));
+  absl::StatusOr<RdmaMeasure> m =
+      ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteBandwidth,
+                           Fixture("perftest-write-bw-mib-recorded.txt"));
   ASSERT_OK(m);
   EXPECT_EQ(m->message_bytes, 8388608u);
   EXPECT_EQ(m->iterations, 20000u);
@@ -163,8 +164,8 @@ TEST(ParseRdmaBenchOutputTest, PerftestBandwidthInMebibytesRecorded) {
 }
 
 TEST(ParseRdmaBenchOutputTest, PerftestLatencyPercentiles) {
-  absl::StatusOr<RdmaMeasure> m = ParseRdmaBenchOutput(
-      RdmaTool::kPerftest, RdmaTest::kWriteLatency, Fixture("perftest-write-lat.txt"));
+  absl::StatusOr<RdmaMeasure> m = ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteLatency,
+                                                       Fixture("perftest-write-lat.txt"));
   ASSERT_OK(m);
   EXPECT_EQ(m->message_bytes, 2u);
   EXPECT_EQ(m->iterations, 100000u);
@@ -180,8 +181,9 @@ TEST(ParseRdmaBenchOutputTest, PerftestLatencyPercentiles) {
 TEST(ParseRdmaBenchOutputTest, PerftestWarningsBetweenHeaderAndRowAreSkipped) {
   std::string out = Fixture("perftest-write-lat.txt");
   size_t row = out.find(" 2       100000");
-  out.insert(row, "Conflicting CPU frequency values detected: 1500.000000 != 3100.000000. "
-                  "CPU Frequency is not max.\n");
+  out.insert(row,
+             "Conflicting CPU frequency values detected: 1500.000000 != 3100.000000. "
+             "CPU Frequency is not max.\n");
   absl::StatusOr<RdmaMeasure> m =
       ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteLatency, out);
   ASSERT_OK(m);
@@ -189,23 +191,24 @@ TEST(ParseRdmaBenchOutputTest, PerftestWarningsBetweenHeaderAndRowAreSkipped) {
 }
 
 TEST(ParseRdmaBenchOutputTest, PerftestWithoutADeviceSaysSoInItsOwnWords) {
-  EXPECT_THAT(ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteBandwidth, "",
-                                   Fixture("perftest-no-device.stderr")),
-              StatusIs(absl::StatusCode::kNotFound,
-                       AllOf(HasSubstr("ib_write_bw: no result"),
-                             HasSubstr("Did not detect devices"),
-                             HasSubstr("Unable to find the Infiniband/RoCE device"))));
-  EXPECT_THAT(ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteLatency, "",
-                                   "IB device mlx5_9 not found\n Unable to find the Infiniband/RoCE device\n"),
+  EXPECT_THAT(
+      ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteBandwidth, "",
+                           Fixture("perftest-no-device.stderr")),
+      StatusIs(absl::StatusCode::kNotFound,
+               AllOf(HasSubstr("ib_write_bw: no result"), HasSubstr("Did not detect devices"),
+                     HasSubstr("Unable to find the Infiniband/RoCE device"))));
+  EXPECT_THAT(ParseRdmaBenchOutput(
+                  RdmaTool::kPerftest, RdmaTest::kWriteLatency, "",
+                  "IB device mlx5_9 not found\n Unable to find the Infiniband/RoCE device\n"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("ib_write_lat: no result; it said: "
                                                               "IB device mlx5_9 not found")));
 }
 
 TEST(ParseRdmaBenchOutputTest, PerftestWithoutItsPeerIsUnavailable) {
-  EXPECT_THAT(ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteBandwidth, "",
-                                   Fixture("perftest-connect-refused.stderr")),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       HasSubstr("Couldn't connect to 10.200.1.2:18515")));
+  EXPECT_THAT(
+      ParseRdmaBenchOutput(RdmaTool::kPerftest, RdmaTest::kWriteBandwidth, "",
+                           Fixture("perftest-connect-refused.stderr")),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("Couldn't connect to 10.200.1.2:18515")));
 }
 
 TEST(ParseRdmaBenchOutputTest, PerftestOtherFailuresAndTruncatedOutput) {

@@ -32,10 +32,11 @@ RingRank Failed(const std::string& node, const std::string& side, const std::str
 
 TEST(RingSummaryTest, AFineRailHasItsLinksAndTheSlowestRanksTimePerSize) {
   RailResult rail;
-  const std::vector<std::string> problems = SummarizeRing(
-      "0", {Done("n0", 100, {0.001, 0.010}), Done("n1", 100, {0.002, 0.010}),
-            Done("n2", 40, {0.001, 0.020})},
-      {1 << 20, 8 << 20}, &rail);
+  const std::vector<std::string> problems =
+      SummarizeRing("0",
+                    {Done("n0", 100, {0.001, 0.010}), Done("n1", 100, {0.002, 0.010}),
+                     Done("n2", 40, {0.001, 0.020})},
+                    {1 << 20, 8 << 20}, &rail);
   EXPECT_THAT(problems, IsEmpty());
   EXPECT_EQ(rail.rail, "0");
   EXPECT_FALSE(rail.broken);
@@ -72,11 +73,11 @@ TEST(RingSummaryTest, ADeadRankBreaksTheRailAndIsNamed) {
 TEST(RingSummaryTest, AFailedLinkIsBlamedOnTheLinkNotTheRankThatStopped) {
   RailResult rail;
   // n1's link out to n2 failed; n0 stopped only because the ring did.
-  const std::vector<std::string> problems = SummarizeRing(
-      "0",
-      {Failed("n0", "", "cancelled: another rank failed"), Failed("n1", "out", "timed out"),
-       Done("n2", 0, {})},
-      {1 << 20}, &rail);
+  const std::vector<std::string> problems =
+      SummarizeRing("0",
+                    {Failed("n0", "", "cancelled: another rank failed"),
+                     Failed("n1", "out", "timed out"), Done("n2", 0, {})},
+                    {1 << 20}, &rail);
   ASSERT_THAT(problems, ElementsAre("rail 0 broken: n1/so0 -> n2/so0: timed out"));
   EXPECT_EQ(rail.links[1].error, "timed out");
   EXPECT_TRUE(rail.links[1].slowest) << "a failed link counts as the slowest";
@@ -91,9 +92,9 @@ TEST(RingSummaryTest, ARankThatFailedAloneIsNamedWhenNoLinkIs) {
 
 TEST(RingSummaryTest, AWrongSumIsAProblemWithTheSizesKept) {
   RailResult rail;
-  const std::vector<std::string> problems = SummarizeRing(
-      "2", {Done("n0", 100, {0.001}), Done("n1", 100, {0.001}, /*verified=*/false)}, {1 << 20},
-      &rail);
+  const std::vector<std::string> problems =
+      SummarizeRing("2", {Done("n0", 100, {0.001}), Done("n1", 100, {0.001}, /*verified=*/false)},
+                    {1 << 20}, &rail);
   EXPECT_THAT(problems, ElementsAre("rail 2: wrong all-reduce result"));
   EXPECT_FALSE(rail.broken);
   ASSERT_EQ(rail.sizes.size(), 1);

@@ -27,15 +27,15 @@ class ValidationLabelTest : public ::testing::Test {
   }
   ::rocenet::testing::FakeFileSystem fs_;
   ::rocenet::testing::FakeClock clock_;
-  ValidationLabel label_{&fs_, &clock_, ValidationPathFor(
-                                            "/etc/kubernetes/node-feature-discovery/features.d/rocenet")};
+  ValidationLabel label_{
+      &fs_, &clock_,
+      ValidationPathFor("/etc/kubernetes/node-feature-discovery/features.d/rocenet")};
 };
 
 TEST_F(ValidationLabelTest, APassedStageLabelsTheNodeWithAnExpiry) {
   ASSERT_OK(label_.Record("ethernet", true, "", "n0"));
-  const std::string expiry = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
-                                               clock_.Now() + kValidatedLifetime,
-                                               absl::UTCTimeZone());
+  const std::string expiry = absl::FormatTime(
+      "%Y-%m-%dT%H:%M:%SZ", clock_.Now() + kValidatedLifetime, absl::UTCTimeZone());
   EXPECT_THAT(File(), StartsWith("# +expiry-time=" + expiry + "\n"));
   EXPECT_THAT(File(), HasSubstr("\nrocenet.io/scale-out-validated=ethernet\n"));
   EXPECT_THAT(File(), HasSubstr("coordinated by n0"));
@@ -66,13 +66,12 @@ TEST_F(ValidationLabelTest, AFailedStageRemovesTheLabelAndNamesTheLink) {
 }
 
 TEST_F(ValidationLabelTest, AnUnknownStageOrAFailedWriteIsAnErrorNamingTheFile) {
-  EXPECT_THAT(label_.Record("vibes", true, "", "n0"),
-              ::rocenet::testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                           HasSubstr("unknown stage")));
+  EXPECT_THAT(
+      label_.Record("vibes", true, "", "n0"),
+      ::rocenet::testing::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown stage")));
   fs_.FailNextWrite(absl::PermissionDeniedError("read-only file system"));
   EXPECT_THAT(label_.Record("reach", true, "", "n0"),
-              ::rocenet::testing::StatusIs(absl::StatusCode::kPermissionDenied,
-                                           HasSubstr(kPath)));
+              ::rocenet::testing::StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr(kPath)));
 }
 
 }  // namespace

@@ -189,7 +189,8 @@ TEST_P(ConditionLifecycleTest, RaisesHoldsAndClears) {
 INSTANTIATE_TEST_SUITE_P(
     Conditions, ConditionLifecycleTest,
     ::testing::Values(
-        ConditionCase{"LinkDown", {"LinkDown/NoCarrier"},
+        ConditionCase{"LinkDown",
+                      {"LinkDown/NoCarrier"},
                       [](inventory::Port& p, PortSignals&) { p.link.carrier = false; }},
         ConditionCase{"NoLldpNeighbor",
                       {"NoLldpNeighbor/NoFrames"},
@@ -200,12 +201,14 @@ INSTANTIATE_TEST_SUITE_P(
                         s.plan_reason = "NoLldpNeighbor";
                         s.provisioned = false;
                       }},
-        ConditionCase{"LldpExpired", {"LldpExpired/AgedOut"},
+        ConditionCase{"LldpExpired",
+                      {"LldpExpired/AgedOut"},
                       [](inventory::Port&, PortSignals& s) {
                         s.neighbor_count = 0;
                         s.neighbor_lost = "AgedOut";
                       }},
-        ConditionCase{"AddressConflict", {"AddressConflict/AddressInUse"},
+        ConditionCase{"AddressConflict",
+                      {"AddressConflict/AddressInUse"},
                       [](inventory::Port&, PortSignals& s) {
                         s.plan_state = "Refused";
                         s.plan_reason = "AddressInUse";
@@ -213,16 +216,19 @@ INSTANTIATE_TEST_SUITE_P(
                             "port so0: address 10.200.1.1 is already configured on eth0";
                         s.provisioned = false;
                       }},
-        ConditionCase{"AmbiguousNeighbor", {"AmbiguousNeighbor/MultipleNeighbors"},
+        ConditionCase{"AmbiguousNeighbor",
+                      {"AmbiguousNeighbor/MultipleNeighbors"},
                       [](inventory::Port&, PortSignals& s) { s.neighbor_count = 2; }},
-        ConditionCase{"MtuMismatchRefused", {"MtuMismatch/MtuOutOfRange"},
+        ConditionCase{"MtuMismatchRefused",
+                      {"MtuMismatch/MtuOutOfRange"},
                       [](inventory::Port&, PortSignals& s) {
                         s.plan_state = "Refused";
                         s.plan_reason = "MtuOutOfRange";
                         s.plan_message = "port so0: MTU 9000 is above the link's maximum of 1500";
                         s.provisioned = false;
                       }},
-        ConditionCase{"MtuMismatchSwitch", {"MtuMismatch/SwitchFrameTooSmall"},
+        ConditionCase{"MtuMismatchSwitch",
+                      {"MtuMismatch/SwitchFrameTooSmall"},
                       [](inventory::Port& p, PortSignals& s) {
                         p.link.mtu = 9000;
                         s.switch_max_frame_size = 1518;

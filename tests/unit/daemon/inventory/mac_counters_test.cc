@@ -39,8 +39,10 @@ TEST(MacCountersTest, FramesOkWinsOverThePacketSum) {
 }
 
 TEST(MacCountersTest, PerPriorityPauseCountersUnderMlx5Names) {
-  const std::optional<MacCounters> mac = ParseMacCounters(
-      {{"rx_prio3_pause", 9}, {"tx_prio3_pause", 4}, {"tx_prio0_pause", 1}, {"rx_pause_ctrl_phy", 2}});
+  const std::optional<MacCounters> mac = ParseMacCounters({{"rx_prio3_pause", 9},
+                                                           {"tx_prio3_pause", 4},
+                                                           {"tx_prio0_pause", 1},
+                                                           {"rx_pause_ctrl_phy", 2}});
   ASSERT_TRUE(mac.has_value());
   EXPECT_EQ(mac->pfc_received, (std::map<int, uint64_t>{{3, 9}}));
   EXPECT_EQ(mac->pfc_sent, (std::map<int, uint64_t>{{0, 1}, {3, 4}}));

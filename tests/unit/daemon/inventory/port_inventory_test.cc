@@ -114,10 +114,12 @@ TEST_F(GaudiInventoryTest, EachPortHasItsRdmaDeviceAndKeepsItInAPod) {
   // hbl_0 serves so0 and so1; so1 has an address (a RoCE v2 GID).
   sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/ndevs/0", "so0");
   sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gid_attrs/types/0", "IB/RoCE v1");
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gids/0", "fe80:0000:0000:0000:0000:0000:0000:0001");
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/1/gids/0",
+                 "fe80:0000:0000:0000:0000:0000:0000:0001");
   sysfs_.AddFile("class/infiniband/hbl_0/ports/2/gid_attrs/ndevs/1", "so1");
   sysfs_.AddFile("class/infiniband/hbl_0/ports/2/gid_attrs/types/1", "RoCE v2");
-  sysfs_.AddFile("class/infiniband/hbl_0/ports/2/gids/1", "0000:0000:0000:0000:0000:ffff:0ac8:0201");
+  sysfs_.AddFile("class/infiniband/hbl_0/ports/2/gids/1",
+                 "0000:0000:0000:0000:0000:ffff:0ac8:0201");
   sysfs_.AddFile("class/infiniband_verbs/uverbs0/ibdev", "hbl_0");
   PortInventory inventory(PortSelection{}, &sysfs_);
   os::LinkInfo so1 = MakeLink(3, "so1");

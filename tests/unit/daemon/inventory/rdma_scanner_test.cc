@@ -24,8 +24,7 @@ using Slot = std::tuple<std::string, std::string, std::string>;
 
 void AddRdmaPort(testing::FakeSysfs& sysfs, const std::string& device, int port,
                  const std::map<int, Slot>& slots) {
-  const std::string dir =
-      "class/infiniband/" + device + "/ports/" + std::to_string(port) + "/";
+  const std::string dir = "class/infiniband/" + device + "/ports/" + std::to_string(port) + "/";
   for (const auto& [index, slot] : slots) {
     const auto& [netdev, type, gid] = slot;
     sysfs.AddFile(dir + "gid_attrs/ndevs/" + std::to_string(index), netdev);
@@ -46,11 +45,16 @@ TEST(RdmaScannerTest, TheRoceV2GidOfTheAddressAndTheVerbsNode) {
   sysfs.AddFile("class/infiniband_verbs/uverbs1/ibdev", "mlx5_1");
   std::map<std::string, RdmaInfo> found = RdmaScanner(&sysfs).Scan();
   ASSERT_EQ(found.size(), 2u);
-  EXPECT_EQ(found["ens1f0"], (RdmaInfo{.device = "mlx5_0", .port = 1, .uverbs = "uverbs0",
-                                       .gid_index = 3, .gid_ipv4 = "10.200.1.1"}));
+  EXPECT_EQ(found["ens1f0"], (RdmaInfo{.device = "mlx5_0",
+                                       .port = 1,
+                                       .uverbs = "uverbs0",
+                                       .gid_index = 3,
+                                       .gid_ipv4 = "10.200.1.1"}));
   // No address yet: the device is known, the GID index is not.
-  EXPECT_EQ(found["ens1f1"], (RdmaInfo{.device = "mlx5_1", .port = 1, .uverbs = "uverbs1",
-                                       .gid_index = -1, .gid_ipv4 = ""}));
+  EXPECT_EQ(
+      found["ens1f1"],
+      (RdmaInfo{
+          .device = "mlx5_1", .port = 1, .uverbs = "uverbs1", .gid_index = -1, .gid_ipv4 = ""}));
 }
 
 TEST(RdmaScannerTest, TwoNetdevsOnOneDeviceAndADeviceWithoutVerbsNode) {

@@ -8,8 +8,8 @@
 #include "daemon/lldp/codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/testing/pcap_reader.h"
 #include "tests/unit/support/status_matchers.h"
+#include "tests/unit/testing/pcap_reader.h"
 
 namespace rocenet::lldp {
 namespace {

@@ -73,8 +73,8 @@ class NodeAttachTest : public ::testing::Test {
   // configuring the port inside pod1 (on the loop thread, after the move):
   // `second` is queued behind `first`, and the kernel's event of the move
   // is ready before it. The loop, on this thread, answers both.
-  absl::StatusOr<attach::AttachmentRecord> AttachDuring(
-      const std::function<void()>& first, const attach::AttachRequest& second) {
+  absl::StatusOr<attach::AttachmentRecord> AttachDuring(const std::function<void()>& first,
+                                                        const attach::AttachRequest& second) {
     absl::StatusOr<attach::AttachmentRecord> result = absl::UnknownError("not run");
     std::thread other;
     bool started = false;
@@ -137,12 +137,14 @@ TEST_F(NodeAttachTest, APortJustBackFromAPodCanBeAttachedAgainAtOnce) {
 }
 
 TEST_F(NodeAttachTest, AReservationByPortIdSteersAttachesWithoutADeviceId) {
-  EXPECT_THAT(node_->Reserve({.owner_uid = "claim", .owner = "", .pod_uids = {"uid-c2"},
-                              .port_ids = {"nope"}}),
-              StatusIs(absl::StatusCode::kNotFound, HasSubstr("\"nope\" is not a port")));
-  auto reserved = node_->Reserve(
-      {.owner_uid = "claim", .owner = "training/claim", .pod_uids = {"uid-c2"},
-       .port_ids = {port_id_}});
+  EXPECT_THAT(
+      node_->Reserve(
+          {.owner_uid = "claim", .owner = "", .pod_uids = {"uid-c2"}, .port_ids = {"nope"}}),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr("\"nope\" is not a port")));
+  auto reserved = node_->Reserve({.owner_uid = "claim",
+                                  .owner = "training/claim",
+                                  .pod_uids = {"uid-c2"},
+                                  .port_ids = {port_id_}});
   ASSERT_OK(reserved);
   EXPECT_EQ(reserved->created_unix, absl::ToUnixSeconds(loop_.Now()));
   // Readers see the reservation counted at once.

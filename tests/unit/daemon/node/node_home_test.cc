@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
-
 #include "daemon/node/node.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_filesystem.h"

@@ -40,7 +40,7 @@ class NodePfcTest : public ::testing::Test {
     fs_.AddDirectory("/var/lib/rocenet");
     store_ = std::make_unique<addressing::AppliedStore>(&fs_, "/var/lib/rocenet/addressing.json");
     addressing_ = std::make_unique<addressing::AddressingDriver>(&netlink_, store_.get(),
-                                                     addressing::PlannerConfig{});
+                                                                 addressing::PlannerConfig{});
   }
   void TearDown() override {
     if (node_ != nullptr) node_->Shutdown();
@@ -98,8 +98,9 @@ TEST_F(NodePfcTest, PfcIsSetAtStartAndShownInTheSnapshot) {
   EXPECT_EQ(so0.settings.enabled, 0x08);
   // so1 has no DCB: reported, advisory.
   const health::PortHealth& so1 = Health(**snapshot, "so1");
-  auto unsupported = std::find_if(so1.conditions.begin(), so1.conditions.end(),
-                                  [](const health::Condition& c) { return c.type == "PfcUnsupported"; });
+  auto unsupported =
+      std::find_if(so1.conditions.begin(), so1.conditions.end(),
+                   [](const health::Condition& c) { return c.type == "PfcUnsupported"; });
   ASSERT_NE(unsupported, so1.conditions.end());
   EXPECT_EQ(unsupported->reason, "NoDcb");
   EXPECT_TRUE(unsupported->advisory);

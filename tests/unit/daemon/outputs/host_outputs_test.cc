@@ -320,8 +320,8 @@ TEST(HostOutputsTest, TheNfdFileExpiresAndIsRefreshedWhileRocenetdRuns) {
   HostOutputs outputs(&fs, &clock, AllOutputs());
   ASSERT_OK(outputs.Update({Ready("so0", 0)}));
   // 1'800'000'000 is 2027-01-15T08:00:00Z; the default lifetime is 10 minutes.
-  EXPECT_THAT(Content(fs, kNfd), Optional(::testing::StartsWith(
-                                     "# +expiry-time=2027-01-15T08:10:00Z\n")));
+  EXPECT_THAT(Content(fs, kNfd),
+              Optional(::testing::StartsWith("# +expiry-time=2027-01-15T08:10:00Z\n")));
   EXPECT_THAT(Content(fs, kNfd), Optional(HasSubstr("\nrocenet.io/scale-out-ready=true\n")));
 
   // Nothing new, and less than half the lifetime gone: not rewritten.
@@ -333,8 +333,8 @@ TEST(HostOutputsTest, TheNfdFileExpiresAndIsRefreshedWhileRocenetdRuns) {
   clock.Advance(absl::Minutes(1));
   ASSERT_OK(outputs.RefreshExpiry());
   EXPECT_EQ(fs.WriteCount(kNfd), 2);
-  EXPECT_THAT(Content(fs, kNfd), Optional(::testing::StartsWith(
-                                     "# +expiry-time=2027-01-15T08:15:00Z\n")));
+  EXPECT_THAT(Content(fs, kNfd),
+              Optional(::testing::StartsWith("# +expiry-time=2027-01-15T08:15:00Z\n")));
 
   // Removed behind its back: put back at the next refresh.
   ASSERT_OK(fs.RemoveFile(kNfd));
@@ -356,8 +356,7 @@ TEST(HostOutputsTest, AFailedRefreshNamesTheFileOnce) {
   EXPECT_THAT(message, HasSubstr("Read-only file system"));
   fs.FailNextWrite(absl::PermissionDeniedError("Read-only file system"), kNfd);
   const absl::Status refresh = outputs.RefreshExpiry();
-  EXPECT_EQ(std::string(refresh.message()).find(kNfd),
-            std::string(refresh.message()).rfind(kNfd));
+  EXPECT_EQ(std::string(refresh.message()).find(kNfd), std::string(refresh.message()).rfind(kNfd));
 }
 
 TEST(HostOutputsTest, WithdrawRemovesTheNfdFileAndNothingElse) {

@@ -26,7 +26,8 @@ TEST(PfcRequestTest, RefusesWhatIsNoPriority) {
     EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(request.status().message(), HasSubstr("use keep, none, all")) << bad;
   }
-  EXPECT_THAT(ParsePfcRequest("8").status().message(), HasSubstr("\"8\" is not within priorities 0..7"));
+  EXPECT_THAT(ParsePfcRequest("8").status().message(),
+              HasSubstr("\"8\" is not within priorities 0..7"));
 }
 
 TEST(PfcRequestTest, FormatsAsItParses) {
@@ -44,7 +45,8 @@ TEST(ResolvePfcTest, GaudiTakesAllOfItsFourPrioritiesOrNone) {
   EXPECT_EQ(*ResolvePfc(*ParsePfcRequest("none"), "so0", gaudi), 0);
   EXPECT_EQ(*ResolvePfc(PfcRequest{}, "so0", gaudi), std::nullopt);
   for (const char* bad : {"3", "0-2", "0-4", "4-7"}) {
-    absl::StatusOr<std::optional<uint8_t>> refused = ResolvePfc(*ParsePfcRequest(bad), "so0", gaudi);
+    absl::StatusOr<std::optional<uint8_t>> refused =
+        ResolvePfc(*ParsePfcRequest(bad), "so0", gaudi);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(refused.status().message(),
                 HasSubstr("port so0: a Gaudi port (hbl_en) takes PFC on all of priorities 0-3 or "

@@ -106,7 +106,9 @@ class ConfigWatcherTest : public ::testing::Test {
     absl::MutexLock lock(&mu_);
     auto reached = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return changes_ >= expected; };
     mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(5));
-    mu_.AwaitWithTimeout(absl::Condition(+[](int*) { return false; }, &changes_), kQuiet);
+    mu_.AwaitWithTimeout(absl::Condition(
+                             +[](int*) { return false; }, &changes_),
+                         kQuiet);
     return changes_;
   }
 

@@ -94,15 +94,15 @@ TEST(NetConfTest, DeeplyNestedValuesAreRefusedNotPrinted) {
   // "mtu" holding 100000 nested arrays once overflowed the stack while the
   // error message printed the value.
   const std::string deep(100000, '[');
-  const std::string config = absl::StrCat(
-      R"({"cniVersion": "1.0.0", "name": "n", "type": "rocenet", "mtu": )", deep,
-      std::string(deep.size(), ']'), "}");
+  const std::string config =
+      absl::StrCat(R"({"cniVersion": "1.0.0", "name": "n", "type": "rocenet", "mtu": )", deep,
+                   std::string(deep.size(), ']'), "}");
   const absl::StatusOr<NetConf> conf = ParseNetConf(Command::kAdd, config);
   EXPECT_EQ(CniCodeOf(conf.status()), CniCode::kDecodingFailure) << conf.status();
   // 64 levels are still fine (and the mtu is then refused as not a number).
-  const std::string ok = absl::StrCat(
-      R"({"cniVersion": "1.0.0", "name": "n", "type": "rocenet", "mtu": )",
-      std::string(62, '['), std::string(62, ']'), "}");
+  const std::string ok =
+      absl::StrCat(R"({"cniVersion": "1.0.0", "name": "n", "type": "rocenet", "mtu": )",
+                   std::string(62, '['), std::string(62, ']'), "}");
   EXPECT_EQ(CniCodeOf(ParseNetConf(Command::kAdd, ok).status()), CniCode::kInvalidNetworkConfig);
 }
 

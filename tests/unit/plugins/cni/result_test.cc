@@ -18,7 +18,6 @@ using Json = nlohmann::ordered_json;
 using ::rocenet::cni::testutil::kNetns;
 using ::testing::HasSubstr;
 
-
 v1::Attachment Sample() {
   v1::Attachment attachment;
   attachment.set_container_id("3f6940ab5ab43bc5");

@@ -4,13 +4,12 @@
 // tests.
 #pragma once
 
-#include "tests/unit/support/temp_dir.h"
-
 #include <string>
 
 #include "nlohmann/json.hpp"
 #include "plugins/cni/attachments_client.h"
 #include "plugins/cni/invocation.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace rocenet::cni::testutil {
 

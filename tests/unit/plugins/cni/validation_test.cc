@@ -201,7 +201,10 @@ std::vector<BadCase> Cases() {
       {"MtuZero", {}, Conf(R"("mtu": 0)"), 7, "mtu: 0 is out of range 68..65535"},
       {"MtuNegative", {}, Conf(R"("mtu": -1)"), 7, "mtu: -1 is out of range"},
       {"MtuTooLarge", {}, Conf(R"("mtu": 70000)"), 7, "mtu: 70000 is out of range"},
-      {"AnyFreePortString", {}, Conf(R"("anyFreePort": "yes")"), 7,
+      {"AnyFreePortString",
+       {},
+       Conf(R"("anyFreePort": "yes")"),
+       7,
        "anyFreePort: must be true or false, got \"yes\""},
       // mode
       {"ModeLowercase", {}, Conf(R"("mode": "l3")"), 7, "mode: \"l3\" is not L3 or L2"},

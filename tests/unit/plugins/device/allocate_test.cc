@@ -34,17 +34,17 @@ PortInfo Port(const std::string& id, const std::string& name, const std::string&
 // port.
 PortMap Ports() {
   PortMap ports;
-  for (auto p : {Port("0000:19:00.0-p22", "so2", "0000:19:00.0", "02:00:00:00:00:02",
-                      "10.200.2.1/30", "02:AA:00:00:00:02", 22),
-                 Port("0000:19:00.0-p8", "so1", "0000:19:00.0", "02:00:00:00:00:01",
-                      "10.200.1.1/30", "02:aa:00:00:00:01", 8),
-                 Port("0000:19:00.0-p23", "so3", "0000:19:00.0", "02:00:00:00:00:03",
-                      "10.200.3.1/30", "02:aa:00:00:00:03", 23),
-                 Port("0000:1a:00.0-p8", "so4", "0000:1a:00.0", "02:00:00:00:00:04",
-                      "10.200.4.1/30", "02:aa:00:00:00:04", 8),
-                 Port("0000:1a:00.0-p22", "so5", "0000:1a:00.0", "02:00:00:00:00:05", "", "", 22),
-                 Port("if-eth7", "eth7", "", "02:00:00:00:00:07", "10.200.7.1/30",
-                      "02:aa:00:00:00:07")}) {
+  for (auto p :
+       {Port("0000:19:00.0-p22", "so2", "0000:19:00.0", "02:00:00:00:00:02", "10.200.2.1/30",
+             "02:AA:00:00:00:02", 22),
+        Port("0000:19:00.0-p8", "so1", "0000:19:00.0", "02:00:00:00:00:01", "10.200.1.1/30",
+             "02:aa:00:00:00:01", 8),
+        Port("0000:19:00.0-p23", "so3", "0000:19:00.0", "02:00:00:00:00:03", "10.200.3.1/30",
+             "02:aa:00:00:00:03", 23),
+        Port("0000:1a:00.0-p8", "so4", "0000:1a:00.0", "02:00:00:00:00:04", "10.200.4.1/30",
+             "02:aa:00:00:00:04", 8),
+        Port("0000:1a:00.0-p22", "so5", "0000:1a:00.0", "02:00:00:00:00:05", "", "", 22),
+        Port("if-eth7", "eth7", "", "02:00:00:00:00:07", "10.200.7.1/30", "02:aa:00:00:00:07")}) {
     ports[p.id] = p;
   }
   return ports;
@@ -92,8 +92,8 @@ TEST(Allocate, EnvAndOneDevInfoFilePerPciPort) {
 }
 
 TEST(Allocate, HclDirectoryMountedWithBothFilesThatHclAccepts) {
-  auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, Ports(),
-                                    Options(true));
+  auto a =
+      BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, Ports(), Options(true));
   ASSERT_OK(a);
   ASSERT_EQ(a->response.mounts_size(), 1);
   EXPECT_EQ(a->response.mounts(0).host_path(), a->hcl_dir);
@@ -140,8 +140,8 @@ TEST(Allocate, MacInfoHasEveryScaleOutPortOfTheFunctionByNicIndex) {
 TEST(Allocate, APortWithoutAnAddressIsLeftOutOfGaudinet) {
   // so5 has no address (its Port Description is refused): an entry with an
   // empty NIC_IP would make HCL refuse the whole file.
-  auto a = BuildContainerAllocation({"0000:1a:00.0-p8", "0000:1a:00.0-p22"}, Ports(),
-                                    Options(true));
+  auto a =
+      BuildContainerAllocation({"0000:1a:00.0-p8", "0000:1a:00.0-p22"}, Ports(), Options(true));
   ASSERT_OK(a);
   const FileToWrite* gaudinet = Find(*a, "/gaudinet.json");
   ASSERT_NE(gaudinet, nullptr);
@@ -160,8 +160,7 @@ TEST(Allocate, APortWithoutAnAddressIsLeftOutOfGaudinet) {
 TEST(Allocate, NoGaudinetInL2) {
   PortMap ports = Ports();
   for (auto& [id, port] : ports) port.l2 = true;
-  auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, ports,
-                                    Options(true));
+  auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, ports, Options(true));
   ASSERT_OK(a);
   EXPECT_EQ(Find(*a, "/gaudinet.json"), nullptr);
   EXPECT_FALSE(a->response.envs().contains(kEnvGaudinet));
@@ -177,10 +176,10 @@ TEST(Allocate, NoHclDirectoryForPortsThatAreNotGaudi) {
 }
 
 TEST(Allocate, SameSetSameDirectoryWhateverTheOrder) {
-  auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, Ports(),
-                                    Options(true));
-  auto b = BuildContainerAllocation({"0000:19:00.0-p8", "0000:19:00.0-p22"}, Ports(),
-                                    Options(true));
+  auto a =
+      BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, Ports(), Options(true));
+  auto b =
+      BuildContainerAllocation({"0000:19:00.0-p8", "0000:19:00.0-p22"}, Ports(), Options(true));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->hcl_dir, b->hcl_dir);
   EXPECT_EQ(a->ids, b->ids);
@@ -208,8 +207,8 @@ std::vector<std::string> DevicePaths(const ContainerAllocation& a) {
 }
 
 TEST(Allocate, RdmaPortsGetTheirVerbsNodesAndGidIndex) {
-  auto a = BuildContainerAllocation({"if-eth7", "0000:19:00.0-p22", "0000:19:00.0-p8"},
-                                    WithRdma(), Options(false));
+  auto a = BuildContainerAllocation({"if-eth7", "0000:19:00.0-p22", "0000:19:00.0-p8"}, WithRdma(),
+                                    Options(false));
   ASSERT_OK(a);
   EXPECT_EQ(a->response.envs().at(kEnvRdmaDevices), "mlx5_0,,hbl_0");
   EXPECT_EQ(a->response.envs().at(kEnvGidIndex), "3,,1");
@@ -234,9 +233,9 @@ TEST(Allocate, RdmaDeviceSpecsAllAndNone) {
   all.rdma_device_specs = RdmaDeviceSpecs::kAll;
   auto a = BuildContainerAllocation({"if-eth7", "0000:19:00.0-p8"}, WithRdma(), all);
   ASSERT_OK(a);
-  EXPECT_THAT(DevicePaths(*a), ::testing::ElementsAre("/dev/infiniband/uverbs3",
-                                                      "/dev/infiniband/uverbs0",
-                                                      "/dev/infiniband/rdma_cm"));
+  EXPECT_THAT(DevicePaths(*a),
+              ::testing::ElementsAre("/dev/infiniband/uverbs3", "/dev/infiniband/uverbs0",
+                                     "/dev/infiniband/rdma_cm"));
   AllocateOptions none = Options(false);
   none.rdma_device_specs = RdmaDeviceSpecs::kNone;
   auto b = BuildContainerAllocation({"if-eth7"}, WithRdma(), none);
@@ -253,8 +252,8 @@ TEST(Allocate, PortsOfOneRdmaDeviceShareItsNode) {
   all.rdma_device_specs = RdmaDeviceSpecs::kAll;
   auto a = BuildContainerAllocation({"0000:19:00.0-p22", "0000:19:00.0-p8"}, ports, all);
   ASSERT_OK(a);
-  EXPECT_THAT(DevicePaths(*a), ::testing::ElementsAre("/dev/infiniband/uverbs0",
-                                                      "/dev/infiniband/rdma_cm"));
+  EXPECT_THAT(DevicePaths(*a),
+              ::testing::ElementsAre("/dev/infiniband/uverbs0", "/dev/infiniband/rdma_cm"));
   EXPECT_EQ(a->response.envs().at(kEnvRdmaDevices), "hbl_0,hbl_0");
 }
 

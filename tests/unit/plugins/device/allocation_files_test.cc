@@ -99,11 +99,10 @@ TEST_F(AllocationFilesTest, AnAddressThatMovesIsRewrittenInTheDirectory) {
   EXPECT_NE(text.find("10.200.9.5"), std::string::npos);
   EXPECT_EQ(text.find("10.200.1.1"), std::string::npos);
   // No temporary file is left in the directory the container sees.
-  EXPECT_THAT(Left(), ElementsAre(
-      "devinfo/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json",
-      "devinfo/rocenet.io-scale-out-port-0000:19:00.0-p9-device.json",
-      a.hcl_dir.substr(dir_.size() + 1) + "/gaudinet.json",
-      a.hcl_dir.substr(dir_.size() + 1) + "/macAddrInfo.json"));
+  EXPECT_THAT(Left(), ElementsAre("devinfo/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json",
+                                  "devinfo/rocenet.io-scale-out-port-0000:19:00.0-p9-device.json",
+                                  a.hcl_dir.substr(dir_.size() + 1) + "/gaudinet.json",
+                                  a.hcl_dir.substr(dir_.size() + 1) + "/macAddrInfo.json"));
 }
 
 TEST_F(AllocationFilesTest, GaudinetGoesWhenNoPortHasAnAddressAndComesBack) {
@@ -124,11 +123,11 @@ TEST_F(AllocationFilesTest, PortsAllocatedAgainEndTheOlderAllocation) {
   ContainerAllocation other = Allocate({"0000:19:00.0-p10"}, t0_);
   Allocate({"0000:19:00.0-p9"}, t0_ + absl::Minutes(5));
   EXPECT_FALSE(std::filesystem::exists(old.hcl_dir));
-  EXPECT_FALSE(std::filesystem::exists(
-      options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json"));
+  EXPECT_FALSE(std::filesystem::exists(options_.devinfo_dir +
+                                       "/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json"));
   // The new allocation's device-info file for p9 is the same path: kept.
-  EXPECT_TRUE(std::filesystem::exists(
-      options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p9-device.json"));
+  EXPECT_TRUE(std::filesystem::exists(options_.devinfo_dir +
+                                      "/rocenet.io-scale-out-port-0000:19:00.0-p9-device.json"));
   EXPECT_TRUE(std::filesystem::exists(other.hcl_dir));
   EXPECT_THAT(files_.Allocations(),
               ElementsAre(ElementsAre("0000:19:00.0-p10"), ElementsAre("0000:19:00.0-p9")));
@@ -162,8 +161,8 @@ TEST_F(AllocationFilesTest, ARestartedPluginWritesLiveAllocationsAgainAndDropsTh
   // The live allocation's directory is whole again, at the path mounted.
   EXPECT_EQ(testing::HclRefusesGaudinet(Read(live.hcl_dir + "/gaudinet.json")), "");
   EXPECT_FALSE(std::filesystem::exists(dead.hcl_dir));
-  EXPECT_FALSE(std::filesystem::exists(
-      options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p10-device.json"));
+  EXPECT_FALSE(std::filesystem::exists(options_.devinfo_dir +
+                                       "/rocenet.io-scale-out-port-0000:19:00.0-p10-device.json"));
   EXPECT_TRUE(std::filesystem::exists(foreign));
 }
 
@@ -173,8 +172,8 @@ TEST_F(AllocationFilesTest, ALiveAllocationWhosePortsAreUnknownYetIsNotRemoved) 
   // rocenetd not reached yet: no ports to write the files from.
   restarted.Retain({{"0000:19:00.0-p8"}}, PortMap(), t0_ + absl::Hours(1), absl::Seconds(30));
   EXPECT_TRUE(std::filesystem::exists(live.hcl_dir + "/macAddrInfo.json"));
-  EXPECT_TRUE(std::filesystem::exists(
-      options_.devinfo_dir + "/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json"));
+  EXPECT_TRUE(std::filesystem::exists(options_.devinfo_dir +
+                                      "/rocenet.io-scale-out-port-0000:19:00.0-p8-device.json"));
 }
 
 // A restarted plugin takes over a live allocation's files in place: the
@@ -193,8 +192,7 @@ TEST_F(AllocationFilesTest, ARestartedPluginTakesOverTheLiveFilesInPlace) {
   EXPECT_EQ(after.st_ino, before.st_ino);
   EXPECT_TRUE(std::filesystem::exists(live.hcl_dir + "/gaudinet.json"));
   EXPECT_FALSE(std::filesystem::exists(ended.hcl_dir));
-  EXPECT_THAT(restarted.Allocations(),
-              ElementsAre(std::vector<std::string>{"0000:19:00.0-p8"}));
+  EXPECT_THAT(restarted.Allocations(), ElementsAre(std::vector<std::string>{"0000:19:00.0-p8"}));
 }
 
 }  // namespace

@@ -60,8 +60,8 @@ DaemonWatchOptions Fast(absl::Duration grace = absl::Seconds(30)) {
 
 TEST(DaemonWatchTest, EverySnapshotIsOneUpdateFromOneStream) {
   FakeNodeClient client;
-  client.Script({.snapshots = {Snapshot(1, true), Snapshot(2, false), Snapshot(3, true)},
-                 .hold = true});
+  client.Script(
+      {.snapshots = {Snapshot(1, true), Snapshot(2, false), Snapshot(3, true)}, .hold = true});
   DeviceState state;
   DaemonWatch watch(Fast(), &client, &state);
   watch.Start();

@@ -121,8 +121,8 @@ TEST_F(NetnsLinuxTest, ManyCallsFromSeveralThreadsEachLandInTheRightNamespace) {
         const bool to_pod = (i + t) % 2 == 0;
         absl::StatusOr<std::unique_ptr<Netlink>> netlink =
             netns_->OpenNetlink(to_pod ? **a : **host);
-        if (!netlink.ok() || LinkNames(**netlink) !=
-                                 (to_pod ? std::vector<std::string>{"lo"} : host_links)) {
+        if (!netlink.ok() ||
+            LinkNames(**netlink) != (to_pod ? std::vector<std::string>{"lo"} : host_links)) {
           ++wrong[t];
         }
         if (ThreadNetns() != home) ++wrong[t];

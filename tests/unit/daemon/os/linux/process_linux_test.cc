@@ -69,7 +69,8 @@ TEST(ProcessRunnerLinuxTest, StdinIsDevNull) {
 TEST(ProcessRunnerLinuxTest, ADeadlineKillsTheWholeGroup) {
   ProcessRunnerLinux runner;
   // The shell's child (sleep) holds the output open: it must die too.
-  std::unique_ptr<Process> p = StartOk(runner, {"/bin/sh", "-c", "echo started; sleep 30; echo late"});
+  std::unique_ptr<Process> p =
+      StartOk(runner, {"/bin/sh", "-c", "echo started; sleep 30; echo late"});
   ASSERT_NE(p, nullptr);
   absl::Time start = absl::Now();
   ProcessResult r = p->Wait(In(absl::Milliseconds(300)));
@@ -151,7 +152,8 @@ TEST(ProcessRunnerLinuxTest, OutputIsBoundedAndTheChildNeverBlocks) {
   ProcessRunnerLinux runner;
   // 3 MiB on each stream; the child must still finish.
   std::unique_ptr<Process> p = StartOk(
-      runner, {"/bin/sh", "-c", "head -c 3145728 /dev/zero; head -c 3145728 /dev/zero >&2; echo end >&2"});
+      runner,
+      {"/bin/sh", "-c", "head -c 3145728 /dev/zero; head -c 3145728 /dev/zero >&2; echo end >&2"});
   ASSERT_NE(p, nullptr);
   ProcessResult r = p->Wait(In(absl::Seconds(30)));
   EXPECT_FALSE(r.timed_out);

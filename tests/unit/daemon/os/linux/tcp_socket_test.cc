@@ -44,7 +44,7 @@ Pair Connect(const Clock& clock) {
   EXPECT_OK(listener.status());
   if (!listener.ok()) return {};
   absl::StatusOr<Fd> client = ConnectTcp(clock, nullptr, kLoopback, PortOf(listener->get()),
-                                          clock.Now() + absl::Seconds(2));
+                                         clock.Now() + absl::Seconds(2));
   EXPECT_OK(client.status());
   if (!client.ok()) return {};
   EXPECT_OK(WaitFd(clock, listener->get(), false, clock.Now() + absl::Seconds(2)));
@@ -132,9 +132,9 @@ TEST_F(TcpSocketTest, ARingExchangeMovesBothWaysAtOnce) {
     b_result = Exchange(clock_, pair.server.get(), b_out.data(), size, pair.server.get(),
                         b_in.data(), size, clock_.Now() + absl::Seconds(10), -1);
   });
-  const ExchangeResult a_result = Exchange(clock_, pair.client.get(), a_out.data(), size,
-                                           pair.client.get(), a_in.data(), size,
-                                           clock_.Now() + absl::Seconds(10), -1);
+  const ExchangeResult a_result =
+      Exchange(clock_, pair.client.get(), a_out.data(), size, pair.client.get(), a_in.data(), size,
+               clock_.Now() + absl::Seconds(10), -1);
   b.join();
   ASSERT_OK(a_result.status);
   ASSERT_OK(b_result.status);
@@ -147,8 +147,8 @@ TEST_F(TcpSocketTest, AClosedPreviousRankIsNamedOnTheIncomingSide) {
   ASSERT_TRUE(pair.server.valid());
   pair.client.reset();
   char in[16];
-  const ExchangeResult result = Exchange(clock_, -1, nullptr, 0, pair.server.get(), in,
-                                         sizeof(in), clock_.Now() + absl::Seconds(2), -1);
+  const ExchangeResult result = Exchange(clock_, -1, nullptr, 0, pair.server.get(), in, sizeof(in),
+                                         clock_.Now() + absl::Seconds(2), -1);
   EXPECT_THAT(result.status, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("closed")));
   EXPECT_STREQ(result.side, "in");
 }

@@ -13,8 +13,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/support/temp_dir.h"
 #include "tests/unit/support/status_matchers.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace rocenet::os {
 namespace {
