@@ -30,8 +30,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 
-from harness import Daemon, sim  # noqa: E402
 from netns_probe import Probe  # noqa: E402
+
+from harness import Daemon, sim  # noqa: E402
 
 
 def pct(values: list[float], p: float) -> float:

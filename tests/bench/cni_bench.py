@@ -137,7 +137,8 @@ def main() -> int:
         print(f"  host-device + static      median {statistics.median(theirs):.2f} (peer)")
         print(f"  ratio rocenet/host-device: {statistics.median(ours) / statistics.median(theirs):.2f}")
         print("  " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in phases.items()))
-        print(f"  rocenet start-up (VERSION, incl. ip netns exec): median {statistics.median(startup):.2f} ms")
+        print(f"  rocenet start-up (VERSION, incl. ip netns exec): "
+              f"median {statistics.median(startup):.2f} ms")
         bare = statistics.median(floor)
         print(f"  floor: bare move there and back with iproute2: median {bare:.2f}")
         print(f"  above the floor: rocenet {statistics.median(ours) - bare:.2f}, "

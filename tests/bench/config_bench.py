@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from config_watch_test import ConfigMapVolume  # noqa: E402
+
 from harness import Daemon, sim, wait_until  # noqa: E402
 
 

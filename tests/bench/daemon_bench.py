@@ -128,7 +128,7 @@ def main() -> int:
             direction = "up" if want_up else "down"
             ours[direction].append((watch.wait(changed) - t0) * 1000)
             token = "LOWER_UP" if want_up else "NO-CARRIER"
-            theirs[direction].append((monitor.wait(lambda l: name in l and token in l) - t0) * 1000)
+            theirs[direction].append((monitor.wait(lambda line: name in line and token in line) - t0) * 1000)
         watch.close()
         monitor.close()
         # The kernel itself delays carrier-up notifications (linkwatch runs

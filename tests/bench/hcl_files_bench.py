@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from device_plugin_test import KubeletPeer, Plugin, all_healthy  # noqa: E402
+
 from harness import ready_daemon, sim  # noqa: E402
 
 

@@ -33,7 +33,7 @@ import tempfile
 TOP_DIRS = ("daemon", "plugins", "client", "proto", "packaging", "tests", "docs", "cmake")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE = re.compile(r"`([^`\n]+)`")
-PATH = re.compile(r"^(?:%s)/[A-Za-z0-9_./+-]*$" % "|".join(TOP_DIRS))
+PATH = re.compile(r"^(?:{})/[A-Za-z0-9_./+-]*$".format("|".join(TOP_DIRS)))
 METRIC = re.compile(r'"(rocenet_[a-z0-9_]+)"')
 INTEGRATION_TEST = re.compile(r"\bintegration\.([a-z0-9_]+_test)\b")
 CONDITION = re.compile(r'inline constexpr absl::string_view k\w+ = "(\w+)";')

@@ -22,9 +22,26 @@ import time
 
 import pytest
 
-from bad_input_support import (CHASSIS_MAC, END, FRAME, GOOD_DESC, IN_USE_DESC, SO1_DESC,
-                               all_namespaces_state, assert_unchanged, chassis, desc,
-                               good_lldpdu, mandatory, pdu, plan_is, plans, port_id, tlv, ttl)
+from bad_input_support import (
+    CHASSIS_MAC,
+    END,
+    FRAME,
+    GOOD_DESC,
+    IN_USE_DESC,
+    SO1_DESC,
+    all_namespaces_state,
+    assert_unchanged,
+    chassis,
+    desc,
+    good_lldpdu,
+    mandatory,
+    pdu,
+    plan_is,
+    plans,
+    port_id,
+    tlv,
+    ttl,
+)
 from harness import metric_value, wait_until
 
 # Each LLDP case: (id, LLDPDU bytes or a full frame, expectation).

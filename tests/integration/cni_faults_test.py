@@ -14,8 +14,8 @@ import subprocess
 import time
 
 import pytest
-
 from cni_test import Cni, all_namespaces_state, ip_json
+
 from harness import ready_daemon, sim, wait_until
 
 
@@ -35,7 +35,6 @@ def daemon(fabric):
 
 def test_bad_invocations_get_the_right_code_and_change_nothing(fabric, daemon):
     cni = Cni(daemon)
-    pod = f"/run/netns/{fabric.name}-podx"
     ports = {p["name"]: p for p in daemon.ports()}
     # so3 is busy: attached to another pod for the duration of the test.
     subprocess.run(["ip", "netns", "add", f"{fabric.name}-podbusy"], check=True)
@@ -109,7 +108,7 @@ def check_bad_invocations(fabric, cni, ports, port_states):
     assert all_namespaces_state(fabric) == before
     after = port_states()
     changed = {b["name"]: {k: (b.get(k), a.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)}
-               for b, a in zip(ports_before, after) if a != b}
+               for b, a in zip(ports_before, after, strict=False) if a != b}
     assert after == ports_before, ("rocenetd's ports changed (before, after)", changed)
 
 
@@ -186,7 +185,7 @@ def test_kill_9_during_add_del_keeps_every_port_accounted_for(fabric, daemon):
     pods = [f"{fabric.name}-podk{i}" for i in range(3)]
     for ns in pods:
         subprocess.run(["ip", "netns", "add", ns], check=True)
-    for round_ in range(10):
+    for _round in range(10):
         # A burst of ADD/DEL in the background, and kill -9 somewhere in it.
         procs = []
         for i, ns in enumerate(pods):

@@ -13,9 +13,9 @@ import shutil
 import time
 
 import pytest
+from reload_test import routes
 
 from harness import Daemon, metric_value, network_state, wait_until
-from reload_test import routes
 
 
 class ConfigMapVolume:

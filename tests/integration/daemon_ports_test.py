@@ -9,9 +9,9 @@ import json
 import os
 import queue
 import signal
-import threading
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -310,7 +310,7 @@ def test_the_readiness_label_file_expires_and_goes_with_a_clean_stop(stop):
             wait_until(lambda: os.path.exists(features), 5, what="the features file")
             with open(features) as f:
                 assert "rocenet.io/scale-out-ready=true\n" in f.read()
-            now = datetime.datetime.now(datetime.timezone.utc)
+            now = datetime.datetime.now(datetime.UTC)
             left = (nfd_expiry(features) - now).total_seconds()
             assert 9 * 60 < left <= 10 * 60 + 1, left
             d.stop(stop)

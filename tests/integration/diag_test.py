@@ -188,8 +188,8 @@ def test_allreduce_rings_on_both_rails(cluster):
             assert s["busbw_bytes_per_second"] == pytest.approx(
                 s["algbw_bytes_per_second"] * 2 * (NODES - 1) / NODES)
         assert len(rail["links"]) == NODES
-        assert all(0 < l["bits_per_second"] < VETH_LIMIT_BPS for l in rail["links"])
-        assert sum(1 for l in rail["links"] if l.get("slowest")) == 1
+        assert all(0 < link["bits_per_second"] < VETH_LIMIT_BPS for link in rail["links"])
+        assert sum(1 for link in rail["links"] if link.get("slowest")) == 1
         print("rail", rail["rail"], "busbw GB/s at 1M:",
               round(rail["sizes"][-1]["busbw_bytes_per_second"] / 1e9, 3))
 
@@ -316,8 +316,8 @@ def test_broken_link_is_named(cluster):
     assert "n1/so1" in rails["10.202.0.0/16"]["error"]
     assert not rails["10.201.0.0/16"].get("broken")
     assert all(s["verified"] for s in rails["10.201.0.0/16"]["sizes"])
-    failed = [l for l in rails["10.202.0.0/16"]["links"] if l.get("error")]
-    assert failed and all("n1" in (l["from_node"], l["to_node"]) for l in failed)
+    failed = [link for link in rails["10.202.0.0/16"]["links"] if link.get("error")]
+    assert failed and all("n1" in (link["from_node"], link["to_node"]) for link in failed)
 
 
 def validated(daemon: Daemon) -> str:

@@ -11,9 +11,9 @@ import tempfile
 import time
 
 import pytest
+from metrics_test import health, port_conditions, scrape
 
 from harness import Daemon, sim, wait_until
-from metrics_test import health, port_conditions, scrape
 
 # rocenetd's --errors-interval here, in seconds.
 ERRORS_INTERVAL = 2

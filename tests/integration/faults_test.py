@@ -22,8 +22,8 @@ import subprocess
 import time
 
 import pytest
-
 from cni_test import Cni, ip_json
+
 from harness import Daemon, binary, wait_until
 
 PORTS = 6
@@ -98,7 +98,7 @@ def check_invariant(fabric, daemon: Daemon, pods: list[str]) -> dict[str, str]:
             assert record["mac"] == link["address"], record
     for mac, where in places.items():
         assert len(where) == 1, (mac, where, records)
-    for (ns, ifname), record in recorded.items():
+    for (ns, _ifname), record in recorded.items():
         assert places.get(record["mac"]) == [ns], ("a record that is not true", record, places)
     # The ports at home get their LLDP address back (after a restart the
     # next LLDP frame, at most a second away, re-plans them).

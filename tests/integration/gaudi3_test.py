@@ -14,8 +14,8 @@ import tempfile
 
 import pytest
 
-from kubelet import KubeletPeer, Plugin
 from harness import ready_daemon, wait_until
+from kubelet import KubeletPeer, Plugin
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "sim"))
 
-import fabric as sim  # noqa: E402
+import fabric as sim  # noqa: E402, F401  (the tests take the simulator from here)
 
 BUILD_DIR = os.environ.get("ROCENET_BUILD_DIR", os.path.join(HERE, "..", "..", "build"))
 
@@ -85,7 +84,7 @@ class Daemon:
         prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
         return [*prefix, binary(self.program), *self.args]
 
-    def start(self, wait: bool = True) -> "Daemon":
+    def start(self, wait: bool = True) -> Daemon:
         self.log_offset = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         log = open(self.log_path, "ab")
         env = {**os.environ, **self.env} if self.env else None
@@ -119,7 +118,7 @@ class Daemon:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            raise AssertionError(f"{self.program} did not stop on SIGTERM")
+            raise AssertionError(f"{self.program} did not stop on SIGTERM") from None
 
     def cleanup(self) -> None:
         self.stop()
@@ -148,7 +147,7 @@ class Daemon:
         cp = self.rocectl("health", "-o", "json")
         return cp.returncode == 0 and bool(json.loads(cp.stdout or "{}").get("ready"))
 
-    def wait_ready(self, timeout: float = 10) -> "Daemon":
+    def wait_ready(self, timeout: float = 10) -> Daemon:
         wait_until(self.ready, timeout, interval=0.05, what="node ready")
         return self
 

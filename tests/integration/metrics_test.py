@@ -323,7 +323,7 @@ def test_cni_calls_count_and_time_attach_operations(fabric, daemon):
                         if dict(k)["operation"] == "attach")
         assert attach[-1] == (math.inf, after["attach", "count"])
         assert [b for b, _ in attach[:-1]][0] == 0.005
-        assert all(a[1] <= b[1] for a, b in zip(attach, attach[1:]))
+        assert all(a[1] <= b[1] for a, b in zip(attach, attach[1:], strict=False))
         # The node follows the move right after the answer, as it does the
         # way back below.
         wait_until(lambda: scrape(daemon).value("rocenet_port_attached", device=name) == 1, 5,

@@ -28,8 +28,19 @@ import subprocess
 import pytest
 import yaml
 
-from packaging_support import (DIAGD_FLAGS, K8S, OVERLAYS, PKG, REPO, containers, flags, one,
-                               render, rocenetd_config, volumes)
+from packaging_support import (
+    DIAGD_FLAGS,
+    K8S,
+    OVERLAYS,
+    PKG,
+    REPO,
+    containers,
+    flags,
+    one,
+    render,
+    rocenetd_config,
+    volumes,
+)
 
 CHART = os.path.join(PKG, "helm", "rocenet")
 # The chart's `allocation` for each overlay it must match.
@@ -239,7 +250,8 @@ def test_diagd_mounts_the_diag_secret_its_flag_names(overlay):
                 f"{cname} mounts the diagnostics Secret"
     config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
     assert not MOVED_CONFIG_KEYS & set(config), \
-        f"rocenetd's config sets {sorted(MOVED_CONFIG_KEYS & set(config))}, which are rocenet-diagd's flags now"
+        f"rocenetd's config sets {sorted(MOVED_CONFIG_KEYS & set(config))}, which are " \
+        "rocenet-diagd's flags now"
     # The command the docs give creates that Secret, with that key, in the
     # DaemonSet's namespace.
     with open(os.path.join(REPO, "docs", "deploying.md")) as f:
@@ -686,7 +698,8 @@ def test_helm_chart_values_cover_the_templates():
     for ref in set(re.findall(r"\.Values\.([A-Za-z0-9_.]+)", templates)):
         node = values
         for key in ref.split("."):
-            assert isinstance(node, dict) and key in node, f"templates use .Values.{ref}, values.yaml lacks it"
+            assert isinstance(node, dict) and key in node, \
+                f"templates use .Values.{ref}, values.yaml lacks it"
             node = node[key]
     assert "privileged: true" not in templates
     assert values["allocation"] == "devicePlugin"

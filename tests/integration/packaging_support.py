@@ -65,7 +65,7 @@ def _version(text: str) -> tuple[int, ...]:
 KUSTOMIZE_MIN = (5, 0, 0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def kubectl() -> str:
     """ROCENET_KUBECTL, or the newest kubectl on PATH; skips when there is
     none, or when its kustomize is older than the manifests need."""

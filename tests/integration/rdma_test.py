@@ -17,8 +17,8 @@ import tempfile
 
 import pytest
 
-from kubelet import KubeletPeer, Plugin, all_healthy
 from harness import ready_daemon, wait_until
+from kubelet import KubeletPeer, Plugin, all_healthy
 
 
 @pytest.fixture(scope="module")

@@ -126,7 +126,7 @@ def test_a_waiting_daemon_is_handed_the_socket_and_no_connection_is_refused():
                     code = old.proc.wait(15)
                 except subprocess.TimeoutExpired:
                     raise AssertionError(f"round {i}: the old rocenetd did not stop in 15 s:\n"
-                                         f"{threads_of(old.proc.pid)}\n{old.run_log()}")
+                                         f"{threads_of(old.proc.pid)}\n{old.run_log()}") from None
                 assert code == 0, f"round {i}: the old rocenetd:\n{old.run_log()}"
                 wait_until(lambda: f"serving gRPC on unix:{new.socket}" in new.run_log(), 15,
                            what=f"round {i}: the new rocenetd serving")

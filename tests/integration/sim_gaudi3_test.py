@@ -6,11 +6,10 @@ PCIe cards."""
 import json
 import os
 
-
-from simcheck import carrier, cli, ip_json, needs_fabric, wait_until
 import platforms  # noqa: E402  (tests/sim, on the path simcheck sets)
-from fabric import Fabric, unique_name  # noqa: E402
 
+from fabric import Fabric, unique_name  # noqa: E402
+from simcheck import carrier, cli, ip_json, needs_fabric, wait_until
 
 # ---- Gaudi 3, rail-optimised over three leaves
 
@@ -32,7 +31,8 @@ def test_gaudi3_modules_dev_ports_and_cabling(g3):
         m, rail = divmod(p["index"], 3)
         assert (p["module_id"], p["rail"], p["leaf"]) == (m, rail, rail)
         assert p["switch_netns"] == (f"{g3.name}-sw" if rail == 0 else f"{g3.name}-sw{rail}")
-        assert p["switch_ifname"] == f"swp{m + 1}" and p["description"] == f"no-alert 10.{200 + rail}.{m + 1}.2/30"
+        assert p["switch_ifname"] == f"swp{m + 1}" and \
+            p["description"] == f"no-alert 10.{200 + rail}.{m + 1}.2/30"
     assert {ns for ns in os.listdir("/run/netns") if ns.startswith(g3.name + "-sw")} == \
         {f"{g3.name}-sw", f"{g3.name}-sw1", f"{g3.name}-sw2"}
 
@@ -53,7 +53,8 @@ def test_gaudi3_each_rail_hears_its_own_leaf(g3):
         leaf = g3.leaf(k)
         assert f is not None, f"nothing from leaf {k}"
         assert f["system_name"] == f"leaf{k}-{g3.name}" and f["chassis_id"] == leaf["chassis_id"]
-        assert f["port_description"] == f"no-alert 10.{200 + k}.6.2/30" and leaf["network"] == f"10.{200 + k}.0.0/16"
+        assert f["port_description"] == f"no-alert 10.{200 + k}.6.2/30" and \
+            leaf["network"] == f"10.{200 + k}.0.0/16"
         chassis.add(f["chassis_id"])
     assert len(chassis) == 3
 
@@ -62,7 +63,8 @@ def test_gaudi3_each_rail_hears_its_own_leaf(g3):
 def test_gaudi3_recable_changes_what_the_port_hears(g3):
     g3.link(15, "up", side="node")  # module 5, rail 0: home is leaf 0, swp6
     p = g3.recable(15, 1)
-    assert (p["leaf"], p["switch_netns"], p["switch_ifname"], p["miscabled"]) == (1, f"{g3.name}-sw1", "swp9", True)
+    assert (p["leaf"], p["switch_netns"], p["switch_ifname"], p["miscabled"]) == \
+        (1, f"{g3.name}-sw1", "swp9", True)
     assert p["description"] == "no-alert 10.201.9.2/30" and p["home"]["leaf"] == 0
     f = g3.capture_lldp(15, timeout=3, match="10.201.9.2/30")
     assert f and f[0]["system_name"] == f"leaf1-{g3.name}" and f[0]["chassis_id"] == g3.leaf(1)["chassis_id"]

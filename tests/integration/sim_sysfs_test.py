@@ -10,10 +10,8 @@ import subprocess
 import sys
 import time
 
-
-from simcheck import carrier, cli, entries, ip, needs_fabric, snapshot, wait_until
 from fabric import Fabric, unique_name  # noqa: E402
-
+from simcheck import carrier, cli, entries, ip, needs_fabric, snapshot, wait_until
 
 # ---- sysfs follows the kernel
 
@@ -88,7 +86,8 @@ print("READS", reads, flush=True)
 def _move(fab, pod, out):
     """Start moving so1 out to pod (or back); returns the running ip."""
     node = fab.node_netns
-    return subprocess.Popen(["ip", "-n", node if out else pod, "link", "set", "so1", "netns", pod if out else node])
+    return subprocess.Popen(["ip", "-n", node if out else pod, "link", "set", "so1", "netns",
+                             pod if out else node])
 
 
 @needs_fabric
@@ -115,7 +114,8 @@ def test_sysfs_follower_lag(fab, pod):
 
 @needs_fabric
 def test_sysfs_readers_never_see_half_an_entry(fab, pod):
-    reader = subprocess.Popen([sys.executable, "-c", READER, fab.sysfs_root], stdout=subprocess.PIPE, text=True)
+    reader = subprocess.Popen([sys.executable, "-c", READER, fab.sysfs_root], stdout=subprocess.PIPE,
+                              text=True)
     try:
         for move in range(20):
             assert _move(fab, pod, move % 2 == 0).wait() == 0

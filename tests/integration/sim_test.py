@@ -13,13 +13,12 @@ import os
 import subprocess
 import time
 
-import pytest
-
-from simcheck import carrier, cli, entries, ip_json, needs_fabric, wait_until
 import platforms  # noqa: E402  (tests/sim, on the path simcheck sets)
+import pytest
 import simutil  # noqa: E402
-from fabric import Fabric, unique_name  # noqa: E402
 
+from fabric import Fabric, unique_name  # noqa: E402
+from simcheck import carrier, cli, entries, ip_json, needs_fabric, wait_until
 
 # ---- layout tables (no root needed)
 
@@ -81,16 +80,19 @@ def test_namespaces_and_links(fab):
     for i in range(3):
         p = fab.port(i)
         assert p["host_ifname"] == f"so{i}" and p["switch_ifname"] == f"swp{i + 1}"
-        assert (p["leaf"], p["rail"], p["switch_netns"], p["miscabled"]) == (0, i, fab.switch_netns, False)
-        wait_until(lambda: ip_json("-n", fab.node_netns, "link", "show", p["host_ifname"])[0]["operstate"] == "UP")
+        assert (p["leaf"], p["rail"], p["switch_netns"], p["miscabled"]) == \
+            (0, i, fab.switch_netns, False)
+        wait_until(lambda: ip_json("-n", fab.node_netns, "link", "show",
+                                   p["host_ifname"])[0]["operstate"] == "UP")
         link = ip_json("-n", fab.node_netns, "link", "show", p["host_ifname"])[0]
         assert link["address"] == p["host_mac"] and "UP" in link["flags"]
         assert p["switch_ip"] == f"10.200.{i + 1}.2" and p["prefix_len"] == 30
         assert p["expected_local_ip"] == f"10.200.{i + 1}.1"
-        owned = [(a["local"], a["prefixlen"]) for a in addrs[p["switch_ifname"]]["addr_info"] if a["family"] == "inet"]
+        owned = [(a["local"], a["prefixlen"]) for a in addrs[p["switch_ifname"]]["addr_info"]
+                 if a["family"] == "inet"]
         assert owned == [(p["switch_ip"], 30)]
     # nothing of ours leaked into the root namespace
-    root_macs = {l.get("address") for l in ip_json("link", "show")}
+    root_macs = {link.get("address") for link in ip_json("link", "show")}
     assert not {fab.port(i)["host_mac"] for i in range(3)} & root_macs
     state = Fabric.load(fab.name).state
     assert state["ports"][0]["host_mac"] == fab.port(0)["host_mac"]
@@ -193,7 +195,7 @@ def test_add_and_remove_port(fab):
     fab.link(3, "up", side="node")
     assert fab.capture_lldp(3, timeout=3, match="no-alert 10.200.4.2/30")
     fab.remove_port(3)
-    links = {l["ifname"] for l in ip_json("-n", fab.node_netns, "link", "show")}
+    links = {link["ifname"] for link in ip_json("-n", fab.node_netns, "link", "show")}
     assert "so3" not in links and "so0" in links
     assert not os.path.exists(dev_port)
     assert not os.path.lexists(os.path.join(fab.sysfs_root, "class/net/so3"))

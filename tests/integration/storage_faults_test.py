@@ -14,9 +14,9 @@ import subprocess
 import tempfile
 
 import pytest
-
 from cni_test import Cni, all_namespaces_state, ip_json
 from faults_test import check_invariant, delete_pods, make_pods, release
+
 from harness import Daemon, wait_until
 
 

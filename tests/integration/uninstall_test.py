@@ -13,8 +13,8 @@ import json
 import subprocess
 
 import pytest
-
 from cni_test import Cni, ip_json
+
 from harness import Daemon, wait_until
 
 

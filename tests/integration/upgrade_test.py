@@ -20,8 +20,8 @@ import threading
 import time
 
 import pytest
-
 from cni_test import Cni, all_namespaces_state, ip_json
+
 from harness import Daemon, binary, wait_until
 
 
@@ -99,7 +99,7 @@ def test_upgrade_with_pods_holding_ports_changes_nothing(fabric):
                               cni.conf(deviceID=ids[port]))
             assert rc == 0, out
             results[(container, ifname)] = out
-        for container, ns, ifname, _ in holds:
+        for _container, ns, ifname, _ in holds:
             wait_until(lambda: ip_json(ns, "link", "show", ifname)[0]["operstate"] == "UP", 5,
                        what=f"{ifname} up in {ns}")
         # Let everything settle (LLDP inside the pods, the host's own port).
@@ -130,7 +130,7 @@ def test_upgrade_with_pods_holding_ports_changes_nothing(fabric):
 
         # The new daemon reports the attachments as they are.
         attached = {p["name"]: p.get("attached_to") for p in new.ports()}
-        for container, ns, ifname, port in holds:
+        for _container, ns, _ifname, port in holds:
             assert attached[port] == f"/run/netns/{ns}", attached
         assert attached["so3"] in (None, "")
         cni = Cni(new)
@@ -138,7 +138,7 @@ def test_upgrade_with_pods_holding_ports_changes_nothing(fabric):
             rc, out = cni.run("CHECK", container, f"/run/netns/{ns}", ifname,
                               {**cni.conf(), "prevResult": results[(container, ifname)]})
             assert rc == 0, out
-        for container, ns, ifname, port in holds:
+        for container, ns, ifname, _port in holds:
             rc, out = cni.run("DEL", container, f"/run/netns/{ns}", ifname, cni.conf())
             assert rc == 0, out
         wait_until(new.ready, 15, what="node ready with every port home")

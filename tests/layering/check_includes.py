@@ -60,7 +60,8 @@ OUTSIDE = {"plugins/cni": {"daemon/common"},
            "client": {"daemon/common"}}
 # Generated API messages: the API edge and outward only.
 PROTO_PREFIXES = ("rocenet/", "k8s/", "google/protobuf/")
-PROTO_ALLOWED = {"daemon/api", "daemon/server", "daemon/diagd", "daemon/node_client", "plugins/cni", "plugins/device", "client",
+PROTO_ALLOWED = {"daemon/api", "daemon/server", "daemon/diagd", "daemon/node_client", "plugins/cni",
+                 "plugins/device", "client",
                  # The diagnostics' proto edge, for diag/linux and diagd.
                  "daemon/diag/wire"}
 # Rooms that make no system call of their own: no system socket, poll or
@@ -168,12 +169,15 @@ def self_test() -> int:
         "daemon/diag/v.cc": '#include "daemon/diag/wire/convert.h"\n',
     }
     fine = {
-        "daemon/server/ok.cc": '#include "daemon/os/linux/netlink_linux.h"\n#include "daemon/api/metrics.h"\n',
+        "daemon/server/ok.cc": '#include "daemon/os/linux/netlink_linux.h"\n'
+                               '#include "daemon/api/metrics.h"\n',
         "daemon/config/ok.cc": '#include "daemon/qos/pfc.h"\n#include "daemon/os/filesystem.h"\n',
         "daemon/health/ok.cc": '#include "daemon/inventory/port.h"\n#include "daemon/os/clock.h"\n',
         "client/ok.cc": '#include "daemon/common/status_macros.h"\n#include "rocenet/v1/ports.pb.h"\n',
-        "daemon/diagd/ok.cc": '#include "daemon/diag/coordinator.h"\n#include "daemon/os/linux/netlink_linux.h"\n',
-        "daemon/diag/linux/ok.cc": '#include "daemon/os/linux/tcp_socket.h"\n#include "daemon/diag/peers.h"\n',
+        "daemon/diagd/ok.cc": '#include "daemon/diag/coordinator.h"\n'
+                              '#include "daemon/os/linux/netlink_linux.h"\n',
+        "daemon/diag/linux/ok.cc": '#include "daemon/os/linux/tcp_socket.h"\n'
+                                   '#include "daemon/diag/peers.h"\n',
         "daemon/os/linux/ok.cc": '#include <sys/socket.h>\n',
         "daemon/diag/wire/ok.cc": '#include "rocenet/peer/v1/peer.pb.h"\n#include "daemon/diag/messages.h"\n',
         "daemon/diag/linux/ok2.cc": '#include "daemon/diag/wire/convert.h"\n',

@@ -41,10 +41,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from simutil import FabricError, UsageError, check_name, ip_batch, netns_list, pids_in_netns, run, terminate  # noqa: E402
+
 import fabric  # noqa: E402
 from leaves import Leaf  # noqa: E402
-from simutil import (FabricError, UsageError, check_name, ip_batch, netns_list, pids_in_netns, run,  # noqa: E402
-                     terminate)
 
 MAX_NODES = 32
 MAX_RAILS = 8
@@ -134,7 +134,7 @@ class Cluster:
 
     @classmethod
     def up(cls, name: str | None = None, nodes: int = 3, rails: int = 2,
-           tx_interval: int = 1) -> "Cluster":
+           tx_interval: int = 1) -> Cluster:
         if os.geteuid() != 0:
             raise FabricError("must run as root (network namespaces, veths, lldpd)")
         name = name or fabric.unique_name("cl")
@@ -231,7 +231,7 @@ class Cluster:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=5)
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self
 
     def __exit__(self, *exc) -> None:

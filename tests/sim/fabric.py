@@ -47,18 +47,37 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import sysfs_follower
 from fabric_build import FabricBuild
 from fabric_changes import FabricChanges
-from fabric_paths import (MARKER, STATE_FILE, STATE_VERSION, _check_index, _resolve_state_dir,
-                          default_state_dir)
+from fabric_paths import (
+    MARKER,
+    STATE_FILE,
+    STATE_VERSION,
+    _check_index,
+    _resolve_state_dir,
+    default_state_dir,
+)
 from fabric_processes import FabricProcesses
-from leaves import LLDPD_STOP_TIMEOUT, Leaf
 from lldp import LldpCapture, decode_lldp, parse_description
-from simutil import (FabricError, UsageError, check_name, ip_links, log, netns_list, pids_in_netns,
-                     proc_comm, run, terminate, unique_name, write_json_atomic)
+from simutil import (
+    FabricError,
+    UsageError,
+    check_name,
+    ip_links,
+    log,
+    netns_list,
+    pids_in_netns,
+    proc_comm,
+    run,
+    terminate,
+    unique_name,
+    write_json_atomic,
+)
+
+from leaves import LLDPD_STOP_TIMEOUT, Leaf
 
 __all__ = [
     "Fabric",
@@ -229,7 +248,7 @@ class Fabric(FabricBuild, FabricProcesses, FabricChanges):
         except FileNotFoundError:
             raise FabricError(f"fabric {self.name} is gone (no {path})") from None
 
-    def reload(self) -> "Fabric":
+    def reload(self) -> Fabric:
         """Re-read fabric.json (after another process changed the fabric)."""
         self._reload()
         return self
@@ -246,7 +265,8 @@ class Fabric(FabricBuild, FabricProcesses, FabricChanges):
         _check_index(index)
         ports = self.state["ports"]
         if index < 0 or index >= len(ports):
-            raise UsageError(f"port index {index} out of range (fabric {self.name} has ports 0..{len(ports) - 1})")
+            raise UsageError(f"port index {index} out of range "
+                             f"(fabric {self.name} has ports 0..{len(ports) - 1})")
         p = ports[index]
         if present and not p["present"]:
             raise UsageError(f"port {index} of fabric {self.name} was removed")
@@ -266,7 +286,7 @@ class Fabric(FabricBuild, FabricProcesses, FabricChanges):
     # ---- creation
 
     @classmethod
-    def load(cls, name_or_state_dir: str) -> "Fabric":
+    def load(cls, name_or_state_dir: str) -> Fabric:
         """Attach to a running fabric by name or by state directory."""
         sd = _resolve_state_dir(name_or_state_dir)
         path = os.path.join(sd, STATE_FILE)
@@ -292,7 +312,7 @@ class Fabric(FabricBuild, FabricProcesses, FabricChanges):
             self._reload()  # another process may have restarted lldpd
         _teardown(self.name, self.state_dir, self, kill_processes)
 
-    def __enter__(self) -> "Fabric":
+    def __enter__(self) -> Fabric:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -336,7 +356,8 @@ def _teardown(name: str | None, state_dir: str | None, fab: Fabric | None = None
         if still:
             raise FabricError(f"could not delete netns {', '.join(still)}")
     if state_dir and os.path.isdir(state_dir):
-        if os.path.exists(os.path.join(state_dir, MARKER)) or os.path.exists(os.path.join(state_dir, STATE_FILE)):
+        if (os.path.exists(os.path.join(state_dir, MARKER))
+                or os.path.exists(os.path.join(state_dir, STATE_FILE))):
             shutil.rmtree(state_dir)
         else:
             log(f"not removing {state_dir}: not a fabric state dir")

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import TYPE_CHECKING, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import platforms
 import sysfs_tree
 from fabric_paths import MARKER, MAX_PORTS, STATE_FILE, STATE_VERSION, default_state_dir
-from leaves import Leaf, mgmt_cmds, new_leaf
 from lldp import check_description, parse_description
-from simutil import (FabricError, UsageError, check_name, ip_batch, ip_links, log, netns_list, run,
-                     unique_name)
+from simutil import FabricError, UsageError, check_name, ip_batch, ip_links, log, netns_list, run, unique_name
+
+from leaves import Leaf, mgmt_cmds, new_leaf
 
 if TYPE_CHECKING:
     from fabric import Fabric
@@ -36,7 +37,7 @@ class FabricBuild:
         med_class: int | None = 4,
         platform: str = platforms.DEFAULT_PLATFORM,
         leaves: int | None = None,
-    ) -> "Fabric":
+    ) -> Fabric:
         """Create a fabric; on failure everything created so far is removed.
 
         ports, ports_per_module and leaves default to the platform's (gaudi2:
@@ -89,7 +90,8 @@ class FabricBuild:
 
         taken = [ns for ns in netns_list() if ns.startswith(name + "-")]
         if taken:
-            raise FabricError(f"fabric {name} already exists (netns {', '.join(taken)}); run 'down {name}' first")
+            raise FabricError(f"fabric {name} already exists (netns {', '.join(taken)}); "
+                              f"run 'down {name}' first")
         if os.path.exists(os.path.join(sd, STATE_FILE)) or os.path.exists(os.path.join(sd, MARKER)):
             raise FabricError(f"state dir {sd} is in use; run 'down --state-dir {sd}' first")
         if os.path.exists(sd) and os.listdir(sd):
@@ -233,7 +235,8 @@ class FabricBuild:
         mtu = f" mtu {p['mtu']}" if p.get("mtu") else ""
         return (
             f"link add {p['host_ifname']} netns {self.node_netns} address {p['host_mac']}{mtu} "
-            f"type veth peer name {p['switch_ifname']} netns {p['switch_netns']} address {p['switch_mac']}{mtu}"
+            f"type veth peer name {p['switch_ifname']} netns {p['switch_netns']} "
+            f"address {p['switch_mac']}{mtu}"
         )
 
     @staticmethod

@@ -9,9 +9,10 @@ import ipaddress
 
 import platforms
 from fabric_paths import MAX_PORTS, _check_index
-from leaves import Leaf
 from lldp import check_description, parse_description
 from simutil import FabricError, UsageError, ip_batch, run
+
+from leaves import Leaf
 
 
 class FabricChanges:
@@ -177,7 +178,8 @@ class FabricChanges:
                 ifname, port_id = f"swp{n}", f"Ethernet1/{n}"
                 desc = description if description is not None else \
                     platforms.leaf_description(leaf, self._free_host(leaf))
-            run(["ip", "-n", src.netns, "link", "set", p["switch_ifname"], "netns", dst.netns, "name", ifname])
+            run(["ip", "-n", src.netns, "link", "set", p["switch_ifname"], "netns", dst.netns,
+                 "name", ifname])
             p.update(leaf=leaf, switch_netns=dst.netns, switch_ifname=ifname, switch_port_id=port_id,
                      description=desc, **parse_description(desc), miscabled=leaf != home["leaf"], link="up")
             ip_batch([self._addr_cmd(p)], dst.netns)

@@ -13,10 +13,11 @@ import json
 import os
 import sys
 
-import fabric
 import platforms
-from fabric import Fabric, FabricError, UsageError
 from fabric_paths import DEFAULT_BASE, STATE_FILE
+
+import fabric
+from fabric import Fabric, FabricError, UsageError
 
 DESCRIPTION = """\
 Simulated RoCE scale-out fabric for rocenet: a Gaudi node namespace (NAME-node)
@@ -108,7 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("state", choices=["up", "down"])
     p.add_argument("--side", choices=["switch", "node"], default="switch")
 
-    for cmd, what in (("stop-lldpd", "SIGTERM lldpd (sends TTL 0 frames)"), ("start-lldpd", "start lldpd again")):
+    for cmd, what in (("stop-lldpd", "SIGTERM lldpd (sends TTL 0 frames)"),
+                      ("start-lldpd", "start lldpd again")):
         p = sub.add_parser(cmd, help=f"{what} on every leaf, or on --leaf K")
         p.add_argument("fabric")
         p.add_argument("--leaf", help="only this leaf")

@@ -10,8 +10,9 @@ import time
 import sysfs_follower
 import sysfs_tree
 from fabric_paths import SYSFS_TIMEOUT
-from leaves import Leaf
 from simutil import FabricError, pid_alive, proc_stat, terminate
+
+from leaves import Leaf
 
 
 class FabricProcesses:

@@ -26,7 +26,7 @@ import json
 import os
 import subprocess
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from lldp import lldpcli_quote, tx_interval_arg
 from platforms import leaf_hostname, leaf_netns, leaf_network, mac
@@ -121,7 +121,8 @@ class Leaf:
             descr += f" leaf {self.index}"
         return descr
 
-    def lldpcli(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    def lldpcli(self, *args: str, input: str | None = None,
+                check: bool = True) -> subprocess.CompletedProcess:
         return run(["ip", "netns", "exec", self.netns, "lldpcli", "-u", self.lldpd["socket"], *args],
                    input=input, check=check, timeout=30)
 
@@ -246,7 +247,8 @@ class Leaf:
                     return
                 self.lldpcli(*cmd)
             if time.monotonic() > deadline:
-                raise FabricError(f"lldpd did not pick up new port {sw} (has {have}); see {self.lldpd['log']}")
+                raise FabricError(f"lldpd did not pick up new port {sw} (has {have}); "
+                                  f"see {self.lldpd['log']}")
             time.sleep(0.05)
 
     def log_tail(self, n: int = 15) -> str:

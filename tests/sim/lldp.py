@@ -21,7 +21,8 @@ import struct
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from simutil import FabricError, UsageError
 
@@ -127,7 +128,8 @@ def decode_lldp(frame: bytes) -> dict | None:
         if t == 1 and v:
             sub, val = v[0], v[1:]
             out["chassis_id_subtype"] = sub
-            out["chassis_id"] = ":".join(f"{b:02x}" for b in val) if sub == 4 else val.decode("utf-8", "replace")
+            out["chassis_id"] = ":".join(f"{b:02x}" for b in val) if sub == 4 else \
+                val.decode("utf-8", "replace")
         elif t == 2 and v:
             sub, val = v[0], v[1:]
             out["port_id_subtype"] = sub
@@ -196,7 +198,8 @@ class LldpCapture:
             with contextlib.suppress(Exception):
                 self._proc.kill()
                 err = self._proc.communicate(timeout=2)[1]
-            raise FabricError(f"LLDP capture on {ifname} did not start: {err.decode(errors='replace').strip()}")
+            raise FabricError(f"LLDP capture on {ifname} did not start: "
+                              f"{err.decode(errors='replace').strip()}")
 
     def _readline(self, deadline: float) -> str | None:
         fd = self._proc.stdout.fileno()
@@ -252,7 +255,7 @@ class LldpCapture:
             with contextlib.suppress(Exception):
                 s.close()
 
-    def __enter__(self) -> "LldpCapture":
+    def __enter__(self) -> LldpCapture:
         return self
 
     def __exit__(self, *exc) -> None:

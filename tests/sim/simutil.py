@@ -17,7 +17,8 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_]{1,24}$")
 
@@ -61,8 +62,7 @@ def run(
         cp = subprocess.run(
             list(argv),
             input=input,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             text=True,
             timeout=timeout,
             stdin=None if input is not None else subprocess.DEVNULL,

@@ -226,7 +226,8 @@ def withdraw_port(root: str, device_dir: str, mac: str, ifname: str) -> None:
     final = net_dir(root, device_dir, ifname)
     link = os.path.join(root, "class/net", ifname)
     with contextlib.suppress(OSError):
-        if os.path.normpath(os.path.join(os.path.dirname(link), os.readlink(link))) == os.path.normpath(final):
+        if os.path.normpath(os.path.join(os.path.dirname(link),
+                                         os.readlink(link))) == os.path.normpath(final):
             os.unlink(link)
     parked = _parked(root, mac)
     if os.path.lexists(parked):
