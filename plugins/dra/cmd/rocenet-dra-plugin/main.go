@@ -182,11 +182,11 @@ func run(f flags) error {
 		config, err = rest.InClusterConfig()
 	}
 	if err != nil {
-		return fmt.Errorf("Kubernetes client configuration: %w", err)
+		return fmt.Errorf("the client configuration for the Kubernetes API: %w", err)
 	}
 	kube, err := kubernetes.NewForConfig(config)
 	if err != nil {
-		return fmt.Errorf("Kubernetes client: %w", err)
+		return fmt.Errorf("the client of the Kubernetes API: %w", err)
 	}
 	daemon, err := driver.DialDaemon(f.daemonSocket, f.retry)
 	if err != nil {
