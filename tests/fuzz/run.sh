@@ -78,7 +78,8 @@ case "$target" in
     for seed in 'no-alert 10.200.10.2/30' '10.200.1.3/31' 'rail 3 to leaf-07 no-alert 10.200.3.6/30' \
       $'no-alert\t10.200.1.2/30 \r\n' 'no-alert 10.200.1.02/30' 'no-alert fd00::1/64' \
       'no-alert 10.200.1.2/33' 'no-alert 10.200.1.2' 'uplink to spine'; do
-      printf '%s' "$seed" >"$seeds/seed-$((i++))"
+      printf '%s' "$seed" >"$seeds/seed-$i"
+      i=$((i + 1))
     done
     printf '%s\n' '"/30"' '"/31"' '"/3"' '"."' '"::"' '"0x"' '"255"' '"256"' '"no-alert "' \
       '"\x09"' '"\x00"' >"$dict"

@@ -6,7 +6,7 @@
 #   clang-format  every .cc/.h as .clang-format has it (--fix: rewrite them)
 #   gofmt, go vet, staticcheck   the Go module of plugins/dra
 #   ruff          the Python under tests/ (rules: tests/ruff.toml)
-#   shellcheck    every shell script (warnings and errors)
+#   ShellCheck    every shell script (warnings and errors)
 #
 #   tests/lint/check.sh [--fix]
 #
