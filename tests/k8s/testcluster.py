@@ -151,7 +151,7 @@ class Cluster:
     # ---- start -----------------------------------------------------------
 
     @classmethod
-    def up(cls, bin_dir: str, node_netns: str | None = None) -> "Cluster":
+    def up(cls, bin_dir: str, node_netns: str | None = None) -> Cluster:
         """Starts a cluster whose node is `node_netns` (a network namespace
         of /run/netns), or a namespace it makes."""
         if os.path.exists(RECORD):
@@ -471,25 +471,55 @@ def _remove_chains(netns: str, before: dict[str, list[str]]) -> None:
             subprocess.run([*do, "-X", chain], capture_output=True)
 
 
-def _kill_pod_processes(timeout: float = 10) -> None:
+def pod_cgroups(root: str = CGROUP_ROOT) -> list[str]:
+    """The kubepods cgroup of every hierarchy under `root` that has one.
+    The kubelet (cgroupfs driver) makes `kubepods` at the top of each
+    hierarchy its containers join: on cgroup v2 (unified: `root` is the one
+    hierarchy and holds cgroup.controllers) that is `root`/kubepods; on v1
+    each controller's hierarchy has its own, and so has the v2 hierarchy
+    mounted beside them in the hybrid layout (`root`/unified). A hierarchy
+    mounted under two names (v1's cpu and cpuacct link to cpu,cpuacct) is
+    listed once."""
+    if os.path.exists(os.path.join(root, "cgroup.controllers")):
+        candidates = [os.path.join(root, "kubepods")]
+    else:
+        candidates = [os.path.join(root, h, "kubepods") for h in sorted(os.listdir(root))]
+    tops = []
+    for top in candidates:
+        real = os.path.realpath(top)
+        if os.path.isdir(real) and real not in tops:
+            tops.append(real)
+    return tops
+
+
+def _kill_pod_processes(root: str = CGROUP_ROOT, timeout: float = 10, kill=os.kill) -> None:
     """Kills what still runs in the pods' cgroups (kubepods, made by this
     cluster's kubelet alone: up refuses a machine where another ran): after
     a run killed midway, or a shim killed before its container, a
     container's processes outlive containerd and would hold on to the
-    node's sockets and namespace."""
+    node's sockets and namespace. On cgroup v2 the kernel kills the whole
+    subtree at once (cgroup.kill, Linux 5.14), what forks meanwhile
+    included; every process listed in a cgroup.procs is killed too, which is
+    all that v1 (and an older kernel) offers."""
     pids = set()
-    for controller in os.listdir(CGROUP_ROOT):
-        top = os.path.join(CGROUP_ROOT, controller, "kubepods")
-        for root, _, files in os.walk(top):
+    for top in pod_cgroups(root):
+        whole = os.path.join(top, "cgroup.kill")
+        if os.path.exists(whole):
+            try:
+                with open(whole, "w") as f:
+                    f.write("1")
+            except OSError:
+                pass
+        for path, _, files in os.walk(top):
             if "cgroup.procs" in files:
                 try:
-                    with open(os.path.join(root, "cgroup.procs")) as f:
+                    with open(os.path.join(path, "cgroup.procs")) as f:
                         pids.update(int(line) for line in f if line.strip())
                 except OSError:
                     pass
     for pid in pids:
         try:
-            os.kill(pid, signal.SIGKILL)
+            kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + timeout
@@ -497,17 +527,21 @@ def _kill_pod_processes(timeout: float = 10) -> None:
         time.sleep(0.1)
 
 
-def _remove_cgroups() -> None:
-    _kill_pod_processes()
-    for controller in os.listdir(CGROUP_ROOT):
-        top = os.path.join(CGROUP_ROOT, controller, "kubepods")
-        if not os.path.isdir(top):
-            continue
-        for root, dirs, _ in sorted(os.walk(top), key=lambda w: len(w[0]), reverse=True):
+def remove_cgroups(root: str = CGROUP_ROOT, timeout: float = 10, kill=os.kill,
+                   rmdir=os.rmdir) -> list[str]:
+    """Kills the pods' processes and removes their cgroups, children before
+    their parents (a cgroup with a child or a process in it cannot be
+    removed, on v1 and v2 alike; its interface files go with it). Returns
+    the cgroups that would not go, each with the reason."""
+    _kill_pod_processes(root, timeout, kill)
+    left = []
+    for top in pod_cgroups(root):
+        for path, _, _ in os.walk(top, topdown=False):
             try:
-                os.rmdir(root)
-            except OSError:
-                pass
+                rmdir(path)
+            except OSError as e:
+                left.append(f"{path}: {e.strerror}")
+    return left
 
 
 def down() -> None:
@@ -578,7 +612,8 @@ def down() -> None:
     elif netns and os.path.exists(f"/run/netns/{netns}"):
         subprocess.run(["ip", "-n", netns, "link", "del", cfg.BRIDGE], capture_output=True)
         _remove_chains(netns, record.get("chains", {}))
-    _remove_cgroups()
+    for cgroup in remove_cgroups():
+        print(f"testcluster.py: cgroup left behind: {cgroup}", file=sys.stderr)
     for key, value in record.get("sysctls", {}).items():
         with open(f"/proc/sys/{key}", "w") as f:
             f.write(value)
@@ -592,7 +627,7 @@ def down() -> None:
     created = record.get("created_cni_dir")
     if created:
         # Only if nothing else was put there meanwhile.
-        for root, _, files in os.walk(created):
+        for _, _, files in os.walk(created):
             if files:
                 break
         else:
