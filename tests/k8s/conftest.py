@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The end-to-end tests' shared fixtures: the figures printed in the test
-log, and the components and image, built once per run for every cluster."""
+log (and kept in the build tree's e2e-figures.txt, which the Makefile shows
+after a passing run), and the components and image, built once per run for
+every cluster."""
 
 from __future__ import annotations
 
@@ -15,18 +17,30 @@ import pytest
 import e2e_support as e2e
 
 
+def _tell(config, line: str) -> None:
+    """A line in the test log as it happens, not held with the test's
+    captured output."""
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if terminal is None or capture is None:
+        print(line)
+        return
+    with capture.global_and_fixture_disabled():
+        terminal.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def say(request):
-    terminal = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    figures = os.path.join(e2e.build_dir(), e2e.FIGURES)
+    os.makedirs(os.path.dirname(figures), exist_ok=True)
+    open(figures, "w").close()
 
     def say(line: str) -> None:
-        """A figure in the test log, whether or not the test passes."""
-        if terminal is None or capture is None:
-            print(line)
-            return
-        with capture.global_and_fixture_disabled():
-            terminal.write_line(line)
+        """A figure in the test log, whether or not the test passes, and in
+        the build tree's figures file."""
+        _tell(request.config, line)
+        with open(figures, "a") as f:
+            f.write(line + "\n")
     return say
 
 

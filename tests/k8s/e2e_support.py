@@ -18,10 +18,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "sim"))
 
-import testcluster as k8s  # noqa: E402
 import fabric as sim  # noqa: E402
+import testcluster as k8s  # noqa: E402
 
 ROOT = os.path.join(HERE, "..", "..")
+# What a run leaves under the build tree: the figures the tests print (the
+# Makefile shows them after a passing run, whose output CTest hides).
+FIGURES = "e2e-figures.txt"
 FABRIC_DIR = "/run/rocenet-e2e/fabric"
 NODE_LABEL = "feature.node.kubernetes.io/pci-1200_1da3.present=true"
 RESOURCE = "rocenet.io/scale-out-port"
@@ -41,6 +44,12 @@ def wait(what: str, pred, timeout: float = 60, interval: float = 0.5):
             return last
         time.sleep(interval)
     raise AssertionError(f"{what}: not within {timeout:.0f} s (last: {last!r})")
+
+
+def build_dir() -> str:
+    """CTest's build tree (ROCENET_BUILD_DIR), or the Makefile's default
+    one, build/, for a run by hand."""
+    return os.environ.get("ROCENET_BUILD_DIR") or os.path.normpath(os.path.join(ROOT, "build"))
 
 
 def skip_reason() -> str | None:
