@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The end-to-end tests' shared fixtures: the figures printed in the test
-log (and kept in the build tree's e2e-figures.txt, which the Makefile shows
-after a passing run), and the components and image, built once per run for
-every cluster."""
+"""The end-to-end tests' shared fixtures and hooks: the figures printed in
+the test log (and kept in the build tree's e2e-figures.txt, which the
+Makefile shows after a passing run), the components and image, built once
+per run for every cluster; and the `ordered` marker of a module whose tests
+build on each other."""
 
 from __future__ import annotations
 
@@ -115,3 +116,36 @@ def artifacts(took, say):
         if not kept:
             shutil.rmtree(work, ignore_errors=True)
         os.close(lock)
+
+
+# ---- the ordered modules ---------------------------------------------------
+
+ORDERED = "ordered"
+FIRST_FAILURE = pytest.StashKey[dict]()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", f"{ORDERED}: the module's tests run in file order and build on each other "
+        "(one cluster, pods made by one test and used by the next): after one fails, the "
+        "later ones are reported SKIPPED, not failed on what it left behind")
+    config.stash[FIRST_FAILURE] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if item.get_closest_marker(ORDERED) is None:
+        return
+    failed = item.config.stash[FIRST_FAILURE].get(item.module.__name__)
+    if failed:
+        pytest.skip(f"an earlier test of this ordered module failed: {failed}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    if not report.failed:
+        return
+    name = item.name if report.when == "call" else f"{item.name} ({report.when})"
+    if item.get_closest_marker(ORDERED) is not None:
+        item.config.stash[FIRST_FAILURE].setdefault(item.module.__name__, name)

@@ -13,7 +13,12 @@ comes from the reservation rocenet-dra-plugin made at rocenetd when kubelet
 prepared the claim. The tests pick ports that a plugin choosing "any free
 port" would not, so that path is what they check.
 
-The tests run in order and share the cluster: each leaves it as it found it.
+The tests run in the file's order on one cluster and build on each other:
+the pod `dra-trainer`, made by the test of a claim's port, is used by the
+tests after it until the rolling update's deletes it, and that one uses the
+claim template `any-port` an earlier test made. The module is marked
+`ordered` (tests/k8s/conftest.py): after a failure the later tests are
+reported SKIPPED, naming it, instead of failing on what it left behind.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ import pytest
 
 import testcluster as k8s
 from e2e_support import HERE, PORTS, RESOURCE, ROOT, deployed, wait
+
+pytestmark = pytest.mark.ordered
 
 DRIVER = "rocenet.io"
 CLASS = "scale-out-port.rocenet.io"

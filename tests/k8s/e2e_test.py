@@ -11,7 +11,11 @@ generic overlay plus the fabric's sysfs. Nothing here talks to rocenet
 directly: kubelet allocates, Multus reads kubelet's PodResources and runs
 rocenet's CNI plugin, and the tests read what kubectl shows.
 
-The tests run in order and share the cluster: each leaves it as it found it.
+The tests run in the file's order on one cluster and build on each other:
+the pod `trainer`, made by the test of a pod's port, is used by the tests
+after it and deleted by the last one. The module is marked `ordered`
+(tests/k8s/conftest.py): after a failure the later tests are reported
+SKIPPED, naming it, instead of failing on what it left behind.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ import time
 
 import pytest
 
-from e2e_support import (DAEMON_SOCKET, HERE, NEXT_IMAGE, PORTS, RESOURCE,  # noqa: F401
-                         deployed, wait)
+from e2e_support import DAEMON_SOCKET, HERE, NEXT_IMAGE, PORTS, RESOURCE, deployed, wait  # noqa: F401
+
+pytestmark = pytest.mark.ordered
 
 PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 
