@@ -23,6 +23,7 @@ reported SKIPPED, naming it, instead of failing on what it left behind.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
 import os
@@ -34,7 +35,7 @@ import time
 import pytest
 
 import testcluster as k8s
-from e2e_support import HERE, PORTS, RESOURCE, ROOT, deployed, wait
+from e2e_support import DAEMON_SOCKET, HERE, PORTS, RESOURCE, ROOT, deployed, wait
 
 pytestmark = pytest.mark.ordered
 
@@ -244,6 +245,92 @@ def test_a_pulled_cable_taints_the_device_and_shows_in_the_pods_status(env):
                         return d.get("health") == "Healthy"
         return False
     wait("the pod's port healthy again", healthy_again, 60, 0.2)
+
+
+# rocenet-dra-plugin's --grace-period, as the DRA component leaves it.
+GRACE = 30
+
+
+def port_health(env, pod: str, device: str) -> dict:
+    """The pod's allocatedResourcesStatus entry of `device` ({} when it has
+    none): its resource ID is the CDI device, <kind>=<claim uid>-<device>."""
+    for status in env.json("get", "pod", pod)["status"].get("containerStatuses", []):
+        for resource in status.get("allocatedResourcesStatus", []):
+            for d in resource.get("resources", []):
+                if d.get("resourceID", "").endswith(device):
+                    return d
+    return {}
+
+
+def rocenet_pod_processes(env, name: str):
+    """A function listing the processes called `name` in rocenet's pod, as
+    the host sees them (by the pod's cgroup: a rocenetd of some other test
+    on this machine is left alone), in whichever of the pod's containers."""
+    [pod] = env.json("-n", "rocenet-system", "get", "pods",
+                     "-l", "app.kubernetes.io/name=rocenet")["items"]
+    uid = pod["metadata"]["uid"]
+    marks = (f"pod{uid}", f"pod{uid.replace('-', '_')}")
+
+    def read(path: str) -> str:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def processes() -> list[int]:
+        return [int(p) for p in os.listdir("/proc") if p.isdigit()
+                and read(f"/proc/{p}/comm").strip() == name
+                and any(m in read(f"/proc/{p}/cgroup") for m in marks)]
+    return processes
+
+
+def test_rocenetd_away_past_the_grace_makes_the_pods_port_unknown_until_it_is_back(env):
+    [device] = allocated(claim_of(env, "dra-trainer"))
+    assert port_health(env, "dra-trainer", device).get("health") == "Healthy"
+    rocenetds = rocenet_pod_processes(env, "rocenetd")
+    assert len(rocenetds()) == 1, rocenetds()
+    # rocenetd killed, and its socket's lock taken before kubelet starts it
+    # again: the new rocenetd waits for the lock (--takeover-wait) and
+    # serves nothing meanwhile, so the plugin's attempts are refused at the
+    # old rocenetd's socket, for as long as the test holds the lock.
+    lock = os.open(DAEMON_SOCKET + ".lock", os.O_RDWR)
+    try:
+        def stopped() -> bool:
+            for pid in rocenetds():
+                os.kill(pid, signal.SIGKILL)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                return False
+        wait("rocenetd killed and its socket's lock held", stopped, 30, 0.05)
+        away = time.monotonic()
+        unknown = wait("the pod's port no longer Healthy", lambda: (
+            lambda h: h if h.get("health") not in (None, "Healthy") else None)(
+            port_health(env, "dra-trainer", device)), GRACE + 60, 0.5)
+        took = time.monotonic() - away
+        env.say(f"DRA rocenetd away: the pod's port {unknown['health']} after {took:.1f} s "
+                f"(grace {GRACE} s): {unknown.get('message')}")
+        # Not Unhealthy: nothing is known of the port, whose link and
+        # address are as they were. Not before the grace: a restart of
+        # rocenetd changes nothing kubelet shows.
+        assert unknown["health"] == "Unknown", unknown
+        assert "rocenetd unreachable since" in unknown.get("message", ""), unknown
+        assert took > GRACE - 5, f"the port left Healthy {took:.1f} s into a {GRACE} s grace"
+        # The slice keeps every port meanwhile.
+        assert len(devices(env)) == PORTS
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
+    back = time.monotonic()
+    # The waiting rocenetd takes the socket; the plugin finds it within
+    # its backoff (at most 30 s, and a fifth more).
+    wait("the pod's port Healthy again", lambda: port_health(
+        env, "dra-trainer", device).get("health") == "Healthy", 150, 0.5)
+    env.say(f"DRA rocenetd back: the pod's port Healthy again after "
+            f"{time.monotonic() - back:.1f} s")
+    assert len(rocenetds()) == 1, rocenetds()
 
 
 def test_a_new_lldp_address_shows_in_the_slice(env):
