@@ -85,6 +85,10 @@ def test_journal_directory_full_or_read_only(fabric, fault):
         assert rc == 0, held
         wait_until(lambda: ip_json(pods[0], "link", "show", "net1")[0]["operstate"] == "UP", 5,
                    what="the held port up in its pod")
+        # rocenetd reads the port inside the pod on its own schedule: the
+        # listing compared below is taken once it has seen the port up too.
+        wait_until(lambda: next(p for p in port_states(daemon) if p["name"] == "so0")[
+            "oper_state"] == "OPER_STATE_UP", 10, what="rocenetd seeing the held port up")
 
         reason = tiny.break_it(fault)
         before = all_namespaces_state(fabric)
