@@ -2,8 +2,9 @@
 """The end-to-end tests' shared fixtures and hooks: the figures printed in
 the test log (and kept in the build tree's e2e-figures.txt, which the
 Makefile shows after a passing run), the components and image, built once
-per run for every cluster; and the `ordered` marker of a module whose tests
-build on each other."""
+per run for every cluster; what a failed test leaves for its reader (the
+build tree's e2e-evidence/<module>-<test>/); and the `ordered` marker of a
+module whose tests build on each other."""
 
 from __future__ import annotations
 
@@ -104,6 +105,8 @@ def artifacts(took, say):
     if reason:
         pytest.skip(reason)
     lock = _hold_the_machine(say)
+    # This run's failures only.
+    shutil.rmtree(os.path.join(e2e.build_dir(), e2e.EVIDENCE), ignore_errors=True)
     took.reset()
     # ROCENET_E2E_ARTIFACTS=DIR keeps the components and the image in DIR
     # and uses them again on the next run, for working on the tests
@@ -118,7 +121,7 @@ def artifacts(took, say):
         os.close(lock)
 
 
-# ---- the ordered modules ---------------------------------------------------
+# ---- the ordered modules, and what a failure leaves --------------------------
 
 ORDERED = "ordered"
 FIRST_FAILURE = pytest.StashKey[dict]()
@@ -149,3 +152,19 @@ def pytest_runtest_makereport(item, call):
     name = item.name if report.when == "call" else f"{item.name} ({report.when})"
     if item.get_closest_marker(ORDERED) is not None:
         item.config.stash[FIRST_FAILURE].setdefault(item.module.__name__, name)
+    env = getattr(item, "funcargs", {}).get("env")
+    if not isinstance(env, e2e.Env):
+        return
+    try:
+        where = e2e.evidence_dir(f"{item.module.__name__}-{item.name}"
+                                 + ("" if report.when == "call" else f"-{report.when}"))
+        _tell(item.config, f"e2e evidence: collecting what the cluster shows into {where}")
+        e2e.collect_evidence(env, where)
+        env.cluster.keep_logs_in(os.path.join(where, "components"))
+        report.sections.append((
+            "e2e evidence",
+            f"{where}: events, pods, every container's log (and the previous one's), "
+            f"rocectl's views from rocenetd, the node's addresses and routes; the "
+            f"components' logs in components/ once the cluster is down"))
+    except Exception as err:  # the test's own failure is the one to report
+        report.sections.append(("e2e evidence", f"not collected: {type(err).__name__}: {err}"))

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the end-to-end tests share: the set-up (components, image, fabric,
 cluster, rocenet applied from an overlay), the wait loop and Env, the
-cluster seen through kubectl."""
+cluster seen through kubectl, and what a failure leaves for its reader
+under the build tree (collect_evidence)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ import testcluster as k8s  # noqa: E402
 
 ROOT = os.path.join(HERE, "..", "..")
 # What a run leaves under the build tree: the figures the tests print (the
-# Makefile shows them after a passing run, whose output CTest hides).
+# Makefile shows them after a passing run, whose output CTest hides) and,
+# per failure, what the cluster showed.
 FIGURES = "e2e-figures.txt"
+EVIDENCE = "e2e-evidence"
 FABRIC_DIR = "/run/rocenet-e2e/fabric"
 NODE_LABEL = "feature.node.kubernetes.io/pci-1200_1da3.present=true"
 RESOURCE = "rocenet.io/scale-out-port"
@@ -50,6 +53,12 @@ def build_dir() -> str:
     """CTest's build tree (ROCENET_BUILD_DIR), or the Makefile's default
     one, build/, for a run by hand."""
     return os.environ.get("ROCENET_BUILD_DIR") or os.path.normpath(os.path.join(ROOT, "build"))
+
+
+def evidence_dir(name: str) -> str:
+    """Where the failure called `name` keeps what it showed."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+    return os.path.join(build_dir(), EVIDENCE, safe)
 
 
 def skip_reason() -> str | None:
@@ -170,21 +179,122 @@ class Artifacts:
         took("the image's second tag")
 
 
+# One failure's evidence: each item bounded in time, all of them together too
+# (a cluster whose API server is gone must not hold the run for long).
+ITEM_TIMEOUT = 30
+EVIDENCE_BUDGET = 150
+ROCECTL_VIEWS = ("attachments", "reservations", "health", "ports", "addressing")
+
+
+def collect_evidence(env: Env, to: str) -> None:
+    """What the cluster shows now, into the directory `to`: its events and
+    pods (`kubectl get -A -o wide`, and the pods, the node and the DRA
+    objects in full), every container's log of every pod (and the previous
+    instance's where a container restarted), rocenetd's own view from each
+    rocenet pod (`rocectl attachments|reservations|health|ports|addressing
+    -o json`) and the node's addresses and routes. Best-effort: what could
+    not be had is listed in `to`/NOT-COLLECTED.txt, and nothing raises, so
+    the failure that asked for it stays the one reported."""
+    try:
+        os.makedirs(to, exist_ok=True)
+    except OSError:
+        return
+    deadline = time.monotonic() + EVIDENCE_BUDGET
+    missed: list[str] = []
+
+    def keep(name: str, argv: list[str]) -> str | None:
+        """Runs argv, its output into `to`/name; returns the output."""
+        path = os.path.join(to, name)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            missed.append(f"{name}: not tried, the {EVIDENCE_BUDGET} s for the evidence spent")
+            return None
+        try:
+            cp = subprocess.run(argv, capture_output=True, text=True,
+                                timeout=min(ITEM_TIMEOUT, left))
+        except subprocess.TimeoutExpired:
+            missed.append(f"{name}: no answer within {min(ITEM_TIMEOUT, left):.0f} s")
+            return None
+        except OSError as err:
+            missed.append(f"{name}: {err}")
+            return None
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(cp.stdout)
+                if cp.returncode != 0:
+                    f.write(cp.stderr)
+        except OSError as err:
+            missed.append(f"{name}: {err}")
+        if cp.returncode != 0:
+            missed.append(f"{name}: exit status {cp.returncode}: {cp.stderr.strip()[-300:]}")
+            return None
+        return cp.stdout
+
+    def kubectl(*args: str) -> list[str]:
+        return [os.path.join(env.cluster.bin, "kubectl"), "--kubeconfig", env.cluster.kubeconfig,
+                "--request-timeout", f"{ITEM_TIMEOUT}s", *args]
+
+    try:
+        keep("events.txt", kubectl("get", "events", "-A", "-o", "wide",
+                                   "--sort-by", ".metadata.creationTimestamp"))
+        keep("pods.txt", kubectl("get", "pods", "-A", "-o", "wide"))
+        listed = keep("pods.json", kubectl("get", "pods", "-A", "-o", "json"))
+        keep("node.yaml", kubectl("get", "nodes", "-o", "yaml"))
+        keep("dra.yaml", kubectl("get", "resourceslices,resourceclaims", "-A", "-o", "yaml"))
+        pods = json.loads(listed)["items"] if listed else []
+        for pod in pods:
+            ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+            keep(f"logs/{ns}_{name}.log", kubectl("-n", ns, "logs", name, "--all-containers",
+                                                  "--prefix", "--timestamps"))
+            status = pod.get("status", {})
+            for c in status.get("initContainerStatuses", []) + status.get("containerStatuses", []):
+                if c.get("restartCount", 0) > 0:
+                    keep(f"logs/{ns}_{name}_{c['name']}.previous.log",
+                         kubectl("-n", ns, "logs", name, "-c", c["name"], "--previous",
+                                 "--timestamps"))
+        for pod in pods:
+            meta = pod["metadata"]
+            if meta["namespace"] != "rocenet-system" or \
+                    meta.get("labels", {}).get("app.kubernetes.io/name") != "rocenet":
+                continue
+            for view in ROCECTL_VIEWS:
+                keep(f"rocectl/{meta['name']}_{view}.json",
+                     kubectl("-n", "rocenet-system", "exec", meta["name"], "-c", "rocenetd", "--",
+                             "rocectl", "--timeout", "10s", view, "-o", "json"))
+        netns = env.fab.node_netns
+        keep("node-addresses.txt", ["ip", "-n", netns, "-d", "address", "show"])
+        keep("node-routes.txt", ["ip", "-n", netns, "route", "show", "table", "all"])
+    except Exception as err:  # a surprise in the collection itself
+        missed.append(f"the collection stopped: {type(err).__name__}: {err}")
+    if missed:
+        try:
+            with open(os.path.join(to, "NOT-COLLECTED.txt"), "w") as f:
+                f.write("\n".join(missed) + "\n")
+        except OSError:
+            pass
+
+
 @contextlib.contextmanager
 def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None):
     """A fabric, a cluster on it and rocenet applied from `overlay` (a
     kustomization directory); `patch(env, kustomization_dict)` may add to
     the kustomization applied (which names `overlay` as its resource).
-    Everything is taken down afterwards."""
-    fab = cluster = None
+    Everything is taken down afterwards. When the set-up fails, what the
+    cluster showed is kept in evidence_dir("set-up-<overlay>"), named in a
+    note of the exception."""
+    fab = cluster = e = None
     work = tempfile.mkdtemp(prefix="rocenet-e2e-apply-")
+    set_up_failed = evidence_dir(f"set-up-{os.path.basename(os.path.normpath(overlay))}")
+    ready = False
     try:
         # What a run killed midway left (a timeout): the cluster first, whose
         # pods hold the fabric's node namespace, then the fabric.
         k8s.down()
         sim.down(FABRIC_DIR)
         fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR)
-        cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns)
+        cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns,
+                                 logs_on_failure=os.path.join(set_up_failed, "components"))
         cluster.import_image(artifacts.archive)
         cluster.import_image(artifacts.next_archive)
         took("the fabric and the cluster up, the images imported")
@@ -203,7 +313,16 @@ def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None):
         e.kubectl("apply", "-k", work)
         e.kubectl("apply", "-f", NAD)
         took("rocenet applied")
+        ready = True
         yield e
+    except Exception as error:
+        if not ready:
+            if e is not None:
+                collect_evidence(e, set_up_failed)
+            if cluster is not None:
+                cluster.keep_logs_in(os.path.join(set_up_failed, "components"))
+            error.add_note(f"e2e evidence: {set_up_failed}")
+        raise
     finally:
         if hasattr(took, "reset"):
             took.reset()  # the tests' time is not the teardown's

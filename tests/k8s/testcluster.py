@@ -139,6 +139,15 @@ class Cluster:
         argv, env = self.record["argv"][name]
         self._spawn(name, argv, env)
 
+    def keep_logs_in(self, directory: str) -> None:
+        """Has down() copy the components' logs (etcd, kube-apiserver,
+        kube-controller-manager, kube-scheduler, containerd, kubelet) to
+        `directory` before it removes them, when something failed: the first
+        directory asked for wins, the logs then reaching to the teardown."""
+        if not self.record.get("keep_logs_in"):
+            self.record["keep_logs_in"] = directory
+            self._save()
+
     def track_host_paths(self, paths: list[str]) -> None:
         """Paths on the host that workloads may create (a DaemonSet's
         hostPath volumes): what of them is not there now is removed on down."""
@@ -151,9 +160,12 @@ class Cluster:
     # ---- start -----------------------------------------------------------
 
     @classmethod
-    def up(cls, bin_dir: str, node_netns: str | None = None) -> Cluster:
+    def up(cls, bin_dir: str, node_netns: str | None = None,
+           logs_on_failure: str | None = None) -> Cluster:
         """Starts a cluster whose node is `node_netns` (a network namespace
-        of /run/netns), or a namespace it makes."""
+        of /run/netns), or a namespace it makes. When it cannot, it takes
+        down what it started, its components' logs copied to
+        `logs_on_failure` if given."""
         if os.path.exists(RECORD):
             down()
         if os.path.exists(KUBELET_ROOT):
@@ -182,6 +194,8 @@ class Cluster:
             cluster._join_node()
             cluster._start()
         except BaseException:
+            if logs_on_failure:
+                cluster.keep_logs_in(logs_on_failure)
             down()
             raise
         return cluster
@@ -544,8 +558,25 @@ def remove_cgroups(root: str = CGROUP_ROOT, timeout: float = 10, kill=os.kill,
     return left
 
 
+def _keep_logs(logs: str, to: str) -> None:
+    """Copies the components' logs to `to`; what cannot be copied is said in
+    `to`/NOT-KEPT.txt, and nothing here raises: the logs are kept because
+    something failed already."""
+    try:
+        os.makedirs(to, exist_ok=True)
+        for name in sorted(os.listdir(logs)):
+            shutil.copy(os.path.join(logs, name), os.path.join(to, name))
+    except OSError as e:
+        try:
+            with open(os.path.join(to, "NOT-KEPT.txt"), "a") as f:
+                f.write(f"the components' logs from {logs}: {e}\n")
+        except OSError:
+            pass
+
+
 def down() -> None:
-    """Stops the cluster in the record and removes everything it left."""
+    """Stops the cluster in the record and removes everything it left (the
+    components' logs copied first where keep_logs_in said)."""
     if not os.path.exists(RECORD):
         return
     with open(RECORD) as f:
@@ -636,6 +667,8 @@ def down() -> None:
         shutil.rmtree(KUBELET_ROOT, ignore_errors=True)
     for path in record.get("created_paths", []):
         shutil.rmtree(path, ignore_errors=True)
+    if record.get("keep_logs_in"):
+        _keep_logs(os.path.join(record["work"], "logs"), record["keep_logs_in"])
     shutil.rmtree(record["work"], ignore_errors=True)
     os.remove(RECORD)
     if not os.listdir(STATE_DIR):
