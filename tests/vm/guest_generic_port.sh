@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh source-path=SCRIPTDIR
 # In the guest: a generic RoCE NIC node on a real PCI NIC (no fake sysfs).
 # The first NIC of the wire is the node's port; the second is the switch
 # port, moved into the namespace "sw" where the real lldpd announces
@@ -10,13 +11,16 @@
 # counters) and raise ErrorsRising.
 # Set by the caller: BUILD, HERE, DRIVER, PORT_MAC, SWITCH_MAC.
 set -u
+# shellcheck source=guest_lib.sh
 . "$HERE/guest_lib.sh"
 
-modprobe "$DRIVER" || { say "modprobe $DRIVER failed"; exit 2; }
+step "load $DRIVER, find the NICs by MAC"
+modprobe "$DRIVER" || { failed "modprobe $DRIVER"; exit 2; }
 port=$(byname "$PORT_MAC"); sw=$(byname "$SWITCH_MAC")
-[ -n "$port" ] && [ -n "$sw" ] || { say "NICs not found: port=$port switch=$sw"; exit 2; }
+[ -n "$port" ] && [ -n "$sw" ] || { failed "NICs not found: port=$port switch=$sw"; exit 2; }
 say "port $port ($(basename "$(readlink -f /sys/class/net/$port/device/driver)")), flags $(cat /sys/class/net/$port/flags)"
 
+step "the switch and rocenetd up: the port addressed from LLDP"
 switch_up "$sw" sw 10.200.1.2/30 "no-alert 10.200.1.2/30"
 start_rocenetd --drivers="$DRIVER" --gaudi=false --errors-interval=1s \
   --metrics-address=127.0.0.1:50152
@@ -25,10 +29,12 @@ wait_for 60 has_address "$port" 10.200.1.1/30 || status=1
 say "link: $(ip -o link show dev "$port" | sed 's/.*<\([^>]*\)>.*/\1/')"
 ip route show | sed 's/^/vm: route /'
 show ports ports
-ping -c 1 -W 3 10.200.1.2 > /dev/null || { say "no ping to the switch"; status=1; }
+step "the switch reached, the MAC counters and health read"
+ping -c 1 -W 3 10.200.1.2 > /dev/null || failed "no ping to the switch"
 metrics() { curl -s http://127.0.0.1:50152/metrics | grep "^rocenet_port_mac_.*device=\"$port\"" | sed 's/^/vm: metric /'; }
 metrics; show health-before health
 
+step "4 kB frames to the port's 1500 MTU: ErrorsRising"
 # Frames of 4 kB where the port's MTU is 1500: the NIC drops every one and
 # counts it (e1000e: rx_long_length_errors, within rx_errors).
 ip -n sw link set swp1 mtu 9000
@@ -41,6 +47,7 @@ wait "$flood"
 show health health
 metrics
 
+step "rocenetd stopped"
 stop_rocenetd
 [ $status -eq 0 ] || daemon_log
 exit $status

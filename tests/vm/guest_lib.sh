@@ -1,8 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
+# shellcheck disable=SC2034  # status, daemon, diagd: the sourcing script's
 # Sourced by the guest scripts: the switch on the far end of a wire, and
 # rocenetd on the node's side. Every line meant for the test starts "vm: ".
 # One exec costs 50-150 ms under emulation: loops poll at 0.25 s.
 say() { echo "vm: $*"; }
+# step WHAT: what the script does next. A failed test names the step in
+# which the first failure was said (vm.py's report), or the last one
+# started when the guest never finished.
+step() { say "step: $*"; }
+# failed WHAT: says what failed and makes the script's exit status 1; the
+# script goes on, so that what follows still shows.
+failed() { say "failed: $*"; status=1; }
 ip link set lo up
 
 # The interface with MAC $1 (no udev here: names follow probe order).
@@ -87,7 +96,7 @@ wait_for() {
     [ "$(now_ms)" -lt $end ] || break
     sleep 0.25
   done
-  say "gave up after $(($(now_ms) - start)) ms waiting for: $*"
+  say "failed: gave up after $(($(now_ms) - start)) ms waiting for: $*"
   return 1
 }
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh source-path=SCRIPTDIR
 # In each of two guests: a node whose one port is a real NIC with rdma_rxe,
 # running rocenetd and rocenet-diagd. The guests are joined by a cable (a
 # qemu socket netdev): node a's guest also holds the switch, a namespace
@@ -10,11 +11,13 @@
 # Set by the caller: BUILD, HERE, ROLE (a or b), PORT_MAC, SECRET, and for
 # a: SWITCH_MAC (swp1's NIC), UPLINK_MAC (swp2's NIC: the cable).
 set -u
+# shellcheck source=guest_lib.sh
 . "$HERE/guest_lib.sh"
 
-modprobe e1000e && modprobe rdma_rxe || { say "modprobe failed"; exit 2; }
+step "load e1000e and rdma_rxe, find the NICs by MAC"
+modprobe e1000e && modprobe rdma_rxe || { failed "modprobe e1000e rdma_rxe"; exit 2; }
 port=$(byname "$PORT_MAC")
-[ -n "$port" ] || { say "NIC $PORT_MAC not found"; exit 2; }
+[ -n "$port" ] || { failed "NIC $PORT_MAC not found"; exit 2; }
 if [ "$ROLE" = a ]; then
   address=10.200.1.1; peer=10.200.2.1
   switch_port sw "$(byname "$SWITCH_MAC")" swp1 10.200.1.2/30 "no-alert 10.200.1.2/30"
@@ -23,7 +26,8 @@ if [ "$ROLE" = a ]; then
 else
   address=10.200.2.1; peer=10.200.1.1
 fi
-rdma link add rxe0 type rxe netdev "$port" || { say "rdma link add failed"; exit 2; }
+rdma link add rxe0 type rxe netdev "$port" || { failed "rdma link add"; exit 2; }
+step "rocenetd and diagd up: the port addressed, its GID index 1"
 start_rocenetd --drivers=e1000e --gaudi=false
 start_diagd "$ROLE" "$SECRET"
 status=0
@@ -35,10 +39,12 @@ if [ "$ROLE" = a ]; then
   # b is addressed, routed and its RDMA device has its GID when its port
   # answers, and its diagd listens on the address soon after: a stage that
   # finds no peer is tried again.
+  step "node b's port reachable"
   wait_for 120 ping -c 1 -W 1 "$peer" || status=1
   for test in write_bw write_lat; do
     # Soft RoCE under emulation: a round trip takes 20 ms or more, so few
     # of them, and a longer bound (--duration plus 10 s) for their start.
+    step "rocectl diag rdma --test $test over a -> b -> a"
     extra="--duration 2s"; [ $test = write_lat ] && extra="--iterations 50 --duration 5s"
     start=$(now_ms)
     while :; do
@@ -53,14 +59,19 @@ if [ "$ROLE" = a ]; then
     done
     say "diag-$test took $(($(now_ms) - start)) ms"
     say "diag-$test rc=$rc $(echo "$out" | tr -d '\n')"
-    [ $rc -eq 0 ] || { status=1; sed 's/^/vm: diag stderr: /' /tmp/vm/diag.err; }
+    if [ $rc -ne 0 ]; then
+      failed "rocectl diag rdma --test $test: exit status $rc"
+      sed 's/^/vm: diag stderr: /' /tmp/vm/diag.err
+    fi
   done
-  echo done | busybox nc -w 5 "$peer" 5999 || say "could not tell b"
+  echo "done" | busybox nc -w 5 "$peer" 5999 || say "could not tell b"
 else
+  step "serving node a's stage until it says it is done"
   # Until a is done with the stage (or gives up).
-  timeout 400 busybox nc -l -p 5999 > /dev/null || { say "a never said it was done"; status=1; }
+  timeout 400 busybox nc -l -p 5999 > /dev/null || failed "a never said it was done"
 fi
 
+step "diagd and rocenetd stopped"
 kill "$diagd"; wait "$diagd"
 say "diagd exit $?"
 stop_rocenetd

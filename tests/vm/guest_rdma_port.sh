@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh source-path=SCRIPTDIR
 # In the guest: a port with a real RDMA device (rdma_rxe on an e1000e NIC).
 # rocenetd must read the device, its verbs node and the RoCE v2 GID index
 # of the port's address from the kernel's GID table, and follow the table
@@ -9,15 +10,18 @@
 # node that does not exist keeps a container from starting).
 # Set by the caller: BUILD, HERE, DRIVER, PORT_MAC, SWITCH_MAC.
 set -u
+# shellcheck source=guest_lib.sh
 . "$HERE/guest_lib.sh"
 
-modprobe "$DRIVER" || { say "modprobe $DRIVER failed"; exit 2; }
-modprobe rdma_rxe || { say "modprobe rdma_rxe failed"; exit 2; }
+step "load $DRIVER and rdma_rxe, find the NICs by MAC, rxe0 on the port"
+modprobe "$DRIVER" || { failed "modprobe $DRIVER"; exit 2; }
+modprobe rdma_rxe || { failed "modprobe rdma_rxe"; exit 2; }
 port=$(byname "$PORT_MAC"); sw=$(byname "$SWITCH_MAC")
-[ -n "$port" ] && [ -n "$sw" ] || { say "NICs not found: port=$port switch=$sw"; exit 2; }
-rdma link add rxe0 type rxe netdev "$port" || { say "rdma link add failed"; exit 2; }
+[ -n "$port" ] && [ -n "$sw" ] || { failed "NICs not found: port=$port switch=$sw"; exit 2; }
+rdma link add rxe0 type rxe netdev "$port" || { failed "rdma link add"; exit 2; }
 say "verbs $(ls /dev/infiniband | tr '\n' ' ')"
 
+step "the switch and rocenetd up: the port addressed, its GID index 1"
 switch_up "$sw" sw 10.200.1.2/30 "no-alert 10.200.1.2/30"
 start_rocenetd --drivers="$DRIVER" --gaudi=false
 status=0
@@ -35,6 +39,7 @@ wait_for 10 has_gid 1 || status=1
 say "gids-1 $(gid_table)"
 show rdma-1 ports
 
+step "another /30 from the switch: the new address's GID index 2"
 # The switch hands the port another /30.
 ip -n sw addr add 10.200.1.6/30 dev swp1
 switch_describe sw "no-alert 10.200.1.6/30"
@@ -43,6 +48,7 @@ wait_for 10 has_gid 2 || status=1
 say "gids-2 $(gid_table)"
 show rdma-2 ports
 
+step "the device plugin registered with a kubelet peer"
 # The device plugin and a kubelet peer: Allocate of the port.
 mkdir -p /tmp/vm/kubelet/device-plugins
 mkfifo /tmp/vm/peer.in
@@ -65,12 +71,14 @@ allocate() {
   wait_for 15 answered || status=1
   say "$1 $(grep '"event":"allocate"' /tmp/vm/peer.out | tail -1)"
 }
+step "Allocate without rdma_ucm, then with it"
 allocate allocate-without-ucm
 say "rdma_cm-without-ucm $(ls /dev/infiniband | tr '\n' ' ')"
 echo "delete pod-1" >&3
-modprobe rdma_ucm || { say "modprobe rdma_ucm failed"; status=1; }
+modprobe rdma_ucm || failed "modprobe rdma_ucm"
 say "rdma_cm-with-ucm $(ls /dev/infiniband | tr '\n' ' ')"
 allocate allocate-with-ucm
+step "the device plugin, the peer and rocenetd stopped"
 echo quit >&3
 exec 3>&-
 kill "$plugin"; wait "$plugin"

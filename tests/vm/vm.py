@@ -18,6 +18,9 @@ the host is never written.
     Vm(...).run(script)      boots, runs `script` (a shell script, as root in
                              the guest) and returns its exit status and the
                              console log; bounded in time and memory
+    report(result, path)     a failed guest in a few lines: its console's
+                             file, the step that failed (guest_lib.sh's step
+                             and failed lines), the console's last lines
 
 Each NIC pair given to Vm is a wire: two PCI NICs on one qemu hub, found in
 the guest by their MAC addresses (there is no udev; names follow probe
@@ -55,6 +58,15 @@ PACKAGES = {"qemu-system-x86_64": "qemu-system-x86", "depmod": "kmod", "cpio": "
 # The modules the initramfs loads to reach the share and build the root.
 BOOT_MODULES = ["virtio_pci", "9pnet_virtio", "9p", "overlay"]
 EXIT_MARK = "ROCENET-VM-EXIT"
+# What guest_lib.sh's step() and failed() print.
+STEP_MARK = "vm: step: "
+FAILED_MARK = "vm: failed: "
+# The console lines a failed test shows (the whole console is in its file).
+TAIL = 40
+# The build tree: its programs run in the guest, and the tests leave their
+# consoles and figures there.
+BUILD = os.environ.get("ROCENET_BUILD_DIR") or os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build"))
 
 
 def missing() -> list[str]:
@@ -292,8 +304,10 @@ def _listening(port: int) -> bool:
 @dataclasses.dataclass
 class Result:
     status: int | None  # the script's exit status; None: it never finished
-    log: str
-    seconds: float
+    # The whole console: kept out of the repr, which an assertion on the
+    # status would print (a failed test shows report()'s few lines instead).
+    log: str = dataclasses.field(repr=False)
+    seconds: float = 0.0
 
 
 class Vm:
@@ -358,6 +372,39 @@ class Vm:
         """Boots, runs `script` in the guest, powers off."""
         self.start(script)
         return self.wait()
+
+
+def ended(result: Result) -> str:
+    """How the guest's script ended, in words."""
+    if result.status is None:
+        return (f"the guest did not finish its script: killed at its bound, or it never "
+                f"booted ({result.seconds:.0f} s)")
+    return f"exit status {result.status} after {result.seconds:.1f} s"
+
+
+def report(result: Result, console: str, tail: int = TAIL) -> str:
+    """A failed guest in a few lines: where its whole console is (`console`),
+    how the script ended, the step in which the first failure was said (or,
+    with none said, the last step started: where a guest that never
+    finished was) and the console's last `tail` lines."""
+    lines = result.log.replace("\r", "").splitlines()
+    step = first_failure = failing_step = None
+    for line in lines:
+        line = line.strip()
+        if line.startswith(STEP_MARK):
+            step = line.removeprefix(STEP_MARK)
+        elif line.startswith(FAILED_MARK) and first_failure is None:
+            first_failure, failing_step = line.removeprefix(FAILED_MARK), step
+    out = [f"guest console: {console} ({ended(result)})"]
+    if first_failure is not None:
+        out.append(f"failing step: {failing_step or '(before the first step)'}")
+        out.append(f"  first failure: {first_failure}")
+    if step != failing_step or first_failure is None:
+        out.append(f"last step started: {step or '(none: the script never started one)'}")
+    shown = lines[-tail:]
+    out.append(f"the console's last {len(shown)} of {len(lines)} lines:")
+    out.extend(f"  {line}" for line in shown)
+    return "\n".join(out)
 
 
 def run_pair(first: tuple[Vm, str], second: tuple[Vm, str]) -> tuple[Result, Result]:

@@ -12,6 +12,9 @@ from the kernel's GID table, and the device plugin's Allocate its verbs
 nodes. Two VMs joined by a cable are two nodes whose diagd run the RDMA
 stage with perftest over real verbs. SKIPPED with the reason
 where qemu or the kernel package cannot be had.
+
+Each guest's console is kept in the build tree (vm-consoles/, conftest.py);
+a failure shows its file, the step that failed and its last lines.
 """
 
 from __future__ import annotations
@@ -26,8 +29,7 @@ import pytest
 import vm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BUILD = os.environ.get("ROCENET_BUILD_DIR",
-                       os.path.join(os.path.dirname(os.path.dirname(HERE)), "build"))
+BUILD = vm.BUILD
 PORT_MAC, SWITCH_MAC = "52:54:00:00:01:01", "52:54:00:00:01:02"
 
 
@@ -55,20 +57,21 @@ def write_script(tmp: str, name: str, guest: str, **env: str) -> str:
     return script
 
 
-def run_guest(booted_kernel, guest: str, wires: list[vm.Wire], **env: str) -> vm.Result:
+def run_guest(booted_kernel, guest_runs, guest: str, wires: list[vm.Wire],
+              **env: str) -> vm.Result:
     k, initrd = booted_kernel
     with tempfile.TemporaryDirectory(prefix="rocenet-vm-") as tmp:
         script = write_script(tmp, "run.sh", guest, **env)
-        return vm.Vm(k, initrd, wires=wires, timeout=180).run(script)
+        return guest_runs.keep(vm.Vm(k, initrd, wires=wires, timeout=180).run(script), guest)
 
 
-def run_port_node(booted_kernel, guest: str) -> vm.Result:
+def run_port_node(booted_kernel, guest_runs, guest: str) -> vm.Result:
     """`guest` on a node whose one port is an e1000e NIC wired to the
     switch's; asserts it ended well."""
-    result = run_guest(booted_kernel, guest, [vm.Wire((PORT_MAC, SWITCH_MAC), "e1000e")],
+    result = run_guest(booted_kernel, guest_runs, guest,
+                       [vm.Wire((PORT_MAC, SWITCH_MAC), "e1000e")],
                        DRIVER="e1000e", PORT_MAC=PORT_MAC, SWITCH_MAC=SWITCH_MAC)
-    assert result.status == 0, result.log
-    print(f"{guest} ran in {result.seconds:.1f} s")
+    assert result.status == 0, f"{guest}: {vm.ended(result)}"
     return result
 
 
@@ -79,7 +82,7 @@ def guest_lines(result: vm.Result, prefix: str) -> list[str]:
 def guest_json(result: vm.Result, label: str):
     """The JSON the guest printed after "vm: LABEL " (its last such line)."""
     lines = guest_lines(result, f"vm: {label} ")
-    assert lines, f"the guest printed no {label}:\n{result.log}"
+    assert lines, f"the guest printed no {label}"
     return json.loads(lines[-1])
 
 
@@ -92,8 +95,9 @@ def metrics(lines: list[str]) -> dict[str, float]:
     return out
 
 
-def test_a_generic_nic_is_found_in_real_sysfs_brought_up_and_addressed(booted_kernel):
-    result = run_port_node(booted_kernel, "guest_generic_port.sh")
+def test_a_generic_nic_is_found_in_real_sysfs_brought_up_and_addressed(booted_kernel,
+                                                                      guest_runs):
+    result = run_port_node(booted_kernel, guest_runs, "guest_generic_port.sh")
     ports = json.loads(guest_lines(result, "vm: ports ")[0])["ports"]
     assert len(ports) == 1, ports
     port = ports[0]
@@ -117,15 +121,16 @@ def test_a_generic_nic_is_found_in_real_sysfs_brought_up_and_addressed(booted_ke
         before["rocenet_port_mac_receive_errors_total"] + 10, samples
     # Too long is not a bad CRC.
     assert after["rocenet_port_mac_receive_fcs_errors_total"] == 0, samples
-    assert guest_json(result, "health-before")["ports"][0]["healthy"], result.log
+    assert guest_json(result, "health-before")["ports"][0]["healthy"]
     health = guest_json(result, "health")["ports"][0]
     assert not health["healthy"], health
     assert [(c["type"], c["reason"]) for c in health["conditions"]] == \
         [("ErrorsRising", "ReceiveErrors")], health
 
 
-def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(booted_kernel):
-    result = run_port_node(booted_kernel, "guest_pod_port.sh")
+def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(booted_kernel,
+                                                                           guest_runs):
+    result = run_port_node(booted_kernel, guest_runs, "guest_pod_port.sh")
     host_name = guest_json(result, "pod1-attached")["ports"][0]["name"]
     # After each round: the pod's name for it; what the host had under it.
     rounds = {"pod1": host_name, "pod2": host_name, "pod3": "net1"}
@@ -137,7 +142,7 @@ def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(boot
         # its PCI function, and the pod has it with the address from LLDP.
         host_links = guest_lines(result, f"vm: {pod} host-class-net ")[0].split()
         assert host_name not in host_links, host_links
-        assert guest_lines(result, f"vm: {pod} pci-net ")[0].strip() == "", result.log
+        assert guest_lines(result, f"vm: {pod} pci-net ")[0].strip() == ""
         assert guest_lines(result, f"vm: {pod} in-pod ")[0].strip() == "10.200.1.1/30"
         # rocenet keeps listing it, attached.
         attached = guest_json(result, f"{pod}-attached")["ports"]
@@ -149,14 +154,15 @@ def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(boot
         assert [(p["name"], p["attached_to"], p["discovery"]) for p in home] == \
             [(home_name, "", "DISCOVERY_DRIVER")], home
     # Nothing logged as an error while the kernel was handing the NIC back.
-    assert guest_lines(result, "vm: gc errors ")[0].strip() == "0", result.log
+    assert guest_lines(result, "vm: gc errors ")[0].strip() == "0"
     log = guest_lines(result, "vm: log ")
     assert sum("waiting for the kernel to hand it back" in line for line in log) == 3, log
     assert sum("is back in the host as net1: its name" in line for line in log) == 1, log
 
 
-def test_an_rxe_port_has_its_gid_index_from_the_real_table_and_allocate_its_nodes(booted_kernel):
-    result = run_port_node(booted_kernel, "guest_rdma_port.sh")
+def test_an_rxe_port_has_its_gid_index_from_the_real_table_and_allocate_its_nodes(booted_kernel,
+                                                                                 guest_runs):
+    result = run_port_node(booted_kernel, guest_runs, "guest_rdma_port.sh")
     # The kernel's table: index 0 the link-local GID, then one per IPv4
     # address; after the address moved, the new one at the next free index.
     gids = {label: dict(re.findall(r"(\d+)=([0-9a-f:]+)/RoCE v2",
@@ -182,7 +188,8 @@ def test_an_rxe_port_has_its_gid_index_from_the_real_table_and_allocate_its_node
     assert "rdma_cm" in guest_lines(result, "vm: rdma_cm-with-ucm ")[0].split()
 
 
-def test_the_rdma_stage_runs_perftest_over_real_verbs_between_two_nodes(booted_kernel):
+def test_the_rdma_stage_runs_perftest_over_real_verbs_between_two_nodes(booted_kernel,
+                                                                       guest_runs):
     if not os.path.exists(os.path.join(BUILD, "daemon", "diagd", "rocenet-diagd")):
         pytest.skip(f"no rocenet-diagd built in {BUILD}")
     k, initrd = booted_kernel
@@ -201,16 +208,18 @@ def test_the_rdma_stage_runs_perftest_over_real_verbs_between_two_nodes(booted_k
                              SWITCH_MAC=a_switch, UPLINK_MAC=a_uplink, SECRET=secret)),
             (b, write_script(tmp, "b.sh", "guest_rdma_pair.sh", ROLE="b", PORT_MAC=b_port,
                              SECRET=secret)))
-    assert ra.status == 0, f"node a:\n{ra.log}\nnode b:\n{rb.log}"
-    assert rb.status == 0, f"node b:\n{rb.log}"
-    print(f"guests ran in {ra.seconds:.1f} and {rb.seconds:.1f} s")
+    guest_runs.keep(ra, "guest_rdma_pair.sh node a")
+    guest_runs.keep(rb, "guest_rdma_pair.sh node b")
+    assert ra.status == 0, f"node a: {vm.ended(ra)}"
+    assert rb.status == 0, f"node b: {vm.ended(rb)}"
     for test, tool in (("write_bw", "ib_write_bw"), ("write_lat", "ib_write_lat")):
         report = guest_json(ra, f"diag-{test} rc=0")
         assert report["ok"] and report["problems"] == [], report
         # The ring a -> b -> a on the one rail, both links measured by the
         # real tool on each end's rxe device and the GID of its address.
         links = report["links"]
-        assert [(l["from_node"], l["to_node"]) for l in links] == [("a", "b"), ("b", "a")], links
+        assert [(link["from_node"], link["to_node"]) for link in links] == \
+            [("a", "b"), ("b", "a")], links
         for link in links:
             assert link["rail"] == "10.200.0.0/16" and link["tool"] == tool, link
             assert (link["from_device"], link["to_device"]) == ("rxe0", "rxe0"), link
