@@ -106,9 +106,10 @@ has_address() { ip -4 -o addr show dev "$1" | grep -q " $2 "; }
 daemon_log() { sed 's/^/vm: rocenetd: /' /tmp/vm/rocenetd.log | tail -${1:-30}; }
 
 # cni COMMAND CONTAINER NETNS IFNAME: the CNI plugin exec'd as Multus runs
-# it, its result on one line after "vm: cni-COMMAND-CONTAINER ".
+# it, its result on one line after "vm: cni-COMMAND-CONTAINER ". No kubelet
+# allocates here, so the network hands out any free port (anyFreePort).
 cni() {
-  out=$(echo "{\"cniVersion\":\"1.0.0\",\"name\":\"ai-net\",\"type\":\"rocenet\",\"socket\":\"$SOCKET\"}" |
+  out=$(echo "{\"cniVersion\":\"1.0.0\",\"name\":\"ai-net\",\"type\":\"rocenet\",\"socket\":\"$SOCKET\",\"anyFreePort\":true}" |
     CNI_COMMAND=$1 CNI_CONTAINERID=$2 CNI_NETNS=$3 CNI_IFNAME=$4 CNI_PATH=/usr/lib/cni \
     CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=$2" "$BUILD/plugins/cni/rocenet")
   rc=$?
