@@ -105,16 +105,21 @@ class Env:
         listed = json.loads(self.rocectl("attachments", "-o", "json")).get("attachments", [])
         return [a for a in listed if pod is None or a.get("pod", {}).get("name") == pod]
 
-    def pod(self, name: str, ports: int, annotate: bool = True) -> None:
+    def pod(self, name: str, ports: int, annotate: bool = True, attachments: int = 1) -> None:
+        """A pod that asks for `ports` ports (none: no limit at all) and,
+        when `annotate`, joins the network `attachments` times (one port
+        each: net1, net2, ...)."""
+        networks = ",".join(["gaudi-scale-out"] * attachments)
         self.apply({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "default",
-                         "annotations": {"k8s.v1.cni.cncf.io/networks": "gaudi-scale-out"}
+                         "annotations": {"k8s.v1.cni.cncf.io/networks": networks}
                          if annotate else {}},
             "spec": {"terminationGracePeriodSeconds": 1,
                      "containers": [{"name": "main", "image": k8s.TEST_IMAGE,
                                      "command": ["/bin/sh", "-c", "sleep 3600"],
-                                     "resources": {"limits": {RESOURCE: ports}}}]},
+                                     "resources": {"limits": {RESOURCE: ports}}
+                                     if ports else {}}]},
         })
 
     def rocenet_pods(self) -> list[str]:

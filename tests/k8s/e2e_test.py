@@ -24,6 +24,7 @@ import glob
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import threading
@@ -51,6 +52,37 @@ def test_the_daemonset_becomes_ready_and_kubelet_counts_the_healthy_ports(env):
         "rocectl health", lambda: (lambda out: out if "4/4" in out else None)(
             env.rocectl("health")), 60)
     assert wait("allocatable", lambda: env.allocatable() == PORTS, 60)
+
+
+def test_a_pod_on_the_network_that_asked_for_no_port_is_refused_and_takes_none(env):
+    """A pod that names the network but asks for no port reaches the plugin
+    without a device id: refused, with the fix in its event, taking nothing
+    kubelet could hand out again; a pod that then asks for every port gets
+    them all."""
+    env.pod("portless", 0)
+
+    def refusal():
+        events = env.json("get", "events", "--field-selector",
+                          "involvedObject.name=portless,reason=FailedCreatePodSandBox")["items"]
+        return next((e["message"] for e in events
+                     if "deviceID: none given and no port reserved for pod default/portless"
+                     in e["message"]), None)
+    message = wait("the portless pod's FailedCreatePodSandBox event", refusal, 90)
+    assert f"with a limit of {RESOURCE}" in message, message
+    assert env.phase("portless") == "Pending"
+    assert env.attachments("portless") == []
+    assert env.allocatable() == PORTS
+    env.say(f"a pod that asked for no port: {message[message.find('deviceID'):][:160]}")
+    env.delete("portless")
+
+    env.pod("every-port", PORTS, attachments=PORTS)
+    wait("every-port running", lambda: env.phase("every-port") == "Running", 90)
+    mine = env.attachments("every-port")
+    assert len({a["port_id"] for a in mine}) == PORTS, mine
+    assert sorted(a["ifname"] for a in mine) == [f"net{i + 1}" for i in range(PORTS)], mine
+    env.delete("every-port")
+    wait("every port home",
+         lambda: not env.attachments() and f"{PORTS}/{PORTS}" in env.rocectl("health"), 90)
 
 
 def _process(name: str) -> tuple[int, dict]:
@@ -122,6 +154,35 @@ def test_a_pod_gets_the_port_kubelet_allocated_with_its_address_and_files(env):
     gaudinet = env.exec("trainer", "cat", environ.split("HCL_GAUDINET_CONFIG_FILE=")[1].split()[0])
     assert local.split("/")[0] in gaudinet, gaudinet
     assert wait("allocatable unchanged", lambda: env.allocatable() == PORTS, 10)
+
+
+def test_the_device_plugin_restarted_on_its_own_leaves_the_pods_files(env):
+    """The device plugin's container ends with no successor serving the
+    resource (a crash, an OOM kill, a failed probe: here SIGTERM to its
+    process) and kubelet restarts it: the running pod's HCL files, whose
+    directory the pod has bind-mounted, are still there and the same."""
+    environ = env.exec("trainer", "env")
+    path = environ.split("HCL_GAUDINET_CONFIG_FILE=")[1].split()[0]
+    before = env.exec("trainer", "cat", path)
+    assert before.strip(), before
+
+    def restarts() -> int:
+        [pod] = env.rocenet_pods()
+        statuses = env.json("-n", "rocenet-system", "get", "pod", pod)["status"]
+        return next(c["restartCount"] for c in statuses["containerStatuses"]
+                    if c["name"] == "device-plugin")
+    restarted_before = restarts()
+    old_pid, _ = _process("rocenet-device-plugin")
+    os.kill(old_pid, signal.SIGTERM)
+    wait("kubelet restarting the device plugin's container",
+         lambda: restarts() > restarted_before, 90)
+    wait("the device plugin serving again", lambda: env.allocatable() == PORTS, 90)
+    new_pid, _ = _process("rocenet-device-plugin")
+    assert new_pid != old_pid
+    after = env.exec("trainer", "cat", path)
+    assert after == before, (before, after)
+    env.say(f"device plugin restarted (pid {old_pid} -> {new_pid}): the pod still reads "
+            f"{path} ({len(after)} bytes)")
 
 
 def test_more_ports_than_free_leave_the_second_pod_pending_until_the_first_goes(env):
