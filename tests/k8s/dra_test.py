@@ -325,7 +325,7 @@ def test_rocenetd_away_past_the_grace_makes_the_pods_port_unknown_until_it_is_ba
         os.close(lock)
     back = time.monotonic()
     # The waiting rocenetd takes the socket; the plugin finds it within
-    # its backoff (at most 30 s, and a fifth more).
+    # its backoff (at most 5 s, and a fifth more).
     wait("the pod's port Healthy again", lambda: port_health(
         env, "dra-trainer", device).get("health") == "Healthy", 150, 0.5)
     env.say(f"DRA rocenetd back: the pod's port Healthy again after "

@@ -71,7 +71,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.healthTimeout, "health-timeout", 30*time.Second, "how long kubelet keeps a port's health without a new report")
 	fs.DurationVar(&f.gracePeriod, "grace-period", 30*time.Second, "how long rocenetd may be unreachable before every port's health is Unknown (0: never)")
 	fs.DurationVar(&f.callTimeout, "call-timeout", 10*time.Second, "deadline of a call to rocenetd")
-	fs.DurationVar(&f.retry, "retry", time.Second, "first wait before subscribing to rocenetd again; it doubles while rocenetd is away, up to 30s")
+	fs.DurationVar(&f.retry, "retry", time.Second, "first wait before subscribing to rocenetd again; it doubles while rocenetd is away, up to 5s")
 	fs.DurationVar(&f.syncInterval, "sync-interval", 10*time.Second, "how often claims' network data is checked besides on changes")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)

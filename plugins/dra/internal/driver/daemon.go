@@ -138,8 +138,11 @@ type WatchOptions struct {
 	Grace time.Duration
 }
 
-// DefaultMaxRetry caps the backoff between subscriptions.
-const DefaultMaxRetry = 30 * time.Second
+// DefaultMaxRetry caps the backoff between subscriptions: an attempt is a
+// connect to a local unix socket, cheap enough to make every few seconds,
+// and the cap is what a rocenetd that is back may wait to be noticed (the
+// device plugin's is 2 s).
+const DefaultMaxRetry = 5 * time.Second
 
 // The most a wait is stretched at random, as a fraction of it.
 const retryJitter = 0.2
