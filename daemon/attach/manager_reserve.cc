@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // AttachManager, reservations: setting ports aside for a DRA claim's pods
-// before their CNI calls, and releasing them. Choose (manager.cc) follows
+// before their CNI calls, and releasing them. Choose (manager_choose.cc) follows
 // what is reserved here.
 #include <algorithm>
 #include <set>
