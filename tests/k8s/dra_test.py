@@ -35,7 +35,7 @@ import time
 import pytest
 
 import testcluster as k8s
-from e2e_support import DAEMON_SOCKET, HERE, PORTS, RESOURCE, ROOT, deployed, wait
+from e2e_support import DAEMON_SOCKET, HERE, PORTS, RESOURCE, ROOT, deployed, read_text, wait
 
 pytestmark = pytest.mark.ordered
 
@@ -271,17 +271,10 @@ def rocenet_pod_processes(env, name: str):
     uid = pod["metadata"]["uid"]
     marks = (f"pod{uid}", f"pod{uid.replace('-', '_')}")
 
-    def read(path: str) -> str:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
     def processes() -> list[int]:
         return [int(p) for p in os.listdir("/proc") if p.isdigit()
-                and read(f"/proc/{p}/comm").strip() == name
-                and any(m in read(f"/proc/{p}/cgroup") for m in marks)]
+                and read_text(f"/proc/{p}/comm").strip() == name
+                and any(m in read_text(f"/proc/{p}/cgroup") for m in marks)]
     return processes
 
 

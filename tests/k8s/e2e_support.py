@@ -49,6 +49,16 @@ def wait(what: str, pred, timeout: float = 60, interval: float = 0.5):
     raise AssertionError(f"{what}: not within {timeout:.0f} s (last: {last!r})")
 
 
+def read_text(path: str) -> str:
+    """A file's text, or "" when it cannot be read (a /proc entry whose
+    process has just gone, say)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def build_dir() -> str:
     """CTest's build tree (ROCENET_BUILD_DIR), or the Makefile's default
     one, build/, for a run by hand."""

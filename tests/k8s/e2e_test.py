@@ -32,7 +32,16 @@ import time
 
 import pytest
 
-from e2e_support import DAEMON_SOCKET, HERE, NEXT_IMAGE, PORTS, RESOURCE, deployed, wait  # noqa: F401
+from e2e_support import (  # noqa: F401
+    DAEMON_SOCKET,
+    HERE,
+    NEXT_IMAGE,
+    PORTS,
+    RESOURCE,
+    deployed,
+    read_text,
+    wait,
+)
 
 pytestmark = pytest.mark.ordered
 
@@ -89,19 +98,11 @@ def _process(name: str) -> tuple[int, dict]:
     """The one running `name` on this machine (the node's): its pid and its
     /proc status fields."""
     pids = [int(p) for p in os.listdir("/proc") if p.isdigit()
-            and os.path.basename(_read(f"/proc/{p}/cmdline").split("\0")[0]) == name]
+            and os.path.basename(read_text(f"/proc/{p}/cmdline").split("\0")[0]) == name]
     assert len(pids) == 1, f"{name}: pids {pids}"
-    status = dict(line.split(":\t", 1) for line in _read(f"/proc/{pids[0]}/status").splitlines()
+    status = dict(line.split(":\t", 1) for line in read_text(f"/proc/{pids[0]}/status").splitlines()
                   if ":\t" in line)
     return pids[0], status
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def test_the_diagnostics_run_in_a_container_of_their_own_with_net_raw_only(env):
