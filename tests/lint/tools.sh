@@ -22,18 +22,19 @@ mkdir -p "$cache"
 
 # install NAME DIR COMMAND...: runs COMMAND with $work as the directory to
 # fill, then moves it to DIR; a failure leaves no DIR.
+# $work is global: the EXIT trap runs after the function has returned.
+work=""
+trap '[ -z "$work" ] || rm -rf "$work"' EXIT
 install() {
   local name=$1 dir=$2
   shift 2
-  local work
   work="$(mktemp -d "$cache/.$name.XXXXXX")"
-  trap 'rm -rf "$work"' EXIT
   if ! "$@" "$work" >&2; then
     echo "tools.sh: installing $name failed" >&2
     return 1
   fi
   mv "$work" "$dir"
-  trap - EXIT
+  work=""
 }
 
 install_ruff() {
