@@ -25,7 +25,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 
-	"rocenet.io/dra-plugin/internal/driver"
+	"rocenet.io/plugins/dra/internal/driver"
 )
 
 // version is set by the build (-X main.version=...).

@@ -12,7 +12,7 @@ import (
 
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 func TestClaimSpecGivesTheDevicePluginsEnvironment(t *testing.T) {

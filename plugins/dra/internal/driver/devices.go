@@ -10,7 +10,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/utils/ptr"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 // Attribute names. The unqualified ones belong to the driver's domain

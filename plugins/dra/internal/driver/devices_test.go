@@ -7,7 +7,7 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 // gaudiPort is a Gaudi scale-out port as rocenetd reports one.

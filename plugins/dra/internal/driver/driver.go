@@ -26,7 +26,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 // Options configure the driver.

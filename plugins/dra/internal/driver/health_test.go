@@ -10,7 +10,8 @@ import (
 
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	. "rocenet.io/plugins/internal/nodestream/nodestreamtest"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 // Two ports: the first healthy, the second with its link down (snapshot()
@@ -19,7 +20,7 @@ func twoPorts() *pb.PortSnapshot {
 	return snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1), gaudiPort("0000:19:00.0-p2", "hl0p2", 2))
 }
 
-func healthDriver(node Node, clk *timerClock) *Driver {
+func healthDriver(node Node, clk *TimerClock) *Driver {
 	return &Driver{opts: Options{NodeName: "node1", HealthTimeout: 30 * time.Second}, node: node, clock: clk}
 }
 
@@ -56,22 +57,22 @@ var unknown = map[string]kubeletplugin.HealthStatus{
 }
 
 func TestHealthIsSentFromTheFirstSnapshotOnAndAgainEveryThirdOfTheTimeout(t *testing.T) {
-	node := newFakeNode(NodeState{})
-	clk := newTimerClock()
+	node := NewFakeNode(NodeState{})
+	clk := NewTimerClock()
 	d := healthDriver(node, clk)
 	ctx, cancel := context.WithCancel(context.Background())
 	reports := make(chan kubeletplugin.DeviceHealthReport)
-	done := running(func() { _ = d.WatchHealthStatus(ctx, reports) })
+	done := Running(func() { _ = d.WatchHealthStatus(ctx, reports) })
 
 	// Before rocenetd's first snapshot there is nothing to report, not even
 	// when the node changes (rocenetd not reached). Each pass of the loop
 	// sets a timer: one set after a change means the change was seen (and
 	// that nothing was sent: nobody reads the reports yet).
-	clk.nextTimer(t)
-	node.set(NodeState{Lost: &Lost{Since: start, Reason: "connection refused"}})
-	clk.nextTimer(t)
-	node.set(NodeState{Snapshot: twoPorts()})
-	first := receive(t, reports, "health report")
+	clk.NextTimer(t)
+	node.Set(NodeState{Lost: &Lost{Since: Start, Reason: "connection refused"}})
+	clk.NextTimer(t)
+	node.Set(NodeState{Snapshot: twoPorts()})
+	first := Receive(t, reports, "health report")
 	wantHealth(t, first, rocenetdsHealth)
 	for _, h := range first.Devices {
 		if h.PoolName != "node1" || h.HealthCheckTimeout != 30*time.Second || !h.LastUpdated.Equal(clk.Now()) {
@@ -85,11 +86,11 @@ func TestHealthIsSentFromTheFirstSnapshotOnAndAgainEveryThirdOfTheTimeout(t *tes
 	// Nothing changes: the same health again a third of the timeout later,
 	// stamped with the time it is sent, so kubelet's copy never goes stale.
 	for range 2 {
-		if wait := clk.nextTimer(t); wait != 10*time.Second {
+		if wait := clk.NextTimer(t); wait != 10*time.Second {
 			t.Fatalf("the report is re-sent after %s, want a third of the 30s timeout", wait)
 		}
 		clk.Step(10 * time.Second)
-		again := receive(t, reports, "re-sent health report")
+		again := Receive(t, reports, "re-sent health report")
 		wantHealth(t, again, rocenetdsHealth)
 		if !again.Devices[0].LastUpdated.Equal(clk.Now()) {
 			t.Errorf("re-sent report stamped %s, want %s", again.Devices[0].LastUpdated, clk.Now())
@@ -98,40 +99,40 @@ func TestHealthIsSentFromTheFirstSnapshotOnAndAgainEveryThirdOfTheTimeout(t *tes
 
 	// A change is sent at once, and the next re-send is a third of the
 	// timeout after it.
-	clk.nextTimer(t)
+	clk.NextTimer(t)
 	clk.Step(4 * time.Second)
 	healed := twoPorts()
 	healed.Health.Ports[1].Healthy = true
-	node.set(NodeState{Snapshot: healed})
-	changed := receive(t, reports, "report of the change")
+	node.Set(NodeState{Snapshot: healed})
+	changed := Receive(t, reports, "report of the change")
 	wantHealth(t, changed, map[string]kubeletplugin.HealthStatus{
 		"0000-19-00-0-p1": kubeletplugin.HealthStatusHealthy,
 		"0000-19-00-0-p2": kubeletplugin.HealthStatusHealthy,
 	})
-	if wait := clk.nextTimer(t); wait != 10*time.Second {
+	if wait := clk.NextTimer(t); wait != 10*time.Second {
 		t.Errorf("re-send %s after a change, want 10s", wait)
 	}
 	cancel()
-	ends(t, done, "WatchHealthStatus")
+	Ends(t, done, "WatchHealthStatus")
 }
 
 func TestHealthIsUnknownWithTheReasonWhileRocenetdIsLost(t *testing.T) {
 	ports := twoPorts()
-	node := newFakeNode(NodeState{Snapshot: ports})
-	clk := newTimerClock()
+	node := NewFakeNode(NodeState{Snapshot: ports})
+	clk := NewTimerClock()
 	d := healthDriver(node, clk)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reports := make(chan kubeletplugin.DeviceHealthReport)
-	done := running(func() { _ = d.WatchHealthStatus(ctx, reports) })
-	wantHealth(t, receive(t, reports, "health report"), rocenetdsHealth)
+	done := Running(func() { _ = d.WatchHealthStatus(ctx, reports) })
+	wantHealth(t, Receive(t, reports, "health report"), rocenetdsHealth)
 
 	// Daemon.Watch found rocenetd away past the grace: every port Unknown at
 	// once (not when kubelet's copy goes stale), saying why; the slice's
 	// ports are the last snapshot's still.
-	since := start.Add(-31 * time.Second)
-	node.set(NodeState{Snapshot: ports, Lost: &Lost{Since: since, Reason: "connection error: connect: connection refused"}})
-	lost := receive(t, reports, "report of rocenetd lost")
+	since := Start.Add(-31 * time.Second)
+	node.Set(NodeState{Snapshot: ports, Lost: &Lost{Since: since, Reason: "connection error: connect: connection refused"}})
+	lost := Receive(t, reports, "report of rocenetd lost")
 	wantHealth(t, lost, unknown)
 	for _, h := range lost.Devices {
 		if !strings.Contains(h.Message, "rocenetd unreachable since 2026-03-01T11:59:29Z") ||
@@ -144,15 +145,15 @@ func TestHealthIsUnknownWithTheReasonWhileRocenetdIsLost(t *testing.T) {
 	}
 
 	// Re-sent as Unknown, never Healthy, as long as rocenetd is away.
-	clk.nextTimer(t) // stopped by the change
-	clk.Step(clk.nextTimer(t))
-	wantHealth(t, receive(t, reports, "re-sent report"), unknown)
+	clk.NextTimer(t) // stopped by the change
+	clk.Step(clk.NextTimer(t))
+	wantHealth(t, Receive(t, reports, "re-sent report"), unknown)
 
 	// rocenetd back: its health again, at once.
-	node.set(NodeState{Snapshot: ports})
-	wantHealth(t, receive(t, reports, "report of rocenetd back"), rocenetdsHealth)
+	node.Set(NodeState{Snapshot: ports})
+	wantHealth(t, Receive(t, reports, "report of rocenetd back"), rocenetdsHealth)
 	cancel()
-	ends(t, done, "WatchHealthStatus")
+	Ends(t, done, "WatchHealthStatus")
 }
 
 func TestWatchHealthStatusEndsWithItsContext(t *testing.T) {
@@ -162,18 +163,18 @@ func TestWatchHealthStatusEndsWithItsContext(t *testing.T) {
 		"while waiting": true,
 	} {
 		t.Run(name, func(t *testing.T) {
-			clk := newTimerClock()
-			d := healthDriver(newFakeNode(NodeState{Snapshot: twoPorts()}), clk)
+			clk := NewTimerClock()
+			d := healthDriver(NewFakeNode(NodeState{Snapshot: twoPorts()}), clk)
 			ctx, cancel := context.WithCancel(context.Background())
 			reports := make(chan kubeletplugin.DeviceHealthReport)
 			var err error
-			done := running(func() { err = d.WatchHealthStatus(ctx, reports) })
+			done := Running(func() { err = d.WatchHealthStatus(ctx, reports) })
 			if reading {
-				receive(t, reports, "health report")
-				clk.nextTimer(t)
+				Receive(t, reports, "health report")
+				clk.NextTimer(t)
 			}
 			cancel()
-			ends(t, done, "WatchHealthStatus")
+			Ends(t, done, "WatchHealthStatus")
 			if err != nil {
 				t.Errorf("WatchHealthStatus: %v, want nil when its context ends", err)
 			}

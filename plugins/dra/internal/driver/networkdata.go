@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 // ReadyCondition is the condition of an attached port in its claim's

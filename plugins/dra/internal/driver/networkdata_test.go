@@ -9,7 +9,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 func TestNetworkStatusListsOnlyTheClaimsAttachedPorts(t *testing.T) {

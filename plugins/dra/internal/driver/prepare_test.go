@@ -21,7 +21,10 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	cdispec "tags.cncf.io/container-device-interface/specs-go"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	"k8s.io/utils/clock"
+
+	"rocenet.io/plugins/internal/nodestream"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 // reservingDaemon answers Reserve and Release as rocenetd would, or with
@@ -64,7 +67,7 @@ func allocatedClaim(uid, pool string, devices ...string) *resourceapi.ResourceCl
 func newPrepareDriver(t *testing.T, r *reservingDaemon) (*Driver, string) {
 	t.Helper()
 	cdi := t.TempDir()
-	daemon := &Daemon{Reservations: r, changed: make(chan struct{})}
+	daemon := &Daemon{Reservations: r, Follower: nodestream.New("", nil, clock.RealClock{})}
 	d := New(Options{DriverName: "rocenet.io", NodeName: "node1", CDIDir: cdi, RDMA: RDMANonGaudi, CallTimeout: time.Second}, daemon, nil, nil)
 	return d, cdi
 }
@@ -76,7 +79,7 @@ func TestPrepareReservesAndWritesTheSpec(t *testing.T) {
 	if _, err := d.PrepareResourceClaims(context.Background(), claims); err == nil {
 		t.Fatal("prepared before rocenetd sent the node's ports")
 	}
-	d.daemon.publish(snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1), gaudiPort("0000:19:00.0-p2", "hl0p2", 2)))
+	d.daemon.Publish(snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1), gaudiPort("0000:19:00.0-p2", "hl0p2", 2)))
 	for i := 0; i < 2; i++ { // kubelet may ask again: the same answer
 		results, err := d.PrepareResourceClaims(context.Background(), claims)
 		if err != nil || results["u1"].Err != nil {
@@ -114,7 +117,7 @@ func TestPrepareReservesAndWritesTheSpec(t *testing.T) {
 func TestPrepareRefusesWhatIsNotThisNodesOrRocenetdRefuses(t *testing.T) {
 	r := &reservingDaemon{reserved: map[string]*pb.ReserveRequest{}}
 	d, cdi := newPrepareDriver(t, r)
-	d.daemon.publish(snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1)))
+	d.daemon.Publish(snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1)))
 	claims := []*resourceapi.ResourceClaim{
 		allocatedClaim("other-pool", "node2", "0000-19-00-0-p1"),
 		allocatedClaim("gone", "node1", "0000-29-00-0-p8"),
@@ -160,10 +163,10 @@ func TestPrepareGivesRdmaCMOnlyWhenTheNodeHasIt(t *testing.T) {
 		}
 		r := &reservingDaemon{reserved: map[string]*pb.ReserveRequest{}}
 		cdi := t.TempDir()
-		daemon := &Daemon{Reservations: r, changed: make(chan struct{})}
+		daemon := &Daemon{Reservations: r, Follower: nodestream.New("", nil, clock.RealClock{})}
 		d := New(Options{DriverName: "rocenet.io", NodeName: "node1", CDIDir: cdi, RDMA: RDMAAll,
 			SysfsRoot: sysfs, CallTimeout: time.Second}, daemon, nil, nil)
-		d.daemon.publish(snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1)))
+		d.daemon.Publish(snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1)))
 		claims := []*resourceapi.ResourceClaim{allocatedClaim("u1", "node1", "0000-19-00-0-p1")}
 		if results, err := d.PrepareResourceClaims(context.Background(), claims); err != nil || results["u1"].Err != nil {
 			t.Fatalf("prepare: %v %v", err, results["u1"].Err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"k8s.io/dynamic-resource-allocation/resourceslice"
+
+	. "rocenet.io/plugins/internal/nodestream/nodestreamtest"
 )
 
 // fakePublisher hands the test every publication.
@@ -33,22 +35,22 @@ func deviceNames(t *testing.T, r resourceslice.DriverResources) []string {
 }
 
 func TestPublishWaitsForTheFirstSnapshotAndPublishesChangesOnly(t *testing.T) {
-	node := newFakeNode(NodeState{})
+	node := NewFakeNode(NodeState{})
 	d := &Driver{opts: Options{NodeName: "node1"}, node: node}
 	publisher := &fakePublisher{published: make(chan resourceslice.DriverResources, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := running(func() { d.Publish(ctx, publisher) })
+	done := Running(func() { d.Publish(ctx, publisher) })
 
 	// No snapshot yet, whatever changes: an empty pool would tell the
 	// scheduler the node has no ports. The code reads the node once per
 	// pass: a read after a change means the pass before it is done (and
 	// would have published). The first publication is the first
 	// snapshot's.
-	node.read(t)
-	node.set(NodeState{Lost: &Lost{Since: start, Reason: "connection refused"}})
-	node.read(t)
-	node.set(NodeState{Snapshot: twoPorts()})
-	if got := deviceNames(t, receive(t, publisher.published, "publication")); len(got) != 2 {
+	node.Read(t)
+	node.Set(NodeState{Lost: &Lost{Since: Start, Reason: "connection refused"}})
+	node.Read(t)
+	node.Set(NodeState{Snapshot: twoPorts()})
+	if got := deviceNames(t, Receive(t, publisher.published, "publication")); len(got) != 2 {
 		t.Fatalf("first publication %v, want the snapshot's two ports", got)
 	}
 
@@ -56,28 +58,28 @@ func TestPublishWaitsForTheFirstSnapshotAndPublishesChangesOnly(t *testing.T) {
 	// rocenetd lost: the slice is as it was, nothing to write.
 	again := twoPorts()
 	again.Generation = 7
-	node.read(t)
-	node.set(NodeState{Snapshot: again})
-	node.read(t)
-	node.set(NodeState{Snapshot: again, Lost: &Lost{Since: start, Reason: "connection refused"}})
-	node.read(t)
+	node.Read(t)
+	node.Set(NodeState{Snapshot: again})
+	node.Read(t)
+	node.Set(NodeState{Snapshot: again, Lost: &Lost{Since: Start, Reason: "connection refused"}})
+	node.Read(t)
 	// A port gone: published. Had either change above been published, it
 	// would come first, with two ports.
-	node.set(NodeState{Snapshot: snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1))})
-	if got := deviceNames(t, receive(t, publisher.published, "publication")); len(got) != 1 || got[0] != "0000-19-00-0-p1" {
+	node.Set(NodeState{Snapshot: snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1))})
+	if got := deviceNames(t, Receive(t, publisher.published, "publication")); len(got) != 1 || got[0] != "0000-19-00-0-p1" {
 		t.Fatalf("publication %v, want the one port left (an unchanged slice was published again)", got)
 	}
 	cancel()
-	ends(t, done, "Publish")
+	Ends(t, done, "Publish")
 	if n := len(publisher.published); n != 0 {
 		t.Errorf("%d more publications, want none", n)
 	}
 }
 
 func TestPublishEndsWithItsContext(t *testing.T) {
-	d := &Driver{opts: Options{NodeName: "node1"}, node: newFakeNode(NodeState{})}
+	d := &Driver{opts: Options{NodeName: "node1"}, node: NewFakeNode(NodeState{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := running(func() { d.Publish(ctx, &fakePublisher{published: make(chan resourceslice.DriverResources, 1)}) })
+	done := Running(func() { d.Publish(ctx, &fakePublisher{published: make(chan resourceslice.DriverResources, 1)}) })
 	cancel()
-	ends(t, done, "Publish")
+	Ends(t, done, "Publish")
 }

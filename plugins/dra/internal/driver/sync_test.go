@@ -13,7 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	pb "rocenet.io/dra-plugin/internal/rocenetpb"
+	"k8s.io/utils/clock"
+
+	"rocenet.io/plugins/internal/nodestream"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 // fakeDaemon answers the driver's calls to rocenetd from memory.
@@ -61,7 +64,7 @@ func TestSyncWritesNetworkDataAndReleasesDeletedClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := New(Options{DriverName: "rocenet.io", NodeName: "node1", CDIDir: cdi, CallTimeout: time.Second},
-		&Daemon{Reservations: f, Attachments: fakeAttachments{f: f}, changed: make(chan struct{})}, kube, nil)
+		&Daemon{Reservations: f, Attachments: fakeAttachments{f: f}, Follower: nodestream.New("", nil, clock.RealClock{})}, kube, nil)
 	written := map[string][]resourceapi.AllocatedDeviceStatus{}
 	if err := d.syncNetworkData(context.Background(), written); err != nil {
 		t.Fatal(err)

@@ -5,10 +5,10 @@
 set -eu
 out="${1:-.}"
 protos="ports health addressing attach reservations"
-root=../../../../proto
+root=../../../proto
 gen_go="$(go tool -n protoc-gen-go)"
 gen_grpc="$(go tool -n protoc-gen-go-grpc)"
-pkg=rocenet.io/dra-plugin/internal/rocenetpb
+pkg=rocenet.io/plugins/internal/rocenetpb
 maps=""
 for p in $protos; do maps="$maps,Mrocenet/v1/$p.proto=$pkg"; done
 maps="${maps#,}"

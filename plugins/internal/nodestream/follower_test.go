@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package driver
+package nodestream_test
 
 import (
 	"context"
@@ -12,28 +12,35 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"rocenet.io/plugins/internal/nodestream"
+	. "rocenet.io/plugins/internal/nodestream/nodestreamtest"
+	pb "rocenet.io/plugins/internal/rocenetpb"
 )
 
 var refused = status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial unix /run/rocenet/rocenetd.sock: connect: connection refused"`)
 
 // watchDaemon is a Daemon on fake WatchPorts and clock, whose waits are
 // stretched by a tenth (the jitter, made predictable).
-func watchDaemon() (*Daemon, *fakePorts, *timerClock) {
-	ports, clk := newFakePorts(), newTimerClock()
-	d := newDaemon("/run/rocenet/rocenetd.sock", ports, clk)
-	d.jitter = func(w time.Duration) time.Duration { return w + w/10 }
+func watchDaemon() (*nodestream.Follower, *FakePorts, *TimerClock) {
+	ports, clk := NewFakePorts(), NewTimerClock()
+	d := nodestream.New("/run/rocenet/rocenetd.sock", ports, clk)
+	nodestream.SetJitter(d, func(w time.Duration) time.Duration { return w + w/10 })
 	return d, ports, clk
 }
 
-var watchOptions = WatchOptions{Retry: time.Second, MaxRetry: 8 * time.Second, Grace: 30 * time.Second}
+// A snapshot of two ports, as rocenetd sends it.
+var twoPorts = &pb.PortSnapshot{Generation: 1, Ports: []*pb.Port{{Id: "0000:19:00.0-p1", Name: "hl0p1"}, {Id: "0000:19:00.0-p2", Name: "hl0p2"}}}
+
+var watchOptions = nodestream.WatchOptions{Retry: time.Second, MaxRetry: 8 * time.Second, Grace: 30 * time.Second}
 
 // failAttempts fails the watch's next attempts, checking the wait after
 // each, and steps the clock by it.
-func failAttempts(t *testing.T, ports *fakePorts, clk *timerClock, waits ...time.Duration) {
+func failAttempts(t *testing.T, ports *FakePorts, clk *TimerClock, waits ...time.Duration) {
 	t.Helper()
 	for i, want := range waits {
-		ports.next(t).fail(refused)
-		if got := clk.nextTimer(t); got != want {
+		ports.Next(t).Fail(refused)
+		if got := clk.NextTimer(t); got != want {
 			t.Fatalf("wait %d: %s, want %s", i+1, got, want)
 		}
 		clk.Step(want)
@@ -43,24 +50,24 @@ func failAttempts(t *testing.T, ports *fakePorts, clk *timerClock, waits ...time
 func TestWatchBacksOffAndLosesRocenetdAfterTheGrace(t *testing.T) {
 	d, ports, clk := watchDaemon()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := running(func() { d.Watch(ctx, watchOptions) })
+	done := Running(func() { d.Watch(ctx, watchOptions) })
 
 	// rocenetd's stream delivers, then breaks: the grace counts from here.
-	stream := ports.next(t).open()
-	stream.send(twoPorts())
-	stream.end(status.Error(codes.Unavailable, "error reading from server: EOF"))
+	stream := ports.Next(t).Open()
+	stream.Send(twoPorts)
+	stream.End(status.Error(codes.Unavailable, "error reading from server: EOF"))
 	broke := clk.Now()
 	// Waits double from --retry up to the cap, each stretched (by the
 	// jitter); the one that would pass the end of the grace is cut short,
 	// so that an attempt is made right at its end.
-	if got := clk.nextTimer(t); got != 1100*time.Millisecond {
+	if got := clk.NextTimer(t); got != 1100*time.Millisecond {
 		t.Fatalf("first wait %s, want 1.1s", got)
 	}
 	clk.Step(1100 * time.Millisecond)
 	failAttempts(t, ports, clk, 2200*time.Millisecond, 4400*time.Millisecond, 8800*time.Millisecond, 8800*time.Millisecond)
 	// 25.3 s away: the next wait ends with the grace.
-	ports.next(t).fail(refused)
-	if got := clk.nextTimer(t); got != 4700*time.Millisecond {
+	ports.Next(t).Fail(refused)
+	if got := clk.NextTimer(t); got != 4700*time.Millisecond {
 		t.Fatalf("wait before the grace's end %s, want 4.7s", got)
 	}
 	if state, _ := d.State(); state.Lost != nil || state.Snapshot == nil {
@@ -71,8 +78,8 @@ func TestWatchBacksOffAndLosesRocenetdAfterTheGrace(t *testing.T) {
 	// The attempt at the end of the grace fails: lost, since the stream
 	// broke, for the attempt's reason; the ports are still the last
 	// snapshot's.
-	ports.next(t).fail(refused)
-	if got := clk.nextTimer(t); got != 8800*time.Millisecond {
+	ports.Next(t).Fail(refused)
+	if got := clk.NextTimer(t); got != 8800*time.Millisecond {
 		t.Fatalf("wait after the grace %s, want 8.8s (the backoff goes on)", got)
 	}
 	state, _ := d.State()
@@ -90,55 +97,55 @@ func TestWatchBacksOffAndLosesRocenetdAfterTheGrace(t *testing.T) {
 
 	// rocenetd back: its snapshot ends the loss, and the backoff starts
 	// over after the stream.
-	stream = ports.next(t).open()
+	stream = ports.Next(t).Open()
 	_, changed := d.State()
-	stream.send(snapshot(gaudiPort("0000:19:00.0-p1", "hl0p1", 1)))
-	receive(t, changed, "change of the node's state")
+	stream.Send(&pb.PortSnapshot{Generation: 2, Ports: twoPorts.Ports[:1]})
+	Receive(t, changed, "change of the node's state")
 	if state, _ := d.State(); state.Lost != nil || len(state.Snapshot.GetPorts()) != 1 {
 		t.Fatalf("rocenetd back: %+v, want its new snapshot and not lost", state)
 	}
-	stream.end(io.EOF)
-	if got := clk.nextTimer(t); got != 1100*time.Millisecond {
+	stream.End(io.EOF)
+	if got := clk.NextTimer(t); got != 1100*time.Millisecond {
 		t.Fatalf("wait after a stream that delivered %s, want 1.1s", got)
 	}
 	cancel()
-	ends(t, done, "Watch")
+	Ends(t, done, "Watch")
 }
 
 func TestWatchCountsTheGraceFromTheStartWhenRocenetdIsNeverReached(t *testing.T) {
 	d, ports, clk := watchDaemon()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := running(func() { d.Watch(ctx, watchOptions) })
+	done := Running(func() { d.Watch(ctx, watchOptions) })
 	failAttempts(t, ports, clk, 1100*time.Millisecond, 2200*time.Millisecond, 4400*time.Millisecond,
 		8800*time.Millisecond, 8800*time.Millisecond, 4700*time.Millisecond)
-	ports.next(t).fail(refused)
-	clk.nextTimer(t)
+	ports.Next(t).Fail(refused)
+	clk.NextTimer(t)
 	state, _ := d.State()
-	if state.Lost == nil || !state.Lost.Since.Equal(start) || state.Snapshot != nil {
+	if state.Lost == nil || !state.Lost.Since.Equal(Start) || state.Snapshot != nil {
 		t.Errorf("never reached for 30s: %+v, want lost since the start, no snapshot", state)
 	}
 	cancel()
-	ends(t, done, "Watch")
+	Ends(t, done, "Watch")
 }
 
 func TestWatchNeverLosesARocenetdBackBeforeTheGraceEnds(t *testing.T) {
 	d, ports, clk := watchDaemon()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := running(func() { d.Watch(ctx, watchOptions) })
+	done := Running(func() { d.Watch(ctx, watchOptions) })
 	failAttempts(t, ports, clk, 1100*time.Millisecond, 2200*time.Millisecond, 4400*time.Millisecond,
 		8800*time.Millisecond, 8800*time.Millisecond, 4700*time.Millisecond)
 	// The attempt at the grace's end reaches rocenetd.
-	stream := ports.next(t).open()
-	stream.send(twoPorts())
-	stream.end(io.EOF)
-	clk.nextTimer(t)
+	stream := ports.Next(t).Open()
+	stream.Send(twoPorts)
+	stream.End(io.EOF)
+	clk.NextTimer(t)
 	if state, _ := d.State(); state.Lost != nil || state.Snapshot == nil {
 		t.Errorf("rocenetd reached at the grace's end: %+v, want not lost", state)
 	}
 	cancel()
-	ends(t, done, "Watch")
+	Ends(t, done, "Watch")
 }
 
 func TestWatchEndsWithItsContext(t *testing.T) {
@@ -146,24 +153,24 @@ func TestWatchEndsWithItsContext(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d, ports, clk := watchDaemon()
 			ctx, cancel := context.WithCancel(context.Background())
-			done := running(func() { d.Watch(ctx, watchOptions) })
+			done := Running(func() { d.Watch(ctx, watchOptions) })
 			if streaming {
-				ports.next(t).open().send(twoPorts())
+				ports.Next(t).Open().Send(twoPorts)
 			} else {
-				ports.next(t).fail(errors.New("refused"))
-				clk.nextTimer(t)
+				ports.Next(t).Fail(errors.New("refused"))
+				clk.NextTimer(t)
 			}
 			cancel()
-			ends(t, done, "Watch")
+			Ends(t, done, "Watch")
 		})
 	}
 }
 
 func TestRetryJitterStretchesEachWaitByUpToAFifth(t *testing.T) {
-	d := newDaemon("/run/rocenet/rocenetd.sock", newFakePorts(), newTimerClock())
+	d := nodestream.New("/run/rocenet/rocenetd.sock", NewFakePorts(), NewTimerClock())
 	seen := map[time.Duration]bool{}
 	for range 100 {
-		w := d.jitter(10 * time.Second)
+		w := nodestream.Jitter(d)(10 * time.Second)
 		if w < 10*time.Second || w > 12*time.Second {
 			t.Fatalf("jittered wait %s, want within [10s, 12s]", w)
 		}

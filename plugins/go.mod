@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-module rocenet.io/dra-plugin
+module rocenet.io/plugins
 
 go 1.26.0
 
