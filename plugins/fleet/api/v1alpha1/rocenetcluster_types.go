@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClusterName is the name of the one RocenetCluster.
+const ClusterName = "cluster"
+
+// RocenetCluster's condition types (as a ClusterOperator's).
+const (
+	// Available: every target node's scale-out network is ready.
+	ClusterAvailable = "Available"
+	// Progressing: the nodes do not all run one rocenet version yet, or
+	// some have not reported.
+	ClusterProgressing = "Progressing"
+	// Degraded: at least one target node's scale-out network is not ready.
+	ClusterDegraded = "Degraded"
+)
+
+// MaxDegradedNodes bounds RocenetClusterStatus.DegradedNodes; the count
+// holds them all.
+const MaxDegradedNodes = 32
+
+// RocenetCluster is the whole fabric at a glance: how many nodes rocenet
+// runs on, how many are ready, each rail's ports, the nodes that are not
+// ready and why, and the versions during a rollout. One object, named
+// "cluster", created and kept by rocenet-controller from every
+// RocenetNode and the Nodes' readiness.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=rcluster
+// +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == 'cluster'",message="the one RocenetCluster is named cluster"
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Degraded",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].status`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyNodes`,description="Ready nodes of the target"
+// +kubebuilder:printcolumn:name="Ports",type=string,JSONPath=`.status.readyPorts`,description="Healthy ports of all, on the target nodes"
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`,description="The newest version and how many nodes run it"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].message`,priority=1
+type RocenetCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Status RocenetClusterStatus `json:"status,omitempty"`
+}
+
+// RocenetClusterStatus is the fabric as the controller last reconciled it.
+// The target is the Nodes with a RocenetNode whose Kubernetes Ready
+// condition is True: a node Kubernetes itself finds NotReady (or a
+// RocenetNode without its Node) is counted in excludedNodes and left out
+// of the rest, as NMState and the SR-IOV operator do.
+type RocenetClusterStatus struct {
+	// Available, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// The target nodes, and those ready among them.
+	// +optional
+	TargetNodes int32 `json:"targetNodes"`
+	// +optional
+	ReadyNodeCount int32 `json:"readyNodeCount"`
+	// "ready/target" nodes, e.g. "511/512".
+	// +optional
+	ReadyNodes string `json:"readyNodes,omitempty"`
+	// RocenetNodes left out: their Node is NotReady or gone.
+	// +optional
+	ExcludedNodes int32 `json:"excludedNodes"`
+	// Target nodes whose reporter's heartbeat is older than the limit
+	// (counted as not ready).
+	// +optional
+	StaleNodes int32 `json:"staleNodes"`
+
+	// "healthy/all" ports on the target nodes.
+	// +optional
+	ReadyPorts string `json:"readyPorts,omitempty"`
+
+	// Each rail over the target nodes, in rail order.
+	// +listType=atomic
+	// +optional
+	Rails []ClusterRail `json:"rails,omitempty"`
+
+	// The target nodes that are not ready, by name, at most
+	// MaxDegradedNodes; degradedNodeCount counts them all.
+	// +listType=atomic
+	// +optional
+	DegradedNodes []DegradedNode `json:"degradedNodes,omitempty"`
+	// +optional
+	DegradedNodeCount int32 `json:"degradedNodeCount"`
+
+	// How many target nodes run each rocenet version, newest first.
+	// +listType=atomic
+	// +optional
+	Versions []VersionCount `json:"versions,omitempty"`
+	// "N of M nodes on V", V the newest version.
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// ClusterRail is one rail over the target nodes.
+type ClusterRail struct {
+	Rail int32 `json:"rail"`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Ports on the rail, healthy ones, and the nodes with a port of the
+	// rail that is not.
+	Ports int32 `json:"ports"`
+	// +optional
+	ReadyPorts int32 `json:"readyPorts"`
+	// +optional
+	DegradedNodes int32 `json:"degradedNodes"`
+}
+
+// DegradedNode is a target node that is not ready.
+type DegradedNode struct {
+	Name string `json:"name"`
+	// The RocenetNode's Ready reason and message ("Stale" when its
+	// reporter stopped writing).
+	Reason string `json:"reason"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// VersionCount is how many target nodes run one version.
+type VersionCount struct {
+	Version string `json:"version"`
+	Nodes   int32  `json:"nodes"`
+}
+
+// RocenetClusterList is a list of RocenetCluster.
+//
+// +kubebuilder:object:root=true
+type RocenetClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RocenetCluster `json:"items"`
+}

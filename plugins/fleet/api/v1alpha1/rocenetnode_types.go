@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types and reasons of a RocenetNode, and of the Node condition
+// its reporter writes (NodeConditionType).
+const (
+	// NodeConditionType is the condition rocenet writes on each Node:
+	// True when every scale-out port of the node is healthy.
+	NodeConditionType = "ScaleOutNetworkReady"
+	// ConditionReady is RocenetNode's summary condition: the same status,
+	// reason and message as the Node condition.
+	ConditionReady = "Ready"
+
+	// ReasonPortsReady: every port healthy.
+	ReasonPortsReady = "PortsReady"
+	// ReasonNoPorts: rocenetd manages no port on the node.
+	ReasonNoPorts = "NoPorts"
+	// ReasonRocenetdUnreachable: the reporter has not reached rocenetd
+	// for longer than its grace period; the status is Unknown.
+	ReasonRocenetdUnreachable = "RocenetdUnreachable"
+	// ReasonReporterStarting: the reporter has not heard rocenetd yet.
+	ReasonReporterStarting = "ReporterStarting"
+)
+
+// RocenetNode is one Kubernetes node's scale-out network as rocenetd sees
+// it: every port, its rail, state, address, switch and conditions, and the
+// node's readiness. Named after the node and owned by it; written only by
+// that node's reporter (docs/fleet.md says how that is enforced).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=rnode
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Ports",type=string,JSONPath=`.status.readyPorts`,description="Healthy ports of all"
+// +kubebuilder:printcolumn:name="Down",type=string,JSONPath=`.status.downPorts`,description="The ports not healthy, and why"
+// +kubebuilder:printcolumn:name="Rails",type=string,JSONPath=`.status.readyRails`,description="Rails whose every port is healthy, of all"
+// +kubebuilder:printcolumn:name="Validated",type=string,JSONPath=`.status.validation.stage`,description="The highest diagnostics stage passed in the last 24 hours"
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.heartbeatTime`,priority=1
+type RocenetNode struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Status RocenetNodeStatus `json:"status,omitempty"`
+}
+
+// RocenetNodeStatus is what the node's reporter last wrote.
+type RocenetNodeStatus struct {
+	// Ready: True when every port is healthy, False with the worst port's
+	// condition as its reason, Unknown while rocenetd is unreachable.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// "healthy/all" ports, e.g. "21/24".
+	// +optional
+	ReadyPorts string `json:"readyPorts,omitempty"`
+	// The ports not healthy, each with its first condition
+	// ("so3 LinkDown"), at most MaxDownPorts of them and then "+N".
+	// +optional
+	DownPorts string `json:"downPorts,omitempty"`
+	// "healthy/all" rails: a rail is healthy when all its ports are.
+	// +optional
+	ReadyRails string `json:"readyRails,omitempty"`
+
+	// The number of ports, and of healthy ones.
+	// +optional
+	PortCount int32 `json:"portCount"`
+	// +optional
+	ReadyPortCount int32 `json:"readyPortCount"`
+
+	// The node's rails, in rail order.
+	// +listType=atomic
+	// +optional
+	Rails []RailStatus `json:"rails,omitempty"`
+
+	// Every port, in rocenetd's order.
+	// +listType=atomic
+	// +optional
+	Ports []PortStatus `json:"ports,omitempty"`
+
+	// The node's last diagnostics result, from rocenet-diagd's validation
+	// file; absent when there is none.
+	// +optional
+	Validation *Validation `json:"validation,omitempty"`
+
+	// rocenet's version on the node (the reporter's, shipped in the same
+	// image as rocenetd).
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// When the reporter last wrote the object, change or not: it writes at
+	// least every heartbeat (10 minutes by default), so a time older than
+	// that says the reporter is gone.
+	// +optional
+	HeartbeatTime metav1.Time `json:"heartbeatTime,omitempty"`
+}
+
+// RailStatus counts one rail's ports on the node.
+type RailStatus struct {
+	// The rail's number (rocenetd's rail; -1: no rail known).
+	Rail int32 `json:"rail"`
+	// The rail's name where the topology gives one.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Ports on the rail, and healthy ones.
+	Ports int32 `json:"ports"`
+	// +optional
+	ReadyPorts int32 `json:"readyPorts"`
+}
+
+// PortStatus is one scale-out port.
+type PortStatus struct {
+	// The interface name on the host (or the one it had before it went to
+	// a pod).
+	Name string `json:"name"`
+	// rocenetd's stable id of the port (PCI function and port).
+	ID string `json:"id"`
+	// The port's rail (-1: none known).
+	Rail int32 `json:"rail"`
+	// The link's operational state: up, down, lowerlayerdown, notpresent,
+	// dormant, testing, unknown.
+	State string `json:"state"`
+	// Whether no condition (advisory ones aside) holds.
+	Healthy bool `json:"healthy"`
+	// The port's address and prefix ("10.200.10.1/30"), once addressed.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// The addressing plan's state: Pending, Ready, Refused, L2.
+	// +optional
+	Plan string `json:"plan,omitempty"`
+	// The switch port the port's LLDP neighbor announces.
+	// +optional
+	Switch *SwitchPort `json:"switch,omitempty"`
+	// The conditions that hold now; none on a healthy port.
+	// +listType=atomic
+	// +optional
+	Conditions []PortCondition `json:"conditions,omitempty"`
+	// The pod the port is in ("namespace/name"), when attached.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+}
+
+// SwitchPort is the LLDP neighbor of a port.
+type SwitchPort struct {
+	// The switch's chassis id, and its system name where it sends one.
+	Chassis string `json:"chassis"`
+	// +optional
+	SystemName string `json:"systemName,omitempty"`
+	// The switch port's id.
+	Port string `json:"port"`
+}
+
+// PortCondition is one of rocenetd's port conditions (docs/health.md).
+type PortCondition struct {
+	Type   string `json:"type"`
+	Reason string `json:"reason"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Advisory conditions are reported without making the port unhealthy.
+	// +optional
+	Advisory bool `json:"advisory,omitempty"`
+}
+
+// Validation is the node's last diagnostics result, as rocenet-diagd's
+// validation file holds it.
+type Validation struct {
+	// The highest stage passed in the last 24 hours: reach, ethernet or
+	// rdma (docs/diagnostics.md); empty after a failure.
+	// +optional
+	Stage string `json:"stage,omitempty"`
+	// When that stage passed, or the stage that failed failed.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+	// rocenet-diagd's note: which stage passed or failed, who coordinated
+	// it, and for a failure what failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RocenetNodeList is a list of RocenetNode.
+//
+// +kubebuilder:object:root=true
+type RocenetNodeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RocenetNode `json:"items"`
+}
