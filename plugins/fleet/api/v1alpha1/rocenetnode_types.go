@@ -144,9 +144,10 @@ type PortStatus struct {
 	// +listType=atomic
 	// +optional
 	Conditions []PortCondition `json:"conditions,omitempty"`
-	// The pod the port is in ("namespace/name"), when attached.
+	// Whether the port is in a pod (handed to a pod's network namespace
+	// by the CNI plugin).
 	// +optional
-	Pod string `json:"pod,omitempty"`
+	InPod bool `json:"inPod,omitempty"`
 }
 
 // SwitchPort is the LLDP neighbor of a port.
