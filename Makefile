@@ -98,7 +98,10 @@ build: deps configure
 #     the end-to-end tests (tests/k8s/):
 #     etcd, Kubernetes, containerd and Multus built from their Go modules
 #     (cached in $ROCENET_CACHE), rocenet's image built from its
-#     Containerfile and deployed on a single-node cluster;
+#     Containerfile and deployed on a single-node cluster; the fleet
+#     tests (label fleet): rocenet-controller and the reporter's policy on
+#     the real kube-apiserver (envtest), and the fleet benchmark at 64 kwok
+#     nodes (`make bench-fleet`: 512);
 #  2. the daemon's threading tests under TSan;
 #  3. everything built with ASan+UBSan: every unit test, the integration
 #     tests labelled `sanitize` (the ones that feed rocenet hostile input or
@@ -114,13 +117,16 @@ test:
 	@$(PHASE) "tests: integration (plain)" -- \
 		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(INTEGRATION_JOBS) --timeout 600 -L integration'
 	@$(PHASE) "tests: checks, benchmark smoke, fuzz replays (plain)" -- \
-		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE "integration|e2e|vm"'
+		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE "integration|e2e|vm|fleet"'
 	@$(PHASE) "tests: real kernel in qemu (Debian's kernel package, cached)" -- \
 		sh -c 'cd $(BUILD_DIR) && rm -f vm-figures.txt && ctest --output-on-failure -L "^vm$$" && \
 		if [ -s vm-figures.txt ]; then echo "Figures (vm-figures.txt):"; cat vm-figures.txt; fi'
 	@$(PHASE) "tests: end-to-end on Kubernetes (components, image, cluster)" -- \
 		sh -c 'cd $(BUILD_DIR) && rm -f e2e-figures.txt && ctest --output-on-failure -L "^e2e$$" && \
 		if [ -s e2e-figures.txt ]; then echo "Figures (e2e-figures.txt):"; cat e2e-figures.txt; fi'
+	@$(PHASE) "tests: fleet (controller, policy, 64-node benchmark on a real API server)" -- \
+		sh -c 'cd $(BUILD_DIR) && rm -f fleet-figures.txt && ctest --output-on-failure -L "^fleet$$" && \
+		if [ -s fleet-figures.txt ]; then echo "Figures (fleet-figures.txt):"; cat fleet-figures.txt; fi'
 	@$(PHASE) "build: TSan (clang)" -- $(MAKE) --no-print-directory build-tsan
 	@$(PHASE) "tests: TSan" -- sh -c 'cd $(TSAN_BUILD_DIR) && ctest --output-on-failure -L tsan'
 	@$(PHASE) "build: ASan+UBSan (clang, unity)" -- $(MAKE) --no-print-directory build-asan
