@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from packaging_support import (
+    CHART,
     DIAGD_FLAGS,
     K8S,
     OVERLAYS,
@@ -36,13 +37,14 @@ from packaging_support import (
     REPO,
     containers,
     flags,
+    helm_template,
     one,
     render,
     rocenetd_config,
     volumes,
 )
+from packaging_support import helm as run_helm
 
-CHART = os.path.join(PKG, "helm", "rocenet")
 # The chart's `allocation` for each overlay it must match.
 ALLOCATION = {"generic": "devicePlugin", "generic-dra": "dra"}
 CNI_BIN_DIR = {"generic": "/opt/cni/bin", "openshift": "/var/lib/cni/bin"}
@@ -482,37 +484,11 @@ def test_prometheusrule_renders_the_plain_rules_file():
 # --- Helm -------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def helm(tmp_path_factory):
-    """ROCENET_HELM, or helm 4 from tests/k8s/components.sh (built into its
-    cache the first time, a few minutes; linked from there after). Returns
-    a function that runs it with helm's own directories in a temporary one."""
-    path = os.environ.get("ROCENET_HELM")
-    if not path:
-        if not shutil.which("go"):
-            pytest.skip("go not installed: tests/k8s/components.sh builds helm from its Go module")
-        bin_dir = tmp_path_factory.mktemp("helm-bin")
-        cp = subprocess.run(["bash", os.path.join(REPO, "tests", "k8s", "components.sh"),
-                             str(bin_dir), "helm"], capture_output=True, text=True, timeout=1800)
-        assert cp.returncode == 0, f"tests/k8s/components.sh could not build helm:\n{cp.stderr}"
-        path = str(bin_dir / "helm")
-    home = tmp_path_factory.mktemp("helm-home")
-    env = dict(os.environ, HELM_CACHE_HOME=str(home / "cache"),
-               HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"))
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([path, *args], capture_output=True, text=True, timeout=60, env=env)
-    return run
-
-
-def helm_template(helm, *settings: str) -> list[dict]:
-    """`helm template` of the chart as release rocenet in namespace
-    rocenet-system (the kustomize manifests' names), with --set settings."""
-    args = ["template", "rocenet", CHART, "--namespace", "rocenet-system"]
-    for setting in settings:
-        args += ["--set", setting]
-    cp = helm(*args)
-    assert cp.returncode == 0, f"helm {' '.join(args)} failed:\n{cp.stderr}"
-    return [d for d in yaml.safe_load_all(cp.stdout) if d]
+def helm():
+    """helm (packaging_support.helm: ROCENET_HELM, or built by
+    tests/k8s/components.sh); skips where it cannot be had."""
+    run_helm("version")
+    return run_helm
 
 
 @pytest.mark.parametrize("overlay_name", sorted(ALLOCATION))
@@ -523,7 +499,7 @@ def test_helm_chart_renders_the_overlays_daemonset(helm, overlay_name):
     the same volumes, pod settings and rollout, and the same config."""
     allocation = ALLOCATION[overlay_name]
     kustomized = render(os.path.join(K8S, "overlays", overlay_name))
-    rendered = helm_template(helm, f"allocation={allocation}")
+    rendered = helm_template(f"allocation={allocation}")
     kds, hds = one(kustomized, "DaemonSet", "rocenet"), one(rendered, "DaemonSet", "rocenet")
     assert hds["metadata"]["namespace"] == kds["metadata"]["namespace"]
     kcs, hcs = containers(kds), containers(hds)
@@ -568,13 +544,13 @@ def test_helm_chart_renders_the_dra_components_objects(helm):
     ClusterRole and ClusterRoleBinding with the same names, selectors, rules
     and subject; allocation devicePlugin none of them."""
     kustomized = render(os.path.join(K8S, "overlays", "generic-dra"))
-    rendered = helm_template(helm, "allocation=dra")
+    rendered = helm_template("allocation=dra")
     for kind in ("DeviceClass", "ClusterRole", "ClusterRoleBinding"):
         want = one(kustomized, kind)
         got = one(rendered, kind, want["metadata"]["name"])
         for key in ("spec", "rules", "roleRef", "subjects"):
             assert got.get(key) == want.get(key), f"{kind} {want['metadata']['name']}: {key}"
-    plain = helm_template(helm)
+    plain = helm_template()
     assert not [d["kind"] for d in plain
                 if d["kind"] in ("DeviceClass", "ClusterRole", "ClusterRoleBinding")]
     assert "dra-plugin" not in containers(one(plain, "DaemonSet", "rocenet"))
@@ -583,7 +559,7 @@ def test_helm_chart_renders_the_dra_components_objects(helm):
 def test_helm_chart_dra_plugin_flags_follow_values(helm):
     """draPlugin's values and resourceName reach rocenet-dra-plugin's flags
     and the DeviceClass; a value the plugin would refuse fails rendering."""
-    docs = helm_template(helm, "allocation=dra", "draPlugin.unhealthyTaint=NoExecute",
+    docs = helm_template("allocation=dra", "draPlugin.unhealthyTaint=NoExecute",
                          "draPlugin.rdmaDeviceSpecs=all", "resourceName=example.com/port")
     argv = containers(one(docs, "DaemonSet", "rocenet"))["dra-plugin"]["command"]
     for flag in ("--unhealthy-taint=NoExecute", "--rdma-device-specs=all",
@@ -591,7 +567,7 @@ def test_helm_chart_dra_plugin_flags_follow_values(helm):
         assert argv.count(flag) == 1, argv
     assert len([a for a in argv if a.startswith("--unhealthy-taint=")]) == 1, argv
     assert one(docs, "DeviceClass")["spec"]["extendedResourceName"] == "example.com/port"
-    plugin = containers(one(helm_template(helm, "resourceName=example.com/port"),
+    plugin = containers(one(helm_template("resourceName=example.com/port"),
                             "DaemonSet", "rocenet"))["device-plugin"]
     assert "--resource-name=example.com/port" in plugin["command"]
     for setting, message in (
@@ -607,7 +583,7 @@ def test_helm_chart_renders_the_service_and_servicemonitor(helm):
     """The chart's metrics Service has the base's ports, and its
     ServiceMonitor (serviceMonitor.enabled) scrapes the same port names as
     packaging/kubernetes/monitoring."""
-    rendered = helm_template(helm, "serviceMonitor.enabled=true")
+    rendered = helm_template("serviceMonitor.enabled=true")
     want = one(render(OVERLAYS["generic"]), "Service", "rocenet-metrics")["spec"]["ports"]
     assert one(rendered, "Service", "rocenet-metrics")["spec"]["ports"] == want
     kept = [e["port"] for e in one(render(os.path.join(K8S, "monitoring")), "ServiceMonitor")
@@ -624,7 +600,7 @@ def test_helm_chart_diagd_values(helm):
     diagd.enabled=false leaves out the container, its Secret, its Service
     port and its scrape, and nothing else; the value of earlier charts,
     diagSecretName, is refused naming where it went."""
-    docs = helm_template(helm, "diagd.dataPort=50200", "diagd.metricsPort=50300",
+    docs = helm_template("diagd.dataPort=50200", "diagd.metricsPort=50300",
                          "diagd.secretName=cluster-diag", "serviceMonitor.enabled=true")
     ds = one(docs, "DaemonSet", "rocenet")
     given = flags(containers(ds)["diagd"]["command"])
@@ -633,8 +609,8 @@ def test_helm_chart_diagd_values(helm):
     ports = {p["name"]: p["targetPort"] for p in one(docs, "Service")["spec"]["ports"]}
     assert ports == {"metrics": 50152, "diag-metrics": 50300}
 
-    plain = helm_template(helm, "serviceMonitor.enabled=true")
-    off = helm_template(helm, "diagd.enabled=false", "serviceMonitor.enabled=true")
+    plain = helm_template("serviceMonitor.enabled=true")
+    off = helm_template("diagd.enabled=false", "serviceMonitor.enabled=true")
     pds, ods = one(plain, "DaemonSet", "rocenet"), one(off, "DaemonSet", "rocenet")
     assert set(containers(pds)) - set(containers(ods)) == {"diagd"}
     assert set(volumes(pds)) - set(volumes(ods)) == {"diag-secret"}
@@ -652,7 +628,7 @@ def test_helm_chart_openshift_scc_admits_every_container(helm, allocation):
     """openshift.enabled: the chart's SCC allows every capability a
     container adds (diagd's NET_RAW too) and every volume type, and the pods
     ask for it."""
-    docs = helm_template(helm, "openshift.enabled=true", f"allocation={allocation}")
+    docs = helm_template("openshift.enabled=true", f"allocation={allocation}")
     scc = one(docs, "SecurityContextConstraints")
     ds = one(docs, "DaemonSet", "rocenet")
     assert set(scc["allowedCapabilities"]) == DAEMON_CAPS

@@ -8,13 +8,16 @@ network namespace of its own."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 
 import pytest
 import yaml
@@ -27,6 +30,10 @@ PKG = os.path.join(REPO, "packaging")
 K8S = os.path.join(PKG, "kubernetes")
 OVERLAYS = {"generic": os.path.join(K8S, "overlays", "generic"),
             "openshift": os.path.join(K8S, "overlays", "openshift")}
+# Every overlay shipped, with either allocation.
+ALL_OVERLAYS = {name: os.path.join(K8S, "overlays", name)
+                for name in ("generic", "generic-dra", "openshift", "openshift-dra")}
+CHART = os.path.join(PKG, "helm", "rocenet")
 # rocenet-diagd's flags as docs/deploying.md names them; the manifests and
 # the systemd unit give it no other (packaging_config_test checks them
 # against `rocenet-diagd --help`).
@@ -90,6 +97,46 @@ def render(directory: str) -> list[dict]:
     warnings = [line for line in cp.stderr.splitlines()
                 if re.search(r"deprecated|warning", line, re.I)]
     assert not warnings, f"kubectl kustomize {directory} warns:\n" + "\n".join(warnings)
+    return [d for d in yaml.safe_load_all(cp.stdout) if d]
+
+
+@functools.cache
+def _helm() -> tuple[str, dict[str, str]]:
+    """ROCENET_HELM, or helm 4 from tests/k8s/components.sh (built into its
+    cache the first time, a few minutes; linked from there after), with
+    helm's own directories in a temporary one; skips without Go to build it."""
+    path = os.environ.get("ROCENET_HELM")
+    if not path and not shutil.which("go"):
+        pytest.skip("go not installed: tests/k8s/components.sh builds helm from its Go module")
+    work = tempfile.mkdtemp(prefix="rocenet-helm-")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
+    if not path:
+        bin_dir = os.path.join(work, "bin")
+        cp = subprocess.run(["bash", os.path.join(REPO, "tests", "k8s", "components.sh"),
+                             bin_dir, "helm"], capture_output=True, text=True, timeout=1800)
+        assert cp.returncode == 0, f"tests/k8s/components.sh could not build helm:\n{cp.stderr}"
+        path = os.path.join(bin_dir, "helm")
+    env = dict(os.environ, HELM_CACHE_HOME=os.path.join(work, "cache"),
+               HELM_CONFIG_HOME=os.path.join(work, "config"),
+               HELM_DATA_HOME=os.path.join(work, "data"))
+    return path, env
+
+
+def helm(*args: str) -> subprocess.CompletedProcess:
+    """helm with `args`; skips when helm cannot be had (see _helm)."""
+    path, env = _helm()
+    return subprocess.run([path, *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def helm_template(*settings: str) -> list[dict]:
+    """`helm template --include-crds` of the chart as release rocenet in
+    namespace rocenet-system (the kustomize manifests' names), with --set
+    settings."""
+    args = ["template", "rocenet", CHART, "--namespace", "rocenet-system", "--include-crds"]
+    for setting in settings:
+        args += ["--set", setting]
+    cp = helm(*args)
+    assert cp.returncode == 0, f"helm {' '.join(args)} failed:\n{cp.stderr}"
     return [d for d in yaml.safe_load_all(cp.stdout) if d]
 
 
