@@ -86,23 +86,23 @@ def source_metric_names() -> set[str]:
 # --- rendering and lint --------------------------------------------------------
 
 def test_every_kustomization_renders_offline():
+    # The base's fleet, in every overlay: the CRDs, the reporter's
+    # ClusterRole and binding and its policy, rocenet-controller with its
+    # ClusterRole and binding and its leader-election Role and binding.
+    fleet = {"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
+             "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Deployment", "Role",
+             "RoleBinding"}
+    node = {"Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service"}
+    openshift = {"SecurityContextConstraints", "ServiceMonitor", "PrometheusRule"}
     kinds = {
-        OVERLAYS["generic"]: {"Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service"},
-        OVERLAYS["openshift"]: {"Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service",
-                                "SecurityContextConstraints", "ClusterRole", "RoleBinding",
-                                "ServiceMonitor", "PrometheusRule"},
-        os.path.join(K8S, "overlays", "generic-dra"): {"Namespace", "ServiceAccount", "ConfigMap",
-                                                       "DaemonSet", "Service", "DeviceClass",
-                                                       "ClusterRole", "ClusterRoleBinding"},
-        os.path.join(K8S, "overlays", "openshift-dra"): {
-            "Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service",
-            "SecurityContextConstraints", "ClusterRole", "RoleBinding", "ClusterRoleBinding",
-            "ServiceMonitor", "PrometheusRule", "DeviceClass"},
+        OVERLAYS["generic"]: node | fleet,
+        OVERLAYS["openshift"]: node | fleet | openshift,
+        os.path.join(K8S, "overlays", "generic-dra"): node | fleet | {"DeviceClass"},
+        os.path.join(K8S, "overlays", "openshift-dra"): node | fleet | openshift | {"DeviceClass"},
         os.path.join(K8S, "monitoring"): {"ServiceMonitor", "PrometheusRule"},
         os.path.join(K8S, "examples"): {"NetworkAttachmentDefinition", "Pod"},
         os.path.join(K8S, "examples", "dra"): {"ResourceClaimTemplate", "Pod"},
-        os.path.join(K8S, "examples", "config-override"): {"Namespace", "ServiceAccount",
-                                                           "ConfigMap", "DaemonSet", "Service"},
+        os.path.join(K8S, "examples", "config-override"): node | fleet,
     }
     for directory, want in kinds.items():
         got = {d["kind"] for d in render(directory)}
@@ -129,6 +129,8 @@ def test_kustomizations_use_no_deprecated_field():
         for patch in k.get("patches", []):
             assert "path" not in patch or os.path.isfile(os.path.join(directory, patch["path"])), \
                 f"{path}: {patch}"
+        for entry in k.get("transformers", []):
+            assert os.path.exists(os.path.join(directory, entry)), f"{path}: {entry}"
         for label in k.get("labels", []):
             # commonLabels put the labels on selectors; a DaemonSet's
             # selector cannot change on a running cluster.
@@ -163,7 +165,7 @@ def test_daemonset_least_privilege(overlay):
     assert spec["automountServiceAccountToken"] is False
     assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     cs = containers(ds)
-    assert set(cs) == {"install-cni", "rocenetd", "device-plugin", "diagd"}
+    assert set(cs) == {"install-cni", "rocenetd", "device-plugin", "diagd", "node-reporter"}
     for cname, c in cs.items():
         sc = c["securityContext"]
         assert sc.get("privileged") is False, f"{cname} must not be privileged"
@@ -420,8 +422,8 @@ def test_optional_patches_apply_to_the_overlays(tmp_path):
 # --- OpenShift ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("overlay,volumes", [
-    ("openshift", {"configMap", "hostPath", "secret"}),
-    # The DRA plugin's API token is a projected volume.
+    # projected: the API token of the node reporter (and the DRA plugin).
+    ("openshift", {"configMap", "hostPath", "secret", "projected"}),
     ("openshift-dra", {"configMap", "hostPath", "secret", "projected"}),
 ])
 def test_openshift_scc_is_bound_to_the_service_account(overlay, volumes):
@@ -443,7 +445,7 @@ def test_openshift_scc_is_bound_to_the_service_account(overlay, volumes):
     assert used == volumes, sorted(used)
     assert used <= set(scc["volumes"]), f"the SCC allows {scc['volumes']}, not {sorted(used)}"
 
-    binding = one(docs, "RoleBinding")
+    binding = one(docs, "RoleBinding", "rocenet-scc")
     assert binding["metadata"]["namespace"] == ns
     assert {"kind": "ServiceAccount", "name": sa, "namespace": ns} in binding["subjects"]
     role = one(docs, binding["roleRef"]["kind"], binding["roleRef"]["name"])
@@ -456,7 +458,7 @@ def test_openshift_scc_is_bound_to_the_service_account(overlay, volumes):
         assert added <= set(scc["allowedCapabilities"]), f"{c['name']} adds {sorted(added)}"
         assert not added & set(scc.get("requiredDropCapabilities") or []), c["name"]
         assert c["securityContext"]["readOnlyRootFilesystem"] is True, c["name"]
-    assert "diagd" in {c["name"] for c in pod_containers}
+    assert {"diagd", "node-reporter"} <= {c["name"] for c in pod_containers}
     assert any(r["apiGroups"] == ["security.openshift.io"]
                and "securitycontextconstraints" in r["resources"]
                and r.get("resourceNames") == [scc["metadata"]["name"]]
@@ -545,14 +547,16 @@ def test_helm_chart_renders_the_dra_components_objects(helm):
     and subject; allocation devicePlugin none of them."""
     kustomized = render(os.path.join(K8S, "overlays", "generic-dra"))
     rendered = helm_template("allocation=dra")
-    for kind in ("DeviceClass", "ClusterRole", "ClusterRoleBinding"):
-        want = one(kustomized, kind)
-        got = one(rendered, kind, want["metadata"]["name"])
+    for kind, name in (("DeviceClass", "scale-out-port.rocenet.io"),
+                       ("ClusterRole", "rocenet-dra-plugin"),
+                       ("ClusterRoleBinding", "rocenet-dra-plugin")):
+        want = one(kustomized, kind, name)
+        got = one(rendered, kind, name)
         for key in ("spec", "rules", "roleRef", "subjects"):
-            assert got.get(key) == want.get(key), f"{kind} {want['metadata']['name']}: {key}"
+            assert got.get(key) == want.get(key), f"{kind} {name}: {key}"
     plain = helm_template()
-    assert not [d["kind"] for d in plain
-                if d["kind"] in ("DeviceClass", "ClusterRole", "ClusterRoleBinding")]
+    assert not [d["kind"] for d in plain if d["kind"] == "DeviceClass"
+                or d["metadata"]["name"] == "rocenet-dra-plugin"]
     assert "dra-plugin" not in containers(one(plain, "DaemonSet", "rocenet"))
 
 
@@ -684,7 +688,8 @@ def test_helm_chart_values_cover_the_templates():
     assert "diagSecretName" not in values
     with open(os.path.join(CHART, "templates", "openshift-scc.yaml")) as f:
         scc = re.search(r"^volumes: \[(.*)\]$", f.read(), re.MULTILINE)
-    # secret: the diagnostics Secret; projected: the DRA plugin's API token.
+    # secret: the diagnostics Secret; projected: the API token of the node
+    # reporter and the DRA plugin.
     assert scc and {"configMap", "hostPath", "projected", "secret"} <= \
         {v.strip() for v in scc.group(1).split(",")}
 

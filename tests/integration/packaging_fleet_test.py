@@ -1,0 +1,373 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Packaging, the fleet (docs/fleet.md) as every overlay installs it: the
+CRDs of rocenet.io as controller-gen writes them; the node reporter in the
+DaemonSet with nothing but what it needs (no capability, its API token and
+the NFD directory read-only, the validation file rocenet-diagd writes);
+an API token in no container but the reporter's and the DRA plugin's; the
+reporter's ClusterRole exactly the narrow one, and the
+ValidatingAdmissionPolicy over every write that role allows;
+rocenet-controller unprivileged, its probes on the ports its flags set;
+no namespace on a cluster-scoped object."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import pytest
+import yaml
+
+from packaging_support import (
+    ALL_OVERLAYS,
+    K8S,
+    REPO,
+    containers,
+    flags,
+    one,
+    render,
+    rocenetd_config,
+    volumes,
+)
+
+CRDS = os.path.join(K8S, "base", "crds")
+CRD_NAMES = {"rocenetnodes.rocenet.io", "rocenetclusters.rocenet.io"}
+# Kinds without a namespace: kustomize does not know all of them
+# (base/cluster-scoped/).
+CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
+                  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                  "SecurityContextConstraints", "DeviceClass"}
+# The node reporter's ClusterRole, exactly (docs/fleet.md#who-may-write):
+# (API group, resource, verb).
+REPORTER_GRANTS = {("", "nodes", "get"), ("", "nodes/status", "patch"),
+                   ("rocenet.io", "rocenetnodes", "get"), ("rocenet.io", "rocenetnodes", "create"),
+                   ("rocenet.io", "rocenetnodes/status", "update")}
+# The admission operation each write verb is checked under.
+OPERATION = {"create": "CREATE", "update": "UPDATE", "patch": "UPDATE", "delete": "DELETE"}
+# The containers that call the Kubernetes API, and so mount a token.
+TOKEN_CONTAINERS = {"node-reporter", "dra-plugin"}
+TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# rocenet-controller's flags as docs/fleet.md names them.
+CONTROLLER_FLAGS = frozenset({"--leader-elect", "--leader-election-namespace",
+                              "--metrics-bind-address", "--health-probe-bind-address",
+                              "--stale-after", "--kubeconfig", "-v"})
+
+
+@pytest.fixture(scope="module", params=sorted(ALL_OVERLAYS))
+def any_overlay(request):
+    return request.param, render(ALL_OVERLAYS[request.param])
+
+
+def source_flags(main_go: str) -> set[str]:
+    """The flags a Go program's main.go defines on its FlagSet."""
+    with open(os.path.join(REPO, "plugins", "fleet", "cmd", main_go)) as f:
+        source = f.read()
+    names = re.findall(r'fs\.\w*Var\(&?[^,]+, "([a-z-]+)"', source)
+    names += re.findall(r'fs\.(?:Bool|String|Duration|Int|Var)\([^"]*"([a-z-]+)"', source)
+    return {("-" if len(n) == 1 else "--") + n for n in names}
+
+
+def grants(role: dict) -> set[tuple[str, str, str]]:
+    """A role's rules as (API group, resource, verb), each rule checked to
+    name no resourceNames, non-resource URL or wildcard."""
+    out = set()
+    for rule in role["rules"]:
+        assert not rule.get("nonResourceURLs"), rule
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                for verb in rule["verbs"]:
+                    assert "*" not in (group, resource, verb), f"{role['metadata']['name']}: {rule}"
+                    out.add((group, resource, verb))
+    return out
+
+
+def bound_to(docs: list[dict], namespace: str, account: str) -> set[str]:
+    """The roles (kind/name) bound to a ServiceAccount."""
+    subject = {"kind": "ServiceAccount", "name": account, "namespace": namespace}
+    return {f"{b['roleRef']['kind']}/{b['roleRef']['name']}" for b in docs
+            if b["kind"] in ("RoleBinding", "ClusterRoleBinding") and subject in b["subjects"]}
+
+
+def reporter(docs: list[dict]) -> dict:
+    return containers(one(docs, "DaemonSet", "rocenet"))["node-reporter"]
+
+
+def controller(docs: list[dict]) -> dict:
+    return one(docs, "Deployment", "rocenet-controller")
+
+
+def port(address: str) -> int:
+    return int(address.rsplit(":", 1)[1])
+
+
+# --- cluster-scoped objects and the CRDs ---------------------------------------------
+
+def test_cluster_scoped_objects_have_no_namespace(any_overlay):
+    """Kustomize sets the base's namespace on every kind it does not know
+    to be cluster-scoped, ValidatingAdmissionPolicy and its binding among
+    them; base/cluster-scoped/ takes it off. Every namespaced object is in
+    the DaemonSet's namespace."""
+    name, docs = any_overlay
+    for d in docs:
+        ns = d["metadata"].get("namespace")
+        if d["kind"] in CLUSTER_SCOPED:
+            assert ns is None, f"{name}: {d['kind']} {d['metadata']['name']} has namespace {ns}"
+        else:
+            assert ns == "rocenet-system", f"{name}: {d['kind']} {d['metadata']['name']}: {ns}"
+    assert {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} <= \
+        {d["kind"] for d in docs}
+
+
+def test_an_overlay_with_its_own_namespace_keeps_the_policy_cluster_scoped(tmp_path):
+    """What the base's comment tells an overlay that sets `namespace:` to
+    do: list base/cluster-scoped under `transformers` too."""
+    (tmp_path / "kustomization.yaml").write_text(
+        "namespace: fabric\n"
+        f"resources:\n  - {os.path.relpath(ALL_OVERLAYS['generic'], tmp_path)}\n"
+        f"transformers:\n  - {os.path.relpath(os.path.join(K8S, 'base', 'cluster-scoped'), tmp_path)}\n")
+    docs = render(str(tmp_path))
+    for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
+        assert "namespace" not in one(docs, kind)["metadata"], kind
+    assert one(docs, "DaemonSet", "rocenet")["metadata"]["namespace"] == "fabric"
+    subjects = one(docs, "ClusterRoleBinding", "rocenet-node-reporter")["subjects"]
+    assert subjects == [{"kind": "ServiceAccount", "name": "rocenet", "namespace": "fabric"}]
+
+
+def test_every_overlay_installs_the_crds(any_overlay):
+    """The two CRDs, cluster-scoped, as controller-gen wrote them into
+    base/crds (kustomize adds only the part-of label)."""
+    name, docs = any_overlay
+    crds = {d["metadata"]["name"]: d for d in docs if d["kind"] == "CustomResourceDefinition"}
+    assert set(crds) == CRD_NAMES, f"{name}: {sorted(crds)}"
+    files = sorted(glob.glob(os.path.join(CRDS, "*.yaml")))
+    assert len(files) == len(CRD_NAMES)
+    for path in files:
+        with open(path) as f:
+            want = yaml.safe_load(f)
+        got = crds[want["metadata"]["name"]]
+        assert got["spec"] == want["spec"], f"{name}: {path}"
+        assert got["spec"]["scope"] == "Cluster"
+        assert got["metadata"]["labels"] == {"app.kubernetes.io/part-of": "rocenet"}
+
+
+# --- the node reporter ------------------------------------------------------------------
+
+def test_node_reporter_container(any_overlay):
+    """rocenet-node-reporter beside rocenetd: no capability, not
+    privileged; rocenetd's socket, the NFD directory read-only, and its
+    token read-only where client-go looks; its --validation-file the one
+    rocenet-diagd writes, its node from the downward API; no flag the
+    program does not define."""
+    name, docs = any_overlay
+    ds = one(docs, "DaemonSet", "rocenet")
+    cs = containers(ds)
+    c = cs["node-reporter"]
+    assert c["image"] == cs["rocenetd"]["image"], "one image for every container"
+    assert c["command"][0] == "/usr/bin/rocenet-node-reporter"
+    given = flags(c["command"])
+    assert set(given) <= source_flags("rocenet-node-reporter/main.go"), sorted(given)
+    config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
+    assert given["--daemon-socket"] == config["socket"]
+    diagd_file = flags(cs["diagd"]["command"])["--validation-file"]
+    assert given["--validation-file"] == diagd_file
+    assert {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} \
+        in c["env"]
+    assert "--node-name" not in given
+
+    sc = c["securityContext"]
+    assert sc["privileged"] is False and sc["allowPrivilegeEscalation"] is False
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["capabilities"] == {"drop": ["ALL"]}, "the reporter adds no capability"
+
+    vols = volumes(ds)
+    got = {m["mountPath"]: m for m in c["volumeMounts"]}
+    nfd = os.path.dirname(diagd_file)
+    socket_dir = os.path.dirname(config["socket"])
+    assert set(got) == {socket_dir, nfd, TOKEN_DIR}, sorted(got)
+    assert got[nfd]["readOnly"] is True, "the reporter reads diagd's file, writes none"
+    assert vols[got[nfd]["name"]]["hostPath"]["path"] == nfd
+    assert vols[got[socket_dir]["name"]]["hostPath"]["path"] == socket_dir
+    assert got[TOKEN_DIR]["readOnly"] is True
+    assert "serviceAccountToken" in str(vols[got[TOKEN_DIR]["name"]]["projected"])
+    for m in got.values():
+        assert "subPath" not in m, "a subPath mount never sees a refreshed token"
+
+
+def test_api_token_only_where_the_api_is_called(any_overlay):
+    """No token in the pod by default (the pod and the ServiceAccount both
+    say so); the projected one, bound to the pod and refreshed by kubelet,
+    is mounted by the node reporter and the DRA plugin alone. One volume of
+    each name."""
+    name, docs = any_overlay
+    ds = one(docs, "DaemonSet", "rocenet")
+    spec = ds["spec"]["template"]["spec"]
+    assert spec["automountServiceAccountToken"] is False
+    sa = one(docs, "ServiceAccount", spec["serviceAccountName"])
+    assert sa["automountServiceAccountToken"] is False
+    names = [v["name"] for v in spec["volumes"]]
+    assert len(names) == len(set(names)), f"{name}: a volume name twice: {names}"
+    tokens = {v["name"]: v for v in spec["volumes"]
+              if any("serviceAccountToken" in s for s in v.get("projected", {}).get("sources", []))}
+    assert list(tokens) == ["api-token"], f"{name}: {sorted(tokens)}"
+    (source,) = [s["serviceAccountToken"] for s in tokens["api-token"]["projected"]["sources"]
+                 if "serviceAccountToken" in s]
+    assert source["expirationSeconds"] <= 3600
+    assert "audience" not in source, "the API server's own audience"
+    mounting = {c["name"] for c in containers(ds).values()
+                if any(m["name"] in tokens for m in c.get("volumeMounts", []))}
+    want = TOKEN_CONTAINERS & set(containers(ds))
+    assert mounting == want, f"{name}: the token is mounted by {sorted(mounting)}"
+    assert "node-reporter" in want and ("dra-plugin" in want) == name.endswith("-dra")
+
+
+def test_node_reporter_rbac_is_the_narrow_one(any_overlay):
+    """The reporter's ClusterRole grants exactly get nodes, patch
+    nodes/status, get and create rocenetnodes, update rocenetnodes/status,
+    to the DaemonSet's ServiceAccount; nothing else is bound to that
+    account but the DRA plugin's role (with the DRA component) and the SCC's
+    (OpenShift)."""
+    name, docs = any_overlay
+    role = one(docs, "ClusterRole", "rocenet-node-reporter")
+    assert grants(role) == REPORTER_GRANTS, f"{name}: {sorted(grants(role))}"
+    for rule in role["rules"]:
+        assert not rule.get("resourceNames"), rule
+    ds = one(docs, "DaemonSet", "rocenet")
+    ns, sa = ds["metadata"]["namespace"], ds["spec"]["template"]["spec"]["serviceAccountName"]
+    binding = one(docs, "ClusterRoleBinding", "rocenet-node-reporter")
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                  "name": "rocenet-node-reporter"}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa, "namespace": ns}]
+    allowed = {"ClusterRole/rocenet-node-reporter"}
+    if name.endswith("-dra"):
+        allowed.add("ClusterRole/rocenet-dra-plugin")
+    if name.startswith("openshift"):
+        allowed.add("ClusterRole/rocenet-scc")
+    assert bound_to(docs, ns, sa) == allowed, f"{name}: {sorted(bound_to(docs, ns, sa))}"
+
+
+def test_node_reporter_policy_checks_every_write_the_role_allows(any_overlay):
+    """Every write the reporter's ClusterRole allows (nodes/status,
+    rocenetnodes and their status) is matched by the
+    ValidatingAdmissionPolicy, as are deletes of RocenetNodes; it applies to
+    the DaemonSet's ServiceAccount in any namespace and no other account,
+    fails closed, compares the object's name with the node in the token,
+    and its binding denies."""
+    name, docs = any_overlay
+    policy = one(docs, "ValidatingAdmissionPolicy")
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
+               for group in rule["apiGroups"] for resource in rule["resources"]
+               for op in rule["operations"]}
+    writes = {(g, r, OPERATION[v]) for g, r, v in grants(one(docs, "ClusterRole",
+                                                             "rocenet-node-reporter"))
+              if v in OPERATION}
+    assert writes == {("", "nodes/status", "UPDATE"), ("rocenet.io", "rocenetnodes", "CREATE"),
+                      ("rocenet.io", "rocenetnodes/status", "UPDATE")}
+    assert writes <= matched, f"{name}: writes the policy does not see: {sorted(writes - matched)}"
+    assert ("rocenet.io", "rocenetnodes", "DELETE") in matched
+    (condition,) = spec["matchConditions"]
+    pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
+    sa = one(docs, "DaemonSet", "rocenet")["spec"]["template"]["spec"]["serviceAccountName"]
+    for user, confined in ((f"system:serviceaccount:rocenet-system:{sa}", True),
+                           (f"system:serviceaccount:elsewhere:{sa}", True),
+                           ("system:serviceaccount:rocenet-system:rocenet-controller", False),
+                           (f"system:serviceaccount:rocenet-system:{sa}-x", False),
+                           ("system:node:node-a", False)):
+        assert bool(re.search(pattern, user)) == confined, f"{name}: {user}"
+    expressions = " ".join(v["expression"] for v in spec["variables"] + spec["validations"])
+    assert "authentication.kubernetes.io/node-name" in expressions
+    assert "request.name == variables.node" in expressions
+    binding = one(docs, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"]["policyName"] == policy["metadata"]["name"]
+    assert binding["spec"]["validationActions"] == ["Deny"]
+    assert not binding["spec"].get("matchResources"), "it holds in every namespace"
+
+
+# --- rocenet-controller -------------------------------------------------------------------
+
+def test_controller_is_unprivileged(any_overlay):
+    """rocenet-controller needs no node: no host namespace or path, not
+    root, no capability, no privilege escalation, a read-only root, its own
+    ServiceAccount with its token."""
+    name, docs = any_overlay
+    dep = controller(docs)
+    spec = dep["spec"]["template"]["spec"]
+    for key in ("hostNetwork", "hostPID", "hostIPC"):
+        assert not spec.get(key), f"{name}: {key}"
+    assert not [v for v in spec.get("volumes", []) if "hostPath" in v]
+    assert spec["serviceAccountName"] == "rocenet-controller"
+    assert one(docs, "ServiceAccount", "rocenet-controller").get(
+        "automountServiceAccountToken", True) is not False, "the controller calls the API"
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert spec["securityContext"].get("runAsUser", 1) != 0
+    (c,) = spec["containers"]
+    sc = c["securityContext"]
+    assert not sc.get("privileged")
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["capabilities"] == {"drop": ["ALL"]}
+    assert sc.get("runAsUser", 1) != 0
+    for kind in ("requests", "limits"):
+        for res in ("cpu", "memory"):
+            assert c["resources"][kind].get(res), f"{name}: no {kind}.{res}"
+    assert not any(p.get("hostPort") for p in c.get("ports", []))
+
+
+def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
+    """Its probes ask /readyz and /healthz on the named port whose number
+    --health-probe-bind-address sets, and the metrics port is the one
+    --metrics-bind-address sets; two replicas, one active through the
+    Lease in its own namespace (POD_NAMESPACE), which a Role there
+    allows."""
+    name, docs = any_overlay
+    dep = controller(docs)
+    (c,) = dep["spec"]["template"]["spec"]["containers"]
+    assert c["command"][0] == "/usr/bin/rocenet-controller"
+    given = flags(c["command"])
+    known = CONTROLLER_FLAGS
+    main_go = os.path.join(REPO, "plugins", "fleet", "cmd", "rocenet-controller", "main.go")
+    if os.path.exists(main_go):
+        known = source_flags("rocenet-controller/main.go")
+    assert set(given) <= known, sorted(set(given) - known)
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert ports == {"metrics": port(given["--metrics-bind-address"]),
+                     "probes": port(given["--health-probe-bind-address"])}
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        get = c[probe]["httpGet"]
+        assert get["path"] == path, probe
+        assert ports.get(get["port"], get["port"]) == port(given["--health-probe-bind-address"]), \
+            f"{name}: {probe} asks port {get['port']}"
+    assert given["--leader-elect"] == "true" and dep["spec"]["replicas"] >= 2
+    assert "--leader-election-namespace" not in given, "the pod's own namespace"
+    assert {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}} \
+        in c["env"]
+    ns = dep["metadata"]["namespace"]
+    leases = [r for r in docs if r["kind"] == "Role" and r["metadata"]["namespace"] == ns
+              and ("coordination.k8s.io", "leases", "update") in grants(r)]
+    assert len(leases) == 1
+    assert f"Role/{leases[0]['metadata']['name']}" in bound_to(docs, ns, "rocenet-controller")
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert dep["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    ds_labels = one(docs, "DaemonSet", "rocenet")["spec"]["selector"]["matchLabels"]
+    assert not ds_labels.items() <= labels.items(), "the Service's selector would pick it"
+
+
+def test_controller_rbac_writes_only_the_cluster_status(any_overlay):
+    """rocenet-controller reads RocenetNodes and Nodes, and writes only the
+    RocenetCluster (create, status) and its Events: no Secret, no write of
+    a Node or a RocenetNode."""
+    name, docs = any_overlay
+    role = one(docs, "ClusterRole", "rocenet-controller")
+    reads = {"get", "list", "watch"}
+    writes = {(g, r, v) for g, r, v in grants(role) if v not in reads}
+    assert writes == {("rocenet.io", "rocenetclusters", "create"),
+                      ("rocenet.io", "rocenetclusters/status", "update"),
+                      ("rocenet.io", "rocenetclusters/status", "patch"),
+                      ("", "events", "create"), ("", "events", "patch"),
+                      ("events.k8s.io", "events", "create"),
+                      ("events.k8s.io", "events", "patch")}, f"{name}: {sorted(writes)}"
+    assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods"}
+    assert bound_to(docs, "rocenet-system", "rocenet-controller") == {
+        "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election"}
