@@ -6,8 +6,9 @@ the NFD directory read-only, the validation file rocenet-diagd writes);
 an API token in no container but the reporter's and the DRA plugin's; the
 reporter's ClusterRole exactly the narrow one, and the
 ValidatingAdmissionPolicy over every write that role allows;
-rocenet-controller unprivileged, its probes on the ports its flags set;
-no namespace on a cluster-scoped object."""
+rocenet-controller unprivileged, its probes on the ports its flags set,
+under OpenShift's restricted-v2 in the openshift overlays; no namespace on
+a cluster-scoped object."""
 
 from __future__ import annotations
 
@@ -51,6 +52,9 @@ TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 CONTROLLER_FLAGS = frozenset({"--leader-elect", "--leader-election-namespace",
                               "--metrics-bind-address", "--health-probe-bind-address",
                               "--stale-after", "--kubeconfig", "-v"})
+# What OpenShift's restricted-v2 SCC admits (volumes) and requires.
+RESTRICTED_V2_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
+                         "persistentVolumeClaim", "projected", "secret"}
 
 
 @pytest.fixture(scope="module", params=sorted(ALL_OVERLAYS))
@@ -371,3 +375,40 @@ def test_controller_rbac_writes_only_the_cluster_status(any_overlay):
     assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods"}
     assert bound_to(docs, "rocenet-system", "rocenet-controller") == {
         "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election"}
+
+
+@pytest.mark.parametrize("overlay_name", ["openshift", "openshift-dra"])
+def test_openshift_controller_runs_under_restricted_v2(overlay_name):
+    """restricted-v2 assigns the UID from the namespace's range and refuses
+    a fixed one: the openshift overlays set none (the generic ones keep
+    65534), keep everything restricted-v2 requires, use only volumes it
+    allows, and ask for it by name. The rocenet SCC is not the
+    controller's."""
+    docs = render(ALL_OVERLAYS[overlay_name])
+    dep = controller(docs)
+    template = dep["spec"]["template"]
+    spec = template["spec"]
+    assert template["metadata"]["annotations"]["openshift.io/required-scc"] == "restricted-v2"
+    for sc in [spec["securityContext"]] + [c["securityContext"] for c in spec["containers"]]:
+        assert "runAsUser" not in sc and "runAsGroup" not in sc, sc
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    for c in spec["containers"]:
+        sc = c["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False and sc["capabilities"] == {"drop": ["ALL"]}
+    used = {k for v in spec.get("volumes", []) for k in v if k != "name"}
+    assert used <= RESTRICTED_V2_VOLUMES, sorted(used)
+    assert "RoleBinding/rocenet-scc" not in {f"RoleBinding/{b['metadata']['name']}" for b in docs
+                                             if b["kind"] == "RoleBinding"
+                                             and {"kind": "ServiceAccount",
+                                                  "name": "rocenet-controller",
+                                                  "namespace": "rocenet-system"} in b["subjects"]}
+    assert "ClusterRole/rocenet-scc" not in bound_to(docs, "rocenet-system", "rocenet-controller")
+    generic = controller(render(ALL_OVERLAYS[overlay_name.replace("openshift", "generic")]))
+    assert generic["spec"]["template"]["spec"]["securityContext"]["runAsUser"] == 65534
+    # Nothing else differs from the generic overlay's Deployment.
+    gspec = generic["spec"]["template"]["spec"]
+    assert gspec["containers"] == spec["containers"]
+    for key in set(gspec) | set(spec):
+        if key != "securityContext":
+            assert gspec.get(key) == spec.get(key), key
