@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package controller
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
+)
+
+// NewScheme is the controller's scheme: the core types and
+// rocenet.io/v1alpha1, nothing else (each type a scheme holds costs the
+// process memory whether it is used or not).
+func NewScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, nil
+}
+
+// CacheOptions keep the cache to what ComputeStatus reads: a Node is
+// 10 kB or more of what it never reads (images, addresses, capacity,
+// managedFields), a RocenetNode mostly its port table. Each type's
+// transform trims an object as it enters the cache, and the reader shares
+// the cached objects without a copy (nothing here writes to them): at 512
+// nodes the process stays at 42 MiB resident, against 75 MiB with whole
+// objects (docs/fleet.md#rocenet-controller).
+func CacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Node{}:          {Transform: TrimNode, UnsafeDisableDeepCopy: ptr.To(true)},
+			&v1alpha1.RocenetNode{}: {Transform: TrimRocenetNode, UnsafeDisableDeepCopy: ptr.To(true)},
+		},
+	}
+}
+
+var _ toolscache.TransformFunc = TrimNode
+
+// TrimNode keeps of a Node its name, uid, resourceVersion, labels and
+// Ready condition (without its heartbeat time, which the kubelet renews
+// every few minutes): everything else, spec, images, addresses,
+// capacity, annotations, managedFields, is dropped. Any other object
+// passes unchanged.
+func TrimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &corev1.Node{
+		TypeMeta: n.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Labels: n.Labels,
+		},
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			c.LastHeartbeatTime = metav1.Time{}
+			trimmed.Status.Conditions = []corev1.NodeCondition{c}
+			break
+		}
+	}
+	return trimmed, nil
+}
+
+// TrimRocenetNode drops a RocenetNode's port table and managedFields; its
+// counts, rails, conditions, version and heartbeat stay. Any other object
+// passes unchanged.
+func TrimRocenetNode(obj any) (any, error) {
+	n, ok := obj.(*v1alpha1.RocenetNode)
+	if !ok {
+		return obj, nil
+	}
+	n.ManagedFields = nil
+	n.Status.Ports = nil
+	return n, nil
+}
+
+// nodeReady is whether a Node's Ready condition is True.
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

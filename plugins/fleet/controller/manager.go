@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// LeaderElectionID is the Lease the replicas elect their leader by.
+const LeaderElectionID = "rocenet-controller"
+
+// ManagerOptions configure NewManager.
+type ManagerOptions struct {
+	Options
+	// Whether to run only while holding the Lease LeaderElectionID in
+	// LeaderElectionNamespace.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// The metrics' and the probes' listening addresses, plain HTTP ("0":
+	// none).
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
+}
+
+// NewManager is a manager running the reconciler over cfg: its cache
+// keeps only what the status is computed from (CacheOptions), it serves
+// the metrics and /healthz and /readyz (ready once the cache has synced),
+// and with LeaderElection only one replica reconciles at a time.
+func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) {
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                        scheme,
+		Cache:                         CacheOptions(),
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("the cache has not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := NewReconciler(mgr.GetClient(), opts.Options, clock.RealClock{}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
