@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// rocenet-controller keeps the one RocenetCluster, "cluster", true to
+// every RocenetNode and the Nodes' readiness: how many nodes are ready,
+// each rail's ports, the nodes that are not and why, the versions during
+// a rollout (docs/fleet.md#rocenet-controller). Two replicas run; the one
+// holding the Lease reconciles.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+
+	"rocenet.io/plugins/fleet/controller"
+)
+
+// version is set by the build (-X main.version=...).
+var version = "dev"
+
+type flags struct {
+	kubeconfig              string
+	leaderElect             bool
+	leaderElectionNamespace string
+	metricsAddress          string
+	probeAddress            string
+	staleAfter              time.Duration
+}
+
+// defaultNamespace is the Lease's namespace without the flag: the pod's
+// own ($POD_NAMESPACE), else rocenet-system.
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "rocenet-system"
+}
+
+func parseFlags(args []string) (flags, error) {
+	var f flags
+	fs := flag.NewFlagSet("rocenet-controller", flag.ContinueOnError)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: the pod's service account)")
+	fs.BoolVar(&f.leaderElect, "leader-elect", true, "reconcile only while holding the Lease "+controller.LeaderElectionID+", so that one replica of several writes")
+	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", defaultNamespace(), "the Lease's namespace ($POD_NAMESPACE when set)")
+	fs.StringVar(&f.metricsAddress, "metrics-bind-address", ":50155", "the Prometheus metrics' address, plain HTTP (0: none)")
+	fs.StringVar(&f.probeAddress, "health-probe-bind-address", ":50156", "the address of /healthz and /readyz (0: none)")
+	fs.DurationVar(&f.staleAfter, "stale-after", controller.DefaultStaleAfter, "a node whose RocenetNode's heartbeat is older than this counts as not ready (Stale)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	fs.Var(klogFlagValue{klogFlags, "v"}, "v", "log verbosity")
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(os.Stdout, fs)
+		} else {
+			err = fmt.Errorf("%w (see --help)", err)
+		}
+		return f, err
+	}
+	if *showVersion {
+		fmt.Println("rocenet-controller", version)
+		return f, flag.ErrHelp
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if f.staleAfter < time.Minute {
+		return f, fmt.Errorf("--stale-after %s: at least 1m (the reporters write every few minutes)", f.staleAfter)
+	}
+	if f.leaderElect && f.leaderElectionNamespace == "" {
+		return f, errors.New("--leader-election-namespace must not be empty with --leader-elect")
+	}
+	return f, nil
+}
+
+// usage prints the flags the way rocenet's other programs do (GNU style,
+// which help2man turns into the man page).
+func usage(out io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(out, `Usage: rocenet-controller [flags]
+
+The cluster controller of rocenet: keeps the RocenetCluster "cluster"
+(ready nodes, each rail's ports, the nodes not ready and why, the versions
+during a rollout) from every RocenetNode and the Nodes' readiness
+(docs/fleet.md).
+
+Flags:
+`)
+	width := 0
+	fs.VisitAll(func(f *flag.Flag) { width = max(width, len(f.Name)) })
+	fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(out, "  --%-*s  %s", width, f.Name, f.Usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(out, " (default: %q)", f.DefValue)
+		}
+		fmt.Fprintln(out)
+	})
+}
+
+// klogFlagValue forwards one flag to klog's own flag set.
+type klogFlagValue struct {
+	fs   *flag.FlagSet
+	name string
+}
+
+func (v klogFlagValue) String() string {
+	if v.fs == nil {
+		return ""
+	}
+	return v.fs.Lookup(v.name).Value.String()
+}
+func (v klogFlagValue) Set(s string) error { return v.fs.Set(v.name, s) }
+
+func main() {
+	f, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rocenet-controller:", err)
+		os.Exit(2)
+	}
+	if err := run(f); err != nil {
+		klog.ErrorS(err, "rocenet-controller stops")
+		klog.Flush()
+		os.Exit(1)
+	}
+	klog.Flush()
+}
+
+func run(f flags) error {
+	ctrllog.SetLogger(klog.NewKlogr())
+	var config *rest.Config
+	var err error
+	if f.kubeconfig != "" {
+		config, err = clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	} else {
+		config, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return fmt.Errorf("the client configuration for the Kubernetes API: %w", err)
+	}
+	config.UserAgent = "rocenet-controller/" + version
+	mgr, err := controller.NewManager(config, controller.ManagerOptions{
+		Options:                 controller.Options{StaleAfter: f.staleAfter},
+		LeaderElection:          f.leaderElect,
+		LeaderElectionNamespace: f.leaderElectionNamespace,
+		MetricsBindAddress:      f.metricsAddress,
+		HealthProbeBindAddress:  f.probeAddress,
+	})
+	if err != nil {
+		return fmt.Errorf("the controller's manager: %w", err)
+	}
+	klog.InfoS("rocenet-controller starting", "version", version, "leaderElect", f.leaderElect,
+		"leaseNamespace", f.leaderElectionNamespace, "staleAfter", f.staleAfter)
+	return mgr.Start(signals.SetupSignalHandler())
+}

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlagsDefaults(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "")
+	f, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := flags{leaderElect: true, leaderElectionNamespace: "rocenet-system", metricsAddress: ":50155",
+		probeAddress: ":50156", staleAfter: 25 * time.Minute}
+	if f != want {
+		t.Errorf("defaults %+v, want %+v", f, want)
+	}
+	t.Setenv("POD_NAMESPACE", "fabric")
+	if f, _ := parseFlags(nil); f.leaderElectionNamespace != "fabric" {
+		t.Errorf("the Lease's namespace %q, want $POD_NAMESPACE's", f.leaderElectionNamespace)
+	}
+	f, err = parseFlags([]string{"--leader-elect=false", "--metrics-bind-address=0", "--stale-after=1h", "--kubeconfig=/k", "-v=2"})
+	if err != nil || f.leaderElect || f.metricsAddress != "0" || f.staleAfter != time.Hour || f.kubeconfig != "/k" {
+		t.Errorf("parsed %+v, %v", f, err)
+	}
+}
+
+// A bad flag is an error naming it (main exits 2 with it).
+func TestParseFlagsRefuses(t *testing.T) {
+	for args, want := range map[string]string{
+		"--no-such-flag":                    "no-such-flag",
+		"--stale-after=10s":                 "--stale-after 10s: at least 1m",
+		"--stale-after=soon":                "stale-after",
+		"--leader-election-namespace= here": "unexpected argument",
+		"--leader-election-namespace=":      "--leader-election-namespace must not be empty",
+	} {
+		_, err := parseFlags(strings.Fields(args))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", args, err, want)
+		}
+	}
+}
