@@ -655,11 +655,12 @@ def test_helm_chart_refuses_an_unknown_allocation(helm, allocation):
 
 def test_helm_chart_passes_helm_lint(helm):
     for allocation in ALLOCATION.values():
-        for diagd in ("true", "false"):
+        for setting in ("diagd.enabled=true", "diagd.enabled=false", "controller.enabled=false",
+                        "openshift.enabled=true"):
             cp = helm("lint", "--strict", CHART, "--set", f"allocation={allocation}",
-                      "--set", f"diagd.enabled={diagd}")
+                      "--set", setting)
             assert cp.returncode == 0, \
-                f"allocation {allocation}, diagd.enabled {diagd}:\n{cp.stdout}{cp.stderr}"
+                f"allocation {allocation}, {setting}:\n{cp.stdout}{cp.stderr}"
 
 
 def test_helm_chart_values_cover_the_templates():

@@ -66,3 +66,10 @@ ignored, so an upgrade with the old --set does not lose the setting. */}}
 {{- fail "diagSecretName moved to diagd.secretName: the diagnostics run in rocenet-diagd, which mounts the Secret" -}}
 {{- end -}}
 {{- end -}}
+
+{{/* rocenet-controller's pod selector. */}}
+{{- define "rocenet.controllerSelector" -}}
+app.kubernetes.io/name: rocenet
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end -}}
