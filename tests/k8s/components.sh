@@ -4,18 +4,20 @@
 # modules at the versions pinned in tests/k8s/components/*/go.mod and go.sum:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
 # kubectl, containerd 2 (with its runc shim and ctr), Multus' thin plugin,
-# plus Multus' NetworkAttachmentDefinition CRD, and helm (for the packaging
-# tests, which render the Helm chart). runc is Debian's.
+# plus Multus' NetworkAttachmentDefinition CRD, helm (for the packaging
+# tests, which render the Helm chart), and kwok with the node stages it runs
+# (kwok-stages.yaml: Nodes made Ready and kept so with Leases, for the fleet
+# benchmark, tests/fleet/). runc is Debian's.
 #
 #   tests/k8s/components.sh [BIN_DIR [COMPONENT...]]
 #
 # Each component is built once into a cache outside the source tree, under a
 # key made of its go.mod, go.sum, build flags and Go version, and reused
 # while the key holds; a build that fails or is interrupted leaves nothing
-# behind. With BIN_DIR, every program (and nad-crd.yaml) is linked there;
-# without, the cache's directories are printed. With COMPONENT... (names of
-# tests/k8s/components/), only those. The time of each build, or that it
-# came from the cache, goes to stderr.
+# behind. With BIN_DIR, every program (and nad-crd.yaml, kwok-stages.yaml)
+# is linked there; without, the cache's directories are printed. With
+# COMPONENT... (names of tests/k8s/components/), only those. The time of
+# each build, or that it came from the cache, goes to stderr.
 #
 #   ROCENET_CACHE  the cache (default /var/cache/rocenet): components/<name>-<key>/
 #                  holds the programs; go/mod and go/build the Go module and
@@ -90,6 +92,17 @@ if len(crd) != 1:
 open(sys.argv[2], "w").write(crd[0].strip("-\n") + "\n")
 EOF
   fi
+  if [ "$name" = kwok ]; then
+    # The node stages kwokctl gives kwok by default (the kwok program has
+    # none of its own): a Node made Ready at once, then its status renewed
+    # with a Lease, as a kubelet does.
+    local module
+    module="$(cd "$here/components/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
+    { cat "$module/kustomize/stage/node/fast/node-initialize.yaml"
+      echo "---"
+      cat "$module/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml"
+    } >"$work/kwok-stages.yaml"
+  fi
   touch "$work/.complete"
   rm -rf "$dir"
   mv "$work" "$dir"
@@ -122,6 +135,7 @@ dirs=(
   "$(build multus -ldflags "-s -w" -- gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus)"
   "$(build helm -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm" -- \
     helm.sh/helm/v4/cmd/helm)"
+  "$(build kwok -ldflags "-s -w" -- sigs.k8s.io/kwok/cmd/kwok)"
 )
 # Without the components not asked for.
 mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | grep .)
