@@ -35,7 +35,17 @@ import time
 import pytest
 
 import testcluster as k8s
-from e2e_support import DAEMON_SOCKET, HERE, PORTS, RESOURCE, ROOT, deployed, read_text, wait
+from e2e_support import (
+    DAEMON_SOCKET,
+    HERE,
+    PORTS,
+    RESOURCE,
+    ROOT,
+    deployed,
+    reach_the_api_server,
+    read_text,
+    wait,
+)
 
 pytestmark = pytest.mark.ordered
 
@@ -44,23 +54,10 @@ CLASS = "scale-out-port.rocenet.io"
 TAINT = "rocenet.io/unhealthy"
 
 
-def reach_the_api_server(env, kustomization: dict) -> None:
-    """The test cluster has no kube-proxy, so the Service address the
-    in-cluster configuration names leads nowhere: point the plugin at the
-    API server's own address, as a cluster without kube-proxy must."""
-    host, port = env.cluster.record["server"].removeprefix("https://").rsplit(":", 1)
-    kustomization["patches"] = [{"target": {"kind": "DaemonSet", "name": "rocenet"}, "patch": json.dumps([
-        {"op": "add", "path": "/spec/template/spec/containers/0/env/-",
-         "value": {"name": "KUBERNETES_SERVICE_HOST", "value": host}},
-        {"op": "add", "path": "/spec/template/spec/containers/0/env/-",
-         "value": {"name": "KUBERNETES_SERVICE_PORT", "value": port}},
-    ])}]
-
-
 @pytest.fixture(scope="module")
 def env(artifacts, say, took):
     with deployed(artifacts, os.path.join(HERE, "overlay-dra"), say, took,
-                  patch=reach_the_api_server) as e:
+                  patch=lambda e, k: reach_the_api_server(e, k, ("dra-plugin", "node-reporter"))) as e:
         containers = [c["name"] for c in e.json("-n", "rocenet-system", "get", "ds", "rocenet")
                       ["spec"]["template"]["spec"]["containers"]]
         assert containers[0] == "dra-plugin", containers
@@ -267,7 +264,7 @@ def rocenet_pod_processes(env, name: str):
     the host sees them (by the pod's cgroup: a rocenetd of some other test
     on this machine is left alone), in whichever of the pod's containers."""
     [pod] = env.json("-n", "rocenet-system", "get", "pods",
-                     "-l", "app.kubernetes.io/name=rocenet")["items"]
+                     "-l", "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=node")["items"]
     uid = pod["metadata"]["uid"]
     marks = (f"pod{uid}", f"pod{uid.replace('-', '_')}")
 
@@ -404,7 +401,7 @@ def test_a_plugin_killed_in_the_middle_of_prepare_loses_nothing(env):
         r["owner_uid"] for r in reservations(env)}
     assert len(cdi_specs()) == len(reservations(env)), (cdi_specs(), reservations(env))
     restarts = [s["restartCount"] for s in env.json("-n", "rocenet-system", "get", "pods", "-l",
-                                                    "app.kubernetes.io/name=rocenet")["items"][0]
+                                                    "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=node")["items"][0]
                 ["status"]["containerStatuses"] if s["name"] == "dra-plugin"]
     assert restarts == [3], restarts
 

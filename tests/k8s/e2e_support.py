@@ -135,7 +135,7 @@ class Env:
     def rocenet_pods(self) -> list[str]:
         """The DaemonSet's pods that are not being deleted."""
         listed = self.json("-n", "rocenet-system", "get", "pods",
-                           "-l", "app.kubernetes.io/name=rocenet")["items"]
+                           "-l", "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=node")["items"]
         return sorted(p["metadata"]["name"] for p in listed
                       if not p["metadata"].get("deletionTimestamp"))
 
@@ -288,6 +288,26 @@ def collect_evidence(env: Env, to: str) -> None:
                 f.write("\n".join(missed) + "\n")
         except OSError:
             pass
+
+
+def reach_the_api_server(env, kustomization: dict, containers: tuple[str, ...]) -> None:
+    """The test cluster has no kube-proxy, so the Service address the
+    in-cluster configuration names leads nowhere: point the DaemonSet's
+    `containers` that call the API and rocenet-controller at the API
+    server's own address, as a cluster without kube-proxy must."""
+    host, port = env.cluster.record["server"].removeprefix("https://").rsplit(":", 1)
+    api = [{"name": "KUBERNETES_SERVICE_HOST", "value": host},
+           {"name": "KUBERNETES_SERVICE_PORT", "value": port}]
+
+    def patch(kind: str, name: str, names: tuple[str, ...]) -> dict:
+        return {"target": {"kind": kind, "name": name}, "patch": json.dumps({
+            "apiVersion": "apps/v1", "kind": kind,
+            "metadata": {"name": name, "namespace": "rocenet-system"},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": c, "env": api} for c in names]}}}})}
+    kustomization.setdefault("patches", []).extend([
+        patch("DaemonSet", "rocenet", containers),
+        patch("Deployment", "rocenet-controller", ("controller",))])
 
 
 @contextlib.contextmanager

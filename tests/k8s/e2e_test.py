@@ -39,6 +39,7 @@ from e2e_support import (  # noqa: F401
     PORTS,
     RESOURCE,
     deployed,
+    reach_the_api_server,
     read_text,
     wait,
 )
@@ -50,7 +51,8 @@ PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 
 @pytest.fixture(scope="module")
 def env(artifacts, say, took):
-    with deployed(artifacts, os.path.join(HERE, "overlay"), say, took) as e:
+    with deployed(artifacts, os.path.join(HERE, "overlay"), say, took,
+                  patch=lambda e, k: reach_the_api_server(e, k, ("node-reporter",))) as e:
         yield e
 
 
@@ -225,6 +227,85 @@ def test_a_pulled_cable_drops_allocatable_and_shows_in_the_pods_status(env):
     finally:
         env.fab.link(index, "up")
     assert wait("allocatable back", lambda: env.allocatable() == PORTS, 60)
+
+
+def _scale_out_condition(env) -> dict:
+    for c in env.json("get", "node", env.cluster.node)["status"].get("conditions", []):
+        if c["type"] == "ScaleOutNetworkReady":
+            return c
+    return {}
+
+
+def _cluster_conditions(env) -> dict[str, str]:
+    got = env.kubectl("get", "rocenetcluster", "cluster", "-o", "json", check=False)
+    if got.returncode != 0:
+        return {}
+    return {c["type"]: c["status"]
+            for c in json.loads(got.stdout).get("status", {}).get("conditions", [])}
+
+
+def test_the_fleet_view_follows_a_pulled_cable(env):
+    """The Node condition, the node's RocenetNode (kubectl get rocenetnodes)
+    and the RocenetCluster, written by the node reporter and
+    rocenet-controller, follow a cable pulled from a port in the host."""
+    node = env.cluster.node
+    env.kubectl("-n", "rocenet-system", "rollout", "status", "deployment/rocenet-controller",
+                "--timeout=120s")
+    ready = wait("the Node condition ScaleOutNetworkReady True",
+                 lambda: _scale_out_condition(env).get("status") == "True", 120)
+    assert ready
+    assert _scale_out_condition(env)["message"] == f"{PORTS}/{PORTS} ports ready"
+    wait("the RocenetCluster Available", lambda: _cluster_conditions(env).get("Available") == "True",
+         120)
+    table = env.kubectl("get", "rocenetnodes").stdout
+    env.say("kubectl get rocenetnodes:\n" + table.rstrip())
+    header, row = table.splitlines()[0].split(), table.splitlines()[1].split()
+    assert header[:5] == ["NAME", "READY", "PORTS", "DOWN", "RAILS"], header
+    assert row[:3] == [node, "True", f"{PORTS}/{PORTS}"], row
+
+    attached = {a["host_ifname"] for a in env.attachments()}
+    name = next(f"so{i}" for i in range(PORTS) if f"so{i}" not in attached)
+    index = int(name.removeprefix("so"))
+    env.fab.link(index, "down")
+    pulled = time.monotonic()
+    figures = {}
+    try:
+        def rnode_row():
+            ports = env.json("get", "rocenetnode", node)["status"].get("ports", [])
+            return next((p for p in ports if p["name"] == name), {})
+        wait("the port's row in the RocenetNode down",
+             lambda: rnode_row().get("healthy") is False and rnode_row().get("state") != "up", 60, 0.2)
+        figures["RocenetNode"] = time.monotonic() - pulled
+        wait("the RocenetCluster Degraded", lambda: _cluster_conditions(env).get("Degraded") == "True",
+             60, 0.2)
+        figures["RocenetCluster Degraded"] = time.monotonic() - pulled
+        wait("the Node condition False", lambda: _scale_out_condition(env).get("status") == "False",
+             60, 0.2)
+        figures["Node condition False"] = time.monotonic() - pulled
+        c = _scale_out_condition(env)
+        assert c["reason"] == "LinkDown", c
+        assert c["message"] == f"{PORTS - 1}/{PORTS} ports ready; {name} LinkDown", c
+        down = env.kubectl("get", "rocenetnodes").stdout
+        env.say("kubectl get rocenetnodes, the cable pulled:\n" + down.rstrip())
+        assert f"{name} LinkDown" in down and f"{PORTS - 1}/{PORTS}" in down, down
+        env.say("kubectl get rocenetcluster, the cable pulled:\n" +
+                env.kubectl("get", "rocenetcluster", "-o", "wide").stdout.rstrip())
+        status = env.json("get", "rocenetcluster", "cluster")["status"]
+        assert [d["name"] for d in status["degradedNodes"]] == [node], status
+        assert status["readyNodes"] == "0/1", status
+        described = env.kubectl("describe", "node", node).stdout
+        assert "ScaleOutNetworkReady" in described and "LinkDown" in described
+    finally:
+        env.fab.link(index, "up")
+    back = time.monotonic()
+    wait("the RocenetCluster Available again",
+         lambda: _cluster_conditions(env).get("Available") == "True", 90, 0.2)
+    figures["RocenetCluster Available again"] = time.monotonic() - back
+    wait("the Node condition True again", lambda: _scale_out_condition(env).get("status") == "True",
+         90, 0.2)
+    figures["Node condition True again"] = time.monotonic() - back
+    env.say("fleet view, cable pulled then back: " +
+            ", ".join(f"{k} after {v:.1f} s" for k, v in figures.items()))
 
 
 def identity(path: str) -> tuple[int, int] | None:

@@ -219,6 +219,10 @@ class Cluster:
         _run(["ip", "link", "set", HOST_LINK, "up"])
         _run(["ip", "-n", ns, "address", "add", f"{NODE_ADDRESS}/30", "dev", NODE_LINK])
         _run(["ip", "-n", ns, "link", "set", NODE_LINK, "up"])
+        # Pods on the node's bridge reach the API server (HOST_ADDRESS)
+        # through the node, which forwards for its bridge: the host routes
+        # their replies back. Gone with the veth pair.
+        _run(["ip", "route", "add", cfg.POD_CIDR, "via", NODE_ADDRESS, "dev", HOST_LINK])
 
     def _spawn(self, name: str, argv: list[str], env: dict | None = None,
                in_node: bool = False) -> str:
