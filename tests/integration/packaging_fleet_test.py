@@ -512,6 +512,8 @@ def test_helm_chart_makes_the_overlays_fleet_objects(helm, overlay_name):
             assert gspec == wspec, f"{where}:\n  helm      {gspec}\n  kustomize {wspec}"
     kds, hds = one(kustomized, "DaemonSet", "rocenet"), one(rendered, "DaemonSet", "rocenet")
     assert without_pull_policy(containers(hds)["node-reporter"]) == containers(kds)["node-reporter"]
+    names = [v["name"] for v in hds["spec"]["template"]["spec"]["volumes"]]
+    assert len(names) == len(set(names)), f"{overlay_name}: a volume name twice: {names}"
     assert volumes(hds)["api-token"] == volumes(kds)["api-token"]
 
 
