@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# rocenet-controller on a real kube-apiserver and etcd: the Envtest tests
-# of plugins/fleet/controller (docs/fleet.md#rocenet-controller), with the
-# two programs that tests/k8s/components.sh builds from their pinned Go
+# The fleet's programs on a real kube-apiserver and etcd: the Envtest tests
+# of plugins/fleet (rocenet-controller's reconciler, the node reporter's
+# RBAC and admission policy, kubectl rocenet; docs/fleet.md), with the two
+# programs that tests/k8s/components.sh builds from their pinned Go
 # modules (or takes from its cache) linked into a temporary directory that
-# KUBEBUILDER_ASSETS names. CTest's fleet.controller_envtest (label fleet).
+# KUBEBUILDER_ASSETS names. CTest's fleet.envtest (label fleet).
 #
-#   tests/fleet/controller_envtest.sh [go test flags...]
+#   tests/fleet/envtest.sh [go test flags...]
 #
 #   ROCENET_CACHE      as components.sh (default /var/cache/rocenet); the Go
 #                      module and build caches default to its go/mod and go/build
@@ -20,7 +21,7 @@ cache="${ROCENET_CACHE:-/var/cache/rocenet}"
 if [ -n "${ROCENET_GO:-}" ]; then
   PATH="$(dirname "$ROCENET_GO"):$PATH"
 fi
-command -v go >/dev/null || { echo "controller_envtest.sh: go is not installed" >&2; exit 2; }
+command -v go >/dev/null || { echo "envtest.sh: go is not installed" >&2; exit 2; }
 export GOMODCACHE="${GOMODCACHE:-$cache/go/mod}" GOCACHE="${GOCACHE:-$cache/go/build}"
 export GOFLAGS=-mod=readonly GOTOOLCHAIN=local
 if [ -n "${ROCENET_BUILD_DIR:-}" ]; then
@@ -31,4 +32,4 @@ assets="$(mktemp -d)"
 trap 'rm -rf "$assets"' EXIT
 bash "$top/tests/k8s/components.sh" "$assets" kubernetes etcd
 cd "$top/plugins"
-KUBEBUILDER_ASSETS="$assets" go test -count=1 -v -run Envtest "$@" ./fleet/controller/...
+KUBEBUILDER_ASSETS="$assets" go test -count=1 -v -run Envtest "$@" ./fleet/...

@@ -129,7 +129,7 @@ func (e *fleetEnv) waitFor(what string, timeout time.Duration, ok func(*v1alpha1
 }
 
 // figure logs one of the test's figures and, when $ROCENET_FIGURES names
-// a file (tests/fleet/controller_envtest.sh sets it to the build tree's
+// a file (tests/fleet/envtest.sh sets it to the build tree's
 // fleet-figures.txt, which make test shows), appends it there.
 func figure(t *testing.T, format string, args ...any) {
 	t.Helper()
