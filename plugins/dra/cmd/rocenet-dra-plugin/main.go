@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"rocenet.io/plugins/dra/internal/driver"
+	"rocenet.io/plugins/internal/cmdline"
 )
 
 // version is set by the build (-X main.version=...).
@@ -74,9 +75,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.retry, "retry", time.Second, "first wait before subscribing to rocenetd again; it doubles while rocenetd is away, up to 5s")
 	fs.DurationVar(&f.syncInterval, "sync-interval", 10*time.Second, "how often claims' network data is checked besides on changes")
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	fs.Var(klogFlagValue{klogFlags, "v"}, "v", "log verbosity")
+	cmdline.AddVerbosity(fs)
 	// Errors are reported by main, usage only when asked for.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -121,38 +120,15 @@ func parseFlags(args []string) (flags, error) {
 // usage prints the flags the way rocenet's other programs do (GNU style,
 // which help2man turns into the man page).
 func usage(out io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(out, `Usage: rocenet-dra-plugin [flags]
+	cmdline.PrintUsage(out, `Usage: rocenet-dra-plugin [flags]
 
 The DRA kubelet plugin of rocenet: publishes the node's RoCE scale-out
 ports as a ResourceSlice with their attributes and health from rocenetd,
 and prepares the ResourceClaims kubelet gives it (docs/dra.md).
 
 Flags:
-`)
-	width := 0
-	fs.VisitAll(func(f *flag.Flag) { width = max(width, len(f.Name)) })
-	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprintf(out, "  --%-*s  %s", width, f.Name, f.Usage)
-		if f.DefValue != "" && f.DefValue != "false" {
-			fmt.Fprintf(out, " (default: %q)", f.DefValue)
-		}
-		fmt.Fprintln(out)
-	})
+`, fs)
 }
-
-// klogFlagValue forwards one flag to klog's own flag set.
-type klogFlagValue struct {
-	fs   *flag.FlagSet
-	name string
-}
-
-func (v klogFlagValue) String() string {
-	if v.fs == nil {
-		return ""
-	}
-	return v.fs.Lookup(v.name).Value.String()
-}
-func (v klogFlagValue) Set(s string) error { return v.fs.Set(v.name, s) }
 
 func main() {
 	f, err := parseFlags(os.Args[1:])

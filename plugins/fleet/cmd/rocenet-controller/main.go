@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"rocenet.io/plugins/fleet/controller"
+	"rocenet.io/plugins/internal/cmdline"
 )
 
 // version is set by the build (-X main.version=...).
@@ -55,9 +56,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.probeAddress, "health-probe-bind-address", ":50156", "the address of /healthz and /readyz (0: none)")
 	fs.DurationVar(&f.staleAfter, "stale-after", controller.DefaultStaleAfter, "a node whose RocenetNode's heartbeat is older than this counts as not ready (Stale)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	fs.Var(klogFlagValue{klogFlags, "v"}, "v", "log verbosity")
+	cmdline.AddVerbosity(fs)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
@@ -87,7 +86,7 @@ func parseFlags(args []string) (flags, error) {
 // usage prints the flags the way rocenet's other programs do (GNU style,
 // which help2man turns into the man page).
 func usage(out io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(out, `Usage: rocenet-controller [flags]
+	cmdline.PrintUsage(out, `Usage: rocenet-controller [flags]
 
 The cluster controller of rocenet: keeps the RocenetCluster "cluster"
 (ready nodes, each rail's ports, the nodes not ready and why, the versions
@@ -95,31 +94,8 @@ during a rollout) from every RocenetNode and the Nodes' readiness
 (docs/fleet.md).
 
 Flags:
-`)
-	width := 0
-	fs.VisitAll(func(f *flag.Flag) { width = max(width, len(f.Name)) })
-	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprintf(out, "  --%-*s  %s", width, f.Name, f.Usage)
-		if f.DefValue != "" && f.DefValue != "false" {
-			fmt.Fprintf(out, " (default: %q)", f.DefValue)
-		}
-		fmt.Fprintln(out)
-	})
+`, fs)
 }
-
-// klogFlagValue forwards one flag to klog's own flag set.
-type klogFlagValue struct {
-	fs   *flag.FlagSet
-	name string
-}
-
-func (v klogFlagValue) String() string {
-	if v.fs == nil {
-		return ""
-	}
-	return v.fs.Lookup(v.name).Value.String()
-}
-func (v klogFlagValue) Set(s string) error { return v.fs.Set(v.name, s) }
 
 func main() {
 	f, err := parseFlags(os.Args[1:])

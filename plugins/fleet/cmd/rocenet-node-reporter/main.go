@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"rocenet.io/plugins/fleet/reporter"
+	"rocenet.io/plugins/internal/cmdline"
 	"rocenet.io/plugins/internal/nodestream"
 	pb "rocenet.io/plugins/internal/rocenetpb"
 )
@@ -57,9 +58,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.retry, "retry", time.Second, "first wait before subscribing to rocenetd again; it doubles while rocenetd is away, up to 5s")
 	fs.Float64Var(&f.qps, "kube-api-qps", 5, "the most requests per second to the API server")
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	fs.Var(klogFlagValue{klogFlags, "v"}, "v", "log verbosity")
+	cmdline.AddVerbosity(fs)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
@@ -98,7 +97,7 @@ func parseFlags(args []string) (flags, error) {
 // usage prints the flags the way rocenet's other programs do (GNU style,
 // which help2man turns into the man page).
 func usage(out io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(out, `Usage: rocenet-node-reporter [flags]
+	cmdline.PrintUsage(out, `Usage: rocenet-node-reporter [flags]
 
 The node reporter of rocenet: writes the node's RocenetNode (every
 scale-out port, its rail, state, address, switch and conditions) and the
@@ -106,31 +105,8 @@ Node condition ScaleOutNetworkReady from rocenetd's node stream
 (docs/fleet.md).
 
 Flags:
-`)
-	width := 0
-	fs.VisitAll(func(f *flag.Flag) { width = max(width, len(f.Name)) })
-	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprintf(out, "  --%-*s  %s", width, f.Name, f.Usage)
-		if f.DefValue != "" && f.DefValue != "false" {
-			fmt.Fprintf(out, " (default: %q)", f.DefValue)
-		}
-		fmt.Fprintln(out)
-	})
+`, fs)
 }
-
-// klogFlagValue forwards one flag to klog's own flag set.
-type klogFlagValue struct {
-	fs   *flag.FlagSet
-	name string
-}
-
-func (v klogFlagValue) String() string {
-	if v.fs == nil {
-		return ""
-	}
-	return v.fs.Lookup(v.name).Value.String()
-}
-func (v klogFlagValue) Set(s string) error { return v.fs.Set(v.name, s) }
 
 func main() {
 	f, err := parseFlags(os.Args[1:])
