@@ -4,7 +4,9 @@
 #include <functional>
 
 #include "daemon/api/metric_families.h"
+#include "daemon/api/plan_convert.h"
 #include "daemon/api/utf8.h"
+#include "daemon/health/rails.h"
 #include "daemon/inventory/port.h"
 
 namespace rocenet::api {
@@ -91,7 +93,8 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
   out.push_back(std::move(build));
 
   MetricFamily info =
-      Family("rocenet_port_info", "Identity of each managed port; always 1.", MetricType::Gauge);
+      Family("rocenet_port_info", "Identity of each managed port and its rail; always 1.",
+             MetricType::Gauge);
   MetricFamily present =
       Family("rocenet_port_present", "Whether the port's net device exists in the host namespace.",
              MetricType::Gauge);
@@ -102,13 +105,17 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
                                  "namespace by the CNI plugin).",
                                  MetricType::Gauge);
   for (const inventory::Port& port : snapshot.ports) {
+    // `rail`: the name every part of rocenet groups ports by, so that a
+    // query can sum any port series per rail with one join on this family
+    // (the `rail` label in docs/metrics.md).
     AddSample(info,
               {{"device", port.name},
                {"id", port.id},
                {"mac", port.present ? port.link.mac.ToString() : ""},
                {"pci_address", port.pci.address},
                {"driver", port.pci.driver},
-               {"discovery", std::string(inventory::DiscoveryName(port.discovery))}},
+               {"discovery", std::string(inventory::DiscoveryName(port.discovery))},
+               {"rail", health::RailName(port.pci.rail, FindAddressing(snapshot, port.id))}},
               1);
     AddSample(present, {{"device", port.name}}, port.present ? 1 : 0);
     AddSample(attached, {{"device", port.name}}, port.attached_to.empty() ? 0 : 1);

@@ -171,6 +171,22 @@ TEST_F(MetricsTest, Addressing) {
   EXPECT_EQ(Samples(families_, "rocenet_addressing_plan_info"), expected);
 }
 
+// The rail every part of rocenet groups ports by: a Gaudi port's order in
+// its module; a NIC without a module, the fabric network its plan routes;
+// none yet, empty. The fleet's recording rules sum per rail through it.
+TEST(MetricsRailTest, PortInfoNamesEachPortsRail) {
+  node::NodeSnapshot snapshot = SampleSnapshot();
+  snapshot.ports[1].pci.rail = 2;
+  const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
+  std::map<std::string, std::string> rails;
+  for (const auto& [labels, value] : Samples(families, "rocenet_port_info")) {
+    EXPECT_EQ(value, 1);
+    rails[labels.at("device")] = labels.at("rail");
+  }
+  EXPECT_EQ(rails, (std::map<std::string, std::string>{
+                       {"so0", "10.200.0.0/16"}, {"so1", "2"}, {"so2", ""}}));
+}
+
 TEST(MetricsApplyErrorTest, ErrorGaugeFollowsApplyError) {
   node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.addressing[0].apply_error = "port so0: add route 10.200.0.0/16: Network unreachable";
