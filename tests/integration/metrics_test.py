@@ -4,22 +4,27 @@ fetched over HTTP, parsed strictly with prometheus_client's text parser,
 every family of the expected type; per-port values agree with rocectl and
 the kernel; a CNI attach moves the attach counters and latency histogram; a
 switch port going down shows as LinkDown in rocectl health and as a metric;
-transmit errors on a real kernel counter raise ErrorsRising; and `promtool
-check metrics` finds nothing to lint in a scrape."""
+transmit errors on a real kernel counter raise ErrorsRising; `promtool
+check metrics` finds nothing to lint in a scrape; and the series one node
+exports (rocenetd's per node and per port, on 3 ports, on a Gaudi 3 node's
+24 and with a driver's dcbnl; rocenet-diagd's idle and after a reach run)
+are the figures docs/metrics.md gives for a fleet."""
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
 
-from harness import Daemon, binary, ready_daemon, wait_until
+from harness import Daemon, Diagd, binary, ready_daemon, sim, wait_until
 
 parser = pytest.importorskip("prometheus_client.parser")
 
@@ -93,6 +98,20 @@ OTHER_PREFIXES = ("rocenet_config_",)
 LIBRARY_FAMILIES = {"exposer_transferred_bytes_total": "counter",
                     "exposer_scrapes_total": "counter",
                     "exposer_request_latencies": "summary"}
+# The series one node exports on a healthy node, as docs/metrics.md ("At
+# fleet size") gives them: one per sample line of a scrape, which is one
+# Prometheus series. rocenetd: SERIES_PER_NODE + SERIES_PER_PORT·P where the
+# driver has neither dcbnl nor MAC counters (veth, the simulated fabric),
+# SERIES_PER_PORT_DCB more per port with dcbnl (hbl_en's PFC: 3 families x
+# 8 priorities). rocenet-diagd: DIAGD_SERIES_IDLE (prometheus-cpp's own),
+# and a reach run adds DIAGD_SERIES_PER_RUN and, per port and kind of
+# target, DIAGD_SERIES_PER_PORT_AND_KIND.
+SERIES_PER_NODE = 79
+SERIES_PER_PORT = 41
+SERIES_PER_PORT_DCB = 24
+DIAGD_SERIES_IDLE = 7
+DIAGD_SERIES_PER_RUN = 3
+DIAGD_SERIES_PER_PORT_AND_KIND = 5
 CONDITIONS = {"PortMissing", "LinkDown", "NoLldpNeighbor", "LldpExpired", "AmbiguousNeighbor",
               "AddressConflict", "MtuMismatch", "ErrorsRising", "AddressingRefused",
               "AddressingFailed", "NotProvisioned", "Miscabled", "PfcUnsupported", "PfcMismatch"}
@@ -197,6 +216,124 @@ def test_every_family_parses_with_its_type_help_and_conventions(fabric, daemon):
         assert dict(labels)["condition"] in CONDITIONS and value in (0, 1), labels
     assert s.value("rocenet_node_ready") == 1
     assert s.value("rocenet_node_managed_ports") == len(fabric.ports)
+
+
+def series(text: str) -> tuple[int, dict[str, int]]:
+    """A scrape's series: (those without a `device` label, {device: its
+    series}). Each sample line is one series in Prometheus."""
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    node, ports = 0, collections.Counter()
+    for family in parser.text_string_to_metric_families(text):
+        for sample in family.samples:
+            if "device" in sample.labels:
+                ports[sample.labels["device"]] += 1
+            else:
+                node += 1
+    assert node + sum(ports.values()) == len(lines), "a sample line the parser did not count"
+    return node, dict(ports)
+
+
+def fleet_section() -> str:
+    text = open(METRICS_DOC).read()
+    return text[text.index("\n## At fleet size\n"):]
+
+
+def test_series_per_node_and_per_port_are_the_documented_ones(fabric, daemon):
+    """rocenetd on a healthy node of 3 ports: SERIES_PER_NODE series and
+    SERIES_PER_PORT for each port, as docs/metrics.md says. A metric added,
+    or a label that multiplies a port's series, fails here until the
+    section (and these figures) say what it costs a fleet."""
+    node, ports = series(daemon.metrics())
+    assert set(ports) == {p["host_ifname"] for p in fabric.ports}
+    assert node == SERIES_PER_NODE, f"{node} series without a device, want {SERIES_PER_NODE}"
+    for device, count in ports.items():
+        assert count == SERIES_PER_PORT, f"{device}: {count} series, want {SERIES_PER_PORT}"
+    doc = fleet_section()
+    assert f"`{SERIES_PER_NODE} + {SERIES_PER_PORT}·P`" in doc, "docs/metrics.md's formula"
+    print(f"rocenetd: {SERIES_PER_NODE} + {SERIES_PER_PORT}·P series; "
+          f"{node + sum(ports.values())} at P={len(ports)}")
+
+
+def wait_for_series(d: Daemon, want: int) -> tuple[int, dict[str, int]]:
+    """The daemon's series once they number `want` (a port's counters appear
+    with its first sample), or as they are after 10 s."""
+    got = [series(d.metrics())]
+    def settled() -> bool:
+        got[0] = series(d.metrics())
+        return got[0][0] + sum(got[0][1].values()) == want
+    try:
+        wait_until(settled, 10, interval=0.5, what=f"{want} series")
+    except AssertionError:
+        pass
+    return got[0]
+
+
+def test_a_gaudi3_node_and_a_driver_with_dcbnl_export_the_documented_series():
+    """On the simulated Gaudi 3 node (24 ports, 8 modules, 3 rails) rocenetd
+    exports SERIES_PER_NODE + SERIES_PER_PORT·24 series, its ports' rails
+    are 0, 1 and 2 with 8 ports each (rocenet_port_info's `rail`, what the
+    fleet's recording rules sum by); with hbl_en's dcbnl (rocenetd's test
+    build) each port adds SERIES_PER_PORT_DCB."""
+    want = SERIES_PER_NODE + SERIES_PER_PORT * 24
+    fab = sim.Fabric.up(sim.unique_name("mg3"), platform="gaudi3")
+    try:
+        with ready_daemon(fab, timeout=60) as d:
+            node, ports = wait_for_series(d, want)
+            rails = collections.Counter(
+                dict(labels)["rail"] for labels in Scrape(d.metrics()).samples("rocenet_port_info"))
+    finally:
+        fab.down()
+    assert len(ports) == 24, ports
+    assert node + sum(ports.values()) == want, (node, ports)
+    assert rails == {"0": 8, "1": 8, "2": 8}, rails
+    assert f"{want:,}" in fleet_section(), f"docs/metrics.md does not give {want:,} for 24 ports"
+
+    fab = sim.Fabric.up(sim.unique_name("mdc"), ports=2)
+    dcb_dir = tempfile.mkdtemp(prefix="rocenet-dcb-")
+    try:
+        # hbl_en after probe: PFC on priorities 0-3, host-managed IEEE DCBX.
+        for port in fab.ports:
+            with open(os.path.join(dcb_dir, port["host_ifname"]), "w") as f:
+                f.write("driver hbl_en\ndcbx 12\ncap 4\nenabled 15\n"
+                        f"requests {' '.join(['0'] * 8)}\nindications {' '.join(['0'] * 8)}\n")
+        d = Daemon(fab.node_netns, [f"--sysfs-root={fab.sysfs_root}"],
+                   program="rocenetd_fake_dcb", env={"ROCENET_FAKE_DCB_DIR": dcb_dir})
+        try:
+            d.start().wait_ready(15)
+            node, ports = wait_for_series(d, SERIES_PER_NODE
+                                          + 2 * (SERIES_PER_PORT + SERIES_PER_PORT_DCB))
+        finally:
+            d.cleanup()
+    finally:
+        fab.down()
+        shutil.rmtree(dcb_dir, ignore_errors=True)
+    assert node == SERIES_PER_NODE, node
+    assert set(ports.values()) == {SERIES_PER_PORT + SERIES_PER_PORT_DCB}, ports
+    assert f"`+{SERIES_PER_PORT_DCB}·P`" in fleet_section(), "docs/metrics.md's dcbnl series"
+    print(f"rocenetd: {want} series on a Gaudi 3 node of 24 ports; "
+          f"{SERIES_PER_PORT + SERIES_PER_PORT_DCB} a port with dcbnl")
+
+
+def test_diagd_series_idle_and_after_a_reach_run(fabric, daemon):
+    """rocenet-diagd exports prometheus-cpp's own series until a test runs;
+    a reach run of this node's ports to their switches adds the run's count
+    and time and DIAGD_SERIES_PER_PORT_AND_KIND series per port (one kind of
+    target: the gateway)."""
+    d = Diagd(daemon, ["--node-name=metrics"])
+    d.start()
+    try:
+        assert series(d.metrics()) == (DIAGD_SERIES_IDLE, {})
+        cp = d.rocectl("diag", "reach", "--count", "3", "--time-limit", "3s", "-o", "json")
+        assert cp.returncode == 0, cp.stderr
+        node, ports = series(d.metrics())
+    finally:
+        d.cleanup()
+    assert node == DIAGD_SERIES_IDLE + DIAGD_SERIES_PER_RUN, node
+    assert ports == {p["host_ifname"]: DIAGD_SERIES_PER_PORT_AND_KIND for p in fabric.ports}
+    formula = f"`{DIAGD_SERIES_IDLE} + {DIAGD_SERIES_PER_RUN} + {DIAGD_SERIES_PER_PORT_AND_KIND}·K·P`"
+    assert formula in fleet_section(), f"docs/metrics.md's formula {formula}"
+    print(f"rocenet-diagd: {DIAGD_SERIES_IDLE} idle; a reach run adds {DIAGD_SERIES_PER_RUN} and "
+          f"{DIAGD_SERIES_PER_PORT_AND_KIND} per port and kind of target")
 
 
 def test_promtool_check_metrics_finds_nothing(fabric, daemon):
