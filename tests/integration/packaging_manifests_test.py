@@ -483,6 +483,22 @@ def test_prometheusrule_renders_the_plain_rules_file():
             f"{directory}: the PrometheusRule differs from the plain rules file"
 
 
+def test_helm_chart_prometheusrule_renders_the_plain_rules_file(helm):
+    """prometheusRule.enabled: the chart's PrometheusRule carries exactly the
+    groups of packaging/prometheus/rocenet-rules.yaml, the fleet's recording
+    rules among them, as the kustomize one does; off by default."""
+    with open(os.path.join(PKG, "prometheus", "rocenet-rules.yaml")) as f:
+        plain = yaml.safe_load(f)
+    assert "rocenet.fleet" in [g["name"] for g in plain["groups"]]
+    rule = one(helm_template("prometheusRule.enabled=true"), "PrometheusRule", "rocenet")
+    assert rule["metadata"]["namespace"] == "rocenet-system"
+    assert rule["spec"] == {"groups": plain["groups"]}, \
+        "the chart's PrometheusRule differs from the plain rules file"
+    assert not [d for d in helm_template() if d["kind"] == "PrometheusRule"]
+    cp = helm("lint", "--strict", CHART, "--set", "prometheusRule.enabled=true")
+    assert cp.returncode == 0, f"{cp.stdout}{cp.stderr}"
+
+
 # --- Helm -------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

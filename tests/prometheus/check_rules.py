@@ -7,8 +7,11 @@
                                 metric and health condition it names exists
   check_rules.py test ROOT      promtool test rules rocenet-rules.test.yaml
   check_rules.py operator ROOT  the PrometheusRule in packaging/kubernetes/monitoring
-                                has exactly the plain file's groups
-  check_rules.py --write ROOT   writes that PrometheusRule from the plain file
+                                has exactly the plain file's groups, and the Helm
+                                chart's copy (files/rocenet-rules.yaml) is the
+                                plain file's
+  check_rules.py --write ROOT   writes that PrometheusRule and the chart's copy
+                                from the plain file
   check_rules.py --self-test    planted mistakes are found
 
 Exit 1 on a mistake, naming it; 77 (CTest: skipped) when promtool or
@@ -34,7 +37,13 @@ SKIP = 77
 RULES = os.path.join("packaging", "prometheus", "rocenet-rules.yaml")
 RULES_TEST = os.path.join("packaging", "prometheus", "rocenet-rules.test.yaml")
 OPERATOR_RULE = os.path.join("packaging", "kubernetes", "monitoring", "prometheusrule.yaml")
+HELM_RULES = os.path.join("packaging", "helm", "rocenet", "files", "rocenet-rules.yaml")
 METRIC = re.compile(r'"(rocenet_[a-z0-9_]+)"')
+# A recorded series in an expression: level:metric:operations.
+RECORDED = re.compile(r"\b[a-z_][a-z0-9_]*:[a-z0-9_:]+")
+# Its name: rocenet's either in the level (rocenet:attach_operations:rate5m)
+# or in the metric (node:rocenet_port_healthy:sum).
+RECORD_NAME = re.compile(r"rocenet:[a-z0-9_]+:[a-z0-9_]+|[a-z_]+:rocenet_[a-z0-9_]+:[a-z0-9_]+")
 CONDITION = re.compile(r'inline constexpr absl::string_view k\w+ = "(\w+)";')
 SEVERITIES = {"critical", "warning", "info"}
 
@@ -52,6 +61,15 @@ metadata:
   labels:
     app.kubernetes.io/name: rocenet
 spec:
+"""
+
+HELM_HEADER = """\
+# The groups of packaging/prometheus/rocenet-rules.yaml for the Helm chart's
+# PrometheusRule (prometheusRule.enabled; templates/prometheusrule.yaml reads
+# this file as data). Written from that file by
+#   python3 tests/prometheus/check_rules.py --write .
+# Edit the rules there: ctest prometheus.operator_rule fails when the two
+# differ.
 """
 
 
@@ -103,20 +121,21 @@ def lint(root: str) -> list[str]:
         for rule in group["rules"]:
             name = rule.get("alert") or rule.get("record")
             expr = rule["expr"]
-            for metric in set(re.findall(r"\b(rocenet_[a-z0-9_]+)", expr)):
+            for record in set(RECORDED.findall(expr)):
+                if record not in recorded:
+                    problems.append(f"{name}: no recording rule {record}")
+            for metric in set(re.findall(r"\b(rocenet_[a-z0-9_]+)", RECORDED.sub(" ", expr))):
                 family = re.sub(r"_(bucket|sum|count)$", "", metric)
                 if metric not in metrics and family not in metrics:
                     problems.append(f"{name}: rocenetd exports no {metric}")
-            for record in set(re.findall(r"\b(rocenet:[a-z0-9_:]+)", expr)):
-                if record not in recorded:
-                    problems.append(f"{name}: no recording rule {record}")
             for values in re.findall(r'condition=~?"([^"]+)"', expr):
                 for condition in values.split("|"):
                     if condition not in conditions:
                         problems.append(f"{name}: no health condition {condition}")
             if "record" in rule:
-                if not rule["record"].startswith("rocenet:"):
-                    problems.append(f"{name}: recording rules are named rocenet:...")
+                if not RECORD_NAME.fullmatch(rule["record"]):
+                    problems.append(f"{name}: recording rules are named level:metric:operations, "
+                                    "rocenet:<metric>:... or <level>:rocenet_<metric>:...")
                 continue
             if not rule.get("for"):
                 problems.append(f"{name}: no `for`")
@@ -132,12 +151,28 @@ def lint(root: str) -> list[str]:
     return problems
 
 
-def operator_text(root: str) -> str:
+def groups_text(root: str) -> list[str]:
+    """The plain file's lines from `groups:` on."""
     with open(os.path.join(root, RULES)) as f:
         lines = f.read().split("\n")
     start = next(i for i, line in enumerate(lines) if line.startswith("groups:"))
-    body = ["  " + line if line.strip() else "" for line in lines[start:]]
+    return lines[start:]
+
+
+def operator_text(root: str) -> str:
+    body = ["  " + line if line.strip() else "" for line in groups_text(root)]
     return OPERATOR_HEADER + "\n".join(body).rstrip("\n") + "\n"
+
+
+def helm_text(root: str) -> str:
+    return HELM_HEADER + "\n".join(groups_text(root)).rstrip("\n") + "\n"
+
+
+def write(root: str) -> None:
+    for rel, text in ((OPERATOR_RULE, operator_text(root)), (HELM_RULES, helm_text(root))):
+        os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
 
 
 def operator(root: str) -> list[str]:
@@ -157,6 +192,14 @@ def operator(root: str) -> list[str]:
         differ += sorted(set(theirs) - {g["name"] for g in plain["groups"]})
         problems.append(f"{OPERATOR_RULE}: spec.groups differ from {RULES} in {differ} "
                         f"(python3 tests/prometheus/check_rules.py --write .)")
+    helm = os.path.join(root, HELM_RULES)
+    if not os.path.exists(helm):
+        problems.append(f"{HELM_RULES} is missing (check_rules.py --write)")
+    else:
+        with open(helm) as f:
+            if f.read() != helm_text(root):
+                problems.append(f"{HELM_RULES} differs from {RULES} "
+                                f"(python3 tests/prometheus/check_rules.py --write .)")
     return problems
 
 
@@ -182,12 +225,21 @@ def self_test(root: str) -> int:
                    "expr: rocenet_port_condition{condition=\"LinkDown\"} == == 1"),
                   (RULES, "rocenet_node_ready == 0", "rocenet_node_readiness == 0"),
                   (RULES, '{condition="LinkDown"}', '{condition="LinkGone"}'),
-                  (RULES, "for: 10m\n", "")],
+                  (RULES, "for: 10m\n", ""),
+                  (RULES, "(node_rail:rocenet_port_healthy:sum)",
+                   "(node_rail:rocenet_port_health:sum)"),
+                  (RULES, "record: rail:rocenet_port_healthy:sum", "record: rail:port_healthy:sum")],
         # A port down for one minute would fire on the 2-minute flap.
         "test": [(RULES, "== 1\n        for: 5m", "== 1\n        for: 1m"),
                  (RULES, "quantile_rate5m\n        expr: >-\n          histogram_quantile(0.99",
-                  "quantile_rate5m\n        expr: >-\n          histogram_quantile(0.9")],
-        "operator": [(OPERATOR_RULE, "for: 5m", "for: 6m")],
+                  "quantile_rate5m\n        expr: >-\n          histogram_quantile(0.9"),
+                 # A node in a rolling update, scraped as two targets, counts once.
+                 (RULES, "max by (instance, node, device) (rocenet_port_healthy)",
+                  "rocenet_port_healthy"),
+                 (RULES, "count by (instance, node, rail)\n"
+                  "          (topk by (instance, node, device) (1, rocenet_port_info))",
+                  "count by (instance, node, rail) (rocenet_port_info)")],
+        "operator": [(OPERATOR_RULE, "for: 5m", "for: 6m"), (HELM_RULES, "for: 5m", "for: 6m")],
     }
     for mode in ("check", "test", "operator"):
         if run(mode, root):
@@ -210,8 +262,9 @@ def self_test(root: str) -> int:
                     print(f"self-test: {mode} passes with {old!r} -> {new!r} in {rel}",
                           file=sys.stderr)
                     return 1
-    print("self-test: a broken expression, an unknown metric and condition, a missing `for`, "
-          "a wrong `for` and quantile, and a stale PrometheusRule are each found")
+    print("self-test: a broken expression, an unknown metric, condition and recorded series, a "
+          "misnamed recording rule, a missing `for`, a wrong `for` and quantile, a port counted "
+          "twice in a rolling update, and a stale PrometheusRule or chart copy are each found")
     return 0
 
 
@@ -220,8 +273,7 @@ def main(argv: list[str]) -> int:
         if len(argv) == 3 and argv[1] == "--self-test":
             return self_test(argv[2])
         if len(argv) == 3 and argv[1] == "--write":
-            with open(os.path.join(argv[2], OPERATOR_RULE), "w") as f:
-                f.write(operator_text(argv[2]))
+            write(argv[2])
             return 0
         if len(argv) != 3:
             print(__doc__, file=sys.stderr)
