@@ -27,10 +27,14 @@ import pytest
 from harness import Daemon, Diagd, binary, ready_daemon, sim, wait_until
 
 parser = pytest.importorskip("prometheus_client.parser")
+yaml = pytest.importorskip("yaml")
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 METRICS_DOC = os.path.join(TOP, "docs", "metrics.md")
 DASHBOARDS = os.path.join(TOP, "packaging", "grafana")
+RULES = os.path.join(TOP, "packaging", "prometheus", "rocenet-rules.yaml")
+# A recorded series: level:metric:operations.
+RECORDED = re.compile(r"\b[a-z_][a-z0-9_]*:[a-z0-9_:]*[a-z0-9_]")
 
 # Every family rocenetd exposes, and its type. A family not listed here fails
 # the test: a new metric is a decision (docs/metrics.md, dashboards), not an
@@ -360,8 +364,17 @@ def test_dashboards_query_only_metrics_that_exist(fabric, daemon):
                   if f.endswith(".json")] if os.path.isdir(DASHBOARDS) else []
     if not dashboards:
         pytest.skip("no Grafana dashboard in packaging/grafana")
+    # A recorded series (level:metric:operations) must be one the rules
+    # record; the names in it are not scraped.
+    with open(RULES) as f:
+        recorded = {r["record"] for g in yaml.safe_load(f)["groups"] for r in g["rules"]
+                    if "record" in r}
     for path in dashboards:
-        used = set(re.findall(r"\brocenet_[a-z0-9_]+", open(path).read()))
+        text = open(path).read()
+        named = set(RECORDED.findall(text))
+        assert named <= recorded, f"{os.path.basename(path)} queries {named - recorded}, " \
+                                  "which no rule records"
+        used = set(re.findall(r"\brocenet_[a-z0-9_]+", RECORDED.sub(" ", text)))
         assert used, path
         assert used <= exposed, f"{os.path.basename(path)} queries {used - exposed}"
 

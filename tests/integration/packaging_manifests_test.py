@@ -714,12 +714,31 @@ def test_helm_chart_values_cover_the_templates():
 
 # --- Grafana --------------------------------------------------------------------------
 
+# A recorded series in a query: level:metric:operations.
+RECORDED = re.compile(r"\b[a-z_][a-z0-9_]*:[a-z0-9_:]+")
+
+
+def recorded_series() -> set[str]:
+    """What packaging/prometheus/rocenet-rules.yaml records."""
+    with open(os.path.join(PKG, "prometheus", "rocenet-rules.yaml")) as f:
+        rules = yaml.safe_load(f)
+    return {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
+
+
 def test_dashboard_queries_only_exported_metrics():
+    """Every series a panel or variable names is one rocenetd or
+    rocenet-diagd exports or one the rules record; the Cluster row, at the
+    top, reads recorded series only, so that a fleet's overview needs no
+    per-port series."""
     with open(os.path.join(PKG, "grafana", "rocenet-dashboard.json")) as f:
         dashboard = json.load(f)
     exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
     exprs += [v["definition"] for v in dashboard["templating"]["list"] if v.get("definition")]
-    used = {m for e in exprs for m in re.findall(r"\b(rocenet_[a-z0-9_]+)", e)}
+    recorded = recorded_series()
+    assert recorded, "no recording rule in packaging/prometheus/rocenet-rules.yaml"
+    not_recorded = {r for e in exprs for r in RECORDED.findall(e)} - recorded
+    assert not not_recorded, f"dashboard queries series no rule records: {sorted(not_recorded)}"
+    used = {m for e in exprs for m in re.findall(r"\b(rocenet_[a-z0-9_]+)", RECORDED.sub(" ", e))}
     exported = source_metric_names()
     assert exported, "no metric names found in daemon/api"
     missing = []
@@ -738,3 +757,23 @@ def test_dashboard_queries_only_exported_metrics():
     ids = [p["id"] for p in dashboard["panels"]]
     assert len(ids) == len(set(ids)), "panel ids must be unique"
 
+    # The Cluster row: the first row, and its panels up to the next row.
+    panels = sorted(dashboard["panels"], key=lambda p: (p["gridPos"]["y"], p["gridPos"]["x"]))
+    assert panels[0]["type"] == "row" and panels[0]["title"] == "Cluster", panels[0]["title"]
+    row = []
+    for p in panels[1:]:
+        if p["type"] == "row":
+            break
+        row.append(p)
+    cluster = [t["expr"] for p in row for t in p["targets"]]
+    assert cluster, "the Cluster row has no panel"
+    for expr in cluster:
+        raw = re.findall(r"\b(rocenet_[a-z0-9_]+)", RECORDED.sub(" ", expr))
+        assert RECORDED.search(expr) and not raw, \
+            f"the Cluster row queries {raw or expr}: recorded series only"
+    # What it is for: nodes ready, ports healthy and total per rail, errors
+    # per rail.
+    names = {r for e in cluster for r in RECORDED.findall(e)}
+    for want in ("cluster:rocenet_node_ready:sum", "rail:rocenet_port_healthy:sum",
+                 "rail:rocenet_port_info:count", "rail:rocenet_port_errors:rate5m"):
+        assert want in names, f"the Cluster row does not show {want}"
