@@ -93,13 +93,21 @@ HANDOVERS = 5
 
 
 def test_a_waiting_daemon_is_handed_the_socket_and_no_connection_is_refused():
+    # Each round's times (printed: docs/deploying.md, "Rollouts at fleet
+    # size", takes rocenetd's part of a node's rollout from them): the new
+    # rocenetd's start to its listening beside the socket, and from the old
+    # one's SIGTERM to a call made then answered (by the new one) and to
+    # the old one gone.
+    beside, answered, gone = [], [], []
     with daemons_on_one_socket("rh") as (new_daemon, daemons):
         old = daemons[0]
         for i in range(HANDOVERS):
             new = new_daemon()
+            started = time.monotonic()
             new.start(wait=False)
             wait_until(lambda: "for the hand-over" in new.run_log(), 15,
                        what=f"round {i}: the new rocenetd listening beside the socket")
+            beside.append(time.monotonic() - started)
             refused: list[str] = []
             connected = 0
             done = threading.Event()
@@ -118,15 +126,18 @@ def test_a_waiting_daemon_is_handed_the_socket_and_no_connection_is_refused():
             dialer.start()
             try:
                 time.sleep(0.05)
+                stopping = time.monotonic()
                 old.proc.send_signal(signal.SIGTERM)
                 # A call made during the change: queued at the new one's
                 # listener until it serves.
                 cp = new.rocectl("ports")
+                answered.append(time.monotonic() - stopping)
                 try:
                     code = old.proc.wait(15)
                 except subprocess.TimeoutExpired:
                     raise AssertionError(f"round {i}: the old rocenetd did not stop in 15 s:\n"
                                          f"{threads_of(old.proc.pid)}\n{old.run_log()}") from None
+                gone.append(time.monotonic() - stopping)
                 assert code == 0, f"round {i}: the old rocenetd:\n{old.run_log()}"
                 wait_until(lambda: f"serving gRPC on unix:{new.socket}" in new.run_log(), 15,
                            what=f"round {i}: the new rocenetd serving")
@@ -141,3 +152,9 @@ def test_a_waiting_daemon_is_handed_the_socket_and_no_connection_is_refused():
             assert connected > 20, connected
             assert not os.path.exists(old.socket + ".next")
             old = new
+
+    def spread(times: list[float]) -> str:
+        return f"{min(times) * 1000:.0f}-{max(times) * 1000:.0f} ms"
+    print(f"hand-over, {HANDOVERS} rounds: the new rocenetd listening beside the socket "
+          f"{spread(beside)} after its start; a call made at the old one's SIGTERM answered "
+          f"after {spread(answered)}, the old one gone after {spread(gone)}")
