@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "sim"))
@@ -96,6 +98,20 @@ class Env:
 
     def kubectl(self, *args: str, check: bool = True, input: str | None = None):
         return self.cluster.kubectl(*args, check=check, input=input)
+
+    def rocenet(self, *args: str) -> subprocess.CompletedProcess:
+        """`kubectl rocenet ARGS` as an admin runs it: the real kubectl,
+        finding the plugin the build made on its PATH."""
+        plugin_dir = os.path.join(build_dir(), "plugins", "fleet", "go")
+        if not os.access(os.path.join(plugin_dir, "kubectl-rocenet"), os.X_OK):
+            pytest.fail(f"kubectl-rocenet is not built in {plugin_dir}")
+        # kubectl takes no flag before a plugin's name: the kubeconfig goes
+        # in the environment, as an admin's would.
+        return subprocess.run(
+            [os.path.join(self.cluster.bin, "kubectl"), "rocenet", *args],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "KUBECONFIG": self.cluster.kubeconfig,
+                 "PATH": f"{plugin_dir}:{os.environ.get('PATH', '')}"})
 
     def json(self, *args: str) -> dict:
         return json.loads(self.kubectl(*args, "-o", "json").stdout)

@@ -247,7 +247,8 @@ def _cluster_conditions(env) -> dict[str, str]:
 def test_the_fleet_view_follows_a_pulled_cable(env):
     """The Node condition, the node's RocenetNode (kubectl get rocenetnodes)
     and the RocenetCluster, written by the node reporter and
-    rocenet-controller, follow a cable pulled from a port in the host."""
+    rocenet-controller, follow a cable pulled from a port in the host, as
+    `kubectl rocenet` shows them (its --live view from rocenetd too)."""
     node = env.cluster.node
     env.kubectl("-n", "rocenet-system", "rollout", "status", "deployment/rocenet-controller",
                 "--timeout=120s")
@@ -262,6 +263,15 @@ def test_the_fleet_view_follows_a_pulled_cable(env):
     header, row = table.splitlines()[0].split(), table.splitlines()[1].split()
     assert header[:5] == ["NAME", "READY", "PORTS", "DOWN", "RAILS"], header
     assert row[:3] == [node, "True", f"{PORTS}/{PORTS}"], row
+
+    status = env.rocenet("status")
+    assert status.returncode == 0, status.stderr
+    assert re.search(r"Available\s+True\s+AllNodesReady\s+1/1 nodes ready", status.stdout), status.stdout
+    live = env.rocenet("ports", node, "--live")
+    assert live.returncode == 0, live.stderr
+    assert f"node ready: yes ({PORTS}/{PORTS} ports healthy)" in live.stdout, live.stdout
+    missing = env.rocenet("ports", "no-such-node", "--live")
+    assert missing.returncode == 1 and "no-such-node" in missing.stderr, missing
 
     attached = {a["host_ifname"] for a in env.attachments()}
     name = next(f"so{i}" for i in range(PORTS) if f"so{i}" not in attached)
@@ -293,6 +303,15 @@ def test_the_fleet_view_follows_a_pulled_cable(env):
         status = env.json("get", "rocenetcluster", "cluster")["status"]
         assert [d["name"] for d in status["degradedNodes"]] == [node], status
         assert status["readyNodes"] == "0/1", status
+        status = env.rocenet("status")
+        env.say("kubectl rocenet status, the cable pulled:\n" + status.stdout.rstrip())
+        assert re.search(rf"Degraded\s+True\s+NodesNotReady\s+1 node not ready: {node} LinkDown",
+                         status.stdout), status.stdout
+        row = next(line.split() for line in env.rocenet("ports", node).stdout.splitlines()
+                   if line.split()[:1] == [name])
+        assert "no" in row and any(c.startswith("LinkDown/") for c in row), row
+        live = env.rocenet("ports", node, "--live").stdout
+        assert f"node ready: no ({PORTS - 1}/{PORTS} ports healthy)" in live, live
         described = env.kubectl("describe", "node", node).stdout
         assert "ScaleOutNetworkReady" in described and "LinkDown" in described
     finally:

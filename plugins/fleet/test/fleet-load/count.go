@@ -135,7 +135,8 @@ func (c *counter) wrap(rt http.RoundTripper, node *progress) http.RoundTripper {
 	})
 }
 
-// phaseMark is when a phase of the schedule started (Unix seconds).
+// phaseMark is when a phase of the schedule started (Unix seconds, just
+// after a whole one).
 type phaseMark struct {
 	Name  string  `json:"name"`
 	Start float64 `json:"start"`
@@ -172,8 +173,16 @@ type timeline struct {
 	Options       map[string]string `json:"options"`
 }
 
-func (t *timeline) mark(name string) {
+// mark starts phase name at the next whole second, so that the seconds
+// counted are the phases': none holds the end of one and the start of the
+// next. It returns early (with the phase started now) when ctx ends.
+func (t *timeline) mark(ctx context.Context, name string) {
 	now := time.Now()
+	select {
+	case <-ctx.Done():
+	case <-time.After(now.Truncate(time.Second).Add(time.Second).Sub(now)):
+	}
+	now = time.Now()
 	t.Phases = append(t.Phases, phaseMark{Name: name, Start: float64(now.UnixNano()) / 1e9})
 	fmt.Fprintf(os.Stderr, "fleet-load: %s at %s\n", name, now.Format("15:04:05.000"))
 }

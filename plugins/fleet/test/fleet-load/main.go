@@ -269,7 +269,7 @@ func run(ctx context.Context, o options) error {
 		},
 	}
 	schedule := func() error {
-		tl.mark("seed")
+		tl.mark(ctx, "seed")
 		seed := start(ctx, fleet, func(n *fleetNode) reporter.Options {
 			return reporter.Options{NodeName: n.name, Version: o.version, Spread: o.seedSpread}
 		}, func() clock.Clock {
@@ -296,12 +296,12 @@ func run(ctx context.Context, o options) error {
 		}); err != nil {
 			return err
 		}
-		tl.mark("steady")
+		tl.mark(ctx, "steady")
 		if err := sleep(ctx, o.steady); err != nil {
 			return err
 		}
 
-		tl.mark("flap")
+		tl.mark(ctx, "flap")
 		flapCtx, stopFlaps := context.WithTimeout(ctx, o.flap)
 		// A port of another rail than the one that goes down later.
 		flap(flapCtx, flappers, portOf(0, (o.rail+1)%rails), o.flapPeriod)
@@ -310,20 +310,20 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 
-		tl.mark("settle")
+		tl.mark(ctx, "settle")
 		if err := sleep(ctx, o.settle); err != nil {
 			return err
 		}
 
 		down := railPorts(o.rail)
-		tl.mark("rail-down")
+		tl.mark(ctx, "rail-down")
 		for _, n := range fleet {
 			n.stream.setDown(down, true)
 		}
 		if err := sleep(ctx, o.railDown); err != nil {
 			return err
 		}
-		tl.mark("rail-up")
+		tl.mark(ctx, "rail-up")
 		for _, n := range fleet {
 			n.stream.setDown(down, false)
 		}
@@ -333,7 +333,7 @@ func run(ctx context.Context, o options) error {
 		return nil
 	}
 	err = schedule()
-	tl.mark("end")
+	tl.mark(ctx, "end")
 	tl.finish(count)
 	if werr := tl.write(o.out); werr != nil {
 		return errors.Join(err, fmt.Errorf("the timeline %s: %w", o.out, werr))
