@@ -371,8 +371,10 @@ def test_daemonset_probes_use_what_the_binaries_offer(overlay):
     # No declared ports: in a hostNetwork pod they become hostPorts, and the
     # scheduler would keep a rolling update's new pod off the node.
     assert not any(c.get("ports") for c in cs.values()), "a declared port blocks maxSurge"
+    # Several nodes at once, a tenth of them, and never one without a
+    # serving pod (docs/deploying.md, "Rollouts at fleet size").
     update = ds["spec"]["updateStrategy"]
-    assert update["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}, update
+    assert update["rollingUpdate"] == {"maxSurge": "10%", "maxUnavailable": 0}, update
     assert "--takeover-wait=2m" in daemon["command"]
     # Both through the API socket: alive means the socket is served.
     for probe in ("livenessProbe", "readinessProbe"):
@@ -548,6 +550,8 @@ def test_helm_chart_renders_the_overlays_daemonset(helm, overlay_name):
             continue
         assert hspec.get(key) == kspec.get(key), f"{overlay_name}: pod spec {key}"
     assert hds["spec"]["updateStrategy"] == kds["spec"]["updateStrategy"]
+    assert hds["spec"]["updateStrategy"]["rollingUpdate"] == {"maxSurge": "10%",
+                                                              "maxUnavailable": 0}
     kconfig = yaml.safe_load(rocenetd_config(kustomized)["data"]["config.yaml"])
     hconfig = yaml.safe_load(one(rendered, "ConfigMap")["data"]["config.yaml"])
     assert hconfig == kconfig, "values.yaml's config differs from base/config.yaml"
@@ -555,6 +559,23 @@ def test_helm_chart_renders_the_overlays_daemonset(helm, overlay_name):
     # (helm's --namespace) and with the chart's ConfigMap name.
     assert sorted(d["kind"] for d in rendered) == \
         sorted(d["kind"] for d in kustomized if d["kind"] != "Namespace")
+
+
+def test_helm_chart_update_strategy_follows_its_value(helm):
+    """updateStrategy.maxSurge reaches the DaemonSet as a number of nodes or
+    a percentage of them; maxUnavailable stays 0 whatever is set; a surge of
+    no node, or of something else, fails rendering."""
+    def rolling_update(*settings: str) -> dict:
+        ds = one(helm_template(*settings), "DaemonSet", "rocenet")
+        assert ds["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+        return ds["spec"]["updateStrategy"]["rollingUpdate"]
+    assert rolling_update() == {"maxSurge": "10%", "maxUnavailable": 0}
+    assert rolling_update("updateStrategy.maxSurge=25%") == {"maxSurge": "25%", "maxUnavailable": 0}
+    assert rolling_update("updateStrategy.maxSurge=1") == {"maxSurge": 1, "maxUnavailable": 0}
+    for bad in ("0", "0%", "101%", "ten"):
+        cp = helm("template", "rocenet", CHART, "--set", f"updateStrategy.maxSurge={bad}")
+        assert cp.returncode != 0 and f'updateStrategy.maxSurge "{bad}": want a number of nodes' \
+            in cp.stderr, f"{bad}: {cp.stderr}"
 
 
 def test_helm_chart_renders_the_dra_components_objects(helm):
