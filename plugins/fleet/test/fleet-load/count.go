@@ -62,19 +62,32 @@ type progress struct {
 	conditionWritten atomic.Bool
 }
 
-// counter counts every request of every reporter's client: writes per
-// second by "VERB resource", requests in all, and failures.
+// counter counts every request of every reporter's client: writes and
+// throttled requests per second by "VERB resource", requests in all, and
+// failures.
 type counter struct {
 	connections atomic.Int64
 
-	mu       sync.Mutex
-	writes   map[int64]map[string]int
-	requests map[string]int
-	errors   map[string]int
+	mu sync.Mutex
+	// By second, then "VERB resource": the writes the API server took, and
+	// the requests it turned away with 429 (a write among them is sent
+	// again, and counted again).
+	writes    map[int64]map[string]int
+	throttled map[int64]map[string]int
+	requests  map[string]int
+	errors    map[string]int
 }
 
 func newCounter() *counter {
-	return &counter{writes: map[int64]map[string]int{}, requests: map[string]int{}, errors: map[string]int{}}
+	return &counter{writes: map[int64]map[string]int{}, throttled: map[int64]map[string]int{},
+		requests: map[string]int{}, errors: map[string]int{}}
+}
+
+func add(counts map[int64]map[string]int, second int64, key string) {
+	if counts[second] == nil {
+		counts[second] = map[string]int{}
+	}
+	counts[second][key]++
 }
 
 // dial is dial, counting the connections it makes.
@@ -106,16 +119,20 @@ func (c *counter) wrap(rt http.RoundTripper, node *progress) http.RoundTripper {
 			failure = "transport error"
 		case resp.StatusCode == http.StatusNotFound && req.Method == http.MethodGet:
 			// A seed reporter's first read of a RocenetNode not yet made.
+		case resp.StatusCode == http.StatusTooManyRequests:
+			// API Priority and Fairness turned it away; client-go waits
+			// its Retry-After and sends it again, unseen by the reporter.
 		case resp.StatusCode >= 400:
 			failure = fmt.Sprint(resp.StatusCode)
 		}
+		throttled := err == nil && resp.StatusCode == http.StatusTooManyRequests
 		c.mu.Lock()
 		c.requests[key]++
-		if isWrite(req.Method) {
-			if c.writes[second] == nil {
-				c.writes[second] = map[string]int{}
-			}
-			c.writes[second][key]++
+		switch {
+		case throttled:
+			add(c.throttled, second, key)
+		case isWrite(req.Method):
+			add(c.writes, second, key)
 		}
 		if failure != "" {
 			c.errors[key+" "+failure]++
@@ -142,10 +159,12 @@ type phaseMark struct {
 	Start float64 `json:"start"`
 }
 
-// second is one second's writes by "VERB resource".
+// second is one second's writes, and requests turned away with 429, by
+// "VERB resource".
 type second struct {
-	T      int64          `json:"t"`
-	Writes map[string]int `json:"writes"`
+	T         int64          `json:"t"`
+	Writes    map[string]int `json:"writes"`
+	Throttled map[string]int `json:"throttled,omitempty"`
 }
 
 // usage is the process's own peak RSS and CPU time.
@@ -195,7 +214,7 @@ func (t *timeline) finish(c *counter) {
 	t.Requests, t.Errors = c.requests, c.errors
 	if len(t.Phases) > 0 {
 		for s := int64(t.Phases[0].Start); s <= time.Now().Unix(); s++ {
-			t.Seconds = append(t.Seconds, second{T: s, Writes: c.writes[s]})
+			t.Seconds = append(t.Seconds, second{T: s, Writes: c.writes[s], Throttled: c.throttled[s]})
 		}
 	}
 	sort.Slice(t.Seconds, func(i, j int) bool { return t.Seconds[i].T < t.Seconds[j].T })

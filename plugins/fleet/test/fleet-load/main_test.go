@@ -3,7 +3,11 @@
 package main
 
 import (
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -73,5 +77,57 @@ func TestScriptedNodeIsAHealthyHLS3ThenARailDown(t *testing.T) {
 	case <-changed:
 		t.Error("a change to nothing published a snapshot")
 	default:
+	}
+}
+
+// What the API server took is a write, what it turned away with 429 is
+// throttled (client-go sends it again), a seed's first read of a missing
+// RocenetNode is no failure, anything else over 399 is.
+func TestCounterSortsTheAnswers(t *testing.T) {
+	c := newCounter()
+	var node progress
+	answers := map[string]int{
+		"/apis/rocenet.io/v1alpha1/rocenetnodes/a/status": http.StatusOK,
+		"/apis/rocenet.io/v1alpha1/rocenetnodes":          http.StatusTooManyRequests,
+		"/apis/rocenet.io/v1alpha1/rocenetnodes/b":        http.StatusNotFound,
+		"/api/v1/nodes/c/status":                          http.StatusConflict,
+	}
+	rt := c.wrap(roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: answers[r.URL.Path], Body: http.NoBody}, nil
+	}), &node)
+	for path, method := range map[string]string{
+		"/apis/rocenet.io/v1alpha1/rocenetnodes/a/status": http.MethodPut,
+		"/apis/rocenet.io/v1alpha1/rocenetnodes":          http.MethodPost,
+		"/apis/rocenet.io/v1alpha1/rocenetnodes/b":        http.MethodGet,
+		"/api/v1/nodes/c/status":                          http.MethodPatch,
+	} {
+		req := httptest.NewRequest(method, "https://api"+path, nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tl timeline
+	tl.Phases = []phaseMark{{Name: "seed", Start: float64(time.Now().Unix() - 1)}}
+	tl.finish(c)
+	writes, throttled := map[string]int{}, map[string]int{}
+	for _, s := range tl.Seconds {
+		for k, n := range s.Writes {
+			writes[k] += n
+		}
+		for k, n := range s.Throttled {
+			throttled[k] += n
+		}
+	}
+	if want := map[string]int{"PUT rocenetnodes/status": 1, "PATCH nodes/status": 1}; !maps.Equal(writes, want) {
+		t.Errorf("writes %v, want %v", writes, want)
+	}
+	if want := map[string]int{"POST rocenetnodes": 1}; !maps.Equal(throttled, want) {
+		t.Errorf("throttled %v, want %v", throttled, want)
+	}
+	if want := map[string]int{"PATCH nodes/status 409": 1}; !maps.Equal(tl.Errors, want) {
+		t.Errorf("errors %v, want %v", tl.Errors, want)
+	}
+	if !node.rnodeWritten.Load() || node.conditionWritten.Load() {
+		t.Errorf("progress: RocenetNode written %v, condition written %v", node.rnodeWritten.Load(), node.conditionWritten.Load())
 	}
 }
