@@ -94,7 +94,8 @@ func newWorld(t *testing.T, snapshot *pb.PortSnapshot, objects ...client.Object)
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	})
-	r := New(Options{NodeName: "node1", Version: "0.1.0"}, w.node, w.kube, w.clk)
+	// A spread of 9s, whatever the default: the waits below are its halves.
+	r := New(Options{NodeName: "node1", Version: "0.1.0", Spread: 9 * time.Second}, w.node, w.kube, w.clk)
 	r.random = func(d time.Duration) time.Duration { return d / 2 }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := Running(func() { _ = r.Run(ctx) })
