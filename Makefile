@@ -54,7 +54,7 @@ PHASE = PHASE_LOG=$(PHASE_LOG) bash $(CURDIR)/tests/phase.sh run
 DEMO_TARGETS = rocenetd rocectl rocenet rocenet-device-plugin rocenet-kubelet-peer
 
 .PHONY: all deps test-deps demo-deps check-deps check build configure test unit integration \
-	demo clean \
+	demo clean bench-fleet \
 	test-sanitize test-asan test-tsan build-asan build-tsan
 
 all: build
@@ -168,6 +168,19 @@ unit: build
 
 integration: test-deps build
 	cd $(BUILD_DIR) && ctest --output-on-failure -L integration
+
+# The fleet benchmark at 512 nodes (tests/fleet/fleet_bench.py; make test
+# runs it at 64 as fleet.bench_64): 512 kwok Nodes and 512 node reporters
+# on a real kube-apiserver and etcd, with rocenet-controller, in phases
+# long enough for the heartbeats' rate (BENCH_FLEET_ARGS). Prints every
+# figure beside its goal, also kept in $(BUILD_DIR)/fleet-figures.txt.
+# Root and Go; about 6 minutes on 2 cores, 5 of them the phases.
+BENCH_FLEET_ARGS ?= --nodes 512 --steady 120 --flap 60 --settle 30 --rail-down 40 --rail-up 40
+bench-fleet:
+	@test -f $(BUILD_DIR)/build.ninja || $(MAKE) --no-print-directory configure
+	cmake --build $(BUILD_DIR) --target rocenet-controller
+	rm -f $(BUILD_DIR)/fleet-figures.txt
+	ROCENET_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) /usr/bin/python3 tests/fleet/fleet_bench.py $(BENCH_FLEET_ARGS)
 
 # The daemon on the simulated fabric: builds only what the demo starts.
 demo:
