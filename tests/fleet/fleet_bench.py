@@ -243,7 +243,7 @@ def main() -> int:
     ap.add_argument("--flap", type=int, default=20, help="seconds of flapping")
     ap.add_argument("--settle", type=int, default=25, help="quiet seconds after the flaps")
     ap.add_argument("--rail-down", type=int, default=25, help="seconds the rail stays down")
-    ap.add_argument("--rail-up", type=int, default=20, help="seconds after the rail is back")
+    ap.add_argument("--rail-up", type=int, default=25, help="seconds after the rail is back")
     ap.add_argument("--controller", help="rocenet-controller (default: the build tree's)")
     args = ap.parse_args()
     if os.geteuid() != 0:
