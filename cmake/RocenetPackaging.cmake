@@ -72,19 +72,31 @@ if(ROCENET_HELP2MAN AND NOT ROCENET_SANITIZE)
             "rocenet-diagd|8|the rocenet diagnostics daemon: rocectl diag tests between nodes"
             "rocectl|1|show and triage what rocenetd knows of a node's RoCE ports"
             "rocenet-device-plugin|1|kubelet device plugin for rocenet's RoCE scale-out ports")
-  # The Go program is a custom target's file (plugins/dra), when built.
+  # The Go programs the DEB installs are custom targets' files
+  # (plugins/CMakeLists.txt's rocenet_go_program), when built.
   get_property(dra_plugin GLOBAL PROPERTY ROCENET_GO_rocenet-dra-plugin)
   if(dra_plugin)
     list(APPEND pages "rocenet-dra-plugin|1|DRA kubelet plugin for rocenet's RoCE scale-out ports")
+  endif()
+  get_property(kubectl_plugin GLOBAL PROPERTY ROCENET_GO_kubectl-rocenet)
+  if(kubectl_plugin)
+    list(APPEND pages "kubectl-rocenet|1|kubectl and oc plugin: rocenet's scale-out network across the cluster")
   endif()
   foreach(entry ${pages})
     string(REPLACE "|" ";" page "${entry}")
     list(GET page 0 binary)
     list(GET page 1 section)
     list(GET page 2 name)
+    set(version_string "")
     if(binary STREQUAL "rocenet-dra-plugin")
       set(program ${dra_plugin})
       set(deps ${binary} ${dra_plugin})
+    elseif(binary STREQUAL "kubectl-rocenet")
+      set(program ${kubectl_plugin})
+      set(deps ${binary} ${kubectl_plugin})
+      # Its --version names it "kubectl rocenet", which help2man would
+      # take for a program named kubectl.
+      set(version_string "--version-string=${PROJECT_VERSION}")
     else()
       set(program $<TARGET_FILE:${binary}>)
       set(deps ${binary})
@@ -93,7 +105,7 @@ if(ROCENET_HELP2MAN AND NOT ROCENET_SANITIZE)
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/packaging/man
       COMMAND ${ROCENET_HELP2MAN} --no-info --no-discard-stderr --section=${section}
-              "--name=${name}" --output=${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}
+              "--name=${name}" ${version_string} --output=${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}
               ${program}
       COMMAND gzip -9nf ${PROJECT_BINARY_DIR}/packaging/man/${binary}.${section}
       DEPENDS ${deps}

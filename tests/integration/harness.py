@@ -26,7 +26,7 @@ BUILD_DIR = os.environ.get("ROCENET_BUILD_DIR", os.path.join(HERE, "..", "..", "
 def binary(name: str) -> str:
     """Path of a built binary."""
     for sub in ("daemon/server", "daemon/diagd", "client", "plugins/cni", "plugins/device", "plugins/dra/go",
-                "tests/sim/dcb", "."):
+                "plugins/fleet/go", "tests/sim/dcb", "."):
         path = os.path.join(BUILD_DIR, sub, name)
         if os.access(path, os.X_OK):
             return path

@@ -57,7 +57,7 @@ def installed(package: str) -> bool:
 def deb(tmp_path_factory) -> str:
     """The DEB, built once for the module's tests."""
     for name in ("rocenetd", "rocenet-diagd", "rocectl", "rocenet", "rocenet-device-plugin",
-                 "rocenet-dra-plugin"):
+                 "rocenet-dra-plugin", "kubectl-rocenet"):
         built(name)
     for tool in ("cpack", "dpkg-shlibdeps"):
         if not shutil.which(tool):
@@ -101,6 +101,7 @@ def man_text(deb: str, member: str, tmp_path) -> str:
     ("rocectl", "/usr/share/man/man1/rocectl.1.gz"),
     ("rocenet-device-plugin", "/usr/share/man/man1/rocenet-device-plugin.1.gz"),
     ("rocenet-dra-plugin", "/usr/share/man/man1/rocenet-dra-plugin.1.gz"),
+    ("kubectl-rocenet", "/usr/share/man/man1/kubectl-rocenet.1.gz"),
 ])
 def test_each_man_page_documents_every_flag_of_its_binary(deb, binary, page, tmp_path):
     if sanitized():
@@ -127,6 +128,7 @@ def test_deb_builds_installs_runs_and_is_removed(deb, tmp_path):
                    if not line.startswith("d"))
     for want in ("/usr/sbin/rocenetd", "/usr/sbin/rocenet-diagd", "/usr/bin/rocectl",
                  "/usr/bin/rocenet-device-plugin", "/usr/bin/rocenet-dra-plugin",
+                 "/usr/bin/kubectl-rocenet",
                  "/usr/lib/cni/rocenet", "/lib/systemd/system/rocenetd.service",
                  "/lib/systemd/system/rocenet-diagd.service",
                  "/etc/rocenet/config.yaml", "/etc/iproute2/rt_protos.d/rocenet.conf",
