@@ -97,9 +97,18 @@ def test_manifest_commands_exist_in_the_image_layout(tmp_path):
     assert "install -D -m 0644 LICENSE /out/licenses/LICENSE" in containerfile
     assert os.path.isfile(os.path.join(PKG, os.pardir, "LICENSE"))
     present = {"/usr/lib/rocenet/install-cni.sh", "/bin/sh"}
+    # The Go programs come from the image's Go stage, one `go build` of
+    # their packages into /usr/bin (the node reporter and rocenet-controller
+    # are not in the runtime component: they run only from the image).
+    go_build = re.search(r"-o /out/usr/bin/ ((?:\./[\w/-]+ ?)+)", containerfile)
+    assert go_build, "the Containerfile's Go stage builds no program into /usr/bin"
+    for package in go_build.group(1).split():
+        present.add("/usr/bin/" + os.path.basename(package))
     for overlay in (OVERLAYS["generic"], os.path.join(PKG, "kubernetes", "overlays", "generic-dra")):
-        ds = one(render(overlay), "DaemonSet", "rocenet")
-        for c in containers(ds).values():
+        rendered = render(overlay)
+        ds = one(rendered, "DaemonSet", "rocenet")
+        controller = one(rendered, "Deployment", "rocenet-controller")
+        for c in [*containers(ds).values(), *containers(controller).values()]:
             commands = [c["command"]]
             commands += [c[p]["exec"]["command"] for p in ("livenessProbe", "readinessProbe")
                          if "exec" in c.get(p, {})]
