@@ -208,7 +208,7 @@ func TestEnvtestRocenetCluster(t *testing.T) {
 		e.node(name, true)
 		e.mustReport(name)
 	}
-	e.waitFor("Available with 3/3 nodes ready", 5*time.Second, func(c *v1alpha1.RocenetCluster) bool {
+	e.waitFor("Available with 3/3 nodes ready", 30*time.Second, func(c *v1alpha1.RocenetCluster) bool {
 		return condition(c, v1alpha1.ClusterAvailable).Status == metav1.ConditionTrue && c.Status.ReadyNodes == "3/3"
 	})
 	var c v1alpha1.RocenetCluster
@@ -239,7 +239,7 @@ func TestEnvtestRocenetCluster(t *testing.T) {
 
 	// A port of n2 goes down: Degraded names n2 within a few seconds.
 	e.mustReport("n2", portDown(1))
-	took = e.waitFor("Degraded naming n2", 5*time.Second, func(c *v1alpha1.RocenetCluster) bool {
+	took = e.waitFor("Degraded naming n2", 30*time.Second, func(c *v1alpha1.RocenetCluster) bool {
 		d := condition(c, v1alpha1.ClusterDegraded)
 		return d.Status == metav1.ConditionTrue && strings.Contains(d.Message, "n2 LinkDown")
 	})
@@ -254,7 +254,7 @@ func TestEnvtestRocenetCluster(t *testing.T) {
 	}
 	// And back.
 	e.mustReport("n2")
-	e.waitFor("Available again", 5*time.Second, func(c *v1alpha1.RocenetCluster) bool {
+	e.waitFor("Available again", 30*time.Second, func(c *v1alpha1.RocenetCluster) bool {
 		return condition(c, v1alpha1.ClusterDegraded).Status == metav1.ConditionFalse &&
 			condition(c, v1alpha1.ClusterAvailable).Status == metav1.ConditionTrue && c.Status.DegradedNodes == nil
 	})
@@ -262,7 +262,7 @@ func TestEnvtestRocenetCluster(t *testing.T) {
 	// Kubernetes finds n3 NotReady: n3 is left out, whatever its ports.
 	e.mustReport("n3", portDown(0))
 	e.setNodeReady("n3", false)
-	e.waitFor("n3 excluded", 5*time.Second, func(c *v1alpha1.RocenetCluster) bool {
+	e.waitFor("n3 excluded", 30*time.Second, func(c *v1alpha1.RocenetCluster) bool {
 		return c.Status.ExcludedNodes == 1 && c.Status.ReadyNodes == "2/2" &&
 			condition(c, v1alpha1.ClusterAvailable).Status == metav1.ConditionTrue
 	})
