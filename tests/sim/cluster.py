@@ -21,18 +21,36 @@ A cluster NAME with N nodes and R rails is made of:
 * an empty sysfs tree per node (the daemons select ports by name, ``so*``);
 * ``/tmp/rocenet-sim/NAME/cluster.json`` describing it.
 
+With ``nodes_per_leaf`` K > 0 each rail is a two-tier fabric instead: L =
+ceil(N/K) leaf switches ``NAME-s<r>l<j>``, each with its own lldpd, System
+Name ``leaf-NAME-r<r>-l<j>`` and chassis; node i is cabled to leaf i // K,
+its port on the leaf is ``swp<i%K+1>`` (Port ID ``Ethernet1/<i%K+1>``), its
+addresses are those above. A spine ``NAME-p<r>`` per rail is joined to each
+leaf j by a veth (``dn<j>`` in the spine, ``up0`` in the leaf) on
+``10.<201+r>.<251+j//64>.<4(j%64)>/30`` (spine .1, leaf .2: out of every
+node's /30), routes each node's /30 to its leaf, and the leaves route
+everything else to the spine.
+
+Faults, besides ``link`` (the switch end of one cable down): ``leaf`` (a
+whole leaf switch loses power: its node ports and its uplink go down) and
+``blackhole`` (a dead port: carrier, LLDP, ARP and the node's address stay,
+but no IP packet from or to the node's port gets through the switch).
+
 Everything lives in namespaces of its own; ``down()`` stops every process
 in them (lldpd, daemons) and deletes them, also after a failure.
 
 Usable as a module (``Cluster.up(...)`` as a context manager) and from the
-command line (``cluster.py up NAME --nodes 3 --rails 2``, ``down NAME``,
-``link NAME NODE RAIL up|down``). Needs root, iproute2 and lldpd.
+command line (``cluster.py up NAME --nodes 3 --rails 2 [--nodes-per-leaf
+K]``, ``down NAME``, ``link NAME NODE RAIL up|down``, ``leaf NAME RAIL LEAF
+up|down``, ``blackhole NAME NODE RAIL on|off``). Needs root, iproute2 and
+lldpd.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import json
 import os
 import shutil
@@ -41,13 +59,29 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from simutil import FabricError, UsageError, check_name, ip_batch, netns_list, pids_in_netns, run, terminate  # noqa: E402
+from simutil import (  # noqa: E402
+    FabricError,
+    UsageError,
+    check_name,
+    ip_batch,
+    netns_list,
+    pid_alive,
+    run,
+    terminate,
+)
 
 import fabric  # noqa: E402
 from leaves import Leaf  # noqa: E402
 
-MAX_NODES = 32
+# Node i's addresses use the third octet i+1; 251..254 are the uplinks'.
+MAX_NODES = 250
 MAX_RAILS = 8
+# The preference of a dead port's ip rules in its switch (after the local
+# table's rule 0: the switch still answers ARP and takes in what the node
+# sends to the switch itself, but nothing it would send back or forward).
+BLACKHOLE_PREF = 10
+SWITCH_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
+                  "net.ipv4.conf.default.rp_filter=0")
 
 
 def rail_network(rail: int) -> str:
@@ -62,15 +96,43 @@ def node_address(node: int, rail: int) -> str:
     return f"10.{201 + rail}.{node + 1}.1"
 
 
+def node_network(node: int, rail: int) -> str:
+    """Node's port on rail and its switch end: a /30."""
+    return f"10.{201 + rail}.{node + 1}.0/30"
+
+
+def uplink_addresses(rail: int, leaf: int) -> tuple[str, str]:
+    """(spine end, leaf end) of leaf's uplink on rail, a /30 out of every
+    node's (third octets 251..254)."""
+    third, base = 251 + leaf // 64, 4 * (leaf % 64)
+    return f"10.{201 + rail}.{third}.{base + 1}", f"10.{201 + rail}.{third}.{base + 2}"
+
+
+def leaves_per_rail(nodes: int, nodes_per_leaf: int) -> int:
+    return 1 if nodes_per_leaf <= 0 else -(-nodes // nodes_per_leaf)
+
+
+def _empty_faults() -> dict:
+    return {"links_down": [], "leaves_down": [], "blackholes": []}
+
+
 class Cluster:
-    """N node namespaces and one switch namespace per rail."""
+    """N node namespaces and, per rail, one switch namespace, or leaves and
+    a spine (nodes_per_leaf > 0)."""
 
     def __init__(self, state: dict):
-        self.state = state
+        # cluster.json holds the description too; keep what defines the cluster
+        self.state = {
+            "name": state["name"], "nodes": state["nodes"], "rails": state["rails"],
+            "state_dir": state["state_dir"], "tx_interval": state.get("tx_interval", 1),
+            "nodes_per_leaf": state.get("nodes_per_leaf", 0),
+            "faults": state.get("faults") or _empty_faults(),
+        }
         self._lldpd: list[subprocess.Popen] = []
-        # the rail switches as leaves.Leaf sees them (not in cluster.json)
+        # the leaf switches as leaves.Leaf sees them (not in cluster.json):
+        # leaf j of rail r is entry r * leaves_per_rail + j
         self._switches = self._switch_state()
-        self.leaves = [Leaf(self._switches, r) for r in range(self.rails)]
+        self.leaves = [Leaf(self._switches, k) for k in range(len(self._switches["leaves"]))]
 
     # ---- names
 
@@ -87,6 +149,14 @@ class Cluster:
         return self.state["rails"]
 
     @property
+    def nodes_per_leaf(self) -> int:
+        return self.state["nodes_per_leaf"]
+
+    @property
+    def leaves_per_rail(self) -> int:
+        return leaves_per_rail(self.nodes, self.nodes_per_leaf)
+
+    @property
     def state_dir(self) -> str:
         return self.state["state_dir"]
 
@@ -94,36 +164,85 @@ class Cluster:
         return f"{self.name}-n{node}"
 
     def switch_netns(self, rail: int) -> str:
+        """The one switch of a rail (without leaves)."""
+        if self.nodes_per_leaf:
+            raise UsageError("a cluster with leaves has no single switch a rail: leaf_netns(rail, leaf)")
         return f"{self.name}-s{rail}"
+
+    def leaf_of(self, node: int) -> int:
+        """The leaf (index within its rail) node is cabled to."""
+        return node // self.nodes_per_leaf if self.nodes_per_leaf else 0
+
+    def leaf_netns(self, rail: int, leaf: int) -> str:
+        if not self.nodes_per_leaf:
+            return self.switch_netns(rail)
+        return f"{self.name}-s{rail}l{leaf}"
+
+    def leaf_name(self, rail: int, leaf: int) -> str:
+        """The leaf's LLDP System Name (lldpd's hostname)."""
+        if not self.nodes_per_leaf:
+            return f"leaf-{self.name}-r{rail}"
+        return f"leaf-{self.name}-r{rail}-l{leaf}"
+
+    def leaf_nodes(self, leaf: int) -> list[int]:
+        """The nodes cabled to leaf (the same on every rail)."""
+        return [i for i in range(self.nodes) if self.leaf_of(i) == leaf]
+
+    def spine_netns(self, rail: int) -> str:
+        if not self.nodes_per_leaf:
+            raise UsageError("a cluster without leaves has no spine")
+        return f"{self.name}-p{rail}"
+
+    def switch_ifname(self, node: int) -> str:
+        """The switch end of node's cable (on every rail)."""
+        return f"swp{(node % self.nodes_per_leaf if self.nodes_per_leaf else node) + 1}"
 
     def sysfs_root(self, node: int) -> str:
         return os.path.join(self.state_dir, f"sysfs-n{node}")
 
+    def switch_namespaces(self) -> list[str]:
+        return [self.leaf_netns(r, j) for r in range(self.rails) for j in range(self.leaves_per_rail)]
+
+    def spine_namespaces(self) -> list[str]:
+        return [self.spine_netns(r) for r in range(self.rails)] if self.nodes_per_leaf else []
+
     def namespaces(self) -> list[str]:
-        return [self.node_netns(i) for i in range(self.nodes)] + [
-            self.switch_netns(r) for r in range(self.rails)]
+        return ([self.node_netns(i) for i in range(self.nodes)] + self.switch_namespaces()
+                + self.spine_namespaces())
+
+    def _leaf_index(self, rail: int, leaf: int) -> int:
+        return rail * self.leaves_per_rail + leaf
 
     def _switch_state(self) -> dict:
-        """leaves.Leaf's view of the rail switches: leaf r is rail r's switch
-        (no management port), its port swp<i+1> is cabled to node i."""
+        """leaves.Leaf's view of the switches: without leaves, leaf r is rail
+        r's switch (no management port), its port swp<i+1> cabled to node i;
+        with them, leaf r*L+j is leaf j of rail r."""
         leaves = []
         for r in range(self.rails):
-            base = os.path.join(self.state_dir, f"lldpd-s{r}")
-            leaves.append({
-                "index": r, "netns": self.switch_netns(r), "hostname": f"leaf-{self.name}-r{r}",
-                "mgmt_ifname": None, "description": f"rocenet simulated rail {r} switch",
-                "lldpd": {"pid": None, "starttime": None, "running": False, "socket": base + ".sock",
-                          "pidfile": base + ".pid", "config": base + ".conf", "log": base + ".log"},
-            })
-        ports = [{"node": i, "leaf": r, "present": True, "link": "up", "switch_ifname": f"swp{i + 1}",
-                  "switch_port_id": f"Ethernet1/{i + 1}",
-                  "description": f"no-alert {switch_address(i, r)}/30"}
-                 for r in range(self.rails) for i in range(self.nodes)]
+            for j in range(self.leaves_per_rail):
+                k = self._leaf_index(r, j)
+                base = os.path.join(self.state_dir, f"lldpd-s{r}" + (f"l{j}" if self.nodes_per_leaf else ""))
+                descr = f"rocenet simulated rail {r} switch" + (f" leaf {j}" if self.nodes_per_leaf else "")
+                leaves.append({
+                    "index": k, "netns": self.leaf_netns(r, j), "hostname": self.leaf_name(r, j),
+                    "mgmt_ifname": None, "description": descr,
+                    "lldpd": {"pid": None, "starttime": None, "running": False, "socket": base + ".sock",
+                              "pidfile": base + ".pid", "config": base + ".conf", "log": base + ".log"},
+                })
+        ports = []
+        for r in range(self.rails):
+            for i in range(self.nodes):
+                sw = self.switch_ifname(i)
+                ports.append({"node": i, "leaf": self._leaf_index(r, self.leaf_of(i)), "present": True,
+                              "link": "down" if [i, r] in self.state["faults"]["links_down"] else "up",
+                              "switch_ifname": sw, "switch_port_id": f"Ethernet1/{sw[3:]}",
+                              "description": f"no-alert {switch_address(i, r)}/30"})
         return {"name": self.name, "tx_interval": self.state["tx_interval"], "leaves": leaves,
                 "ports": ports}
 
     def _switch_port(self, node: int, rail: int) -> dict:
-        return next(p for p in self._switches["ports"] if p["leaf"] == rail and p["node"] == node)
+        k = self._leaf_index(rail, self.leaf_of(node))
+        return next(p for p in self._switches["ports"] if p["leaf"] == k and p["node"] == node)
 
     def node_exec(self, node: int, argv: list[str], **kw) -> subprocess.CompletedProcess:
         kw.setdefault("capture_output", True)
@@ -134,13 +253,15 @@ class Cluster:
 
     @classmethod
     def up(cls, name: str | None = None, nodes: int = 3, rails: int = 2,
-           tx_interval: int = 1) -> Cluster:
+           tx_interval: int = 1, nodes_per_leaf: int = 0) -> Cluster:
         if os.geteuid() != 0:
             raise FabricError("must run as root (network namespaces, veths, lldpd)")
         name = name or fabric.unique_name("cl")
         check_name(name)
         if not 2 <= nodes <= MAX_NODES or not 1 <= rails <= MAX_RAILS:
             raise UsageError(f"nodes must be 2..{MAX_NODES}, rails 1..{MAX_RAILS}")
+        if nodes_per_leaf < 0 or nodes_per_leaf > nodes:
+            raise UsageError(f"nodes_per_leaf must be 0 (one switch a rail) or 1..{nodes}")
         taken = [ns for ns in netns_list() if ns.startswith(name + "-")]
         if taken:
             raise FabricError(f"cluster {name} already exists (netns {', '.join(taken)})")
@@ -150,7 +271,7 @@ class Cluster:
         os.makedirs(sd, mode=0o755)
         os.chmod(sd, 0o755)  # lldpd's unprivileged half must reach its socket
         cl = cls({"name": name, "nodes": nodes, "rails": rails, "state_dir": sd,
-                  "tx_interval": tx_interval})
+                  "tx_interval": tx_interval, "nodes_per_leaf": nodes_per_leaf})
         try:
             cl._build()
         except BaseException:
@@ -159,67 +280,169 @@ class Cluster:
         return cl
 
     def _build(self) -> None:
-        for ns in self.namespaces():
-            run(["ip", "netns", "add", ns])
+        # one ip process for the namespaces and one for the cables: a
+        # 128-node cluster is a few hundred of each
+        ip_batch(f"netns add {ns}" for ns in self.namespaces())
         cmds = []
         for i in range(self.nodes):
             os.makedirs(self.sysfs_root(i), exist_ok=True)
             for r in range(self.rails):
                 cmds.append(f"link add so{r} netns {self.node_netns(i)} type veth "
-                            f"peer name swp{i + 1} netns {self.switch_netns(r)}")
+                            f"peer name {self.switch_ifname(i)} "
+                            f"netns {self.leaf_netns(r, self.leaf_of(i))}")
+        if self.nodes_per_leaf:
+            for r in range(self.rails):
+                for j in range(self.leaves_per_rail):
+                    cmds.append(f"link add up0 netns {self.leaf_netns(r, j)} type veth "
+                                f"peer name dn{j} netns {self.spine_netns(r)}")
         ip_batch(cmds)
         for i in range(self.nodes):
             # the node ports stay down, as a Gaudi registers them: the daemons bring them up
             ip_batch(["link set lo up"], self.node_netns(i))
         for r in range(self.rails):
-            sw = ["link set lo up"]
-            for i in range(self.nodes):
-                sw.append(f"link set swp{i + 1} up")
-                sw.append(f"address add {switch_address(i, r)}/30 dev swp{i + 1}")
-            ip_batch(sw, self.switch_netns(r))
-            for key in ("net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
-                        "net.ipv4.conf.default.rp_filter=0"):
-                run(["ip", "netns", "exec", self.switch_netns(r), "sysctl", "-qw", key])
-        with open(os.path.join(self.state_dir, "cluster.json"), "w") as f:
-            json.dump(self.describe(), f, indent=2)
+            for j in range(self.leaves_per_rail):
+                sw = ["link set lo up"]
+                for i in self.leaf_nodes(j):
+                    sw.append(f"link set {self.switch_ifname(i)} up")
+                    sw.append(f"address add {switch_address(i, r)}/30 dev {self.switch_ifname(i)}")
+                if self.nodes_per_leaf:
+                    spine, leaf = uplink_addresses(r, j)
+                    sw += ["link set up0 up", f"address add {leaf}/30 dev up0",
+                           f"route add default via {spine} dev up0"]
+                ip_batch(sw, self.leaf_netns(r, j))
+            if self.nodes_per_leaf:
+                sp = ["link set lo up"]
+                for j in range(self.leaves_per_rail):
+                    spine, leaf = uplink_addresses(r, j)
+                    sp += [f"link set dn{j} up", f"address add {spine}/30 dev dn{j}"]
+                    sp += [f"route add {node_network(i, r)} via {leaf} dev dn{j}"
+                           for i in self.leaf_nodes(j)]
+                ip_batch(sp, self.spine_netns(r))
+        for ns in self.switch_namespaces() + self.spine_namespaces():
+            run(["ip", "netns", "exec", ns, "sysctl", "-qw", *SWITCH_SYSCTLS])
+        self._save()
         for leaf in self.leaves:
             leaf.write_conf()
             self._lldpd.append(leaf.start())
         for leaf in self.leaves:
             leaf.wait_ready()
 
+    def _save(self) -> None:
+        with open(os.path.join(self.state_dir, "cluster.json"), "w") as f:
+            json.dump(self.describe(), f, indent=2)
+
     def describe(self) -> dict:
-        return {
+        out = {
             **self.state,
             "node_netns": [self.node_netns(i) for i in range(self.nodes)],
-            "switch_netns": [self.switch_netns(r) for r in range(self.rails)],
-            "ports": [{"node": i, "rail": r, "ifname": f"so{r}", "switch_ifname": f"swp{i + 1}",
+            "switch_netns": self.switch_namespaces(),
+            "ports": [{"node": i, "rail": r, "ifname": f"so{r}", "switch_ifname": self.switch_ifname(i),
+                       "switch_netns": self.leaf_netns(r, self.leaf_of(i)),
+                       "leaf": self.leaf_name(r, self.leaf_of(i)), "leaf_index": self.leaf_of(i),
                        "address": node_address(i, r), "gateway": switch_address(i, r),
                        "rail_network": rail_network(r)}
                       for i in range(self.nodes) for r in range(self.rails)],
         }
+        if self.nodes_per_leaf:
+            out["leaves_per_rail"] = self.leaves_per_rail
+            out["spine_netns"] = self.spine_namespaces()
+            out["leaves"] = [{"rail": r, "leaf": j, "name": self.leaf_name(r, j),
+                              "netns": self.leaf_netns(r, j), "nodes": self.leaf_nodes(j),
+                              "uplink": {"spine_ifname": f"dn{j}", "leaf_ifname": "up0",
+                                         "spine_address": uplink_addresses(r, j)[0],
+                                         "leaf_address": uplink_addresses(r, j)[1]}}
+                             for r in range(self.rails) for j in range(self.leaves_per_rail)]
+        return out
+
+    # ---- faults
+
+    def _check_port(self, node: int, rail: int) -> None:
+        if not 0 <= node < self.nodes or not 0 <= rail < self.rails:
+            raise UsageError(f"no node {node} rail {rail} (nodes 0..{self.nodes - 1}, "
+                             f"rails 0..{self.rails - 1})")
+
+    def _leaf_down(self, rail: int, leaf: int) -> bool:
+        return [rail, leaf] in self.state["faults"]["leaves_down"]
 
     def link(self, node: int, rail: int, state: str) -> None:
-        """Set the switch end of node's port on rail up or down."""
+        """Set the switch end of node's port on rail up or down (while its
+        leaf is down, the cable's state applies when the leaf is back)."""
         if state not in ("up", "down"):
             raise UsageError("state must be up or down")
-        run(["ip", "-n", self.switch_netns(rail), "link", "set", f"swp{node + 1}", state])
+        self._check_port(node, rail)
+        if not self._leaf_down(rail, self.leaf_of(node)):
+            run(["ip", "-n", self.leaf_netns(rail, self.leaf_of(node)), "link", "set",
+                 self.switch_ifname(node), state])
         self._switch_port(node, rail)["link"] = state
+        _toggle(self.state["faults"]["links_down"], [node, rail], state == "down")
+        self._save()
+
+    def leaf(self, rail: int, leaf: int, state: str) -> None:
+        """A whole leaf switch loses power (down: every node port of it and
+        its uplink down) and comes back (up: its cables as they were, its
+        uplink and its route to the spine). lldpd keeps running: with every
+        port down it sends nothing, and it speaks again when they are up."""
+        if state not in ("up", "down"):
+            raise UsageError("state must be up or down")
+        if not 0 <= rail < self.rails or not 0 <= leaf < self.leaves_per_rail:
+            raise UsageError(f"no leaf {leaf} on rail {rail} ({self.leaves_per_rail} a rail)")
+        cmds = []
+        for i in self.leaf_nodes(leaf):
+            up = state == "up" and self._switch_port(i, rail)["link"] == "up"
+            cmds.append(f"link set {self.switch_ifname(i)} {'up' if up else 'down'}")
+        if self.nodes_per_leaf:
+            cmds.append(f"link set up0 {state}")
+            if state == "up":  # the route went with the link
+                cmds.append(f"route replace default via {uplink_addresses(rail, leaf)[0]} dev up0")
+        ip_batch(cmds, self.leaf_netns(rail, leaf))
+        _toggle(self.state["faults"]["leaves_down"], [rail, leaf], state == "down")
+        self._save()
+
+    def blackhole(self, node: int, rail: int, state: str) -> None:
+        """A dead port (on) and back (off): ip rules in the switch drop
+        (blackhole) every IP packet from node's port on rail that it would
+        forward, and every one it would send or forward to the port's /30
+        (the local table's rule comes first: an echo to the switch's own
+        address gets in, its reply does not get out). Carrier, LLDP (the
+        node keeps its address) and ARP stay as they were."""
+        if state not in ("on", "off"):
+            raise UsageError("state must be on or off")
+        self._check_port(node, rail)
+        on = [node, rail] in self.state["faults"]["blackholes"]
+        if on == (state == "on"):
+            return
+        sw_ip = self._switch_port(node, rail)["description"].split()[-1]
+        net = ipaddress.ip_interface(sw_ip).network
+        verb = "add" if state == "on" else "del"
+        ip_batch([f"rule {verb} pref {BLACKHOLE_PREF} iif {self.switch_ifname(node)} blackhole",
+                  f"rule {verb} pref {BLACKHOLE_PREF} to {net} blackhole"],
+                 self.leaf_netns(rail, self.leaf_of(node)))
+        _toggle(self.state["faults"]["blackholes"], [node, rail], state == "on")
+        self._save()
 
     def readdress(self, node: int, rail: int, switch_ip: str) -> None:
         """Give the switch end of node's port on rail the address switch_ip/30
         and announce it in the Port Description, as a re-cabled or re-planned
         fabric would; the node's daemon follows from LLDP."""
-        ns, swp = self.switch_netns(rail), f"swp{node + 1}"
-        ip_batch([f"address flush dev {swp}", f"address add {switch_ip}/30 dev {swp}"], ns)
+        self._check_port(node, rail)
+        if [node, rail] in self.state["faults"]["blackholes"]:
+            raise UsageError("turn the port's blackhole off before readdressing it")
+        ns, swp = self.leaf_netns(rail, self.leaf_of(node)), self.switch_ifname(node)
+        cmds = [f"address flush dev {swp}", f"address add {switch_ip}/30 dev {swp}"]
+        ip_batch(cmds, ns)
+        if self.nodes_per_leaf:
+            spine, leaf = uplink_addresses(rail, self.leaf_of(node))
+            net = ipaddress.ip_interface(f"{switch_ip}/30").network
+            ip_batch([f"route replace {net} via {leaf} dev dn{self.leaf_of(node)}"], self.spine_netns(rail))
         p = self._switch_port(node, rail)
         p["description"] = f"no-alert {switch_ip}/30"
-        self.leaves[rail].write_conf()
-        self.leaves[rail].configure_port(p)
+        leaf = self.leaves[self._leaf_index(rail, self.leaf_of(node))]
+        leaf.write_conf()
+        leaf.configure_port(p)
 
     def processes(self) -> dict[str, list[int]]:
         """Live processes in each of the cluster's namespaces."""
-        return {ns: pids_in_netns(ns) for ns in self.namespaces() if pids_in_netns(ns)}
+        return _pids_in_namespaces(self.namespaces())
 
     def down(self) -> None:
         """Stops every process in the cluster's namespaces, deletes them and the
@@ -238,21 +461,60 @@ class Cluster:
         self.down()
 
 
+def _toggle(items: list, item: list, present: bool) -> None:
+    if present and item not in items:
+        items.append(item)
+    elif not present and item in items:
+        items.remove(item)
+
+
+def _pids_in_namespaces(names: list[str]) -> dict[str, list[int]]:
+    """pids_in_netns for many namespaces, in one pass over /proc."""
+    refs = {}
+    for ns in names:
+        with contextlib.suppress(FileNotFoundError):
+            st = os.stat(os.path.join("/run/netns", ns))
+            refs[(st.st_dev, st.st_ino)] = ns
+    out: dict[str, list[int]] = {}
+    me = os.getpid()
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == me:
+            continue
+        try:
+            st = os.stat(f"/proc/{d}/ns/net")
+        except OSError:
+            continue
+        ns = refs.get((st.st_dev, st.st_ino))
+        if ns is not None and pid_alive(int(d)):
+            out.setdefault(ns, []).append(int(d))
+    return out
+
+
 def _teardown(name: str) -> None:
     check_name(name)
     ours = [ns for ns in netns_list() if ns.startswith(name + "-")]
-    for ns in ours:
-        pids = pids_in_netns(ns)
-        if pids:
-            terminate(pids, 5)
-    for ns in ours:
-        run(["ip", "netns", "delete", ns], check=False)
+    # all at once: a 128-node cluster has hundreds of namespaces and daemons
+    pids = [pid for ns_pids in _pids_in_namespaces(ours).values() for pid in ns_pids]
+    if pids:
+        terminate(pids, 5)
+    ip_batch((f"netns delete {ns}" for ns in ours), force=True)
     left = [ns for ns in netns_list() if ns.startswith(name + "-")]
     sd = fabric.default_state_dir(name)
     if os.path.isdir(sd):
         shutil.rmtree(sd, ignore_errors=True)
     if left:
         raise FabricError(f"could not delete netns {', '.join(left)}")
+
+
+def load(name: str) -> Cluster:
+    """The cluster NAME that 'cluster.py up' made (its cluster.json)."""
+    check_name(name)
+    path = os.path.join(fabric.default_state_dir(name), "cluster.json")
+    try:
+        with open(path) as f:
+            return Cluster(json.load(f))
+    except FileNotFoundError:
+        raise FabricError(f"no cluster {name} ({path} missing)") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,6 +524,8 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("name")
     u.add_argument("--nodes", type=int, default=3)
     u.add_argument("--rails", type=int, default=2)
+    u.add_argument("--nodes-per-leaf", type=int, default=0,
+                   help="K > 0: ceil(nodes/K) leaves a rail under a spine (default 0: one switch a rail)")
     d = sub.add_parser("down", help="stop everything in the cluster and delete it")
     d.add_argument("name")
     lk = sub.add_parser("link", help="set the switch end of a node's port up or down")
@@ -269,16 +533,29 @@ def main(argv: list[str] | None = None) -> int:
     lk.add_argument("node", type=int)
     lk.add_argument("rail", type=int)
     lk.add_argument("state", choices=["up", "down"])
+    lf = sub.add_parser("leaf", help="a whole leaf switch down (lost power) or back up")
+    lf.add_argument("name")
+    lf.add_argument("rail", type=int)
+    lf.add_argument("leaf", type=int)
+    lf.add_argument("state", choices=["up", "down"])
+    bh = sub.add_parser("blackhole", help="a dead port: carrier and address, but no packet through")
+    bh.add_argument("name")
+    bh.add_argument("node", type=int)
+    bh.add_argument("rail", type=int)
+    bh.add_argument("state", choices=["on", "off"])
     args = p.parse_args(argv)
     try:
         if args.cmd == "up":
-            cl = Cluster.up(args.name, args.nodes, args.rails)
+            cl = Cluster.up(args.name, args.nodes, args.rails, nodes_per_leaf=args.nodes_per_leaf)
             print(json.dumps(cl.describe(), indent=2))
         elif args.cmd == "down":
             _teardown(args.name)
         elif args.cmd == "link":
-            with open(os.path.join(fabric.default_state_dir(args.name), "cluster.json")) as f:
-                Cluster(json.load(f)).link(args.node, args.rail, args.state)
+            load(args.name).link(args.node, args.rail, args.state)
+        elif args.cmd == "leaf":
+            load(args.name).leaf(args.rail, args.leaf, args.state)
+        elif args.cmd == "blackhole":
+            load(args.name).blackhole(args.node, args.rail, args.state)
     except UsageError as e:
         print(f"cluster: {e}", file=sys.stderr)
         return 2
