@@ -7,15 +7,20 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace rocenet::diag {
 
 std::string NodeAddress::ToString() const {
-  if (port == kDefaultDataPort) return address.ToString();
-  return absl::StrCat(address.ToString(), ":", port);
+  std::string out =
+      port == kDefaultDataPort ? address.ToString() : absl::StrCat(address.ToString(), ":", port);
+  for (const NodeAddress& other : alternates) absl::StrAppend(&out, "+", other.ToString());
+  return out;
 }
 
-absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text, uint16_t default_port) {
+namespace {
+
+absl::StatusOr<NodeAddress> ParseOneAddress(absl::string_view text, uint16_t default_port) {
   NodeAddress node;
   node.port = default_port;
   absl::string_view host = text;
@@ -34,6 +39,24 @@ absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text, uint16_t de
         absl::StrCat("\"", text, "\" is not an IPv4 address (with an optional :port)"));
   }
   node.address = *address;
+  return node;
+}
+
+}  // namespace
+
+absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text, uint16_t default_port) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, '+');
+  if (static_cast<int>(parts.size()) > kMaxNodeAddresses) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", text, "\": ", parts.size(), " addresses is above the limit of ", kMaxNodeAddresses));
+  }
+  absl::StatusOr<NodeAddress> node = ParseOneAddress(parts[0], default_port);
+  if (!node.ok()) return node.status();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    absl::StatusOr<NodeAddress> other = ParseOneAddress(parts[i], default_port);
+    if (!other.ok()) return other.status();
+    node->alternates.push_back(*std::move(other));
+  }
   return node;
 }
 

@@ -18,12 +18,19 @@ namespace rocenet::diag {
 
 inline constexpr uint16_t kDefaultDataPort = 50153;
 
-// A daemon on the data port: "10.201.2.1" or "10.201.2.1:50153".
+// A daemon on the data port: "10.201.2.1" or "10.201.2.1:50153"; with
+// other addresses of the same daemon to try when that one does not
+// connect, "+"-separated: "10.201.2.1+10.202.2.1" (the data port listens on
+// every scale-out address, and a node stays reachable while one rail's
+// leaf is down).
 struct NodeAddress {
   Ipv4Address address;
   uint16_t port = kDefaultDataPort;
+  std::vector<NodeAddress> alternates;
   std::string ToString() const;
 };
+// At most this many addresses for one node.
+inline constexpr int kMaxNodeAddresses = 32;
 absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text,
                                              uint16_t default_port = kDefaultDataPort);
 

@@ -48,7 +48,8 @@ struct CoordinatorParts {
 // Which nodes a test's verdict concerns: every node that took part, by name
 // and daemon; on a failure, those the result names (the ends of a failed
 // link, the suspects) lose their validation, the others keep what they
-// had. When a failure names no node, every node that took part loses it.
+// had. The label circuit breaker: a failure that names no node, or more
+// than `max_failed`, changes no label (the run is inconclusive).
 struct Verdict {
   std::string stage;
   bool passed = false;
@@ -57,6 +58,8 @@ struct Verdict {
   // part through its own ports) has address 0.0.0.0.
   std::vector<std::pair<std::string, NodeAddress>> nodes;
   std::set<std::string> failed;
+  // 0: MaxUnvalidated's default for the number of nodes (limits.h).
+  uint32_t max_failed = 0;
 
   Verdict(std::string stage_name, bool stage_passed, std::string what_failed,
           std::vector<std::pair<std::string, NodeAddress>> taking_part = {})
@@ -85,9 +88,10 @@ class Coordinator {
   // From this node's own ports only.
   absl::StatusOr<ReachResult> LocalReach(const ReachRequest& request, const Progress& progress);
 
-  // Tells every node of `verdict` (this one through parts_.validation, the
-  // others over the data port, at once, within a few seconds).
-  void Announce(const Verdict& verdict);
+  // Tells every node of `verdict` its part (this one through
+  // parts_.validation, the others over the data port, at once, within a few
+  // seconds), unless the circuit breaker holds; returns what it did.
+  Labels Announce(const Verdict& verdict);
 
   CoordinatorParts parts_;
 };

@@ -60,10 +60,13 @@ absl::StatusOr<BandwidthResult> Coordinator::Bandwidth(const BandwidthRequest& r
     }
   }
   result.ok = result.problems.empty();
-  Announce(Verdict(kEthernetStage, result.ok,
-                   absl::StrCat(port->name, " <-> ", peer.ToString(), ": ",
-                                coordinator::FirstProblem(result.problems)),
-                   {{parts_.node_name, NodeAddress{}}, {peer.ToString(), peer}}));
+  Verdict verdict(kEthernetStage, result.ok,
+                  absl::StrCat(port->name, " <-> ", peer.ToString(), ": ",
+                               coordinator::FirstProblem(result.problems)),
+                  {{parts_.node_name, NodeAddress{}}, {peer.ToString(), peer}});
+  // The link failed: both of its ends are in doubt.
+  if (!result.ok) verdict.failed = {parts_.node_name, peer.ToString()};
+  Announce(verdict);
   return result;
 }
 

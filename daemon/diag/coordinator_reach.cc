@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// Coordinator::Reach: every node pings every gateway and peer on its ports.
+// Coordinator::Reach: every node probes its gateways and its share of the
+// plan's peers (plan.h); the failures are read by suspects.h.
 #include <algorithm>
 #include <atomic>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "daemon/common/status_macros.h"
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/coordinator_util.h"
+#include "daemon/diag/limits.h"
+#include "daemon/diag/plan.h"
+#include "daemon/diag/suspects.h"
 
 namespace rocenet::diag {
 
-using coordinator::AddressOf;
 using coordinator::kReplySlack;
 using coordinator::NameOf;
 using coordinator::ParallelFor;
@@ -19,53 +23,47 @@ using coordinator::ParseNodes;
 
 namespace {
 
-// The node and port that own an address.
-struct PortOwner {
-  std::string node;
-  std::string port;
-};
-
-std::map<std::string, PortOwner> Owners(const std::vector<absl::StatusOr<peer::PeerInfo>>& infos) {
-  std::map<std::string, PortOwner> owners;
-  for (const absl::StatusOr<peer::PeerInfo>& info : infos) {
-    if (!info.ok()) continue;
-    for (const peer::PeerPort& port : info->ports) {
-      owners[AddressOf(port.address)] = {info->node, port.name};
+// The ports of the nodes that answered, for the plan.
+std::vector<PlanPort> PlanPorts(const std::vector<absl::StatusOr<peer::PeerInfo>>& infos) {
+  std::vector<PlanPort> ports;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    if (!infos[i].ok()) continue;
+    for (const peer::PeerPort& port : infos[i]->ports) {
+      absl::StatusOr<Ipv4Prefix> address = Ipv4Prefix::Parse(port.address);
+      absl::StatusOr<Ipv4Prefix> network = Ipv4Prefix::Parse(port.network);
+      if (!address.ok() || !network.ok()) continue;
+      ports.push_back({.node = i,
+                       .node_name = infos[i]->node,
+                       .port = port.name,
+                       .address = address->address(),
+                       .network = *network,
+                       .rail = coordinator::RailOf(port),
+                       .leaf = port.leaf});
     }
   }
-  return owners;
+  return ports;
 }
 
-// What node `i` is asked: probe every port of every other node that answered.
-peer::PeerRequest ProbeRequest(const ReachRequest& request,
-                               const std::vector<absl::StatusOr<peer::PeerInfo>>& infos, size_t i) {
-  peer::PeerRequest peer;
-  ReachRequest* reach = &peer.kind.emplace<ReachRequest>(request);
-  reach->nodes.clear();
-  reach->ports.clear();
-  reach->peers.clear();
-  for (size_t j = 0; j < infos.size(); ++j) {
-    if (j == i || !infos[j].ok()) continue;
-    for (const peer::PeerPort& port : infos[j]->ports) {
-      reach->peers.push_back(AddressOf(port.address));
-    }
-  }
-  return peer;
-}
-
-// A node's probes into `result`, each target named by its owner.
+// A node's probes into `result`, each target named by the plan port that
+// owns its address.
 void AddProbes(const std::string& node, const ReachResult& reply,
-               const std::map<std::string, PortOwner>& owners, ReachResult& result) {
+               const std::map<std::string, const PlanPort*>& owners, ReachResult& result) {
   for (PortReach port : reply.ports) {
     port.node = node;
     for (ReachTarget& target : port.targets) {
       if (auto it = owners.find(target.address); it != owners.end()) {
-        target.node = it->second.node;
-        target.port = it->second.port;
+        target.node = it->second->node_name;
+        target.port = it->second->port;
       }
     }
     result.ports.push_back(std::move(port));
   }
+}
+
+std::string PlanLine(const ReachPlan& plan) {
+  return absl::StrCat("plan ", plan.kind, ": ", plan.nodes, " nodes, ", plan.ports, " ports, ",
+                      plan.peer_probes, " peer probes and ", plan.gateway_probes,
+                      " gateway probes (at most ", plan.max_peers_per_port, " peers a port)");
 }
 
 }  // namespace
@@ -94,14 +92,17 @@ absl::StatusOr<ReachResult> Coordinator::LocalReach(const ReachRequest& request,
       result.problems.push_back(absl::StrCat("peer ", peer, ": in the network of no port probed"));
     }
   }
+  RETURN_IF_ERROR(CheckPeersPerPort(selected, peers));
   progress(absl::StrCat("probing from ", selected.size(), " ports"), 0);
   result.nodes.push_back(parts_.node_name);
   for (PortReach& port : parts_.local->Probe(selected, peers, request, parts_.node_name)) {
     result.ports.push_back(std::move(port));
   }
   AnalyzeReach({}, &result);
-  Announce(Verdict("reach", result.ok, coordinator::FirstProblem(result.problems),
-                   {{parts_.node_name, NodeAddress{}}}));
+  Verdict verdict("reach", result.ok, coordinator::FirstProblem(result.problems),
+                  {{parts_.node_name, NodeAddress{}}});
+  if (!result.ok) verdict.failed = {parts_.node_name};
+  result.labels = Announce(verdict);
   return result;
 }
 
@@ -113,51 +114,67 @@ absl::StatusOr<ReachResult> Coordinator::Reach(const ReachRequest& request,
     return local.status();
   }
 
-  // Mesh: learn every node's ports, then let every node probe all the others.
+  // Learn every node's ports, plan who probes whom, let every node probe
+  // its share, then read the failures.
   ReachResult result;
   const std::vector<NodeAddress> nodes = ParseNodes(request.nodes);
   progress(absl::StrCat("asking ", nodes.size(), " daemons for their ports"), 0);
   const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
-  std::vector<std::string> silent;
+  std::map<size_t, std::string> silent;
   for (size_t i = 0; i < nodes.size(); ++i) {
     result.nodes.push_back(NameOf(infos[i], nodes[i]));
     if (!infos[i].ok()) {
-      silent.push_back(nodes[i].ToString());
+      silent[i] = std::string(infos[i].status().message());
       result.problems.push_back(std::string(infos[i].status().message()));
     }
   }
+  absl::StatusOr<Plan> plan = MakePlan(PlanPorts(infos), nodes.size(), request.plan);
+  if (!plan.ok()) return plan.status();
+  result.plan = plan->summary;
+  progress(PlanLine(plan->summary), 0);
+
   std::vector<absl::StatusOr<peer::PeerReply>> replies(nodes.size(), absl::UnknownError(""));
   std::atomic<int> done{0};
   const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms) + kReplySlack;
   ParallelFor(nodes.size(), [&](size_t i) {
     if (!infos[i].ok()) return;
-    replies[i] = parts_.peers->Call(nodes[i], ProbeRequest(request, infos, i), deadline);
+    peer::PeerRequest probe;
+    ReachRequest* reach = &probe.kind.emplace<ReachRequest>(request);
+    reach->nodes.clear();
+    reach->ports.clear();
+    reach->peers = plan->targets[i];
+    reach->plan = plan->summary.kind;
+    replies[i] = parts_.peers->Call(nodes[i], probe, deadline);
     progress(absl::StrCat("node ", NameOf(infos[i], nodes[i]), " done"),
              static_cast<double>(++done) / nodes.size());
   });
-  const std::map<std::string, PortOwner> owners = Owners(infos);
+  std::map<std::string, const PlanPort*> owners;
+  for (const PlanPort& port : plan->ports) owners[port.address.ToString()] = &port;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!infos[i].ok()) continue;
     if (!replies[i].ok()) {
-      silent.push_back(NameOf(infos[i], nodes[i]));
+      silent[i] = std::string(replies[i].status().message());
       result.problems.push_back(std::string(replies[i].status().message()));
       continue;
     }
     AddProbes(infos[i]->node, replies[i]->reach, owners, result);
   }
-  AnalyzeReach(silent, &result);
+  AnalyzePlannedReach(*plan, result.nodes, silent, &result);
+
   Verdict verdict("reach", result.ok, coordinator::FirstProblem(result.problems));
   for (size_t i = 0; i < nodes.size(); ++i) verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
+  verdict.max_failed =
+      MaxUnvalidated(request.max_unvalidated_nodes, request.max_unvalidated_fraction, nodes.size());
   // The suspects explain the failures; without any, both ends of every
   // unreachable pair are in doubt.
-  for (const std::string& s : result.suspects) verdict.failed.insert(coordinator::NodeOf(s));
+  verdict.failed = NodesOfSuspects(*plan, result);
   if (verdict.failed.empty()) {
     for (const UnreachablePair& pair : result.unreachable) {
       verdict.failed.insert(pair.from_node);
-      if (!pair.to_node.empty()) verdict.failed.insert(pair.to_node);
+      if (pair.to_node != "gateway") verdict.failed.insert(pair.to_node);
     }
   }
-  Announce(verdict);
+  result.labels = Announce(verdict);
   return result;
 }
 

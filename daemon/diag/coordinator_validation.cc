@@ -1,21 +1,45 @@
 // SPDX-License-Identifier: Apache-2.0
 // Coordinator::Announce: a stage's verdict to every node it concerns.
+#include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/coordinator_util.h"
+#include "daemon/diag/limits.h"
 
 namespace rocenet::diag {
 
 using coordinator::ParallelFor;
 
-void Coordinator::Announce(const Verdict& verdict) {
+Labels Coordinator::Announce(const Verdict& verdict) {
+  Labels labels;
   std::vector<std::pair<std::string, NodeAddress>> told;
-  for (const auto& node : verdict.nodes) {
-    // A node the failure does not name keeps the validation it had.
-    if (!verdict.passed && !verdict.failed.empty() && !verdict.failed.contains(node.first)) {
-      continue;
+  if (verdict.passed) {
+    told = verdict.nodes;
+    labels.validated = static_cast<uint32_t>(told.size());
+  } else {
+    const uint32_t bound =
+        verdict.max_failed > 0 ? verdict.max_failed : MaxUnvalidated(0, 0, verdict.nodes.size());
+    if (verdict.failed.empty()) {
+      labels.inconclusive = true;
+      labels.reason = "the failure names no node: no label was changed";
+    } else if (verdict.failed.size() > bound) {
+      labels.inconclusive = true;
+      labels.reason = absl::StrCat("the failure names ", verdict.failed.size(), " of ",
+                                   verdict.nodes.size(), " nodes, more than the ", bound,
+                                   " one run may unvalidate: no label was changed");
+    } else {
+      // A node the failure does not name keeps the validation it had.
+      for (const auto& node : verdict.nodes) {
+        if (verdict.failed.contains(node.first)) {
+          told.push_back(node);
+          labels.unvalidated.push_back(node.first);
+        }
+      }
     }
-    told.push_back(node);
+  }
+  if (labels.inconclusive) {
+    SPDLOG_WARN("validation: the {} stage failed and is inconclusive: {}", verdict.stage,
+                labels.reason);
   }
   peer::ValidationNotice notice;
   notice.stage = verdict.stage;
@@ -36,6 +60,7 @@ void Coordinator::Announce(const Verdict& verdict) {
                   verdict.passed ? "passed" : "failed", reply.status().message());
     }
   });
+  return labels;
 }
 
 }  // namespace rocenet::diag

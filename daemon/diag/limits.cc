@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/diag/limits.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/analysis.h"
+#include "daemon/diag/plan.h"
 #include "daemon/diag/rdma_bench.h"
 #include "daemon/diag/stats.h"
 
@@ -31,14 +33,15 @@ absl::Status Bound(T& value, T fallback, T min, T max, const char* field) {
   return OutOfRange(field, value, min, max);
 }
 
-absl::Status CheckNodes(const std::vector<std::string>& nodes, const char* field, int min) {
+absl::Status CheckNodes(const std::vector<std::string>& nodes, const char* field, int min,
+                        int max = kMaxNodes) {
   if (static_cast<int>(nodes.size()) < min) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": at least ", min, " node", min == 1 ? "" : "s", " needed, got ", nodes.size()));
   }
-  if (nodes.size() > kMaxNodes) {
+  if (static_cast<int>(nodes.size()) > max) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, ": ", nodes.size(), " nodes is above the limit of ", kMaxNodes));
+        absl::StrCat(field, ": ", nodes.size(), " nodes is above the limit of ", max));
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(nodes[i]); !a.ok()) {
@@ -79,13 +82,55 @@ absl::StatusOr<ReachRequest> NormalizeReach(ReachRequest r) {
           absl::StrCat("peers[", i, "]: \"", r.peers[i], "\" is not an IPv4 address"));
     }
   }
-  if (r.nodes.size() > 0) RETURN_IF_ERROR(CheckNodes(r.nodes, "nodes", 1));
+  if (r.nodes.size() > 0) RETURN_IF_ERROR(CheckNodes(r.nodes, "nodes", 1, kMaxReachNodes));
+  if (!r.plan.empty() && r.plan != "auto" && r.plan != "mesh" && r.plan != "rings" &&
+      r.plan != "rings+leaves") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan: \"", r.plan, "\" is not a plan; use auto, mesh or rings"));
+  }
+  if (r.plan == "mesh" && r.nodes.size() > kMaxMeshNodes) {
+    return absl::InvalidArgumentError(absl::StrCat("plan: a mesh is for at most ", kMaxMeshNodes,
+                                                   " nodes, ", r.nodes.size(),
+                                                   " given; use rings (or auto)"));
+  }
+  if (!(r.max_unvalidated_fraction >= 0 && r.max_unvalidated_fraction <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_unvalidated_fraction: ", r.max_unvalidated_fraction, " is not within 0..1"));
+  }
+  if (r.max_unvalidated_nodes > kMaxReachNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_unvalidated_nodes: ", r.max_unvalidated_nodes, " is above the limit of ",
+                     kMaxReachNodes));
+  }
   if (static_cast<uint64_t>(r.count) * r.interval_ms >= r.timeout_ms) {
     return absl::InvalidArgumentError(absl::StrCat("count: ", r.count, " echoes ", r.interval_ms,
                                                    " ms apart do not fit in timeout_ms ",
                                                    r.timeout_ms));
   }
   return r;
+}
+
+absl::Status CheckPeersPerPort(const std::vector<LocalPort>& ports,
+                               const std::vector<Ipv4Address>& peers) {
+  for (const LocalPort& port : ports) {
+    size_t in_network = 0;
+    for (Ipv4Address peer : peers) {
+      if (peer != port.address.address() && port.network.Contains(peer)) ++in_network;
+    }
+    if (in_network > kMaxPeersPerPort) {
+      return absl::InvalidArgumentError(absl::StrCat("peers: port ", port.name, " would probe ",
+                                                     in_network, " addresses, above the limit of ",
+                                                     kMaxPeersPerPort, " a port"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+uint32_t MaxUnvalidated(uint32_t max_nodes, double max_fraction, size_t nodes) {
+  if (max_nodes > 0) return max_nodes;
+  const double fraction = max_fraction > 0 ? max_fraction : kDefaultMaxUnvalidatedFraction;
+  // Never fewer than the two ends of one link.
+  return std::max<uint32_t>(2, static_cast<uint32_t>(fraction * static_cast<double>(nodes)));
 }
 
 absl::StatusOr<BandwidthRequest> NormalizeBandwidth(BandwidthRequest r) {

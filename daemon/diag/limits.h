@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "daemon/diag/local_port.h"
 #include "daemon/diag/messages.h"
 #include "daemon/diag/peer_messages.h"
 
@@ -22,8 +24,16 @@ inline constexpr uint32_t kMaxReachCount = 100;
 inline constexpr uint32_t kMaxReachIntervalMs = 1000;
 inline constexpr uint32_t kMinReachTimeoutMs = 100;
 inline constexpr uint32_t kMaxReachTimeoutMs = 30000;
+// The nodes of a ring (allreduce, the RDMA stage): every rank is in the
+// ring's every step.
 inline constexpr int kMaxNodes = 64;
-inline constexpr int kMaxPeers = 256;
+// The nodes of a reach run: its plan bounds each node's share
+// (plan.h's kMaxPeersPerPort), not the run.
+inline constexpr int kMaxReachNodes = 1024;
+// Addresses in one reach request; a port probes at most kMaxPeersPerPort of
+// them (those in its network).
+inline constexpr int kMaxPeers = 4096;
+inline constexpr double kDefaultMaxUnvalidatedFraction = 0.1;
 inline constexpr uint32_t kMaxStreams = 16;
 inline constexpr uint32_t kMaxIncastStreams = 8;
 inline constexpr uint32_t kMinDurationMs = 200;
@@ -39,6 +49,13 @@ inline constexpr uint64_t kMinRdmaIterations = 10;
 inline constexpr double kDefaultRdmaMinFraction = 0.8;
 
 absl::StatusOr<ReachRequest> NormalizeReach(ReachRequest request);
+// InvalidArgument when a port of `ports` would probe more than
+// kMaxPeersPerPort of `peers` (those in its network), naming the port.
+absl::Status CheckPeersPerPort(const std::vector<LocalPort>& ports,
+                               const std::vector<Ipv4Address>& peers);
+// The circuit breaker's bound for a run of `nodes` nodes: the most nodes
+// one failed run may take the validation label from.
+uint32_t MaxUnvalidated(uint32_t max_nodes, double max_fraction, size_t nodes);
 absl::StatusOr<BandwidthRequest> NormalizeBandwidth(BandwidthRequest request);
 absl::StatusOr<AllreduceRequest> NormalizeAllreduce(AllreduceRequest request);
 absl::StatusOr<IncastRequest> NormalizeIncast(IncastRequest request);

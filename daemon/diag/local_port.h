@@ -30,6 +30,9 @@ struct LocalPort {
   // second scale-out port of an accelerator module, the routed network for
   // a NIC without one. A ring runs over the ports of one rail.
   std::string rail;
+  // The switch the port is cabled to: its LLDP neighbor's System Name, else
+  // its Chassis ID; the last one heard while none is; empty if never.
+  std::string leaf;
   bool up = false;
   uint64_t speed_mbps = 0;  // 0: unknown
   uint64_t rx_dropped = 0;

@@ -28,6 +28,10 @@ struct ReachRequest {
   uint32_t count = 0;
   uint32_t interval_ms = 0;
   uint32_t timeout_ms = 0;
+  std::string plan;
+  bool matrix = false;
+  uint32_t max_unvalidated_nodes = 0;
+  double max_unvalidated_fraction = 0;
 
   bool operator==(const ReachRequest&) const = default;
 };
@@ -61,6 +65,13 @@ struct PortReach {
   std::vector<ReachTarget> targets;
   std::string error;
   std::string network;
+  std::string leaf;
+  uint32_t peers_probed = 0;
+  uint32_t peers_failed = 0;
+  double peer_loss_ratio = 0;
+  double peer_rtt_p50_seconds = 0;
+  double peer_rtt_p90_seconds = 0;
+  double peer_rtt_p99_seconds = 0;
 
   bool operator==(const PortReach&) const = default;
 };
@@ -76,6 +87,48 @@ struct UnreachablePair {
   bool operator==(const UnreachablePair&) const = default;
 };
 
+struct RailPlan {
+  std::string rail;
+  uint32_t ports = 0;
+  uint32_t leaves = 0;
+  uint32_t stride = 0;
+  uint32_t peer_probes = 0;
+
+  bool operator==(const RailPlan&) const = default;
+};
+
+struct ReachPlan {
+  std::string kind;
+  uint32_t nodes = 0;
+  uint32_t ports = 0;
+  uint32_t peer_probes = 0;
+  uint32_t gateway_probes = 0;
+  uint32_t max_peers_per_port = 0;
+  std::vector<RailPlan> rails;
+
+  bool operator==(const ReachPlan&) const = default;
+};
+
+struct Suspect {
+  std::string kind;
+  std::string node;
+  std::string port;
+  std::string leaf;
+  std::string rail;
+  std::string evidence;
+
+  bool operator==(const Suspect&) const = default;
+};
+
+struct Labels {
+  uint32_t validated = 0;
+  std::vector<std::string> unvalidated;
+  bool inconclusive = false;
+  std::string reason;
+
+  bool operator==(const Labels&) const = default;
+};
+
 struct ReachResult {
   std::vector<PortReach> ports;
   std::vector<UnreachablePair> unreachable;
@@ -83,6 +136,9 @@ struct ReachResult {
   std::vector<std::string> nodes;
   bool ok = false;
   std::vector<std::string> problems;
+  ReachPlan plan;
+  std::vector<Suspect> suspect_details;
+  Labels labels;
 
   bool operator==(const ReachResult&) const = default;
 };

@@ -46,6 +46,7 @@ struct PeerPort {
   std::string driver;
   bool netdev_is_control_path = false;
   std::string rail;
+  std::string leaf;
 
   bool operator==(const PeerPort&) const = default;
 };

@@ -35,11 +35,26 @@ std::optional<Addressed> AddressedOf(const Config& config) {
   return out;
 }
 
+// The switch a port hears: its first neighbor's System Name, else its
+// Chassis ID; empty without a neighbor.
+std::string LeafOf(const v1::PortNeighbors& neighbors) {
+  if (neighbors.neighbors().empty()) return "";
+  const v1::Neighbor& first = neighbors.neighbors(0);
+  if (!first.system_names().empty() && !first.system_names(0).empty()) {
+    return first.system_names(0);
+  }
+  return first.chassis_id().value();
+}
+
 }  // namespace
 
 std::vector<diag::LocalPort> LocalPortsOf(const v1::PortSnapshot& snapshot) {
   std::map<std::string, const v1::Port*> by_id;
   for (const v1::Port& port : snapshot.ports()) by_id[port.id()] = &port;
+  std::map<std::string, std::string> leaves;
+  for (const v1::PortNeighbors& neighbors : snapshot.neighbors()) {
+    leaves[neighbors.port_id()] = LeafOf(neighbors);
+  }
   std::vector<diag::LocalPort> out;
   for (const v1::PortPlan& plan : snapshot.addressing().plans()) {
     auto found = by_id.find(plan.port_id());
@@ -58,6 +73,7 @@ std::vector<diag::LocalPort> LocalPortsOf(const v1::PortSnapshot& snapshot) {
     local.network = addressed->routed.value_or(addressed->local.Network());
     // From a rocenetd that names no rails: the network, as it was named.
     local.rail = !port.rail_name().empty() ? port.rail_name() : local.network.ToString();
+    if (auto leaf = leaves.find(port.id()); leaf != leaves.end()) local.leaf = leaf->second;
     local.up = port.carrier() && port.admin_up();
     local.speed_mbps = port.speed_mbps();
     local.rx_dropped = port.counters().receive_drops();

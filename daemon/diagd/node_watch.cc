@@ -47,6 +47,15 @@ void NodeWatch::Take(const v1::PortSnapshot& snapshot) {
   bool changed = false;
   {
     absl::MutexLock lock(&mu_);
+    // A port that hears no switch now is still cabled to the one it heard
+    // last: a leaf that went down stays named.
+    for (diag::LocalPort& port : ports) {
+      if (!port.leaf.empty()) {
+        last_leaf_[port.name] = port.leaf;
+      } else if (auto it = last_leaf_.find(port.name); it != last_leaf_.end()) {
+        port.leaf = it->second;
+      }
+    }
     changed = !seen_ || addresses != addresses_;
     seen_ = true;
     ports_ = std::move(ports);

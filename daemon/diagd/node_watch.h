@@ -19,6 +19,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -67,6 +68,8 @@ class NodeWatch {
   bool seen_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<diag::LocalPort> ports_ ABSL_GUARDED_BY(mu_);
   std::set<Ipv4Address> addresses_ ABSL_GUARDED_BY(mu_);
+  // Port name -> the switch it last heard (LocalPort::leaf).
+  std::map<std::string, std::string> last_leaf_ ABSL_GUARDED_BY(mu_);
   // One link dump at a time.
   mutable absl::Mutex links_mu_;
   // Last: stopped (its thread joined) before the members above go.

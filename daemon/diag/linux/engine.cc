@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/limits.h"
@@ -12,6 +13,7 @@
 #include "daemon/diag/linux/prober.h"
 #include "daemon/diag/linux/ring.h"
 #include "daemon/diag/linux/traffic.h"
+#include "daemon/diag/suspects.h"
 #include "daemon/diag/wire/convert.h"
 
 namespace rocenet::diag {
@@ -146,6 +148,7 @@ peer::PeerInfo DiagEngine::LocalInfo(const std::vector<LocalPort>& ports) const 
     p->gateway = port.gateway.ToString();
     p->network = port.network.ToString();
     p->rail = port.rail;
+    p->leaf = port.leaf;
     p->up = port.up;
     p->speed_mbps = port.speed_mbps;
     p->driver = port.driver;
@@ -244,10 +247,17 @@ void DiagEngine::ServeReach(Fd fd, const ReachRequest& request) {
   if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
   std::vector<Ipv4Address> peers;
   for (const std::string& peer : normal->peers) peers.push_back(*Ipv4Address::Parse(peer));
+  if (absl::Status s = CheckPeersPerPort(*ports, peers); !s.ok()) {
+    return ReplyError(clock(), fd.get(), s.message());
+  }
   peer::PeerReply reply;
   for (PortReach& port : ProbePorts(*ports, peers, *normal, options_.node_name, clock())) {
     reply.reach.ports.push_back(std::move(port));
   }
+  // A planned run without the matrix: what the coordinator needs, figures
+  // per port and the failures, not every target. (A coordinator from before
+  // plans names none and gets every target.)
+  if (!normal->plan.empty() && !normal->matrix) ReduceToFailures(&reply.reach.ports);
   Reply(clock(), fd.get(), reply);
 }
 
@@ -355,16 +365,43 @@ absl::StatusOr<peer::PeerReply> DiagEngine::Call(const NodeAddress& node,
                                                  const peer::PeerRequest& request,
                                                  absl::Time deadline, CallGroup* group) {
   const std::string who = absl::StrCat("node ", node.ToString());
-  absl::StatusOr<Fd> fd = os::ConnectTcp(clock(), nullptr, node.address, node.port,
-                                         std::min(deadline, clock().Now() + absl::Seconds(3)));
-  if (!fd.ok()) return absl::UnavailableError(absl::StrCat(who, ": ", fd.status().message()));
+  std::vector<NodeAddress> addresses = {node};
+  addresses[0].alternates.clear();
+  for (const NodeAddress& other : node.alternates) addresses.push_back(other);
+  if (addresses.size() > 1) {
+    absl::MutexLock lock(&mu_);
+    if (auto it = connected_.find(who); it != connected_.end()) {
+      std::stable_partition(addresses.begin(), addresses.end(),
+                            [&](const NodeAddress& a) { return a.ToString() == it->second; });
+    }
+  }
+  absl::StatusOr<Fd> fd = absl::UnavailableError("no address");
+  std::vector<std::string> failures;
+  NodeAddress to;
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    to = addresses[i];
+    const absl::Duration bound = i + 1 < addresses.size() ? absl::Seconds(1) : absl::Seconds(3);
+    fd = os::ConnectTcp(clock(), nullptr, to.address, to.port,
+                        std::min(deadline, clock().Now() + bound));
+    if (fd.ok()) break;
+    failures.push_back(addresses.size() > 1
+                           ? absl::StrCat(to.ToString(), ": ", fd.status().message())
+                           : std::string(fd.status().message()));
+  }
+  if (!fd.ok()) {
+    return absl::UnavailableError(absl::StrCat(who, ": ", absl::StrJoin(failures, "; ")));
+  }
+  if (addresses.size() > 1) {
+    absl::MutexLock lock(&mu_);
+    connected_[who] = to.ToString();
+  }
   const int raw = fd->get();
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError(absl::StrCat(who, ": rocenet-diagd is stopping"));
     calls_.insert(raw);
   }
-  absl::Status s = WriteRequest(raw, credentials_, request, node.address, node.port, deadline);
+  absl::Status s = WriteRequest(raw, credentials_, request, to.address, to.port, deadline);
   absl::StatusOr<peer::PeerReply> reply = absl::UnknownError("not sent");
   if (s.ok()) {
     const int member = group != nullptr ? group->Join([raw] { os::ShutdownWrite(raw); }) : -1;

@@ -85,7 +85,9 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress) override;
 
   // PeerChannel: one request over a TCP connection to the node's data
-  // port; a released call is half-closed, which its daemon takes as "stop".
+  // port (its addresses in turn, the one that last connected first, each
+  // given a second to connect but the last); a released call is
+  // half-closed, which its daemon takes as "stop".
   absl::StatusOr<peer::PeerReply> Call(const NodeAddress& node, const peer::PeerRequest& request,
                                        absl::Time deadline, CallGroup* group = nullptr) override;
 
@@ -145,6 +147,9 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   // Connections of Call()s in flight, shut down by Stop() so that a
   // coordinated test ends at once when the daemon stops.
   std::set<int> calls_ ABSL_GUARDED_BY(mu_);
+  // A node given with several addresses (NodeAddress::alternates) -> the
+  // one that last connected, tried first next time.
+  std::map<std::string, std::string> connected_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rocenet::diag

@@ -73,7 +73,8 @@ void DiagEngine::ServeRdmaRun(Fd fd, const peer::RdmaRun& request) {
   if (!side.ok()) return ReplyError(clock(), fd.get(), side.status().message());
   peer::PeerReply reply;
   reply.rdma_link = rdma_.Measure(
-      side->port, NodeAddress{side->other, static_cast<uint16_t>(request.data_port)}, side->params);
+      side->port, NodeAddress{side->other, static_cast<uint16_t>(request.data_port), {}},
+      side->params);
   Reply(clock(), fd.get(), reply);
 }
 

@@ -51,6 +51,7 @@ PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers
   out.address = port.address.ToString();
   out.rail = port.rail;
   out.network = port.network.ToString();
+  out.leaf = port.leaf;
   const int count = static_cast<int>(request.count);
   const absl::Time deadline = clock.Now() + absl::Milliseconds(request.timeout_ms);
   const Ipv4Address me = port.address.address();
@@ -176,6 +177,23 @@ PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers
     if (reachable) error.clear();
     target->reachable = reachable;
     target->error = error;
+  }
+  // The port's figures over all its peers, from every echo.
+  std::vector<double> rtts;
+  size_t received = 0;
+  for (const TargetState& t : targets) {
+    if (t.gateway) continue;
+    ++out.peers_probed;
+    if (t.rtts.empty()) ++out.peers_failed;
+    received += t.rtts.size();
+    rtts.insert(rtts.end(), t.rtts.begin(), t.rtts.end());
+  }
+  if (out.peers_probed > 0) {
+    out.peer_loss_ratio =
+        1.0 - static_cast<double>(received) / (static_cast<double>(out.peers_probed) * count);
+    out.peer_rtt_p50_seconds = Percentile(rtts, 0.5);
+    out.peer_rtt_p90_seconds = Percentile(rtts, 0.9);
+    out.peer_rtt_p99_seconds = Percentile(rtts, 0.99);
   }
   return out;
 }

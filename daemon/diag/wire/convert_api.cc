@@ -30,6 +30,10 @@ api_pb::ReachRequest ToProto(const ReachRequest& d) {
   p.set_count(d.count);
   p.set_interval_ms(d.interval_ms);
   p.set_timeout_ms(d.timeout_ms);
+  p.set_plan(d.plan);
+  p.set_matrix(d.matrix);
+  p.set_max_unvalidated_nodes(d.max_unvalidated_nodes);
+  p.set_max_unvalidated_fraction(d.max_unvalidated_fraction);
   return p;
 }
 
@@ -41,6 +45,10 @@ ReachRequest FromProto(const api_pb::ReachRequest& p) {
   d.count = p.count();
   d.interval_ms = p.interval_ms();
   d.timeout_ms = p.timeout_ms();
+  d.plan = p.plan();
+  d.matrix = p.matrix();
+  d.max_unvalidated_nodes = p.max_unvalidated_nodes();
+  d.max_unvalidated_fraction = p.max_unvalidated_fraction();
   return d;
 }
 
@@ -95,6 +103,13 @@ api_pb::PortReach ToProto(const PortReach& d) {
   for (const auto& v : d.targets) *p.add_targets() = ToProto(v);
   p.set_error(d.error);
   p.set_network(d.network);
+  p.set_leaf(d.leaf);
+  p.set_peers_probed(d.peers_probed);
+  p.set_peers_failed(d.peers_failed);
+  p.set_peer_loss_ratio(d.peer_loss_ratio);
+  p.set_peer_rtt_p50_seconds(d.peer_rtt_p50_seconds);
+  p.set_peer_rtt_p90_seconds(d.peer_rtt_p90_seconds);
+  p.set_peer_rtt_p99_seconds(d.peer_rtt_p99_seconds);
   return p;
 }
 
@@ -107,6 +122,13 @@ PortReach FromProto(const api_pb::PortReach& p) {
   for (const auto& v : p.targets()) d.targets.push_back(FromProto(v));
   d.error = p.error();
   d.network = p.network();
+  d.leaf = p.leaf();
+  d.peers_probed = p.peers_probed();
+  d.peers_failed = p.peers_failed();
+  d.peer_loss_ratio = p.peer_loss_ratio();
+  d.peer_rtt_p50_seconds = p.peer_rtt_p50_seconds();
+  d.peer_rtt_p90_seconds = p.peer_rtt_p90_seconds();
+  d.peer_rtt_p99_seconds = p.peer_rtt_p99_seconds();
   return d;
 }
 
@@ -132,6 +154,90 @@ UnreachablePair FromProto(const api_pb::UnreachablePair& p) {
   return d;
 }
 
+api_pb::RailPlan ToProto(const RailPlan& d) {
+  api_pb::RailPlan p;
+  p.set_rail(d.rail);
+  p.set_ports(d.ports);
+  p.set_leaves(d.leaves);
+  p.set_stride(d.stride);
+  p.set_peer_probes(d.peer_probes);
+  return p;
+}
+
+RailPlan FromProto(const api_pb::RailPlan& p) {
+  RailPlan d;
+  d.rail = p.rail();
+  d.ports = p.ports();
+  d.leaves = p.leaves();
+  d.stride = p.stride();
+  d.peer_probes = p.peer_probes();
+  return d;
+}
+
+api_pb::ReachPlan ToProto(const ReachPlan& d) {
+  api_pb::ReachPlan p;
+  p.set_kind(d.kind);
+  p.set_nodes(d.nodes);
+  p.set_ports(d.ports);
+  p.set_peer_probes(d.peer_probes);
+  p.set_gateway_probes(d.gateway_probes);
+  p.set_max_peers_per_port(d.max_peers_per_port);
+  for (const auto& v : d.rails) *p.add_rails() = ToProto(v);
+  return p;
+}
+
+ReachPlan FromProto(const api_pb::ReachPlan& p) {
+  ReachPlan d;
+  d.kind = p.kind();
+  d.nodes = p.nodes();
+  d.ports = p.ports();
+  d.peer_probes = p.peer_probes();
+  d.gateway_probes = p.gateway_probes();
+  d.max_peers_per_port = p.max_peers_per_port();
+  for (const auto& v : p.rails()) d.rails.push_back(FromProto(v));
+  return d;
+}
+
+api_pb::Suspect ToProto(const Suspect& d) {
+  api_pb::Suspect p;
+  p.set_kind(d.kind);
+  p.set_node(d.node);
+  p.set_port(d.port);
+  p.set_leaf(d.leaf);
+  p.set_rail(d.rail);
+  p.set_evidence(d.evidence);
+  return p;
+}
+
+Suspect FromProto(const api_pb::Suspect& p) {
+  Suspect d;
+  d.kind = p.kind();
+  d.node = p.node();
+  d.port = p.port();
+  d.leaf = p.leaf();
+  d.rail = p.rail();
+  d.evidence = p.evidence();
+  return d;
+}
+
+api_pb::Labels ToProto(const Labels& d) {
+  api_pb::Labels p;
+  p.set_validated(d.validated);
+  for (const auto& v : d.unvalidated) p.add_unvalidated(v);
+  p.set_inconclusive(d.inconclusive);
+  p.set_reason(d.reason);
+  return p;
+}
+
+Labels FromProto(const api_pb::Labels& p) {
+  Labels d;
+  d.validated = p.validated();
+  d.unvalidated.assign(p.unvalidated().begin(), p.unvalidated().end());
+  d.inconclusive = p.inconclusive();
+  d.reason = p.reason();
+  return d;
+}
+
 api_pb::ReachResult ToProto(const ReachResult& d) {
   api_pb::ReachResult p;
   for (const auto& v : d.ports) *p.add_ports() = ToProto(v);
@@ -140,6 +246,9 @@ api_pb::ReachResult ToProto(const ReachResult& d) {
   for (const auto& v : d.nodes) p.add_nodes(v);
   p.set_ok(d.ok);
   for (const auto& v : d.problems) p.add_problems(v);
+  *p.mutable_plan() = ToProto(d.plan);
+  for (const auto& v : d.suspect_details) *p.add_suspect_details() = ToProto(v);
+  *p.mutable_labels() = ToProto(d.labels);
   return p;
 }
 
@@ -151,6 +260,9 @@ ReachResult FromProto(const api_pb::ReachResult& p) {
   d.nodes.assign(p.nodes().begin(), p.nodes().end());
   d.ok = p.ok();
   d.problems.assign(p.problems().begin(), p.problems().end());
+  d.plan = FromProto(p.plan());
+  for (const auto& v : p.suspect_details()) d.suspect_details.push_back(FromProto(v));
+  d.labels = FromProto(p.labels());
   return d;
 }
 

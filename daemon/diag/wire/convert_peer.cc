@@ -147,6 +147,7 @@ peer_pb::PeerPort ToProto(const peer::PeerPort& d) {
   p.set_driver(d.driver);
   p.set_netdev_is_control_path(d.netdev_is_control_path);
   p.set_rail(d.rail);
+  p.set_leaf(d.leaf);
   return p;
 }
 
@@ -161,6 +162,7 @@ peer::PeerPort FromProto(const peer_pb::PeerPort& p) {
   d.driver = p.driver();
   d.netdev_is_control_path = p.netdev_is_control_path();
   d.rail = p.rail();
+  d.leaf = p.leaf();
   return d;
 }
 

@@ -27,6 +27,18 @@ TEST(ParseNodeAddressTest, AddressWithOptionalPort) {
   EXPECT_FALSE(ParseNodeAddress("10.201.2.01").ok());
 }
 
+TEST(ParseNodeAddressTest, OtherAddressesOfTheSameDaemonAfterAPlus) {
+  absl::StatusOr<NodeAddress> a = ParseNodeAddress("10.201.2.1+10.202.2.1:6000");
+  ASSERT_OK(a);
+  EXPECT_EQ(a->address.ToString(), "10.201.2.1");
+  ASSERT_EQ(a->alternates.size(), 1u);
+  EXPECT_EQ(a->alternates[0].address.ToString(), "10.202.2.1");
+  EXPECT_EQ(a->alternates[0].port, 6000);
+  EXPECT_EQ(a->ToString(), "10.201.2.1+10.202.2.1:6000");
+  EXPECT_FALSE(ParseNodeAddress("10.201.2.1+").ok());
+  EXPECT_FALSE(ParseNodeAddress("10.201.2.1+node-b").ok());
+}
+
 PortReach Port(const std::string& node, const std::string& port, const std::string& address) {
   PortReach p;
   p.node = node;

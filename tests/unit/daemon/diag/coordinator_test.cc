@@ -240,6 +240,90 @@ TEST_F(CoordinatorTest, ReachMeshAsksEveryNodeForEveryOtherAndNamesTheSilentOne)
   }
 }
 
+// The ValidationNotices sent, as "node passed|failed".
+std::vector<std::string> Notices(const FakePeers& peers) {
+  std::vector<std::string> out;
+  for (const auto& [node, request] : peers.requests()) {
+    if (const auto* notice = request.as<peer::ValidationNotice>()) {
+      out.push_back(absl::StrCat(node, notice->passed ? " passed" : " failed"));
+    }
+  }
+  return out;
+}
+
+TEST_F(CoordinatorTest, ReachOverMoreThanSixtyFourNodesRunsRingsAndNamesTheDeadPort) {
+  Use(Nodes(100));
+  peers_->unreachable = {"10.202.42.1"};  // n42/so1 passes nothing
+  ReachRequest request;
+  for (int i = 0; i < 100; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  request.count = 3;
+  ASSERT_OK_AND_ASSIGN(ReachRequest normal, NormalizeReach(request));
+  std::vector<std::string> said;
+  ASSERT_OK_AND_ASSIGN(
+      ReachResult result,
+      coordinator_->Reach(normal, [&](const std::string& m, double) { said.push_back(m); }));
+  EXPECT_EQ(result.plan.kind, "rings");
+  EXPECT_EQ(result.plan.peer_probes, 2u * 2 * 100);
+  // The plan is said before the run.
+  EXPECT_THAT(said, Contains("plan rings: 100 nodes, 200 ports, 400 peer probes and 200 gateway "
+                             "probes (at most 2 peers a port)"));
+  EXPECT_THAT(result.suspects, ElementsAre("n42/so1"));
+  // Each node was asked for its ports' two peers, and returned its failures
+  // only.
+  for (const auto& [node, req] : peers_->requests()) {
+    if (const ReachRequest* reach = req.as<ReachRequest>()) {
+      EXPECT_EQ(reach->peers.size(), 4u) << node;
+      EXPECT_EQ(reach->plan, "rings");
+    }
+  }
+  size_t targets = 0;
+  for (const PortReach& port : result.ports) targets += port.targets.size();
+  EXPECT_EQ(targets, 4u) << "the four probes from and into n42/so1";
+  // The one node named loses its label; nobody else is told anything.
+  EXPECT_THAT(result.labels.unvalidated, ElementsAre("n42"));
+  EXPECT_THAT(Notices(*peers_), ElementsAre("n42 failed"));
+}
+
+TEST_F(CoordinatorTest, AReachThatNamesTooManyNodesChangesNoLabel) {
+  Use(Nodes(30));
+  // Four nodes' rail-0 ports pass nothing: more than 10% of 30 (3).
+  peers_->unreachable = {"10.201.3.1", "10.201.9.1", "10.201.17.1", "10.201.25.1"};
+  ReachRequest request;
+  for (int i = 0; i < 30; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  ASSERT_OK_AND_ASSIGN(ReachRequest normal, NormalizeReach(request));
+  ASSERT_OK_AND_ASSIGN(ReachResult result, coordinator_->Reach(normal, Quiet()));
+  EXPECT_EQ(result.suspects.size(), 4u);
+  EXPECT_TRUE(result.labels.inconclusive);
+  EXPECT_THAT(result.labels.reason, HasSubstr("names 4 of 30 nodes, more than the 3"));
+  EXPECT_THAT(Notices(*peers_), IsEmpty());
+  // Allowed five, the four lose their label.
+  normal.max_unvalidated_nodes = 5;
+  ASSERT_OK_AND_ASSIGN(result, coordinator_->Reach(normal, Quiet()));
+  EXPECT_FALSE(result.labels.inconclusive);
+  EXPECT_THAT(result.labels.unvalidated, ElementsAre("n3", "n9", "n17", "n25"));
+}
+
+TEST_F(CoordinatorTest, APassedReachLabelsEveryNode) {
+  Use(Nodes(3));
+  ReachRequest request;
+  for (int i = 0; i < 3; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  ASSERT_OK_AND_ASSIGN(ReachRequest normal, NormalizeReach(request));
+  ASSERT_OK_AND_ASSIGN(ReachResult result, coordinator_->Reach(normal, Quiet()));
+  EXPECT_TRUE(result.ok);
+  EXPECT_EQ(result.labels.validated, 3u);
+  EXPECT_THAT(Notices(*peers_), UnorderedElementsAre("n0 passed", "n1 passed", "n2 passed"));
+}
+
+TEST_F(CoordinatorTest, ANodeIsReachedAtItsNextAddress) {
+  Use(Nodes(3));
+  ReachRequest request;
+  request.nodes = {"10.9.9.9+10.0.0.1", "10.0.0.2", "10.0.0.3"};
+  ASSERT_OK_AND_ASSIGN(ReachRequest normal, NormalizeReach(request));
+  ASSERT_OK_AND_ASSIGN(ReachResult result, coordinator_->Reach(normal, Quiet()));
+  EXPECT_TRUE(result.ok);
+  EXPECT_THAT(result.nodes, ElementsAre("n0", "n1", "n2"));
+}
+
 TEST_F(CoordinatorTest, IncastNamesTheSenderThatFailedAndScoresFairness) {
   std::vector<FakeNode> nodes = Nodes(3);
   nodes[1].send_error = "connect to 10.201.9.1:50153: Connection refused";

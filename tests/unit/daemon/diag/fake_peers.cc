@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "daemon/diag/analysis.h"
+#include "daemon/diag/suspects.h"
 
 namespace rocenet::diag::testing {
 namespace {
@@ -60,9 +61,15 @@ FakeNode TwoRailNode(int i) {
 absl::StatusOr<peer::PeerReply> FakePeers::Call(const NodeAddress& address,
                                                 const peer::PeerRequest& request, absl::Time,
                                                 CallGroup* group) {
+  // The node at the first of its addresses that is one (as the engine
+  // tries a node's addresses in turn).
   const FakeNode* node = nullptr;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (address.address.ToString() == AddressOf(i)) node = &nodes_[i];
+  std::vector<Ipv4Address> addresses = {address.address};
+  for (const NodeAddress& other : address.alternates) addresses.push_back(other.address);
+  for (Ipv4Address a : addresses) {
+    for (size_t i = 0; i < nodes_.size() && node == nullptr; ++i) {
+      if (a.ToString() == AddressOf(i)) node = &nodes_[i];
+    }
   }
   const std::string who = absl::StrCat("node ", address.ToString());
   if (node == nullptr || node->dead) {
@@ -101,6 +108,8 @@ absl::StatusOr<peer::PeerReply> FakePeers::Call(const NodeAddress& address,
                                             port.network.empty() ? port.rail : port.network,
                                             reach->peers));
     }
+    // As the engine: a planned run without the matrix gets the failures.
+    if (!reach->plan.empty() && !reach->matrix) ReduceToFailures(&reply.reach.ports);
     return reply;
   }
   if (request.as<peer::SendRequest>() != nullptr) {

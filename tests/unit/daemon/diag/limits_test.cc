@@ -2,6 +2,8 @@
 #include "daemon/diag/limits.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "daemon/diag/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/support/status_matchers.h"
@@ -9,6 +11,7 @@
 namespace rocenet::diag {
 namespace {
 
+using ::rocenet::testing::StatusIs;
 using ::testing::HasSubstr;
 
 MATCHER_P(InvalidNaming, field, "") {
@@ -48,6 +51,54 @@ TEST(NormalizeReachTest, RefusesBeyondBoundsNamingTheField) {
   r.interval_ms = 1000;
   r.timeout_ms = 5000;
   EXPECT_THAT(NormalizeReach(r), InvalidNaming("count"));
+}
+
+TEST(NormalizeReachTest, AReachRunIsBoundedByItsPlanNotBySixtyFourNodes) {
+  ReachRequest r;
+  for (int i = 0; i < kMaxReachNodes; ++i) {
+    r.nodes.push_back(absl::StrCat("10.", 201 + i / 250, ".", i % 250 + 1, ".1+10.250.",
+                                   i % 250 + 1, ".", i / 250 + 1));
+  }
+  ASSERT_OK(NormalizeReach(r));
+  r.nodes.push_back("10.255.0.1");
+  EXPECT_THAT(NormalizeReach(r), InvalidNaming("nodes"));
+  r = {};
+  r.nodes = {"10.1.1.1"};
+  r.plan = "star";
+  EXPECT_THAT(NormalizeReach(r), InvalidNaming("plan"));
+  r.plan = "mesh";
+  for (int i = 0; i < kMaxMeshNodes; ++i) r.nodes.push_back(absl::StrCat("10.2.0.", i + 1));
+  EXPECT_THAT(NormalizeReach(r), InvalidNaming("plan"));
+  r.plan = "rings";
+  ASSERT_OK(NormalizeReach(r));
+  r.max_unvalidated_fraction = 1.5;
+  EXPECT_THAT(NormalizeReach(r), InvalidNaming("max_unvalidated_fraction"));
+  r = {};
+  r.nodes = {"10.1.1.1+10.2.2"};
+  EXPECT_THAT(NormalizeReach(r), InvalidNaming("nodes[0]"));
+}
+
+TEST(CheckPeersPerPortTest, NamesThePortThatWouldProbeTooMany) {
+  LocalPort so0;
+  so0.name = "so0";
+  so0.address = *Ipv4Prefix::Parse("10.201.0.1/30");
+  so0.network = *Ipv4Prefix::Parse("10.201.0.0/16");
+  std::vector<Ipv4Address> peers;
+  for (int i = 0; i < kMaxPeersPerPort; ++i) {
+    peers.push_back(*Ipv4Address::Parse(absl::StrCat("10.201.1.", i + 1)));
+    peers.push_back(*Ipv4Address::Parse(absl::StrCat("10.202.1.", i + 1)));  // not its network
+  }
+  ASSERT_OK(CheckPeersPerPort({so0}, peers));
+  peers.push_back(*Ipv4Address::Parse("10.201.2.1"));
+  EXPECT_THAT(CheckPeersPerPort({so0}, peers),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("port so0 would probe 129")));
+}
+
+TEST(MaxUnvalidatedTest, ANumberAShareAndNeverFewerThanALinksEnds) {
+  EXPECT_EQ(MaxUnvalidated(0, 0, 512), 51u);
+  EXPECT_EQ(MaxUnvalidated(0, 0, 3), 2u);
+  EXPECT_EQ(MaxUnvalidated(0, 0.5, 100), 50u);
+  EXPECT_EQ(MaxUnvalidated(7, 0.5, 100), 7u);
 }
 
 TEST(NormalizeBandwidthTest, NeedsPortAndPeer) {

@@ -137,6 +137,23 @@ TEST(LocalPortsOfTest, HostPortsWithAnAddressTheirNetworkRailAndRdmaDevice) {
   EXPECT_EQ(ports[1].gid_index, 3);
 }
 
+TEST(LocalPortsOfTest, APortsLeafIsTheSwitchItHears) {
+  v1::PortSnapshot snapshot = Snapshot();
+  v1::PortNeighbors* so0 = snapshot.add_neighbors();
+  so0->set_port_id("if-so0");
+  v1::Neighbor* named = so0->add_neighbors();
+  named->mutable_chassis_id()->set_value("02:00:00:00:01:00");
+  named->add_system_names("leaf-r0-3");
+  v1::PortNeighbors* so1 = snapshot.add_neighbors();
+  so1->set_port_id("if-so1");
+  so1->add_neighbors()->mutable_chassis_id()->set_value("02:00:00:00:02:00");
+  const std::vector<diag::LocalPort> ports = LocalPortsOf(snapshot);
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0].leaf, "leaf-r0-3") << "its System Name";
+  EXPECT_EQ(ports[1].leaf, "02:00:00:00:02:00") << "else its Chassis ID";
+  EXPECT_EQ(LocalPortsOf(Snapshot())[0].leaf, "") << "none heard";
+}
+
 TEST(LocalPortsOfTest, AnAbsentPortIsNotTested) {
   v1::PortSnapshot s = Snapshot();
   s.mutable_ports(0)->set_present(false);
