@@ -2,12 +2,17 @@
 #include "client/cmd_diag.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -44,10 +49,19 @@ constexpr absl::string_view kDiagHelp =
     "                     [--time-limit 5s]\n"
     "      from each port: ARP and ICMP echo to its gateway and echo to the peers in\n"
     "      its rail; loss and RTT p50/p90/p99.\n"
-    "  rocectl diag reach --nodes NODE,NODE,...\n"
-    "      mesh: every node probes every other node's ports in the same rail and its\n"
-    "      gateways; prints a matrix per rail, the unreachable pairs and the suspects\n"
-    "      (node ports every probe from and to which failed).\n"
+    "  rocectl diag reach --nodes NODE,NODE,... | --nodes-file FILE [--plan auto|mesh|rings]\n"
+    "                     [--matrix] [--max-unvalidated 10%]\n"
+    "      across nodes: every node probes its gateways and the peers the plan gives\n"
+    "      it: mesh (every other node's port of the rail; auto up to 64 nodes) or\n"
+    "      rings (two rings a rail, each port four peers, plus a mesh within each\n"
+    "      leaf switch LLDP shows; auto above 64 nodes). Prints the plan, each\n"
+    "      port's figures over its peers, the unreachable pairs and the suspects\n"
+    "      (a port, node, leaf or rail every probe of which failed); --matrix asks\n"
+    "      for every target and prints a matrix per rail. A node is ADDR[+ADDR...]:\n"
+    "      its daemon's addresses, tried in turn; --nodes-file has one a line. A\n"
+    "      failed run takes the validation label from at most --max-unvalidated\n"
+    "      nodes (a number, or a share; default 10%, at least 2): naming more, or\n"
+    "      none, it changes no label.\n"
     "  rocectl diag bandwidth --port so0 --peer NODE [--streams 4] [--duration 2s]\n"
     "                     [--min-fraction 0.8] [--force-link-rate]\n"
     "      the ethernet stage: TCP streams through the port's netdev, to the peer\n"
@@ -107,6 +121,10 @@ constexpr absl::string_view kDiagHelp =
 // The flags of `diag`, by name; the values are checked here.
 const std::vector<CommandFlag>& DiagFlags() {
   static const auto* flags = new std::vector<CommandFlag>{{"nodes", "NODES", true},
+                                                          {"nodes-file", "FILE", true},
+                                                          {"plan", "auto mesh rings", true},
+                                                          {"matrix", "", false},
+                                                          {"max-unvalidated", "N|P%", true},
                                                           {"peers", "ADDRESSES", true},
                                                           {"port", "PORT", true},
                                                           {"peer", "NODE", true},
@@ -237,13 +255,70 @@ void SetDeadline(const CommandContext& context, grpc::ClientContext* rpc, uint32
   rpc->set_deadline(absl::ToChronoTime(absl::Now() + wait));
 }
 
+// The nodes of --nodes-file: one a line, ADDR[+ADDR...] (a node's daemon
+// addresses); blank lines and "#" comments ignored.
+absl::StatusOr<std::vector<std::string>> NodesFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flag --nodes-file: cannot read \"", path, "\": ", std::strerror(errno)));
+  }
+  std::vector<std::string> nodes;
+  std::string line;
+  while (std::getline(file, line)) {
+    absl::string_view text = line;
+    text = text.substr(0, text.find('#'));
+    text = absl::StripAsciiWhitespace(text);
+    if (!text.empty()) nodes.emplace_back(text);
+  }
+  if (file.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flag --nodes-file: cannot read \"", path, "\""));
+  }
+  return nodes;
+}
+
+// --max-unvalidated: "12" nodes or "5%" of them.
+absl::Status MaxUnvalidated(const Args& args, v1::ReachRequest* request) {
+  if (!args.Has("max-unvalidated")) return absl::OkStatus();
+  std::string text = args.Get("max-unvalidated");
+  const bool share = absl::EndsWith(text, "%");
+  if (share) text.pop_back();
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || value < 0 || (share && value > 100) ||
+      (!share && value != static_cast<uint32_t>(value))) {
+    return absl::InvalidArgumentError(
+        "flag --max-unvalidated: a number of nodes (e.g. 12) or a share (e.g. 10%)");
+  }
+  if (share) {
+    request->set_max_unvalidated_fraction(value / 100);
+  } else {
+    request->set_max_unvalidated_nodes(static_cast<uint32_t>(value));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Reach(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(
-      Only(args, {"nodes", "peers", "port", "count", "interval", "time-limit"}, "reach"));
+  RETURN_IF_ERROR(Only(args,
+                       {"nodes", "nodes-file", "plan", "matrix", "max-unvalidated", "peers", "port",
+                        "count", "interval", "time-limit"},
+                       "reach"));
   v1::ReachRequest request;
   for (const std::string& p : args.List("port")) request.add_ports(p);
   for (const std::string& p : args.List("peers")) request.add_peers(p);
   for (const std::string& n : args.List("nodes")) request.add_nodes(n);
+  if (args.Has("nodes-file")) {
+    ASSIGN_OR_RETURN(const std::vector<std::string> nodes, NodesFile(args.Get("nodes-file")));
+    for (const std::string& n : nodes) request.add_nodes(n);
+  }
+  if (request.nodes().empty() &&
+      (args.Has("plan") || args.Has("matrix") || args.Has("max-unvalidated"))) {
+    return absl::InvalidArgumentError(
+        "flags --plan, --matrix and --max-unvalidated need --nodes or --nodes-file");
+  }
+  request.set_plan(args.Get("plan"));
+  request.set_matrix(args.Has("matrix"));
+  RETURN_IF_ERROR(MaxUnvalidated(args, &request));
   ASSIGN_OR_RETURN(const uint32_t count, args.Uint("count"));
   ASSIGN_OR_RETURN(const uint32_t interval, args.Millis("interval"));
   ASSIGN_OR_RETURN(const uint32_t limit, args.Millis("time-limit"));

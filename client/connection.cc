@@ -15,9 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace rocenet::rocectl {
 namespace {
+
+// The largest reply rocectl takes (gRPC's default: 4 MiB).
+constexpr int kMaxResultBytes = 64 << 20;
 
 bool IsPermissionError(int errno_value) { return errno_value == EACCES || errno_value == EPERM; }
 
@@ -127,8 +131,13 @@ absl::StatusOr<Connection> Connection::Open(const GlobalOptions& options) {
   }
   std::string path = AbsoluteSocketPath(options.socket_path);
   if (absl::Status checked = CheckSocket(path, options.daemon); !checked.ok()) return checked;
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(absl::StrCat("unix:", path), grpc::InsecureChannelCredentials());
+  // A fleet-wide triage result grows with the ports of the run (a summary
+  // per port, the failures): above gRPC's 4 MiB default at 512 nodes of
+  // 24 ports.
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxResultBytes);
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      absl::StrCat("unix:", path), grpc::InsecureChannelCredentials(), arguments);
   return Connection(std::move(path), options.timeout, options.daemon, std::move(channel));
 }
 

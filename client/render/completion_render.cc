@@ -52,7 +52,7 @@ std::string Reply(absl::string_view words) {
   return absl::StrCat("COMPREPLY=($(compgen -W \"", words, "\" -- \"$cur\"))");
 }
 
-// "DURATION", "N": a free-form value, nothing to offer.
+// "DURATION", "N": a free-form value, nothing to offer ("FILE": a path).
 bool IsPlaceholder(absl::string_view values) {
   return std::none_of(values.begin(), values.end(), [](char c) { return c >= 'a' && c <= 'z'; });
 }
@@ -87,7 +87,10 @@ std::string BashCompletionScript(const std::vector<const Command*>& commands) {
   for (const Command* command : commands) {
     for (const CommandFlag& flag : command->flags) {
       if (!flag.takes_value) continue;
-      if (IsPlaceholder(flag.values)) {
+      if (flag.values == "FILE") {
+        absl::StrAppend(&out, "    --", flag.name,
+                        ") COMPREPLY=($(compgen -f -- \"$cur\")); return 0 ;;\n");
+      } else if (IsPlaceholder(flag.values)) {
         absl::StrAppend(&out, "    --", flag.name, ") return 0 ;;\n");
       } else {
         absl::StrAppend(&out, "    --", flag.name, ") ", Reply(flag.values), "; return 0 ;;\n");

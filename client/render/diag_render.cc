@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/render/diag_render.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -58,7 +59,108 @@ std::string FormatBytes(uint64_t bytes) {
   return absl::StrCat(bytes);
 }
 
+namespace {
+
+std::string Percent(double ratio) { return absl::StrFormat("%.0f%%", ratio * 100); }
+
+// The gateway's cell: "ok 45us", or why not.
+std::string GatewayCell(const v1::PortReach& port) {
+  for (const v1::ReachTarget& t : port.targets()) {
+    if (t.kind() != "gateway") continue;
+    if (t.reachable()) return absl::StrCat("ok ", FormatSeconds(t.rtt_p50_seconds()));
+    return t.error().empty() ? "X" : absl::StrCat("X ", t.error());
+  }
+  return "-";
+}
+
+bool GatewayFailed(const v1::PortReach& port) {
+  for (const v1::ReachTarget& t : port.targets()) {
+    if (t.kind() == "gateway") return !t.reachable();
+  }
+  return !port.error().empty();
+}
+
+// A planned run without the matrix: the plan, a line per rail, the ports
+// that lost anything.
+std::string RenderPlanned(const v1::ReachResult& result) {
+  const v1::ReachPlan& plan = result.plan();
+  std::string out =
+      absl::StrCat("plan ", plan.kind(), ": ", plan.nodes(), " nodes, ", plan.ports(), " ports, ",
+                   plan.peer_probes(), " peer probes and ", plan.gateway_probes(),
+                   " gateway probes (at most ", plan.max_peers_per_port(), " peers a port)\n\n");
+  struct RailFigures {
+    int ports = 0;
+    uint64_t probed = 0, failed = 0;
+    double lost = 0;
+    std::vector<double> p50, p99;
+    int gateways_failed = 0;
+  };
+  std::map<std::string, RailFigures> rails;
+  for (const v1::PortReach& port : result.ports()) {
+    RailFigures& f = rails[port.rail()];
+    ++f.ports;
+    f.probed += port.peers_probed();
+    f.failed += port.peers_failed();
+    f.lost += port.peer_loss_ratio() * port.peers_probed();
+    if (port.peer_rtt_p50_seconds() > 0) f.p50.push_back(port.peer_rtt_p50_seconds());
+    if (port.peer_rtt_p99_seconds() > 0) f.p99.push_back(port.peer_rtt_p99_seconds());
+    if (GatewayFailed(port)) ++f.gateways_failed;
+  }
+  TextTable rail_table({"RAIL", "PORTS", "LEAVES", "STRIDE", "PEER PROBES", "FAILED", "LOSS",
+                        "RTT P50", "P99", "GATEWAYS FAILED"});
+  for (const v1::RailPlan& rail : plan.rails()) {
+    RailFigures& f = rails[rail.rail()];
+    std::sort(f.p50.begin(), f.p50.end());
+    const double p50 = f.p50.empty() ? 0 : f.p50[f.p50.size() / 2];
+    const double p99 = f.p99.empty() ? 0 : *std::max_element(f.p99.begin(), f.p99.end());
+    rail_table.AddRow({rail.rail(), absl::StrCat(rail.ports()), absl::StrCat(rail.leaves()),
+                       rail.stride() == 0 ? "-" : absl::StrCat(rail.stride()),
+                       absl::StrCat(rail.peer_probes()), absl::StrCat(f.failed),
+                       Percent(f.probed == 0 ? 0 : f.lost / f.probed), FormatSeconds(p50),
+                       FormatSeconds(p99), absl::StrCat(f.gateways_failed)});
+  }
+  absl::StrAppend(&out, rail_table.Render());
+
+  TextTable ports({"PORT", "LEAF", "PEERS", "FAILED", "LOSS", "RTT P50", "P99", "GATEWAY"});
+  int rows = 0;
+  for (const v1::PortReach& port : result.ports()) {
+    if (port.peers_failed() == 0 && port.peer_loss_ratio() == 0 && !GatewayFailed(port)) continue;
+    ++rows;
+    ports.AddRow({Endpoint(port.node(), port.port()), port.leaf().empty() ? "-" : port.leaf(),
+                  absl::StrCat(port.peers_probed()), absl::StrCat(port.peers_failed()),
+                  Percent(port.peer_loss_ratio()), FormatSeconds(port.peer_rtt_p50_seconds()),
+                  FormatSeconds(port.peer_rtt_p99_seconds()), GatewayCell(port)});
+  }
+  if (rows > 0) absl::StrAppend(&out, "\nPorts that lost echoes:\n", ports.Render());
+  return out;
+}
+
+constexpr int kUnreachableLines = 40;
+
+std::string RenderTargets(const v1::ReachResult& result);
+std::string RenderPlannedTail(const v1::ReachResult& result, std::string out);
+
+}  // namespace
+
 std::string RenderReach(const v1::ReachResult& result) {
+  if (!result.plan().kind().empty() && !result.ports().empty()) {
+    // Reduced results list no peer that answered every echo.
+    bool every_target = false;
+    for (const v1::PortReach& port : result.ports()) {
+      for (const v1::ReachTarget& t : port.targets()) {
+        every_target = every_target || (t.kind() == "peer" && t.reachable() && t.loss_ratio() == 0);
+      }
+    }
+    if (!every_target) return RenderPlannedTail(result, RenderPlanned(result));
+  }
+  return RenderPlannedTail(result, RenderTargets(result));
+}
+
+namespace {
+
+// Every target of every port, and with more than one node a matrix per
+// rail.
+std::string RenderTargets(const v1::ReachResult& result) {
   const bool mesh = result.nodes_size() > 1;
   TextTable table({"FROM", "TARGET", "KIND", "ADDRESS", "SENT", "LOSS", "RTT P50", "P90", "P99",
                    "ARP", "STATUS"});
@@ -118,9 +220,20 @@ std::string RenderReach(const v1::ReachResult& result) {
     }
   }
 
+  return out;
+}
+
+// The unreachable pairs, the suspects and what became of the labels.
+std::string RenderPlannedTail(const v1::ReachResult& result, std::string out) {
   if (!result.unreachable().empty()) {
     absl::StrAppend(&out, "\nUnreachable:\n");
+    int lines = 0;
     for (const v1::UnreachablePair& p : result.unreachable()) {
+      if (++lines > kUnreachableLines) {
+        absl::StrAppend(&out, "  ... and ", result.unreachable_size() - kUnreachableLines,
+                        " more (-o json lists every one)\n");
+        break;
+      }
       const std::string to =
           p.to_node() == "gateway"
               ? absl::StrCat("its gateway ", p.to_address())
@@ -129,14 +242,35 @@ std::string RenderReach(const v1::ReachResult& result) {
                       p.reason(), "\n");
     }
   }
-  if (!result.suspects().empty()) {
+  if (!result.suspect_details().empty()) {
+    absl::StrAppend(&out, "\nSuspects:\n");
+    TextTable suspects({"SUSPECT", "KIND", "RAIL", "EVIDENCE"});
+    for (int i = 0; i < result.suspect_details_size(); ++i) {
+      const v1::Suspect& s = result.suspect_details(i);
+      suspects.AddRow({i < result.suspects_size() ? result.suspects(i) : s.node(), s.kind(),
+                       s.rail().empty() ? "-" : s.rail(), s.evidence()});
+    }
+    absl::StrAppend(&out, suspects.Render());
+  } else if (!result.suspects().empty()) {
     absl::StrAppend(&out, "\nSuspects (every probe from and to them failed): ",
                     absl::StrJoin(result.suspects(), ", "), "\n");
   }
   AppendProblems(result.problems(), &out);
+  const v1::Labels& labels = result.labels();
+  if (labels.inconclusive()) {
+    absl::StrAppend(&out, "\nLabels: inconclusive, ", labels.reason(), "\n");
+  } else if (!labels.unvalidated().empty()) {
+    absl::StrAppend(&out, "\nLabels: validation removed from ",
+                    absl::StrJoin(labels.unvalidated(), ", "), "\n");
+  } else if (labels.validated() > 0) {
+    absl::StrAppend(&out, "\nLabels: reach validated on ", labels.validated(), " node",
+                    labels.validated() == 1 ? "" : "s", "\n");
+  }
   absl::StrAppend(&out, result.ok() ? "\nall reachable\n" : "\nFAILED\n");
   return out;
 }
+
+}  // namespace
 
 std::string RenderBandwidth(const v1::BandwidthResult& result) {
   std::string out = absl::StrCat(

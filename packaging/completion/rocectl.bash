@@ -30,6 +30,9 @@ _rocectl() {
     --timeout) COMPREPLY=($(compgen -W "1s 5s 30s 1m 5m" -- "$cur")); return 0 ;;
     --format) COMPREPLY=($(compgen -W "table dot json yaml" -- "$cur")); return 0 ;;
     --nodes) return 0 ;;
+    --nodes-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --plan) COMPREPLY=($(compgen -W "auto mesh rings" -- "$cur")); return 0 ;;
+    --max-unvalidated) return 0 ;;
     --peers) return 0 ;;
     --port) return 0 ;;
     --peer) return 0 ;;
@@ -65,7 +68,7 @@ _rocectl() {
       --socket)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         socket="${COMP_WORDS[i+1]}"; (( i++ )) ;;
-      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--size|--min-bytes|--max-bytes|--step-factor|--iterations|--image|--engine|--test|--gaudis-per-node|--ports-per-node|--network|--namespace|--name|--platform|--expected-busbw)
+      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--nodes-file|--plan|--max-unvalidated|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--size|--min-bytes|--max-bytes|--step-factor|--iterations|--image|--engine|--test|--gaudis-per-node|--ports-per-node|--network|--namespace|--name|--platform|--expected-busbw)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         (( i++ )) ;;
       -*|=) ;;
@@ -78,7 +81,7 @@ _rocectl() {
     case "$command" in
       wait) flags+=" --ready" ;;
       topology) flags+=" --format" ;;
-      diag) flags+=" --nodes --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --force-link-rate --size --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --platform --expected-busbw" ;;
+      diag) flags+=" --nodes --nodes-file --plan --matrix --max-unvalidated --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --force-link-rate --size --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --platform --expected-busbw" ;;
     esac
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     return 0

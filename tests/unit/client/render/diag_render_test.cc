@@ -138,5 +138,57 @@ TEST(FormatTest, Units) {
   EXPECT_EQ(FormatBits(9.41e9), "9.41 Gb/s");
 }
 
+TEST(RenderReachTest, APlannedRunShowsThePlanTheRailsTheLossesAndTheSuspects) {
+  v1::ReachResult result;
+  v1::ReachPlan* plan = result.mutable_plan();
+  plan->set_kind("rings+leaves");
+  plan->set_nodes(128);
+  plan->set_ports(256);
+  plan->set_peer_probes(4800);
+  plan->set_gateway_probes(256);
+  plan->set_max_peers_per_port(31);
+  v1::RailPlan* rail = plan->add_rails();
+  rail->set_rail("10.201.0.0/16");
+  rail->set_ports(128);
+  rail->set_leaves(8);
+  rail->set_stride(11);
+  rail->set_peer_probes(2400);
+  v1::PortReach healthy = Port("n0", "so0", "10.201.1.1");
+  healthy.set_peers_probed(17);
+  healthy.set_peer_rtt_p50_seconds(50e-6);
+  *result.add_ports() = healthy;
+  v1::PortReach dead = Port("n37", "so0", "10.201.38.1");
+  dead.set_leaf("leaf-r0-2");
+  dead.set_peers_probed(17);
+  dead.set_peers_failed(17);
+  dead.set_peer_loss_ratio(1);
+  dead.mutable_targets(0)->set_reachable(false);
+  dead.mutable_targets(0)->set_error("port is down");
+  *result.add_ports() = dead;
+  result.add_suspects("n37/so0");
+  v1::Suspect* s = result.add_suspect_details();
+  s->set_kind("port");
+  s->set_node("n37");
+  s->set_port("so0");
+  s->set_rail("10.201.0.0/16");
+  s->set_evidence("none of 35 probes from and to it answered; port is down");
+  result.mutable_labels()->add_unvalidated("n37");
+  const std::string text = RenderReach(result);
+  EXPECT_THAT(text, HasSubstr("plan rings+leaves: 128 nodes, 256 ports, 4800 peer probes and 256 "
+                              "gateway probes (at most 31 peers a port)"));
+  EXPECT_THAT(text, HasSubstr("10.201.0.0/16"));
+  EXPECT_THAT(text, HasSubstr("Ports that lost echoes:"));
+  EXPECT_THAT(text, HasSubstr("n37/so0"));
+  EXPECT_THAT(text, HasSubstr("X port is down"));
+  EXPECT_THAT(text, Not(HasSubstr("n0/so0   "))) << "a port that lost nothing has no row";
+  EXPECT_THAT(text, HasSubstr("none of 35 probes from and to it answered"));
+  EXPECT_THAT(text, HasSubstr("Labels: validation removed from n37"));
+  EXPECT_THAT(text, HasSubstr("FAILED"));
+  result.mutable_labels()->Clear();
+  result.mutable_labels()->set_inconclusive(true);
+  result.mutable_labels()->set_reason("the failure names 40 of 128 nodes");
+  EXPECT_THAT(RenderReach(result), HasSubstr("Labels: inconclusive, the failure names 40"));
+}
+
 }  // namespace
 }  // namespace rocenet::rocectl
