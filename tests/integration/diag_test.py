@@ -137,16 +137,61 @@ def test_reach_mesh_all_pairs(cluster):
     assert rc == 0, err
     assert result["ok"] and not result.get("unreachable") and not result.get("suspects")
     assert result["nodes"] == ["n0", "n1", "n2"]
+    plan = result["plan"]
+    # Three nodes are a mesh: per rail 3 x 2 directed probes.
+    assert (plan["kind"], plan["nodes"], plan["ports"]) == ("mesh", NODES, NODES * RAILS), plan
+    assert plan["peer_probes"] == RAILS * NODES * (NODES - 1), plan
+    assert plan["max_peers_per_port"] == NODES - 1, plan
+    assert "plan mesh: 3 nodes, 6 ports, 12 peer probes" in err
     assert len(result["ports"]) == NODES * RAILS
+    for port in result["ports"]:
+        # Reduced at the node: the gateway and the figures over its peers,
+        # no peer that answered.
+        assert [t["kind"] for t in port["targets"]] == ["gateway"], port
+        assert (port["peers_probed"], port["peers_failed"]) == (NODES - 1, 0), port
+        assert port["peer_loss_ratio"] == 0 and port["peer_rtt_p50_seconds"] > 0, port
+    assert result["labels"]["validated"] == NODES, result["labels"]
+    # With --matrix every target comes back, and the table has a matrix per rail.
+    rc, result, err, _ = diag(daemons[0], "reach", "--nodes", nodes, "--count", "2", "--matrix",
+                              bound=10)
+    assert rc == 0, err
     for port in result["ports"]:
         peers = [t for t in port["targets"] if t["kind"] == "peer"]
         assert len(peers) == NODES - 1, port
         assert all(t["reachable"] and t["node"] != port["node"] for t in peers)
-    # The table has a matrix per rail.
-    cp = daemons[0].rocectl("diag", "reach", "--nodes", nodes, "--count", "2", timeout=30)
+    cp = daemons[0].rocectl("diag", "reach", "--nodes", nodes, "--count", "2", "--matrix",
+                            timeout=30)
     assert cp.returncode == 0, cp.stderr
     assert "Rail 10.201.0.0/16" in cp.stdout and "Rail 10.202.0.0/16" in cp.stdout
     assert "all reachable" in cp.stdout
+    # Without it, a line per rail.
+    cp = daemons[0].rocectl("diag", "reach", "--nodes", nodes, "--count", "2", timeout=30)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.startswith("plan mesh: 3 nodes"), cp.stdout
+    assert "10.202.0.0/16" in cp.stdout and "Labels: reach validated on 3 nodes" in cp.stdout
+
+
+def test_reach_by_a_nodes_file_with_alternate_addresses(cluster):
+    """A node is tried at its next address when the first does not answer:
+    here one that no daemon has (rail 0's network, an unused /30)."""
+    cl, daemons = cluster
+    nodes_file = os.path.join(tempfile.mkdtemp(prefix="rocenet-nodes-"), "nodes")
+    with open(nodes_file, "w", encoding="utf-8") as f:
+        f.write("# the cluster\n\n")
+        for i in range(NODES):
+            first = "10.201.200.1+" if i == 2 else ""
+            f.write(f"{first}{node_addr(i, 0)}+{node_addr(i, 1)}  # n{i}\n")
+    rc, result, err, _ = diag(daemons[0], "reach", "--nodes-file", nodes_file, "--plan", "rings",
+                              "--count", "2", bound=15)
+    assert rc == 0, err
+    assert result["nodes"] == ["n0", "n1", "n2"]
+    # Three ports a rail are too few for two rings: the rail is meshed.
+    assert result["plan"]["kind"] == "rings" and result["plan"]["rails"][0]["stride"] == 0
+    rc, _, err, _ = diag(daemons[0], "reach", "--nodes-file", nodes_file + ".missing", bound=5)
+    assert rc == 2 and "--nodes-file" in err and "No such file" in err, err
+    rc, _, err, _ = diag(daemons[0], "reach", "--nodes-file", nodes_file, "--plan", "ring",
+                         bound=5)
+    assert rc == 2 and "plan: \"ring\" is not a plan" in err, err
 
 
 def test_bandwidth_each_way(cluster):
@@ -301,11 +346,33 @@ def test_broken_link_is_named(cluster):
     assert rc == 6, err
     assert not result["ok"]
     assert result["suspects"] == ["n1/so1"], result
+    [suspect] = result["suspect_details"]
+    assert (suspect["kind"], suspect["node"], suspect["port"]) == ("port", "n1", "so1"), suspect
+    assert suspect["evidence"].startswith("none of 5 probes from and to it answered"), suspect
     pairs = result["unreachable"]
     assert pairs
     for p in pairs:
         assert (p["from_node"], p["from_port"]) == ("n1", "so1") or \
             (p["to_node"], p["to_port"]) == ("n1", "so1"), p
+    # One node named: within the circuit breaker's bound (2 of 3 nodes).
+    assert result["labels"]["unvalidated"] == ["n1"], result["labels"]
+    assert "rocenet.io/scale-out-validated" not in validated(daemons[1])
+    # Two nodes named, a bound of one: inconclusive, no label changed.
+    assert diag(daemons[0], "reach", bound=10)[0] == 0  # n0 validates itself
+    cl.link(2, 0, "down")
+    # n2 is reached at its rail-1 address while its rail-0 cable is cut.
+    both = ",".join(f"{node_addr(i, 0)}+{node_addr(i, 1)}" for i in range(NODES))
+    try:
+        rc, result, err, _ = diag(daemons[0], "reach", "--nodes", both, "--count", "2",
+                                  "--max-unvalidated", "1", "--time-limit", "2s", bound=10)
+    finally:
+        cl.link(2, 0, "up")
+    assert rc == 6, err
+    assert result["suspects"] == ["n1/so1", "n2/so0"], result
+    labels = result["labels"]
+    assert labels["inconclusive"] and not labels.get("unvalidated"), labels
+    assert "names 2 of 3 nodes, more than the 1" in labels["reason"], labels
+    assert "rocenet.io/scale-out-validated=" in validated(daemons[0])
 
     rc, result, err, took = diag(daemons[0], "allreduce", "--nodes", nodes, "--min-bytes", "4K",
                                  "--max-bytes", "64K", "--iterations", "2", "--time-limit", "5s",
