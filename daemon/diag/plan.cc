@@ -13,16 +13,17 @@
 namespace rocenet::diag {
 namespace {
 
-// The edges of one rail into `edges`; returns the rail's summary.
+// Adds the edges of one rail to `edges`: meshes and rings over its ports.
 class RailPlanner {
  public:
-  RailPlanner(const std::vector<PlanPort>& ports, std::set<PlanEdge>* edges)
+  RailPlanner(const std::vector<PlanPort>& ports, std::vector<PlanEdge>* edges)
       : ports_(ports), edges_(edges) {}
 
+  // Duplicates are removed by the caller.
   void Add(uint32_t from, uint32_t to) {
     if (from == to || ports_[from].node == ports_[to].node) return;
     if (!ports_[from].network.Contains(ports_[to].address)) return;
-    edges_->insert({from, to});
+    edges_->push_back({from, to});
   }
 
   void Mesh(const std::vector<uint32_t>& members) {
@@ -49,7 +50,7 @@ class RailPlanner {
 
  private:
   const std::vector<PlanPort>& ports_;
-  std::set<PlanEdge>* edges_;
+  std::vector<PlanEdge>* edges_;
 };
 
 }  // namespace
@@ -86,8 +87,9 @@ absl::StatusOr<Plan> MakePlan(std::vector<PlanPort> ports, size_t nodes, absl::s
   // The rails, each with its ports in order of leaf, then node.
   std::map<std::string, std::vector<uint32_t>> rails;
   for (uint32_t i = 0; i < plan.ports.size(); ++i) rails[plan.ports[i].rail].push_back(i);
-  std::set<PlanEdge> edges;
-  RailPlanner planner(plan.ports, &edges);
+  // Rail by rail, each rail's edges sorted and without duplicates.
+  std::vector<PlanEdge> rail_edges;
+  RailPlanner planner(plan.ports, &rail_edges);
   bool leaves_used = false;
   for (auto& [rail, members] : rails) {
     std::stable_sort(members.begin(), members.end(), [&](uint32_t a, uint32_t b) {
@@ -103,7 +105,7 @@ absl::StatusOr<Plan> MakePlan(std::vector<PlanPort> ports, size_t nodes, absl::s
       if (!plan.ports[m].leaf.empty()) leaves[plan.ports[m].leaf].push_back(m);
     }
     summary->leaves = static_cast<uint32_t>(leaves.size());
-    const size_t before = edges.size();
+    rail_edges.clear();
     if (chosen == "mesh") {
       planner.Mesh(members);
     } else {
@@ -129,10 +131,12 @@ absl::StatusOr<Plan> MakePlan(std::vector<PlanPort> ports, size_t nodes, absl::s
         if (representatives.size() <= kMaxMeshNodes) planner.Mesh(representatives);
       }
     }
-    summary->peer_probes = static_cast<uint32_t>(edges.size() - before);
+    std::sort(rail_edges.begin(), rail_edges.end());
+    rail_edges.erase(std::unique(rail_edges.begin(), rail_edges.end()), rail_edges.end());
+    summary->peer_probes = static_cast<uint32_t>(rail_edges.size());
+    plan.edges.insert(plan.edges.end(), rail_edges.begin(), rail_edges.end());
   }
-
-  plan.edges.assign(edges.begin(), edges.end());
+  std::sort(plan.edges.begin(), plan.edges.end());
   std::vector<uint32_t> out_degree(plan.ports.size(), 0);
   std::vector<std::set<std::string>> targets(nodes);
   for (const PlanEdge& edge : plan.edges) {
