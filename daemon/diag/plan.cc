@@ -157,10 +157,9 @@ absl::StatusOr<Plan> MakePlan(std::vector<PlanPort> ports, size_t nodes, absl::s
   s.max_peers_per_port =
       out_degree.empty() ? 0 : *std::max_element(out_degree.begin(), out_degree.end());
   if (s.max_peers_per_port > kMaxPeersPerPort) {
-    return absl::InvalidArgumentError(absl::StrCat("plan: a port would probe ",
-                                                   s.max_peers_per_port,
-                                                   " peers, above the limit of ", kMaxPeersPerPort,
-                                                   " (one node's share); use rings"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "plan: a port would probe ", s.max_peers_per_port, " peers, above the limit of ",
+        kMaxPeersPerPort, " (one node's share); use rings"));
   }
   return plan;
 }

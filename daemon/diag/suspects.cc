@@ -150,15 +150,15 @@ void AnalyzePlannedReach(const Plan& plan, const std::vector<std::string>& node_
     }
     if (suspects >= 2 && others == 0) {
       for (uint32_t p : members) explained[p] = true;
-      leaves.push_back(Suspect{"leaf", "", "", leaf, rail,
-                               absl::StrCat("every probe from and to its ", suspects,
-                                            " ports failed")});
+      leaves.push_back(
+          Suspect{"leaf", "", "", leaf, rail,
+                  absl::StrCat("every probe from and to its ", suspects, " ports failed")});
     } else if (suspects == 0 && members.size() >= 2 && in.probes > 0 && in.failed == 0 &&
                out.probes > 0 && out.failed == out.probes) {
-      uplinks.push_back(Suspect{"leaf-uplink", "", "", leaf, rail,
-                                absl::StrCat("its ", members.size(), " ports reach each other (",
-                                             in.probes / 2, " probes) but none of ", out.probes,
-                                             " probes across leaves answered")});
+      uplinks.push_back(Suspect{
+          "leaf-uplink", "", "", leaf, rail,
+          absl::StrCat("its ", members.size(), " ports reach each other (", in.probes / 2,
+                       " probes) but none of ", out.probes, " probes across leaves answered")});
     }
   }
   for (const auto& [rail, members] : by_rail) {
@@ -174,9 +174,9 @@ void AnalyzePlannedReach(const Plan& plan, const std::vector<std::string>& node_
     if (!all || suspects < 2) continue;
     std::erase_if(leaves, [&](const Suspect& s) { return s.rail == rail; });
     for (uint32_t p : members) explained[p] = true;
-    rails.push_back(Suspect{"rail", "", "", "", rail,
-                            absl::StrCat("every probe from and to its ", suspects,
-                                         " ports failed")});
+    rails.push_back(
+        Suspect{"rail", "", "", "", rail,
+                absl::StrCat("every probe from and to its ", suspects, " ports failed")});
   }
 
   std::vector<Suspect>& out = result->suspect_details;
@@ -186,14 +186,14 @@ void AnalyzePlannedReach(const Plan& plan, const std::vector<std::string>& node_
     const Report& r = reports[p];
     std::string why = r.port != nullptr && !r.port->error.empty() ? r.port->error : "";
     if (why.empty() && r.gateway != nullptr && !r.gateway->error.empty()) why = r.gateway->error;
-    out.push_back({.kind = "port",
-                   .node = port.node_name,
-                   .port = port.port,
-                   .leaf = port.leaf,
-                   .rail = port.rail,
-                   .evidence = absl::StrCat("none of ", tally[p].probes,
-                                            " probes from and to it answered",
-                                            why.empty() ? "" : "; ", why)});
+    out.push_back(
+        {.kind = "port",
+         .node = port.node_name,
+         .port = port.port,
+         .leaf = port.leaf,
+         .rail = port.rail,
+         .evidence = absl::StrCat("none of ", tally[p].probes, " probes from and to it answered",
+                                  why.empty() ? "" : "; ", why)});
   }
   for (const auto& [node, why] : silent) {
     out.push_back(Suspect{"node", node < node_names.size() ? node_names[node] : absl::StrCat(node),

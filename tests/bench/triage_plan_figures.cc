@@ -38,7 +38,8 @@ std::vector<PlanPort> Ports(const Shape& shape) {
       p.port = absl::StrCat("so", r);
       p.address = Ipv4Address(static_cast<uint32_t>((10u << 24) | ((r & 0xff) << 16) |
                                                     ((i / 64) << 8) | (4 * (i % 64) + 1)));
-      p.network = *Ipv4Prefix::Make(Ipv4Address(static_cast<uint32_t>((10u << 24) | (r << 16))), 16);
+      p.network =
+          *Ipv4Prefix::Make(Ipv4Address(static_cast<uint32_t>((10u << 24) | (r << 16))), 16);
       p.rail = absl::StrCat(r);
       if (shape.per_leaf > 0) p.leaf = absl::StrFormat("leaf-r%02d-%02d", r, i / shape.per_leaf);
       ports.push_back(p);

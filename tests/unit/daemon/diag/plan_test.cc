@@ -27,7 +27,8 @@ std::vector<PlanPort> TestPorts(size_t nodes, int rails, size_t nodes_per_leaf) 
       p.node = i;
       p.node_name = absl::StrCat("n", i);
       p.port = absl::StrCat("so", r);
-      p.address = *Ipv4Address::Parse(absl::StrCat(10, ".", 201 + r, ".", i / 250, ".", i % 250 + 1));
+      p.address =
+          *Ipv4Address::Parse(absl::StrCat(10, ".", 201 + r, ".", i / 250, ".", i % 250 + 1));
       p.network = *Ipv4Prefix::Parse(absl::StrCat("10.", 201 + r, ".0.0/16"));
       p.rail = absl::StrCat(r);
       if (nodes_per_leaf > 0) p.leaf = absl::StrCat("leaf-r", r, "-", i / nodes_per_leaf);

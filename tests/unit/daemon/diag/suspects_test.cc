@@ -212,8 +212,8 @@ ReachTarget Target(const std::string& address, const std::string& kind, double l
 
 TEST(ReduceToFailuresTest, KeepsTheGatewayAndWhatLostAnEcho) {
   std::vector<PortReach> ports(1);
-  ports[0].targets = {Target("gw", "gateway", 0), Target("a", "peer", 0),
-                      Target("b", "peer", 0.2), Target("c", "peer", 1)};
+  ports[0].targets = {Target("gw", "gateway", 0), Target("a", "peer", 0), Target("b", "peer", 0.2),
+                      Target("c", "peer", 1)};
   ReduceToFailures(&ports);
   std::vector<std::string> kept;
   for (const ReachTarget& t : ports[0].targets) kept.push_back(t.address);
