@@ -81,12 +81,12 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
   }
   out.push_back(std::move(refused));
 
-  // Reach: per port and kind of target (the port's switch, or the peers of
-  // a mesh), the worst target, never one series per target: a mesh of N
-  // ports has N^2 pairs. Each target is in `rocectl diag reach -o json`.
+  // Reach: per port and kind of target (the port's switch, or its peers),
+  // never one series per target: a mesh of N ports has N^2 pairs. Each
+  // target is in `rocectl diag reach --matrix -o json`.
   MetricFamily rtt = Family("rocenet_diag_reach_rtt_seconds",
-                            "Last reach run: the highest echo round-trip time percentile "
-                            "among the port's targets of that kind.",
+                            "Last reach run: the echo round-trip time percentile of the "
+                            "port's gateway, or over every echo to its peers.",
                             MetricType::Gauge);
   MetricFamily loss = Family("rocenet_diag_reach_loss_ratio",
                              "Last reach run: the highest share of echoes not answered (0..1) "
@@ -108,6 +108,15 @@ std::vector<MetricFamily> DiagMetrics::Collect() const {
       w.p99 = std::max(w.p99, t.rtt_p99_seconds());
       w.loss = std::max(w.loss, t.loss_ratio());
       if (!t.reachable()) ++w.unreachable;
+    }
+    // The peers' round trips over all their echoes, from the port's figures:
+    // a reduced result lists only the peers that lost one.
+    if (port.peers_probed() > 0) {
+      Worst& w = by_kind["peer"];
+      w.p50 = port.peer_rtt_p50_seconds();
+      w.p90 = port.peer_rtt_p90_seconds();
+      w.p99 = port.peer_rtt_p99_seconds();
+      w.unreachable = static_cast<int>(port.peers_failed());
     }
     for (const auto& [kind, w] : by_kind) {
       const std::vector<prometheus::ClientMetric::Label> base = {

@@ -263,6 +263,12 @@ def test_results_as_metrics(cluster):
                         {"device": "so0", "kind": "gateway", "percentile": "p50"}) > 0
     assert metric_value(text, "rocenet_diag_reach_unreachable_targets",
                         {"device": "so0", "kind": "gateway"}) == 0
+    # The last reach was across the nodes, reduced at each: the peers'
+    # figures come from every echo, though no peer that answered was sent.
+    assert metric_value(text, "rocenet_diag_reach_rtt_seconds",
+                        {"node": "n1", "device": "so1", "kind": "peer", "percentile": "p99"}) > 0
+    assert metric_value(text, "rocenet_diag_reach_unreachable_targets",
+                        {"node": "n1", "device": "so1", "kind": "peer"}) == 0
     assert metric_value(text, "rocenet_diag_bandwidth_bytes_per_second",
                         {"device": "so0", "direction": "transmit"}) > 0
     assert metric_value(text, "rocenet_diag_allreduce_bus_bandwidth_bytes_per_second",
