@@ -37,7 +37,11 @@ whole leaf switch loses power: its node ports and its uplink go down) and
 but no IP packet from or to the node's port gets through the switch).
 
 Everything lives in namespaces of its own; ``down()`` stops every process
-in them (lldpd, daemons) and deletes them, also after a failure.
+in them (lldpd, daemons) and deletes them, also after a failure. One thing
+is the host's: the kernel keeps one ARP table for all namespaces, whose
+limits (net.ipv4.neigh.default.gc_thresh2/3, 512/1024) a cluster of more
+than about 100 nodes x 2 rails would pass; ``up`` raises them as far as the
+cluster needs and leaves them raised.
 
 Usable as a module (``Cluster.up(...)`` as a context manager) and from the
 command line (``cluster.py up NAME --nodes 3 --rails 2 [--nodes-per-leaf
@@ -106,6 +110,33 @@ def uplink_addresses(rail: int, leaf: int) -> tuple[str, str]:
     node's (third octets 251..254)."""
     third, base = 251 + leaf // 64, 4 * (leaf % 64)
     return f"10.{201 + rail}.{third}.{base + 1}", f"10.{201 + rail}.{third}.{base + 2}"
+
+
+def neighbor_entries(nodes: int, rails: int, nodes_per_leaf: int) -> int:
+    """The ARP entries a cluster makes: each port and its switch end learn
+    each other, each leaf and its spine too."""
+    uplinks = leaves_per_rail(nodes, nodes_per_leaf) * rails if nodes_per_leaf else 0
+    return 2 * nodes * rails + 2 * uplinks
+
+
+def raise_neighbor_limits(entries: int) -> dict[str, tuple[int, int]]:
+    """The kernel's ARP table is one for the whole host: every namespace's
+    entries count against gc_thresh2 (above it, entries older than 5 s are
+    reclaimed) and gc_thresh3 (the hard cap: no new entry, so no ARP reply
+    is heard: "neighbor table overflow"), 512 and 1024 by default. Raises
+    them, in the host's namespace, to what `entries` more need; never
+    lowers them (another cluster may need them). Returns {sysctl: (old,
+    new)} of what it raised."""
+    raised = {}
+    for name, margin in (("gc_thresh2", 256), ("gc_thresh3", 512)):
+        path = f"/proc/sys/net/ipv4/neigh/default/{name}"
+        with open(path) as f:
+            old = int(f.read())
+        if old < entries + margin:
+            with open(path, "w") as f:
+                f.write(f"{entries + margin}\n")
+            raised[f"net.ipv4.neigh.default.{name}"] = (old, entries + margin)
+    return raised
 
 
 def leaves_per_rail(nodes: int, nodes_per_leaf: int) -> int:
@@ -272,6 +303,10 @@ class Cluster:
         os.chmod(sd, 0o755)  # lldpd's unprivileged half must reach its socket
         cl = cls({"name": name, "nodes": nodes, "rails": rails, "state_dir": sd,
                   "tx_interval": tx_interval, "nodes_per_leaf": nodes_per_leaf})
+        raised = raise_neighbor_limits(neighbor_entries(nodes, rails, nodes_per_leaf))
+        if raised:
+            print("cluster: the host's ARP table is shared by every namespace; raised (and left) "
+                  + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in raised.items()), file=sys.stderr)
         try:
             cl._build()
         except BaseException:
