@@ -54,7 +54,7 @@ PHASE = PHASE_LOG=$(PHASE_LOG) bash $(CURDIR)/tests/phase.sh run
 DEMO_TARGETS = rocenetd rocectl rocenet rocenet-device-plugin rocenet-kubelet-peer
 
 .PHONY: all deps test-deps demo-deps check-deps check build configure test unit integration \
-	demo clean bench-fleet \
+	demo clean bench-fleet bench-triage \
 	test-sanitize test-asan test-tsan build-asan build-tsan
 
 all: build
@@ -101,7 +101,9 @@ build: deps configure
 #     Containerfile and deployed on a single-node cluster; the fleet
 #     tests (label fleet): rocenet-controller and the reporter's policy on
 #     the real kube-apiserver (envtest), and the fleet benchmark at 64 kwok
-#     nodes (`make bench-fleet`: 512);
+#     nodes (`make bench-fleet`: 512); the reach benchmark (label triage):
+#     rocectl diag reach over a simulated fabric of 32 nodes with planted
+#     faults (`make bench-triage`: 128);
 #  2. the daemon's threading tests under TSan;
 #  3. everything built with ASan+UBSan: every unit test, the integration
 #     tests labelled `sanitize` (the ones that feed rocenet hostile input or
@@ -117,7 +119,7 @@ test:
 	@$(PHASE) "tests: integration (plain)" -- \
 		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(INTEGRATION_JOBS) --timeout 600 -L integration'
 	@$(PHASE) "tests: checks, benchmark smoke, fuzz replays (plain)" -- \
-		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE "integration|e2e|vm|fleet"'
+		sh -c 'cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE "integration|e2e|vm|fleet|triage"'
 	@$(PHASE) "tests: real kernel in qemu (Debian's kernel package, cached)" -- \
 		sh -c 'cd $(BUILD_DIR) && rm -f vm-figures.txt && ctest --output-on-failure -L "^vm$$" && \
 		if [ -s vm-figures.txt ]; then echo "Figures (vm-figures.txt):"; cat vm-figures.txt; fi'
@@ -127,6 +129,9 @@ test:
 	@$(PHASE) "tests: fleet (controller, policy, 64-node benchmark on a real API server)" -- \
 		sh -c 'cd $(BUILD_DIR) && rm -f fleet-figures.txt && ctest --output-on-failure -L "^fleet$$" && \
 		if [ -s fleet-figures.txt ]; then echo "Figures (fleet-figures.txt):"; cat fleet-figures.txt; fi'
+	@$(PHASE) "tests: triage (32-node simulated fabric)" -- \
+		sh -c 'cd $(BUILD_DIR) && rm -f triage-figures.txt && ctest --output-on-failure -L "^triage$$" && \
+		if [ -s triage-figures.txt ]; then echo "Figures (triage-figures.txt):"; cat triage-figures.txt; fi'
 	@$(PHASE) "build: TSan (clang)" -- $(MAKE) --no-print-directory build-tsan
 	@$(PHASE) "tests: TSan" -- sh -c 'cd $(TSAN_BUILD_DIR) && ctest --output-on-failure -L tsan'
 	@$(PHASE) "build: ASan+UBSan (clang, unity)" -- $(MAKE) --no-print-directory build-asan
@@ -181,6 +186,21 @@ bench-fleet:
 	cmake --build $(BUILD_DIR) --target rocenet-controller
 	rm -f $(BUILD_DIR)/fleet-figures.txt
 	ROCENET_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) /usr/bin/python3 tests/fleet/fleet_bench.py $(BENCH_FLEET_ARGS)
+
+# The reach benchmark at 128 nodes (tests/triage/triage_bench.py; make test
+# runs it at 32 as triage.bench_32): 128 nodes x 2 rails of the simulated
+# fabric, 16 nodes a leaf switch, each node running rocenetd and
+# rocenet-diagd; rocectl diag reach from node 0, healthy and then with a cut
+# cable, a dead port and a leaf down. Prints the set-up time, the daemons'
+# memory, the run's wall time, the coordinator's peak RSS, the result's size,
+# the plan's probes and whether each fault was named, beside the goals; also
+# kept in $(BUILD_DIR)/triage-figures.txt. Root and lldpd; about 25 s on 2 cores.
+BENCH_TRIAGE_ARGS ?= --nodes 128 --nodes-per-leaf 16
+bench-triage:
+	@test -f $(BUILD_DIR)/build.ninja || $(MAKE) --no-print-directory configure
+	cmake --build $(BUILD_DIR) --target rocenetd rocenet-diagd rocectl triage_plan_figures
+	rm -f $(BUILD_DIR)/triage-figures.txt
+	ROCENET_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) /usr/bin/python3 tests/triage/triage_bench.py $(BENCH_TRIAGE_ARGS)
 
 # The daemon on the simulated fabric: builds only what the demo starts.
 demo:
