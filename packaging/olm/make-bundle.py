@@ -113,6 +113,16 @@ STATUS_DESCRIPTORS = {
         ("version", "Version", "The newest rocenet version and how many nodes run it.",
          ["urn:alm:descriptor:text"]),
     ],
+    "RocenetTriage": [
+        ("phase", "Phase", "Pending, Running, Succeeded, Failed, Inconclusive or Error.",
+         ["urn:alm:descriptor:text"]),
+        ("message", "Message", "What the last run found, or why it could not run.",
+         ["urn:alm:descriptor:text"]),
+        ("nodeCount", "Nodes", "The nodes of the last run.", ["urn:alm:descriptor:text"]),
+        ("suspectCount", "Suspects", "What explains the failures: ports, nodes, leaves, rails.",
+         ["urn:alm:descriptor:text"]),
+        ("completionTime", "Completed", "When the last run ended.", ["urn:alm:descriptor:text"]),
+    ],
     "RocenetNode": [
         ("conditions", "Conditions", "Ready: every scale-out port of the node healthy.",
          ["urn:alm:descriptor:io.kubernetes.conditions"]),
@@ -137,6 +147,10 @@ DISPLAY = {
     "RocenetNode": ("rocenet node", "One node's scale-out network as rocenetd sees it: every "
                     "port, its rail, state, address, switch and conditions. Written by that "
                     "node's reporter alone."),
+    "RocenetTriage": ("rocenet triage", "A triage run over the scale-out network of nodes "
+                      "chosen by name, label selector or job: rocenet-controller runs it from "
+                      "one of them and writes the plan, each rail's figures, the suspects and "
+                      "what it did to the validation labels."),
 }
 
 
@@ -197,7 +211,9 @@ def owned_crds(crds: list[dict]) -> list[dict]:
         out.append({
             "name": crd["metadata"]["name"], "version": version, "kind": kind,
             "displayName": display, "description": description,
-            # No spec: both are status written by rocenet's own programs.
+            # No spec descriptors: RocenetNode and RocenetCluster are status
+            # written by rocenet's programs; a RocenetTriage's spec is edited
+            # as YAML.
             "specDescriptors": [],
             "statusDescriptors": [{"path": p, "displayName": d, "description": text,
                                    "x-descriptors": x}

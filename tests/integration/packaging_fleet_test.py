@@ -38,7 +38,9 @@ from packaging_support import (
 from packaging_support import helm as run_helm
 
 CRDS = os.path.join(K8S, "base", "crds")
-CRD_NAMES = {"rocenetnodes.rocenet.io", "rocenetclusters.rocenet.io"}
+CRD_NAMES = {"rocenetnodes.rocenet.io", "rocenetclusters.rocenet.io", "rocenettriages.rocenet.io"}
+# A triage is asked for in a namespace; the others are the cluster's.
+NAMESPACED_CRDS = {"rocenettriages.rocenet.io"}
 # Kinds without a namespace: kustomize does not know all of them
 # (base/cluster-scoped/).
 CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
@@ -144,8 +146,9 @@ def test_an_overlay_with_its_own_namespace_keeps_the_policy_cluster_scoped(tmp_p
 
 
 def test_every_overlay_installs_the_crds(any_overlay):
-    """The two CRDs, cluster-scoped, as controller-gen wrote them into
-    base/crds (kustomize adds only the part-of label)."""
+    """The CRDs as controller-gen wrote them into base/crds (kustomize adds
+    only the part-of label): RocenetNode and RocenetCluster cluster-scoped,
+    RocenetTriage namespaced."""
     name, docs = any_overlay
     crds = {d["metadata"]["name"]: d for d in docs if d["kind"] == "CustomResourceDefinition"}
     assert set(crds) == CRD_NAMES, f"{name}: {sorted(crds)}"
@@ -156,7 +159,8 @@ def test_every_overlay_installs_the_crds(any_overlay):
             want = yaml.safe_load(f)
         got = crds[want["metadata"]["name"]]
         assert got["spec"] == want["spec"], f"{name}: {path}"
-        assert got["spec"]["scope"] == "Cluster"
+        scope = "Namespaced" if want["metadata"]["name"] in NAMESPACED_CRDS else "Cluster"
+        assert got["spec"]["scope"] == scope, path
         assert got["metadata"]["labels"] == {"app.kubernetes.io/part-of": "rocenet"}
 
 
@@ -364,10 +368,12 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
     assert not ds_labels.items() <= labels.items(), "the Service's selector would pick it"
 
 
-def test_controller_rbac_writes_only_the_cluster_status(any_overlay):
-    """rocenet-controller reads RocenetNodes and Nodes, and writes only the
-    RocenetCluster (create, status) and its Events: no Secret, no write of
-    a Node or a RocenetNode."""
+def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
+    """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
+    job), and writes across the cluster only the RocenetCluster (create,
+    status), the RocenetTriages' status and Events: no Secret, no write of
+    a Node, a RocenetNode or a pod. The triage runs' Jobs and kept results
+    it writes in its own namespace only."""
     name, docs = any_overlay
     role = one(docs, "ClusterRole", "rocenet-controller")
     reads = {"get", "list", "watch"}
@@ -375,12 +381,20 @@ def test_controller_rbac_writes_only_the_cluster_status(any_overlay):
     assert writes == {("rocenet.io", "rocenetclusters", "create"),
                       ("rocenet.io", "rocenetclusters/status", "update"),
                       ("rocenet.io", "rocenetclusters/status", "patch"),
+                      ("rocenet.io", "rocenettriages/status", "update"),
+                      ("rocenet.io", "rocenettriages/status", "patch"),
                       ("", "events", "create"), ("", "events", "patch"),
                       ("events.k8s.io", "events", "create"),
                       ("events.k8s.io", "events", "patch")}, f"{name}: {sorted(writes)}"
-    assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods"}
+    assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods/log", "jobs"}
+    triage = one(docs, "Role", "rocenet-controller-triage")
+    assert triage["metadata"]["namespace"] == "rocenet-system"
+    assert {(g, r, v) for g, r, v in grants(triage) if v not in reads} == {
+        ("batch", "jobs", "create"), ("batch", "jobs", "delete"),
+        ("", "configmaps", "create"), ("", "configmaps", "update")}, name
     assert bound_to(docs, "rocenet-system", "rocenet-controller") == {
-        "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election"}
+        "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election",
+        "Role/rocenet-controller-triage"}
 
 
 @pytest.mark.parametrize("overlay_name", ["openshift", "openshift-dra"])
@@ -428,6 +442,8 @@ CONTROLLER_OBJECTS = {("ServiceAccount", "rocenet-controller"), ("ClusterRole", 
                       ("ClusterRoleBinding", "rocenet-controller"),
                       ("Role", "rocenet-controller-leader-election"),
                       ("RoleBinding", "rocenet-controller-leader-election"),
+                      ("Role", "rocenet-controller-triage"),
+                      ("RoleBinding", "rocenet-controller-triage"),
                       ("Deployment", "rocenet-controller")}
 REPORTER_OBJECTS = {("ClusterRole", "rocenet-node-reporter"),
                     ("ClusterRoleBinding", "rocenet-node-reporter"),
@@ -541,7 +557,11 @@ def test_helm_chart_policy_confines_the_releases_account(helm):
         assert one(docs, "ClusterRoleBinding", f"{release}-node-reporter")["subjects"] == [
             {"kind": "ServiceAccount", "name": release, "namespace": namespace}]
         assert bound_to(docs, namespace, f"{release}-controller") == {
-            f"ClusterRole/{release}-controller", f"Role/{release}-controller-leader-election"}
+            f"ClusterRole/{release}-controller", f"Role/{release}-controller-leader-election",
+            f"Role/{release}-controller-triage"}
+        # A triage run copies the release's DaemonSet.
+        dep = one(docs, "Deployment", f"{release}-controller")
+        assert f"--daemonset={release}" in dep["spec"]["template"]["spec"]["containers"][0]["command"]
 
 
 def test_helm_chart_controller_values(helm):

@@ -183,7 +183,7 @@ func TestEnvtestRocenetCluster(t *testing.T) {
 	// The manager logs through klog, as rocenet-controller does (go test
 	// shows it with -v, or when the test fails).
 	ctrllog.SetLogger(klog.NewKlogr())
-	mgr, err := NewManager(cfg, ManagerOptions{LeaderElection: false, MetricsBindAddress: "0", HealthProbeBindAddress: "0"})
+	mgr, err := NewManager(cfg, ManagerOptions{LeaderElection: false, Namespace: "rocenet-system", MetricsBindAddress: "0", HealthProbeBindAddress: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -25,6 +26,11 @@ type ManagerOptions struct {
 	// LeaderElectionNamespace.
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// rocenet's namespace: the DaemonSet a triage run copies, the runs'
+	// Jobs and kept results.
+	Namespace string
+	// rocenet's DaemonSet there ("": rocenet).
+	DaemonSet string
 	// The metrics' and the probes' listening addresses, plain HTTP ("0":
 	// none).
 	MetricsBindAddress     string
@@ -42,7 +48,7 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	}
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                        scheme,
-		Cache:                         CacheOptions(),
+		Cache:                         CacheOptions(opts.Namespace),
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
@@ -67,6 +73,15 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 		return nil, err
 	}
 	if err := NewReconciler(mgr.GetClient(), opts.Options, clock.RealClock{}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	triage := NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), ClientsetLogs{Clientset: clientset},
+		TriageOptions{Namespace: opts.Namespace, DaemonSet: opts.DaemonSet}, clock.RealClock{})
+	if err := triage.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	return mgr, nil

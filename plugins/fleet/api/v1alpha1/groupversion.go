@@ -3,7 +3,9 @@
 // Package v1alpha1 is rocenet's fleet API, group rocenet.io: RocenetNode,
 // one per Kubernetes node, the node's scale-out ports as its reporter last
 // wrote them; RocenetCluster, the one object named "cluster" that the
-// controller reconciles from them. docs/fleet.md describes both.
+// controller reconciles from them; RocenetTriage, a triage run over nodes
+// chosen by name, selector or job, that the controller runs. docs/fleet.md
+// describes them.
 //
 // +kubebuilder:object:generate=true
 // +groupName=rocenet.io
@@ -26,7 +28,8 @@ var (
 
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(GroupVersion,
-		&RocenetNode{}, &RocenetNodeList{}, &RocenetCluster{}, &RocenetClusterList{})
+		&RocenetNode{}, &RocenetNodeList{}, &RocenetCluster{}, &RocenetClusterList{},
+		&RocenetTriage{}, &RocenetTriageList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

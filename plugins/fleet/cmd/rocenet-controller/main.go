@@ -3,8 +3,9 @@
 // rocenet-controller keeps the one RocenetCluster, "cluster", true to
 // every RocenetNode and the Nodes' readiness: how many nodes are ready,
 // each rail's ports, the nodes that are not and why, the versions during
-// a rollout (docs/fleet.md#rocenet-controller). Two replicas run; the one
-// holding the Lease reconciles.
+// a rollout (docs/fleet.md#rocenet-controller); and runs RocenetTriages
+// (docs/fleet.md#triage). Two replicas run; the one holding the Lease
+// reconciles.
 package main
 
 import (
@@ -32,6 +33,8 @@ type flags struct {
 	kubeconfig              string
 	leaderElect             bool
 	leaderElectionNamespace string
+	namespace               string
+	daemonSet               string
 	metricsAddress          string
 	probeAddress            string
 	staleAfter              time.Duration
@@ -52,6 +55,8 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: the pod's service account)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "reconcile only while holding the Lease "+controller.LeaderElectionID+", so that one replica of several writes")
 	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", defaultNamespace(), "the Lease's namespace ($POD_NAMESPACE when set)")
+	fs.StringVar(&f.namespace, "namespace", defaultNamespace(), "rocenet's namespace: its DaemonSet, whose diagd container a triage run copies, and the runs' Jobs ($POD_NAMESPACE when set)")
+	fs.StringVar(&f.daemonSet, "daemonset", "rocenet", "rocenet's DaemonSet in --namespace: a triage run takes its diagd container's image, socket volume and user")
 	fs.StringVar(&f.metricsAddress, "metrics-bind-address", ":50155", "the Prometheus metrics' address, plain HTTP (0: none)")
 	fs.StringVar(&f.probeAddress, "health-probe-bind-address", ":50156", "the address of /healthz and /readyz (0: none)")
 	fs.DurationVar(&f.staleAfter, "stale-after", controller.DefaultStaleAfter, "a node whose RocenetNode's heartbeat is older than this counts as not ready (Stale)")
@@ -77,6 +82,9 @@ func parseFlags(args []string) (flags, error) {
 	if f.staleAfter < time.Minute {
 		return f, fmt.Errorf("--stale-after %s: at least 1m (the reporters write every few minutes)", f.staleAfter)
 	}
+	if f.namespace == "" {
+		return f, errors.New("--namespace must not be empty")
+	}
 	if f.leaderElect && f.leaderElectionNamespace == "" {
 		return f, errors.New("--leader-election-namespace must not be empty with --leader-elect")
 	}
@@ -90,7 +98,8 @@ func usage(out io.Writer, fs *flag.FlagSet) {
 
 The cluster controller of rocenet: keeps the RocenetCluster "cluster"
 (ready nodes, each rail's ports, the nodes not ready and why, the versions
-during a rollout) from every RocenetNode and the Nodes' readiness
+during a rollout) from every RocenetNode and the Nodes' readiness, and runs
+RocenetTriages, each as a Job of rocectl on one of its nodes
 (docs/fleet.md).
 
 Flags:
@@ -131,6 +140,8 @@ func run(f flags) error {
 		Options:                 controller.Options{StaleAfter: f.staleAfter},
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderElectionNamespace,
+		Namespace:               f.namespace,
+		DaemonSet:               f.daemonSet,
 		MetricsBindAddress:      f.metricsAddress,
 		HealthProbeBindAddress:  f.probeAddress,
 	})

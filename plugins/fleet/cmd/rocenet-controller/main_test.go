@@ -14,14 +14,14 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := flags{leaderElect: true, leaderElectionNamespace: "rocenet-system", metricsAddress: ":50155",
-		probeAddress: ":50156", staleAfter: 25 * time.Minute}
+	want := flags{leaderElect: true, leaderElectionNamespace: "rocenet-system", namespace: "rocenet-system",
+		daemonSet: "rocenet", metricsAddress: ":50155", probeAddress: ":50156", staleAfter: 25 * time.Minute}
 	if f != want {
 		t.Errorf("defaults %+v, want %+v", f, want)
 	}
 	t.Setenv("POD_NAMESPACE", "fabric")
-	if f, _ := parseFlags(nil); f.leaderElectionNamespace != "fabric" {
-		t.Errorf("the Lease's namespace %q, want $POD_NAMESPACE's", f.leaderElectionNamespace)
+	if f, _ := parseFlags(nil); f.leaderElectionNamespace != "fabric" || f.namespace != "fabric" {
+		t.Errorf("the Lease's namespace %q, rocenet's %q, want $POD_NAMESPACE's", f.leaderElectionNamespace, f.namespace)
 	}
 	f, err = parseFlags([]string{"--leader-elect=false", "--metrics-bind-address=0", "--stale-after=1h", "--kubeconfig=/k", "-v=2"})
 	if err != nil || f.leaderElect || f.metricsAddress != "0" || f.staleAfter != time.Hour || f.kubeconfig != "/k" {
@@ -37,6 +37,7 @@ func TestParseFlagsRefuses(t *testing.T) {
 		"--stale-after=soon":                "stale-after",
 		"--leader-election-namespace= here": "unexpected argument",
 		"--leader-election-namespace=":      "--leader-election-namespace must not be empty",
+		"--namespace=":                      "--namespace must not be empty",
 	} {
 		_, err := parseFlags(strings.Fields(args))
 		if err == nil || !strings.Contains(err.Error(), want) {

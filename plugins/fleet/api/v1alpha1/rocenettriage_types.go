@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Phases of a RocenetTriage run.
+const (
+	// TriagePending: accepted, its nodes not resolved or its run not
+	// started yet.
+	TriagePending = "Pending"
+	// TriageRunning: the run's Job is running.
+	TriageRunning = "Running"
+	// TriageSucceeded: everything answered; the nodes were validated.
+	TriageSucceeded = "Succeeded"
+	// TriageFailed: the run found a failure; its suspects lost the
+	// validation label (within the circuit breaker's bound).
+	TriageFailed = "Failed"
+	// TriageInconclusive: the run failed but named nobody, or more nodes
+	// than the breaker allows: no label was changed.
+	TriageInconclusive = "Inconclusive"
+	// TriageError: the run could not be made (no such node, no node with
+	// an address, the Job failed to start); Status.Message says why.
+	TriageError = "Error"
+)
+
+// The most suspects, failed links and unvalidated nodes a status lists;
+// their counts are complete, the full result is in the ConfigMap when
+// asked for.
+const MaxTriageItems = 32
+
+// RocenetTriage is a triage run over the scale-out network of nodes chosen
+// by name, label selector or job (docs/fleet.md#triage): rocenet-controller
+// resolves them to their rocenet-diagd addresses from their RocenetNodes
+// and runs the stage from one of them as a Job, then writes the result's
+// summary here. With Spec.Every it runs again at that interval.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=rtriage
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Stage",type=string,JSONPath=`.spec.stage`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodeCount`
+// +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.kind`
+// +kubebuilder:printcolumn:name="Probes",type=integer,JSONPath=`.status.plan.peerProbes`
+// +kubebuilder:printcolumn:name="Suspects",type=integer,JSONPath=`.status.suspectCount`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+type RocenetTriage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec RocenetTriageSpec `json:"spec"`
+	// +optional
+	Status RocenetTriageStatus `json:"status,omitempty"`
+}
+
+// RocenetTriageSpec is what to run over which nodes. Exactly one of
+// Nodes, NodeSelector and Job chooses the nodes.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.nodes) ? 1 : 0) + (has(self.nodeSelector) ? 1 : 0) + (has(self.job) ? 1 : 0) == 1",message="exactly one of nodes, nodeSelector and job"
+type RocenetTriageSpec struct {
+	// The stage: reach (ARP and ICMP from every port, the plan of
+	// docs/diagnostics.md#plans). The only stage a triage object runs
+	// today; the others run from rocectl.
+	// +kubebuilder:validation:Enum=reach
+	// +kubebuilder:default=reach
+	// +optional
+	Stage string `json:"stage,omitempty"`
+
+	// The nodes by name.
+	// +kubebuilder:validation:MaxItems=1024
+	// +listType=set
+	// +optional
+	Nodes []string `json:"nodes,omitempty"`
+	// The nodes whose labels match.
+	// +optional
+	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+	// The nodes a job's pods run on.
+	// +optional
+	Job *JobReference `json:"job,omitempty"`
+
+	// Which pairs are probed: auto, mesh or rings.
+	// +kubebuilder:validation:Enum=auto;mesh;rings
+	// +kubebuilder:default=auto
+	// +optional
+	Plan string `json:"plan,omitempty"`
+	// Echo requests per target, 1..100 (default 5).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Count int32 `json:"count,omitempty"`
+	// The run's time bound in seconds, 1..30 (default 5).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=30
+	// +optional
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	// The label circuit breaker: the most nodes a failed run may take the
+	// validation label from, a number or a share ("10%", the default).
+	// +kubebuilder:validation:XIntOrString
+	// +optional
+	MaxUnvalidated *intstr.IntOrString `json:"maxUnvalidated,omitempty"`
+	// Keep the whole result (rocectl's JSON) in a ConfigMap named after
+	// the object, in its namespace.
+	// +optional
+	KeepResult bool `json:"keepResult,omitempty"`
+	// Run again this long after each run ends ("1h"); unset: once.
+	// +optional
+	Every *metav1.Duration `json:"every,omitempty"`
+}
+
+// JobReference names the workload whose nodes a triage covers: a Job, a
+// JobSet, or any pods carrying a label.
+type JobReference struct {
+	// Job (batch/v1) or JobSet (jobset.x-k8s.io); the pods are found by
+	// the label each puts on its pods.
+	// +kubebuilder:validation:Enum=Job;JobSet
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Default: the triage's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// RocenetTriageStatus is the last run's summary.
+type RocenetTriageStatus struct {
+	// Pending, Running, Succeeded, Failed, Inconclusive or Error.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// One line: what was found, or why the run could not be made.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// The node whose rocenet-diagd coordinates, and the run's Job (in
+	// rocenet's namespace).
+	// +optional
+	Coordinator string `json:"coordinator,omitempty"`
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+	// The nodes of the run; those left out (no RocenetNode, no addressed
+	// port) are named in Message.
+	// +optional
+	NodeCount int32 `json:"nodeCount"`
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Runs so far (with Every).
+	// +optional
+	Runs int32 `json:"runs"`
+	// The run's plan.
+	// +optional
+	Plan *TriagePlan `json:"plan,omitempty"`
+	// Per rail: ports, peers failed, loss and round trips.
+	// +listType=atomic
+	// +optional
+	Rails []TriageRail `json:"rails,omitempty"`
+	// What explains the failures, at most MaxTriageItems; SuspectCount is
+	// all of them.
+	// +listType=atomic
+	// +optional
+	Suspects []TriageSuspect `json:"suspects,omitempty"`
+	// +optional
+	SuspectCount int32 `json:"suspectCount"`
+	// Probes that failed, "from -> to: reason", at most MaxTriageItems;
+	// FailedLinkCount is all of them.
+	// +listType=atomic
+	// +optional
+	FailedLinks []string `json:"failedLinks,omitempty"`
+	// +optional
+	FailedLinkCount int32 `json:"failedLinkCount"`
+	// What the run did to the validation labels.
+	// +optional
+	Labels *TriageLabels `json:"labels,omitempty"`
+	// The ConfigMap holding the whole result, when Spec.KeepResult.
+	// +optional
+	ResultConfigMap string `json:"resultConfigMap,omitempty"`
+	// The generation of the spec the status is of.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// TriagePlan is a reach run's plan (rocenet.v1.ReachPlan).
+type TriagePlan struct {
+	Kind string `json:"kind"`
+	// +optional
+	PeerProbes int64 `json:"peerProbes"`
+	// +optional
+	GatewayProbes int64 `json:"gatewayProbes"`
+	// +optional
+	MaxPeersPerPort int32 `json:"maxPeersPerPort"`
+}
+
+// TriageRail is one rail's figures in a run.
+type TriageRail struct {
+	Rail string `json:"rail"`
+	// +optional
+	Ports int32 `json:"ports"`
+	// +optional
+	Leaves int32 `json:"leaves"`
+	// +optional
+	PeerProbes int64 `json:"peerProbes"`
+	// Peers that did not answer, summed over the rail's ports.
+	// +optional
+	PeersFailed int64 `json:"peersFailed"`
+	// The share of echoes lost, "0.00".."1.00".
+	// +optional
+	LossRatio string `json:"lossRatio,omitempty"`
+	// The median port's peer RTT p50 and the worst port's p99, e.g. "48us".
+	// +optional
+	RTTP50 string `json:"rttP50,omitempty"`
+	// +optional
+	RTTP99 string `json:"rttP99,omitempty"`
+}
+
+// TriageSuspect is one suspect (rocenet.v1.Suspect).
+type TriageSuspect struct {
+	// port, node, leaf, leaf-uplink or rail.
+	Kind string `json:"kind"`
+	// +optional
+	Node string `json:"node,omitempty"`
+	// +optional
+	Port string `json:"port,omitempty"`
+	// +optional
+	Leaf string `json:"leaf,omitempty"`
+	// +optional
+	Rail string `json:"rail,omitempty"`
+	// +optional
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// TriageLabels is what a run did to the validation labels.
+type TriageLabels struct {
+	// +optional
+	Validated int32 `json:"validated"`
+	// At most MaxTriageItems.
+	// +listType=atomic
+	// +optional
+	Unvalidated []string `json:"unvalidated,omitempty"`
+	// +optional
+	Inconclusive bool `json:"inconclusive,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// RocenetTriageList is a list of RocenetTriage.
+//
+// +kubebuilder:object:root=true
+type RocenetTriageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RocenetTriage `json:"items"`
+}

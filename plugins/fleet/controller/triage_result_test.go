@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package controller
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
+)
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "tests", "fixtures", "diag", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A real run (tests/fixtures/diag/README.md): 8 nodes, one cable cut.
+func TestARecordedRunBecomesTheStatus(t *testing.T) {
+	r, err := parseReachResult(fixture(t, "reach-rings-8-nodes-cut-cable.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s v1alpha1.RocenetTriageStatus
+	applyResult(&s, r)
+	if s.Phase != v1alpha1.TriageFailed {
+		t.Errorf("phase %q, want Failed", s.Phase)
+	}
+	if s.Message != "1 suspect: node-5/so1" {
+		t.Errorf("message %q", s.Message)
+	}
+	if s.Plan == nil || s.Plan.Kind != "rings" || s.Plan.PeerProbes != 32 || s.Plan.GatewayProbes != 16 {
+		t.Errorf("plan %+v", s.Plan)
+	}
+	if len(s.Rails) != 2 || s.Rails[1].Rail != "10.202.0.0/16" || s.Rails[1].PeersFailed != 4 || s.Rails[0].PeersFailed != 0 {
+		t.Errorf("rails %+v", s.Rails)
+	}
+	if s.Rails[0].RTTP50 == "" || !strings.HasSuffix(s.Rails[0].RTTP50, "us") {
+		t.Errorf("rail 0's p50 %q", s.Rails[0].RTTP50)
+	}
+	if s.SuspectCount != 1 || s.Suspects[0].Kind != "port" || s.Suspects[0].Node != "node-5" || s.Suspects[0].Port != "so1" ||
+		!strings.HasPrefix(s.Suspects[0].Evidence, "none of 5 probes") {
+		t.Errorf("suspects %+v", s.Suspects)
+	}
+	if s.FailedLinkCount != 5 || !strings.Contains(strings.Join(s.FailedLinks, "\n"), "node-5/so1 -> gateway 10.202.6.2: no ARP reply") {
+		t.Errorf("failed links %d %q", s.FailedLinkCount, s.FailedLinks)
+	}
+	if s.Labels == nil || len(s.Labels.Unvalidated) != 1 || s.Labels.Unvalidated[0] != "node-5" || s.Labels.Inconclusive {
+		t.Errorf("labels %+v", s.Labels)
+	}
+}
+
+func TestAnInconclusiveRunSaysWhyAndListsAtMostThirtyTwo(t *testing.T) {
+	r := &reachResult{}
+	r.Plan.Kind = "rings+leaves"
+	for i := 0; i < 40; i++ {
+		r.Suspects = append(r.Suspects, "n/so0")
+		r.SuspectDetails = append(r.SuspectDetails, suspectDetail{Kind: "port", Node: "n", Port: "so0"})
+	}
+	r.Labels.Inconclusive = true
+	r.Labels.Reason = "the failure names 40 of 128 nodes, more than the 12 one run may unvalidate: no label was changed"
+	var s v1alpha1.RocenetTriageStatus
+	applyResult(&s, r)
+	if s.Phase != v1alpha1.TriageInconclusive || len(s.Suspects) != v1alpha1.MaxTriageItems || s.SuspectCount != 40 {
+		t.Errorf("phase %q, %d suspects of %d", s.Phase, len(s.Suspects), s.SuspectCount)
+	}
+	if !strings.Contains(s.Message, "40 suspects") || !strings.Contains(s.Message, "+34") || !strings.Contains(s.Message, "more than the 12") {
+		t.Errorf("message %q", s.Message)
+	}
+}
+
+func TestOutputThatIsNoResultIsAnError(t *testing.T) {
+	for _, text := range []string{"", "rocectl: cannot reach rocenet-diagd", `{"ports": []}`} {
+		if _, err := parseReachResult([]byte(text)); err == nil {
+			t.Errorf("%q: no error", text)
+		}
+	}
+}
