@@ -56,6 +56,16 @@ func CacheOptions(namespace string) cache.Options {
 	}
 }
 
+// ClientOptions make the manager's client read ConfigMaps, pods and
+// DaemonSets from the API server, never through an informer: a cached read
+// would watch every one in the cluster, which the controller may not and
+// need not (it reads a few, in its namespace or by label).
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{
+		DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Pod{}, &appsv1.DaemonSet{}},
+	}}
+}
+
 var _ toolscache.TransformFunc = TrimNode
 
 // TrimNode keeps of a Node its name, uid, resourceVersion, labels and

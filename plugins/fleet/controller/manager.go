@@ -49,6 +49,7 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                        scheme,
 		Cache:                         CacheOptions(opts.Namespace),
+		Client:                        ClientOptions(),
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,

@@ -500,8 +500,10 @@ func (r *TriageReconciler) keep(ctx context.Context, t *v1alpha1.RocenetTriage, 
 	}
 	err := r.client.Create(ctx, &cm)
 	if apierrors.IsAlreadyExists(err) {
+		// Read past the cache: the controller caches no ConfigMap (nor may
+		// it list them across the cluster).
 		var old corev1.ConfigMap
-		if err := r.client.Get(ctx, client.ObjectKeyFromObject(&cm), &old); err != nil {
+		if err := r.reader.Get(ctx, client.ObjectKeyFromObject(&cm), &old); err != nil {
 			return "", err
 		}
 		old.Data, old.BinaryData = cm.Data, cm.BinaryData

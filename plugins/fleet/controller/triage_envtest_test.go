@@ -14,7 +14,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -24,6 +28,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
 )
@@ -119,14 +124,24 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	}
 	must(admin.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "m1", Labels: map[string]string{"rack": "r2"}}}))
 
+	// The controller runs with the RBAC rocenet ships (controller.yaml),
+	// so a read or write it is not granted fails here as in a cluster.
+	cfgController := asShippedController(t, env, cfg)
+
 	ctrllog.SetLogger(klog.NewKlogr())
 	// The package's other test registers a controller of the same name
 	// in the same process.
-	mgr, err := manager.New(cfg, manager.Options{Scheme: scheme, Cache: CacheOptions(rocenetNS),
+	mgr, err := manager.New(cfgController, manager.Options{Scheme: scheme, Cache: CacheOptions(rocenetNS), Client: ClientOptions(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	must(err)
 	logs := &fixedLogs{log: fixture(t, "reach-rings-8-nodes-cut-cable.json")}
+	// Its own logs through the API too: as the shipped RBAC lets it.
+	clientset, err := kubernetes.NewForConfig(cfgController)
+	must(err)
+	if _, err := (ClientsetLogs{Clientset: clientset}).Log(ctx, rocenetNS, "no-such-pod"); !apierrors.IsNotFound(err) {
+		t.Errorf("reading a pod's log as rocenet-controller: %v, want NotFound", err)
+	}
 	must(NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), logs, TriageOptions{Namespace: rocenetNS},
 		clock.RealClock{}).SetupWithManager(mgr))
 	ctxRun, cancel := context.WithCancel(ctx)
@@ -262,4 +277,63 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	if !strings.Contains(bad.Status.Message, "spec.job: Job default/train has no pod on a node") {
 		t.Errorf("status %+v", bad.Status)
 	}
+}
+
+// asShippedController is a user of the API server bound to the ClusterRole
+// and Roles of packaging/kubernetes/base/controller.yaml, as the
+// controller's ServiceAccount is.
+func asShippedController(t *testing.T, env *envtest.Environment, cfg *rest.Config) *rest.Config {
+	t.Helper()
+	admin, err := client.New(cfg, client.Options{}) // client-go's scheme: RBAC's types
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../../packaging/kubernetes/base/controller.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user = "rocenet-controller-under-test"
+	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
+	ctx := context.Background()
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+			t.Fatal(err)
+		}
+		switch head.Kind {
+		case "ClusterRole":
+			var role rbacv1.ClusterRole
+			if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Create(ctx, &role); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-test"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+				Subjects: []rbacv1.Subject{subject}}); err != nil {
+				t.Fatal(err)
+			}
+		case "Role":
+			var role rbacv1.Role
+			if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Create(ctx, &role); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-test", Namespace: role.Namespace},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+				Subjects: []rbacv1.Subject{subject}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	u, err := env.AddUser(envtest.User{Name: user}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Config()
 }
