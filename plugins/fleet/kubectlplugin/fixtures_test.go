@@ -96,7 +96,7 @@ func newFakeClient(t *testing.T, objects ...client.Object) client.Client {
 		t.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
-		WithStatusSubresource(&v1alpha1.RocenetNode{}, &v1alpha1.RocenetCluster{}).
+		WithStatusSubresource(&v1alpha1.RocenetNode{}, &v1alpha1.RocenetCluster{}, &v1alpha1.RocenetTriage{}).
 		WithIndex(&corev1.Pod{}, "spec.nodeName", func(o client.Object) []string {
 			return []string{o.(*corev1.Pod).Spec.NodeName}
 		}).Build()

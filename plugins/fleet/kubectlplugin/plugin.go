@@ -4,7 +4,8 @@
 // fleet's objects (docs/fleet.md) read for an admin. `status` is the
 // RocenetCluster at a glance, `nodes` the RocenetNodes selected by their
 // Nodes' labels, `ports NODE` one node's port table, from its RocenetNode
-// or, with --live, from rocectl in the node's rocenet pod.
+// or, with --live, from rocectl in the node's rocenet pod; `diag` runs
+// triage over nodes as RocenetTriages and writes acceptance reports.
 //
 // The binary's main is one call of Run, which takes the streams and the
 // way to reach the cluster as parameters (Env), so the tests run every
@@ -80,6 +81,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	var verdict verdictError
+	if errors.As(err, &verdict) {
+		fmt.Fprintln(env.Streams.ErrOut, verdict.msg)
+		return verdict.code
+	}
 	var failed runError
 	if errors.As(err, &failed) {
 		fmt.Fprintf(env.Streams.ErrOut, "error: %v\n", failed.error)
@@ -117,7 +123,8 @@ func runE(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command
 	return func(cmd *cobra.Command, args []string) error {
 		err := run(cmd, args)
 		var usage usageError
-		if err == nil || errors.As(err, &usage) {
+		var verdict verdictError
+		if err == nil || errors.As(err, &usage) || errors.As(err, &verdict) {
 			return err
 		}
 		return runError{err}
@@ -133,7 +140,8 @@ Runs as "kubectl rocenet" or "oc rocenet" when kubectl-rocenet is on
 PATH, with kubectl's connection flags (--kubeconfig, --context, ...).
 
 Exit codes: 0 success; 1 the API server unreachable or refusing, an
-object missing, or the command run in a pod failed; 2 bad usage.`
+object missing, or the command run in a pod failed; 2 bad usage; diag:
+6 a failure found, 7 inconclusive.`
 
 // NewCommand is the root command with its three commands.
 func NewCommand(ctx context.Context, env Env) *cobra.Command {
@@ -175,7 +183,7 @@ func NewCommand(ctx context.Context, env Env) *cobra.Command {
 	o.config.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&o.rocenetNamespace, "rocenet-namespace", DefaultRocenetNamespace,
 		"The namespace of rocenet's DaemonSet and rocenet-controller.")
-	root.AddCommand(newStatusCommand(o), newNodesCommand(o), newPortsCommand(o))
+	root.AddCommand(newStatusCommand(o), newNodesCommand(o), newPortsCommand(o), newDiagCommand(o))
 	return root
 }
 

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package kubectlplugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"time"
+)
+
+// reachResult is the part of rocectl's `diag reach -o json`
+// (rocenet.v1.ReachResult, proto field names) a report reads.
+type reachResult struct {
+	OK       bool     `json:"ok"`
+	Nodes    []string `json:"nodes"`
+	Problems []string `json:"problems"`
+	Plan     struct {
+		Kind            string `json:"kind"`
+		Nodes           int    `json:"nodes"`
+		Ports           int    `json:"ports"`
+		PeerProbes      int64  `json:"peer_probes"`
+		GatewayProbes   int64  `json:"gateway_probes"`
+		MaxPeersPerPort int    `json:"max_peers_per_port"`
+		Rails           []struct {
+			Rail       string `json:"rail"`
+			Ports      int    `json:"ports"`
+			Leaves     int    `json:"leaves"`
+			Stride     int    `json:"stride"`
+			PeerProbes int64  `json:"peer_probes"`
+		} `json:"rails"`
+	} `json:"plan"`
+	Ports []struct {
+		Node          string  `json:"node"`
+		Port          string  `json:"port"`
+		Address       string  `json:"address"`
+		Rail          string  `json:"rail"`
+		Leaf          string  `json:"leaf"`
+		Error         string  `json:"error"`
+		PeersProbed   int64   `json:"peers_probed"`
+		PeersFailed   int64   `json:"peers_failed"`
+		PeerLossRatio float64 `json:"peer_loss_ratio"`
+		PeerRTTP50    float64 `json:"peer_rtt_p50_seconds"`
+		PeerRTTP99    float64 `json:"peer_rtt_p99_seconds"`
+		Targets       []struct {
+			Kind      string  `json:"kind"`
+			Reachable bool    `json:"reachable"`
+			RTTP50    float64 `json:"rtt_p50_seconds"`
+			Error     string  `json:"error"`
+		} `json:"targets"`
+	} `json:"ports"`
+	Unreachable []struct {
+		FromNode  string `json:"from_node"`
+		FromPort  string `json:"from_port"`
+		ToNode    string `json:"to_node"`
+		ToPort    string `json:"to_port"`
+		ToAddress string `json:"to_address"`
+		Reason    string `json:"reason"`
+	} `json:"unreachable"`
+	Suspects       []string `json:"suspects"`
+	SuspectDetails []struct {
+		Kind     string `json:"kind"`
+		Node     string `json:"node"`
+		Port     string `json:"port"`
+		Leaf     string `json:"leaf"`
+		Rail     string `json:"rail"`
+		Evidence string `json:"evidence"`
+	} `json:"suspect_details"`
+	Labels struct {
+		Validated    int      `json:"validated"`
+		Unvalidated  []string `json:"unvalidated"`
+		Inconclusive bool     `json:"inconclusive"`
+		Reason       string   `json:"reason"`
+	} `json:"labels"`
+}
+
+// ParseReachResult reads rocectl's JSON result of a reach across nodes.
+func ParseReachResult(data []byte) (*reachResult, error) {
+	var r reachResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("not rocectl's JSON result of diag reach: %w", err)
+	}
+	if r.Plan.Kind == "" {
+		return nil, fmt.Errorf("not a reach across nodes: the result has no plan")
+	}
+	return &r, nil
+}
+
+// Report is the acceptance report of a reach run: what ran, the verdict,
+// each rail and leaf against the thresholds, the ports that fell short,
+// the suspects with their evidence and the failed probes. Its JSON is
+// `--report-json`; its HTML `--report`.
+type Report struct {
+	Title string `json:"title"`
+	// When the run ended (the report's time when unknown).
+	Time string `json:"time"`
+	// PASS, FAIL or INCONCLUSIVE, and the exit code kubectl rocenet gives
+	// it (0, 6, 7).
+	Verdict  string `json:"verdict"`
+	ExitCode int    `json:"exitCode"`
+	Summary  string `json:"summary"`
+	// What ran.
+	Plan            string `json:"plan"`
+	Nodes           int    `json:"nodes"`
+	Ports           int    `json:"ports"`
+	PeerProbes      int64  `json:"peerProbes"`
+	GatewayProbes   int64  `json:"gatewayProbes"`
+	FullMeshProbes  int64  `json:"fullMeshProbes"`
+	MaxPeersPerPort int    `json:"maxPeersPerPort"`
+	// The thresholds a port is judged by.
+	MaxLossRatio float64  `json:"maxLossRatio"`
+	MaxRTTP99    string   `json:"maxRttP99"`
+	Rails        []Group  `json:"rails"`
+	Leaves       []Group  `json:"leaves"`
+	ShortPorts   []Short  `json:"portsBelowThreshold"`
+	Suspects     []Sus    `json:"suspects"`
+	FailedProbes []string `json:"failedProbes"`
+	FailedTotal  int      `json:"failedProbesTotal"`
+	Labels       string   `json:"labels"`
+	Problems     []string `json:"problems"`
+}
+
+// Group is a rail's or a leaf's figures.
+type Group struct {
+	Rail         string `json:"rail"`
+	Leaf         string `json:"leaf,omitempty"`
+	Ports        int    `json:"ports"`
+	PeersProbed  int64  `json:"peersProbed"`
+	PeersFailed  int64  `json:"peersFailed"`
+	GatewaysDown int    `json:"gatewaysFailed"`
+	LossRatio    string `json:"lossRatio"`
+	RTTP50       string `json:"rttP50"`
+	RTTP99       string `json:"rttP99"`
+	Pass         bool   `json:"pass"`
+}
+
+// Short is a port below a threshold.
+type Short struct {
+	Port   string `json:"port"`
+	Rail   string `json:"rail"`
+	Leaf   string `json:"leaf"`
+	Why    string `json:"why"`
+	Detail string `json:"detail"`
+}
+
+// Sus is a suspect with its evidence.
+type Sus struct {
+	Suspect  string `json:"suspect"`
+	Kind     string `json:"kind"`
+	Rail     string `json:"rail"`
+	Evidence string `json:"evidence"`
+}
+
+// Thresholds a report judges each port by: any lost echo, or a peer RTT
+// p99 above MaxRTTP99.
+type Thresholds struct {
+	MaxLossRatio float64
+	MaxRTTP99    time.Duration
+}
+
+const maxReportedProbes = 200
+
+func seconds(s float64) string {
+	switch {
+	case s <= 0:
+		return "-"
+	case s < 1e-3:
+		return fmt.Sprintf("%.0fus", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.2fms", s*1e3)
+	default:
+		return fmt.Sprintf("%.2fs", s)
+	}
+}
+
+// NewReport judges result r by th.
+func NewReport(title string, ended time.Time, r *reachResult, th Thresholds) *Report {
+	rep := &Report{
+		Title: title, Time: ended.UTC().Format(time.RFC3339),
+		Plan: r.Plan.Kind, Nodes: r.Plan.Nodes, Ports: r.Plan.Ports,
+		PeerProbes: r.Plan.PeerProbes, GatewayProbes: r.Plan.GatewayProbes,
+		MaxPeersPerPort: r.Plan.MaxPeersPerPort, MaxLossRatio: th.MaxLossRatio,
+		MaxRTTP99: seconds(th.MaxRTTP99.Seconds()), Problems: r.Problems,
+	}
+	for _, rail := range r.Plan.Rails {
+		rep.FullMeshProbes += int64(rail.Ports) * int64(rail.Ports-1)
+	}
+	type acc struct {
+		g        Group
+		lost     float64
+		p50, p99 []float64
+	}
+	rails, leaves := map[string]*acc{}, map[string]*acc{}
+	get := func(m map[string]*acc, key, rail, leaf string) *acc {
+		if m[key] == nil {
+			m[key] = &acc{g: Group{Rail: rail, Leaf: leaf, Pass: true}}
+		}
+		return m[key]
+	}
+	for _, p := range r.Ports {
+		gatewayDown := p.Error != ""
+		for _, t := range p.Targets {
+			if t.Kind == "gateway" {
+				gatewayDown = !t.Reachable
+			}
+		}
+		var why []string
+		if gatewayDown {
+			why = append(why, "gateway unreachable")
+		}
+		if p.PeersFailed > 0 {
+			why = append(why, fmt.Sprintf("%d of %d peers unreachable", p.PeersFailed, p.PeersProbed))
+		}
+		if p.PeerLossRatio > th.MaxLossRatio {
+			why = append(why, fmt.Sprintf("%.1f%% of echoes lost", p.PeerLossRatio*100))
+		}
+		if p.PeerRTTP99 > th.MaxRTTP99.Seconds() {
+			why = append(why, fmt.Sprintf("RTT p99 %s", seconds(p.PeerRTTP99)))
+		}
+		leaf := p.Leaf
+		if leaf == "" {
+			leaf = "-"
+		}
+		for _, a := range []*acc{get(rails, p.Rail, p.Rail, ""), get(leaves, p.Rail+"\x00"+leaf, p.Rail, leaf)} {
+			a.g.Ports++
+			a.g.PeersProbed += p.PeersProbed
+			a.g.PeersFailed += p.PeersFailed
+			a.lost += p.PeerLossRatio * float64(p.PeersProbed)
+			if gatewayDown {
+				a.g.GatewaysDown++
+			}
+			if p.PeerRTTP50 > 0 {
+				a.p50 = append(a.p50, p.PeerRTTP50)
+			}
+			if p.PeerRTTP99 > 0 {
+				a.p99 = append(a.p99, p.PeerRTTP99)
+			}
+			if len(why) > 0 {
+				a.g.Pass = false
+			}
+		}
+		if len(why) > 0 {
+			detail := p.Error
+			rep.ShortPorts = append(rep.ShortPorts, Short{Port: p.Node + "/" + p.Port, Rail: p.Rail, Leaf: leaf,
+				Why: joinWords(why), Detail: detail})
+		}
+	}
+	finish := func(m map[string]*acc) []Group {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make([]Group, 0, len(keys))
+		for _, k := range keys {
+			a := m[k]
+			if a.g.PeersProbed > 0 {
+				a.g.LossRatio = fmt.Sprintf("%.2f%%", 100*a.lost/float64(a.g.PeersProbed))
+			} else {
+				a.g.LossRatio = "-"
+			}
+			sort.Float64s(a.p50)
+			sort.Float64s(a.p99)
+			a.g.RTTP50, a.g.RTTP99 = "-", "-"
+			if len(a.p50) > 0 {
+				a.g.RTTP50 = seconds(a.p50[len(a.p50)/2])
+			}
+			if len(a.p99) > 0 {
+				a.g.RTTP99 = seconds(a.p99[len(a.p99)-1])
+			}
+			out = append(out, a.g)
+		}
+		return out
+	}
+	rep.Rails, rep.Leaves = finish(rails), finish(leaves)
+	for i, s := range r.SuspectDetails {
+		name := s.Kind
+		if i < len(r.Suspects) {
+			name = r.Suspects[i]
+		}
+		rep.Suspects = append(rep.Suspects, Sus{Suspect: name, Kind: s.Kind, Rail: s.Rail, Evidence: s.Evidence})
+	}
+	rep.FailedTotal = len(r.Unreachable)
+	for i, u := range r.Unreachable {
+		if i == maxReportedProbes {
+			break
+		}
+		to := u.ToNode + "/" + u.ToPort + " (" + u.ToAddress + ")"
+		if u.ToNode == "gateway" {
+			to = "its gateway " + u.ToAddress
+		}
+		rep.FailedProbes = append(rep.FailedProbes, fmt.Sprintf("%s/%s -> %s: %s", u.FromNode, u.FromPort, to, u.Reason))
+	}
+	switch {
+	case r.Labels.Inconclusive:
+		rep.Labels = "no label changed: " + r.Labels.Reason
+	case len(r.Labels.Unvalidated) > 0:
+		rep.Labels = "validation removed from " + joinWords(r.Labels.Unvalidated)
+	case r.Labels.Validated > 0:
+		rep.Labels = fmt.Sprintf("reach validated on %d nodes", r.Labels.Validated)
+	}
+	short := len(rep.ShortPorts)
+	switch {
+	case r.OK && short == 0:
+		rep.Verdict, rep.ExitCode = "PASS", ExitOK
+		rep.Summary = fmt.Sprintf("Every port of %d nodes reached its gateway and its %s peers, within the thresholds.", rep.Nodes, r.Plan.Kind)
+	case r.Labels.Inconclusive:
+		rep.Verdict, rep.ExitCode = "INCONCLUSIVE", ExitInconclusive
+		rep.Summary = fmt.Sprintf("%d suspects, more than one run may unvalidate: the fault is wider than nodes (a leaf, a rail, the coordinator).", len(r.Suspects))
+	default:
+		rep.Verdict, rep.ExitCode = "FAIL", ExitFailed
+		rep.Summary = fmt.Sprintf("%d ports below the thresholds; %d suspects.", short, len(r.Suspects))
+	}
+	return rep
+}
+
+func joinWords(words []string) string {
+	out := ""
+	for i, w := range words {
+		if i > 0 {
+			out += ", "
+		}
+		out += w
+	}
+	return out
+}
+
+// WriteJSON writes the report as JSON.
+func (rep *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+var reportHTML = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<style>
+body{font-family:sans-serif;margin:2em;max-width:70em}
+table{border-collapse:collapse;margin:0.5em 0 1.5em}
+th,td{border:1px solid #bbb;padding:0.25em 0.6em;text-align:left}
+th{background:#eee}.pass{color:#17692b}.fail{color:#b00020;font-weight:bold}
+.verdict{font-size:1.4em;padding:0.4em 0.8em;display:inline-block;border:2px solid}
+</style></head><body>
+<h1>{{.Title}}</h1>
+<p>{{.Time}}</p>
+<p class="verdict {{if eq .Verdict "PASS"}}pass{{else}}fail{{end}}">{{.Verdict}}</p>
+<p>{{.Summary}}</p>
+<h2>What ran</h2>
+<table>
+<tr><th>stage</th><td>reach: ARP and ICMP echo from every scale-out port to its gateway and to its peers</td></tr>
+<tr><th>plan</th><td>{{.Plan}}</td></tr>
+<tr><th>nodes, ports</th><td>{{.Nodes}}, {{.Ports}}</td></tr>
+<tr><th>peer probes</th><td>{{.PeerProbes}} (a full mesh: {{.FullMeshProbes}}); at most {{.MaxPeersPerPort}} peers a port</td></tr>
+<tr><th>gateway probes</th><td>{{.GatewayProbes}}</td></tr>
+<tr><th>thresholds</th><td>every peer and gateway answering; lost echoes at most {{.MaxLossRatio}}; peer RTT p99 at most {{.MaxRTTP99}}</td></tr>
+<tr><th>labels</th><td>{{.Labels}}</td></tr>
+</table>
+<h2>Rails</h2>
+<table><tr><th>rail</th><th>ports</th><th>peers probed</th><th>peers failed</th><th>gateways failed</th><th>loss</th><th>RTT p50</th><th>RTT p99</th><th></th></tr>
+{{range .Rails}}<tr><td>{{.Rail}}</td><td>{{.Ports}}</td><td>{{.PeersProbed}}</td><td>{{.PeersFailed}}</td><td>{{.GatewaysDown}}</td><td>{{.LossRatio}}</td><td>{{.RTTP50}}</td><td>{{.RTTP99}}</td><td class="{{if .Pass}}pass">pass{{else}}fail">fail{{end}}</td></tr>
+{{end}}</table>
+<h2>Leaves</h2>
+<table><tr><th>rail</th><th>leaf</th><th>ports</th><th>peers probed</th><th>peers failed</th><th>gateways failed</th><th>loss</th><th>RTT p50</th><th>RTT p99</th><th></th></tr>
+{{range .Leaves}}<tr><td>{{.Rail}}</td><td>{{.Leaf}}</td><td>{{.Ports}}</td><td>{{.PeersProbed}}</td><td>{{.PeersFailed}}</td><td>{{.GatewaysDown}}</td><td>{{.LossRatio}}</td><td>{{.RTTP50}}</td><td>{{.RTTP99}}</td><td class="{{if .Pass}}pass">pass{{else}}fail">fail{{end}}</td></tr>
+{{end}}</table>
+{{if .Suspects}}<h2>Suspects</h2>
+<table><tr><th>suspect</th><th>kind</th><th>rail</th><th>evidence</th></tr>
+{{range .Suspects}}<tr><td>{{.Suspect}}</td><td>{{.Kind}}</td><td>{{.Rail}}</td><td>{{.Evidence}}</td></tr>
+{{end}}</table>{{end}}
+{{if .ShortPorts}}<h2>Ports below the thresholds</h2>
+<table><tr><th>port</th><th>rail</th><th>leaf</th><th>why</th><th>port error</th></tr>
+{{range .ShortPorts}}<tr><td>{{.Port}}</td><td>{{.Rail}}</td><td>{{.Leaf}}</td><td>{{.Why}}</td><td>{{.Detail}}</td></tr>
+{{end}}</table>{{end}}
+{{if .FailedProbes}}<h2>Failed probes ({{.FailedTotal}})</h2>
+<ul>{{range .FailedProbes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Problems}}<h2>Problems</h2><ul>{{range .Problems}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<p>Exit code: {{.ExitCode}} (0 pass, 6 fail, 7 inconclusive).</p>
+</body></html>
+`))
+
+// WriteHTML writes the report as one HTML page.
+func (rep *Report) WriteHTML(w io.Writer) error { return reportHTML.Execute(w, rep) }
