@@ -132,12 +132,16 @@ int AllocationFiles::Retain(const std::vector<std::vector<std::string>>& assigne
   for (Entry& entry : entries_) {
     const bool live = std::all_of(entry.ids.begin(), entry.ids.end(),
                                   [&](const std::string& id) { return assigned_ids.contains(id); });
+    // An allocation ends when kubelet has not assigned it for the whole
+    // grace: one answer without it is not enough (a kubelet just restarted
+    // answers before it has taken its pods back from its checkpoint).
+    if (live) entry.since = now;
     if (live || now - entry.since < grace) {
       kept.push_back(std::move(entry));
       continue;
     }
-    SPDLOG_INFO("allocation of {} ended: kubelet no longer assigns its ports",
-                absl::StrJoin(entry.ids, ","));
+    SPDLOG_INFO("allocation of {} ended: kubelet has not assigned its ports for {}",
+                absl::StrJoin(entry.ids, ","), absl::FormatDuration(now - entry.since));
     Remove(entry);
     ++ended;
   }

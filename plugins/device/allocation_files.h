@@ -52,11 +52,13 @@ class AllocationFiles {
   int Refresh(const PortMap& ports);
 
   // `assigned`: the device ids of each container kubelet assigns them to
-  // now. Ends the allocations older than `grace` that are not among them
-  // (the grace covers the moment between Allocate and kubelet recording
-  // it), writes again the files of those that are but are not tracked (a
-  // plugin restarted), when `ports` knows their ports, and removes files in
-  // the plugin's directories that belong to neither. The number ended.
+  // now. Ends the allocations that kubelet has not assigned for `grace`
+  // (since they were allocated or last seen assigned: the grace covers the
+  // moment between Allocate and kubelet recording it, and a kubelet that
+  // restarted and answers before it has its pods back), writes again the
+  // files of those that are assigned but not tracked (a plugin restarted),
+  // when `ports` knows their ports, and removes files in the plugin's
+  // directories that belong to neither. The number ended.
   int Retain(const std::vector<std::vector<std::string>>& assigned, const PortMap& ports,
              absl::Time now, absl::Duration grace);
 
@@ -69,6 +71,7 @@ class AllocationFiles {
     std::vector<std::string> devinfo_paths;
     std::string hcl_dir;
     std::map<std::string, std::string> hcl_files;  // path -> content written
+    // When it was allocated, or last seen assigned by kubelet.
     absl::Time since;
   };
   static void Remove(const Entry& entry);

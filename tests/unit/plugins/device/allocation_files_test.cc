@@ -145,6 +145,23 @@ TEST_F(AllocationFilesTest, RetainEndsWhatKubeletNoLongerAssignsAfterTheGrace) {
   EXPECT_THAT(files_.Allocations(), ElementsAre(ElementsAre("0000:19:00.0-p9")));
 }
 
+TEST_F(AllocationFilesTest, OneAnswerWithoutAnAllocationDoesNotEndIt) {
+  // A kubelet that just restarted answers before it has its pods back: the
+  // pod's allocation, seen assigned until then, stays through the grace.
+  ContainerAllocation a = Allocate({"0000:19:00.0-p8"}, t0_);
+  const absl::Duration grace = absl::Seconds(30);
+  EXPECT_EQ(files_.Retain({{"0000:19:00.0-p8"}}, ports_, t0_ + absl::Minutes(10), grace), 0);
+  EXPECT_EQ(files_.Retain({}, ports_, t0_ + absl::Minutes(10) + absl::Seconds(10), grace), 0);
+  EXPECT_TRUE(std::filesystem::exists(a.hcl_dir));
+  EXPECT_EQ(files_.Retain({{"0000:19:00.0-p8"}}, ports_, t0_ + absl::Minutes(10) + absl::Seconds(20),
+                          grace),
+            0);
+  // Gone for good: ended once the grace has passed without it.
+  EXPECT_EQ(files_.Retain({}, ports_, t0_ + absl::Minutes(10) + absl::Seconds(40), grace), 0);
+  EXPECT_EQ(files_.Retain({}, ports_, t0_ + absl::Minutes(11), grace), 1);
+  EXPECT_FALSE(std::filesystem::exists(a.hcl_dir));
+}
+
 TEST_F(AllocationFilesTest, ARestartedPluginWritesLiveAllocationsAgainAndDropsTheRest) {
   ContainerAllocation live = Allocate({"0000:19:00.0-p9", "0000:19:00.0-p8"}, t0_);
   ContainerAllocation dead = Allocate({"0000:19:00.0-p10"}, t0_);
