@@ -326,6 +326,16 @@ def reach_the_api_server(env, kustomization: dict, containers: tuple[str, ...]) 
         patch("Deployment", "rocenet-controller", ("controller",))])
 
 
+def diag_secret(kustomization: dict) -> None:
+    """The diagnostics data port's shared secret, the Secret rocenet-diag,
+    as docs/deploying.md has an admin create it: without it rocenet-diagd
+    keeps its data port closed and runs no test across nodes."""
+    kustomization.setdefault("secretGenerator", []).append({
+        "name": "rocenet-diag", "namespace": "rocenet-system",
+        "literals": [f"secret={os.urandom(32).hex()}"],
+        "options": {"disableNameSuffixHash": True}})
+
+
 @contextlib.contextmanager
 def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None):
     """A fabric, a cluster on it and rocenet applied from `overlay` (a

@@ -39,6 +39,7 @@ from e2e_support import (  # noqa: F401
     PORTS,
     RESOURCE,
     deployed,
+    diag_secret,
     reach_the_api_server,
     read_text,
     wait,
@@ -49,10 +50,14 @@ pytestmark = pytest.mark.ordered
 PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 
 
+def _patch(e, kustomization: dict) -> None:
+    reach_the_api_server(e, kustomization, ("node-reporter",))
+    diag_secret(kustomization)
+
+
 @pytest.fixture(scope="module")
 def env(artifacts, say, took):
-    with deployed(artifacts, os.path.join(HERE, "overlay"), say, took,
-                  patch=lambda e, k: reach_the_api_server(e, k, ("node-reporter",))) as e:
+    with deployed(artifacts, os.path.join(HERE, "overlay"), say, took, patch=_patch) as e:
         yield e
 
 
@@ -325,6 +330,94 @@ def test_the_fleet_view_follows_a_pulled_cable(env):
     figures["Node condition True again"] = time.monotonic() - back
     env.say("fleet view, cable pulled then back: " +
             ", ".join(f"{k} after {v:.1f} s" for k, v in figures.items()))
+
+
+def _triage(env, name: str) -> dict:
+    got = env.kubectl("get", "rocenettriage", name, "-o", "json", check=False)
+    return json.loads(got.stdout).get("status", {}) if got.returncode == 0 else {}
+
+
+def _finished(status: dict) -> bool:
+    return status.get("phase") in ("Succeeded", "Failed", "Inconclusive", "Error")
+
+
+def test_a_triage_by_node_runs_as_a_job_and_names_a_pulled_cable(env):
+    """A RocenetTriage naming the node: rocenet-controller runs rocectl diag
+    reach as a Job on it, through the node's rocenet-diagd, and the status
+    says what it found; with a cable pulled it names that port, and the
+    node loses its validation label; `kubectl rocenet diag reach` gates on
+    the verdict and writes the report; a periodic one runs again and again;
+    a selector matching no node says so."""
+    node = env.cluster.node
+    triage = {"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetTriage",
+              "metadata": {"name": "acceptance", "namespace": "default"},
+              "spec": {"nodes": [node], "count": 3, "timeoutSeconds": 3, "keepResult": True}}
+    started = time.monotonic()
+    env.apply(triage)
+    wait("the triage finished", lambda: _finished(_triage(env, "acceptance")), 180, 0.5)
+    took_ok = time.monotonic() - started
+    status = _triage(env, "acceptance")
+    env.say("kubectl get rocenettriage, all ports healthy:\n" +
+            env.kubectl("get", "rocenettriage", "-o", "wide").stdout.rstrip())
+    assert status["phase"] == "Succeeded", status
+    assert (status["coordinator"], status["nodeCount"]) == (node, 1), status
+    assert status["plan"]["kind"] == "mesh" and status["plan"]["gatewayProbes"] >= 1, status
+    assert status["labels"]["validated"] == 1, status
+    kept = env.json("-n", "rocenet-system", "get", "configmap", status["resultConfigMap"])
+    assert json.loads(kept["data"]["result.json"])["ok"] is True
+    wait("the RocenetNode validated by reach",
+         lambda: env.json("get", "rocenetnode", node)["status"].get("validation", {}).get("stage")
+         in ("reach", "ethernet", "rdma"), 90, 0.5)
+
+    attached = {a["host_ifname"] for a in env.attachments()}
+    name = next(f"so{i}" for i in range(PORTS) if f"so{i}" not in attached)
+    env.fab.link(int(name.removeprefix("so")), "down")
+    try:
+        # A changed spec runs again.
+        env.kubectl("patch", "rocenettriage", "acceptance", "--type=merge",
+                    "-p", json.dumps({"spec": {"count": 2}}))
+        wait("the second run finished", lambda: _triage(env, "acceptance").get("runs") == 2 and
+             _finished(_triage(env, "acceptance")), 180, 0.5)
+        status = _triage(env, "acceptance")
+        env.say("kubectl get rocenettriage, a cable pulled:\n" +
+                env.kubectl("get", "rocenettriage", "-o", "wide").stdout.rstrip())
+        assert status["phase"] == "Failed", status
+        assert status["message"] == f"1 suspect: {node}/{name}", status
+        (suspect,) = status["suspects"]
+        assert (suspect["kind"], suspect["node"], suspect["port"]) == ("port", node, name), suspect
+        assert status["labels"]["unvalidated"] == [node], status
+        wait("the RocenetNode's validation gone",
+             lambda: not env.json("get", "rocenetnode", node)["status"].get("validation", {})
+             .get("stage"), 90, 0.5)
+    finally:
+        env.fab.link(int(name.removeprefix("so")), "up")
+
+    # As an admin gates on it: kubectl rocenet diag reach, its exit code and
+    # its acceptance report.
+    report = os.path.join(env.cluster.work, "acceptance.html")
+    gate = env.rocenet("diag", "reach", node, "--count", "2", "--time-limit", "2s", "--name", "gate",
+                       "--report", report)
+    env.say("kubectl rocenet diag reach (exit %d):\n%s" % (gate.returncode, gate.stdout.rstrip()))
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "default/gate: Succeeded" in gate.stdout, gate.stdout
+    with open(report, encoding="utf-8") as f:
+        page = f.read()
+    assert ">PASS<" in page and node in page, page[:500]
+
+    # Periodic: every 5 s, a run after each.
+    env.apply({**triage, "metadata": {"name": "periodic", "namespace": "default"},
+               "spec": {"nodes": [node], "count": 2, "timeoutSeconds": 2, "every": "5s"}})
+    wait("a periodic triage's third run", lambda: (_triage(env, "periodic").get("runs") or 0) >= 3,
+         180, 0.5)
+    assert _triage(env, "periodic")["phase"] in ("Running", "Succeeded"), _triage(env, "periodic")
+
+    env.apply({**triage, "metadata": {"name": "nowhere", "namespace": "default"},
+               "spec": {"nodeSelector": {"matchLabels": {"rack": "none"}}}})
+    wait("the triage by selector in error", lambda: _triage(env, "nowhere").get("phase") == "Error",
+         60, 0.5)
+    assert "matches no node" in _triage(env, "nowhere")["message"]
+    env.kubectl("delete", "rocenettriage", "acceptance", "nowhere", "gate", "periodic")
+    env.say(f"triage as a Job: the first run (1 node) finished {took_ok:.1f} s after it was asked for")
 
 
 def identity(path: str) -> tuple[int, int] | None:
