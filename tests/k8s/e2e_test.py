@@ -397,7 +397,7 @@ def test_a_triage_by_node_runs_as_a_job_and_names_a_pulled_cable(env):
     report = os.path.join(env.cluster.work, "acceptance.html")
     gate = env.rocenet("diag", "reach", node, "--count", "2", "--time-limit", "2s", "--name", "gate",
                        "--report", report)
-    env.say("kubectl rocenet diag reach (exit %d):\n%s" % (gate.returncode, gate.stdout.rstrip()))
+    env.say(f"kubectl rocenet diag reach (exit {gate.returncode}):\n{gate.stdout.rstrip()}")
     assert gate.returncode == 0, gate.stdout + gate.stderr
     assert "default/gate: Succeeded" in gate.stdout, gate.stdout
     with open(report, encoding="utf-8") as f:

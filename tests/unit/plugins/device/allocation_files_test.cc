@@ -153,8 +153,8 @@ TEST_F(AllocationFilesTest, OneAnswerWithoutAnAllocationDoesNotEndIt) {
   EXPECT_EQ(files_.Retain({{"0000:19:00.0-p8"}}, ports_, t0_ + absl::Minutes(10), grace), 0);
   EXPECT_EQ(files_.Retain({}, ports_, t0_ + absl::Minutes(10) + absl::Seconds(10), grace), 0);
   EXPECT_TRUE(std::filesystem::exists(a.hcl_dir));
-  EXPECT_EQ(files_.Retain({{"0000:19:00.0-p8"}}, ports_, t0_ + absl::Minutes(10) + absl::Seconds(20),
-                          grace),
+  EXPECT_EQ(files_.Retain({{"0000:19:00.0-p8"}}, ports_,
+                          t0_ + absl::Minutes(10) + absl::Seconds(20), grace),
             0);
   // Gone for good: ended once the grace has passed without it.
   EXPECT_EQ(files_.Retain({}, ports_, t0_ + absl::Minutes(10) + absl::Seconds(40), grace), 0);
