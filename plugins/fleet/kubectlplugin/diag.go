@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -420,7 +421,7 @@ Exit codes: 0 pass; 6 fail; 7 inconclusive; 1 no such triage or result;
 				if err != nil {
 					return fmt.Errorf("%s: %w", file, err)
 				}
-				rep = NewReport("rocenet acceptance: "+file, time.Now(), r, th)
+				rep = NewReport("rocenet acceptance: "+filepath.Base(file), time.Now(), r, th)
 			} else {
 				clients, err := o.connect()
 				if err != nil {

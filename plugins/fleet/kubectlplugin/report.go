@@ -308,7 +308,8 @@ func NewReport(title string, ended time.Time, r *reachResult, th Thresholds) *Re
 		rep.Summary = fmt.Sprintf("Every port of %d nodes reached its gateway and its %s peers, within the thresholds.", rep.Nodes, r.Plan.Kind)
 	case r.Labels.Inconclusive:
 		rep.Verdict, rep.ExitCode = "INCONCLUSIVE", ExitInconclusive
-		rep.Summary = fmt.Sprintf("%d suspects, more than one run may unvalidate: the fault is wider than nodes (a leaf, a rail, the coordinator).", len(r.Suspects))
+		rep.Summary = fmt.Sprintf("%d suspects; %s. A fault this wide is the fabric's (a leaf, a rail, the coordinator), not the nodes'.",
+			len(r.Suspects), r.Labels.Reason)
 	default:
 		rep.Verdict, rep.ExitCode = "FAIL", ExitFailed
 		rep.Summary = fmt.Sprintf("%d ports below the thresholds; %d suspects.", short, len(r.Suspects))
