@@ -99,7 +99,7 @@ func TestDiagReachAsksForATriageAndGatesOnItsVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{">FAIL<", "node-5/so1", "leaf-fx-r1", "none of 5 probes from and to it answered",
-		"32 (a full mesh: 112)"} {
+		"32 (a full mesh: 112)", "node-0, node-1, node-2, node-3, node-4, node-5, node-6, node-7"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the report lacks %q", want)
 		}

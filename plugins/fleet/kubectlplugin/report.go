@@ -101,14 +101,15 @@ type Report struct {
 	Verdict  string `json:"verdict"`
 	ExitCode int    `json:"exitCode"`
 	Summary  string `json:"summary"`
-	// What ran.
-	Plan            string `json:"plan"`
-	Nodes           int    `json:"nodes"`
-	Ports           int    `json:"ports"`
-	PeerProbes      int64  `json:"peerProbes"`
-	GatewayProbes   int64  `json:"gatewayProbes"`
-	FullMeshProbes  int64  `json:"fullMeshProbes"`
-	MaxPeersPerPort int    `json:"maxPeersPerPort"`
+	// What ran, over which nodes (as they named themselves).
+	NodeNames       []string `json:"nodeNames"`
+	Plan            string   `json:"plan"`
+	Nodes           int      `json:"nodes"`
+	Ports           int      `json:"ports"`
+	PeerProbes      int64    `json:"peerProbes"`
+	GatewayProbes   int64    `json:"gatewayProbes"`
+	FullMeshProbes  int64    `json:"fullMeshProbes"`
+	MaxPeersPerPort int      `json:"maxPeersPerPort"`
 	// The thresholds a port is judged by.
 	MaxLossRatio float64  `json:"maxLossRatio"`
 	MaxRTTP99    string   `json:"maxRttP99"`
@@ -184,8 +185,22 @@ func NewReport(title string, ended time.Time, r *reachResult, th Thresholds) *Re
 		MaxPeersPerPort: r.Plan.MaxPeersPerPort, MaxLossRatio: th.MaxLossRatio,
 		MaxRTTP99: seconds(th.MaxRTTP99.Seconds()), Problems: r.Problems,
 	}
-	for _, rail := range r.Plan.Rails {
-		rep.FullMeshProbes += int64(rail.Ports) * int64(rail.Ports-1)
+	rep.NodeNames = r.Nodes
+	// A full mesh: every port to every other node's port of its rail.
+	perRail := map[string]map[string]int64{}
+	for _, p := range r.Ports {
+		if perRail[p.Rail] == nil {
+			perRail[p.Rail] = map[string]int64{}
+		}
+		perRail[p.Rail][p.Node]++
+	}
+	for _, nodes := range perRail {
+		var all, same int64
+		for _, k := range nodes {
+			all += k
+			same += k * k
+		}
+		rep.FullMeshProbes += all*all - same
 	}
 	type acc struct {
 		g        Group
@@ -299,13 +314,14 @@ func NewReport(title string, ended time.Time, r *reachResult, th Thresholds) *Re
 	case len(r.Labels.Unvalidated) > 0:
 		rep.Labels = "validation removed from " + joinWords(r.Labels.Unvalidated)
 	case r.Labels.Validated > 0:
-		rep.Labels = fmt.Sprintf("reach validated on %d nodes", r.Labels.Validated)
+		rep.Labels = fmt.Sprintf("reach validated on %d %s", r.Labels.Validated, plural(r.Labels.Validated, "node", "nodes"))
 	}
 	short := len(rep.ShortPorts)
 	switch {
 	case r.OK && short == 0:
 		rep.Verdict, rep.ExitCode = "PASS", ExitOK
-		rep.Summary = fmt.Sprintf("Every port of %d nodes reached its gateway and its %s peers, within the thresholds.", rep.Nodes, r.Plan.Kind)
+		rep.Summary = fmt.Sprintf("Every port of %d %s reached its gateway and its %s peers, within the thresholds.",
+			rep.Nodes, plural(rep.Nodes, "node", "nodes"), r.Plan.Kind)
 	case r.Labels.Inconclusive:
 		rep.Verdict, rep.ExitCode = "INCONCLUSIVE", ExitInconclusive
 		rep.Summary = fmt.Sprintf("%d suspects; %s. A fault this wide is the fabric's (a leaf, a rail, the coordinator), not the nodes'.",
@@ -353,6 +369,7 @@ th{background:#eee}.pass{color:#17692b}.fail{color:#b00020;font-weight:bold}
 <tr><th>stage</th><td>reach: ARP and ICMP echo from every scale-out port to its gateway and to its peers</td></tr>
 <tr><th>plan</th><td>{{.Plan}}</td></tr>
 <tr><th>nodes, ports</th><td>{{.Nodes}}, {{.Ports}}</td></tr>
+<tr><th>the nodes</th><td>{{range $i, $n := .NodeNames}}{{if $i}}, {{end}}{{$n}}{{end}}</td></tr>
 <tr><th>peer probes</th><td>{{.PeerProbes}} (a full mesh: {{.FullMeshProbes}}); at most {{.MaxPeersPerPort}} peers a port</td></tr>
 <tr><th>gateway probes</th><td>{{.GatewayProbes}}</td></tr>
 <tr><th>thresholds</th><td>every peer and gateway answering; lost echoes at most {{.MaxLossRatio}}; peer RTT p99 at most {{.MaxRTTP99}}</td></tr>
