@@ -183,7 +183,11 @@ func applyResult(status *v1alpha1.RocenetTriageStatus, r *reachResult) {
 	switch {
 	case r.OK:
 		status.Phase = v1alpha1.TriageSucceeded
-		status.Message = fmt.Sprintf("all reachable: %d nodes, %d peer probes", len(r.Nodes), r.Plan.PeerProbes)
+		nodes := "nodes"
+		if len(r.Nodes) == 1 {
+			nodes = "node"
+		}
+		status.Message = fmt.Sprintf("all reachable: %d %s, %d peer probes", len(r.Nodes), nodes, r.Plan.PeerProbes)
 	case r.Labels.Inconclusive:
 		status.Phase = v1alpha1.TriageInconclusive
 		status.Message = suspectsLine(r) + "; " + r.Labels.Reason

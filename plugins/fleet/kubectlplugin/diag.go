@@ -262,8 +262,8 @@ func RenderTriage(w io.Writer, t *v1alpha1.RocenetTriage) {
 	s := t.Status
 	fmt.Fprintf(w, "%s/%s: %s, %s\n", t.Namespace, t.Name, s.Phase, s.Message)
 	if s.Plan != nil {
-		fmt.Fprintf(w, "plan %s: %d nodes from %s, %d peer probes and %d gateway probes\n",
-			s.Plan.Kind, s.NodeCount, s.Coordinator, s.Plan.PeerProbes, s.Plan.GatewayProbes)
+		fmt.Fprintf(w, "plan %s: %d %s from %s, %d peer probes and %d gateway probes\n",
+			s.Plan.Kind, s.NodeCount, plural(int(s.NodeCount), "node", "nodes"), s.Coordinator, s.Plan.PeerProbes, s.Plan.GatewayProbes)
 	}
 	if len(s.Rails) > 0 {
 		fmt.Fprintln(w)
@@ -311,7 +311,7 @@ func RenderTriage(w io.Writer, t *v1alpha1.RocenetTriage) {
 		case len(l.Unvalidated) > 0:
 			fmt.Fprintf(w, "\nLabels: validation removed from %s\n", strings.Join(l.Unvalidated, ", "))
 		case l.Validated > 0:
-			fmt.Fprintf(w, "\nLabels: reach validated on %d nodes\n", l.Validated)
+			fmt.Fprintf(w, "\nLabels: reach validated on %d %s\n", l.Validated, plural(int(l.Validated), "node", "nodes"))
 		}
 	}
 }
