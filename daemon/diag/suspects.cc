@@ -172,7 +172,8 @@ void AnalyzePlannedReach(const Plan& plan, const std::vector<std::string>& node_
       }
     }
     if (!all || suspects < 2) continue;
-    std::erase_if(leaves, [&](const Suspect& s) { return s.rail == rail; });
+    const std::string& whole_rail = rail;  // a structured binding cannot be captured
+    std::erase_if(leaves, [&](const Suspect& s) { return s.rail == whole_rail; });
     for (uint32_t p : members) explained[p] = true;
     rails.push_back(
         Suspect{"rail", "", "", "", rail,
