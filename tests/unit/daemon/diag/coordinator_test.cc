@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "daemon/diag/limits.h"
 #include "daemon/diag/wire/convert.h"
@@ -258,10 +259,14 @@ TEST_F(CoordinatorTest, ReachOverMoreThanSixtyFourNodesRunsRingsAndNamesTheDeadP
   for (int i = 0; i < 100; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
   request.count = 3;
   ASSERT_OK_AND_ASSIGN(ReachRequest normal, NormalizeReach(request));
+  // Progress comes from the nodes' threads at once.
+  absl::Mutex mu;
   std::vector<std::string> said;
-  ASSERT_OK_AND_ASSIGN(
-      ReachResult result,
-      coordinator_->Reach(normal, [&](const std::string& m, double) { said.push_back(m); }));
+  ASSERT_OK_AND_ASSIGN(ReachResult result,
+                       coordinator_->Reach(normal, [&](const std::string& m, double) {
+                         absl::MutexLock lock(&mu);
+                         said.push_back(m);
+                       }));
   EXPECT_EQ(result.plan.kind, "rings");
   EXPECT_EQ(result.plan.peer_probes, 2u * 2 * 100);
   // The plan is said before the run.
