@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
+	"rocenet.io/plugins/internal/reachresult"
 )
 
 // Labels of a triage run's Job, naming its RocenetTriage.
@@ -439,7 +440,7 @@ func (r *TriageReconciler) collect(ctx context.Context, t *v1alpha1.RocenetTriag
 		fail(t, now, "reading the log of %s/%s: %v", pod.Namespace, pod.Name, err)
 		return true, nil
 	}
-	result, err := parseReachResult(bytes.TrimSpace(log))
+	result, err := reachresult.Parse(bytes.TrimSpace(log))
 	if err != nil {
 		if why == "" {
 			why = err.Error()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
+	"rocenet.io/plugins/internal/reachresult"
 )
 
 func fixture(t *testing.T, name string) []byte {
@@ -22,7 +23,7 @@ func fixture(t *testing.T, name string) []byte {
 
 // A real run (tests/fixtures/diag/README.md): 8 nodes, one cable cut.
 func TestARecordedRunBecomesTheStatus(t *testing.T) {
-	r, err := parseReachResult(fixture(t, "reach-rings-8-nodes-cut-cable.json"))
+	r, err := reachresult.Parse(fixture(t, "reach-rings-8-nodes-cut-cable.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +57,11 @@ func TestARecordedRunBecomesTheStatus(t *testing.T) {
 }
 
 func TestAnInconclusiveRunSaysWhyAndListsAtMostThirtyTwo(t *testing.T) {
-	r := &reachResult{}
+	r := &reachresult.Result{}
 	r.Plan.Kind = "rings+leaves"
 	for i := 0; i < 40; i++ {
 		r.Suspects = append(r.Suspects, "n/so0")
-		r.SuspectDetails = append(r.SuspectDetails, suspectDetail{Kind: "port", Node: "n", Port: "so0"})
+		r.SuspectDetails = append(r.SuspectDetails, reachresult.Suspect{Kind: "port", Node: "n", Port: "so0"})
 	}
 	r.Labels.Inconclusive = true
 	r.Labels.Reason = "the failure names 40 of 128 nodes, more than the 12 one run may unvalidate: no label was changed"
@@ -76,7 +77,7 @@ func TestAnInconclusiveRunSaysWhyAndListsAtMostThirtyTwo(t *testing.T) {
 
 func TestOutputThatIsNoResultIsAnError(t *testing.T) {
 	for _, text := range []string{"", "rocectl: cannot reach rocenet-diagd", `{"ports": []}`} {
-		if _, err := parseReachResult([]byte(text)); err == nil {
+		if _, err := reachresult.Parse([]byte(text)); err == nil {
 			t.Errorf("%q: no error", text)
 		}
 	}

@@ -9,84 +9,12 @@ import (
 	"io"
 	"sort"
 	"time"
+
+	"rocenet.io/plugins/internal/reachresult"
 )
 
-// reachResult is the part of rocectl's `diag reach -o json`
-// (rocenet.v1.ReachResult, proto field names) a report reads.
-type reachResult struct {
-	OK       bool     `json:"ok"`
-	Nodes    []string `json:"nodes"`
-	Problems []string `json:"problems"`
-	Plan     struct {
-		Kind            string `json:"kind"`
-		Nodes           int    `json:"nodes"`
-		Ports           int    `json:"ports"`
-		PeerProbes      int64  `json:"peer_probes"`
-		GatewayProbes   int64  `json:"gateway_probes"`
-		MaxPeersPerPort int    `json:"max_peers_per_port"`
-		Rails           []struct {
-			Rail       string `json:"rail"`
-			Ports      int    `json:"ports"`
-			Leaves     int    `json:"leaves"`
-			Stride     int    `json:"stride"`
-			PeerProbes int64  `json:"peer_probes"`
-		} `json:"rails"`
-	} `json:"plan"`
-	Ports []struct {
-		Node          string  `json:"node"`
-		Port          string  `json:"port"`
-		Address       string  `json:"address"`
-		Rail          string  `json:"rail"`
-		Leaf          string  `json:"leaf"`
-		Error         string  `json:"error"`
-		PeersProbed   int64   `json:"peers_probed"`
-		PeersFailed   int64   `json:"peers_failed"`
-		PeerLossRatio float64 `json:"peer_loss_ratio"`
-		PeerRTTP50    float64 `json:"peer_rtt_p50_seconds"`
-		PeerRTTP99    float64 `json:"peer_rtt_p99_seconds"`
-		Targets       []struct {
-			Kind      string  `json:"kind"`
-			Reachable bool    `json:"reachable"`
-			RTTP50    float64 `json:"rtt_p50_seconds"`
-			Error     string  `json:"error"`
-		} `json:"targets"`
-	} `json:"ports"`
-	Unreachable []struct {
-		FromNode  string `json:"from_node"`
-		FromPort  string `json:"from_port"`
-		ToNode    string `json:"to_node"`
-		ToPort    string `json:"to_port"`
-		ToAddress string `json:"to_address"`
-		Reason    string `json:"reason"`
-	} `json:"unreachable"`
-	Suspects       []string `json:"suspects"`
-	SuspectDetails []struct {
-		Kind     string `json:"kind"`
-		Node     string `json:"node"`
-		Port     string `json:"port"`
-		Leaf     string `json:"leaf"`
-		Rail     string `json:"rail"`
-		Evidence string `json:"evidence"`
-	} `json:"suspect_details"`
-	Labels struct {
-		Validated    int      `json:"validated"`
-		Unvalidated  []string `json:"unvalidated"`
-		Inconclusive bool     `json:"inconclusive"`
-		Reason       string   `json:"reason"`
-	} `json:"labels"`
-}
-
 // ParseReachResult reads rocectl's JSON result of a reach across nodes.
-func ParseReachResult(data []byte) (*reachResult, error) {
-	var r reachResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("not rocectl's JSON result of diag reach: %w", err)
-	}
-	if r.Plan.Kind == "" {
-		return nil, fmt.Errorf("not a reach across nodes: the result has no plan")
-	}
-	return &r, nil
-}
+func ParseReachResult(data []byte) (*reachresult.Result, error) { return reachresult.Parse(data) }
 
 // Report is the acceptance report of a reach run: what ran, the verdict,
 // each rail and leaf against the thresholds, the ports that fell short,
@@ -163,21 +91,11 @@ type Thresholds struct {
 
 const maxReportedProbes = 200
 
-func seconds(s float64) string {
-	switch {
-	case s <= 0:
-		return "-"
-	case s < 1e-3:
-		return fmt.Sprintf("%.0fus", s*1e6)
-	case s < 1:
-		return fmt.Sprintf("%.2fms", s*1e3)
-	default:
-		return fmt.Sprintf("%.2fs", s)
-	}
-}
+// seconds is a round trip as rocectl prints it, "-" for none.
+func seconds(s float64) string { return dash(reachresult.FormatSeconds(s)) }
 
 // NewReport judges result r by th.
-func NewReport(title string, ended time.Time, r *reachResult, th Thresholds) *Report {
+func NewReport(title string, ended time.Time, r *reachresult.Result, th Thresholds) *Report {
 	rep := &Report{
 		Title: title, Time: ended.UTC().Format(time.RFC3339),
 		Plan: r.Plan.Kind, Nodes: r.Plan.Nodes, Ports: r.Plan.Ports,
@@ -302,11 +220,7 @@ func NewReport(title string, ended time.Time, r *reachResult, th Thresholds) *Re
 		if i == maxReportedProbes {
 			break
 		}
-		to := u.ToNode + "/" + u.ToPort + " (" + u.ToAddress + ")"
-		if u.ToNode == "gateway" {
-			to = "its gateway " + u.ToAddress
-		}
-		rep.FailedProbes = append(rep.FailedProbes, fmt.Sprintf("%s/%s -> %s: %s", u.FromNode, u.FromPort, to, u.Reason))
+		rep.FailedProbes = append(rep.FailedProbes, u.Link())
 	}
 	switch {
 	case r.Labels.Inconclusive:
