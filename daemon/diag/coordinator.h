@@ -87,6 +87,15 @@ class Coordinator {
   std::vector<absl::StatusOr<peer::PeerInfo>> Infos(const std::vector<NodeAddress>& nodes);
   // From this node's own ports only.
   absl::StatusOr<ReachResult> LocalReach(const ReachRequest& request, const Progress& progress);
+  // A ring per rail over `nodes` (whose `infos` are all OK) for `sizes`;
+  // announces nothing.
+  AllreduceResult RunRings(const AllreduceRequest& request, const std::vector<NodeAddress>& nodes,
+                           const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
+                           const std::vector<uint64_t>& sizes, const Progress& progress);
+  // Adds the bisection of `result`, the run over all `nodes`, to it.
+  void BisectRings(const AllreduceRequest& request, const std::vector<NodeAddress>& nodes,
+                   const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
+                   const Progress& progress, AllreduceResult& result);
 
   // Tells every node of `verdict` its part (this one through
   // parts_.validation, the others over the data port, at once, within a few

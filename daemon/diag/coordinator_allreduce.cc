@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Coordinator::Allreduce: a ring per rail across the nodes.
+// Coordinator::Allreduce: a ring per rail across the nodes, and the
+// bisection that finds the node making it slow (bisect.h).
 #include <algorithm>
 #include <atomic>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "daemon/diag/bisect.h"
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/coordinator_util.h"
+#include "daemon/diag/limits.h"
 #include "daemon/diag/ring_summary.h"
 #include "daemon/diag/stage.h"
 #include "daemon/diag/stats.h"
@@ -67,22 +70,15 @@ peer::PeerRequest JoinRequest(const AllreduceRequest& request, const std::string
 
 }  // namespace
 
-absl::StatusOr<AllreduceResult> Coordinator::Allreduce(const AllreduceRequest& request,
-                                                       const Progress& progress) {
+AllreduceResult Coordinator::RunRings(const AllreduceRequest& request,
+                                      const std::vector<NodeAddress>& nodes,
+                                      const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
+                                      const std::vector<uint64_t>& sizes,
+                                      const Progress& progress) {
   AllreduceResult result;
-  const std::vector<NodeAddress> nodes = ParseNodes(request.nodes);
   const size_t n = nodes.size();
   result.ranks = static_cast<uint32_t>(n);
-  progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
-  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
-  for (size_t i = 0; i < n; ++i) {
-    result.nodes.push_back(NameOf(infos[i], nodes[i]));
-    if (!infos[i].ok()) result.problems.push_back(std::string(infos[i].status().message()));
-  }
-  if (!result.problems.empty()) {
-    result.ok = false;
-    return result;
-  }
+  for (size_t i = 0; i < n; ++i) result.nodes.push_back(NameOf(infos[i], nodes[i]));
   // A ring per rail that every node has a port in.
   const std::vector<std::string> ring_rails = RingRails(infos, result);
   std::vector<std::pair<std::string, peer::PeerPort>> ring_ports;
@@ -93,8 +89,6 @@ absl::StatusOr<AllreduceResult> Coordinator::Allreduce(const AllreduceRequest& r
     }
   }
   result.stage = EthernetRingStage(ring_ports);
-  const std::vector<uint64_t> sizes =
-      SizeSweep(request.min_bytes, request.max_bytes, request.step_factor);
   const std::string session = RandomSession();
   progress(absl::StrCat(ring_rails.size(), " rings of ", n, " ranks, ", sizes.size(),
                         " sizes from ", sizes.front(), " to ", sizes.back(), " bytes"),
@@ -133,16 +127,84 @@ absl::StatusOr<AllreduceResult> Coordinator::Allreduce(const AllreduceRequest& r
     }
   }
   result.ok = result.problems.empty();
+  return result;
+}
+
+void Coordinator::BisectRings(const AllreduceRequest& request,
+                              const std::vector<NodeAddress>& nodes,
+                              const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
+                              const Progress& progress, AllreduceResult& result) {
+  // The runs after the first measure the largest size only.
+  const std::vector<uint64_t> largest = {request.max_bytes};
+  const uint32_t most = AllreduceBisectionRuns(nodes.size());
+  uint32_t made = 1;
+  const RunGroup run = [&](const std::vector<size_t>& members) {
+    std::vector<NodeAddress> group_nodes;
+    std::vector<absl::StatusOr<peer::PeerInfo>> group_infos;
+    std::string names;
+    for (size_t m : members) {
+      group_nodes.push_back(nodes[m]);
+      group_infos.push_back(infos[m]);
+      absl::StrAppend(&names, names.empty() ? "" : ",", result.nodes[m]);
+    }
+    const double done = static_cast<double>(made++) / most;
+    progress(absl::StrCat("bisection: a ring of ", names), 0.5 + 0.5 * done);
+    const AllreduceResult group =
+        RunRings(request, group_nodes, group_infos, largest, [](const std::string&, double) {});
+    return ScoreOf(group);
+  };
+  BisectionOutcome outcome = Bisect(result.nodes, ScoreOf(result),
+                                    {.min_fraction = request.min_fraction,
+                                     .expected_busbw = request.expected_busbw_bytes_per_second},
+                                    run);
+  result.bisection = std::move(outcome.steps);
+  for (size_t m : outcome.slow) result.slow_nodes.push_back(result.nodes[m]);
+  result.bisection_conclusion = std::move(outcome.conclusion);
+  if (!result.slow_nodes.empty()) {
+    result.problems.push_back(absl::StrCat("bisection: ", result.bisection_conclusion));
+    result.ok = false;
+  }
+}
+
+absl::StatusOr<AllreduceResult> Coordinator::Allreduce(const AllreduceRequest& request,
+                                                       const Progress& progress) {
+  const std::vector<NodeAddress> nodes = ParseNodes(request.nodes);
+  const size_t n = nodes.size();
+  progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
+  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
+  AllreduceResult result;
+  result.ranks = static_cast<uint32_t>(n);
+  for (size_t i = 0; i < n; ++i) {
+    result.nodes.push_back(NameOf(infos[i], nodes[i]));
+    if (!infos[i].ok()) result.problems.push_back(std::string(infos[i].status().message()));
+  }
+  if (!result.problems.empty()) {
+    result.ok = false;
+    return result;
+  }
+  const std::vector<uint64_t> sizes =
+      SizeSweep(request.min_bytes, request.max_bytes, request.step_factor);
+  const double share = request.bisect ? 0.5 : 1;
+  result = RunRings(request, nodes, infos, sizes,
+                    [&](const std::string& what, double done) { progress(what, share * done); });
+  if (request.bisect) BisectRings(request, nodes, infos, progress, result);
+
   Verdict verdict(kEthernetStage, result.ok, coordinator::FirstProblem(result.problems));
   for (size_t i = 0; i < n; ++i) verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
-  for (const RailResult& rail : result.rails) {
-    for (const RingLink& link : rail.links) {
-      if (link.error.empty()) continue;
-      verdict.failed.insert(link.from_node);
-      verdict.failed.insert(link.to_node);
+  if (!result.slow_nodes.empty()) {
+    // The bisection names the nodes: the ends of the links of the whole run
+    // were only where the slow node happened to sit in the ring.
+    verdict.failed.insert(result.slow_nodes.begin(), result.slow_nodes.end());
+  } else {
+    for (const RailResult& rail : result.rails) {
+      for (const RingLink& link : rail.links) {
+        if (link.error.empty()) continue;
+        verdict.failed.insert(link.from_node);
+        verdict.failed.insert(link.to_node);
+      }
     }
   }
-  Announce(verdict);
+  result.labels = Announce(verdict);
   return result;
 }
 

@@ -175,7 +175,32 @@ absl::StatusOr<AllreduceRequest> NormalizeAllreduce(AllreduceRequest r) {
   r.step_factor = factor;
   r.iterations = iterations;
   r.timeout_ms = timeout;
+  if (!r.bisect) {
+    if (r.min_fraction != 0) return absl::InvalidArgumentError("min_fraction: applies to bisect");
+    if (r.expected_busbw_bytes_per_second != 0) {
+      return absl::InvalidArgumentError("expected_busbw_bytes_per_second: applies to bisect");
+    }
+    return r;
+  }
+  if (r.min_fraction == 0) r.min_fraction = kDefaultBisectionMinFraction;
+  if (!(r.min_fraction >= 0.1 && r.min_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_fraction: ", r.min_fraction, " is not within 0.1..1"));
+  }
+  if (!(r.expected_busbw_bytes_per_second >= 0 && r.expected_busbw_bytes_per_second < 1e15)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected_busbw_bytes_per_second: ", r.expected_busbw_bytes_per_second,
+                     " is not a bandwidth in bytes a second"));
+  }
   return r;
+}
+
+uint32_t AllreduceBisectionRuns(size_t nodes) {
+  // The whole; two halves a level while a group has 4 or more nodes; then a
+  // pair of good nodes and a pair per node of the last group (at most 3).
+  uint32_t runs = 1;
+  for (size_t group = nodes; group >= 4; group = (group + 1) / 2) runs += 2;
+  return runs + 1 + 3;
 }
 
 absl::StatusOr<IncastRequest> NormalizeIncast(IncastRequest r) {

@@ -43,6 +43,7 @@ inline constexpr uint32_t kMaxIterations = 100;
 inline constexpr uint32_t kMinAllreduceTimeoutMs = 1000;
 inline constexpr uint32_t kMaxAllreduceTimeoutMs = 120000;
 inline constexpr int kMaxSizes = 32;
+inline constexpr double kDefaultBisectionMinFraction = 0.9;
 inline constexpr uint64_t kMaxRdmaBytes = 8ull << 20;
 inline constexpr uint32_t kMinRdmaDurationMs = 1000;
 inline constexpr uint64_t kMinRdmaIterations = 10;
@@ -57,7 +58,12 @@ absl::Status CheckPeersPerPort(const std::vector<LocalPort>& ports,
 // one failed run may take the validation label from.
 uint32_t MaxUnvalidated(uint32_t max_nodes, double max_fraction, size_t nodes);
 absl::StatusOr<BandwidthRequest> NormalizeBandwidth(BandwidthRequest request);
+// With bisect: min_fraction 0.1..1 (default kDefaultBisectionMinFraction),
+// expected_busbw_bytes_per_second >= 0; without, both unset.
 absl::StatusOr<AllreduceRequest> NormalizeAllreduce(AllreduceRequest request);
+// The most ring runs a bisection over `nodes` nodes makes, the first over
+// all of them included; each is bounded by the request's timeout_ms.
+uint32_t AllreduceBisectionRuns(size_t nodes);
 absl::StatusOr<IncastRequest> NormalizeIncast(IncastRequest request);
 // One link (port and peer) or a ring (nodes), not both; test write_bw or
 // write_lat.

@@ -197,6 +197,9 @@ struct AllreduceRequest {
   uint32_t step_factor = 0;
   uint32_t iterations = 0;
   uint32_t timeout_ms = 0;
+  bool bisect = false;
+  double min_fraction = 0;
+  double expected_busbw_bytes_per_second = 0;
 
   bool operator==(const AllreduceRequest&) const = default;
 };
@@ -233,6 +236,20 @@ struct RailResult {
   bool operator==(const RailResult&) const = default;
 };
 
+struct BisectionStep {
+  std::vector<std::string> nodes;
+  uint32_t depth = 0;
+  bool pair = false;
+  double busbw_bytes_per_second = 0;
+  std::string rail;
+  bool broken = false;
+  bool slow = false;
+  std::string reason;
+  std::string slowest_link;
+
+  bool operator==(const BisectionStep&) const = default;
+};
+
 struct AllreduceResult {
   std::vector<std::string> nodes;
   uint32_t ranks = 0;
@@ -240,6 +257,10 @@ struct AllreduceResult {
   bool ok = false;
   std::vector<std::string> problems;
   StagePath stage;
+  std::vector<BisectionStep> bisection;
+  std::vector<std::string> slow_nodes;
+  std::string bisection_conclusion;
+  Labels labels;
 
   bool operator==(const AllreduceResult&) const = default;
 };

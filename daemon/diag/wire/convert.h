@@ -56,6 +56,8 @@ api_pb::RingLink ToProto(const RingLink& d);
 RingLink FromProto(const api_pb::RingLink& p);
 api_pb::RailResult ToProto(const RailResult& d);
 RailResult FromProto(const api_pb::RailResult& p);
+api_pb::BisectionStep ToProto(const BisectionStep& d);
+BisectionStep FromProto(const api_pb::BisectionStep& p);
 api_pb::AllreduceResult ToProto(const AllreduceResult& d);
 AllreduceResult FromProto(const api_pb::AllreduceResult& p);
 api_pb::IncastRequest ToProto(const IncastRequest& d);

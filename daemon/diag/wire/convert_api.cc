@@ -368,6 +368,9 @@ api_pb::AllreduceRequest ToProto(const AllreduceRequest& d) {
   p.set_step_factor(d.step_factor);
   p.set_iterations(d.iterations);
   p.set_timeout_ms(d.timeout_ms);
+  p.set_bisect(d.bisect);
+  p.set_min_fraction(d.min_fraction);
+  p.set_expected_busbw_bytes_per_second(d.expected_busbw_bytes_per_second);
   return p;
 }
 
@@ -379,6 +382,9 @@ AllreduceRequest FromProto(const api_pb::AllreduceRequest& p) {
   d.step_factor = p.step_factor();
   d.iterations = p.iterations();
   d.timeout_ms = p.timeout_ms();
+  d.bisect = p.bisect();
+  d.min_fraction = p.min_fraction();
+  d.expected_busbw_bytes_per_second = p.expected_busbw_bytes_per_second();
   return d;
 }
 
@@ -446,6 +452,34 @@ RailResult FromProto(const api_pb::RailResult& p) {
   return d;
 }
 
+api_pb::BisectionStep ToProto(const BisectionStep& d) {
+  api_pb::BisectionStep p;
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  p.set_depth(d.depth);
+  p.set_pair(d.pair);
+  p.set_busbw_bytes_per_second(d.busbw_bytes_per_second);
+  p.set_rail(d.rail);
+  p.set_broken(d.broken);
+  p.set_slow(d.slow);
+  p.set_reason(d.reason);
+  p.set_slowest_link(d.slowest_link);
+  return p;
+}
+
+BisectionStep FromProto(const api_pb::BisectionStep& p) {
+  BisectionStep d;
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  d.depth = p.depth();
+  d.pair = p.pair();
+  d.busbw_bytes_per_second = p.busbw_bytes_per_second();
+  d.rail = p.rail();
+  d.broken = p.broken();
+  d.slow = p.slow();
+  d.reason = p.reason();
+  d.slowest_link = p.slowest_link();
+  return d;
+}
+
 api_pb::AllreduceResult ToProto(const AllreduceResult& d) {
   api_pb::AllreduceResult p;
   for (const auto& v : d.nodes) p.add_nodes(v);
@@ -454,6 +488,10 @@ api_pb::AllreduceResult ToProto(const AllreduceResult& d) {
   p.set_ok(d.ok);
   for (const auto& v : d.problems) p.add_problems(v);
   *p.mutable_stage() = ToProto(d.stage);
+  for (const auto& v : d.bisection) *p.add_bisection() = ToProto(v);
+  for (const auto& v : d.slow_nodes) p.add_slow_nodes(v);
+  p.set_bisection_conclusion(d.bisection_conclusion);
+  *p.mutable_labels() = ToProto(d.labels);
   return p;
 }
 
@@ -465,6 +503,10 @@ AllreduceResult FromProto(const api_pb::AllreduceResult& p) {
   d.ok = p.ok();
   d.problems.assign(p.problems().begin(), p.problems().end());
   d.stage = FromProto(p.stage());
+  for (const auto& v : p.bisection()) d.bisection.push_back(FromProto(v));
+  d.slow_nodes.assign(p.slow_nodes().begin(), p.slow_nodes().end());
+  d.bisection_conclusion = p.bisection_conclusion();
+  d.labels = FromProto(p.labels());
   return d;
 }
 

@@ -208,5 +208,85 @@ TEST_F(StagesTest, RdmaRequestsOutOfBoundsAreRefusedNamingTheField) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("for write_lat only")));
 }
 
+// Node n5 of 8 makes every ring it is in 4 times slower: the bisection runs
+// the halves, then the slow half's halves, then n4 and n5 each beside n0,
+// and names n5 alone; only n5 loses its label.
+TEST_F(StagesTest, AllreduceBisectionNamesTheNodeThatMakesTheRingSlow) {
+  std::vector<FakeNode> nodes;
+  for (int i = 0; i < 8; ++i) nodes.push_back(testing::TwoRailNode(i));
+  nodes[5].ring_slowdown = 4;
+  Use(nodes);
+  AllreduceRequest request;
+  for (int i = 0; i < 8; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  request.bisect = true;
+  ASSERT_OK_AND_ASSIGN(AllreduceRequest normal, NormalizeAllreduce(request));
+  ASSERT_OK_AND_ASSIGN(AllreduceResult result, coordinator_->Allreduce(normal, Quiet()));
+  EXPECT_FALSE(result.ok);
+  EXPECT_THAT(result.slow_nodes, ElementsAre("n5"));
+  std::vector<std::string> steps;
+  for (const BisectionStep& step : result.bisection) {
+    std::string nodes_of;
+    for (const std::string& n : step.nodes)
+      absl::StrAppend(&nodes_of, nodes_of.empty() ? "" : ",", n);
+    steps.push_back(
+        absl::StrCat(step.depth, step.pair ? " pair " : " ", nodes_of, step.slow ? " slow" : ""));
+  }
+  EXPECT_THAT(steps, ElementsAre("0 n0,n1,n2,n3,n4,n5,n6,n7", "1 n0,n1,n2,n3", "1 n4,n5,n6,n7 slow",
+                                 "2 n4,n5 slow", "2 n6,n7", "3 pair n0,n1", "3 pair n4,n0",
+                                 "3 pair n5,n0 slow"));
+  EXPECT_LE(result.bisection.size(), AllreduceBisectionRuns(8));
+  EXPECT_THAT(result.bisection[2].reason, HasSubstr("below 0.9 of the"));
+  EXPECT_THAT(result.bisection_conclusion, HasSubstr("n5 makes the all-reduce slow"));
+  EXPECT_THAT(result.problems, ElementsAre(HasSubstr("bisection: n5 makes")));
+  // The runs after the first measure the largest size only.
+  size_t one_size = 0;
+  for (const auto& [node, req] : peers_->requests()) {
+    if (const peer::RingJoin* join = req.as<peer::RingJoin>()) {
+      if (join->sizes.size() == 1) {
+        EXPECT_EQ(join->sizes[0], normal.max_bytes);
+        ++one_size;
+      }
+    }
+  }
+  // Two rails; 4+4, 2+2, then three pairs: 18 ranks a rail.
+  EXPECT_EQ(one_size, 2u * 18);
+  EXPECT_THAT(Notices(), ElementsAre(std::pair<std::string, bool>("n5", false)));
+}
+
+// Eight healthy nodes: the halves run alike and nothing is named.
+TEST_F(StagesTest, AllreduceBisectionOfAHealthyRingNamesNobody) {
+  std::vector<FakeNode> nodes;
+  for (int i = 0; i < 8; ++i) nodes.push_back(testing::TwoRailNode(i));
+  Use(nodes);
+  AllreduceRequest request;
+  for (int i = 0; i < 8; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  request.bisect = true;
+  ASSERT_OK_AND_ASSIGN(AllreduceRequest normal, NormalizeAllreduce(request));
+  ASSERT_OK_AND_ASSIGN(AllreduceResult result, coordinator_->Allreduce(normal, Quiet()));
+  EXPECT_TRUE(result.ok) << absl::StrCat(result.problems.empty() ? "" : result.problems[0]);
+  EXPECT_THAT(result.slow_nodes, IsEmpty());
+  EXPECT_EQ(result.bisection.size(), 3u);
+  EXPECT_THAT(result.bisection_conclusion, HasSubstr("no node makes the all-reduce slow"));
+}
+
+TEST(AllreduceLimitsTest, BisectionFlagsApplyToBisectOnly) {
+  AllreduceRequest request;
+  request.nodes = {"10.0.0.1", "10.0.0.2"};
+  request.min_fraction = 0.5;
+  EXPECT_THAT(NormalizeAllreduce(request).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("min_fraction: applies")));
+  request.bisect = true;
+  request.min_fraction = 0.05;
+  EXPECT_THAT(NormalizeAllreduce(request).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not within 0.1..1")));
+  request.min_fraction = 0;
+  request.expected_busbw_bytes_per_second = -1;
+  EXPECT_THAT(NormalizeAllreduce(request).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("expected_busbw")));
+  request.expected_busbw_bytes_per_second = 0;
+  ASSERT_OK_AND_ASSIGN(AllreduceRequest normal, NormalizeAllreduce(request));
+  EXPECT_DOUBLE_EQ(normal.min_fraction, kDefaultBisectionMinFraction);
+}
+
 }  // namespace
 }  // namespace rocenet::diag

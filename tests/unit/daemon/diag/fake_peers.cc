@@ -162,7 +162,11 @@ peer::PeerReply FakePeers::Ring(const FakeNode& node, const peer::RingJoin& join
                                  : "timed out waiting for the previous rank";
     return reply;
   }
-  for (size_t s = 0; s < join.sizes.size(); ++s) report->seconds.push_back(0.001 * (s + 1));
+  for (size_t s = 0; s < join.sizes.size(); ++s) {
+    // 10 GB/s a size after a fixed 0.5 ms.
+    const double seconds = 0.0005 + static_cast<double>(join.sizes[s]) / 10e9;
+    report->seconds.push_back(seconds * node.ring_slowdown);
+  }
   report->verified = true;
   return reply;
 }

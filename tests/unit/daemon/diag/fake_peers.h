@@ -36,8 +36,11 @@ struct FakeNode {
   bool dead = false;           // no connection at all
   bool dies_in_ring = false;   // answers Info, then fails its RingJoin
   bool hangs_in_ring = false;  // joins and waits until released
-  std::string send_error;      // incast: the sender's error
-  double send_seconds = 1.0;   // incast: what it sent, over how long
+  // A ring's time per size is its slowest rank's: this node's times are
+  // multiplied by this.
+  double ring_slowdown = 1.0;
+  std::string send_error;     // incast: the sender's error
+  double send_seconds = 1.0;  // incast: what it sent, over how long
   uint64_t send_bytes = 1'000'000'000;
   // RDMA stage: what this node measures on its links out (RdmaRun), or why
   // it skips them.
