@@ -71,10 +71,15 @@ constexpr absl::string_view kDiagHelp =
     "      --force-link-rate, and the RDMA stage (diag rdma) measures RoCE.\n"
     "  rocectl diag allreduce --nodes NODE,NODE,... [--min-bytes 1K] [--max-bytes 4M]\n"
     "                     [--step-factor 4] [--iterations 5] [--time-limit 20s]\n"
+    "                     [--bisect [--min-fraction 0.9] [--expected-busbw GB/s]]\n"
     "      a ring all-reduce (float32 sum) per rail over the nodes in the order\n"
     "      given; per size the time, algbw = size/time and busbw = algbw*2(n-1)/n\n"
     "      (as nccl-tests reports them), each ring link's throughput and the\n"
     "      slowest one; a rail whose ring fails or runs out of time is BROKEN.\n"
+    "      --bisect then finds the node that makes it slow: the halves of the order\n"
+    "      run apart, then the slow half's halves, down to 2 or 3 nodes, each run\n"
+    "      beside a good node. A group is slow when its ring breaks or its busbw is\n"
+    "      below --min-fraction (0.9) of its sibling's or of --expected-busbw GB/s.\n"
     "  rocectl diag incast --port so0 --senders NODE,NODE,... [--streams 1] [--duration 2s]\n"
     "      every sender sends to this node's port at once: throughput per sender,\n"
     "      Jain's fairness index (1 fair .. 1/n one sender took all), TCP\n"
@@ -136,6 +141,7 @@ const std::vector<CommandFlag>& DiagFlags() {
                                                           {"duration", "DURATION", true},
                                                           {"min-fraction", "FRACTION", true},
                                                           {"force-link-rate", "", false},
+                                                          {"bisect", "", false},
                                                           {"size", "SIZE", true},
                                                           {"min-bytes", "SIZE", true},
                                                           {"max-bytes", "SIZE", true},
@@ -362,9 +368,15 @@ absl::Status Bandwidth(const CommandContext& context, const Args& args) {
 }
 
 absl::Status Allreduce(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(
-      Only(args, {"nodes", "min-bytes", "max-bytes", "step-factor", "iterations", "time-limit"},
-           "allreduce"));
+  RETURN_IF_ERROR(Only(args,
+                       {"nodes", "min-bytes", "max-bytes", "step-factor", "iterations",
+                        "time-limit", "bisect", "min-fraction", "expected-busbw"},
+                       "allreduce"));
+  if (!args.Has("bisect") && (args.Has("min-fraction") || args.Has("expected-busbw"))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flag --", args.Has("min-fraction") ? "min-fraction" : "expected-busbw",
+                     " applies to diag allreduce --bisect"));
+  }
   v1::AllreduceRequest request;
   for (const std::string& n : args.List("nodes")) request.add_nodes(n);
   ASSIGN_OR_RETURN(const uint64_t min, args.Bytes("min-bytes"));
@@ -377,11 +389,29 @@ absl::Status Allreduce(const CommandContext& context, const Args& args) {
   request.set_step_factor(factor);
   request.set_iterations(iterations);
   request.set_timeout_ms(limit);
+  request.set_bisect(args.Has("bisect"));
+  if (args.Has("min-fraction")) {
+    ASSIGN_OR_RETURN(const double fraction, args.Number("min-fraction"));
+    request.set_min_fraction(fraction);
+  }
+  if (args.Has("expected-busbw")) {
+    ASSIGN_OR_RETURN(const double gbs, args.Number("expected-busbw"));
+    if (!(gbs > 0))
+      return absl::InvalidArgumentError("flag --expected-busbw: must be above 0 GB/s");
+    request.set_expected_busbw_bytes_per_second(gbs * 1e9);
+  }
   ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
   ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());
   grpc::ClientContext rpc;
-  SetDeadline(context, &rpc, limit == 0 ? 20000 : limit);
+  // A bisection makes at most 2 log2(n) + 5 runs of the time limit each,
+  // and a few seconds for the answers of each (docs/diagnostics.md#bisection).
+  uint32_t runs = 1;
+  if (request.bisect()) {
+    runs = 5;
+    for (int n = request.nodes_size(); n > 1; n = (n + 1) / 2) runs += 2;
+  }
+  SetDeadline(context, &rpc, runs * ((limit == 0 ? 20000 : limit) + 3000));
   auto reader = stub->Allreduce(&rpc, request);
   return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Allreduce",
                 &RenderAllreduce, &v1::AllreduceEvent::result);

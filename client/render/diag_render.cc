@@ -38,6 +38,19 @@ void AppendProblems(const google::protobuf::RepeatedPtrField<std::string>& probl
   for (const std::string& p : problems) absl::StrAppend(out, "  ", p, "\n");
 }
 
+// What the run did to the validation labels of `stage`.
+void AppendLabels(const v1::Labels& labels, absl::string_view stage, std::string* out) {
+  if (labels.inconclusive()) {
+    absl::StrAppend(out, "\nLabels: inconclusive, ", labels.reason(), "\n");
+  } else if (!labels.unvalidated().empty()) {
+    absl::StrAppend(out, "\nLabels: validation removed from ",
+                    absl::StrJoin(labels.unvalidated(), ", "), "\n");
+  } else if (labels.validated() > 0) {
+    absl::StrAppend(out, "\nLabels: ", stage, " validated on ", labels.validated(), " node",
+                    labels.validated() == 1 ? "" : "s", "\n");
+  }
+}
+
 }  // namespace
 
 std::string FormatSeconds(double seconds) {
@@ -256,16 +269,7 @@ std::string RenderPlannedTail(const v1::ReachResult& result, std::string out) {
                     absl::StrJoin(result.suspects(), ", "), "\n");
   }
   AppendProblems(result.problems(), &out);
-  const v1::Labels& labels = result.labels();
-  if (labels.inconclusive()) {
-    absl::StrAppend(&out, "\nLabels: inconclusive, ", labels.reason(), "\n");
-  } else if (!labels.unvalidated().empty()) {
-    absl::StrAppend(&out, "\nLabels: validation removed from ",
-                    absl::StrJoin(labels.unvalidated(), ", "), "\n");
-  } else if (labels.validated() > 0) {
-    absl::StrAppend(&out, "\nLabels: reach validated on ", labels.validated(), " node",
-                    labels.validated() == 1 ? "" : "s", "\n");
-  }
+  AppendLabels(result.labels(), "reach", &out);
   absl::StrAppend(&out, result.ok() ? "\nall reachable\n" : "\nFAILED\n");
   return out;
 }
@@ -320,8 +324,27 @@ std::string RenderAllreduce(const v1::AllreduceResult& result) {
     }
     out += links.Render();
   }
+  if (!result.bisection().empty()) {
+    absl::StrAppend(&out, "\nBisection (busbw at the largest size, the lowest rail)\n");
+    TextTable steps({"DEPTH", "NODES", "BUSBW (GB/s)", "SLOWEST LINK", "VERDICT"});
+    for (const v1::BisectionStep& step : result.bisection()) {
+      std::string nodes = absl::StrJoin(step.nodes(), ",");
+      if (step.nodes_size() > 3) {
+        nodes = absl::StrCat(step.nodes(0), "..", step.nodes(step.nodes_size() - 1), " (",
+                             step.nodes_size(), ")");
+      }
+      steps.AddRow(
+          {absl::StrCat(step.depth(), step.pair() ? " pair" : ""), nodes,
+           step.broken() ? "BROKEN" : absl::StrFormat("%.3f", step.busbw_bytes_per_second() / 1e9),
+           step.slowest_link().empty() ? "-" : step.slowest_link(),
+           step.depth() == 0 ? "" : (step.slow() ? absl::StrCat("SLOW: ", step.reason()) : "ok")});
+    }
+    out += steps.Render();
+    absl::StrAppend(&out, "\n", result.bisection_conclusion(), "\n");
+  }
   AppendNotes(result.stage(), &out);
   AppendProblems(result.problems(), &out);
+  AppendLabels(result.labels(), "ethernet", &out);
   absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
   return out;
 }

@@ -81,7 +81,7 @@ _rocectl() {
     case "$command" in
       wait) flags+=" --ready" ;;
       topology) flags+=" --format" ;;
-      diag) flags+=" --nodes --nodes-file --plan --matrix --max-unvalidated --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --force-link-rate --size --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --platform --expected-busbw" ;;
+      diag) flags+=" --nodes --nodes-file --plan --matrix --max-unvalidated --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --force-link-rate --bisect --size --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --platform --expected-busbw" ;;
     esac
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     return 0

@@ -112,6 +112,37 @@ TEST(RenderAllreduceTest, SizesInNcclUnitsTheSlowestLinkAndABrokenRail) {
   EXPECT_THAT(text, HasSubstr("FAILED: connect to 10.202.2.1:50153: timed out"));
 }
 
+TEST(RenderAllreduceTest, BisectionStepsTheirVerdictsAndTheConclusion) {
+  v1::AllreduceResult r;
+  r.set_ranks(8);
+  auto step = [&r](std::vector<std::string> nodes, uint32_t depth, bool pair, double busbw,
+                   const std::string& reason) {
+    v1::BisectionStep* s = r.add_bisection();
+    for (const std::string& n : nodes) s->add_nodes(n);
+    s->set_depth(depth);
+    s->set_pair(pair);
+    s->set_busbw_bytes_per_second(busbw);
+    s->set_slow(!reason.empty());
+    s->set_reason(reason);
+  };
+  step({"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"}, 0, false, 0.2e9, "");
+  step({"n0", "n1", "n2", "n3"}, 1, false, 1.1e9, "");
+  step({"n4", "n5", "n6", "n7"}, 1, false, 0.2e9, "0.2 GB/s, below 0.9 of the 1.1 GB/s of n0..n3");
+  r.mutable_bisection(2)->set_slowest_link("n4/so0 -> n5/so0 1.6 Gb/s");
+  step({"n5", "n0"}, 3, true, 0.1e9, "0.1 GB/s, below 0.9 of the 1 GB/s of n0, n1");
+  r.add_slow_nodes("n5");
+  r.set_bisection_conclusion("n5 makes the all-reduce slow: slow beside a good node");
+  r.mutable_labels()->add_unvalidated("n5");
+  const std::string text = RenderAllreduce(r);
+  EXPECT_THAT(text, HasSubstr("Bisection (busbw at the largest size, the lowest rail)"));
+  EXPECT_THAT(text, HasSubstr("0        n0..n7 (8)   0.200"));
+  EXPECT_THAT(text, HasSubstr("1        n4..n7 (4)   0.200          n4/so0 -> n5/so0 1.6 Gb/s   "
+                              "SLOW: 0.2 GB/s, below 0.9 of the 1.1 GB/s of n0..n3"));
+  EXPECT_THAT(text, HasSubstr("3 pair   n5,n0        0.100"));
+  EXPECT_THAT(text, HasSubstr("\nn5 makes the all-reduce slow"));
+  EXPECT_THAT(text, HasSubstr("Labels: validation removed from n5"));
+}
+
 TEST(RenderIncastTest, FairnessAgainstOneOverN) {
   v1::IncastResult r;
   r.set_node("n0");
