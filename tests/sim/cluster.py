@@ -32,9 +32,11 @@ node's /30), routes each node's /30 to its leaf, and the leaves route
 everything else to the spine.
 
 Faults, besides ``link`` (the switch end of one cable down): ``leaf`` (a
-whole leaf switch loses power: its node ports and its uplink go down) and
+whole leaf switch loses power: its node ports and its uplink go down),
 ``blackhole`` (a dead port: carrier, LLDP, ARP and the node's address stay,
-but no IP packet from or to the node's port gets through the switch).
+but no IP packet from or to the node's port gets through the switch) and
+``slow`` (both directions of a port shaped to a rate by tc's token bucket,
+as a port that trained down or a throttled node would run).
 
 Everything lives in namespaces of its own; ``down()`` stops every process
 in them (lldpd, daemons) and deletes them, also after a failure. One thing
@@ -46,8 +48,8 @@ cluster needs and leaves them raised.
 Usable as a module (``Cluster.up(...)`` as a context manager) and from the
 command line (``cluster.py up NAME --nodes 3 --rails 2 [--nodes-per-leaf
 K]``, ``down NAME``, ``link NAME NODE RAIL up|down``, ``leaf NAME RAIL LEAF
-up|down``, ``blackhole NAME NODE RAIL on|off``). Needs root, iproute2 and
-lldpd.
+up|down``, ``blackhole NAME NODE RAIL on|off``, ``slow NAME NODE RAIL
+MBIT``, 0 off). Needs root, iproute2 (with tc) and lldpd.
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ def leaves_per_rail(nodes: int, nodes_per_leaf: int) -> int:
 
 
 def _empty_faults() -> dict:
-    return {"links_down": [], "leaves_down": [], "blackholes": []}
+    return {"links_down": [], "leaves_down": [], "blackholes": [], "slow": []}
 
 
 class Cluster:
@@ -455,6 +457,31 @@ class Cluster:
         _toggle(self.state["faults"]["blackholes"], [node, rail], state == "on")
         self._save()
 
+    def slow(self, node: int, rail: int, mbit: int) -> None:
+        """A slow port (a NIC or cable that trains down, a thermally
+        throttled node): both directions of node's port on rail shaped to
+        mbit Mbit/s by a token bucket (tc tbf) on the node's end and on the
+        switch's; 0 takes the shaping off. Carrier, LLDP and addresses stay."""
+        self._check_port(node, rail)
+        if mbit < 0:
+            raise UsageError("the rate must be 0 (off) or a positive Mbit/s")
+        ends = [(self.node_netns(node), f"so{rail}"),
+                (self.leaf_netns(rail, self.leaf_of(node)), self.switch_ifname(node))]
+        for ns, dev in ends:
+            if mbit:
+                # A burst of 1 ms at the rate, and at least 16 KB.
+                burst = max(16 * 1024, mbit * 1000 // 8)
+                run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root",
+                     "tbf", "rate", f"{mbit}mbit", "burst", str(burst), "latency", "100ms"])
+            else:
+                run(["ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root"],
+                    check=False)
+        faults = self.state["faults"].setdefault("slow", [])
+        faults[:] = [f for f in faults if f[:2] != [node, rail]]
+        if mbit:
+            faults.append([node, rail, mbit])
+        self._save()
+
     def readdress(self, node: int, rail: int, switch_ip: str) -> None:
         """Give the switch end of node's port on rail the address switch_ip/30
         and announce it in the Port Description, as a re-cabled or re-planned
@@ -578,6 +605,11 @@ def main(argv: list[str] | None = None) -> int:
     bh.add_argument("node", type=int)
     bh.add_argument("rail", type=int)
     bh.add_argument("state", choices=["on", "off"])
+    sl = sub.add_parser("slow", help="shape both directions of a node's port to a rate (0: off)")
+    sl.add_argument("name")
+    sl.add_argument("node", type=int)
+    sl.add_argument("rail", type=int)
+    sl.add_argument("mbit", type=int, help="Mbit/s; 0 takes the shaping off")
     args = p.parse_args(argv)
     try:
         if args.cmd == "up":
@@ -591,6 +623,8 @@ def main(argv: list[str] | None = None) -> int:
             load(args.name).leaf(args.rail, args.leaf, args.state)
         elif args.cmd == "blackhole":
             load(args.name).blackhole(args.node, args.rail, args.state)
+        elif args.cmd == "slow":
+            load(args.name).slow(args.node, args.rail, args.mbit)
     except UsageError as e:
         print(f"cluster: {e}", file=sys.stderr)
         return 2
