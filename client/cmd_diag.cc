@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "client/cmd_collective.h"
 #include "client/connection.h"
+#include "client/diag_args.h"
 #include "client/exit_code.h"
 #include "client/output.h"
 #include "client/render/diag_render.h"
@@ -29,6 +30,11 @@
 
 namespace rocenet::rocectl {
 namespace {
+
+using diag::Args;
+using diag::Only;
+using diag::SetDeadline;
+using diag::Stream;
 
 constexpr absl::string_view kDiagSummary =
     "  rocectl diag reach|bandwidth|allreduce|incast   triage tests over the scale-out ports\n"
@@ -160,107 +166,6 @@ const std::vector<CommandFlag>& DiagFlags() {
   return *flags;
 }
 
-struct Args {
-  const std::map<std::string, std::string>& flags;
-
-  bool Has(const std::string& name) const { return flags.contains(name); }
-  std::string Get(const std::string& name) const {
-    auto it = flags.find(name);
-    return it == flags.end() ? "" : it->second;
-  }
-  std::vector<std::string> List(const std::string& name) const {
-    return absl::StrSplit(Get(name), ',', absl::SkipWhitespace());
-  }
-  absl::StatusOr<uint32_t> Uint(const std::string& name) const {
-    uint32_t value = 0;
-    if (!Has(name)) return 0;
-    if (!absl::SimpleAtoi(Get(name), &value)) {
-      return absl::InvalidArgumentError(absl::StrCat("flag --", name, ": not a number"));
-    }
-    return value;
-  }
-  absl::StatusOr<uint32_t> Millis(const std::string& name) const {
-    if (!Has(name)) return 0;
-    absl::Duration d;
-    if (!absl::ParseDuration(Get(name), &d) || d < absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("flag --", name, ": not a duration (e.g. 500ms, 2s)"));
-    }
-    return static_cast<uint32_t>(absl::ToInt64Milliseconds(d));
-  }
-  absl::StatusOr<double> Number(const std::string& name) const {
-    double value = 0;
-    if (!absl::SimpleAtod(Get(name), &value)) {
-      return absl::InvalidArgumentError(absl::StrCat("flag --", name, ": not a number"));
-    }
-    return value;
-  }
-  // "4096", "4K", "16M".
-  absl::StatusOr<uint64_t> Bytes(const std::string& name) const {
-    if (!Has(name)) return 0;
-    std::string text = Get(name);
-    uint64_t unit = 1;
-    if (!text.empty() && (text.back() == 'K' || text.back() == 'k')) unit = 1024;
-    if (!text.empty() && (text.back() == 'M' || text.back() == 'm')) unit = 1 << 20;
-    if (unit != 1) text.pop_back();
-    uint64_t value = 0;
-    if (!absl::SimpleAtoi(text, &value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("flag --", name, ": not a size (e.g. 4096, 64K, 4M)"));
-    }
-    return value * unit;
-  }
-};
-
-absl::Status Only(const Args& args, std::vector<std::string> allowed, const std::string& test) {
-  for (const auto& [name, value] : args.flags) {
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("flag --", name, " does not apply to diag ", test));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// Streams the events of one test: progress to stderr, the result printed.
-template <typename Event, typename Result>
-absl::Status Stream(const CommandContext& context, const Connection& connection,
-                    grpc::ClientContext* rpc, grpc::ClientReader<Event>* reader,
-                    absl::string_view method, std::string (*render)(const Result&),
-                    const Result& (Event::*result_of)() const) {
-  Event event;
-  std::optional<Result> result;
-  while (reader->Read(&event)) {
-    if (event.has_progress()) {
-      if (context.err != nullptr) *context.err << "diag: " << event.progress().message() << "\n";
-      continue;
-    }
-    result = (event.*result_of)();
-  }
-  const grpc::Status status = reader->Finish();
-  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
-    return absl::NotFoundError(status.error_message());
-  }
-  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-    return absl::InvalidArgumentError(status.error_message());
-  }
-  if (!status.ok()) return connection.RpcError(status, method);
-  if (!result.has_value()) return absl::InternalError("rocenet-diagd sent no result");
-  RETURN_IF_ERROR(PrintResult(context, *result, render(*result)));
-  if (!result->ok()) {
-    return WithExitCode(absl::InternalError("the test found a failure (see above)"),
-                        static_cast<ExitCode>(kExitDiagFailed));
-  }
-  return absl::OkStatus();
-}
-
-void SetDeadline(const CommandContext& context, grpc::ClientContext* rpc, uint32_t bound_ms) {
-  // The daemon bounds the test; give it that and some to answer.
-  const absl::Duration wait =
-      std::max(context.options.timeout, absl::Milliseconds(bound_ms) + absl::Seconds(20));
-  rpc->set_deadline(absl::ToChronoTime(absl::Now() + wait));
-}
-
 // The nodes of --nodes-file: one a line, ADDR[+ADDR...] (a node's daemon
 // addresses); blank lines and "#" comments ignored.
 absl::StatusOr<std::vector<std::string>> NodesFile(const std::string& path) {
@@ -367,56 +272,6 @@ absl::Status Bandwidth(const CommandContext& context, const Args& args) {
                 &RenderBandwidth, &v1::BandwidthEvent::result);
 }
 
-absl::Status Allreduce(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(Only(args,
-                       {"nodes", "min-bytes", "max-bytes", "step-factor", "iterations",
-                        "time-limit", "bisect", "min-fraction", "expected-busbw"},
-                       "allreduce"));
-  if (!args.Has("bisect") && (args.Has("min-fraction") || args.Has("expected-busbw"))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("flag --", args.Has("min-fraction") ? "min-fraction" : "expected-busbw",
-                     " applies to diag allreduce --bisect"));
-  }
-  v1::AllreduceRequest request;
-  for (const std::string& n : args.List("nodes")) request.add_nodes(n);
-  ASSIGN_OR_RETURN(const uint64_t min, args.Bytes("min-bytes"));
-  ASSIGN_OR_RETURN(const uint64_t max, args.Bytes("max-bytes"));
-  ASSIGN_OR_RETURN(const uint32_t factor, args.Uint("step-factor"));
-  ASSIGN_OR_RETURN(const uint32_t iterations, args.Uint("iterations"));
-  ASSIGN_OR_RETURN(const uint32_t limit, args.Millis("time-limit"));
-  request.set_min_bytes(min);
-  request.set_max_bytes(max);
-  request.set_step_factor(factor);
-  request.set_iterations(iterations);
-  request.set_timeout_ms(limit);
-  request.set_bisect(args.Has("bisect"));
-  if (args.Has("min-fraction")) {
-    ASSIGN_OR_RETURN(const double fraction, args.Number("min-fraction"));
-    request.set_min_fraction(fraction);
-  }
-  if (args.Has("expected-busbw")) {
-    ASSIGN_OR_RETURN(const double gbs, args.Number("expected-busbw"));
-    if (!(gbs > 0))
-      return absl::InvalidArgumentError("flag --expected-busbw: must be above 0 GB/s");
-    request.set_expected_busbw_bytes_per_second(gbs * 1e9);
-  }
-  ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
-  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
-  auto stub = v1::Diagnostics::NewStub(connection.channel());
-  grpc::ClientContext rpc;
-  // A bisection makes at most 2 log2(n) + 5 runs of the time limit each,
-  // and a few seconds for the answers of each (docs/diagnostics.md#bisection).
-  uint32_t runs = 1;
-  if (request.bisect()) {
-    runs = 5;
-    for (int n = request.nodes_size(); n > 1; n = (n + 1) / 2) runs += 2;
-  }
-  SetDeadline(context, &rpc, runs * ((limit == 0 ? 20000 : limit) + 3000));
-  auto reader = stub->Allreduce(&rpc, request);
-  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Allreduce",
-                &RenderAllreduce, &v1::AllreduceEvent::result);
-}
-
 absl::Status Incast(const CommandContext& context, const Args& args) {
   RETURN_IF_ERROR(Only(args, {"port", "senders", "streams", "duration"}, "incast"));
   v1::IncastRequest request;
@@ -436,36 +291,6 @@ absl::Status Incast(const CommandContext& context, const Args& args) {
                 &RenderIncast, &v1::IncastEvent::result);
 }
 
-absl::Status Rdma(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(Only(
-      args, {"port", "peer", "nodes", "test", "size", "duration", "min-fraction", "iterations"},
-      "rdma"));
-  v1::RdmaRequest request;
-  request.set_port(args.Get("port"));
-  request.set_peer(args.Get("peer"));
-  for (const std::string& n : args.List("nodes")) request.add_nodes(n);
-  request.set_test(args.Get("test"));
-  ASSIGN_OR_RETURN(const uint64_t size, args.Bytes("size"));
-  ASSIGN_OR_RETURN(const uint32_t duration, args.Millis("duration"));
-  request.set_message_bytes(size);
-  request.set_duration_ms(duration);
-  if (args.Has("min-fraction")) {
-    ASSIGN_OR_RETURN(const double fraction, args.Number("min-fraction"));
-    request.set_min_fraction(fraction);
-  }
-  ASSIGN_OR_RETURN(const uint32_t iterations, args.Uint("iterations"));
-  request.set_iterations(iterations);
-  ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
-  ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
-  auto stub = v1::Diagnostics::NewStub(connection.channel());
-  grpc::ClientContext rpc;
-  // Up to three phases of links, each its duration and the servers' start.
-  SetDeadline(context, &rpc, 3 * ((duration == 0 ? 2000 : duration) + 20000));
-  auto reader = stub->Rdma(&rpc, request);
-  return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Rdma", &RenderRdma,
-                &v1::RdmaEvent::result);
-}
-
 absl::Status RunDiag(const CommandContext& context, const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "collective") {
     return RunCollective(context, {args.begin() + 1, args.end()});
@@ -477,9 +302,9 @@ absl::Status RunDiag(const CommandContext& context, const std::vector<std::strin
   const Args flags{context.flags};
   if (args[0] == "reach") return Reach(context, flags);
   if (args[0] == "bandwidth") return Bandwidth(context, flags);
-  if (args[0] == "allreduce") return Allreduce(context, flags);
+  if (args[0] == "allreduce") return diag::Allreduce(context, flags);
   if (args[0] == "incast") return Incast(context, flags);
-  if (args[0] == "rdma") return Rdma(context, flags);
+  if (args[0] == "rdma") return diag::Rdma(context, flags);
   const std::string near =
       ClosestMatch(args[0], {"reach", "bandwidth", "allreduce", "incast", "rdma", "collective"});
   return absl::InvalidArgumentError(

@@ -41,8 +41,8 @@ class Search {
     return {score, Record(members, score, depth, pair)};
   }
 
-  BisectionStep* Record(const std::vector<size_t>& members, const GroupScore& score,
-                        uint32_t depth, bool pair) {
+  BisectionStep* Record(const std::vector<size_t>& members, const GroupScore& score, uint32_t depth,
+                        bool pair) {
     BisectionStep& step = outcome_.steps.emplace_back();
     for (size_t m : members) step.nodes.push_back(names_[m]);
     step.depth = depth;
@@ -80,9 +80,9 @@ class Search {
       const bool slow_a = Judge(step_a, score_a, &score_b, Label(names_, b));
       const bool slow_b = Judge(step_b, score_b, &score_a, Label(names_, a));
       if (slow_a && slow_b) {
-        outcome_.conclusion =
-            absl::StrCat("both halves of ", Label(names_, group),
-                         " are slow: the cause is not one node (more than one, or what they share)");
+        outcome_.conclusion = absl::StrCat(
+            "both halves of ", Label(names_, group),
+            " are slow: the cause is not one node (more than one, or what they share)");
         return std::move(outcome_);
       }
       if (!slow_a && !slow_b) {
@@ -96,12 +96,13 @@ class Search {
               "): the cause is between the halves (the links that join them, such as a leaf's "
               "uplinks)");
         } else if (depth == 0) {
-          outcome_.conclusion = absl::StrCat("no node makes the all-reduce slow: the halves ran at ",
-                                             Rate(score_a.busbw), " and ", Rate(score_b.busbw));
+          outcome_.conclusion =
+              absl::StrCat("no node makes the all-reduce slow: the halves ran at ",
+                           Rate(score_a.busbw), " and ", Rate(score_b.busbw));
         } else {
-          outcome_.conclusion = absl::StrCat(
-              "the halves of ", Label(names_, group), " run alike (", Rate(score_a.busbw), " and ",
-              Rate(score_b.busbw), "): more than one node of it, or what they share");
+          outcome_.conclusion = absl::StrCat("the halves of ", Label(names_, group), " run alike (",
+                                             Rate(score_a.busbw), " and ", Rate(score_b.busbw),
+                                             "): more than one node of it, or what they share");
         }
         return std::move(outcome_);
       }
@@ -112,9 +113,10 @@ class Search {
       ++depth;
     }
     if (good.size() < 2) {
-      outcome_.conclusion = absl::StrCat(
-          names_.size(), " nodes are too few to bisect: a node is told apart beside two nodes of a "
-                         "good half, which a ring of 4 or more has");
+      outcome_.conclusion =
+          absl::StrCat(names_.size(),
+                       " nodes are too few to bisect: a node is told apart beside two nodes of a "
+                       "good half, which a ring of 4 or more has");
       return std::move(outcome_);
     }
     PairEach(group, good, depth + 1);
@@ -124,8 +126,7 @@ class Search {
  private:
   // Each node of `group` in a ring with a good node, against a ring of two
   // good nodes.
-  void PairEach(const std::vector<size_t>& group, const std::vector<size_t>& good,
-                uint32_t depth) {
+  void PairEach(const std::vector<size_t>& group, const std::vector<size_t>& good, uint32_t depth) {
     const std::vector<size_t> reference = {good[0], good[1]};
     auto [baseline, baseline_step] = Run(reference, depth, true);
     const std::string baseline_label = Label(names_, reference);

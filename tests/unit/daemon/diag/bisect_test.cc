@@ -64,8 +64,7 @@ struct Fabric {
 TEST(BisectTest, FindsTheSlowNodeOfSixteenInTenRuns) {
   Fabric fabric{std::vector<double>(16, 10e9), {}};
   fabric.busbw[11] = 3e9;
-  const BisectionOutcome outcome =
-      Bisect(Names(16), fabric.Score(fabric.All()), {}, fabric.Run());
+  const BisectionOutcome outcome = Bisect(Names(16), fabric.Score(fabric.All()), {}, fabric.Run());
   EXPECT_THAT(outcome.slow, ElementsAre(11));
   // Halves three times (16, 8, 4), then a good pair and n10, n11 each
   // beside a good node.
@@ -99,19 +98,18 @@ TEST(BisectTest, EverySlowNodeIsFoundWithinTheBoundOfRuns) {
 TEST(BisectTest, AHealthyRingStopsAfterItsHalves) {
   Fabric fabric{std::vector<double>(12, 10e9), {}};
   fabric.busbw[3] = 9.5e9;  // within 10 %
-  const BisectionOutcome outcome =
-      Bisect(Names(12), fabric.Score(fabric.All()), {}, fabric.Run());
+  const BisectionOutcome outcome = Bisect(Names(12), fabric.Score(fabric.All()), {}, fabric.Run());
   EXPECT_THAT(outcome.slow, IsEmpty());
   EXPECT_EQ(fabric.runs, 2);
-  EXPECT_THAT(outcome.conclusion,
-              HasSubstr("no node makes the all-reduce slow: the halves ran at 9.5 GB/s and 10 GB/s"));
+  EXPECT_THAT(
+      outcome.conclusion,
+      HasSubstr("no node makes the all-reduce slow: the halves ran at 9.5 GB/s and 10 GB/s"));
 }
 
 TEST(BisectTest, ANodeThatBreaksTheRingIsFound) {
   Fabric fabric{std::vector<double>(6, 10e9), {}};
   fabric.breaks = {4};
-  const BisectionOutcome outcome =
-      Bisect(Names(6), fabric.Score(fabric.All()), {}, fabric.Run());
+  const BisectionOutcome outcome = Bisect(Names(6), fabric.Score(fabric.All()), {}, fabric.Run());
   EXPECT_THAT(outcome.slow, ElementsAre(4));
   EXPECT_THAT(outcome.steps[2].reason, "its ring on rail 0 did not complete");
 }
@@ -142,8 +140,8 @@ TEST(BisectTest, HalvesFineAloneAndNotTogetherPointBetweenThem) {
 TEST(BisectTest, BothHalvesBelowTheExpectedBusbwNameNoNode) {
   Fabric fabric{std::vector<double>(8, 10e9), {}};
   const BisectionOutcome outcome =
-      Bisect(Names(8), fabric.Score(fabric.All()),
-             {.min_fraction = 0.9, .expected_busbw = 20e9}, fabric.Run());
+      Bisect(Names(8), fabric.Score(fabric.All()), {.min_fraction = 0.9, .expected_busbw = 20e9},
+             fabric.Run());
   EXPECT_THAT(outcome.slow, IsEmpty());
   EXPECT_THAT(outcome.steps[1].reason, "10 GB/s, below 0.9 of the expected 20 GB/s");
   EXPECT_THAT(outcome.conclusion, HasSubstr("both halves of n0..n7 are slow"));
@@ -154,8 +152,7 @@ TEST(BisectTest, TwoSlowNodesOfTheLastGroupAreBothNamed) {
   Fabric fabric{std::vector<double>(5, 10e9), {}};
   fabric.busbw[3] = 4e9;
   fabric.busbw[4] = 4e9;
-  const BisectionOutcome outcome =
-      Bisect(Names(5), fabric.Score(fabric.All()), {}, fabric.Run());
+  const BisectionOutcome outcome = Bisect(Names(5), fabric.Score(fabric.All()), {}, fabric.Run());
   // 5 splits into n0,n1 and n2,n3,n4; the three are each paired with n0.
   EXPECT_THAT(outcome.slow, ElementsAre(3, 4));
   EXPECT_THAT(outcome.conclusion, HasSubstr("n3, n4 make the all-reduce slow"));
