@@ -22,9 +22,14 @@ Steps, each figure printed (with its goal where it has one) and appended to
     leaf of rail 0 down; the run again: its wall time, the coordinating
     rocenet-diagd's peak RSS (VmHWM), the result's size, the plan's probes,
     and whether each fault was named exactly and nothing else;
- 4. the plan's figures at 512 nodes x 24 rails, 32 a leaf
+ 4. the collective's bisection: one port of a node away from the faults
+    shaped to 100 Mbit/s both ways (cluster.py slow), then rocectl diag
+    allreduce --bisect over up to 64 nodes the faults left alone (a ring
+    takes 64 at most): its runs, wall time, the coordinator's peak RSS, and
+    whether it named that node and no other;
+ 5. the plan's figures at 512 nodes x 24 rails, 32 a leaf
     (triage_plan_figures of the build tree, tests/bench), when built;
- 5. everything down, nothing left behind.
+ 6. everything down, nothing left behind.
 
     tests/triage/triage_bench.py --nodes N --nodes-per-leaf K [--rails 2]
 
@@ -357,7 +362,71 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
         say(f"  rocectl exited {rc}, not 6: {err.strip()[-500:]}")
     if not all(named.values()) or false or rc != 6 or any(r.missed for r in rows):
         ok = False
-    return ok
+    faulty = {a, b, *cl.leaf_nodes(k)}
+    return bisection(args, fleet, say, kept, faulty) and ok
+
+
+BISECT_MAX_NODES = 64  # a ring's bound (kMaxNodes)
+SLOW_MBIT = 100
+
+
+def bisection(args, fleet: Fleet, say, kept: str, faulty: set[int]) -> bool:
+    """The collective's bisection over the nodes the reach faults left
+    alone, one of them slowed; True when it named that node alone."""
+    cl = fleet.cluster
+    ring = [i for i in range(args.nodes) if i not in faulty][:BISECT_MAX_NODES]
+    if len(ring) < 4:
+        say(f"Bisection: only {len(ring)} nodes away from the faults; a bisection needs 4")
+        return True
+    slow = ring[len(ring) * 2 // 3]
+    nodes = ",".join("+".join(sim_cluster.node_address(i, r) for r in range(args.rails)) for i in ring)
+    d = fleet.diagds[0]
+    argv = [binary("rocectl"), "--socket", d.node.socket, "--diag-socket", d.socket, "diag",
+            "allreduce", "--nodes", nodes, "--min-bytes", "1M", "--max-bytes", "1M",
+            "--iterations", "3", "--time-limit", "30s", "--bisect", "--min-fraction", "0.5",
+            "-o", "json"]
+    cl.slow(slow, 0, SLOW_MBIT)
+    try:
+        started = time.monotonic()
+        try:
+            cp = subprocess.run(argv, capture_output=True, timeout=args.rocectl_timeout)
+        except subprocess.TimeoutExpired:
+            raise figs.BenchError(
+                f"rocectl diag allreduce --bisect still running after {args.rocectl_timeout} s") from None
+        took = time.monotonic() - started
+    finally:
+        cl.slow(slow, 0, 0)
+    save(os.path.join(kept, "bisection.json"), cp.stdout)
+    hwm = figs.proc_status(d.proc.pid).get("VmHWM", 0) * 1024
+    fleet.check_alive()
+    try:
+        result = json.loads(cp.stdout) if cp.stdout.strip() else {}
+    except ValueError:
+        result = {}
+    steps = result.get("bisection") or []
+    named = result.get("slow_nodes") or []
+    whole = steps[0].get("busbw_bytes_per_second", 0) / 1e9 if steps else 0
+    say(f"Bisection of an all-reduce over {len(ring)} nodes x {args.rails} rails, n{slow}/so0 at "
+        f"{SLOW_MBIT} Mbit/s (1 MiB, --min-fraction 0.5):")
+    for line in figs.table([
+            figs.Figure("rings run (the whole one included)", str(len(steps))),
+            figs.Figure("wall time of rocectl diag allreduce --bisect", f"{took:.1f} s"),
+            figs.at_most("coordinator's rocenet-diagd peak RSS (VmHWM)", hwm / (1 << 20),
+                         figs.COORDINATOR_MIB, "MiB"),
+            figs.Figure("busbw of the whole ring", f"{whole:.3f} GB/s"),
+            figs.Figure("rocectl's exit code (6: a failure found)", str(cp.returncode))]):
+        say("  " + line)
+    for step in steps:
+        say(f"    {step.get('depth', 0)}{' pair' if step.get('pair') else ''} "
+            f"{figs.span(step.get('nodes') or [])}: "
+            f"{step.get('busbw_bytes_per_second', 0) / 1e9:.3f} GB/s"
+            f"{'  SLOW' if step.get('slow') else ''}")
+    say(f"  conclusion: {result.get('bisection_conclusion') or '(none)'}")
+    hit = named == [f"n{slow}"]
+    say(f"  the slow node named exactly: {'yes' if hit else 'NO'} (named: {', '.join(named) or 'nobody'})")
+    if not hit:
+        say(f"  rocectl: {cp.stderr.decode(errors='replace').strip()[-500:]}")
+    return hit and cp.returncode == 6 and hwm / (1 << 20) <= figs.COORDINATOR_MIB
 
 
 def plan_figures(say) -> bool:

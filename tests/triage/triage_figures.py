@@ -103,6 +103,14 @@ class Figure:
     missed: bool = False
 
 
+def span(nodes: list[str]) -> str:
+    """A group of a ring by its ends when long ("n4..n19 (16)"), else every
+    node."""
+    if len(nodes) > 3:
+        return f"{nodes[0]}..{nodes[-1]} ({len(nodes)})"
+    return ",".join(nodes)
+
+
 def mib(n: float) -> str:
     return f"{n / (1 << 20):.1f} MiB"
 

@@ -93,3 +93,9 @@ def test_memory_summary_in_mib():
 def test_proc_status_reads_the_kb_fields():
     status = figs.proc_status(os.getpid())
     assert status["VmRSS"] > 0 and status["VmHWM"] >= status["VmRSS"]
+
+
+def test_a_group_by_its_ends_when_long():
+    assert figs.span(["n4", "n5", "n6", "n7"]) == "n4..n7 (4)"
+    assert figs.span(["n5", "n0"]) == "n5,n0"
+    assert figs.span([]) == ""
