@@ -25,7 +25,28 @@ const (
 	// TriageError: the run could not be made (no such node, no node with
 	// an address, the Job failed to start); Status.Message says why.
 	TriageError = "Error"
+	// TriageSkipped: an invasive stage found fewer than two nodes whose
+	// ports it could hold (the others busy with a pod's work, or without
+	// the device plugin's resource); nothing ran. A periodic triage tries
+	// again at its next time.
+	TriageSkipped = "Skipped"
 )
+
+// Stages of a RocenetTriage. Reach only probes; the others put traffic on
+// the data ports and so run only on nodes whose every port is held for the
+// run (docs/fleet.md#triage).
+const (
+	StageReach     = "reach"
+	StageBandwidth = "bandwidth"
+	StageRDMA      = "rdma"
+	StageAllreduce = "allreduce"
+)
+
+// Invasive is whether a stage puts traffic on the data ports, so that the
+// controller holds the nodes' ports before it runs.
+func Invasive(stage string) bool {
+	return stage == StageBandwidth || stage == StageRDMA || stage == StageAllreduce
+}
 
 // The most suspects, failed links and unvalidated nodes a status lists;
 // their counts are complete, the full result is in the ConfigMap when
@@ -36,7 +57,9 @@ const MaxTriageItems = 32
 // by name, label selector or job (docs/fleet.md#triage): rocenet-controller
 // resolves them to their rocenet-diagd addresses from their RocenetNodes
 // and runs the stage from one of them as a Job, then writes the result's
-// summary here. With Spec.Every it runs again at that interval.
+// summary here. With Spec.Every it runs again at that interval. The
+// invasive stages (bandwidth, rdma, allreduce) run only over nodes whose
+// every scale-out port the controller could hold with a pod first.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=rtriage
@@ -62,11 +85,16 @@ type RocenetTriage struct {
 // Nodes, NodeSelector and Job chooses the nodes.
 //
 // +kubebuilder:validation:XValidation:rule="(has(self.nodes) ? 1 : 0) + (has(self.nodeSelector) ? 1 : 0) + (has(self.job) ? 1 : 0) == 1",message="exactly one of nodes, nodeSelector and job"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeoutSeconds) || self.timeoutSeconds <= 30 || (has(self.stage) && self.stage == 'allreduce')",message="timeoutSeconds: at most 30 but for allreduce (120)"
+// +kubebuilder:validation:XValidation:rule="!has(self.bisect) || !self.bisect || (has(self.stage) && self.stage == 'allreduce')",message="bisect applies to allreduce"
 type RocenetTriageSpec struct {
 	// The stage: reach (ARP and ICMP from every port, the plan of
-	// docs/diagnostics.md#plans). The only stage a triage object runs
-	// today; the others run from rocectl.
-	// +kubebuilder:validation:Enum=reach
+	// docs/diagnostics.md#plans); or one that puts traffic on the data
+	// ports, run only over nodes whose ports are held for it: bandwidth
+	// (TCP from the coordinator's ports to each other node's port of the
+	// rail), rdma (the RDMA benchmark on every link of a ring per rail),
+	// allreduce (a ring all-reduce per rail).
+	// +kubebuilder:validation:Enum=reach;bandwidth;rdma;allreduce
 	// +kubebuilder:default=reach
 	// +optional
 	Stage string `json:"stage,omitempty"`
@@ -83,23 +111,25 @@ type RocenetTriageSpec struct {
 	// +optional
 	Job *JobReference `json:"job,omitempty"`
 
-	// Which pairs are probed: auto, mesh or rings.
+	// Which pairs reach probes: auto, mesh or rings.
 	// +kubebuilder:validation:Enum=auto;mesh;rings
 	// +kubebuilder:default=auto
 	// +optional
 	Plan string `json:"plan,omitempty"`
-	// Echo requests per target, 1..100 (default 5).
+	// Echo requests per target of reach, 1..100 (default 5).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	Count int32 `json:"count,omitempty"`
-	// The run's time bound in seconds, 1..30 (default 5).
+	// The stage's time bound in seconds: reach's time limit, 1..30
+	// (default 5); bandwidth's and rdma's duration of a link, 1..30
+	// (default 2); allreduce's time limit of a run, 1..120 (default 20).
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=30
+	// +kubebuilder:validation:Maximum=120
 	// +optional
 	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
-	// The label circuit breaker: the most nodes a failed run may take the
-	// validation label from, a number or a share ("10%", the default).
+	// Reach's label circuit breaker: the most nodes a failed run may take
+	// the validation label from, a number or a share ("10%", the default).
 	// +kubebuilder:validation:XIntOrString
 	// +optional
 	MaxUnvalidated *intstr.IntOrString `json:"maxUnvalidated,omitempty"`
@@ -110,6 +140,11 @@ type RocenetTriageSpec struct {
 	// Run again this long after each run ends ("1h"); unset: once.
 	// +optional
 	Every *metav1.Duration `json:"every,omitempty"`
+	// Allreduce: after the run over every node, bisect the ring to find
+	// the nodes that make the collective slow (rocectl diag allreduce
+	// --bisect); they become the run's suspects.
+	// +optional
+	Bisect bool `json:"bisect,omitempty"`
 }
 
 // JobReference names the workload whose nodes a triage covers: a Job, a
@@ -127,7 +162,8 @@ type JobReference struct {
 
 // RocenetTriageStatus is the last run's summary.
 type RocenetTriageStatus struct {
-	// Pending, Running, Succeeded, Failed, Inconclusive or Error.
+	// Pending (an invasive stage: holding the nodes' ports), Running,
+	// Succeeded, Failed, Inconclusive, Skipped or Error.
 	// +optional
 	Phase string `json:"phase,omitempty"`
 	// One line: what was found, or why the run could not be made.
@@ -139,10 +175,18 @@ type RocenetTriageStatus struct {
 	Coordinator string `json:"coordinator,omitempty"`
 	// +optional
 	JobName string `json:"jobName,omitempty"`
-	// The nodes of the run; those left out (no RocenetNode, no addressed
-	// port) are named in Message.
+	// The nodes of the run; those left out are in SkippedNodes.
 	// +optional
 	NodeCount int32 `json:"nodeCount"`
+	// The nodes left out of the run and why: no RocenetNode with an
+	// addressed port; for an invasive stage, ports in use by a pod or no
+	// rocenet.io/scale-out-port to hold. At most MaxTriageItems;
+	// SkippedNodeCount is all of them.
+	// +listType=atomic
+	// +optional
+	SkippedNodes []TriageSkippedNode `json:"skippedNodes,omitempty"`
+	// +optional
+	SkippedNodeCount int32 `json:"skippedNodeCount"`
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
@@ -182,6 +226,12 @@ type RocenetTriageStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
+// TriageSkippedNode is a node left out of a run, and why.
+type TriageSkippedNode struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
 // TriagePlan is a reach run's plan (rocenet.v1.ReachPlan).
 type TriagePlan struct {
 	Kind string `json:"kind"`
@@ -215,7 +265,8 @@ type TriageRail struct {
 	RTTP99 string `json:"rttP99,omitempty"`
 }
 
-// TriageSuspect is one suspect (rocenet.v1.Suspect).
+// TriageSuspect is one suspect (rocenet.v1.Suspect), or a node an
+// all-reduce bisection found slow (kind node).
 type TriageSuspect struct {
 	// port, node, leaf, leaf-uplink or rail.
 	Kind string `json:"kind"`
