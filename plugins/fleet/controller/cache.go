@@ -41,7 +41,8 @@ func NewScheme() (*runtime.Scheme, error) {
 // nodes the process stays at 42 MiB resident, against 75 MiB with whole
 // objects (docs/fleet.md#rocenet-controller).
 //
-// Of Jobs it keeps only the triage runs' in rocenet's namespace.
+// Of Jobs it keeps only the triage runs' in rocenet's namespace, of pods
+// only the triage runs' holders there.
 func CacheOptions(namespace string) cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -52,6 +53,10 @@ func CacheOptions(namespace string) cache.Options {
 				Label:      TriageJobSelector,
 				Namespaces: map[string]cache.Config{namespace: {}},
 			},
+			&corev1.Pod{}: {
+				Label:      TriageHolderSelector,
+				Namespaces: map[string]cache.Config{namespace: {}},
+			},
 		},
 	}
 }
@@ -59,7 +64,8 @@ func CacheOptions(namespace string) cache.Options {
 // ClientOptions make the manager's client read ConfigMaps, pods and
 // DaemonSets from the API server, never through an informer: a cached read
 // would watch every one in the cluster, which the controller may not and
-// need not (it reads a few, in its namespace or by label).
+// need not (it reads a few, in its namespace or by label). The triage's
+// holder pods it reads from the cache itself, which watches those alone.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{
 		DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Pod{}, &appsv1.DaemonSet{}},

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -31,6 +32,9 @@ type ManagerOptions struct {
 	Namespace string
 	// rocenet's DaemonSet there ("": rocenet).
 	DaemonSet string
+	// The PriorityClass of the pods that hold a node's ports for an
+	// invasive triage stage ("": none).
+	TriagePriorityClass string
 	// The metrics' and the probes' listening addresses, plain HTTP ("0":
 	// none).
 	MetricsBindAddress     string
@@ -39,8 +43,9 @@ type ManagerOptions struct {
 
 // NewManager is a manager running the reconciler over cfg: its cache
 // keeps only what the status is computed from (CacheOptions), it serves
-// the metrics and /healthz and /readyz (ready once the cache has synced),
-// and with LeaderElection only one replica reconciles at a time.
+// the metrics (controller-runtime's and the triage runs') and /healthz and
+// /readyz (ready once the cache has synced), and with LeaderElection only
+// one replica reconciles at a time.
 func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) {
 	scheme, err := NewScheme()
 	if err != nil {
@@ -80,8 +85,12 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err != nil {
 		return nil, err
 	}
+	triageMetrics, err := NewTriageMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return nil, err
+	}
 	triage := NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), ClientsetLogs{Clientset: clientset},
-		TriageOptions{Namespace: opts.Namespace, DaemonSet: opts.DaemonSet}, clock.RealClock{})
+		TriageOptions{Namespace: opts.Namespace, DaemonSet: opts.DaemonSet, HolderPriorityClass: opts.TriagePriorityClass, Metrics: triageMetrics}, clock.RealClock{})
 	if err := triage.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

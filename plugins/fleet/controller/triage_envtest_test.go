@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +43,12 @@ type fixedLogs struct {
 	read []string
 }
 
+func (f *fixedLogs) set(log []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = log
+}
+
 func (f *fixedLogs) Log(_ context.Context, namespace, pod string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -50,11 +58,19 @@ func (f *fixedLogs) Log(_ context.Context, namespace, pod string) ([]byte, error
 
 const rocenetNS = "rocenet-system"
 
-// The triage controller on a real kube-apiserver: a RocenetTriage by node
-// selector becomes a Job of rocectl on the first node, pinned there, with
-// every node's addresses; the Job's end becomes the status; a periodic one
-// runs again; bad selections say why.
-func TestEnvtestRocenetTriage(t *testing.T) {
+// triageEnv is a real kube-apiserver with rocenet deployed as its
+// DaemonSet and three nodes n1..n3 on rack r1 with two addressed ports
+// each (m1, on r2, has no RocenetNode), and the triage controller running
+// in a manager with the RBAC rocenet ships.
+type triageEnv struct {
+	*fleetEnv
+	admin   client.Client
+	logs    *fixedLogs
+	metrics *prometheus.Registry
+}
+
+func startTriageEnv(t *testing.T, opts TriageOptions) *triageEnv {
+	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("SKIPPED: KUBEBUILDER_ASSETS not set (tests/k8s/components.sh builds etcd and kube-apiserver)")
 	}
@@ -142,8 +158,11 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	if _, err := (ClientsetLogs{Clientset: clientset}).Log(ctx, rocenetNS, "no-such-pod"); !apierrors.IsNotFound(err) {
 		t.Errorf("reading a pod's log as rocenet-controller: %v, want NotFound", err)
 	}
-	must(NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), logs, TriageOptions{Namespace: rocenetNS},
-		clock.RealClock{}).SetupWithManager(mgr))
+	reg := prometheus.NewRegistry()
+	opts.Namespace = rocenetNS
+	opts.Metrics, err = NewTriageMetrics(reg)
+	must(err)
+	must(NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), logs, opts, clock.RealClock{}).SetupWithManager(mgr))
 	ctxRun, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctxRun) }()
@@ -153,21 +172,71 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+	return &triageEnv{fleetEnv: e, admin: admin, logs: logs, metrics: reg}
+}
 
-	waitTriage := func(name, what string, ok func(*v1alpha1.RocenetTriage) bool) *v1alpha1.RocenetTriage {
-		t.Helper()
-		var tr v1alpha1.RocenetTriage
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if err := admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &tr); err == nil && ok(&tr) {
-				return &tr
-			}
-			time.Sleep(50 * time.Millisecond)
+// waitTriage polls the triage default/name until ok holds.
+func (e *triageEnv) waitTriage(name, what string, ok func(*v1alpha1.RocenetTriage) bool) *v1alpha1.RocenetTriage {
+	e.t.Helper()
+	var tr v1alpha1.RocenetTriage
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := e.admin.Get(e.ctx, client.ObjectKey{Namespace: "default", Name: name}, &tr); err == nil && ok(&tr) {
+			return &tr
 		}
-		t.Fatalf("RocenetTriage %s: not %s: %+v", name, what, tr.Status)
-		return nil
+		time.Sleep(50 * time.Millisecond)
 	}
+	e.t.Fatalf("RocenetTriage %s: not %s: %+v", name, what, tr.Status)
+	return nil
+}
 
+// endRun ends a run's Job as the Job controller and the kubelet would
+// leave it: its pod, and the Job Complete (rocectl exit 0) or Failed
+// (exit 6, a failure found).
+func (e *triageEnv) endRun(job *batchv1.Job, complete bool) {
+	e.t.Helper()
+	if err := e.admin.Create(e.ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: rocenetNS,
+			Labels: map[string]string{"batch.kubernetes.io/job-name": job.Name}},
+		Spec: job.Spec.Template.Spec,
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	now := metav1.Now()
+	job.Status.StartTime = &now
+	if complete {
+		job.Status.Succeeded = 1
+		job.Status.CompletionTime = &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now},
+		}
+	} else {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+		}
+	}
+	if err := e.admin.Status().Update(e.ctx, job); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// The triage controller on a real kube-apiserver: a RocenetTriage by node
+// selector becomes a Job of rocectl on the first node, pinned there, with
+// every node's addresses; the Job's end becomes the status; a periodic one
+// runs again; bad selections say why.
+func TestEnvtestRocenetTriage(t *testing.T) {
+	e := startTriageEnv(t, TriageOptions{})
+	admin, ctx := e.admin, e.ctx
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitTriage := e.waitTriage
 	// Exactly one way of choosing the nodes.
 	both := &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: "default"},
 		Spec: v1alpha1.RocenetTriageSpec{Nodes: []string{"n1"}, NodeSelector: &metav1.LabelSelector{}}}
@@ -205,24 +274,8 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 		t.Errorf("the run's container %+v", c)
 	}
 
-	// The run ends (its pod as the Job controller and the kubelet would
-	// leave it): the status is the result's.
-	endRun := func(job *batchv1.Job) {
-		t.Helper()
-		must(admin.Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: rocenetNS,
-				Labels: map[string]string{"batch.kubernetes.io/job-name": job.Name}},
-			Spec: job.Spec.Template.Spec,
-		}))
-		now := metav1.Now()
-		job.Status.StartTime = &now
-		job.Status.Failed = 1
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
-		}
-		must(admin.Status().Update(ctx, job))
-	}
+	// The run ends (exit 6, a failure found): the status is the result's.
+	endRun := func(job *batchv1.Job) { e.endRun(job, false) }
 	endRun(&job)
 	failed := waitTriage("acceptance", "Failed", func(tr *v1alpha1.RocenetTriage) bool {
 		return tr.Status.Phase == v1alpha1.TriageFailed

@@ -9,6 +9,7 @@ import (
 
 	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
 	"rocenet.io/plugins/internal/reachresult"
+	"rocenet.io/plugins/internal/stageresult"
 )
 
 // applyResult writes the run's summary into status: the phase, the plan,
@@ -133,4 +134,84 @@ func suspectsLine(r *reachresult.Result) string {
 		noun = "suspect"
 	}
 	return fmt.Sprintf("%d %s: %s%s", len(r.Suspects), noun, strings.Join(shown, ", "), more)
+}
+
+// applyStageResult writes the verdict of an invasive stage into status:
+// Succeeded when everything passed, else Failed with the first problems;
+// the nodes an all-reduce bisection found slow are its suspects (kind
+// node), read as reach's are.
+func applyStageResult(status *v1alpha1.RocenetTriageStatus, stage string, r *stageresult.Result) {
+	status.Suspects = nil
+	for i, n := range r.SlowNodes {
+		if i == v1alpha1.MaxTriageItems {
+			break
+		}
+		status.Suspects = append(status.Suspects, v1alpha1.TriageSuspect{Kind: "node", Node: n, Evidence: slowEvidence(n, r)})
+	}
+	status.SuspectCount = int32(len(r.SlowNodes))
+	status.Labels = nil
+	if l := r.Labels; l != nil {
+		status.Labels = &v1alpha1.TriageLabels{Validated: int32(l.Validated), Inconclusive: l.Inconclusive, Reason: l.Reason}
+		for i, n := range l.Unvalidated {
+			if i == v1alpha1.MaxTriageItems {
+				break
+			}
+			status.Labels.Unvalidated = append(status.Labels.Unvalidated, n)
+		}
+	}
+	if r.OK && len(r.SlowNodes) == 0 {
+		status.Phase = v1alpha1.TriageSucceeded
+		noun := measuredNoun[stage]
+		status.Message = fmt.Sprintf("%s passed: %d %s, %d %s", stage, len(r.Nodes), plural(len(r.Nodes), "node"),
+			r.Measured, plural(r.Measured, noun))
+		if r.Skipped > 0 {
+			status.Message = fmt.Sprintf("%s passed: %d %s, %d of %d %s measured, %d skipped", stage, len(r.Nodes),
+				plural(len(r.Nodes), "node"), r.Measured-r.Skipped, r.Measured, plural(r.Measured, noun), r.Skipped)
+			if len(r.Notes) > 0 {
+				status.Message += "; " + r.Notes[len(r.Notes)-1]
+			}
+		}
+		return
+	}
+	status.Phase = v1alpha1.TriageFailed
+	var parts []string
+	if n := len(r.SlowNodes); n > 0 {
+		shown, more := r.SlowNodes, ""
+		if n > 6 {
+			shown, more = shown[:6], fmt.Sprintf(" +%d", n-6)
+		}
+		parts = append(parts, fmt.Sprintf("%d slow %s: %s%s", n, plural(n, "node"), strings.Join(shown, ", "), more))
+	}
+	problems := r.Problems
+	if len(problems) > 3 {
+		problems = append(problems[:3:3], fmt.Sprintf("and %d more", len(r.Problems)-3))
+	}
+	parts = append(parts, problems...)
+	if len(parts) == 0 {
+		parts = append(parts, stage+" found a failure")
+	}
+	status.Message = strings.Join(parts, "; ")
+}
+
+// What each stage measured, for its message.
+var measuredNoun = map[string]string{"bandwidth": "port pair", "rdma": "link", "allreduce": "rail"}
+
+// slowEvidence is why a bisection named node: the reason of the slow pair
+// it ran in, else the conclusion.
+func slowEvidence(node string, r *stageresult.Result) string {
+	for i := len(r.Bisection) - 1; i >= 0; i-- {
+		s := r.Bisection[i]
+		if !s.Pair || !(s.Slow || s.Broken) {
+			continue
+		}
+		for _, n := range s.Nodes {
+			if n == node {
+				if s.Reason != "" {
+					return "slow paired with a good node: " + s.Reason
+				}
+				return "slow paired with a good node"
+			}
+		}
+	}
+	return r.Conclusion
 }

@@ -10,6 +10,7 @@ import (
 
 	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
 	"rocenet.io/plugins/internal/reachresult"
+	"rocenet.io/plugins/internal/stageresult"
 )
 
 func fixture(t *testing.T, name string) []byte {
@@ -80,5 +81,72 @@ func TestOutputThatIsNoResultIsAnError(t *testing.T) {
 		if _, err := reachresult.Parse([]byte(text)); err == nil {
 			t.Errorf("%q: no error", text)
 		}
+	}
+}
+
+func recordedStage(t *testing.T, stage, name string) *stageresult.Result {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "stageresult", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := stageresult.Parse(stage, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Recorded runs (plugins/internal/stageresult/testdata/README.md).
+func TestRecordedInvasiveStagesBecomeTheStatus(t *testing.T) {
+	var s v1alpha1.RocenetTriageStatus
+	applyStageResult(&s, "rdma", recordedStage(t, "rdma", "rdma-4-nodes.json"))
+	if s.Phase != v1alpha1.TriageSucceeded ||
+		s.Message != "rdma passed: 4 nodes, 0 of 8 links measured, 8 skipped; no link was measured: every link was skipped" ||
+		s.SuspectCount != 0 || s.Suspects != nil {
+		t.Errorf("rdma: %+v", s)
+	}
+	s = v1alpha1.RocenetTriageStatus{}
+	applyStageResult(&s, "allreduce", recordedStage(t, "allreduce", "allreduce-4-nodes.json"))
+	if s.Phase != v1alpha1.TriageSucceeded || s.Message != "allreduce passed: 4 nodes, 2 rails" || s.Labels.Validated != 4 {
+		t.Errorf("allreduce: %+v", s)
+	}
+	s = v1alpha1.RocenetTriageStatus{}
+	applyStageResult(&s, "bandwidth", recordedStage(t, "bandwidth", "bandwidth-n0-to-n1.json"))
+	if s.Phase != v1alpha1.TriageSucceeded || s.Message != "bandwidth passed: 1 node, 2 port pairs" {
+		t.Errorf("bandwidth: %+v", s)
+	}
+}
+
+// The nodes a bisection found slow are the suspects, as reach's are, and
+// lose their label.
+func TestABisectionsSlowNodeIsTheSuspect(t *testing.T) {
+	var s v1alpha1.RocenetTriageStatus
+	applyStageResult(&s, "allreduce", recordedStage(t, "allreduce", "allreduce-4-nodes-bisect-slow.json"))
+	if s.Phase != v1alpha1.TriageFailed || s.SuspectCount != 1 || len(s.Suspects) != 1 {
+		t.Fatalf("%+v", s)
+	}
+	if got := s.Suspects[0]; got.Kind != "node" || got.Node != "n2" ||
+		got.Evidence != "slow paired with a good node: 0.00549 GB/s, below 0.9 of the 1.04 GB/s of n0, n1" {
+		t.Errorf("suspect %+v", got)
+	}
+	if !strings.HasPrefix(s.Message, "1 slow node: n2; bisection: n2 makes the all-reduce slow") {
+		t.Errorf("message %q", s.Message)
+	}
+	if s.Labels == nil || len(s.Labels.Unvalidated) != 1 || s.Labels.Unvalidated[0] != "n2" {
+		t.Errorf("labels %+v", s.Labels)
+	}
+}
+
+func TestAFailedStageSaysItsFirstProblems(t *testing.T) {
+	var s v1alpha1.RocenetTriageStatus
+	applyStageResult(&s, "rdma", &stageresult.Result{Nodes: []string{"a", "b"}, Measured: 2,
+		Problems: []string{"p1", "p2", "p3", "p4", "p5"}})
+	if s.Phase != v1alpha1.TriageFailed || s.Message != "p1; p2; p3; and 2 more" {
+		t.Errorf("%+v", s)
+	}
+	applyStageResult(&s, "rdma", &stageresult.Result{})
+	if s.Message != "rdma found a failure" {
+		t.Errorf("%+v", s)
 	}
 }

@@ -235,7 +235,7 @@ var pollInterval = time.Second
 
 func finishedPhase(phase string) bool {
 	switch phase {
-	case v1alpha1.TriageSucceeded, v1alpha1.TriageFailed, v1alpha1.TriageInconclusive, v1alpha1.TriageError:
+	case v1alpha1.TriageSucceeded, v1alpha1.TriageFailed, v1alpha1.TriageInconclusive, v1alpha1.TriageError, v1alpha1.TriageSkipped:
 		return true
 	}
 	return false

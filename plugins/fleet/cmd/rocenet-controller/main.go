@@ -35,6 +35,7 @@ type flags struct {
 	leaderElectionNamespace string
 	namespace               string
 	daemonSet               string
+	triagePriorityClass     string
 	metricsAddress          string
 	probeAddress            string
 	staleAfter              time.Duration
@@ -57,6 +58,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", defaultNamespace(), "the Lease's namespace ($POD_NAMESPACE when set)")
 	fs.StringVar(&f.namespace, "namespace", defaultNamespace(), "rocenet's namespace: its DaemonSet, whose diagd container a triage run copies, and the runs' Jobs ($POD_NAMESPACE when set)")
 	fs.StringVar(&f.daemonSet, "daemonset", "rocenet", "rocenet's DaemonSet in --namespace: a triage run takes its diagd container's image, socket volume and user")
+	fs.StringVar(&f.triagePriorityClass, "triage-priority-class", "", "the PriorityClass of the pods that hold a node's scale-out ports for an invasive triage stage (default: none, the cluster's default priority); one with preemptionPolicy Never keeps them from ever preempting a pod")
 	fs.StringVar(&f.metricsAddress, "metrics-bind-address", ":50155", "the Prometheus metrics' address, plain HTTP (0: none)")
 	fs.StringVar(&f.probeAddress, "health-probe-bind-address", ":50156", "the address of /healthz and /readyz (0: none)")
 	fs.DurationVar(&f.staleAfter, "stale-after", controller.DefaultStaleAfter, "a node whose RocenetNode's heartbeat is older than this counts as not ready (Stale)")
@@ -142,6 +144,7 @@ func run(f flags) error {
 		LeaderElectionNamespace: f.leaderElectionNamespace,
 		Namespace:               f.namespace,
 		DaemonSet:               f.daemonSet,
+		TriagePriorityClass:     f.triagePriorityClass,
 		MetricsBindAddress:      f.metricsAddress,
 		HealthProbeBindAddress:  f.probeAddress,
 	})

@@ -23,8 +23,10 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if f, _ := parseFlags(nil); f.leaderElectionNamespace != "fabric" || f.namespace != "fabric" {
 		t.Errorf("the Lease's namespace %q, rocenet's %q, want $POD_NAMESPACE's", f.leaderElectionNamespace, f.namespace)
 	}
-	f, err = parseFlags([]string{"--leader-elect=false", "--metrics-bind-address=0", "--stale-after=1h", "--kubeconfig=/k", "-v=2"})
-	if err != nil || f.leaderElect || f.metricsAddress != "0" || f.staleAfter != time.Hour || f.kubeconfig != "/k" {
+	f, err = parseFlags([]string{"--leader-elect=false", "--metrics-bind-address=0", "--stale-after=1h", "--kubeconfig=/k", "-v=2",
+		"--triage-priority-class=triage-holder"})
+	if err != nil || f.leaderElect || f.metricsAddress != "0" || f.staleAfter != time.Hour || f.kubeconfig != "/k" ||
+		f.triagePriorityClass != "triage-holder" {
 		t.Errorf("parsed %+v, %v", f, err)
 	}
 }
