@@ -123,6 +123,7 @@ absl::StatusOr<PlanOptions> PlanFlags(const CommandContext& context) {
   if (const std::string* v = Flag(context, "network")) o.network = *v;
   if (const std::string* v = Flag(context, "namespace")) o.name_space = *v;
   if (const std::string* v = Flag(context, "name")) o.name = *v;
+  RETURN_IF_ERROR(Int(context, "split", &o.split));
   RETURN_IF_ERROR(Bytes(context, "min-bytes", &o.min_bytes));
   RETURN_IF_ERROR(Bytes(context, "max-bytes", &o.max_bytes));
   return o;
@@ -131,7 +132,7 @@ absl::StatusOr<PlanOptions> PlanFlags(const CommandContext& context) {
 absl::Status Plan(const CommandContext& context, const std::vector<std::string>& args) {
   RETURN_IF_ERROR(Only(context,
                        {"nodes", "image", "engine", "test", "gaudis-per-node", "ports-per-node",
-                        "network", "namespace", "name", "min-bytes", "max-bytes"},
+                        "network", "namespace", "name", "min-bytes", "max-bytes", "split"},
                        "plan"));
   if (!args.empty()) return absl::InvalidArgumentError("diag collective plan takes no arguments");
   ASSIGN_OR_RETURN(const PlanOptions options, PlanFlags(context));

@@ -105,11 +105,13 @@ constexpr absl::string_view kDiagHelp =
     "  rocectl diag collective plan --nodes NODE,NODE,... --image IMAGE [--engine mpijob|jobset]\n"
     "                     [--test all_reduce|all2all|both] [--gaudis-per-node 8]\n"
     "                     [--ports-per-node 24] [--network rocenet] [--namespace default]\n"
-    "                     [--name hccl-demo] [--min-bytes 1M] [--max-bytes 256M]\n"
+    "                     [--name hccl-demo] [--min-bytes 1M] [--max-bytes 256M] [--split 2|4|8]\n"
     "      prints the MPIJob (kubeflow.org/v2beta1) or JobSet (jobset.x-k8s.io/v1alpha2)\n"
     "      running Habana's hccl_demo, one worker per node; the image holds hccl_demo\n"
     "      (built with MPI=1 for mpijob) in its working directory. --ports-per-node\n"
     "      defaults to 24: 3 scale-out ports per Gaudi 2 or Gaudi 3 module, 8 modules.\n"
+    "      --split K: K jobs over K groups of the nodes in order (NAME-K-0, ...), the\n"
+    "      halves or quarters of a bisection, to run at once and report each.\n"
     "  rocectl diag collective report [FILE|-] [--platform gaudi2|gaudi3]\n"
     "                     [--expected-busbw GB/s] [--min-fraction 0.9] [--gaudis-per-node 8]\n"
     "      reads hccl_demo's log (kubectl logs ... | rocectl diag collective report -):\n"
@@ -161,6 +163,7 @@ const std::vector<CommandFlag>& DiagFlags() {
                                                           {"network", "NAME", true},
                                                           {"namespace", "NAMESPACE", true},
                                                           {"name", "NAME", true},
+                                                          {"split", "2 4 8", true},
                                                           {"platform", "gaudi2 gaudi3", true},
                                                           {"expected-busbw", "GBPS", true}};
   return *flags;

@@ -321,9 +321,44 @@ absl::Status ValidatePlan(const PlanOptions& o) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<PlanOptions>> SplitPlan(const PlanOptions& options) {
+  if (options.split != 1 && options.split != 2 && options.split != 4 && options.split != 8) {
+    return Bad("split", absl::StrCat(options.split, " is not 2, 4 or 8"));
+  }
+  const size_t groups = static_cast<size_t>(options.split);
+  if (options.nodes.size() < 2 * groups) {
+    return Bad("split", absl::StrCat(options.nodes.size(), " nodes do not make ", groups,
+                                     " groups of at least 2"));
+  }
+  std::vector<PlanOptions> out;
+  size_t next = 0;
+  for (size_t i = 0; i < groups; ++i) {
+    // The first groups take one more node when the nodes do not divide.
+    const size_t size = options.nodes.size() / groups + (i < options.nodes.size() % groups);
+    PlanOptions& group = out.emplace_back(options);
+    group.split = 1;
+    group.nodes.assign(options.nodes.begin() + next, options.nodes.begin() + next + size);
+    if (groups > 1) group.name = absl::StrCat(options.name, "-", groups, "-", i);
+    next += size;
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> RenderPlan(const PlanOptions& options) {
   if (absl::Status status = ValidatePlan(options); !status.ok()) return status;
-  return ToYamlDocument(options.engine == Engine::kMpiJob ? MpiJob(options) : JobSet(options));
+  absl::StatusOr<std::vector<PlanOptions>> groups = SplitPlan(options);
+  if (!groups.ok()) return groups.status();
+  std::string out;
+  for (const PlanOptions& group : *groups) {
+    // A group's name is longer than the whole's: its host names too.
+    if (absl::Status status = ValidatePlan(group); !status.ok()) return status;
+    if (groups->size() > 1) {
+      absl::StrAppend(&out, "# ", group.name, ": nodes ", absl::StrJoin(group.nodes, ","), "\n");
+    }
+    absl::StrAppend(
+        &out, ToYamlDocument(group.engine == Engine::kMpiJob ? MpiJob(group) : JobSet(group)));
+  }
+  return out;
 }
 
 }  // namespace rocenet::rocectl::collective

@@ -53,13 +53,23 @@ struct PlanOptions {
   uint64_t min_bytes = uint64_t{1} << 20;
   uint64_t max_bytes = uint64_t{256} << 20;
   int iterations = 1000;
+  // 1: one job over every node. 2, 4 or 8: the nodes, in the order given,
+  // cut in that many groups of consecutive nodes (sizes differing by at
+  // most one, each at least 2), one job each, named NAME-<split>-<i>: the
+  // halves or quarters of a bisection (docs/diagnostics.md#bisection),
+  // which run at once on their disjoint nodes.
+  int split = 1;
 };
 
 // The first problem with `options`, naming its flag; OK when there is none.
 absl::Status ValidatePlan(const PlanOptions& options);
 
-// The manifest(s) as one YAML stream (documents start with "---").
+// The manifest(s) as one YAML stream (documents start with "---"); with a
+// split, each group's job after a comment naming its nodes.
 absl::StatusOr<std::string> RenderPlan(const PlanOptions& options);
+
+// The groups of a split: `options` for each, nodes and name its own.
+absl::StatusOr<std::vector<PlanOptions>> SplitPlan(const PlanOptions& options);
 
 // The worker pod's host name that rank 0 runs on, as other pods resolve it:
 // "<name>-worker-0.<name>.<namespace>.svc" (mpi-operator's headless

@@ -56,6 +56,7 @@ _rocectl() {
     --network) return 0 ;;
     --namespace) return 0 ;;
     --name) return 0 ;;
+    --split) return 0 ;;
     --platform) COMPREPLY=($(compgen -W "gaudi2 gaudi3" -- "$cur")); return 0 ;;
     --expected-busbw) return 0 ;;
   esac
@@ -68,7 +69,7 @@ _rocectl() {
       --socket)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         socket="${COMP_WORDS[i+1]}"; (( i++ )) ;;
-      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--nodes-file|--plan|--max-unvalidated|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--size|--min-bytes|--max-bytes|--step-factor|--iterations|--image|--engine|--test|--gaudis-per-node|--ports-per-node|--network|--namespace|--name|--platform|--expected-busbw)
+      -o|--output|--timeout|--server|--tls-ca|--tls-cert|--tls-key|--format|--nodes|--nodes-file|--plan|--max-unvalidated|--peers|--port|--peer|--senders|--count|--interval|--time-limit|--streams|--duration|--min-fraction|--size|--min-bytes|--max-bytes|--step-factor|--iterations|--image|--engine|--test|--gaudis-per-node|--ports-per-node|--network|--namespace|--name|--split|--platform|--expected-busbw)
         if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then (( i++ )); fi
         (( i++ )) ;;
       -*|=) ;;
@@ -81,7 +82,7 @@ _rocectl() {
     case "$command" in
       wait) flags+=" --ready" ;;
       topology) flags+=" --format" ;;
-      diag) flags+=" --nodes --nodes-file --plan --matrix --max-unvalidated --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --force-link-rate --bisect --size --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --platform --expected-busbw" ;;
+      diag) flags+=" --nodes --nodes-file --plan --matrix --max-unvalidated --peers --port --peer --senders --count --interval --time-limit --streams --duration --min-fraction --force-link-rate --bisect --size --min-bytes --max-bytes --step-factor --iterations --image --engine --test --gaudis-per-node --ports-per-node --network --namespace --name --split --platform --expected-busbw" ;;
     esac
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     return 0

@@ -92,6 +92,36 @@ def test_plan_matches_the_upstream_schema(engine, nodes):
 
 
 @pytest.mark.parametrize("engine", ["mpijob", "jobset"])
+def test_a_split_plan_is_a_job_a_group_each_to_the_schema(engine, tmp_path):
+    """--split 4 over 9 nodes: four jobs (3, 2, 2, 2 nodes in order), each
+    to the upstream schema, each its own name and rank 0; kustomize takes
+    the stream as it is."""
+    text = plan(engine, 9, "--split", "4")
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    assert [d["metadata"]["name"] for d in docs] == [f"hccl-demo-4-{i}" for i in range(4)]
+    groups = [[0, 1, 2], [3, 4], [5, 6], [7, 8]]
+    for doc, group in zip(docs, groups, strict=True):
+        assert check(doc, SCHEMAS[doc["kind"]]) == []
+        if engine == "mpijob":
+            pod = doc["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+        else:
+            pod = doc["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+        terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == \
+            [f"gaudi-node-{i}" for i in group]
+        env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0].get("env", [])}
+        if "HCCL_COMM_ID" in env:
+            assert doc["metadata"]["name"] in env["HCCL_COMM_ID"], env["HCCL_COMM_ID"]
+    (tmp_path / "plan.yaml").write_text(text)
+    (tmp_path / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources:\n  - plan.yaml\n")
+    assert len(render(str(tmp_path))) == 4
+    cp = rocectl("diag", "collective", "plan", "--nodes", "a,b,c", "--image", "x", "--split", "2")
+    assert cp.returncode == 2 and "flag --split: 3 nodes do not make 2 groups of at least 2" in cp.stderr
+
+
+@pytest.mark.parametrize("engine", ["mpijob", "jobset"])
 def test_plan_needs_no_daemon(engine, tmp_path):
     """Planning is rocectl's alone: with neither rocenetd's socket nor
     rocenet-diagd's beside it (an admin's workstation), the plan is the

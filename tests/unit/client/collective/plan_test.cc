@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
 #include "yaml-cpp/yaml.h"
 
 namespace rocenet::rocectl::collective {
@@ -121,6 +122,48 @@ TEST(PlanTest, SameSizeIsOneSize) {
   PlanOptions o = Options(Engine::kJobSet, 2);
   o.min_bytes = o.max_bytes = 32 << 20;
   EXPECT_THAT(RenderPlan(o).value_or(""), HasSubstr("--size 33554432 --loop"));
+}
+
+// The halves and quarters of a bisection: consecutive groups, the first
+// ones a node larger, each a job of its own whose rank 0 is its own.
+TEST(PlanTest, ASplitIsOneJobAGroupOfConsecutiveNodes) {
+  PlanOptions o = Options(Engine::kMpiJob, 9);
+  o.split = 4;
+  ASSERT_OK_AND_ASSIGN(const std::vector<PlanOptions> groups, SplitPlan(o));
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_THAT(groups[0].nodes, ElementsAreArray({"gaudi-0", "gaudi-1", "gaudi-2"}));
+  EXPECT_THAT(groups[1].nodes, ElementsAreArray({"gaudi-3", "gaudi-4"}));
+  EXPECT_THAT(groups[3].nodes, ElementsAreArray({"gaudi-7", "gaudi-8"}));
+  EXPECT_EQ(groups[2].name, "hccl-demo-4-2");
+  ASSERT_OK_AND_ASSIGN(const std::string yaml, RenderPlan(o));
+  const std::vector<YAML::Node> docs = YAML::LoadAll(yaml);
+  ASSERT_EQ(docs.size(), 4u);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    EXPECT_EQ(docs[i]["metadata"]["name"].as<std::string>(), groups[i].name);
+    const YAML::Node worker = docs[i]["spec"]["mpiReplicaSpecs"]["Worker"];
+    EXPECT_EQ(worker["replicas"].as<size_t>(), groups[i].nodes.size());
+    ExpectWorkerPod(worker["template"], groups[i]);
+  }
+  EXPECT_THAT(yaml, HasSubstr("# hccl-demo-4-1: nodes gaudi-3,gaudi-4\n---\n"));
+  EXPECT_THAT(yaml, HasSubstr(RankZeroHost(groups[3])));
+}
+
+TEST(PlanTest, ASplitNeedsTwoNodesAGroupAndAPowerOfTwo) {
+  PlanOptions o = Options(Engine::kJobSet, 7);
+  o.split = 4;
+  EXPECT_THAT(std::string(RenderPlan(o).status().message()),
+              HasSubstr("flag --split: 7 nodes do not make 4 groups of at least 2"));
+  o.split = 3;
+  EXPECT_THAT(std::string(RenderPlan(o).status().message()),
+              HasSubstr("flag --split: 3 is not 2, 4 or 8"));
+  // The groups' names are longer: their host names are checked too.
+  o = Options(Engine::kMpiJob, 4);
+  o.split = 2;
+  o.name = std::string(52, 'a');
+  PlanOptions whole = o;
+  whole.split = 1;
+  EXPECT_TRUE(RenderPlan(whole).ok());
+  EXPECT_THAT(std::string(RenderPlan(o).status().message()), HasSubstr("is too long"));
 }
 
 struct BadCase {
