@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -181,6 +182,8 @@ func (r *TriageReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		}
 		if finished(status.Phase) && (!finished(before.Phase) || !before.CompletionTime.Equal(status.CompletionTime)) {
 			r.opts.Metrics.ended(&t)
+			klog.FromContext(ctx).Info("triage run ended", "stage", stageOf(&t), "run", status.Runs,
+				"phase", status.Phase, "message", status.Message)
 		}
 	}
 	r.opts.Metrics.observe(&t)
