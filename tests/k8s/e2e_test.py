@@ -13,7 +13,7 @@ rocenet's CNI plugin, and the tests read what kubectl shows.
 
 The tests run in the file's order on one cluster and build on each other:
 the pod `trainer`, made by the test of a pod's port, is used by the tests
-after it and deleted by the last one. The module is marked `ordered`
+after it and deleted by the test of its port coming home. The module is marked `ordered`
 (tests/k8s/conftest.py): after a failure the later tests are reported
 SKIPPED, naming it, instead of failing on what it left behind.
 """
@@ -577,3 +577,159 @@ def test_the_pod_deleted_its_port_comes_home_addressed_and_allocatable_is_back(e
                            capture_output=True, text=True).stdout
     assert "10.200." in links, links
     assert wait("allocatable", lambda: env.allocatable() == PORTS, 30)
+
+
+class _HolderWatch:
+    """`kubectl get pods --watch` of the triage's holder pods in rocenet's
+    namespace, kept with the time each version arrived: a holder lives
+    only as long as the controller needs to read its verdict, too short to
+    be polled for."""
+
+    def __init__(self, env, triage: str):
+        self.seen: list[tuple[float, dict]] = []
+        self._proc = subprocess.Popen(
+            [os.path.join(env.cluster.bin, "kubectl"), "--kubeconfig", env.cluster.kubeconfig,
+             "-n", "rocenet-system", "get", "pods", "--watch", "-o", "json",
+             "-l", f"rocenet.io/triage-role=holder,rocenet.io/triage-name={triage}"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        decoder, buffer = json.JSONDecoder(), ""
+        for line in self._proc.stdout:
+            buffer += line
+            while buffer.strip():
+                try:
+                    obj, end = decoder.raw_decode(buffer.lstrip())
+                except ValueError:
+                    break
+                buffer = buffer.lstrip()[end:]
+                with self._lock:
+                    self.seen.append((time.monotonic(), obj))
+
+    def versions(self) -> list[tuple[float, dict]]:
+        with self._lock:
+            return list(self.seen)
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        self._proc.wait(10)
+
+
+def _scheduled(pod: dict) -> dict:
+    return next((c for c in pod.get("status", {}).get("conditions", [])
+                 if c["type"] == "PodScheduled"), {})
+
+
+def _wait_phase(env, name: str, what: str, ok) -> dict:
+    """Waits up to 60 s for the triage's status to satisfy ok; the status
+    seen last is in the failure."""
+    seen: list[dict] = [{}]
+
+    def check():
+        seen[0] = _triage(env, name)
+        return ok(seen[0])
+    try:
+        wait(what, check, 60, 0.2)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the triage's status: {seen[0]}") from None
+    return seen[0]
+
+
+def _controller_metrics(env) -> str:
+    """The metrics of the rocenet-controller replica that reconciles (the
+    one holding the Lease has the triage series), through the API server's
+    proxy to its metrics port."""
+    pods = env.json("-n", "rocenet-system", "get", "pods",
+                    "-l", "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=controller")
+    texts = [env.kubectl("get", "--raw", f"/api/v1/namespaces/rocenet-system/pods/"
+                         f"{p['metadata']['name']}:50155/proxy/metrics", check=False).stdout
+             for p in pods["items"] if p["status"].get("phase") == "Running"]
+    return next((t for t in texts if "rocenet_triage_" in t), "\n".join(texts))
+
+
+def test_an_rdma_triage_holds_every_port_through_the_scheduler_or_skips_a_busy_node(env):
+    """An invasive stage (rdma) runs only where its holder pod, asking the
+    real scheduler for every rocenet.io/scale-out-port of the node, runs:
+    while a pod has one port the holder stays Pending (Insufficient) and
+    the triage ends Skipped naming the node busy; with the pod gone the
+    holder is scheduled and holds every port, and a single node is still
+    Skipped (a stage needs two); the holders go when each run ends, and
+    rocenet-controller's /metrics count the runs."""
+    node = env.cluster.node
+    wait("the node's RocenetNode with its ports addressed", lambda: all(
+        p.get("address") for p in env.json("get", "rocenetnode", node)["status"].get("ports", [{}])),
+        90, 0.5)
+    env.pod("busy", 1)
+    wait("busy running", lambda: env.phase("busy") == "Running", 90)
+    holders = _HolderWatch(env, "exclusive")
+    try:
+        triage = {"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetTriage",
+                  "metadata": {"name": "exclusive", "namespace": "default"},
+                  "spec": {"stage": "rdma", "nodes": [node], "timeoutSeconds": 1}}
+        started = time.monotonic()
+        env.apply(triage)
+        _wait_phase(env, "exclusive", "the triage Skipped, the node busy",
+                    lambda s: s.get("phase") == "Skipped")
+        busy_s = time.monotonic() - started
+        status = _triage(env, "exclusive")
+        assert status["message"] == (f"0 of 1 nodes free; a stage needs 2; "
+                                     f"skipped {node} (ports in use by a pod)"), status
+        assert status["skippedNodes"] == [{"node": node, "reason": "ports in use by a pod"}], status
+        refused = [pod for _, pod in holders.versions()
+                   if _scheduled(pod).get("reason") == "Unschedulable"]
+        assert refused, holders.versions()
+        assert f"Insufficient {RESOURCE}" in _scheduled(refused[0])["message"], refused[0]
+        assert refused[0]["status"]["phase"] == "Pending"
+        wait("the busy node's holder gone", lambda: not env.json(
+            "-n", "rocenet-system", "get", "pods", "-l", "rocenet.io/triage-name=exclusive,"
+            "rocenet.io/triage-role=holder")["items"], 30, 0.2)
+
+        env.delete("busy")
+        assert wait("allocatable", lambda: env.allocatable() == PORTS, 30)
+        # A changed spec runs again, now on a free node.
+        started = time.monotonic()
+        env.kubectl("patch", "rocenettriage", "exclusive", "--type=merge",
+                    "-p", json.dumps({"spec": {"timeoutSeconds": 2}}))
+        _wait_phase(env, "exclusive", "the second run Skipped, one node free",
+                    lambda s: s.get("runs") == 2 and s.get("phase") == "Skipped")
+        free_s = time.monotonic() - started
+        status = _triage(env, "exclusive")
+        assert status["message"] == "1 of 1 nodes free; a stage needs 2", status
+        assert status["nodeCount"] == 1 and not status.get("skippedNodes"), status
+        wait("the holder gone after the run", lambda: not env.json(
+            "-n", "rocenet-system", "get", "pods", "-l", "rocenet.io/triage-name=exclusive,"
+            "rocenet.io/triage-role=holder")["items"], 30, 0.2)
+        second = [(at, pod) for at, pod in holders.versions()
+                  if pod["metadata"]["labels"].get("rocenet.io/triage-run") == "2"]
+        running = [(at, pod) for at, pod in second if pod["status"].get("phase") == "Running"]
+        assert running, [pod["status"] for _, pod in second]
+        pod = running[0][1]
+        # Every allocatable port is the holder's: its request and limit are
+        # the node's allocatable, and kubelet admitted and ran it.
+        (container,) = pod["spec"]["containers"]
+        assert container["resources"]["requests"][RESOURCE] == str(PORTS), container
+        assert container["resources"]["limits"][RESOURCE] == str(PORTS), container
+        assert pod["spec"]["nodeName"] == node and _scheduled(pod)["status"] == "True", pod
+        assert "k8s.v1.cni.cncf.io/networks" not in pod["metadata"].get("annotations", {}), pod
+        scheduled_s = next(at for at, p in second if p["spec"].get("nodeName")) - started
+        running_s = running[0][0] - started
+    finally:
+        holders.stop()
+    # The holder joined no network: no port left the host.
+    assert not env.attachments()
+
+    metrics = _controller_metrics(env)
+    series = ('rocenet_triage_runs_total{namespace="default",phase="Skipped",stage="rdma",'
+              'triage="exclusive"} 2')
+    assert series in metrics, [m for m in metrics.splitlines() if "rocenet_triage" in m]
+    assert 'rocenet_triage_skipped_nodes{namespace="default",triage="exclusive"} 0' in metrics
+    env.kubectl("delete", "rocenettriage", "exclusive")
+    wait("the deleted triage's series gone",
+         lambda: 'triage="exclusive"' not in _controller_metrics(env), 30, 0.5)
+    env.say(f"rdma triage, a pod holding a port: Skipped (node busy) {busy_s:.1f} s after it was "
+            f"asked for; the pod gone and the spec changed, the holder seen scheduled after "
+            f"{scheduled_s:.1f} s and running (holding {PORTS}/{PORTS} ports) after "
+            f"{running_s:.1f} s, the run Skipped (1 of 1 nodes free) after {free_s:.1f} s")
