@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -320,6 +321,27 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 	waitHolders("bisect", "gone after the run", func(h map[string]corev1.Pod) bool { return len(h) == 0 })
 	if got, _ := metricValue(t, e.metrics, "rocenet_triage_suspects", perTriage("bisect")); got != 1 {
 		t.Errorf("rocenet_triage_suspects of bisect: %v, want 1", got)
+	}
+
+	// Deleted while its run goes on: the run's Job and its holders go.
+	must(admin.Create(ctx, &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: "stopped", Namespace: "default"},
+		Spec: v1alpha1.RocenetTriageSpec{Stage: "rdma", Nodes: []string{"n1", "n3"}}}))
+	held = waitHolders("stopped", "on n1 and n3", func(h map[string]corev1.Pod) bool { return nodesOf(h) == "n1,n3" })
+	running(held["n1"])
+	running(held["n3"])
+	run = e.waitTriage("stopped", "running", func(tr *v1alpha1.RocenetTriage) bool { return tr.Status.Phase == v1alpha1.TriageRunning })
+	must(admin.Delete(ctx, run))
+	waitHolders("stopped", "gone with the triage", func(h map[string]corev1.Pod) bool { return len(h) == 0 })
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		err := admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: run.Status.JobName}, &job)
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted triage's Job %s: %v, want it gone", run.Status.JobName, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 
 	// A spec changed while holding: the run's holders go, the new run's
