@@ -372,8 +372,9 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
     job), and writes across the cluster only the RocenetCluster (create,
     status), the RocenetTriages' status and Events: no Secret, no write of
-    a Node, a RocenetNode or a pod. The triage runs' Jobs and kept results
-    it writes in its own namespace only."""
+    a Node, a RocenetNode or a pod. The triage runs' Jobs, the pods that
+    hold a node's ports for an invasive stage and the kept results it
+    writes in its own namespace only."""
     name, docs = any_overlay
     role = one(docs, "ClusterRole", "rocenet-controller")
     reads = {"get", "list", "watch"}
@@ -391,6 +392,7 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     assert triage["metadata"]["namespace"] == "rocenet-system"
     assert {(g, r, v) for g, r, v in grants(triage) if v not in reads} == {
         ("batch", "jobs", "create"), ("batch", "jobs", "delete"),
+        ("", "pods", "create"), ("", "pods", "delete"),
         ("", "configmaps", "create"), ("", "configmaps", "update")}, name
     assert bound_to(docs, "rocenet-system", "rocenet-controller") == {
         "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election",
