@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // Result is one stage's verdict, whatever the stage.
@@ -37,6 +38,41 @@ type Result struct {
 	SlowNodes  []string
 	Bisection  []BisectionStep
 	Conclusion string
+	// The figures: a link of rdma, a port pair's direction of bandwidth.
+	Links []Link
+	// Allreduce: each rail's ring at its largest size.
+	Rails []Rail
+}
+
+// Link is one measured link (rocenet.v1.RdmaLink), or one direction of a
+// bandwidth port pair (From the local node/port, To the peer's address;
+// From and To swapped for "receive").
+type Link struct {
+	Rail string `json:"rail"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	// The program that measured it ("ib_write_bw"), or "tcp" for bandwidth.
+	Tool          string  `json:"tool"`
+	BitsPerSecond float64 `json:"bitsPerSecond"`
+	LatencyP50    float64 `json:"latencyP50Seconds"`
+	LatencyP99    float64 `json:"latencyP99Seconds"`
+	// The port's link speed (0: unknown) and the share of it reached.
+	LinkBitsPerSecond float64 `json:"linkBitsPerSecond"`
+	FractionOfLink    float64 `json:"fractionOfLink"`
+	// Below the stage's min_fraction of the link speed, as rocectl judged.
+	BelowExpected bool   `json:"belowExpected"`
+	Slowest       bool   `json:"slowest"`
+	Skipped       string `json:"skipped"`
+	Error         string `json:"error"`
+}
+
+// Rail is one all-reduce ring: its busbw at the largest size.
+type Rail struct {
+	Rail   string  `json:"rail"`
+	Bytes  uint64  `json:"bytes"`
+	BusBW  float64 `json:"busbwBytesPerSecond"`
+	Broken bool    `json:"broken"`
+	Error  string  `json:"error"`
 }
 
 // BisectionStep is rocenet.v1.BisectionStep: one group run as a ring of
@@ -75,22 +111,53 @@ type rdma struct {
 	verdict
 	Nodes []string `json:"nodes"`
 	Links []struct {
-		Skipped string `json:"skipped"`
+		Rail              string  `json:"rail"`
+		FromNode          string  `json:"from_node"`
+		FromPort          string  `json:"from_port"`
+		ToNode            string  `json:"to_node"`
+		ToPort            string  `json:"to_port"`
+		Tool              string  `json:"tool"`
+		BitsPerSecond     float64 `json:"bits_per_second"`
+		LatencyP50        float64 `json:"latency_p50_seconds"`
+		LatencyP99        float64 `json:"latency_p99_seconds"`
+		LinkBitsPerSecond float64 `json:"link_bits_per_second"`
+		FractionOfLink    float64 `json:"fraction_of_link"`
+		Slowest           bool    `json:"slowest"`
+		BelowExpected     bool    `json:"below_expected"`
+		Skipped           string  `json:"skipped"`
+		Error             string  `json:"error"`
 	} `json:"links"`
 }
 
 type allreduce struct {
 	verdict
-	Nodes      []string          `json:"nodes"`
-	Rails      []json.RawMessage `json:"rails"`
-	Bisection  []BisectionStep   `json:"bisection"`
-	SlowNodes  []string          `json:"slow_nodes"`
-	Conclusion string            `json:"bisection_conclusion"`
+	Nodes []string `json:"nodes"`
+	Rails []struct {
+		Rail  string `json:"rail"`
+		Sizes []struct {
+			// uint64 is a string in the proto's JSON.
+			Bytes json.Number `json:"bytes"`
+			BusBW float64     `json:"busbw_bytes_per_second"`
+		} `json:"sizes"`
+		Broken bool   `json:"broken"`
+		Error  string `json:"error"`
+	} `json:"rails"`
+	Bisection  []BisectionStep `json:"bisection"`
+	SlowNodes  []string        `json:"slow_nodes"`
+	Conclusion string          `json:"bisection_conclusion"`
 }
 
 type bandwidth struct {
 	verdict
-	Node string `json:"node"`
+	Node              string  `json:"node"`
+	Port              string  `json:"port"`
+	Peer              string  `json:"peer"`
+	LinkBitsPerSecond float64 `json:"link_bits_per_second"`
+	Directions        []struct {
+		Direction      string  `json:"direction"`
+		BitsPerSecond  float64 `json:"bits_per_second"`
+		FractionOfLink float64 `json:"fraction_of_link"`
+	} `json:"directions"`
 }
 
 // Parse reads the result of stage ("bandwidth", "rdma" or "allreduce"):
@@ -113,6 +180,11 @@ func Parse(stage string, data []byte) (*Result, error) {
 			if l.Skipped != "" {
 				out.Skipped++
 			}
+			out.Links = append(out.Links, Link{Rail: l.Rail, From: l.FromNode + "/" + l.FromPort,
+				To: l.ToNode + "/" + l.ToPort, Tool: l.Tool, BitsPerSecond: l.BitsPerSecond,
+				LatencyP50: l.LatencyP50, LatencyP99: l.LatencyP99, LinkBitsPerSecond: l.LinkBitsPerSecond,
+				FractionOfLink: l.FractionOfLink, BelowExpected: l.BelowExpected, Slowest: l.Slowest,
+				Skipped: l.Skipped, Error: l.Error})
 		}
 		return out, nil
 	case "allreduce":
@@ -120,9 +192,21 @@ func Parse(stage string, data []byte) (*Result, error) {
 		if err := strict(data, &r, &r.verdict); err != nil {
 			return nil, notOne(err)
 		}
-		return &Result{OK: *r.OK, Problems: r.Problems, Nodes: r.Nodes, Measured: len(r.Rails),
+		out := &Result{OK: *r.OK, Problems: r.Problems, Nodes: r.Nodes, Measured: len(r.Rails),
 			Notes: r.Stage.Notes, Labels: r.Labels,
-			SlowNodes: r.SlowNodes, Bisection: r.Bisection, Conclusion: r.Conclusion}, nil
+			SlowNodes: r.SlowNodes, Bisection: r.Bisection, Conclusion: r.Conclusion}
+		for _, rail := range r.Rails {
+			one := Rail{Rail: rail.Rail, Broken: rail.Broken, Error: rail.Error}
+			if n := len(rail.Sizes); n > 0 {
+				bytes, err := strconv.ParseUint(rail.Sizes[n-1].Bytes.String(), 10, 64)
+				if err != nil {
+					return nil, notOne(fmt.Errorf("rail %s: bytes %q", rail.Rail, rail.Sizes[n-1].Bytes))
+				}
+				one.Bytes, one.BusBW = bytes, rail.Sizes[n-1].BusBW
+			}
+			out.Rails = append(out.Rails, one)
+		}
+		return out, nil
 	case "bandwidth":
 		var list []bandwidth
 		if len(data) > 0 && data[0] == '{' {
@@ -150,6 +234,16 @@ func Parse(stage string, data []byte) (*Result, error) {
 			if b.Node != "" && !seen[b.Node] {
 				seen[b.Node] = true
 				out.Nodes = append(out.Nodes, b.Node)
+			}
+			local := b.Node + "/" + b.Port
+			for _, d := range b.Directions {
+				from, to := local, b.Peer
+				if d.Direction == "receive" {
+					from, to = to, from
+				}
+				out.Links = append(out.Links, Link{From: from, To: to, Tool: "tcp",
+					BitsPerSecond: d.BitsPerSecond, LinkBitsPerSecond: b.LinkBitsPerSecond,
+					FractionOfLink: d.FractionOfLink})
 			}
 		}
 		return out, nil

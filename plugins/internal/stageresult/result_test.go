@@ -99,3 +99,39 @@ func TestOutputThatIsNoResultIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// The figures a report judges: a real rdma run over rxe between two VMs,
+// each rail's ring at its largest size, both directions of a port pair.
+func TestTheFiguresOfEachStage(t *testing.T) {
+	r, err := Parse("rdma", recorded(t, "rdma-2-vms-rxe-write-bw.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Links) != 2 {
+		t.Fatalf("links %+v, want a -> b and b -> a", r.Links)
+	}
+	ab, ba := r.Links[0], r.Links[1]
+	if ab.From != "a/eth0" || ab.To != "b/eth0" || ab.Tool != "ib_write_bw" || ab.BitsPerSecond != 140e6 ||
+		ab.LinkBitsPerSecond != 1e9 || ab.FractionOfLink != 0.14 || ab.Rail != "10.200.0.0/16" || ab.Slowest {
+		t.Errorf("a -> b %+v", ab)
+	}
+	if !ba.Slowest || ba.BitsPerSecond != 110e6 {
+		t.Errorf("b -> a %+v, want the slowest at 110 Mb/s", ba)
+	}
+	a, err := Parse("allreduce", recorded(t, "allreduce-4-nodes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Rails) != 2 || a.Rails[0].Bytes != 1<<20 || a.Rails[0].BusBW <= 0 || a.Rails[0].Broken {
+		t.Errorf("rails %+v, want 2 at 1 MiB", a.Rails)
+	}
+	b, err := Parse("bandwidth", recorded(t, "bandwidth-n0-to-n1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Links) != 4 || b.Links[0].From != "n0/so0" || b.Links[0].To != "10.201.2.1" ||
+		b.Links[1].From != "10.201.2.1" || b.Links[1].To != "n0/so0" || b.Links[0].Tool != "tcp" ||
+		b.Links[0].BitsPerSecond <= 0 || b.Links[0].LinkBitsPerSecond != 10e9 {
+		t.Errorf("bandwidth %+v, want both directions of two pairs", b.Links)
+	}
+}
