@@ -16,10 +16,12 @@ import (
 // ParseReachResult reads rocectl's JSON result of a reach across nodes.
 func ParseReachResult(data []byte) (*reachresult.Result, error) { return reachresult.Parse(data) }
 
-// Report is the acceptance report of a reach run: what ran, the verdict,
-// each rail and leaf against the thresholds, the ports that fell short,
-// the suspects with their evidence and the failed probes. Its JSON is
-// `--report-json`; its HTML `--report`.
+// Report is the acceptance report of a triage: what ran, the verdict; of
+// a reach run each rail and leaf against the thresholds, the ports that
+// fell short, the suspects with their evidence and the failed probes; of
+// the stages with traffic (report_stages.go) each link against its line
+// rate and a baseline, each all-reduce ring and a bisection's conclusion.
+// Its JSON is `--report-json`; its HTML `--report`.
 type Report struct {
 	Title string `json:"title"`
 	// When the run ended (the report's time when unknown).
@@ -49,6 +51,19 @@ type Report struct {
 	FailedTotal  int      `json:"failedProbesTotal"`
 	Labels       string   `json:"labels"`
 	Problems     []string `json:"problems"`
+	// The stages reported on, in order; Reach when reach is one of them.
+	Stages []string `json:"stages"`
+	Reach  bool     `json:"-"`
+	// The stages with traffic.
+	Links      []LinkRow `json:"links,omitempty"`
+	Collective []RailRow `json:"collective,omitempty"`
+	Bisection  []string  `json:"bisection,omitempty"`
+	SlowNodes  []string  `json:"slowNodes,omitempty"`
+	Conclusion string    `json:"bisectionConclusion,omitempty"`
+	// The earlier report the figures were judged against, and the share of
+	// its figures a figure must reach.
+	Baseline    string  `json:"baseline,omitempty"`
+	MinFraction float64 `json:"minFractionOfBaseline,omitempty"`
 }
 
 // Group is a rail's or a leaf's figures.
@@ -102,6 +117,7 @@ func NewReport(title string, ended time.Time, r *reachresult.Result, th Threshol
 		PeerProbes: r.Plan.PeerProbes, GatewayProbes: r.Plan.GatewayProbes,
 		MaxPeersPerPort: r.Plan.MaxPeersPerPort, MaxLossRatio: th.MaxLossRatio,
 		MaxRTTP99: seconds(th.MaxRTTP99.Seconds()), Problems: r.Problems,
+		Stages: []string{"reach"}, Reach: true,
 	}
 	rep.NodeNames = r.Nodes
 	// A full mesh: every port to every other node's port of its rail.
@@ -280,16 +296,18 @@ th{background:#eee}.pass{color:#17692b}.fail{color:#b00020;font-weight:bold}
 <p>{{.Summary}}</p>
 <h2>What ran</h2>
 <table>
-<tr><th>stage</th><td>reach: ARP and ICMP echo from every scale-out port to its gateway and to its peers</td></tr>
+<tr><th>stages</th><td>{{range $i, $s := .Stages}}{{if $i}}, {{end}}{{$s}}{{end}}</td></tr>
+{{if .Reach}}<tr><th>reach</th><td>ARP and ICMP echo from every scale-out port to its gateway and to its peers</td></tr>
 <tr><th>plan</th><td>{{.Plan}}</td></tr>
 <tr><th>nodes, ports</th><td>{{.Nodes}}, {{.Ports}}</td></tr>
 <tr><th>the nodes</th><td>{{range $i, $n := .NodeNames}}{{if $i}}, {{end}}{{$n}}{{end}}</td></tr>
 <tr><th>peer probes</th><td>{{.PeerProbes}} (a full mesh: {{.FullMeshProbes}}); at most {{.MaxPeersPerPort}} peers a port</td></tr>
 <tr><th>gateway probes</th><td>{{.GatewayProbes}}</td></tr>
-<tr><th>thresholds</th><td>every peer and gateway answering; lost echoes at most {{.MaxLossRatio}}; peer RTT p99 at most {{.MaxRTTP99}}</td></tr>
+<tr><th>thresholds</th><td>every peer and gateway answering; lost echoes at most {{.MaxLossRatio}}; peer RTT p99 at most {{.MaxRTTP99}}</td></tr>{{end}}
+{{if .Baseline}}<tr><th>baseline</th><td>{{.Baseline}}: a figure below {{.MinFraction}} of the same link's or rail's there fails</td></tr>{{end}}
 <tr><th>labels</th><td>{{.Labels}}</td></tr>
 </table>
-<h2>Rails</h2>
+{{if .Reach}}<h2>Rails</h2>
 <table><tr><th>rail</th><th>ports</th><th>peers probed</th><th>peers failed</th><th>gateways failed</th><th>loss</th><th>RTT p50</th><th>RTT p99</th><th></th></tr>
 {{range .Rails}}<tr><td>{{.Rail}}</td><td>{{.Ports}}</td><td>{{.PeersProbed}}</td><td>{{.PeersFailed}}</td><td>{{.GatewaysDown}}</td><td>{{.LossRatio}}</td><td>{{.RTTP50}}</td><td>{{.RTTP99}}</td><td class="{{if .Pass}}pass">pass{{else}}fail">fail{{end}}</td></tr>
 {{end}}</table>
@@ -297,6 +315,18 @@ th{background:#eee}.pass{color:#17692b}.fail{color:#b00020;font-weight:bold}
 <table><tr><th>rail</th><th>leaf</th><th>ports</th><th>peers probed</th><th>peers failed</th><th>gateways failed</th><th>loss</th><th>RTT p50</th><th>RTT p99</th><th></th></tr>
 {{range .Leaves}}<tr><td>{{.Rail}}</td><td>{{.Leaf}}</td><td>{{.Ports}}</td><td>{{.PeersProbed}}</td><td>{{.PeersFailed}}</td><td>{{.GatewaysDown}}</td><td>{{.LossRatio}}</td><td>{{.RTTP50}}</td><td>{{.RTTP99}}</td><td class="{{if .Pass}}pass">pass{{else}}fail">fail{{end}}</td></tr>
 {{end}}</table>
+{{end}}
+{{if .Links}}<h2>Links against the line rate</h2>
+<table><tr><th>stage</th><th>rail</th><th>link</th><th>tool</th><th>measured</th><th>line rate</th><th>share</th><th>baseline</th><th></th></tr>
+{{range .Links}}<tr><td>{{.Stage}}</td><td>{{.Rail}}</td><td>{{.From}} &rarr; {{.To}}</td><td>{{.Tool}}</td><td>{{.Figure}}</td><td>{{.LineRate}}</td><td>{{.Share}}</td><td>{{if .Baseline}}{{.Baseline}}{{else}}-{{end}}</td><td class="{{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Collective}}<h2>All-reduce rings</h2>
+<table><tr><th>rail</th><th>size</th><th>busbw</th><th>baseline</th><th></th></tr>
+{{range .Collective}}<tr><td>{{.Rail}}</td><td>{{.Size}}</td><td>{{.BusBW}}</td><td>{{if .Baseline}}{{.Baseline}}{{else}}-{{end}}</td><td class="{{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Bisection}}<h2>Bisection</h2>
+<ol>{{range .Bisection}}<li>{{.}}</li>{{end}}</ol>
+<p>{{.Conclusion}}</p>{{end}}
 {{if .Suspects}}<h2>Suspects</h2>
 <table><tr><th>suspect</th><th>kind</th><th>rail</th><th>evidence</th></tr>
 {{range .Suspects}}<tr><td>{{.Suspect}}</td><td>{{.Kind}}</td><td>{{.Rail}}</td><td>{{.Evidence}}</td></tr>
