@@ -53,6 +53,14 @@ struct LinkInfo {
   // rtnetlink "kind" of virtual devices ("veth", "bond"); empty for hardware.
   std::string kind;
   LinkStats stats;
+  // Carrier transitions since the device was made, whichever namespace it
+  // is in (IFLA_CARRIER_CHANGES, and its halves IFLA_CARRIER_UP_COUNT and
+  // IFLA_CARRIER_DOWN_COUNT, Linux 4.16 on); has_carrier_counts is false
+  // where the kernel gives none.
+  bool has_carrier_counts = false;
+  uint32_t carrier_changes = 0;
+  uint32_t carrier_up_count = 0;
+  uint32_t carrier_down_count = 0;
 
   friend bool operator==(const LinkInfo&, const LinkInfo&) = default;
 };

@@ -60,6 +60,12 @@ std::optional<LinkEvent> ParseLinkMessage(const nlmsghdr* header) {
     link.oper_state = state <= static_cast<uint8_t>(OperState::kUp) ? static_cast<OperState>(state)
                                                                     : OperState::kUnknown;
   }
+  if (tb[IFLA_CARRIER_CHANGES] != nullptr) {
+    link.has_carrier_counts = true;
+    link.carrier_changes = U32(tb[IFLA_CARRIER_CHANGES]);
+    link.carrier_up_count = U32(tb[IFLA_CARRIER_UP_COUNT]);
+    link.carrier_down_count = U32(tb[IFLA_CARRIER_DOWN_COUNT]);
+  }
   if (tb[IFLA_LINKINFO] != nullptr) {
     nlattr* info[IFLA_INFO_MAX + 1];
     if (nla_parse_nested(info, IFLA_INFO_MAX, tb[IFLA_LINKINFO], nullptr) == 0 &&
