@@ -45,6 +45,14 @@ const std::vector<ReloadRule>& ReloadRules() {
           "qos.pfc", kLive, [](auto& o) -> auto& { return o.pfc; }),
       Rule(
           "qos.pfc_unhealthy", kLive, [](auto& o) -> auto& { return o.pfc_unhealthy; }),
+      Rule(
+          "health.flap_downs", kLive, [](auto& o) -> auto& { return o.flaps.downs; }),
+      Rule(
+          "health.flap_window", kLive, [](auto& o) -> auto& { return o.flaps.window; }),
+      Rule(
+          "health.flap_stable", kLive, [](auto& o) -> auto& { return o.flaps.stable_for; }),
+      Rule(
+          "health.flap_unhealthy", kLive, [](auto& o) -> auto& { return o.flaps.unhealthy; }),
 
       Rule(
           "socket", kRestart, [](auto& o) -> auto& { return o.socket_path; }),

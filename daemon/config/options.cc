@@ -12,6 +12,7 @@
 #include "daemon/common/status_macros.h"
 #include "daemon/common/suggest.h"
 #include "daemon/config/config_yaml.h"
+#include "daemon/config/health_options.h"
 #include "daemon/config/qos_options.h"
 #include "yaml-cpp/yaml.h"
 
@@ -22,11 +23,11 @@ namespace {
 // error, so a typo never silently falls back to a default.
 const std::set<std::string>& TopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
-      "socket", "sysfs_root", "metrics_address", "state_dir",        "runtime_dir",
-      "mode",   "log_format", "log_level",       "interfaces",       "drivers",
-      "gaudi",  "addressing", "outputs",         "read_group",       "tls",
-      "limits", "diag_port",  "node_name",       "diag_secret_file", "qos",
-      "hcl_dir"};
+      "socket",  "sysfs_root", "metrics_address", "state_dir",        "runtime_dir",
+      "mode",    "log_format", "log_level",       "interfaces",       "drivers",
+      "gaudi",   "addressing", "outputs",         "read_group",       "tls",
+      "limits",  "diag_port",  "node_name",       "diag_secret_file", "qos",
+      "hcl_dir", "health"};
   return *keys;
 }
 // Keys of the diagnostics, which moved to rocenet-diagd: still accepted (an
@@ -158,6 +159,7 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
   if (key == "addressing") return ApplyAddressing(value, origin, options);
   if (key == "outputs") return ApplyOutputs(value, origin, options);
   if (key == "qos") return ApplyQos(value, origin, options.pfc, options.pfc_unhealthy);
+  if (key == "health") return ApplyHealth(value, origin, options.flaps);
   if (key == "read_group" || key == "tls" || key == "limits") {
     return ApplySecurityKey(key, value, origin, options.security);
   }
@@ -219,9 +221,9 @@ std::string RuntimeDirOf(const DaemonOptions& options) {
 
 std::vector<std::string> ConfigKeys() {
   const std::map<std::string, const std::set<std::string>*> sections = {
-      {"gaudi", &GaudiKeys()},    {"addressing", &AddressingKeys()},
-      {"outputs", &OutputKeys()}, {"qos", &QosKeys()},
-      {"tls", &TlsKeys()},        {"limits", &LimitKeys()}};
+      {"gaudi", &GaudiKeys()}, {"addressing", &AddressingKeys()}, {"outputs", &OutputKeys()},
+      {"qos", &QosKeys()},     {"health", &HealthKeys()},         {"tls", &TlsKeys()},
+      {"limits", &LimitKeys()}};
   std::vector<std::string> keys;
   for (const std::string& key : TopLevelKeys()) {
     if (MovedToDiagdKeys().contains(key)) continue;

@@ -16,6 +16,7 @@
 #include "daemon/common/listen_address.h"
 #include "daemon/common/logging.h"
 #include "daemon/config/security_options.h"
+#include "daemon/health/port_health.h"
 #include "daemon/inventory/port_selection.h"
 #include "daemon/outputs/host_outputs.h"
 #include "daemon/qos/pfc.h"
@@ -45,6 +46,9 @@ struct DaemonOptions {
   // unhealthy (else they are advisory).
   qos::PfcRequest pfc;
   bool pfc_unhealthy = false;
+  // health.flap_*: when a link counts as flapping (LinkFlapping), and
+  // whether that makes the port unhealthy.
+  health::FlapPolicy flaps;
   outputs::OutputConfig outputs;
   // A directory of Habana HCL files per reservation, claim-<owner uid>,
   // beside the device plugin's alloc-* directories (its --hcl-dir). Empty:

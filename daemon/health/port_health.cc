@@ -175,6 +175,46 @@ std::optional<Condition> ErrorCounterWatch::Observe(const std::string& port_name
   return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
 }
 
+std::optional<Condition> FlapWatch::Observe(const std::string& port_name, const os::LinkInfo& link,
+                                            absl::Time now, const FlapPolicy& policy) {
+  int lost = 0;
+  if (seen_) {
+    if (link.has_carrier_counts) {
+      // Counts that went back are a new device (re-created, driver
+      // reloaded): a new baseline, no loss.
+      if (link.carrier_down_count > last_down_count_) {
+        lost = static_cast<int>(std::min<uint32_t>(link.carrier_down_count - last_down_count_,
+                                                   static_cast<uint32_t>(policy.downs)));
+      }
+    } else if (last_carrier_ && !link.carrier) {
+      lost = 1;
+    }
+  }
+  seen_ = true;
+  last_down_count_ = link.carrier_down_count;
+  last_carrier_ = link.carrier;
+  for (int i = 0; i < lost; ++i) downs_.push_back(now);
+  if (lost > 0) last_down_ = now;
+  std::erase_if(downs_, [&](absl::Time t) { return now - t > policy.window; });
+  if (!raised_ && static_cast<int>(downs_.size()) >= policy.downs) {
+    raised_ = true;
+    condition_ = {
+        std::string(kLinkFlapping),
+        "CarrierFlapping",
+        absl::StrCat("port ", port_name, ": carrier lost ", downs_.size(), " times within ",
+                     absl::FormatDuration(policy.window), "; held until the link stays up for ",
+                     absl::FormatDuration(policy.stable_for),
+                     "; check the cable, the optics and the switch port"),
+        {},
+        !policy.unhealthy};
+  }
+  if (raised_ && link.carrier && now - last_down_ >= policy.stable_for) {
+    raised_ = false;
+    downs_.clear();
+  }
+  return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
+}
+
 std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSignals* signals) {
   std::vector<Condition> out;
   // A port in a pod is judged where it is: `port` is its link as the pod's
@@ -220,7 +260,8 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
   // its pod (a move keeps the device's counters); a port that goes away
   // starts afresh when it comes back.
   std::map<std::string, ErrorCounterWatch> watches;
-  std::map<std::string, Condition> errors_rising;
+  std::map<std::string, FlapWatch> flap_watches;
+  std::map<std::string, std::vector<Condition>> watched;
   for (const inventory::Port& port : ports) {
     if (!port.present) continue;
     ErrorCounterWatch& watch = watches[port.id];
@@ -229,10 +270,19 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
     }
     if (std::optional<Condition> rising =
             watch.Observe(port.name, ErrorCounters(port), now, errors_policy_)) {
-      errors_rising[port.id] = std::move(*rising);
+      watched[port.id].push_back(std::move(*rising));
+    }
+    FlapWatch& flaps = flap_watches[port.id];
+    if (auto it = flap_watches_.find(port.id); it != flap_watches_.end()) {
+      flaps = std::move(it->second);
+    }
+    if (std::optional<Condition> flapping =
+            flaps.Observe(port.name, port.link, now, flap_policy_)) {
+      watched[port.id].push_back(std::move(*flapping));
     }
   }
   error_watches_ = std::move(watches);
+  flap_watches_ = std::move(flap_watches);
 
   NodeHealth next;
   for (const inventory::Port& port : ports) {
@@ -241,8 +291,8 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
     health.name = port.name;
     const auto signal = signals.find(port.id);
     health.conditions = EvaluatePort(port, signal == signals.end() ? nullptr : &signal->second);
-    if (auto rising = errors_rising.find(port.id); rising != errors_rising.end()) {
-      health.conditions.push_back(std::move(rising->second));
+    if (auto it = watched.find(port.id); it != watched.end()) {
+      for (Condition& condition : it->second) health.conditions.push_back(std::move(condition));
     }
     health.healthy = std::all_of(health.conditions.begin(), health.conditions.end(),
                                  [](const Condition& c) { return c.advisory; });

@@ -33,12 +33,13 @@ inline constexpr absl::string_view kErrorsRising = "ErrorsRising";
 inline constexpr absl::string_view kMiscabled = "Miscabled";
 inline constexpr absl::string_view kPfcUnsupported = "PfcUnsupported";
 inline constexpr absl::string_view kPfcMismatch = "PfcMismatch";
+inline constexpr absl::string_view kLinkFlapping = "LinkFlapping";
 
 // Every condition type, in a fixed order (metrics list each for each port).
 inline constexpr absl::string_view kConditionTypes[] = {
     kPortMissing,     kLinkDown,    kNoLldpNeighbor, kLldpExpired,       kAmbiguousNeighbor,
     kAddressConflict, kMtuMismatch, kErrorsRising,   kAddressingRefused, kAddressingFailed,
-    kNotProvisioned,  kMiscabled,   kPfcUnsupported, kPfcMismatch,
+    kNotProvisioned,  kMiscabled,   kPfcUnsupported, kPfcMismatch,       kLinkFlapping,
 };
 
 // When a port's error counters count as rising. The receive and transmit
@@ -54,6 +55,21 @@ struct ErrorsRisingPolicy {
   double errors_per_minute = 0;
   int raise_after = 2;
   absl::Duration quiet_period = absl::Minutes(5);
+};
+
+// When a port's link counts as flapping: its carrier lost `downs` times
+// within `window` (NVSentinel's NIC monitor: 3 link downs in 10 minutes).
+// LinkFlapping then holds until the carrier has stayed up for `stable_for`,
+// so a port that flaps every few minutes does not read healthy between
+// flaps. It makes the port unhealthy, or is advisory
+// (health.flap_unhealthy).
+struct FlapPolicy {
+  int downs = 3;
+  absl::Duration window = absl::Minutes(10);
+  absl::Duration stable_for = absl::Minutes(10);
+  bool unhealthy = true;
+
+  friend bool operator==(const FlapPolicy&, const FlapPolicy&) = default;
 };
 
 struct Condition {
@@ -169,10 +185,34 @@ class ErrorCounterWatch {
   Condition condition_;
 };
 
+// The carrier history of one port, and whether LinkFlapping holds. The
+// kernel's carrier down count (since the device was made) tells of every
+// loss between two looks; without it (before Linux 4.16) a loss is a look
+// that finds the carrier gone after one that found it. Value type; owned by
+// HealthTracker.
+class FlapWatch {
+ public:
+  // Takes the link as it is at `now` and returns the LinkFlapping condition
+  // while it holds (since unset).
+  std::optional<Condition> Observe(const std::string& port_name, const os::LinkInfo& link,
+                                   absl::Time now, const FlapPolicy& policy);
+
+ private:
+  bool seen_ = false;
+  uint32_t last_down_count_ = 0;
+  bool last_carrier_ = false;
+  // The losses within the window, oldest first.
+  std::vector<absl::Time> downs_;
+  absl::Time last_down_;
+  bool raised_ = false;
+  Condition condition_;
+};
+
 class HealthTracker {
  public:
-  explicit HealthTracker(const os::Clock* clock, ErrorsRisingPolicy errors = {})
-      : clock_(clock), errors_policy_(errors) {}
+  explicit HealthTracker(const os::Clock* clock, ErrorsRisingPolicy errors = {},
+                         FlapPolicy flaps = {})
+      : clock_(clock), errors_policy_(errors), flap_policy_(flaps) {}
 
   // Re-evaluates every port; `signals` by port id (a port without an entry
   // gets link-level health only). Each call also feeds the ports' error
@@ -184,12 +224,16 @@ class HealthTracker {
 
   const NodeHealth& node() const { return node_; }
   const ErrorsRisingPolicy& errors_policy() const { return errors_policy_; }
+  // A new flap policy applies from the next Update; the history stays.
+  void SetFlapPolicy(const FlapPolicy& flaps) { flap_policy_ = flaps; }
 
  private:
   const os::Clock* clock_;
   ErrorsRisingPolicy errors_policy_;
+  FlapPolicy flap_policy_;
   // By port id; ports whose device is seen (in the host or in its pod).
   std::map<std::string, ErrorCounterWatch> error_watches_;
+  std::map<std::string, FlapWatch> flap_watches_;
   NodeHealth node_;
 };
 

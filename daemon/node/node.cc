@@ -49,7 +49,7 @@ outputs::PortOutput ToOutput(const inventory::Port& port,
 }  // namespace
 
 Node::Node(const NodeParts& parts)
-    : parts_(parts), health_(parts.loop, {.sample_interval = parts.errors_interval}) {
+    : parts_(parts), health_(parts.loop, {.sample_interval = parts.errors_interval}, parts.flaps) {
   if (parts_.sockets != nullptr) {
     agent_ = std::make_unique<lldp::LldpAgent>(
         parts_.sockets, parts_.loop, parts_.loop,
@@ -311,6 +311,11 @@ absl::Status Node::CheckPfc(const qos::PfcRequest& request) {
 void Node::SetPfc(const qos::PfcRequest& request, bool unhealthy) {
   if (parts_.pfc != nullptr) parts_.pfc->SetRequest(request);
   parts_.pfc_unhealthy = unhealthy;
+  Refresh(/*changed=*/true, /*replan=*/false);
+}
+
+void Node::SetFlapPolicy(const health::FlapPolicy& flaps) {
+  health_.SetFlapPolicy(flaps);
   Refresh(/*changed=*/true, /*replan=*/false);
 }
 

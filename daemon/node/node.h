@@ -52,6 +52,8 @@ struct NodeParts {
   bool pfc_unhealthy = false;
   // How often the error counters are sampled for ErrorsRising.
   absl::Duration errors_interval = health::ErrorsRisingPolicy{}.sample_interval;
+  // When a link counts as flapping (health.flap_*).
+  health::FlapPolicy flaps = health::FlapPolicy{};
 };
 
 class Node final : public NodeStateSource, public AttachmentsBackend, public ReservationsBackend {
@@ -85,6 +87,8 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   absl::Status CheckPfc(const qos::PfcRequest& request);
   // Loop thread: applies a new qos.pfc and qos.pfc_unhealthy.
   void SetPfc(const qos::PfcRequest& request, bool unhealthy);
+  // Loop thread: applies new health.flap_* keys.
+  void SetFlapPolicy(const health::FlapPolicy& flaps);
 
   // AttachmentsBackend, any thread (node_attach.cc).
   absl::StatusOr<attach::AttachmentRecord> Attach(const attach::AttachRequest& request,

@@ -246,7 +246,8 @@ absl::Status Daemon::Parts::StartNode() {
                                                       .reservation_files = reservation_files.get(),
                                                       .pfc = pfc.get(),
                                                       .pfc_unhealthy = options.pfc_unhealthy,
-                                                      .errors_interval = options.errors_interval});
+                                                      .errors_interval = options.errors_interval,
+                                                      .flaps = options.flaps});
   return node->Start();
 }
 

@@ -74,6 +74,9 @@ absl::Status Reloader::Apply(const config::DaemonOptions& loaded) {
   if (qos_changed && targets_.node != nullptr) {
     targets_.node->SetPfc(plan.next.pfc, plan.next.pfc_unhealthy);
   }
+  if (Changed(plan.applied, "health.") && targets_.node != nullptr) {
+    targets_.node->SetFlapPolicy(plan.next.flaps);
+  }
   for (const std::string& key : plan.needs_restart) {
     SPDLOG_WARN(
         "configuration reload: key \"{}\" changed but needs a restart of rocenetd; it "

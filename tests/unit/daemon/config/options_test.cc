@@ -207,5 +207,28 @@ TEST(OptionsTest, QosPfcRefusesWhatIsNoPriority) {
   ExpectError("pfc: all\n", "did you mean \"qos.pfc\"");
 }
 
+TEST(OptionsTest, HealthSetsWhenALinkIsFlapping) {
+  DaemonOptions options;
+  EXPECT_EQ(options.flaps.downs, 3);
+  EXPECT_EQ(options.flaps.window, absl::Minutes(10));
+  ASSERT_OK(
+      Apply("health:\n  flap_downs: 5\n  flap_window: 30m\n  flap_stable: 90s\n"
+            "  flap_unhealthy: false\n",
+            options));
+  EXPECT_EQ(options.flaps.downs, 5);
+  EXPECT_EQ(options.flaps.window, absl::Minutes(30));
+  EXPECT_EQ(options.flaps.stable_for, absl::Seconds(90));
+  EXPECT_FALSE(options.flaps.unhealthy);
+  ExpectError("health:\n  flap_downs: 0\n",
+              "key \"health.flap_downs\": must be a whole number from 1 to 1000");
+  ExpectError("health:\n  flap_downs: \"3\"\n", "must be a whole number from 1 to 1000");
+  ExpectError("health:\n  flap_window: 0s\n",
+              "key \"health.flap_window\": \"0s\" is not a duration from 1s to 24h");
+  ExpectError("health:\n  flap_stable: 2d\n", "\"2d\" is not a duration from 0 to 24h");
+  ExpectError("health:\n  flap_unhealthy: maybe\n", "must be true or false");
+  ExpectError("health:\n  flap_down: 3\n", "did you mean \"health.flap_downs\"");
+  ExpectError("health: 3\n", "key \"health\": must be a mapping");
+}
+
 }  // namespace
 }  // namespace rocenet::config

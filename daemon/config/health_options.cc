@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/config/health_options.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "daemon/common/status_macros.h"
+#include "daemon/config/config_yaml.h"
+#include "daemon/config/options.h"
+
+namespace rocenet::config {
+namespace {
+
+absl::StatusOr<absl::Duration> Duration(const YAML::Node& node, const std::string& origin,
+                                        const std::string& key, absl::Duration min) {
+  ASSIGN_OR_RETURN(std::string text, Scalar(node, origin, key));
+  absl::Duration value;
+  if (!absl::ParseDuration(text, &value) || value < min || value > absl::Hours(24)) {
+    return KeyError(origin, key,
+                    absl::StrCat("\"", text, "\" is not a duration from ", absl::FormatDuration(min),
+                                 " to 24h (e.g. 10m, 90s)"));
+  }
+  return value;
+}
+
+}  // namespace
+
+const std::set<std::string>& HealthKeys() {
+  static const auto* keys =
+      new std::set<std::string>{"flap_downs", "flap_stable", "flap_unhealthy", "flap_window"};
+  return *keys;
+}
+
+absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
+                         health::FlapPolicy& flaps) {
+  if (!node.IsMap()) return KeyError(origin, "health", "must be a mapping");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    const std::string path = absl::StrCat("health.", key);
+    if (!HealthKeys().contains(key)) return UnknownKeyError(origin, path);
+    if (key == "flap_unhealthy") {
+      ASSIGN_OR_RETURN(flaps.unhealthy, Bool(entry.second, origin, path));
+    } else if (key == "flap_window") {
+      ASSIGN_OR_RETURN(flaps.window, Duration(entry.second, origin, path, absl::Seconds(1)));
+    } else if (key == "flap_stable") {
+      ASSIGN_OR_RETURN(flaps.stable_for, Duration(entry.second, origin, path, absl::ZeroDuration()));
+    } else {
+      int downs = 0;
+      // A quoted scalar ("3") is a string in YAML: refused like any other.
+      if (!entry.second.IsScalar() || entry.second.Tag() == "!" ||
+          !absl::SimpleAtoi(entry.second.Scalar(), &downs) || downs < 1 || downs > 1000) {
+        return KeyError(origin, path, "must be a whole number from 1 to 1000");
+      }
+      flaps.downs = downs;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rocenet::config

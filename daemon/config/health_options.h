@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// The health: section of rocenetd's config file: when a link counts as
+// flapping (health.flap_downs, flap_window, flap_stable) and whether
+// LinkFlapping makes a port unhealthy (health.flap_unhealthy). Pure
+// functions; errors are KeyErrors naming the key.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "daemon/health/port_health.h"
+#include "yaml-cpp/yaml.h"
+
+namespace rocenet::config {
+
+const std::set<std::string>& HealthKeys();
+
+// Applies the mapping `node` (the health: section) over `flaps`:
+// flap_downs 1..1000, flap_window 1s..24h, flap_stable 0s..24h (durations
+// as "10m", "90s"), flap_unhealthy true or false.
+absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
+                         health::FlapPolicy& flaps);
+
+}  // namespace rocenet::config
