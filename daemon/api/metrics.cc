@@ -48,7 +48,11 @@ struct PortMetric {
   const char* help;
   MetricType type;
   std::function<double(const inventory::Port&)> value;
+  // The ports that have the figure; null: every present port.
+  bool (*has)(const inventory::Port&) = nullptr;
 };
+
+bool HasCarrierCounts(const inventory::Port& p) { return p.link.has_carrier_counts; }
 
 const std::vector<PortMetric>& PortMetrics() {
   static const auto* metrics = new std::vector<PortMetric>{
@@ -77,6 +81,19 @@ const std::vector<PortMetric>& PortMetrics() {
        [](const auto& p) { return static_cast<double>(p.link.stats.tx_errors); }},
       {"rocenet_port_transmit_drops_total", "Transmitted packets dropped.", MetricType::Counter,
        [](const auto& p) { return static_cast<double>(p.link.stats.tx_dropped); }},
+      {"rocenet_port_carrier_changes_total",
+       "Carrier changes since the device was made (up and down; Linux 4.16 on).",
+       MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.carrier_changes); },
+       &HasCarrierCounts},
+      {"rocenet_port_carrier_up_changes_total", "Carrier gained since the device was made.",
+       MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.carrier_up_count); },
+       &HasCarrierCounts},
+      {"rocenet_port_carrier_down_changes_total", "Carrier lost since the device was made.",
+       MetricType::Counter,
+       [](const auto& p) { return static_cast<double>(p.link.carrier_down_count); },
+       &HasCarrierCounts},
   };
   return *metrics;
 }
@@ -131,7 +148,9 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
   for (const PortMetric& spec : PortMetrics()) {
     MetricFamily family = Family(spec.name, spec.help, spec.type);
     for (const inventory::Port& port : snapshot.ports) {
-      if (port.present) AddSample(family, {{"device", port.name}}, spec.value(port));
+      if (port.present && (spec.has == nullptr || spec.has(port))) {
+        AddSample(family, {{"device", port.name}}, spec.value(port));
+      }
     }
     out.push_back(std::move(family));
   }

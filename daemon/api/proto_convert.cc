@@ -84,6 +84,9 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   counters->set_transmit_packets(link.stats.tx_packets);
   counters->set_transmit_errors(link.stats.tx_errors);
   counters->set_transmit_drops(link.stats.tx_dropped);
+  counters->set_carrier_changes(link.carrier_changes);
+  counters->set_carrier_up_changes(link.carrier_up_count);
+  counters->set_carrier_down_changes(link.carrier_down_count);
 }
 
 std::optional<v1::PortPfc> PfcOf(const node::NodeSnapshot& snapshot, const inventory::Port& port) {

@@ -34,7 +34,7 @@ type Readiness struct {
 var severity = []string{
 	"PortMissing", "LinkDown", "AddressingFailed", "AddressingRefused", "AddressConflict",
 	"Miscabled", "MtuMismatch", "NoLldpNeighbor", "LldpExpired", "AmbiguousNeighbor",
-	"NotProvisioned", "ErrorsRising", "PfcUnsupported", "PfcMismatch",
+	"NotProvisioned", "LinkFlapping", "ErrorsRising", "PfcUnsupported", "PfcMismatch",
 }
 
 func rank(conditionType string) int {

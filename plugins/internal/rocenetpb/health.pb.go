@@ -31,7 +31,7 @@ type Condition struct {
 	// One of: PortMissing, LinkDown, NoLldpNeighbor, LldpExpired,
 	// AddressConflict, AmbiguousNeighbor, MtuMismatch, ErrorsRising,
 	// AddressingRefused, AddressingFailed, NotProvisioned, Miscabled,
-	// PfcUnsupported, PfcMismatch.
+	// PfcUnsupported, PfcMismatch, LinkFlapping.
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	// CamelCase machine-readable cause, e.g. "CarrierLost".
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`

@@ -157,8 +157,13 @@ type PortCounters struct {
 	TransmitPackets uint64                 `protobuf:"varint,6,opt,name=transmit_packets,json=transmitPackets,proto3" json:"transmit_packets,omitempty"`
 	TransmitErrors  uint64                 `protobuf:"varint,7,opt,name=transmit_errors,json=transmitErrors,proto3" json:"transmit_errors,omitempty"`
 	TransmitDrops   uint64                 `protobuf:"varint,8,opt,name=transmit_drops,json=transmitDrops,proto3" json:"transmit_drops,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Carrier changes since the device was made, and their halves (Linux 4.16
+	// on; all 0 before): a flapping link counts up here between two looks.
+	CarrierChanges     uint64 `protobuf:"varint,9,opt,name=carrier_changes,json=carrierChanges,proto3" json:"carrier_changes,omitempty"`
+	CarrierUpChanges   uint64 `protobuf:"varint,10,opt,name=carrier_up_changes,json=carrierUpChanges,proto3" json:"carrier_up_changes,omitempty"`
+	CarrierDownChanges uint64 `protobuf:"varint,11,opt,name=carrier_down_changes,json=carrierDownChanges,proto3" json:"carrier_down_changes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PortCounters) Reset() {
@@ -243,6 +248,27 @@ func (x *PortCounters) GetTransmitErrors() uint64 {
 func (x *PortCounters) GetTransmitDrops() uint64 {
 	if x != nil {
 		return x.TransmitDrops
+	}
+	return 0
+}
+
+func (x *PortCounters) GetCarrierChanges() uint64 {
+	if x != nil {
+		return x.CarrierChanges
+	}
+	return 0
+}
+
+func (x *PortCounters) GetCarrierUpChanges() uint64 {
+	if x != nil {
+		return x.CarrierUpChanges
+	}
+	return 0
+}
+
+func (x *PortCounters) GetCarrierDownChanges() uint64 {
+	if x != nil {
+		return x.CarrierDownChanges
 	}
 	return 0
 }
@@ -1796,7 +1822,7 @@ var File_rocenet_v1_ports_proto protoreflect.FileDescriptor
 const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\n" +
 	"\x16rocenet/v1/ports.proto\x12\n" +
-	"rocenet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1brocenet/v1/addressing.proto\x1a\x17rocenet/v1/health.proto\"\xca\x02\n" +
+	"rocenet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1brocenet/v1/addressing.proto\x1a\x17rocenet/v1/health.proto\"\xd3\x03\n" +
 	"\fPortCounters\x12#\n" +
 	"\rreceive_bytes\x18\x01 \x01(\x04R\freceiveBytes\x12'\n" +
 	"\x0freceive_packets\x18\x02 \x01(\x04R\x0ereceivePackets\x12%\n" +
@@ -1805,7 +1831,11 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x0etransmit_bytes\x18\x05 \x01(\x04R\rtransmitBytes\x12)\n" +
 	"\x10transmit_packets\x18\x06 \x01(\x04R\x0ftransmitPackets\x12'\n" +
 	"\x0ftransmit_errors\x18\a \x01(\x04R\x0etransmitErrors\x12%\n" +
-	"\x0etransmit_drops\x18\b \x01(\x04R\rtransmitDrops\"\xc7\x06\n" +
+	"\x0etransmit_drops\x18\b \x01(\x04R\rtransmitDrops\x12'\n" +
+	"\x0fcarrier_changes\x18\t \x01(\x04R\x0ecarrierChanges\x12,\n" +
+	"\x12carrier_up_changes\x18\n" +
+	" \x01(\x04R\x10carrierUpChanges\x120\n" +
+	"\x14carrier_down_changes\x18\v \x01(\x04R\x12carrierDownChanges\"\xc7\x06\n" +
 	"\x04Port\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
