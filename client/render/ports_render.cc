@@ -15,9 +15,10 @@ std::vector<std::string> PortHeaders(bool wide) {
   std::vector<std::string> headers = {"NAME", "ID",  "STATE",  "MTU", "SPEED",
                                       "MAC",  "PCI", "MODULE", "NUMA"};
   if (wide) {
-    for (const char* header : {"IFINDEX", "PERM MAC", "DRIVER", "DISCOVERY", "PCIE ROOT",
-                               "PORT INDEX", "RAIL", "RDMA", "UVERBS", "GID INDEX", "PFC",
-                               "SWITCH PFC", "RX BYTES", "TX BYTES", "RX ERRORS", "TX ERRORS"}) {
+    for (const char* header :
+         {"IFINDEX", "PERM MAC", "DRIVER", "DISCOVERY", "PCIE ROOT", "PORT INDEX", "RAIL", "RDMA",
+          "UVERBS", "GID INDEX", "PFC", "SWITCH PFC", "RX BYTES", "TX BYTES", "RX ERRORS",
+          "TX ERRORS", "FIRMWARE"}) {
       headers.emplace_back(header);
     }
   }
@@ -57,6 +58,7 @@ std::vector<std::string> Row(const v1::Port& port, bool wide) {
         present ? absl::StrCat(counters.transmit_bytes()) : "-",
         present ? absl::StrCat(counters.receive_errors()) : "-",
         present ? absl::StrCat(counters.transmit_errors()) : "-",
+        OrDash(port.firmware_version()),
     };
     row.insert(row.end(), more.begin(), more.end());
   }

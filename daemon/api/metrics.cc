@@ -131,6 +131,7 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
                {"mac", port.present ? port.link.mac.ToString() : ""},
                {"pci_address", port.pci.address},
                {"driver", port.pci.driver},
+               {"firmware_version", port.pci.firmware_version},
                {"discovery", std::string(inventory::DiscoveryName(port.discovery))},
                {"rail", health::RailName(port.pci.rail, FindAddressing(snapshot, port.id))}},
               1);

@@ -50,6 +50,7 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   out->set_rail(port.pci.rail);
   out->set_driver(port.pci.driver);
   out->set_netdev_driver(port.pci.netdev_driver);
+  out->set_firmware_version(port.pci.firmware_version);
   out->set_attached_to(port.attached_to);
   if (port.rdma.has_value()) {
     v1::RdmaDevice* rdma = out->mutable_rdma();

@@ -27,6 +27,9 @@ struct PciInfo {
   // What the net device's driver calls itself (`ethtool -i`: "habanalabs_en");
   // `drivers` matches either name. Empty for ports found in Gaudi's sysfs.
   std::string netdev_driver;
+  // The NIC's firmware as its driver reports it (`ethtool -i`'s
+  // firmware-version); empty when it gives none.
+  std::string firmware_version;
   int numa_node = -1;
   int module_id = -1;   // accelerator module (Gaudi OAM) id
   int port_index = -1;  // sysfs dev_port

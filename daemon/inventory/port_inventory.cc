@@ -118,6 +118,15 @@ const Port* PortInventory::Find(absl::string_view id_or_name) const {
   return nullptr;
 }
 
+const os::DriverInfo& PortInventory::DriverOf(int ifindex, const std::string& name) {
+  auto known = netdev_drivers_.find(ifindex);
+  if (known == netdev_drivers_.end()) {
+    absl::StatusOr<os::DriverInfo> info = ethtool_->Driver(name);
+    known = netdev_drivers_.emplace(ifindex, info.ok() ? *info : os::DriverInfo()).first;
+  }
+  return known->second;
+}
+
 bool PortInventory::Rebuild() {
   std::map<std::string, const os::LinkInfo*> by_name;
   for (const auto& [ifindex, link] : links_) by_name[link.name] = &link;
@@ -137,6 +146,9 @@ bool PortInventory::Rebuild() {
     if (auto it = by_name.find(netdev.name); it != by_name.end()) {
       port.present = true;
       port.link = *it->second;
+      if (ethtool_ != nullptr) {
+        port.pci.firmware_version = DriverOf(it->second->ifindex, netdev.name).firmware_version;
+      }
     }
     port.id = MakePortId(port.pci, port.link, port.name);
     taken.insert(port.name);
@@ -163,12 +175,9 @@ bool PortInventory::Rebuild() {
       // write; it may differ from the PCI driver, and virtual devices have
       // only this one. Asked once per device: a device without a driver
       // name (lo) says so every time.
-      auto known = netdev_drivers_.find(ifindex);
-      if (known == netdev_drivers_.end()) {
-        absl::StatusOr<std::string> name = ethtool_->DriverName(link.name);
-        known = netdev_drivers_.emplace(ifindex, name.ok() ? *name : "").first;
-      }
-      pci.netdev_driver = known->second;
+      const os::DriverInfo& info = DriverOf(ifindex, link.name);
+      pci.netdev_driver = info.driver;
+      pci.firmware_version = info.firmware_version;
     }
     const bool by_driver = configured(pci.driver) || configured(pci.netdev_driver);
     if (!by_pattern && !by_driver) continue;

@@ -71,6 +71,9 @@ class PortInventory {
  private:
   // Recomputes ports_ from links_; returns true when it changed.
   bool Rebuild();
+  // What `ethtool -i` says of a net device, asked once per device: a
+  // device without a driver name (lo) says so every time.
+  const os::DriverInfo& DriverOf(int ifindex, const std::string& name);
 
   PortSelection selection_;
   SysfsScanner scanner_;
@@ -78,7 +81,7 @@ class PortInventory {
   os::Ethtool* ethtool_;
   // `ethtool -i` driver names of links, by ifindex ("" when it has none);
   // asked only for links that nothing else selects.
-  std::map<int, std::string> netdev_drivers_;
+  std::map<int, os::DriverInfo> netdev_drivers_;
   // MAC counters by port id, from the last Resync.
   std::map<std::string, MacCounters> mac_;
   std::map<int, os::LinkInfo> links_;  // by ifindex

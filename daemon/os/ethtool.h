@@ -23,12 +23,23 @@ namespace rocenet::os {
 // One statistic as the driver names it ("OctetsReceivedOK") and its value.
 using NamedCounter = std::pair<std::string, uint64_t>;
 
+// What ETHTOOL_GDRVINFO says of a device (`ethtool -i`).
+struct DriverInfo {
+  // "habanalabs_en", "mlx5_core", "veth".
+  std::string driver;
+  // The NIC's firmware ("1.21.0-fw-52.4.0"); empty when the driver gives
+  // none (veth, virtio) or says "N/A".
+  std::string firmware_version;
+
+  friend bool operator==(const DriverInfo&, const DriverInfo&) = default;
+};
+
 class Ethtool {
  public:
   virtual ~Ethtool() = default;
 
-  // ETHTOOL_GDRVINFO's driver: "habanalabs_en", "mlx5_core", "veth".
-  virtual absl::StatusOr<std::string> DriverName(absl::string_view ifname) = 0;
+  // ETHTOOL_GDRVINFO: the driver and the firmware version.
+  virtual absl::StatusOr<DriverInfo> Driver(absl::string_view ifname) = 0;
 
   // Every ETH_SS_STATS statistic (ETHTOOL_GSTRINGS + ETHTOOL_GSTATS), in the
   // driver's order.

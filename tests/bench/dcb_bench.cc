@@ -45,11 +45,11 @@ int main(int argc, char** argv) {
   }
   // Warm both paths.
   (*dcb)->GetPfc("lo").status().IgnoreError();
-  (*ethtool)->DriverName("lo").status().IgnoreError();
+  (*ethtool)->Driver("lo").status().IgnoreError();
   const double dcbnl =
       MicrosecondsPerCall(iterations, [&] { (*dcb)->GetPfc("lo").status().IgnoreError(); });
   const double gdrvinfo =
-      MicrosecondsPerCall(iterations, [&] { (*ethtool)->DriverName("lo").status().IgnoreError(); });
+      MicrosecondsPerCall(iterations, [&] { (*ethtool)->Driver("lo").status().IgnoreError(); });
   std::printf("dcbnl RTM_GETDCB IEEE_GET (lo):  %.2f us/call\n", dcbnl);
   std::printf("ethtool GDRVINFO (lo), the peer: %.2f us/call\n", gdrvinfo);
   std::printf("ratio dcbnl/ethtool: %.2f (%d calls each)\n", dcbnl / gdrvinfo, iterations);

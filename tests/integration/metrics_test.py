@@ -414,6 +414,9 @@ def test_port_values_match_rocectl_and_the_kernel(fabric, daemon):
         assert len(infos) == 1
         assert infos[0]["id"] == port["id"] and infos[0]["mac"] == fp["host_mac"]
         assert infos[0]["pci_address"] == fp["pci_address"]
+        # veth reports no firmware; the label is there, empty.
+        assert infos[0]["firmware_version"] == "" and port.get("firmware_version", "") == ""
+        assert infos[0]["driver"] == port.get("driver", ""), (infos[0], port)
         # Counters are the node's last sample, taken every 5 s (a scrape
         # reads the node's snapshot and makes rocenetd read nothing): within
         # a sample they catch up with what the kernel showed.

@@ -48,12 +48,18 @@ absl::Status EthtoolLinux::Request(absl::string_view ifname, void* data, absl::s
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> EthtoolLinux::DriverName(absl::string_view ifname) {
+absl::StatusOr<DriverInfo> EthtoolLinux::Driver(absl::string_view ifname) {
   struct ethtool_drvinfo info;
   std::memset(&info, 0, sizeof(info));
   info.cmd = ETHTOOL_GDRVINFO;
   if (absl::Status s = Request(ifname, &info, "driver info"); !s.ok()) return s;
-  return std::string(info.driver, strnlen(info.driver, sizeof(info.driver)));
+  DriverInfo out;
+  out.driver = std::string(info.driver, strnlen(info.driver, sizeof(info.driver)));
+  out.firmware_version =
+      std::string(info.fw_version, strnlen(info.fw_version, sizeof(info.fw_version)));
+  // Drivers without firmware of their own say so in words.
+  if (out.firmware_version == "N/A" || out.firmware_version == "n/a") out.firmware_version.clear();
+  return out;
 }
 
 absl::StatusOr<std::vector<NamedCounter>> EthtoolLinux::Statistics(absl::string_view ifname) {

@@ -17,7 +17,7 @@ class EthtoolLinux final : public Ethtool {
   static absl::StatusOr<std::unique_ptr<EthtoolLinux>> Create();
   ~EthtoolLinux() override;
 
-  absl::StatusOr<std::string> DriverName(absl::string_view ifname) override;
+  absl::StatusOr<DriverInfo> Driver(absl::string_view ifname) override;
   absl::StatusOr<std::vector<NamedCounter>> Statistics(absl::string_view ifname) override;
 
  private:

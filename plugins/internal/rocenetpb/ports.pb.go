@@ -320,6 +320,9 @@ type Port struct {
 	// The net device's own driver as ethtool names it ("habanalabs_en"),
 	// where `driver` is the PCI function's ("habanalabs"); empty when unknown.
 	NetdevDriver string `protobuf:"bytes,26,opt,name=netdev_driver,json=netdevDriver,proto3" json:"netdev_driver,omitempty"`
+	// The NIC's firmware as its driver reports it (`ethtool -i`'s
+	// firmware-version); empty when it gives none (veth, virtio).
+	FirmwareVersion string `protobuf:"bytes,28,opt,name=firmware_version,json=firmwareVersion,proto3" json:"firmware_version,omitempty"`
 	// The port's rail as every part of rocenet names it: `rail` in decimal
 	// ("1") for a port in an accelerator module; for a NIC without one, the
 	// fabric network its address routes ("10.201.0.0/16"), else the network
@@ -538,6 +541,13 @@ func (x *Port) GetPfc() *PortPfc {
 func (x *Port) GetNetdevDriver() string {
 	if x != nil {
 		return x.NetdevDriver
+	}
+	return ""
+}
+
+func (x *Port) GetFirmwareVersion() string {
+	if x != nil {
+		return x.FirmwareVersion
 	}
 	return ""
 }
@@ -1835,7 +1845,7 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x0fcarrier_changes\x18\t \x01(\x04R\x0ecarrierChanges\x12,\n" +
 	"\x12carrier_up_changes\x18\n" +
 	" \x01(\x04R\x10carrierUpChanges\x120\n" +
-	"\x14carrier_down_changes\x18\v \x01(\x04R\x12carrierDownChanges\"\xc7\x06\n" +
+	"\x14carrier_down_changes\x18\v \x01(\x04R\x12carrierDownChanges\"\xf2\x06\n" +
 	"\x04Port\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -1868,7 +1878,8 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x04rail\x18\x17 \x01(\x05R\x04rail\x12*\n" +
 	"\x04rdma\x18\x18 \x01(\v2\x16.rocenet.v1.RdmaDeviceR\x04rdma\x12%\n" +
 	"\x03pfc\x18\x19 \x01(\v2\x13.rocenet.v1.PortPfcR\x03pfc\x12#\n" +
-	"\rnetdev_driver\x18\x1a \x01(\tR\fnetdevDriver\x12\x1b\n" +
+	"\rnetdev_driver\x18\x1a \x01(\tR\fnetdevDriver\x12)\n" +
+	"\x10firmware_version\x18\x1c \x01(\tR\x0ffirmwareVersion\x12\x1b\n" +
 	"\trail_name\x18\x1b \x01(\tR\brailName\"\xce\x02\n" +
 	"\aPortPfc\x12\x1c\n" +
 	"\tsupported\x18\x01 \x01(\bR\tsupported\x12\x1e\n" +

@@ -17,8 +17,9 @@ namespace rocenet::testing {
 
 class FakeEthtool final : public os::Ethtool {
  public:
-  void SetDriver(const std::string& ifname, const std::string& driver) {
-    drivers_[ifname] = driver;
+  void SetDriver(const std::string& ifname, const std::string& driver,
+                 const std::string& firmware_version = "") {
+    drivers_[ifname] = {driver, firmware_version};
   }
   void SetStatistic(const std::string& ifname, const std::string& name, uint64_t value) {
     std::vector<os::NamedCounter>& stats = stats_[ifname];
@@ -31,7 +32,7 @@ class FakeEthtool final : public os::Ethtool {
     stats.emplace_back(name, value);
   }
 
-  absl::StatusOr<std::string> DriverName(absl::string_view ifname) override {
+  absl::StatusOr<os::DriverInfo> Driver(absl::string_view ifname) override {
     auto it = drivers_.find(std::string(ifname));
     if (it == drivers_.end()) {
       return absl::NotFoundError(
@@ -52,7 +53,7 @@ class FakeEthtool final : public os::Ethtool {
   int statistics_calls() const { return statistics_calls_; }
 
  private:
-  std::map<std::string, std::string> drivers_;
+  std::map<std::string, os::DriverInfo> drivers_;
   std::map<std::string, std::vector<os::NamedCounter>> stats_;
   int statistics_calls_ = 0;
 };

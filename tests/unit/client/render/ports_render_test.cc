@@ -113,18 +113,20 @@ TEST(RenderPortTableTest, UnknownValuesAreDashes) {
 }
 
 TEST(RenderPortTableTest, WideAddsDetailsAndCounters) {
-  const std::string table = RenderPortTable(GaudiPort(), /*wide=*/true);
+  v1::Port port = GaudiPort();
+  port.set_firmware_version("1.21.0-fw-52.4.0");
+  const std::string table = RenderPortTable(port, /*wide=*/true);
   const std::vector<std::string> lines = absl::StrSplit(table, '\n');
   EXPECT_THAT(lines[0], HasSubstr("IFINDEX   PERM MAC"));
   EXPECT_THAT(lines[0], HasSubstr("   PCIE ROOT "));
   EXPECT_THAT(lines[0],
               HasSubstr("   PORT INDEX   RAIL   RDMA   UVERBS   GID INDEX   PFC   SWITCH PFC"
-                        "   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS"));
-  EXPECT_THAT(
-      Fields(table, 1),
-      ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
-                  "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs", "gaudi-sysfs",
-                  "pci0000:16", "1", "1", "-", "-", "-", "-", "-", "1234", "5678", "2", "0"));
+                        "   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS   FIRMWARE"));
+  EXPECT_THAT(Fields(table, 1),
+              ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
+                          "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs",
+                          "gaudi-sysfs", "pci0000:16", "1", "1", "-", "-", "-", "-", "-", "1234",
+                          "5678", "2", "0", "1.21.0-fw-52.4.0"));
 }
 
 TEST(RenderPortTableTest, WideShowsThePortsAndTheSwitchsPfc) {

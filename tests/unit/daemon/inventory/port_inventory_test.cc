@@ -221,6 +221,24 @@ TEST(InterfaceInventoryTest, DriverSelectionAlsoMatchesTheEthtoolDriverName) {
   EXPECT_EQ(inventory.Find("v0")->pci.netdev_driver, "veth");
 }
 
+// `ethtool -i`'s firmware-version, of a port found by its driver and of a
+// Gaudi port found in sysfs; none where the driver gives none.
+TEST(InterfaceInventoryTest, TheFirmwareIsWhatTheDriverReports) {
+  FakeSysfs sysfs;
+  AddGaudiDevice(sysfs, "pci0000:17", "0000:19:00.0", 0, 0, {{"a0", 17}});
+  FakeEthtool ethtool;
+  ethtool.SetDriver("a0", "habanalabs_en", "1.21.0-fw-52.4.0");
+  ethtool.SetDriver("v0", "veth");
+  PortSelection selection;
+  selection.drivers = {"veth"};
+  PortInventory inventory(selection, &sysfs, &ethtool);
+  inventory.Resync({MakeLink(2, "a0"), MakeLink(3, "v0")});
+  ASSERT_NE(inventory.Find("a0"), nullptr);
+  EXPECT_EQ(inventory.Find("a0")->pci.firmware_version, "1.21.0-fw-52.4.0");
+  EXPECT_EQ(inventory.Find("a0")->pci.netdev_driver, "") << "a Gaudi port keeps its sysfs driver";
+  EXPECT_EQ(inventory.Find("v0")->pci.firmware_version, "");
+}
+
 TEST(RailTest, TheRailIsTheScaleOutOrderInsideTheModuleNotTheDevPort) {
   // Gaudi 3 (HLS-3): module 0 uses NIC indices 17, 20, 21, module 1 5, 8, 9.
   FakeSysfs sysfs;

@@ -36,7 +36,7 @@ TEST(EthtoolLinuxTest, LoHasNoDriverNameAndNoStatistics) {
   InPrivateNetns([] {
     absl::StatusOr<std::unique_ptr<EthtoolLinux>> ethtool = EthtoolLinux::Create();
     ASSERT_OK(ethtool);
-    absl::StatusOr<std::string> driver = (*ethtool)->DriverName("lo");
+    absl::StatusOr<DriverInfo> driver = (*ethtool)->Driver("lo");
     EXPECT_EQ(driver.status().code(), absl::StatusCode::kUnimplemented) << driver.status();
     EXPECT_THAT(driver.status().message(), HasSubstr("ethtool driver info of lo"));
     absl::StatusOr<std::vector<NamedCounter>> stats = (*ethtool)->Statistics("lo");
@@ -52,7 +52,7 @@ TEST(EthtoolLinuxTest, AMissingDeviceIsNotFoundNamingIt) {
     absl::StatusOr<std::vector<NamedCounter>> stats = (*ethtool)->Statistics("so9");
     EXPECT_EQ(stats.status().code(), absl::StatusCode::kNotFound) << stats.status();
     EXPECT_THAT(stats.status().message(), HasSubstr("so9"));
-    EXPECT_EQ((*ethtool)->DriverName("a-name-far-too-long").status().code(),
+    EXPECT_EQ((*ethtool)->Driver("a-name-far-too-long").status().code(),
               absl::StatusCode::kInvalidArgument);
   });
 }
