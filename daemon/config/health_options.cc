@@ -17,8 +17,8 @@ absl::StatusOr<absl::Duration> Duration(const YAML::Node& node, const std::strin
   absl::Duration value;
   if (!absl::ParseDuration(text, &value) || value < min || value > absl::Hours(24)) {
     return KeyError(origin, key,
-                    absl::StrCat("\"", text, "\" is not a duration from ", absl::FormatDuration(min),
-                                 " to 24h (e.g. 10m, 90s)"));
+                    absl::StrCat("\"", text, "\" is not a duration from ",
+                                 absl::FormatDuration(min), " to 24h (e.g. 10m, 90s)"));
   }
   return value;
 }
@@ -43,7 +43,8 @@ absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
     } else if (key == "flap_window") {
       ASSIGN_OR_RETURN(flaps.window, Duration(entry.second, origin, path, absl::Seconds(1)));
     } else if (key == "flap_stable") {
-      ASSIGN_OR_RETURN(flaps.stable_for, Duration(entry.second, origin, path, absl::ZeroDuration()));
+      ASSIGN_OR_RETURN(flaps.stable_for,
+                       Duration(entry.second, origin, path, absl::ZeroDuration()));
     } else {
       int downs = 0;
       // A quoted scalar ("3") is a string in YAML: refused like any other.
