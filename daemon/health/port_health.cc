@@ -175,10 +175,15 @@ std::optional<Condition> ErrorCounterWatch::Observe(const std::string& port_name
   return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
 }
 
-std::optional<Condition> FlapWatch::Observe(const std::string& port_name, const os::LinkInfo& link,
-                                            absl::Time now, const FlapPolicy& policy) {
+std::optional<Condition> FlapWatch::Observe(const inventory::Port& port, absl::Time now,
+                                            const FlapPolicy& policy) {
+  const os::LinkInfo& link = port.link;
+  const std::string& port_name = port.name;
   int lost = 0;
-  if (seen_) {
+  // Taken down, or moved between namespaces, since the last look (or now):
+  // the kernel counted a loss that no cable made.
+  const bool ours = !link.admin_up || !last_admin_up_ || port.attached_to != last_attached_to_;
+  if (seen_ && !ours) {
     if (link.has_carrier_counts) {
       // Counts that went back are a new device (re-created, driver
       // reloaded): a new baseline, no loss.
@@ -193,6 +198,8 @@ std::optional<Condition> FlapWatch::Observe(const std::string& port_name, const 
   seen_ = true;
   last_down_count_ = link.carrier_down_count;
   last_carrier_ = link.carrier;
+  last_admin_up_ = link.admin_up;
+  last_attached_to_ = port.attached_to;
   for (int i = 0; i < lost; ++i) downs_.push_back(now);
   if (lost > 0) last_down_ = now;
   std::erase_if(downs_, [&](absl::Time t) { return now - t > policy.window; });
@@ -276,8 +283,7 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
     if (auto it = flap_watches_.find(port.id); it != flap_watches_.end()) {
       flaps = std::move(it->second);
     }
-    if (std::optional<Condition> flapping =
-            flaps.Observe(port.name, port.link, now, flap_policy_)) {
+    if (std::optional<Condition> flapping = flaps.Observe(port, now, flap_policy_)) {
       watched[port.id].push_back(std::move(*flapping));
     }
   }

@@ -188,19 +188,24 @@ class ErrorCounterWatch {
 // The carrier history of one port, and whether LinkFlapping holds. The
 // kernel's carrier down count (since the device was made) tells of every
 // loss between two looks; without it (before Linux 4.16) a loss is a look
-// that finds the carrier gone after one that found it. Value type; owned by
-// HealthTracker.
+// that finds the carrier gone after one that found it. What the kernel
+// also counts as a loss but is none is left out: the interface taken
+// down (a look that finds it administratively down, and the next one), and
+// the port moved into or out of a pod (moving a net device closes it).
+// Value type; owned by HealthTracker.
 class FlapWatch {
  public:
-  // Takes the link as it is at `now` and returns the LinkFlapping condition
+  // Takes the port as it is at `now` and returns the LinkFlapping condition
   // while it holds (since unset).
-  std::optional<Condition> Observe(const std::string& port_name, const os::LinkInfo& link,
-                                   absl::Time now, const FlapPolicy& policy);
+  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+                                   const FlapPolicy& policy);
 
  private:
   bool seen_ = false;
   uint32_t last_down_count_ = 0;
   bool last_carrier_ = false;
+  bool last_admin_up_ = false;
+  std::string last_attached_to_;
   // The losses within the window, oldest first.
   std::vector<absl::Time> downs_;
   absl::Time last_down_;

@@ -124,6 +124,38 @@ TEST_F(LinkFlappingTest, OldCountsAndAResetAreNoLosses) {
   EXPECT_EQ(Conditions(fresh), Strings{});  // 2 since the reset
 }
 
+// Taking the interface down, and moving the port into a pod and back,
+// make the kernel count carrier losses that no cable made.
+TEST_F(LinkFlappingTest, AdminDownAndMovesIntoAndOutOfAPodAreNoFlaps) {
+  for (int i = 0; i < 3; ++i) {
+    // ip link set down (seen), then up again with the loss counted.
+    clock_.Advance(absl::Seconds(5));
+    ports_[0].link.admin_up = false;
+    ports_[0].link.carrier = false;
+    ports_[0].link.carrier_down_count += 1;
+    tracker_.Update(ports_);
+    clock_.Advance(absl::Seconds(5));
+    ports_[0].link.admin_up = true;
+    ports_[0].link.carrier = true;
+    tracker_.Update(ports_);
+  }
+  for (int i = 0; i < 3; ++i) {
+    // Attached to a pod, then given back: each move closes the device.
+    clock_.Advance(absl::Seconds(5));
+    ports_[0].attached_to = "/run/netns/pod";
+    ports_[0].link.carrier_down_count += 1;
+    tracker_.Update(ports_);
+    clock_.Advance(absl::Seconds(5));
+    ports_[0].attached_to = "";
+    ports_[0].link.carrier_down_count += 1;
+    tracker_.Update(ports_);
+  }
+  EXPECT_EQ(Now(), Strings{});
+  // The cable, then, counts.
+  Flap(3);
+  EXPECT_EQ(Now(), Strings{"LinkFlapping/CarrierFlapping"});
+}
+
 // A kernel without carrier counts: a look that finds the carrier gone after
 // one that found it is a loss.
 TEST_F(LinkFlappingTest, WithoutCountsTheLooksCount) {
