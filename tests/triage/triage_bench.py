@@ -383,7 +383,7 @@ def bisection(args, fleet: Fleet, say, kept: str, faulty: set[int]) -> bool:
     d = fleet.diagds[0]
     argv = [binary("rocectl"), "--socket", d.node.socket, "--diag-socket", d.socket, "diag",
             "allreduce", "--nodes", nodes, "--min-bytes", "1M", "--max-bytes", "1M",
-            "--iterations", "3", "--time-limit", "30s", "--bisect", "--min-fraction", "0.5",
+            "--iterations", "3", "--time-limit", "30s", "--bisect", "--min-fraction", "0.25",
             "-o", "json"]
     cl.slow(slow, 0, SLOW_MBIT)
     try:
@@ -407,7 +407,7 @@ def bisection(args, fleet: Fleet, say, kept: str, faulty: set[int]) -> bool:
     named = result.get("slow_nodes") or []
     whole = steps[0].get("busbw_bytes_per_second", 0) / 1e9 if steps else 0
     say(f"Bisection of an all-reduce over {len(ring)} nodes x {args.rails} rails, n{slow}/so0 at "
-        f"{SLOW_MBIT} Mbit/s (1 MiB, --min-fraction 0.5):")
+        f"{SLOW_MBIT} Mbit/s (1 MiB, --min-fraction 0.25):")
     for line in figs.table([
             figs.Figure("rings run (the whole one included)", str(len(steps))),
             figs.Figure("wall time of rocectl diag allreduce --bisect", f"{took:.1f} s"),
