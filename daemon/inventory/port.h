@@ -5,8 +5,11 @@
 // loop; snapshots copy them to other threads.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/inventory/mac_counters.h"
 #include "daemon/os/link.h"
@@ -50,9 +53,20 @@ struct RdmaInfo {
   // "" until the port has one.
   int gid_index = -1;
   std::string gid_ipv4;
+  // The port's logical and physical state as the RDMA core reports them
+  // (sysfs ports/<n>/state "4: ACTIVE", phys_state "5: LinkUp"): the
+  // number (IB spec's PortState and PortPhysicalState) and its name; 0 and
+  // "" when unknown (a port in a pod whose device left the host with it).
+  int state = 0;
+  std::string state_name;
+  int physical_state = 0;
+  std::string physical_state_name;
 
   friend bool operator==(const RdmaInfo&, const RdmaInfo&) = default;
 };
+
+// The RDMA port state that carries traffic (IB spec PortState ACTIVE).
+inline constexpr int kRdmaPortActive = 4;
 
 struct Port {
   // Stable id, valid as a kubelet device id (<= 63 characters); see MakePortId.
@@ -72,6 +86,11 @@ struct Port {
   std::optional<MacCounters> mac;
   // The RDMA device behind the port; nullopt for a NIC without one.
   std::optional<RdmaInfo> rdma;
+  // Counters only, as of the last full dump: every hw_counters entry of the
+  // RDMA port by the driver's own name, and the RoCE transport events
+  // mapped from those and the driver's ethtool names (rdma_counters.h).
+  std::vector<os::NamedCounter> rdma_counters;
+  std::map<std::string, uint64_t> transport;
 
   // Equality that ignores traffic counters: counters move all the time and are
   // not a change worth telling watchers about.

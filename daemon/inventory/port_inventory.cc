@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "daemon/inventory/rdma_counters.h"
 
 namespace rocenet::inventory {
 
@@ -29,20 +30,37 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   }
   links_ = std::move(next);
   if (selection_.gaudi) gaudi_ = scanner_.ScanGaudi();
-  // The GID table follows the ports' addresses: read again on every resync.
+  // The GID table and the ports' RDMA state follow the ports' addresses
+  // and links: read again on every resync. A port in a pod keeps the
+  // device the host saw last; its state is read where the host still sees
+  // the device (shared RDMA namespaces).
   rdma_ = rdma_scanner_.Scan();
-  const bool changed = Rebuild();
-  if (ethtool_ != nullptr) {
-    // Counters move all the time: read on a dump, like the link statistics,
-    // and not a change of the ports.
-    mac_.clear();
-    for (Port& port : ports_) {
-      if (!port.present) continue;
-      absl::StatusOr<std::vector<os::NamedCounter>> stats = ethtool_->Statistics(port.name);
-      if (!stats.ok()) continue;  // a device going away; the next dump sees it
-      port.mac = ParseMacCounters(*stats);
-      if (port.mac.has_value()) mac_[port.id] = *port.mac;
+  for (const AttachedPort& attached : attached_) {
+    if (auto it = rdma_by_id_.find(attached.port_id); it != rdma_by_id_.end()) {
+      rdma_scanner_.ReadState(it->second);
     }
+  }
+  const bool changed = Rebuild();
+  // Counters move all the time: read on a dump, like the link statistics,
+  // and not a change of the ports.
+  mac_.clear();
+  rdma_counters_.clear();
+  transport_.clear();
+  for (Port& port : ports_) {
+    std::vector<os::NamedCounter> stats;
+    if (ethtool_ != nullptr && port.present) {
+      // A device going away fails; the next dump sees it.
+      if (absl::StatusOr<std::vector<os::NamedCounter>> read = ethtool_->Statistics(port.name);
+          read.ok()) {
+        stats = *std::move(read);
+        port.mac = ParseMacCounters(stats);
+        if (port.mac.has_value()) mac_[port.id] = *port.mac;
+      }
+    }
+    if (port.rdma.has_value()) port.rdma_counters = rdma_scanner_.ReadCounters(*port.rdma);
+    port.transport = TransportEvents(port.rdma_counters, stats);
+    if (!port.rdma_counters.empty()) rdma_counters_[port.id] = port.rdma_counters;
+    if (!port.transport.empty()) transport_[port.id] = port.transport;
   }
   return changed;
 }
@@ -242,6 +260,10 @@ bool PortInventory::Rebuild() {
 
   for (Port& port : next) {
     if (auto it = mac_.find(port.id); it != mac_.end() && port.present) port.mac = it->second;
+    if (auto it = rdma_counters_.find(port.id); it != rdma_counters_.end()) {
+      port.rdma_counters = it->second;
+    }
+    if (auto it = transport_.find(port.id); it != transport_.end()) port.transport = it->second;
     // A port in a pod keeps what the host saw last: the GID table names its
     // net device by the name it has in the pod.
     if (!port.attached_to.empty()) {

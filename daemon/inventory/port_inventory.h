@@ -45,8 +45,9 @@ class PortInventory {
   // read.
   PortInventory(PortSelection selection, const os::Sysfs* sysfs, os::Ethtool* ethtool = nullptr);
 
-  // Replaces every link with `links` and re-reads the MAC counters of the
-  // ports in this namespace. Returns true when the ports changed.
+  // Replaces every link with `links` and re-reads the RDMA GID tables and
+  // port states, the MAC counters of the ports in this namespace and the
+  // RDMA counters of every port whose device is here. Returns true when the ports changed.
   bool Resync(const std::vector<os::LinkInfo>& links);
 
   // Applies one link event. Returns true when the ports changed.
@@ -82,8 +83,11 @@ class PortInventory {
   // `ethtool -i` driver names of links, by ifindex ("" when it has none);
   // asked only for links that nothing else selects.
   std::map<int, os::DriverInfo> netdev_drivers_;
-  // MAC counters by port id, from the last Resync.
+  // MAC counters, RDMA hw_counters and transport events by port id, from
+  // the last Resync.
   std::map<std::string, MacCounters> mac_;
+  std::map<std::string, std::vector<os::NamedCounter>> rdma_counters_;
+  std::map<std::string, std::map<std::string, uint64_t>> transport_;
   std::map<int, os::LinkInfo> links_;  // by ifindex
   // Sysfs placement of selected non-Gaudi links, by ifindex; read once.
   std::map<int, PciInfo> placement_;

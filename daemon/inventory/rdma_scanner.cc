@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/inventory/rdma_scanner.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -14,7 +17,44 @@ namespace {
 
 constexpr char kRoceV2[] = "RoCE v2";
 
+std::string PortDir(const RdmaInfo& info) {
+  return absl::StrCat("class/infiniband/", info.device, "/ports/", info.port);
+}
+
 }  // namespace
+
+std::pair<int, std::string> ParsePortState(const std::string& text) {
+  std::pair<std::string, std::string> parts = absl::StrSplit(text, absl::MaxSplits(':', 1));
+  int number = 0;
+  if (!absl::SimpleAtoi(parts.first, &number) || number <= 0) return {0, ""};
+  return {number, std::string(absl::StripAsciiWhitespace(parts.second))};
+}
+
+void RdmaScanner::ReadState(RdmaInfo& info) const {
+  const std::string dir = PortDir(info);
+  absl::StatusOr<std::string> state = sysfs_->ReadAttribute(absl::StrCat(dir, "/state"));
+  absl::StatusOr<std::string> physical = sysfs_->ReadAttribute(absl::StrCat(dir, "/phys_state"));
+  std::tie(info.state, info.state_name) =
+      state.ok() ? ParsePortState(*state) : std::pair<int, std::string>(0, "");
+  std::tie(info.physical_state, info.physical_state_name) =
+      physical.ok() ? ParsePortState(*physical) : std::pair<int, std::string>(0, "");
+}
+
+std::vector<os::NamedCounter> RdmaScanner::ReadCounters(const RdmaInfo& info) const {
+  std::vector<os::NamedCounter> out;
+  const std::string dir = absl::StrCat(PortDir(info), "/hw_counters");
+  absl::StatusOr<std::vector<std::string>> names = sysfs_->ListDirectory(dir);
+  if (!names.ok()) return out;
+  for (const std::string& name : *names) {
+    if (name == "lifespan") continue;
+    absl::StatusOr<std::string> text = sysfs_->ReadAttribute(absl::StrCat(dir, "/", name));
+    uint64_t value = 0;
+    if (!text.ok() || !absl::SimpleAtoi(*text, &value)) continue;
+    out.emplace_back(name, value);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::string Ipv4OfGid(const std::string& gid) {
   std::vector<std::string> groups = absl::StrSplit(absl::AsciiStrToLower(gid), ':');
@@ -67,6 +107,7 @@ std::map<std::string, RdmaInfo> RdmaScanner::Scan() const {
           info.device = device;
           info.port = port_number;
           if (auto it = uverbs_of.find(device); it != uverbs_of.end()) info.uverbs = it->second;
+          ReadState(info);
         }
         absl::StatusOr<std::string> type =
             sysfs_->ReadAttribute(absl::StrCat(dir, "/gid_attrs/types/", slot));

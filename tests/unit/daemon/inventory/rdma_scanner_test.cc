@@ -14,6 +14,14 @@
 namespace rocenet::inventory {
 namespace {
 
+// Port 1 of `device`.
+RdmaInfo FirstPortOf(const std::string& device) {
+  RdmaInfo info;
+  info.device = device;
+  info.port = 1;
+  return info;
+}
+
 using ::testing::IsEmpty;
 
 constexpr char kLinkLocal[] = "fe80:0000:0000:0000:0202:c9ff:fe00:0001";
@@ -43,18 +51,53 @@ TEST(RdmaScannerTest, TheRoceV2GidOfTheAddressAndTheVerbsNode) {
   AddRdmaPort(sysfs, "mlx5_1", 1, {{0, {"ens1f1", "IB/RoCE v1", kLinkLocal}}});
   sysfs.AddFile("class/infiniband_verbs/uverbs0/ibdev", "mlx5_0");
   sysfs.AddFile("class/infiniband_verbs/uverbs1/ibdev", "mlx5_1");
+  sysfs.AddFile("class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
+  sysfs.AddFile("class/infiniband/mlx5_0/ports/1/phys_state", "5: LinkUp");
+  sysfs.AddFile("class/infiniband/mlx5_1/ports/1/state", "1: DOWN");
+  sysfs.AddFile("class/infiniband/mlx5_1/ports/1/phys_state", "3: Disabled");
   std::map<std::string, RdmaInfo> found = RdmaScanner(&sysfs).Scan();
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found["ens1f0"], (RdmaInfo{.device = "mlx5_0",
                                        .port = 1,
                                        .uverbs = "uverbs0",
                                        .gid_index = 3,
-                                       .gid_ipv4 = "10.200.1.1"}));
+                                       .gid_ipv4 = "10.200.1.1",
+                                       .state = 4,
+                                       .state_name = "ACTIVE",
+                                       .physical_state = 5,
+                                       .physical_state_name = "LinkUp"}));
   // No address yet: the device is known, the GID index is not.
-  EXPECT_EQ(
-      found["ens1f1"],
-      (RdmaInfo{
-          .device = "mlx5_1", .port = 1, .uverbs = "uverbs1", .gid_index = -1, .gid_ipv4 = ""}));
+  EXPECT_EQ(found["ens1f1"], (RdmaInfo{.device = "mlx5_1",
+                                       .port = 1,
+                                       .uverbs = "uverbs1",
+                                       .gid_index = -1,
+                                       .gid_ipv4 = "",
+                                       .state = 1,
+                                       .state_name = "DOWN",
+                                       .physical_state = 3,
+                                       .physical_state_name = "Disabled"}));
+}
+
+TEST(RdmaScannerTest, ReadStateFollowsTheDevice) {
+  testing::FakeSysfs sysfs;
+  sysfs.AddFile("class/infiniband/rxe0/ports/1/state", "4: ACTIVE");
+  sysfs.AddFile("class/infiniband/rxe0/ports/1/phys_state", "5: LinkUp");
+  RdmaInfo info = FirstPortOf("rxe0");
+  RdmaScanner(&sysfs).ReadState(info);
+  EXPECT_EQ(info.state_name, "ACTIVE");
+  // The device left with its port (exclusive RDMA namespaces): unknown.
+  sysfs.Remove("class/infiniband/rxe0");
+  RdmaScanner(&sysfs).ReadState(info);
+  EXPECT_EQ(info.state, 0);
+  EXPECT_EQ(info.state_name, "");
+  EXPECT_EQ(info.physical_state_name, "");
+}
+
+TEST(RdmaScannerTest, ParsePortState) {
+  EXPECT_EQ(ParsePortState("4: ACTIVE"), (std::pair<int, std::string>(4, "ACTIVE")));
+  EXPECT_EQ(ParsePortState("2: INIT"), (std::pair<int, std::string>(2, "INIT")));
+  EXPECT_EQ(ParsePortState("ACTIVE"), (std::pair<int, std::string>(0, "")));
+  EXPECT_EQ(ParsePortState(""), (std::pair<int, std::string>(0, "")));
 }
 
 TEST(RdmaScannerTest, TwoNetdevsOnOneDeviceAndADeviceWithoutVerbsNode) {
