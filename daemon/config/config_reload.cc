@@ -53,6 +53,15 @@ const std::vector<ReloadRule>& ReloadRules() {
           "health.flap_stable", kLive, [](auto& o) -> auto& { return o.flaps.stable_for; }),
       Rule(
           "health.flap_unhealthy", kLive, [](auto& o) -> auto& { return o.flaps.unhealthy; }),
+      Rule(
+          "health.retransmit_rate", kLive,
+          [](auto& o) -> auto& { return o.retransmits.events_per_second; }),
+      Rule(
+          "health.retransmit_quiet", kLive,
+          [](auto& o) -> auto& { return o.retransmits.quiet_period; }),
+      Rule(
+          "health.retransmit_unhealthy", kLive,
+          [](auto& o) -> auto& { return o.retransmits.unhealthy; }),
 
       Rule(
           "socket", kRestart, [](auto& o) -> auto& { return o.socket_path; }),

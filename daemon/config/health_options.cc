@@ -26,13 +26,14 @@ absl::StatusOr<absl::Duration> Duration(const YAML::Node& node, const std::strin
 }  // namespace
 
 const std::set<std::string>& HealthKeys() {
-  static const auto* keys =
-      new std::set<std::string>{"flap_downs", "flap_stable", "flap_unhealthy", "flap_window"};
+  static const auto* keys = new std::set<std::string>{
+      "flap_downs",       "flap_stable",     "flap_unhealthy",      "flap_window",
+      "retransmit_quiet", "retransmit_rate", "retransmit_unhealthy"};
   return *keys;
 }
 
 absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
-                         health::FlapPolicy& flaps) {
+                         health::FlapPolicy& flaps, health::RetransmitPolicy& retransmits) {
   if (!node.IsMap()) return KeyError(origin, "health", "must be a mapping");
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
@@ -42,6 +43,19 @@ absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
       ASSIGN_OR_RETURN(flaps.unhealthy, Bool(entry.second, origin, path));
     } else if (key == "flap_window") {
       ASSIGN_OR_RETURN(flaps.window, Duration(entry.second, origin, path, absl::Seconds(1)));
+    } else if (key == "retransmit_unhealthy") {
+      ASSIGN_OR_RETURN(retransmits.unhealthy, Bool(entry.second, origin, path));
+    } else if (key == "retransmit_quiet") {
+      ASSIGN_OR_RETURN(retransmits.quiet_period,
+                       Duration(entry.second, origin, path, absl::ZeroDuration()));
+    } else if (key == "retransmit_rate") {
+      double rate = 0;
+      if (!entry.second.IsScalar() || entry.second.Tag() == "!" ||
+          !absl::SimpleAtod(entry.second.Scalar(), &rate) || !(rate > 0) || rate > 1e6) {
+        return KeyError(origin, path,
+                        "must be a number of events a second above 0 and at most 1000000");
+      }
+      retransmits.events_per_second = rate;
     } else if (key == "flap_stable") {
       ASSIGN_OR_RETURN(flaps.stable_for,
                        Duration(entry.second, origin, path, absl::ZeroDuration()));

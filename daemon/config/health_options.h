@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The health: section of rocenetd's config file: when a link counts as
 // flapping (health.flap_downs, flap_window, flap_stable) and whether
-// LinkFlapping makes a port unhealthy (health.flap_unhealthy). Pure
-// functions; errors are KeyErrors naming the key.
+// LinkFlapping makes a port unhealthy (health.flap_unhealthy); when the
+// RoCE transport counts as retransmitting (health.retransmit_rate,
+// retransmit_quiet) and whether RetransmitsRising makes a port unhealthy
+// (health.retransmit_unhealthy). Pure functions; errors are KeyErrors
+// naming the key.
 #pragma once
 
 #include <set>
@@ -16,10 +19,12 @@ namespace rocenet::config {
 
 const std::set<std::string>& HealthKeys();
 
-// Applies the mapping `node` (the health: section) over `flaps`:
-// flap_downs 1..1000, flap_window 1s..24h, flap_stable 0s..24h (durations
-// as "10m", "90s"), flap_unhealthy true or false.
+// Applies the mapping `node` (the health: section) over `flaps` and
+// `retransmits`: flap_downs 1..1000, flap_window 1s..24h, flap_stable
+// 0s..24h (durations as "10m", "90s"), retransmit_rate (events a second)
+// above 0 up to 1000000, retransmit_quiet 0s..24h, flap_unhealthy and
+// retransmit_unhealthy true or false.
 absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
-                         health::FlapPolicy& flaps);
+                         health::FlapPolicy& flaps, health::RetransmitPolicy& retransmits);
 
 }  // namespace rocenet::config

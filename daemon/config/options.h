@@ -49,6 +49,7 @@ struct DaemonOptions {
   // health.flap_*: when a link counts as flapping (LinkFlapping), and
   // whether that makes the port unhealthy.
   health::FlapPolicy flaps;
+  health::RetransmitPolicy retransmits;
   outputs::OutputConfig outputs;
   // A directory of Habana HCL files per reservation, claim-<owner uid>,
   // beside the device plugin's alloc-* directories (its --hcl-dir). Empty:

@@ -123,6 +123,15 @@ os::LinkStats ErrorCounters(const inventory::Port& port) {
   return out;
 }
 
+// The watch of `id` in `next`, carried over from `last` when it was there.
+template <typename Watch>
+Watch& Carry(std::map<std::string, Watch>& last, std::map<std::string, Watch>& next,
+             const std::string& id) {
+  Watch& watch = next[id];
+  if (auto it = last.find(id); it != last.end()) watch = std::move(it->second);
+  return watch;
+}
+
 std::string Direction(bool rx, bool tx) {
   if (rx && tx) return "receive and transmit";
   return rx ? "receive" : "transmit";
@@ -268,27 +277,38 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
   // starts afresh when it comes back.
   std::map<std::string, ErrorCounterWatch> watches;
   std::map<std::string, FlapWatch> flap_watches;
+  std::map<std::string, RdmaWatch> rdma_watches;
+  std::map<std::string, RetransmitWatch> retransmit_watches;
   std::map<std::string, std::vector<Condition>> watched;
   for (const inventory::Port& port : ports) {
     if (!port.present) continue;
-    ErrorCounterWatch& watch = watches[port.id];
-    if (auto it = error_watches_.find(port.id); it != error_watches_.end()) {
-      watch = std::move(it->second);
-    }
+    std::vector<Condition>& found = watched[port.id];
     if (std::optional<Condition> rising =
-            watch.Observe(port.name, ErrorCounters(port), now, errors_policy_)) {
-      watched[port.id].push_back(std::move(*rising));
+            Carry(error_watches_, watches, port.id)
+                .Observe(port.name, ErrorCounters(port), now, errors_policy_)) {
+      found.push_back(std::move(*rising));
     }
-    FlapWatch& flaps = flap_watches[port.id];
-    if (auto it = flap_watches_.find(port.id); it != flap_watches_.end()) {
-      flaps = std::move(it->second);
+    if (std::optional<Condition> flapping =
+            Carry(flap_watches_, flap_watches, port.id).Observe(port, now, flap_policy_)) {
+      found.push_back(std::move(*flapping));
     }
-    if (std::optional<Condition> flapping = flaps.Observe(port, now, flap_policy_)) {
-      watched[port.id].push_back(std::move(*flapping));
+    const auto signal = signals.find(port.id);
+    for (Condition& condition :
+         Carry(rdma_watches_, rdma_watches, port.id)
+             .Observe(port, signal == signals.end() ? std::string() : signal->second.address,
+                      now)) {
+      found.push_back(std::move(condition));
+    }
+    if (std::optional<Condition> resending =
+            Carry(retransmit_watches_, retransmit_watches, port.id)
+                .Observe(port, now, errors_policy_.sample_interval, retransmit_policy_)) {
+      found.push_back(std::move(*resending));
     }
   }
   error_watches_ = std::move(watches);
   flap_watches_ = std::move(flap_watches);
+  rdma_watches_ = std::move(rdma_watches);
+  retransmit_watches_ = std::move(retransmit_watches);
 
   NodeHealth next;
   for (const inventory::Port& port : ports) {

@@ -13,34 +13,12 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "daemon/health/condition.h"
+#include "daemon/health/rdma_health.h"
 #include "daemon/inventory/port.h"
 #include "daemon/os/clock.h"
 
 namespace rocenet::health {
-
-// Condition types; a listed condition is a problem that holds.
-inline constexpr absl::string_view kPortMissing = "PortMissing";
-inline constexpr absl::string_view kLinkDown = "LinkDown";
-inline constexpr absl::string_view kNoLldpNeighbor = "NoLldpNeighbor";
-inline constexpr absl::string_view kLldpExpired = "LldpExpired";
-inline constexpr absl::string_view kAmbiguousNeighbor = "AmbiguousNeighbor";
-inline constexpr absl::string_view kAddressConflict = "AddressConflict";
-inline constexpr absl::string_view kMtuMismatch = "MtuMismatch";
-inline constexpr absl::string_view kAddressingRefused = "AddressingRefused";
-inline constexpr absl::string_view kAddressingFailed = "AddressingFailed";
-inline constexpr absl::string_view kNotProvisioned = "NotProvisioned";
-inline constexpr absl::string_view kErrorsRising = "ErrorsRising";
-inline constexpr absl::string_view kMiscabled = "Miscabled";
-inline constexpr absl::string_view kPfcUnsupported = "PfcUnsupported";
-inline constexpr absl::string_view kPfcMismatch = "PfcMismatch";
-inline constexpr absl::string_view kLinkFlapping = "LinkFlapping";
-
-// Every condition type, in a fixed order (metrics list each for each port).
-inline constexpr absl::string_view kConditionTypes[] = {
-    kPortMissing,     kLinkDown,    kNoLldpNeighbor, kLldpExpired,       kAmbiguousNeighbor,
-    kAddressConflict, kMtuMismatch, kErrorsRising,   kAddressingRefused, kAddressingFailed,
-    kNotProvisioned,  kMiscabled,   kPfcUnsupported, kPfcMismatch,       kLinkFlapping,
-};
 
 // When a port's error counters count as rising. The receive and transmit
 // error counters (CRC, alignment, carrier, FIFO errors and the like) are
@@ -70,18 +48,6 @@ struct FlapPolicy {
   bool unhealthy = true;
 
   friend bool operator==(const FlapPolicy&, const FlapPolicy&) = default;
-};
-
-struct Condition {
-  std::string type;
-  std::string reason;
-  std::string message;
-  absl::Time since;
-  // Reported but not a reason to call the port unhealthy (the PFC
-  // conditions, unless qos.pfc_unhealthy says otherwise).
-  bool advisory = false;
-
-  friend bool operator==(const Condition&, const Condition&) = default;
 };
 
 // What the port's and the switch's PFC are, for PfcUnsupported and
@@ -131,6 +97,9 @@ struct PortSignals {
   // Size TLV of its LLDPDU, header and FCS included); 0 when not advertised.
   int switch_max_frame_size = 0;
   PfcSignal pfc;
+  // The IPv4 address rocenet put on the port ("10.200.1.1"), empty when
+  // none: its RoCE v2 GID should exist (GidMissing).
+  std::string address;
 };
 
 struct PortHealth {
@@ -216,8 +185,11 @@ class FlapWatch {
 class HealthTracker {
  public:
   explicit HealthTracker(const os::Clock* clock, ErrorsRisingPolicy errors = {},
-                         FlapPolicy flaps = {})
-      : clock_(clock), errors_policy_(errors), flap_policy_(flaps) {}
+                         FlapPolicy flaps = {}, RetransmitPolicy retransmits = {})
+      : clock_(clock),
+        errors_policy_(errors),
+        flap_policy_(flaps),
+        retransmit_policy_(retransmits) {}
 
   // Re-evaluates every port; `signals` by port id (a port without an entry
   // gets link-level health only). Each call also feeds the ports' error
@@ -231,14 +203,20 @@ class HealthTracker {
   const ErrorsRisingPolicy& errors_policy() const { return errors_policy_; }
   // A new flap policy applies from the next Update; the history stays.
   void SetFlapPolicy(const FlapPolicy& flaps) { flap_policy_ = flaps; }
+  void SetRetransmitPolicy(const RetransmitPolicy& retransmits) {
+    retransmit_policy_ = retransmits;
+  }
 
  private:
   const os::Clock* clock_;
   ErrorsRisingPolicy errors_policy_;
   FlapPolicy flap_policy_;
+  RetransmitPolicy retransmit_policy_;
   // By port id; ports whose device is seen (in the host or in its pod).
   std::map<std::string, ErrorCounterWatch> error_watches_;
   std::map<std::string, FlapWatch> flap_watches_;
+  std::map<std::string, RdmaWatch> rdma_watches_;
+  std::map<std::string, RetransmitWatch> retransmit_watches_;
   NodeHealth node_;
 };
 

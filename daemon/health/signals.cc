@@ -37,6 +37,9 @@ void AddAddressing(const addressing::PortAddressing& port, const SignalSources& 
   out.provisioned = port.provisioned;
   out.apply_error = port.apply_error;
   out.yielded = port.yielded;
+  if (port.applied.has_value() && port.applied->local.has_value()) {
+    out.address = port.applied->local->address().ToString();
+  }
 }
 
 void AddSwitchAndPfc(const std::string& port_id, const SignalSources& sources, PortSignals& out) {

@@ -49,7 +49,9 @@ outputs::PortOutput ToOutput(const inventory::Port& port,
 }  // namespace
 
 Node::Node(const NodeParts& parts)
-    : parts_(parts), health_(parts.loop, {.sample_interval = parts.errors_interval}, parts.flaps) {
+    : parts_(parts),
+      health_(parts.loop, {.sample_interval = parts.errors_interval}, parts.flaps,
+              parts.retransmits) {
   if (parts_.sockets != nullptr) {
     agent_ = std::make_unique<lldp::LldpAgent>(
         parts_.sockets, parts_.loop, parts_.loop,
@@ -314,8 +316,10 @@ void Node::SetPfc(const qos::PfcRequest& request, bool unhealthy) {
   Refresh(/*changed=*/true, /*replan=*/false);
 }
 
-void Node::SetFlapPolicy(const health::FlapPolicy& flaps) {
+void Node::SetHealthPolicies(const health::FlapPolicy& flaps,
+                             const health::RetransmitPolicy& retransmits) {
   health_.SetFlapPolicy(flaps);
+  health_.SetRetransmitPolicy(retransmits);
   Refresh(/*changed=*/true, /*replan=*/false);
 }
 

@@ -54,6 +54,8 @@ struct NodeParts {
   absl::Duration errors_interval = health::ErrorsRisingPolicy{}.sample_interval;
   // When a link counts as flapping (health.flap_*).
   health::FlapPolicy flaps = health::FlapPolicy{};
+  // When the RoCE transport counts as retransmitting (health.retransmit_*).
+  health::RetransmitPolicy retransmits = health::RetransmitPolicy{};
 };
 
 class Node final : public NodeStateSource, public AttachmentsBackend, public ReservationsBackend {
@@ -87,8 +89,9 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   absl::Status CheckPfc(const qos::PfcRequest& request);
   // Loop thread: applies a new qos.pfc and qos.pfc_unhealthy.
   void SetPfc(const qos::PfcRequest& request, bool unhealthy);
-  // Loop thread: applies new health.flap_* keys.
-  void SetFlapPolicy(const health::FlapPolicy& flaps);
+  // Loop thread: applies new health.* keys.
+  void SetHealthPolicies(const health::FlapPolicy& flaps,
+                         const health::RetransmitPolicy& retransmits);
 
   // AttachmentsBackend, any thread (node_attach.cc).
   absl::StatusOr<attach::AttachmentRecord> Attach(const attach::AttachRequest& request,

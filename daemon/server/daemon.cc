@@ -247,7 +247,8 @@ absl::Status Daemon::Parts::StartNode() {
                                                       .pfc = pfc.get(),
                                                       .pfc_unhealthy = options.pfc_unhealthy,
                                                       .errors_interval = options.errors_interval,
-                                                      .flaps = options.flaps});
+                                                      .flaps = options.flaps,
+                                                      .retransmits = options.retransmits});
   return node->Start();
 }
 

@@ -33,8 +33,9 @@ type Readiness struct {
 // whose link works but is suspect. Types not listed rank after these.
 var severity = []string{
 	"PortMissing", "LinkDown", "AddressingFailed", "AddressingRefused", "AddressConflict",
-	"Miscabled", "MtuMismatch", "NoLldpNeighbor", "LldpExpired", "AmbiguousNeighbor",
-	"NotProvisioned", "LinkFlapping", "ErrorsRising", "PfcUnsupported", "PfcMismatch",
+	"Miscabled", "MtuMismatch", "RdmaPortDown", "GidMissing", "NoLldpNeighbor", "LldpExpired",
+	"AmbiguousNeighbor", "NotProvisioned", "LinkFlapping", "ErrorsRising", "RetransmitsRising",
+	"PfcUnsupported", "PfcMismatch",
 }
 
 func rank(conditionType string) int {

@@ -227,6 +227,19 @@ TEST(OptionsTest, HealthSetsWhenALinkIsFlapping) {
   ExpectError("health:\n  flap_stable: 2d\n", "\"2d\" is not a duration from 0 to 24h");
   ExpectError("health:\n  flap_unhealthy: maybe\n", "must be true or false");
   ExpectError("health:\n  flap_down: 3\n", "did you mean \"health.flap_downs\"");
+  EXPECT_EQ(options.retransmits.events_per_second, 1.0);
+  ASSERT_OK(
+      Apply("health:\n  retransmit_rate: 2.5\n  retransmit_quiet: 0s\n"
+            "  retransmit_unhealthy: true\n",
+            options));
+  EXPECT_EQ(options.retransmits.events_per_second, 2.5);
+  EXPECT_EQ(options.retransmits.quiet_period, absl::ZeroDuration());
+  EXPECT_TRUE(options.retransmits.unhealthy);
+  ExpectError("health:\n  retransmit_rate: 0\n",
+              "key \"health.retransmit_rate\": must be a number of events a second above 0 "
+              "and at most 1000000");
+  ExpectError("health:\n  retransmit_rate: nan\n", "must be a number of events a second");
+  ExpectError("health:\n  retransmit_quiet: -1s\n", "is not a duration from 0 to 24h");
   ExpectError("health: 3\n", "key \"health\": must be a mapping");
 }
 
