@@ -47,6 +47,11 @@ void AppendMacMetrics(const node::NodeSnapshot& snapshot,
 void AppendPfcMetrics(const node::NodeSnapshot& snapshot,
                       std::vector<prometheus::MetricFamily>* out);
 
+// The RDMA families, one series per RDMA port (state), per hw_counters
+// entry and per transport event the driver has.
+void AppendRdmaMetrics(const node::NodeSnapshot& snapshot,
+                       std::vector<prometheus::MetricFamily>* out);
+
 // The attachment families: calls by operation and result, and the latency
 // histogram by operation.
 void AppendAttachMetrics(const node::NodeSnapshot& snapshot,

@@ -175,6 +175,7 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
   metrics_internal::AppendAttachMetrics(snapshot, &out);
   metrics_internal::AppendMacMetrics(snapshot, &out);
   metrics_internal::AppendPfcMetrics(snapshot, &out);
+  metrics_internal::AppendRdmaMetrics(snapshot, &out);
   return out;
 }
 

@@ -59,6 +59,8 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
     rdma->set_uverbs(port.rdma->uverbs);
     rdma->set_gid_index(port.rdma->gid_index);
     rdma->set_gid_address(port.rdma->gid_ipv4);
+    rdma->set_state(port.rdma->state_name);
+    rdma->set_physical_state(port.rdma->physical_state_name);
   }
   if (!port.present) {
     out->set_oper_state(v1::OPER_STATE_NOT_PRESENT);
@@ -88,6 +90,10 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   counters->set_carrier_changes(link.carrier_changes);
   counters->set_carrier_up_changes(link.carrier_up_count);
   counters->set_carrier_down_changes(link.carrier_down_count);
+  for (const auto& [name, value] : port.rdma_counters) (*counters->mutable_rdma())[name] = value;
+  for (const auto& [event, value] : port.transport) {
+    (*counters->mutable_transport_events())[event] = value;
+  }
 }
 
 std::optional<v1::PortPfc> PfcOf(const node::NodeSnapshot& snapshot, const inventory::Port& port) {

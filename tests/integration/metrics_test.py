@@ -61,6 +61,10 @@ FAMILIES = {
     "rocenet_port_carrier_changes_total": "counter",
     "rocenet_port_carrier_up_changes_total": "counter",
     "rocenet_port_carrier_down_changes_total": "counter",
+    "rocenet_port_rdma_state": "gauge",
+    "rocenet_port_rdma_physical_state": "gauge",
+    "rocenet_port_rdma_hw_counter_total": "counter",
+    "rocenet_port_roce_transport_events_total": "counter",
     "rocenet_port_transmit_packets_total": "counter",
     "rocenet_port_transmit_errors_total": "counter",
     "rocenet_port_transmit_drops_total": "counter",
@@ -114,7 +118,7 @@ LIBRARY_FAMILIES = {"exposer_transferred_bytes_total": "counter",
 # and a reach run adds DIAGD_SERIES_PER_RUN and, per port and kind of
 # target, DIAGD_SERIES_PER_PORT_AND_KIND.
 SERIES_PER_NODE = 79
-SERIES_PER_PORT = 45
+SERIES_PER_PORT = 48
 SERIES_PER_PORT_DCB = 24
 DIAGD_SERIES_IDLE = 7
 DIAGD_SERIES_PER_RUN = 3
@@ -122,7 +126,7 @@ DIAGD_SERIES_PER_PORT_AND_KIND = 5
 CONDITIONS = {"PortMissing", "LinkDown", "NoLldpNeighbor", "LldpExpired", "AmbiguousNeighbor",
               "AddressConflict", "MtuMismatch", "ErrorsRising", "AddressingRefused",
               "AddressingFailed", "NotProvisioned", "Miscabled", "PfcUnsupported", "PfcMismatch",
-              "LinkFlapping"}
+              "LinkFlapping", "RdmaPortDown", "GidMissing", "RetransmitsRising"}
 
 
 class Scrape:

@@ -162,8 +162,17 @@ type PortCounters struct {
 	CarrierChanges     uint64 `protobuf:"varint,9,opt,name=carrier_changes,json=carrierChanges,proto3" json:"carrier_changes,omitempty"`
 	CarrierUpChanges   uint64 `protobuf:"varint,10,opt,name=carrier_up_changes,json=carrierUpChanges,proto3" json:"carrier_up_changes,omitempty"`
 	CarrierDownChanges uint64 `protobuf:"varint,11,opt,name=carrier_down_changes,json=carrierDownChanges,proto3" json:"carrier_down_changes,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Every counter of the port's RDMA port (sysfs hw_counters) by the
+	// driver's own name; empty without an RDMA device.
+	Rdma map[string]uint64 `protobuf:"bytes,12,rep,name=rdma,proto3" json:"rdma,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// RoCE transport events under rocenet's names (out_of_sequence,
+	// duplicate_request, sequence_error_nak, ack_timeout, retry,
+	// retries_exceeded, psn_out_of_range, rnr_nak, rnr_retries_exceeded),
+	// mapped from `rdma` and, on Gaudi, the NIC's ethtool statistics; only
+	// the events the driver counts.
+	TransportEvents map[string]uint64 `protobuf:"bytes,13,rep,name=transport_events,json=transportEvents,proto3" json:"transport_events,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PortCounters) Reset() {
@@ -271,6 +280,20 @@ func (x *PortCounters) GetCarrierDownChanges() uint64 {
 		return x.CarrierDownChanges
 	}
 	return 0
+}
+
+func (x *PortCounters) GetRdma() map[string]uint64 {
+	if x != nil {
+		return x.Rdma
+	}
+	return nil
+}
+
+func (x *PortCounters) GetTransportEvents() map[string]uint64 {
+	if x != nil {
+		return x.TransportEvents
+	}
+	return nil
 }
 
 type Port struct {
@@ -696,7 +719,12 @@ type RdmaDevice struct {
 	// and perftest take as the GID index; -1 until the port has an address.
 	GidIndex int32 `protobuf:"varint,4,opt,name=gid_index,json=gidIndex,proto3" json:"gid_index,omitempty"`
 	// The IPv4 address of that GID.
-	GidAddress    string `protobuf:"bytes,5,opt,name=gid_address,json=gidAddress,proto3" json:"gid_address,omitempty"`
+	GidAddress string `protobuf:"bytes,5,opt,name=gid_address,json=gidAddress,proto3" json:"gid_address,omitempty"`
+	// The RDMA port's state ("ACTIVE", "DOWN", "INIT", "ARMED") and physical
+	// state ("LinkUp", "Disabled", "Polling", ...); empty when unknown (the
+	// device left the host with its port).
+	State         string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	PhysicalState string `protobuf:"bytes,7,opt,name=physical_state,json=physicalState,proto3" json:"physical_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -762,6 +790,20 @@ func (x *RdmaDevice) GetGidIndex() int32 {
 func (x *RdmaDevice) GetGidAddress() string {
 	if x != nil {
 		return x.GidAddress
+	}
+	return ""
+}
+
+func (x *RdmaDevice) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *RdmaDevice) GetPhysicalState() string {
+	if x != nil {
+		return x.PhysicalState
 	}
 	return ""
 }
@@ -1832,7 +1874,7 @@ var File_rocenet_v1_ports_proto protoreflect.FileDescriptor
 const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\n" +
 	"\x16rocenet/v1/ports.proto\x12\n" +
-	"rocenet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1brocenet/v1/addressing.proto\x1a\x17rocenet/v1/health.proto\"\xd3\x03\n" +
+	"rocenet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1brocenet/v1/addressing.proto\x1a\x17rocenet/v1/health.proto\"\xe2\x05\n" +
 	"\fPortCounters\x12#\n" +
 	"\rreceive_bytes\x18\x01 \x01(\x04R\freceiveBytes\x12'\n" +
 	"\x0freceive_packets\x18\x02 \x01(\x04R\x0ereceivePackets\x12%\n" +
@@ -1845,7 +1887,15 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x0fcarrier_changes\x18\t \x01(\x04R\x0ecarrierChanges\x12,\n" +
 	"\x12carrier_up_changes\x18\n" +
 	" \x01(\x04R\x10carrierUpChanges\x120\n" +
-	"\x14carrier_down_changes\x18\v \x01(\x04R\x12carrierDownChanges\"\xf2\x06\n" +
+	"\x14carrier_down_changes\x18\v \x01(\x04R\x12carrierDownChanges\x126\n" +
+	"\x04rdma\x18\f \x03(\v2\".rocenet.v1.PortCounters.RdmaEntryR\x04rdma\x12X\n" +
+	"\x10transport_events\x18\r \x03(\v2-.rocenet.v1.PortCounters.TransportEventsEntryR\x0ftransportEvents\x1a7\n" +
+	"\tRdmaEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1aB\n" +
+	"\x14TransportEventsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xf2\x06\n" +
 	"\x04Port\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -1893,7 +1943,7 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\trequested\x18\x06 \x01(\tR\trequested\x12\x18\n" +
 	"\aproblem\x18\a \x01(\tR\aproblem\x12+\n" +
 	"\x11switch_advertised\x18\b \x01(\bR\x10switchAdvertised\x12+\n" +
-	"\x11switch_priorities\x18\t \x03(\rR\x10switchPriorities\"\x8e\x01\n" +
+	"\x11switch_priorities\x18\t \x03(\rR\x10switchPriorities\"\xcb\x01\n" +
 	"\n" +
 	"RdmaDevice\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\tR\x06device\x12\x12\n" +
@@ -1901,7 +1951,9 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x06uverbs\x18\x03 \x01(\tR\x06uverbs\x12\x1b\n" +
 	"\tgid_index\x18\x04 \x01(\x05R\bgidIndex\x12\x1f\n" +
 	"\vgid_address\x18\x05 \x01(\tR\n" +
-	"gidAddress\"\x12\n" +
+	"gidAddress\x12\x14\n" +
+	"\x05state\x18\x06 \x01(\tR\x05state\x12%\n" +
+	"\x0ephysical_state\x18\a \x01(\tR\rphysicalState\"\x12\n" +
 	"\x10ListPortsRequest\";\n" +
 	"\x11ListPortsResponse\x12&\n" +
 	"\x05ports\x18\x01 \x03(\v2\x10.rocenet.v1.PortR\x05ports\"$\n" +
@@ -2024,7 +2076,7 @@ func file_rocenet_v1_ports_proto_rawDescGZIP() []byte {
 }
 
 var file_rocenet_v1_ports_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_rocenet_v1_ports_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_rocenet_v1_ports_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_rocenet_v1_ports_proto_goTypes = []any{
 	(Discovery)(0),                // 0: rocenet.v1.Discovery
 	(OperState)(0),                // 1: rocenet.v1.OperState
@@ -2047,49 +2099,53 @@ var file_rocenet_v1_ports_proto_goTypes = []any{
 	(*PortNeighbors)(nil),         // 18: rocenet.v1.PortNeighbors
 	(*ListNeighborsRequest)(nil),  // 19: rocenet.v1.ListNeighborsRequest
 	(*ListNeighborsResponse)(nil), // 20: rocenet.v1.ListNeighborsResponse
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
-	(*NodeHealth)(nil),            // 22: rocenet.v1.NodeHealth
-	(*ListPlansResponse)(nil),     // 23: rocenet.v1.ListPlansResponse
+	nil,                           // 21: rocenet.v1.PortCounters.RdmaEntry
+	nil,                           // 22: rocenet.v1.PortCounters.TransportEventsEntry
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*NodeHealth)(nil),            // 24: rocenet.v1.NodeHealth
+	(*ListPlansResponse)(nil),     // 25: rocenet.v1.ListPlansResponse
 }
 var file_rocenet_v1_ports_proto_depIdxs = []int32{
-	1,  // 0: rocenet.v1.Port.oper_state:type_name -> rocenet.v1.OperState
-	0,  // 1: rocenet.v1.Port.discovery:type_name -> rocenet.v1.Discovery
-	2,  // 2: rocenet.v1.Port.counters:type_name -> rocenet.v1.PortCounters
-	5,  // 3: rocenet.v1.Port.rdma:type_name -> rocenet.v1.RdmaDevice
-	4,  // 4: rocenet.v1.Port.pfc:type_name -> rocenet.v1.PortPfc
-	3,  // 5: rocenet.v1.ListPortsResponse.ports:type_name -> rocenet.v1.Port
-	3,  // 6: rocenet.v1.PortSnapshot.ports:type_name -> rocenet.v1.Port
-	21, // 7: rocenet.v1.PortSnapshot.time:type_name -> google.protobuf.Timestamp
-	22, // 8: rocenet.v1.PortSnapshot.health:type_name -> rocenet.v1.NodeHealth
-	23, // 9: rocenet.v1.PortSnapshot.addressing:type_name -> rocenet.v1.ListPlansResponse
-	18, // 10: rocenet.v1.PortSnapshot.neighbors:type_name -> rocenet.v1.PortNeighbors
-	11, // 11: rocenet.v1.Neighbor.chassis_id:type_name -> rocenet.v1.LldpId
-	11, // 12: rocenet.v1.Neighbor.port_id:type_name -> rocenet.v1.LldpId
-	12, // 13: rocenet.v1.Neighbor.capabilities:type_name -> rocenet.v1.LldpCapabilities
-	13, // 14: rocenet.v1.Neighbor.management_addresses:type_name -> rocenet.v1.LldpManagementAddress
-	14, // 15: rocenet.v1.Neighbor.pfc:type_name -> rocenet.v1.LldpPfc
-	15, // 16: rocenet.v1.Neighbor.mac_phy:type_name -> rocenet.v1.LldpMacPhy
-	16, // 17: rocenet.v1.Neighbor.org_tlvs:type_name -> rocenet.v1.LldpOrgTlv
-	21, // 18: rocenet.v1.Neighbor.first_seen:type_name -> google.protobuf.Timestamp
-	21, // 19: rocenet.v1.Neighbor.last_seen:type_name -> google.protobuf.Timestamp
-	21, // 20: rocenet.v1.Neighbor.expires:type_name -> google.protobuf.Timestamp
-	21, // 21: rocenet.v1.PortNeighbors.lost_at:type_name -> google.protobuf.Timestamp
-	17, // 22: rocenet.v1.PortNeighbors.neighbors:type_name -> rocenet.v1.Neighbor
-	4,  // 23: rocenet.v1.PortNeighbors.pfc:type_name -> rocenet.v1.PortPfc
-	18, // 24: rocenet.v1.ListNeighborsResponse.ports:type_name -> rocenet.v1.PortNeighbors
-	6,  // 25: rocenet.v1.PortDiscovery.ListPorts:input_type -> rocenet.v1.ListPortsRequest
-	8,  // 26: rocenet.v1.PortDiscovery.GetPort:input_type -> rocenet.v1.GetPortRequest
-	9,  // 27: rocenet.v1.PortDiscovery.WatchPorts:input_type -> rocenet.v1.WatchPortsRequest
-	19, // 28: rocenet.v1.PortDiscovery.ListNeighbors:input_type -> rocenet.v1.ListNeighborsRequest
-	7,  // 29: rocenet.v1.PortDiscovery.ListPorts:output_type -> rocenet.v1.ListPortsResponse
-	3,  // 30: rocenet.v1.PortDiscovery.GetPort:output_type -> rocenet.v1.Port
-	10, // 31: rocenet.v1.PortDiscovery.WatchPorts:output_type -> rocenet.v1.PortSnapshot
-	20, // 32: rocenet.v1.PortDiscovery.ListNeighbors:output_type -> rocenet.v1.ListNeighborsResponse
-	29, // [29:33] is the sub-list for method output_type
-	25, // [25:29] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	21, // 0: rocenet.v1.PortCounters.rdma:type_name -> rocenet.v1.PortCounters.RdmaEntry
+	22, // 1: rocenet.v1.PortCounters.transport_events:type_name -> rocenet.v1.PortCounters.TransportEventsEntry
+	1,  // 2: rocenet.v1.Port.oper_state:type_name -> rocenet.v1.OperState
+	0,  // 3: rocenet.v1.Port.discovery:type_name -> rocenet.v1.Discovery
+	2,  // 4: rocenet.v1.Port.counters:type_name -> rocenet.v1.PortCounters
+	5,  // 5: rocenet.v1.Port.rdma:type_name -> rocenet.v1.RdmaDevice
+	4,  // 6: rocenet.v1.Port.pfc:type_name -> rocenet.v1.PortPfc
+	3,  // 7: rocenet.v1.ListPortsResponse.ports:type_name -> rocenet.v1.Port
+	3,  // 8: rocenet.v1.PortSnapshot.ports:type_name -> rocenet.v1.Port
+	23, // 9: rocenet.v1.PortSnapshot.time:type_name -> google.protobuf.Timestamp
+	24, // 10: rocenet.v1.PortSnapshot.health:type_name -> rocenet.v1.NodeHealth
+	25, // 11: rocenet.v1.PortSnapshot.addressing:type_name -> rocenet.v1.ListPlansResponse
+	18, // 12: rocenet.v1.PortSnapshot.neighbors:type_name -> rocenet.v1.PortNeighbors
+	11, // 13: rocenet.v1.Neighbor.chassis_id:type_name -> rocenet.v1.LldpId
+	11, // 14: rocenet.v1.Neighbor.port_id:type_name -> rocenet.v1.LldpId
+	12, // 15: rocenet.v1.Neighbor.capabilities:type_name -> rocenet.v1.LldpCapabilities
+	13, // 16: rocenet.v1.Neighbor.management_addresses:type_name -> rocenet.v1.LldpManagementAddress
+	14, // 17: rocenet.v1.Neighbor.pfc:type_name -> rocenet.v1.LldpPfc
+	15, // 18: rocenet.v1.Neighbor.mac_phy:type_name -> rocenet.v1.LldpMacPhy
+	16, // 19: rocenet.v1.Neighbor.org_tlvs:type_name -> rocenet.v1.LldpOrgTlv
+	23, // 20: rocenet.v1.Neighbor.first_seen:type_name -> google.protobuf.Timestamp
+	23, // 21: rocenet.v1.Neighbor.last_seen:type_name -> google.protobuf.Timestamp
+	23, // 22: rocenet.v1.Neighbor.expires:type_name -> google.protobuf.Timestamp
+	23, // 23: rocenet.v1.PortNeighbors.lost_at:type_name -> google.protobuf.Timestamp
+	17, // 24: rocenet.v1.PortNeighbors.neighbors:type_name -> rocenet.v1.Neighbor
+	4,  // 25: rocenet.v1.PortNeighbors.pfc:type_name -> rocenet.v1.PortPfc
+	18, // 26: rocenet.v1.ListNeighborsResponse.ports:type_name -> rocenet.v1.PortNeighbors
+	6,  // 27: rocenet.v1.PortDiscovery.ListPorts:input_type -> rocenet.v1.ListPortsRequest
+	8,  // 28: rocenet.v1.PortDiscovery.GetPort:input_type -> rocenet.v1.GetPortRequest
+	9,  // 29: rocenet.v1.PortDiscovery.WatchPorts:input_type -> rocenet.v1.WatchPortsRequest
+	19, // 30: rocenet.v1.PortDiscovery.ListNeighbors:input_type -> rocenet.v1.ListNeighborsRequest
+	7,  // 31: rocenet.v1.PortDiscovery.ListPorts:output_type -> rocenet.v1.ListPortsResponse
+	3,  // 32: rocenet.v1.PortDiscovery.GetPort:output_type -> rocenet.v1.Port
+	10, // 33: rocenet.v1.PortDiscovery.WatchPorts:output_type -> rocenet.v1.PortSnapshot
+	20, // 34: rocenet.v1.PortDiscovery.ListNeighbors:output_type -> rocenet.v1.ListNeighborsResponse
+	31, // [31:35] is the sub-list for method output_type
+	27, // [27:31] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_rocenet_v1_ports_proto_init() }
@@ -2106,7 +2162,7 @@ func file_rocenet_v1_ports_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rocenet_v1_ports_proto_rawDesc), len(file_rocenet_v1_ports_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

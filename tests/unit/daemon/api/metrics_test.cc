@@ -79,6 +79,39 @@ TEST_F(MetricsTest, MacCountersForPortsWhoseDriverHasThem) {
   EXPECT_THAT(Samples(families, "rocenet_port_mac_transmit_errors_total"), IsEmpty());
 }
 
+TEST_F(MetricsTest, RdmaStateCountersAndTransportEvents) {
+  node::NodeSnapshot snapshot = SampleSnapshot();
+  ASSERT_GE(snapshot.ports.size(), 2u);
+  inventory::Port& port = snapshot.ports[0];
+  port.rdma.emplace();
+  port.rdma->device = "rxe0";
+  port.rdma->port = 1;
+  port.rdma->state = 4;
+  port.rdma->state_name = "ACTIVE";
+  port.rdma->physical_state = 5;
+  port.rdma->physical_state_name = "LinkUp";
+  port.rdma_counters = {{"out_of_seq_request", 31}, {"sent_pkts", 4000}};
+  port.transport = {{"out_of_sequence", 31}};
+  // A device whose state is unknown (it left with its port): no state.
+  snapshot.ports[1].rdma.emplace();
+  snapshot.ports[1].rdma->device = "rxe1";
+  const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
+  const Labels rxe0 = {{"device", port.name}, {"rdma_port", "rxe0/1"}};
+  EXPECT_EQ(Samples(families, "rocenet_port_rdma_state"), (std::map<Labels, double>{{rxe0, 4}}));
+  EXPECT_EQ(Samples(families, "rocenet_port_rdma_physical_state"),
+            (std::map<Labels, double>{{rxe0, 5}}));
+  EXPECT_EQ(
+      Samples(families, "rocenet_port_rdma_hw_counter_total"),
+      (std::map<Labels, double>{{{{"device", port.name}, {"counter", "out_of_seq_request"}}, 31},
+                                {{{"device", port.name}, {"counter", "sent_pkts"}}, 4000}}));
+  EXPECT_EQ(
+      Samples(families, "rocenet_port_roce_transport_events_total"),
+      (std::map<Labels, double>{{{{"device", port.name}, {"event", "out_of_sequence"}}, 31}}));
+  // Without RDMA: the families, and no series.
+  EXPECT_THAT(Samples(families_, "rocenet_port_rdma_state"), IsEmpty());
+  EXPECT_THAT(Samples(families_, "rocenet_port_roce_transport_events_total"), IsEmpty());
+}
+
 TEST_F(MetricsTest, CountersAndOnlyCountersEndInTotal) {
   for (const MetricFamily& family : families_) {
     EXPECT_TRUE(prometheus::CheckMetricName(family.name)) << family.name;
