@@ -7,7 +7,10 @@
 # cable to b's port, 10.200.2.2/30), with the real lldpd announcing each
 # port's address. Node a runs the RDMA stage of diag over both nodes (a
 # ring of a -> b -> a: perftest's ib_write_bw, then ib_write_lat, each
-# server end started by the peer's diagd) and then tells b it is done.
+# server end started by the peer's diagd); then again with 10 % loss on the
+# cable (netem on the switch's swp2), printing node a's port (RDMA state,
+# hw_counters, transport events) before and after and its health; then it
+# tells b it is done.
 # Set by the caller: BUILD, HERE, ROLE (a or b), PORT_MAC, SECRET, and for
 # a: SWITCH_MAC (swp1's NIC), UPLINK_MAC (swp2's NIC: the cable).
 set -u
@@ -28,7 +31,9 @@ else
 fi
 rdma link add rxe0 type rxe netdev "$port" || { failed "rdma link add"; exit 2; }
 step "rocenetd and diagd up: the port addressed, its GID index 1"
-start_rocenetd --drivers=e1000e --gaudi=false
+# Samples every second (half --errors-interval): RetransmitsRising sees the
+# lossy run while it lasts.
+start_rocenetd --drivers=e1000e --gaudi=false --errors-interval=2s
 start_diagd "$ROLE" "$SECRET"
 status=0
 wait_for 90 has_address "$port" "$address/30" || status=1
@@ -64,6 +69,19 @@ if [ "$ROLE" = a ]; then
       sed 's/^/vm: diag stderr: /' /tmp/vm/diag.err
     fi
   done
+  step "10 % loss on the cable under ib_write_bw: rxe's counters move"
+  say "ports-before $(rocectl ports -o json | tr -d '\n')"
+  if modprobe sch_netem && ip netns exec sw tc qdisc add dev swp2 root netem loss 10%; then
+    rocectl diag rdma --nodes "$address,$peer" --test write_bw --min-fraction 0 \
+      --duration 3s --timeout 60s -o json > /tmp/vm/lossy.json 2>&1
+    say "lossy-diag rc=$?"
+    ip netns exec sw tc qdisc del dev swp2 root
+    sleep 3  # a counter sample after the run
+    say "ports-after $(rocectl ports -o json | tr -d '\n')"
+    say "health-after $(rocectl health -o json | tr -d '\n')"
+  else
+    failed "netem loss on swp2"
+  fi
   echo "done" | busybox nc -w 5 "$peer" 5999 || say "could not tell b"
 else
   step "serving node a's stage until it says it is done"

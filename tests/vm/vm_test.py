@@ -30,6 +30,7 @@ import vm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = vm.BUILD
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PORT_MAC, SWITCH_MAC = "52:54:00:00:01:01", "52:54:00:00:01:02"
 
 
@@ -173,7 +174,8 @@ def test_an_rxe_port_has_its_gid_index_from_the_real_table_and_allocate_its_node
     for label, index, address in (("rdma-1", 1, "10.200.1.1"), ("rdma-2", 2, "10.200.1.5")):
         rdma = guest_json(result, label)["ports"][0]["rdma"]
         assert rdma == {"device": "rxe0", "port": 1, "uverbs": "uverbs0", "gid_index": index,
-                        "gid_address": address}, (label, rdma)
+                        "gid_address": address, "state": "ACTIVE",
+                        "physical_state": "LinkUp"}, (label, rdma)
     # Allocate: the port's verbs node, and rdma_cm only where it exists.
     for label, nodes in (("allocate-without-ucm", ["/dev/infiniband/uverbs0"]),
                          ("allocate-with-ucm", ["/dev/infiniband/uverbs0",
@@ -231,3 +233,33 @@ def test_the_rdma_stage_runs_perftest_over_real_verbs_between_two_nodes(booted_k
                 assert link["bits_per_second"] > 0, link
             else:
                 assert 0 < link["latency_p50_seconds"] <= link["latency_p99_seconds"], link
+    # Node a's port as rocenetd reads rxe: ACTIVE and LinkUp, the GID of its
+    # address, and every hw_counters entry under rxe's own names (the
+    # fixture's list: the same names the unit tests map).
+    def rxe_port(label: str) -> dict:
+        ports = [p for p in guest_json(ra, label)["ports"] if p.get("rdma")]
+        assert len(ports) == 1, ports
+        return ports[0]
+
+    port = rxe_port("ports-before")
+    assert (port["rdma"]["state"], port["rdma"]["physical_state"]) == ("ACTIVE", "LinkUp"), port
+    assert port["rdma"]["gid_index"] == 1, port
+    with open(os.path.join(ROOT, "tests", "fixtures", "rdma", "hw_counters", "rxe.txt")) as f:
+        rxe_names = {line.split()[0] for line in f if line.strip()}
+    before = port["counters"]
+    assert set(before["rdma"]) == rxe_names, sorted(before["rdma"])
+    # Under 10 % loss the loss events move, and RetransmitsRising holds
+    # (advisory: the port stays healthy).
+    after = rxe_port("ports-after")["counters"]
+    moved = {name: int(after["rdma"][name]) - int(before["rdma"].get(name, 0))
+             for name in after["rdma"] if after["rdma"][name] != before["rdma"].get(name)}
+    events = {name: int(after["transport_events"][name]) -
+              int(before["transport_events"].get(name, 0))
+              for name in after["transport_events"]}
+    print(f"rxe counters moved under 10 % loss on node a: {moved}; events: {events}")
+    loss = ("out_of_sequence", "duplicate_request", "sequence_error_nak", "retry")
+    assert sum(events.get(e, 0) for e in loss) > 0, (moved, events)
+    health = guest_json(ra, "health-after")
+    conditions = [c for p in health["ports"] for c in p.get("conditions", [])]
+    rising = [c for c in conditions if c["type"] == "RetransmitsRising"]
+    assert rising and rising[0]["advisory"], conditions

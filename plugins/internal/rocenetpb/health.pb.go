@@ -31,7 +31,8 @@ type Condition struct {
 	// One of: PortMissing, LinkDown, NoLldpNeighbor, LldpExpired,
 	// AddressConflict, AmbiguousNeighbor, MtuMismatch, ErrorsRising,
 	// AddressingRefused, AddressingFailed, NotProvisioned, Miscabled,
-	// PfcUnsupported, PfcMismatch, LinkFlapping.
+	// PfcUnsupported, PfcMismatch, LinkFlapping, RdmaPortDown, GidMissing,
+	// RetransmitsRising.
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	// CamelCase machine-readable cause, e.g. "CarrierLost".
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
