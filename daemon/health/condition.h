@@ -32,9 +32,9 @@ inline constexpr absl::string_view kRetransmitsRising = "RetransmitsRising";
 
 // Every condition type, in a fixed order (metrics list each for each port).
 inline constexpr absl::string_view kConditionTypes[] = {
-    kPortMissing,     kLinkDown,    kNoLldpNeighbor, kLldpExpired,       kAmbiguousNeighbor,
-    kAddressConflict, kMtuMismatch, kErrorsRising,   kAddressingRefused, kAddressingFailed,
-    kNotProvisioned,  kMiscabled,   kPfcUnsupported, kPfcMismatch,       kLinkFlapping,
+    kPortMissing,     kLinkDown,    kNoLldpNeighbor,    kLldpExpired,       kAmbiguousNeighbor,
+    kAddressConflict, kMtuMismatch, kErrorsRising,      kAddressingRefused, kAddressingFailed,
+    kNotProvisioned,  kMiscabled,   kPfcUnsupported,    kPfcMismatch,       kLinkFlapping,
     kRdmaPortDown,    kGidMissing,  kRetransmitsRising,
 };
 

@@ -10,8 +10,12 @@ namespace {
 
 // The events that mean a packet was lost or sent again.
 constexpr absl::string_view kResendEvents[] = {
-    inventory::kOutOfSequence, inventory::kDuplicateRequest, inventory::kSequenceErrorNak,
-    inventory::kAckTimeout,    inventory::kRetry,            inventory::kPsnOutOfRange,
+    inventory::kOutOfSequence,
+    inventory::kDuplicateRequest,
+    inventory::kSequenceErrorNak,
+    inventory::kAckTimeout,
+    inventory::kRetry,
+    inventory::kPsnOutOfRange,
 };
 
 // Whether `since` has held for the grace period; sets it when it starts.
@@ -35,17 +39,17 @@ std::vector<Condition> RdmaWatch::Observe(const inventory::Port& port, const std
   std::vector<Condition> out;
   const bool link_up = port.present && port.link.admin_up && port.link.carrier;
   const std::optional<inventory::RdmaInfo>& rdma = port.rdma;
-  const bool down = link_up && rdma.has_value() && rdma->state != 0 &&
-                    rdma->state != inventory::kRdmaPortActive;
+  const bool down =
+      link_up && rdma.has_value() && rdma->state != 0 && rdma->state != inventory::kRdmaPortActive;
   if (Held(down_since_, down, now)) {
-    out.push_back({std::string(kRdmaPortDown),
-                   "PortNotActive",
-                   absl::StrCat("port ", port.name, ": RDMA port ", RdmaPortName(*rdma), " is ",
-                                rdma->state_name, " (physical state ",
-                                rdma->physical_state_name.empty() ? "unknown"
-                                                                  : rdma->physical_state_name,
-                                ") while the link is up; RDMA traffic cannot use the port"),
-                   {}});
+    out.push_back(
+        {std::string(kRdmaPortDown),
+         "PortNotActive",
+         absl::StrCat("port ", port.name, ": RDMA port ", RdmaPortName(*rdma), " is ",
+                      rdma->state_name, " (physical state ",
+                      rdma->physical_state_name.empty() ? "unknown" : rdma->physical_state_name,
+                      ") while the link is up; RDMA traffic cannot use the port"),
+         {}});
   }
   const bool missing = link_up && port.attached_to.empty() && rdma.has_value() &&
                        !address.empty() && rdma->gid_ipv4 != address;

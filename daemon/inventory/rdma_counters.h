@@ -49,8 +49,8 @@ inline constexpr absl::string_view kRnrRetriesExceeded = "rnr_retries_exceeded";
 
 // Every event, in a fixed order.
 inline constexpr absl::string_view kTransportEvents[] = {
-    kOutOfSequence, kDuplicateRequest, kSequenceErrorNak, kAckTimeout, kRetry,
-    kRetriesExceeded, kPsnOutOfRange, kRnrNak, kRnrRetriesExceeded,
+    kOutOfSequence,   kDuplicateRequest, kSequenceErrorNak, kAckTimeout,         kRetry,
+    kRetriesExceeded, kPsnOutOfRange,    kRnrNak,           kRnrRetriesExceeded,
 };
 
 // The events among `hw_counters` (an RDMA port's, by the driver's names)

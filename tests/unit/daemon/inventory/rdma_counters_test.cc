@@ -87,9 +87,8 @@ TEST(RdmaCountersTest, BnxtRe) {
 }
 
 TEST(RdmaCountersTest, GaudiCountsThemInItsEthtoolStatistics) {
-  EXPECT_EQ(TransportEvents({}, Fixture("hbl_en-ethtool.txt")), (Events{{"duplicate_request", 17},
-                                                                        {"out_of_sequence", 21},
-                                                                        {"psn_out_of_range", 4}}));
+  EXPECT_EQ(TransportEvents({}, Fixture("hbl_en-ethtool.txt")),
+            (Events{{"duplicate_request", 17}, {"out_of_sequence", 21}, {"psn_out_of_range", 4}}));
 }
 
 TEST(RdmaCountersTest, NoRdmaNoEvents) {
