@@ -13,8 +13,8 @@ namespace {
 using Table = std::map<std::string, uint64_t>;
 
 // The first of `names` the driver has.
-std::optional<uint64_t> First(const Table& table, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
+std::optional<uint64_t> First(const Table& table, std::initializer_list<std::string> names) {
+  for (const std::string& name : names) {
     if (auto it = table.find(name); it != table.end()) return it->second;
   }
   return std::nullopt;
@@ -60,12 +60,17 @@ std::optional<MacCounters> ParseMacCounters(const std::vector<os::NamedCounter>&
   out.transmit_errors = First(table, {"ifOutErrors", "tx_errors"});
   out.receive_fcs_errors = First(table, {"FrameCheckSequenceErrors", "aFrameCheckSequenceErrors",
                                          "rx_crc_errors_phy", "rx_crc_errors"});
+  // Per priority: mlx5's tx_prio<N>_pause, and Gaudi's IEEE 802.3
+  // class-based flow control counters (aCBFCPAUSETx<N>, aCBFCPAUSERx<N>).
   for (int priority = 0; priority < 8; ++priority) {
-    if (auto it = table.find(absl::StrCat("tx_prio", priority, "_pause")); it != table.end()) {
-      out.pfc_sent[priority] = it->second;
+    if (std::optional<uint64_t> sent = First(table, {absl::StrCat("tx_prio", priority, "_pause"),
+                                                     absl::StrCat("aCBFCPAUSETx", priority)})) {
+      out.pfc_sent[priority] = *sent;
     }
-    if (auto it = table.find(absl::StrCat("rx_prio", priority, "_pause")); it != table.end()) {
-      out.pfc_received[priority] = it->second;
+    if (std::optional<uint64_t> received =
+            First(table, {absl::StrCat("rx_prio", priority, "_pause"),
+                          absl::StrCat("aCBFCPAUSERx", priority)})) {
+      out.pfc_received[priority] = *received;
     }
   }
   if (out == MacCounters{}) return std::nullopt;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/inventory/counter_names.h"
 #include "daemon/inventory/mac_counters.h"
 #include "daemon/os/link.h"
 
@@ -87,10 +88,10 @@ struct Port {
   // The RDMA device behind the port; nullopt for a NIC without one.
   std::optional<RdmaInfo> rdma;
   // Counters only, as of the last full dump: every hw_counters entry of the
-  // RDMA port by the driver's own name, and the RoCE transport events
-  // mapped from those and the driver's ethtool names (rdma_counters.h).
+  // RDMA port by the driver's own name, and the events of each family
+  // mapped from those and the driver's ethtool names (counter_names.h).
   std::vector<os::NamedCounter> rdma_counters;
-  std::map<std::string, uint64_t> transport;
+  PortEvents events;
 
   // Equality that ignores traffic counters: counters move all the time and are
   // not a change worth telling watchers about.

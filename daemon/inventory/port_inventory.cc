@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "daemon/inventory/rdma_counters.h"
+#include "daemon/inventory/counter_names.h"
 
 namespace rocenet::inventory {
 
@@ -45,7 +45,7 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   // and not a change of the ports.
   mac_.clear();
   rdma_counters_.clear();
-  transport_.clear();
+  events_.clear();
   for (Port& port : ports_) {
     std::vector<os::NamedCounter> stats;
     if (ethtool_ != nullptr && port.present) {
@@ -58,9 +58,9 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
       }
     }
     if (port.rdma.has_value()) port.rdma_counters = rdma_scanner_.ReadCounters(*port.rdma);
-    port.transport = TransportEvents(port.rdma_counters, stats);
+    port.events = MapEvents(port.rdma_counters, stats);
     if (!port.rdma_counters.empty()) rdma_counters_[port.id] = port.rdma_counters;
-    if (!port.transport.empty()) transport_[port.id] = port.transport;
+    if (port.events != PortEvents{}) events_[port.id] = port.events;
   }
   return changed;
 }
@@ -263,7 +263,7 @@ bool PortInventory::Rebuild() {
     if (auto it = rdma_counters_.find(port.id); it != rdma_counters_.end()) {
       port.rdma_counters = it->second;
     }
-    if (auto it = transport_.find(port.id); it != transport_.end()) port.transport = it->second;
+    if (auto it = events_.find(port.id); it != events_.end()) port.events = it->second;
     // A port in a pod keeps what the host saw last: the GID table names its
     // net device by the name it has in the pod.
     if (!port.attached_to.empty()) {

@@ -83,11 +83,11 @@ class PortInventory {
   // `ethtool -i` driver names of links, by ifindex ("" when it has none);
   // asked only for links that nothing else selects.
   std::map<int, os::DriverInfo> netdev_drivers_;
-  // MAC counters, RDMA hw_counters and transport events by port id, from
+  // MAC counters, RDMA hw_counters and the mapped events by port id, from
   // the last Resync.
   std::map<std::string, MacCounters> mac_;
   std::map<std::string, std::vector<os::NamedCounter>> rdma_counters_;
-  std::map<std::string, std::map<std::string, uint64_t>> transport_;
+  std::map<std::string, PortEvents> events_;
   std::map<int, os::LinkInfo> links_;  // by ifindex
   // Sysfs placement of selected non-Gaudi links, by ifindex; read once.
   std::map<int, PciInfo> placement_;

@@ -48,6 +48,18 @@ TEST(MacCountersTest, PerPriorityPauseCountersUnderMlx5Names) {
   EXPECT_EQ(mac->pfc_sent, (std::map<int, uint64_t>{{0, 1}, {3, 4}}));
 }
 
+TEST(MacCountersTest, PerPriorityPauseCountersUnderGaudiNames) {
+  // hbl_en has no dcbnl pause counters for a priority it does not pause;
+  // its ethtool statistics count class-based flow control per class.
+  const std::optional<MacCounters> mac = ParseMacCounters({{"aCBFCPAUSERx0", 7},
+                                                           {"aCBFCPAUSERx3", 12},
+                                                           {"aCBFCPAUSETx3", 5},
+                                                           {"aPAUSEMACCtrlFramesReceived", 1}});
+  ASSERT_TRUE(mac.has_value());
+  EXPECT_EQ(mac->pfc_received, (std::map<int, uint64_t>{{0, 7}, {3, 12}}));
+  EXPECT_EQ(mac->pfc_sent, (std::map<int, uint64_t>{{3, 5}}));
+}
+
 TEST(MacCountersTest, E1000eNamesGiveEveryCounter) {
   // A part of what e1000e reports (ethtool -S on Debian 12's kernel).
   const std::optional<MacCounters> mac = ParseMacCounters({

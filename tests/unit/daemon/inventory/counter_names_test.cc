@@ -3,7 +3,7 @@
 // tests/fixtures/rdma/hw_counters (see the README there for where each list
 // comes from): read through the scanner from a port's hw_counters
 // directory, and mapped to the transport events.
-#include "daemon/inventory/rdma_counters.h"
+#include "daemon/inventory/counter_names.h"
 
 #include <fstream>
 #include <map>
@@ -84,6 +84,46 @@ TEST(RdmaCountersTest, BnxtRe) {
                                                                  {"retries_exceeded", 1},
                                                                  {"rnr_nak", 6},
                                                                  {"sequence_error_nak", 8}}));
+}
+
+TEST(RdmaCountersTest, GaudiFecPcsAndDropsFromItsEthtoolStatistics) {
+  const PortEvents events = MapEvents({}, Fixture("hbl_en-ethtool.txt"));
+  EXPECT_EQ(events.fec, (Events{{"corrected_blocks", 1200}, {"uncorrectable_blocks", 0}}));
+  EXPECT_EQ(
+      events.phy,
+      (Events{
+          {"link_restores", 1}, {"link_toggles", 3}, {"local_faults", 0}, {"remote_faults", 2}}));
+  EXPECT_EQ(events.lossless, (Events{{"discards", 2}}));
+  EXPECT_THAT(events.congestion, IsEmpty());
+}
+
+TEST(RdmaCountersTest, Mlx5LosslessFecAndPhyFromEthtoolAndCongestionFromHwCounters) {
+  const PortEvents events = MapEvents(Fixture("mlx5.txt"), Fixture("mlx5_core-ethtool.txt"));
+  // Per-priority discards summed over the priorities.
+  EXPECT_EQ(events.lossless, (Events{{"buffer_discards", 7},
+                                     {"congestion_discards", 2},
+                                     {"discards", 5},
+                                     {"pause_storm_errors", 0},
+                                     {"pause_storm_warnings", 1}}));
+  EXPECT_EQ(events.fec, (Events{{"corrected_bits", 88112}}));
+  EXPECT_EQ(events.phy, (Events{{"link_down_events", 4}}));
+  EXPECT_EQ(
+      events.congestion,
+      (Events{
+          {"cnp_handled", 1650}, {"cnp_ignored", 0}, {"cnp_sent", 1882}, {"ecn_marked", 2210}}));
+}
+
+TEST(RdmaCountersTest, RxeLinkDownedIsAPhyEvent) {
+  EXPECT_EQ(MapEvents(Fixture("rxe.txt"), {}).phy, (Events{{"link_down_events", 0}}));
+}
+
+TEST(RdmaCountersTest, OnlyPrioritiesZeroToSevenAreSummed) {
+  EXPECT_EQ(MapEvents({}, {{"rx_prio7_buf_discard", 1},
+                           {"rx_prio8_buf_discard", 100},
+                           {"rx_prio_buf_discard", 100},
+                           {"rx_prio33_buf_discard", 100}})
+                .lossless,
+            (Events{{"buffer_discards", 1}}));
 }
 
 TEST(RdmaCountersTest, GaudiCountsThemInItsEthtoolStatistics) {
