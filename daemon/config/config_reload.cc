@@ -46,22 +46,26 @@ const std::vector<ReloadRule>& ReloadRules() {
       Rule(
           "qos.pfc_unhealthy", kLive, [](auto& o) -> auto& { return o.pfc_unhealthy; }),
       Rule(
-          "health.flap_downs", kLive, [](auto& o) -> auto& { return o.flaps.downs; }),
+          "health.flap_downs", kLive, [](auto& o) -> auto& { return o.health.flaps.downs; }),
       Rule(
-          "health.flap_window", kLive, [](auto& o) -> auto& { return o.flaps.window; }),
+          "health.flap_window", kLive, [](auto& o) -> auto& { return o.health.flaps.window; }),
       Rule(
-          "health.flap_stable", kLive, [](auto& o) -> auto& { return o.flaps.stable_for; }),
+          "health.flap_stable", kLive, [](auto& o) -> auto& { return o.health.flaps.stable_for; }),
       Rule(
-          "health.flap_unhealthy", kLive, [](auto& o) -> auto& { return o.flaps.unhealthy; }),
+          "health.flap_unhealthy", kLive,
+          [](auto& o) -> auto& { return o.health.flaps.unhealthy; }),
       Rule(
           "health.retransmit_rate", kLive,
-          [](auto& o) -> auto& { return o.retransmits.events_per_second; }),
+          [](auto& o) -> auto& { return o.health.retransmits.events_per_second; }),
       Rule(
           "health.retransmit_quiet", kLive,
-          [](auto& o) -> auto& { return o.retransmits.quiet_period; }),
+          [](auto& o) -> auto& { return o.health.retransmits.quiet_period; }),
       Rule(
           "health.retransmit_unhealthy", kLive,
-          [](auto& o) -> auto& { return o.retransmits.unhealthy; }),
+          [](auto& o) -> auto& { return o.health.retransmits.unhealthy; }),
+      Rule(
+          "health.fec_corrected_rate", kLive,
+          [](auto& o) -> auto& { return o.health.fec.corrected_per_second; }),
 
       Rule(
           "socket", kRestart, [](auto& o) -> auto& { return o.socket_path; }),

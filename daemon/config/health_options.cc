@@ -27,13 +27,15 @@ absl::StatusOr<absl::Duration> Duration(const YAML::Node& node, const std::strin
 
 const std::set<std::string>& HealthKeys() {
   static const auto* keys = new std::set<std::string>{
-      "flap_downs",       "flap_stable",     "flap_unhealthy",      "flap_window",
-      "retransmit_quiet", "retransmit_rate", "retransmit_unhealthy"};
+      "fec_corrected_rate", "flap_downs",       "flap_stable",     "flap_unhealthy",
+      "flap_window",        "retransmit_quiet", "retransmit_rate", "retransmit_unhealthy"};
   return *keys;
 }
 
 absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
-                         health::FlapPolicy& flaps, health::RetransmitPolicy& retransmits) {
+                         health::HealthPolicies& policies) {
+  health::FlapPolicy& flaps = policies.flaps;
+  health::RetransmitPolicy& retransmits = policies.retransmits;
   if (!node.IsMap()) return KeyError(origin, "health", "must be a mapping");
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
@@ -48,6 +50,14 @@ absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
     } else if (key == "retransmit_quiet") {
       ASSIGN_OR_RETURN(retransmits.quiet_period,
                        Duration(entry.second, origin, path, absl::ZeroDuration()));
+    } else if (key == "fec_corrected_rate") {
+      double rate = 0;
+      if (!entry.second.IsScalar() || entry.second.Tag() == "!" ||
+          !absl::SimpleAtod(entry.second.Scalar(), &rate) || !(rate >= 0) || rate > 1e12) {
+        return KeyError(origin, path,
+                        "must be a number of codewords a second from 0 (not watched) to 1e12");
+      }
+      policies.fec.corrected_per_second = rate;
     } else if (key == "retransmit_rate") {
       double rate = 0;
       if (!entry.second.IsScalar() || entry.second.Tag() == "!" ||

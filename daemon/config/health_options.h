@@ -4,7 +4,8 @@
 // LinkFlapping makes a port unhealthy (health.flap_unhealthy); when the
 // RoCE transport counts as retransmitting (health.retransmit_rate,
 // retransmit_quiet) and whether RetransmitsRising makes a port unhealthy
-// (health.retransmit_unhealthy). Pure functions; errors are KeyErrors
+// (health.retransmit_unhealthy); when FEC's corrected codewords come too
+// fast (health.fec_corrected_rate). Pure functions; errors are KeyErrors
 // naming the key.
 #pragma once
 
@@ -19,12 +20,13 @@ namespace rocenet::config {
 
 const std::set<std::string>& HealthKeys();
 
-// Applies the mapping `node` (the health: section) over `flaps` and
-// `retransmits`: flap_downs 1..1000, flap_window 1s..24h, flap_stable
-// 0s..24h (durations as "10m", "90s"), retransmit_rate (events a second)
-// above 0 up to 1000000, retransmit_quiet 0s..24h, flap_unhealthy and
+// Applies the mapping `node` (the health: section) over `policies`:
+// flap_downs 1..1000, flap_window 1s..24h, flap_stable 0s..24h (durations
+// as "10m", "90s"), retransmit_rate (events a second) above 0 up to
+// 1000000, retransmit_quiet 0s..24h, fec_corrected_rate (codewords a
+// second) 0 (not watched) up to 1e12, flap_unhealthy and
 // retransmit_unhealthy true or false.
 absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
-                         health::FlapPolicy& flaps, health::RetransmitPolicy& retransmits);
+                         health::HealthPolicies& policies);
 
 }  // namespace rocenet::config

@@ -159,7 +159,7 @@ absl::Status ApplyKey(const std::string& key, const YAML::Node& value, const std
   if (key == "addressing") return ApplyAddressing(value, origin, options);
   if (key == "outputs") return ApplyOutputs(value, origin, options);
   if (key == "qos") return ApplyQos(value, origin, options.pfc, options.pfc_unhealthy);
-  if (key == "health") return ApplyHealth(value, origin, options.flaps, options.retransmits);
+  if (key == "health") return ApplyHealth(value, origin, options.health);
   if (key == "read_group" || key == "tls" || key == "limits") {
     return ApplySecurityKey(key, value, origin, options.security);
   }

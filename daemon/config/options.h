@@ -48,8 +48,7 @@ struct DaemonOptions {
   bool pfc_unhealthy = false;
   // health.flap_*: when a link counts as flapping (LinkFlapping), and
   // whether that makes the port unhealthy.
-  health::FlapPolicy flaps;
-  health::RetransmitPolicy retransmits;
+  health::HealthPolicies health;
   outputs::OutputConfig outputs;
   // A directory of Habana HCL files per reservation, claim-<owner uid>,
   // beside the device plugin's alloc-* directories (its --hcl-dir). Empty:

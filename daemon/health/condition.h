@@ -29,13 +29,15 @@ inline constexpr absl::string_view kLinkFlapping = "LinkFlapping";
 inline constexpr absl::string_view kRdmaPortDown = "RdmaPortDown";
 inline constexpr absl::string_view kGidMissing = "GidMissing";
 inline constexpr absl::string_view kRetransmitsRising = "RetransmitsRising";
+inline constexpr absl::string_view kFecDegraded = "FecDegraded";
+inline constexpr absl::string_view kLosslessDrops = "LosslessDrops";
 
 // Every condition type, in a fixed order (metrics list each for each port).
 inline constexpr absl::string_view kConditionTypes[] = {
     kPortMissing,     kLinkDown,    kNoLldpNeighbor,    kLldpExpired,       kAmbiguousNeighbor,
     kAddressConflict, kMtuMismatch, kErrorsRising,      kAddressingRefused, kAddressingFailed,
     kNotProvisioned,  kMiscabled,   kPfcUnsupported,    kPfcMismatch,       kLinkFlapping,
-    kRdmaPortDown,    kGidMissing,  kRetransmitsRising,
+    kRdmaPortDown,    kGidMissing,  kRetransmitsRising, kFecDegraded,       kLosslessDrops,
 };
 
 struct Condition {

@@ -279,7 +279,10 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
   std::map<std::string, FlapWatch> flap_watches;
   std::map<std::string, RdmaWatch> rdma_watches;
   std::map<std::string, RetransmitWatch> retransmit_watches;
+  std::map<std::string, FecWatch> fec_watches;
+  std::map<std::string, LosslessWatch> lossless_watches;
   std::map<std::string, std::vector<Condition>> watched;
+  const absl::Duration every = errors_policy_.sample_interval;
   for (const inventory::Port& port : ports) {
     if (!port.present) continue;
     std::vector<Condition>& found = watched[port.id];
@@ -289,7 +292,7 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
       found.push_back(std::move(*rising));
     }
     if (std::optional<Condition> flapping =
-            Carry(flap_watches_, flap_watches, port.id).Observe(port, now, flap_policy_)) {
+            Carry(flap_watches_, flap_watches, port.id).Observe(port, now, policies_.flaps)) {
       found.push_back(std::move(*flapping));
     }
     const auto signal = signals.find(port.id);
@@ -301,14 +304,24 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
     }
     if (std::optional<Condition> resending =
             Carry(retransmit_watches_, retransmit_watches, port.id)
-                .Observe(port, now, errors_policy_.sample_interval, retransmit_policy_)) {
+                .Observe(port, now, every, policies_.retransmits)) {
       found.push_back(std::move(*resending));
+    }
+    if (std::optional<Condition> fec =
+            Carry(fec_watches_, fec_watches, port.id).Observe(port, now, every, policies_.fec)) {
+      found.push_back(std::move(*fec));
+    }
+    if (std::optional<Condition> drops =
+            Carry(lossless_watches_, lossless_watches, port.id).Observe(port, now, every)) {
+      found.push_back(std::move(*drops));
     }
   }
   error_watches_ = std::move(watches);
   flap_watches_ = std::move(flap_watches);
   rdma_watches_ = std::move(rdma_watches);
   retransmit_watches_ = std::move(retransmit_watches);
+  fec_watches_ = std::move(fec_watches);
+  lossless_watches_ = std::move(lossless_watches);
 
   NodeHealth next;
   for (const inventory::Port& port : ports) {

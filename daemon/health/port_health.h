@@ -14,6 +14,7 @@
 
 #include "absl/time/time.h"
 #include "daemon/health/condition.h"
+#include "daemon/health/counter_health.h"
 #include "daemon/health/rdma_health.h"
 #include "daemon/inventory/port.h"
 #include "daemon/os/clock.h"
@@ -182,14 +183,20 @@ class FlapWatch {
   Condition condition_;
 };
 
+// What the health: section sets, changed together by a reload.
+struct HealthPolicies {
+  FlapPolicy flaps;
+  RetransmitPolicy retransmits;
+  FecPolicy fec;
+
+  friend bool operator==(const HealthPolicies&, const HealthPolicies&) = default;
+};
+
 class HealthTracker {
  public:
   explicit HealthTracker(const os::Clock* clock, ErrorsRisingPolicy errors = {},
-                         FlapPolicy flaps = {}, RetransmitPolicy retransmits = {})
-      : clock_(clock),
-        errors_policy_(errors),
-        flap_policy_(flaps),
-        retransmit_policy_(retransmits) {}
+                         HealthPolicies policies = {})
+      : clock_(clock), errors_policy_(errors), policies_(policies) {}
 
   // Re-evaluates every port; `signals` by port id (a port without an entry
   // gets link-level health only). Each call also feeds the ports' error
@@ -202,21 +209,23 @@ class HealthTracker {
   const NodeHealth& node() const { return node_; }
   const ErrorsRisingPolicy& errors_policy() const { return errors_policy_; }
   // A new flap policy applies from the next Update; the history stays.
-  void SetFlapPolicy(const FlapPolicy& flaps) { flap_policy_ = flaps; }
+  void SetPolicies(const HealthPolicies& policies) { policies_ = policies; }
+  void SetFlapPolicy(const FlapPolicy& flaps) { policies_.flaps = flaps; }
   void SetRetransmitPolicy(const RetransmitPolicy& retransmits) {
-    retransmit_policy_ = retransmits;
+    policies_.retransmits = retransmits;
   }
 
  private:
   const os::Clock* clock_;
   ErrorsRisingPolicy errors_policy_;
-  FlapPolicy flap_policy_;
-  RetransmitPolicy retransmit_policy_;
+  HealthPolicies policies_;
   // By port id; ports whose device is seen (in the host or in its pod).
   std::map<std::string, ErrorCounterWatch> error_watches_;
   std::map<std::string, FlapWatch> flap_watches_;
   std::map<std::string, RdmaWatch> rdma_watches_;
   std::map<std::string, RetransmitWatch> retransmit_watches_;
+  std::map<std::string, FecWatch> fec_watches_;
+  std::map<std::string, LosslessWatch> lossless_watches_;
   NodeHealth node_;
 };
 

@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "daemon/inventory/rdma_counters.h"
+#include "daemon/inventory/counter_names.h"
 
 namespace rocenet::health {
 namespace {
@@ -67,7 +67,7 @@ std::vector<Condition> RdmaWatch::Observe(const inventory::Port& port, const std
 std::optional<Condition> RetransmitWatch::Observe(const inventory::Port& port, absl::Time now,
                                                   absl::Duration sample_interval,
                                                   const RetransmitPolicy& policy) {
-  const std::map<std::string, uint64_t>& events = port.transport;
+  const std::map<std::string, uint64_t>& events = port.events.transport;
   if (sampled_ && now - last_time_ < sample_interval) {
     return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
   }

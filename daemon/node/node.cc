@@ -49,9 +49,7 @@ outputs::PortOutput ToOutput(const inventory::Port& port,
 }  // namespace
 
 Node::Node(const NodeParts& parts)
-    : parts_(parts),
-      health_(parts.loop, {.sample_interval = parts.errors_interval}, parts.flaps,
-              parts.retransmits) {
+    : parts_(parts), health_(parts.loop, {.sample_interval = parts.errors_interval}, parts.health) {
   if (parts_.sockets != nullptr) {
     agent_ = std::make_unique<lldp::LldpAgent>(
         parts_.sockets, parts_.loop, parts_.loop,
@@ -316,10 +314,8 @@ void Node::SetPfc(const qos::PfcRequest& request, bool unhealthy) {
   Refresh(/*changed=*/true, /*replan=*/false);
 }
 
-void Node::SetHealthPolicies(const health::FlapPolicy& flaps,
-                             const health::RetransmitPolicy& retransmits) {
-  health_.SetFlapPolicy(flaps);
-  health_.SetRetransmitPolicy(retransmits);
+void Node::SetHealthPolicies(const health::HealthPolicies& policies) {
+  health_.SetPolicies(policies);
   Refresh(/*changed=*/true, /*replan=*/false);
 }
 

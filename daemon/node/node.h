@@ -52,10 +52,8 @@ struct NodeParts {
   bool pfc_unhealthy = false;
   // How often the error counters are sampled for ErrorsRising.
   absl::Duration errors_interval = health::ErrorsRisingPolicy{}.sample_interval;
-  // When a link counts as flapping (health.flap_*).
-  health::FlapPolicy flaps = health::FlapPolicy{};
-  // When the RoCE transport counts as retransmitting (health.retransmit_*).
-  health::RetransmitPolicy retransmits = health::RetransmitPolicy{};
+  // The health: section (flaps, retransmits, FEC).
+  health::HealthPolicies health = health::HealthPolicies{};
 };
 
 class Node final : public NodeStateSource, public AttachmentsBackend, public ReservationsBackend {
@@ -90,8 +88,7 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   // Loop thread: applies a new qos.pfc and qos.pfc_unhealthy.
   void SetPfc(const qos::PfcRequest& request, bool unhealthy);
   // Loop thread: applies new health.* keys.
-  void SetHealthPolicies(const health::FlapPolicy& flaps,
-                         const health::RetransmitPolicy& retransmits);
+  void SetHealthPolicies(const health::HealthPolicies& policies);
 
   // AttachmentsBackend, any thread (node_attach.cc).
   absl::StatusOr<attach::AttachmentRecord> Attach(const attach::AttachRequest& request,

@@ -247,8 +247,7 @@ absl::Status Daemon::Parts::StartNode() {
                                                       .pfc = pfc.get(),
                                                       .pfc_unhealthy = options.pfc_unhealthy,
                                                       .errors_interval = options.errors_interval,
-                                                      .flaps = options.flaps,
-                                                      .retransmits = options.retransmits});
+                                                      .health = options.health});
   return node->Start();
 }
 

@@ -75,7 +75,7 @@ absl::Status Reloader::Apply(const config::DaemonOptions& loaded) {
     targets_.node->SetPfc(plan.next.pfc, plan.next.pfc_unhealthy);
   }
   if (Changed(plan.applied, "health.") && targets_.node != nullptr) {
-    targets_.node->SetHealthPolicies(plan.next.flaps, plan.next.retransmits);
+    targets_.node->SetHealthPolicies(plan.next.health);
   }
   for (const std::string& key : plan.needs_restart) {
     SPDLOG_WARN(

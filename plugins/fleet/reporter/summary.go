@@ -34,8 +34,8 @@ type Readiness struct {
 var severity = []string{
 	"PortMissing", "LinkDown", "AddressingFailed", "AddressingRefused", "AddressConflict",
 	"Miscabled", "MtuMismatch", "RdmaPortDown", "GidMissing", "NoLldpNeighbor", "LldpExpired",
-	"AmbiguousNeighbor", "NotProvisioned", "LinkFlapping", "ErrorsRising", "RetransmitsRising",
-	"PfcUnsupported", "PfcMismatch",
+	"AmbiguousNeighbor", "NotProvisioned", "LinkFlapping", "FecDegraded", "ErrorsRising",
+	"RetransmitsRising", "LosslessDrops", "PfcUnsupported", "PfcMismatch",
 }
 
 func rank(conditionType string) int {

@@ -209,16 +209,16 @@ TEST(OptionsTest, QosPfcRefusesWhatIsNoPriority) {
 
 TEST(OptionsTest, HealthSetsWhenALinkIsFlapping) {
   DaemonOptions options;
-  EXPECT_EQ(options.flaps.downs, 3);
-  EXPECT_EQ(options.flaps.window, absl::Minutes(10));
+  EXPECT_EQ(options.health.flaps.downs, 3);
+  EXPECT_EQ(options.health.flaps.window, absl::Minutes(10));
   ASSERT_OK(
       Apply("health:\n  flap_downs: 5\n  flap_window: 30m\n  flap_stable: 90s\n"
             "  flap_unhealthy: false\n",
             options));
-  EXPECT_EQ(options.flaps.downs, 5);
-  EXPECT_EQ(options.flaps.window, absl::Minutes(30));
-  EXPECT_EQ(options.flaps.stable_for, absl::Seconds(90));
-  EXPECT_FALSE(options.flaps.unhealthy);
+  EXPECT_EQ(options.health.flaps.downs, 5);
+  EXPECT_EQ(options.health.flaps.window, absl::Minutes(30));
+  EXPECT_EQ(options.health.flaps.stable_for, absl::Seconds(90));
+  EXPECT_FALSE(options.health.flaps.unhealthy);
   ExpectError("health:\n  flap_downs: 0\n",
               "key \"health.flap_downs\": must be a whole number from 1 to 1000");
   ExpectError("health:\n  flap_downs: \"3\"\n", "must be a whole number from 1 to 1000");
@@ -227,19 +227,25 @@ TEST(OptionsTest, HealthSetsWhenALinkIsFlapping) {
   ExpectError("health:\n  flap_stable: 2d\n", "\"2d\" is not a duration from 0 to 24h");
   ExpectError("health:\n  flap_unhealthy: maybe\n", "must be true or false");
   ExpectError("health:\n  flap_down: 3\n", "did you mean \"health.flap_downs\"");
-  EXPECT_EQ(options.retransmits.events_per_second, 1.0);
+  EXPECT_EQ(options.health.retransmits.events_per_second, 1.0);
   ASSERT_OK(
       Apply("health:\n  retransmit_rate: 2.5\n  retransmit_quiet: 0s\n"
             "  retransmit_unhealthy: true\n",
             options));
-  EXPECT_EQ(options.retransmits.events_per_second, 2.5);
-  EXPECT_EQ(options.retransmits.quiet_period, absl::ZeroDuration());
-  EXPECT_TRUE(options.retransmits.unhealthy);
+  EXPECT_EQ(options.health.retransmits.events_per_second, 2.5);
+  EXPECT_EQ(options.health.retransmits.quiet_period, absl::ZeroDuration());
+  EXPECT_TRUE(options.health.retransmits.unhealthy);
   ExpectError("health:\n  retransmit_rate: 0\n",
               "key \"health.retransmit_rate\": must be a number of events a second above 0 "
               "and at most 1000000");
   ExpectError("health:\n  retransmit_rate: nan\n", "must be a number of events a second");
   ExpectError("health:\n  retransmit_quiet: -1s\n", "is not a duration from 0 to 24h");
+  EXPECT_EQ(options.health.fec.corrected_per_second, 0.0);
+  ASSERT_OK(Apply("health:\n  fec_corrected_rate: 250000\n", options));
+  EXPECT_EQ(options.health.fec.corrected_per_second, 250000.0);
+  ExpectError("health:\n  fec_corrected_rate: -1\n",
+              "key \"health.fec_corrected_rate\": must be a number of codewords a second from 0 "
+              "(not watched) to 1e12");
   ExpectError("health: 3\n", "key \"health\": must be a mapping");
 }
 

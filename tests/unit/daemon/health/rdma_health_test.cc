@@ -114,7 +114,7 @@ class RetransmitsTest : public RdmaHealthTest {
  protected:
   // Adds to the port's transport events and looks 10 s later.
   Strings Count(const std::map<std::string, uint64_t>& added) {
-    for (const auto& [event, n] : added) port().transport[event] += n;
+    for (const auto& [event, n] : added) port().events.transport[event] += n;
     return Look(absl::Seconds(10));
   }
 };
@@ -127,7 +127,7 @@ TEST_F(RetransmitsTest, DefaultsAreNvSentinelsOneASecondAndAdvisory) {
 }
 
 TEST_F(RetransmitsTest, AboveOneASecondRaisesItAdvisoryAndQuietClearsIt) {
-  port().transport = {{"sequence_error_nak", 100}, {"retry", 100}, {"out_of_sequence", 0}};
+  port().events.transport = {{"sequence_error_nak", 100}, {"retry", 100}, {"out_of_sequence", 0}};
   EXPECT_EQ(Look(), Strings{});
   EXPECT_EQ(Count({{"sequence_error_nak", 10}, {"retry", 10}}), Strings{});  // 1/s: not above
   EXPECT_EQ(Count({{"retry", 35}, {"sequence_error_nak", 12}}),
@@ -144,14 +144,14 @@ TEST_F(RetransmitsTest, AboveOneASecondRaisesItAdvisoryAndQuietClearsIt) {
 }
 
 TEST_F(RetransmitsTest, RnrNaksAreTheApplicationsPaceNotLoss) {
-  port().transport = {{"rnr_nak", 0}, {"rnr_retries_exceeded", 0}};
+  port().events.transport = {{"rnr_nak", 0}, {"rnr_retries_exceeded", 0}};
   EXPECT_EQ(Look(), Strings{});
   EXPECT_EQ(Count({{"rnr_nak", 5000}, {"rnr_retries_exceeded", 3}}), Strings{});
 }
 
 TEST_F(RetransmitsTest, RetriesExceededRaisesItAtOnceAndUnhealthyByPolicy) {
   tracker_.SetRetransmitPolicy({.unhealthy = true});
-  port().transport = {{"retries_exceeded", 0}, {"retry", 0}};
+  port().events.transport = {{"retries_exceeded", 0}, {"retry", 0}};
   EXPECT_EQ(Look(), Strings{});
   EXPECT_EQ(Count({{"retries_exceeded", 1}}), Strings{"RetransmitsRising/RetriesExceeded"});
   EXPECT_FALSE(tracker_.node().ports[0].healthy);
@@ -163,19 +163,19 @@ TEST_F(RetransmitsTest, RetriesExceededRaisesItAtOnceAndUnhealthyByPolicy) {
 
 // Gaudi's NIC zeroes its counters at every link up: a drop is a reset.
 TEST_F(RetransmitsTest, ACounterThatWentBackIsANewBaseline) {
-  port().transport = {{"out_of_sequence", 5000}};
+  port().events.transport = {{"out_of_sequence", 5000}};
   EXPECT_EQ(Look(), Strings{});
-  port().transport = {{"out_of_sequence", 3}};
+  port().events.transport = {{"out_of_sequence", 3}};
   EXPECT_EQ(Look(absl::Seconds(10)), Strings{});
   EXPECT_EQ(Count({{"out_of_sequence", 5}}), Strings{});
   EXPECT_EQ(Count({{"out_of_sequence", 50}}), Strings{"RetransmitsRising/Retransmitting"});
 }
 
 TEST_F(RetransmitsTest, SampledAtMostOnceAnInterval) {
-  port().transport = {{"ack_timeout", 0}};
+  port().events.transport = {{"ack_timeout", 0}};
   EXPECT_EQ(Look(), Strings{});
   // 3 s after the sample: not a new interval, so no rate over 3 s.
-  port().transport["ack_timeout"] = 20;
+  port().events.transport["ack_timeout"] = 20;
   EXPECT_EQ(Look(absl::Seconds(3)), Strings{});
   // The next sample sees 20 over 13 s: above 1/s.
   EXPECT_EQ(Look(absl::Seconds(10)), Strings{"RetransmitsRising/Retransmitting"});

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conditions from the driver's event counters (inventory/counter_names.h):
+// FecDegraded from FEC, LosslessDrops from drops on the lossless path and
+// pause storms. Each samples its family at most once a sampling interval,
+// takes a counter that went back as a new baseline (Gaudi's NIC zeroes its
+// FEC counters at every link up), raises on the first interval that shows
+// the problem and holds the condition until kCounterQuietPeriod passed
+// without one; a worse reason replaces a milder one at once. Value types,
+// owned by HealthTracker on the event loop thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "daemon/health/condition.h"
+#include "daemon/inventory/port.h"
+
+namespace rocenet::health {
+
+inline constexpr absl::Duration kCounterQuietPeriod = absl::Minutes(5);
+
+// When FEC counts as degraded. Any uncorrectable codeword means frames
+// were lost on the link: FecDegraded/Uncorrectable, unhealthy. Corrected
+// codewords are normal on a PAM4 link, at a rate that depends on its
+// speed, so a corrected rate above `corrected_per_second`
+// (health.fec_corrected_rate) is advisory (CorrectedRateHigh), and 0 (the
+// default) does not watch it.
+struct FecPolicy {
+  double corrected_per_second = 0;
+
+  friend bool operator==(const FecPolicy&, const FecPolicy&) = default;
+};
+
+// The increase of each counter of a family between two samples.
+class EventSampler {
+ public:
+  struct Increase {
+    absl::Duration over;
+    std::map<std::string, uint64_t> by_event;
+  };
+
+  // Takes a sample of `events` when the last is at least `interval` old;
+  // the increase since the last one, nullopt for the first and between
+  // samples.
+  std::optional<Increase> Sample(const std::map<std::string, uint64_t>& events, absl::Time now,
+                                 absl::Duration interval);
+
+ private:
+  bool sampled_ = false;
+  absl::Time last_time_;
+  std::map<std::string, uint64_t> last_;
+};
+
+// A condition raised from samples, held until a quiet period passed.
+class HeldCondition {
+ public:
+  // `found` is what the last sample showed (nullopt: nothing, or no new
+  // sample when `sampled` is false). Returns the condition while held.
+  std::optional<Condition> Update(std::optional<Condition> found, bool sampled, absl::Time now);
+
+ private:
+  std::optional<Condition> held_;
+  absl::Time last_seen_;
+};
+
+class FecWatch {
+ public:
+  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+                                   absl::Duration sample_interval, const FecPolicy& policy);
+
+ private:
+  EventSampler sampler_;
+  HeldCondition held_;
+};
+
+// LosslessDrops: PauseStorm when the NIC's pause storm watchdog stepped in
+// (mlx5 tx_pause_storm_error_events; the port kept sending pause frames
+// and was stopped), unhealthy; Discards when frames were dropped for want
+// of buffer or by congestion on the priorities, or discarded at the PHY,
+// advisory (a lossy priority beside the lossless ones drops by design).
+class LosslessWatch {
+ public:
+  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+                                   absl::Duration sample_interval);
+
+ private:
+  EventSampler sampler_;
+  HeldCondition held_;
+};
+
+}  // namespace rocenet::health
