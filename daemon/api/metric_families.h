@@ -47,10 +47,15 @@ void AppendMacMetrics(const node::NodeSnapshot& snapshot,
 void AppendPfcMetrics(const node::NodeSnapshot& snapshot,
                       std::vector<prometheus::MetricFamily>* out);
 
-// The RDMA families, one series per RDMA port (state), per hw_counters
-// entry and per transport event the driver has.
+// The RDMA families, one series per RDMA port (state) and per hw_counters
+// entry.
 void AppendRdmaMetrics(const node::NodeSnapshot& snapshot,
                        std::vector<prometheus::MetricFamily>* out);
+
+// The driver event families (transport, congestion, lossless, FEC, PHY),
+// one series per port and event its driver counts.
+void AppendEventMetrics(const node::NodeSnapshot& snapshot,
+                        std::vector<prometheus::MetricFamily>* out);
 
 // The attachment families: calls by operation and result, and the latency
 // histogram by operation.

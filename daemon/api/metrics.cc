@@ -176,6 +176,7 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
   metrics_internal::AppendMacMetrics(snapshot, &out);
   metrics_internal::AppendPfcMetrics(snapshot, &out);
   metrics_internal::AppendRdmaMetrics(snapshot, &out);
+  metrics_internal::AppendEventMetrics(snapshot, &out);
   return out;
 }
 

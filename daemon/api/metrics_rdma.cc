@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The RDMA families: each RDMA port's state (node_exporter's
-// node_infiniband_state_id and _physical_state_id), every hw_counters entry
-// under the driver's own name, and the RoCE transport events mapped from
-// those and from Gaudi's ethtool statistics (inventory/rdma_counters.h).
-// Only ports with an RDMA device, or with events, have these series.
+// node_infiniband_state_id and _physical_state_id) and every hw_counters
+// entry under the driver's own name. Only ports with an RDMA device have
+// these series.
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -27,12 +26,6 @@ void AppendRdmaMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFam
                            "Every counter of the RDMA port's hw_counters, by the driver's own "
                            "name (label counter).",
                            MetricType::Counter);
-  MetricFamily transport = Family(
-      "rocenet_port_roce_transport_events_total",
-      "RoCE transport events, by event under one set of names across drivers: out_of_sequence, "
-      "duplicate_request, sequence_error_nak, ack_timeout, retry, retries_exceeded, "
-      "psn_out_of_range, rnr_nak, rnr_retries_exceeded.",
-      MetricType::Counter);
   for (const inventory::Port& port : snapshot.ports) {
     if (port.rdma.has_value()) {
       const std::string rdma_port = absl::StrCat(port.rdma->device, "/", port.rdma->port);
@@ -47,14 +40,10 @@ void AppendRdmaMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFam
     for (const auto& [name, value] : port.rdma_counters) {
       AddSample(hw, {{"device", port.name}, {"counter", name}}, static_cast<double>(value));
     }
-    for (const auto& [event, value] : port.transport) {
-      AddSample(transport, {{"device", port.name}, {"event", event}}, static_cast<double>(value));
-    }
   }
   out->push_back(std::move(state));
   out->push_back(std::move(physical));
   out->push_back(std::move(hw));
-  out->push_back(std::move(transport));
 }
 
 }  // namespace rocenet::api::metrics_internal

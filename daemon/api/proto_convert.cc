@@ -91,9 +91,12 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   counters->set_carrier_up_changes(link.carrier_up_count);
   counters->set_carrier_down_changes(link.carrier_down_count);
   for (const auto& [name, value] : port.rdma_counters) (*counters->mutable_rdma())[name] = value;
-  for (const auto& [event, value] : port.transport) {
-    (*counters->mutable_transport_events())[event] = value;
-  }
+  const inventory::PortEvents& events = port.events;
+  counters->mutable_transport_events()->insert(events.transport.begin(), events.transport.end());
+  counters->mutable_congestion_events()->insert(events.congestion.begin(), events.congestion.end());
+  counters->mutable_lossless_events()->insert(events.lossless.begin(), events.lossless.end());
+  counters->mutable_fec_events()->insert(events.fec.begin(), events.fec.end());
+  counters->mutable_phy_events()->insert(events.phy.begin(), events.phy.end());
 }
 
 std::optional<v1::PortPfc> PfcOf(const node::NodeSnapshot& snapshot, const inventory::Port& port) {

@@ -65,6 +65,10 @@ FAMILIES = {
     "rocenet_port_rdma_physical_state": "gauge",
     "rocenet_port_rdma_hw_counter_total": "counter",
     "rocenet_port_roce_transport_events_total": "counter",
+    "rocenet_port_roce_congestion_events_total": "counter",
+    "rocenet_port_lossless_events_total": "counter",
+    "rocenet_port_fec_events_total": "counter",
+    "rocenet_port_phy_events_total": "counter",
     "rocenet_port_transmit_packets_total": "counter",
     "rocenet_port_transmit_errors_total": "counter",
     "rocenet_port_transmit_drops_total": "counter",
@@ -118,7 +122,7 @@ LIBRARY_FAMILIES = {"exposer_transferred_bytes_total": "counter",
 # and a reach run adds DIAGD_SERIES_PER_RUN and, per port and kind of
 # target, DIAGD_SERIES_PER_PORT_AND_KIND.
 SERIES_PER_NODE = 79
-SERIES_PER_PORT = 48
+SERIES_PER_PORT = 50
 SERIES_PER_PORT_DCB = 24
 DIAGD_SERIES_IDLE = 7
 DIAGD_SERIES_PER_RUN = 3
@@ -126,7 +130,8 @@ DIAGD_SERIES_PER_PORT_AND_KIND = 5
 CONDITIONS = {"PortMissing", "LinkDown", "NoLldpNeighbor", "LldpExpired", "AmbiguousNeighbor",
               "AddressConflict", "MtuMismatch", "ErrorsRising", "AddressingRefused",
               "AddressingFailed", "NotProvisioned", "Miscabled", "PfcUnsupported", "PfcMismatch",
-              "LinkFlapping", "RdmaPortDown", "GidMissing", "RetransmitsRising"}
+              "LinkFlapping", "RdmaPortDown", "GidMissing", "RetransmitsRising",
+              "FecDegraded", "LosslessDrops"}
 
 
 class Scrape:

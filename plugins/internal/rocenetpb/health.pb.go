@@ -32,7 +32,7 @@ type Condition struct {
 	// AddressConflict, AmbiguousNeighbor, MtuMismatch, ErrorsRising,
 	// AddressingRefused, AddressingFailed, NotProvisioned, Miscabled,
 	// PfcUnsupported, PfcMismatch, LinkFlapping, RdmaPortDown, GidMissing,
-	// RetransmitsRising.
+	// RetransmitsRising, FecDegraded, LosslessDrops.
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	// CamelCase machine-readable cause, e.g. "CarrierLost".
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`

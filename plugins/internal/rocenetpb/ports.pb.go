@@ -171,8 +171,19 @@ type PortCounters struct {
 	// mapped from `rdma` and, on Gaudi, the NIC's ethtool statistics; only
 	// the events the driver counts.
 	TransportEvents map[string]uint64 `protobuf:"bytes,13,rep,name=transport_events,json=transportEvents,proto3" json:"transport_events,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The other families of events, the same way (docs/health.md): RoCE
+	// congestion (cnp_sent, cnp_handled, cnp_ignored, ecn_marked), lossless
+	// traffic (buffer_discards, congestion_discards, discards,
+	// pause_storm_warnings, pause_storm_errors), FEC (corrected_blocks,
+	// uncorrectable_blocks, corrected_bits) and the PHY's link events
+	// (link_down_events, link_toggles, link_restores, local_faults,
+	// remote_faults).
+	CongestionEvents map[string]uint64 `protobuf:"bytes,14,rep,name=congestion_events,json=congestionEvents,proto3" json:"congestion_events,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	LosslessEvents   map[string]uint64 `protobuf:"bytes,15,rep,name=lossless_events,json=losslessEvents,proto3" json:"lossless_events,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	FecEvents        map[string]uint64 `protobuf:"bytes,16,rep,name=fec_events,json=fecEvents,proto3" json:"fec_events,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	PhyEvents        map[string]uint64 `protobuf:"bytes,17,rep,name=phy_events,json=phyEvents,proto3" json:"phy_events,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PortCounters) Reset() {
@@ -292,6 +303,34 @@ func (x *PortCounters) GetRdma() map[string]uint64 {
 func (x *PortCounters) GetTransportEvents() map[string]uint64 {
 	if x != nil {
 		return x.TransportEvents
+	}
+	return nil
+}
+
+func (x *PortCounters) GetCongestionEvents() map[string]uint64 {
+	if x != nil {
+		return x.CongestionEvents
+	}
+	return nil
+}
+
+func (x *PortCounters) GetLosslessEvents() map[string]uint64 {
+	if x != nil {
+		return x.LosslessEvents
+	}
+	return nil
+}
+
+func (x *PortCounters) GetFecEvents() map[string]uint64 {
+	if x != nil {
+		return x.FecEvents
+	}
+	return nil
+}
+
+func (x *PortCounters) GetPhyEvents() map[string]uint64 {
+	if x != nil {
+		return x.PhyEvents
 	}
 	return nil
 }
@@ -1874,7 +1913,8 @@ var File_rocenet_v1_ports_proto protoreflect.FileDescriptor
 const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\n" +
 	"\x16rocenet/v1/ports.proto\x12\n" +
-	"rocenet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1brocenet/v1/addressing.proto\x1a\x17rocenet/v1/health.proto\"\xe2\x05\n" +
+	"rocenet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1brocenet/v1/addressing.proto\x1a\x17rocenet/v1/health.proto\"\xaa\n" +
+	"\n" +
 	"\fPortCounters\x12#\n" +
 	"\rreceive_bytes\x18\x01 \x01(\x04R\freceiveBytes\x12'\n" +
 	"\x0freceive_packets\x18\x02 \x01(\x04R\x0ereceivePackets\x12%\n" +
@@ -1889,11 +1929,29 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	" \x01(\x04R\x10carrierUpChanges\x120\n" +
 	"\x14carrier_down_changes\x18\v \x01(\x04R\x12carrierDownChanges\x126\n" +
 	"\x04rdma\x18\f \x03(\v2\".rocenet.v1.PortCounters.RdmaEntryR\x04rdma\x12X\n" +
-	"\x10transport_events\x18\r \x03(\v2-.rocenet.v1.PortCounters.TransportEventsEntryR\x0ftransportEvents\x1a7\n" +
+	"\x10transport_events\x18\r \x03(\v2-.rocenet.v1.PortCounters.TransportEventsEntryR\x0ftransportEvents\x12[\n" +
+	"\x11congestion_events\x18\x0e \x03(\v2..rocenet.v1.PortCounters.CongestionEventsEntryR\x10congestionEvents\x12U\n" +
+	"\x0flossless_events\x18\x0f \x03(\v2,.rocenet.v1.PortCounters.LosslessEventsEntryR\x0elosslessEvents\x12F\n" +
+	"\n" +
+	"fec_events\x18\x10 \x03(\v2'.rocenet.v1.PortCounters.FecEventsEntryR\tfecEvents\x12F\n" +
+	"\n" +
+	"phy_events\x18\x11 \x03(\v2'.rocenet.v1.PortCounters.PhyEventsEntryR\tphyEvents\x1a7\n" +
 	"\tRdmaEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1aB\n" +
 	"\x14TransportEventsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1aC\n" +
+	"\x15CongestionEventsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1aA\n" +
+	"\x13LosslessEventsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1a<\n" +
+	"\x0eFecEventsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1a<\n" +
+	"\x0ePhyEventsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xf2\x06\n" +
 	"\x04Port\x12\x0e\n" +
@@ -2076,7 +2134,7 @@ func file_rocenet_v1_ports_proto_rawDescGZIP() []byte {
 }
 
 var file_rocenet_v1_ports_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_rocenet_v1_ports_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_rocenet_v1_ports_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_rocenet_v1_ports_proto_goTypes = []any{
 	(Discovery)(0),                // 0: rocenet.v1.Discovery
 	(OperState)(0),                // 1: rocenet.v1.OperState
@@ -2101,51 +2159,59 @@ var file_rocenet_v1_ports_proto_goTypes = []any{
 	(*ListNeighborsResponse)(nil), // 20: rocenet.v1.ListNeighborsResponse
 	nil,                           // 21: rocenet.v1.PortCounters.RdmaEntry
 	nil,                           // 22: rocenet.v1.PortCounters.TransportEventsEntry
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*NodeHealth)(nil),            // 24: rocenet.v1.NodeHealth
-	(*ListPlansResponse)(nil),     // 25: rocenet.v1.ListPlansResponse
+	nil,                           // 23: rocenet.v1.PortCounters.CongestionEventsEntry
+	nil,                           // 24: rocenet.v1.PortCounters.LosslessEventsEntry
+	nil,                           // 25: rocenet.v1.PortCounters.FecEventsEntry
+	nil,                           // 26: rocenet.v1.PortCounters.PhyEventsEntry
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*NodeHealth)(nil),            // 28: rocenet.v1.NodeHealth
+	(*ListPlansResponse)(nil),     // 29: rocenet.v1.ListPlansResponse
 }
 var file_rocenet_v1_ports_proto_depIdxs = []int32{
 	21, // 0: rocenet.v1.PortCounters.rdma:type_name -> rocenet.v1.PortCounters.RdmaEntry
 	22, // 1: rocenet.v1.PortCounters.transport_events:type_name -> rocenet.v1.PortCounters.TransportEventsEntry
-	1,  // 2: rocenet.v1.Port.oper_state:type_name -> rocenet.v1.OperState
-	0,  // 3: rocenet.v1.Port.discovery:type_name -> rocenet.v1.Discovery
-	2,  // 4: rocenet.v1.Port.counters:type_name -> rocenet.v1.PortCounters
-	5,  // 5: rocenet.v1.Port.rdma:type_name -> rocenet.v1.RdmaDevice
-	4,  // 6: rocenet.v1.Port.pfc:type_name -> rocenet.v1.PortPfc
-	3,  // 7: rocenet.v1.ListPortsResponse.ports:type_name -> rocenet.v1.Port
-	3,  // 8: rocenet.v1.PortSnapshot.ports:type_name -> rocenet.v1.Port
-	23, // 9: rocenet.v1.PortSnapshot.time:type_name -> google.protobuf.Timestamp
-	24, // 10: rocenet.v1.PortSnapshot.health:type_name -> rocenet.v1.NodeHealth
-	25, // 11: rocenet.v1.PortSnapshot.addressing:type_name -> rocenet.v1.ListPlansResponse
-	18, // 12: rocenet.v1.PortSnapshot.neighbors:type_name -> rocenet.v1.PortNeighbors
-	11, // 13: rocenet.v1.Neighbor.chassis_id:type_name -> rocenet.v1.LldpId
-	11, // 14: rocenet.v1.Neighbor.port_id:type_name -> rocenet.v1.LldpId
-	12, // 15: rocenet.v1.Neighbor.capabilities:type_name -> rocenet.v1.LldpCapabilities
-	13, // 16: rocenet.v1.Neighbor.management_addresses:type_name -> rocenet.v1.LldpManagementAddress
-	14, // 17: rocenet.v1.Neighbor.pfc:type_name -> rocenet.v1.LldpPfc
-	15, // 18: rocenet.v1.Neighbor.mac_phy:type_name -> rocenet.v1.LldpMacPhy
-	16, // 19: rocenet.v1.Neighbor.org_tlvs:type_name -> rocenet.v1.LldpOrgTlv
-	23, // 20: rocenet.v1.Neighbor.first_seen:type_name -> google.protobuf.Timestamp
-	23, // 21: rocenet.v1.Neighbor.last_seen:type_name -> google.protobuf.Timestamp
-	23, // 22: rocenet.v1.Neighbor.expires:type_name -> google.protobuf.Timestamp
-	23, // 23: rocenet.v1.PortNeighbors.lost_at:type_name -> google.protobuf.Timestamp
-	17, // 24: rocenet.v1.PortNeighbors.neighbors:type_name -> rocenet.v1.Neighbor
-	4,  // 25: rocenet.v1.PortNeighbors.pfc:type_name -> rocenet.v1.PortPfc
-	18, // 26: rocenet.v1.ListNeighborsResponse.ports:type_name -> rocenet.v1.PortNeighbors
-	6,  // 27: rocenet.v1.PortDiscovery.ListPorts:input_type -> rocenet.v1.ListPortsRequest
-	8,  // 28: rocenet.v1.PortDiscovery.GetPort:input_type -> rocenet.v1.GetPortRequest
-	9,  // 29: rocenet.v1.PortDiscovery.WatchPorts:input_type -> rocenet.v1.WatchPortsRequest
-	19, // 30: rocenet.v1.PortDiscovery.ListNeighbors:input_type -> rocenet.v1.ListNeighborsRequest
-	7,  // 31: rocenet.v1.PortDiscovery.ListPorts:output_type -> rocenet.v1.ListPortsResponse
-	3,  // 32: rocenet.v1.PortDiscovery.GetPort:output_type -> rocenet.v1.Port
-	10, // 33: rocenet.v1.PortDiscovery.WatchPorts:output_type -> rocenet.v1.PortSnapshot
-	20, // 34: rocenet.v1.PortDiscovery.ListNeighbors:output_type -> rocenet.v1.ListNeighborsResponse
-	31, // [31:35] is the sub-list for method output_type
-	27, // [27:31] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	23, // 2: rocenet.v1.PortCounters.congestion_events:type_name -> rocenet.v1.PortCounters.CongestionEventsEntry
+	24, // 3: rocenet.v1.PortCounters.lossless_events:type_name -> rocenet.v1.PortCounters.LosslessEventsEntry
+	25, // 4: rocenet.v1.PortCounters.fec_events:type_name -> rocenet.v1.PortCounters.FecEventsEntry
+	26, // 5: rocenet.v1.PortCounters.phy_events:type_name -> rocenet.v1.PortCounters.PhyEventsEntry
+	1,  // 6: rocenet.v1.Port.oper_state:type_name -> rocenet.v1.OperState
+	0,  // 7: rocenet.v1.Port.discovery:type_name -> rocenet.v1.Discovery
+	2,  // 8: rocenet.v1.Port.counters:type_name -> rocenet.v1.PortCounters
+	5,  // 9: rocenet.v1.Port.rdma:type_name -> rocenet.v1.RdmaDevice
+	4,  // 10: rocenet.v1.Port.pfc:type_name -> rocenet.v1.PortPfc
+	3,  // 11: rocenet.v1.ListPortsResponse.ports:type_name -> rocenet.v1.Port
+	3,  // 12: rocenet.v1.PortSnapshot.ports:type_name -> rocenet.v1.Port
+	27, // 13: rocenet.v1.PortSnapshot.time:type_name -> google.protobuf.Timestamp
+	28, // 14: rocenet.v1.PortSnapshot.health:type_name -> rocenet.v1.NodeHealth
+	29, // 15: rocenet.v1.PortSnapshot.addressing:type_name -> rocenet.v1.ListPlansResponse
+	18, // 16: rocenet.v1.PortSnapshot.neighbors:type_name -> rocenet.v1.PortNeighbors
+	11, // 17: rocenet.v1.Neighbor.chassis_id:type_name -> rocenet.v1.LldpId
+	11, // 18: rocenet.v1.Neighbor.port_id:type_name -> rocenet.v1.LldpId
+	12, // 19: rocenet.v1.Neighbor.capabilities:type_name -> rocenet.v1.LldpCapabilities
+	13, // 20: rocenet.v1.Neighbor.management_addresses:type_name -> rocenet.v1.LldpManagementAddress
+	14, // 21: rocenet.v1.Neighbor.pfc:type_name -> rocenet.v1.LldpPfc
+	15, // 22: rocenet.v1.Neighbor.mac_phy:type_name -> rocenet.v1.LldpMacPhy
+	16, // 23: rocenet.v1.Neighbor.org_tlvs:type_name -> rocenet.v1.LldpOrgTlv
+	27, // 24: rocenet.v1.Neighbor.first_seen:type_name -> google.protobuf.Timestamp
+	27, // 25: rocenet.v1.Neighbor.last_seen:type_name -> google.protobuf.Timestamp
+	27, // 26: rocenet.v1.Neighbor.expires:type_name -> google.protobuf.Timestamp
+	27, // 27: rocenet.v1.PortNeighbors.lost_at:type_name -> google.protobuf.Timestamp
+	17, // 28: rocenet.v1.PortNeighbors.neighbors:type_name -> rocenet.v1.Neighbor
+	4,  // 29: rocenet.v1.PortNeighbors.pfc:type_name -> rocenet.v1.PortPfc
+	18, // 30: rocenet.v1.ListNeighborsResponse.ports:type_name -> rocenet.v1.PortNeighbors
+	6,  // 31: rocenet.v1.PortDiscovery.ListPorts:input_type -> rocenet.v1.ListPortsRequest
+	8,  // 32: rocenet.v1.PortDiscovery.GetPort:input_type -> rocenet.v1.GetPortRequest
+	9,  // 33: rocenet.v1.PortDiscovery.WatchPorts:input_type -> rocenet.v1.WatchPortsRequest
+	19, // 34: rocenet.v1.PortDiscovery.ListNeighbors:input_type -> rocenet.v1.ListNeighborsRequest
+	7,  // 35: rocenet.v1.PortDiscovery.ListPorts:output_type -> rocenet.v1.ListPortsResponse
+	3,  // 36: rocenet.v1.PortDiscovery.GetPort:output_type -> rocenet.v1.Port
+	10, // 37: rocenet.v1.PortDiscovery.WatchPorts:output_type -> rocenet.v1.PortSnapshot
+	20, // 38: rocenet.v1.PortDiscovery.ListNeighbors:output_type -> rocenet.v1.ListNeighborsResponse
+	35, // [35:39] is the sub-list for method output_type
+	31, // [31:35] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_rocenet_v1_ports_proto_init() }
@@ -2162,7 +2228,7 @@ func file_rocenet_v1_ports_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rocenet_v1_ports_proto_rawDesc), len(file_rocenet_v1_ports_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

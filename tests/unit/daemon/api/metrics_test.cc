@@ -91,7 +91,7 @@ TEST_F(MetricsTest, RdmaStateCountersAndTransportEvents) {
   port.rdma->physical_state = 5;
   port.rdma->physical_state_name = "LinkUp";
   port.rdma_counters = {{"out_of_seq_request", 31}, {"sent_pkts", 4000}};
-  port.transport = {{"out_of_sequence", 31}};
+  port.events.transport = {{"out_of_sequence", 31}};
   // A device whose state is unknown (it left with its port): no state.
   snapshot.ports[1].rdma.emplace();
   snapshot.ports[1].rdma->device = "rxe1";
@@ -108,8 +108,31 @@ TEST_F(MetricsTest, RdmaStateCountersAndTransportEvents) {
       Samples(families, "rocenet_port_roce_transport_events_total"),
       (std::map<Labels, double>{{{{"device", port.name}, {"event", "out_of_sequence"}}, 31}}));
   // Without RDMA: the families, and no series.
+  EXPECT_THAT(Samples(families, "rocenet_port_fec_events_total"), IsEmpty());
   EXPECT_THAT(Samples(families_, "rocenet_port_rdma_state"), IsEmpty());
   EXPECT_THAT(Samples(families_, "rocenet_port_roce_transport_events_total"), IsEmpty());
+}
+
+TEST_F(MetricsTest, EachEventFamilyHasTheEventsTheDriverCounts) {
+  node::NodeSnapshot snapshot = SampleSnapshot();
+  inventory::Port& port = snapshot.ports[0];
+  port.events.fec = {{"corrected_blocks", 1200}, {"uncorrectable_blocks", 0}};
+  port.events.phy = {{"link_toggles", 3}};
+  port.events.lossless = {{"discards", 2}};
+  port.events.congestion = {{"cnp_sent", 10}};
+  const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
+  auto by_event = [&](std::map<std::string, double> values) {
+    std::map<Labels, double> out;
+    for (const auto& [event, value] : values)
+      out[{{"device", port.name}, {"event", event}}] = value;
+    return out;
+  };
+  EXPECT_EQ(Samples(families, "rocenet_port_fec_events_total"),
+            by_event({{"corrected_blocks", 1200}, {"uncorrectable_blocks", 0}}));
+  EXPECT_EQ(Samples(families, "rocenet_port_phy_events_total"), by_event({{"link_toggles", 3}}));
+  EXPECT_EQ(Samples(families, "rocenet_port_lossless_events_total"), by_event({{"discards", 2}}));
+  EXPECT_EQ(Samples(families, "rocenet_port_roce_congestion_events_total"),
+            by_event({{"cnp_sent", 10}}));
 }
 
 TEST_F(MetricsTest, CountersAndOnlyCountersEndInTotal) {

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// The driver event families: what the drivers' counters (RDMA hw_counters,
+// ethtool statistics) count, under one set of names per family whatever
+// the driver (inventory/counter_names.h), a series per port and event the
+// driver counts.
+#include <map>
+#include <string>
+
+#include "daemon/api/metric_families.h"
+
+namespace rocenet::api::metrics_internal {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+namespace {
+
+struct EventFamily {
+  const char* name;
+  const char* help;
+  std::map<std::string, uint64_t> inventory::PortEvents::*events;
+};
+
+constexpr EventFamily kEventFamilies[] = {
+    {"rocenet_port_roce_transport_events_total",
+     "RoCE transport events by event, one set of names across drivers: out_of_sequence, "
+     "duplicate_request, sequence_error_nak, ack_timeout, retry, retries_exceeded, "
+     "psn_out_of_range, rnr_nak, rnr_retries_exceeded.",
+     &inventory::PortEvents::transport},
+    {"rocenet_port_roce_congestion_events_total",
+     "RoCE congestion control (DCQCN) by event: cnp_sent, cnp_handled, cnp_ignored, "
+     "ecn_marked. Counted, never a fault.",
+     &inventory::PortEvents::congestion},
+    {"rocenet_port_lossless_events_total",
+     "Drops on the lossless path and pause storms by event: buffer_discards, "
+     "congestion_discards (summed over the priorities), discards, pause_storm_warnings, "
+     "pause_storm_errors.",
+     &inventory::PortEvents::lossless},
+    {"rocenet_port_fec_events_total",
+     "FEC by event: corrected_blocks, uncorrectable_blocks, corrected_bits.",
+     &inventory::PortEvents::fec},
+    {"rocenet_port_phy_events_total",
+     "The PHY's link events by event: link_down_events, link_toggles, link_restores, "
+     "local_faults, remote_faults.",
+     &inventory::PortEvents::phy},
+};
+
+}  // namespace
+
+void AppendEventMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+  for (const EventFamily& spec : kEventFamilies) {
+    MetricFamily family = Family(spec.name, spec.help, MetricType::Counter);
+    for (const inventory::Port& port : snapshot.ports) {
+      for (const auto& [event, value] : port.events.*spec.events) {
+        AddSample(family, {{"device", port.name}, {"event", event}}, static_cast<double>(value));
+      }
+    }
+    out->push_back(std::move(family));
+  }
+}
+
+}  // namespace rocenet::api::metrics_internal
