@@ -92,7 +92,8 @@ std::optional<Condition> LosslessWatch::Observe(const inventory::Port& port, abs
     if (const uint64_t storms = Of(*increase, inventory::kPauseStormErrors); storms > 0) {
       found = Condition{std::string(kLosslessDrops),
                         "PauseStorm",
-                        absl::StrCat("port ", port.name, ": the NIC's pause storm watchdog "
+                        absl::StrCat("port ", port.name,
+                                     ": the NIC's pause storm watchdog "
                                      "stopped the port's pause frames ",
                                      storms, " times within ", over,
                                      "; a receiver that cannot drain stalls the lossless "

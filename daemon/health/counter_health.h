@@ -20,6 +20,8 @@
 
 namespace rocenet::health {
 
+class HealthStateCodec;
+
 inline constexpr absl::Duration kCounterQuietPeriod = absl::Minutes(5);
 
 // When FEC counts as degraded. Any uncorrectable codeword means frames
@@ -49,6 +51,7 @@ class EventSampler {
                                  absl::Duration interval);
 
  private:
+  friend class HealthStateCodec;
   bool sampled_ = false;
   absl::Time last_time_;
   std::map<std::string, uint64_t> last_;
@@ -62,6 +65,7 @@ class HeldCondition {
   std::optional<Condition> Update(std::optional<Condition> found, bool sampled, absl::Time now);
 
  private:
+  friend class HealthStateCodec;
   std::optional<Condition> held_;
   absl::Time last_seen_;
 };
@@ -72,6 +76,7 @@ class FecWatch {
                                    absl::Duration sample_interval, const FecPolicy& policy);
 
  private:
+  friend class HealthStateCodec;
   EventSampler sampler_;
   HeldCondition held_;
 };
@@ -87,6 +92,7 @@ class LosslessWatch {
                                    absl::Duration sample_interval);
 
  private:
+  friend class HealthStateCodec;
   EventSampler sampler_;
   HeldCondition held_;
 };

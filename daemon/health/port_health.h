@@ -21,6 +21,8 @@
 
 namespace rocenet::health {
 
+class HealthStateCodec;
+
 // When a port's error counters count as rising. The receive and transmit
 // error counters (CRC, alignment, carrier, FIFO errors and the like) are
 // watched; drop counters are not, as the kernel also counts benign drops
@@ -140,6 +142,7 @@ class ErrorCounterWatch {
                                    absl::Time now, const ErrorsRisingPolicy& policy);
 
  private:
+  friend class HealthStateCodec;
   bool sampled_ = false;
   absl::Time last_time_;
   uint64_t last_rx_ = 0;
@@ -171,6 +174,7 @@ class FlapWatch {
                                    const FlapPolicy& policy);
 
  private:
+  friend class HealthStateCodec;
   bool seen_ = false;
   uint32_t last_down_count_ = 0;
   bool last_carrier_ = false;
@@ -208,6 +212,7 @@ class HealthTracker {
 
   const NodeHealth& node() const { return node_; }
   const ErrorsRisingPolicy& errors_policy() const { return errors_policy_; }
+  const HealthPolicies& policies() const { return policies_; }
   // A new flap policy applies from the next Update; the history stays.
   void SetPolicies(const HealthPolicies& policies) { policies_ = policies; }
   void SetFlapPolicy(const FlapPolicy& flaps) { policies_.flaps = flaps; }
@@ -216,6 +221,7 @@ class HealthTracker {
   }
 
  private:
+  friend class HealthStateCodec;
   const os::Clock* clock_;
   ErrorsRisingPolicy errors_policy_;
   HealthPolicies policies_;

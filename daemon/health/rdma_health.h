@@ -17,6 +17,8 @@
 
 namespace rocenet::health {
 
+class HealthStateCodec;
+
 // How long a port's RDMA side may lag its link before it counts: the RDMA
 // core fills a new address's GID from a work queue, and a NIC's firmware
 // reports its port state a moment after the carrier.
@@ -36,6 +38,7 @@ class RdmaWatch {
                                  absl::Time now);
 
  private:
+  friend class HealthStateCodec;
   std::optional<absl::Time> down_since_;
   std::optional<absl::Time> gid_missing_since_;
 };
@@ -67,6 +70,7 @@ class RetransmitWatch {
                                    absl::Duration sample_interval, const RetransmitPolicy& policy);
 
  private:
+  friend class HealthStateCodec;
   bool sampled_ = false;
   absl::Time last_time_;
   std::map<std::string, uint64_t> last_;

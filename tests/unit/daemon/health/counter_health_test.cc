@@ -71,7 +71,9 @@ TEST_F(CounterHealthTest, ACorrectedRateAboveTheThresholdIsAdvisoryAndWorseRepla
 }
 
 TEST_F(CounterHealthTest, APauseStormIsUnhealthyAndDiscardsAdvisory) {
-  EXPECT_EQ(Lossless({{"buffer_discards", 0}, {"discards", 0}, {"pause_storm_errors", 0},
+  EXPECT_EQ(Lossless({{"buffer_discards", 0},
+                      {"discards", 0},
+                      {"pause_storm_errors", 0},
                       {"pause_storm_warnings", 0}}),
             Strings{});
   EXPECT_EQ(Lossless({{"pause_storm_warnings", 3}}), Strings{});  // the watchdog only warned

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/health/health_state.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace rocenet::health {
+namespace {
+
+using nlohmann::json;
+constexpr int kFormatVersion = 1;
+
+json Time(absl::Time t) { return absl::ToUnixNanos(t); }
+absl::Time TimeOf(const json& j) { return absl::FromUnixNanos(j.get<int64_t>()); }
+
+json OptionalTime(const std::optional<absl::Time>& t) {
+  return t.has_value() ? Time(*t) : json(nullptr);
+}
+std::optional<absl::Time> OptionalTimeOf(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  return TimeOf(j);
+}
+
+json ConditionJson(const Condition& c) {
+  return {{"type", c.type},       {"reason", c.reason},     {"message", c.message},
+          {"since", Time(c.since)}, {"advisory", c.advisory}};
+}
+Condition ConditionOf(const json& j) {
+  return {j.at("type").get<std::string>(), j.at("reason").get<std::string>(),
+          j.at("message").get<std::string>(), TimeOf(j.at("since")), j.at("advisory").get<bool>()};
+}
+
+json OptionalCondition(const std::optional<Condition>& c) {
+  return c.has_value() ? ConditionJson(*c) : json(nullptr);
+}
+std::optional<Condition> OptionalConditionOf(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  return ConditionOf(j);
+}
+
+}  // namespace
+
+// The watches' members by name; friend of each watch.
+std::string HealthStateCodec::Save(const HealthTracker& tracker, const std::string& boot_id) {
+  json ports = json::object();
+  auto port = [&](const std::string& id) -> json& {
+    if (!ports.contains(id)) ports[id] = json::object();
+    return ports[id];
+  };
+  for (const auto& [id, w] : tracker.error_watches_) {
+    port(id)["errors"] = {{"sampled", w.sampled_},
+                          {"last_time", Time(w.last_time_)},
+                          {"last_rx", w.last_rx_},
+                          {"last_tx", w.last_tx_},
+                          {"streak", w.streak_},
+                          {"streak_rx", w.streak_rx_},
+                          {"streak_tx", w.streak_tx_},
+                          {"last_rising", Time(w.last_rising_)},
+                          {"raised", w.raised_},
+                          {"condition", ConditionJson(w.condition_)}};
+  }
+  for (const auto& [id, w] : tracker.flap_watches_) {
+    json downs = json::array();
+    for (absl::Time t : w.downs_) downs.push_back(Time(t));
+    port(id)["flaps"] = {{"seen", w.seen_},
+                         {"last_down_count", w.last_down_count_},
+                         {"last_carrier", w.last_carrier_},
+                         {"last_admin_up", w.last_admin_up_},
+                         {"last_attached_to", w.last_attached_to_},
+                         {"downs", downs},
+                         {"last_down", Time(w.last_down_)},
+                         {"raised", w.raised_},
+                         {"condition", ConditionJson(w.condition_)}};
+  }
+  for (const auto& [id, w] : tracker.rdma_watches_) {
+    port(id)["rdma"] = {{"down_since", OptionalTime(w.down_since_)},
+                        {"gid_missing_since", OptionalTime(w.gid_missing_since_)}};
+  }
+  for (const auto& [id, w] : tracker.retransmit_watches_) {
+    port(id)["retransmits"] = {{"sampled", w.sampled_},
+                               {"last_time", Time(w.last_time_)},
+                               {"last", w.last_},
+                               {"last_rising", Time(w.last_rising_)},
+                               {"raised", w.raised_},
+                               {"condition", ConditionJson(w.condition_)}};
+  }
+  auto sampled = [](const EventSampler& s, const HeldCondition& h) {
+    return json{{"sampled", s.sampled_},
+                {"last_time", Time(s.last_time_)},
+                {"last", s.last_},
+                {"held", OptionalCondition(h.held_)},
+                {"last_seen", Time(h.last_seen_)}};
+  };
+  for (const auto& [id, w] : tracker.fec_watches_) port(id)["fec"] = sampled(w.sampler_, w.held_);
+  for (const auto& [id, w] : tracker.lossless_watches_) {
+    port(id)["lossless"] = sampled(w.sampler_, w.held_);
+  }
+  json health = json::array();
+  for (const PortHealth& p : tracker.node_.ports) {
+    json conditions = json::array();
+    for (const Condition& c : p.conditions) conditions.push_back(ConditionJson(c));
+    health.push_back({{"port_id", p.port_id},
+                      {"name", p.name},
+                      {"healthy", p.healthy},
+                      {"since", Time(p.since)},
+                      {"conditions", conditions}});
+  }
+  return json{{"version", kFormatVersion},
+              {"boot_id", boot_id},
+              {"ports", ports},
+              {"health", health}}
+      .dump();
+}
+
+absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string& boot_id,
+                                       HealthTracker& tracker) {
+  const json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::InvalidArgumentError("not a JSON object");
+  }
+  if (doc.value("version", 0) != kFormatVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("format version ", doc.value("version", 0), ", not ", kFormatVersion));
+  }
+  if (doc.value("boot_id", "") != boot_id) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "written in boot ", doc.value("boot_id", ""), ", this is boot ", boot_id));
+  }
+  // Built aside, then swapped in: a document that fails half way changes
+  // nothing. json's accessors throw on a missing key or a wrong type;
+  // they are caught here, at the edge of this module.
+  HealthTracker next(tracker.clock_, tracker.errors_policy_, tracker.policies_);
+  try {
+    for (const auto& [id, p] : doc.at("ports").items()) {
+      if (p.contains("errors")) {
+        const json& j = p.at("errors");
+        ErrorCounterWatch& w = next.error_watches_[id];
+        w.sampled_ = j.at("sampled").get<bool>();
+        w.last_time_ = TimeOf(j.at("last_time"));
+        w.last_rx_ = j.at("last_rx").get<uint64_t>();
+        w.last_tx_ = j.at("last_tx").get<uint64_t>();
+        w.streak_ = j.at("streak").get<int>();
+        w.streak_rx_ = j.at("streak_rx").get<bool>();
+        w.streak_tx_ = j.at("streak_tx").get<bool>();
+        w.last_rising_ = TimeOf(j.at("last_rising"));
+        w.raised_ = j.at("raised").get<bool>();
+        w.condition_ = ConditionOf(j.at("condition"));
+      }
+      if (p.contains("flaps")) {
+        const json& j = p.at("flaps");
+        FlapWatch& w = next.flap_watches_[id];
+        w.seen_ = j.at("seen").get<bool>();
+        w.last_down_count_ = j.at("last_down_count").get<uint32_t>();
+        w.last_carrier_ = j.at("last_carrier").get<bool>();
+        w.last_admin_up_ = j.at("last_admin_up").get<bool>();
+        w.last_attached_to_ = j.at("last_attached_to").get<std::string>();
+        for (const json& t : j.at("downs")) w.downs_.push_back(TimeOf(t));
+        w.last_down_ = TimeOf(j.at("last_down"));
+        w.raised_ = j.at("raised").get<bool>();
+        w.condition_ = ConditionOf(j.at("condition"));
+      }
+      if (p.contains("rdma")) {
+        const json& j = p.at("rdma");
+        RdmaWatch& w = next.rdma_watches_[id];
+        w.down_since_ = OptionalTimeOf(j.at("down_since"));
+        w.gid_missing_since_ = OptionalTimeOf(j.at("gid_missing_since"));
+      }
+      if (p.contains("retransmits")) {
+        const json& j = p.at("retransmits");
+        RetransmitWatch& w = next.retransmit_watches_[id];
+        w.sampled_ = j.at("sampled").get<bool>();
+        w.last_time_ = TimeOf(j.at("last_time"));
+        w.last_ = j.at("last").get<std::map<std::string, uint64_t>>();
+        w.last_rising_ = TimeOf(j.at("last_rising"));
+        w.raised_ = j.at("raised").get<bool>();
+        w.condition_ = ConditionOf(j.at("condition"));
+      }
+      auto sampled = [](const json& j, EventSampler& s, HeldCondition& h) {
+        s.sampled_ = j.at("sampled").get<bool>();
+        s.last_time_ = TimeOf(j.at("last_time"));
+        s.last_ = j.at("last").get<std::map<std::string, uint64_t>>();
+        h.held_ = OptionalConditionOf(j.at("held"));
+        h.last_seen_ = TimeOf(j.at("last_seen"));
+      };
+      if (p.contains("fec")) {
+        FecWatch& w = next.fec_watches_[id];
+        sampled(p.at("fec"), w.sampler_, w.held_);
+      }
+      if (p.contains("lossless")) {
+        LosslessWatch& w = next.lossless_watches_[id];
+        sampled(p.at("lossless"), w.sampler_, w.held_);
+      }
+    }
+    for (const json& j : doc.at("health")) {
+      PortHealth& p = next.node_.ports.emplace_back();
+      p.port_id = j.at("port_id").get<std::string>();
+      p.name = j.at("name").get<std::string>();
+      p.healthy = j.at("healthy").get<bool>();
+      p.since = TimeOf(j.at("since"));
+      for (const json& c : j.at("conditions")) p.conditions.push_back(ConditionOf(c));
+      next.node_.ports_total += 1;
+      next.node_.ports_healthy += p.healthy ? 1 : 0;
+    }
+    next.node_.ready = next.node_.ports_total > 0 &&
+                       next.node_.ports_healthy == next.node_.ports_total;
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+  tracker = std::move(next);
+  return absl::OkStatus();
+}
+
+}  // namespace rocenet::health
