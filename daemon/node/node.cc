@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/health/health_state.h"
 #include "daemon/health/signals.h"
 
 namespace rocenet::node {
@@ -58,6 +59,7 @@ Node::Node(const NodeParts& parts)
 }
 
 absl::Status Node::Start() {
+  RestoreHealth();
   startup_holdoff_until_ = parts_.loop->Now() + kStartupHoldoff;
   parts_.loop->RunAt(startup_holdoff_until_, [this] { Refresh(false, /*replan=*/false); });
   RETURN_IF_ERROR(parts_.netlink->SubscribeLinkEvents());
@@ -94,6 +96,7 @@ void Node::ScheduleCounterSample() {
   parts_.loop->RunAt(parts_.loop->Now() + every, [this] {
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
     Refresh(false, /*replan=*/false, /*counters=*/true);
+    SaveHealth();
     if (parts_.outputs != nullptr) {
       if (absl::Status s = parts_.outputs->RefreshExpiry(); !s.ok()) {
         SPDLOG_ERROR("host outputs: {}", s.ToString());
@@ -103,7 +106,35 @@ void Node::ScheduleCounterSample() {
   });
 }
 
+void Node::RestoreHealth() {
+  if (parts_.fs == nullptr || parts_.health_state_path.empty() || parts_.boot_id.empty()) return;
+  absl::StatusOr<std::string> text = parts_.fs->ReadFile(parts_.health_state_path);
+  if (!text.ok()) {
+    if (!absl::IsNotFound(text.status())) {
+      SPDLOG_WARN("health memory {}: {}; starting afresh", parts_.health_state_path,
+                  text.status().ToString());
+    }
+    return;
+  }
+  if (absl::Status s = health::HealthStateCodec::Restore(*text, parts_.boot_id, health_); !s.ok()) {
+    SPDLOG_WARN("health memory {}: {}; starting afresh", parts_.health_state_path, s.message());
+    return;
+  }
+  SPDLOG_INFO("health memory of {} ports restored from {}", health_.node().ports.size(),
+              parts_.health_state_path);
+}
+
+void Node::SaveHealth() {
+  if (parts_.fs == nullptr || parts_.health_state_path.empty() || parts_.boot_id.empty()) return;
+  if (absl::Status s = parts_.fs->WriteFileAtomic(
+          parts_.health_state_path, health::HealthStateCodec::Save(health_, parts_.boot_id), 0600);
+      !s.ok()) {
+    SPDLOG_ERROR("health memory: {}", s.ToString());
+  }
+}
+
 void Node::Shutdown() {
+  SaveHealth();
   {
     std::lock_guard<std::mutex> lock(current_mu_);
     shut_down_ = true;

@@ -26,6 +26,7 @@
 #include "daemon/node/attachments_backend.h"
 #include "daemon/node/reservations_backend.h"
 #include "daemon/node/snapshot.h"
+#include "daemon/os/filesystem.h"
 #include "daemon/os/loop.h"
 #include "daemon/os/netlink.h"
 #include "daemon/outputs/host_outputs.h"
@@ -54,6 +55,12 @@ struct NodeParts {
   absl::Duration errors_interval = health::ErrorsRisingPolicy{}.sample_interval;
   // The health: section (flaps, retransmits, FEC).
   health::HealthPolicies health = health::HealthPolicies{};
+  // Where the health memory (flap history, counter samples, condition
+  // start times) is kept across restarts, and the kernel's boot id it is
+  // kept for; empty path or boot id, or no `fs`: not kept.
+  os::FileSystem* fs = nullptr;
+  std::string health_state_path = std::string();
+  std::string boot_id = std::string();
 };
 
 class Node final : public NodeStateSource, public AttachmentsBackend, public ReservationsBackend {
@@ -66,9 +73,9 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   // loop.
   absl::Status Start();
 
-  // Once the loop has stopped: ends every watch stream, answers the calls
-  // still held (ports were on their way home) with Unavailable, and Current()
-  // from then on.
+  // Once the loop has stopped: saves the health memory, ends every watch
+  // stream, answers the calls still held (ports were on their way home)
+  // with Unavailable, and Current() from then on.
   void Shutdown();
 
   absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Current() override;
@@ -123,6 +130,9 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   void ScheduleExpiry();
   // Reads the RDMA GID tables again kRdmaRescanDelay after addresses changed.
   void ScheduleRdmaRescan();
+  // The health memory from the last run of this boot, and saving it.
+  void RestoreHealth();
+  void SaveHealth();
   // Re-reads the link counters and health periodically, so that error
   // counters are sampled for ErrorsRising while nothing else happens, and
   // Current() shows counters at most one interval old.

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/addressing/applied_store.h"
 #include "daemon/api/addressing_service.h"
@@ -51,6 +52,18 @@ namespace rocenet::server {
 namespace {
 
 constexpr absl::Duration kShutdownGrace = absl::Seconds(2);
+
+// The kernel's id of this boot, which the health memory is kept for; empty
+// (the memory then is not kept) where the kernel does not say.
+std::string BootId(const os::FileSystem& fs) {
+  absl::StatusOr<std::string> id = fs.ReadFile("/proc/sys/kernel/random/boot_id");
+  if (!id.ok()) {
+    SPDLOG_WARN("no boot id ({}); health memory is not kept across restarts",
+                id.status().ToString());
+    return "";
+  }
+  return std::string(absl::StripAsciiWhitespace(*id));
+}
 
 // The diagnostics' settings an older configuration gives rocenetd.
 void WarnMovedToDiagd(const std::set<std::string>& keys) {
@@ -236,18 +249,22 @@ absl::Status Daemon::Parts::StartNode() {
       std::make_unique<attach::AttachManager>(netlink.get(), netns.get(), journal.get(), rdma.get(),
                                               reservations.get(), reservation_files.get());
   pfc = std::make_unique<qos::PfcController>(dcb.get(), options.pfc);
-  node = std::make_unique<node::Node>(node::NodeParts{.loop = loop.get(),
-                                                      .netlink = netlink.get(),
-                                                      .inventory = inventory.get(),
-                                                      .sockets = &sockets,
-                                                      .addressing = addressing.get(),
-                                                      .outputs = host_outputs.get(),
-                                                      .attach = attachments.get(),
-                                                      .reservation_files = reservation_files.get(),
-                                                      .pfc = pfc.get(),
-                                                      .pfc_unhealthy = options.pfc_unhealthy,
-                                                      .errors_interval = options.errors_interval,
-                                                      .health = options.health});
+  node = std::make_unique<node::Node>(node::NodeParts{
+      .loop = loop.get(),
+      .netlink = netlink.get(),
+      .inventory = inventory.get(),
+      .sockets = &sockets,
+      .addressing = addressing.get(),
+      .outputs = host_outputs.get(),
+      .attach = attachments.get(),
+      .reservation_files = reservation_files.get(),
+      .pfc = pfc.get(),
+      .pfc_unhealthy = options.pfc_unhealthy,
+      .errors_interval = options.errors_interval,
+      .health = options.health,
+      .fs = &fs,
+      .health_state_path = absl::StrCat(config::RuntimeDirOf(options), "/health.json"),
+      .boot_id = BootId(fs)});
   return node->Start();
 }
 
