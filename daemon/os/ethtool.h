@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Ethtool: what `ethtool -i` and `ethtool -S` show of a net device.
+// Ethtool: what `ethtool -i`, `ethtool -S`, and ethtool's link state and
+// FEC statistics show of a net device.
 //
 // The driver's own name for itself and its statistics, read with the
 // SIOCETHTOOL ioctl in the network namespace the implementation was created
@@ -11,11 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace rocenet::os {
@@ -34,9 +37,45 @@ struct DriverInfo {
   friend bool operator==(const DriverInfo&, const DriverInfo&) = default;
 };
 
+// What ethtool netlink's LINKSTATE_GET says of a device (`ethtool`'s
+// "Link detected" and "Link Down Reason"): each field set when the kernel
+// and the driver give it.
+struct LinkState {
+  std::optional<bool> link = std::nullopt;
+  // Why the link is down (enum ethtool_link_ext_state, as "NO_CABLE",
+  // "LINK_TRAINING_FAILURE", ...) and the detail (the state's substate, as
+  // "KR_FRAME_LOCK_NOT_ACQUIRED"); empty while the driver says nothing.
+  std::string down_reason = std::string();
+  std::string down_detail = std::string();
+  // Times the PHY's link went down (Linux 6.2 on, where the driver counts).
+  std::optional<uint32_t> down_count = std::nullopt;
+
+  friend bool operator==(const LinkState&, const LinkState&) = default;
+};
+
+// FEC_GET's statistics (`ethtool -I --show-fec`): codewords corrected and
+// not correctable, and bits corrected, each the total over the lanes.
+struct FecStats {
+  std::optional<uint64_t> corrected_blocks = std::nullopt;
+  std::optional<uint64_t> uncorrectable_blocks = std::nullopt;
+  std::optional<uint64_t> corrected_bits = std::nullopt;
+
+  friend bool operator==(const FecStats&, const FecStats&) = default;
+};
+
 class Ethtool {
  public:
   virtual ~Ethtool() = default;
+
+  // ethtool netlink LINKSTATE_GET and FEC_GET (with statistics).
+  // Unimplemented where the kernel or the driver has no such answer (a
+  // driver without get_fec_stats, Gaudi's among them).
+  virtual absl::StatusOr<LinkState> GetLinkState(absl::string_view ifname) {
+    return absl::UnimplementedError(absl::StrCat("device ", ifname, ": no ethtool netlink"));
+  }
+  virtual absl::StatusOr<FecStats> GetFecStats(absl::string_view ifname) {
+    return absl::UnimplementedError(absl::StrCat("device ", ifname, ": no ethtool netlink"));
+  }
 
   // ETHTOOL_GDRVINFO: the driver and the firmware version.
   virtual absl::StatusOr<DriverInfo> Driver(absl::string_view ifname) = 0;

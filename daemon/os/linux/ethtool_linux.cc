@@ -2,6 +2,7 @@
 #include "daemon/os/linux/ethtool_linux.h"
 
 #include <linux/ethtool.h>
+#include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -12,9 +13,11 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/errno_status.h"
+#include "daemon/common/status_macros.h"
 
 namespace rocenet::os {
 namespace {
@@ -31,7 +34,85 @@ absl::StatusOr<std::unique_ptr<EthtoolLinux>> EthtoolLinux::Create() {
   return std::unique_ptr<EthtoolLinux>(new EthtoolLinux(fd));
 }
 
-EthtoolLinux::~EthtoolLinux() { close(fd_); }
+EthtoolLinux::~EthtoolLinux() {
+  close(fd_);
+  if (genl_fd_ >= 0) close(genl_fd_);
+}
+
+absl::Status EthtoolLinux::OpenNetlink() {
+  if (family_ != 0) return absl::OkStatus();
+  if (genl_fd_ < 0) {
+    genl_fd_ = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+    if (genl_fd_ < 0) return ::rocenet::ErrnoToStatus(errno, "ethtool netlink: open a socket");
+  }
+  absl::StatusOr<EthtoolReply> reply =
+      Transact(BuildGetEthtoolFamily(++seq_), "ethtool netlink: find the family");
+  if (!reply.ok()) {
+    // ENOENT: no such family, a kernel before 5.6.
+    if (absl::IsNotFound(reply.status())) {
+      return absl::UnimplementedError("ethtool netlink: the kernel has no ethtool family");
+    }
+    return reply.status();
+  }
+  if (!reply->family.has_value()) {
+    return absl::InternalError("ethtool netlink: the controller named no family id");
+  }
+  family_ = *reply->family;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EthtoolReply> EthtoolLinux::Transact(const std::string& request,
+                                                    absl::string_view what) {
+  uint32_t seq;
+  std::memcpy(&seq, request.data() + offsetof(nlmsghdr, nlmsg_seq), sizeof(seq));
+  if (send(genl_fd_, request.data(), request.size(), 0) < 0) {
+    return ::rocenet::ErrnoToStatus(errno, what);
+  }
+  std::vector<char> buffer(8192);
+  for (;;) {
+    const ssize_t received = recv(genl_fd_, buffer.data(), buffer.size(), 0);
+    if (received < 0) {
+      if (errno == EINTR) continue;
+      return ::rocenet::ErrnoToStatus(errno, what);
+    }
+    absl::string_view bytes(buffer.data(), static_cast<size_t>(received));
+    while (!bytes.empty()) {
+      size_t length = 0;
+      absl::StatusOr<EthtoolReply> message = ParseEthtoolMessage(bytes, &length);
+      if (!message.ok()) {
+        return absl::InternalError(absl::StrCat(what, ": ", message.status().message()));
+      }
+      bytes.remove_prefix(length);
+      if (message->seq != seq) continue;  // an answer to an earlier request
+      if (message->error.has_value()) {
+        if (*message->error == EOPNOTSUPP) {
+          return absl::UnimplementedError(absl::StrCat(what, ": the driver has no answer"));
+        }
+        return ::rocenet::ErrnoToStatus(*message->error, what);
+      }
+      return *std::move(message);
+    }
+  }
+}
+
+absl::StatusOr<LinkState> EthtoolLinux::GetLinkState(absl::string_view ifname) {
+  RETURN_IF_ERROR(OpenNetlink());
+  const std::string what = absl::StrCat("device ", ifname, ": read the link state (ethtool)");
+  ASSIGN_OR_RETURN(EthtoolReply reply, Transact(BuildLinkStateGet(family_, ifname, ++seq_), what));
+  if (!reply.link_state.has_value()) return absl::InternalError(absl::StrCat(what, ": no reply"));
+  return *reply.link_state;
+}
+
+absl::StatusOr<FecStats> EthtoolLinux::GetFecStats(absl::string_view ifname) {
+  RETURN_IF_ERROR(OpenNetlink());
+  const std::string what = absl::StrCat("device ", ifname, ": read FEC statistics (ethtool)");
+  ASSIGN_OR_RETURN(EthtoolReply reply, Transact(BuildFecGet(family_, ifname, ++seq_), what));
+  if (!reply.fec.has_value()) return absl::InternalError(absl::StrCat(what, ": no reply"));
+  if (*reply.fec == FecStats{}) {
+    return absl::UnimplementedError(absl::StrCat(what, ": the driver counts no FEC statistics"));
+  }
+  return *reply.fec;
+}
 
 absl::Status EthtoolLinux::Request(absl::string_view ifname, void* data, absl::string_view what) {
   if (ifname.empty() || ifname.size() >= IFNAMSIZ) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "daemon/os/ethtool.h"
+#include "daemon/os/linux/ethtool_message.h"
 
 namespace rocenet::os {
 
@@ -19,13 +20,23 @@ class EthtoolLinux final : public Ethtool {
 
   absl::StatusOr<DriverInfo> Driver(absl::string_view ifname) override;
   absl::StatusOr<std::vector<NamedCounter>> Statistics(absl::string_view ifname) override;
+  absl::StatusOr<LinkState> GetLinkState(absl::string_view ifname) override;
+  absl::StatusOr<FecStats> GetFecStats(absl::string_view ifname) override;
 
  private:
   explicit EthtoolLinux(int fd) : fd_(fd) {}
+  // The ethtool genetlink family's socket and id, found at the first use;
+  // Unimplemented on a kernel without ethtool netlink (before 5.6).
+  absl::Status OpenNetlink();
+  // Sends `request` and returns the reply with its sequence number.
+  absl::StatusOr<EthtoolReply> Transact(const std::string& request, absl::string_view what);
   // SIOCETHTOOL on `ifname` with `data` (an ethtool command struct).
   absl::Status Request(absl::string_view ifname, void* data, absl::string_view what);
 
   int fd_;
+  int genl_fd_ = -1;
+  uint16_t family_ = 0;
+  uint32_t seq_ = 0;
 };
 
 }  // namespace rocenet::os

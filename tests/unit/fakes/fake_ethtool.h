@@ -50,9 +50,32 @@ class FakeEthtool final : public os::Ethtool {
     return it == stats_.end() ? std::vector<os::NamedCounter>() : it->second;
   }
 
+  // LINKSTATE_GET's answer for a device; FEC_GET's statistics (a device
+  // without is Unimplemented, as the kernel answers for a driver without
+  // get_fec_stats).
+  void SetLinkState(const std::string& ifname, const os::LinkState& state) {
+    link_states_[ifname] = state;
+  }
+  void SetFecStats(const std::string& ifname, const os::FecStats& fec) { fec_[ifname] = fec; }
+
+  absl::StatusOr<os::LinkState> GetLinkState(absl::string_view ifname) override {
+    auto it = link_states_.find(std::string(ifname));
+    return it == link_states_.end() ? os::LinkState() : it->second;
+  }
+  absl::StatusOr<os::FecStats> GetFecStats(absl::string_view ifname) override {
+    ++fec_calls_;
+    auto it = fec_.find(std::string(ifname));
+    if (it == fec_.end()) return absl::UnimplementedError("no FEC statistics");
+    return it->second;
+  }
+
   int statistics_calls() const { return statistics_calls_; }
+  int fec_calls() const { return fec_calls_; }
 
  private:
+  std::map<std::string, os::LinkState> link_states_;
+  std::map<std::string, os::FecStats> fec_;
+  int fec_calls_ = 0;
   std::map<std::string, os::DriverInfo> drivers_;
   std::map<std::string, std::vector<os::NamedCounter>> stats_;
   int statistics_calls_ = 0;

@@ -57,5 +57,25 @@ TEST(EthtoolLinuxTest, AMissingDeviceIsNotFoundNamingIt) {
   });
 }
 
+// ethtool netlink on the real kernel: lo's link state (down in a fresh
+// namespace, then up), no link-down reason from a driver that gives none,
+// no FEC statistics, and a missing device.
+TEST(EthtoolLinuxTest, LinkStateAndFecOverEthtoolNetlink) {
+  InPrivateNetns([] {
+    absl::StatusOr<std::unique_ptr<EthtoolLinux>> ethtool = EthtoolLinux::Create();
+    ASSERT_OK(ethtool);
+    absl::StatusOr<LinkState> state = (*ethtool)->GetLinkState("lo");
+    ASSERT_OK(state);
+    ASSERT_TRUE(state->link.has_value());
+    EXPECT_EQ(state->down_reason, "");
+    absl::StatusOr<FecStats> fec = (*ethtool)->GetFecStats("lo");
+    EXPECT_EQ(fec.status().code(), absl::StatusCode::kUnimplemented) << fec.status();
+    EXPECT_THAT(fec.status().message(), HasSubstr("device lo: read FEC statistics (ethtool)"));
+    absl::StatusOr<LinkState> missing = (*ethtool)->GetLinkState("so9");
+    EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
+    EXPECT_THAT(missing.status().message(), HasSubstr("device so9"));
+  });
+}
+
 }  // namespace
 }  // namespace rocenet::os
