@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The RDMA families: each RDMA port's state (node_exporter's
+// The link-down reason, and the RDMA families: each RDMA port's state (node_exporter's
 // node_infiniband_state_id and _physical_state_id) and every hw_counters
 // entry under the driver's own name. Only ports with an RDMA device have
 // these series.
@@ -26,7 +26,18 @@ void AppendRdmaMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFam
                            "Every counter of the RDMA port's hw_counters, by the driver's own "
                            "name (label counter).",
                            MetricType::Counter);
+  MetricFamily down = Family("rocenet_port_link_down_reason",
+                             "1 while the link is down for the reason the driver tells ethtool "
+                             "(its extended link state, and the detail); absent when it says none.",
+                             MetricType::Gauge);
   for (const inventory::Port& port : snapshot.ports) {
+    if (!port.link_down_reason.empty()) {
+      AddSample(down,
+                {{"device", port.name},
+                 {"reason", port.link_down_reason},
+                 {"detail", port.link_down_detail}},
+                1);
+    }
     if (port.rdma.has_value()) {
       const std::string rdma_port = absl::StrCat(port.rdma->device, "/", port.rdma->port);
       if (port.rdma->state > 0) {
@@ -41,6 +52,7 @@ void AppendRdmaMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFam
       AddSample(hw, {{"device", port.name}, {"counter", name}}, static_cast<double>(value));
     }
   }
+  out->push_back(std::move(down));
   out->push_back(std::move(state));
   out->push_back(std::move(physical));
   out->push_back(std::move(hw));

@@ -52,6 +52,8 @@ void ToProto(const inventory::Port& port, v1::Port* out) {
   out->set_netdev_driver(port.pci.netdev_driver);
   out->set_firmware_version(port.pci.firmware_version);
   out->set_attached_to(port.attached_to);
+  out->set_link_down_reason(port.link_down_reason);
+  out->set_link_down_detail(port.link_down_detail);
   if (port.rdma.has_value()) {
     v1::RdmaDevice* rdma = out->mutable_rdma();
     rdma->set_device(port.rdma->device);

@@ -253,9 +253,15 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSigna
                    absl::StrCat("port ", port.name, ": interface is administratively down"),
                    {}});
   } else if (!port.link.carrier) {
+    // The driver's own reason, where it tells ethtool one.
+    std::string why = "(cable, optics or switch port)";
+    if (!port.link_down_reason.empty()) {
+      why = absl::StrCat("(the driver says ", port.link_down_reason,
+                         port.link_down_detail.empty() ? "" : ": ", port.link_down_detail, ")");
+    }
     out.push_back({std::string(kLinkDown),
                    "NoCarrier",
-                   absl::StrCat("port ", port.name, ": no carrier (cable, optics or switch port)"),
+                   absl::StrCat("port ", port.name, ": no carrier ", why),
                    {}});
   }
   if (signals != nullptr) {

@@ -14,7 +14,8 @@ bool Port::SameState(const Port& other) const {
   // `mac` holds counters only.
   return id == other.id && name == other.name && present == other.present && a == b &&
          pci == other.pci && discovery == other.discovery && attached_to == other.attached_to &&
-         rdma == other.rdma;
+         rdma == other.rdma && link_down_reason == other.link_down_reason &&
+         link_down_detail == other.link_down_detail;
 }
 
 std::string MakePortId(const PciInfo& pci, const os::LinkInfo& link, const std::string& name) {

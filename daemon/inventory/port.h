@@ -92,6 +92,12 @@ struct Port {
   // mapped from those and the driver's ethtool names (counter_names.h).
   std::vector<os::NamedCounter> rdma_counters;
   PortEvents events;
+  // Why the link is down, as the driver tells ethtool (LINKSTATE_GET's
+  // extended state, "NO_CABLE", "LINK_TRAINING_FAILURE", ...) and the
+  // detail ("KR_FRAME_LOCK_NOT_ACQUIRED"); read while the carrier is down,
+  // empty when the driver says nothing (veth, virtio, hbl_en).
+  std::string link_down_reason;
+  std::string link_down_detail;
 
   // Equality that ignores traffic counters: counters move all the time and are
   // not a change worth telling watchers about.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -40,12 +41,15 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
       rdma_scanner_.ReadState(it->second);
     }
   }
-  const bool changed = Rebuild();
+  bool changed = Rebuild();
   // Counters move all the time: read on a dump, like the link statistics,
   // and not a change of the ports.
   mac_.clear();
   rdma_counters_.clear();
   events_.clear();
+  const std::map<std::string, std::pair<std::string, std::string>> reasons_before =
+      std::move(down_reasons_);
+  down_reasons_.clear();
   for (Port& port : ports_) {
     std::vector<os::NamedCounter> stats;
     if (ethtool_ != nullptr && port.present) {
@@ -59,10 +63,40 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
     }
     if (port.rdma.has_value()) port.rdma_counters = rdma_scanner_.ReadCounters(*port.rdma);
     port.events = MapEvents(port.rdma_counters, stats);
+    if (ethtool_ != nullptr && port.present) ReadLinkExtras(port);
+    if (!port.link_down_reason.empty()) {
+      down_reasons_[port.id] = {port.link_down_reason, port.link_down_detail};
+    }
     if (!port.rdma_counters.empty()) rdma_counters_[port.id] = port.rdma_counters;
     if (port.events != PortEvents{}) events_[port.id] = port.events;
   }
-  return changed;
+  // A new link-down reason is a change of the port, worth telling.
+  return changed || down_reasons_ != reasons_before;
+}
+
+void PortInventory::ReadLinkExtras(Port& port) {
+  // The driver's FEC statistics over netlink come before its ethtool
+  // names (mlx5 counts codewords there, bits in its statistics).
+  if (!no_fec_stats_.contains(port.link.ifindex)) {
+    absl::StatusOr<os::FecStats> fec = ethtool_->GetFecStats(port.name);
+    if (fec.ok()) {
+      if (fec->corrected_blocks)
+        port.events.fec[std::string(kCorrectedBlocks)] = *fec->corrected_blocks;
+      if (fec->uncorrectable_blocks) {
+        port.events.fec[std::string(kUncorrectableBlocks)] = *fec->uncorrectable_blocks;
+      }
+      if (fec->corrected_bits) port.events.fec[std::string(kCorrectedBits)] = *fec->corrected_bits;
+    } else if (absl::IsUnimplemented(fec.status())) {
+      no_fec_stats_.insert(port.link.ifindex);
+    }
+  }
+  port.link_down_reason.clear();
+  port.link_down_detail.clear();
+  if (!port.link.admin_up || port.link.carrier) return;
+  if (absl::StatusOr<os::LinkState> state = ethtool_->GetLinkState(port.name); state.ok()) {
+    port.link_down_reason = state->down_reason;
+    port.link_down_detail = state->down_detail;
+  }
 }
 
 bool PortInventory::Apply(const os::LinkEvent& event) {
@@ -76,6 +110,7 @@ bool PortInventory::Apply(const os::LinkEvent& event) {
     links_.erase(it);
     placement_.erase(ifindex);
     netdev_drivers_.erase(ifindex);
+    no_fec_stats_.erase(ifindex);
     topology_changed = true;
   } else {
     topology_changed = it == links_.end() || it->second.name != event.link.name;
@@ -264,6 +299,11 @@ bool PortInventory::Rebuild() {
       port.rdma_counters = it->second;
     }
     if (auto it = events_.find(port.id); it != events_.end()) port.events = it->second;
+    // A reason holds while the carrier stays down.
+    if (auto it = down_reasons_.find(port.id);
+        it != down_reasons_.end() && port.present && !port.link.carrier) {
+      std::tie(port.link_down_reason, port.link_down_detail) = it->second;
+    }
     // A port in a pod keeps what the host saw last: the GID table names its
     // net device by the name it has in the pod.
     if (!port.attached_to.empty()) {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <map>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -72,6 +74,9 @@ class PortInventory {
  private:
   // Recomputes ports_ from links_; returns true when it changed.
   bool Rebuild();
+  // The driver's FEC statistics and, while the carrier is down, the
+  // link-down reason, over ethtool netlink.
+  void ReadLinkExtras(Port& port);
   // What `ethtool -i` says of a net device, asked once per device: a
   // device without a driver name (lo) says so every time.
   const os::DriverInfo& DriverOf(int ifindex, const std::string& name);
@@ -88,6 +93,10 @@ class PortInventory {
   std::map<std::string, MacCounters> mac_;
   std::map<std::string, std::vector<os::NamedCounter>> rdma_counters_;
   std::map<std::string, PortEvents> events_;
+  // Link-down reasons by port id, from the last Resync; and the devices,
+  // by ifindex, whose driver has no FEC statistics (not asked again).
+  std::map<std::string, std::pair<std::string, std::string>> down_reasons_;
+  std::set<int> no_fec_stats_;
   std::map<int, os::LinkInfo> links_;  // by ifindex
   // Sysfs placement of selected non-Gaudi links, by ifindex; read once.
   std::map<int, PciInfo> placement_;

@@ -61,6 +61,7 @@ FAMILIES = {
     "rocenet_port_carrier_changes_total": "counter",
     "rocenet_port_carrier_up_changes_total": "counter",
     "rocenet_port_carrier_down_changes_total": "counter",
+    "rocenet_port_link_down_reason": "gauge",
     "rocenet_port_rdma_state": "gauge",
     "rocenet_port_rdma_physical_state": "gauge",
     "rocenet_port_rdma_hw_counter_total": "counter",

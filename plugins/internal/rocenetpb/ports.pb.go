@@ -385,6 +385,12 @@ type Port struct {
 	// The NIC's firmware as its driver reports it (`ethtool -i`'s
 	// firmware-version); empty when it gives none (veth, virtio).
 	FirmwareVersion string `protobuf:"bytes,28,opt,name=firmware_version,json=firmwareVersion,proto3" json:"firmware_version,omitempty"`
+	// Why the link is down as the driver tells ethtool (its extended link
+	// state: "NO_CABLE", "LINK_TRAINING_FAILURE", "BAD_SIGNAL_INTEGRITY",
+	// ...) and the detail ("KR_FRAME_LOCK_NOT_ACQUIRED"); empty while the
+	// link is up or the driver says nothing.
+	LinkDownReason string `protobuf:"bytes,29,opt,name=link_down_reason,json=linkDownReason,proto3" json:"link_down_reason,omitempty"`
+	LinkDownDetail string `protobuf:"bytes,30,opt,name=link_down_detail,json=linkDownDetail,proto3" json:"link_down_detail,omitempty"`
 	// The port's rail as every part of rocenet names it: `rail` in decimal
 	// ("1") for a port in an accelerator module; for a NIC without one, the
 	// fabric network its address routes ("10.201.0.0/16"), else the network
@@ -610,6 +616,20 @@ func (x *Port) GetNetdevDriver() string {
 func (x *Port) GetFirmwareVersion() string {
 	if x != nil {
 		return x.FirmwareVersion
+	}
+	return ""
+}
+
+func (x *Port) GetLinkDownReason() string {
+	if x != nil {
+		return x.LinkDownReason
+	}
+	return ""
+}
+
+func (x *Port) GetLinkDownDetail() string {
+	if x != nil {
+		return x.LinkDownDetail
 	}
 	return ""
 }
@@ -1953,7 +1973,7 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1a<\n" +
 	"\x0ePhyEventsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xf2\x06\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xc6\a\n" +
 	"\x04Port\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -1987,7 +2007,9 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\x04rdma\x18\x18 \x01(\v2\x16.rocenet.v1.RdmaDeviceR\x04rdma\x12%\n" +
 	"\x03pfc\x18\x19 \x01(\v2\x13.rocenet.v1.PortPfcR\x03pfc\x12#\n" +
 	"\rnetdev_driver\x18\x1a \x01(\tR\fnetdevDriver\x12)\n" +
-	"\x10firmware_version\x18\x1c \x01(\tR\x0ffirmwareVersion\x12\x1b\n" +
+	"\x10firmware_version\x18\x1c \x01(\tR\x0ffirmwareVersion\x12(\n" +
+	"\x10link_down_reason\x18\x1d \x01(\tR\x0elinkDownReason\x12(\n" +
+	"\x10link_down_detail\x18\x1e \x01(\tR\x0elinkDownDetail\x12\x1b\n" +
 	"\trail_name\x18\x1b \x01(\tR\brailName\"\xce\x02\n" +
 	"\aPortPfc\x12\x1c\n" +
 	"\tsupported\x18\x01 \x01(\bR\tsupported\x12\x1e\n" +

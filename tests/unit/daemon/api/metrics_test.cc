@@ -120,7 +120,12 @@ TEST_F(MetricsTest, EachEventFamilyHasTheEventsTheDriverCounts) {
   port.events.phy = {{"link_toggles", 3}};
   port.events.lossless = {{"discards", 2}};
   port.events.congestion = {{"cnp_sent", 10}};
+  port.link_down_reason = "NO_CABLE";
   const std::vector<MetricFamily> families = BuildMetrics(snapshot, "1.2.3");
+  EXPECT_EQ(Samples(families, "rocenet_port_link_down_reason"),
+            (std::map<Labels, double>{
+                {{{"device", port.name}, {"reason", "NO_CABLE"}, {"detail", ""}}, 1}}));
+  EXPECT_THAT(Samples(families_, "rocenet_port_link_down_reason"), IsEmpty());
   auto by_event = [&](std::map<std::string, double> values) {
     std::map<Labels, double> out;
     for (const auto& [event, value] : values)

@@ -39,6 +39,22 @@ TEST(EvaluatePortTest, AdminDownAndNoCarrierAreLinkDownWithReasons) {
   EXPECT_EQ(conditions[0].reason, "AdminDown");
 }
 
+TEST(EvaluatePortTest, NoCarrierGivesTheDriversReasonWhereItHasOne) {
+  inventory::Port port = UpPort("so1");
+  port.link.carrier = false;
+  EXPECT_EQ(EvaluatePort(port, nullptr)[0].message,
+            "port so1: no carrier (cable, optics or switch port)");
+  port.link_down_reason = "LINK_TRAINING_FAILURE";
+  port.link_down_detail = "KR_FRAME_LOCK_NOT_ACQUIRED";
+  EXPECT_EQ(EvaluatePort(port, nullptr)[0].message,
+            "port so1: no carrier (the driver says LINK_TRAINING_FAILURE: "
+            "KR_FRAME_LOCK_NOT_ACQUIRED)");
+  port.link_down_detail = "";
+  port.link_down_reason = "NO_CABLE";
+  EXPECT_EQ(EvaluatePort(port, nullptr)[0].message,
+            "port so1: no carrier (the driver says NO_CABLE)");
+}
+
 TEST(EvaluatePortTest, AnAttachedPortIsJudgedAsItIsInItsPod) {
   inventory::Port port = UpPort("so0");
   port.attached_to = "/var/run/netns/pod1";
