@@ -28,8 +28,11 @@ std::optional<absl::Time> OptionalTimeOf(const json& j) {
 }
 
 json ConditionJson(const Condition& c) {
-  return {{"type", c.type},       {"reason", c.reason},     {"message", c.message},
-          {"since", Time(c.since)}, {"advisory", c.advisory}};
+  return {{"type", c.type},
+          {"reason", c.reason},
+          {"message", c.message},
+          {"since", Time(c.since)},
+          {"advisory", c.advisory}};
 }
 Condition ConditionOf(const json& j) {
   return {j.at("type").get<std::string>(), j.at("reason").get<std::string>(),
@@ -54,16 +57,11 @@ std::string HealthStateCodec::Save(const HealthTracker& tracker, const std::stri
     return ports[id];
   };
   for (const auto& [id, w] : tracker.error_watches_) {
-    port(id)["errors"] = {{"sampled", w.sampled_},
-                          {"last_time", Time(w.last_time_)},
-                          {"last_rx", w.last_rx_},
-                          {"last_tx", w.last_tx_},
-                          {"streak", w.streak_},
-                          {"streak_rx", w.streak_rx_},
-                          {"streak_tx", w.streak_tx_},
-                          {"last_rising", Time(w.last_rising_)},
-                          {"raised", w.raised_},
-                          {"condition", ConditionJson(w.condition_)}};
+    port(id)["errors"] = {{"sampled", w.sampled_},     {"last_time", Time(w.last_time_)},
+                          {"last_rx", w.last_rx_},     {"last_tx", w.last_tx_},
+                          {"streak", w.streak_},       {"streak_rx", w.streak_rx_},
+                          {"streak_tx", w.streak_tx_}, {"last_rising", Time(w.last_rising_)},
+                          {"raised", w.raised_},       {"condition", ConditionJson(w.condition_)}};
   }
   for (const auto& [id, w] : tracker.flap_watches_) {
     json downs = json::array();
@@ -83,12 +81,9 @@ std::string HealthStateCodec::Save(const HealthTracker& tracker, const std::stri
                         {"gid_missing_since", OptionalTime(w.gid_missing_since_)}};
   }
   for (const auto& [id, w] : tracker.retransmit_watches_) {
-    port(id)["retransmits"] = {{"sampled", w.sampled_},
-                               {"last_time", Time(w.last_time_)},
-                               {"last", w.last_},
-                               {"last_rising", Time(w.last_rising_)},
-                               {"raised", w.raised_},
-                               {"condition", ConditionJson(w.condition_)}};
+    port(id)["retransmits"] = {{"sampled", w.sampled_}, {"last_time", Time(w.last_time_)},
+                               {"last", w.last_},       {"last_rising", Time(w.last_rising_)},
+                               {"raised", w.raised_},   {"condition", ConditionJson(w.condition_)}};
   }
   auto sampled = [](const EventSampler& s, const HeldCondition& h) {
     return json{{"sampled", s.sampled_},
@@ -111,10 +106,8 @@ std::string HealthStateCodec::Save(const HealthTracker& tracker, const std::stri
                       {"since", Time(p.since)},
                       {"conditions", conditions}});
   }
-  return json{{"version", kFormatVersion},
-              {"boot_id", boot_id},
-              {"ports", ports},
-              {"health", health}}
+  return json{
+      {"version", kFormatVersion}, {"boot_id", boot_id}, {"ports", ports}, {"health", health}}
       .dump();
 }
 
@@ -129,8 +122,8 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
         absl::StrCat("format version ", doc.value("version", 0), ", not ", kFormatVersion));
   }
   if (doc.value("boot_id", "") != boot_id) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "written in boot ", doc.value("boot_id", ""), ", this is boot ", boot_id));
+    return absl::FailedPreconditionError(
+        absl::StrCat("written in boot ", doc.value("boot_id", ""), ", this is boot ", boot_id));
   }
   // Built aside, then swapped in: a document that fails half way changes
   // nothing. json's accessors throw on a missing key or a wrong type;
@@ -207,8 +200,8 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
       next.node_.ports_total += 1;
       next.node_.ports_healthy += p.healthy ? 1 : 0;
     }
-    next.node_.ready = next.node_.ports_total > 0 &&
-                       next.node_.ports_healthy == next.node_.ports_total;
+    next.node_.ready =
+        next.node_.ports_total > 0 && next.node_.ports_healthy == next.node_.ports_total;
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(e.what());
   }
