@@ -31,6 +31,8 @@ struct AttachManager::LiveEntry {
   std::unique_ptr<os::NetnsHandle> ns;
   std::unique_ptr<os::Netlink> netlink;
   std::unique_ptr<PodSocketFactory> sockets;
+  // Opened at the first LiveRdmaPort.
+  std::unique_ptr<os::Rdma> rdma;
 };
 
 AttachManager::AttachManager(os::Netlink* host, os::Netns* netns, Journal* journal, os::Rdma* rdma,
@@ -65,6 +67,20 @@ absl::StatusOr<AttachManager::PodLink> AttachManager::Live(const AttachmentRecor
     return PodLink{entry.ns.get(), entry.netlink.get(), entry.sockets.get(), link.ifindex, link};
   }
   return absl::NotFoundError(absl::StrCat("no interface ", record.ifname, " in ", record.netns));
+}
+
+absl::StatusOr<os::RdmaPortState> AttachManager::LiveRdmaPort(const AttachmentRecord& record,
+                                                              const std::string& device, int port) {
+  auto it = live_.find({record.container_id, record.ifname});
+  if (it == live_.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("attachment ", record.container_id, "/", record.ifname, ": not live"));
+  }
+  LiveEntry& entry = *it->second;
+  if (entry.rdma == nullptr) {
+    ASSIGN_OR_RETURN(entry.rdma, netns_->OpenRdma(*entry.ns));
+  }
+  return entry.rdma->PortState(device, port);
 }
 
 void AttachManager::ForgetLive(const AttachmentRecord& record) {

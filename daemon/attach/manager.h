@@ -154,6 +154,11 @@ class AttachManager {
   absl::StatusOr<PodLink> Live(const AttachmentRecord& record);
   // Closes what Live() keeps open for the attachment.
   void ForgetLive(const AttachmentRecord& record);
+  // The state of the RDMA port `port` of `device` as the pod's namespace
+  // sees it (exclusive RDMA namespaces: the device went with the port);
+  // after Live() of the same record. NotFound when the device is not there.
+  absl::StatusOr<os::RdmaPortState> LiveRdmaPort(const AttachmentRecord& record,
+                                                 const std::string& device, int port);
 
   // Moves the pod-side addressing of `port_id` to what `plan` (kReady) asks
   // for, when it differs from the record. Returns whether it changed.

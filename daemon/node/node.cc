@@ -157,6 +157,18 @@ std::vector<inventory::Port> Node::PortsWithAttachments() {
     // In the pod the port is as present as anywhere: its link state counts.
     port.present = true;
     port.link = pod->link;
+    // Its RDMA device went with it (exclusive RDMA namespaces; in shared
+    // mode the host still reads it): its state as the pod sees it.
+    if (port.rdma.has_value() && port.rdma->state == 0) {
+      if (absl::StatusOr<os::RdmaPortState> rdma =
+              parts_.attach->LiveRdmaPort(*record, port.rdma->device, port.rdma->port);
+          rdma.ok()) {
+        port.rdma->state = rdma->state;
+        port.rdma->state_name = os::RdmaStateName(rdma->state);
+        port.rdma->physical_state = rdma->physical_state;
+        port.rdma->physical_state_name = os::RdmaPhysicalStateName(rdma->physical_state);
+      }
+    }
   }
   return ports;
 }

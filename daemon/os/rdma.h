@@ -15,13 +15,42 @@
 // and the reason; Unavailable when the kernel has no RDMA netlink.
 #pragma once
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace rocenet::os {
 
 enum class RdmaNetnsMode { kShared, kExclusive };
+
+// An RDMA port's state and physical state as the IB spec numbers them
+// (RDMA_NLDEV_ATTR_PORT_STATE, _PHYS_STATE; `rdma link show`): state 4 is
+// ACTIVE, physical state 5 LinkUp.
+struct RdmaPortState {
+  int state = 0;
+  int physical_state = 0;
+};
+
+// The names sysfs gives them ("ACTIVE", "LinkUp"); "" for 0 or a number
+// the IB spec does not name.
+inline std::string RdmaStateName(int state) {
+  static constexpr const char* kNames[] = {"", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+  return state >= 0 && state < 6 ? kNames[state] : "";
+}
+inline std::string RdmaPhysicalStateName(int physical_state) {
+  static constexpr const char* kNames[] = {"",
+                                           "Sleep",
+                                           "Polling",
+                                           "Disabled",
+                                           "PortConfigurationTraining",
+                                           "LinkUp",
+                                           "LinkErrorRecovery",
+                                           "Phy Test"};
+  return physical_state >= 0 && physical_state < 8 ? kNames[physical_state] : "";
+}
 
 class Rdma {
  public:
@@ -35,6 +64,12 @@ class Rdma {
   // Moves `device`, visible here, into the namespace open at `netns_fd`.
   // NotFound when it is not visible here.
   virtual absl::Status MoveDevice(absl::string_view device, int netns_fd) = 0;
+
+  // The state of port `port` (1-based) of `device`, visible here. NotFound
+  // when the device is not.
+  virtual absl::StatusOr<RdmaPortState> PortState(absl::string_view device, int port) {
+    return absl::UnimplementedError(absl::StrCat("rdma device ", device, ": no port state here"));
+  }
 };
 
 }  // namespace rocenet::os

@@ -34,7 +34,7 @@ absl::string_view GenlBytes(const T& value) {
 }
 
 std::string GenlMessage(uint16_t type, uint8_t command, uint8_t version, const std::string& attrs,
-                    uint32_t seq) {
+                        uint32_t seq) {
   nlmsghdr header{};
   header.nlmsg_len = static_cast<uint32_t>(NLMSG_HDRLEN + GENL_HDRLEN + attrs.size());
   header.nlmsg_type = type;
@@ -83,7 +83,9 @@ std::optional<T> GenlScalar(absl::string_view payload) {
 }
 
 // A FEC statistic: an array of u64, the total first, then one per lane.
-std::optional<uint64_t> FecTotal(absl::string_view payload) { return GenlScalar<uint64_t>(payload); }
+std::optional<uint64_t> FecTotal(absl::string_view payload) {
+  return GenlScalar<uint64_t>(payload);
+}
 
 }  // namespace
 
@@ -94,13 +96,13 @@ std::string BuildGetEthtoolFamily(uint32_t seq) {
 }
 
 std::string BuildLinkStateGet(uint16_t family, absl::string_view ifname, uint32_t seq) {
-  return GenlMessage(family, ETHTOOL_MSG_LINKSTATE_GET, ETHTOOL_GENL_VERSION, GenlRequestHeader(ifname, 0),
-                 seq);
+  return GenlMessage(family, ETHTOOL_MSG_LINKSTATE_GET, ETHTOOL_GENL_VERSION,
+                     GenlRequestHeader(ifname, 0), seq);
 }
 
 std::string BuildFecGet(uint16_t family, absl::string_view ifname, uint32_t seq) {
   return GenlMessage(family, ETHTOOL_MSG_FEC_GET, ETHTOOL_GENL_VERSION,
-                 GenlRequestHeader(ifname, ETHTOOL_FLAG_STATS), seq);
+                     GenlRequestHeader(ifname, ETHTOOL_FLAG_STATS), seq);
 }
 
 absl::StatusOr<EthtoolReply> ParseEthtoolMessage(absl::string_view bytes, size_t* length) {
@@ -169,11 +171,17 @@ absl::StatusOr<EthtoolReply> ParseEthtoolMessage(absl::string_view bytes, size_t
 }
 
 std::string LinkExtStateName(uint8_t state) {
-  static constexpr const char* kNames[] = {
-      "AUTONEG",       "LINK_TRAINING_FAILURE", "LINK_LOGICAL_MISMATCH",
-      "BAD_SIGNAL_INTEGRITY", "NO_CABLE",      "CABLE_ISSUE",
-      "EEPROM_ISSUE",  "CALIBRATION_FAILURE",   "POWER_BUDGET_EXCEEDED",
-      "OVERHEAT",      "MODULE"};
+  static constexpr const char* kNames[] = {"AUTONEG",
+                                           "LINK_TRAINING_FAILURE",
+                                           "LINK_LOGICAL_MISMATCH",
+                                           "BAD_SIGNAL_INTEGRITY",
+                                           "NO_CABLE",
+                                           "CABLE_ISSUE",
+                                           "EEPROM_ISSUE",
+                                           "CALIBRATION_FAILURE",
+                                           "POWER_BUDGET_EXCEEDED",
+                                           "OVERHEAT",
+                                           "MODULE"};
   if (state < std::size(kNames)) return kNames[state];
   return absl::StrCat("STATE_", state);
 }
@@ -193,8 +201,7 @@ std::string LinkExtSubstateName(uint8_t state, uint8_t substate) {
                    "KR_LINK_PARTNER_DID_NOT_SET_RECEIVER_READY", "REMOTE_FAULT"});
     case ETHTOOL_LINK_EXT_STATE_LINK_LOGICAL_MISMATCH:
       return pick({"PCS_DID_NOT_ACQUIRE_BLOCK_LOCK", "PCS_DID_NOT_ACQUIRE_AM_LOCK",
-                   "PCS_DID_NOT_GET_ALIGN_STATUS", "FC_FEC_IS_NOT_LOCKED",
-                   "RS_FEC_IS_NOT_LOCKED"});
+                   "PCS_DID_NOT_GET_ALIGN_STATUS", "FC_FEC_IS_NOT_LOCKED", "RS_FEC_IS_NOT_LOCKED"});
     case ETHTOOL_LINK_EXT_STATE_BAD_SIGNAL_INTEGRITY:
       return pick({"LARGE_NUMBER_OF_PHYSICAL_ERRORS", "UNSUPPORTED_RATE",
                    "SERDES_REFERENCE_CLOCK_LOST", "SERDES_ALOS"});

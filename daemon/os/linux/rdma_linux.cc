@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/errno_status.h"
+#include "daemon/common/status_macros.h"
 
 namespace rocenet::os {
 namespace {
@@ -150,6 +151,28 @@ absl::StatusOr<uint32_t> RdmaLinux::DeviceIndex(absl::string_view device) {
     return absl::NotFoundError(absl::StrCat("rdma device ", device, ": not in this namespace"));
   }
   return *found;
+}
+
+absl::StatusOr<RdmaPortState> RdmaLinux::PortState(absl::string_view device, int port) {
+  ASSIGN_OR_RETURN(const uint32_t index, DeviceIndex(device));
+  std::vector<char> body;
+  PutAttribute(body, RDMA_NLDEV_ATTR_DEV_INDEX, &index, sizeof(index));
+  const uint32_t port_index = static_cast<uint32_t>(port);
+  PutAttribute(body, RDMA_NLDEV_ATTR_PORT_INDEX, &port_index, sizeof(port_index));
+  RdmaPortState out;
+  RETURN_IF_ERROR(Transact(
+      fd_, ++seq_, RDMA_NLDEV_CMD_PORT_GET, /*dump=*/false, body,
+      [&](const char* data, size_t length) {
+        ForEachAttribute(data, length, [&](uint16_t type, const char* value, size_t size) {
+          if (size < 1) return;
+          if (type == RDMA_NLDEV_ATTR_PORT_STATE) out.state = static_cast<unsigned char>(value[0]);
+          if (type == RDMA_NLDEV_ATTR_PORT_PHYS_STATE) {
+            out.physical_state = static_cast<unsigned char>(value[0]);
+          }
+        });
+      },
+      absl::StrCat("rdma device ", device, " port ", port, ": read its state")));
+  return out;
 }
 
 absl::StatusOr<bool> RdmaLinux::HasDevice(absl::string_view device) {

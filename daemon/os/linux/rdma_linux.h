@@ -21,6 +21,7 @@ class RdmaLinux final : public Rdma {
   absl::StatusOr<RdmaNetnsMode> NetnsMode() override;
   absl::StatusOr<bool> HasDevice(absl::string_view device) override;
   absl::Status MoveDevice(absl::string_view device, int netns_fd) override;
+  absl::StatusOr<RdmaPortState> PortState(absl::string_view device, int port) override;
 
  private:
   explicit RdmaLinux(int fd) : fd_(fd) {}

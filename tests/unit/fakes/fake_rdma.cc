@@ -2,6 +2,7 @@
 #include "tests/unit/fakes/fake_rdma.h"
 
 #include "absl/strings/str_cat.h"
+#include "daemon/common/status_macros.h"
 
 namespace rocenet::testing {
 
@@ -15,6 +16,15 @@ class RdmaView final : public os::Rdma {
     auto it = rdma_->devices_.find(std::string(device));
     if (it == rdma_->devices_.end()) return false;
     return rdma_->mode_ == os::RdmaNetnsMode::kShared || it->second == netns_fd_;
+  }
+
+  absl::StatusOr<os::RdmaPortState> PortState(absl::string_view device, int port) override {
+    ASSIGN_OR_RETURN(const bool here, HasDevice(device));
+    if (!here) {
+      return absl::NotFoundError(absl::StrCat("rdma device ", device, ": not in this namespace"));
+    }
+    auto it = rdma_->states_.find(std::string(device));
+    return it == rdma_->states_.end() ? os::RdmaPortState() : it->second;
   }
 
   absl::Status MoveDevice(absl::string_view device, int netns_fd) override {

@@ -31,6 +31,8 @@ class FakeRdma {
   void NamespaceDied(int netns_fd);
   // The next MoveDevice fails with `status` and moves nothing.
   void FailNextMove(absl::Status status) { move_failure_ = std::move(status); }
+  // The state of every port of `name` wherever it is (0, 0 by default).
+  void SetPortState(const std::string& name, os::RdmaPortState state) { states_[name] = state; }
   // Every move done, as "device->fd", in order.
   const std::vector<std::string>& moves() const { return moves_; }
 
@@ -43,6 +45,7 @@ class FakeRdma {
   std::map<std::string, int> devices_;
   std::optional<absl::Status> move_failure_;
   std::vector<std::string> moves_;
+  std::map<std::string, os::RdmaPortState> states_;
 };
 
 }  // namespace rocenet::testing

@@ -56,6 +56,31 @@ TEST_F(RdmaAttachTest, AttachMovesThePortThenItsRdmaDevice) {
   EXPECT_EQ(OnDisk()[0].rdma_device, kDevice);
 }
 
+// The device went with its port: its state is read in the pod's namespace,
+// where the host cannot see it.
+TEST_F(RdmaAttachTest, TheRdmaPortStateIsReadWhereTheDeviceIs) {
+  rdma_.SetPortState(kDevice, {.state = 4, .physical_state = 5});
+  absl::StatusOr<AttachmentRecord> record = Attach(Request());
+  ASSERT_OK(record);
+  EXPECT_EQ(host_rdma_->PortState(kDevice, 1).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->LiveRdmaPort(*record, kDevice, 1).status().code(),
+            absl::StatusCode::kFailedPrecondition)
+      << "not live yet";
+  ASSERT_OK(manager_->Live(*record));
+  absl::StatusOr<os::RdmaPortState> state = manager_->LiveRdmaPort(*record, kDevice, 1);
+  ASSERT_OK(state);
+  EXPECT_EQ(os::RdmaStateName(state->state), "ACTIVE");
+  EXPECT_EQ(os::RdmaPhysicalStateName(state->physical_state), "LinkUp");
+  rdma_.SetPortState(kDevice, {.state = 1, .physical_state = 3});
+  state = manager_->LiveRdmaPort(*record, kDevice, 1);
+  ASSERT_OK(state);
+  EXPECT_EQ(os::RdmaStateName(state->state), "DOWN");
+  EXPECT_EQ(os::RdmaPhysicalStateName(state->physical_state), "Disabled");
+  EXPECT_EQ(manager_->LiveRdmaPort(*record, "mlx5_1", 1).status().code(),
+            absl::StatusCode::kNotFound)
+      << "the other device stayed in the host";
+}
+
 TEST_F(RdmaAttachTest, DetachBringsTheRdmaDeviceHomeFirst) {
   ASSERT_OK(Attach(Request()));
   // With the device's move home failing, the port must not have left either.
