@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/health/health_state.h"
 
+#include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,8 +18,35 @@ namespace {
 using nlohmann::json;
 constexpr int kFormatVersion = 1;
 
+// An integer of type T, or an exception (caught in Restore): json's own
+// get<T>() would cast a float out of T's range, which is undefined.
+template <typename T>
+T Integer(const json& j) {
+  if (!j.is_number_integer()) throw std::invalid_argument("a number that is no integer");
+  if (j.is_number_unsigned()) {
+    const uint64_t v = j.get<uint64_t>();
+    if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+      throw std::out_of_range("an integer out of range");
+    }
+    return static_cast<T>(v);
+  }
+  const int64_t v = j.get<int64_t>();
+  if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+      (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+    throw std::out_of_range("an integer out of range");
+  }
+  return static_cast<T>(v);
+}
+
+std::map<std::string, uint64_t> CountersOf(const json& j) {
+  if (!j.is_object()) throw std::invalid_argument("counters that are no object");
+  std::map<std::string, uint64_t> out;
+  for (const auto& [name, value] : j.items()) out[name] = Integer<uint64_t>(value);
+  return out;
+}
+
 json Time(absl::Time t) { return absl::ToUnixNanos(t); }
-absl::Time TimeOf(const json& j) { return absl::FromUnixNanos(j.get<int64_t>()); }
+absl::Time TimeOf(const json& j) { return absl::FromUnixNanos(Integer<int64_t>(j)); }
 
 json OptionalTime(const std::optional<absl::Time>& t) {
   return t.has_value() ? Time(*t) : json(nullptr);
@@ -136,9 +165,9 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
         ErrorCounterWatch& w = next.error_watches_[id];
         w.sampled_ = j.at("sampled").get<bool>();
         w.last_time_ = TimeOf(j.at("last_time"));
-        w.last_rx_ = j.at("last_rx").get<uint64_t>();
-        w.last_tx_ = j.at("last_tx").get<uint64_t>();
-        w.streak_ = j.at("streak").get<int>();
+        w.last_rx_ = Integer<uint64_t>(j.at("last_rx"));
+        w.last_tx_ = Integer<uint64_t>(j.at("last_tx"));
+        w.streak_ = Integer<int>(j.at("streak"));
         w.streak_rx_ = j.at("streak_rx").get<bool>();
         w.streak_tx_ = j.at("streak_tx").get<bool>();
         w.last_rising_ = TimeOf(j.at("last_rising"));
@@ -149,7 +178,7 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
         const json& j = p.at("flaps");
         FlapWatch& w = next.flap_watches_[id];
         w.seen_ = j.at("seen").get<bool>();
-        w.last_down_count_ = j.at("last_down_count").get<uint32_t>();
+        w.last_down_count_ = Integer<uint32_t>(j.at("last_down_count"));
         w.last_carrier_ = j.at("last_carrier").get<bool>();
         w.last_admin_up_ = j.at("last_admin_up").get<bool>();
         w.last_attached_to_ = j.at("last_attached_to").get<std::string>();
@@ -169,7 +198,7 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
         RetransmitWatch& w = next.retransmit_watches_[id];
         w.sampled_ = j.at("sampled").get<bool>();
         w.last_time_ = TimeOf(j.at("last_time"));
-        w.last_ = j.at("last").get<std::map<std::string, uint64_t>>();
+        w.last_ = CountersOf(j.at("last"));
         w.last_rising_ = TimeOf(j.at("last_rising"));
         w.raised_ = j.at("raised").get<bool>();
         w.condition_ = ConditionOf(j.at("condition"));
@@ -177,7 +206,7 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
       auto sampled = [](const json& j, EventSampler& s, HeldCondition& h) {
         s.sampled_ = j.at("sampled").get<bool>();
         s.last_time_ = TimeOf(j.at("last_time"));
-        s.last_ = j.at("last").get<std::map<std::string, uint64_t>>();
+        s.last_ = CountersOf(j.at("last"));
         h.held_ = OptionalConditionOf(j.at("held"));
         h.last_seen_ = TimeOf(j.at("last_seen"));
       };
@@ -203,6 +232,8 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
     next.node_.ready =
         next.node_.ports_total > 0 && next.node_.ports_healthy == next.node_.ports_total;
   } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(e.what());
+  } catch (const std::logic_error& e) {  // Integer(), CountersOf()
     return absl::InvalidArgumentError(e.what());
   }
   tracker = std::move(next);

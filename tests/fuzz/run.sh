@@ -9,15 +9,16 @@
 #             frames of tests/fixtures/lldp/*.pcap
 #             port_description: the LLDP Port Description parser, seeded with
 #             a few descriptions written below
-#             cni_request, config_yaml: the CNI plugin's request parser and
-#             rocenetd's configuration loader, seeded from tests/fuzz/seeds/
+#             cni_request, config_yaml, health_state: the CNI plugin's
+#             request parser, rocenetd's configuration loader and its health
+#             memory reader, seeded from tests/fuzz/seeds/
 #   SECONDS   how long to fuzz (default 20; 0 = until another limit, e.g.
 #             `run.sh 0 -runs=10000000`)
 #   BUILD_DIR where the binary, seeds, corpus and crash artifacts go
 #             (default <repo>/build-fuzz)
 #   CXX       a clang++ with libFuzzer (default clang++)
 #   ROCENET_FUZZ_BINARY  a binary already built (make test's ASan tree
-#             builds all four); without it run.sh builds one in BUILD_DIR/tree
+#             builds all five); without it run.sh builds one in BUILD_DIR/tree
 #
 # Exits non-zero if the fuzzer finds a crash, a leak, undefined behaviour or a
 # broken contract; the input that did it is left in BUILD_DIR as crash-*
@@ -26,7 +27,7 @@ set -euo pipefail
 
 target=lldp_decode
 case "${1:-}" in
-  lldp_decode | port_description | cni_request | config_yaml)
+  lldp_decode | port_description | cni_request | config_yaml | health_state)
     target="$1"
     shift
     ;;
@@ -103,6 +104,13 @@ case "$target" in
       '"gaudinet:"' '"networkd_dir:"' '"nfd_features:"' '"nfd_label:"' '"log_format:"' \
       '"log_level:"' '"L3"' '"L2"' '"&a"' '"*a"' '"!!str"' '"<<:"' '"---"' '"- "' '"{"' '"["' \
       '"10.210.0.0/16"' '"true"' '"~"' >"$dict"
+    ;;
+  health_state)
+    cp "$root"/tests/fuzz/seeds/health_state/* "$seeds/"
+    printf '%s\n' '"\"version\""' '"\"boot_id\""' '"\"ports\""' '"\"health\""' '"\"flaps\""' \
+      '"\"downs\""' '"\"errors\""' '"\"fec\""' '"\"lossless\""' '"\"retransmits\""' \
+      '"\"rdma\""' '"\"held\""' '"\"condition\""' '"\"since\""' '"null"' '"true"' \
+      '"18446744073709551616"' '"-9223372036854775809"' '"1e400"' >"$dict"
     ;;
 esac
 

@@ -116,6 +116,13 @@ TEST_F(HealthStateTest, ADocumentOfAnotherBootOrNoDocumentRestoresNothing) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(HealthStateCodec::Restore(R"({"version": 9})", kBoot, after).message(),
             "format version 9, not 1");
+  // Numbers no field can hold are refused, not cast.
+  std::string huge = saved;
+  const size_t count = huge.find("\"last_down_count\":");
+  ASSERT_NE(count, std::string::npos);
+  huge.insert(count + 18, "1e300,\"x\":");
+  EXPECT_EQ(HealthStateCodec::Restore(huge, kBoot, after).code(),
+            absl::StatusCode::kInvalidArgument);
   // A key of the wrong type half way: nothing changes.
   std::string broken = saved;
   const size_t at = broken.find("\"downs\":[");
