@@ -146,13 +146,18 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
   if (doc.is_discarded() || !doc.is_object()) {
     return absl::InvalidArgumentError("not a JSON object");
   }
-  if (doc.value("version", 0) != kFormatVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("format version ", doc.value("version", 0), ", not ", kFormatVersion));
+  // Read without json's value(), which casts and throws.
+  const auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_integer() ||
+      version->get<int64_t>() != kFormatVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("format version ",
+                                                   version == doc.end() ? "none" : version->dump(),
+                                                   ", not ", kFormatVersion));
   }
-  if (doc.value("boot_id", "") != boot_id) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("written in boot ", doc.value("boot_id", ""), ", this is boot ", boot_id));
+  const auto boot = doc.find("boot_id");
+  if (boot == doc.end() || !boot->is_string() || boot->get<std::string>() != boot_id) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "written in boot ", boot == doc.end() ? "none" : boot->dump(), ", this is boot ", boot_id));
   }
   // Built aside, then swapped in: a document that fails half way changes
   // nothing. json's accessors throw on a missing key or a wrong type;

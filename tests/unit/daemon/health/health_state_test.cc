@@ -109,7 +109,7 @@ TEST_F(HealthStateTest, ADocumentOfAnotherBootOrNoDocumentRestoresNothing) {
   absl::Status other = HealthStateCodec::Restore(saved, "another-boot", after);
   EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(other.message(),
-            std::string("written in boot ") + kBoot + ", this is boot another-boot");
+            std::string("written in boot \"") + kBoot + "\", this is boot another-boot");
   EXPECT_TRUE(after.node().ports.empty());
 
   EXPECT_EQ(HealthStateCodec::Restore("{not json", kBoot, after).code(),

@@ -84,10 +84,9 @@ TEST(EthtoolMessageTest, RequestsNameTheDeviceAndAskForStatisticsWhereNeeded) {
 }
 
 TEST(EthtoolMessageTest, TheFamilyIdFromTheController) {
-  const EthtoolReply reply =
-      Parse(Reply(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY,
-                  Attr(CTRL_ATTR_FAMILY_NAME, std::string("ethtool\0", 8)) +
-                      Attr(CTRL_ATTR_FAMILY_ID, Raw<uint16_t>(29))));
+  const EthtoolReply reply = Parse(Reply(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY,
+                                         Attr(CTRL_ATTR_FAMILY_NAME, std::string("ethtool\0", 8)) +
+                                             Attr(CTRL_ATTR_FAMILY_ID, Raw<uint16_t>(29))));
   EXPECT_EQ(reply.family, 29);
 }
 
@@ -118,13 +117,12 @@ TEST(EthtoolMessageTest, ALinkUpSaysNoReason) {
 TEST(EthtoolMessageTest, FecStatisticsAreTheTotalsBeforeTheLanes) {
   // Each statistic: the total, then one value a lane.
   const std::string stats =
-      Attr(ETHTOOL_A_FEC_STAT_CORRECTED, Raw<uint64_t>(1500) + Raw<uint64_t>(700) +
-                                             Raw<uint64_t>(800)) +
+      Attr(ETHTOOL_A_FEC_STAT_CORRECTED,
+           Raw<uint64_t>(1500) + Raw<uint64_t>(700) + Raw<uint64_t>(800)) +
       Attr(ETHTOOL_A_FEC_STAT_UNCORR, Raw<uint64_t>(3) + Raw<uint64_t>(1) + Raw<uint64_t>(2));
-  const EthtoolReply reply =
-      Parse(Reply(29, ETHTOOL_MSG_FEC_GET_REPLY,
-                  Attr(ETHTOOL_A_FEC_AUTO, Raw<uint8_t>(0)) +
-                      Attr(ETHTOOL_A_FEC_STATS | NLA_F_NESTED, stats)));
+  const EthtoolReply reply = Parse(Reply(
+      29, ETHTOOL_MSG_FEC_GET_REPLY,
+      Attr(ETHTOOL_A_FEC_AUTO, Raw<uint8_t>(0)) + Attr(ETHTOOL_A_FEC_STATS | NLA_F_NESTED, stats)));
   ASSERT_TRUE(reply.fec.has_value());
   EXPECT_EQ(*reply.fec, (FecStats{.corrected_blocks = 1500, .uncorrectable_blocks = 3}));
 }
@@ -143,8 +141,8 @@ TEST(EthtoolMessageTest, AnErrorAndBrokenMessages) {
   size_t length = 0;
   EXPECT_EQ(ParseEthtoolMessage("short", &length).status().code(),
             absl::StatusCode::kInvalidArgument);
-  std::string overlong = Reply(29, ETHTOOL_MSG_LINKSTATE_GET_REPLY,
-                               Attr(ETHTOOL_A_LINKSTATE_LINK, Raw<uint8_t>(1)));
+  std::string overlong =
+      Reply(29, ETHTOOL_MSG_LINKSTATE_GET_REPLY, Attr(ETHTOOL_A_LINKSTATE_LINK, Raw<uint8_t>(1)));
   overlong[NLMSG_HDRLEN + GENL_HDRLEN] = 40;  // the attribute claims 40 bytes
   EXPECT_EQ(ParseEthtoolMessage(overlong, &length).status().code(),
             absl::StatusCode::kInvalidArgument);
