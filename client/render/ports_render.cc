@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "client/render/table.h"
 
 namespace rocenet::rocectl {
@@ -18,11 +19,29 @@ std::vector<std::string> PortHeaders(bool wide) {
     for (const char* header :
          {"IFINDEX", "PERM MAC", "DRIVER", "DISCOVERY", "PCIE ROOT", "PORT INDEX", "RAIL", "RDMA",
           "UVERBS", "GID INDEX", "PFC", "SWITCH PFC", "RX BYTES", "TX BYTES", "RX ERRORS",
-          "TX ERRORS", "FIRMWARE"}) {
+          "TX ERRORS", "FIRMWARE", "RDMA STATE", "DOWN REASON"}) {
       headers.emplace_back(header);
     }
   }
   return headers;
+}
+
+// "ACTIVE/LinkUp": the RDMA port's state and physical state; "-" when
+// unknown or there is no RDMA device.
+std::string RdmaStateText(const v1::Port& port) {
+  if (!port.has_rdma() || port.rdma().state().empty()) return "-";
+  std::string physical = port.rdma().physical_state();
+  absl::StrReplaceAll({{" ", "_"}}, &physical);  // "Phy Test": one table field
+  return physical.empty() ? port.rdma().state() : absl::StrCat(port.rdma().state(), "/", physical);
+}
+
+// "LINK_TRAINING_FAILURE/KR_FRAME_LOCK_NOT_ACQUIRED": why the driver says
+// the link is down; "-" while it says nothing.
+std::string DownReasonText(const v1::Port& port) {
+  if (port.link_down_reason().empty()) return "-";
+  return port.link_down_detail().empty()
+             ? port.link_down_reason()
+             : absl::StrCat(port.link_down_reason(), "/", port.link_down_detail());
 }
 
 std::vector<std::string> Row(const v1::Port& port, bool wide) {
@@ -59,6 +78,8 @@ std::vector<std::string> Row(const v1::Port& port, bool wide) {
         present ? absl::StrCat(counters.receive_errors()) : "-",
         present ? absl::StrCat(counters.transmit_errors()) : "-",
         OrDash(port.firmware_version()),
+        RdmaStateText(port),
+        DownReasonText(port),
     };
     row.insert(row.end(), more.begin(), more.end());
   }

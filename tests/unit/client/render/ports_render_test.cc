@@ -122,11 +122,26 @@ TEST(RenderPortTableTest, WideAddsDetailsAndCounters) {
   EXPECT_THAT(lines[0],
               HasSubstr("   PORT INDEX   RAIL   RDMA   UVERBS   GID INDEX   PFC   SWITCH PFC"
                         "   RX BYTES   TX BYTES   RX ERRORS   TX ERRORS   FIRMWARE"));
+  EXPECT_THAT(lines[0], ::testing::EndsWith("   RDMA STATE   DOWN REASON"));
   EXPECT_THAT(Fields(table, 1),
               ElementsAre("so1", "0000:33:00.0-p1", "up", "8000", "100G", "b0:fd:0b:00:00:01",
                           "0000:33:00.0", "3", "0", "7", "b0:fd:0b:00:00:01", "habanalabs",
                           "gaudi-sysfs", "pci0000:16", "1", "1", "-", "-", "-", "-", "-", "1234",
-                          "5678", "2", "0", "1.21.0-fw-52.4.0"));
+                          "5678", "2", "0", "1.21.0-fw-52.4.0", "-", "-"));
+}
+
+TEST(RenderPortTableTest, WideShowsTheRdmaStateAndWhyTheLinkIsDown) {
+  v1::Port port = GaudiPort();
+  port.mutable_rdma()->set_device("mlx5_0");
+  port.mutable_rdma()->set_port(1);
+  port.mutable_rdma()->set_state("DOWN");
+  port.mutable_rdma()->set_physical_state("Phy Test");
+  port.set_link_down_reason("LINK_TRAINING_FAILURE");
+  port.set_link_down_detail("KR_FRAME_LOCK_NOT_ACQUIRED");
+  std::vector<std::string> row = Fields(RenderPortTable(port, /*wide=*/true), 1);
+  ASSERT_GE(row.size(), 2u);
+  EXPECT_EQ(row[row.size() - 2], "DOWN/Phy_Test");
+  EXPECT_EQ(row[row.size() - 1], "LINK_TRAINING_FAILURE/KR_FRAME_LOCK_NOT_ACQUIRED");
 }
 
 TEST(RenderPortTableTest, WideShowsThePortsAndTheSwitchsPfc) {
