@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// Module diagnostics from EEPROM bytes laid out as SFF-8636 (a QSFP28 SR4)
+// and CMIS 5 (an OSFP 400G, its TX bias reported with a x2 multiplier)
+// place them, with the values a module of each kind reports: its monitors,
+// its own thresholds, and which of them a value is beyond; and a passive
+// copper cable, whose flat memory has neither.
+#include "daemon/inventory/module_eeprom.h"
+
+#include <cmath>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/support/status_matchers.h"
+
+namespace rocenet::inventory {
+namespace {
+
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Pointwise;
+
+// A 128-byte half page with big-endian words written at page offsets
+// (`base` is 0 for the lower page, 128 for an upper one).
+class Half {
+ public:
+  explicit Half(size_t base) : base_(base), bytes_(128, '\0') {}
+  Half& Byte(size_t offset, uint8_t value) {
+    bytes_[offset - base_] = static_cast<char>(value);
+    return *this;
+  }
+  Half& Word(size_t offset, double value, double unit) {
+    const auto raw = static_cast<uint16_t>(static_cast<int16_t>(std::lround(value / unit)));
+    bytes_[offset - base_] = static_cast<char>(raw >> 8);
+    bytes_[offset - base_ + 1] = static_cast<char>(raw & 0xff);
+    return *this;
+  }
+  Half& Words(size_t offset, std::initializer_list<double> values, double unit) {
+    for (double v : values) {
+      Word(offset, v, unit);
+      offset += 2;
+    }
+    return *this;
+  }
+  std::string bytes() const { return bytes_; }
+
+ private:
+  size_t base_;
+  std::string bytes_;
+};
+
+constexpr double kCelsius = 1.0 / 256;
+constexpr double kVolt = 100e-6;
+constexpr double kMilliwatt = 1e-4;
+constexpr double kMilliampere = 2e-3;
+
+ModulePages Qsfp28() {
+  ModulePages pages;
+  pages.lower = Half(0)
+                    .Byte(0, 0x11)
+                    .Word(22, 41.5, kCelsius)
+                    .Word(26, 3.30, kVolt)
+                    .Words(34, {0.85, 0.9, 0.02, 0.88}, kMilliwatt)
+                    .Words(42, {7.5, 7.6, 7.4, 7.5}, kMilliampere)
+                    .Words(50, {1.0, 1.1, 0.95, 1.02}, kMilliwatt)
+                    .bytes();
+  pages.upper[{3, 0}] = Half(128)
+                            .Words(128, {75, -5, 70, 0}, kCelsius)
+                            .Words(144, {3.63, 2.97, 3.465, 3.135}, kVolt)
+                            .Words(176, {3.4674, 0.0245, 1.7378, 0.049}, kMilliwatt)
+                            .Words(184, {15, 3, 13, 4}, kMilliampere)
+                            .Words(192, {3.0, 0.1, 2.5, 0.2}, kMilliwatt)
+                            .bytes();
+  return pages;
+}
+
+ModulePages Osfp400g() {
+  ModulePages pages;
+  pages.lower = Half(0).Byte(0, 0x19).Word(14, 52.0, kCelsius).Word(16, 3.28, kVolt).bytes();
+  pages.upper[{1, 0}] = Half(128).Byte(160, 0x08).bytes();  // TX bias x2
+  pages.upper[{2, 0}] = Half(128)
+                            .Words(128, {80, -5, 75, 0}, kCelsius)
+                            .Words(136, {3.6, 3.0, 3.5, 3.1}, kVolt)
+                            .Words(176, {3.0, 0.2, 2.5, 0.3}, kMilliwatt)
+                            .Words(184, {12, 2, 10, 3}, kMilliampere)  // before the x2
+                            .Words(192, {2.8, 0.05, 2.2, 0.1}, kMilliwatt)
+                            .bytes();
+  pages.upper[{0x11, 0}] =
+      Half(128)
+          .Words(154, {1.2, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2}, kMilliwatt)
+          .Words(170, {4, 4, 4, 4, 4, 4, 4, 4}, kMilliampere)  // reads 8 mA with the x2
+          .Words(186, {1.0, 1.1, 0.9, 1.0, 2.5, 1.0, 1.05, 0.98}, kMilliwatt)
+          .bytes();
+  return pages;
+}
+
+MATCHER(Near, "") { return std::abs(std::get<0>(arg) - std::get<1>(arg)) < 1e-3; }
+
+TEST(ModuleEepromTest, Sff8636MonitorsThresholdsAndALaneBelowItsAlarm) {
+  const ModulePages pages = Qsfp28();
+  EXPECT_THAT(UpperPagesToRead(pages.lower), ElementsAre(std::pair(3, 0)));
+  absl::StatusOr<ModuleDiagnostics> d = DecodeModule(pages);
+  ASSERT_OK(d);
+  EXPECT_EQ(d->memory_map, "SFF-8636");
+  EXPECT_THAT(d->temperature.values, ElementsAre(DoubleNear(41.5, 1e-3)));
+  EXPECT_THAT(d->voltage.values, ElementsAre(DoubleNear(3.30, 1e-3)));
+  EXPECT_THAT(d->rx_power.values, Pointwise(Near(), {0.85, 0.9, 0.02, 0.88}));
+  EXPECT_THAT(d->tx_bias.values, Pointwise(Near(), {7.5, 7.6, 7.4, 7.5}));
+  EXPECT_THAT(d->tx_power.values, Pointwise(Near(), {1.0, 1.1, 0.95, 1.02}));
+  ASSERT_TRUE(d->temperature.thresholds.has_value());
+  EXPECT_NEAR(d->temperature.thresholds->low_alarm, -5, 1e-3);
+  EXPECT_NEAR(d->rx_power.thresholds->low_alarm, 0.0245, 1e-3);
+  const std::vector<OutOfRange> out = CheckThresholds(*d);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].quantity, "rx_power");
+  EXPECT_EQ(out[0].lane, 2);
+  EXPECT_TRUE(out[0].alarm);
+  EXPECT_FALSE(out[0].high);
+  EXPECT_NEAR(out[0].limit, 0.0245, 1e-3);
+}
+
+TEST(ModuleEepromTest, CmisLanesWithTheBiasMultiplierAndAWarning) {
+  const ModulePages pages = Osfp400g();
+  EXPECT_THAT(UpperPagesToRead(pages.lower),
+              ElementsAre(std::pair(1, 0), std::pair(2, 0), std::pair(0x11, 0)));
+  absl::StatusOr<ModuleDiagnostics> d = DecodeModule(pages);
+  ASSERT_OK(d);
+  EXPECT_EQ(d->memory_map, "CMIS");
+  EXPECT_EQ(d->identifier, 0x19);
+  EXPECT_THAT(d->temperature.values, ElementsAre(DoubleNear(52.0, 1e-3)));
+  EXPECT_EQ(d->tx_power.values.size(), 8u);
+  EXPECT_THAT(d->tx_bias.values, Pointwise(Near(), {8, 8, 8, 8, 8, 8, 8, 8}));
+  EXPECT_NEAR(d->tx_bias.thresholds->high_alarm, 24, 1e-3);
+  const std::vector<OutOfRange> out = CheckThresholds(*d);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], (OutOfRange{.quantity = "rx_power",
+                                .lane = 4,
+                                .value = out[0].value,
+                                .limit = out[0].limit,
+                                .alarm = false,
+                                .high = true}));
+  EXPECT_NEAR(out[0].value, 2.5, 1e-3);
+  EXPECT_NEAR(out[0].limit, 2.2, 1e-3);
+}
+
+TEST(ModuleEepromTest, APageNotReadLeavesItsQuantitiesEmpty) {
+  ModulePages pages = Osfp400g();
+  pages.upper.erase({0x11, 0});
+  pages.upper.erase({2, 0});
+  absl::StatusOr<ModuleDiagnostics> d = DecodeModule(pages);
+  ASSERT_OK(d);
+  EXPECT_THAT(d->rx_power.values, IsEmpty());
+  EXPECT_FALSE(d->rx_power.thresholds.has_value());
+  EXPECT_THAT(d->temperature.values, ElementsAre(DoubleNear(52.0, 1e-3)));
+  EXPECT_THAT(CheckThresholds(*d), IsEmpty());
+}
+
+TEST(ModuleEepromTest, APassiveCableHasFlatMemoryAndNoThresholds) {
+  ModulePages pages;
+  pages.lower = Half(0).Byte(0, 0x11).Byte(2, 0x04).bytes();
+  EXPECT_THAT(UpperPagesToRead(pages.lower), IsEmpty());
+  absl::StatusOr<ModuleDiagnostics> d = DecodeModule(pages);
+  ASSERT_OK(d);
+  EXPECT_THAT(CheckThresholds(*d), IsEmpty());
+  pages.lower = Half(0).Byte(0, 0x18).Byte(2, 0x80).bytes();  // CMIS, flat
+  EXPECT_THAT(UpperPagesToRead(pages.lower), IsEmpty());
+}
+
+TEST(ModuleEepromTest, ShortOrUnknownEepromsAreRefused) {
+  ModulePages pages;
+  pages.lower = std::string(20, '\0');
+  EXPECT_EQ(DecodeModule(pages).status().message(),
+            "module EEPROM: 20 bytes of the lower page, not 128");
+  pages.lower = Half(0).Byte(0, 0x03).bytes();  // SFP: SFF-8472, not decoded here
+  EXPECT_EQ(DecodeModule(pages).status().message(),
+            "module EEPROM: identifier 0x03 is neither an SFF-8636 nor a CMIS module");
+  EXPECT_THAT(UpperPagesToRead(pages.lower), IsEmpty());
+}
+
+}  // namespace
+}  // namespace rocenet::inventory
