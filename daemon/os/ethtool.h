@@ -76,6 +76,13 @@ class Ethtool {
   virtual absl::StatusOr<FecStats> GetFecStats(absl::string_view ifname) {
     return absl::UnimplementedError(absl::StrCat("device ", ifname, ": no ethtool netlink"));
   }
+  // MODULE_EEPROM_GET: `length` bytes at `offset` of a page of the
+  // transceiver's EEPROM (module_eeprom.h). Unimplemented for a device
+  // without a module (veth) or a driver that cannot read it.
+  virtual absl::StatusOr<std::string> ModuleEeprom(absl::string_view ifname, int page, int bank,
+                                                   int offset, int length) {
+    return absl::UnimplementedError(absl::StrCat("device ", ifname, ": no ethtool netlink"));
+  }
 
   // ETHTOOL_GDRVINFO: the driver and the firmware version.
   virtual absl::StatusOr<DriverInfo> Driver(absl::string_view ifname) = 0;

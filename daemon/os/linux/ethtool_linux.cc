@@ -103,6 +103,18 @@ absl::StatusOr<LinkState> EthtoolLinux::GetLinkState(absl::string_view ifname) {
   return *reply.link_state;
 }
 
+absl::StatusOr<std::string> EthtoolLinux::ModuleEeprom(absl::string_view ifname, int page, int bank,
+                                                       int offset, int length) {
+  RETURN_IF_ERROR(OpenNetlink());
+  const std::string what =
+      absl::StrCat("device ", ifname, ": read page ", page, " of its module's EEPROM (ethtool)");
+  ASSIGN_OR_RETURN(
+      EthtoolReply reply,
+      Transact(BuildModuleEepromGet(family_, ifname, page, bank, offset, length, ++seq_), what));
+  if (!reply.eeprom.has_value()) return absl::InternalError(absl::StrCat(what, ": no data"));
+  return *reply.eeprom;
+}
+
 absl::StatusOr<FecStats> EthtoolLinux::GetFecStats(absl::string_view ifname) {
   RETURN_IF_ERROR(OpenNetlink());
   const std::string what = absl::StrCat("device ", ifname, ": read FEC statistics (ethtool)");

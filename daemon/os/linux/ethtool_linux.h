@@ -22,6 +22,8 @@ class EthtoolLinux final : public Ethtool {
   absl::StatusOr<std::vector<NamedCounter>> Statistics(absl::string_view ifname) override;
   absl::StatusOr<LinkState> GetLinkState(absl::string_view ifname) override;
   absl::StatusOr<FecStats> GetFecStats(absl::string_view ifname) override;
+  absl::StatusOr<std::string> ModuleEeprom(absl::string_view ifname, int page, int bank, int offset,
+                                           int length) override;
 
  private:
   explicit EthtoolLinux(int fd) : fd_(fd) {}

@@ -105,6 +105,17 @@ std::string BuildFecGet(uint16_t family, absl::string_view ifname, uint32_t seq)
                      GenlRequestHeader(ifname, ETHTOOL_FLAG_STATS), seq);
 }
 
+std::string BuildModuleEepromGet(uint16_t family, absl::string_view ifname, int page, int bank,
+                                 int offset, int length, uint32_t seq) {
+  std::string attrs = GenlRequestHeader(ifname, 0);
+  GenlAppend(attrs, ETHTOOL_A_MODULE_EEPROM_OFFSET, GenlBytes(static_cast<uint32_t>(offset)));
+  GenlAppend(attrs, ETHTOOL_A_MODULE_EEPROM_LENGTH, GenlBytes(static_cast<uint32_t>(length)));
+  GenlAppend(attrs, ETHTOOL_A_MODULE_EEPROM_PAGE, GenlBytes(static_cast<uint8_t>(page)));
+  GenlAppend(attrs, ETHTOOL_A_MODULE_EEPROM_BANK, GenlBytes(static_cast<uint8_t>(bank)));
+  GenlAppend(attrs, ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS, GenlBytes(static_cast<uint8_t>(0x50)));
+  return GenlMessage(family, ETHTOOL_MSG_MODULE_EEPROM_GET, ETHTOOL_GENL_VERSION, attrs, seq);
+}
+
 absl::StatusOr<EthtoolReply> ParseEthtoolMessage(absl::string_view bytes, size_t* length) {
   if (bytes.size() < NLMSG_HDRLEN) return absl::InvalidArgumentError("truncated netlink header");
   nlmsghdr header;
@@ -153,6 +164,10 @@ absl::StatusOr<EthtoolReply> ParseEthtoolMessage(absl::string_view bytes, size_t
         state.down_detail = LinkExtSubstateName(*ext_state, *ext_substate);
       }
     }
+  } else if (genl.cmd == ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY) {
+    ok = GenlForEach(attrs, [&](uint16_t type, absl::string_view payload) {
+      if (type == ETHTOOL_A_MODULE_EEPROM_DATA) out.eeprom = std::string(payload);
+    });
   } else if (genl.cmd == ETHTOOL_MSG_FEC_GET_REPLY) {
     FecStats& fec = out.fec.emplace();
     bool stats_ok = true;

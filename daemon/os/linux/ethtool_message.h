@@ -26,6 +26,10 @@ std::string BuildGetEthtoolFamily(uint32_t seq);
 // ETHTOOL_MSG_LINKSTATE_GET and ETHTOOL_MSG_FEC_GET (with statistics).
 std::string BuildLinkStateGet(uint16_t family, absl::string_view ifname, uint32_t seq);
 std::string BuildFecGet(uint16_t family, absl::string_view ifname, uint32_t seq);
+// ETHTOOL_MSG_MODULE_EEPROM_GET: `length` bytes at `offset` (0..255) of
+// page `page`, bank `bank`, of the module at I2C address 0x50.
+std::string BuildModuleEepromGet(uint16_t family, absl::string_view ifname, int page, int bank,
+                                 int offset, int length, uint32_t seq);
 
 // One message the kernel sent, as far as rocenet reads it.
 struct EthtoolReply {
@@ -36,6 +40,8 @@ struct EthtoolReply {
   std::optional<uint16_t> family;
   std::optional<LinkState> link_state;
   std::optional<FecStats> fec;
+  // MODULE_EEPROM_GET: the bytes read.
+  std::optional<std::string> eeprom;
 };
 
 // Parses the one netlink message at the start of `bytes` (which may hold

@@ -69,13 +69,31 @@ class FakeEthtool final : public os::Ethtool {
     return it->second;
   }
 
+  // The module's EEPROM pages by (page, bank): 128 bytes each, the lower
+  // page as (0, 0) at offset 0. A device without is Unimplemented.
+  void SetModulePage(const std::string& ifname, int page, int bank, const std::string& bytes) {
+    modules_[ifname][{page, bank}] = bytes;
+  }
+  absl::StatusOr<std::string> ModuleEeprom(absl::string_view ifname, int page, int bank, int offset,
+                                           int length) override {
+    ++module_reads_;
+    auto it = modules_.find(std::string(ifname));
+    if (it == modules_.end()) return absl::UnimplementedError("no module");
+    auto found = it->second.find({page, page == 0 && offset == 0 ? 0 : bank});
+    if (found == it->second.end() || length != 128) return absl::InvalidArgumentError("no page");
+    return found->second;
+  }
+
   int statistics_calls() const { return statistics_calls_; }
   int fec_calls() const { return fec_calls_; }
+  int module_reads() const { return module_reads_; }
 
  private:
   std::map<std::string, os::LinkState> link_states_;
   std::map<std::string, os::FecStats> fec_;
   int fec_calls_ = 0;
+  std::map<std::string, std::map<std::pair<int, int>, std::string>> modules_;
+  int module_reads_ = 0;
   std::map<std::string, os::DriverInfo> drivers_;
   std::map<std::string, std::vector<os::NamedCounter>> stats_;
   int statistics_calls_ = 0;

@@ -71,6 +71,9 @@ TEST(EthtoolLinuxTest, LinkStateAndFecOverEthtoolNetlink) {
     absl::StatusOr<FecStats> fec = (*ethtool)->GetFecStats("lo");
     EXPECT_EQ(fec.status().code(), absl::StatusCode::kUnimplemented) << fec.status();
     EXPECT_THAT(fec.status().message(), HasSubstr("device lo: read FEC statistics (ethtool)"));
+    absl::StatusOr<std::string> module = (*ethtool)->ModuleEeprom("lo", 0, 0, 0, 128);
+    EXPECT_FALSE(module.ok()) << "lo has no module";
+    EXPECT_THAT(module.status().message(), HasSubstr("device lo: read page 0 of its module"));
     absl::StatusOr<LinkState> missing = (*ethtool)->GetLinkState("so9");
     EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
     EXPECT_THAT(missing.status().message(), HasSubstr("device so9"));

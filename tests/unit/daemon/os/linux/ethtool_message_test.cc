@@ -148,6 +148,23 @@ TEST(EthtoolMessageTest, AnErrorAndBrokenMessages) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(EthtoolMessageTest, AModuleEepromPageIsAskedForAndItsBytesRead) {
+  const std::string request = BuildModuleEepromGet(29, "so0", 0x11, 0, 128, 128, 6);
+  EXPECT_EQ(static_cast<uint8_t>(request[NLMSG_HDRLEN]), ETHTOOL_MSG_MODULE_EEPROM_GET);
+  EXPECT_EQ(request.substr(NLMSG_HDRLEN + GENL_HDRLEN),
+            Attr(ETHTOOL_A_MODULE_EEPROM_HEADER | NLA_F_NESTED,
+                 Attr(ETHTOOL_A_HEADER_DEV_NAME, std::string("so0\0", 4))) +
+                Attr(ETHTOOL_A_MODULE_EEPROM_OFFSET, Raw<uint32_t>(128)) +
+                Attr(ETHTOOL_A_MODULE_EEPROM_LENGTH, Raw<uint32_t>(128)) +
+                Attr(ETHTOOL_A_MODULE_EEPROM_PAGE, Raw<uint8_t>(0x11)) +
+                Attr(ETHTOOL_A_MODULE_EEPROM_BANK, Raw<uint8_t>(0)) +
+                Attr(ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS, Raw<uint8_t>(0x50)));
+  const std::string page(128, '\x5a');
+  const EthtoolReply reply = Parse(
+      Reply(29, ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, Attr(ETHTOOL_A_MODULE_EEPROM_DATA, page)));
+  EXPECT_EQ(reply.eeprom, page);
+}
+
 TEST(EthtoolMessageTest, StateNames) {
   EXPECT_EQ(LinkExtStateName(ETHTOOL_LINK_EXT_STATE_NO_CABLE), "NO_CABLE");
   EXPECT_EQ(LinkExtStateName(ETHTOOL_LINK_EXT_STATE_MODULE), "MODULE");
