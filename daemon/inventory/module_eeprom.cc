@@ -158,7 +158,8 @@ absl::StatusOr<ModuleDiagnostics> DecodeModule(const ModulePages& pages) {
     const std::string* lanes = Upper(pages, 0x11);
     double multiplier = 1;
     if (advertising != nullptr) {
-      const int bits = (static_cast<unsigned char>((*advertising)[kCmisBiasMultiplier - kHalfPage]) >> 3) & 3;
+      const int bits =
+          (static_cast<unsigned char>((*advertising)[kCmisBiasMultiplier - kHalfPage]) >> 3) & 3;
       multiplier = bits == 1 ? 2 : bits == 2 ? 4 : 1;
     }
     out.temperature = {One(lower, kCmisTemperature, Celsius),
@@ -180,9 +181,9 @@ absl::StatusOr<ModuleDiagnostics> DecodeModule(const ModulePages& pages) {
                     ThresholdsAt(thresholds, kCmisRxPowerThresholds, Milliwatts)};
     return out;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "module EEPROM: identifier 0x", absl::Hex(out.identifier, absl::kZeroPad2),
-      " is neither an SFF-8636 nor a CMIS module"));
+  return absl::InvalidArgumentError(absl::StrCat("module EEPROM: identifier 0x",
+                                                 absl::Hex(out.identifier, absl::kZeroPad2),
+                                                 " is neither an SFF-8636 nor a CMIS module"));
 }
 
 std::vector<OutOfRange> CheckThresholds(const ModuleDiagnostics& d) {

@@ -13,6 +13,7 @@
 
 #include "daemon/inventory/counter_names.h"
 #include "daemon/inventory/mac_counters.h"
+#include "daemon/inventory/module_eeprom.h"
 #include "daemon/os/link.h"
 
 namespace rocenet::inventory {
@@ -98,6 +99,9 @@ struct Port {
   // empty when the driver says nothing (veth, virtio, hbl_en).
   std::string link_down_reason;
   std::string link_down_detail;
+  // The transceiver's diagnostics, read every kModuleReadEvery dumps;
+  // nullopt without a module the driver can read (veth, virtio).
+  std::optional<ModuleDiagnostics> module;
 
   // Equality that ignores traffic counters: counters move all the time and are
   // not a change worth telling watchers about.

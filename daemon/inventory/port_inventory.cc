@@ -50,6 +50,8 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   const std::map<std::string, std::pair<std::string, std::string>> reasons_before =
       std::move(down_reasons_);
   down_reasons_.clear();
+  const bool read_modules = dumps_since_modules_ == 0;
+  dumps_since_modules_ = (dumps_since_modules_ + 1) % kModuleReadEvery;
   for (Port& port : ports_) {
     std::vector<os::NamedCounter> stats;
     if (ethtool_ != nullptr && port.present) {
@@ -63,7 +65,17 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
     }
     if (port.rdma.has_value()) port.rdma_counters = rdma_scanner_.ReadCounters(*port.rdma);
     port.events = MapEvents(port.rdma_counters, stats);
-    if (ethtool_ != nullptr && port.present) ReadLinkExtras(port);
+    if (ethtool_ != nullptr && port.present) {
+      ReadLinkExtras(port);
+      if (read_modules && !no_module_.contains(port.link.ifindex)) {
+        port.module = ReadModule(port);
+        if (port.module.has_value()) {
+          modules_[port.id] = *port.module;
+        } else {
+          modules_.erase(port.id);
+        }
+      }
+    }
     if (!port.link_down_reason.empty()) {
       down_reasons_[port.id] = {port.link_down_reason, port.link_down_detail};
     }
@@ -99,6 +111,25 @@ void PortInventory::ReadLinkExtras(Port& port) {
   }
 }
 
+std::optional<ModuleDiagnostics> PortInventory::ReadModule(const Port& port) {
+  ModulePages pages;
+  absl::StatusOr<std::string> lower = ethtool_->ModuleEeprom(port.name, 0, 0, 0, 128);
+  if (!lower.ok()) {
+    // No module, or a driver that cannot read one: not asked again. An
+    // empty cage (EIO, ENODEV) is asked again at the next read.
+    if (absl::IsUnimplemented(lower.status())) no_module_.insert(port.link.ifindex);
+    return std::nullopt;
+  }
+  pages.lower = *std::move(lower);
+  for (const auto& [page, bank] : UpperPagesToRead(pages.lower)) {
+    absl::StatusOr<std::string> upper = ethtool_->ModuleEeprom(port.name, page, bank, 128, 128);
+    if (upper.ok()) pages.upper[{page, bank}] = *std::move(upper);
+  }
+  absl::StatusOr<ModuleDiagnostics> decoded = DecodeModule(pages);
+  if (!decoded.ok()) return std::nullopt;
+  return *std::move(decoded);
+}
+
 bool PortInventory::Apply(const os::LinkEvent& event) {
   const int ifindex = event.link.ifindex;
   auto it = links_.find(ifindex);
@@ -111,6 +142,7 @@ bool PortInventory::Apply(const os::LinkEvent& event) {
     placement_.erase(ifindex);
     netdev_drivers_.erase(ifindex);
     no_fec_stats_.erase(ifindex);
+    no_module_.erase(ifindex);
     topology_changed = true;
   } else {
     topology_changed = it == links_.end() || it->second.name != event.link.name;
@@ -299,6 +331,9 @@ bool PortInventory::Rebuild() {
       port.rdma_counters = it->second;
     }
     if (auto it = events_.find(port.id); it != events_.end()) port.events = it->second;
+    if (auto it = modules_.find(port.id); it != modules_.end() && port.present) {
+      port.module = it->second;
+    }
     // A reason holds while the carrier stays down.
     if (auto it = down_reasons_.find(port.id);
         it != down_reasons_.end() && port.present && !port.link.carrier) {

@@ -39,6 +39,11 @@ struct AttachedPort {
 // its module (its PCI function when the module id is unknown).
 void AssignRails(std::vector<Port>& ports);
 
+// Modules are read every this many dumps (every 30 s at the 5 s counter
+// sample): an EEPROM page is an I2C transfer of milliseconds, and a
+// module's temperature and powers move slowly.
+inline constexpr int kModuleReadEvery = 6;
+
 class PortInventory {
  public:
   // `sysfs` (and `ethtool`, when given) must outlive the inventory.
@@ -77,6 +82,8 @@ class PortInventory {
   // The driver's FEC statistics and, while the carrier is down, the
   // link-down reason, over ethtool netlink.
   void ReadLinkExtras(Port& port);
+  // The module's EEPROM pages, decoded; nullopt when there is none to read.
+  std::optional<ModuleDiagnostics> ReadModule(const Port& port);
   // What `ethtool -i` says of a net device, asked once per device: a
   // device without a driver name (lo) says so every time.
   const os::DriverInfo& DriverOf(int ifindex, const std::string& name);
@@ -97,6 +104,11 @@ class PortInventory {
   // by ifindex, whose driver has no FEC statistics (not asked again).
   std::map<std::string, std::pair<std::string, std::string>> down_reasons_;
   std::set<int> no_fec_stats_;
+  // Module diagnostics by port id, and the devices, by ifindex, without a
+  // module to read; dumps since the modules were last read.
+  std::map<std::string, ModuleDiagnostics> modules_;
+  std::set<int> no_module_;
+  int dumps_since_modules_ = 0;
   std::map<int, os::LinkInfo> links_;  // by ifindex
   // Sysfs placement of selected non-Gaudi links, by ifindex; read once.
   std::map<int, PciInfo> placement_;

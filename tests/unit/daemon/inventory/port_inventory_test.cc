@@ -239,6 +239,34 @@ TEST_F(GaudiInventoryTest, LinkDownReasonAndFecFromEthtoolNetlink) {
   EXPECT_EQ(inventory.Find("so0")->link_down_reason, "");
 }
 
+// A port's module is read at the first dump and every kModuleReadEvery
+// after, and kept between; a device without one is not asked again.
+TEST_F(GaudiInventoryTest, TheModuleIsReadEverySixthDumpAndKept) {
+  FakeEthtool ethtool;
+  ethtool.SetDriver("so0", "mlx5_core");
+  ethtool.SetDriver("so1", "mlx5_core");
+  std::string lower(128, '\0');
+  lower[0] = 0x11;   // QSFP28
+  lower[2] = 0x04;   // flat memory: no upper page to read
+  lower[22] = 0x29;  // 41.0 C
+  ethtool.SetModulePage("so0", 0, 0, lower);
+  PortInventory inventory(PortSelection{}, &sysfs_, &ethtool);
+  inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")});
+  ASSERT_TRUE(inventory.Find("so0")->module.has_value());
+  EXPECT_EQ(inventory.Find("so0")->module->temperature.values, std::vector<double>{41.0});
+  EXPECT_FALSE(inventory.Find("so1")->module.has_value());
+  EXPECT_EQ(ethtool.module_reads(), 2);
+  lower[22] = 0x2a;  // 42.0 C, seen at the next read
+  ethtool.SetModulePage("so0", 0, 0, lower);
+  for (int i = 1; i < kModuleReadEvery; ++i)
+    inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")});
+  EXPECT_EQ(ethtool.module_reads(), 2) << "not read between, so1 never again";
+  EXPECT_EQ(inventory.Find("so0")->module->temperature.values, std::vector<double>{41.0});
+  inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")});
+  EXPECT_EQ(ethtool.module_reads(), 3);
+  EXPECT_EQ(inventory.Find("so0")->module->temperature.values, std::vector<double>{42.0});
+}
+
 TEST(InterfaceInventoryTest, DriverSelectionAlsoMatchesTheEthtoolDriverName) {
   // veth has no PCI device, so no sysfs driver link: only ethtool names it.
   FakeSysfs sysfs;
