@@ -57,6 +57,11 @@ void AppendRdmaMetrics(const node::NodeSnapshot& snapshot,
 void AppendEventMetrics(const node::NodeSnapshot& snapshot,
                         std::vector<prometheus::MetricFamily>* out);
 
+// The transceiver families: temperature, voltage and each lane's powers
+// and bias, for ports whose module the driver reads.
+void AppendModuleMetrics(const node::NodeSnapshot& snapshot,
+                         std::vector<prometheus::MetricFamily>* out);
+
 // The attachment families: calls by operation and result, and the latency
 // histogram by operation.
 void AppendAttachMetrics(const node::NodeSnapshot& snapshot,

@@ -177,6 +177,7 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
   metrics_internal::AppendPfcMetrics(snapshot, &out);
   metrics_internal::AppendRdmaMetrics(snapshot, &out);
   metrics_internal::AppendEventMetrics(snapshot, &out);
+  metrics_internal::AppendModuleMetrics(snapshot, &out);
   return out;
 }
 

@@ -47,6 +47,41 @@ constexpr EventFamily kEventFamilies[] = {
 
 }  // namespace
 
+void AppendModuleMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
+  struct Quantity {
+    const char* name;
+    const char* help;
+    inventory::Monitor inventory::ModuleDiagnostics::*monitor;
+    double scale;  // to SI units
+    bool per_lane;
+  };
+  static constexpr Quantity kQuantities[] = {
+      {"rocenet_port_module_temperature_celsius", "The transceiver's temperature (its EEPROM).",
+       &inventory::ModuleDiagnostics::temperature, 1, false},
+      {"rocenet_port_module_voltage_volts", "The transceiver's supply voltage.",
+       &inventory::ModuleDiagnostics::voltage, 1, false},
+      {"rocenet_port_module_rx_power_watts", "Optical power each lane of the transceiver receives.",
+       &inventory::ModuleDiagnostics::rx_power, 1e-3, true},
+      {"rocenet_port_module_tx_power_watts", "Optical power each lane of the transceiver sends.",
+       &inventory::ModuleDiagnostics::tx_power, 1e-3, true},
+      {"rocenet_port_module_tx_bias_amperes", "Each lane's laser bias current.",
+       &inventory::ModuleDiagnostics::tx_bias, 1e-3, true},
+  };
+  for (const Quantity& q : kQuantities) {
+    MetricFamily family = Family(q.name, q.help, MetricType::Gauge);
+    for (const inventory::Port& port : snapshot.ports) {
+      if (!port.module.has_value()) continue;
+      const std::vector<double>& values = ((*port.module).*q.monitor).values;
+      for (size_t i = 0; i < values.size(); ++i) {
+        std::vector<prometheus::ClientMetric::Label> labels = {{"device", port.name}};
+        if (q.per_lane) labels.push_back({"lane", std::to_string(i + 1)});
+        AddSample(family, std::move(labels), values[i] * q.scale);
+      }
+    }
+    out->push_back(std::move(family));
+  }
+}
+
 void AppendEventMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricFamily>* out) {
   for (const EventFamily& spec : kEventFamilies) {
     MetricFamily family = Family(spec.name, spec.help, MetricType::Counter);

@@ -31,13 +31,15 @@ inline constexpr absl::string_view kGidMissing = "GidMissing";
 inline constexpr absl::string_view kRetransmitsRising = "RetransmitsRising";
 inline constexpr absl::string_view kFecDegraded = "FecDegraded";
 inline constexpr absl::string_view kLosslessDrops = "LosslessDrops";
+inline constexpr absl::string_view kOpticsOutOfRange = "OpticsOutOfRange";
 
 // Every condition type, in a fixed order (metrics list each for each port).
 inline constexpr absl::string_view kConditionTypes[] = {
-    kPortMissing,     kLinkDown,    kNoLldpNeighbor,    kLldpExpired,       kAmbiguousNeighbor,
-    kAddressConflict, kMtuMismatch, kErrorsRising,      kAddressingRefused, kAddressingFailed,
-    kNotProvisioned,  kMiscabled,   kPfcUnsupported,    kPfcMismatch,       kLinkFlapping,
-    kRdmaPortDown,    kGidMissing,  kRetransmitsRising, kFecDegraded,       kLosslessDrops,
+    kPortMissing,      kLinkDown,    kNoLldpNeighbor,    kLldpExpired,       kAmbiguousNeighbor,
+    kAddressConflict,  kMtuMismatch, kErrorsRising,      kAddressingRefused, kAddressingFailed,
+    kNotProvisioned,   kMiscabled,   kPfcUnsupported,    kPfcMismatch,       kLinkFlapping,
+    kRdmaPortDown,     kGidMissing,  kRetransmitsRising, kFecDegraded,       kLosslessDrops,
+    kOpticsOutOfRange,
 };
 
 struct Condition {

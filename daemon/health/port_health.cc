@@ -2,8 +2,11 @@
 #include "daemon/health/port_health.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "daemon/qos/pfc.h"
 
 namespace rocenet::health {
@@ -13,6 +16,37 @@ namespace {
 // Ethernet header and FCS around an MTU-sized payload, as the IEEE 802.3
 // Maximum Frame Size counts them (untagged).
 constexpr int kEthernetOverhead = 18;
+
+// A transceiver value beyond its module's own thresholds: an alarm makes
+// the port unhealthy, a warning is advisory. The message names the worst
+// one (an alarm first) and how many more there are.
+void AddOpticsConditions(const inventory::Port& port, std::vector<Condition>& out) {
+  if (!port.module.has_value()) return;
+  std::vector<inventory::OutOfRange> found = inventory::CheckThresholds(*port.module);
+  if (found.empty()) return;
+  std::stable_partition(found.begin(), found.end(),
+                        [](const inventory::OutOfRange& o) { return o.alarm; });
+  const inventory::OutOfRange& worst = found.front();
+  static const std::map<std::string, std::pair<const char*, const char*>> kUnits = {
+      {"temperature", {"temperature", "C"}},
+      {"voltage", {"supply voltage", "V"}},
+      {"rx_power", {"RX power", "mW"}},
+      {"tx_power", {"TX power", "mW"}},
+      {"tx_bias", {"TX bias", "mA"}}};
+  const auto& [what, unit] = kUnits.at(worst.quantity);
+  std::string message = absl::StrFormat(
+      "port %s: the module's %s%s is %.3f %s, %s its %s %s of %.3f %s", port.name, what,
+      worst.lane >= 0 ? absl::StrCat(" on lane ", worst.lane + 1) : "", worst.value, unit,
+      worst.high ? "above" : "below", worst.high ? "high" : "low",
+      worst.alarm ? "alarm" : "warning", worst.limit, unit);
+  if (found.size() > 1) absl::StrAppend(&message, " (", found.size() - 1, " more)");
+  absl::StrAppend(&message, "; clean or replace the optics or the cable");
+  out.push_back({std::string(kOpticsOutOfRange),
+                 worst.alarm ? "Alarm" : "Warning",
+                 message,
+                 {},
+                 !worst.alarm});
+}
 
 void AddLldpConditions(const inventory::Port& port, const PortSignals& signals,
                        std::vector<Condition>& out) {
@@ -264,6 +298,7 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSigna
                    absl::StrCat("port ", port.name, ": no carrier ", why),
                    {}});
   }
+  AddOpticsConditions(port, out);
   if (signals != nullptr) {
     AddLldpConditions(port, *signals, out);
     AddAddressingConditions(port, *signals, out);

@@ -62,6 +62,11 @@ FAMILIES = {
     "rocenet_port_carrier_up_changes_total": "counter",
     "rocenet_port_carrier_down_changes_total": "counter",
     "rocenet_port_link_down_reason": "gauge",
+    "rocenet_port_module_temperature_celsius": "gauge",
+    "rocenet_port_module_voltage_volts": "gauge",
+    "rocenet_port_module_rx_power_watts": "gauge",
+    "rocenet_port_module_tx_power_watts": "gauge",
+    "rocenet_port_module_tx_bias_amperes": "gauge",
     "rocenet_port_rdma_state": "gauge",
     "rocenet_port_rdma_physical_state": "gauge",
     "rocenet_port_rdma_hw_counter_total": "counter",
@@ -123,7 +128,7 @@ LIBRARY_FAMILIES = {"exposer_transferred_bytes_total": "counter",
 # and a reach run adds DIAGD_SERIES_PER_RUN and, per port and kind of
 # target, DIAGD_SERIES_PER_PORT_AND_KIND.
 SERIES_PER_NODE = 79
-SERIES_PER_PORT = 50
+SERIES_PER_PORT = 51
 SERIES_PER_PORT_DCB = 24
 DIAGD_SERIES_IDLE = 7
 DIAGD_SERIES_PER_RUN = 3
@@ -132,7 +137,7 @@ CONDITIONS = {"PortMissing", "LinkDown", "NoLldpNeighbor", "LldpExpired", "Ambig
               "AddressConflict", "MtuMismatch", "ErrorsRising", "AddressingRefused",
               "AddressingFailed", "NotProvisioned", "Miscabled", "PfcUnsupported", "PfcMismatch",
               "LinkFlapping", "RdmaPortDown", "GidMissing", "RetransmitsRising",
-              "FecDegraded", "LosslessDrops"}
+              "FecDegraded", "LosslessDrops", "OpticsOutOfRange"}
 
 
 class Scrape:

@@ -34,7 +34,7 @@ type Readiness struct {
 var severity = []string{
 	"PortMissing", "LinkDown", "AddressingFailed", "AddressingRefused", "AddressConflict",
 	"Miscabled", "MtuMismatch", "RdmaPortDown", "GidMissing", "NoLldpNeighbor", "LldpExpired",
-	"AmbiguousNeighbor", "NotProvisioned", "LinkFlapping", "FecDegraded", "ErrorsRising",
+	"AmbiguousNeighbor", "NotProvisioned", "LinkFlapping", "OpticsOutOfRange", "FecDegraded", "ErrorsRising",
 	"RetransmitsRising", "LosslessDrops", "PfcUnsupported", "PfcMismatch",
 }
 

@@ -126,6 +126,16 @@ TEST_F(MetricsTest, EachEventFamilyHasTheEventsTheDriverCounts) {
             (std::map<Labels, double>{
                 {{{"device", port.name}, {"reason", "NO_CABLE"}, {"detail", ""}}, 1}}));
   EXPECT_THAT(Samples(families_, "rocenet_port_link_down_reason"), IsEmpty());
+  snapshot.ports[0].module.emplace();
+  snapshot.ports[0].module->temperature.values = {41.5};
+  snapshot.ports[0].module->rx_power.values = {0.85, 0.02};
+  const std::vector<MetricFamily> modules = BuildMetrics(snapshot, "1.2.3");
+  EXPECT_EQ(Samples(modules, "rocenet_port_module_temperature_celsius"),
+            ByDevice({{port.name, 41.5}}));
+  EXPECT_EQ(Samples(modules, "rocenet_port_module_rx_power_watts"),
+            (std::map<Labels, double>{{{{"device", port.name}, {"lane", "1"}}, 0.85e-3},
+                                      {{{"device", port.name}, {"lane", "2"}}, 0.02e-3}}));
+  EXPECT_THAT(Samples(modules, "rocenet_port_module_tx_bias_amperes"), IsEmpty());
   auto by_event = [&](std::map<std::string, double> values) {
     std::map<Labels, double> out;
     for (const auto& [event, value] : values)
