@@ -120,6 +120,43 @@ TEST(ModuleEepromTest, Sff8636MonitorsThresholdsAndALaneBelowItsAlarm) {
   EXPECT_NEAR(out[0].limit, 0.0245, 1e-3);
 }
 
+double MilliwattsOfDbm(double dbm) { return std::pow(10.0, dbm / 10); }
+
+// A real QSFP28 SR4 module's monitors and thresholds as SONiC decoded them
+// (AsterNOS's command reference, `show interface transceiver eeprom
+// detail`: Teraspek TSQ885S101T1), laid out again in its memory map:
+// decoded here, they read the same, and none is out of range.
+TEST(ModuleEepromTest, ARealQsfp28ReadsAsSonicDecodedIt) {
+  ModulePages pages;
+  pages.lower = Half(0)
+                    .Byte(0, 0x11)
+                    .Word(22, 32.9570, kCelsius)
+                    .Word(26, 3.2961, kVolt)
+                    .Words(34,
+                           {MilliwattsOfDbm(0.8422), MilliwattsOfDbm(0.6971),
+                            MilliwattsOfDbm(1.6414), MilliwattsOfDbm(1.1458)},
+                           kMilliwatt)
+                    .Words(42, {6.0740, 6.2960, 5.9220, 6.5100}, kMilliampere)
+                    .bytes();
+  pages.upper[{3, 0}] = Half(128)
+                            .Words(128, {75, -5, 70, 0}, kCelsius)
+                            .Words(144, {3.63, 2.97, 3.465, 3.135}, kVolt)
+                            .Words(176,
+                                   {MilliwattsOfDbm(4.4), MilliwattsOfDbm(-13.2975),
+                                    MilliwattsOfDbm(3.4001), MilliwattsOfDbm(-10.3012)},
+                                   kMilliwatt)
+                            .Words(184, {10, 2, 8.5, 3}, kMilliampere)
+                            .bytes();
+  absl::StatusOr<ModuleDiagnostics> d = DecodeModule(pages);
+  ASSERT_OK(d);
+  EXPECT_THAT(d->temperature.values, ElementsAre(DoubleNear(32.957, 0.004)));
+  EXPECT_THAT(d->voltage.values, ElementsAre(DoubleNear(3.2961, 1e-4)));
+  EXPECT_THAT(d->rx_power.values, Pointwise(Near(), {1.2139, 1.1741, 1.4597, 1.3021}));
+  EXPECT_THAT(d->tx_bias.values, Pointwise(Near(), {6.074, 6.296, 5.922, 6.510}));
+  EXPECT_NEAR(d->rx_power.thresholds->low_alarm, 0.0468, 1e-4);
+  EXPECT_THAT(CheckThresholds(*d), IsEmpty());
+}
+
 TEST(ModuleEepromTest, CmisLanesWithTheBiasMultiplierAndAWarning) {
   const ModulePages pages = Osfp400g();
   EXPECT_THAT(UpperPagesToRead(pages.lower),
