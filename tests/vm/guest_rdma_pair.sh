@@ -76,7 +76,9 @@ if [ "$ROLE" = a ]; then
       --duration 3s --timeout 60s -o json > /tmp/vm/lossy.json 2>&1
     say "lossy-diag rc=$?"
     ip netns exec sw tc qdisc del dev swp2 root
-    sleep 3  # a counter sample after the run
+    # The samples after the run see the loss (one a second here).
+    retransmitting() { rocectl health -o json | tr -d ' \n' | grep -q '"type":"RetransmitsRising"'; }
+    wait_for 30 retransmitting || say "RetransmitsRising not raised within 30 s"
     say "ports-after $(rocectl ports -o json | tr -d '\n')"
     say "health-after $(rocectl health -o json | tr -d '\n')"
   else
