@@ -32,6 +32,11 @@ show ports ports
 step "the switch reached, the MAC counters and health read"
 ping -c 1 -W 3 10.200.1.2 > /dev/null || failed "no ping to the switch"
 metrics() { curl -s http://127.0.0.1:50152/metrics | grep "^rocenet_port_mac_.*device=\"$port\"" | sed 's/^/vm: metric /'; }
+# e1000e refreshes its statistics from its watchdog (every 2 s, once the
+# link is up), and rocenetd reads them at its next sample: wait for the
+# bytes the LLDP frames and the ping brought.
+counted() { curl -s http://127.0.0.1:50152/metrics | grep "^rocenet_port_mac_receive_bytes_total{device=\"$port\"}" | grep -qv ' 0$'; }
+wait_for 20 counted || say "no MAC bytes counted within 20 s"
 metrics; show health-before health
 
 step "4 kB frames to the port's 1500 MTU: ErrorsRising"
