@@ -41,7 +41,8 @@ grpc::Status PortDiscoveryService::ListPorts(grpc::ServerContext* context,
       !admitted.ok()) {
     return admitted;
   }
-  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot = source_->Current();
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> snapshot =
+      request->read_counters() ? source_->ReadCounters() : source_->Current();
   if (!snapshot.ok()) return ToGrpc(snapshot.status());
   for (const inventory::Port& port : (*snapshot)->ports) {
     ToProto(**snapshot, port, response->add_ports());

@@ -373,4 +373,19 @@ absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::Reconcile() {
       });
 }
 
+absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::ReadCounters() {
+  return Serve<std::shared_ptr<const NodeSnapshot>>(
+      [this]() -> absl::StatusOr<std::shared_ptr<const NodeSnapshot>> {
+        // As a sample does; the health watches sample on their own interval
+        // and take this read only when theirs is due. Callers asking faster
+        // than kCounterReadFloor share a read.
+        const absl::Time now = parts_.loop->Now();
+        if (now - last_counter_read_ < kCounterReadFloor) return Current();
+        last_counter_read_ = now;
+        RETURN_IF_ERROR(ResyncLinks());
+        Refresh(false, /*replan=*/false, /*counters=*/true);
+        return Current();
+      });
+}
+
 }  // namespace rocenet::node

@@ -84,6 +84,10 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   // Any thread: re-plans and re-applies every port now.
   absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Reconcile() override;
 
+  // Any thread: reads every link and its counters now (as the periodic
+  // sample does) and returns that snapshot.
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> ReadCounters() override;
+
   // Loop thread: re-plans and re-applies every port, after the addressing
   // configuration changed.
   void Replan();
@@ -180,6 +184,8 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   void ScheduleNetnsCheck();
 
   NodeParts parts_;
+  // When ReadCounters last read the links (loop thread).
+  absl::Time last_counter_read_ = absl::InfinitePast();
   // Until then a port rocenet kept configured across a restart is not
   // reported for lacking LLDP: the switch may not have sent a frame yet.
   absl::Time startup_holdoff_until_;

@@ -59,6 +59,10 @@ inline constexpr absl::Duration kWatchCancelCheck = absl::Seconds(1);
 // (at most; more often when half the ErrorsRising interval is shorter).
 inline constexpr absl::Duration kCounterSampleInterval = absl::Seconds(5);
 
+// ReadCounters calls closer together than this share one read, so that no
+// caller keeps the loop reading.
+inline constexpr absl::Duration kCounterReadFloor = absl::Milliseconds(100);
+
 class NodeStateSource {
  public:
   virtual ~NodeStateSource() = default;
@@ -73,6 +77,12 @@ class NodeStateSource {
 
   // Snapshots published on every change, for watch streams.
   virtual const Broadcast<NodeSnapshot>& changes() const = 0;
+
+  // Reads every port's link, ethtool and RDMA counters now, then returns
+  // the state with them (Current() from then on); calls within
+  // kCounterReadFloor of the last read get that one. Thread-safe; blocks the
+  // caller while the event loop reads. Unavailable while shutting down.
+  virtual absl::StatusOr<std::shared_ptr<const NodeSnapshot>> ReadCounters() = 0;
 
   // Re-plans and re-applies the addressing of every port now, then returns
   // the state afterwards. Thread-safe; blocks the caller while the event loop

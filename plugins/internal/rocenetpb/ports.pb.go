@@ -868,7 +868,14 @@ func (x *RdmaDevice) GetPhysicalState() string {
 }
 
 type ListPortsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Read every port's counters now rather than answer with those of the
+	// last sample (up to 5 s old): for a caller that compares them before
+	// and after something, as rocenet-diagd does around a diagnostic run.
+	// Slower (a read of every port's link, ethtool and RDMA counters); the
+	// health conditions take their samples on their own schedule whatever
+	// the callers ask.
+	ReadCounters  bool `protobuf:"varint,1,opt,name=read_counters,json=readCounters,proto3" json:"read_counters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -901,6 +908,13 @@ func (x *ListPortsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListPortsRequest.ProtoReflect.Descriptor instead.
 func (*ListPortsRequest) Descriptor() ([]byte, []int) {
 	return file_rocenet_v1_ports_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListPortsRequest) GetReadCounters() bool {
+	if x != nil {
+		return x.ReadCounters
+	}
+	return false
 }
 
 type ListPortsResponse struct {
@@ -2033,8 +2047,9 @@ const file_rocenet_v1_ports_proto_rawDesc = "" +
 	"\vgid_address\x18\x05 \x01(\tR\n" +
 	"gidAddress\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\tR\x05state\x12%\n" +
-	"\x0ephysical_state\x18\a \x01(\tR\rphysicalState\"\x12\n" +
-	"\x10ListPortsRequest\";\n" +
+	"\x0ephysical_state\x18\a \x01(\tR\rphysicalState\"7\n" +
+	"\x10ListPortsRequest\x12#\n" +
+	"\rread_counters\x18\x01 \x01(\bR\freadCounters\";\n" +
 	"\x11ListPortsResponse\x12&\n" +
 	"\x05ports\x18\x01 \x03(\v2\x10.rocenet.v1.PortR\x05ports\"$\n" +
 	"\x0eGetPortRequest\x12\x12\n" +

@@ -48,6 +48,12 @@ class FakeNodeState final : public node::NodeStateSource {
     return reconciled_ != nullptr ? reconciled_ : snapshot_;
   }
 
+  absl::StatusOr<std::shared_ptr<const node::NodeSnapshot>> ReadCounters() override {
+    ++counter_reads_;
+    if (!status_.ok()) return status_;
+    return read_ != nullptr ? read_ : snapshot_;
+  }
+
   // Every call fails with `status` from now on.
   void set_status(absl::Status status) { status_ = std::move(status); }
   // What Reconcile() returns instead of the sampled snapshot.
@@ -55,12 +61,19 @@ class FakeNodeState final : public node::NodeStateSource {
     reconciled_ = std::make_shared<const node::NodeSnapshot>(std::move(snapshot));
   }
   int reconciles() const { return reconciles_; }
+  // What ReadCounters() returns instead of the sampled snapshot.
+  void set_read(node::NodeSnapshot snapshot) {
+    read_ = std::make_shared<const node::NodeSnapshot>(std::move(snapshot));
+  }
+  int counter_reads() const { return counter_reads_; }
 
  private:
   std::shared_ptr<const node::NodeSnapshot> snapshot_;
   std::shared_ptr<const node::NodeSnapshot> reconciled_;
+  std::shared_ptr<const node::NodeSnapshot> read_;
   absl::Status status_;
   std::atomic<int> reconciles_{0};
+  std::atomic<int> counter_reads_{0};
   Broadcast<node::NodeSnapshot> changes_;
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// PortDiscovery.ListNeighbors through a real gRPC server and channel (in
+// PortDiscovery.ListNeighbors and ListPorts through a real gRPC server and channel (in
 // process), so what is tested is what a client receives after
 // serialization.
 #include "daemon/api/port_discovery_service.h"
@@ -117,6 +117,35 @@ TEST_F(ListNeighborsTest, HostileBytesReachTheClientAsValidStrings) {
             "sw\xEF\xBF\xBD\xEF\xBF\xBD"
             "1");
   EXPECT_EQ(response.ports(0).neighbors(1).chassis_id().raw(), "\xc3\xa9");
+}
+
+// ListPorts answers from the last sample, or with read_counters from a
+// read made for the call.
+TEST_F(ListNeighborsTest, ListPortsReadsTheCountersNowOnlyWhenAsked) {
+  Serve(SampleSnapshot());
+  node::NodeSnapshot read = SampleSnapshot();
+  read.ports[0].link.stats.rx_errors = 31;
+  source_->set_read(std::move(read));
+  v1::ListPortsResponse response;
+  {
+    grpc::ClientContext context;
+    ASSERT_OK(stub_->ListPorts(&context, v1::ListPortsRequest(), &response));
+  }
+  EXPECT_EQ(source_->counter_reads(), 0);
+  EXPECT_EQ(response.ports(0).counters().receive_errors(), 0u);
+  v1::ListPortsRequest request;
+  request.set_read_counters(true);
+  response.Clear();
+  {
+    grpc::ClientContext context;
+    ASSERT_OK(stub_->ListPorts(&context, request, &response));
+  }
+  EXPECT_EQ(source_->counter_reads(), 1);
+  EXPECT_EQ(response.ports(0).counters().receive_errors(), 31u);
+  source_->set_status(absl::UnavailableError("rocenetd is stopping"));
+  grpc::ClientContext context;
+  EXPECT_EQ(stub_->ListPorts(&context, request, &response).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
 }
 
 }  // namespace

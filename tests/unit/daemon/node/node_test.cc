@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/node/node.h"
 
+#include <thread>
+
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_loop.h"
 #include "tests/unit/fakes/fake_netlink.h"
@@ -116,6 +119,43 @@ TEST_F(NodeTest, TheCountersAreSampledWhileNothingElseHappens) {
   EXPECT_EQ(netlink_.list_calls(), before + 1);
   loop_.Advance(half);
   EXPECT_EQ(netlink_.list_calls(), before + 2);
+}
+
+TEST_F(NodeTest, ACounterReadReadsTheLinksNowAndCallersAtOnceShareIt) {
+  // Answered on the loop: a caller's thread waits while the test turns it.
+  auto read = [this] {
+    absl::StatusOr<std::shared_ptr<const NodeSnapshot>> out = absl::UnknownError("not run");
+    std::thread caller([&] { out = node_->ReadCounters(); });
+    while (loop_.queued() < 1) absl::SleepFor(absl::Milliseconds(1));
+    loop_.RunUntilIdle();
+    caller.join();
+    return out;
+  };
+  const uint64_t version = node_->changes().Latest().version;
+  os::LinkInfo so0 = MakeLink(2, "so0");
+  so0.stats.rx_dropped = 7;
+  netlink_.SetLink(so0);
+  loop_.RunUntilIdle();
+  const int before = netlink_.list_calls();
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> first = read();
+  ASSERT_OK(first);
+  EXPECT_EQ((*first)->ports[0].link.stats.rx_dropped, 7u);
+  EXPECT_EQ(netlink_.list_calls(), before + 1);
+  // Readers see it from then on; no watcher is woken for counters.
+  EXPECT_EQ((*node_->Current())->ports[0].link.stats.rx_dropped, 7u);
+  EXPECT_EQ(node_->changes().Latest().version, version);
+
+  so0.stats.rx_dropped = 9;
+  netlink_.SetLink(so0);
+  loop_.RunUntilIdle();
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> again = read();
+  ASSERT_OK(again);
+  EXPECT_EQ(netlink_.list_calls(), before + 1);
+  EXPECT_EQ((*again)->ports[0].link.stats.rx_dropped, 7u);
+  loop_.Advance(kCounterReadFloor);
+  absl::StatusOr<std::shared_ptr<const NodeSnapshot>> later = read();
+  ASSERT_OK(later);
+  EXPECT_EQ((*later)->ports[0].link.stats.rx_dropped, 9u);
 }
 
 TEST_F(NodeTest, TheSnapshotIsStampedWithTheLoopsTime) {
