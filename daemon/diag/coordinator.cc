@@ -25,4 +25,77 @@ std::vector<absl::StatusOr<peer::PeerInfo>> Coordinator::Infos(
   return infos;
 }
 
+std::vector<CounterRead> Coordinator::ReadCounters(const std::vector<NodeAddress>& nodes,
+                                                   bool local) {
+  const size_t first = local ? 1 : 0;
+  std::vector<CounterRead> reads(first + nodes.size());
+  const absl::Time deadline = Now() + coordinator::kInfoTimeout;
+  coordinator::ParallelFor(reads.size(), [&](size_t i) {
+    CounterRead& read = reads[i];
+    if (i < first) {
+      read.node = parts_.node_name;
+      if (parts_.counters == nullptr) {
+        read.ports = absl::UnimplementedError("its counters are not read here");
+      } else {
+        read.ports = parts_.counters();
+      }
+      return;
+    }
+    const NodeAddress& node = nodes[i - first];
+    read.node = node.ToString();
+    peer::PeerRequest request{.kind = peer::CountersRequest{}};
+    absl::StatusOr<peer::PeerReply> reply = parts_.peers->Call(node, request, deadline);
+    if (!reply.ok()) {
+      read.ports = reply.status();
+    } else if (!reply->error.empty()) {
+      read.ports = absl::UnavailableError(reply->error);
+    } else {
+      if (!reply->counters.node.empty()) read.node = reply->counters.node;
+      read.ports = std::move(reply->counters.ports);
+    }
+  });
+  return reads;
+}
+
+template <typename Result, typename Test>
+absl::StatusOr<Result> Coordinator::Counted(const std::vector<NodeAddress>& nodes, bool local,
+                                            Test test) {
+  const std::vector<CounterRead> before = ReadCounters(nodes, local);
+  absl::StatusOr<Result> result = test();
+  if (!result.ok()) return result;
+  result->counters = CompareCounters(before, ReadCounters(nodes, local));
+  return result;
+}
+
+absl::StatusOr<ReachResult> Coordinator::Reach(const ReachRequest& request,
+                                               const Progress& progress) {
+  return Counted<ReachResult>(coordinator::ParseNodes(request.nodes), request.nodes.empty(),
+                              [&] { return RunReach(request, progress); });
+}
+
+absl::StatusOr<BandwidthResult> Coordinator::Bandwidth(const BandwidthRequest& request,
+                                                       const Progress& progress) {
+  return Counted<BandwidthResult>(coordinator::ParseNodes({request.peer}), true,
+                                  [&] { return RunBandwidth(request, progress); });
+}
+
+absl::StatusOr<AllreduceResult> Coordinator::Allreduce(const AllreduceRequest& request,
+                                                       const Progress& progress) {
+  return Counted<AllreduceResult>(coordinator::ParseNodes(request.nodes), false,
+                                  [&] { return RunAllreduce(request, progress); });
+}
+
+absl::StatusOr<IncastResult> Coordinator::Incast(const IncastRequest& request,
+                                                 const Progress& progress) {
+  return Counted<IncastResult>(coordinator::ParseNodes(request.senders), true,
+                               [&] { return RunIncast(request, progress); });
+}
+
+absl::StatusOr<RdmaResult> Coordinator::Rdma(const RdmaRequest& request, const Progress& progress) {
+  const bool link = !request.port.empty();
+  return Counted<RdmaResult>(
+      coordinator::ParseNodes(link ? std::vector<std::string>{request.peer} : request.nodes), link,
+      [&] { return RunRdma(request, progress); });
+}
+
 }  // namespace rocenet::diag

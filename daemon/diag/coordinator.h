@@ -26,6 +26,7 @@
 #include "daemon/diag/peer_messages.h"
 #include "daemon/diag/peers.h"
 #include "daemon/diag/rdma_link.h"
+#include "daemon/diag/run_counters.h"
 #include "daemon/os/clock.h"
 
 namespace rocenet::diag {
@@ -43,6 +44,9 @@ struct CoordinatorParts {
   ValidationSink validation;
   // The RDMA stage's ends on this node; null: no RDMA stage.
   RdmaLinks* rdma = nullptr;
+  // This node's ports' counters, read around its own part of a run; null:
+  // this node's counters are reported unread.
+  CountersSource counters = nullptr;
 };
 
 // Which nodes a test's verdict concerns: every node that took part, by name
@@ -69,6 +73,10 @@ struct Verdict {
         nodes(std::move(taking_part)) {}
 };
 
+// Every test's result has the counters of the ports that took part, read
+// at its start and its end (run_counters.h): of the nodes it names, and of
+// this one where its own ports take part (every test but reach and
+// allreduce with nodes, in which this node takes part only as one of them).
 class Coordinator {
  public:
   explicit Coordinator(CoordinatorParts parts);
@@ -83,6 +91,21 @@ class Coordinator {
 
  private:
   absl::Time Now() const { return parts_.clock->Now(); }
+  // The tests themselves, without the counters around them.
+  absl::StatusOr<ReachResult> RunReach(const ReachRequest& request, const Progress& progress);
+  absl::StatusOr<BandwidthResult> RunBandwidth(const BandwidthRequest& request,
+                                               const Progress& progress);
+  absl::StatusOr<AllreduceResult> RunAllreduce(const AllreduceRequest& request,
+                                               const Progress& progress);
+  absl::StatusOr<IncastResult> RunIncast(const IncastRequest& request, const Progress& progress);
+  absl::StatusOr<RdmaResult> RunRdma(const RdmaRequest& request, const Progress& progress);
+  // The counters of `nodes` (and of this node first, with `local`), asked
+  // at once.
+  std::vector<CounterRead> ReadCounters(const std::vector<NodeAddress>& nodes, bool local);
+  // Runs `test` between two reads of the counters, and puts what they did
+  // in its result; a test that could not run is returned as it is.
+  template <typename Result, typename Test>
+  absl::StatusOr<Result> Counted(const std::vector<NodeAddress>& nodes, bool local, Test test);
   // Every node's ports, asked at once; an error names the node.
   std::vector<absl::StatusOr<peer::PeerInfo>> Infos(const std::vector<NodeAddress>& nodes);
   // From this node's own ports only.

@@ -166,8 +166,8 @@ void Coordinator::BisectRings(const AllreduceRequest& request,
   }
 }
 
-absl::StatusOr<AllreduceResult> Coordinator::Allreduce(const AllreduceRequest& request,
-                                                       const Progress& progress) {
+absl::StatusOr<AllreduceResult> Coordinator::RunAllreduce(const AllreduceRequest& request,
+                                                          const Progress& progress) {
   const std::vector<NodeAddress> nodes = ParseNodes(request.nodes);
   const size_t n = nodes.size();
   progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);

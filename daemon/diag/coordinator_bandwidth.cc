@@ -10,8 +10,8 @@ namespace rocenet::diag {
 
 using coordinator::ParallelFor;
 
-absl::StatusOr<BandwidthResult> Coordinator::Bandwidth(const BandwidthRequest& request,
-                                                       const Progress& progress) {
+absl::StatusOr<BandwidthResult> Coordinator::RunBandwidth(const BandwidthRequest& request,
+                                                          const Progress& progress) {
   absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
   if (!local.ok()) return local.status();
   ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port));

@@ -17,8 +17,8 @@ using coordinator::NameOf;
 using coordinator::ParallelFor;
 using coordinator::ParseNodes;
 
-absl::StatusOr<IncastResult> Coordinator::Incast(const IncastRequest& request,
-                                                 const Progress& progress) {
+absl::StatusOr<IncastResult> Coordinator::RunIncast(const IncastRequest& request,
+                                                    const Progress& progress) {
   absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
   if (!local.ok()) return local.status();
   ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port));

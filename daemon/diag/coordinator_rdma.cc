@@ -77,7 +77,8 @@ void Judge(double min_fraction, RdmaResult* result) {
 
 }  // namespace
 
-absl::StatusOr<RdmaResult> Coordinator::Rdma(const RdmaRequest& request, const Progress& progress) {
+absl::StatusOr<RdmaResult> Coordinator::RunRdma(const RdmaRequest& request,
+                                                const Progress& progress) {
   RdmaResult result;
   StagePath* stage = &result.stage;
   stage->stage = kRdmaStage;

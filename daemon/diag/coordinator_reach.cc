@@ -106,8 +106,8 @@ absl::StatusOr<ReachResult> Coordinator::LocalReach(const ReachRequest& request,
   return result;
 }
 
-absl::StatusOr<ReachResult> Coordinator::Reach(const ReachRequest& request,
-                                               const Progress& progress) {
+absl::StatusOr<ReachResult> Coordinator::RunReach(const ReachRequest& request,
+                                                  const Progress& progress) {
   if (request.nodes.empty()) return LocalReach(request, progress);
   // The mesh does not probe from this node's ports, but needs the node.
   if (absl::StatusOr<std::vector<LocalPort>> local = parts_.ports(); !local.ok()) {

@@ -33,6 +33,11 @@ using PortsSource = std::function<absl::StatusOr<std::vector<LocalPort>>()>;
 // the test's threads (one at a time is not guaranteed).
 using Progress = std::function<void(const std::string& message, double fraction)>;
 
+// The node's scale-out ports' counters as rocenetd reads them now (a call
+// to rocenetd, within a few seconds), by rocenet.v1.CounterChange's names;
+// called from any thread, at the start and the end of a run.
+using CountersSource = std::function<absl::StatusOr<std::vector<peer::PortCounterValues>>()>;
+
 // Records a stage's verdict on this node (the scheduler's validation
 // label); called from any thread, must not block for long.
 using ValidationSink = std::function<void(const peer::ValidationNotice& notice)>;

@@ -21,6 +21,24 @@ struct StagePath {
   bool operator==(const StagePath&) const = default;
 };
 
+struct CounterChange {
+  std::string node;
+  std::string port;
+  std::string counter;
+  uint64_t increase = 0;
+  bool reset = false;
+
+  bool operator==(const CounterChange&) const = default;
+};
+
+struct RunCounters {
+  std::vector<CounterChange> changes;
+  uint32_t nodes_read = 0;
+  std::vector<std::string> unread;
+
+  bool operator==(const RunCounters&) const = default;
+};
+
 struct ReachRequest {
   std::vector<std::string> ports;
   std::vector<std::string> peers;
@@ -139,6 +157,7 @@ struct ReachResult {
   ReachPlan plan;
   std::vector<Suspect> suspect_details;
   Labels labels;
+  RunCounters counters;
 
   bool operator==(const ReachResult&) const = default;
 };
@@ -186,6 +205,7 @@ struct BandwidthResult {
   bool ok = false;
   std::vector<std::string> problems;
   StagePath stage;
+  RunCounters counters;
 
   bool operator==(const BandwidthResult&) const = default;
 };
@@ -261,6 +281,7 @@ struct AllreduceResult {
   std::vector<std::string> slow_nodes;
   std::string bisection_conclusion;
   Labels labels;
+  RunCounters counters;
 
   bool operator==(const AllreduceResult&) const = default;
 };
@@ -299,6 +320,7 @@ struct IncastResult {
   bool ok = false;
   std::vector<std::string> problems;
   StagePath stage;
+  RunCounters counters;
 
   bool operator==(const IncastResult&) const = default;
 };
@@ -347,6 +369,7 @@ struct RdmaResult {
   bool ok = false;
   std::vector<std::string> problems;
   StagePath stage;
+  RunCounters counters;
 
   bool operator==(const RdmaResult&) const = default;
 };

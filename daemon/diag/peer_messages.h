@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -34,6 +35,24 @@ struct PeerEnvelope {
 
 struct PeerInfoRequest {
   bool operator==(const PeerInfoRequest&) const = default;
+};
+
+struct CountersRequest {
+  bool operator==(const CountersRequest&) const = default;
+};
+
+struct PortCounterValues {
+  std::string port;
+  std::map<std::string, uint64_t> values;
+
+  bool operator==(const PortCounterValues&) const = default;
+};
+
+struct CountersReport {
+  std::string node;
+  std::vector<PortCounterValues> ports;
+
+  bool operator==(const CountersReport&) const = default;
 };
 
 struct PeerPort {
@@ -181,7 +200,8 @@ struct ValidationNotice {
 struct PeerRequest {
   // What is asked; std::monostate: nothing (a malformed request).
   std::variant<std::monostate, PeerInfoRequest, diag::ReachRequest, RingJoin, RingHello,
-               SinkRequest, SourceRequest, SendRequest, RdmaServe, RdmaRun, ValidationNotice>
+               SinkRequest, SourceRequest, SendRequest, RdmaServe, RdmaRun, ValidationNotice,
+               CountersRequest>
       kind;
 
   // The request of kind T, or null.
@@ -203,6 +223,7 @@ struct PeerReply {
   RdmaServeReady rdma_ready;
   diag::RdmaLink rdma_link;
   bool recorded = false;
+  CountersReport counters;
 
   bool operator==(const PeerReply&) const = default;
 };

@@ -16,6 +16,7 @@
 #include "daemon/diag/linux/engine.h"
 #include "daemon/diag/validation_label.h"
 #include "daemon/diagd/diagnostics_service.h"
+#include "daemon/diagd/node_ports.h"
 #include "daemon/diagd/node_watch.h"
 #include "daemon/diagd/unix_acceptor.h"
 #include "daemon/node_client/node_client.h"
@@ -113,7 +114,12 @@ absl::Status RunDiagd(const DiagdOptions& options) {
           .clock = &clock,
           .secret = options.secret_file.empty() ? nullptr : diag::FileSecret(options.secret_file),
           .validation = record_validation,
-          .runner = &process_runner},
+          .runner = &process_runner,
+          .counters = [client = node_client.get()]()
+              -> absl::StatusOr<std::vector<diag::peer::PortCounterValues>> {
+            ASSIGN_OR_RETURN(v1::ListPortsResponse ports, client->ReadCounters());
+            return CountersOf(ports);
+          }},
       [&watch] { return watch.Ports(); });
   // Every call is admitted by the caller the kernel names: root only (the
   // tests load the fabric), at a bounded rate, with bounded strings.

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "rocenet/v1/addressing.pb.h"
 
 namespace rocenet::diagd {
@@ -102,6 +103,38 @@ void RefreshFromLinks(const std::vector<os::LinkInfo>& links, std::vector<diag::
       break;
     }
   }
+}
+
+std::vector<diag::peer::PortCounterValues> CountersOf(const v1::ListPortsResponse& response) {
+  std::vector<diag::peer::PortCounterValues> out;
+  for (const v1::Port& port : response.ports()) {
+    if (!port.present() || !port.attached_to().empty()) continue;
+    diag::peer::PortCounterValues values{.port = port.name(), .values = {}};
+    std::map<std::string, uint64_t>& v = values.values;
+    const v1::PortCounters& c = port.counters();
+    v["link.receive_errors"] = c.receive_errors();
+    v["link.receive_drops"] = c.receive_drops();
+    v["link.transmit_errors"] = c.transmit_errors();
+    v["link.transmit_drops"] = c.transmit_drops();
+    v["link.carrier_down_changes"] = c.carrier_down_changes();
+    const std::pair<const char*, const google::protobuf::Map<std::string, uint64_t>*> families[] = {
+        {"transport.", &c.transport_events()},
+        {"congestion.", &c.congestion_events()},
+        {"lossless.", &c.lossless_events()},
+        {"fec.", &c.fec_events()},
+        {"phy.", &c.phy_events()}};
+    for (const auto& [prefix, events] : families) {
+      for (const auto& [event, count] : *events) v[absl::StrCat(prefix, event)] = count;
+    }
+    for (int p = 0; p < port.pfc().pause_sent_size(); ++p) {
+      v[absl::StrCat("pfc.pause_sent.", p)] = port.pfc().pause_sent(p);
+    }
+    for (int p = 0; p < port.pfc().pause_received_size(); ++p) {
+      v[absl::StrCat("pfc.pause_received.", p)] = port.pfc().pause_received(p);
+    }
+    out.push_back(std::move(values));
+  }
+  return out;
 }
 
 }  // namespace rocenet::diagd

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "daemon/diag/local_port.h"
+#include "daemon/diag/peer_messages.h"
 #include "daemon/os/link.h"
 #include "rocenet/v1/ports.pb.h"
 
@@ -21,5 +22,11 @@ std::vector<diag::LocalPort> LocalPortsOf(const v1::PortSnapshot& snapshot);
 // snapshot's counters are as old as its last change, and a test compares
 // them before and after. A port missing from `links` keeps what it had.
 void RefreshFromLinks(const std::vector<os::LinkInfo>& links, std::vector<diag::LocalPort>& ports);
+
+// The counters of every present port in the host (not in a pod) by
+// rocenet.v1.CounterChange's names: link.*, the event families
+// (transport.*, congestion.*, lossless.*, fec.*, phy.*) and pfc.* per
+// priority, from rocenetd's ListPorts.
+std::vector<diag::peer::PortCounterValues> CountersOf(const v1::ListPortsResponse& response);
 
 }  // namespace rocenet::diagd

@@ -2,6 +2,7 @@
 #include "daemon/node_client/node_client.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "rocenet/v1/ports.grpc.pb.h"
 
@@ -38,6 +39,22 @@ class GrpcNodeClient final : public NodeClient {
     // same path.
     return std::make_unique<GrpcNodeStream>(
         grpc::CreateChannel(absl::StrCat("unix:", socket_), grpc::InsecureChannelCredentials()));
+  }
+
+  absl::StatusOr<v1::ListPortsResponse> ReadCounters() override {
+    std::unique_ptr<v1::PortDiscovery::Stub> stub = v1::PortDiscovery::NewStub(
+        grpc::CreateChannel(absl::StrCat("unix:", socket_), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + kReadCountersTimeout));
+    v1::ListPortsRequest request;
+    request.set_read_counters(true);
+    v1::ListPortsResponse response;
+    const grpc::Status s = stub->ListPorts(&context, request, &response);
+    if (!s.ok()) {
+      return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                          absl::StrCat("rocenetd ListPorts: ", s.error_message()));
+    }
+    return response;
   }
 
  private:

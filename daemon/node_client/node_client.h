@@ -3,7 +3,8 @@
 // WatchPorts stream. Every snapshot on it is the whole node at one generation
 // (ports, health, addressing plans, LLDP neighbors), so an update is one
 // message on one stream, never a join of calls made at different times. The
-// device plugin and rocenet-diagd read nothing else of rocenetd.
+// device plugin and rocenet-diagd read nothing else of rocenetd but, around
+// a diagnostic run, the ports' counters read at that moment (ReadCounters).
 //
 // The interface lets their reconnect, backoff and grace logic be tested with
 // a fake (tests/unit/fakes/fake_node_client.h);
@@ -14,6 +15,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "rocenet/v1/ports.pb.h"
 
 namespace rocenet {
@@ -35,7 +38,13 @@ class NodeClient {
   // Opens a new stream; connection errors show as a stream that ends at
   // once with the reason in Finish().
   virtual std::unique_ptr<NodeStream> Watch() = 0;
+  // ListPorts with the counters read now (ListPortsRequest.read_counters),
+  // within kReadCountersTimeout; the status of a failed call names
+  // ListPorts.
+  virtual absl::StatusOr<v1::ListPortsResponse> ReadCounters() = 0;
 };
+
+inline constexpr absl::Duration kReadCountersTimeout = absl::Seconds(3);
 
 std::unique_ptr<NodeClient> MakeGrpcNodeClient(const std::string& socket);
 

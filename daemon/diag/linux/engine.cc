@@ -39,7 +39,8 @@ DiagEngine::DiagEngine(EngineOptions options, PortsSource ports)
                     .node_name = options_.node_name,
                     .data_port = options_.data_port,
                     .validation = options_.validation,
-                    .rdma = &rdma_}) {}
+                    .rdma = &rdma_,
+                    .counters = options_.counters}) {}
 
 DiagEngine::~DiagEngine() { Stop(); }
 
@@ -197,6 +198,14 @@ void DiagEngine::Serve(Fd fd) {
     if (!ports.ok()) return ReplyError(clock(), fd.get(), ports.status().message());
     peer::PeerReply reply;
     reply.info = LocalInfo(*ports);
+    return Reply(clock(), fd.get(), reply);
+  }
+  if (request.as<peer::CountersRequest>() != nullptr) {
+    if (options_.counters == nullptr) return ReplyError(clock(), fd.get(), "no counters here");
+    absl::StatusOr<std::vector<peer::PortCounterValues>> counters = options_.counters();
+    if (!counters.ok()) return ReplyError(clock(), fd.get(), counters.status().message());
+    peer::PeerReply reply;
+    reply.counters = {.node = options_.node_name, .ports = std::move(*counters)};
     return Reply(clock(), fd.get(), reply);
   }
   if (const ReachRequest* reach = request.as<ReachRequest>()) {

@@ -58,6 +58,9 @@ struct EngineOptions {
   ValidationSink validation;
   // Starts the RDMA benchmarks; not owned; null: every RDMA link is skipped.
   os::ProcessRunner* runner = nullptr;
+  // This node's ports' counters, for the coordinators around a run (this
+  // one and the others'); null: this node answers that it has none.
+  CountersSource counters = nullptr;
 };
 
 class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTests {

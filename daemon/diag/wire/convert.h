@@ -22,6 +22,10 @@ namespace peer_pb = ::rocenet::peer::v1;
 
 api_pb::StagePath ToProto(const StagePath& d);
 StagePath FromProto(const api_pb::StagePath& p);
+api_pb::CounterChange ToProto(const CounterChange& d);
+CounterChange FromProto(const api_pb::CounterChange& p);
+api_pb::RunCounters ToProto(const RunCounters& d);
+RunCounters FromProto(const api_pb::RunCounters& p);
 api_pb::ReachRequest ToProto(const ReachRequest& d);
 ReachRequest FromProto(const api_pb::ReachRequest& p);
 api_pb::ReachTarget ToProto(const ReachTarget& d);
@@ -111,6 +115,12 @@ peer_pb::RdmaRun ToProto(const peer::RdmaRun& d);
 peer::RdmaRun FromProto(const peer_pb::RdmaRun& p);
 peer_pb::ValidationNotice ToProto(const peer::ValidationNotice& d);
 peer::ValidationNotice FromProto(const peer_pb::ValidationNotice& p);
+peer_pb::CountersRequest ToProto(const peer::CountersRequest& d);
+peer::CountersRequest FromProto(const peer_pb::CountersRequest& p);
+peer_pb::PortCounterValues ToProto(const peer::PortCounterValues& d);
+peer::PortCounterValues FromProto(const peer_pb::PortCounterValues& p);
+peer_pb::CountersReport ToProto(const peer::CountersReport& d);
+peer::CountersReport FromProto(const peer_pb::CountersReport& p);
 
 // The peer protocol's messages as the bytes a data port frame carries, and
 // back. Parsing fails with InvalidArgument: "malformed frame" (an envelope

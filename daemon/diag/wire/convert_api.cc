@@ -238,6 +238,42 @@ Labels FromProto(const api_pb::Labels& p) {
   return d;
 }
 
+api_pb::CounterChange ToProto(const CounterChange& d) {
+  api_pb::CounterChange p;
+  p.set_node(d.node);
+  p.set_port(d.port);
+  p.set_counter(d.counter);
+  p.set_increase(d.increase);
+  p.set_reset(d.reset);
+  return p;
+}
+
+CounterChange FromProto(const api_pb::CounterChange& p) {
+  CounterChange d;
+  d.node = p.node();
+  d.port = p.port();
+  d.counter = p.counter();
+  d.increase = p.increase();
+  d.reset = p.reset();
+  return d;
+}
+
+api_pb::RunCounters ToProto(const RunCounters& d) {
+  api_pb::RunCounters p;
+  for (const auto& v : d.changes) *p.add_changes() = ToProto(v);
+  p.set_nodes_read(d.nodes_read);
+  for (const auto& v : d.unread) p.add_unread(v);
+  return p;
+}
+
+RunCounters FromProto(const api_pb::RunCounters& p) {
+  RunCounters d;
+  for (const auto& v : p.changes()) d.changes.push_back(FromProto(v));
+  d.nodes_read = p.nodes_read();
+  d.unread.assign(p.unread().begin(), p.unread().end());
+  return d;
+}
+
 api_pb::ReachResult ToProto(const ReachResult& d) {
   api_pb::ReachResult p;
   for (const auto& v : d.ports) *p.add_ports() = ToProto(v);
@@ -249,6 +285,7 @@ api_pb::ReachResult ToProto(const ReachResult& d) {
   *p.mutable_plan() = ToProto(d.plan);
   for (const auto& v : d.suspect_details) *p.add_suspect_details() = ToProto(v);
   *p.mutable_labels() = ToProto(d.labels);
+  *p.mutable_counters() = ToProto(d.counters);
   return p;
 }
 
@@ -263,6 +300,7 @@ ReachResult FromProto(const api_pb::ReachResult& p) {
   d.plan = FromProto(p.plan());
   for (const auto& v : p.suspect_details()) d.suspect_details.push_back(FromProto(v));
   d.labels = FromProto(p.labels());
+  d.counters = FromProto(p.counters());
   return d;
 }
 
@@ -343,6 +381,7 @@ api_pb::BandwidthResult ToProto(const BandwidthResult& d) {
   p.set_ok(d.ok);
   for (const auto& v : d.problems) p.add_problems(v);
   *p.mutable_stage() = ToProto(d.stage);
+  *p.mutable_counters() = ToProto(d.counters);
   return p;
 }
 
@@ -357,6 +396,7 @@ BandwidthResult FromProto(const api_pb::BandwidthResult& p) {
   d.ok = p.ok();
   d.problems.assign(p.problems().begin(), p.problems().end());
   d.stage = FromProto(p.stage());
+  d.counters = FromProto(p.counters());
   return d;
 }
 
@@ -492,6 +532,7 @@ api_pb::AllreduceResult ToProto(const AllreduceResult& d) {
   for (const auto& v : d.slow_nodes) p.add_slow_nodes(v);
   p.set_bisection_conclusion(d.bisection_conclusion);
   *p.mutable_labels() = ToProto(d.labels);
+  *p.mutable_counters() = ToProto(d.counters);
   return p;
 }
 
@@ -507,6 +548,7 @@ AllreduceResult FromProto(const api_pb::AllreduceResult& p) {
   d.slow_nodes.assign(p.slow_nodes().begin(), p.slow_nodes().end());
   d.bisection_conclusion = p.bisection_conclusion();
   d.labels = FromProto(p.labels());
+  d.counters = FromProto(p.counters());
   return d;
 }
 
@@ -566,6 +608,7 @@ api_pb::IncastResult ToProto(const IncastResult& d) {
   p.set_ok(d.ok);
   for (const auto& v : d.problems) p.add_problems(v);
   *p.mutable_stage() = ToProto(d.stage);
+  *p.mutable_counters() = ToProto(d.counters);
   return p;
 }
 
@@ -583,6 +626,7 @@ IncastResult FromProto(const api_pb::IncastResult& p) {
   d.ok = p.ok();
   d.problems.assign(p.problems().begin(), p.problems().end());
   d.stage = FromProto(p.stage());
+  d.counters = FromProto(p.counters());
   return d;
 }
 
@@ -669,6 +713,7 @@ api_pb::RdmaResult ToProto(const RdmaResult& d) {
   p.set_ok(d.ok);
   for (const auto& v : d.problems) p.add_problems(v);
   *p.mutable_stage() = ToProto(d.stage);
+  *p.mutable_counters() = ToProto(d.counters);
   return p;
 }
 
@@ -679,6 +724,7 @@ RdmaResult FromProto(const api_pb::RdmaResult& p) {
   d.ok = p.ok();
   d.problems.assign(p.problems().begin(), p.problems().end());
   d.stage = FromProto(p.stage());
+  d.counters = FromProto(p.counters());
   return d;
 }
 

@@ -51,6 +51,8 @@ peer_pb::PeerRequest ToProto(const peer::PeerRequest& d) {
           *p.mutable_rdma_run() = ToProto(kind);
         } else if constexpr (std::is_same_v<T, peer::ValidationNotice>) {
           *p.mutable_validation() = ToProto(kind);
+        } else if constexpr (std::is_same_v<T, peer::CountersRequest>) {
+          *p.mutable_counters() = ToProto(kind);
         } else {
           static_assert(std::is_same_v<T, std::monostate>, "a PeerRequest kind without a field");
         }
@@ -92,6 +94,9 @@ peer::PeerRequest FromProto(const peer_pb::PeerRequest& p) {
     case peer_pb::PeerRequest::kValidation:
       d.kind = FromProto(p.validation());
       break;
+    case peer_pb::PeerRequest::kCounters:
+      d.kind = FromProto(p.counters());
+      break;
     case peer_pb::PeerRequest::KIND_NOT_SET:
       break;
   }
@@ -109,6 +114,7 @@ peer_pb::PeerReply ToProto(const peer::PeerReply& d) {
   *p.mutable_rdma_ready() = ToProto(d.rdma_ready);
   *p.mutable_rdma_link() = ToProto(d.rdma_link);
   p.set_recorded(d.recorded);
+  *p.mutable_counters() = ToProto(d.counters);
   return p;
 }
 
@@ -123,6 +129,7 @@ peer::PeerReply FromProto(const peer_pb::PeerReply& p) {
   d.rdma_ready = FromProto(p.rdma_ready());
   d.rdma_link = FromProto(p.rdma_link());
   d.recorded = p.recorded();
+  d.counters = FromProto(p.counters());
   return d;
 }
 
@@ -417,6 +424,38 @@ peer::ValidationNotice FromProto(const peer_pb::ValidationNotice& p) {
   d.passed = p.passed();
   d.detail = p.detail();
   d.from_node = p.from_node();
+  return d;
+}
+
+peer_pb::CountersRequest ToProto(const peer::CountersRequest&) { return {}; }
+
+peer::CountersRequest FromProto(const peer_pb::CountersRequest&) { return {}; }
+
+peer_pb::PortCounterValues ToProto(const peer::PortCounterValues& d) {
+  peer_pb::PortCounterValues p;
+  p.set_port(d.port);
+  for (const auto& [name, value] : d.values) (*p.mutable_values())[name] = value;
+  return p;
+}
+
+peer::PortCounterValues FromProto(const peer_pb::PortCounterValues& p) {
+  peer::PortCounterValues d;
+  d.port = p.port();
+  d.values.insert(p.values().begin(), p.values().end());
+  return d;
+}
+
+peer_pb::CountersReport ToProto(const peer::CountersReport& d) {
+  peer_pb::CountersReport p;
+  p.set_node(d.node);
+  for (const auto& v : d.ports) *p.add_ports() = ToProto(v);
+  return p;
+}
+
+peer::CountersReport FromProto(const peer_pb::CountersReport& p) {
+  peer::CountersReport d;
+  d.node = p.node();
+  for (const auto& v : p.ports()) d.ports.push_back(FromProto(v));
   return d;
 }
 

@@ -57,6 +57,16 @@ class FakeNodeClient final : public NodeClient {
 
   std::unique_ptr<NodeStream> Watch() override;
 
+  // What ReadCounters() answers from now on.
+  void SetCounters(absl::StatusOr<rocenet::v1::ListPortsResponse> counters) {
+    std::lock_guard<std::mutex> lock(mu_);
+    counters_ = std::move(counters);
+  }
+  absl::StatusOr<rocenet::v1::ListPortsResponse> ReadCounters() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return counters_;
+  }
+
  private:
   class Stream;
   mutable std::mutex mu_;
@@ -65,6 +75,8 @@ class FakeNodeClient final : public NodeClient {
   std::vector<absl::Time> calls_;
   std::vector<int> scripted_;
   int ended_ = 0;
+  absl::StatusOr<rocenet::v1::ListPortsResponse> counters_ =
+      absl::UnavailableError("rocenetd ListPorts: connection refused");
 };
 
 class FakeNodeClient::Stream final : public NodeStream {

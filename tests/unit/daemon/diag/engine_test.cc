@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -53,12 +54,19 @@ class EngineTest : public ::testing::Test {
       port.rail = "127.0.0.0/8";
       port.up = true;
       engines_.push_back(std::make_unique<DiagEngine>(
-          EngineOptions{.data_port = ports_.back(),
-                        .node_name = absl::StrCat("n", i),
-                        .clock = &clock_,
-                        .secret = [] { return absl::StatusOr<std::string>(kSecret); },
-                        .validation = nullptr,
-                        .runner = nullptr},
+          EngineOptions{
+              .data_port = ports_.back(),
+              .node_name = absl::StrCat("n", i),
+              .clock = &clock_,
+              .secret = [] { return absl::StatusOr<std::string>(kSecret); },
+              .validation = nullptr,
+              .runner = nullptr,
+              // Node i's retries rise by i at every read.
+              .counters = [this, i]() -> absl::StatusOr<std::vector<peer::PortCounterValues>> {
+                const uint64_t reads = counter_reads_[i]++;
+                return std::vector<peer::PortCounterValues>{
+                    {.port = "p0", .values = {{"transport.retry", reads * i}}}};
+              }},
           [port]() -> absl::StatusOr<std::vector<LocalPort>> {
             return std::vector<LocalPort>{port};
           }));
@@ -72,6 +80,7 @@ class EngineTest : public ::testing::Test {
   std::string Node(int i) const { return absl::StrCat(Loopback(i).ToString(), ":", ports_[i]); }
 
   std::vector<uint16_t> ports_;
+  std::atomic<uint64_t> counter_reads_[kNodes] = {};
   os::SystemClock clock_;
   std::vector<std::unique_ptr<DiagEngine>> engines_;
   Progress ignore_ = [](const std::string&, double) {};
@@ -100,6 +109,20 @@ TEST_F(EngineTest, AllreduceOverThreeRanksIsVerifiedWithNcclBusBandwidth) {
     EXPECT_GT(size.seconds, 0);
     EXPECT_DOUBLE_EQ(size.busbw_bytes_per_second, size.algbw_bytes_per_second * 4 / 3);
   }
+  // Every rank's counters, asked over the data port before and after.
+  EXPECT_EQ(result->counters.nodes_read, kNodes);
+  EXPECT_THAT(result->counters.unread, ::testing::IsEmpty());
+  EXPECT_THAT(result->counters.changes,
+              ::testing::ElementsAre(CounterChange{.node = "n1",
+                                                   .port = "p0",
+                                                   .counter = "transport.retry",
+                                                   .increase = 1,
+                                                   .reset = false},
+                                     CounterChange{.node = "n2",
+                                                   .port = "p0",
+                                                   .counter = "transport.retry",
+                                                   .increase = 2,
+                                                   .reset = false}));
   ASSERT_EQ(rail.links.size(), kNodes);
   int slowest = 0;
   for (const RingLink& link : rail.links) {

@@ -138,6 +138,25 @@ absl::StatusOr<peer::PeerReply> FakePeers::Call(const NodeAddress& address,
     reply.recorded = true;
     return reply;
   }
+  if (request.as<peer::CountersRequest>() != nullptr) {
+    if (!node->counters_error.empty()) {
+      reply.error = node->counters_error;
+      return reply;
+    }
+    uint64_t reads = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      reads = counter_reads_[node->name]++;
+    }
+    reply.counters.node = node->name;
+    for (const FakePort& port : node->ports) {
+      reply.counters.ports.push_back(
+          {.port = port.name,
+           .values = {{"link.receive_drops", 7},
+                      {"transport.retry", 100 + reads * node->retries_per_read}}});
+    }
+    return reply;
+  }
   return absl::FailedPreconditionError(absl::StrCat(who, ": unknown request"));
 }
 

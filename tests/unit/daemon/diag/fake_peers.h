@@ -46,6 +46,11 @@ struct FakeNode {
   // it skips them.
   double rdma_bits_per_second = 95e9;
   std::string rdma_skipped;
+  // Its ports' counters (CountersRequest): each port has
+  // link.receive_drops and transport.retry, `retries_per_read` higher at
+  // every read; `counters_error`: it answers that it cannot read them.
+  uint64_t retries_per_read = 0;
+  std::string counters_error = "";
 };
 
 // The two rails of the fake fabric, and node i on them: so0 on
@@ -89,6 +94,8 @@ class FakePeers final : public PeerChannel, public LocalTests {
   mutable absl::Mutex mu_;
   std::vector<std::pair<std::string, peer::PeerRequest>> requests_ ABSL_GUARDED_BY(mu_);
   int released_ ABSL_GUARDED_BY(mu_) = 0;
+  // Counter reads so far, by node name.
+  std::map<std::string, uint64_t> counter_reads_ ABSL_GUARDED_BY(mu_);
 };
 
 // A coordinator's parts for these tests: `peers` as both the other daemons
