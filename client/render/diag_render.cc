@@ -14,6 +14,7 @@
 
 namespace rocenet::rocectl {
 
+using diag_render::AppendCounters;
 using diag_render::AppendLabels;
 using diag_render::AppendNotes;
 using diag_render::AppendProblems;
@@ -55,6 +56,7 @@ std::string RenderBandwidth(const v1::BandwidthResult& result) {
   }
   out += table.Render();
   AppendNotes(result.stage(), &out);
+  AppendCounters(result.counters(), &out);
   AppendProblems(result.problems(), &out);
   absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
   return out;
@@ -106,6 +108,7 @@ std::string RenderAllreduce(const v1::AllreduceResult& result) {
     absl::StrAppend(&out, "\n", result.bisection_conclusion(), "\n");
   }
   AppendNotes(result.stage(), &out);
+  AppendCounters(result.counters(), &out);
   AppendProblems(result.problems(), &out);
   AppendLabels(result.labels(), "ethernet", &out);
   absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
@@ -129,6 +132,7 @@ std::string RenderIncast(const v1::IncastResult& result) {
       absl::StrFormat("%.3f", result.senders().empty() ? 0.0 : 1.0 / result.senders_size()),
       "), retransmits ", result.retransmits(), ", receive drops ", result.receive_drops(), "\n");
   AppendNotes(result.stage(), &out);
+  AppendCounters(result.counters(), &out);
   AppendProblems(result.problems(), &out);
   absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
   return out;
@@ -169,6 +173,7 @@ std::string RenderRdma(const v1::RdmaResult& result) {
   }
   out += table.Render();
   AppendNotes(result.stage(), &out);
+  AppendCounters(result.counters(), &out);
   AppendProblems(result.problems(), &out);
   absl::StrAppend(&out, result.ok() ? "\nok\n" : "\nFAILED\n");
   return out;

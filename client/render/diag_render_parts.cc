@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/render/table.h"
 
 namespace rocenet::rocectl::diag_render {
 
@@ -27,6 +28,33 @@ void AppendProblems(const google::protobuf::RepeatedPtrField<std::string>& probl
   if (problems.empty()) return;
   absl::StrAppend(out, "\nProblems:\n");
   for (const std::string& p : problems) absl::StrAppend(out, "  ", p, "\n");
+}
+
+void AppendCounters(const v1::RunCounters& counters, std::string* out) {
+  const uint32_t read = counters.nodes_read();
+  if (read > 0 && counters.changes().empty()) {
+    absl::StrAppend(out, "\nCounters: none moved during the run (", read, " node",
+                    read == 1 ? "" : "s", " read)\n");
+  } else if (!counters.changes().empty()) {
+    absl::StrAppend(out, "\nCounters that moved during the run (", read, " node",
+                    read == 1 ? "" : "s", " read):\n");
+    TextTable table({"NODE", "PORT", "COUNTER", "INCREASE"});
+    int rows = 0;
+    for (const v1::CounterChange& c : counters.changes()) {
+      if (rows++ == kCounterRows) break;
+      table.AddRow({c.node(), c.port(), c.counter(),
+                    c.reset() ? absl::StrCat(c.increase(), " (reset during the run)")
+                              : absl::StrCat(c.increase())});
+    }
+    absl::StrAppend(out, table.Render());
+    if (counters.changes_size() > kCounterRows) {
+      absl::StrAppend(out, "... and ", counters.changes_size() - kCounterRows,
+                      " more (-o json lists them all)\n");
+    }
+  }
+  for (const std::string& unread : counters.unread()) {
+    absl::StrAppend(out, "Counters not read: ", unread, "\n");
+  }
 }
 
 void AppendLabels(const v1::Labels& labels, absl::string_view stage, std::string* out) {

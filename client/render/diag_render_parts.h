@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the diagnostics' renderers share (diag_render.cc,
 // diag_render_reach.cc): a port's name, the stage line, and the notes,
-// problems and labels under a table. Internal to the renderers; pure.
+// counters, problems and labels under a table. Internal to the renderers; pure.
 #pragma once
 
 #include <string>
@@ -18,6 +18,10 @@ std::string StageLine(const v1::StagePath& stage);
 void AppendNotes(const v1::StagePath& stage, std::string* out);
 void AppendProblems(const google::protobuf::RepeatedPtrField<std::string>& problems,
                     std::string* out);
+// What the ports' counters did during the run: those that moved (at most
+// kCounterRows; -o json has them all), the nodes read and those not read.
+inline constexpr int kCounterRows = 40;
+void AppendCounters(const v1::RunCounters& counters, std::string* out);
 // What the run did to the validation labels of `stage`.
 void AppendLabels(const v1::Labels& labels, absl::string_view stage, std::string* out);
 

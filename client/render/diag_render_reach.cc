@@ -15,6 +15,7 @@
 
 namespace rocenet::rocectl {
 
+using diag_render::AppendCounters;
 using diag_render::AppendLabels;
 using diag_render::AppendProblems;
 using diag_render::Endpoint;
@@ -215,6 +216,7 @@ std::string RenderPlannedTail(const v1::ReachResult& result, std::string out) {
     absl::StrAppend(&out, "\nSuspects (every probe from and to them failed): ",
                     absl::StrJoin(result.suspects(), ", "), "\n");
   }
+  AppendCounters(result.counters(), &out);
   AppendProblems(result.problems(), &out);
   AppendLabels(result.labels(), "reach", &out);
   absl::StrAppend(&out, result.ok() ? "\nall reachable\n" : "\nFAILED\n");
