@@ -104,7 +104,8 @@ bandwidth -o json"): what ran; of reach the plan, each rail and leaf
 against the thresholds, the ports below them, the suspects with their
 evidence and the failed probes; of rdma and bandwidth each link against its
 line rate; of allreduce each ring's busbw and a bisection's runs and
-conclusion; and the verdict. --baseline names an earlier report's JSON: a
+conclusion; the ports' counters that moved during each run; and the
+verdict. --baseline names an earlier report's JSON: a
 link or ring below --min-fraction of its figure there fails. --html and
 --json name the files ("-": stdout); without either, the HTML goes to
 stdout.

@@ -64,6 +64,10 @@ type Report struct {
 	// its figures a figure must reach.
 	Baseline    string  `json:"baseline,omitempty"`
 	MinFraction float64 `json:"minFractionOfBaseline,omitempty"`
+	// The ports' counters that moved during each stage's run, and the
+	// nodes whose counters were not read.
+	Counters       []CounterRow `json:"counters,omitempty"`
+	CountersUnread []string     `json:"countersUnread,omitempty"`
 }
 
 // Group is a rail's or a leaf's figures.
@@ -120,6 +124,7 @@ func NewReport(title string, ended time.Time, r *reachresult.Result, th Threshol
 		Stages: []string{"reach"}, Reach: true,
 	}
 	rep.NodeNames = r.Nodes
+	rep.addCounters("reach", r.Counters)
 	// A full mesh: every port to every other node's port of its rail.
 	perRail := map[string]map[string]int64{}
 	for _, p := range r.Ports {
@@ -337,6 +342,11 @@ th{background:#eee}.pass{color:#17692b}.fail{color:#b00020;font-weight:bold}
 {{end}}</table>{{end}}
 {{if .FailedProbes}}<h2>Failed probes ({{.FailedTotal}})</h2>
 <ul>{{range .FailedProbes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Counters}}<h2>Counters that moved during the runs</h2>
+<table><tr><th>stage</th><th>node</th><th>port</th><th>counter</th><th>increase</th></tr>
+{{range .Counters}}<tr><td>{{.Stage}}</td><td>{{.Node}}</td><td>{{.Port}}</td><td>{{.Counter}}</td><td>{{.Increase}}</td></tr>
+{{end}}</table>{{end}}
+{{if .CountersUnread}}<p>Counters not read: {{range $i, $u := .CountersUnread}}{{if $i}}; {{end}}{{$u}}{{end}}</p>{{end}}
 {{if .Problems}}<h2>Problems</h2><ul>{{range .Problems}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>Exit code: {{.ExitCode}} (0 pass, 6 fail, 7 inconclusive).</p>
 </body></html>

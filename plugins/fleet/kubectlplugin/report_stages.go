@@ -30,6 +30,31 @@ type LinkRow struct {
 	Pass     bool   `json:"pass"`
 }
 
+// CounterRow is a port's counter that moved during a stage's run
+// (rocenet.v1.CounterChange).
+type CounterRow struct {
+	Stage    string `json:"stage"`
+	Node     string `json:"node"`
+	Port     string `json:"port"`
+	Counter  string `json:"counter"`
+	Increase string `json:"increase"`
+}
+
+// addCounters adds what the ports' counters did during a stage's run.
+func (rep *Report) addCounters(stage string, c stageresult.Counters) {
+	for _, ch := range c.Changes {
+		increase := ch.Increase.String()
+		if ch.Reset {
+			increase += " (reset during the run)"
+		}
+		rep.Counters = append(rep.Counters, CounterRow{Stage: stage, Node: ch.Node, Port: ch.Port,
+			Counter: ch.Counter, Increase: increase})
+	}
+	for _, u := range c.Unread {
+		rep.CountersUnread = append(rep.CountersUnread, stage+": "+u)
+	}
+}
+
 // RailRow is an all-reduce ring's busbw at its largest size, against the
 // baseline's.
 type RailRow struct {
@@ -116,6 +141,7 @@ func belowBaseline(figure, base, minFraction float64, unit func(float64) string)
 func (rep *Report) AddStage(stage string, r *stageresult.Result, base *Report, minFraction float64) {
 	rep.Stages = append(rep.Stages, stage)
 	rep.Problems = append(rep.Problems, r.Problems...)
+	rep.addCounters(stage, r.Counters)
 	if base != nil {
 		rep.Baseline = base.Title + " (" + base.Time + ")"
 		rep.MinFraction = minFraction

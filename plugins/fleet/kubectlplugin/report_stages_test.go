@@ -143,3 +143,51 @@ func TestAReportRefusesWhatItCannotRead(t *testing.T) {
 		}
 	}
 }
+
+// The counters that moved during each stage's run are listed under the
+// report, with the stage they moved in, and so are the nodes not read.
+func TestTheReportListsTheCountersThatMovedInEachStage(t *testing.T) {
+	var rdma map[string]any
+	data, err := os.ReadFile(stageRecorded(t, "rdma-2-vms-rxe-write-bw.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rdma); err != nil {
+		t.Fatal(err)
+	}
+	rdma["counters"] = map[string]any{
+		"nodes_read": 1,
+		"changes": []any{map[string]any{"node": "a", "port": "eth0",
+			"counter": "transport.duplicate_request", "increase": "903"}},
+		"unread": []any{"b: rocenetd ListPorts: connection refused"},
+	}
+	path := filepath.Join(t.TempDir(), "rdma.json")
+	out, _ := json.Marshal(rdma)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	r := run(t, newFakeClient(t), nil, "diag", "report", "-f", path, "--json", "-", "--html", html)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := CounterRow{Stage: "rdma", Node: "a", Port: "eth0", Counter: "transport.duplicate_request",
+		Increase: "903"}
+	if len(rep.Counters) != 1 || rep.Counters[0] != want {
+		t.Errorf("counters %+v, want %+v", rep.Counters, want)
+	}
+	if strings.Join(rep.CountersUnread, "|") != "rdma: b: rocenetd ListPorts: connection refused" {
+		t.Errorf("unread %q", rep.CountersUnread)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "<td>rdma</td><td>a</td><td>eth0</td><td>transport.duplicate_request</td><td>903</td>") {
+		t.Errorf("the page has no row of the counter:\n%s", page)
+	}
+}

@@ -9,6 +9,8 @@ package reachresult
 import (
 	"encoding/json"
 	"fmt"
+
+	"rocenet.io/plugins/internal/stageresult"
 )
 
 // Result is the part of rocenet.v1.ReachResult its readers use.
@@ -24,6 +26,8 @@ type Result struct {
 	Suspects       []string  `json:"suspects"`
 	SuspectDetails []Suspect `json:"suspect_details"`
 	Labels         Labels    `json:"labels"`
+	// What the ports' counters did during the run.
+	Counters stageresult.Counters `json:"counters"`
 }
 
 // Plan is rocenet.v1.ReachPlan.

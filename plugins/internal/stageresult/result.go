@@ -42,6 +42,9 @@ type Result struct {
 	Links []Link
 	// Allreduce: each rail's ring at its largest size.
 	Rails []Rail
+	// What the ports' counters did during the run (of every port pair's
+	// run, for bandwidth).
+	Counters Counters
 }
 
 // Link is one measured link (rocenet.v1.RdmaLink), or one direction of a
@@ -88,6 +91,27 @@ type BisectionStep struct {
 	Reason string   `json:"reason"`
 }
 
+// Counters is rocenet.v1.RunCounters: the ports' counters that moved
+// during the run, read on every node that took part at its start and end.
+type Counters struct {
+	NodesRead int             `json:"nodes_read"`
+	Changes   []CounterChange `json:"changes"`
+	// The nodes not read, each with the reason.
+	Unread []string `json:"unread"`
+}
+
+// CounterChange is rocenet.v1.CounterChange: how much one counter of one
+// port rose during the run; Reset: it went back meanwhile, and Increase
+// counts from then.
+type CounterChange struct {
+	Node    string `json:"node"`
+	Port    string `json:"port"`
+	Counter string `json:"counter"`
+	// uint64 is a string in the proto's JSON.
+	Increase json.Number `json:"increase"`
+	Reset    bool        `json:"reset"`
+}
+
 // Labels is rocenet.v1.Labels: what the run did to the validation labels.
 type Labels struct {
 	Validated    int      `json:"validated"`
@@ -104,7 +128,8 @@ type verdict struct {
 	Stage    struct {
 		Notes []string `json:"notes"`
 	} `json:"stage"`
-	Labels *Labels `json:"labels"`
+	Labels   *Labels  `json:"labels"`
+	Counters Counters `json:"counters"`
 }
 
 type rdma struct {
@@ -175,7 +200,7 @@ func Parse(stage string, data []byte) (*Result, error) {
 			return nil, notOne(err)
 		}
 		out := &Result{OK: *r.OK, Problems: r.Problems, Nodes: r.Nodes, Measured: len(r.Links),
-			Notes: r.Stage.Notes, Labels: r.Labels}
+			Notes: r.Stage.Notes, Labels: r.Labels, Counters: r.Counters}
 		for _, l := range r.Links {
 			if l.Skipped != "" {
 				out.Skipped++
@@ -193,7 +218,7 @@ func Parse(stage string, data []byte) (*Result, error) {
 			return nil, notOne(err)
 		}
 		out := &Result{OK: *r.OK, Problems: r.Problems, Nodes: r.Nodes, Measured: len(r.Rails),
-			Notes: r.Stage.Notes, Labels: r.Labels,
+			Notes: r.Stage.Notes, Labels: r.Labels, Counters: r.Counters,
 			SlowNodes: r.SlowNodes, Bisection: r.Bisection, Conclusion: r.Conclusion}
 		for _, rail := range r.Rails {
 			one := Rail{Rail: rail.Rail, Broken: rail.Broken, Error: rail.Error}
@@ -231,6 +256,9 @@ func Parse(stage string, data []byte) (*Result, error) {
 			out.OK = out.OK && *b.OK
 			out.Problems = append(out.Problems, b.Problems...)
 			out.Notes = append(out.Notes, b.Stage.Notes...)
+			out.Counters.NodesRead += b.Counters.NodesRead
+			out.Counters.Changes = append(out.Counters.Changes, b.Counters.Changes...)
+			out.Counters.Unread = append(out.Counters.Unread, b.Counters.Unread...)
 			if b.Node != "" && !seen[b.Node] {
 				seen[b.Node] = true
 				out.Nodes = append(out.Nodes, b.Node)

@@ -135,3 +135,39 @@ func TestTheFiguresOfEachStage(t *testing.T) {
 		t.Errorf("bandwidth %+v, want both directions of two pairs", b.Links)
 	}
 }
+
+// The counters that moved during a run come with its result; a bandwidth
+// stage's port pairs each bring theirs. (rocectl prints a uint64 as a
+// string.)
+func TestTheCountersThatMovedDuringEveryRunAreKept(t *testing.T) {
+	data := []byte(`[
+ {"node": "n0", "port": "so0", "peer": "10.201.2.1", "ok": true,
+  "counters": {"changes": [{"node": "n1", "port": "so0", "counter": "transport.duplicate_request",
+                            "increase": "903", "reset": false}],
+               "nodes_read": 2, "unread": []}},
+ {"node": "n0", "port": "so1", "peer": "10.202.2.1", "ok": true,
+  "counters": {"changes": [{"node": "n0", "port": "so1", "counter": "fec.corrected_blocks",
+                            "increase": "12", "reset": true}],
+               "nodes_read": 1, "unread": ["10.202.2.1: connect: Connection refused"]}}
+]`)
+	r, err := Parse("bandwidth", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Counters
+	if c.NodesRead != 3 || len(c.Changes) != 2 || len(c.Unread) != 1 {
+		t.Fatalf("counters %+v", c)
+	}
+	if ch := c.Changes[0]; ch.Node != "n1" || ch.Counter != "transport.duplicate_request" ||
+		ch.Increase.String() != "903" || ch.Reset {
+		t.Errorf("first change %+v", ch)
+	}
+	if ch := c.Changes[1]; ch.Increase.String() != "12" || !ch.Reset {
+		t.Errorf("second change %+v", ch)
+	}
+	// A result from before the counters has none, and is read as before.
+	r, err = Parse("rdma", recorded(t, "rdma-4-nodes.json"))
+	if err != nil || len(r.Counters.Changes) != 0 || r.Counters.NodesRead != 0 {
+		t.Errorf("%v, counters %+v", err, r)
+	}
+}
