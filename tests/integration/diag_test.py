@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import pytest
@@ -151,6 +152,11 @@ def test_reach_mesh_all_pairs(cluster):
         assert (port["peers_probed"], port["peers_failed"]) == (NODES - 1, 0), port
         assert port["peer_loss_ratio"] == 0 and port["peer_rtt_p50_seconds"] > 0, port
     assert result["labels"]["validated"] == NODES, result["labels"]
+    # Every node's counters were read at both ends of the run; no cable
+    # moved meanwhile.
+    counters = result["counters"]
+    assert counters["nodes_read"] == NODES and not counters.get("unread"), counters
+    assert not [c for c in counters.get("changes", []) if c["counter"].startswith("link.carrier")]
     # With --matrix every target comes back, and the table has a matrix per rail.
     rc, result, err, _ = diag(daemons[0], "reach", "--nodes", nodes, "--count", "2", "--matrix",
                               bound=10)
@@ -169,6 +175,7 @@ def test_reach_mesh_all_pairs(cluster):
     assert cp.returncode == 0, cp.stderr
     assert cp.stdout.startswith("plan mesh: 3 nodes"), cp.stdout
     assert "10.202.0.0/16" in cp.stdout and "Labels: reach validated on 3 nodes" in cp.stdout
+    assert "during the run (3 nodes read)" in cp.stdout, cp.stdout
 
 
 def test_reach_by_a_nodes_file_with_alternate_addresses(cluster):
@@ -205,6 +212,8 @@ def test_bandwidth_each_way(cluster):
     for d in directions.values():
         assert 0 < d["bits_per_second"] < VETH_LIMIT_BPS, d
         assert len(d["streams"]) == 2 and all(int(s["bytes"]) > 0 for s in d["streams"])
+    # This node's own counters (its port took part) and the peer's.
+    assert result["counters"]["nodes_read"] == 2, result["counters"]
     print("bandwidth Gb/s:", {k: round(v["bits_per_second"] / 1e9, 2) for k, v in directions.items()})
 
 
@@ -341,6 +350,40 @@ def test_data_port_follows_a_new_address(cluster):
     finally:
         cl.readdress(2, 0, sim_cluster.switch_address(2, 0))
         wait_until(lambda: f"{old}:50153" in listening(), 15, what="n2's data port back")
+
+
+def test_a_cable_that_flaps_during_a_run_is_in_the_runs_counters(cluster):
+    """The switch end of n1's rail-1 cable goes down and up while a mesh
+    reach runs: the result lists n1/so1's carrier loss, read from its
+    rocenetd at the start and the end of the run, and nothing of the sort
+    on the other ports."""
+    cl, daemons = cluster
+    nodes = ",".join(node_addr(i) for i in range(NODES))
+    out: dict = {}
+
+    def run() -> None:
+        out["rc"], out["result"], out["err"], _ = diag(
+            daemons[0], "reach", "--nodes", nodes, "--count", "40", "--interval", "100ms",
+            "--time-limit", "10s", bound=20)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    try:
+        time.sleep(1.5)  # the counters' first read is behind us, 4 s of echoes ahead
+        cl.link(1, 1, "down")
+        time.sleep(0.5)
+    finally:
+        cl.link(1, 1, "up")
+        runner.join()
+    counters = out["result"]["counters"]
+    print("counters that moved during the run:", counters.get("changes"))
+    assert counters["nodes_read"] == NODES, counters
+    carrier = [(c["node"], c["port"], int(c["increase"])) for c in counters.get("changes", [])
+               if c["counter"] == "link.carrier_down_changes"]
+    assert carrier == [("n1", "so1", 1)], counters
+    # The run goes on to be judged as ever; wait for n1/so1 to be back.
+    wait_until(lambda: diag(daemons[0], "reach", "--nodes", nodes, "--count", "1",
+                            bound=10)[0] == 0, 30, what="n1/so1 reachable again")
 
 
 def test_broken_link_is_named(cluster):
