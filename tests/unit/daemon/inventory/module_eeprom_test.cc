@@ -2,11 +2,13 @@
 // Module diagnostics from EEPROM bytes laid out as SFF-8636 (a QSFP28 SR4)
 // and CMIS 5 (an OSFP 400G, its TX bias reported with a x2 multiplier)
 // place them, with the values a module of each kind reports: its monitors,
-// its own thresholds, and which of them a value is beyond; and a passive
-// copper cable, whose flat memory has neither.
+// its own thresholds, and which of them a value is beyond; a passive copper
+// cable, whose flat memory has neither; and a real module's lower page
+// (tests/fixtures/modules).
 #include "daemon/inventory/module_eeprom.h"
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -155,6 +157,42 @@ TEST(ModuleEepromTest, ARealQsfp28ReadsAsSonicDecodedIt) {
   EXPECT_THAT(d->tx_bias.values, Pointwise(Near(), {6.074, 6.296, 5.922, 6.510}));
   EXPECT_NEAR(d->rx_power.thresholds->low_alarm, 0.0468, 1e-4);
   EXPECT_THAT(CheckThresholds(*d), IsEmpty());
+}
+
+// A 128-byte half page from a dump in tests/fixtures/modules: a line of 16
+// hex bytes each, its offset first.
+std::string HalfPageFromDump(const std::string& name) {
+  std::ifstream in(std::string(ROCENET_FIXTURE_DIR) + "/modules/" + name);
+  std::string out;
+  std::string offset;
+  while (in >> offset) {
+    for (int i = 0; i < 16; ++i) {
+      unsigned value = 0;
+      in >> std::hex >> value >> std::dec;
+      out.push_back(static_cast<char>(value));
+    }
+  }
+  return out;
+}
+
+// The bytes a real module gave: its monitors decode to what SFF-8636 says
+// of them, a dead transmit lane included, and without its page 03h it has
+// no thresholds to be beyond.
+TEST(ModuleEepromTest, ARealQsfp28LowerPageWithADeadTransmitLane) {
+  ModulePages pages;
+  pages.lower = HalfPageFromDump("finisar-qsfp28-lower-page.hex");
+  ASSERT_EQ(pages.lower.size(), 128u);
+  EXPECT_THAT(UpperPagesToRead(pages.lower), ElementsAre(std::pair(3, 0)));
+  ASSERT_OK_AND_ASSIGN(ModuleDiagnostics d, DecodeModule(pages));
+  EXPECT_EQ(d.memory_map, "SFF-8636");
+  EXPECT_EQ(d.identifier, 0x11);
+  EXPECT_THAT(d.temperature.values, ElementsAre(DoubleNear(0x1385 / 256.0, 1e-9)));  // 19.52
+  EXPECT_THAT(d.voltage.values, ElementsAre(DoubleNear(3.2979, 1e-9)));
+  EXPECT_THAT(d.rx_power.values, Pointwise(DoubleNear(1e-9), {1.3001, 1.3529, 1.1193, 1.2099}));
+  EXPECT_THAT(d.tx_bias.values, Pointwise(DoubleNear(1e-9), {0.0, 7.998, 7.936, 7.936}));
+  EXPECT_THAT(d.tx_power.values, Pointwise(DoubleNear(1e-9), {0.0001, 1.3847, 1.3522, 1.2355}));
+  EXPECT_FALSE(d.tx_power.thresholds.has_value());
+  EXPECT_THAT(CheckThresholds(d), IsEmpty());
 }
 
 TEST(ModuleEepromTest, CmisLanesWithTheBiasMultiplierAndAWarning) {
