@@ -39,6 +39,12 @@ void DeviceState::SetDaemonLost() {
   ++state_.generation;
 }
 
+void DeviceState::Resend() {
+  absl::MutexLock lock(&mu_);
+  ++state_.resends;
+  ++state_.generation;
+}
+
 void DeviceState::Shutdown() {
   absl::MutexLock lock(&mu_);
   state_.shut_down = true;

@@ -29,6 +29,8 @@ struct DeviceSnapshot {
   // port can be trusted, whatever it last reported.
   bool daemon_lost = false;
   bool shut_down = false;
+  // Rises with every Resend(): the list is to be sent again as it is.
+  uint64_t resends = 0;
 };
 
 class DeviceState {
@@ -41,6 +43,11 @@ class DeviceState {
   // Devices handed to a container (Allocate).
   void NoteAllocated(const std::vector<std::string>& ids);
   void SetDaemonLost();
+  // Has every ListAndWatch stream send the list again, unchanged: kubelet
+  // marks a resource's devices unhealthy when any plugin of the resource
+  // deregisters (a rolling update's old pod leaving), and only a new
+  // message from the plugin that stays makes them healthy again.
+  void Resend();
   // Wakes every waiter for good; streams end.
   void Shutdown();
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
 #include "daemon/common/errno_status.h"
 #include "daemon/common/logging.h"
 #include "k8s/deviceplugin/v1beta1/api.grpc.pb.h"
@@ -35,9 +37,11 @@ bool Exists(const std::string& path) {
 struct DirEvents {
   bool kubelet_created = false;
   bool ours_removed = false;
+  // Another plugin's socket of the resource (`prefix`*.sock).
+  bool other_removed = false;
 };
 
-DirEvents ReadEvents(int fd, const std::string& ours) {
+DirEvents ReadEvents(int fd, const std::string& ours, const std::string& prefix) {
   DirEvents events;
   alignas(inotify_event) char buf[4096];
   while (true) {
@@ -49,7 +53,13 @@ DirEvents ReadEvents(int fd, const std::string& ours) {
       if (name == kKubeletSocket && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
         events.kubelet_created = true;
       }
-      if (name == ours && (ev->mask & (IN_DELETE | IN_MOVED_FROM))) events.ours_removed = true;
+      if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
+        if (name == ours) {
+          events.ours_removed = true;
+        } else if (absl::StartsWith(name, prefix) && absl::EndsWith(name, ".sock")) {
+          events.other_removed = true;
+        }
+      }
       p += sizeof(inotify_event) + ev->len;
     }
   }
@@ -180,6 +190,8 @@ absl::Status PluginLifecycle::Run() {
 
   bool serving = false;
   bool registered = false;
+  const std::string prefix = absl::StrReplaceAll(options_.resource_name, {{"/", "_"}});
+  absl::Time resend_until = absl::InfinitePast();
   absl::Status last_error;
   auto note = [&last_error](const absl::Status& s) {
     // Retries happen twice a second; log a failure once, not every time.
@@ -207,6 +219,11 @@ absl::Status PluginLifecycle::Run() {
     bool idle = serving && registered;
     int timeout_ms =
         idle ? -1 : static_cast<int>(absl::ToInt64Milliseconds(options_.retry_interval));
+    const bool resending = absl::Now() < resend_until;
+    if (resending) {
+      const int every = static_cast<int>(absl::ToInt64Milliseconds(options_.resend_every));
+      timeout_ms = timeout_ms < 0 ? every : std::min(timeout_ms, every);
+    }
     int n = ::poll(fds, 2, timeout_ms);
     if (n < 0 && errno != EINTR) {
       absl::Status s = ErrnoToStatus(errno, "poll");
@@ -214,8 +231,16 @@ absl::Status PluginLifecycle::Run() {
       return s;
     }
     if (fds[0].revents & POLLIN) break;
+    if (resending && options_.other_plugin_left != nullptr) options_.other_plugin_left();
     if (fds[1].revents & POLLIN) {
-      DirEvents events = ReadEvents(in, options_.socket_name);
+      DirEvents events = ReadEvents(in, options_.socket_name, prefix);
+      if (events.other_removed && options_.other_plugin_left != nullptr) {
+        SPDLOG_INFO(
+            "another device plugin of {} left: sending the device list again for {} while "
+            "kubelet deregisters it",
+            options_.resource_name, absl::FormatDuration(options_.resend_for));
+        resend_until = absl::Now() + options_.resend_for;
+      }
       // Our own restart removes and recreates the socket: only a socket
       // that is really gone needs serving again.
       if (events.ours_removed && !Exists(SocketPath())) {

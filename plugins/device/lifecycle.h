@@ -8,7 +8,10 @@
 //   4. Register with kubelet on <kubelet_dir>/kubelet.sock;
 //   5. watch the directory with inotify: kubelet deletes every socket in it
 //      and recreates kubelet.sock when it restarts, so a new kubelet.sock
-//      means register again, and our socket gone means serve again.
+//      means register again, and our socket gone means serve again; another
+//      plugin's socket of the resource gone means a predecessor left, whose
+//      deregistration makes kubelet forget our devices' health
+//      (other_plugin_left).
 // Registration failures (kubelet not there yet) are retried, not fatal.
 //
 // Run() blocks on the calling thread until Stop(), which any thread may
@@ -37,6 +40,14 @@ struct LifecycleOptions {
   absl::Duration rpc_timeout = absl::Seconds(5);
   // How often an unregistered plugin tries again without a directory event.
   absl::Duration retry_interval = absl::Milliseconds(500);
+  // Called every resend_every for resend_for once the socket of another
+  // plugin of the resource is gone (a rolling update's old pod): kubelet
+  // deregisters that plugin within a second or so, and deregistering marks
+  // every device of the resource unhealthy, this plugin's too, until it
+  // sends its list again. Null: nothing is called.
+  std::function<void()> other_plugin_left = nullptr;
+  absl::Duration resend_every = absl::Milliseconds(200);
+  absl::Duration resend_for = absl::Seconds(10);
 };
 
 class PluginLifecycle {

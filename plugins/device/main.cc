@@ -210,6 +210,9 @@ int Main(int argc, char** argv) {
   std::unique_ptr<NodeClient> node = MakeGrpcNodeClient(options->watch.socket);
   DaemonWatch watch(options->watch, node.get(), &state);
   const AllocateOptions allocate = options->allocate;
+  // A rolling update's old plugin leaving makes kubelet forget that our
+  // devices are healthy: tell it again.
+  options->lifecycle.other_plugin_left = [&state] { state.Resend(); };
   PluginLifecycle lifecycle(options->lifecycle, [&state, &files, allocate] {
     return std::make_unique<DevicePluginService>(&state, &files, allocate);
   });

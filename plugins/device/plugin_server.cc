@@ -63,6 +63,7 @@ grpc::Status DevicePluginService::ListAndWatch(
   std::string last_sent;
   bool sent_any = false;
   uint64_t generation = 0;
+  uint64_t resends = 0;
   while (!ctx->IsCancelled()) {
     DeviceSnapshot snapshot = state_->WaitNewer(generation, kCancelPoll);
     if (snapshot.shut_down) break;
@@ -74,11 +75,18 @@ grpc::Status DevicePluginService::ListAndWatch(
     v1beta1::ListAndWatchResponse response = ToListAndWatch(snapshot);
     // Health snapshots arrive for changes kubelet does not see (conditions,
     // addresses); only a different device list is worth a message.
+    // A resend (DeviceState::Resend) is sent even so.
     std::string bytes = response.SerializeAsString();
-    if (sent_any && bytes == last_sent) continue;
+    const bool resend = snapshot.resends != resends;
+    resends = snapshot.resends;
+    if (sent_any && bytes == last_sent && !resend) continue;
     if (!writer->Write(response)) break;
-    SPDLOG_INFO("ListAndWatch: sent {} device(s){}", response.devices_size(),
-                snapshot.daemon_lost ? ", all Unhealthy: rocenetd unreachable" : "");
+    if (sent_any && bytes == last_sent) {
+      SPDLOG_DEBUG("ListAndWatch: sent the {} device(s) again", response.devices_size());
+    } else {
+      SPDLOG_INFO("ListAndWatch: sent {} device(s){}", response.devices_size(),
+                  snapshot.daemon_lost ? ", all Unhealthy: rocenetd unreachable" : "");
+    }
     last_sent = std::move(bytes);
     sent_any = true;
   }

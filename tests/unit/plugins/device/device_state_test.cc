@@ -88,6 +88,17 @@ TEST(DeviceState, DaemonLostMakesEverythingUnhealthyUntilNextUpdate) {
   for (const auto& d : back.devices()) EXPECT_EQ(d.health(), kHealthy);
 }
 
+TEST(DeviceState, AResendWakesTheStreamsWithTheSameList) {
+  DeviceState state;
+  state.Update(TwoPorts(true));
+  const DeviceSnapshot before = state.Get();
+  state.Resend();
+  const DeviceSnapshot after = state.WaitNewer(before.generation, absl::Seconds(10));
+  EXPECT_GT(after.generation, before.generation);
+  EXPECT_EQ(after.resends, before.resends + 1);
+  EXPECT_EQ(ToListAndWatch(after).SerializeAsString(), ToListAndWatch(before).SerializeAsString());
+}
+
 TEST(DeviceState, WaitNewerWakesOnUpdateAndTimesOut) {
   DeviceState state;
   uint64_t g = state.Get().generation;
