@@ -50,9 +50,13 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
   const std::map<std::string, std::pair<std::string, std::string>> reasons_before =
       std::move(down_reasons_);
   down_reasons_.clear();
-  const bool read_modules = dumps_since_modules_ == 0;
-  dumps_since_modules_ = (dumps_since_modules_ + 1) % kModuleReadEvery;
+  // Every module at the first dump; after it, each port's every
+  // kModuleReadEvery dumps, a few ports at each, so that no dump holds the
+  // loop for every module's transfers at once.
+  const uint64_t dump = dumps_++;
+  size_t index = 0;
   for (Port& port : ports_) {
+    const bool read_module = dump == 0 || (dump + index++) % kModuleReadEvery == 0;
     std::vector<os::NamedCounter> stats;
     if (ethtool_ != nullptr && port.present) {
       // A device going away fails; the next dump sees it.
@@ -67,7 +71,7 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
     port.events = MapEvents(port.rdma_counters, stats);
     if (ethtool_ != nullptr && port.present) {
       ReadLinkExtras(port);
-      if (read_modules && !no_module_.contains(port.link.ifindex)) {
+      if (read_module && !no_module_.contains(port.link.ifindex)) {
         port.module = ReadModule(port);
         if (port.module.has_value()) {
           modules_[port.id] = *port.module;

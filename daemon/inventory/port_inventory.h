@@ -39,9 +39,10 @@ struct AttachedPort {
 // its module (its PCI function when the module id is unknown).
 void AssignRails(std::vector<Port>& ports);
 
-// Modules are read every this many dumps (every 30 s at the 5 s counter
-// sample): an EEPROM page is an I2C transfer of milliseconds, and a
-// module's temperature and powers move slowly.
+// A port's module is read every this many dumps (every 30 s at the 5 s
+// counter sample), the ports' turns spread over the dumps: an EEPROM page
+// is an I2C transfer of milliseconds, and a module's temperature and
+// powers move slowly.
 inline constexpr int kModuleReadEvery = 6;
 
 class PortInventory {
@@ -105,10 +106,10 @@ class PortInventory {
   std::map<std::string, std::pair<std::string, std::string>> down_reasons_;
   std::set<int> no_fec_stats_;
   // Module diagnostics by port id, and the devices, by ifindex, without a
-  // module to read; dumps since the modules were last read.
+  // module to read; the dumps so far.
   std::map<std::string, ModuleDiagnostics> modules_;
   std::set<int> no_module_;
-  int dumps_since_modules_ = 0;
+  uint64_t dumps_ = 0;
   std::map<int, os::LinkInfo> links_;  // by ifindex
   // Sysfs placement of selected non-Gaudi links, by ifindex; read once.
   std::map<int, PciInfo> placement_;

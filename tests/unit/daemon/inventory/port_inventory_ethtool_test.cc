@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "daemon/inventory/port_inventory.h"
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_ethtool.h"
@@ -92,6 +93,37 @@ TEST_F(EthtoolInventoryTest, TheModuleIsReadEverySixthDumpAndKept) {
   inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")});
   EXPECT_EQ(ethtool.module_reads(), 3);
   EXPECT_EQ(inventory.Find("so0")->module->temperature.values, std::vector<double>{42.0});
+}
+
+// After the first dump, which reads every module, the ports take turns:
+// six ports, one module a dump, each every kModuleReadEvery dumps.
+TEST_F(EthtoolInventoryTest, TheModulesAreReadInTurnsNotAllAtOnce) {
+  static_assert(kModuleReadEvery == 6);
+  FakeEthtool ethtool;
+  std::string lower(128, '\0');
+  lower[0] = 0x11;  // QSFP28
+  lower[2] = 0x04;  // flat memory: one page a read
+  std::vector<os::LinkInfo> links;
+  for (int i = 0; i < 6; ++i) {
+    const std::string name = absl::StrCat("so", i);
+    ethtool.SetDriver(name, "mlx5_core");
+    ethtool.SetModulePage(name, 0, 0, lower);
+    links.push_back(MakeLink(2 + i, name));
+  }
+  PortSelection selection;
+  selection.gaudi = false;
+  selection.interfaces = {"so*"};
+  PortInventory inventory(selection, &sysfs_, &ethtool);
+  inventory.Resync(links);
+  ASSERT_EQ(inventory.ports().size(), 6u);
+  EXPECT_EQ(ethtool.module_reads(), 6);
+  for (int dump = 1; dump <= 12; ++dump) {
+    inventory.Resync(links);
+    EXPECT_EQ(ethtool.module_reads(), 6 + dump) << "dump " << dump;
+  }
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(inventory.Find(absl::StrCat("so", i))->module.has_value()) << i;
+  }
 }
 
 }  // namespace
