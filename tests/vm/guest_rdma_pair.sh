@@ -9,8 +9,9 @@
 # ring of a -> b -> a: perftest's ib_write_bw, then ib_write_lat, each
 # server end started by the peer's diagd); then again with 10 % loss on the
 # cable (netem on the switch's swp2), printing node a's port (RDMA state,
-# hw_counters, transport events) before and after and its health; then it
-# tells b it is done.
+# hw_counters, transport events) before and after, the lossy run's result
+# (with the counters that moved during it) and its health; then it tells b
+# it is done.
 # Set by the caller: BUILD, HERE, ROLE (a or b), PORT_MAC, SECRET, and for
 # a: SWITCH_MAC (swp1's NIC), UPLINK_MAC (swp2's NIC: the cable).
 set -u
@@ -73,8 +74,10 @@ if [ "$ROLE" = a ]; then
   say "ports-before $(rocectl ports -o json | tr -d '\n')"
   if modprobe sch_netem && ip netns exec sw tc qdisc add dev swp2 root netem loss 10%; then
     rocectl diag rdma --nodes "$address,$peer" --test write_bw --min-fraction 0 \
-      --duration 3s --timeout 60s -o json > /tmp/vm/lossy.json 2>&1
+      --duration 3s --timeout 60s -o json > /tmp/vm/lossy.json 2> /tmp/vm/lossy.err
     say "lossy-diag rc=$?"
+    # The run's result, with what the two ports' counters did meanwhile.
+    say "lossy-result $(tr -d '\n' < /tmp/vm/lossy.json)"
     ip netns exec sw tc qdisc del dev swp2 root
     # The samples after the run see the loss (one a second here).
     retransmitting() { rocectl health -o json | tr -d ' \n' | grep -q '"type":"RetransmitsRising"'; }

@@ -259,6 +259,16 @@ def test_the_rdma_stage_runs_perftest_over_real_verbs_between_two_nodes(booted_k
     print(f"rxe counters moved under 10 % loss on node a: {moved}; events: {events}")
     loss = ("out_of_sequence", "duplicate_request", "sequence_error_nak", "retry")
     assert sum(events.get(e, 0) for e in loss) > 0, (moved, events)
+    # The lossy run's own result lists the counters that moved while it
+    # ran, read from both nodes' rocenetd at its start and end: the loss
+    # events among them.
+    lossy = guest_json(ra, "lossy-result")
+    counters = lossy["counters"]
+    print(f"counters that moved during the lossy run: {counters.get('changes')}")
+    assert counters["nodes_read"] == 2 and not counters.get("unread"), counters
+    during = {(c["node"], c["counter"]): int(c["increase"]) for c in counters["changes"]}
+    assert any(counter == f"transport.{e}" and n > 0 for (_, counter), n in during.items()
+               for e in loss), during
     health = guest_json(ra, "health-after")
     conditions = [c for p in health["ports"] for c in p.get("conditions", [])]
     rising = [c for c in conditions if c["type"] == "RetransmitsRising"]
