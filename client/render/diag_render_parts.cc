@@ -52,7 +52,14 @@ void AppendCounters(const v1::RunCounters& counters, std::string* out) {
                       " more (-o json lists them all)\n");
     }
   }
+  int shown = 0;
   for (const std::string& unread : counters.unread()) {
+    if (shown++ == kUnreadRows) {
+      absl::StrAppend(out, "Counters not read on ", counters.unread_size() - kUnreadRows,
+                      " more node", counters.unread_size() - kUnreadRows == 1 ? "" : "s",
+                      " (-o json lists them all)\n");
+      break;
+    }
     absl::StrAppend(out, "Counters not read: ", unread, "\n");
   }
 }

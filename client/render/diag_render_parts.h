@@ -19,8 +19,10 @@ void AppendNotes(const v1::StagePath& stage, std::string* out);
 void AppendProblems(const google::protobuf::RepeatedPtrField<std::string>& problems,
                     std::string* out);
 // What the ports' counters did during the run: those that moved (at most
-// kCounterRows; -o json has them all), the nodes read and those not read.
+// kCounterRows; -o json has them all), the nodes read and those not read
+// (at most kUnreadRows).
 inline constexpr int kCounterRows = 40;
+inline constexpr int kUnreadRows = 10;
 void AppendCounters(const v1::RunCounters& counters, std::string* out);
 // What the run did to the validation labels of `stage`.
 void AppendLabels(const v1::Labels& labels, absl::string_view stage, std::string* out);

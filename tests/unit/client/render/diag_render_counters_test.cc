@@ -58,5 +58,16 @@ TEST(RenderCountersTest, ALongListIsCutWithTheCountOfTheRest) {
   EXPECT_THAT(text, HasSubstr("... and 10 more (-o json lists them all)\n"));
 }
 
+TEST(RenderCountersTest, ManyNodesNotReadAreCountedNotListed) {
+  v1::ReachResult r;
+  for (int i = 0; i < 12; ++i) {
+    r.mutable_counters()->add_unread(absl::StrCat("n", i, ": connect: Connection refused"));
+  }
+  const std::string text = RenderReach(r);
+  EXPECT_THAT(text, HasSubstr("Counters not read: n9: connect: Connection refused\n"
+                              "Counters not read on 2 more nodes (-o json lists them all)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("n10:")));
+}
+
 }  // namespace
 }  // namespace rocenet::rocectl
