@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import pytest
@@ -359,25 +358,25 @@ def test_a_cable_that_flaps_during_a_run_is_in_the_runs_counters(cluster):
     on the other ports."""
     cl, daemons = cluster
     nodes = ",".join(node_addr(i) for i in range(NODES))
-    out: dict = {}
-
-    def run() -> None:
-        out["rc"], out["result"], out["err"], _ = diag(
-            daemons[0], "reach", "--nodes", nodes, "--count", "40", "--interval", "100ms",
-            "--time-limit", "10s", bound=20)
-
-    runner = threading.Thread(target=run)
-    runner.start()
+    # 4 s of echoes; its first progress line comes after the counters' first
+    # read, and the last read after the echoes.
+    run = subprocess.Popen(
+        [*daemons[0].node.rocectl_argv("--diag-socket", daemons[0].socket), "diag", "reach",
+         "--nodes", nodes, "--count", "40", "--interval", "100ms", "--time-limit", "10s",
+         "-o", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.5)  # the counters' first read is behind us, 4 s of echoes ahead
+        first = run.stderr.readline()
+        assert first.startswith("diag:"), first
         cl.link(1, 1, "down")
-        time.sleep(0.5)
+        # Until n1's rocenetd has seen the carrier go.
+        wait_until(lambda: not {p["name"]: p for p in daemons[1].node.ports()}["so1"]["carrier"],
+                   10, what="n1/so1 without carrier")
     finally:
         cl.link(1, 1, "up")
-        runner.join()
-    counters = out["result"]["counters"]
+        out, err = run.communicate(timeout=30)
+    counters = json.loads(out)["counters"]
     print("counters that moved during the run:", counters.get("changes"))
-    assert counters["nodes_read"] == NODES, counters
+    assert counters["nodes_read"] == NODES, (counters, first + err)
     carrier = [(c["node"], c["port"], int(c["increase"])) for c in counters.get("changes", [])
                if c["counter"] == "link.carrier_down_changes"]
     assert carrier == [("n1", "so1", 1)], counters
