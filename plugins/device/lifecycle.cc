@@ -231,7 +231,10 @@ absl::Status PluginLifecycle::Run() {
       return s;
     }
     if (fds[0].revents & POLLIN) break;
-    if (resending && options_.other_plugin_left != nullptr) options_.other_plugin_left();
+    // Looked at again: a loop that woke late does not resend past the window.
+    if (resending && absl::Now() < resend_until && options_.other_plugin_left != nullptr) {
+      options_.other_plugin_left();
+    }
     if (fds[1].revents & POLLIN) {
       DirEvents events = ReadEvents(in, options_.socket_name, prefix);
       if (events.other_removed && options_.other_plugin_left != nullptr) {
