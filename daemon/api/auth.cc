@@ -112,6 +112,8 @@ const std::vector<RpcRule>& RpcTable() {
       {"/rocenet.v1.Diagnostics/Allreduce", RpcKind::kMutate},
       {"/rocenet.v1.Diagnostics/Incast", RpcKind::kMutate},
       {"/rocenet.v1.Diagnostics/Rdma", RpcKind::kMutate},
+      // Ends the test in progress: as much a change as starting one.
+      {"/rocenet.v1.Diagnostics/Stop", RpcKind::kMutate},
   };
   return *table;
 }

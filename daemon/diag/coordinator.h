@@ -7,6 +7,11 @@
 //
 // Requests must be normalized (limits.h). Every method is thread-safe and
 // returns within its request's time bound plus a few seconds for replies.
+// A run is stopped by abandoning its `stop` group (peers.h): every call it
+// has in flight is released, so each daemon stops its part at once, its own
+// streams and programs end, nothing new starts, no label changes, and the
+// method returns Cancelled. Whoever stops it may Cut() the group after a
+// grace period to name what did not confirm and return at once.
 // Errors that concern a node, port or link are reported in the result; a
 // returned error means the test could not run at all (NotFound for an
 // unknown local port, InvalidArgument for a peer outside the port's rail,
@@ -14,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,10 +56,13 @@ struct CoordinatorParts {
 };
 
 // Which nodes a test's verdict concerns: every node that took part, by name
-// and daemon; on a failure, those the result names (the ends of a failed
-// link, the suspects) lose their validation, the others keep what they
-// had. The label circuit breaker: a failure that names no node, or more
-// than `max_failed`, changes no label (the run is inconclusive).
+// and daemon; on a pass, those measured gain the stage's validation; on a
+// failure, those the result names (the ends of a failed link, the suspects)
+// lose theirs, the others keep what they had. A node that took part but
+// was not measured (`unmeasured`) neither gains nor loses. The label
+// circuit breaker: a failure that names no node, or more than `max_failed`,
+// changes no label (the run is inconclusive); `max_failed` 0 changes no
+// label at all (a dry run).
 struct Verdict {
   std::string stage;
   bool passed = false;
@@ -62,8 +71,9 @@ struct Verdict {
   // part through its own ports) has address 0.0.0.0.
   std::vector<std::pair<std::string, NodeAddress>> nodes;
   std::set<std::string> failed;
-  // 0: MaxUnvalidated's default for the number of nodes (limits.h).
-  uint32_t max_failed = 0;
+  std::set<std::string> unmeasured;
+  // Unset: MaxUnvalidated's default for the number of nodes (limits.h).
+  std::optional<uint32_t> max_failed;
 
   Verdict(std::string stage_name, bool stage_passed, std::string what_failed,
           std::vector<std::pair<std::string, NodeAddress>> taking_part = {})
@@ -81,44 +91,65 @@ class Coordinator {
  public:
   explicit Coordinator(CoordinatorParts parts);
 
-  absl::StatusOr<ReachResult> Reach(const ReachRequest& request, const Progress& progress);
+  // `stop` may be null: the run cannot be stopped.
+  absl::StatusOr<ReachResult> Reach(const ReachRequest& request, const Progress& progress,
+                                    CallGroup* stop = nullptr);
   absl::StatusOr<BandwidthResult> Bandwidth(const BandwidthRequest& request,
-                                            const Progress& progress);
+                                            const Progress& progress, CallGroup* stop = nullptr);
   absl::StatusOr<AllreduceResult> Allreduce(const AllreduceRequest& request,
-                                            const Progress& progress);
-  absl::StatusOr<IncastResult> Incast(const IncastRequest& request, const Progress& progress);
-  absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress);
+                                            const Progress& progress, CallGroup* stop = nullptr);
+  absl::StatusOr<IncastResult> Incast(const IncastRequest& request, const Progress& progress,
+                                      CallGroup* stop = nullptr);
+  absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress,
+                                  CallGroup* stop = nullptr);
 
  private:
   absl::Time Now() const { return parts_.clock->Now(); }
-  // The tests themselves, without the counters around them.
-  absl::StatusOr<ReachResult> RunReach(const ReachRequest& request, const Progress& progress);
+  // The tests themselves, without the counters around them; each returns
+  // Cancelled once `stop` is abandoned.
+  absl::StatusOr<ReachResult> RunReach(const ReachRequest& request, const Progress& progress,
+                                       CallGroup& stop);
   absl::StatusOr<BandwidthResult> RunBandwidth(const BandwidthRequest& request,
-                                               const Progress& progress);
+                                               const Progress& progress, CallGroup& stop);
+  // The pair form (coordinator_bandwidth_pairs.cc).
+  absl::StatusOr<BandwidthResult> RunBandwidthPairs(const BandwidthRequest& request,
+                                                    const Progress& progress, CallGroup& stop);
+  // Both directions of one port pair, from `port` to `peer`.
+  std::vector<DirectionResult> MeasurePair(const BandwidthRequest& request, const LocalPort& port,
+                                           const NodeAddress& peer, const Progress& progress,
+                                           double from, double share, CallGroup& stop);
   absl::StatusOr<AllreduceResult> RunAllreduce(const AllreduceRequest& request,
-                                               const Progress& progress);
-  absl::StatusOr<IncastResult> RunIncast(const IncastRequest& request, const Progress& progress);
-  absl::StatusOr<RdmaResult> RunRdma(const RdmaRequest& request, const Progress& progress);
+                                               const Progress& progress, CallGroup& stop);
+  absl::StatusOr<IncastResult> RunIncast(const IncastRequest& request, const Progress& progress,
+                                         CallGroup& stop);
+  absl::StatusOr<RdmaResult> RunRdma(const RdmaRequest& request, const Progress& progress,
+                                     CallGroup& stop);
   // The counters of `nodes` (and of this node first, with `local`), asked
   // at once.
-  std::vector<CounterRead> ReadCounters(const std::vector<NodeAddress>& nodes, bool local);
+  std::vector<CounterRead> ReadCounters(const std::vector<NodeAddress>& nodes, bool local,
+                                        CallGroup& stop);
   // Runs `test` between two reads of the counters, and puts what they did
-  // in its result; a test that could not run is returned as it is.
+  // in its result; a test that could not run is returned as it is, one
+  // that was stopped as Cancelled.
   template <typename Result, typename Test>
-  absl::StatusOr<Result> Counted(const std::vector<NodeAddress>& nodes, bool local, Test test);
+  absl::StatusOr<Result> Counted(const std::vector<NodeAddress>& nodes, bool local, CallGroup* stop,
+                                 Test test);
   // Every node's ports, asked at once; an error names the node.
-  std::vector<absl::StatusOr<peer::PeerInfo>> Infos(const std::vector<NodeAddress>& nodes);
+  std::vector<absl::StatusOr<peer::PeerInfo>> Infos(const std::vector<NodeAddress>& nodes,
+                                                    CallGroup& stop);
   // From this node's own ports only.
-  absl::StatusOr<ReachResult> LocalReach(const ReachRequest& request, const Progress& progress);
+  absl::StatusOr<ReachResult> LocalReach(const ReachRequest& request, const Progress& progress,
+                                         CallGroup& stop);
   // A ring per rail over `nodes` (whose `infos` are all OK) for `sizes`;
   // announces nothing.
   AllreduceResult RunRings(const AllreduceRequest& request, const std::vector<NodeAddress>& nodes,
                            const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
-                           const std::vector<uint64_t>& sizes, const Progress& progress);
+                           const std::vector<uint64_t>& sizes, const Progress& progress,
+                           CallGroup& stop);
   // Adds the bisection of `result`, the run over all `nodes`, to it.
   void BisectRings(const AllreduceRequest& request, const std::vector<NodeAddress>& nodes,
                    const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
-                   const Progress& progress, AllreduceResult& result);
+                   const Progress& progress, AllreduceResult& result, CallGroup& stop);
 
   // Tells every node of `verdict` its part (this one through
   // parts_.validation, the others over the data port, at once, within a few

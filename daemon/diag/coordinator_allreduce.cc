@@ -3,6 +3,7 @@
 // bisection that finds the node making it slow (bisect.h).
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -73,8 +74,8 @@ peer::PeerRequest JoinRequest(const AllreduceRequest& request, const std::string
 AllreduceResult Coordinator::RunRings(const AllreduceRequest& request,
                                       const std::vector<NodeAddress>& nodes,
                                       const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
-                                      const std::vector<uint64_t>& sizes,
-                                      const Progress& progress) {
+                                      const std::vector<uint64_t>& sizes, const Progress& progress,
+                                      CallGroup& stop) {
   AllreduceResult result;
   const size_t n = nodes.size();
   result.ranks = static_cast<uint32_t>(n);
@@ -97,8 +98,11 @@ AllreduceResult Coordinator::RunRings(const AllreduceRequest& request,
   // reports[r][i]: rank i of rail r.
   std::vector<std::vector<absl::StatusOr<peer::PeerReply>>> reports(
       ring_rails.size(), std::vector<absl::StatusOr<peer::PeerReply>>(n, absl::UnknownError("")));
-  // One group per ring: a failed rank releases the others at once.
-  std::vector<CallGroup> rings(ring_rails.size());
+  // One group per ring: a failed rank releases the others at once; the
+  // run's stop releases them all.
+  std::vector<std::unique_ptr<CallGroup>> rings;
+  for (size_t r = 0; r < ring_rails.size(); ++r)
+    rings.push_back(std::make_unique<CallGroup>(&stop));
   std::atomic<int> finished{0};
   const absl::Time deadline = Now() + absl::Milliseconds(request.timeout_ms) + kReplySlack;
   ParallelFor(ring_rails.size() * n, [&](size_t k) {
@@ -107,9 +111,9 @@ AllreduceResult Coordinator::RunRings(const AllreduceRequest& request,
     const peer::PeerRequest join_request =
         JoinRequest(request, session, rail, i, n, *PortInRail(*infos[(i + 1) % n], rail),
                     nodes[(i + 1) % n].port, sizes);
-    reports[r][i] = parts_.peers->Call(nodes[i], join_request, deadline, &rings[r]);
+    reports[r][i] = parts_.peers->Call(nodes[i], join_request, deadline, rings[r].get());
     const bool failed = !reports[r][i].ok() || !reports[r][i]->ring.error.empty();
-    if (failed) rings[r].Abandon();  // the ring cannot complete
+    if (failed) rings[r]->Abandon();  // the ring cannot complete
     progress(absl::StrCat("rail ", rail, ": rank ", i, " (", infos[i]->node, ") ",
                           failed ? "failed" : "done"),
              0.05 + 0.95 * static_cast<double>(++finished) / (ring_rails.size() * n));
@@ -133,7 +137,7 @@ AllreduceResult Coordinator::RunRings(const AllreduceRequest& request,
 void Coordinator::BisectRings(const AllreduceRequest& request,
                               const std::vector<NodeAddress>& nodes,
                               const std::vector<absl::StatusOr<peer::PeerInfo>>& infos,
-                              const Progress& progress, AllreduceResult& result) {
+                              const Progress& progress, AllreduceResult& result, CallGroup& stop) {
   // The runs after the first measure the largest size only.
   const std::vector<uint64_t> largest = {request.max_bytes};
   const uint32_t most = AllreduceBisectionRuns(nodes.size());
@@ -149,8 +153,9 @@ void Coordinator::BisectRings(const AllreduceRequest& request,
     }
     const double done = static_cast<double>(made++) / most;
     progress(absl::StrCat("bisection: a ring of ", names), 0.5 + 0.5 * done);
-    const AllreduceResult group =
-        RunRings(request, group_nodes, group_infos, largest, [](const std::string&, double) {});
+    // A stopped run makes its remaining rings at once (they fail, unrun).
+    const AllreduceResult group = RunRings(
+        request, group_nodes, group_infos, largest, [](const std::string&, double) {}, stop);
     return ScoreOf(group);
   };
   BisectionOutcome outcome = Bisect(result.nodes, ScoreOf(result),
@@ -167,11 +172,13 @@ void Coordinator::BisectRings(const AllreduceRequest& request,
 }
 
 absl::StatusOr<AllreduceResult> Coordinator::RunAllreduce(const AllreduceRequest& request,
-                                                          const Progress& progress) {
+                                                          const Progress& progress,
+                                                          CallGroup& stop) {
   const std::vector<NodeAddress> nodes = ParseNodes(request.nodes);
   const size_t n = nodes.size();
   progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
-  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
+  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes, stop);
+  if (stop.abandoned()) return coordinator::Stopped();
   AllreduceResult result;
   result.ranks = static_cast<uint32_t>(n);
   for (size_t i = 0; i < n; ++i) {
@@ -185,12 +192,17 @@ absl::StatusOr<AllreduceResult> Coordinator::RunAllreduce(const AllreduceRequest
   const std::vector<uint64_t> sizes =
       SizeSweep(request.min_bytes, request.max_bytes, request.step_factor);
   const double share = request.bisect ? 0.5 : 1;
-  result = RunRings(request, nodes, infos, sizes,
-                    [&](const std::string& what, double done) { progress(what, share * done); });
-  if (request.bisect) BisectRings(request, nodes, infos, progress, result);
+  result = RunRings(
+      request, nodes, infos, sizes,
+      [&](const std::string& what, double done) { progress(what, share * done); }, stop);
+  if (request.bisect && !stop.abandoned())
+    BisectRings(request, nodes, infos, progress, result, stop);
+  if (stop.abandoned()) return coordinator::Stopped();
 
   Verdict verdict(kEthernetStage, result.ok, coordinator::FirstProblem(result.problems));
   for (size_t i = 0; i < n; ++i) verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
+  verdict.max_failed =
+      MaxUnvalidated(request.max_unvalidated_nodes, request.max_unvalidated_fraction, n);
   if (!result.slow_nodes.empty()) {
     // The bisection names the nodes: the ends of the links of the whole run
     // were only where the slow node happened to sit in the ring.

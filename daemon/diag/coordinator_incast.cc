@@ -18,7 +18,7 @@ using coordinator::ParallelFor;
 using coordinator::ParseNodes;
 
 absl::StatusOr<IncastResult> Coordinator::RunIncast(const IncastRequest& request,
-                                                    const Progress& progress) {
+                                                    const Progress& progress, CallGroup& stop) {
   absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
   if (!local.ok()) return local.status();
   ASSIGN_OR_RETURN(const LocalPort* port, PortNamed(*local, request.port));
@@ -34,7 +34,8 @@ absl::StatusOr<IncastResult> Coordinator::RunIncast(const IncastRequest& request
   result.link_bits_per_second = static_cast<double>(receiver.speed_mbps) * 1e6;
   result.stage = EthernetStage(receiver);
   const std::vector<NodeAddress> nodes = ParseNodes(request.senders);
-  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
+  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes, stop);
+  if (stop.abandoned()) return coordinator::Stopped();
   progress(absl::StrCat(nodes.size(), " senders to ", receiver.name, " for ", request.duration_ms,
                         " ms"),
            0.1);
@@ -51,8 +52,9 @@ absl::StatusOr<IncastResult> Coordinator::RunIncast(const IncastRequest& request
                                   .streams = request.streams}};
     replies[i] = parts_.peers->Call(
         nodes[i], send,
-        Now() + absl::Milliseconds(request.duration_ms) + kTrafficSlack + kReplySlack);
+        Now() + absl::Milliseconds(request.duration_ms) + kTrafficSlack + kReplySlack, &stop);
   });
+  if (stop.abandoned()) return coordinator::Stopped();
   std::vector<double> rates;
   for (size_t i = 0; i < nodes.size(); ++i) {
     IncastSender* sender = &result.senders.emplace_back();

@@ -10,6 +10,7 @@
 #include "daemon/diag/coordinator.h"
 #include "daemon/diag/coordinator_util.h"
 #include "daemon/diag/limits.h"
+#include "daemon/diag/rdma_verdict.h"
 #include "daemon/diag/stage.h"
 
 namespace rocenet::diag {
@@ -78,7 +79,7 @@ void Judge(double min_fraction, RdmaResult* result) {
 }  // namespace
 
 absl::StatusOr<RdmaResult> Coordinator::RunRdma(const RdmaRequest& request,
-                                                const Progress& progress) {
+                                                const Progress& progress, CallGroup& stop) {
   RdmaResult result;
   StagePath* stage = &result.stage;
   stage->stage = kRdmaStage;
@@ -87,6 +88,7 @@ absl::StatusOr<RdmaResult> Coordinator::RunRdma(const RdmaRequest& request,
                    " through each port's RDMA device and RoCE v2 GID (perftest, or "
                    "Habana's tool on hbl devices)");
   Verdict verdict(kRdmaStage, false, "");
+  std::vector<std::string> rail_list;
   if (!request.port.empty()) {
     if (parts_.rdma == nullptr) return absl::FailedPreconditionError("no RDMA stage here");
     absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
@@ -96,41 +98,57 @@ absl::StatusOr<RdmaResult> Coordinator::RunRdma(const RdmaRequest& request,
     RETURN_IF_ERROR(coordinator::CheckPeerInRail(*port, peer));
     progress(absl::StrCat(request.test, ": ", port->name, " -> ", peer.ToString()), 0);
     result.nodes.push_back(parts_.node_name);
-    result.links.push_back(parts_.rdma->Measure(*port, peer, ParamsOf(request, kRdmaToolPort)));
+    result.links.push_back(
+        parts_.rdma->Measure(*port, peer, ParamsOf(request, kRdmaToolPort), &stop));
     result.nodes.push_back(result.links[0].to_node);
+    rail_list.push_back(port->rail);
     verdict.nodes = {{parts_.node_name, NodeAddress{}}, {result.links[0].to_node, peer}};
   } else {
-    const std::vector<NodeAddress> nodes = coordinator::ParseNodes(request.nodes);
+    const std::vector<NodeAddress> asked = coordinator::ParseNodes(request.nodes);
+    progress(absl::StrCat("asking ", asked.size(), " daemons for their ports"), 0);
+    const std::vector<absl::StatusOr<peer::PeerInfo>> asked_infos = Infos(asked, stop);
+    if (stop.abandoned()) return coordinator::Stopped();
+    // A node whose daemon did not answer is not measured; the ring goes
+    // around the others.
+    std::vector<NodeAddress> nodes;
+    std::vector<const peer::PeerInfo*> infos;
+    for (size_t i = 0; i < asked.size(); ++i) {
+      const std::string name = coordinator::NameOf(asked_infos[i], asked[i]);
+      result.nodes.push_back(name);
+      verdict.nodes.emplace_back(name, asked[i]);
+      if (!asked_infos[i].ok()) {
+        result.not_measured.push_back(
+            {.node = name, .reason = std::string(asked_infos[i].status().message())});
+        verdict.unmeasured.insert(name);
+        continue;
+      }
+      nodes.push_back(asked[i]);
+      infos.push_back(&*asked_infos[i]);
+    }
     const size_t n = nodes.size();
-    progress(absl::StrCat("asking ", n, " daemons for their ports"), 0);
-    const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
-    for (size_t i = 0; i < n; ++i) {
-      result.nodes.push_back(coordinator::NameOf(infos[i], nodes[i]));
-      if (!infos[i].ok()) result.problems.push_back(std::string(infos[i].status().message()));
-      verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
-    }
-    if (!result.problems.empty()) {
-      result.ok = false;
-      return result;
-    }
     std::set<std::string> rails;
-    for (const peer::PeerPort& port : infos[0]->ports) {
-      bool everywhere = true;
-      const std::string& rail = coordinator::RailOf(port);
-      for (const auto& info : infos) everywhere &= coordinator::PortInRail(*info, rail) != nullptr;
-      if (everywhere) rails.insert(rail);
+    if (n >= 2) {
+      for (const peer::PeerPort& port : infos[0]->ports) {
+        bool everywhere = true;
+        const std::string& rail = coordinator::RailOf(port);
+        for (const peer::PeerInfo* info : infos) {
+          everywhere &= coordinator::PortInRail(*info, rail) != nullptr;
+        }
+        if (everywhere) rails.insert(rail);
+      }
+      if (rails.empty()) result.problems.push_back("no rail that every node has a port in");
+    } else {
+      stage->notes.push_back(absl::StrCat(n, " of ", asked.size(),
+                                          " nodes answered: a ring needs 2; nothing was measured"));
     }
-    if (rails.empty()) {
-      result.problems.push_back("no rail that every node has a port in");
-      result.ok = false;
-      return result;
-    }
-    const std::vector<std::string> rail_list(rails.begin(), rails.end());
-    const std::vector<std::vector<size_t>> phases = Phases(n);
+    rail_list.assign(rails.begin(), rails.end());
+    const std::vector<std::vector<size_t>> phases =
+        rails.empty() ? std::vector<std::vector<size_t>>{} : Phases(n);
     const absl::Time deadline = Now() + absl::Milliseconds(request.duration_ms) +
                                 kRdmaStartTimeout + kRdmaSlack + absl::Seconds(5);
     int done = 0;
     for (const std::vector<size_t>& phase : phases) {
+      if (stop.abandoned()) return coordinator::Stopped();
       std::vector<RdmaLink> links(phase.size() * rail_list.size());
       ParallelFor(links.size(), [&](size_t k) {
         const size_t r = k / phase.size(), i = phase[k % phase.size()], j = (i + 1) % n;
@@ -146,7 +164,7 @@ absl::StatusOr<RdmaResult> Coordinator::RunRdma(const RdmaRequest& request,
         rdma_run->iterations = request.iterations;
         rdma_run->tool_port = static_cast<uint32_t>(kRdmaToolPort + r);
         rdma_run->rail = rail;
-        absl::StatusOr<peer::PeerReply> reply = parts_.peers->Call(nodes[i], run, deadline);
+        absl::StatusOr<peer::PeerReply> reply = parts_.peers->Call(nodes[i], run, deadline, &stop);
         RdmaLink& link = links[k];
         if (reply.ok()) {
           link = reply->rdma_link;
@@ -159,6 +177,7 @@ absl::StatusOr<RdmaResult> Coordinator::RunRdma(const RdmaRequest& request,
         link.to_node = infos[j]->node;
         link.to_port = coordinator::PortInRail(*infos[j], rail)->name;
       });
+      if (stop.abandoned()) return coordinator::Stopped();
       for (RdmaLink& link : links) result.links.push_back(std::move(link));
       ++done;
       progress(absl::StrCat("phase ", done, " of ", phases.size(), " done"),
@@ -167,25 +186,28 @@ absl::StatusOr<RdmaResult> Coordinator::RunRdma(const RdmaRequest& request,
     std::sort(result.links.begin(), result.links.end(),
               [](const RdmaLink& a, const RdmaLink& b) { return a.rail < b.rail; });
   }
+  if (stop.abandoned()) return coordinator::Stopped();
   Judge(request.min_fraction.value_or(kDefaultRdmaMinFraction), &result);
   result.ok = result.problems.empty();
-  int measured = 0;
-  for (const RdmaLink& link : result.links) {
-    if (link.skipped.empty() && link.error.empty()) ++measured;
-    if (!link.error.empty() || link.below_expected) {
-      verdict.failed.insert(link.from_node);
-      verdict.failed.insert(link.to_node);
-    }
+  std::vector<std::string> measured_nodes;
+  for (const auto& node : verdict.nodes) {
+    if (!verdict.unmeasured.contains(node.first)) measured_nodes.push_back(node.first);
   }
-  if (measured == 0 && result.ok) {
+  RdmaFindings findings = JudgeRdmaLinks(measured_nodes, rail_list, result.links);
+  for (UnmeasuredNode& node : findings.unmeasured) {
+    verdict.unmeasured.insert(node.node);
+    result.not_measured.push_back(std::move(node));
+  }
+  result.suspect_details = std::move(findings.suspects);
+  for (const Suspect& s : result.suspect_details) verdict.failed.insert(s.node);
+  if (result.not_measured.size() == result.nodes.size() && result.ok) {
     stage->notes.push_back("no link was measured: every link was skipped");
   }
-  // Only a measured link proves anything; a skip leaves labels alone.
-  if (measured > 0 || !result.ok) {
-    verdict.passed = result.ok;
-    verdict.detail = coordinator::FirstProblem(result.problems);
-    Announce(verdict);
-  }
+  verdict.passed = result.ok;
+  verdict.detail = coordinator::FirstProblem(result.problems);
+  verdict.max_failed = MaxUnvalidated(request.max_unvalidated_nodes,
+                                      request.max_unvalidated_fraction, verdict.nodes.size());
+  result.labels = Announce(verdict);
   return result;
 }
 

@@ -69,7 +69,7 @@ std::string PlanLine(const ReachPlan& plan) {
 }  // namespace
 
 absl::StatusOr<ReachResult> Coordinator::LocalReach(const ReachRequest& request,
-                                                    const Progress& progress) {
+                                                    const Progress& progress, CallGroup& stop) {
   ReachResult result;
   absl::StatusOr<std::vector<LocalPort>> local = parts_.ports();
   if (!local.ok()) return local.status();
@@ -99,16 +99,19 @@ absl::StatusOr<ReachResult> Coordinator::LocalReach(const ReachRequest& request,
     result.ports.push_back(std::move(port));
   }
   AnalyzeReach({}, &result);
+  if (stop.abandoned()) return coordinator::Stopped();
   Verdict verdict("reach", result.ok, coordinator::FirstProblem(result.problems),
                   {{parts_.node_name, NodeAddress{}}});
+  verdict.max_failed =
+      MaxUnvalidated(request.max_unvalidated_nodes, request.max_unvalidated_fraction, 1);
   if (!result.ok) verdict.failed = {parts_.node_name};
   result.labels = Announce(verdict);
   return result;
 }
 
 absl::StatusOr<ReachResult> Coordinator::RunReach(const ReachRequest& request,
-                                                  const Progress& progress) {
-  if (request.nodes.empty()) return LocalReach(request, progress);
+                                                  const Progress& progress, CallGroup& stop) {
+  if (request.nodes.empty()) return LocalReach(request, progress, stop);
   // The mesh does not probe from this node's ports, but needs the node.
   if (absl::StatusOr<std::vector<LocalPort>> local = parts_.ports(); !local.ok()) {
     return local.status();
@@ -119,7 +122,8 @@ absl::StatusOr<ReachResult> Coordinator::RunReach(const ReachRequest& request,
   ReachResult result;
   const std::vector<NodeAddress> nodes = ParseNodes(request.nodes);
   progress(absl::StrCat("asking ", nodes.size(), " daemons for their ports"), 0);
-  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes);
+  const std::vector<absl::StatusOr<peer::PeerInfo>> infos = Infos(nodes, stop);
+  if (stop.abandoned()) return coordinator::Stopped();
   std::map<size_t, std::string> silent;
   for (size_t i = 0; i < nodes.size(); ++i) {
     result.nodes.push_back(NameOf(infos[i], nodes[i]));
@@ -144,7 +148,7 @@ absl::StatusOr<ReachResult> Coordinator::RunReach(const ReachRequest& request,
     reach->ports.clear();
     reach->peers = plan->targets[i];
     reach->plan = plan->summary.kind;
-    replies[i] = parts_.peers->Call(nodes[i], probe, deadline);
+    replies[i] = parts_.peers->Call(nodes[i], probe, deadline, &stop);
     progress(absl::StrCat("node ", NameOf(infos[i], nodes[i]), " done"),
              static_cast<double>(++done) / nodes.size());
   });
@@ -159,6 +163,7 @@ absl::StatusOr<ReachResult> Coordinator::RunReach(const ReachRequest& request,
     }
     AddProbes(infos[i]->node, replies[i]->reach, owners, result);
   }
+  if (stop.abandoned()) return coordinator::Stopped();
   AnalyzePlannedReach(*plan, result.nodes, silent, &result);
 
   Verdict verdict("reach", result.ok, coordinator::FirstProblem(result.problems));

@@ -72,10 +72,22 @@ inline absl::Status CheckPeerInRail(const LocalPort& port, const NodeAddress& pe
                                                  " of port ", port.name, "'s rail ", port.rail));
 }
 
+// What a run returns once it has been stopped.
+inline absl::Status Stopped() {
+  return absl::CancelledError("stopped on request: no label was changed");
+}
+
 // A result's first problem, for a verdict's detail.
 inline std::string FirstProblem(const std::vector<std::string>& problems) {
   return problems.empty() ? std::string() : problems[0];
 }
+
+// The problems of a bandwidth measurement's directions (coordinator_bandwidth.cc):
+// a stream's error, no data through, a rate below `min_fraction` of the
+// link when `check_rate`.
+std::vector<std::string> DirectionProblems(const std::vector<DirectionResult>& directions,
+                                           bool check_rate, double min_fraction,
+                                           double link_bits_per_second);
 
 // The node of "node/port" or "node".
 inline std::string NodeOf(const std::string& node_port) {

@@ -13,12 +13,20 @@ using coordinator::ParallelFor;
 Labels Coordinator::Announce(const Verdict& verdict) {
   Labels labels;
   std::vector<std::pair<std::string, NodeAddress>> told;
+  const uint32_t bound =
+      verdict.max_failed.value_or(MaxUnvalidated(std::nullopt, std::nullopt, verdict.nodes.size()));
+  if (bound == 0) {
+    labels.dry_run = true;
+    labels.reason = "max_unvalidated is 0: no label was changed";
+    return labels;
+  }
   if (verdict.passed) {
-    told = verdict.nodes;
+    // Only what was measured is validated.
+    for (const auto& node : verdict.nodes) {
+      if (!verdict.unmeasured.contains(node.first)) told.push_back(node);
+    }
     labels.validated = static_cast<uint32_t>(told.size());
   } else {
-    const uint32_t bound =
-        verdict.max_failed > 0 ? verdict.max_failed : MaxUnvalidated(0, 0, verdict.nodes.size());
     if (verdict.failed.empty()) {
       labels.inconclusive = true;
       labels.reason = "the failure names no node: no label was changed";

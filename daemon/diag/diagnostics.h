@@ -24,6 +24,7 @@
 #include "daemon/diag/local_port.h"
 #include "daemon/diag/messages.h"
 #include "daemon/diag/peer_messages.h"
+#include "daemon/diag/peers.h"
 
 namespace rocenet::diag {
 
@@ -50,15 +51,19 @@ class Diagnostics {
   // now on.
   virtual void SetAddresses(std::set<Ipv4Address> addresses) = 0;
 
-  virtual absl::StatusOr<ReachResult> Reach(const ReachRequest& request,
-                                            const Progress& progress) = 0;
+  // Each test may be stopped through `stop` (null: it cannot be; coordinator.h):
+  // abandoned, the test ends its traffic on every node at once, changes no
+  // label and returns Cancelled.
+  virtual absl::StatusOr<ReachResult> Reach(const ReachRequest& request, const Progress& progress,
+                                            CallGroup* stop) = 0;
   virtual absl::StatusOr<BandwidthResult> Bandwidth(const BandwidthRequest& request,
-                                                    const Progress& progress) = 0;
+                                                    const Progress& progress, CallGroup* stop) = 0;
   virtual absl::StatusOr<AllreduceResult> Allreduce(const AllreduceRequest& request,
-                                                    const Progress& progress) = 0;
+                                                    const Progress& progress, CallGroup* stop) = 0;
   virtual absl::StatusOr<IncastResult> Incast(const IncastRequest& request,
-                                              const Progress& progress) = 0;
-  virtual absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress) = 0;
+                                              const Progress& progress, CallGroup* stop) = 0;
+  virtual absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress,
+                                          CallGroup* stop) = 0;
 
   // Data port requests refused so far, by reason (peer_auth.h RefusalName).
   virtual std::map<std::string, uint64_t> PeerRefusals() const { return {}; }

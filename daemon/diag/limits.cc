@@ -57,6 +57,19 @@ absl::Status CheckNodes(const std::vector<std::string>& nodes, const char* field
   return absl::OkStatus();
 }
 
+// The label circuit breaker's fields, as every stage's request has them.
+absl::Status CheckBreaker(std::optional<uint32_t> max_nodes, std::optional<double> max_fraction) {
+  if (max_fraction.has_value() && !(*max_fraction >= 0 && *max_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_unvalidated_fraction: ", *max_fraction, " is not within 0..1"));
+  }
+  if (max_nodes.has_value() && *max_nodes > kMaxReachNodes) {
+    return absl::InvalidArgumentError(absl::StrCat("max_unvalidated_nodes: ", *max_nodes,
+                                                   " is above the limit of ", kMaxReachNodes));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckDurationMs(uint32_t duration_ms, const char* field) {
@@ -93,15 +106,7 @@ absl::StatusOr<ReachRequest> NormalizeReach(ReachRequest r) {
                                                    " nodes, ", r.nodes.size(),
                                                    " given; use rings (or auto)"));
   }
-  if (!(r.max_unvalidated_fraction >= 0 && r.max_unvalidated_fraction <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_unvalidated_fraction: ", r.max_unvalidated_fraction, " is not within 0..1"));
-  }
-  if (r.max_unvalidated_nodes > kMaxReachNodes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_unvalidated_nodes: ", r.max_unvalidated_nodes, " is above the limit of ",
-                     kMaxReachNodes));
-  }
+  RETURN_IF_ERROR(CheckBreaker(r.max_unvalidated_nodes, r.max_unvalidated_fraction));
   if (static_cast<uint64_t>(r.count) * r.interval_ms >= r.timeout_ms) {
     return absl::InvalidArgumentError(absl::StrCat("count: ", r.count, " echoes ", r.interval_ms,
                                                    " ms apart do not fit in timeout_ms ",
@@ -126,19 +131,33 @@ absl::Status CheckPeersPerPort(const std::vector<LocalPort>& ports,
   return absl::OkStatus();
 }
 
-uint32_t MaxUnvalidated(uint32_t max_nodes, double max_fraction, size_t nodes) {
-  if (max_nodes > 0) return max_nodes;
-  const double fraction = max_fraction > 0 ? max_fraction : kDefaultMaxUnvalidatedFraction;
-  // Never fewer than the two ends of one link.
+uint32_t MaxUnvalidated(std::optional<uint32_t> max_nodes, std::optional<double> max_fraction,
+                        size_t nodes) {
+  if (max_nodes.has_value()) return *max_nodes;
+  const double fraction = max_fraction.value_or(kDefaultMaxUnvalidatedFraction);
+  // 0 asks for no label change; any other share allows at least the two
+  // ends of one link.
+  if (fraction <= 0) return 0;
   return std::max<uint32_t>(2, static_cast<uint32_t>(fraction * static_cast<double>(nodes)));
 }
 
 absl::StatusOr<BandwidthRequest> NormalizeBandwidth(BandwidthRequest r) {
-  if (r.port.empty()) return absl::InvalidArgumentError("port: required");
-  if (r.peer.empty()) return absl::InvalidArgumentError("peer: required");
-  if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(r.peer); !a.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("peer: ", a.status().message()));
+  const bool link = !r.port.empty() || !r.peer.empty();
+  if (link && !r.nodes.empty()) {
+    return absl::InvalidArgumentError("nodes: give either port and peer, or nodes");
   }
+  if (link) {
+    if (r.port.empty()) return absl::InvalidArgumentError("port: required with peer");
+    if (r.peer.empty()) return absl::InvalidArgumentError("peer: required with port");
+    if (absl::StatusOr<NodeAddress> a = ParseNodeAddress(r.peer); !a.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("peer: ", a.status().message()));
+    }
+  } else if (r.nodes.empty()) {
+    return absl::InvalidArgumentError("port and peer, or nodes: required");
+  } else {
+    RETURN_IF_ERROR(CheckNodes(r.nodes, "nodes", 1, kMaxBandwidthPairs));
+  }
+  RETURN_IF_ERROR(CheckBreaker(r.max_unvalidated_nodes, r.max_unvalidated_fraction));
   uint32_t streams = r.streams, duration = r.duration_ms;
   RETURN_IF_ERROR(Bound<uint32_t>(streams, 4, 1, kMaxStreams, "streams"));
   RETURN_IF_ERROR(Bound<uint32_t>(duration, 2000, kMinDurationMs, kMaxDurationMs, "duration_ms"));
@@ -153,6 +172,7 @@ absl::StatusOr<BandwidthRequest> NormalizeBandwidth(BandwidthRequest r) {
 
 absl::StatusOr<AllreduceRequest> NormalizeAllreduce(AllreduceRequest r) {
   RETURN_IF_ERROR(CheckNodes(r.nodes, "nodes", 2));
+  RETURN_IF_ERROR(CheckBreaker(r.max_unvalidated_nodes, r.max_unvalidated_fraction));
   uint64_t min = r.min_bytes, max = r.max_bytes;
   uint32_t factor = r.step_factor, iterations = r.iterations, timeout = r.timeout_ms;
   RETURN_IF_ERROR(Bound<uint64_t>(min, 1024, 4, kMaxAllreduceBytes, "min_bytes"));
@@ -244,6 +264,7 @@ absl::StatusOr<RdmaRequest> NormalizeRdma(RdmaRequest r) {
   } else {
     RETURN_IF_ERROR(CheckNodes(r.nodes, "nodes", 2));
   }
+  RETURN_IF_ERROR(CheckBreaker(r.max_unvalidated_nodes, r.max_unvalidated_fraction));
   if (r.test.empty()) r.test = "write_bw";
   if (r.message_bytes == 0) r.message_bytes = r.test == "write_lat" ? 2 : 65536;
   if (r.duration_ms == 0) r.duration_ms = 2000;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -34,6 +35,9 @@ inline constexpr int kMaxReachNodes = 1024;
 // them (those in its network).
 inline constexpr int kMaxPeers = 4096;
 inline constexpr double kDefaultMaxUnvalidatedFraction = 0.1;
+// The bandwidth stage's pair form measures one pair at a time, each both
+// ways: the number of pairs is the run's length.
+inline constexpr int kMaxBandwidthPairs = 128;
 inline constexpr uint32_t kMaxStreams = 16;
 inline constexpr uint32_t kMaxIncastStreams = 8;
 inline constexpr uint32_t kMinDurationMs = 200;
@@ -55,8 +59,11 @@ absl::StatusOr<ReachRequest> NormalizeReach(ReachRequest request);
 absl::Status CheckPeersPerPort(const std::vector<LocalPort>& ports,
                                const std::vector<Ipv4Address>& peers);
 // The circuit breaker's bound for a run of `nodes` nodes: the most nodes
-// one failed run may take the validation label from.
-uint32_t MaxUnvalidated(uint32_t max_nodes, double max_fraction, size_t nodes);
+// one failed run may take the validation label from; 0: the run changes no
+// label at all. Unset fields take their defaults (max(2, 10 % of the
+// nodes)).
+uint32_t MaxUnvalidated(std::optional<uint32_t> max_nodes, std::optional<double> max_fraction,
+                        size_t nodes);
 absl::StatusOr<BandwidthRequest> NormalizeBandwidth(BandwidthRequest request);
 // With bisect: min_fraction 0.1..1 (default kDefaultBisectionMinFraction),
 // expected_busbw_bytes_per_second >= 0; without, both unset.

@@ -48,8 +48,8 @@ struct ReachRequest {
   uint32_t timeout_ms = 0;
   std::string plan;
   bool matrix = false;
-  uint32_t max_unvalidated_nodes = 0;
-  double max_unvalidated_fraction = 0;
+  std::optional<uint32_t> max_unvalidated_nodes;
+  std::optional<double> max_unvalidated_fraction;
 
   bool operator==(const ReachRequest&) const = default;
 };
@@ -143,8 +143,16 @@ struct Labels {
   std::vector<std::string> unvalidated;
   bool inconclusive = false;
   std::string reason;
+  bool dry_run = false;
 
   bool operator==(const Labels&) const = default;
+};
+
+struct UnmeasuredNode {
+  std::string node;
+  std::string reason;
+
+  bool operator==(const UnmeasuredNode&) const = default;
 };
 
 struct ReachResult {
@@ -169,6 +177,9 @@ struct BandwidthRequest {
   uint32_t duration_ms = 0;
   double min_fraction = 0;
   bool force_link_rate = false;
+  std::vector<std::string> nodes;
+  std::optional<uint32_t> max_unvalidated_nodes;
+  std::optional<double> max_unvalidated_fraction;
 
   bool operator==(const BandwidthRequest&) const = default;
 };
@@ -195,6 +206,22 @@ struct DirectionResult {
   bool operator==(const DirectionResult&) const = default;
 };
 
+struct BandwidthPair {
+  std::string rail;
+  std::string from_node;
+  std::string from_port;
+  std::string from_address;
+  std::string to_node;
+  std::string to_port;
+  std::string to_address;
+  double link_bits_per_second = 0;
+  std::vector<DirectionResult> directions;
+  bool ok = false;
+  std::vector<std::string> problems;
+
+  bool operator==(const BandwidthPair&) const = default;
+};
+
 struct BandwidthResult {
   std::string node;
   std::string port;
@@ -206,6 +233,11 @@ struct BandwidthResult {
   std::vector<std::string> problems;
   StagePath stage;
   RunCounters counters;
+  std::vector<BandwidthPair> pairs;
+  std::vector<std::string> nodes;
+  std::vector<Suspect> suspect_details;
+  Labels labels;
+  std::vector<UnmeasuredNode> not_measured;
 
   bool operator==(const BandwidthResult&) const = default;
 };
@@ -220,6 +252,8 @@ struct AllreduceRequest {
   bool bisect = false;
   double min_fraction = 0;
   double expected_busbw_bytes_per_second = 0;
+  std::optional<uint32_t> max_unvalidated_nodes;
+  std::optional<double> max_unvalidated_fraction;
 
   bool operator==(const AllreduceRequest&) const = default;
 };
@@ -334,6 +368,8 @@ struct RdmaRequest {
   uint32_t duration_ms = 0;
   std::optional<double> min_fraction;
   uint64_t iterations = 0;
+  std::optional<uint32_t> max_unvalidated_nodes;
+  std::optional<double> max_unvalidated_fraction;
 
   bool operator==(const RdmaRequest&) const = default;
 };
@@ -370,6 +406,9 @@ struct RdmaResult {
   std::vector<std::string> problems;
   StagePath stage;
   RunCounters counters;
+  std::vector<Suspect> suspect_details;
+  Labels labels;
+  std::vector<UnmeasuredNode> not_measured;
 
   bool operator==(const RdmaResult&) const = default;
 };

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,27 +23,55 @@
 
 namespace rocenet::diag {
 
-// Calls that end together: the ranks of one ring. Once Abandon() is
-// called, every call of the group still waiting is released (its daemon
-// is told to stop the test and answers at once), and a call that joins
-// later is released as it joins. Thread-safe.
+// What ends together: the ranks of one ring, or everything a run has in
+// flight (its calls to other daemons, its own streams and processes) when
+// it is stopped. A group is a stop scope:
+//  - Abandon() releases every member still in flight (a call is
+//    half-closed, which its daemon takes as "stop" and answers at once; a
+//    stream is shut down; a process is asked to stop), and a member that
+//    joins later is released as it joins;
+//  - Cut() then cuts the members that are still in flight (a call stops
+//    waiting for its answer) and returns their names: what did not confirm
+//    that it stopped;
+//  - a group made with a parent is abandoned and cut with it.
+// Thread-safe. A group must outlive its members' Join..Leave, and a child
+// group its parent's calls to it (the child leaves its parent when
+// destroyed).
 class CallGroup {
  public:
   using Release = std::function<void()>;
 
+  CallGroup() = default;
+  explicit CallGroup(CallGroup* parent);
+  ~CallGroup();
+  CallGroup(const CallGroup&) = delete;
+  CallGroup& operator=(const CallGroup&) = delete;
+
   void Abandon();
   bool abandoned() const;
+  std::vector<std::string> Cut();
 
-  // For PeerChannel implementations: how to release a call in flight, until
-  // Leave(id). `release` runs under the group's lock (never after Leave).
-  int Join(Release release);
+  // For the members' implementations: how to release a member in flight
+  // and, optionally, how to cut it and its name, until Leave(id). Both run
+  // under the group's lock (never after Leave).
+  int Join(Release release, Release cut = nullptr, std::string name = "");
   void Leave(int id);
 
  private:
+  // Cuts a member and names what it cut.
+  using Cutter = std::function<std::vector<std::string>()>;
+  struct Member {
+    Release release;
+    Cutter cut;
+  };
+  int JoinMember(Member member);
+
+  CallGroup* const parent_ = nullptr;
+  int in_parent_ = -1;
   mutable absl::Mutex mu_;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
   int next_id_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<int, Release> calls_ ABSL_GUARDED_BY(mu_);
+  std::map<int, Member> members_ ABSL_GUARDED_BY(mu_);
 };
 
 class PeerChannel {
@@ -74,11 +103,12 @@ class LocalTests {
 
   // One TCP stream from `from` to the data port at `to`:`port` for
   // `duration`: sending (what the far end counted) or receiving. Returns
-  // within `duration` plus kTrafficSlack.
+  // within `duration` plus kTrafficSlack, or at once when `stop` (may be
+  // null) is abandoned.
   virtual StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
-                            absl::Duration duration) = 0;
+                            absl::Duration duration, CallGroup* stop) = 0;
   virtual StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                               absl::Duration duration) = 0;
+                               absl::Duration duration, CallGroup* stop) = 0;
 };
 
 }  // namespace rocenet::diag

@@ -81,7 +81,7 @@ absl::StatusOr<RdmaLinks::Served> RdmaLinks::Serve(const LocalPort& port,
 }
 
 RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
-                            const RdmaParams& params) {
+                            const RdmaParams& params, CallGroup* stop) {
   RdmaLink link;
   link.rail = port.rail;
   link.from_node = node_name_;
@@ -114,7 +114,7 @@ RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
   serve->iterations = params.iterations;
   serve->tool_port = params.tool_port;
   absl::StatusOr<peer::PeerReply> reply =
-      peers_->Call(peer, request, clock_->Now() + kRdmaStartTimeout + absl::Seconds(3));
+      peers_->Call(peer, request, clock_->Now() + kRdmaStartTimeout + absl::Seconds(3), stop);
   if (!reply.ok()) {
     link.error = std::string(reply.status().message());
     return link;
@@ -146,12 +146,24 @@ RdmaLink RdmaLinks::Measure(const LocalPort& port, const NodeAddress& peer,
   for (int attempt = 0; attempt < kRdmaConnectAttempts && absl::IsUnavailable(measure.status());
        ++attempt) {
     if (attempt > 0) absl::SleepFor(absl::Milliseconds(300));
+    if (stop != nullptr && stop->abandoned()) {
+      link.error = "stopped on request";
+      return link;
+    }
     absl::StatusOr<std::unique_ptr<os::Process>> client = runner_->Start(*argv);
     if (!client.ok()) {
       link.error = std::string(client.status().message());
       return link;
     }
+    // Stopped, the client goes at once: it is what sends the traffic.
+    os::Process* running = client->get();
+    const int member = stop != nullptr ? stop->Join([running] { running->Stop(); }) : -1;
     result = (*client)->Wait(clock_->Now() + absl::Milliseconds(params.duration_ms) + kRdmaSlack);
+    if (stop != nullptr) stop->Leave(member);
+    if (stop != nullptr && stop->abandoned()) {
+      link.error = "stopped on request";
+      return link;
+    }
     if (result.timed_out) {
       link.error =
           absl::StrCat(program, " did not finish within ",

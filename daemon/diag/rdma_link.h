@@ -63,7 +63,10 @@ class RdmaLinks {
   absl::StatusOr<Served> Serve(const LocalPort& port, const RdmaParams& params);
 
   // The link from `port` to the daemon at `peer` (in the port's rail).
-  RdmaLink Measure(const LocalPort& port, const NodeAddress& peer, const RdmaParams& params);
+  // Stopped (`stop` abandoned; may be null), the client program is stopped
+  // at once and the link reports that.
+  RdmaLink Measure(const LocalPort& port, const NodeAddress& peer, const RdmaParams& params,
+                   CallGroup* stop = nullptr);
 
  private:
   // Why `port` cannot take part, or "" when it can.

@@ -6,8 +6,11 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "daemon/api/status_convert.h"
 #include "daemon/common/logging.h"
 #include "daemon/diag/limits.h"
@@ -37,12 +40,22 @@ DiagnosticsService::DiagnosticsService(diag::Diagnostics* diagnostics, Diagnosti
 
 std::shared_ptr<prometheus::Collectable> DiagnosticsService::metrics() const { return metrics_; }
 
+std::vector<std::string> DiagnosticsService::StopRun(RunState& run) {
+  run.stop.Abandon();
+  if (run.done.WaitForNotificationWithTimeout(kStopGrace)) return {};
+  std::vector<std::string> unconfirmed = run.stop.Cut();
+  // Cut, every call and stream of the run returns at once.
+  (void)run.done.WaitForNotificationWithTimeout(kStopGrace);
+  return unconfirmed;
+}
+
 template <typename Event, typename Request, typename Result, typename Test, typename Outcome>
-grpc::Status DiagnosticsService::Run(
-    const grpc::ServerContext& context, absl::string_view method, const Request& request,
-    grpc::ServerWriter<Event>* writer, absl::StatusOr<Test> (*normalize)(Test),
-    absl::StatusOr<Outcome> (diag::Diagnostics::*run)(const Test&, const diag::Progress&),
-    Result* (Event::*mutable_result)()) {
+grpc::Status DiagnosticsService::Run(const grpc::ServerContext& context, absl::string_view method,
+                                     const Request& request, grpc::ServerWriter<Event>* writer,
+                                     absl::StatusOr<Test> (*normalize)(Test),
+                                     absl::StatusOr<Outcome> (diag::Diagnostics::*run)(
+                                         const Test&, const diag::Progress&, diag::CallGroup*),
+                                     Result* (Event::*mutable_result)()) {
   if (grpc::Status admitted = api::Admit(gate_, context, method, request); !admitted.ok()) {
     return admitted;
   }
@@ -52,6 +65,24 @@ grpc::Status DiagnosticsService::Run(
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "another diagnostic is running on this node; try again when it ends");
   }
+  auto state = std::make_shared<RunState>();
+  state->test = absl::AsciiStrToLower(method.substr(method.rfind('/') + 1));
+  {
+    absl::MutexLock lock(&current_mu_);
+    current_ = state;
+  }
+  // A caller that goes away (rocectl killed, its call cancelled) stops the
+  // run as Stop() would: nobody is left to read its result.
+  std::thread watch([&context, state] {
+    while (!state->done.WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
+      if (!context.IsCancelled()) continue;
+      const std::vector<std::string> unconfirmed = StopRun(*state);
+      SPDLOG_WARN(
+          "diag: the caller of {} went away: the run was stopped{}{}", state->test,
+          unconfirmed.empty() ? "" : "; did not confirm: ", absl::StrJoin(unconfirmed, ", "));
+      return;
+    }
+  });
   absl::Mutex write_mu;
   diag::Progress progress = [&](const std::string& message, double fraction) {
     Event event;
@@ -60,7 +91,13 @@ grpc::Status DiagnosticsService::Run(
     absl::MutexLock lock(&write_mu);
     writer->Write(event);
   };
-  absl::StatusOr<Outcome> outcome = (diagnostics_->*run)(*normal, progress);
+  absl::StatusOr<Outcome> outcome = (diagnostics_->*run)(*normal, progress, &state->stop);
+  state->done.Notify();
+  watch.join();
+  {
+    absl::MutexLock lock(&current_mu_);
+    current_.reset();
+  }
   running_.Unlock();
   if (!outcome.ok()) return api::ToGrpc(outcome.status());
   Result result = diag::wire::ToProto(*outcome);
@@ -69,6 +106,28 @@ grpc::Status DiagnosticsService::Run(
   *(event.*mutable_result)() = std::move(result);
   absl::MutexLock lock(&write_mu);
   writer->Write(event);
+  return grpc::Status::OK;
+}
+
+grpc::Status DiagnosticsService::Stop(grpc::ServerContext* context, const v1::StopRequest* request,
+                                      v1::StopReply* reply) {
+  if (grpc::Status admitted = api::Admit(gate_, *context, "/rocenet.v1.Diagnostics/Stop", *request);
+      !admitted.ok()) {
+    return admitted;
+  }
+  std::shared_ptr<RunState> run;
+  {
+    absl::MutexLock lock(&current_mu_);
+    run = current_;
+  }
+  if (run == nullptr) return grpc::Status::OK;
+  reply->set_test(run->test);
+  const std::vector<std::string> unconfirmed = StopRun(*run);
+  for (const std::string& who : unconfirmed) reply->add_unconfirmed(who);
+  reply->set_confirmed(unconfirmed.empty());
+  SPDLOG_INFO("diag: {} stopped on request{}{}", run->test,
+              unconfirmed.empty() ? "; every node confirmed" : "; did not confirm: ",
+              absl::StrJoin(unconfirmed, ", "));
   return grpc::Status::OK;
 }
 

@@ -74,33 +74,34 @@ std::map<std::string, uint64_t> DiagEngine::PeerRefusals() const {
   return credentials_.gate().Refusals();
 }
 
-absl::StatusOr<ReachResult> DiagEngine::Reach(const ReachRequest& request,
-                                              const Progress& progress) {
+absl::StatusOr<ReachResult> DiagEngine::Reach(const ReachRequest& request, const Progress& progress,
+                                              CallGroup* stop) {
   if (!request.nodes.empty()) RETURN_IF_ERROR(RequirePeers());
-  return coordinator_.Reach(request, progress);
+  return coordinator_.Reach(request, progress, stop);
 }
 
 absl::StatusOr<BandwidthResult> DiagEngine::Bandwidth(const BandwidthRequest& request,
-                                                      const Progress& progress) {
+                                                      const Progress& progress, CallGroup* stop) {
   RETURN_IF_ERROR(RequirePeers());
-  return coordinator_.Bandwidth(request, progress);
+  return coordinator_.Bandwidth(request, progress, stop);
 }
 
 absl::StatusOr<AllreduceResult> DiagEngine::Allreduce(const AllreduceRequest& request,
-                                                      const Progress& progress) {
+                                                      const Progress& progress, CallGroup* stop) {
   RETURN_IF_ERROR(RequirePeers());
-  return coordinator_.Allreduce(request, progress);
+  return coordinator_.Allreduce(request, progress, stop);
 }
 
 absl::StatusOr<IncastResult> DiagEngine::Incast(const IncastRequest& request,
-                                                const Progress& progress) {
+                                                const Progress& progress, CallGroup* stop) {
   RETURN_IF_ERROR(RequirePeers());
-  return coordinator_.Incast(request, progress);
+  return coordinator_.Incast(request, progress, stop);
 }
 
-absl::StatusOr<RdmaResult> DiagEngine::Rdma(const RdmaRequest& request, const Progress& progress) {
+absl::StatusOr<RdmaResult> DiagEngine::Rdma(const RdmaRequest& request, const Progress& progress,
+                                            CallGroup* stop) {
   RETURN_IF_ERROR(RequirePeers());
-  return coordinator_.Rdma(request, progress);
+  return coordinator_.Rdma(request, progress, stop);
 }
 
 std::vector<PortReach> DiagEngine::Probe(const std::vector<LocalPort>& ports,
@@ -110,13 +111,13 @@ std::vector<PortReach> DiagEngine::Probe(const std::vector<LocalPort>& ports,
 }
 
 StreamResult DiagEngine::Send(const LocalPort& from, Ipv4Address to, uint16_t port,
-                              absl::Duration duration) {
-  return SendStream(from, to, port, duration, credentials_);
+                              absl::Duration duration, CallGroup* stop) {
+  return SendStream(from, to, port, duration, credentials_, stop);
 }
 
 StreamResult DiagEngine::Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                                 absl::Duration duration) {
-  return ReceiveStream(from, to, port, duration, credentials_);
+                                 absl::Duration duration, CallGroup* stop) {
+  return ReceiveStream(from, to, port, duration, credentials_, stop);
 }
 
 void DiagEngine::SetAddresses(std::set<Ipv4Address> addresses) {
@@ -309,7 +310,11 @@ absl::StatusOr<peer::PeerReply> DiagEngine::Call(const NodeAddress& node,
   absl::Status s = WriteRequest(raw, credentials_, request, to.address, to.port, deadline);
   absl::StatusOr<peer::PeerReply> reply = absl::UnknownError("not sent");
   if (s.ok()) {
-    const int member = group != nullptr ? group->Join([raw] { os::ShutdownWrite(raw); }) : -1;
+    // Released, the call is half-closed: its daemon stops the test and
+    // answers. Cut, it stops waiting for that answer.
+    const int member = group != nullptr ? group->Join([raw] { os::ShutdownWrite(raw); },
+                                                      [raw] { os::ShutdownBoth(raw); }, who)
+                                        : -1;
     reply = ReadReply(clock(), raw, deadline);
     s = reply.status();
     if (group != nullptr) group->Leave(member);

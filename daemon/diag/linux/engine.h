@@ -78,14 +78,16 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   const std::string& node_name() const { return options_.node_name; }
   std::map<std::string, uint64_t> PeerRefusals() const override;
 
-  absl::StatusOr<ReachResult> Reach(const ReachRequest& request, const Progress& progress) override;
+  absl::StatusOr<ReachResult> Reach(const ReachRequest& request, const Progress& progress,
+                                    CallGroup* stop) override;
   absl::StatusOr<BandwidthResult> Bandwidth(const BandwidthRequest& request,
-                                            const Progress& progress) override;
+                                            const Progress& progress, CallGroup* stop) override;
   absl::StatusOr<AllreduceResult> Allreduce(const AllreduceRequest& request,
-                                            const Progress& progress) override;
-  absl::StatusOr<IncastResult> Incast(const IncastRequest& request,
-                                      const Progress& progress) override;
-  absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress) override;
+                                            const Progress& progress, CallGroup* stop) override;
+  absl::StatusOr<IncastResult> Incast(const IncastRequest& request, const Progress& progress,
+                                      CallGroup* stop) override;
+  absl::StatusOr<RdmaResult> Rdma(const RdmaRequest& request, const Progress& progress,
+                                  CallGroup* stop) override;
 
   // PeerChannel: one request over a TCP connection to the node's data
   // port (its addresses in turn, the one that last connected first, each
@@ -98,10 +100,10 @@ class DiagEngine final : public Diagnostics, public PeerChannel, public LocalTes
   std::vector<PortReach> Probe(const std::vector<LocalPort>& ports,
                                const std::vector<Ipv4Address>& peers, const ReachRequest& request,
                                const std::string& node) override;
-  StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
-                    absl::Duration duration) override;
+  StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port, absl::Duration duration,
+                    CallGroup* stop) override;
   StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                       absl::Duration duration) override;
+                       absl::Duration duration, CallGroup* stop) override;
 
   // One data port connection, on its own thread (public for the listener).
   void Serve(Fd connection);

@@ -6,6 +6,7 @@
 #include "daemon/common/logging.h"
 #include "daemon/common/status_macros.h"
 #include "daemon/diag/limits.h"
+#include "daemon/diag/linux/control_watch.h"
 #include "daemon/diag/linux/engine.h"
 #include "daemon/diag/linux/engine_reply.h"
 
@@ -71,10 +72,16 @@ void DiagEngine::ServeRdmaRun(Fd fd, const peer::RdmaRun& request) {
   }
   absl::StatusOr<RdmaSide> side = RdmaSideFor(request.address, request);
   if (!side.ok()) return ReplyError(clock(), fd.get(), side.status().message());
+  // The coordinator half-closes the connection to stop the run: the client
+  // program, which sends the traffic, is stopped at once.
+  CallGroup stop;
   peer::PeerReply reply;
-  reply.rdma_link = rdma_.Measure(
-      side->port, NodeAddress{side->other, static_cast<uint16_t>(request.data_port), {}},
-      side->params);
+  {
+    const ControlWatch watch(clock(), fd.get(), &stop);
+    reply.rdma_link = rdma_.Measure(
+        side->port, NodeAddress{side->other, static_cast<uint16_t>(request.data_port), {}},
+        side->params, &stop);
+  }
   Reply(clock(), fd.get(), reply);
 }
 

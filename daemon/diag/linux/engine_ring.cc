@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 #include "daemon/diag/limits.h"
+#include "daemon/diag/linux/control_watch.h"
 #include "daemon/diag/linux/engine.h"
 #include "daemon/diag/linux/engine_reply.h"
 #include "daemon/diag/linux/ring.h"
@@ -106,14 +107,20 @@ void DiagEngine::ServeSend(Fd fd, const peer::SendRequest& request) {
   report->port = port->name;
   report->source_address = port->address.address().ToString();
   std::vector<StreamResult> streams(request.streams);
-  std::vector<std::thread> threads;
-  for (uint32_t i = 0; i < request.streams; ++i) {
-    threads.emplace_back([&, i] {
-      streams[i] = SendStream(*port, *to, static_cast<uint16_t>(request.data_port),
-                              absl::Milliseconds(request.duration_ms), credentials_);
-    });
+  {
+    // The coordinator half-closes the connection to stop the run: the
+    // streams end at once.
+    CallGroup stop;
+    const ControlWatch watch(clock(), fd.get(), &stop);
+    std::vector<std::thread> threads;
+    for (uint32_t i = 0; i < request.streams; ++i) {
+      threads.emplace_back([&, i] {
+        streams[i] = SendStream(*port, *to, static_cast<uint16_t>(request.data_port),
+                                absl::Milliseconds(request.duration_ms), credentials_, &stop);
+      });
+    }
+    for (std::thread& t : threads) t.join();
   }
-  for (std::thread& t : threads) t.join();
   double seconds = 0;
   for (const StreamResult& s : streams) {
     report->bytes = report->bytes + s.bytes;

@@ -22,10 +22,29 @@ os::TcpSource SourceOf(const LocalPort& port) {
   return os::TcpSource{.device = port.name, .address = port.address.address()};
 }
 
+// A stream's membership of its run's stop scope: stopped, the socket is
+// shut down both ways, which ends the stream's loop and tells the far end.
+class StreamStop {
+ public:
+  StreamStop(CallGroup* stop, int fd) : stop_(stop) {
+    if (stop_ != nullptr) id_ = stop_->Join([fd] { os::ShutdownBoth(fd); });
+  }
+  ~StreamStop() {
+    if (stop_ != nullptr) stop_->Leave(id_);
+  }
+  StreamStop(const StreamStop&) = delete;
+  StreamStop& operator=(const StreamStop&) = delete;
+
+ private:
+  CallGroup* const stop_;
+  int id_ = -1;
+};
+
 }  // namespace
 
 StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                        absl::Duration duration, const PeerCredentials& credentials) {
+                        absl::Duration duration, const PeerCredentials& credentials,
+                        CallGroup* stop) {
   const os::Clock& clock = credentials.clock();
   StreamResult result;
   const absl::Time start = clock.Now();
@@ -36,6 +55,7 @@ StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
     result.error = std::string(fd.status().message());
     return result;
   }
+  const StreamStop member(stop, fd->get());
   const peer::PeerRequest request{
       .kind = peer::SinkRequest{.duration_ms =
                                     static_cast<uint32_t>(absl::ToInt64Milliseconds(duration))}};
@@ -59,7 +79,8 @@ StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
 }
 
 StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                           absl::Duration duration, const PeerCredentials& credentials) {
+                           absl::Duration duration, const PeerCredentials& credentials,
+                           CallGroup* stop) {
   const os::Clock& clock = credentials.clock();
   StreamResult result;
   const absl::Time start = clock.Now();
@@ -70,6 +91,7 @@ StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
     result.error = std::string(fd.status().message());
     return result;
   }
+  const StreamStop member(stop, fd->get());
   const peer::PeerRequest request{
       .kind = peer::SourceRequest{.duration_ms =
                                       static_cast<uint32_t>(absl::ToInt64Milliseconds(duration))}};

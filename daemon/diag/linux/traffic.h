@@ -4,6 +4,8 @@
 // source ends themselves.
 //
 // Blocking, bounded by the given durations plus kTrafficSlack; thread-safe.
+// A stream joins `stop` (may be null) while it runs: stopped, its socket is
+// shut down and it returns at once.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +23,14 @@ namespace rocenet::diag {
 // Connects from `from` to the sink at `to`:`port`, sends for `duration`,
 // and returns what the sink counted (and the sender's retransmits).
 StreamResult SendStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                        absl::Duration duration, const PeerCredentials& credentials);
+                        absl::Duration duration, const PeerCredentials& credentials,
+                        CallGroup* stop);
 
 // Connects from `from` to the source at `to`:`port` and counts what it
 // sends for `duration`.
 StreamResult ReceiveStream(const LocalPort& from, Ipv4Address to, uint16_t port,
-                           absl::Duration duration, const PeerCredentials& credentials);
+                           absl::Duration duration, const PeerCredentials& credentials,
+                           CallGroup* stop);
 
 // The other ends, on a data port connection whose request was read.
 void ServeSink(Fd fd, const peer::SinkRequest& request, const os::Clock& clock);

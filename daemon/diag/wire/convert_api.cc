@@ -32,8 +32,10 @@ api_pb::ReachRequest ToProto(const ReachRequest& d) {
   p.set_timeout_ms(d.timeout_ms);
   p.set_plan(d.plan);
   p.set_matrix(d.matrix);
-  p.set_max_unvalidated_nodes(d.max_unvalidated_nodes);
-  p.set_max_unvalidated_fraction(d.max_unvalidated_fraction);
+  if (d.max_unvalidated_nodes.has_value()) p.set_max_unvalidated_nodes(*d.max_unvalidated_nodes);
+  if (d.max_unvalidated_fraction.has_value()) {
+    p.set_max_unvalidated_fraction(*d.max_unvalidated_fraction);
+  }
   return p;
 }
 
@@ -47,8 +49,8 @@ ReachRequest FromProto(const api_pb::ReachRequest& p) {
   d.timeout_ms = p.timeout_ms();
   d.plan = p.plan();
   d.matrix = p.matrix();
-  d.max_unvalidated_nodes = p.max_unvalidated_nodes();
-  d.max_unvalidated_fraction = p.max_unvalidated_fraction();
+  if (p.has_max_unvalidated_nodes()) d.max_unvalidated_nodes = p.max_unvalidated_nodes();
+  if (p.has_max_unvalidated_fraction()) d.max_unvalidated_fraction = p.max_unvalidated_fraction();
   return d;
 }
 
@@ -226,6 +228,7 @@ api_pb::Labels ToProto(const Labels& d) {
   for (const auto& v : d.unvalidated) p.add_unvalidated(v);
   p.set_inconclusive(d.inconclusive);
   p.set_reason(d.reason);
+  p.set_dry_run(d.dry_run);
   return p;
 }
 
@@ -234,6 +237,21 @@ Labels FromProto(const api_pb::Labels& p) {
   d.validated = p.validated();
   d.unvalidated.assign(p.unvalidated().begin(), p.unvalidated().end());
   d.inconclusive = p.inconclusive();
+  d.reason = p.reason();
+  d.dry_run = p.dry_run();
+  return d;
+}
+
+api_pb::UnmeasuredNode ToProto(const UnmeasuredNode& d) {
+  api_pb::UnmeasuredNode p;
+  p.set_node(d.node);
+  p.set_reason(d.reason);
+  return p;
+}
+
+UnmeasuredNode FromProto(const api_pb::UnmeasuredNode& p) {
+  UnmeasuredNode d;
+  d.node = p.node();
   d.reason = p.reason();
   return d;
 }
@@ -312,6 +330,11 @@ api_pb::BandwidthRequest ToProto(const BandwidthRequest& d) {
   p.set_duration_ms(d.duration_ms);
   p.set_min_fraction(d.min_fraction);
   p.set_force_link_rate(d.force_link_rate);
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  if (d.max_unvalidated_nodes.has_value()) p.set_max_unvalidated_nodes(*d.max_unvalidated_nodes);
+  if (d.max_unvalidated_fraction.has_value()) {
+    p.set_max_unvalidated_fraction(*d.max_unvalidated_fraction);
+  }
   return p;
 }
 
@@ -323,6 +346,9 @@ BandwidthRequest FromProto(const api_pb::BandwidthRequest& p) {
   d.duration_ms = p.duration_ms();
   d.min_fraction = p.min_fraction();
   d.force_link_rate = p.force_link_rate();
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  if (p.has_max_unvalidated_nodes()) d.max_unvalidated_nodes = p.max_unvalidated_nodes();
+  if (p.has_max_unvalidated_fraction()) d.max_unvalidated_fraction = p.max_unvalidated_fraction();
   return d;
 }
 
@@ -370,6 +396,38 @@ DirectionResult FromProto(const api_pb::DirectionResult& p) {
   return d;
 }
 
+api_pb::BandwidthPair ToProto(const BandwidthPair& d) {
+  api_pb::BandwidthPair p;
+  p.set_rail(d.rail);
+  p.set_from_node(d.from_node);
+  p.set_from_port(d.from_port);
+  p.set_from_address(d.from_address);
+  p.set_to_node(d.to_node);
+  p.set_to_port(d.to_port);
+  p.set_to_address(d.to_address);
+  p.set_link_bits_per_second(d.link_bits_per_second);
+  for (const auto& v : d.directions) *p.add_directions() = ToProto(v);
+  p.set_ok(d.ok);
+  for (const auto& v : d.problems) p.add_problems(v);
+  return p;
+}
+
+BandwidthPair FromProto(const api_pb::BandwidthPair& p) {
+  BandwidthPair d;
+  d.rail = p.rail();
+  d.from_node = p.from_node();
+  d.from_port = p.from_port();
+  d.from_address = p.from_address();
+  d.to_node = p.to_node();
+  d.to_port = p.to_port();
+  d.to_address = p.to_address();
+  d.link_bits_per_second = p.link_bits_per_second();
+  for (const auto& v : p.directions()) d.directions.push_back(FromProto(v));
+  d.ok = p.ok();
+  d.problems.assign(p.problems().begin(), p.problems().end());
+  return d;
+}
+
 api_pb::BandwidthResult ToProto(const BandwidthResult& d) {
   api_pb::BandwidthResult p;
   p.set_node(d.node);
@@ -382,6 +440,11 @@ api_pb::BandwidthResult ToProto(const BandwidthResult& d) {
   for (const auto& v : d.problems) p.add_problems(v);
   *p.mutable_stage() = ToProto(d.stage);
   *p.mutable_counters() = ToProto(d.counters);
+  for (const auto& v : d.pairs) *p.add_pairs() = ToProto(v);
+  for (const auto& v : d.nodes) p.add_nodes(v);
+  for (const auto& v : d.suspect_details) *p.add_suspect_details() = ToProto(v);
+  *p.mutable_labels() = ToProto(d.labels);
+  for (const auto& v : d.not_measured) *p.add_not_measured() = ToProto(v);
   return p;
 }
 
@@ -397,6 +460,11 @@ BandwidthResult FromProto(const api_pb::BandwidthResult& p) {
   d.problems.assign(p.problems().begin(), p.problems().end());
   d.stage = FromProto(p.stage());
   d.counters = FromProto(p.counters());
+  for (const auto& v : p.pairs()) d.pairs.push_back(FromProto(v));
+  d.nodes.assign(p.nodes().begin(), p.nodes().end());
+  for (const auto& v : p.suspect_details()) d.suspect_details.push_back(FromProto(v));
+  d.labels = FromProto(p.labels());
+  for (const auto& v : p.not_measured()) d.not_measured.push_back(FromProto(v));
   return d;
 }
 
@@ -411,6 +479,10 @@ api_pb::AllreduceRequest ToProto(const AllreduceRequest& d) {
   p.set_bisect(d.bisect);
   p.set_min_fraction(d.min_fraction);
   p.set_expected_busbw_bytes_per_second(d.expected_busbw_bytes_per_second);
+  if (d.max_unvalidated_nodes.has_value()) p.set_max_unvalidated_nodes(*d.max_unvalidated_nodes);
+  if (d.max_unvalidated_fraction.has_value()) {
+    p.set_max_unvalidated_fraction(*d.max_unvalidated_fraction);
+  }
   return p;
 }
 
@@ -425,6 +497,8 @@ AllreduceRequest FromProto(const api_pb::AllreduceRequest& p) {
   d.bisect = p.bisect();
   d.min_fraction = p.min_fraction();
   d.expected_busbw_bytes_per_second = p.expected_busbw_bytes_per_second();
+  if (p.has_max_unvalidated_nodes()) d.max_unvalidated_nodes = p.max_unvalidated_nodes();
+  if (p.has_max_unvalidated_fraction()) d.max_unvalidated_fraction = p.max_unvalidated_fraction();
   return d;
 }
 
@@ -640,6 +714,10 @@ api_pb::RdmaRequest ToProto(const RdmaRequest& d) {
   p.set_duration_ms(d.duration_ms);
   if (d.min_fraction.has_value()) p.set_min_fraction(*d.min_fraction);
   p.set_iterations(d.iterations);
+  if (d.max_unvalidated_nodes.has_value()) p.set_max_unvalidated_nodes(*d.max_unvalidated_nodes);
+  if (d.max_unvalidated_fraction.has_value()) {
+    p.set_max_unvalidated_fraction(*d.max_unvalidated_fraction);
+  }
   return p;
 }
 
@@ -653,6 +731,8 @@ RdmaRequest FromProto(const api_pb::RdmaRequest& p) {
   d.duration_ms = p.duration_ms();
   if (p.has_min_fraction()) d.min_fraction = p.min_fraction();
   d.iterations = p.iterations();
+  if (p.has_max_unvalidated_nodes()) d.max_unvalidated_nodes = p.max_unvalidated_nodes();
+  if (p.has_max_unvalidated_fraction()) d.max_unvalidated_fraction = p.max_unvalidated_fraction();
   return d;
 }
 
@@ -714,6 +794,9 @@ api_pb::RdmaResult ToProto(const RdmaResult& d) {
   for (const auto& v : d.problems) p.add_problems(v);
   *p.mutable_stage() = ToProto(d.stage);
   *p.mutable_counters() = ToProto(d.counters);
+  for (const auto& v : d.suspect_details) *p.add_suspect_details() = ToProto(v);
+  *p.mutable_labels() = ToProto(d.labels);
+  for (const auto& v : d.not_measured) *p.add_not_measured() = ToProto(v);
   return p;
 }
 
@@ -725,6 +808,9 @@ RdmaResult FromProto(const api_pb::RdmaResult& p) {
   d.problems.assign(p.problems().begin(), p.problems().end());
   d.stage = FromProto(p.stage());
   d.counters = FromProto(p.counters());
+  for (const auto& v : p.suspect_details()) d.suspect_details.push_back(FromProto(v));
+  d.labels = FromProto(p.labels());
+  for (const auto& v : p.not_measured()) d.not_measured.push_back(FromProto(v));
   return d;
 }
 

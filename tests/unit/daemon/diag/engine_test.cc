@@ -95,7 +95,7 @@ TEST_F(EngineTest, AllreduceOverThreeRanksIsVerifiedWithNcclBusBandwidth) {
   request.timeout_ms = 10000;
   absl::StatusOr<AllreduceRequest> normal = NormalizeAllreduce(request);
   ASSERT_OK(normal);
-  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_, nullptr);
   ASSERT_OK(result);
   EXPECT_TRUE(result->ok) << wire::ToProto(*result).DebugString();
   EXPECT_THAT(result->nodes, ::testing::ElementsAre("n0", "n1", "n2"));
@@ -140,7 +140,7 @@ TEST_F(EngineTest, AllreduceWithADeadRankReportsTheRailBrokenInTime) {
   absl::StatusOr<AllreduceRequest> normal = NormalizeAllreduce(request);
   ASSERT_OK(normal);
   const absl::Time start = absl::Now();
-  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_, nullptr);
   ASSERT_OK(result);
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   EXPECT_FALSE(result->ok);
@@ -167,7 +167,7 @@ TEST_F(EngineTest, StopEndsACoordinatedTestAtOnce) {
     engines_[0]->Stop();
   });
   const absl::Time start = absl::Now();
-  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_);
+  absl::StatusOr<AllreduceResult> result = engines_[0]->Allreduce(*normal, ignore_, nullptr);
   const absl::Duration took = absl::Now() - start;
   stopper.join();
   ASSERT_OK(result);
@@ -181,7 +181,7 @@ TEST_F(EngineTest, BandwidthBothWays) {
   request.peer = Node(1);
   request.streams = 2;
   request.duration_ms = 300;
-  absl::StatusOr<BandwidthResult> result = engines_[0]->Bandwidth(request, ignore_);
+  absl::StatusOr<BandwidthResult> result = engines_[0]->Bandwidth(request, ignore_, nullptr);
   // The port is looked up by name; an unnamed one is found.
   ASSERT_OK(result);
   EXPECT_TRUE(result->ok) << wire::ToProto(*result).DebugString();
@@ -199,7 +199,7 @@ TEST_F(EngineTest, IncastFairnessIsJainsIndexOfTheSenders) {
   request.senders.push_back(Node(2));
   request.duration_ms = 300;
   request.streams = 1;
-  absl::StatusOr<IncastResult> result = engines_[0]->Incast(request, ignore_);
+  absl::StatusOr<IncastResult> result = engines_[0]->Incast(request, ignore_, nullptr);
   ASSERT_OK(result);
   EXPECT_TRUE(result->ok) << wire::ToProto(*result).DebugString();
   ASSERT_EQ(result->senders.size(), 2);
@@ -254,7 +254,10 @@ TEST(EngineNoSecretTest, WithoutASecretTheDataPortStaysClosedAndPeerTestsAreRefu
   request.port = "so0";
   request.peer = "127.0.0.2";
   ASSERT_OK_AND_ASSIGN(BandwidthRequest normal, NormalizeBandwidth(request));
-  EXPECT_THAT(engine.Bandwidth(normal, [](const std::string&, double) {}).status(),
+  EXPECT_THAT(engine
+                  .Bandwidth(
+                      normal, [](const std::string&, double) {}, nullptr)
+                  .status(),
               ::rocenet::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
                                            ::testing::HasSubstr("--secret-file")));
 }

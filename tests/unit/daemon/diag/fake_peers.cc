@@ -46,6 +46,24 @@ CoordinatorParts PartsFor(FakePeers* peers, const os::Clock* clock, LocalPort po
       .rdma = nullptr};
 }
 
+std::vector<FakeNode> TwoRailNodes(int n) {
+  std::vector<FakeNode> nodes;
+  for (int i = 0; i < n; ++i) nodes.push_back(TwoRailNode(i));
+  return nodes;
+}
+
+LocalPort Rail0Port() {
+  LocalPort port;
+  port.name = "so0";
+  port.address = *Ipv4Prefix::Parse("10.201.9.1/30");
+  port.gateway = *Ipv4Address::Parse("10.201.9.2");
+  port.network = *Ipv4Prefix::Parse(kFakeRails[0]);
+  port.rail = kFakeRails[0];
+  port.up = true;
+  port.speed_mbps = 100000;
+  return port;
+}
+
 FakeNode TwoRailNode(int i) {
   FakeNode node;
   node.name = absl::StrCat("n", i);
@@ -126,8 +144,23 @@ absl::StatusOr<peer::PeerReply> FakePeers::Call(const NodeAddress& address,
     link->tool = "ib_write_bw";
     link->message_bytes = run->message_bytes;
     link->link_bits_per_second = 100e9;
-    if (!node->rdma_skipped.empty()) {
+    // The far end: the node with a port at the run's address. A node
+    // without RDMA skips its links both ways, as its server end would.
+    const FakeNode* far = nullptr;
+    for (const FakeNode& other : nodes_) {
+      for (const FakePort& port : other.ports) {
+        if (port.address.substr(0, port.address.find('/')) == run->address) far = &other;
+      }
+    }
+    const std::string far_skip = far != nullptr ? far->rdma_skipped : "";
+    if (node->hangs_in_rdma) {
+      link->error = AwaitRelease(group) ? "stopped on request" : "did not finish";
+    } else if (!node->rdma_error.empty()) {
+      link->error = node->rdma_error;
+    } else if (!node->rdma_skipped.empty()) {
       link->skipped = node->rdma_skipped;
+    } else if (!far_skip.empty()) {
+      link->skipped = far_skip;
     } else {
       link->bits_per_second = node->rdma_bits_per_second;
       link->fraction_of_link = node->rdma_bits_per_second / 100e9;
@@ -160,6 +193,21 @@ absl::StatusOr<peer::PeerReply> FakePeers::Call(const NodeAddress& address,
   return absl::FailedPreconditionError(absl::StrCat(who, ": unknown request"));
 }
 
+bool FakePeers::AwaitRelease(CallGroup* group) {
+  absl::Notification released;
+  const int member = group != nullptr ? group->Join([&released] { released.Notify(); }) : -1;
+  const bool was_released = released.WaitForNotificationWithTimeout(absl::Seconds(10));
+  if (group != nullptr) group->Leave(member);
+  absl::MutexLock lock(&mu_);
+  if (was_released) ++released_;
+  return was_released;
+}
+
+std::vector<std::string> FakePeers::streams() const {
+  absl::MutexLock lock(&mu_);
+  return streams_;
+}
+
 peer::PeerReply FakePeers::Ring(const FakeNode& node, const peer::RingJoin& join,
                                 CallGroup* group) {
   peer::PeerReply reply;
@@ -171,14 +219,8 @@ peer::PeerReply FakePeers::Ring(const FakeNode& node, const peer::RingJoin& join
     }
   }
   if (node.hangs_in_ring) {
-    absl::Notification released;
-    const int member = group != nullptr ? group->Join([&released] { released.Notify(); }) : -1;
-    const bool was_released = released.WaitForNotificationWithTimeout(absl::Seconds(10));
-    if (group != nullptr) group->Leave(member);
-    absl::MutexLock lock(&mu_);
-    if (was_released) ++released_;
-    report->error = was_released ? "stopped: the coordinator ended the ring"
-                                 : "timed out waiting for the previous rank";
+    report->error = AwaitRelease(group) ? "stopped: the coordinator ended the ring"
+                                        : "timed out waiting for the previous rank";
     return reply;
   }
   for (size_t s = 0; s < join.sizes.size(); ++s) {
@@ -228,8 +270,22 @@ std::vector<PortReach> FakePeers::Probe(const std::vector<LocalPort>& ports,
   return out;
 }
 
-StreamResult FakePeers::Send(const LocalPort&, Ipv4Address, uint16_t, absl::Duration duration) {
+StreamResult FakePeers::Send(const LocalPort&, Ipv4Address to, uint16_t, absl::Duration duration,
+                             CallGroup* stop) {
+  {
+    absl::MutexLock lock(&mu_);
+    streams_.push_back(to.ToString());
+  }
   StreamResult stream;
+  if (streams_hang) {
+    AwaitRelease(stop);
+    stream.error = "stopped";
+    return stream;
+  }
+  if (failing_streams.contains(to.ToString())) {
+    stream.error = absl::StrCat("to ", to.ToString(), ": connect: Connection refused");
+    return stream;
+  }
   stream.seconds = absl::ToDoubleSeconds(duration);
   stream.bits_per_second = stream_bits_per_second;
   stream.bytes = static_cast<uint64_t>(stream_bits_per_second / 8 * stream.seconds);
@@ -237,8 +293,8 @@ StreamResult FakePeers::Send(const LocalPort&, Ipv4Address, uint16_t, absl::Dura
 }
 
 StreamResult FakePeers::Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                                absl::Duration duration) {
-  return Send(from, to, port, duration);
+                                absl::Duration duration, CallGroup* stop) {
+  return Send(from, to, port, duration, stop);
 }
 
 }  // namespace rocenet::diag::testing

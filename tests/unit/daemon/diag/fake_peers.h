@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct FakeNode {
   // it skips them.
   double rdma_bits_per_second = 95e9;
   std::string rdma_skipped;
+  // Its RdmaRuns fail (the link's error), or hang until the coordinator
+  // releases them.
+  std::string rdma_error = "";
+  bool hangs_in_rdma = false;
   // Its ports' counters (CountersRequest): each port has
   // link.receive_drops and transport.retry, `retries_per_read` higher at
   // every read; `counters_error`: it answers that it cannot read them.
@@ -57,6 +62,10 @@ struct FakeNode {
 // 10.201.i.1/30 and so1 on 10.202.i.1/30.
 inline constexpr const char* kFakeRails[] = {"10.201.0.0/16", "10.202.0.0/16"};
 FakeNode TwoRailNode(int i);
+// Nodes 0..n-1 of TwoRailNode.
+std::vector<FakeNode> TwoRailNodes(int n);
+// A coordinator's own port on rail 0 of the fake fabric.
+LocalPort Rail0Port();
 
 class FakePeers final : public PeerChannel, public LocalTests {
  public:
@@ -70,10 +79,10 @@ class FakePeers final : public PeerChannel, public LocalTests {
   std::vector<PortReach> Probe(const std::vector<LocalPort>& ports,
                                const std::vector<Ipv4Address>& peers, const ReachRequest& request,
                                const std::string& node) override;
-  StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port,
-                    absl::Duration duration) override;
+  StreamResult Send(const LocalPort& from, Ipv4Address to, uint16_t port, absl::Duration duration,
+                    CallGroup* stop) override;
   StreamResult Receive(const LocalPort& from, Ipv4Address to, uint16_t port,
-                       absl::Duration duration) override;
+                       absl::Duration duration, CallGroup* stop) override;
 
   // What was asked, in order of arrival: (node name, request).
   std::vector<std::pair<std::string, peer::PeerRequest>> requests() const;
@@ -82,11 +91,19 @@ class FakePeers final : public PeerChannel, public LocalTests {
 
   // The rate Send/Receive report (local streams of the bandwidth test).
   double stream_bits_per_second = 10e9;
+  // Addresses whose streams fail ("connection refused").
+  std::set<std::string> failing_streams;
+  // Streams run until their run is stopped.
+  bool streams_hang = false;
+  // Streams seen so far, by destination address.
+  std::vector<std::string> streams() const;
   // Addresses that no probe reaches.
   std::vector<std::string> unreachable;
 
  private:
   peer::PeerReply Ring(const FakeNode& node, const peer::RingJoin& join, CallGroup* group);
+  // Waits until `group` releases the caller (true) or 10 s pass.
+  bool AwaitRelease(CallGroup* group);
   PortReach ProbeFrom(const std::string& node, const std::string& port, const std::string& address,
                       const std::string& rail, const std::vector<std::string>& peers) const;
 
@@ -94,6 +111,7 @@ class FakePeers final : public PeerChannel, public LocalTests {
   mutable absl::Mutex mu_;
   std::vector<std::pair<std::string, peer::PeerRequest>> requests_ ABSL_GUARDED_BY(mu_);
   int released_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> streams_ ABSL_GUARDED_BY(mu_);
   // Counter reads so far, by node name.
   std::map<std::string, uint64_t> counter_reads_ ABSL_GUARDED_BY(mu_);
 };

@@ -95,14 +95,52 @@ TEST(CheckPeersPerPortTest, NamesThePortThatWouldProbeTooMany) {
 }
 
 TEST(MaxUnvalidatedTest, ANumberAShareAndNeverFewerThanALinksEnds) {
-  EXPECT_EQ(MaxUnvalidated(0, 0, 512), 51u);
-  EXPECT_EQ(MaxUnvalidated(0, 0, 3), 2u);
-  EXPECT_EQ(MaxUnvalidated(0, 0.5, 100), 50u);
+  EXPECT_EQ(MaxUnvalidated(std::nullopt, std::nullopt, 512), 51u);
+  EXPECT_EQ(MaxUnvalidated(std::nullopt, std::nullopt, 3), 2u);
+  EXPECT_EQ(MaxUnvalidated(std::nullopt, 0.5, 100), 50u);
+  EXPECT_EQ(MaxUnvalidated(std::nullopt, 0.01, 100), 2u);
   EXPECT_EQ(MaxUnvalidated(7, 0.5, 100), 7u);
 }
 
+// "Change no label" is said with a zero, as a number or as a share; it is
+// not the default.
+TEST(MaxUnvalidatedTest, ZeroInEitherFormChangesNoLabel) {
+  EXPECT_EQ(MaxUnvalidated(0, std::nullopt, 512), 0u);
+  EXPECT_EQ(MaxUnvalidated(std::nullopt, 0.0, 512), 0u);
+  EXPECT_EQ(MaxUnvalidated(0, 0.5, 512), 0u);
+}
+
+TEST(MaxUnvalidatedTest, EveryStageChecksTheBreakersFields) {
+  AllreduceRequest allreduce;
+  allreduce.nodes = {"10.201.1.1", "10.201.2.1"};
+  allreduce.max_unvalidated_fraction = 1.5;
+  EXPECT_THAT(NormalizeAllreduce(allreduce), InvalidNaming("max_unvalidated_fraction"));
+  RdmaRequest rdma;
+  rdma.nodes = {"10.201.1.1", "10.201.2.1"};
+  rdma.max_unvalidated_nodes = 5000;
+  EXPECT_THAT(NormalizeRdma(rdma), InvalidNaming("max_unvalidated_nodes"));
+  BandwidthRequest bandwidth;
+  bandwidth.nodes = {"10.201.2.1"};
+  bandwidth.max_unvalidated_fraction = -0.1;
+  EXPECT_THAT(NormalizeBandwidth(bandwidth), InvalidNaming("max_unvalidated_fraction"));
+}
+
+TEST(NormalizeBandwidthTest, PairsOrOneLinkNotBoth) {
+  BandwidthRequest r;
+  r.nodes = {"10.201.2.1", "10.201.3.1"};
+  ASSERT_OK(NormalizeBandwidth(r).status());
+  r.port = "so0";
+  EXPECT_THAT(NormalizeBandwidth(r), InvalidNaming("nodes"));
+  r.port.clear();
+  r.nodes.clear();
+  for (int i = 0; i < 129; ++i)
+    r.nodes.push_back(absl::StrCat("10.201.", i / 250, ".", i % 250 + 1));
+  EXPECT_THAT(NormalizeBandwidth(r),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("above the limit of 128")));
+}
+
 TEST(NormalizeBandwidthTest, NeedsPortAndPeer) {
-  EXPECT_THAT(NormalizeBandwidth({}), InvalidNaming("port"));
+  EXPECT_THAT(NormalizeBandwidth({}), InvalidNaming("port and peer, or nodes"));
   BandwidthRequest r;
   r.port = "so0";
   EXPECT_THAT(NormalizeBandwidth(r), InvalidNaming("peer"));
