@@ -67,7 +67,7 @@ constexpr absl::string_view kDiagHelp =
     "      its daemon's addresses, tried in turn; --nodes-file has one a line. A\n"
     "      failed run takes the validation label from at most --max-unvalidated\n"
     "      nodes (a number, or a share; default 10%, at least 2): naming more, or\n"
-    "      none, it changes no label.\n"
+    "      none, it changes no label; 0 (or 0%) changes no label at all.\n"
     "  rocectl diag bandwidth --port so0 --peer NODE [--streams 4] [--duration 2s]\n"
     "                     [--min-fraction 0.8] [--force-link-rate]\n"
     "      the ethernet stage: TCP streams through the port's netdev, to the peer\n"
@@ -75,6 +75,12 @@ constexpr absl::string_view kDiagHelp =
     "      port reports one). On Gaudi the netdev is the driver's control path, not\n"
     "      the RoCE data path: --min-fraction is applied there only with\n"
     "      --force-link-rate, and the RDMA stage (diag rdma) measures RoCE.\n"
+    "  rocectl diag bandwidth --nodes NODE,NODE,... | --nodes-file FILE [--max-unvalidated 10%]\n"
+    "                     [--streams 4] [--duration 2s] [--min-fraction 0.8] [--force-link-rate]\n"
+    "      from each of this node's ports to the port of the same rail on every node\n"
+    "      given, one pair at a time (at most 128 pairs), each both ways; one verdict\n"
+    "      and one label circuit breaker for the run: a port whose every pair failed\n"
+    "      is the suspect; a node whose daemon did not answer is not measured.\n"
     "  rocectl diag allreduce --nodes NODE,NODE,... [--min-bytes 1K] [--max-bytes 4M]\n"
     "                     [--step-factor 4] [--iterations 5] [--time-limit 20s]\n"
     "                     [--bisect [--min-fraction 0.9] [--expected-busbw GB/s]]\n"
@@ -92,16 +98,19 @@ constexpr absl::string_view kDiagHelp =
     "      retransmits of the senders and the port's receive drops.\n"
     "  rocectl diag rdma --port so0 --peer NODE | --nodes NODE,NODE,...\n"
     "                     [--test write_bw|write_lat] [--size 64K] [--duration 2s]\n"
-    "                     [--min-fraction 0.8] [--iterations N]\n"
+    "                     [--min-fraction 0.8] [--iterations N] [--max-unvalidated 10%]\n"
     "      the RDMA stage: the RDMA benchmark (perftest's ib_write_bw/ib_write_lat,\n"
     "      Habana's tool on hbl devices) between the two ends of one link, or of\n"
     "      every link of a ring per rail, on each port's RDMA device and RoCE v2 GID;\n"
     "      the peer daemon starts the server end. Gb/s (or latency p50/p99) per link,\n"
     "      the slowest link of each rail, links below --min-fraction of their link\n"
     "      speed. A port without an RDMA device or a node without the tool is\n"
-    "      skipped and says so. Ports in pods take no part. write_lat makes 50000\n"
-    "      round trips per second of --duration unless --iterations says how many\n"
-    "      (fewer for a slow link, e.g. soft RoCE, to end within its bound).\n"
+    "      skipped and says so, and a node none of whose links of a rail was measured\n"
+    "      is not measured: it neither gains nor loses its label. A node both of whose\n"
+    "      links of a rail failed is the suspect. Ports in pods take no part.\n"
+    "      write_lat makes 50000 round trips per second of --duration unless\n"
+    "      --iterations says how many (fewer for a slow link, e.g. soft RoCE, to end\n"
+    "      within its bound).\n"
     "  rocectl diag collective plan --nodes NODE,NODE,... --image IMAGE [--engine mpijob|jobset]\n"
     "                     [--test all_reduce|all2all|both] [--gaudis-per-node 8]\n"
     "                     [--ports-per-node 24] [--network rocenet] [--namespace default]\n"
@@ -126,10 +135,20 @@ constexpr absl::string_view kDiagHelp =
     "IncastResult). Every test has a size and a time bound the daemon enforces;\n"
     "a value beyond them is refused naming the field (exit 2).\n"
     "\n"
+    "--max-unvalidated (bandwidth --nodes, allreduce and rdma too) bounds what a\n"
+    "failed run may do to the validation labels, as for reach.\n"
+    "\n"
+    "SIGINT or SIGTERM (Ctrl-C, a pod's end) stops the test on every node: its\n"
+    "traffic ends within a second, no label changes, and rocectl waits for every\n"
+    "node to confirm (exit 9), or names those that did not (exit 1). A second\n"
+    "signal stops waiting.\n"
+    "\n"
     "Outcome: exit 0 everything passed; exit 6 the test ran and found a failure\n"
     "(unreachable pair, broken rail, failed stream, bandwidth below\n"
-    "--min-fraction); exit 4 no such local port; exit 2 bad arguments; exit 3\n"
-    "rocenet-diagd unreachable.\n";
+    "--min-fraction); exit 8 nothing failed but some nodes were not measured (no\n"
+    "pass is claimed for them); exit 9 stopped on request, every node confirmed;\n"
+    "exit 4 no such local port; exit 2 bad arguments; exit 3 rocenet-diagd\n"
+    "unreachable.\n";
 
 // The flags of `diag`, by name; the values are checked here.
 const std::vector<CommandFlag>& DiagFlags() {
@@ -192,26 +211,6 @@ absl::StatusOr<std::vector<std::string>> NodesFile(const std::string& path) {
   return nodes;
 }
 
-// --max-unvalidated: "12" nodes or "5%" of them.
-absl::Status MaxUnvalidated(const Args& args, v1::ReachRequest* request) {
-  if (!args.Has("max-unvalidated")) return absl::OkStatus();
-  std::string text = args.Get("max-unvalidated");
-  const bool share = absl::EndsWith(text, "%");
-  if (share) text.pop_back();
-  double value = 0;
-  if (!absl::SimpleAtod(text, &value) || value < 0 || (share && value > 100) ||
-      (!share && value != static_cast<uint32_t>(value))) {
-    return absl::InvalidArgumentError(
-        "flag --max-unvalidated: a number of nodes (e.g. 12) or a share (e.g. 10%)");
-  }
-  if (share) {
-    request->set_max_unvalidated_fraction(value / 100);
-  } else {
-    request->set_max_unvalidated_nodes(static_cast<uint32_t>(value));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status Reach(const CommandContext& context, const Args& args) {
   RETURN_IF_ERROR(Only(args,
                        {"nodes", "nodes-file", "plan", "matrix", "max-unvalidated", "peers", "port",
@@ -232,7 +231,7 @@ absl::Status Reach(const CommandContext& context, const Args& args) {
   }
   request.set_plan(args.Get("plan"));
   request.set_matrix(args.Has("matrix"));
-  RETURN_IF_ERROR(MaxUnvalidated(args, &request));
+  RETURN_IF_ERROR(diag::SetMaxUnvalidated(args, &request));
   ASSIGN_OR_RETURN(const uint32_t count, args.Uint("count"));
   ASSIGN_OR_RETURN(const uint32_t interval, args.Millis("interval"));
   ASSIGN_OR_RETURN(const uint32_t limit, args.Millis("time-limit"));
@@ -251,11 +250,21 @@ absl::Status Reach(const CommandContext& context, const Args& args) {
 
 absl::Status Bandwidth(const CommandContext& context, const Args& args) {
   RETURN_IF_ERROR(Only(args,
-                       {"port", "peer", "streams", "duration", "min-fraction", "force-link-rate"},
+                       {"port", "peer", "nodes", "nodes-file", "max-unvalidated", "streams",
+                        "duration", "min-fraction", "force-link-rate"},
                        "bandwidth"));
   v1::BandwidthRequest request;
   request.set_port(args.Get("port"));
   request.set_peer(args.Get("peer"));
+  for (const std::string& n : args.List("nodes")) request.add_nodes(n);
+  if (args.Has("nodes-file")) {
+    ASSIGN_OR_RETURN(const std::vector<std::string> nodes, NodesFile(args.Get("nodes-file")));
+    for (const std::string& n : nodes) request.add_nodes(n);
+  }
+  if (request.nodes().empty() && args.Has("max-unvalidated")) {
+    return absl::InvalidArgumentError("flag --max-unvalidated needs --nodes or --nodes-file");
+  }
+  RETURN_IF_ERROR(diag::SetMaxUnvalidated(args, &request));
   ASSIGN_OR_RETURN(const uint32_t streams, args.Uint("streams"));
   ASSIGN_OR_RETURN(const uint32_t duration, args.Millis("duration"));
   request.set_streams(streams);
@@ -269,7 +278,10 @@ absl::Status Bandwidth(const CommandContext& context, const Args& args) {
   ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());
   grpc::ClientContext rpc;
-  SetDeadline(context, &rpc, 2 * (duration == 0 ? 2000 : duration));
+  // Each pair both ways, one pair at a time: at most as many pairs as this
+  // node has ports times the nodes, and kMaxBandwidthPairs.
+  const uint32_t pairs = request.nodes().empty() ? 1 : 128;
+  SetDeadline(context, &rpc, pairs * (2 * (duration == 0 ? 2000 : duration) + 3000));
   auto reader = stub->Bandwidth(&rpc, request);
   return Stream(context, connection, &rpc, reader.get(), "rocenet.v1.Diagnostics/Bandwidth",
                 &RenderBandwidth, &v1::BandwidthEvent::result);

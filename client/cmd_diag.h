@@ -14,6 +14,10 @@ namespace rocenet::rocectl {
 // The test ran and found something wrong (unreachable pair, broken rail,
 // failed stream, bandwidth below --min-fraction).
 inline constexpr int kExitDiagFailed = 6;
+// The test found no failure, but some of its nodes were not measured (their
+// rail's links skipped: no RDMA device, GID or tool; their rocenet-diagd
+// silent): no pass is claimed for them.
+inline constexpr int kExitDiagNotMeasured = 8;
 
 const Command& DiagCommand();
 

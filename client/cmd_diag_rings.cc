@@ -11,10 +11,11 @@
 namespace rocenet::rocectl::diag {
 
 absl::Status Allreduce(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(Only(args,
-                       {"nodes", "min-bytes", "max-bytes", "step-factor", "iterations",
-                        "time-limit", "bisect", "min-fraction", "expected-busbw"},
-                       "allreduce"));
+  RETURN_IF_ERROR(
+      Only(args,
+           {"nodes", "min-bytes", "max-bytes", "step-factor", "iterations", "time-limit", "bisect",
+            "min-fraction", "expected-busbw", "max-unvalidated"},
+           "allreduce"));
   if (!args.Has("bisect") && (args.Has("min-fraction") || args.Has("expected-busbw"))) {
     return absl::InvalidArgumentError(
         absl::StrCat("flag --", args.Has("min-fraction") ? "min-fraction" : "expected-busbw",
@@ -33,6 +34,7 @@ absl::Status Allreduce(const CommandContext& context, const Args& args) {
   request.set_iterations(iterations);
   request.set_timeout_ms(limit);
   request.set_bisect(args.Has("bisect"));
+  RETURN_IF_ERROR(SetMaxUnvalidated(args, &request));
   if (args.Has("min-fraction")) {
     ASSIGN_OR_RETURN(const double fraction, args.Number("min-fraction"));
     request.set_min_fraction(fraction);
@@ -62,9 +64,10 @@ absl::Status Allreduce(const CommandContext& context, const Args& args) {
 }
 
 absl::Status Rdma(const CommandContext& context, const Args& args) {
-  RETURN_IF_ERROR(Only(
-      args, {"port", "peer", "nodes", "test", "size", "duration", "min-fraction", "iterations"},
-      "rdma"));
+  RETURN_IF_ERROR(Only(args,
+                       {"port", "peer", "nodes", "test", "size", "duration", "min-fraction",
+                        "iterations", "max-unvalidated"},
+                       "rdma"));
   v1::RdmaRequest request;
   request.set_port(args.Get("port"));
   request.set_peer(args.Get("peer"));
@@ -80,6 +83,7 @@ absl::Status Rdma(const CommandContext& context, const Args& args) {
   }
   ASSIGN_OR_RETURN(const uint32_t iterations, args.Uint("iterations"));
   request.set_iterations(iterations);
+  RETURN_IF_ERROR(SetMaxUnvalidated(args, &request));
   ASSIGN_OR_RETURN(const GlobalOptions diagd, ForDiagd(context.options));
   ASSIGN_OR_RETURN(const Connection connection, Connection::Open(diagd));
   auto stub = v1::Diagnostics::NewStub(connection.channel());

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -21,11 +22,13 @@
 #include "client/cmd_diag.h"
 #include "client/command.h"
 #include "client/connection.h"
+#include "client/diag_stop.h"
 #include "client/exit_code.h"
 #include "client/output.h"
 #include "daemon/common/status_macros.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/sync_stream.h"
+#include "rocenet/v1/diagnostics.pb.h"
 
 namespace rocenet::rocectl::diag {
 
@@ -90,12 +93,23 @@ absl::Status Only(const Args& args, std::vector<std::string> allowed, const std:
 // and some time to answer (at least --timeout).
 void SetDeadline(const CommandContext& context, grpc::ClientContext* rpc, uint32_t bound_ms);
 
+// How many nodes of a result were not measured (their rail's links
+// skipped, their daemon silent): a test that found no failure but left
+// some unmeasured ends with kExitDiagNotMeasured.
+inline int NotMeasured(const v1::ReachResult&) { return 0; }
+inline int NotMeasured(const v1::BandwidthResult& r) { return r.not_measured_size(); }
+inline int NotMeasured(const v1::AllreduceResult&) { return 0; }
+inline int NotMeasured(const v1::IncastResult&) { return 0; }
+inline int NotMeasured(const v1::RdmaResult& r) { return r.not_measured_size(); }
+
 // Streams the events of one test: progress to stderr, the result printed.
+// SIGINT or SIGTERM meanwhile stops the test (diag_stop.h).
 template <typename Event, typename Result>
 absl::Status Stream(const CommandContext& context, const Connection& connection,
                     grpc::ClientContext* rpc, grpc::ClientReader<Event>* reader,
                     absl::string_view method, std::string (*render)(const Result&),
                     const Result& (Event::*result_of)() const) {
+  const StopOnSignal stop(connection.channel(), rpc);
   Event event;
   std::optional<Result> result;
   while (reader->Read(&event)) {
@@ -106,6 +120,9 @@ absl::Status Stream(const CommandContext& context, const Connection& connection,
     result = (event.*result_of)();
   }
   const grpc::Status status = reader->Finish();
+  if (std::optional<absl::Status> stopped = stop.outcome(); stopped.has_value()) {
+    return *stopped;
+  }
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
     return absl::NotFoundError(status.error_message());
   }
@@ -118,6 +135,35 @@ absl::Status Stream(const CommandContext& context, const Connection& connection,
   if (!result->ok()) {
     return WithExitCode(absl::InternalError("the test found a failure (see above)"),
                         static_cast<ExitCode>(kExitDiagFailed));
+  }
+  if (const int unmeasured = NotMeasured(*result); unmeasured > 0) {
+    return WithExitCode(
+        absl::InternalError(absl::StrCat(unmeasured, " node", unmeasured == 1 ? " was" : "s were",
+                                         " not measured (see above): nothing failed, but no "
+                                         "pass is claimed for them")),
+        static_cast<ExitCode>(kExitDiagNotMeasured));
+  }
+  return absl::OkStatus();
+}
+
+// --max-unvalidated, "12" nodes or "5%" of them, into any request with the
+// label circuit breaker's fields; "0" and "0%" ask for no label change.
+template <typename Request>
+absl::Status SetMaxUnvalidated(const Args& args, Request* request) {
+  if (!args.Has("max-unvalidated")) return absl::OkStatus();
+  std::string text = args.Get("max-unvalidated");
+  const bool share = absl::EndsWith(text, "%");
+  if (share) text.pop_back();
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || value < 0 || (share && value > 100) ||
+      (!share && value != static_cast<uint32_t>(value))) {
+    return absl::InvalidArgumentError(
+        "flag --max-unvalidated: a number of nodes (e.g. 12) or a share (e.g. 10%)");
+  }
+  if (share) {
+    request->set_max_unvalidated_fraction(value / 100);
+  } else {
+    request->set_max_unvalidated_nodes(static_cast<uint32_t>(value));
   }
   return absl::OkStatus();
 }
