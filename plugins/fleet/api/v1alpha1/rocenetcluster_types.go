@@ -100,6 +100,11 @@ type RocenetClusterStatus struct {
 	// "N of M nodes on V", V the newest version.
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// What the triages may still do to the validation labels; written by
+	// the triage controller.
+	// +optional
+	TriageBudget *TriageBudget `json:"triageBudget,omitempty"`
 }
 
 // ClusterRail is one rail over the target nodes.

@@ -14,7 +14,12 @@ const (
 	TriagePending = "Pending"
 	// TriageRunning: the run's Job is running.
 	TriageRunning = "Running"
-	// TriageSucceeded: everything answered; the nodes were validated.
+	// TriageStopping: the run is being stopped (StopReason says why): its
+	// pod ends, rocectl stops the test on every node; the holders stay
+	// until its traffic has ended.
+	TriageStopping = "Stopping"
+	// TriageSucceeded: every node was measured and passed; the nodes were
+	// validated (unless the run changed no label).
 	TriageSucceeded = "Succeeded"
 	// TriageFailed: the run found a failure; its suspects lost the
 	// validation label (within the circuit breaker's bound).
@@ -25,6 +30,11 @@ const (
 	// TriageError: the run could not be made (no such node, no node with
 	// an address, the Job failed to start); Status.Message says why.
 	TriageError = "Error"
+	// TriageNotMeasured: nothing failed, but some or all of the nodes were
+	// not measured (an RDMA stage on nodes without an RDMA device, GID or
+	// perftest; a node whose rocenet-diagd did not answer): no pass is
+	// claimed for them, and their labels are unchanged.
+	TriageNotMeasured = "NotMeasured"
 	// TriageSkipped: an invasive stage found fewer than two nodes whose
 	// ports it could hold (the others busy with a pod's work, or without
 	// the device plugin's resource); nothing ran. A periodic triage tries
@@ -47,6 +57,19 @@ const (
 func Invasive(stage string) bool {
 	return stage == StageBandwidth || stage == StageRDMA || stage == StageAllreduce
 }
+
+// Conditions of a RocenetTriage: Complete is True once the run of the
+// observed generation has ended (whatever its phase), Failed is True when
+// it ended Failed or Error.
+const (
+	TriageConditionComplete = "Complete"
+	TriageConditionFailed   = "Failed"
+)
+
+// The finalizer a triage carries while a run of it may have traffic or
+// held ports on the nodes: its deletion waits until the run has stopped
+// and the ports are let go.
+const TriageFinalizer = "rocenet.io/triage-run"
 
 // The most suspects, failed links and unvalidated nodes a status lists;
 // their counts are complete, the full result is in the ConfigMap when
@@ -87,6 +110,10 @@ type RocenetTriage struct {
 // +kubebuilder:validation:XValidation:rule="(has(self.nodes) ? 1 : 0) + (has(self.nodeSelector) ? 1 : 0) + (has(self.job) ? 1 : 0) == 1",message="exactly one of nodes, nodeSelector and job"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeoutSeconds) || self.timeoutSeconds <= 30 || (has(self.stage) && self.stage == 'allreduce')",message="timeoutSeconds: at most 30 but for allreduce (120)"
 // +kubebuilder:validation:XValidation:rule="!has(self.bisect) || !self.bisect || (has(self.stage) && self.stage == 'allreduce')",message="bisect applies to allreduce"
+// +kubebuilder:validation:XValidation:rule="!has(self.every) || duration(self.every) >= duration('1m')",message="every: at least 1m (an invasive stage holds the nodes' ports for each run)"
+// +kubebuilder:validation:XValidation:rule="!has(self.nodes) || size(self.nodes) <= 64 || !has(self.stage) || (self.stage != 'rdma' && self.stage != 'allreduce')",message="nodes: at most 64 for rdma and allreduce (a ring's every rank takes part in its every step)"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxUnvalidated) || (type(self.maxUnvalidated) == string ? self.maxUnvalidated.matches('^(100|[1-9]?[0-9])%$') : self.maxUnvalidated >= 0)",message="maxUnvalidated: a number of nodes (0 or more) or a share from 0% to 100%"
+// +kubebuilder:validation:XValidation:rule="!has(self.ttlSecondsAfterFinished) || !has(self.every)",message="ttlSecondsAfterFinished: not with every (a periodic triage never finishes)"
 type RocenetTriageSpec struct {
 	// The stage: reach (ARP and ICMP from every port, the plan of
 	// docs/diagnostics.md#plans); or one that puts traffic on the data
@@ -128,8 +155,11 @@ type RocenetTriageSpec struct {
 	// +kubebuilder:validation:Maximum=120
 	// +optional
 	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
-	// Reach's label circuit breaker: the most nodes a failed run may take
-	// the validation label from, a number or a share ("10%", the default).
+	// The label circuit breaker of every stage: the most nodes a failed run
+	// may take the validation label from, a number or a share ("10%", the
+	// default, at least 2 nodes); 0 or "0%": the run changes no label at
+	// all (a dry run). The cluster's triage budget may allow fewer
+	// (RocenetCluster status.triageBudget).
 	// +kubebuilder:validation:XIntOrString
 	// +optional
 	MaxUnvalidated *intstr.IntOrString `json:"maxUnvalidated,omitempty"`
@@ -145,6 +175,12 @@ type RocenetTriageSpec struct {
 	// --bisect); they become the run's suspects.
 	// +optional
 	Bisect bool `json:"bisect,omitempty"`
+	// Delete the triage this long after its run ends (a triage without
+	// every); unset: kept. kubectl rocenet diag reach sets it on the
+	// triages it makes.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // JobReference names the workload whose nodes a triage covers: a Job, a
@@ -163,9 +199,21 @@ type JobReference struct {
 // RocenetTriageStatus is the last run's summary.
 type RocenetTriageStatus struct {
 	// Pending (an invasive stage: holding the nodes' ports), Running,
-	// Succeeded, Failed, Inconclusive, Skipped or Error.
+	// Stopping, Succeeded, Failed, Inconclusive, NotMeasured, Skipped or
+	// Error.
 	// +optional
 	Phase string `json:"phase,omitempty"`
+	// Complete and Failed, of the observed generation's last run.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Why the run in flight is being stopped (the triage deleted, its spec
+	// changed, a held node lost its holder); empty while it runs its
+	// course. Its holders stay until its traffic has ended.
+	// +optional
+	StopReason string `json:"stopReason,omitempty"`
 	// One line: what was found, or why the run could not be made.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -187,10 +235,29 @@ type RocenetTriageStatus struct {
 	SkippedNodes []TriageSkippedNode `json:"skippedNodes,omitempty"`
 	// +optional
 	SkippedNodeCount int32 `json:"skippedNodeCount"`
+	// The nodes of the run that were not measured and why (no link of a
+	// rail measured: no RDMA device, GID or perftest; their rocenet-diagd
+	// did not answer): neither passed nor failed. At most MaxTriageItems;
+	// NotMeasuredCount is all of them.
+	// +listType=atomic
+	// +optional
+	NotMeasured []TriageSkippedNode `json:"notMeasured,omitempty"`
+	// +optional
+	NotMeasuredCount int32 `json:"notMeasuredCount,omitempty"`
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// An invasive stage: until when its holders may take to run, from the
+	// last one's creation; nodes whose holder does not run by then are left
+	// out.
+	// +optional
+	HoldDeadline *metav1.Time `json:"holdDeadline,omitempty"`
+	// By when the run's test traffic has ended at the latest: its end,
+	// when its coordinator confirmed that every node stopped; else the
+	// bound of its stage. The holders of an invasive stage stay until then.
+	// +optional
+	TrafficEndsBy *metav1.Time `json:"trafficEndsBy,omitempty"`
 	// Runs so far (with Every).
 	// +optional
 	Runs int32 `json:"runs"`
@@ -294,6 +361,14 @@ type TriageLabels struct {
 	Inconclusive bool `json:"inconclusive,omitempty"`
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// The run was asked to change no label (maxUnvalidated 0, or the
+	// cluster's triage budget spent).
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
+	// The most nodes the run was allowed to unvalidate: the lesser of
+	// maxUnvalidated and what the cluster's budget had left.
+	// +optional
+	MaxUnvalidated *int32 `json:"maxUnvalidated,omitempty"`
 }
 
 // RocenetTriageList is a list of RocenetTriage.
