@@ -112,6 +112,8 @@ type Labels struct {
 	Unvalidated  []string `json:"unvalidated"`
 	Inconclusive bool     `json:"inconclusive"`
 	Reason       string   `json:"reason"`
+	// The run was asked to change no label (max_unvalidated 0).
+	DryRun bool `json:"dry_run"`
 }
 
 // Parse reads rocectl's JSON result of a reach across nodes; an error

@@ -33,6 +33,13 @@ type Result struct {
 	Notes []string
 	// What the run did to the validation labels, when its result says.
 	Labels *Labels
+	// The nodes that took part but were not measured, and why (their
+	// rail's links skipped, their daemon silent): nothing is claimed for
+	// them, neither pass nor fail.
+	NotMeasured []NodeReason
+	// What explains the failures (rdma: a node both of whose links of a
+	// rail failed; bandwidth: a port whose every pair failed).
+	Suspects []Suspect
 	// Allreduce with --bisect: the nodes that make the collective slow, the
 	// runs and the conclusion; empty without a bisection.
 	SlowNodes  []string
@@ -118,6 +125,24 @@ type Labels struct {
 	Unvalidated  []string `json:"unvalidated"`
 	Inconclusive bool     `json:"inconclusive"`
 	Reason       string   `json:"reason"`
+	// The run was asked to change no label (max_unvalidated 0).
+	DryRun bool `json:"dry_run"`
+}
+
+// NodeReason is rocenet.v1.UnmeasuredNode: a node and why.
+type NodeReason struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
+// Suspect is rocenet.v1.Suspect.
+type Suspect struct {
+	Kind     string `json:"kind"`
+	Node     string `json:"node"`
+	Port     string `json:"port"`
+	Leaf     string `json:"leaf"`
+	Rail     string `json:"rail"`
+	Evidence string `json:"evidence"`
 }
 
 // verdict is what every stage's result has.
@@ -128,30 +153,34 @@ type verdict struct {
 	Stage    struct {
 		Notes []string `json:"notes"`
 	} `json:"stage"`
-	Labels   *Labels  `json:"labels"`
-	Counters Counters `json:"counters"`
+	Labels      *Labels      `json:"labels"`
+	Counters    Counters     `json:"counters"`
+	NotMeasured []NodeReason `json:"not_measured"`
+	Suspects    []Suspect    `json:"suspect_details"`
 }
 
 type rdma struct {
 	verdict
-	Nodes []string `json:"nodes"`
-	Links []struct {
-		Rail              string  `json:"rail"`
-		FromNode          string  `json:"from_node"`
-		FromPort          string  `json:"from_port"`
-		ToNode            string  `json:"to_node"`
-		ToPort            string  `json:"to_port"`
-		Tool              string  `json:"tool"`
-		BitsPerSecond     float64 `json:"bits_per_second"`
-		LatencyP50        float64 `json:"latency_p50_seconds"`
-		LatencyP99        float64 `json:"latency_p99_seconds"`
-		LinkBitsPerSecond float64 `json:"link_bits_per_second"`
-		FractionOfLink    float64 `json:"fraction_of_link"`
-		Slowest           bool    `json:"slowest"`
-		BelowExpected     bool    `json:"below_expected"`
-		Skipped           string  `json:"skipped"`
-		Error             string  `json:"error"`
-	} `json:"links"`
+	Nodes []string   `json:"nodes"`
+	Links []rdmaLink `json:"links"`
+}
+
+type rdmaLink struct {
+	Rail              string  `json:"rail"`
+	FromNode          string  `json:"from_node"`
+	FromPort          string  `json:"from_port"`
+	ToNode            string  `json:"to_node"`
+	ToPort            string  `json:"to_port"`
+	Tool              string  `json:"tool"`
+	BitsPerSecond     float64 `json:"bits_per_second"`
+	LatencyP50        float64 `json:"latency_p50_seconds"`
+	LatencyP99        float64 `json:"latency_p99_seconds"`
+	LinkBitsPerSecond float64 `json:"link_bits_per_second"`
+	FractionOfLink    float64 `json:"fraction_of_link"`
+	Slowest           bool    `json:"slowest"`
+	BelowExpected     bool    `json:"below_expected"`
+	Skipped           string  `json:"skipped"`
+	Error             string  `json:"error"`
 }
 
 type allreduce struct {
@@ -172,17 +201,32 @@ type allreduce struct {
 	Conclusion string          `json:"bisection_conclusion"`
 }
 
+type direction struct {
+	Direction      string  `json:"direction"`
+	BitsPerSecond  float64 `json:"bits_per_second"`
+	FractionOfLink float64 `json:"fraction_of_link"`
+}
+
 type bandwidth struct {
 	verdict
-	Node              string  `json:"node"`
-	Port              string  `json:"port"`
-	Peer              string  `json:"peer"`
-	LinkBitsPerSecond float64 `json:"link_bits_per_second"`
-	Directions        []struct {
-		Direction      string  `json:"direction"`
-		BitsPerSecond  float64 `json:"bits_per_second"`
-		FractionOfLink float64 `json:"fraction_of_link"`
-	} `json:"directions"`
+	Node              string      `json:"node"`
+	Port              string      `json:"port"`
+	Peer              string      `json:"peer"`
+	LinkBitsPerSecond float64     `json:"link_bits_per_second"`
+	Directions        []direction `json:"directions"`
+	// The pair form (--nodes): every pair and every node.
+	Nodes []string `json:"nodes"`
+	Pairs []struct {
+		Rail              string      `json:"rail"`
+		FromNode          string      `json:"from_node"`
+		FromPort          string      `json:"from_port"`
+		ToNode            string      `json:"to_node"`
+		ToPort            string      `json:"to_port"`
+		LinkBitsPerSecond float64     `json:"link_bits_per_second"`
+		Directions        []direction `json:"directions"`
+		OK                bool        `json:"ok"`
+		Problems          []string    `json:"problems"`
+	} `json:"pairs"`
 }
 
 // Parse reads the result of stage ("bandwidth", "rdma" or "allreduce"):
@@ -200,7 +244,11 @@ func Parse(stage string, data []byte) (*Result, error) {
 			return nil, notOne(err)
 		}
 		out := &Result{OK: *r.OK, Problems: r.Problems, Nodes: r.Nodes, Measured: len(r.Links),
-			Notes: r.Stage.Notes, Labels: r.Labels, Counters: r.Counters}
+			Notes: r.Stage.Notes, Labels: r.Labels, Counters: r.Counters,
+			NotMeasured: r.NotMeasured, Suspects: r.Suspects}
+		if r.NotMeasured == nil {
+			out.NotMeasured = unmeasuredNodes(r.Nodes, r.Links)
+		}
 		for _, l := range r.Links {
 			if l.Skipped != "" {
 				out.Skipped++
@@ -246,8 +294,14 @@ func Parse(stage string, data []byte) (*Result, error) {
 		if len(list) == 0 {
 			return nil, notOne(fmt.Errorf("no port pair was measured"))
 		}
-		out := &Result{OK: true, Measured: len(list)}
+		out := &Result{OK: true}
 		seen := map[string]bool{}
+		node := func(n string) {
+			if n != "" && !seen[n] {
+				seen[n] = true
+				out.Nodes = append(out.Nodes, n)
+			}
+		}
 		for i := range list {
 			b := &list[i]
 			if b.OK == nil {
@@ -259,24 +313,70 @@ func Parse(stage string, data []byte) (*Result, error) {
 			out.Counters.NodesRead += b.Counters.NodesRead
 			out.Counters.Changes = append(out.Counters.Changes, b.Counters.Changes...)
 			out.Counters.Unread = append(out.Counters.Unread, b.Counters.Unread...)
-			if b.Node != "" && !seen[b.Node] {
-				seen[b.Node] = true
-				out.Nodes = append(out.Nodes, b.Node)
+			out.NotMeasured = append(out.NotMeasured, b.NotMeasured...)
+			out.Suspects = append(out.Suspects, b.Suspects...)
+			if b.Labels != nil {
+				out.Labels = b.Labels
 			}
-			local := b.Node + "/" + b.Port
-			for _, d := range b.Directions {
-				from, to := local, b.Peer
-				if d.Direction == "receive" {
-					from, to = to, from
+			if len(b.Pairs) > 0 || len(b.Nodes) > 0 {
+				// The pair form: one result for every pair of the run.
+				for _, n := range b.Nodes {
+					node(n)
 				}
-				out.Links = append(out.Links, Link{From: from, To: to, Tool: "tcp",
-					BitsPerSecond: d.BitsPerSecond, LinkBitsPerSecond: b.LinkBitsPerSecond,
-					FractionOfLink: d.FractionOfLink})
+				for _, p := range b.Pairs {
+					out.Measured++
+					out.Links = append(out.Links, directionLinks(p.Rail, p.FromNode+"/"+p.FromPort,
+						p.ToNode+"/"+p.ToPort, p.LinkBitsPerSecond, p.Directions)...)
+				}
+				continue
 			}
+			out.Measured++
+			node(b.Node)
+			out.Links = append(out.Links, directionLinks("", b.Node+"/"+b.Port, b.Peer, b.LinkBitsPerSecond, b.Directions)...)
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("no reader for the stage %q", stage)
+}
+
+// unmeasuredNodes are the nodes of an RDMA result from before
+// rocenet-diagd said which were not measured: those without a link, to or
+// from them, that was not skipped.
+func unmeasuredNodes(nodes []string, links []rdmaLink) []NodeReason {
+	measured := map[string]bool{}
+	reason := map[string]string{}
+	for _, l := range links {
+		for _, n := range []string{l.FromNode, l.ToNode} {
+			if l.Skipped == "" {
+				measured[n] = true
+			} else if reason[n] == "" {
+				reason[n] = l.Skipped
+			}
+		}
+	}
+	var out []NodeReason
+	for _, n := range nodes {
+		if !measured[n] {
+			out = append(out, NodeReason{Node: n, Reason: reason[n]})
+		}
+	}
+	return out
+}
+
+// directionLinks are a bandwidth pair's directions as links: "transmit"
+// from the local port to the peer, "receive" back.
+func directionLinks(rail, local, peer string, linkBitsPerSecond float64, directions []direction) []Link {
+	var links []Link
+	for _, d := range directions {
+		from, to := local, peer
+		if d.Direction == "receive" {
+			from, to = to, from
+		}
+		links = append(links, Link{Rail: rail, From: from, To: to, Tool: "tcp",
+			BitsPerSecond: d.BitsPerSecond, LinkBitsPerSecond: linkBitsPerSecond,
+			FractionOfLink: d.FractionOfLink})
+	}
+	return links
 }
 
 // strict decodes data into into and refuses a document without a verdict.
