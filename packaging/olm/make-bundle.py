@@ -63,7 +63,7 @@ MIN_KUBE_VERSION = "1.30.0"
 OPENSHIFT_VERSIONS = "v4.17"
 # Bundle manifests beside the CSV and the CRDs: kinds OLM installs from a
 # bundle (operator-registry's supported resources) that the overlay has.
-BUNDLE_KINDS = {"ServiceAccount", "Service", "ServiceMonitor", "PrometheusRule"}
+BUNDLE_KINDS = {"ServiceAccount", "Service", "ServiceMonitor", "PrometheusRule", "PriorityClass"}
 # Kinds a bundle cannot carry: applied from packaging/olm/nodes.
 OUTSIDE_KINDS = {"Namespace", "ConfigMap", "DaemonSet", "SecurityContextConstraints",
                  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}

@@ -45,7 +45,7 @@ NAMESPACED_CRDS = {"rocenettriages.rocenet.io"}
 # (base/cluster-scoped/).
 CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
                   "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-                  "SecurityContextConstraints", "DeviceClass"}
+                  "SecurityContextConstraints", "DeviceClass", "PriorityClass"}
 # The node reporter's ClusterRole, exactly (docs/fleet.md#who-may-write):
 # (API group, resource, verb).
 REPORTER_GRANTS = {("", "nodes", "get"), ("", "nodes/status", "patch"),
@@ -139,7 +139,8 @@ def test_an_overlay_with_its_own_namespace_keeps_the_policy_cluster_scoped(tmp_p
         f"transformers:\n  - {os.path.relpath(os.path.join(K8S, 'base', 'cluster-scoped'), tmp_path)}\n")
     docs = render(str(tmp_path))
     for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
-        assert "namespace" not in one(docs, kind)["metadata"], kind
+        for name in ("rocenet-node-reporter.rocenet.io", "rocenet-triage-pods.rocenet.io"):
+            assert "namespace" not in one(docs, kind, name)["metadata"], (kind, name)
     assert one(docs, "DaemonSet", "rocenet")["metadata"]["namespace"] == "fabric"
     subjects = one(docs, "ClusterRoleBinding", "rocenet-node-reporter")["subjects"]
     assert subjects == [{"kind": "ServiceAccount", "name": "rocenet", "namespace": "fabric"}]
@@ -267,7 +268,7 @@ def test_node_reporter_policy_checks_every_write_the_role_allows(any_overlay):
     fails closed, compares the object's name with the node in the token,
     and its binding denies."""
     name, docs = any_overlay
-    policy = one(docs, "ValidatingAdmissionPolicy")
+    policy = one(docs, "ValidatingAdmissionPolicy", "rocenet-node-reporter.rocenet.io")
     spec = policy["spec"]
     assert spec["failurePolicy"] == "Fail"
     matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
@@ -292,7 +293,7 @@ def test_node_reporter_policy_checks_every_write_the_role_allows(any_overlay):
     expressions = " ".join(v["expression"] for v in spec["variables"] + spec["validations"])
     assert "authentication.kubernetes.io/node-name" in expressions
     assert "request.name == variables.node" in expressions
-    binding = one(docs, "ValidatingAdmissionPolicyBinding")
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", policy["metadata"]["name"])
     assert binding["spec"]["policyName"] == policy["metadata"]["name"]
     assert binding["spec"]["validationActions"] == ["Deny"]
     assert not binding["spec"].get("matchResources"), "it holds in every namespace"
@@ -371,10 +372,13 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
 def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
     job), and writes across the cluster only the RocenetCluster (create,
-    status), the RocenetTriages' status and Events: no Secret, no write of
-    a Node, a RocenetNode or a pod. The triage runs' Jobs, the pods that
-    hold a node's ports for an invasive stage and the kept results it
-    writes in its own namespace only."""
+    status), the RocenetTriages' status, their finalizer (patch) and a
+    finished one's deletion (its ttlSecondsAfterFinished), and Events: no
+    Secret, no write of a Node, a RocenetNode or a pod. The triage runs'
+    Jobs, the pods that hold a node's ports for an invasive stage, a run
+    pod's deadline (patch: how a run is stopped) and the kept results it
+    writes in its own namespace only, where the triage pod policy admits
+    only those shapes."""
     name, docs = any_overlay
     role = one(docs, "ClusterRole", "rocenet-controller")
     reads = {"get", "list", "watch"}
@@ -384,6 +388,8 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
                       ("rocenet.io", "rocenetclusters/status", "patch"),
                       ("rocenet.io", "rocenettriages/status", "update"),
                       ("rocenet.io", "rocenettriages/status", "patch"),
+                      ("rocenet.io", "rocenettriages", "patch"),
+                      ("rocenet.io", "rocenettriages", "delete"),
                       ("", "events", "create"), ("", "events", "patch"),
                       ("events.k8s.io", "events", "create"),
                       ("events.k8s.io", "events", "patch")}, f"{name}: {sorted(writes)}"
@@ -392,11 +398,43 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     assert triage["metadata"]["namespace"] == "rocenet-system"
     assert {(g, r, v) for g, r, v in grants(triage) if v not in reads} == {
         ("batch", "jobs", "create"), ("batch", "jobs", "delete"),
-        ("", "pods", "create"), ("", "pods", "delete"),
-        ("", "configmaps", "create"), ("", "configmaps", "update")}, name
+        ("", "pods", "create"), ("", "pods", "delete"), ("", "pods", "patch"),
+        ("", "configmaps", "create"), ("", "configmaps", "update"),
+        ("", "configmaps", "delete")}, name
     assert bound_to(docs, "rocenet-system", "rocenet-controller") == {
         "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election",
         "Role/rocenet-controller-triage"}
+
+
+def test_triage_pod_policy_sees_every_pod_and_job_the_controller_may_write(any_overlay):
+    """The controller may create and patch pods and create Jobs in
+    rocenet's namespace, which admits privileged pods: the triage pod
+    policy sees each of those writes by its ServiceAccount, fails closed,
+    denies, and takes the DaemonSet the runs copy as its parameter; the
+    holders' PriorityClass never preempts."""
+    name, docs = any_overlay
+    policy = one(docs, "ValidatingAdmissionPolicy", "rocenet-triage-pods.rocenet.io")
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    assert spec["paramKind"] == {"apiVersion": "apps/v1", "kind": "DaemonSet"}
+    matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
+               for group in rule["apiGroups"] for resource in rule["resources"]
+               for op in rule["operations"]}
+    triage = one(docs, "Role", "rocenet-controller-triage")
+    writes = {(g, r, OPERATION[v]) for g, r, v in grants(triage)
+              if v in OPERATION and r in ("pods", "jobs") and OPERATION[v] != "DELETE"}
+    assert writes and writes <= matched, f"{name}: {sorted(writes - matched)}"
+    (condition,) = spec["matchConditions"]
+    pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
+    assert re.search(pattern, "system:serviceaccount:rocenet-system:rocenet-controller")
+    assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet")
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", policy["metadata"]["name"])
+    assert binding["spec"]["validationActions"] == ["Deny"]
+    assert binding["spec"]["paramRef"] == {"name": "rocenet", "parameterNotFoundAction": "Deny"}
+    priority = one(docs, "PriorityClass", "rocenet-triage-holder")
+    assert priority["preemptionPolicy"] == "Never" and not priority.get("globalDefault")
+    command = controller(docs)["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert "--triage-priority-class=rocenet-triage-holder" in command
 
 
 @pytest.mark.parametrize("overlay_name", ["openshift", "openshift-dra"])
@@ -446,7 +484,10 @@ CONTROLLER_OBJECTS = {("ServiceAccount", "rocenet-controller"), ("ClusterRole", 
                       ("RoleBinding", "rocenet-controller-leader-election"),
                       ("Role", "rocenet-controller-triage"),
                       ("RoleBinding", "rocenet-controller-triage"),
-                      ("Deployment", "rocenet-controller")}
+                      ("Deployment", "rocenet-controller"),
+                      ("PriorityClass", "rocenet-triage-holder"),
+                      ("ValidatingAdmissionPolicy", "rocenet-triage-pods.rocenet.io"),
+                      ("ValidatingAdmissionPolicyBinding", "rocenet-triage-pods.rocenet.io")}
 REPORTER_OBJECTS = {("ClusterRole", "rocenet-node-reporter"),
                     ("ClusterRoleBinding", "rocenet-node-reporter"),
                     ("ValidatingAdmissionPolicy", "rocenet-node-reporter.rocenet.io"),
@@ -512,6 +553,9 @@ def test_helm_chart_makes_the_overlays_fleet_objects(helm, overlay_name):
             assert got.get(key) == want.get(key), f"{where}: {key}"
         if kind.startswith("ValidatingAdmissionPolicy"):
             assert got["spec"] == want["spec"], where
+        if kind == "PriorityClass":
+            for key in ("value", "preemptionPolicy", "globalDefault"):
+                assert got.get(key) == want.get(key), f"{where}: {key}"
         if kind == "Deployment":
             assert got["spec"]["replicas"] == want["spec"]["replicas"], where
             gt, wt = got["spec"]["template"], want["spec"]["template"]
@@ -552,7 +596,7 @@ def test_helm_chart_policy_confines_the_releases_account(helm):
         if "." in release:
             assert not re.search(pattern, f"system:serviceaccount:{namespace}:"
                                           f"{release.replace('.', 'x')}")
-        binding = one(docs, "ValidatingAdmissionPolicyBinding")
+        binding = one(docs, "ValidatingAdmissionPolicyBinding", policy["metadata"]["name"])
         assert binding["spec"]["policyName"] == policy["metadata"]["name"]
         ds = one(docs, "DaemonSet", release)
         assert ds["spec"]["template"]["spec"]["serviceAccountName"] == release

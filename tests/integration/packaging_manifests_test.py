@@ -88,10 +88,11 @@ def source_metric_names() -> set[str]:
 def test_every_kustomization_renders_offline():
     # The base's fleet, in every overlay: the CRDs, the reporter's
     # ClusterRole and binding and its policy, rocenet-controller with its
-    # ClusterRole and binding and its leader-election Role and binding.
+    # ClusterRole and binding, its leader-election Role and binding, the
+    # triage pods' policy and the holders' PriorityClass.
     fleet = {"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
              "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Deployment", "Role",
-             "RoleBinding"}
+             "RoleBinding", "PriorityClass"}
     node = {"Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service"}
     openshift = {"SecurityContextConstraints", "ServiceMonitor", "PrometheusRule"}
     kinds = {
