@@ -74,11 +74,12 @@ func ClientOptions() client.Options {
 
 var _ toolscache.TransformFunc = TrimNode
 
-// TrimNode keeps of a Node its name, uid, resourceVersion, labels and
-// Ready condition (without its heartbeat time, which the kubelet renews
-// every few minutes): everything else, spec, images, addresses,
-// capacity, annotations, managedFields, is dropped. Any other object
-// passes unchanged.
+// TrimNode keeps of a Node its name, uid, resourceVersion, labels, Ready
+// condition (without its heartbeat time, which the kubelet renews every
+// few minutes) and allocatable rocenet.io/scale-out-port (what a triage
+// holds): everything else, spec, images, addresses, capacity,
+// annotations, managedFields, is dropped. Any other object passes
+// unchanged.
 func TrimNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
@@ -97,19 +98,26 @@ func TrimNode(obj any) (any, error) {
 			break
 		}
 	}
+	if ports, ok := n.Status.Allocatable[ScaleOutPortResource]; ok {
+		trimmed.Status.Allocatable = corev1.ResourceList{ScaleOutPortResource: ports}
+	}
 	return trimmed, nil
 }
 
-// TrimRocenetNode drops a RocenetNode's port table and managedFields; its
-// counts, rails, conditions, version and heartbeat stay. Any other object
-// passes unchanged.
+// TrimRocenetNode drops a RocenetNode's managedFields and keeps of each
+// port its name, rail, address and whether it is in a pod (what a triage
+// needs to reach the node's rocenet-diagd); its counts, rails,
+// conditions, version and heartbeat stay. Any other object passes
+// unchanged.
 func TrimRocenetNode(obj any) (any, error) {
 	n, ok := obj.(*v1alpha1.RocenetNode)
 	if !ok {
 		return obj, nil
 	}
 	n.ManagedFields = nil
-	n.Status.Ports = nil
+	for i, p := range n.Status.Ports {
+		n.Status.Ports[i] = v1alpha1.PortStatus{Name: p.Name, Rail: p.Rail, Address: p.Address, InPod: p.InPod}
+	}
 	return n, nil
 }
 

@@ -53,16 +53,21 @@ func TestTrimNode(t *testing.T) {
 	}
 }
 
-// A RocenetNode enters the cache without its port table and managedFields.
+// A RocenetNode enters the cache without its managedFields, and of its
+// ports only what a triage needs to reach the node: name, rail, address,
+// whether a pod has it.
 func TestTrimRocenetNode(t *testing.T) {
 	n := rnode("n1")
 	n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "rocenet-node-reporter"}}
-	n.Status.Ports = []v1alpha1.PortStatus{{Name: "so0", ID: "0000:33:00.0/0", State: "up", Healthy: true}}
+	n.Status.Ports = []v1alpha1.PortStatus{{Name: "so0", ID: "0000:33:00.0/0", Rail: 3, State: "up", Healthy: true,
+		Address: "10.201.1.1/30", Plan: "Ready", Switch: &v1alpha1.SwitchPort{Chassis: "c", Port: "p"},
+		Conditions: []v1alpha1.PortCondition{{Type: "LinkDown"}}, InPod: true}}
 	got, err := TrimRocenetNode(n.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := rnode("n1")
+	want.Status.Ports = []v1alpha1.PortStatus{{Name: "so0", Rail: 3, Address: "10.201.1.1/30", InPod: true}}
 	if !reflect.DeepEqual(got, &want) {
 		t.Errorf("TrimRocenetNode\n got %+v\nwant %+v", got, &want)
 	}

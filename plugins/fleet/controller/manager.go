@@ -35,6 +35,9 @@ type ManagerOptions struct {
 	// The PriorityClass of the pods that hold a node's ports for an
 	// invasive triage stage ("": none).
 	TriagePriorityClass string
+	// The cluster-wide triage budget and its window (TriageOptions).
+	TriageBudget       string
+	TriageBudgetWindow time.Duration
 	// The metrics' and the probes' listening addresses, plain HTTP ("0":
 	// none).
 	MetricsBindAddress     string
@@ -89,8 +92,12 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err != nil {
 		return nil, err
 	}
-	triage := NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), ClientsetLogs{Clientset: clientset},
-		TriageOptions{Namespace: opts.Namespace, DaemonSet: opts.DaemonSet, HolderPriorityClass: opts.TriagePriorityClass, Metrics: triageMetrics}, clock.RealClock{})
+	triage, err := NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), ClientsetLogs{Clientset: clientset},
+		TriageOptions{Namespace: opts.Namespace, DaemonSet: opts.DaemonSet, HolderPriorityClass: opts.TriagePriorityClass,
+			Budget: opts.TriageBudget, BudgetWindow: opts.TriageBudgetWindow, Metrics: triageMetrics}, clock.RealClock{})
+	if err != nil {
+		return nil, err
+	}
 	if err := triage.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -119,6 +119,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 
 	status, next := ComputeStatus(&cluster, fleet, now, r.opts.StaleAfter)
+	// The triage budget is the triage controller's: carried over as it is.
+	status.TriageBudget = cluster.Status.TriageBudget
 	var result reconcile.Result
 	if !next.IsZero() {
 		// A second past it, so that the heartbeat is older than the limit.

@@ -6,14 +6,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,65 +24,84 @@ import (
 	"rocenet.io/plugins/internal/stageresult"
 )
 
-// collect reads the result of the run's Job once it has ended.
-func (r *TriageReconciler) collect(ctx context.Context, t *v1alpha1.RocenetTriage) error {
-	now := r.clock.Now()
-	var job batchv1.Job
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: r.opts.Namespace, Name: t.Status.JobName}, &job)
-	if apierrors.IsNotFound(err) {
-		fail(t, now, "the run's Job %s/%s is gone", r.opts.Namespace, t.Status.JobName)
-		return nil
-	}
+// collect reads the result of the run's Job once it has ended: the
+// result's summary, or why there is none; and whether its traffic is
+// known to have ended (rocectl's exit code says so), else the holders wait
+// for the stage's bound. A transient error reading the pod or its log is
+// returned, to be tried again, not written as the run's end.
+func (r *TriageReconciler) collect(ctx context.Context, t *v1alpha1.RocenetTriage, job *batchv1.Job, now time.Time) error {
+	s := &t.Status
+	pod, err := r.runPod(ctx, job)
 	if err != nil {
 		return err
 	}
-	if !jobEnded(&job) {
+	if pod == nil {
+		r.end(ctx, t, now, v1alpha1.TriageError, fmt.Sprintf("the run's Job %s/%s ended without a pod", job.Namespace, job.Name), nil)
 		return nil
 	}
-	var pods corev1.PodList
-	if err := r.reader.List(ctx, &pods, client.InNamespace(r.opts.Namespace),
-		client.MatchingLabels{"batch.kubernetes.io/job-name": job.Name}); err != nil {
-		return err
+	why := terminationMessage(pod)
+	if trafficEnded(pod) {
+		s.TrafficEndsBy = &metav1.Time{Time: now}
 	}
-	if len(pods.Items) == 0 {
-		fail(t, now, "the run's Job %s/%s ended without a pod", job.Namespace, job.Name)
+	if s.StopReason != "" {
+		msg := "stopped: " + s.StopReason
+		if code, ok := exitCode(pod); ok && code == exitStopped {
+			msg += "; every node stopped its traffic; no label was changed"
+		} else if why != "" {
+			msg += "; " + why
+		}
+		r.end(ctx, t, now, v1alpha1.TriageInconclusive, msg, nil)
+		s.Labels = &v1alpha1.TriageLabels{Reason: "stopped before its verdict: no label was changed"}
 		return nil
 	}
-	pod := pods.Items[0]
-	why := terminationMessage(&pod)
 	log, err := r.logs.Log(ctx, pod.Namespace, pod.Name)
-	if err != nil {
-		fail(t, now, "reading the log of %s/%s: %v", pod.Namespace, pod.Name, err)
+	if apierrors.IsNotFound(err) {
+		r.end(ctx, t, now, v1alpha1.TriageError, fmt.Sprintf("the log of %s/%s is gone: %v", pod.Namespace, pod.Name, err), nil)
 		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the log of the run's pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	log = bytes.TrimSpace(log)
+	allowed := s.Labels
 	stage := stageOf(t)
+	var unvalidated []string
 	if stage == v1alpha1.StageReach {
 		result, err := reachresult.Parse(log)
 		if err == nil {
-			applyResult(&t.Status, result)
+			unvalidated = applyResult(s, result)
 		}
 		why = orElse(why, err)
 	} else {
 		result, err := stageresult.Parse(stage, log)
 		if err == nil {
-			applyStageResult(&t.Status, stage, result)
+			unvalidated = applyStageResult(s, stage, result)
 		}
 		why = orElse(why, err)
 	}
-	if !finished(t.Status.Phase) {
-		fail(t, now, "the run from %s did not finish: %s", t.Status.Coordinator, why)
+	if s.Labels != nil && allowed != nil {
+		// What the run was allowed, and why less than it asked for.
+		s.Labels.MaxUnvalidated = allowed.MaxUnvalidated
+		if allowed.Reason != "" && (s.Labels.DryRun || s.Labels.Inconclusive) {
+			s.Labels.Reason = allowed.Reason + "; " + s.Labels.Reason
+		}
+	}
+	if !finished(s.Phase) {
+		msg := fmt.Sprintf("the run from %s did not finish: %s", s.Coordinator, why)
+		if code, ok := exitCode(pod); ok && code == exitStopped {
+			msg = fmt.Sprintf("the run from %s did not finish within its bound and was stopped on every node: %s", s.Coordinator, why)
+		}
+		r.end(ctx, t, now, v1alpha1.TriageError, msg, nil)
 		return nil
 	}
-	t.Status.CompletionTime = &metav1.Time{Time: now}
-	t.Status.JobName = ""
+	r.end(ctx, t, now, s.Phase, s.Message, unvalidated)
 	if t.Spec.KeepResult {
 		name, err := r.keep(ctx, t, log)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "the whole result was not kept", "triage", klog.KObj(t))
-			t.Status.Message += "; the whole result was not kept: " + err.Error()
+			s.Message += "; the whole result was not kept: " + err.Error()
 		}
-		t.Status.ResultConfigMap = name
+		s.ResultConfigMap = name
 	}
 	return nil
 }
@@ -103,24 +124,29 @@ func jobEnded(job *batchv1.Job) bool {
 	return false
 }
 
-// stopJobs deletes the unfinished run Jobs of a triage that is gone (their
-// pods with them).
-func (r *TriageReconciler) stopJobs(ctx context.Context, key types.NamespacedName) error {
+// cleanUp removes what a deleted triage leaves in rocenet's namespace once
+// its runs have stopped: its runs' Jobs (their pods with them) and its
+// kept result.
+func (r *TriageReconciler) cleanUp(ctx context.Context, t *v1alpha1.RocenetTriage, now time.Time) error {
 	var jobs batchv1.JobList
 	if err := r.client.List(ctx, &jobs, client.InNamespace(r.opts.Namespace),
-		client.MatchingLabels{labelComponent: TriageComponent, labelTriageName: key.Name, labelTriageNamespace: key.Namespace}); err != nil {
-		return err
+		client.MatchingLabels{labelComponent: TriageComponent, labelTriageUID: string(t.UID)}); err != nil {
+		return fmt.Errorf("listing the Jobs of the triage %s: %w", key(t), err)
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
-		if jobEnded(job) || job.DeletionTimestamp != nil {
+		if job.DeletionTimestamp != nil {
 			continue
 		}
 		if err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting the run's Job %s/%s: %w", job.Namespace, job.Name, err)
 		}
 	}
-	return nil
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: resultName(t), Namespace: r.opts.Namespace}}
+	if err := r.client.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the kept result %s/%s: %w", cm.Namespace, cm.Name, err)
+	}
+	return r.budget.Release(ctx, key(t), now)
 }
 
 // terminationMessage is rocectl's last words (its stderr), trimmed to a
@@ -135,15 +161,21 @@ func terminationMessage(pod *corev1.Pod) string {
 	return ""
 }
 
-// keep stores the whole result in the ConfigMap rocenet-triage-<ns>-<name>
-// of rocenet's namespace: result.json, gzipped as result.json.gz above
-// 512 KiB.
+// resultName is the ConfigMap of a triage's kept result: its UID hashed,
+// since names of triages of every namespace share rocenet's, and
+// "a-b"/"c" must not meet "a"/"b-c".
+func resultName(t *v1alpha1.RocenetTriage) string {
+	sum := sha256.Sum256([]byte(t.UID))
+	return "rocenet-triage-result-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// keep stores the whole result in the triage's result ConfigMap in
+// rocenet's namespace (annotated with the triage): result.json, gzipped
+// as result.json.gz above 512 KiB. It is deleted with the triage.
 func (r *TriageReconciler) keep(ctx context.Context, t *v1alpha1.RocenetTriage, result []byte) (string, error) {
-	name := "rocenet-triage-" + t.Namespace + "-" + t.Name
-	if len(name) > 253 {
-		name = name[:253]
-	}
-	cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.opts.Namespace, Labels: runLabels(t)}}
+	name := resultName(t)
+	cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.opts.Namespace,
+		Labels: runLabels(t), Annotations: runAnnotations(t)}}
 	if len(result) > 512<<10 {
 		var zipped bytes.Buffer
 		w := gzip.NewWriter(&zipped)

@@ -8,21 +8,24 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -67,6 +70,9 @@ type triageEnv struct {
 	admin   client.Client
 	logs    *fixedLogs
 	metrics *prometheus.Registry
+	clock   *steppedClock
+	// The controller's ServiceAccount, as it runs.
+	controllerConfig *rest.Config
 }
 
 func startTriageEnv(t *testing.T, opts TriageOptions) *triageEnv {
@@ -142,7 +148,7 @@ func startTriageEnv(t *testing.T, opts TriageOptions) *triageEnv {
 
 	// The controller runs with the RBAC rocenet ships (controller.yaml),
 	// so a read or write it is not granted fails here as in a cluster.
-	cfgController := asShippedController(t, env, cfg)
+	cfgController := asShippedController(t, cfg)
 
 	ctrllog.SetLogger(klog.NewKlogr())
 	// The package's other test registers a controller of the same name
@@ -160,9 +166,15 @@ func startTriageEnv(t *testing.T, opts TriageOptions) *triageEnv {
 	}
 	reg := prometheus.NewRegistry()
 	opts.Namespace = rocenetNS
+	if opts.HolderPriorityClass == "" {
+		opts.HolderPriorityClass = DefaultHolderPriorityClass
+	}
 	opts.Metrics, err = NewTriageMetrics(reg)
 	must(err)
-	must(NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), logs, opts, clock.RealClock{}).SetupWithManager(mgr))
+	clk := &steppedClock{}
+	triage, err := NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), logs, opts, clk)
+	must(err)
+	must(triage.SetupWithManager(mgr))
 	ctxRun, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctxRun) }()
@@ -172,7 +184,71 @@ func startTriageEnv(t *testing.T, opts TriageOptions) *triageEnv {
 			t.Errorf("manager: %v", err)
 		}
 	})
-	return &triageEnv{fleetEnv: e, admin: admin, logs: logs, metrics: reg}
+	return &triageEnv{fleetEnv: e, admin: admin, logs: logs, metrics: reg, clock: clk, controllerConfig: cfgController}
+}
+
+// steppedClock is the real clock, stepped ahead by the tests: a periodic
+// triage's next run (every is at least a minute) comes when the test says.
+type steppedClock struct{ ahead atomic.Int64 }
+
+func (c *steppedClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *steppedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// step moves the controller's clock d ahead and has it look at the triage
+// default/name again (a requeue waits in real time).
+func (e *triageEnv) step(name string, d time.Duration) {
+	e.t.Helper()
+	e.clock.ahead.Add(int64(d))
+	var tr v1alpha1.RocenetTriage
+	if err := e.admin.Get(e.ctx, client.ObjectKey{Namespace: "default", Name: name}, &tr); err != nil {
+		e.t.Fatal(err)
+	}
+	before := tr.DeepCopy()
+	if tr.Annotations == nil {
+		tr.Annotations = map[string]string{}
+	}
+	tr.Annotations["test.rocenet.io/poke"] = time.Now().String()
+	if err := e.admin.Patch(e.ctx, &tr, client.MergeFrom(before)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// unchanged watches the triage default/name for d and fails on any change
+// of it: "nothing happens" proved by the API server's own events, not by a
+// sleep.
+func (e *triageEnv) unchanged(name string, d time.Duration) {
+	e.t.Helper()
+	var list v1alpha1.RocenetTriageList
+	w, err := e.fleetEnv.admin.Watch(e.ctx, &list, client.InNamespace("default"),
+		client.MatchingFields{"metadata.name": name})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer w.Stop()
+	deadline := time.After(d)
+	var first string
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				e.t.Fatalf("RocenetTriage %s: the watch ended early", name)
+			}
+			tr, isTriage := ev.Object.(*v1alpha1.RocenetTriage)
+			if !isTriage {
+				continue
+			}
+			if first == "" && ev.Type == watch.Added {
+				first = tr.ResourceVersion
+				continue
+			}
+			e.t.Fatalf("RocenetTriage %s changed (%s): %+v", name, ev.Type, tr.Status)
+		case <-deadline:
+			if first == "" {
+				e.t.Fatalf("RocenetTriage %s: not seen", name)
+			}
+			return
+		}
+	}
 }
 
 // waitTriage polls the triage default/name until ok holds.
@@ -190,21 +266,54 @@ func (e *triageEnv) waitTriage(name, what string, ok func(*v1alpha1.RocenetTriag
 	return nil
 }
 
-// endRun ends a run's Job as the Job controller and the kubelet would
-// leave it: its pod, and the Job Complete (rocectl exit 0) or Failed
-// (exit 6, a failure found).
-func (e *triageEnv) endRun(job *batchv1.Job, complete bool) {
+// startRun makes the run's pod as the Job controller would (the
+// template's labels and spec) and has it run, as the kubelet would.
+func (e *triageEnv) startRun(job *batchv1.Job) *corev1.Pod {
 	e.t.Helper()
-	if err := e.admin.Create(e.ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: rocenetNS,
-			Labels: map[string]string{"batch.kubernetes.io/job-name": job.Name}},
-		Spec: job.Spec.Template.Spec,
-	}); err != nil {
+	labels := map[string]string{"batch.kubernetes.io/job-name": job.Name}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: rocenetNS, Labels: labels},
+		Spec:       job.Spec.Template.Spec,
+	}
+	if err := e.admin.Create(e.ctx, pod); err != nil {
 		e.t.Fatal(err)
 	}
 	now := metav1.Now()
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "rocectl", Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
+	if err := e.admin.Status().Update(e.ctx, pod); err != nil {
+		e.t.Fatal(err)
+	}
+	return pod
+}
+
+// finishRun ends a run's Job as the Job controller and the kubelet would
+// leave it: rocectl exited with code (its last words `message`), the pod
+// Succeeded or Failed, the Job Complete or Failed (reason).
+func (e *triageEnv) finishRun(job *batchv1.Job, pod *corev1.Pod, code int32, message, reason string) {
+	e.t.Helper()
+	if err := e.admin.Get(e.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		e.t.Fatal(err)
+	}
+	now := metav1.Now()
+	pod.Status.Phase = corev1.PodSucceeded
+	if code != 0 {
+		pod.Status.Phase = corev1.PodFailed
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "rocectl",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: message, FinishedAt: now}}}}
+	if err := e.admin.Status().Update(e.ctx, pod); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.admin.Get(e.ctx, client.ObjectKeyFromObject(job), job); err != nil {
+		e.t.Fatal(err)
+	}
 	job.Status.StartTime = &now
-	if complete {
+	if code == 0 {
 		job.Status.Succeeded = 1
 		job.Status.CompletionTime = &now
 		job.Status.Conditions = []batchv1.JobCondition{
@@ -214,12 +323,24 @@ func (e *triageEnv) endRun(job *batchv1.Job, complete bool) {
 	} else {
 		job.Status.Failed = 1
 		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: now},
 		}
 	}
 	if err := e.admin.Status().Update(e.ctx, job); err != nil {
 		e.t.Fatal(err)
+	}
+}
+
+// endRun ends a run's Job with its pod: rocectl exit 0 (complete) or 6 (a
+// failure found).
+func (e *triageEnv) endRun(job *batchv1.Job, complete bool) {
+	e.t.Helper()
+	pod := e.startRun(job)
+	if complete {
+		e.finishRun(job, pod, 0, "", "")
+	} else {
+		e.finishRun(job, pod, 6, "rocectl: the test found a failure (see above)", "BackoffLimitExceeded")
 	}
 }
 
@@ -248,7 +369,7 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	accept := &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: "acceptance", Namespace: "default"},
 		Spec: v1alpha1.RocenetTriageSpec{
 			NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"rack": "r1"}},
-			Count:        3, KeepResult: true, Every: &metav1.Duration{Duration: 2 * time.Second},
+			Count:        3, KeepResult: true, Every: &metav1.Duration{Duration: time.Minute},
 		}}
 	must(admin.Create(ctx, accept))
 	running := waitTriage("acceptance", "Running", func(tr *v1alpha1.RocenetTriage) bool {
@@ -266,7 +387,7 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 		*pod.AutomountServiceAccountToken || len(pod.Tolerations) != 1 {
 		t.Errorf("the run's pod %+v: want it on n1, in rocenet's image, as rocenet, without a token, tolerating what rocenet does", pod)
 	}
-	if !strings.Contains(args, "diag reach --nodes 10.201.1.1+10.202.1.1,10.201.2.1+10.202.2.1,10.201.3.1+10.202.3.1 --plan auto --count 3 --time-limit 5s -o json") {
+	if !strings.Contains(args, "diag reach --nodes 10.201.1.1+10.202.1.1,10.201.2.1+10.202.2.1,10.201.3.1+10.202.3.1 --plan auto --count 3 --time-limit 5s --max-unvalidated 2 -o json") {
 		t.Errorf("rocectl's arguments %q", args)
 	}
 	if *c.SecurityContext.RunAsUser != 0 || len(c.SecurityContext.Capabilities.Add) != 0 ||
@@ -290,7 +411,8 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 		t.Errorf("the kept result %q", kept.Data["result.json"][:80])
 	}
 
-	// Every 2 s: a second run, a second Job.
+	// A minute later: a second run, a second Job.
+	e.step("acceptance", time.Minute)
 	second := waitTriage("acceptance", "running again", func(tr *v1alpha1.RocenetTriage) bool {
 		return tr.Status.Runs == 2 && tr.Status.Phase == v1alpha1.TriageRunning
 	})
@@ -299,23 +421,24 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	}
 	// Stop repeating: the second run ends, and the changed spec runs once
 	// more, then no more.
+	must(admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: second.Status.JobName}, &job))
+	endRun(&job)
+	waitTriage("acceptance", "Failed again", func(tr *v1alpha1.RocenetTriage) bool {
+		return tr.Status.Phase == v1alpha1.TriageFailed && tr.Status.Runs == 2
+	})
 	must(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "acceptance"}, second))
 	second.Spec.Every = nil
 	must(admin.Update(ctx, second))
-	must(admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: second.Status.JobName}, &job))
-	endRun(&job)
 	third := waitTriage("acceptance", "running the changed spec", func(tr *v1alpha1.RocenetTriage) bool {
 		return tr.Status.Runs == 3 && tr.Status.Phase == v1alpha1.TriageRunning
 	})
 	must(admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: third.Status.JobName}, &job))
 	endRun(&job)
-	waitTriage("acceptance", "Failed again", func(tr *v1alpha1.RocenetTriage) bool {
+	waitTriage("acceptance", "Failed a third time", func(tr *v1alpha1.RocenetTriage) bool {
 		return tr.Status.Phase == v1alpha1.TriageFailed && tr.Status.Runs == 3
 	})
-	time.Sleep(3 * time.Second)
-	waitTriage("acceptance", "left alone", func(tr *v1alpha1.RocenetTriage) bool {
-		return tr.Status.Phase == v1alpha1.TriageFailed && tr.Status.Runs == 3
-	})
+	// No fourth run: the triage is watched for 3 s and must not change.
+	e.unchanged("acceptance", 3*time.Second)
 
 	// Nodes without a RocenetNode: an Error naming them, no Job.
 	must(admin.Create(ctx, &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: "rack2", Namespace: "default"},
@@ -332,61 +455,112 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	}
 }
 
-// asShippedController is a user of the API server bound to the ClusterRole
-// and Roles of packaging/kubernetes/base/controller.yaml, as the
-// controller's ServiceAccount is.
-func asShippedController(t *testing.T, env *envtest.Environment, cfg *rest.Config) *rest.Config {
+// asShippedController is the controller's ServiceAccount on the API
+// server (the admin impersonating system:serviceaccount:rocenet-system:
+// rocenet-controller), bound to the ClusterRole and Roles of
+// packaging/kubernetes/base/controller.yaml, with the holders'
+// PriorityClass and the triage pod policy of the base applied: a read or
+// write the RBAC does not grant, or a pod the policy does not admit,
+// fails here as in a cluster.
+func asShippedController(t *testing.T, cfg *rest.Config) *rest.Config {
 	t.Helper()
 	admin, err := client.New(cfg, client.Options{}) // client-go's scheme: RBAC's types
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("../../../packaging/kubernetes/base/controller.yaml")
-	if err != nil {
+	ctx := context.Background()
+	const account = "rocenet-controller"
+	if err := admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: account, Namespace: rocenetNS}}); err != nil {
 		t.Fatal(err)
 	}
-	const user = "rocenet-controller-under-test"
-	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
-	ctx := context.Background()
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		var head struct {
-			Kind string `json:"kind"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: rocenetNS}
+	for _, file := range []string{"controller.yaml", "triage-holder-priorityclass.yaml", "triage-pod-policy.yaml"} {
+		data, err := os.ReadFile("../../../packaging/kubernetes/base/" + file)
+		if err != nil {
 			t.Fatal(err)
 		}
-		switch head.Kind {
-		case "ClusterRole":
-			var role rbacv1.ClusterRole
-			if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			var head struct {
+				Kind string `json:"kind"`
+			}
+			if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
 				t.Fatal(err)
 			}
-			if err := admin.Create(ctx, &role); err != nil {
-				t.Fatal(err)
+			var obj client.Object
+			switch head.Kind {
+			case "ClusterRole":
+				var role rbacv1.ClusterRole
+				if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+					t.Fatal(err)
+				}
+				obj = &role
+				if err := admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-test"},
+					RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+					Subjects: []rbacv1.Subject{subject}}); err != nil {
+					t.Fatal(err)
+				}
+			case "Role":
+				var role rbacv1.Role
+				if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+					t.Fatal(err)
+				}
+				obj = &role
+				if err := admin.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-test", Namespace: role.Namespace},
+					RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+					Subjects: []rbacv1.Subject{subject}}); err != nil {
+					t.Fatal(err)
+				}
+			case "PriorityClass":
+				var pc schedulingv1.PriorityClass
+				if err := yaml.Unmarshal([]byte(doc), &pc); err != nil {
+					t.Fatal(err)
+				}
+				obj = &pc
+			case "ValidatingAdmissionPolicy":
+				var policy admissionregistrationv1.ValidatingAdmissionPolicy
+				if err := yaml.Unmarshal([]byte(doc), &policy); err != nil {
+					t.Fatal(err)
+				}
+				obj = &policy
+			case "ValidatingAdmissionPolicyBinding":
+				var binding admissionregistrationv1.ValidatingAdmissionPolicyBinding
+				if err := yaml.Unmarshal([]byte(doc), &binding); err != nil {
+					t.Fatal(err)
+				}
+				obj = &binding
+			default:
+				continue
 			}
-			if err := admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-test"},
-				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-				Subjects: []rbacv1.Subject{subject}}); err != nil {
-				t.Fatal(err)
-			}
-		case "Role":
-			var role rbacv1.Role
-			if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
-				t.Fatal(err)
-			}
-			if err := admin.Create(ctx, &role); err != nil {
-				t.Fatal(err)
-			}
-			if err := admin.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-test", Namespace: role.Namespace},
-				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-				Subjects: []rbacv1.Subject{subject}}); err != nil {
-				t.Fatal(err)
+			if err := admin.Create(ctx, obj); err != nil {
+				t.Fatalf("%s %s: %v", head.Kind, obj.GetName(), err)
 			}
 		}
 	}
-	u, err := env.AddUser(envtest.User{Name: user}, nil)
+	controller := rest.CopyConfig(cfg)
+	controller.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + rocenetNS + ":" + account,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + rocenetNS, "system:authenticated"},
+	}
+	// The policy takes effect once the API server has compiled it and seen
+	// its parameter: until a pod of no triage shape is refused, none of the
+	// runs would be checked.
+	as, err := client.New(controller, client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u.Config()
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: rocenetNS},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "registry.example/x:1"}}}}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		err := as.Create(ctx, probe.DeepCopy())
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "rocenet-controller may make") {
+			break
+		}
+		if err == nil {
+			_ = admin.Delete(ctx, probe)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the triage pod policy never refused a pod of no triage shape: %v", err)
+		}
+	}
+	return controller
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,14 +53,13 @@ const (
 var TriageHolderSelector = labels.SelectorFromSet(labels.Set{labelComponent: TriageComponent, labelTriageRole: roleHolder})
 
 // holdable splits nodes into those with ports to hold (and how many: the
-// Node's allocatable) and those without.
+// Node's allocatable, which the cache keeps) and those without.
 func (r *TriageReconciler) holdable(ctx context.Context, nodes []runNode) ([]runNode, []v1alpha1.TriageSkippedNode, error) {
 	var held []runNode
 	var skipped []v1alpha1.TriageSkippedNode
 	for _, n := range nodes {
-		// Past the cache, which keeps no allocatable.
 		var node corev1.Node
-		if err := r.reader.Get(ctx, types.NamespacedName{Name: n.name}, &node); err != nil {
+		if err := r.client.Get(ctx, types.NamespacedName{Name: n.name}, &node); err != nil {
 			if apierrors.IsNotFound(err) {
 				skipped = append(skipped, v1alpha1.TriageSkippedNode{Node: n.name, Reason: "no such Node"})
 				continue
@@ -103,9 +103,10 @@ func holder(t *v1alpha1.RocenetTriage, run int32, n runNode, d *diagdTemplate, n
 	l := runLabels(t)
 	l[labelTriageRole] = roleHolder
 	l[labelTriageRun] = strconv.Itoa(int(run))
+	a := runAnnotations(t)
+	a[annotationTriageNode] = n.name
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: holderName(t, run, n.name), Namespace: namespace, Labels: l,
-			Annotations: map[string]string{annotationTriageNode: n.name}},
+		ObjectMeta: metav1.ObjectMeta{Name: holderName(t, run, n.name), Namespace: namespace, Labels: l, Annotations: a},
 		Spec: corev1.PodSpec{
 			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{term}}}},
@@ -181,25 +182,53 @@ func firstLine(s string) string {
 	return strings.TrimSpace(strings.SplitN(s, "\n", 2)[0])
 }
 
-// holders lists the holder pods of triage key: of every run when run < 0.
-func (r *TriageReconciler) holders(ctx context.Context, key types.NamespacedName, run int32) ([]corev1.Pod, error) {
+// holders lists the holder pods of triage t: of every run when run < 0.
+func (r *TriageReconciler) holders(ctx context.Context, t *v1alpha1.RocenetTriage, run int32) ([]corev1.Pod, error) {
 	match := client.MatchingLabels{labelComponent: TriageComponent, labelTriageRole: roleHolder,
-		labelTriageName: key.Name, labelTriageNamespace: key.Namespace}
+		labelTriageUID: string(t.UID)}
 	if run >= 0 {
 		match[labelTriageRun] = strconv.Itoa(int(run))
 	}
 	var pods corev1.PodList
 	if err := r.pods.List(ctx, &pods, client.InNamespace(r.opts.Namespace), match); err != nil {
-		return nil, fmt.Errorf("listing the holder pods of %s: %w", key, err)
+		return nil, fmt.Errorf("listing the holder pods of %s: %w", key(t), err)
 	}
 	return pods.Items, nil
 }
 
-// release deletes the holders of triage key but those of run keep (none
-// when keep < 0): a run that ended, a run given up for a changed spec, a
-// triage deleted.
-func (r *TriageReconciler) release(ctx context.Context, key types.NamespacedName, keep int32) error {
-	pods, err := r.holders(ctx, key, -1)
+// createHolders makes a holder per node, HolderCreators at a time: at 512
+// nodes one after the other would take the hold's whole time at the
+// client's rate. A holder of this triage's already there (a retry) is
+// taken as made.
+func (r *TriageReconciler) createHolders(ctx context.Context, t *v1alpha1.RocenetTriage, nodes []runNode, d *diagdTemplate, seconds int64) error {
+	work := make(chan runNode)
+	errs := make(chan error, len(nodes))
+	var wg sync.WaitGroup
+	for i := 0; i < min(r.opts.HolderCreators, len(nodes)); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range work {
+				pod := holder(t, t.Status.Runs, n, d, r.opts.Namespace, r.opts.HolderPriorityClass, seconds)
+				if err := r.create(ctx, t, pod); err != nil {
+					errs <- fmt.Errorf("creating the holder pod %s/%s of node %s: %w", pod.Namespace, pod.Name, n.name, err)
+				}
+			}
+		}()
+	}
+	for _, n := range nodes {
+		work <- n
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// release deletes the holders of triage t but those of run keep (none
+// when keep < 0): a run whose traffic has ended, a run that will not run.
+func (r *TriageReconciler) release(ctx context.Context, t *v1alpha1.RocenetTriage, keep int32) error {
+	pods, err := r.holders(ctx, t, -1)
 	if err != nil {
 		return err
 	}
@@ -211,7 +240,7 @@ func (r *TriageReconciler) release(ctx context.Context, key types.NamespacedName
 		if err := r.client.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting the holder pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
-		klog.FromContext(ctx).V(2).Info("released the ports of a node", "triage", key, "pod", klog.KObj(p),
+		klog.FromContext(ctx).V(2).Info("released the ports of a node", "triage", klog.KObj(t), "pod", klog.KObj(p),
 			"node", p.Annotations[annotationTriageNode])
 	}
 	return nil
@@ -223,11 +252,14 @@ func (r *TriageReconciler) release(ctx context.Context, key types.NamespacedName
 // holders' events wake it, and the time's end).
 func (r *TriageReconciler) hold(ctx context.Context, t *v1alpha1.RocenetTriage, now time.Time) (time.Duration, error) {
 	status := &t.Status
-	pods, err := r.holders(ctx, client.ObjectKeyFromObject(t), status.Runs)
+	pods, err := r.holders(ctx, t, status.Runs)
 	if err != nil {
 		return 0, err
 	}
 	deadline := status.StartTime.Add(r.opts.HoldTimeout)
+	if status.HoldDeadline != nil {
+		deadline = status.HoldDeadline.Time
+	}
 	late := !now.Before(deadline)
 	var held []string
 	var busy []v1alpha1.TriageSkippedNode
@@ -272,7 +304,17 @@ func (r *TriageReconciler) hold(ctx context.Context, t *v1alpha1.RocenetTriage, 
 		fail(t, now, "%v", err)
 		return 0, nil
 	}
-	addSkipped(status, skippedFor(left, "no RocenetNode with an addressed port"))
+	addSkipped(status, skippedFor(left, reasonNoAddress))
+	// Their addresses gone meanwhile: let go of them too.
+	for _, node := range left {
+		for i := range pods {
+			if p := &pods[i]; p.Annotations[annotationTriageNode] == node {
+				if err := r.client.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+					return 0, fmt.Errorf("deleting the holder pod %s/%s: %w", p.Namespace, p.Name, err)
+				}
+			}
+		}
+	}
 	if len(nodes) < 2 {
 		skip(t, now, len(nodes), total)
 		return 0, nil

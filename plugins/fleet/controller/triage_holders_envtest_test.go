@@ -117,10 +117,12 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 		t.Helper()
 		var pods corev1.PodList
 		must(admin.List(ctx, &pods, client.InNamespace(rocenetNS),
-			client.MatchingLabels{labelTriageRole: roleHolder, labelTriageName: triage}))
+			client.MatchingLabels{labelTriageRole: roleHolder}))
 		out := map[string]corev1.Pod{}
 		for _, p := range pods.Items {
-			out[p.Annotations[annotationTriageNode]] = p
+			if p.Annotations[annotationTriageName] == triage {
+				out[p.Annotations[annotationTriageNode]] = p
+			}
 		}
 		return out
 	}
@@ -201,10 +203,10 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 		if pinned != want {
 			t.Errorf("%s's holder is pinned by %s, want %s", node, pinned, want)
 		}
-		if spec.NodeName != "" || spec.PriorityClassName != "" ||
+		if spec.NodeName != "" || spec.PriorityClassName != DefaultHolderPriorityClass || *spec.Priority != 1000000000 ||
 			*spec.AutomountServiceAccountToken || spec.ServiceAccountName != "rocenet" || c.Image != "registry.example/rocenet:0.2.0" ||
 			len(spec.Volumes) != 0 || spec.RestartPolicy != corev1.RestartPolicyNever || len(spec.Tolerations) != 1 {
-			t.Errorf("%s's holder %+v: want it through the scheduler, without the DaemonSet's priority, as rocenet in its image, nothing mounted", node, spec)
+			t.Errorf("%s's holder %+v: want it through the scheduler, with the holders' priority, as rocenet in its image, nothing mounted", node, spec)
 		}
 		if _, ok := p.Annotations["k8s.v1.cni.cncf.io/networks"]; ok || c.Command[0] != "sleep" ||
 			fmt.Sprint(*spec.ActiveDeadlineSeconds) != c.Command[1] || *spec.ActiveDeadlineSeconds < 3+66+120 {
@@ -225,15 +227,18 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 	var job batchv1.Job
 	must(admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: run.Status.JobName}, &job))
 	if args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " "); !strings.HasSuffix(args,
-		"diag rdma --nodes 10.201.1.1+10.202.1.1,10.201.3.1+10.202.3.1 --duration 2s -o json") {
+		"diag rdma --nodes 10.201.1.1+10.202.1.1,10.201.3.1+10.202.3.1 --duration 2s --max-unvalidated 2 -o json") {
 		t.Errorf("rocectl's arguments %q", args)
 	}
 	// The busy node's holder goes at once; the others hold through the run.
 	waitHolders("rdma", "n1 and n3 only", func(h map[string]corev1.Pod) bool { return nodesOf(h) == "n1,n3" })
+	// A run whose every link was skipped (no RDMA device) measured
+	// nothing: it is not a pass.
 	e.logs.set(recordedResult(t, "rdma-4-nodes.json"))
 	e.endRun(&job, true)
-	done := e.waitTriage("rdma", "Succeeded", func(tr *v1alpha1.RocenetTriage) bool { return tr.Status.Phase == v1alpha1.TriageSucceeded })
-	if !strings.HasPrefix(done.Status.Message, "rdma passed: 4 nodes, 0 of 8 links measured") || done.Status.SkippedNodeCount != 2 {
+	done := e.waitTriage("rdma", "NotMeasured", func(tr *v1alpha1.RocenetTriage) bool { return tr.Status.Phase == v1alpha1.TriageNotMeasured })
+	if !strings.HasPrefix(done.Status.Message, "rdma measured nothing: none of the 4 nodes was measured") ||
+		done.Status.NotMeasuredCount != 4 || done.Status.SkippedNodeCount != 2 {
 		t.Errorf("status %+v", done.Status)
 	}
 	waitHolders("rdma", "gone after the run", func(h map[string]corev1.Pod) bool { return len(h) == 0 })
@@ -246,7 +251,7 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 	} {
 		labels := perTriage("rdma")
 		if name == "rocenet_triage_runs_total" {
-			labels["stage"], labels["phase"] = "rdma", v1alpha1.TriageSucceeded
+			labels["stage"], labels["phase"] = "rdma", v1alpha1.TriageNotMeasured
 		}
 		if got, ok := metricValue(t, e.metrics, name, labels); !ok || got != want {
 			t.Errorf("%s%v = %v (%v), want %v", name, labels, got, ok, want)
@@ -256,7 +261,7 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 	// Periodic, over n1 and n2 while n2 is busy: one node free is Skipped,
 	// its holder gone; the next run holds again.
 	must(admin.Create(ctx, &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: "lonely", Namespace: "default"},
-		Spec: v1alpha1.RocenetTriageSpec{Stage: "bandwidth", Nodes: []string{"n1", "n2"}, Every: &metav1.Duration{Duration: 2 * time.Second}}}))
+		Spec: v1alpha1.RocenetTriageSpec{Stage: "bandwidth", Nodes: []string{"n1", "n2"}, Every: &metav1.Duration{Duration: time.Minute}}}))
 	held = waitHolders("lonely", "on n1 and n2", func(h map[string]corev1.Pod) bool { return nodesOf(h) == "n1,n2" })
 	started = time.Now()
 	running(held["n1"])
@@ -268,6 +273,7 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 		t.Errorf("status %+v", skipped.Status)
 	}
 	waitHolders("lonely", "gone after the run", func(h map[string]corev1.Pod) bool { return len(h) == 0 })
+	e.step("lonely", time.Minute)
 	e.waitTriage("lonely", "holding again", func(tr *v1alpha1.RocenetTriage) bool {
 		return tr.Status.Runs == 2 && tr.Status.Phase == v1alpha1.TriagePending
 	})
@@ -307,7 +313,7 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 	}
 	must(admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: run.Status.JobName}, &job))
 	if args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " "); !strings.HasSuffix(args,
-		"diag allreduce --nodes 10.201.1.1+10.202.1.1,10.201.3.1+10.202.3.1 --time-limit 60s --bisect -o json") ||
+		"diag allreduce --nodes 10.201.1.1+10.202.1.1,10.201.3.1+10.202.3.1 --time-limit 60s --bisect --max-unvalidated 2 -o json") ||
 		!strings.Contains(args, "--timeout=") {
 		t.Errorf("rocectl's arguments %q", args)
 	}

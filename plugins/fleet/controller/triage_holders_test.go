@@ -3,20 +3,16 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
-	"rocenet.io/plugins/internal/stageresult"
 )
 
 // What a holder's status says of its node, as the scheduler and the
@@ -109,69 +105,47 @@ func TestARunsBoundFollowsItsStage(t *testing.T) {
 	}
 }
 
-// The bandwidth stage's script, run by sh with a stand-in rocectl: one
-// JSON array of every pair's result, exit 6 when one found a failure,
-// rocectl's own error ending it.
-func TestTheBandwidthRunIsOneResult(t *testing.T) {
-	dir := t.TempDir()
-	fake := filepath.Join(dir, "rocectl")
-	// Prints a result naming its --port and --peer; fails on so1, errs on
-	// so9.
-	if err := os.WriteFile(fake, []byte(`#!/bin/sh
-port=; peer=
-while [ $# -gt 0 ]; do case $1 in --port) port=$2 ;; --peer) peer=$2 ;; esac; shift; done
-echo "progress of $port" >&2
-case $port in
-so9) echo "rocectl diag bandwidth: cannot reach rocenet-diagd" >&2; exit 3 ;;
-so1) printf '{"node": "n0", "port": "%s", "peer": "%s", "ok": false, "problems": ["%s: below 0.8"]}\n' $port $peer $port; exit 6 ;;
-esac
-printf '{"node": "n0", "port": "%s", "peer": "%s", "ok": true, "problems": []}\n' $port $peer
-`), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	log := filepath.Join(dir, "termination-log")
-	script := strings.ReplaceAll(bandwidthScript, "/dev/termination-log", log)
+// Every stage is one rocectl call with one circuit breaker: bandwidth's
+// pairs too, and what the run may unvalidate is always said, 0 included.
+func TestEveryStageIsOneCallWithOneBreaker(t *testing.T) {
 	nodes := []runNode{
-		{name: "n0", ports: []runPort{{"so0", 0, "10.201.1.1"}, {"so1", 1, "10.202.1.1"}}},
-		{name: "n1", ports: []runPort{{"so0", 0, "10.201.2.1"}, {"so1", 1, "10.202.2.1"}}},
-		{name: "n2", ports: []runPort{{"so1", 1, "10.202.3.1"}}},
+		{name: "n0", addresses: []string{"10.201.1.1", "10.202.1.1"}, ports: []runPort{{"so0", 0, "10.201.1.1"}, {"so1", 1, "10.202.1.1"}}},
+		{name: "n1", addresses: []string{"10.201.2.1", "10.202.2.1"}, ports: []runPort{{"so0", 0, "10.201.2.1"}, {"so1", 1, "10.202.2.1"}}},
+		{name: "n2", addresses: []string{"10.202.3.1"}, ports: []runPort{{"so1", 1, "10.202.3.1"}}},
 	}
-	cmd, args, err := command(&v1alpha1.RocenetTriage{Spec: v1alpha1.RocenetTriageSpec{Stage: "bandwidth"}}, nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(args, " ") != "2s so0 10.201.2.1 so1 10.202.2.1 so1 10.202.3.1" || cmd[3] != "/usr/bin/rocectl" {
-		t.Fatalf("command %q %q", cmd, args)
-	}
-	run := func(args ...string) ([]byte, int) {
-		out, err := exec.Command("/bin/sh", append([]string{"-c", script, fake}, args...)...).Output()
-		code := 0
-		if exit, ok := err.(*exec.ExitError); ok {
-			code = exit.ExitCode()
-		} else if err != nil {
+	for stage, want := range map[string]string{
+		"bandwidth": "diag bandwidth --nodes 10.201.2.1+10.202.2.1,10.202.3.1 --duration 2s --max-unvalidated 0 -o json",
+		"rdma":      "diag rdma --nodes 10.201.1.1+10.202.1.1,10.201.2.1+10.202.2.1,10.202.3.1 --duration 2s --max-unvalidated 0 -o json",
+		"allreduce": "diag allreduce --nodes 10.201.1.1+10.202.1.1,10.201.2.1+10.202.2.1,10.202.3.1 --time-limit 20s --max-unvalidated 0 -o json",
+		"reach":     "--plan auto --count 5 --time-limit 5s --max-unvalidated 0 -o json",
+	} {
+		cmd, args, err := command(&v1alpha1.RocenetTriage{Spec: v1alpha1.RocenetTriageSpec{Stage: stage}}, nodes, 0)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return out, code
-	}
-	out, code := run(args...)
-	r, err := stageresult.Parse("bandwidth", out)
-	if err != nil || code != 6 || r.OK || r.Measured != 3 || fmt.Sprint(r.Problems) != "[so1: below 0.8 so1: below 0.8]" {
-		t.Errorf("exit %d, %+v, %v:\n%s", code, r, err, out)
-	}
-	var list []map[string]any
-	if err := json.Unmarshal(out, &list); err != nil || list[2]["peer"] != "10.202.3.1" {
-		t.Errorf("%v: %s", err, out)
-	}
-	out, code = run("2s", "so0", "a", "so9", "b", "so0", "c")
-	if code != 3 || !strings.HasPrefix(string(out), "[{") {
-		t.Errorf("exit %d: %s", code, out)
-	}
-	if last, _ := os.ReadFile(log); !strings.Contains(string(last), "cannot reach rocenet-diagd") {
-		t.Errorf("termination log %q", last)
+		if got := strings.Join(args, " "); !strings.HasSuffix(got, want) || cmd[3] != "rocectl" {
+			t.Errorf("%s: %q %q, want ... %q", stage, cmd, got, want)
+		}
 	}
 	if _, _, err := command(&v1alpha1.RocenetTriage{Spec: v1alpha1.RocenetTriageSpec{Stage: "bandwidth"}},
-		[]runNode{{name: "a", ports: []runPort{{"so0", 0, "x"}}}, {name: "b", ports: []runPort{{"so1", 1, "y"}}}}); err == nil ||
+		[]runNode{{name: "a", ports: []runPort{{"so0", 0, "x"}}}, {name: "b", ports: []runPort{{"so1", 1, "y"}}}}, 2); err == nil ||
 		!strings.Contains(err.Error(), "shares no rail") {
 		t.Errorf("no shared rail: %v", err)
+	}
+}
+
+// The breaker's bound as rocenet-diagd's MaxUnvalidated computes it: a
+// share at least 2 nodes, zero in either form none.
+func TestUnvalidatedBound(t *testing.T) {
+	share := func(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+	number := func(n int) *intstr.IntOrString { v := intstr.FromInt32(int32(n)); return &v }
+	for _, c := range []struct {
+		v    *intstr.IntOrString
+		n    int
+		want int
+	}{{nil, 512, 51}, {nil, 3, 2}, {share("0%"), 512, 0}, {number(0), 512, 0}, {number(7), 512, 7}, {share("50%"), 9, 4}} {
+		if got := unvalidatedBound(c.v, c.n, DefaultTriageBudget); got != c.want {
+			t.Errorf("%v of %d: %d, want %d", c.v, c.n, got, c.want)
+		}
 	}
 }

@@ -25,26 +25,32 @@ import (
 // of pairs is the run's length.
 const MaxBandwidthPairs = 128
 
-// runName is the name of run's Job: the triage's namespace and name hashed
-// (runs of triages in every namespace share rocenet's), and the run's
-// number. Its holders' names start with it.
+// runName is the name of run's Job: the start of the triage's name, its
+// UID hashed (runs of triages in every namespace share rocenet's, and a
+// triage made again under an old name must not find the old one's runs),
+// and the run's number. Its holders' names start with it.
 func runName(t *v1alpha1.RocenetTriage, run int32) string {
-	sum := sha256.Sum256([]byte(t.Namespace + "/" + t.Name))
+	sum := sha256.Sum256([]byte(t.UID))
 	name := t.Name
 	if len(name) > 30 {
 		name = name[:30]
 	}
-	return fmt.Sprintf("rocenet-triage-%s-%s-%d", strings.TrimSuffix(name, "-"), hex.EncodeToString(sum[:])[:8], run)
+	return fmt.Sprintf("rocenet-triage-%s-%s-%d", strings.Trim(strings.TrimSuffix(name, "-"), "."), hex.EncodeToString(sum[:])[:8], run)
 }
 
-// runLabels name the triage on its runs' objects.
+// runLabels mark a triage's runs' objects: the component and the triage's
+// UID (a name may be too long for a label).
 func runLabels(t *v1alpha1.RocenetTriage) map[string]string {
 	return map[string]string{
 		"app.kubernetes.io/name": "rocenet",
 		labelComponent:           TriageComponent,
-		labelTriageName:          t.Name,
-		labelTriageNamespace:     t.Namespace,
+		labelTriageUID:           string(t.UID),
 	}
+}
+
+// runAnnotations name the triage on its runs' objects.
+func runAnnotations(t *v1alpha1.RocenetTriage) map[string]string {
+	return map[string]string{annotationTriageName: t.Name, annotationTriageNamespace: t.Namespace}
 }
 
 // diagdTemplate is what a run's pods take of rocenet's DaemonSet.
@@ -131,15 +137,15 @@ func stageBound(t *v1alpha1.RocenetTriage, nodes []runNode) int64 {
 	return limit + 20
 }
 
-// jobDeadline is the run's Job's activeDeadlineSeconds: rocectl's bound
-// and two minutes to start its pod.
+// jobDeadline is the run's pod's activeDeadlineSeconds (from the pod's
+// start): rocectl's bound and two minutes to start it.
 func jobDeadline(t *v1alpha1.RocenetTriage, nodes []runNode) int64 {
 	return stageBound(t, nodes) + 120
 }
 
 // bandwidthPairs are the bandwidth stage's port pairs: each port of the
 // coordinator (nodes[0]) to the port of the same rail on every other node,
-// node by node.
+// node by node (rocectl diag bandwidth --nodes measures the same pairs).
 func bandwidthPairs(nodes []runNode) [][2]string {
 	var pairs [][2]string
 	for _, other := range nodes[1:] {
@@ -155,29 +161,19 @@ func bandwidthPairs(nodes []runNode) [][2]string {
 	return pairs
 }
 
-// bandwidthScript runs rocectl ($0) diag bandwidth for each port pair in
-// its arguments (DURATION then PORT PEER ...) and prints the results as
-// one JSON array; it exits 6 when a pair found a failure, and stops at
-// rocectl's first other error, whose messages are the termination log.
-const bandwidthScript = `d=$1; shift; rc=0; sep=; printf '['
-while [ $# -ge 2 ]; do
-  printf '%s' "$sep"; sep=,
-  "$0" --diag-socket=/run/rocenet/diagd.sock diag bandwidth --port "$1" --peer "$2" --duration "$d" -o json 2>/dev/termination-log
-  code=$?; shift 2
-  case $code in 0) ;; 6) rc=6 ;; *) exit $code ;; esac
-done
-printf ']\n'; exit $rc`
-
 // command is the run's container command and arguments: rocectl against
 // the coordinator's rocenet-diagd, the result on stdout, its messages (on
-// stderr) the termination log; no input is in a script.
-func command(t *v1alpha1.RocenetTriage, nodes []runNode) ([]string, []string, error) {
+// stderr) the termination log; no input is in a script. maxUnvalidated is
+// what the run may unvalidate (the triage's breaker within the cluster's
+// budget): every stage gets it.
+func command(t *v1alpha1.RocenetTriage, nodes []runNode, maxUnvalidated int) ([]string, []string, error) {
 	limit := timeoutOf(t)
 	list := make([]string, len(nodes))
 	for i, n := range nodes {
 		list[i] = strings.Join(n.addresses, "+")
 	}
 	global := []string{"--diag-socket=/run/rocenet/diagd.sock", fmt.Sprintf("--timeout=%ds", stageBound(t, nodes)+40)}
+	breaker := []string{"--max-unvalidated", strconv.Itoa(maxUnvalidated)}
 	var args []string
 	switch stageOf(t) {
 	case v1alpha1.StageBandwidth:
@@ -188,19 +184,14 @@ func command(t *v1alpha1.RocenetTriage, nodes []runNode) ([]string, []string, er
 		if len(pairs) > MaxBandwidthPairs {
 			return nil, nil, fmt.Errorf("bandwidth over %d port pairs (the coordinator's ports to %d nodes) is more than %d, one at a time: choose fewer nodes", len(pairs), len(nodes)-1, MaxBandwidthPairs)
 		}
-		args = []string{fmt.Sprintf("%ds", limit)}
-		for _, p := range pairs {
-			args = append(args, p[0], p[1])
-		}
-		return []string{"/bin/sh", "-c", bandwidthScript, "/usr/bin/rocectl"}, args, nil
+		args = append(global, "diag", "bandwidth", "--nodes", strings.Join(list[1:], ","), "--duration", fmt.Sprintf("%ds", limit))
 	case v1alpha1.StageRDMA:
-		args = append(global, "diag", "rdma", "--nodes", strings.Join(list, ","), "--duration", fmt.Sprintf("%ds", limit), "-o", "json")
+		args = append(global, "diag", "rdma", "--nodes", strings.Join(list, ","), "--duration", fmt.Sprintf("%ds", limit))
 	case v1alpha1.StageAllreduce:
 		args = append(global, "diag", "allreduce", "--nodes", strings.Join(list, ","), "--time-limit", fmt.Sprintf("%ds", limit))
 		if t.Spec.Bisect {
 			args = append(args, "--bisect")
 		}
-		args = append(args, "-o", "json")
 	default:
 		count := t.Spec.Count
 		if count == 0 {
@@ -211,22 +202,20 @@ func command(t *v1alpha1.RocenetTriage, nodes []runNode) ([]string, []string, er
 			plan = "auto"
 		}
 		args = append(global, "diag", "reach", "--nodes", strings.Join(list, ","), "--plan", plan,
-			"--count", strconv.Itoa(int(count)), "--time-limit", fmt.Sprintf("%ds", limit), "-o", "json")
-		if m := t.Spec.MaxUnvalidated; m != nil {
-			args = append(args, "--max-unvalidated", m.String())
-		}
+			"--count", strconv.Itoa(int(count)), "--time-limit", fmt.Sprintf("%ds", limit))
 	}
+	args = append(append(args, breaker...), "-o", "json")
 	return []string{"/bin/sh", "-c", `exec /usr/bin/rocectl "$@" 2>/dev/termination-log`, "rocectl"}, args, nil
 }
 
 // job is run's Job: rocectl against the coordinator's rocenet-diagd, in
 // the DaemonSet's image, with its socket directory, pinned to that node.
-func (r *TriageReconciler) job(ctx context.Context, t *v1alpha1.RocenetTriage, nodes []runNode, run int32) (*batchv1.Job, error) {
+func (r *TriageReconciler) job(ctx context.Context, t *v1alpha1.RocenetTriage, nodes []runNode, run int32, maxUnvalidated int) (*batchv1.Job, error) {
 	d, err := r.diagd(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cmd, args, err := command(t, nodes)
+	cmd, args, err := command(t, nodes, maxUnvalidated)
 	if err != nil {
 		return nil, err
 	}
@@ -238,23 +227,31 @@ func (r *TriageReconciler) job(ctx context.Context, t *v1alpha1.RocenetTriage, n
 	// admits root).
 	security.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
 	labels := runLabels(t)
+	annotations := runAnnotations(t)
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: runName(t, run), Namespace: r.opts.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: runName(t, run), Namespace: r.opts.Namespace, Labels: labels, Annotations: annotations},
 		Spec: batchv1.JobSpec{
-			BackoffLimit:            ptr.To[int32](0),
-			ActiveDeadlineSeconds:   ptr.To(jobDeadline(t, nodes)),
+			BackoffLimit: ptr.To[int32](0),
+			// The pod's own deadline ends a run that overstays (the kubelet
+			// stops rocectl, which stops the test and says so, and keeps the
+			// pod); the Job's, past it, only a pod that never started.
+			ActiveDeadlineSeconds:   ptr.To(jobDeadline(t, nodes) + 120),
 			TTLSecondsAfterFinished: ptr.To[int32](jobTTL),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 				Spec: corev1.PodSpec{
-					NodeName:                     nodes[0].name,
-					RestartPolicy:                corev1.RestartPolicyNever,
-					ServiceAccountName:           d.serviceAccount,
-					AutomountServiceAccountToken: ptr.To(false),
-					Tolerations:                  d.tolerations,
-					ImagePullSecrets:             d.pullSecrets,
-					PriorityClassName:            d.priorityClass,
-					Volumes:                      []corev1.Volume{*d.volume},
+					NodeName:              nodes[0].name,
+					ActiveDeadlineSeconds: ptr.To(jobDeadline(t, nodes)),
+					// rocectl's time to stop the test on every node and hear
+					// each confirm.
+					TerminationGracePeriodSeconds: ptr.To[int64](30),
+					RestartPolicy:                 corev1.RestartPolicyNever,
+					ServiceAccountName:            d.serviceAccount,
+					AutomountServiceAccountToken:  ptr.To(false),
+					Tolerations:                   d.tolerations,
+					ImagePullSecrets:              d.pullSecrets,
+					PriorityClassName:             d.priorityClass,
+					Volumes:                       []corev1.Volume{*d.volume},
 					Containers: []corev1.Container{{
 						Name:                     "rocectl",
 						Image:                    d.container.Image,

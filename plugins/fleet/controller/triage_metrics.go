@@ -33,7 +33,7 @@ func NewTriageMetrics(reg prometheus.Registerer) (*TriageMetrics, error) {
 	m := &TriageMetrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rocenet_triage_runs_total",
-			Help: "Triage runs ended, by stage and phase (Succeeded, Failed, Inconclusive, Skipped, Error).",
+			Help: "Triage runs ended, by stage and phase (Succeeded, Failed, Inconclusive, NotMeasured, Skipped, Error).",
 		}, []string{"namespace", "triage", "stage", "phase"}),
 		lastRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "rocenet_triage_last_run_timestamp_seconds",

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,6 +82,8 @@ type runNode struct {
 	// kubernetes.io/hostname label (holdable).
 	allocatable int64
 	hostname    string
+	// Whether its RocenetNode says its scale-out network is ready.
+	ready bool
 }
 
 // runPort is an addressed port of a node that is not in a pod.
@@ -90,21 +94,21 @@ type runPort struct {
 }
 
 // addresses is each node's rocenet-diagd addresses (its ports'
-// addresses, in its order), and the nodes left out.
+// addresses, in its order), and the nodes left out: from the cache, whose
+// RocenetNodes keep the few fields of each port this needs
+// (TrimRocenetNode), with whether the node is ready.
 func (r *TriageReconciler) addresses(ctx context.Context, names []string) ([]runNode, []string, error) {
-	var list v1alpha1.RocenetNodeList
-	if err := r.reader.List(ctx, &list); err != nil {
-		return nil, nil, fmt.Errorf("listing RocenetNodes: %w", err)
-	}
-	byName := map[string]*v1alpha1.RocenetNode{}
-	for i := range list.Items {
-		byName[list.Items[i].Name] = &list.Items[i]
-	}
 	var nodes []runNode
 	var left []string
 	for _, name := range names {
 		n := runNode{name: name}
-		if rn := byName[name]; rn != nil {
+		var rn v1alpha1.RocenetNode
+		err := r.client.Get(ctx, client.ObjectKey{Name: name}, &rn)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, nil, fmt.Errorf("reading the RocenetNode %s: %w", name, err)
+		}
+		if err == nil {
+			n.ready = readyCondition(rn.Status.Conditions)
 			for _, p := range rn.Status.Ports {
 				if p.Address != "" && !p.InPod {
 					address := strings.SplitN(p.Address, "/", 2)[0]
@@ -120,6 +124,34 @@ func (r *TriageReconciler) addresses(ctx context.Context, names []string) ([]run
 		nodes = append(nodes, n)
 	}
 	return nodes, left, nil
+}
+
+// readyCondition is whether a RocenetNode's Ready condition is True.
+func readyCondition(conditions []metav1.Condition) bool {
+	c := meta.FindStatusCondition(conditions, v1alpha1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue
+}
+
+// coordinatorFirst puts the run's coordinator first: a node whose Node is
+// Ready and whose scale-out network is ready, in turn from run to run (a
+// sick first node must not make every run fail); any node when none is.
+func (r *TriageReconciler) coordinatorFirst(ctx context.Context, nodes []runNode, run int32) []runNode {
+	var good []int
+	for i, n := range nodes {
+		var node corev1.Node
+		if err := r.client.Get(ctx, client.ObjectKey{Name: n.name}, &node); err != nil || !nodeReady(&node) || !n.ready {
+			continue
+		}
+		good = append(good, i)
+	}
+	pick := 0
+	if len(good) > 0 {
+		pick = good[int(max(run-1, 0))%len(good)]
+	} else {
+		pick = int(max(run-1, 0)) % len(nodes)
+	}
+	out := append([]runNode{nodes[pick]}, nodes[:pick]...)
+	return append(out, nodes[pick+1:]...)
 }
 
 // addSkipped adds nodes left out of the run to the status, listing at

@@ -14,8 +14,9 @@ import (
 
 // applyResult writes the run's summary into status: the phase, the plan,
 // a line per rail, the suspects and failed links (at most
-// MaxTriageItems each, with their counts) and the labels.
-func applyResult(status *v1alpha1.RocenetTriageStatus, r *reachresult.Result) {
+// MaxTriageItems each, with their counts) and the labels; it returns every
+// node the run unvalidated.
+func applyResult(status *v1alpha1.RocenetTriageStatus, r *reachresult.Result) []string {
 	status.Plan = &v1alpha1.TriagePlan{
 		Kind:            r.Plan.Kind,
 		PeerProbes:      r.Plan.PeerProbes,
@@ -85,20 +86,13 @@ func applyResult(status *v1alpha1.RocenetTriageStatus, r *reachresult.Result) {
 		status.FailedLinks = append(status.FailedLinks, fmt.Sprintf("%s/%s -> %s: %s", u.FromNode, u.FromPort, to, u.Reason))
 	}
 	status.FailedLinkCount = int32(len(r.Unreachable))
-	labels := &v1alpha1.TriageLabels{
-		Validated:    int32(r.Labels.Validated),
-		Inconclusive: r.Labels.Inconclusive,
-		Reason:       r.Labels.Reason,
-	}
-	for i, n := range r.Labels.Unvalidated {
-		if i == v1alpha1.MaxTriageItems {
-			break
-		}
-		labels.Unvalidated = append(labels.Unvalidated, n)
-	}
-	status.Labels = labels
+	status.Labels = labelsOf(&stageresult.Labels{Validated: r.Labels.Validated, Unvalidated: r.Labels.Unvalidated,
+		Inconclusive: r.Labels.Inconclusive, Reason: r.Labels.Reason, DryRun: r.Labels.DryRun})
 
 	switch {
+	case r.Labels.DryRun && !r.OK:
+		status.Phase = v1alpha1.TriageFailed
+		status.Message = suspectsLine(r) + "; no label was changed (a dry run)"
 	case r.OK:
 		status.Phase = v1alpha1.TriageSucceeded
 		nodes := "nodes"
@@ -113,6 +107,22 @@ func applyResult(status *v1alpha1.RocenetTriageStatus, r *reachresult.Result) {
 		status.Phase = v1alpha1.TriageFailed
 		status.Message = suspectsLine(r)
 	}
+	return r.Labels.Unvalidated
+}
+
+// labelsOf is the status's account of what a run did to the labels.
+func labelsOf(l *stageresult.Labels) *v1alpha1.TriageLabels {
+	if l == nil {
+		return nil
+	}
+	out := &v1alpha1.TriageLabels{Validated: int32(l.Validated), Inconclusive: l.Inconclusive, Reason: l.Reason, DryRun: l.DryRun}
+	for i, n := range l.Unvalidated {
+		if i == v1alpha1.MaxTriageItems {
+			break
+		}
+		out.Unvalidated = append(out.Unvalidated, n)
+	}
+	return out
 }
 
 // suspectsLine names the first suspects, or the first problem.
@@ -136,44 +146,67 @@ func suspectsLine(r *reachresult.Result) string {
 	return fmt.Sprintf("%d %s: %s%s", len(r.Suspects), noun, strings.Join(shown, ", "), more)
 }
 
-// applyStageResult writes the verdict of an invasive stage into status:
-// Succeeded when everything passed, else Failed with the first problems;
-// the nodes an all-reduce bisection found slow are its suspects (kind
-// node), read as reach's are.
-func applyStageResult(status *v1alpha1.RocenetTriageStatus, stage string, r *stageresult.Result) {
+// applyStageResult writes the verdict of an invasive stage into status
+// and returns every node it unvalidated: Failed with the first problems
+// when something failed (Inconclusive when the circuit breaker held);
+// NotMeasured when nothing failed but some nodes were not measured (an
+// RDMA stage without devices, a silent rocenet-diagd), never a pass for
+// them; Succeeded when every node was measured and passed. The suspects
+// are the result's, and the nodes an all-reduce bisection found slow
+// (kind node).
+func applyStageResult(status *v1alpha1.RocenetTriageStatus, stage string, r *stageresult.Result) []string {
 	status.Suspects = nil
-	for i, n := range r.SlowNodes {
+	count := 0
+	for _, s := range r.Suspects {
+		if count < v1alpha1.MaxTriageItems {
+			status.Suspects = append(status.Suspects, v1alpha1.TriageSuspect{Kind: s.Kind, Node: s.Node, Port: s.Port,
+				Leaf: s.Leaf, Rail: s.Rail, Evidence: s.Evidence})
+		}
+		count++
+	}
+	for _, n := range r.SlowNodes {
+		if count < v1alpha1.MaxTriageItems {
+			status.Suspects = append(status.Suspects, v1alpha1.TriageSuspect{Kind: "node", Node: n, Evidence: slowEvidence(n, r)})
+		}
+		count++
+	}
+	status.SuspectCount = int32(count)
+	status.Labels = labelsOf(r.Labels)
+	status.NotMeasured = nil
+	for i, n := range r.NotMeasured {
 		if i == v1alpha1.MaxTriageItems {
 			break
 		}
-		status.Suspects = append(status.Suspects, v1alpha1.TriageSuspect{Kind: "node", Node: n, Evidence: slowEvidence(n, r)})
+		status.NotMeasured = append(status.NotMeasured, v1alpha1.TriageSkippedNode{Node: n.Node, Reason: n.Reason})
 	}
-	status.SuspectCount = int32(len(r.SlowNodes))
-	status.Labels = nil
-	if l := r.Labels; l != nil {
-		status.Labels = &v1alpha1.TriageLabels{Validated: int32(l.Validated), Inconclusive: l.Inconclusive, Reason: l.Reason}
-		for i, n := range l.Unvalidated {
-			if i == v1alpha1.MaxTriageItems {
-				break
-			}
-			status.Labels.Unvalidated = append(status.Labels.Unvalidated, n)
-		}
+	status.NotMeasuredCount = int32(len(r.NotMeasured))
+	var unvalidated []string
+	if r.Labels != nil {
+		unvalidated = r.Labels.Unvalidated
 	}
+	noun := measuredNoun[stage]
 	if r.OK && len(r.SlowNodes) == 0 {
-		status.Phase = v1alpha1.TriageSucceeded
-		noun := measuredNoun[stage]
-		status.Message = fmt.Sprintf("%s passed: %d %s, %d %s", stage, len(r.Nodes), plural(len(r.Nodes), "node"),
-			r.Measured, plural(r.Measured, noun))
-		if r.Skipped > 0 {
-			status.Message = fmt.Sprintf("%s passed: %d %s, %d of %d %s measured, %d skipped", stage, len(r.Nodes),
-				plural(len(r.Nodes), "node"), r.Measured-r.Skipped, r.Measured, plural(r.Measured, noun), r.Skipped)
-			if len(r.Notes) > 0 {
-				status.Message += "; " + r.Notes[len(r.Notes)-1]
-			}
+		measured := r.Measured - r.Skipped
+		if len(r.NotMeasured) == 0 {
+			status.Phase = v1alpha1.TriageSucceeded
+			status.Message = fmt.Sprintf("%s passed: %d %s, %d %s", stage, len(r.Nodes), plural(len(r.Nodes), "node"),
+				measured, plural(measured, noun))
+			return unvalidated
 		}
-		return
+		status.Phase = v1alpha1.TriageNotMeasured
+		if len(r.NotMeasured) == len(r.Nodes) {
+			status.Message = fmt.Sprintf("%s measured nothing: none of the %d %s was measured (%s)", stage, len(r.Nodes),
+				plural(len(r.Nodes), "node"), r.NotMeasured[0].Reason)
+		} else {
+			status.Message = fmt.Sprintf("%s passed on %d of %d nodes, %d %s; not measured: %s", stage,
+				len(r.Nodes)-len(r.NotMeasured), len(r.Nodes), measured, plural(measured, noun), notMeasuredLine(r.NotMeasured))
+		}
+		return unvalidated
 	}
 	status.Phase = v1alpha1.TriageFailed
+	if r.Labels != nil && r.Labels.Inconclusive {
+		status.Phase = v1alpha1.TriageInconclusive
+	}
 	var parts []string
 	if n := len(r.SlowNodes); n > 0 {
 		shown, more := r.SlowNodes, ""
@@ -181,6 +214,16 @@ func applyStageResult(status *v1alpha1.RocenetTriageStatus, stage string, r *sta
 			shown, more = shown[:6], fmt.Sprintf(" +%d", n-6)
 		}
 		parts = append(parts, fmt.Sprintf("%d slow %s: %s%s", n, plural(n, "node"), strings.Join(shown, ", "), more))
+	} else if n := len(r.Suspects); n > 0 {
+		var names []string
+		for i, s := range r.Suspects {
+			if i == 6 {
+				names = append(names, fmt.Sprintf("+%d", n-6))
+				break
+			}
+			names = append(names, s.Node+"/"+s.Port)
+		}
+		parts = append(parts, fmt.Sprintf("%d %s: %s", n, plural(n, "suspect"), strings.Join(names, ", ")))
 	}
 	problems := r.Problems
 	if len(problems) > 3 {
@@ -190,7 +233,27 @@ func applyStageResult(status *v1alpha1.RocenetTriageStatus, stage string, r *sta
 	if len(parts) == 0 {
 		parts = append(parts, stage+" found a failure")
 	}
+	if status.Phase == v1alpha1.TriageInconclusive && r.Labels.Reason != "" {
+		parts = append(parts, r.Labels.Reason)
+	}
+	if len(r.NotMeasured) > 0 {
+		parts = append(parts, "not measured: "+notMeasuredLine(r.NotMeasured))
+	}
 	status.Message = strings.Join(parts, "; ")
+	return unvalidated
+}
+
+// notMeasuredLine names the first nodes not measured, and why.
+func notMeasuredLine(nodes []stageresult.NodeReason) string {
+	var parts []string
+	for i, n := range nodes {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(nodes)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", n.Node, n.Reason))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // What each stage measured, for its message.

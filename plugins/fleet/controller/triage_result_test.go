@@ -101,9 +101,10 @@ func recordedStage(t *testing.T, stage, name string) *stageresult.Result {
 func TestRecordedInvasiveStagesBecomeTheStatus(t *testing.T) {
 	var s v1alpha1.RocenetTriageStatus
 	applyStageResult(&s, "rdma", recordedStage(t, "rdma", "rdma-4-nodes.json"))
-	if s.Phase != v1alpha1.TriageSucceeded ||
-		s.Message != "rdma passed: 4 nodes, 0 of 8 links measured, 8 skipped; no link was measured: every link was skipped" ||
-		s.SuspectCount != 0 || s.Suspects != nil {
+	// Every link skipped: nothing was measured, which is not a pass.
+	if s.Phase != v1alpha1.TriageNotMeasured ||
+		s.Message != "rdma measured nothing: none of the 4 nodes was measured (n0: no RDMA device on so0)" ||
+		s.NotMeasuredCount != 4 || s.SuspectCount != 0 || s.Suspects != nil {
 		t.Errorf("rdma: %+v", s)
 	}
 	s = v1alpha1.RocenetTriageStatus{}

@@ -36,6 +36,8 @@ type flags struct {
 	namespace               string
 	daemonSet               string
 	triagePriorityClass     string
+	triageBudget            string
+	triageBudgetWindow      time.Duration
 	metricsAddress          string
 	probeAddress            string
 	staleAfter              time.Duration
@@ -58,7 +60,9 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", defaultNamespace(), "the Lease's namespace ($POD_NAMESPACE when set)")
 	fs.StringVar(&f.namespace, "namespace", defaultNamespace(), "rocenet's namespace: its DaemonSet, whose diagd container a triage run copies, and the runs' Jobs ($POD_NAMESPACE when set)")
 	fs.StringVar(&f.daemonSet, "daemonset", "rocenet", "rocenet's DaemonSet in --namespace: a triage run takes its diagd container's image, socket volume and user")
-	fs.StringVar(&f.triagePriorityClass, "triage-priority-class", "", "the PriorityClass of the pods that hold a node's scale-out ports for an invasive triage stage (default: none, the cluster's default priority); one with preemptionPolicy Never keeps them from ever preempting a pod")
+	fs.StringVar(&f.triagePriorityClass, "triage-priority-class", controller.DefaultHolderPriorityClass, "the PriorityClass of the pods that hold a node's scale-out ports for an invasive triage stage: rocenet ships one of a high value, so that no workload preempts a holder mid-run, with preemptionPolicy Never, so that a holder preempts no pod (\"\": the cluster's default priority)")
+	fs.StringVar(&f.triageBudget, "triage-budget", controller.DefaultTriageBudget, "how many nodes all triages together may take the validation label from within --triage-budget-window: a number, or a share of the cluster's nodes (0: no triage changes a label)")
+	fs.DurationVar(&f.triageBudgetWindow, "triage-budget-window", controller.DefaultTriageBudgetWindow, "the sliding window of --triage-budget")
 	fs.StringVar(&f.metricsAddress, "metrics-bind-address", ":50155", "the Prometheus metrics' address, plain HTTP (0: none)")
 	fs.StringVar(&f.probeAddress, "health-probe-bind-address", ":50156", "the address of /healthz and /readyz (0: none)")
 	fs.DurationVar(&f.staleAfter, "stale-after", controller.DefaultStaleAfter, "a node whose RocenetNode's heartbeat is older than this counts as not ready (Stale)")
@@ -86,6 +90,12 @@ func parseFlags(args []string) (flags, error) {
 	}
 	if f.namespace == "" {
 		return f, errors.New("--namespace must not be empty")
+	}
+	if _, err := controller.ParseBudget(f.triageBudget); err != nil {
+		return f, fmt.Errorf("--triage-budget %w", err)
+	}
+	if f.triageBudgetWindow < time.Minute {
+		return f, fmt.Errorf("--triage-budget-window %s: at least 1m", f.triageBudgetWindow)
 	}
 	if f.leaderElect && f.leaderElectionNamespace == "" {
 		return f, errors.New("--leader-election-namespace must not be empty with --leader-elect")
@@ -145,6 +155,8 @@ func run(f flags) error {
 		Namespace:               f.namespace,
 		DaemonSet:               f.daemonSet,
 		TriagePriorityClass:     f.triagePriorityClass,
+		TriageBudget:            f.triageBudget,
+		TriageBudgetWindow:      f.triageBudgetWindow,
 		MetricsBindAddress:      f.metricsAddress,
 		HealthProbeBindAddress:  f.probeAddress,
 	})

@@ -15,7 +15,8 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := flags{leaderElect: true, leaderElectionNamespace: "rocenet-system", namespace: "rocenet-system",
-		daemonSet: "rocenet", metricsAddress: ":50155", probeAddress: ":50156", staleAfter: 25 * time.Minute}
+		daemonSet: "rocenet", metricsAddress: ":50155", probeAddress: ":50156", staleAfter: 25 * time.Minute,
+		triagePriorityClass: "rocenet-triage-holder", triageBudget: "10%", triageBudgetWindow: time.Hour}
 	if f != want {
 		t.Errorf("defaults %+v, want %+v", f, want)
 	}
@@ -40,6 +41,9 @@ func TestParseFlagsRefuses(t *testing.T) {
 		"--leader-election-namespace= here": "unexpected argument",
 		"--leader-election-namespace=":      "--leader-election-namespace must not be empty",
 		"--namespace=":                      "--namespace must not be empty",
+		"--triage-budget=ten":               `--triage-budget "ten": a number of nodes`,
+		"--triage-budget=120%":              `--triage-budget "120%": a share from 0% to 100%`,
+		"--triage-budget-window=10s":        "--triage-budget-window 10s: at least 1m",
 	} {
 		_, err := parseFlags(strings.Fields(args))
 		if err == nil || !strings.Contains(err.Error(), want) {
