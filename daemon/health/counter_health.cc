@@ -16,7 +16,7 @@ uint64_t Of(const EventSampler::Increase& increase, absl::string_view event) {
 }  // namespace
 
 std::optional<EventSampler::Increase> EventSampler::Sample(
-    const std::map<std::string, uint64_t>& events, absl::Time now, absl::Duration interval) {
+    const std::map<std::string, uint64_t>& events, os::BootTime now, absl::Duration interval) {
   if (sampled_ && now - last_time_ < interval) return std::nullopt;
   std::optional<Increase> out;
   if (sampled_) {
@@ -36,7 +36,7 @@ std::optional<EventSampler::Increase> EventSampler::Sample(
 }
 
 std::optional<Condition> HeldCondition::Update(std::optional<Condition> found, bool sampled,
-                                               absl::Time now) {
+                                               os::BootTime now) {
   if (found.has_value()) {
     last_seen_ = now;
     // A worse reason (unhealthy over advisory) replaces a milder one.
@@ -47,7 +47,7 @@ std::optional<Condition> HeldCondition::Update(std::optional<Condition> found, b
   return held_;
 }
 
-std::optional<Condition> FecWatch::Observe(const inventory::Port& port, absl::Time now,
+std::optional<Condition> FecWatch::Observe(const inventory::Port& port, os::BootTime now,
                                            absl::Duration sample_interval,
                                            const FecPolicy& policy) {
   const std::optional<EventSampler::Increase> increase =
@@ -79,7 +79,7 @@ std::optional<Condition> FecWatch::Observe(const inventory::Port& port, absl::Ti
   return held_.Update(std::move(found), increase.has_value(), now);
 }
 
-std::optional<Condition> LosslessWatch::Observe(const inventory::Port& port, absl::Time now,
+std::optional<Condition> LosslessWatch::Observe(const inventory::Port& port, os::BootTime now,
                                                 absl::Duration sample_interval) {
   const std::optional<EventSampler::Increase> increase =
       sampler_.Sample(port.events.lossless, now, sample_interval);

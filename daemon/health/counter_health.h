@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "daemon/health/condition.h"
 #include "daemon/inventory/port.h"
+#include "daemon/os/clock.h"
 
 namespace rocenet::health {
 
@@ -47,13 +48,13 @@ class EventSampler {
   // Takes a sample of `events` when the last is at least `interval` old;
   // the increase since the last one, nullopt for the first and between
   // samples.
-  std::optional<Increase> Sample(const std::map<std::string, uint64_t>& events, absl::Time now,
+  std::optional<Increase> Sample(const std::map<std::string, uint64_t>& events, os::BootTime now,
                                  absl::Duration interval);
 
  private:
   friend class HealthStateCodec;
   bool sampled_ = false;
-  absl::Time last_time_;
+  os::BootTime last_time_;
   std::map<std::string, uint64_t> last_;
 };
 
@@ -62,17 +63,17 @@ class HeldCondition {
  public:
   // `found` is what the last sample showed (nullopt: nothing, or no new
   // sample when `sampled` is false). Returns the condition while held.
-  std::optional<Condition> Update(std::optional<Condition> found, bool sampled, absl::Time now);
+  std::optional<Condition> Update(std::optional<Condition> found, bool sampled, os::BootTime now);
 
  private:
   friend class HealthStateCodec;
   std::optional<Condition> held_;
-  absl::Time last_seen_;
+  os::BootTime last_seen_;
 };
 
 class FecWatch {
  public:
-  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+  std::optional<Condition> Observe(const inventory::Port& port, os::BootTime now,
                                    absl::Duration sample_interval, const FecPolicy& policy);
 
  private:
@@ -88,7 +89,7 @@ class FecWatch {
 // advisory (a lossy priority beside the lossless ones drops by design).
 class LosslessWatch {
  public:
-  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+  std::optional<Condition> Observe(const inventory::Port& port, os::BootTime now,
                                    absl::Duration sample_interval);
 
  private:

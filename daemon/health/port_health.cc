@@ -212,7 +212,10 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSigna
 
 bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
                            const std::map<std::string, PortSignals>& signals) {
-  const absl::Time now = clock_->Now();
+  // The watches measure on the boot clock; `since` is the wall time users
+  // read.
+  const os::Moment moment = clock_->Read();
+  const os::BootTime now = moment.boot;
   std::map<std::string, const PortHealth*> previous;
   for (const PortHealth& health : node_.ports) previous[health.port_id] = &health;
 
@@ -281,9 +284,10 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
                                  [](const Condition& c) { return c.advisory; });
     const auto it = previous.find(port.id);
     const PortHealth* before = it == previous.end() ? nullptr : it->second;
-    health.since = before != nullptr && before->healthy == health.healthy ? before->since : now;
+    health.since =
+        before != nullptr && before->healthy == health.healthy ? before->since : moment.wall;
     for (Condition& condition : health.conditions) {
-      condition.since = now;
+      condition.since = moment.wall;
       if (before == nullptr) continue;
       for (const Condition& old : before->conditions) {
         if (old.type == condition.type && old.reason == condition.reason) {
