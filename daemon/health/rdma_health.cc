@@ -68,10 +68,21 @@ std::optional<Condition> RetransmitWatch::Observe(const inventory::Port& port, o
                                                   absl::Duration sample_interval,
                                                   const RetransmitPolicy& policy) {
   const std::map<std::string, uint64_t>& events = port.events.transport;
+  if (events.empty()) {
+    // The counters cannot be read now (a port in a pod whose RDMA device
+    // went with it): no sample shows a resend, so a raised condition
+    // clears once the quiet period has passed, as after any quiet; the
+    // next sample that reads them is a new baseline.
+    sampled_ = false;
+    last_.clear();
+    if (raised_ && now - last_rising_ >= policy.quiet_period) raised_ = false;
+    condition_.advisory = !policy.unhealthy;
+    return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
+  }
   if (sampled_ && now - last_time_ < sample_interval) {
     return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
   }
-  if (sampled_ && !events.empty()) {
+  if (sampled_) {
     const double seconds = absl::ToDoubleSeconds(now - last_time_);
     std::string worst;
     double worst_rate = 0;

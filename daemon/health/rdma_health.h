@@ -66,7 +66,8 @@ class RetransmitWatch {
  public:
   // Takes a sample of the port's transport events at `now` when the last
   // is at least `sample_interval` old, and returns RetransmitsRising while
-  // it holds (since unset).
+  // it holds (since unset). While the counters cannot be read (no events),
+  // nothing rises: a raised condition clears after the quiet period.
   std::optional<Condition> Observe(const inventory::Port& port, os::BootTime now,
                                    absl::Duration sample_interval, const RetransmitPolicy& policy);
 
