@@ -31,6 +31,10 @@ class FakeEthtool final : public os::Ethtool {
     }
     stats.emplace_back(name, value);
   }
+  // The statistic is no longer in the driver's list.
+  void RemoveStatistic(const std::string& ifname, const std::string& name) {
+    std::erase_if(stats_[ifname], [&](const os::NamedCounter& c) { return c.first == name; });
+  }
 
   absl::StatusOr<os::DriverInfo> Driver(absl::string_view ifname) override {
     auto it = drivers_.find(std::string(ifname));
