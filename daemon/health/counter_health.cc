@@ -57,14 +57,27 @@ std::optional<Condition> FecWatch::Observe(const inventory::Port& port, os::Boot
     const std::string over = absl::FormatDuration(increase->over);
     const double corrected = static_cast<double>(Of(*increase, inventory::kCorrectedBlocks)) /
                              absl::ToDoubleSeconds(increase->over);
-    if (const uint64_t lost = Of(*increase, inventory::kUncorrectableBlocks); lost > 0) {
-      found = Condition{std::string(kFecDegraded),
-                        "Uncorrectable",
-                        absl::StrCat("port ", port.name, ": ", lost,
-                                     " FEC codewords could not be corrected within ", over,
-                                     "; frames are being lost on the link: clean or replace the "
-                                     "optics and the cable"),
-                        {}};
+    const uint64_t added = Of(*increase, inventory::kUncorrectableBlocks);
+    if (added > 0) uncorrectable_.emplace_back(now, added);
+    std::erase_if(uncorrectable_, [&](const std::pair<os::BootTime, uint64_t>& sample) {
+      return now - sample.first >= kFecWindow;
+    });
+    uint64_t lost = 0;
+    for (const auto& [when, count] : uncorrectable_) lost += count;
+    const double rate = static_cast<double>(lost) / absl::ToDoubleSeconds(kFecWindow);
+    // Raised by a sample that lost codewords while the window's rate is
+    // above the threshold; a sample that lost none is a quiet one, so the
+    // condition clears kCounterQuietPeriod after the last loss.
+    if (added > 0 && rate > policy.uncorrectable_per_second) {
+      found = Condition{
+          std::string(kFecDegraded),
+          "Uncorrectable",
+          absl::StrFormat("port %s: %d FEC codewords could not be corrected within %s, more than "
+                          "health.fec_uncorrectable_rate (%g a second); frames are being lost "
+                          "on the link: clean or replace the optics and the cable",
+                          port.name, lost, absl::FormatDuration(kFecWindow),
+                          policy.uncorrectable_per_second),
+          {}};
     } else if (policy.corrected_per_second > 0 && corrected > policy.corrected_per_second) {
       found = Condition{
           std::string(kFecDegraded),

@@ -141,7 +141,14 @@ std::string HealthStateCodec::Save(const HealthTracker& tracker, const std::stri
                 {"held", OptionalCondition(h.held_)},
                 {"last_seen", Boot(h.last_seen_)}};
   };
-  for (const auto& [id, w] : tracker.fec_watches_) port(id)["fec"] = sampled(w.sampler_, w.held_);
+  for (const auto& [id, w] : tracker.fec_watches_) {
+    json& fec = port(id)["fec"] = sampled(w.sampler_, w.held_);
+    json uncorrectable = json::array();
+    for (const auto& [when, count] : w.uncorrectable_) {
+      uncorrectable.push_back({Boot(when), count});
+    }
+    fec["uncorrectable"] = uncorrectable;
+  }
   for (const auto& [id, w] : tracker.lossless_watches_) {
     port(id)["lossless"] = sampled(w.sampler_, w.held_);
   }
@@ -237,8 +244,15 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
         h.last_seen_ = BootOf(j.at("last_seen"));
       };
       if (p.contains("fec")) {
+        const json& j = p.at("fec");
         FecWatch& w = next.fec_watches_[id];
-        sampled(p.at("fec"), w.sampler_, w.held_);
+        sampled(j, w.sampler_, w.held_);
+        // Version 1 kept no window.
+        if (j.contains("uncorrectable")) {
+          for (const json& sample : j.at("uncorrectable")) {
+            w.uncorrectable_.emplace_back(BootOf(sample.at(0)), Integer<uint64_t>(sample.at(1)));
+          }
+        }
       }
       if (p.contains("lossless")) {
         LosslessWatch& w = next.lossless_watches_[id];

@@ -68,7 +68,7 @@ TEST_F(HealthStateTest, AFlapHistoryGoesOnAcrossARestartAndCountsTheLossesBetwee
 TEST_F(HealthStateTest, AConditionKeepsWhenItBeganAndAHeldOneStaysHeld) {
   HealthTracker before(&clock_);
   Look(before);
-  ports_[0].events.fec["uncorrectable_blocks"] = 4;
+  ports_[0].events.fec["uncorrectable_blocks"] = 10;
   EXPECT_EQ(Look(before), Strings{"FecDegraded/Uncorrectable"});
   const absl::Time began = before.node().ports[0].conditions[0].since;
   const std::string saved = HealthStateCodec::Save(before, kBoot);
@@ -78,8 +78,9 @@ TEST_F(HealthStateTest, AConditionKeepsWhenItBeganAndAHeldOneStaysHeld) {
   EXPECT_EQ(Look(after, absl::Minutes(1)), Strings{"FecDegraded/Uncorrectable"});
   EXPECT_EQ(after.node().ports[0].conditions[0].since, began);
   EXPECT_EQ(after.node().ports[0].conditions[0].message,
-            "port so0: 4 FEC codewords could not be corrected within 30s; frames are being lost "
-            "on the link: clean or replace the optics and the cable");
+            "port so0: 10 FEC codewords could not be corrected within 10m, more than "
+            "health.fec_uncorrectable_rate (0.01 a second); frames are being lost on the link: "
+            "clean or replace the optics and the cable");
 }
 
 // ErrorsRising on its own counters: their growth while rocenetd was away

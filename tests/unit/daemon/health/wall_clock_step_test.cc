@@ -74,6 +74,9 @@ TEST_F(WallClockStepTest, AHeldConditionOutlastsAForwardStep) {
 // The counters' held conditions too: FecDegraded holds for 5 quiet
 // minutes of time, not of the wall clock.
 TEST_F(WallClockStepTest, AHeldCounterConditionOutlastsAForwardStep) {
+  HealthPolicies policies;
+  policies.fec.uncorrectable_per_second = 0;  // any codeword
+  tracker_.SetPolicies(policies);
   ports_[0].events.fec["uncorrectable_blocks"] += 5;
   ASSERT_EQ(Look(absl::Seconds(30)), Strings{"FecDegraded/Uncorrectable"});
   clock_.StepWall(absl::Hours(1));
