@@ -152,6 +152,10 @@ std::string HealthStateCodec::Save(const HealthTracker& tracker, const std::stri
   for (const auto& [id, w] : tracker.lossless_watches_) {
     port(id)["lossless"] = sampled(w.sampler_, w.held_);
   }
+  for (const auto& [id, w] : tracker.optics_watches_) {
+    port(id)["optics"] = {{"held", OptionalCondition(w.held_.held_)},
+                          {"last_seen", Boot(w.held_.last_seen_)}};
+  }
   json health = json::array();
   for (const PortHealth& p : tracker.node_.ports) {
     json conditions = json::array();
@@ -257,6 +261,12 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
       if (p.contains("lossless")) {
         LosslessWatch& w = next.lossless_watches_[id];
         sampled(p.at("lossless"), w.sampler_, w.held_);
+      }
+      if (p.contains("optics")) {
+        const json& j = p.at("optics");
+        OpticsWatch& w = next.optics_watches_[id];
+        w.held_.held_ = OptionalConditionOf(j.at("held"));
+        w.held_.last_seen_ = BootOf(j.at("last_seen"));
       }
     }
     for (const json& j : doc.at("health")) {

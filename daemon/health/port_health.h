@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "daemon/health/condition.h"
 #include "daemon/health/counter_health.h"
+#include "daemon/health/optics_health.h"
 #include "daemon/health/rdma_health.h"
 #include "daemon/inventory/port.h"
 #include "daemon/os/clock.h"
@@ -235,6 +236,7 @@ class HealthTracker {
   std::map<std::string, RetransmitWatch> retransmit_watches_;
   std::map<std::string, FecWatch> fec_watches_;
   std::map<std::string, LosslessWatch> lossless_watches_;
+  std::map<std::string, OpticsWatch> optics_watches_;
   NodeHealth node_;
 };
 

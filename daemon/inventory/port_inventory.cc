@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/inventory/counter_names.h"
+#include "daemon/inventory/module_lanes.h"
 
 namespace rocenet::inventory {
 
@@ -87,6 +88,7 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
     if (!port.rdma_counters.empty()) rdma_counters_[port.id] = port.rdma_counters;
     if (port.events != PortEvents{}) events_[port.id] = port.events;
   }
+  AssignModuleLanes(ports_);
   // A port that left starts afresh when it comes back.
   std::erase_if(event_totals_, [&](const auto& entry) {
     return std::none_of(ports_.begin(), ports_.end(),
@@ -362,6 +364,7 @@ bool PortInventory::Rebuild() {
     }
   }
   AssignRails(next);
+  AssignModuleLanes(next);
   std::sort(next.begin(), next.end(), [](const Port& a, const Port& b) { return a.name < b.name; });
   const bool changed = next.size() != ports_.size() ||
                        !std::equal(next.begin(), next.end(), ports_.begin(),
