@@ -157,10 +157,10 @@ absl::Status DecideAccess(const Caller& caller, absl::string_view method,
   return Denied(method, caller, "is refused: its transport is not authenticated");
 }
 
-TokenBucket::TokenBucket(double rate, double burst, absl::Time now)
+TokenBucket::TokenBucket(double rate, double burst, os::BootTime now)
     : rate_(rate), burst_(burst), tokens_(burst), last_(now) {}
 
-bool TokenBucket::TryTake(absl::Time now) {
+bool TokenBucket::TryTake(os::BootTime now) {
   if (now > last_) {
     tokens_ = std::min(burst_, tokens_ + absl::ToDoubleSeconds(now - last_) * rate_);
     last_ = now;

@@ -37,6 +37,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/os/clock.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/status.h"
@@ -79,19 +80,21 @@ struct AccessConfig {
 absl::Status DecideAccess(const Caller& caller, absl::string_view method,
                           const AccessConfig& config);
 
-// Token bucket: `rate` tokens per second up to `burst`. Not thread-safe.
+// Token bucket: `rate` tokens per second up to `burst`, on the boot clock
+// (the wall clock set back would stop the refill for as long). Not
+// thread-safe.
 class TokenBucket {
  public:
-  TokenBucket(double rate, double burst, absl::Time now);
+  TokenBucket(double rate, double burst, os::BootTime now);
   // Takes one token if there is one.
-  bool TryTake(absl::Time now);
+  bool TryTake(os::BootTime now);
   void Reconfigure(double rate, double burst);
 
  private:
   double rate_;
   double burst_;
   double tokens_;
-  absl::Time last_;
+  os::BootTime last_;
 };
 
 // INVALID_ARGUMENT naming the first string (or bytes) field of `message`,
@@ -112,9 +115,10 @@ struct GateConfig {
 class RequestGate {
  public:
   using CallerOf = std::function<Caller(const grpc::ServerContext&)>;
-  using Now = std::function<absl::Time()>;
+  // The boot clock (os::Clock::BootNow) the rate is kept on.
+  using Now = std::function<os::BootTime()>;
 
-  RequestGate(CallerOf caller_of, const GateConfig& config, Now now = absl::Now);
+  RequestGate(CallerOf caller_of, const GateConfig& config, Now now);
 
   // OK when the call may run; else the status to answer with.
   grpc::Status Admit(const grpc::ServerContext& context, absl::string_view method,

@@ -3,6 +3,7 @@
 // ethtool statistics) count, under one set of names per family whatever
 // the driver (inventory/counter_names.h), a series per port and event the
 // driver counts.
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -73,6 +74,13 @@ void AppendModuleMetrics(const node::NodeSnapshot& snapshot, std::vector<MetricF
       if (!port.module.has_value()) continue;
       const std::vector<double>& values = ((*port.module).*q.monitor).values;
       for (size_t i = 0; i < values.size(); ++i) {
+        // A port's own lanes of a module it shares (a breakout), labelled
+        // by the module's lane number; every lane where that is not known.
+        const std::vector<int>& own = port.module_lanes;
+        if (q.per_lane && !own.empty() &&
+            std::find(own.begin(), own.end(), static_cast<int>(i)) == own.end()) {
+          continue;
+        }
         std::vector<prometheus::ClientMetric::Label> labels = {{"device", port.name}};
         if (q.per_lane) labels.push_back({"lane", std::to_string(i + 1)});
         AddSample(family, std::move(labels), values[i] * q.scale);

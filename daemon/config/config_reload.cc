@@ -66,6 +66,9 @@ const std::vector<ReloadRule>& ReloadRules() {
       Rule(
           "health.fec_corrected_rate", kLive,
           [](auto& o) -> auto& { return o.health.fec.corrected_per_second; }),
+      Rule(
+          "health.fec_uncorrectable_rate", kLive,
+          [](auto& o) -> auto& { return o.health.fec.uncorrectable_per_second; }),
 
       Rule(
           "socket", kRestart, [](auto& o) -> auto& { return o.socket_path; }),

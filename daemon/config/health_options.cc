@@ -27,8 +27,9 @@ absl::StatusOr<absl::Duration> Duration(const YAML::Node& node, const std::strin
 
 const std::set<std::string>& HealthKeys() {
   static const auto* keys = new std::set<std::string>{
-      "fec_corrected_rate", "flap_downs",       "flap_stable",     "flap_unhealthy",
-      "flap_window",        "retransmit_quiet", "retransmit_rate", "retransmit_unhealthy"};
+      "fec_corrected_rate", "fec_uncorrectable_rate", "flap_downs",
+      "flap_stable",        "flap_unhealthy",         "flap_window",
+      "retransmit_quiet",   "retransmit_rate",        "retransmit_unhealthy"};
   return *keys;
 }
 
@@ -58,6 +59,15 @@ absl::Status ApplyHealth(const YAML::Node& node, const std::string& origin,
                         "must be a number of codewords a second from 0 (not watched) to 1e12");
       }
       policies.fec.corrected_per_second = rate;
+    } else if (key == "fec_uncorrectable_rate") {
+      double rate = 0;
+      if (!entry.second.IsScalar() || entry.second.Tag() == "!" ||
+          !absl::SimpleAtod(entry.second.Scalar(), &rate) || !(rate >= 0) || rate > 1e12) {
+        return KeyError(origin, path,
+                        "must be a number of codewords a second from 0 (any one raises "
+                        "FecDegraded) to 1e12");
+      }
+      policies.fec.uncorrectable_per_second = rate;
     } else if (key == "retransmit_rate") {
       double rate = 0;
       if (!entry.second.IsScalar() || entry.second.Tag() == "!" ||

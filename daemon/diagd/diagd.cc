@@ -127,7 +127,7 @@ absl::Status RunDiagd(const DiagdOptions& options) {
       [](const grpc::ServerContext& context) {
         return api::CallerOf(context, os::PeerCredentialsOf);
       },
-      api::GateConfig{}, [&clock] { return clock.Now(); });
+      api::GateConfig{}, [&clock] { return clock.BootNow(); });
   DiagnosticsService service(engine.get(), {.gate = &gate, .clock = &clock});
   ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, BuildServer(&service));
   absl::StatusOr<std::unique_ptr<UnixAcceptor>> acceptor =

@@ -16,7 +16,7 @@ uint64_t Of(const EventSampler::Increase& increase, absl::string_view event) {
 }  // namespace
 
 std::optional<EventSampler::Increase> EventSampler::Sample(
-    const std::map<std::string, uint64_t>& events, absl::Time now, absl::Duration interval) {
+    const std::map<std::string, uint64_t>& events, os::BootTime now, absl::Duration interval) {
   if (sampled_ && now - last_time_ < interval) return std::nullopt;
   std::optional<Increase> out;
   if (sampled_) {
@@ -36,7 +36,7 @@ std::optional<EventSampler::Increase> EventSampler::Sample(
 }
 
 std::optional<Condition> HeldCondition::Update(std::optional<Condition> found, bool sampled,
-                                               absl::Time now) {
+                                               os::BootTime now) {
   if (found.has_value()) {
     last_seen_ = now;
     // A worse reason (unhealthy over advisory) replaces a milder one.
@@ -47,7 +47,7 @@ std::optional<Condition> HeldCondition::Update(std::optional<Condition> found, b
   return held_;
 }
 
-std::optional<Condition> FecWatch::Observe(const inventory::Port& port, absl::Time now,
+std::optional<Condition> FecWatch::Observe(const inventory::Port& port, os::BootTime now,
                                            absl::Duration sample_interval,
                                            const FecPolicy& policy) {
   const std::optional<EventSampler::Increase> increase =
@@ -57,14 +57,27 @@ std::optional<Condition> FecWatch::Observe(const inventory::Port& port, absl::Ti
     const std::string over = absl::FormatDuration(increase->over);
     const double corrected = static_cast<double>(Of(*increase, inventory::kCorrectedBlocks)) /
                              absl::ToDoubleSeconds(increase->over);
-    if (const uint64_t lost = Of(*increase, inventory::kUncorrectableBlocks); lost > 0) {
-      found = Condition{std::string(kFecDegraded),
-                        "Uncorrectable",
-                        absl::StrCat("port ", port.name, ": ", lost,
-                                     " FEC codewords could not be corrected within ", over,
-                                     "; frames are being lost on the link: clean or replace the "
-                                     "optics and the cable"),
-                        {}};
+    const uint64_t added = Of(*increase, inventory::kUncorrectableBlocks);
+    if (added > 0) uncorrectable_.emplace_back(now, added);
+    std::erase_if(uncorrectable_, [&](const std::pair<os::BootTime, uint64_t>& sample) {
+      return now - sample.first >= kFecWindow;
+    });
+    uint64_t lost = 0;
+    for (const auto& [when, count] : uncorrectable_) lost += count;
+    const double rate = static_cast<double>(lost) / absl::ToDoubleSeconds(kFecWindow);
+    // Raised by a sample that lost codewords while the window's rate is
+    // above the threshold; a sample that lost none is a quiet one, so the
+    // condition clears kCounterQuietPeriod after the last loss.
+    if (added > 0 && rate > policy.uncorrectable_per_second) {
+      found = Condition{
+          std::string(kFecDegraded),
+          "Uncorrectable",
+          absl::StrFormat("port %s: %d FEC codewords could not be corrected within %s, more than "
+                          "health.fec_uncorrectable_rate (%g a second); frames are being lost "
+                          "on the link: clean or replace the optics and the cable",
+                          port.name, lost, absl::FormatDuration(kFecWindow),
+                          policy.uncorrectable_per_second),
+          {}};
     } else if (policy.corrected_per_second > 0 && corrected > policy.corrected_per_second) {
       found = Condition{
           std::string(kFecDegraded),
@@ -79,7 +92,7 @@ std::optional<Condition> FecWatch::Observe(const inventory::Port& port, absl::Ti
   return held_.Update(std::move(found), increase.has_value(), now);
 }
 
-std::optional<Condition> LosslessWatch::Observe(const inventory::Port& port, absl::Time now,
+std::optional<Condition> LosslessWatch::Observe(const inventory::Port& port, os::BootTime now,
                                                 absl::Duration sample_interval) {
   const std::optional<EventSampler::Increase> increase =
       sampler_.Sample(port.events.lossless, now, sample_interval);

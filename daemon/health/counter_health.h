@@ -13,10 +13,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "daemon/health/condition.h"
 #include "daemon/inventory/port.h"
+#include "daemon/os/clock.h"
 
 namespace rocenet::health {
 
@@ -24,14 +27,31 @@ class HealthStateCodec;
 
 inline constexpr absl::Duration kCounterQuietPeriod = absl::Minutes(5);
 
-// When FEC counts as degraded. Any uncorrectable codeword means frames
-// were lost on the link: FecDegraded/Uncorrectable, unhealthy. Corrected
+// The window over which the uncorrectable FEC rate is taken: a rate of a
+// few codewords an hour needs more than one sampling interval to be told
+// from one stray codeword.
+inline constexpr absl::Duration kFecWindow = absl::Minutes(10);
+
+// When FEC counts as degraded. An uncorrectable codeword means frames were
+// lost on the link, yet a PAM4 link within its specification loses a few:
+// IEEE 802.3's objective for 200G and 400G Ethernet (802.3bs, 802.3ck) is
+// a bit error ratio of 1e-13 after FEC, and an uncorrectable RS(544,514)
+// codeword holds at least 16 errored symbols, so a link at that limit
+// sees at most about 1e-13 x 200e9 / 16 = 0.00125 uncorrectable codewords
+// a second at 200 Gb/s (4.5 an hour), 0.005 at 800 Gb/s.
+// FecDegraded/Uncorrectable, unhealthy, is raised when the uncorrectable
+// codewords over the last kFecWindow come faster than
+// `uncorrectable_per_second` (health.fec_uncorrectable_rate): 0.01 by
+// default, twice what an 800 Gb/s link within specification shows and 8
+// times a 200 Gb/s one's, which a link falling off the FEC cliff passes
+// by orders of magnitude within a sample; 0 raises it on any. Corrected
 // codewords are normal on a PAM4 link, at a rate that depends on its
 // speed, so a corrected rate above `corrected_per_second`
 // (health.fec_corrected_rate) is advisory (CorrectedRateHigh), and 0 (the
 // default) does not watch it.
 struct FecPolicy {
   double corrected_per_second = 0;
+  double uncorrectable_per_second = 0.01;
 
   friend bool operator==(const FecPolicy&, const FecPolicy&) = default;
 };
@@ -47,13 +67,13 @@ class EventSampler {
   // Takes a sample of `events` when the last is at least `interval` old;
   // the increase since the last one, nullopt for the first and between
   // samples.
-  std::optional<Increase> Sample(const std::map<std::string, uint64_t>& events, absl::Time now,
+  std::optional<Increase> Sample(const std::map<std::string, uint64_t>& events, os::BootTime now,
                                  absl::Duration interval);
 
  private:
   friend class HealthStateCodec;
   bool sampled_ = false;
-  absl::Time last_time_;
+  os::BootTime last_time_;
   std::map<std::string, uint64_t> last_;
 };
 
@@ -62,23 +82,26 @@ class HeldCondition {
  public:
   // `found` is what the last sample showed (nullopt: nothing, or no new
   // sample when `sampled` is false). Returns the condition while held.
-  std::optional<Condition> Update(std::optional<Condition> found, bool sampled, absl::Time now);
+  std::optional<Condition> Update(std::optional<Condition> found, bool sampled, os::BootTime now);
 
  private:
   friend class HealthStateCodec;
   std::optional<Condition> held_;
-  absl::Time last_seen_;
+  os::BootTime last_seen_;
 };
 
 class FecWatch {
  public:
-  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+  std::optional<Condition> Observe(const inventory::Port& port, os::BootTime now,
                                    absl::Duration sample_interval, const FecPolicy& policy);
 
  private:
   friend class HealthStateCodec;
   EventSampler sampler_;
   HeldCondition held_;
+  // The uncorrectable codewords of each sample within kFecWindow: when
+  // the sample was taken, and how many it added.
+  std::vector<std::pair<os::BootTime, uint64_t>> uncorrectable_;
 };
 
 // LosslessDrops: PauseStorm when the NIC's pause storm watchdog stepped in
@@ -88,7 +111,7 @@ class FecWatch {
 // advisory (a lossy priority beside the lossless ones drops by design).
 class LosslessWatch {
  public:
-  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+  std::optional<Condition> Observe(const inventory::Port& port, os::BootTime now,
                                    absl::Duration sample_interval);
 
  private:

@@ -16,7 +16,10 @@ namespace rocenet::health {
 namespace {
 
 using nlohmann::json;
-constexpr int kFormatVersion = 1;
+// 2: the watches' instants on the boot clock (nanoseconds since boot), the
+// conditions' `since` on the wall clock. 1 held wall times throughout; it
+// is still read, its instants moved to the boot clock as of now.
+constexpr int kFormatVersion = 2;
 
 // An integer of type T, or an exception (caught in Restore): json's own
 // get<T>() would cast a float out of T's range, which is undefined.
@@ -48,12 +51,29 @@ std::map<std::string, uint64_t> CountersOf(const json& j) {
 json Time(absl::Time t) { return absl::ToUnixNanos(t); }
 absl::Time TimeOf(const json& j) { return absl::FromUnixNanos(Integer<int64_t>(j)); }
 
-json OptionalTime(const std::optional<absl::Time>& t) {
-  return t.has_value() ? Time(*t) : json(nullptr);
-}
-std::optional<absl::Time> OptionalTimeOf(const json& j) {
-  if (j.is_null()) return std::nullopt;
-  return TimeOf(j);
+json Boot(os::BootTime t) { return absl::ToInt64Nanoseconds(t.since_boot()); }
+
+// Reads the watches' instants: nanoseconds since boot (version 2), or wall
+// times of version 1, put on the boot clock by how far they lie from `now`.
+class BootReader {
+ public:
+  BootReader(int version, os::Moment now) : version_(version), now_(now) {}
+  os::BootTime operator()(const json& j) const {
+    if (version_ >= 2) return os::BootTime::SinceBoot(absl::Nanoseconds(Integer<int64_t>(j)));
+    return now_.boot + (TimeOf(j) - now_.wall);
+  }
+  std::optional<os::BootTime> Optional(const json& j) const {
+    if (j.is_null()) return std::nullopt;
+    return (*this)(j);
+  }
+
+ private:
+  int version_;
+  os::Moment now_;
+};
+
+json OptionalBoot(const std::optional<os::BootTime>& t) {
+  return t.has_value() ? Boot(*t) : json(nullptr);
 }
 
 json ConditionJson(const Condition& c) {
@@ -86,44 +106,55 @@ std::string HealthStateCodec::Save(const HealthTracker& tracker, const std::stri
     return ports[id];
   };
   for (const auto& [id, w] : tracker.error_watches_) {
-    port(id)["errors"] = {{"sampled", w.sampled_},     {"last_time", Time(w.last_time_)},
+    port(id)["errors"] = {{"sampled", w.sampled_},     {"last_time", Boot(w.last_time_)},
                           {"last_rx", w.last_rx_},     {"last_tx", w.last_tx_},
                           {"streak", w.streak_},       {"streak_rx", w.streak_rx_},
-                          {"streak_tx", w.streak_tx_}, {"last_rising", Time(w.last_rising_)},
+                          {"streak_tx", w.streak_tx_}, {"last_rising", Boot(w.last_rising_)},
                           {"raised", w.raised_},       {"condition", ConditionJson(w.condition_)}};
   }
   for (const auto& [id, w] : tracker.flap_watches_) {
     json downs = json::array();
-    for (absl::Time t : w.downs_) downs.push_back(Time(t));
+    for (os::BootTime t : w.downs_) downs.push_back(Boot(t));
     port(id)["flaps"] = {{"seen", w.seen_},
                          {"last_down_count", w.last_down_count_},
                          {"last_carrier", w.last_carrier_},
                          {"last_admin_up", w.last_admin_up_},
                          {"last_attached_to", w.last_attached_to_},
                          {"downs", downs},
-                         {"last_down", Time(w.last_down_)},
+                         {"last_down", Boot(w.last_down_)},
                          {"raised", w.raised_},
                          {"condition", ConditionJson(w.condition_)}};
   }
   for (const auto& [id, w] : tracker.rdma_watches_) {
-    port(id)["rdma"] = {{"down_since", OptionalTime(w.down_since_)},
-                        {"gid_missing_since", OptionalTime(w.gid_missing_since_)}};
+    port(id)["rdma"] = {{"down_since", OptionalBoot(w.down_since_)},
+                        {"gid_missing_since", OptionalBoot(w.gid_missing_since_)}};
   }
   for (const auto& [id, w] : tracker.retransmit_watches_) {
-    port(id)["retransmits"] = {{"sampled", w.sampled_}, {"last_time", Time(w.last_time_)},
-                               {"last", w.last_},       {"last_rising", Time(w.last_rising_)},
+    port(id)["retransmits"] = {{"sampled", w.sampled_}, {"last_time", Boot(w.last_time_)},
+                               {"last", w.last_},       {"last_rising", Boot(w.last_rising_)},
                                {"raised", w.raised_},   {"condition", ConditionJson(w.condition_)}};
   }
   auto sampled = [](const EventSampler& s, const HeldCondition& h) {
     return json{{"sampled", s.sampled_},
-                {"last_time", Time(s.last_time_)},
+                {"last_time", Boot(s.last_time_)},
                 {"last", s.last_},
                 {"held", OptionalCondition(h.held_)},
-                {"last_seen", Time(h.last_seen_)}};
+                {"last_seen", Boot(h.last_seen_)}};
   };
-  for (const auto& [id, w] : tracker.fec_watches_) port(id)["fec"] = sampled(w.sampler_, w.held_);
+  for (const auto& [id, w] : tracker.fec_watches_) {
+    json& fec = port(id)["fec"] = sampled(w.sampler_, w.held_);
+    json uncorrectable = json::array();
+    for (const auto& [when, count] : w.uncorrectable_) {
+      uncorrectable.push_back({Boot(when), count});
+    }
+    fec["uncorrectable"] = uncorrectable;
+  }
   for (const auto& [id, w] : tracker.lossless_watches_) {
     port(id)["lossless"] = sampled(w.sampler_, w.held_);
+  }
+  for (const auto& [id, w] : tracker.optics_watches_) {
+    port(id)["optics"] = {{"held", OptionalCondition(w.held_.held_)},
+                          {"last_seen", Boot(w.held_.last_seen_)}};
   }
   json health = json::array();
   for (const PortHealth& p : tracker.node_.ports) {
@@ -148,12 +179,13 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
   }
   // Read without json's value(), which casts and throws.
   const auto version = doc.find("version");
-  if (version == doc.end() || !version->is_number_integer() ||
-      version->get<int64_t>() != kFormatVersion) {
+  if (version == doc.end() || !version->is_number_integer() || version->get<int64_t>() < 1 ||
+      version->get<int64_t>() > kFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat("format version ",
                                                    version == doc.end() ? "none" : version->dump(),
-                                                   ", not ", kFormatVersion));
+                                                   ", not 1 to ", kFormatVersion));
   }
+  const BootReader BootOf(static_cast<int>(version->get<int64_t>()), tracker.clock_->Read());
   const auto boot = doc.find("boot_id");
   if (boot == doc.end() || !boot->is_string() || boot->get<std::string>() != boot_id) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -169,13 +201,13 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
         const json& j = p.at("errors");
         ErrorCounterWatch& w = next.error_watches_[id];
         w.sampled_ = j.at("sampled").get<bool>();
-        w.last_time_ = TimeOf(j.at("last_time"));
+        w.last_time_ = BootOf(j.at("last_time"));
         w.last_rx_ = Integer<uint64_t>(j.at("last_rx"));
         w.last_tx_ = Integer<uint64_t>(j.at("last_tx"));
         w.streak_ = Integer<int>(j.at("streak"));
         w.streak_rx_ = j.at("streak_rx").get<bool>();
         w.streak_tx_ = j.at("streak_tx").get<bool>();
-        w.last_rising_ = TimeOf(j.at("last_rising"));
+        w.last_rising_ = BootOf(j.at("last_rising"));
         w.raised_ = j.at("raised").get<bool>();
         w.condition_ = ConditionOf(j.at("condition"));
       }
@@ -187,41 +219,54 @@ absl::Status HealthStateCodec::Restore(absl::string_view text, const std::string
         w.last_carrier_ = j.at("last_carrier").get<bool>();
         w.last_admin_up_ = j.at("last_admin_up").get<bool>();
         w.last_attached_to_ = j.at("last_attached_to").get<std::string>();
-        for (const json& t : j.at("downs")) w.downs_.push_back(TimeOf(t));
-        w.last_down_ = TimeOf(j.at("last_down"));
+        for (const json& t : j.at("downs")) w.downs_.push_back(BootOf(t));
+        w.last_down_ = BootOf(j.at("last_down"));
         w.raised_ = j.at("raised").get<bool>();
         w.condition_ = ConditionOf(j.at("condition"));
       }
       if (p.contains("rdma")) {
         const json& j = p.at("rdma");
         RdmaWatch& w = next.rdma_watches_[id];
-        w.down_since_ = OptionalTimeOf(j.at("down_since"));
-        w.gid_missing_since_ = OptionalTimeOf(j.at("gid_missing_since"));
+        w.down_since_ = BootOf.Optional(j.at("down_since"));
+        w.gid_missing_since_ = BootOf.Optional(j.at("gid_missing_since"));
       }
       if (p.contains("retransmits")) {
         const json& j = p.at("retransmits");
         RetransmitWatch& w = next.retransmit_watches_[id];
         w.sampled_ = j.at("sampled").get<bool>();
-        w.last_time_ = TimeOf(j.at("last_time"));
+        w.last_time_ = BootOf(j.at("last_time"));
         w.last_ = CountersOf(j.at("last"));
-        w.last_rising_ = TimeOf(j.at("last_rising"));
+        w.last_rising_ = BootOf(j.at("last_rising"));
         w.raised_ = j.at("raised").get<bool>();
         w.condition_ = ConditionOf(j.at("condition"));
       }
-      auto sampled = [](const json& j, EventSampler& s, HeldCondition& h) {
+      auto sampled = [&BootOf](const json& j, EventSampler& s, HeldCondition& h) {
         s.sampled_ = j.at("sampled").get<bool>();
-        s.last_time_ = TimeOf(j.at("last_time"));
+        s.last_time_ = BootOf(j.at("last_time"));
         s.last_ = CountersOf(j.at("last"));
         h.held_ = OptionalConditionOf(j.at("held"));
-        h.last_seen_ = TimeOf(j.at("last_seen"));
+        h.last_seen_ = BootOf(j.at("last_seen"));
       };
       if (p.contains("fec")) {
+        const json& j = p.at("fec");
         FecWatch& w = next.fec_watches_[id];
-        sampled(p.at("fec"), w.sampler_, w.held_);
+        sampled(j, w.sampler_, w.held_);
+        // Version 1 kept no window.
+        if (j.contains("uncorrectable")) {
+          for (const json& sample : j.at("uncorrectable")) {
+            w.uncorrectable_.emplace_back(BootOf(sample.at(0)), Integer<uint64_t>(sample.at(1)));
+          }
+        }
       }
       if (p.contains("lossless")) {
         LosslessWatch& w = next.lossless_watches_[id];
         sampled(p.at("lossless"), w.sampler_, w.held_);
+      }
+      if (p.contains("optics")) {
+        const json& j = p.at("optics");
+        OpticsWatch& w = next.optics_watches_[id];
+        w.held_.held_ = OptionalConditionOf(j.at("held"));
+        w.held_.last_seen_ = BootOf(j.at("last_seen"));
       }
     }
     for (const json& j : doc.at("health")) {

@@ -7,8 +7,10 @@
 // the last one before it.
 //
 // The document names the boot it was written in (the kernel's boot_id):
-// after a reboot every device and counter is new, so a document of
-// another boot restores nothing. Pure; thread-compatible.
+// after a reboot every device and counter is new, and the boot clock the
+// watches' instants are on starts again from zero, so a document of
+// another boot restores nothing. The conditions' `since` are wall times,
+// as users read them. Pure; thread-compatible.
 #pragma once
 
 #include <string>

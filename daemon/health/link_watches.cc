@@ -17,7 +17,7 @@ std::string Direction(bool rx, bool tx) {
 }  // namespace
 
 std::optional<Condition> ErrorCounterWatch::Observe(const std::string& port_name,
-                                                    const os::LinkStats& stats, absl::Time now,
+                                                    const os::LinkStats& stats, os::BootTime now,
                                                     const ErrorsRisingPolicy& policy) {
   if (sampled_ && now - last_time_ < policy.sample_interval) {
     return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
@@ -61,7 +61,7 @@ std::optional<Condition> ErrorCounterWatch::Observe(const std::string& port_name
   return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
 }
 
-std::optional<Condition> FlapWatch::Observe(const inventory::Port& port, absl::Time now,
+std::optional<Condition> FlapWatch::Observe(const inventory::Port& port, os::BootTime now,
                                             const FlapPolicy& policy) {
   const os::LinkInfo& link = port.link;
   const std::string& port_name = port.name;
@@ -88,7 +88,7 @@ std::optional<Condition> FlapWatch::Observe(const inventory::Port& port, absl::T
   last_attached_to_ = port.attached_to;
   for (int i = 0; i < lost; ++i) downs_.push_back(now);
   if (lost > 0) last_down_ = now;
-  std::erase_if(downs_, [&](absl::Time t) { return now - t > policy.window; });
+  std::erase_if(downs_, [&](os::BootTime t) { return now - t > policy.window; });
   if (!raised_ && static_cast<int>(downs_.size()) >= policy.downs) {
     raised_ = true;
     condition_ = {

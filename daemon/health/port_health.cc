@@ -17,37 +17,6 @@ namespace {
 // Maximum Frame Size counts them (untagged).
 constexpr int kEthernetOverhead = 18;
 
-// A transceiver value beyond its module's own thresholds: an alarm makes
-// the port unhealthy, a warning is advisory. The message names the worst
-// one (an alarm first) and how many more there are.
-void AddOpticsConditions(const inventory::Port& port, std::vector<Condition>& out) {
-  if (!port.module.has_value()) return;
-  std::vector<inventory::OutOfRange> found = inventory::CheckThresholds(*port.module);
-  if (found.empty()) return;
-  std::stable_partition(found.begin(), found.end(),
-                        [](const inventory::OutOfRange& o) { return o.alarm; });
-  const inventory::OutOfRange& worst = found.front();
-  static const std::map<std::string, std::pair<const char*, const char*>> kUnits = {
-      {"temperature", {"temperature", "C"}},
-      {"voltage", {"supply voltage", "V"}},
-      {"rx_power", {"RX power", "mW"}},
-      {"tx_power", {"TX power", "mW"}},
-      {"tx_bias", {"TX bias", "mA"}}};
-  const auto& [what, unit] = kUnits.at(worst.quantity);
-  std::string message = absl::StrFormat(
-      "port %s: the module's %s%s is %.3f %s, %s its %s %s of %.3f %s", port.name, what,
-      worst.lane >= 0 ? absl::StrCat(" on lane ", worst.lane + 1) : "", worst.value, unit,
-      worst.high ? "above" : "below", worst.high ? "high" : "low",
-      worst.alarm ? "alarm" : "warning", worst.limit, unit);
-  if (found.size() > 1) absl::StrAppend(&message, " (", found.size() - 1, " more)");
-  absl::StrAppend(&message, "; clean or replace the optics or the cable");
-  out.push_back({std::string(kOpticsOutOfRange),
-                 worst.alarm ? "Alarm" : "Warning",
-                 message,
-                 {},
-                 !worst.alarm});
-}
-
 void AddLldpConditions(const inventory::Port& port, const PortSignals& signals,
                        std::vector<Condition>& out) {
   const std::string& name = port.name;
@@ -201,7 +170,6 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSigna
                    absl::StrCat("port ", port.name, ": no carrier ", why),
                    {}});
   }
-  AddOpticsConditions(port, out);
   if (signals != nullptr) {
     AddLldpConditions(port, *signals, out);
     AddAddressingConditions(port, *signals, out);
@@ -212,7 +180,10 @@ std::vector<Condition> EvaluatePort(const inventory::Port& port, const PortSigna
 
 bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
                            const std::map<std::string, PortSignals>& signals) {
-  const absl::Time now = clock_->Now();
+  // The watches measure on the boot clock; `since` is the wall time users
+  // read.
+  const os::Moment moment = clock_->Read();
+  const os::BootTime now = moment.boot;
   std::map<std::string, const PortHealth*> previous;
   for (const PortHealth& health : node_.ports) previous[health.port_id] = &health;
 
@@ -225,6 +196,7 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
   std::map<std::string, RetransmitWatch> retransmit_watches;
   std::map<std::string, FecWatch> fec_watches;
   std::map<std::string, LosslessWatch> lossless_watches;
+  std::map<std::string, OpticsWatch> optics_watches;
   std::map<std::string, std::vector<Condition>> watched;
   const absl::Duration every = errors_policy_.sample_interval;
   for (const inventory::Port& port : ports) {
@@ -259,6 +231,10 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
             Carry(lossless_watches_, lossless_watches, port.id).Observe(port, now, every)) {
       found.push_back(std::move(*drops));
     }
+    if (std::optional<Condition> optics =
+            Carry(optics_watches_, optics_watches, port.id).Observe(port, now)) {
+      found.push_back(std::move(*optics));
+    }
   }
   error_watches_ = std::move(watches);
   flap_watches_ = std::move(flap_watches);
@@ -266,6 +242,7 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
   retransmit_watches_ = std::move(retransmit_watches);
   fec_watches_ = std::move(fec_watches);
   lossless_watches_ = std::move(lossless_watches);
+  optics_watches_ = std::move(optics_watches);
 
   NodeHealth next;
   for (const inventory::Port& port : ports) {
@@ -281,9 +258,10 @@ bool HealthTracker::Update(const std::vector<inventory::Port>& ports,
                                  [](const Condition& c) { return c.advisory; });
     const auto it = previous.find(port.id);
     const PortHealth* before = it == previous.end() ? nullptr : it->second;
-    health.since = before != nullptr && before->healthy == health.healthy ? before->since : now;
+    health.since =
+        before != nullptr && before->healthy == health.healthy ? before->since : moment.wall;
     for (Condition& condition : health.conditions) {
-      condition.since = now;
+      condition.since = moment.wall;
       if (before == nullptr) continue;
       for (const Condition& old : before->conditions) {
         if (old.type == condition.type && old.reason == condition.reason) {

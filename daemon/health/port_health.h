@@ -3,7 +3,10 @@
 //
 // EvaluatePort() is pure: the problems a port has now. HealthTracker adds
 // memory (since when each condition and each port state holds) and is owned
-// by the event loop thread.
+// by the event loop thread. Every window, hold and rate of the watches runs
+// on the boot clock (daemon/os/clock.h), so setting the wall clock neither
+// clears a held condition nor stretches a window nor dilutes a rate; the
+// `since` times, which users read, are wall times.
 #pragma once
 
 #include <map>
@@ -15,6 +18,7 @@
 #include "absl/time/time.h"
 #include "daemon/health/condition.h"
 #include "daemon/health/counter_health.h"
+#include "daemon/health/optics_health.h"
 #include "daemon/health/rdma_health.h"
 #include "daemon/inventory/port.h"
 #include "daemon/os/clock.h"
@@ -139,19 +143,19 @@ class ErrorCounterWatch {
   // sampling interval old, and returns the ErrorsRising condition while it
   // holds (since unset).
   std::optional<Condition> Observe(const std::string& port_name, const os::LinkStats& stats,
-                                   absl::Time now, const ErrorsRisingPolicy& policy);
+                                   os::BootTime now, const ErrorsRisingPolicy& policy);
 
  private:
   friend class HealthStateCodec;
   bool sampled_ = false;
-  absl::Time last_time_;
+  os::BootTime last_time_;
   uint64_t last_rx_ = 0;
   uint64_t last_tx_ = 0;
   // Rising intervals in a row, and the directions that rose in them.
   int streak_ = 0;
   bool streak_rx_ = false;
   bool streak_tx_ = false;
-  absl::Time last_rising_;
+  os::BootTime last_rising_;
   // Held while raised; its reason and message are fixed when raised, so
   // its `since` stays put.
   bool raised_ = false;
@@ -170,7 +174,7 @@ class FlapWatch {
  public:
   // Takes the port as it is at `now` and returns the LinkFlapping condition
   // while it holds (since unset).
-  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+  std::optional<Condition> Observe(const inventory::Port& port, os::BootTime now,
                                    const FlapPolicy& policy);
 
  private:
@@ -181,8 +185,8 @@ class FlapWatch {
   bool last_admin_up_ = false;
   std::string last_attached_to_;
   // The losses within the window, oldest first.
-  std::vector<absl::Time> downs_;
-  absl::Time last_down_;
+  std::vector<os::BootTime> downs_;
+  os::BootTime last_down_;
   bool raised_ = false;
   Condition condition_;
 };
@@ -232,6 +236,7 @@ class HealthTracker {
   std::map<std::string, RetransmitWatch> retransmit_watches_;
   std::map<std::string, FecWatch> fec_watches_;
   std::map<std::string, LosslessWatch> lossless_watches_;
+  std::map<std::string, OpticsWatch> optics_watches_;
   NodeHealth node_;
 };
 

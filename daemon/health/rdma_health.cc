@@ -19,7 +19,7 @@ constexpr absl::string_view kResendEvents[] = {
 };
 
 // Whether `since` has held for the grace period; sets it when it starts.
-bool Held(std::optional<absl::Time>& since, bool problem, absl::Time now) {
+bool Held(std::optional<os::BootTime>& since, bool problem, os::BootTime now) {
   if (!problem) {
     since.reset();
     return false;
@@ -35,7 +35,7 @@ std::string RdmaPortName(const inventory::RdmaInfo& rdma) {
 }  // namespace
 
 std::vector<Condition> RdmaWatch::Observe(const inventory::Port& port, const std::string& address,
-                                          absl::Time now) {
+                                          os::BootTime now) {
   std::vector<Condition> out;
   const bool link_up = port.present && port.link.admin_up && port.link.carrier;
   const std::optional<inventory::RdmaInfo>& rdma = port.rdma;
@@ -64,14 +64,25 @@ std::vector<Condition> RdmaWatch::Observe(const inventory::Port& port, const std
   return out;
 }
 
-std::optional<Condition> RetransmitWatch::Observe(const inventory::Port& port, absl::Time now,
+std::optional<Condition> RetransmitWatch::Observe(const inventory::Port& port, os::BootTime now,
                                                   absl::Duration sample_interval,
                                                   const RetransmitPolicy& policy) {
   const std::map<std::string, uint64_t>& events = port.events.transport;
+  if (events.empty()) {
+    // The counters cannot be read now (a port in a pod whose RDMA device
+    // went with it): no sample shows a resend, so a raised condition
+    // clears once the quiet period has passed, as after any quiet; the
+    // next sample that reads them is a new baseline.
+    sampled_ = false;
+    last_.clear();
+    if (raised_ && now - last_rising_ >= policy.quiet_period) raised_ = false;
+    condition_.advisory = !policy.unhealthy;
+    return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
+  }
   if (sampled_ && now - last_time_ < sample_interval) {
     return raised_ ? std::optional<Condition>(condition_) : std::nullopt;
   }
-  if (sampled_ && !events.empty()) {
+  if (sampled_) {
     const double seconds = absl::ToDoubleSeconds(now - last_time_);
     std::string worst;
     double worst_rate = 0;

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "daemon/health/condition.h"
 #include "daemon/inventory/port.h"
+#include "daemon/os/clock.h"
 
 namespace rocenet::health {
 
@@ -35,12 +36,12 @@ class RdmaWatch {
  public:
   // `address` is the IPv4 address rocenet gave the port, empty when none.
   std::vector<Condition> Observe(const inventory::Port& port, const std::string& address,
-                                 absl::Time now);
+                                 os::BootTime now);
 
  private:
   friend class HealthStateCodec;
-  std::optional<absl::Time> down_since_;
-  std::optional<absl::Time> gid_missing_since_;
+  std::optional<os::BootTime> down_since_;
+  std::optional<os::BootTime> gid_missing_since_;
 };
 
 // When a port's RoCE transport counts as retransmitting. Each sampling
@@ -65,16 +66,17 @@ class RetransmitWatch {
  public:
   // Takes a sample of the port's transport events at `now` when the last
   // is at least `sample_interval` old, and returns RetransmitsRising while
-  // it holds (since unset).
-  std::optional<Condition> Observe(const inventory::Port& port, absl::Time now,
+  // it holds (since unset). While the counters cannot be read (no events),
+  // nothing rises: a raised condition clears after the quiet period.
+  std::optional<Condition> Observe(const inventory::Port& port, os::BootTime now,
                                    absl::Duration sample_interval, const RetransmitPolicy& policy);
 
  private:
   friend class HealthStateCodec;
   bool sampled_ = false;
-  absl::Time last_time_;
+  os::BootTime last_time_;
   std::map<std::string, uint64_t> last_;
-  absl::Time last_rising_;
+  os::BootTime last_rising_;
   bool raised_ = false;
   Condition condition_;
 };

@@ -79,12 +79,21 @@ constexpr Mapping kPhyEthtool[] = {
 
 template <size_t N>
 void Add(const std::vector<os::NamedCounter>& counters, const Mapping (&table)[N],
-         std::map<std::string, uint64_t>& out) {
+         EventSources& out) {
   for (const auto& [name, value] : counters) {
     for (const Mapping& mapping : table) {
-      if (mapping.counter == name) out[std::string(mapping.event)] += value;
+      if (mapping.counter == name) out[std::string(mapping.event)][name] += value;
     }
   }
+}
+
+std::map<std::string, uint64_t> Sums(const EventSources& sources) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& [event, counters] : sources) {
+    uint64_t& sum = out[event];
+    for (const auto& [name, value] : counters) sum += value;
+  }
+  return out;
 }
 
 // "rx_prio3_buf_discard" with `suffix` "_buf_discard": a priority 0..7.
@@ -95,24 +104,63 @@ bool IsPriorityCounter(absl::string_view name, absl::string_view suffix) {
 
 }  // namespace
 
-PortEvents MapEvents(const std::vector<os::NamedCounter>& hw_counters,
-                     const std::vector<os::NamedCounter>& ethtool) {
-  PortEvents out;
+PortEventSources MapEventSources(const std::vector<os::NamedCounter>& hw_counters,
+                                 const std::vector<os::NamedCounter>& ethtool) {
+  PortEventSources out;
   Add(hw_counters, kHwCounters, out.transport);
   Add(ethtool, kEthtool, out.transport);
   Add(hw_counters, kCongestionHwCounters, out.congestion);
   Add(ethtool, kLosslessEthtool, out.lossless);
   for (const auto& [name, value] : ethtool) {
-    if (IsPriorityCounter(name, "_buf_discard"))
-      out.lossless[std::string(kBufferDiscards)] += value;
+    if (IsPriorityCounter(name, "_buf_discard")) {
+      out.lossless[std::string(kBufferDiscards)][name] += value;
+    }
     if (IsPriorityCounter(name, "_cong_discard")) {
-      out.lossless[std::string(kCongestionDiscards)] += value;
+      out.lossless[std::string(kCongestionDiscards)][name] += value;
     }
   }
   Add(ethtool, kFecEthtool, out.fec);
   Add(hw_counters, kPhyHwCounters, out.phy);
   Add(ethtool, kPhyEthtool, out.phy);
   return out;
+}
+
+PortEvents MapEvents(const std::vector<os::NamedCounter>& hw_counters,
+                     const std::vector<os::NamedCounter>& ethtool) {
+  const PortEventSources sources = MapEventSources(hw_counters, ethtool);
+  return {Sums(sources.transport), Sums(sources.congestion), Sums(sources.lossless),
+          Sums(sources.fec), Sums(sources.phy)};
+}
+
+std::map<std::string, uint64_t> EventTotals::Fold(const EventSources& sources, Family& family) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& [event, counters] : sources) {
+    auto total = family.totals.find(event);
+    std::map<std::string, uint64_t>& last = family.last[event];
+    if (total == family.totals.end()) {
+      // The event's first read: its plain sum.
+      uint64_t sum = 0;
+      for (const auto& [name, value] : counters) sum += value;
+      total = family.totals.emplace(event, sum).first;
+    } else {
+      for (const auto& [name, value] : counters) {
+        auto before = last.find(name);
+        if (before == last.end()) continue;  // first seen: a baseline
+        // Went back: the driver zeroed it; what it counts now came since.
+        total->second += value >= before->second ? value - before->second : value;
+      }
+    }
+    // A counter missing from this read keeps its last value, so that it
+    // goes on from there when it is read again.
+    for (const auto& [name, value] : counters) last[name] = value;
+    out[event] = total->second;
+  }
+  return out;
+}
+
+PortEvents EventTotals::Update(const PortEventSources& sources) {
+  return {Fold(sources.transport, transport_), Fold(sources.congestion, congestion_),
+          Fold(sources.lossless, lossless_), Fold(sources.fec, fec_), Fold(sources.phy, phy_)};
 }
 
 std::map<std::string, uint64_t> TransportEvents(const std::vector<os::NamedCounter>& hw_counters,

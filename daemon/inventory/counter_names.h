@@ -111,9 +111,50 @@ struct PortEvents {
 };
 
 // The events among `hw_counters` (an RDMA port's, by the driver's names)
-// and `ethtool` (the net device's statistics).
+// and `ethtool` (the net device's statistics), each the plain sum of its
+// counters as read now.
 PortEvents MapEvents(const std::vector<os::NamedCounter>& hw_counters,
                      const std::vector<os::NamedCounter>& ethtool);
+
+// One family's events, each by the driver counters it is counted from
+// (their names), as read now.
+using EventSources = std::map<std::string, std::map<std::string, uint64_t>>;
+
+struct PortEventSources {
+  EventSources transport;
+  EventSources congestion;
+  EventSources lossless;
+  EventSources fec;
+  EventSources phy;
+};
+
+// The same mapping as MapEvents, each counter kept apart.
+PortEventSources MapEventSources(const std::vector<os::NamedCounter>& hw_counters,
+                                 const std::vector<os::NamedCounter>& ethtool);
+
+// A port's events from read to read, each the sum of its counters'
+// increases. The plain sum of several counters (mlx5 counts one event in
+// packet_seq_err and implied_nak_seq_err, a discard in eight priorities)
+// dips when one of them cannot be read or is reset, which reads as a reset
+// of the event, and then jumps by that counter's whole count, which reads
+// as a burst of events that never happened. Here each counter goes on from
+// where it was: one missing from a read adds nothing, one that went back
+// (the driver zeroed it) adds what it counted since, one seen for the first
+// time is a baseline. The first read's events are the plain sums; an event
+// none of whose counters was read is left out of that read. Value type;
+// not thread-safe.
+class EventTotals {
+ public:
+  PortEvents Update(const PortEventSources& sources);
+
+ private:
+  struct Family {
+    std::map<std::string, uint64_t> totals;                       // by event
+    std::map<std::string, std::map<std::string, uint64_t>> last;  // by event, by counter
+  };
+  static std::map<std::string, uint64_t> Fold(const EventSources& sources, Family& family);
+  Family transport_, congestion_, lossless_, fec_, phy_;
+};
 
 // The transport family alone.
 std::map<std::string, uint64_t> TransportEvents(const std::vector<os::NamedCounter>& hw_counters,

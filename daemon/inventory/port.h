@@ -102,6 +102,10 @@ struct Port {
   // The transceiver's diagnostics, read every kModuleReadEvery dumps;
   // nullopt without a module the driver can read (veth, virtio).
   std::optional<ModuleDiagnostics> module;
+  // The module's lanes (0-based media lanes) that are this port's: all of
+  // a module of its own, its share of a breakout's (module_lanes.h);
+  // empty when that cannot be told (none of them is judged then).
+  std::vector<int> module_lanes;
 
   // Equality that ignores traffic counters: counters move all the time and are
   // not a change worth telling watchers about.

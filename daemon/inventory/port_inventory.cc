@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/inventory/counter_names.h"
+#include "daemon/inventory/module_lanes.h"
 
 namespace rocenet::inventory {
 
@@ -68,9 +69,9 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
       }
     }
     if (port.rdma.has_value()) port.rdma_counters = rdma_scanner_.ReadCounters(*port.rdma);
-    port.events = MapEvents(port.rdma_counters, stats);
+    PortEventSources sources = MapEventSources(port.rdma_counters, stats);
     if (ethtool_ != nullptr && port.present) {
-      ReadLinkExtras(port);
+      ReadLinkExtras(port, sources);
       if (read_module && !no_module_.contains(port.link.ifindex)) {
         port.module = ReadModule(port);
         if (port.module.has_value()) {
@@ -80,28 +81,36 @@ bool PortInventory::Resync(const std::vector<os::LinkInfo>& links) {
         }
       }
     }
+    port.events = event_totals_[port.id].Update(sources);
     if (!port.link_down_reason.empty()) {
       down_reasons_[port.id] = {port.link_down_reason, port.link_down_detail};
     }
     if (!port.rdma_counters.empty()) rdma_counters_[port.id] = port.rdma_counters;
     if (port.events != PortEvents{}) events_[port.id] = port.events;
   }
+  AssignModuleLanes(ports_);
+  // A port that left starts afresh when it comes back.
+  std::erase_if(event_totals_, [&](const auto& entry) {
+    return std::none_of(ports_.begin(), ports_.end(),
+                        [&](const Port& port) { return port.id == entry.first; });
+  });
   // A new link-down reason is a change of the port, worth telling.
   return changed || down_reasons_ != reasons_before;
 }
 
-void PortInventory::ReadLinkExtras(Port& port) {
+void PortInventory::ReadLinkExtras(Port& port, PortEventSources& sources) {
   // The driver's FEC statistics over netlink come before its ethtool
-  // names (mlx5 counts codewords there, bits in its statistics).
+  // names (mlx5 counts codewords there, bits in its statistics): they
+  // replace those of the same event.
   if (!no_fec_stats_.contains(port.link.ifindex)) {
     absl::StatusOr<os::FecStats> fec = ethtool_->GetFecStats(port.name);
     if (fec.ok()) {
-      if (fec->corrected_blocks)
-        port.events.fec[std::string(kCorrectedBlocks)] = *fec->corrected_blocks;
-      if (fec->uncorrectable_blocks) {
-        port.events.fec[std::string(kUncorrectableBlocks)] = *fec->uncorrectable_blocks;
-      }
-      if (fec->corrected_bits) port.events.fec[std::string(kCorrectedBits)] = *fec->corrected_bits;
+      const auto from_netlink = [&](absl::string_view event, const std::optional<uint64_t>& value) {
+        if (value) sources.fec[std::string(event)] = {{"FEC_GET", *value}};
+      };
+      from_netlink(kCorrectedBlocks, fec->corrected_blocks);
+      from_netlink(kUncorrectableBlocks, fec->uncorrectable_blocks);
+      from_netlink(kCorrectedBits, fec->corrected_bits);
     } else if (absl::IsUnimplemented(fec.status())) {
       no_fec_stats_.insert(port.link.ifindex);
     }
@@ -355,6 +364,7 @@ bool PortInventory::Rebuild() {
     }
   }
   AssignRails(next);
+  AssignModuleLanes(next);
   std::sort(next.begin(), next.end(), [](const Port& a, const Port& b) { return a.name < b.name; });
   const bool changed = next.size() != ports_.size() ||
                        !std::equal(next.begin(), next.end(), ports_.begin(),

@@ -80,9 +80,9 @@ class PortInventory {
  private:
   // Recomputes ports_ from links_; returns true when it changed.
   bool Rebuild();
-  // The driver's FEC statistics and, while the carrier is down, the
-  // link-down reason, over ethtool netlink.
-  void ReadLinkExtras(Port& port);
+  // The driver's FEC statistics (into `sources`) and, while the carrier is
+  // down, the link-down reason, over ethtool netlink.
+  void ReadLinkExtras(Port& port, PortEventSources& sources);
   // The module's EEPROM pages, decoded; nullopt when there is none to read.
   std::optional<ModuleDiagnostics> ReadModule(const Port& port);
   // What `ethtool -i` says of a net device, asked once per device: a
@@ -101,6 +101,8 @@ class PortInventory {
   std::map<std::string, MacCounters> mac_;
   std::map<std::string, std::vector<os::NamedCounter>> rdma_counters_;
   std::map<std::string, PortEvents> events_;
+  // Each port's events from dump to dump, by port id (counter_names.h).
+  std::map<std::string, EventTotals> event_totals_;
   // Link-down reasons by port id, from the last Resync; and the devices,
   // by ifindex, whose driver has no FEC statistics (not asked again).
   std::map<std::string, std::pair<std::string, std::string>> down_reasons_;

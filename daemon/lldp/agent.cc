@@ -77,7 +77,7 @@ void LldpAgent::OnReadable(const std::string& port_id) {
     ++counters.socket_errors;
     return;
   }
-  const absl::Time now = clock_->Now();
+  const os::Moment now = clock_->Read();
   bool changed = false;
   for (const os::ReceivedFrame& frame : *frames) {
     if (frame.outgoing || frame.source == listener.port.mac) continue;
@@ -111,7 +111,7 @@ void LldpAgent::ExpireNeighbors() {
   ports.reserve(listeners_.size());
   for (const auto& [id, listener] : listeners_) ports.push_back(id);
   for (const std::string& id : ports) OnReadable(id);
-  std::vector<std::string> changed = table_.Expire(clock_->Now());
+  std::vector<std::string> changed = table_.Expire(clock_->Read());
   if (!changed.empty()) on_change_(changed);
 }
 

@@ -19,16 +19,23 @@ bool SameContent(Lldpdu a, Lldpdu b) {
   return a == b;
 }
 
+// Sets when `neighbor`, heard at `now`, expires: its TTL from now.
+void Stamp(Neighbor& neighbor, os::Moment now) {
+  const absl::Duration ttl = absl::Seconds(neighbor.lldpdu.ttl_seconds);
+  neighbor.last_seen = now.wall;
+  neighbor.expires = now.wall + ttl;
+  neighbor.due = now.boot + ttl;
+}
+
 }  // namespace
 
 bool NeighborTable::RefreshIfIdentical(const std::string& port, absl::string_view frame,
-                                       absl::Time now) {
+                                       os::Moment now) {
   auto it = ports_.find(port);
   if (it == ports_.end()) return false;
   for (Neighbor& neighbor : it->second.neighbors) {
     if (neighbor.frame == frame) {
-      neighbor.last_seen = now;
-      neighbor.expires = now + absl::Seconds(neighbor.lldpdu.ttl_seconds);
+      Stamp(neighbor, now);
       ++neighbor.frames;
       return true;
     }
@@ -37,7 +44,7 @@ bool NeighborTable::RefreshIfIdentical(const std::string& port, absl::string_vie
 }
 
 ObserveResult NeighborTable::Observe(const std::string& port, const MacAddress& source,
-                                     Lldpdu lldpdu, absl::string_view frame, absl::Time now) {
+                                     Lldpdu lldpdu, absl::string_view frame, os::Moment now) {
   PortNeighbors& entry = ports_[port];
   auto it = std::find_if(entry.neighbors.begin(), entry.neighbors.end(),
                          [&](const Neighbor& n) { return SameMsap(n.lldpdu, lldpdu); });
@@ -46,7 +53,7 @@ ObserveResult NeighborTable::Observe(const std::string& port, const MacAddress& 
     entry.neighbors.erase(it);
     if (entry.neighbors.empty()) {
       entry.loss = NeighborLoss::kShutdown;
-      entry.lost_at = now;
+      entry.lost_at = now.wall;
     }
     return ObserveResult::kRemoved;
   }
@@ -57,14 +64,13 @@ ObserveResult NeighborTable::Observe(const std::string& port, const MacAddress& 
     }
     Neighbor neighbor;
     neighbor.source = source;
-    neighbor.first_seen = now;
+    neighbor.first_seen = now.wall;
     it = entry.neighbors.insert(entry.neighbors.end(), std::move(neighbor));
     it->lldpdu = std::move(lldpdu);
     entry.ever_seen = true;
     entry.loss = NeighborLoss::kNone;
     it->frame = std::string(frame);
-    it->last_seen = now;
-    it->expires = now + absl::Seconds(it->lldpdu.ttl_seconds);
+    Stamp(*it, now);
     it->frames = 1;
     return ObserveResult::kNew;
   }
@@ -72,34 +78,33 @@ ObserveResult NeighborTable::Observe(const std::string& port, const MacAddress& 
   it->source = source;
   it->lldpdu = std::move(lldpdu);
   it->frame = std::string(frame);
-  it->last_seen = now;
-  it->expires = now + absl::Seconds(it->lldpdu.ttl_seconds);
+  Stamp(*it, now);
   ++it->frames;
   return changed ? ObserveResult::kChanged : ObserveResult::kRefreshed;
 }
 
-std::vector<std::string> NeighborTable::Expire(absl::Time now) {
+std::vector<std::string> NeighborTable::Expire(os::Moment now) {
   std::vector<std::string> changed;
   for (auto& [port, entry] : ports_) {
     const size_t before = entry.neighbors.size();
-    std::erase_if(entry.neighbors, [&](const Neighbor& n) { return n.expires <= now; });
+    std::erase_if(entry.neighbors, [&](const Neighbor& n) { return n.due <= now.boot; });
     const size_t removed = before - entry.neighbors.size();
     if (removed == 0) continue;
     entry.ageouts += removed;
     if (entry.neighbors.empty()) {
       entry.loss = NeighborLoss::kAgedOut;
-      entry.lost_at = now;
+      entry.lost_at = now.wall;
     }
     changed.push_back(port);
   }
   return changed;
 }
 
-std::optional<absl::Time> NeighborTable::NextExpiry() const {
-  std::optional<absl::Time> next;
+std::optional<os::BootTime> NeighborTable::NextExpiry() const {
+  std::optional<os::BootTime> next;
   for (const auto& [port, entry] : ports_) {
     for (const Neighbor& n : entry.neighbors) {
-      if (!next.has_value() || n.expires < *next) next = n.expires;
+      if (!next.has_value() || n.due < *next) next = n.due;
     }
   }
   return next;

@@ -4,7 +4,9 @@
 // Pure state over time values the caller passes in; owned by the event loop
 // thread. A neighbor is identified by its Chassis ID and Port ID (802.1AB's
 // MSAP identifier). A TTL of zero removes the neighbor at once; otherwise it
-// expires TTL seconds after the last frame. A port keeps at most
+// expires TTL seconds after the last frame, counted on the boot clock (the
+// wall clock set forwards would age out a switch that is there, set back
+// would keep one that is gone); the wall times are what users read. A port keeps at most
 // `max_per_port` neighbors: a new one beyond that is ignored (802.1AB's
 // tooManyNeighbors), since more than one already means something sits
 // between the port and the switch.
@@ -20,6 +22,7 @@
 #include "absl/time/time.h"
 #include "daemon/common/mac_address.h"
 #include "daemon/lldp/lldpdu.h"
+#include "daemon/os/clock.h"
 
 namespace rocenet::lldp {
 
@@ -27,9 +30,12 @@ struct Neighbor {
   MacAddress source;  // Ethernet source of its frames
   Lldpdu lldpdu;
   std::string frame;  // the last frame, to spot identical repeats cheaply
+  // Wall times, shown: first and last frame, and when it expires.
   absl::Time first_seen;
   absl::Time last_seen;
   absl::Time expires;
+  // When it expires on the boot clock: what Expire() goes by.
+  os::BootTime due;
   uint64_t frames = 0;
 };
 
@@ -40,7 +46,7 @@ struct PortNeighbors {
   std::vector<Neighbor> neighbors;  // in order of first appearance
   bool ever_seen = false;
   NeighborLoss loss = NeighborLoss::kNone;  // set while `neighbors` is empty
-  absl::Time lost_at;
+  absl::Time lost_at;                       // wall time, shown
   uint64_t ageouts = 0;
   uint64_t too_many = 0;  // frames of extra neighbors ignored
 };
@@ -61,17 +67,18 @@ class NeighborTable {
 
   // If a neighbor of `port` last sent exactly `frame`, moves its expiry and
   // returns true: the caller need not decode the frame again.
-  bool RefreshIfIdentical(const std::string& port, absl::string_view frame, absl::Time now);
+  bool RefreshIfIdentical(const std::string& port, absl::string_view frame, os::Moment now);
 
   ObserveResult Observe(const std::string& port, const MacAddress& source, Lldpdu lldpdu,
-                        absl::string_view frame, absl::Time now);
+                        absl::string_view frame, os::Moment now);
 
-  // Removes neighbors whose TTL ran out by `now`; returns the ports that
-  // lost one, each once.
-  std::vector<std::string> Expire(absl::Time now);
+  // Removes neighbors whose TTL ran out by `now.boot`; returns the ports
+  // that lost one, each once.
+  std::vector<std::string> Expire(os::Moment now);
 
-  // The earliest expiry of any neighbor; nullopt when there are none.
-  std::optional<absl::Time> NextExpiry() const;
+  // The earliest expiry of any neighbor, on the boot clock; nullopt when
+  // there are none.
+  std::optional<os::BootTime> NextExpiry() const;
 
   // Neighbors of `port`; nullptr if nothing was ever heard there.
   const PortNeighbors* Find(const std::string& port) const;

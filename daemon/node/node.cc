@@ -60,7 +60,7 @@ Node::Node(const NodeParts& parts)
 
 absl::Status Node::Start() {
   RestoreHealth();
-  startup_holdoff_until_ = parts_.loop->Now() + kStartupHoldoff;
+  startup_holdoff_until_ = parts_.loop->BootNow() + kStartupHoldoff;
   parts_.loop->RunAt(startup_holdoff_until_, [this] { Refresh(false, /*replan=*/false); });
   RETURN_IF_ERROR(parts_.netlink->SubscribeLinkEvents());
   ASSIGN_OR_RETURN(std::vector<os::LinkInfo> links, parts_.netlink->ListLinks());
@@ -93,7 +93,7 @@ void Node::ScheduleCounterSample() {
   // when events moved the previous one.
   const absl::Duration every =
       std::min(kCounterSampleInterval, health_.errors_policy().sample_interval / 2);
-  parts_.loop->RunAt(parts_.loop->Now() + every, [this] {
+  parts_.loop->RunAt(parts_.loop->BootNow() + every, [this] {
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
     Refresh(false, /*replan=*/false, /*counters=*/true);
     SaveHealth();
@@ -214,7 +214,7 @@ void Node::ScheduleRdmaRescan() {
   // The kernel fills in an address's GIDs after the address is added (a
   // work queue of the RDMA core): look a moment later, once per burst.
   if (rdma_timer_.has_value()) return;
-  rdma_timer_ = parts_.loop->RunAt(parts_.loop->Now() + kRdmaRescanDelay, [this] {
+  rdma_timer_ = parts_.loop->RunAt(parts_.loop->BootNow() + kRdmaRescanDelay, [this] {
     rdma_timer_.reset();
     Refresh(parts_.inventory->RescanRdma(), /*replan=*/false);
   });
@@ -222,7 +222,7 @@ void Node::ScheduleRdmaRescan() {
 
 void Node::ScheduleExpiry() {
   if (agent_ == nullptr) return;
-  const std::optional<absl::Time> next = agent_->table().NextExpiry();
+  const std::optional<os::BootTime> next = agent_->table().NextExpiry();
   if (expiry_timer_.has_value() && next.has_value() && *next == expiry_at_) return;
   if (expiry_timer_.has_value()) parts_.loop->Cancel(*expiry_timer_);
   expiry_timer_.reset();
@@ -257,7 +257,7 @@ void Node::Refresh(bool changed, bool replan, bool counters) {
     sources.l3 = parts_.addressing->mode() == addressing::Mode::kL3;
   }
   sources.neighbors = &table;
-  sources.startup_holdoff = parts_.loop->Now() < startup_holdoff_until_;
+  sources.startup_holdoff = parts_.loop->BootNow() < startup_holdoff_until_;
   if (parts_.pfc != nullptr) sources.pfc = &parts_.pfc->ports();
   sources.pfc_affects_health = parts_.pfc_unhealthy;
   const std::map<std::string, health::PortSignals> signals =
@@ -379,8 +379,10 @@ absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::ReadCounters() {
         // As a sample does; the health watches sample on their own interval
         // and take this read only when theirs is due. Callers asking faster
         // than kCounterReadFloor share a read.
-        const absl::Time now = parts_.loop->Now();
-        if (now - last_counter_read_ < kCounterReadFloor) return Current();
+        const os::BootTime now = parts_.loop->BootNow();
+        if (last_counter_read_.has_value() && now - *last_counter_read_ < kCounterReadFloor) {
+          return Current();
+        }
         last_counter_read_ = now;
         RETURN_IF_ERROR(ResyncLinks());
         Refresh(false, /*replan=*/false, /*counters=*/true);

@@ -178,30 +178,30 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   // one per turn of the loop, each followed by the work it asked RunNext.
   void ReleaseHeld();
   // Any thread: counts an attachment call that began at `start`.
-  void RecordAttach(AttachOperation operation, bool ok, absl::Time start);
+  void RecordAttach(AttachOperation operation, bool ok, os::BootTime start);
   // Loop thread: releases attachments whose pod namespace is gone, and
   // checks again later while any attachment exists.
   void ScheduleNetnsCheck();
 
   NodeParts parts_;
   // When ReadCounters last read the links (loop thread).
-  absl::Time last_counter_read_ = absl::InfinitePast();
+  std::optional<os::BootTime> last_counter_read_;
   // Until then a port rocenet kept configured across a restart is not
   // reported for lacking LLDP: the switch may not have sent a frame yet.
-  absl::Time startup_holdoff_until_;
+  os::BootTime startup_holdoff_until_;
   health::HealthTracker health_;
   std::unique_ptr<lldp::LldpAgent> agent_;
   lldp::NeighborTable empty_table_;
   std::optional<os::Loop::TimerId> expiry_timer_;
   std::optional<os::Loop::TimerId> rdma_timer_;
-  absl::Time expiry_at_;
+  os::BootTime expiry_at_;
   std::optional<os::Loop::TimerId> netns_timer_;
   std::optional<os::Loop::TimerId> late_sysfs_timer_;
   // Loop thread: the ports on their way home and until when they are waited
   // for; calls that arrived meanwhile, in order.
   struct Homing {
     std::vector<std::string> ids;
-    absl::Time give_up;
+    os::BootTime give_up;
   };
   std::optional<Homing> homing_;
   std::optional<os::Loop::TimerId> home_timer_;

@@ -75,9 +75,9 @@ std::vector<attach::PortCandidate> Node::Candidates() const {
   return out;
 }
 
-void Node::RecordAttach(AttachOperation operation, bool ok, absl::Time start) {
+void Node::RecordAttach(AttachOperation operation, bool ok, os::BootTime start) {
   // The wall clock may step back; a call never takes negative time.
-  const absl::Duration took = std::max(parts_.loop->Now() - start, absl::ZeroDuration());
+  const absl::Duration took = std::max(parts_.loop->BootNow() - start, absl::ZeroDuration());
   std::lock_guard<std::mutex> lock(attach_stats_mu_);
   attach_stats_.Record(operation, ok, took);
 }
@@ -85,7 +85,7 @@ void Node::RecordAttach(AttachOperation operation, bool ok, absl::Time start) {
 absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachRequest& request,
                                                       const std::string& mode) {
   if (parts_.attach == nullptr) return NoAttach();
-  const absl::Time start = parts_.loop->Now();
+  const os::BootTime start = parts_.loop->BootNow();
   absl::StatusOr<attach::AttachmentRecord> result = Serve<attach::AttachmentRecord>(
       [this, request, mode]() -> absl::StatusOr<attach::AttachmentRecord> {
         attach::AttachRequest resolved = request;
@@ -106,7 +106,7 @@ absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachReques
 
 absl::StatusOr<bool> Node::Detach(const std::string& container_id, const std::string& ifname) {
   if (parts_.attach == nullptr) return NoAttach();
-  const absl::Time start = parts_.loop->Now();
+  const os::BootTime start = parts_.loop->BootNow();
   absl::StatusOr<bool> result = Serve<bool>([this, container_id, ifname]() -> absl::StatusOr<bool> {
     std::vector<std::string> home;
     for (const attach::AttachmentRecord& record : parts_.attach->List()) {
@@ -126,7 +126,7 @@ absl::StatusOr<attach::AttachmentRecord> Node::Check(const std::string& containe
                                                      const std::string& ifname,
                                                      const std::string& netns) {
   if (parts_.attach == nullptr) return NoAttach();
-  const absl::Time start = parts_.loop->Now();
+  const os::BootTime start = parts_.loop->BootNow();
   absl::StatusOr<attach::AttachmentRecord> result = Serve<attach::AttachmentRecord>(
       [this, container_id, ifname, netns]() -> absl::StatusOr<attach::AttachmentRecord> {
         return parts_.attach->Check(container_id, ifname, netns);
@@ -146,7 +146,7 @@ absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::ListAttachments() {
 absl::StatusOr<std::vector<attach::AttachmentRecord>> Node::Gc(
     const std::string& network, const std::vector<std::string>& valid, bool only_dead_netns) {
   if (parts_.attach == nullptr) return NoAttach();
-  const absl::Time start = parts_.loop->Now();
+  const os::BootTime start = parts_.loop->BootNow();
   absl::StatusOr<std::vector<attach::AttachmentRecord>> result =
       Serve<std::vector<attach::AttachmentRecord>>(
           [this, network, valid,
@@ -170,9 +170,9 @@ void Node::FollowAttachments(const std::vector<std::string>& home) {
     if (homing_.has_value()) {
       // Already waiting for others: these join them, with a fresh deadline.
       homing_->ids.insert(homing_->ids.end(), home.begin(), home.end());
-      homing_->give_up = parts_.loop->Now() + kHomeWait;
+      homing_->give_up = parts_.loop->BootNow() + kHomeWait;
     } else if (!home.empty()) {
-      homing_ = Homing{home, parts_.loop->Now() + kHomeWait};
+      homing_ = Homing{home, parts_.loop->BootNow() + kHomeWait};
     }
     CheckHome();
   });
@@ -183,14 +183,14 @@ void Node::CheckHome() {
   home_timer_.reset();
   absl::StatusOr<bool> changed = ResyncInventory();
   if (!changed.ok()) SPDLOG_ERROR("{}", changed.status().ToString());
-  if (homing_.has_value() && changed.ok() && parts_.loop->Now() < homing_->give_up) {
+  if (homing_.has_value() && changed.ok() && parts_.loop->BootNow() < homing_->give_up) {
     const bool all_home =
         std::all_of(homing_->ids.begin(), homing_->ids.end(), [&](const std::string& id) {
           const inventory::Port* port = parts_.inventory->Find(id);
           return port != nullptr && port->present;
         });
     if (!all_home) {
-      home_timer_ = parts_.loop->RunAt(parts_.loop->Now() + kHomeStep, [this] {
+      home_timer_ = parts_.loop->RunAt(parts_.loop->BootNow() + kHomeStep, [this] {
         home_timer_.reset();
         CheckHome();
       });
@@ -218,7 +218,7 @@ void Node::ScheduleNetnsCheck() {
   if (parts_.attach == nullptr || netns_timer_.has_value() || parts_.attach->List().empty()) {
     return;
   }
-  netns_timer_ = parts_.loop->RunAt(parts_.loop->Now() + kNetnsCheckInterval, [this] {
+  netns_timer_ = parts_.loop->RunAt(parts_.loop->BootNow() + kNetnsCheckInterval, [this] {
     netns_timer_.reset();
     if (std::vector<attach::AttachmentRecord> released = parts_.attach->ReleaseDeadNamespaces();
         !released.empty()) {

@@ -74,7 +74,7 @@ void Node::OnNetlinkEvents() {
 
 void Node::ScheduleLateSysfsCheck() {
   if (late_sysfs_timer_.has_value()) return;
-  late_sysfs_timer_ = parts_.loop->RunAt(parts_.loop->Now() + kLateSysfsDelay, [this] {
+  late_sysfs_timer_ = parts_.loop->RunAt(parts_.loop->BootNow() + kLateSysfsDelay, [this] {
     late_sysfs_timer_.reset();
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
   });

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loop: the one thread that owns a daemon's state, as the domain sees it:
 // readers of file descriptors, timers, work posted from other threads, and
-// the time those timers keep (the loop is the daemon's one clock).
+// the daemon's clock (the loop is its Clock: the wall clock for the times
+// people read, the boot clock its timers keep; daemon/os/clock.h).
 //
 // os::EventLoop is the Linux implementation (epoll, a timerfd, an eventfd);
 // tests run the same code on testing::FakeLoop, where nothing runs until the
@@ -55,9 +56,10 @@ class Loop : public Reactor, public Clock {
   using TimerId = uint64_t;
 
   // Loop thread (or before the loop runs): runs `fn` once at `when`, by
-  // Now(), or as soon as possible after. Cancel of a timer that already ran
-  // is a no-op.
-  virtual TimerId RunAt(absl::Time when, absl::AnyInvocable<void() &&> fn) = 0;
+  // BootNow(), or as soon as possible after: the wall clock being set
+  // neither delays nor hastens it. Cancel of a timer that already ran is a
+  // no-op.
+  virtual TimerId RunAt(BootTime when, absl::AnyInvocable<void() &&> fn) = 0;
   virtual void Cancel(TimerId id) = 0;
 
   // Any thread: runs `task` on the loop thread. False when the loop has

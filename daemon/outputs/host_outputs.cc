@@ -137,18 +137,20 @@ void HostOutputs::UpdateNfd(const std::vector<PortOutput>& ports,
 }
 
 absl::Status HostOutputs::WriteNfd(const std::string& labels) {
-  const absl::Time expiry = clock_->Now() + config_.nfd_lifetime;
+  const os::Moment now = clock_->Read();
+  const absl::Time expiry = now.wall + config_.nfd_lifetime;
   RETURN_IF_ERROR(fs_->MakeDirectories(ParentDirectory(config_.nfd_features_path), kDirectoryMode));
   RETURN_IF_ERROR(
       fs_->WriteFileAtomic(config_.nfd_features_path, RenderNfdFile(labels, expiry), kFileMode));
   nfd_labels_ = labels;
   nfd_expiry_ = expiry;
+  nfd_written_ = now.boot;
   return absl::OkStatus();
 }
 
 absl::Status HostOutputs::RefreshNfd() {
   if (config_.nfd_features_path.empty() || nfd_labels_.empty()) return absl::OkStatus();
-  const bool due = clock_->Now() >= nfd_expiry_ - config_.nfd_lifetime / 2;
+  const bool due = clock_->BootNow() >= nfd_written_ + config_.nfd_lifetime / 2;
   // Someone removed or edited it: put it back as it should be.
   absl::StatusOr<std::string> on_disk = fs_->ReadFile(config_.nfd_features_path);
   const bool intact = on_disk.ok() && *on_disk == RenderNfdFile(nfd_labels_, nfd_expiry_);

@@ -92,7 +92,8 @@ class HostOutputs {
   absl::Status Update(const std::vector<PortOutput>& ports);
 
   // Rewrites the NFD file with a new expiry once half its lifetime has
-  // passed (and puts it back if someone removed it). Call it periodically.
+  // passed by the boot clock (and puts it back if someone removed it).
+  // Call it periodically.
   absl::Status RefreshExpiry();
 
   // A clean stop: removes the NFD file, so the label goes now rather than at
@@ -117,10 +118,13 @@ class HostOutputs {
   os::FileSystem* fs_;
   const os::Clock* clock_;
   OutputConfig config_;
-  // The NFD labels on disk, empty while there is no file, and when they
-  // expire.
+  // The NFD labels on disk, empty while there is no file; when they expire
+  // (a wall time: nfd-worker compares it with its own clock); and when
+  // they were written, on the boot clock, which times the renewal (the
+  // wall clock set back would postpone it by as much).
   std::string nfd_labels_;
   absl::Time nfd_expiry_;
+  os::BootTime nfd_written_;
 };
 
 }  // namespace rocenet::outputs

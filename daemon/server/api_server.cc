@@ -190,7 +190,7 @@ void ApiServer::OnAcceptable() {
       SPDLOG_WARN("{}; accepting again in {}", fd.status().message(),
                   absl::FormatDuration(kAcceptBackoff));
       loop_->RemoveReader(listen_fd_);
-      resume_ = loop_->RunAt(loop_->Now() + kAcceptBackoff, [this] {
+      resume_ = loop_->RunAt(loop_->BootNow() + kAcceptBackoff, [this] {
         resume_.reset();
         if (absl::Status s = loop_->AddReader(listen_fd_, [this] { OnAcceptable(); }); !s.ok()) {
           SPDLOG_ERROR("API socket: {}", s.message());
@@ -209,8 +209,10 @@ void ApiServer::OnAcceptable() {
 void ApiServer::Refuse(int fd) {
   close(fd);
   ++refused_;
-  const absl::Time now = loop_->Now();
-  if (now - last_refusal_report_ < kRefusalReportInterval) return;
+  const os::BootTime now = loop_->BootNow();
+  if (last_refusal_report_.has_value() && now - *last_refusal_report_ < kRefusalReportInterval) {
+    return;
+  }
   last_refusal_report_ = now;
   SPDLOG_WARN(
       "API socket: {} connection(s) refused so far: too many open (descriptors from {} on are "

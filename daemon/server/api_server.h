@@ -79,7 +79,7 @@ class ApiServer {
   // fail.
   int connection_fd_ceiling_ = 0;
   int64_t refused_ = 0;
-  absl::Time last_refusal_report_ = absl::InfinitePast();
+  std::optional<os::BootTime> last_refusal_report_;
   // Set while accepting rests after an error (e.g. out of descriptors).
   std::optional<os::EventLoop::TimerId> resume_;
   std::unique_ptr<grpc::Server> server_;

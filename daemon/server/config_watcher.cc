@@ -19,7 +19,7 @@ absl::StatusOr<std::unique_ptr<ConfigWatcher>> ConfigWatcher::Start(
   ConfigWatcher* self = watcher.get();
   RETURN_IF_ERROR(loop->AddReader(self->watch_->fd(), [self] { self->OnEvents(); }));
   // Whatever changed between the load and the watch is a change too.
-  self->timer_ = loop->RunAt(loop->Now(), [self] { self->Check(); });
+  self->timer_ = loop->RunAt(loop->BootNow(), [self] { self->Check(); });
   return watcher;
 }
 
@@ -32,7 +32,7 @@ void ConfigWatcher::OnEvents() {
   if (!watch_->Drain()) return;
   // Wait for the burst to end: restart the settle time on every event.
   if (timer_ != 0) loop_->Cancel(timer_);
-  timer_ = loop_->RunAt(loop_->Now() + params_.settle, [this] { Check(); });
+  timer_ = loop_->RunAt(loop_->BootNow() + params_.settle, [this] { Check(); });
 }
 
 std::string ConfigWatcher::Fingerprint() const {

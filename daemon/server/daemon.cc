@@ -287,7 +287,7 @@ absl::Status Daemon::Parts::StartServing() {
       [](const grpc::ServerContext& context) {
         return api::CallerOf(context, os::PeerCredentialsOf);
       },
-      gate_config, [clock] { return clock->Now(); });
+      gate_config, [clock] { return clock->BootNow(); });
   reload_metrics = std::make_shared<api::ConfigReloadMetrics>(loop->Now());
   reloader = std::make_unique<Reloader>(options, std::move(config.load),
                                         ReloadTargets{.gate = gate.get(),

@@ -29,6 +29,7 @@ constexpr char kBoot[] = "3f1d5a2e-0c7b-4e7e-9a51-2b8f6c1d0e44";
 class FixedClock final : public os::Clock {
  public:
   absl::Time Now() const override { return absl::FromUnixSeconds(1800000000); }
+  os::BootTime BootNow() const override { return os::BootTime::SinceBoot(absl::Hours(3)); }
 };
 
 [[noreturn]] void Fail(const char* what, const std::string& detail = "") {

@@ -129,6 +129,29 @@ def test_a_generic_nic_is_found_in_real_sysfs_brought_up_and_addressed(booted_ke
         [("ErrorsRising", "ReceiveErrors")], health
 
 
+def test_timers_keep_time_when_the_wall_clock_is_set(booted_kernel, guest_runs):
+    """The guest's wall clock set back 10 minutes, then forwards 20: a
+    switch gone silent ages out at its TTL (4 s) and the counters go on
+    being sampled every second, and a switch that is there is never aged
+    out. Timers on the wall clock would wait the 10 minutes, and then
+    fire at once."""
+    result = run_port_node(booted_kernel, guest_runs, "guest_clock_step.sh")
+
+    def figure(name: str) -> int:
+        lines = guest_lines(result, f"vm: {name} ")
+        assert lines, f"the guest printed no {name}"
+        return int(lines[-1])
+
+    aged_out, sampled = figure("aged-out-ms"), figure("sampled-ms")
+    assert 0 <= aged_out <= 10_000, f"the silent switch aged out after {aged_out} ms"
+    assert 0 <= sampled <= 5_000, f"the counters were sampled after {sampled} ms"
+    assert figure("ageouts-after-backward-step") == 1
+    # Looked at every quarter second for 8 s after the forward step: the
+    # neighbor stayed and nothing aged out.
+    assert figure("kept-looks") > 0
+    assert figure("ageouts-after-forward-step") == figure("ageouts-before-forward-step")
+
+
 def test_a_nic_in_a_pod_is_hidden_by_sysfs_and_comes_home_when_the_pod_dies(booted_kernel,
                                                                            guest_runs):
     result = run_port_node(booted_kernel, guest_runs, "guest_pod_port.sh")

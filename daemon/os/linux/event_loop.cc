@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/common/errno_status.h"
 #include "daemon/common/logging.h"
+#include "daemon/os/linux/system_clock.h"
 
 namespace rocenet::os {
 
@@ -19,7 +20,7 @@ absl::StatusOr<std::unique_ptr<EventLoop>> EventLoop::Create() {
   const int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd < 0) return ErrnoToStatus(errno, "event loop: epoll_create1");
   const int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  const int timer_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+  const int timer_fd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
   absl::Status status;
   if (wake_fd < 0 || timer_fd < 0) status = ErrnoToStatus(errno, "event loop: eventfd/timerfd");
   for (int fd : {wake_fd, timer_fd}) {
@@ -102,7 +103,9 @@ void EventLoop::Stop() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
-EventLoop::TimerId EventLoop::RunAt(absl::Time when, absl::AnyInvocable<void() &&> fn) {
+BootTime EventLoop::BootNow() const { return ReadBootClock(); }
+
+EventLoop::TimerId EventLoop::RunAt(BootTime when, absl::AnyInvocable<void() &&> fn) {
   const TimerId id = next_timer_++;
   timers_.emplace(id, std::make_pair(when, std::move(fn)));
   timer_order_.emplace(when, id);
@@ -127,10 +130,12 @@ void EventLoop::Cancel(TimerId id) {
 void EventLoop::ArmTimer() {
   itimerspec spec{};
   if (!timer_order_.empty()) {
-    const timespec due = absl::ToTimespec(timer_order_.begin()->first);
     // A zero it_value disarms the timer: a due time in the past fires at once.
-    // Before the epoch tv_sec is negative, which timerfd refuses.
-    spec.it_value = (due.tv_sec > 0 || (due.tv_sec == 0 && due.tv_nsec > 0)) ? due : timespec{0, 1};
+    // Before the boot tv_sec is negative, which timerfd refuses; a due time
+    // that never comes (Never()) is as far as timespec reaches.
+    const absl::Duration since_boot = timer_order_.begin()->first.since_boot();
+    const timespec due = absl::ToTimespec(since_boot);
+    spec.it_value = since_boot > absl::ZeroDuration() ? due : timespec{0, 1};
   }
   timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
 }
@@ -138,7 +143,7 @@ void EventLoop::ArmTimer() {
 void EventLoop::RunDueTimers() {
   uint64_t expirations;
   [[maybe_unused]] ssize_t n = read(timer_fd_, &expirations, sizeof(expirations));
-  const absl::Time now = Now();
+  const BootTime now = BootNow();
   std::vector<TimerId> due;
   while (!timer_order_.empty() && timer_order_.begin()->first <= now) {
     due.push_back(timer_order_.begin()->second);

@@ -2,7 +2,8 @@
 // EventLoop: the one thread that owns all node state.
 //
 // epoll over the daemon's file descriptors (netlink, packet sockets, signals),
-// one timerfd for all timers, plus an eventfd-backed queue of work posted
+// one timerfd on CLOCK_BOOTTIME for all timers (so that setting the wall
+// clock moves none of them), plus an eventfd-backed queue of work posted
 // from other threads (gRPC handlers, the metrics exposer). Readers are registered and run on the
 // loop thread; Post() and Call() are thread-safe. Work still queued when the loop stops is dropped,
 // and a Call() waiting on it gets Unavailable, so no caller hangs through shutdown.
@@ -31,12 +32,13 @@ class EventLoop final : public Loop {
 
   absl::Status AddReader(int fd, absl::AnyInvocable<void()> on_readable) override;
   void RemoveReader(int fd) override;
-  TimerId RunAt(absl::Time when, absl::AnyInvocable<void() &&> fn) override;
+  TimerId RunAt(BootTime when, absl::AnyInvocable<void() &&> fn) override;
   void Cancel(TimerId id) override;
   bool Post(absl::AnyInvocable<void() &&> task) override;
   void RunNext(absl::AnyInvocable<void() &&> task) override;
-  // The wall clock, which the timers follow (a timerfd on CLOCK_REALTIME).
   absl::Time Now() const override { return absl::Now(); }
+  // CLOCK_BOOTTIME, which the timers follow.
+  BootTime BootNow() const override;
 
   // Any thread: makes Run() return after the current event.
   void Stop();
@@ -59,8 +61,8 @@ class EventLoop final : public Loop {
   const int wake_fd_;
   const int timer_fd_;
   // Loop thread only: pending timers by due time, and their callbacks.
-  std::multimap<absl::Time, TimerId> timer_order_;
-  std::map<TimerId, std::pair<absl::Time, absl::AnyInvocable<void() &&>>> timers_;
+  std::multimap<BootTime, TimerId> timer_order_;
+  std::map<TimerId, std::pair<BootTime, absl::AnyInvocable<void() &&>>> timers_;
   TimerId next_timer_ = 1;
   // Loop thread only. Shared so that a reader that removes itself stays
   // alive until it returns.

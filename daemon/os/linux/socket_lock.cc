@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "daemon/common/errno_status.h"
+#include "daemon/os/linux/system_clock.h"
 
 namespace rocenet::os {
 namespace {
@@ -38,7 +39,9 @@ absl::StatusOr<std::unique_ptr<SocketLock>> SocketLock::Acquire(
   const std::string path = socket_path + ".lock";
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("open lock ", path));
-  const absl::Time deadline = absl::Now() + wait;
+  // On the boot clock: the wall clock set meanwhile neither cuts the wait
+  // short nor stretches it.
+  const BootTime deadline = ReadBootClock() + wait;
   bool told = false;
   while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
     const int err = errno;
@@ -48,7 +51,7 @@ absl::StatusOr<std::unique_ptr<SocketLock>> SocketLock::Acquire(
       return ErrnoToStatus(err, absl::StrCat("lock ", path));
     }
     const pid_t holder = HolderOf(fd);
-    if (absl::Now() >= deadline) {
+    if (ReadBootClock() >= deadline) {
       close(fd);
       return absl::DeadlineExceededError(
           absl::StrCat("socket ", socket_path, ": another rocenetd",

@@ -31,6 +31,10 @@ class FakeEthtool final : public os::Ethtool {
     }
     stats.emplace_back(name, value);
   }
+  // The statistic is no longer in the driver's list.
+  void RemoveStatistic(const std::string& ifname, const std::string& name) {
+    std::erase_if(stats_[ifname], [&](const os::NamedCounter& c) { return c.first == name; });
+  }
 
   absl::StatusOr<os::DriverInfo> Driver(absl::string_view ifname) override {
     auto it = drivers_.find(std::string(ifname));
@@ -69,8 +73,12 @@ class FakeEthtool final : public os::Ethtool {
     return it->second;
   }
 
-  // The module's EEPROM pages by (page, bank): 128 bytes each, the lower
-  // page as (0, 0) at offset 0. A device without is Unimplemented.
+  // The module's EEPROM: its lower page (offset 0), and its upper pages
+  // (offset 128) by (page, bank), 128 bytes each. A device without is
+  // Unimplemented; a page it lacks is refused as the kernel refuses it.
+  void SetModuleLowerPage(const std::string& ifname, const std::string& bytes) {
+    modules_[ifname][{-1, 0}] = bytes;
+  }
   void SetModulePage(const std::string& ifname, int page, int bank, const std::string& bytes) {
     modules_[ifname][{page, bank}] = bytes;
   }
@@ -79,7 +87,7 @@ class FakeEthtool final : public os::Ethtool {
     ++module_reads_;
     auto it = modules_.find(std::string(ifname));
     if (it == modules_.end()) return absl::UnimplementedError("no module");
-    auto found = it->second.find({page, page == 0 && offset == 0 ? 0 : bank});
+    auto found = it->second.find(offset == 0 ? std::pair(-1, 0) : std::pair(page, bank));
     if (found == it->second.end() || length != 128) return absl::InvalidArgumentError("no page");
     return found->second;
   }

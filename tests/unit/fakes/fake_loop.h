@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // FakeLoop: an os::Loop that runs on the test's own thread, and only when
 // the test turns it, with time that moves only when the test (or a call
-// waiting for its answer) says so.
+// waiting for its answer) says so. Its timers keep the boot clock, as the
+// real loop's do; StepWall() sets the wall clock alone, as chrony or an
+// admin does, and runs no timer.
 //
 // RunUntilIdle() does what the real loop does with nothing to wait for:
 // posted tasks in order, each followed by what it asked to RunNext(); then
 // the readers whose fd poll() reports readable; then the timers due by
-// Now(); again until nothing is left. Advance() moves time forward timer by
+// BootNow(); again until nothing is left. Advance() moves time forward timer by
 // timer, each turn as the real loop would see it. A Call() or Ask() from the
 // test runs the loop until its answer comes, moving time to the next timer
 // whenever nothing else is ready: a call the code under test holds back
@@ -41,6 +43,7 @@ class FakeLoop final : public os::Loop {
  public:
   // The same start as FakeClock's.
   static constexpr int64_t kStart = 1'800'000'000;
+  static constexpr absl::Duration kBootStart = absl::Hours(3);
 
   absl::Status AddReader(int fd, absl::AnyInvocable<void()> on_readable) override {
     if (readers_.contains(fd)) {
@@ -51,7 +54,7 @@ class FakeLoop final : public os::Loop {
   }
   void RemoveReader(int fd) override { readers_.erase(fd); }
 
-  TimerId RunAt(absl::Time when, absl::AnyInvocable<void() &&> fn) override {
+  TimerId RunAt(os::BootTime when, absl::AnyInvocable<void() &&> fn) override {
     const TimerId id = next_timer_++;
     timers_.emplace(std::make_pair(when, id), std::move(fn));
     return id;
@@ -73,6 +76,7 @@ class FakeLoop final : public os::Loop {
   }
   void RunNext(absl::AnyInvocable<void() &&> task) override { next_.push_back(std::move(task)); }
   absl::Time Now() const override { return now_; }
+  os::BootTime BootNow() const override { return boot_; }
 
   // From now on Post() refuses work and what is queued is dropped, as the
   // real loop does once it stopped.
@@ -100,15 +104,19 @@ class FakeLoop final : public os::Loop {
   // Moves time forward by `d`, running each timer at its due time (and what
   // became ready meanwhile) as the real loop would.
   void Advance(absl::Duration d) {
-    const absl::Time until = now_ + d;
+    const os::BootTime until = boot_ + d;
     RunUntilIdle();
     while (!timers_.empty() && timers_.begin()->first.first <= until) {
-      now_ = std::max(now_, timers_.begin()->first.first);
+      MoveTo(timers_.begin()->first.first);
       RunUntilIdle();
     }
-    now_ = until;
+    MoveTo(until);
     RunUntilIdle();
   }
+
+  // The wall clock set forwards (or, with a negative `d`, backwards): the
+  // boot clock, and so every timer, stays where it is.
+  void StepWall(absl::Duration d) { now_ += d; }
 
   size_t timer_count() const { return timers_.size(); }
   // Tasks posted and not yet run.
@@ -117,9 +125,9 @@ class FakeLoop final : public os::Loop {
     return queue_.size();
   }
   bool watching(int fd) const { return readers_.contains(fd); }
-  // When the next timer is due; InfiniteFuture without one.
-  absl::Time next_timer() const {
-    return timers_.empty() ? absl::InfiniteFuture() : timers_.begin()->first.first;
+  // When the next timer is due; Never() without one.
+  os::BootTime next_timer() const {
+    return timers_.empty() ? os::BootTime::Never() : timers_.begin()->first.first;
   }
 
  protected:
@@ -135,7 +143,7 @@ class FakeLoop final : public os::Loop {
         ADD_FAILURE() << "fake loop: a call waits for an answer, and nothing is left to run";
         return;
       }
-      now_ = std::max(now_, timers_.begin()->first.first);
+      MoveTo(timers_.begin()->first.first);
     }
   }
 
@@ -169,9 +177,9 @@ class FakeLoop final : public os::Loop {
     // The timers due now, as the real loop takes them: one set at Now() by
     // one of them runs on the next pass, and one cancelled by an earlier
     // one does not run.
-    std::vector<std::pair<absl::Time, TimerId>> due;
+    std::vector<std::pair<os::BootTime, TimerId>> due;
     for (const auto& [key, fn] : timers_) {
-      if (key.first > now_) break;
+      if (key.first > boot_) break;
       due.push_back(key);
     }
     for (const auto& key : due) {
@@ -186,6 +194,13 @@ class FakeLoop final : public os::Loop {
     return ran;
   }
 
+  // Both clocks forward to `when` on the boot clock (never back).
+  void MoveTo(os::BootTime when) {
+    if (when <= boot_) return;
+    now_ += when - boot_;
+    boot_ = when;
+  }
+
   void RunNextTasks() {
     while (!next_.empty()) {
       absl::AnyInvocable<void()&&> task = std::move(next_.front());
@@ -196,8 +211,9 @@ class FakeLoop final : public os::Loop {
 
   const std::thread::id owner_ = std::this_thread::get_id();
   absl::Time now_ = absl::FromUnixSeconds(kStart);
+  os::BootTime boot_ = os::BootTime::SinceBoot(kBootStart);
   // By due time, then in the order they were set.
-  std::map<std::pair<absl::Time, TimerId>, absl::AnyInvocable<void() &&>> timers_;
+  std::map<std::pair<os::BootTime, TimerId>, absl::AnyInvocable<void() &&>> timers_;
   TimerId next_timer_ = 1;
   std::map<int, std::shared_ptr<absl::AnyInvocable<void()>>> readers_;
   std::deque<absl::AnyInvocable<void() &&>> next_;

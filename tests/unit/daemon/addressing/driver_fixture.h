@@ -39,7 +39,8 @@ constexpr char kSo0Id[] = "0000:19:00.0-p8";
 constexpr char kSo1Id[] = "0000:19:00.0-p22";
 constexpr char kSo2Id[] = "0000:19:00.0-p23";
 const MacAddress kSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc7});
-const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
+const os::Moment kT0 = {absl::FromUnixSeconds(1'800'000'000),
+                        os::BootTime::SinceBoot(absl::Hours(3))};
 
 os::RouteInfo FabricRoute(const char* gateway, int ifindex = kSo0) {
   return os::RouteInfo{P("10.200.0.0/16"), A(gateway),     ifindex,

@@ -158,7 +158,7 @@ TEST(DecideAccessTest, UnknownTransportOrMethodIsRefused) {
 }
 
 TEST(TokenBucketTest, BurstThenRate) {
-  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  const os::BootTime t0 = os::BootTime::SinceBoot(absl::Seconds(1000));
   TokenBucket bucket(/*rate=*/2, /*burst=*/3, t0);
   EXPECT_TRUE(bucket.TryTake(t0));
   EXPECT_TRUE(bucket.TryTake(t0));
@@ -167,7 +167,7 @@ TEST(TokenBucketTest, BurstThenRate) {
   EXPECT_TRUE(bucket.TryTake(t0 + absl::Milliseconds(500)));
   EXPECT_FALSE(bucket.TryTake(t0 + absl::Milliseconds(500)));
   // Never more than the burst, however long it rests.
-  const absl::Time later = t0 + absl::Hours(1);
+  const os::BootTime later = t0 + absl::Hours(1);
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(bucket.TryTake(later));
   EXPECT_FALSE(bucket.TryTake(later));
 }
@@ -189,7 +189,7 @@ TEST(CheckStringLengthsTest, NamesTheNestedOrRepeatedField) {
 }
 
 TEST(RequestGateTest, RateLimitsOnlyChangingCalls) {
-  absl::Time now = absl::FromUnixSeconds(1000);
+  os::BootTime now = os::BootTime::SinceBoot(absl::Seconds(1000));
   GateConfig config;
   config.mutating_rpcs_per_second = 1;
   config.mutating_rpc_burst = 2;
@@ -210,7 +210,8 @@ TEST(RequestGateTest, RateLimitsOnlyChangingCalls) {
 
 TEST(RequestGateTest, ReconfigureTakesANewReadGroupAndStringBound) {
   GateConfig config;
-  RequestGate gate([](const grpc::ServerContext&) { return Caller(); }, config);
+  RequestGate gate([](const grpc::ServerContext&) { return Caller(); }, config,
+                   [] { return os::BootTime(); });
   const Caller user = UnixCaller(1000, 500);
   v1::GetPortRequest request;
   request.set_port("so0");
@@ -261,7 +262,7 @@ TEST(ServiceGateTest, EveryHandlerIsGated) {
   testing::FakeNodeState node(testing::SampleSnapshot());
   UnreachableBackend backend;
   RequestGate gate([](const grpc::ServerContext&) { return UnixCaller(65534, 65534); },
-                   GateConfig{});
+                   GateConfig{}, [] { return os::BootTime(); });
   PortDiscoveryService ports(&node, &gate);
   HealthService health(&node, &gate);
   AddressingService addressing(&node, &gate);

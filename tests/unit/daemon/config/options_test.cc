@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "absl/strings/str_cat.h"
 #include "daemon/config/config_files.h"
 #include "daemon/os/linux/filesystem_linux.h"
 #include "gtest/gtest.h"
@@ -246,6 +247,18 @@ TEST(OptionsTest, HealthSetsWhenALinkIsFlapping) {
   ExpectError("health:\n  fec_corrected_rate: -1\n",
               "key \"health.fec_corrected_rate\": must be a number of codewords a second from 0 "
               "(not watched) to 1e12");
+  // Uncorrectable FEC codewords: 0.01 a second over 10 minutes unless set;
+  // 0 is any one.
+  EXPECT_EQ(options.health.fec.uncorrectable_per_second, 0.01);
+  ASSERT_OK(Apply("health:\n  fec_uncorrectable_rate: 0\n", options));
+  EXPECT_EQ(options.health.fec.uncorrectable_per_second, 0.0);
+  ASSERT_OK(Apply("health:\n  fec_uncorrectable_rate: 0.5\n", options));
+  EXPECT_EQ(options.health.fec.uncorrectable_per_second, 0.5);
+  for (const char* bad : {"-0.01", "\"0.01\"", "nan", "inf", "1e13", "fast"}) {
+    ExpectError(absl::StrCat("health:\n  fec_uncorrectable_rate: ", bad, "\n"),
+                "key \"health.fec_uncorrectable_rate\": must be a number of codewords a second "
+                "from 0 (any one raises FecDegraded) to 1e12");
+  }
   ExpectError("health: 3\n", "key \"health\": must be a mapping");
 }
 

@@ -38,19 +38,52 @@ class CounterHealthTest : public ::testing::Test {
   std::vector<inventory::Port> ports_ = {UpPort("so0")};
 };
 
+TEST_F(CounterHealthTest, DefaultsLetALinkWithinSpecificationLoseAFewCodewords) {
+  const FecPolicy policy;
+  EXPECT_EQ(policy.corrected_per_second, 0.0);
+  EXPECT_EQ(policy.uncorrectable_per_second, 0.01);
+  EXPECT_EQ(kFecWindow, absl::Minutes(10));
+}
+
+// A 200 Gb/s PAM4 link at IEEE 802.3's post-FEC limit loses about 4 or 5
+// codewords an hour: one every 13 minutes is no condition; 7 within 10
+// minutes (0.0117 a second) are more than the default 0.01 a second.
+TEST_F(CounterHealthTest, UncorrectableCodewordsRaiseItAboveTheirRate) {
+  EXPECT_EQ(Fec({{"corrected_blocks", 100}, {"uncorrectable_blocks", 0}}), Strings{});
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(Count(&inventory::PortEvents::fec, {{"uncorrectable_blocks", 1}}, absl::Minutes(13)),
+              Strings{})
+        << i;
+  }
+  EXPECT_EQ(Fec({{"uncorrectable_blocks", 3}}), Strings{});
+  EXPECT_EQ(Fec({{"uncorrectable_blocks", 2}}), Strings{});  // 6 in 10 minutes: 0.01, not above
+  EXPECT_EQ(Fec({{"uncorrectable_blocks", 1}}), Strings{"FecDegraded/Uncorrectable"});
+  EXPECT_EQ(First().message,
+            "port so0: 7 FEC codewords could not be corrected within 10m, more than "
+            "health.fec_uncorrectable_rate (0.01 a second); frames are being lost on the link: "
+            "clean or replace the optics and the cable");
+}
+
 TEST_F(CounterHealthTest, AnUncorrectableCodewordMakesThePortUnhealthyForFiveMinutes) {
+  HealthPolicies policies;
+  policies.fec.uncorrectable_per_second = 0;  // any one
+  tracker_.SetPolicies(policies);
   EXPECT_EQ(Fec({{"corrected_blocks", 100}, {"uncorrectable_blocks", 0}}), Strings{});
   EXPECT_EQ(Fec({{"corrected_blocks", 5000}}), Strings{});  // corrected: not watched by default
   EXPECT_EQ(Fec({{"uncorrectable_blocks", 2}}), Strings{"FecDegraded/Uncorrectable"});
   EXPECT_EQ(First().message,
-            "port so0: 2 FEC codewords could not be corrected within 10s; frames are being lost "
-            "on the link: clean or replace the optics and the cable");
+            "port so0: 2 FEC codewords could not be corrected within 10m, more than "
+            "health.fec_uncorrectable_rate (0 a second); frames are being lost on the link: "
+            "clean or replace the optics and the cable");
   EXPECT_FALSE(tracker_.node().ports[0].healthy);
   for (int i = 0; i < 29; ++i) EXPECT_EQ(Fec({}), Strings{"FecDegraded/Uncorrectable"});
   EXPECT_EQ(Fec({}), Strings{});
 }
 
 TEST_F(CounterHealthTest, GaudisZeroingAtLinkUpIsNoRate) {
+  HealthPolicies policies;
+  policies.fec.uncorrectable_per_second = 0;
+  tracker_.SetPolicies(policies);
   EXPECT_EQ(Fec({{"corrected_blocks", 100}, {"uncorrectable_blocks", 40}}), Strings{});
   ports_[0].events.fec = {{"corrected_blocks", 0}, {"uncorrectable_blocks", 0}};
   EXPECT_EQ(Fec({}), Strings{});
@@ -60,6 +93,7 @@ TEST_F(CounterHealthTest, GaudisZeroingAtLinkUpIsNoRate) {
 TEST_F(CounterHealthTest, ACorrectedRateAboveTheThresholdIsAdvisoryAndWorseReplacesIt) {
   HealthPolicies policies;
   policies.fec.corrected_per_second = 100;
+  policies.fec.uncorrectable_per_second = 0;
   tracker_.SetPolicies(policies);
   EXPECT_EQ(Fec({{"corrected_blocks", 0}, {"uncorrectable_blocks", 0}}), Strings{});
   EXPECT_EQ(Fec({{"corrected_blocks", 1000}}), Strings{});  // 100/s: not above

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/unit/daemon/health/conditions_of.h"
 #include "tests/unit/daemon/health/health_fixture.h"
@@ -67,7 +68,7 @@ TEST_F(HealthStateTest, AFlapHistoryGoesOnAcrossARestartAndCountsTheLossesBetwee
 TEST_F(HealthStateTest, AConditionKeepsWhenItBeganAndAHeldOneStaysHeld) {
   HealthTracker before(&clock_);
   Look(before);
-  ports_[0].events.fec["uncorrectable_blocks"] = 4;
+  ports_[0].events.fec["uncorrectable_blocks"] = 10;
   EXPECT_EQ(Look(before), Strings{"FecDegraded/Uncorrectable"});
   const absl::Time began = before.node().ports[0].conditions[0].since;
   const std::string saved = HealthStateCodec::Save(before, kBoot);
@@ -77,8 +78,9 @@ TEST_F(HealthStateTest, AConditionKeepsWhenItBeganAndAHeldOneStaysHeld) {
   EXPECT_EQ(Look(after, absl::Minutes(1)), Strings{"FecDegraded/Uncorrectable"});
   EXPECT_EQ(after.node().ports[0].conditions[0].since, began);
   EXPECT_EQ(after.node().ports[0].conditions[0].message,
-            "port so0: 4 FEC codewords could not be corrected within 30s; frames are being lost "
-            "on the link: clean or replace the optics and the cable");
+            "port so0: 10 FEC codewords could not be corrected within 10m, more than "
+            "health.fec_uncorrectable_rate (0.01 a second); frames are being lost on the link: "
+            "clean or replace the optics and the cable");
 }
 
 // ErrorsRising on its own counters: their growth while rocenetd was away
@@ -98,6 +100,45 @@ TEST_F(HealthStateTest, ErrorCountersAreComparedWithTheLastSampleBeforeTheRestar
   EXPECT_EQ(Look(after), Strings{"ErrorsRising/ReceiveErrors"});
 }
 
+// The file keeps the watches' instants on the boot clock: a restart after
+// the wall clock was set forwards an hour still holds the flapping port
+// until its link has been up for 10 minutes of time.
+TEST_F(HealthStateTest, HeldTimesSurviveARestartAcrossAWallClockStep) {
+  HealthTracker before(&clock_);
+  Look(before);
+  Lose(3);
+  ASSERT_EQ(Look(before), Strings{"LinkFlapping/CarrierFlapping"});
+  const std::string saved = HealthStateCodec::Save(before, kBoot);
+  clock_.StepWall(absl::Hours(1));
+  HealthTracker after(&clock_);
+  ASSERT_OK(HealthStateCodec::Restore(saved, kBoot, after));
+  EXPECT_EQ(Look(after, absl::Minutes(9)), Strings{"LinkFlapping/CarrierFlapping"});
+  EXPECT_EQ(Look(after, absl::Minutes(1)), Strings{});
+}
+
+// A file of the previous format (version 1, wall times throughout), as the
+// rocenetd before an upgrade wrote it: its instants are put on the boot
+// clock by how long ago they were, so the upgrade keeps the flap history.
+TEST_F(HealthStateTest, AFileOfThePreviousFormatKeepsItsHistory) {
+  const int64_t now = absl::ToUnixNanos(clock_.Now());
+  const int64_t minute = 60'000'000'000;
+  const std::string condition =
+      R"({"type":"","reason":"","message":"","since":0,"advisory":false})";
+  // Two losses 3 and 2 minutes ago.
+  const std::string v1 = absl::StrCat(
+      R"({"version":1,"boot_id":")", kBoot, R"(","ports":{"if-so0":{"flaps":{"seen":true,)",
+      R"("last_down_count":2,"last_carrier":true,"last_admin_up":true,"last_attached_to":"",)",
+      R"("downs":[)", now - 3 * minute, ",", now - 2 * minute, R"(],"last_down":)",
+      now - 2 * minute, R"(,"raised":false,"condition":)", condition, R"(}}},"health":[]})");
+  ports_[0].link.carrier_down_count = 2;
+  HealthTracker after(&clock_);
+  ASSERT_OK(HealthStateCodec::Restore(v1, kBoot, after));
+  Lose(1);
+  EXPECT_EQ(Look(after), Strings{"LinkFlapping/CarrierFlapping"});
+  // The next save is of this version, on the boot clock.
+  EXPECT_NE(HealthStateCodec::Save(after, kBoot).find(R"("version":2)"), std::string::npos);
+}
+
 TEST_F(HealthStateTest, ADocumentOfAnotherBootOrNoDocumentRestoresNothing) {
   HealthTracker before(&clock_);
   Look(before);
@@ -115,7 +156,7 @@ TEST_F(HealthStateTest, ADocumentOfAnotherBootOrNoDocumentRestoresNothing) {
   EXPECT_EQ(HealthStateCodec::Restore("{not json", kBoot, after).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(HealthStateCodec::Restore(R"({"version": 9})", kBoot, after).message(),
-            "format version 9, not 1");
+            "format version 9, not 1 to 2");
   // Numbers no field can hold are refused, not cast.
   std::string huge = saved;
   const size_t count = huge.find("\"last_down_count\":");

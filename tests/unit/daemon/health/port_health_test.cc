@@ -55,31 +55,40 @@ TEST(EvaluatePortTest, NoCarrierGivesTheDriversReasonWhereItHasOne) {
             "port so1: no carrier (the driver says NO_CABLE)");
 }
 
-TEST(EvaluatePortTest, OpticsBeyondTheModulesThresholds) {
+// The optics condition a module reading shows (held by OpticsWatch): an
+// alarm first and unhealthy, a warning alone advisory; the message names
+// the quantity, the lane and the threshold, never the reading.
+TEST(OpticsConditionTest, AnAlarmBeforeAWarningAndNoReadingInTheMessage) {
   inventory::Port port = UpPort("so2");
   port.module.emplace();
   port.module->temperature = {{41.5}, inventory::Thresholds{75, -5, 70, 0}};
   port.module->rx_power = {{0.85, 0.9, 0.02, 0.88},
                            inventory::Thresholds{3.47, 0.0245, 1.74, 0.049}};
   port.module->tx_power = {{1.0, 2.6, 1.0, 1.0}, inventory::Thresholds{3.0, 0.1, 2.5, 0.2}};
-  std::vector<Condition> conditions = EvaluatePort(port, nullptr);
-  ASSERT_EQ(conditions.size(), 1u);
-  EXPECT_EQ(conditions[0].type, "OpticsOutOfRange");
-  EXPECT_EQ(conditions[0].reason, "Alarm");
-  EXPECT_FALSE(conditions[0].advisory);
-  EXPECT_EQ(conditions[0].message,
-            "port so2: the module's RX power on lane 3 is 0.020 mW, below its low alarm of "
-            "0.025 mW (1 more); clean or replace the optics or the cable");
+  port.module->lanes.resize(4);
+  port.module_lanes = {0, 1, 2, 3};
+  std::optional<Condition> condition = OpticsCondition(port);
+  ASSERT_TRUE(condition.has_value());
+  EXPECT_EQ(condition->type, "OpticsOutOfRange");
+  EXPECT_EQ(condition->reason, "Alarm");
+  EXPECT_FALSE(condition->advisory);
+  EXPECT_EQ(condition->message,
+            "port so2: the module's RX power on lane 3 is below its low alarm threshold of "
+            "0.025 mW (the reading is in rocenet_port_module_*); clean or replace the optics or "
+            "the cable");
   // A warning alone is advisory.
   port.module->rx_power.values[2] = 0.8;
-  conditions = EvaluatePort(port, nullptr);
-  ASSERT_EQ(conditions.size(), 1u);
-  EXPECT_EQ(conditions[0].reason, "Warning");
-  EXPECT_TRUE(conditions[0].advisory);
-  EXPECT_EQ(conditions[0].message,
-            "port so2: the module's TX power on lane 2 is 2.600 mW, above its high warning of "
-            "2.500 mW; clean or replace the optics or the cable");
+  condition = OpticsCondition(port);
+  ASSERT_TRUE(condition.has_value());
+  EXPECT_EQ(condition->reason, "Warning");
+  EXPECT_TRUE(condition->advisory);
+  EXPECT_EQ(condition->message,
+            "port so2: the module's TX power on lane 2 is above its high warning threshold of "
+            "2.500 mW (the reading is in rocenet_port_module_*); clean or replace the optics or "
+            "the cable");
   port.module->tx_power.values[1] = 1.0;
+  EXPECT_FALSE(OpticsCondition(port).has_value());
+  // Not judged where the module has no reading: EvaluatePort never is.
   EXPECT_TRUE(EvaluatePort(port, nullptr).empty());
 }
 

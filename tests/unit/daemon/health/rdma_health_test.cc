@@ -171,6 +171,24 @@ TEST_F(RetransmitsTest, ACounterThatWentBackIsANewBaseline) {
   EXPECT_EQ(Count({{"out_of_sequence", 50}}), Strings{"RetransmitsRising/Retransmitting"});
 }
 
+// A port moved into a pod whose RDMA device went with it: its counters
+// cannot be read, no sample shows a resend, and what was raised before
+// clears after the quiet period instead of holding for as long as the pod
+// runs. Back in the host, its first sample is a new baseline.
+TEST_F(RetransmitsTest, CountersThatCannotBeReadClearItAfterTheQuietPeriod) {
+  port().events.transport = {{"ack_timeout", 0}};
+  EXPECT_EQ(Look(), Strings{});
+  EXPECT_EQ(Count({{"ack_timeout", 500}}), Strings{"RetransmitsRising/Retransmitting"});
+  port().events.transport.clear();
+  for (int i = 0; i < 29; ++i) {
+    EXPECT_EQ(Look(absl::Seconds(10)), Strings{"RetransmitsRising/Retransmitting"}) << i;
+  }
+  EXPECT_EQ(Look(absl::Seconds(10)), Strings{});
+  port().events.transport = {{"ack_timeout", 9000}};
+  EXPECT_EQ(Look(absl::Seconds(10)), Strings{});
+  EXPECT_EQ(Count({{"ack_timeout", 5}}), Strings{});
+}
+
 TEST_F(RetransmitsTest, SampledAtMostOnceAnInterval) {
   port().events.transport = {{"ack_timeout", 0}};
   EXPECT_EQ(Look(), Strings{});

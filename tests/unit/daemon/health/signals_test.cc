@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Pair;
 
-const absl::Time kT0 = absl::FromUnixSeconds(1700000000);
+const os::Moment kT0 = {absl::FromUnixSeconds(1700000000), os::BootTime::SinceBoot(absl::Hours(3))};
 
 MacAddress Mac(uint8_t last) { return MacAddress({0x02, 0, 0, 0, 0, last}); }
 

@@ -75,23 +75,23 @@ TEST_F(EthtoolInventoryTest, TheModuleIsReadEverySixthDumpAndKept) {
   ethtool.SetDriver("so1", "mlx5_core");
   std::string lower(128, '\0');
   lower[0] = 0x11;   // QSFP28
-  lower[2] = 0x04;   // flat memory: no upper page to read
+  lower[2] = 0x04;   // flat memory: of the upper pages only 00h to read
   lower[22] = 0x29;  // 41.0 C
-  ethtool.SetModulePage("so0", 0, 0, lower);
+  ethtool.SetModuleLowerPage("so0", lower);
   PortInventory inventory(PortSelection{}, &sysfs_, &ethtool);
   inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")});
   ASSERT_TRUE(inventory.Find("so0")->module.has_value());
   EXPECT_EQ(inventory.Find("so0")->module->temperature.values, std::vector<double>{41.0});
   EXPECT_FALSE(inventory.Find("so1")->module.has_value());
-  EXPECT_EQ(ethtool.module_reads(), 2);
-  lower[22] = 0x2a;  // 42.0 C, seen at the next read
-  ethtool.SetModulePage("so0", 0, 0, lower);
+  EXPECT_EQ(ethtool.module_reads(), 3);  // so0's lower page and page 00h, so1's none
+  lower[22] = 0x2a;                      // 42.0 C, seen at the next read
+  ethtool.SetModuleLowerPage("so0", lower);
   for (int i = 1; i < kModuleReadEvery; ++i)
     inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")});
-  EXPECT_EQ(ethtool.module_reads(), 2) << "not read between, so1 never again";
+  EXPECT_EQ(ethtool.module_reads(), 3) << "not read between, so1 never again";
   EXPECT_EQ(inventory.Find("so0")->module->temperature.values, std::vector<double>{41.0});
   inventory.Resync({MakeLink(2, "so0"), MakeLink(3, "so1")});
-  EXPECT_EQ(ethtool.module_reads(), 3);
+  EXPECT_EQ(ethtool.module_reads(), 5);
   EXPECT_EQ(inventory.Find("so0")->module->temperature.values, std::vector<double>{42.0});
 }
 
@@ -102,12 +102,12 @@ TEST_F(EthtoolInventoryTest, TheModulesAreReadInTurnsNotAllAtOnce) {
   FakeEthtool ethtool;
   std::string lower(128, '\0');
   lower[0] = 0x11;  // QSFP28
-  lower[2] = 0x04;  // flat memory: one page a read
+  lower[2] = 0x04;  // flat memory: the lower page and page 00h a read
   std::vector<os::LinkInfo> links;
   for (int i = 0; i < 6; ++i) {
     const std::string name = absl::StrCat("so", i);
     ethtool.SetDriver(name, "mlx5_core");
-    ethtool.SetModulePage(name, 0, 0, lower);
+    ethtool.SetModuleLowerPage(name, lower);
     links.push_back(MakeLink(2 + i, name));
   }
   PortSelection selection;
@@ -116,10 +116,10 @@ TEST_F(EthtoolInventoryTest, TheModulesAreReadInTurnsNotAllAtOnce) {
   PortInventory inventory(selection, &sysfs_, &ethtool);
   inventory.Resync(links);
   ASSERT_EQ(inventory.ports().size(), 6u);
-  EXPECT_EQ(ethtool.module_reads(), 6);
+  EXPECT_EQ(ethtool.module_reads(), 12);
   for (int dump = 1; dump <= 12; ++dump) {
     inventory.Resync(links);
-    EXPECT_EQ(ethtool.module_reads(), 6 + dump) << "dump " << dump;
+    EXPECT_EQ(ethtool.module_reads(), 12 + 2 * dump) << "dump " << dump;
   }
   for (int i = 0; i < 6; ++i) {
     EXPECT_TRUE(inventory.Find(absl::StrCat("so", i))->module.has_value()) << i;

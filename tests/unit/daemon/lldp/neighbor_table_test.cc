@@ -17,7 +17,8 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 const MacAddress kOtherSwitchMac({0x5a, 0xf1, 0xfc, 0x88, 0x2c, 0xc8});
-const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
+const os::Moment kT0 = {absl::FromUnixSeconds(1'800'000'000),
+                        os::BootTime::SinceBoot(absl::Hours(3))};
 
 // A switch port's LLDPDU: Chassis ID `chassis` (local), Port ID `port`.
 Lldpdu Pdu(const std::string& port = "Ethernet1/1",
@@ -31,7 +32,7 @@ Lldpdu Pdu(const std::string& port = "Ethernet1/1",
   return pdu;
 }
 
-ObserveResult Hear(NeighborTable& table, const std::string& port, const Lldpdu& pdu, absl::Time now,
+ObserveResult Hear(NeighborTable& table, const std::string& port, const Lldpdu& pdu, os::Moment now,
                    const MacAddress& source = kSwitchMac) {
   return table.Observe(port, source, pdu, FrameOf(pdu, source), now);
 }
@@ -64,13 +65,13 @@ TEST(NeighborTableTest, FirstFrameAddsANeighborThatExpiresAfterItsTtl) {
   EXPECT_EQ(n.source, kSwitchMac);
   EXPECT_EQ(n.lldpdu, Pdu());
   EXPECT_EQ(n.frame, FrameOf(Pdu()));
-  EXPECT_EQ(n.first_seen, kT0);
-  EXPECT_EQ(n.last_seen, kT0);
-  EXPECT_EQ(n.expires, kT0 + absl::Seconds(120));
+  EXPECT_EQ(n.first_seen, kT0.wall);
+  EXPECT_EQ(n.last_seen, kT0.wall);
+  EXPECT_EQ(n.expires, (kT0 + absl::Seconds(120)).wall);
   EXPECT_EQ(n.frames, 1u);
   EXPECT_TRUE(entry->ever_seen);
   EXPECT_EQ(entry->loss, NeighborLoss::kNone);
-  EXPECT_EQ(table.NextExpiry(), kT0 + absl::Seconds(120));
+  EXPECT_EQ(table.NextExpiry(), (kT0 + absl::Seconds(120)).boot);
   EXPECT_EQ(table.Find("so1"), nullptr);
 }
 
@@ -80,9 +81,9 @@ TEST(NeighborTableTest, SameContentAgainOnlyMovesTheExpiry) {
   EXPECT_EQ(Hear(table, "so0", Pdu(), kT0 + absl::Seconds(30)), ObserveResult::kRefreshed);
 
   const Neighbor& n = table.Find("so0")->neighbors.at(0);
-  EXPECT_EQ(n.first_seen, kT0);
-  EXPECT_EQ(n.last_seen, kT0 + absl::Seconds(30));
-  EXPECT_EQ(n.expires, kT0 + absl::Seconds(150));
+  EXPECT_EQ(n.first_seen, kT0.wall);
+  EXPECT_EQ(n.last_seen, (kT0 + absl::Seconds(30)).wall);
+  EXPECT_EQ(n.expires, (kT0 + absl::Seconds(150)).wall);
   EXPECT_EQ(n.frames, 2u);
   EXPECT_THAT(table.Expire(kT0 + absl::Seconds(120)), IsEmpty());
 }
@@ -112,7 +113,7 @@ TEST(NeighborTableTest, ANewTtlIsAChangeAndMovesTheExpiry) {
   Hear(table, "so0", Pdu(), kT0);
   EXPECT_EQ(Hear(table, "so0", Pdu("Ethernet1/1", "no-alert 10.200.1.2/30", 30), kT0),
             ObserveResult::kChanged);
-  EXPECT_EQ(table.NextExpiry(), kT0 + absl::Seconds(30));
+  EXPECT_EQ(table.NextExpiry(), (kT0 + absl::Seconds(30)).boot);
 }
 
 TEST(NeighborTableTest, SameContentFromAnotherSourceMacIsAChange) {
@@ -171,7 +172,7 @@ TEST(NeighborTableTest, AFreedPlaceTakesANewNeighbor) {
 TEST(NeighborTableTest, ShutdownRemovesTheNeighborAtOnce) {
   NeighborTable table;
   Hear(table, "so0", Pdu(), kT0);
-  const absl::Time later = kT0 + absl::Seconds(5);
+  const os::Moment later = kT0 + absl::Seconds(5);
   EXPECT_EQ(Hear(table, "so0", Pdu("Ethernet1/1", "", 0), later), ObserveResult::kRemoved);
 
   const PortNeighbors* entry = table.Find("so0");
@@ -179,7 +180,7 @@ TEST(NeighborTableTest, ShutdownRemovesTheNeighborAtOnce) {
   EXPECT_THAT(entry->neighbors, IsEmpty());
   EXPECT_TRUE(entry->ever_seen);
   EXPECT_EQ(entry->loss, NeighborLoss::kShutdown);
-  EXPECT_EQ(entry->lost_at, later);
+  EXPECT_EQ(entry->lost_at, later.wall);
   EXPECT_EQ(entry->ageouts, 0u);
   EXPECT_EQ(table.NextExpiry(), std::nullopt);
 }
@@ -207,12 +208,12 @@ TEST(NeighborTableTest, NeighborAgesOutWhenItsTtlRunsOut) {
   EXPECT_THAT(table.Expire(kT0 + absl::Seconds(119)), IsEmpty());
   EXPECT_EQ(table.Find("so0")->neighbors.size(), 1u);
 
-  const absl::Time expiry = kT0 + absl::Seconds(120);
+  const os::Moment expiry = kT0 + absl::Seconds(120);
   EXPECT_THAT(table.Expire(expiry), ElementsAre("so0"));
   const PortNeighbors* entry = table.Find("so0");
   EXPECT_THAT(entry->neighbors, IsEmpty());
   EXPECT_EQ(entry->loss, NeighborLoss::kAgedOut);
-  EXPECT_EQ(entry->lost_at, expiry);
+  EXPECT_EQ(entry->lost_at, expiry.wall);
   EXPECT_EQ(entry->ageouts, 1u);
   EXPECT_TRUE(entry->ever_seen);
   // Expiring again reports nothing new.
@@ -231,7 +232,7 @@ TEST(NeighborTableTest, ExpireReportsEachPortOnceAndCountsEveryAgeout) {
   EXPECT_EQ(table.Find("so0")->ageouts, 2u);
   EXPECT_EQ(table.Find("so1")->ageouts, 1u);
   EXPECT_EQ(table.Find("so2")->neighbors.size(), 1u);
-  EXPECT_EQ(table.NextExpiry(), kT0 + absl::Seconds(600));
+  EXPECT_EQ(table.NextExpiry(), (kT0 + absl::Seconds(600)).boot);
 }
 
 TEST(NeighborTableTest, AgeingOutOneOfTwoNeighborsIsNoLoss) {
@@ -248,10 +249,10 @@ TEST(NeighborTableTest, NextExpiryIsTheEarliestOfAllPorts) {
   NeighborTable table;
   Hear(table, "so0", Pdu("Ethernet1/1", "a 10.1.1.2/30", 120), kT0);
   Hear(table, "so1", Pdu("Ethernet1/2", "b 10.1.2.2/30", 40), kT0 + absl::Seconds(10));
-  EXPECT_EQ(table.NextExpiry(), kT0 + absl::Seconds(50));
+  EXPECT_EQ(table.NextExpiry(), (kT0 + absl::Seconds(50)).boot);
   // Hearing so1 again moves its expiry past so0's.
   Hear(table, "so1", Pdu("Ethernet1/2", "b 10.1.2.2/30", 40), kT0 + absl::Seconds(100));
-  EXPECT_EQ(table.NextExpiry(), kT0 + absl::Seconds(120));
+  EXPECT_EQ(table.NextExpiry(), (kT0 + absl::Seconds(120)).boot);
 }
 
 TEST(NeighborTableTest, ANeighborAfterALossClearsTheLoss) {
@@ -272,12 +273,12 @@ TEST(NeighborTableTest, RefreshIfIdenticalMovesTheExpiryOfTheSameFrameOnly) {
   EXPECT_FALSE(table.RefreshIfIdentical("so0", FrameOf(Pdu("Ethernet1/1", "new 10.1.1.2/30")),
                                         kT0 + absl::Seconds(10)));
   EXPECT_FALSE(table.RefreshIfIdentical("so1", FrameOf(Pdu()), kT0 + absl::Seconds(10)));
-  EXPECT_EQ(table.NextExpiry(), kT0 + absl::Seconds(120));
+  EXPECT_EQ(table.NextExpiry(), (kT0 + absl::Seconds(120)).boot);
 
   EXPECT_TRUE(table.RefreshIfIdentical("so0", FrameOf(Pdu()), kT0 + absl::Seconds(10)));
   const Neighbor& n = table.Find("so0")->neighbors.at(0);
-  EXPECT_EQ(n.last_seen, kT0 + absl::Seconds(10));
-  EXPECT_EQ(n.expires, kT0 + absl::Seconds(130));
+  EXPECT_EQ(n.last_seen, (kT0 + absl::Seconds(10)).wall);
+  EXPECT_EQ(n.expires, (kT0 + absl::Seconds(130)).wall);
   EXPECT_EQ(n.frames, 2u);
 }
 
@@ -296,7 +297,7 @@ TEST(NeighborTableTest, ForgetPortDropsEverythingAboutIt) {
   Hear(table, "so1", Pdu("Ethernet1/2", "b 10.1.2.2/30", 600), kT0);
   table.ForgetPort("so0");
   EXPECT_EQ(table.Find("so0"), nullptr);
-  EXPECT_EQ(table.NextExpiry(), kT0 + absl::Seconds(600));
+  EXPECT_EQ(table.NextExpiry(), (kT0 + absl::Seconds(600)).boot);
   EXPECT_THAT(table.Expire(kT0 + absl::Seconds(120)), IsEmpty());
   table.ForgetPort("never-seen");  // harmless
   EXPECT_EQ(table.ports().size(), 1u);

@@ -342,6 +342,27 @@ TEST(HostOutputsTest, TheNfdFileExpiresAndIsRefreshedWhileRocenetdRuns) {
   EXPECT_TRUE(fs.GetFile(kNfd).has_value());
 }
 
+// The renewal keeps time, not the wall clock: set back an hour, it still
+// comes 5 minutes after the last (the expiry then written is 10 minutes
+// ahead of the wall clock nfd-worker compares it with); set forwards an
+// hour, it is not due at once.
+TEST(HostOutputsTest, TheNfdRenewalKeepsItsPaceWhenTheWallClockIsSet) {
+  FakeFileSystem fs;
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
+  ASSERT_OK(outputs.Update({Ready("so0", 0)}));
+  clock.StepWall(absl::Hours(-1));
+  clock.Advance(absl::Minutes(5));
+  ASSERT_OK(outputs.RefreshExpiry());
+  EXPECT_EQ(fs.WriteCount(kNfd), 2);
+  EXPECT_THAT(Content(fs, kNfd),
+              Optional(::testing::StartsWith("# +expiry-time=2027-01-15T07:15:00Z\n")));
+  clock.StepWall(absl::Hours(1));
+  clock.Advance(absl::Minutes(1));
+  ASSERT_OK(outputs.RefreshExpiry());
+  EXPECT_EQ(fs.WriteCount(kNfd), 2) << "one minute after the last renewal";
+}
+
 TEST(HostOutputsTest, AFailedRefreshNamesTheFileOnce) {
   FakeFileSystem fs;
   FakeClock clock;

@@ -30,7 +30,7 @@ using ::testing::IsEmpty;
 TEST(EventLoopTimerTest, ATimerDueInThePastFiresAtOnce) {
   auto loop = NewLoop();
   bool fired = false;
-  loop->RunAt(absl::Now() - absl::Hours(1), [&] {
+  loop->RunAt(loop->BootNow() - absl::Hours(1), [&] {
     fired = true;
     loop->Stop();
   });
@@ -39,9 +39,9 @@ TEST(EventLoopTimerTest, ATimerDueInThePastFiresAtOnce) {
 }
 
 TEST(EventLoopTimerTest, EvenLongAgoIsAtOnce) {
-  for (absl::Time when :
-       {absl::InfinitePast(), absl::UnixEpoch(), absl::UnixEpoch() - absl::Milliseconds(500)}) {
-    SCOPED_TRACE(absl::FormatTime(when));
+  for (os::BootTime when : {os::BootTime::SinceBoot(-absl::InfiniteDuration()), os::BootTime(),
+                            os::BootTime::SinceBoot(absl::Milliseconds(-500))}) {
+    SCOPED_TRACE(absl::FormatDuration(when.since_boot()));
     auto loop = NewLoop();
     bool fired = false;
     loop->RunAt(when, [&] {
@@ -55,7 +55,7 @@ TEST(EventLoopTimerTest, EvenLongAgoIsAtOnce) {
 
 TEST(EventLoopTimerTest, TimersFireInTheOrderTheyAreDue) {
   auto loop = NewLoop();
-  const absl::Time now = absl::Now();
+  const os::BootTime now = loop->BootNow();
   std::vector<int> fired;
   loop->RunAt(now - absl::Seconds(1), [&] { fired.push_back(4); });
   loop->RunAt(now - absl::Seconds(3), [&] { fired.push_back(1); });
@@ -72,18 +72,18 @@ TEST(EventLoopTimerTest, TimersFireInTheOrderTheyAreDue) {
 TEST(EventLoopTimerTest, ATimerNotYetDueWaits) {
   auto loop = NewLoop();
   bool future_fired = false;
-  loop->RunAt(absl::Now() + absl::Hours(1), [&] { future_fired = true; });
-  loop->RunAt(absl::Now() - absl::Seconds(1), [&] { loop->Stop(); });
+  loop->RunAt(loop->BootNow() + absl::Hours(1), [&] { future_fired = true; });
+  loop->RunAt(loop->BootNow() - absl::Seconds(1), [&] { loop->Stop(); });
   EXPECT_TRUE(RunUntilStopped(*loop));
   EXPECT_FALSE(future_fired);
 }
 
 TEST(EventLoopTimerTest, ATimerFiresNoEarlierThanItsTime) {
   auto loop = NewLoop();
-  const absl::Time due = absl::Now() + absl::Milliseconds(20);
-  absl::Time fired_at;
+  const os::BootTime due = loop->BootNow() + absl::Milliseconds(20);
+  os::BootTime fired_at;
   loop->RunAt(due, [&] {
-    fired_at = absl::Now();
+    fired_at = loop->BootNow();
     loop->Stop();
   });
   EXPECT_TRUE(RunUntilStopped(*loop));
@@ -93,11 +93,11 @@ TEST(EventLoopTimerTest, ATimerFiresNoEarlierThanItsTime) {
 TEST(EventLoopTimerTest, ACallbackMayScheduleAnotherTimer) {
   auto loop = NewLoop();
   std::vector<int> fired;
-  loop->RunAt(absl::Now() - absl::Seconds(1), [&] {
+  loop->RunAt(loop->BootNow() - absl::Seconds(1), [&] {
     fired.push_back(1);
-    loop->RunAt(absl::Now() - absl::Seconds(5), [&] {
+    loop->RunAt(loop->BootNow() - absl::Seconds(5), [&] {
       fired.push_back(2);
-      loop->RunAt(absl::Now() + absl::Milliseconds(1), [&] {
+      loop->RunAt(loop->BootNow() + absl::Milliseconds(1), [&] {
         fired.push_back(3);
         loop->Stop();
       });
@@ -110,9 +110,10 @@ TEST(EventLoopTimerTest, ACallbackMayScheduleAnotherTimer) {
 TEST(EventLoopTimerTest, ACancelledTimerNeverFires) {
   auto loop = NewLoop();
   bool fired = false;
-  const EventLoop::TimerId id = loop->RunAt(absl::Now() - absl::Seconds(1), [&] { fired = true; });
+  const EventLoop::TimerId id =
+      loop->RunAt(loop->BootNow() - absl::Seconds(1), [&] { fired = true; });
   loop->Cancel(id);
-  loop->RunAt(absl::Now() - absl::Seconds(1), [&] { loop->Stop(); });
+  loop->RunAt(loop->BootNow() - absl::Seconds(1), [&] { loop->Stop(); });
   EXPECT_TRUE(RunUntilStopped(*loop));
   EXPECT_FALSE(fired);
 }
@@ -121,8 +122,8 @@ TEST(EventLoopTimerTest, CancellingTheEarliestTimerLetsTheNextOneFire) {
   auto loop = NewLoop();
   bool early_fired = false;
   const EventLoop::TimerId early =
-      loop->RunAt(absl::Now() + absl::Milliseconds(1), [&] { early_fired = true; });
-  loop->RunAt(absl::Now() + absl::Milliseconds(2), [&] { loop->Stop(); });
+      loop->RunAt(loop->BootNow() + absl::Milliseconds(1), [&] { early_fired = true; });
+  loop->RunAt(loop->BootNow() + absl::Milliseconds(2), [&] { loop->Stop(); });
   loop->Cancel(early);
   EXPECT_TRUE(RunUntilStopped(*loop));
   EXPECT_FALSE(early_fired);
@@ -130,7 +131,7 @@ TEST(EventLoopTimerTest, CancellingTheEarliestTimerLetsTheNextOneFire) {
 
 TEST(EventLoopTimerTest, CancellingATimerThatFiredIsANoOp) {
   auto loop = NewLoop();
-  const absl::Time now = absl::Now();
+  const os::BootTime now = loop->BootNow();
   std::vector<int> fired;
   const EventLoop::TimerId first = loop->RunAt(now - absl::Seconds(3), [&] { fired.push_back(1); });
   loop->RunAt(now - absl::Seconds(2), [&] {
@@ -149,7 +150,7 @@ TEST(EventLoopTimerTest, CancellingATimerThatFiredIsANoOp) {
 
 TEST(EventLoopTimerTest, ATimerCancelledByAnEarlierCallbackDueAtTheSameTurnDoesNotFire) {
   auto loop = NewLoop();
-  const absl::Time now = absl::Now();
+  const os::BootTime now = loop->BootNow();
   std::vector<int> fired;
   EventLoop::TimerId second = 0;
   loop->RunAt(now - absl::Seconds(2), [&] {
@@ -167,9 +168,9 @@ TEST(EventLoopTimerTest, ATimerCancelledByAnEarlierCallbackDueAtTheSameTurnDoesN
 
 TEST(EventLoopTimerTest, TimerIdsAreNotReused) {
   auto loop = NewLoop();
-  const EventLoop::TimerId a = loop->RunAt(absl::Now(), [] {});
+  const EventLoop::TimerId a = loop->RunAt(loop->BootNow(), [] {});
   loop->Cancel(a);
-  const EventLoop::TimerId b = loop->RunAt(absl::Now(), [] {});
+  const EventLoop::TimerId b = loop->RunAt(loop->BootNow(), [] {});
   EXPECT_NE(a, b);
 }
 
