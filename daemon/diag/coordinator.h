@@ -62,6 +62,10 @@ struct Verdict {
   // part through its own ports) has address 0.0.0.0.
   std::vector<std::pair<std::string, NodeAddress>> nodes;
   std::set<std::string> failed;
+  // Nodes that took part but were not measured (their daemon did not
+  // answer), kept out of `nodes`: no label of theirs changes, and they
+  // count in no bound.
+  std::set<std::string> not_tested;
   // 0: MaxUnvalidated's default for the number of nodes (limits.h).
   uint32_t max_failed = 0;
 
