@@ -347,12 +347,13 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
     coordinator = fleet.diagds[0].proc.pid
     ok = True
 
-    rc, result, raw, err, took, _ = reach(fleet, nodes_file, args)
+    rc, result, raw, err, took, where = reach(fleet, nodes_file, args)
     save(os.path.join(kept, "healthy.json"), raw)
     hwm = figs.proc_status(coordinator).get("VmHWM", 0) * 1024
     say(f"Healthy run (--count {args.count} --time-limit {args.time_limit}): exit {rc}, "
         f"{took:.1f} s, {len(raw):,} bytes of JSON, coordinator peak RSS {figs.mib(hwm)}; plan "
         f"{plan_summary(result.get('plan'))}")
+    say(f"  where the time went: {where}")
     suspects = result.get("suspect_details") or []
     if rc != 0 or not result.get("ok") or suspects or result.get("suspects"):
         ok = False
