@@ -334,6 +334,22 @@ TEST(AnalyzePlannedReachTest, AnUplinkWithASmallerMtuIsTheUplinksMtu) {
   }
 }
 
+// Every link of a leaf, or of a rail, with the smaller MTU: the leaf's, the
+// rail's, as their dead ports are.
+TEST(AnalyzePlannedReachTest, SmallMtusOnEveryLinkOfALeafOrARailAreTheLeafsOrTheRails) {
+  FaultyFabric fabric(80, 2, 20);
+  for (size_t i = 40; i < 60; ++i) fabric.small_mtu_ports.insert({i, 1});  // leaf-r1-2
+  Analysis a = Analyze(fabric, "rings");
+  EXPECT_THAT(a.result.suspects, ElementsAre("leaf leaf-r1-2 mtu"));
+  EXPECT_EQ(a.result.suspect_details[0].kind, "leaf-mtu");
+  EXPECT_EQ(a.nodes.size(), 20u);
+  for (size_t i = 0; i < 80; ++i) fabric.small_mtu_ports.insert({i, 1});
+  a = Analyze(fabric, "rings");
+  EXPECT_THAT(a.result.suspects, ElementsAre("rail 1 mtu"));
+  EXPECT_EQ(a.result.suspect_details[0].kind, "rail-mtu");
+  EXPECT_EQ(a.nodes.size(), 80u);
+}
+
 // Every kind of fault at once, each on a leaf of its own: each named at its
 // level, nothing else.
 TEST(AnalyzePlannedReachTest, EveryKindOfFaultAtOnceIsNamedAtItsLevel) {
