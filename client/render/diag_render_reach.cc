@@ -24,10 +24,19 @@ namespace {
 
 std::string Percent(double ratio) { return absl::StrFormat("%.0f%%", ratio * 100); }
 
+// Small echoes answered but no full-size one (the port's MTU, Don't
+// Fragment) did.
+bool FullSizeFailed(const v1::ReachTarget& t) {
+  return t.reachable() && t.full_size_sent() > 0 && t.full_size_received() == 0;
+}
+
 // The gateway's cell: "ok 45us", or why not.
 std::string GatewayCell(const v1::PortReach& port) {
   for (const v1::ReachTarget& t : port.targets()) {
     if (t.kind() != "gateway") continue;
+    if (FullSizeFailed(t)) {
+      return absl::StrCat("ok ", FormatSeconds(t.rtt_p50_seconds()), ", full-size X");
+    }
     if (t.reachable()) return absl::StrCat("ok ", FormatSeconds(t.rtt_p50_seconds()));
     return t.error().empty() ? "X" : absl::StrCat("X ", t.error());
   }
@@ -36,9 +45,20 @@ std::string GatewayCell(const v1::PortReach& port) {
 
 bool GatewayFailed(const v1::PortReach& port) {
   for (const v1::ReachTarget& t : port.targets()) {
-    if (t.kind() == "gateway") return !t.reachable();
+    if (t.kind() == "gateway") return !t.reachable() || FullSizeFailed(t);
   }
   return !port.error().empty();
+}
+
+// The full-size echoes of a target: "1500 ok", "9000 X", "9000 2/3 lost";
+// empty when none were sent.
+std::string FullSizeCell(const v1::ReachTarget& t) {
+  if (t.full_size_sent() == 0) return "";
+  std::string out = absl::StrCat(t.full_size_bytes(), " ");
+  if (t.full_size_received() == 0) return absl::StrCat(out, "X");
+  if (t.full_size_received() >= t.full_size_sent()) return absl::StrCat(out, "ok");
+  return absl::StrCat(out, t.full_size_sent() - t.full_size_received(), "/", t.full_size_sent(),
+                      " lost");
 }
 
 // A planned run without the matrix: the plan, a line per rail, the ports
@@ -82,13 +102,20 @@ std::string RenderPlanned(const v1::ReachResult& result) {
   }
   absl::StrAppend(&out, rail_table.Render());
 
-  TextTable ports({"PORT", "LEAF", "PEERS", "FAILED", "LOSS", "RTT P50", "P99", "GATEWAY"});
+  TextTable ports(
+      {"PORT", "LEAF", "PEERS", "FAILED", "FULL SIZE FAILED", "LOSS", "RTT P50", "P99", "GATEWAY"});
   int rows = 0;
   for (const v1::PortReach& port : result.ports()) {
-    if (port.peers_failed() == 0 && port.peer_loss_ratio() == 0 && !GatewayFailed(port)) continue;
+    if (port.peers_failed() == 0 && port.peers_failed_full_size() == 0 &&
+        port.peer_loss_ratio() == 0 && !GatewayFailed(port)) {
+      continue;
+    }
     ++rows;
     ports.AddRow({Endpoint(port.node(), port.port()), port.leaf().empty() ? "-" : port.leaf(),
                   absl::StrCat(port.peers_probed()), absl::StrCat(port.peers_failed()),
+                  port.mtu() == 0
+                      ? "-"
+                      : absl::StrCat(port.peers_failed_full_size(), " (", port.mtu(), " B)"),
                   Percent(port.peer_loss_ratio()), FormatSeconds(port.peer_rtt_p50_seconds()),
                   FormatSeconds(port.peer_rtt_p99_seconds()), GatewayCell(port)});
   }
@@ -124,11 +151,11 @@ namespace {
 std::string RenderTargets(const v1::ReachResult& result) {
   const bool mesh = result.nodes_size() > 1;
   TextTable table({"FROM", "TARGET", "KIND", "ADDRESS", "SENT", "LOSS", "RTT P50", "P90", "P99",
-                   "ARP", "STATUS"});
+                   "FULL SIZE", "ARP", "STATUS"});
   for (const v1::PortReach& port : result.ports()) {
     if (port.targets().empty()) {
       table.AddRow({Endpoint(mesh ? port.node() : "", port.port()), "-", "-", "-", "-", "-", "-",
-                    "-", "-", "-", port.error().empty() ? "no targets" : port.error()});
+                    "-", "-", "-", "-", port.error().empty() ? "no targets" : port.error()});
     }
     for (const v1::ReachTarget& t : port.targets()) {
       const std::string target =
@@ -137,11 +164,11 @@ std::string RenderTargets(const v1::ReachResult& result) {
       table.AddRow({Endpoint(mesh ? port.node() : "", port.port()), target, t.kind(), t.address(),
                     absl::StrCat(t.sent()), absl::StrFormat("%.0f%%", t.loss_ratio() * 100),
                     FormatSeconds(t.rtt_p50_seconds()), FormatSeconds(t.rtt_p90_seconds()),
-                    FormatSeconds(t.rtt_p99_seconds()),
+                    FormatSeconds(t.rtt_p99_seconds()), FullSizeCell(t),
                     t.kind() == "gateway" ? (t.arp_resolved() ? t.arp_mac() : "no reply") : "",
-                    t.reachable()
-                        ? "ok"
-                        : absl::StrCat("UNREACHABLE", t.error().empty() ? "" : ": ", t.error())});
+                    !t.reachable()
+                        ? absl::StrCat("UNREACHABLE", t.error().empty() ? "" : ": ", t.error())
+                        : (FullSizeFailed(t) ? "FULL SIZE LOST" : "ok")});
     }
   }
   std::string out = table.Render();
@@ -151,7 +178,8 @@ std::string RenderTargets(const v1::ReachResult& result) {
     std::map<std::string, std::vector<const v1::PortReach*>> rails;
     for (const v1::PortReach& port : result.ports()) rails[port.rail()].push_back(&port);
     for (const auto& [rail, ports] : rails) {
-      absl::StrAppend(&out, "\nRail ", rail, " (row: from, column: to):\n");
+      absl::StrAppend(&out, "\nRail ", rail,
+                      " (row: from, column: to; X unreachable, M only full-size echoes lost):\n");
       std::vector<std::string> headers = {""};
       for (const v1::PortReach* to : ports) headers.push_back(Endpoint(to->node(), to->port()));
       headers.push_back("gateway");
@@ -166,13 +194,15 @@ std::string RenderTargets(const v1::ReachResult& result) {
           std::string cell = "?";
           const std::string address = to->address().substr(0, to->address().find('/'));
           for (const v1::ReachTarget& t : from->targets()) {
-            if (t.address() == address) cell = t.reachable() ? "ok" : "X";
+            if (t.address() == address)
+              cell = !t.reachable() ? "X" : (FullSizeFailed(t) ? "M" : "ok");
           }
           row.push_back(cell);
         }
         std::string gateway = "?";
         for (const v1::ReachTarget& t : from->targets()) {
-          if (t.kind() == "gateway") gateway = t.reachable() ? "ok" : "X";
+          if (t.kind() == "gateway")
+            gateway = !t.reachable() ? "X" : (FullSizeFailed(t) ? "M" : "ok");
         }
         row.push_back(gateway);
         matrix.AddRow(row);
@@ -216,10 +246,34 @@ std::string RenderPlannedTail(const v1::ReachResult& result, std::string out) {
     absl::StrAppend(&out, "\nSuspects (every probe from and to them failed): ",
                     absl::StrJoin(result.suspects(), ", "), "\n");
   }
+  std::set<std::string> not_tested;
+  if (!result.not_tested().empty()) {
+    absl::StrAppend(&out,
+                    "\nNot tested (their rocenet-diagd did not answer; no suspect, their labels "
+                    "kept):\n");
+    for (const v1::NodeNotTested& node : result.not_tested()) {
+      absl::StrAppend(&out, "  ", node.node(), ": ", node.reason(), "\n");
+      not_tested.insert(node.node());
+    }
+  }
   AppendCounters(result.counters(), &out);
   AppendProblems(result.problems(), &out);
   AppendLabels(result.labels(), "reach", &out);
-  absl::StrAppend(&out, result.ok() ? "\nall reachable\n" : "\nFAILED\n");
+  // Short of `ok` only for the nodes not tested: what was tested passed.
+  const bool incomplete =
+      !result.ok() && !not_tested.empty() && result.suspect_details().empty() &&
+      result.suspects().empty() &&
+      std::all_of(result.unreachable().begin(), result.unreachable().end(),
+                  [&](const v1::UnreachablePair& p) { return not_tested.contains(p.to_node()); });
+  if (result.ok()) {
+    absl::StrAppend(&out, "\nall reachable\n");
+  } else if (incomplete) {
+    absl::StrAppend(&out, "\nINCOMPLETE: ", not_tested.size(),
+                    not_tested.size() == 1 ? " node" : " nodes",
+                    " not tested, the others all reachable\n");
+  } else {
+    absl::StrAppend(&out, "\nFAILED\n");
+  }
   return out;
 }
 

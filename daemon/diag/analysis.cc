@@ -60,7 +60,7 @@ absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text, uint16_t de
   return node;
 }
 
-void AnalyzeReach(const std::vector<std::string>& silent_nodes, ReachResult* result) {
+void AnalyzeReach(ReachResult* result) {
   result->unreachable.clear();
   result->suspects.clear();
   // Per endpoint "node/port": probes involving it, and how many failed.
@@ -68,7 +68,7 @@ void AnalyzeReach(const std::vector<std::string>& silent_nodes, ReachResult* res
     int probes = 0;
     int failed = 0;
   };
-  std::map<std::string, Tally> tally;
+  std::map<std::string, Tally> tally, full_size;
   std::map<std::string, std::string> owner_of;  // address -> "node/port"
   for (const PortReach& port : result->ports) {
     const size_t slash = port.address.find('/');
@@ -88,26 +88,48 @@ void AnalyzeReach(const std::vector<std::string>& silent_nodes, ReachResult* res
                                  : absl::StrCat(target.node, "/", target.port);
         if (!to.empty()) tally[to].probes++;
       }
-      if (target.reachable) continue;
-      tally[from].failed++;
-      if (!to.empty()) tally[to].failed++;
+      const bool full_failed =
+          target.reachable && target.full_size_sent > 0 && target.full_size_received == 0;
+      if (target.reachable && target.full_size_sent > 0) {
+        full_size[from].probes++;
+        full_size[from].failed += full_failed ? 1 : 0;
+      }
+      if (target.reachable && !full_failed) continue;
+      if (!target.reachable) {
+        tally[from].failed++;
+        if (!to.empty()) tally[to].failed++;
+      }
       UnreachablePair* pair = &result->unreachable.emplace_back();
       pair->from_node = port.node;
       pair->from_port = port.port;
       pair->to_node = target.kind == "gateway" ? "gateway" : target.node;
       pair->to_port = target.port;
       pair->to_address = target.address;
+      if (full_failed) {
+        pair->full_size_bytes = target.full_size_bytes;
+        pair->reason = absl::StrCat(
+            "none of ", target.full_size_sent, " full-size (", target.full_size_bytes,
+            "-byte, Don't Fragment) echoes answered, ", target.received, " small ones did");
+        if (target.reported_mtu > 0) {
+          absl::StrAppend(&pair->reason, "; ", target.mtu_reported_by,
+                          " reported a next-hop MTU of ", target.reported_mtu);
+        }
+        continue;
+      }
       pair->reason = !target.error.empty() ? target.error
                                            : (target.kind == "gateway" && !target.arp_resolved
                                                   ? "no ARP reply"
                                                   : absl::StrCat(target.sent, " echoes, no reply"));
     }
   }
-  for (const std::string& node : silent_nodes) result->suspects.push_back(node);
   for (const auto& [endpoint, t] : tally) {
     if (t.failed > 0 && t.failed == t.probes) result->suspects.push_back(endpoint);
   }
-  result->ok = result->unreachable.empty() && silent_nodes.empty() && result->problems.empty();
+  for (const auto& [endpoint, t] : full_size) {
+    if (t.failed > 0 && t.failed == t.probes)
+      result->suspects.push_back(absl::StrCat(endpoint, " mtu"));
+  }
+  result->ok = result->unreachable.empty() && result->problems.empty();
 }
 
 int MarkSlowestLink(std::vector<RingLink>* links) {

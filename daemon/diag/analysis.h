@@ -35,10 +35,12 @@ absl::StatusOr<NodeAddress> ParseNodeAddress(absl::string_view text,
                                              uint16_t default_port = kDefaultDataPort);
 
 // Fills result->unreachable from the targets of result->ports (each
-// PortReach naming its node), and result->suspects: the node ports all of
-// whose probes, from and to them, failed (at least one), and the nodes in
-// `silent_nodes` (daemons that could not be contacted). Also sets ok.
-void AnalyzeReach(const std::vector<std::string>& silent_nodes, ReachResult* result);
+// PortReach naming its node): the targets that answered no echo, and those
+// that answered small echoes but no full-size one; and result->suspects:
+// the node ports all of whose probes, from and to them, failed (at least
+// one), "node/port", and those whose every full-size echo failed while the
+// small ones answered, "node/port mtu". Also sets ok.
+void AnalyzeReach(ReachResult* result);
 
 // Marks the slowest link of a ring (the one with the lowest rate; a failed
 // link counts as slowest) and returns its index, or -1 for no links.

@@ -85,11 +85,35 @@ class Search {
             " are slow: the cause is not one node (more than one, or what they share)");
         return std::move(outcome_);
       }
+      const bool a_slower = score_a.busbw < score_b.busbw;
+      const GroupScore& slower = a_slower ? score_a : score_b;
+      const GroupScore& faster = a_slower ? score_b : score_a;
+      const std::string together =
+          slow_a || slow_b ? "" : SlowBeside(parent, nullptr, "", options_);
+      if (!slow_a && !slow_b && together.empty() &&
+          slower.busbw < kBisectionLeadFraction * faster.busbw) {
+        // Neither half is slow beside the other by min_fraction, but one is
+        // measurably slower. A slow link caps every ring it is in at its
+        // own rate, however few the ring's members, while rings held back
+        // by what they share (the cores of a small test bed) speed up as
+        // they shrink: the cap shows ever more clearly below. Follow the
+        // slower half; the pairs at the end, judged beside the best pair
+        // measured, decide.
+        BisectionStep* step = a_slower ? &outcome_.steps[index_a] : step_b;
+        step->reason =
+            absl::StrCat(Rate(slower.busbw), ", the slower half beside the ", Rate(faster.busbw),
+                         " of ", Label(names_, a_slower ? b : a), ": followed");
+        const std::vector<size_t>& fine = a_slower ? b : a;
+        good.insert(good.end(), fine.begin(), fine.end());
+        group = a_slower ? a : b;
+        parent = slower;
+        ++depth;
+        continue;
+      }
       if (!slow_a && !slow_b) {
         // A bigger ring is no measure of its halves: at one size its chunks
         // are smaller and its steps more. Only a broken ring, or one below
         // the expected figure, says the halves are not fine together.
-        const std::string together = SlowBeside(parent, nullptr, "", options_);
         if (!together.empty()) {
           outcome_.conclusion = absl::StrCat(
               "each half of ", Label(names_, group), " is fine alone but not together (", together,
@@ -110,6 +134,7 @@ class Search {
       good.insert(good.end(), fine.begin(), fine.end());
       group = slow_a ? a : b;
       parent = slow_a ? score_a : score_b;
+      judged_slow_ = true;
       ++depth;
     }
     if (good.size() < 2) {
@@ -124,20 +149,42 @@ class Search {
   }
 
  private:
-  // Each node of `group` in a ring with a good node, against a ring of two
-  // good nodes.
+  // Each node of `group` in a ring with a good node, against the best pair
+  // measured: a ring of two good nodes, or a pair of a group's node that
+  // ran faster. A pair is held back by nothing the nodes share, so a link
+  // that caps it shows as the floor it is.
   void PairEach(const std::vector<size_t>& group, const std::vector<size_t>& good, uint32_t depth) {
     const std::vector<size_t> reference = {good[0], good[1]};
     auto [baseline, baseline_step] = Run(reference, depth, true);
-    const std::string baseline_label = Label(names_, reference);
+    const size_t baseline_index = outcome_.steps.size() - 1;
     if (Judge(baseline_step, baseline, nullptr, "")) {
-      outcome_.conclusion = absl::StrCat("two nodes of a good half (", baseline_label,
+      outcome_.conclusion = absl::StrCat("two nodes of a good half (", Label(names_, reference),
                                          ") are slow together: the fabric changed during the run");
       return;
     }
+    std::vector<std::pair<size_t, GroupScore>> pairs;
     for (size_t m : group) {
-      auto [score, step] = Run({m, good[0]}, depth, true);
-      if (Judge(step, score, &baseline, baseline_label)) outcome_.slow.push_back(m);
+      pairs.emplace_back(m, Run({m, good[0]}, depth, true).first);
+    }
+    GroupScore best = baseline;
+    std::vector<size_t> best_pair = reference;
+    for (const auto& [m, score] : pairs) {
+      if (!score.broken && score.busbw > best.busbw) {
+        best = score;
+        best_pair = {m, good[0]};
+      }
+    }
+    const std::string best_label = Label(names_, best_pair);
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const auto& [m, score] = pairs[i];
+      BisectionStep* step = &outcome_.steps[baseline_index + 1 + i];
+      if (Judge(step, score, &best, best_label)) outcome_.slow.push_back(m);
+    }
+    if (outcome_.slow.empty() && !judged_slow_) {
+      outcome_.conclusion =
+          absl::StrCat("no node makes the all-reduce slow: each node of ", Label(names_, group),
+                       ", of the slower halves, is fine beside a good node");
+      return;
     }
     if (outcome_.slow.empty()) {
       outcome_.conclusion = absl::StrCat("each node of ", Label(names_, group),
@@ -154,6 +201,9 @@ class Search {
   const BisectionOptions& options_;
   const RunGroup& run_;
   BisectionOutcome outcome_;
+  // A half was judged slow beside its sibling on the way down (rather than
+  // only followed as the slower one).
+  bool judged_slow_ = false;
 };
 
 }  // namespace

@@ -2,10 +2,13 @@
 // Bisection of a collective (docs/diagnostics.md#bisection): which node
 // makes an all-reduce ring slow. The ring order is split in halves, each
 // half runs as a ring of its own, and the search goes on in the half that is
-// slow beside the other, down to a group of 2 or 3 nodes; each of those then
-// runs in a pair with a node of a good half, against a pair of two good
-// nodes. The way Habana's procedure grows a good set, but from the whole set
-// down: log2(n) levels of two runs.
+// slow beside the other (or, when neither is by min_fraction, the one
+// measurably slower: kBisectionLeadFraction), down to a group of 2 or 3
+// nodes; each of those then runs in a pair with a node of a good half,
+// judged against the best pair measured. A slow link caps every ring it is
+// in at its own rate, a floor that the pairs show whatever held the bigger
+// rings back. The way Habana's procedure grows a good set, but from the
+// whole set down: log2(n) levels of two runs.
 //
 // Pure: the runs are a callback, so the search is tested without a fabric
 // and the coordinator gives it real rings. Not thread-safe per call; runs
@@ -20,6 +23,10 @@
 #include "daemon/diag/messages.h"
 
 namespace rocenet::diag {
+
+// Of two halves neither slow beside the other, the slower is followed when
+// below this share of the other's busbw: Habana's allowance for good nodes.
+inline constexpr double kBisectionLeadFraction = 0.9;
 
 // What a ring over a group of nodes reached at the largest size.
 struct GroupScore {

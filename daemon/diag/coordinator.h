@@ -72,6 +72,10 @@ struct Verdict {
   std::vector<std::pair<std::string, NodeAddress>> nodes;
   std::set<std::string> failed;
   std::set<std::string> unmeasured;
+  // Nodes that took part but were not tested (their daemon did not
+  // answer), kept out of `nodes`: no label of theirs changes, and they
+  // count in no bound.
+  std::set<std::string> not_tested;
   // Unset: MaxUnvalidated's default for the number of nodes (limits.h).
   std::optional<uint32_t> max_failed;
 

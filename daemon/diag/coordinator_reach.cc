@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -60,6 +61,20 @@ void AddProbes(const std::string& node, const ReachResult& reply,
   }
 }
 
+// Whether what was measured passed: every probe between nodes tested
+// answered, at full size too, and nothing was suspected. The nodes not
+// tested leave the result short of `ok`, not the others' verdict.
+bool TestedPassed(const ReachResult& result) {
+  if (!result.suspect_details.empty() || result.not_tested.size() == result.nodes.size()) {
+    return false;
+  }
+  std::set<std::string> not_tested;
+  for (const NodeNotTested& node : result.not_tested) not_tested.insert(node.node);
+  return std::all_of(
+      result.unreachable.begin(), result.unreachable.end(),
+      [&](const UnreachablePair& pair) { return not_tested.contains(pair.to_node); });
+}
+
 std::string PlanLine(const ReachPlan& plan) {
   return absl::StrCat("plan ", plan.kind, ": ", plan.nodes, " nodes, ", plan.ports, " ports, ",
                       plan.peer_probes, " peer probes and ", plan.gateway_probes,
@@ -98,7 +113,7 @@ absl::StatusOr<ReachResult> Coordinator::LocalReach(const ReachRequest& request,
   for (PortReach& port : parts_.local->Probe(selected, peers, request, parts_.node_name)) {
     result.ports.push_back(std::move(port));
   }
-  AnalyzeReach({}, &result);
+  AnalyzeReach(&result);
   if (stop.abandoned()) return coordinator::Stopped();
   Verdict verdict("reach", result.ok, coordinator::FirstProblem(result.problems),
                   {{parts_.node_name, NodeAddress{}}});
@@ -166,15 +181,22 @@ absl::StatusOr<ReachResult> Coordinator::RunReach(const ReachRequest& request,
   if (stop.abandoned()) return coordinator::Stopped();
   AnalyzePlannedReach(*plan, result.nodes, silent, &result);
 
-  Verdict verdict("reach", result.ok, coordinator::FirstProblem(result.problems));
-  for (size_t i = 0; i < nodes.size(); ++i) verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
+  // The verdict is over the nodes tested: a node whose daemon did not
+  // answer is evidence about the daemon (a rolling update, an OOM kill),
+  // not the fabric, so it keeps its label and spends no share of the bound.
+  Verdict verdict("reach", TestedPassed(result), coordinator::FirstProblem(result.problems));
+  for (const NodeNotTested& node : result.not_tested) verdict.not_tested.insert(node.node);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!silent.contains(i)) verdict.nodes.emplace_back(result.nodes[i], nodes[i]);
+  }
   verdict.max_failed =
       MaxUnvalidated(request.max_unvalidated_nodes, request.max_unvalidated_fraction, nodes.size());
   // The suspects explain the failures; without any, both ends of every
-  // unreachable pair are in doubt.
+  // unreachable pair between nodes tested are in doubt.
   verdict.failed = NodesOfSuspects(*plan, result);
   if (verdict.failed.empty()) {
     for (const UnreachablePair& pair : result.unreachable) {
+      if (verdict.not_tested.contains(pair.to_node)) continue;
       verdict.failed.insert(pair.from_node);
       if (pair.to_node != "gateway") verdict.failed.insert(pair.to_node);
     }

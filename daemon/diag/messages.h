@@ -71,6 +71,13 @@ struct ReachTarget {
   double arp_rtt_seconds = 0;
   bool reachable = false;
   std::string error;
+  // Full-size echoes (the port's MTU, Don't Fragment): 0 bytes, none sent.
+  uint32_t full_size_bytes = 0;
+  uint32_t full_size_sent = 0;
+  uint32_t full_size_received = 0;
+  // A router's "fragmentation needed" to a full-size echo: who, which MTU.
+  std::string mtu_reported_by;
+  uint32_t reported_mtu = 0;
 
   bool operator==(const ReachTarget&) const = default;
 };
@@ -90,6 +97,8 @@ struct PortReach {
   double peer_rtt_p50_seconds = 0;
   double peer_rtt_p90_seconds = 0;
   double peer_rtt_p99_seconds = 0;
+  uint32_t mtu = 0;
+  uint32_t peers_failed_full_size = 0;
 
   bool operator==(const PortReach&) const = default;
 };
@@ -101,6 +110,8 @@ struct UnreachablePair {
   std::string to_port;
   std::string to_address;
   std::string reason;
+  // Non-zero: only the full-size echoes of this size failed.
+  uint32_t full_size_bytes = 0;
 
   bool operator==(const UnreachablePair&) const = default;
 };
@@ -134,8 +145,17 @@ struct Suspect {
   std::string leaf;
   std::string rail;
   std::string evidence;
+  double loss_ratio = 0;
 
   bool operator==(const Suspect&) const = default;
+};
+
+// A node that took part but was not measured: its daemon did not answer.
+struct NodeNotTested {
+  std::string node;
+  std::string reason;
+
+  bool operator==(const NodeNotTested&) const = default;
 };
 
 struct Labels {
@@ -166,6 +186,7 @@ struct ReachResult {
   std::vector<Suspect> suspect_details;
   Labels labels;
   RunCounters counters;
+  std::vector<NodeNotTested> not_tested;
 
   bool operator==(const ReachResult&) const = default;
 };

@@ -6,8 +6,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/diag/stats.h"
+#include "daemon/diag/suspect_layers.h"
 
 namespace rocenet::diag {
+
+using suspects::FindLossyPorts;
+using suspects::FindSuspects;
+using suspects::kGateway;
+using suspects::Layer;
+using suspects::Probe;
+
 namespace {
 
 std::string AddressOnly(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
@@ -15,8 +23,9 @@ std::string AddressOnly(const std::string& cidr) { return cidr.substr(0, cidr.fi
 // What one probing port reported.
 struct Report {
   const PortReach* port = nullptr;
-  // Peer targets it did not reach, by address.
-  std::map<std::string, const ReachTarget*> failed;
+  // Peer targets it listed, by address: those that lost an echo, small or
+  // full-size (all of them with `matrix`).
+  std::map<std::string, const ReachTarget*> listed;
   const ReachTarget* gateway = nullptr;
   // It probed nothing at all (an error and no targets).
   bool probed_nothing = false;
@@ -24,7 +33,7 @@ struct Report {
 
 struct Tally {
   int probes = 0;
-  int failed = 0;
+  int answered = 0;
 };
 
 std::string FailureReason(const ReachTarget* target, const Report* report) {
@@ -37,6 +46,65 @@ std::string FailureReason(const ReachTarget* target, const Report* report) {
   return absl::StrCat(target->sent, " echoes, no reply");
 }
 
+std::string FullSizeReason(const ReachTarget& target) {
+  std::string reason =
+      absl::StrCat("none of ", target.full_size_sent, " full-size (", target.full_size_bytes,
+                   "-byte, Don't Fragment) echoes answered, ", target.received, " small ones did");
+  if (target.reported_mtu > 0) {
+    absl::StrAppend(&reason, "; ", target.mtu_reported_by, " reported a next-hop MTU of ",
+                    target.reported_mtu);
+  }
+  return reason;
+}
+
+// A probe's outcome from what its node listed (`target`; null: it listed
+// nothing, so every echo answered) and whether the port sent full-size
+// echoes.
+Probe Outcome(uint32_t from, uint32_t to, const ReachTarget* target, bool full_size) {
+  Probe probe;
+  probe.from = from;
+  probe.to = to;
+  probe.target = target;
+  if (target == nullptr) {
+    probe.full_probed = full_size;
+    return probe;
+  }
+  probe.failed = !target->reachable;
+  probe.full_probed = target->full_size_sent > 0;
+  probe.full_failed = !probe.failed && probe.full_probed && target->full_size_received == 0;
+  probe.loss = target->loss_ratio;
+  if (probe.full_probed) {
+    const double full_loss =
+        1.0 - static_cast<double>(target->full_size_received) / target->full_size_sent;
+    probe.loss = (probe.loss + full_loss) / 2;
+  }
+  return probe;
+}
+
+// A probe that could not be sent: its port was not probed from, or probed
+// nothing.
+Probe NotProbed(uint32_t from, uint32_t to) {
+  Probe probe;
+  probe.from = from;
+  probe.to = to;
+  probe.failed = true;
+  probe.loss = 1;
+  return probe;
+}
+
+// The text form of a suspect (ReachResult.suspects).
+std::string SuspectText(const Suspect& s) {
+  if (s.kind == "port") return absl::StrCat(s.node, "/", s.port);
+  if (s.kind == "port-mtu") return absl::StrCat(s.node, "/", s.port, " mtu");
+  if (s.kind == "lossy-port") return absl::StrCat(s.node, "/", s.port, " lossy");
+  if (s.kind == "leaf") return absl::StrCat("leaf ", s.leaf);
+  if (s.kind == "leaf-mtu") return absl::StrCat("leaf ", s.leaf, " mtu");
+  if (s.kind == "leaf-uplink") return absl::StrCat("leaf ", s.leaf, " uplink");
+  if (s.kind == "leaf-uplink-mtu") return absl::StrCat("leaf ", s.leaf, " uplink mtu");
+  if (s.kind == "rail-mtu") return absl::StrCat("rail ", s.rail, " mtu");
+  return absl::StrCat("rail ", s.rail);
+}
+
 }  // namespace
 
 void AnalyzePlannedReach(const Plan& plan, const std::vector<std::string>& node_names,
@@ -44,6 +112,7 @@ void AnalyzePlannedReach(const Plan& plan, const std::vector<std::string>& node_
   result->unreachable.clear();
   result->suspects.clear();
   result->suspect_details.clear();
+  result->not_tested.clear();
   const size_t n = plan.ports.size();
 
   // Each plan port's report, found by its node and address.
@@ -61,178 +130,130 @@ void AnalyzePlannedReach(const Plan& plan, const std::vector<std::string>& node_
     for (const ReachTarget& t : port.targets) {
       if (t.kind == "gateway") {
         r.gateway = &t;
-      } else if (!t.reachable) {
-        r.failed[t.address] = &t;
+      } else {
+        r.listed[t.address] = &t;
       }
     }
   }
   auto ran = [&](uint32_t p) { return !silent.contains(plan.ports[p].node); };
 
-  std::vector<Tally> tally(n);
-  // Per port: probes with ports of its own leaf, and across leaves.
-  std::vector<Tally> within(n), across(n);
+  // Every probe, and its failures as pairs. A probe to a node not tested
+  // is a pair if it failed, but is not read: it says nothing about either
+  // end.
+  std::vector<Probe> probes;
+  std::map<size_t, Tally> to_silent;  // by node
+  auto add_pair = [&](const Probe& probe, const Report& r) {
+    if (!probe.failed && !probe.full_failed) return;
+    UnreachablePair* pair = &result->unreachable.emplace_back();
+    const PlanPort& from = plan.ports[probe.from];
+    pair->from_node = from.node_name;
+    pair->from_port = from.port;
+    if (probe.to == kGateway) {
+      pair->to_node = "gateway";
+      pair->to_address = r.gateway != nullptr ? r.gateway->address : "";
+    } else {
+      const PlanPort& to = plan.ports[probe.to];
+      pair->to_node = to.node_name;
+      pair->to_port = to.port;
+      pair->to_address = to.address.ToString();
+    }
+    if (probe.failed) {
+      pair->reason = FailureReason(probe.target, r.port != nullptr ? &r : nullptr);
+    } else {
+      pair->reason = FullSizeReason(*probe.target);
+      pair->full_size_bytes = probe.target->full_size_bytes;
+    }
+  };
   for (const PlanEdge& edge : plan.edges) {
     if (!ran(edge.from)) continue;
     const Report& r = reports[edge.from];
-    const PlanPort& to = plan.ports[edge.to];
-    const ReachTarget* target = nullptr;
-    bool failed = r.port == nullptr || r.probed_nothing;
-    if (!failed) {
-      auto f = r.failed.find(to.address.ToString());
-      failed = f != r.failed.end();
-      if (failed) target = f->second;
+    Probe probe;
+    if (r.port == nullptr || r.probed_nothing) {
+      probe = NotProbed(edge.from, edge.to);
+    } else {
+      auto listed = r.listed.find(plan.ports[edge.to].address.ToString());
+      probe = Outcome(edge.from, edge.to, listed == r.listed.end() ? nullptr : listed->second,
+                      r.port->mtu > 0);
     }
-    const PlanPort& from = plan.ports[edge.from];
-    const bool same_leaf = !from.leaf.empty() && from.leaf == to.leaf;
-    for (uint32_t end : {edge.from, edge.to}) {
-      Tally& t = tally[end];
-      Tally& side = same_leaf ? within[end] : across[end];
+    add_pair(probe, r);
+    if (!ran(edge.to)) {
+      Tally& t = to_silent[plan.ports[edge.to].node];
       ++t.probes;
-      ++side.probes;
-      if (failed) {
-        ++t.failed;
-        ++side.failed;
-      }
+      t.answered += probe.failed ? 0 : 1;
+      continue;
     }
-    if (!failed) continue;
-    UnreachablePair* pair = &result->unreachable.emplace_back();
-    pair->from_node = from.node_name;
-    pair->from_port = from.port;
-    pair->to_node = to.node_name;
-    pair->to_port = to.port;
-    pair->to_address = to.address.ToString();
-    pair->reason = FailureReason(target, r.port != nullptr ? &r : nullptr);
+    probes.push_back(probe);
   }
   for (uint32_t p = 0; p < n; ++p) {
     const Report& r = reports[p];
     if (!ran(p) || r.port == nullptr) continue;
     if (r.gateway == nullptr && !r.probed_nothing) continue;  // no gateway probed
-    const bool failed = r.gateway == nullptr || !r.gateway->reachable;
-    ++tally[p].probes;
-    if (!failed) continue;
-    ++tally[p].failed;
-    UnreachablePair* pair = &result->unreachable.emplace_back();
-    pair->from_node = plan.ports[p].node_name;
-    pair->from_port = plan.ports[p].port;
-    pair->to_node = "gateway";
-    pair->to_address = r.gateway != nullptr ? r.gateway->address : "";
-    pair->reason = FailureReason(r.gateway, &r);
+    Probe probe = r.gateway == nullptr ? NotProbed(p, kGateway)
+                                       : Outcome(p, kGateway, r.gateway, r.port->mtu > 0);
+    add_pair(probe, r);
+    probes.push_back(probe);
   }
 
-  // Ports whose every probe failed; the ports of silent nodes are the
-  // node's.
-  std::vector<bool> suspect(n, false);
-  for (uint32_t p = 0; p < n; ++p) {
-    suspect[p] = ran(p) && tally[p].probes > 0 && tally[p].failed == tally[p].probes;
-  }
-  std::vector<bool> explained(n, false);  // by a leaf or rail
-  std::vector<Suspect> leaves, uplinks, rails;
-  std::map<std::string, std::vector<uint32_t>> by_rail;
-  std::map<std::pair<std::string, std::string>, std::vector<uint32_t>> by_leaf;
-  for (uint32_t p = 0; p < n; ++p) {
-    by_rail[plan.ports[p].rail].push_back(p);
-    if (!plan.ports[p].leaf.empty()) by_leaf[{plan.ports[p].rail, plan.ports[p].leaf}].push_back(p);
-  }
-  for (const auto& [key, members] : by_leaf) {
-    const auto& [rail, leaf] = key;
-    int suspects = 0, others = 0;
-    Tally in, out;
-    for (uint32_t p : members) {
-      if (suspect[p]) {
-        ++suspects;
-      } else if (ran(p)) {
-        ++others;
-      }
-      in.probes += within[p].probes;
-      in.failed += within[p].failed;
-      out.probes += across[p].probes;
-      out.failed += across[p].failed;
-    }
-    if (suspects >= 2 && others == 0) {
-      for (uint32_t p : members) explained[p] = true;
-      leaves.push_back(
-          Suspect{"leaf", "", "", leaf, rail,
-                  absl::StrCat("every probe from and to its ", suspects, " ports failed")});
-    } else if (suspects == 0 && members.size() >= 2 && in.probes > 0 && in.failed == 0 &&
-               out.probes > 0 && out.failed == out.probes) {
-      uplinks.push_back(Suspect{
-          "leaf-uplink", "", "", leaf, rail,
-          absl::StrCat("its ", members.size(), " ports reach each other (", in.probes / 2,
-                       " probes) but none of ", out.probes, " probes across leaves answered")});
-    }
-  }
-  for (const auto& [rail, members] : by_rail) {
-    int suspects = 0;
-    bool all = members.size() >= 2;
-    for (uint32_t p : members) {
-      if (suspect[p]) {
-        ++suspects;
-      } else if (ran(p)) {
-        all = false;
-      }
-    }
-    if (!all || suspects < 2) continue;
-    const std::string& whole_rail = rail;  // a structured binding cannot be captured
-    std::erase_if(leaves, [&](const Suspect& s) { return s.rail == whole_rail; });
-    for (uint32_t p : members) explained[p] = true;
-    rails.push_back(
-        Suspect{"rail", "", "", "", rail,
-                absl::StrCat("every probe from and to its ", suspects, " ports failed")});
-  }
-
-  std::vector<Suspect>& out = result->suspect_details;
-  for (uint32_t p = 0; p < n; ++p) {
-    if (!suspect[p] || explained[p]) continue;
-    const PlanPort& port = plan.ports[p];
-    const Report& r = reports[p];
+  // Dead ports, leaves, uplinks and rails; then what only full-size echoes
+  // show; then loss.
+  std::vector<bool> dead, small_mtu;
+  std::vector<Suspect> found = FindSuspects(plan, Layer::kDead, probes, &dead);
+  for (Suspect& s : found) {
+    if (s.kind != "port") continue;
+    // The port's own word on why, if it has one.
+    auto it = std::find_if(plan.ports.begin(), plan.ports.end(), [&](const PlanPort& port) {
+      return port.node_name == s.node && port.port == s.port;
+    });
+    const Report& r = reports[it - plan.ports.begin()];
     std::string why = r.port != nullptr && !r.port->error.empty() ? r.port->error : "";
     if (why.empty() && r.gateway != nullptr && !r.gateway->error.empty()) why = r.gateway->error;
-    out.push_back(
-        {.kind = "port",
-         .node = port.node_name,
-         .port = port.port,
-         .leaf = port.leaf,
-         .rail = port.rail,
-         .evidence = absl::StrCat("none of ", tally[p].probes, " probes from and to it answered",
-                                  why.empty() ? "" : "; ", why)});
+    if (!why.empty()) absl::StrAppend(&s.evidence, "; ", why);
   }
+  std::vector<Suspect> mtu = FindSuspects(plan, Layer::kMtu, probes, &small_mtu);
+  std::vector<Suspect> lossy = FindLossyPorts(plan, probes);
+  for (auto* group : {&found, &mtu, &lossy}) {
+    for (Suspect& s : *group) result->suspect_details.push_back(std::move(s));
+  }
+  for (const Suspect& s : result->suspect_details) result->suspects.push_back(SuspectText(s));
+
   for (const auto& [node, why] : silent) {
-    out.push_back(Suspect{"node", node < node_names.size() ? node_names[node] : absl::StrCat(node),
-                          "", "", "", why});
-  }
-  for (auto* group : {&leaves, &uplinks, &rails}) {
-    for (Suspect& s : *group) out.push_back(std::move(s));
-  }
-  for (const Suspect& s : out) {
-    if (s.kind == "port") {
-      result->suspects.push_back(absl::StrCat(s.node, "/", s.port));
-    } else if (s.kind == "node") {
-      result->suspects.push_back(s.node);
-    } else if (s.kind == "leaf") {
-      result->suspects.push_back(absl::StrCat("leaf ", s.leaf));
-    } else if (s.kind == "leaf-uplink") {
-      result->suspects.push_back(absl::StrCat("leaf ", s.leaf, " uplink"));
-    } else {
-      result->suspects.push_back(absl::StrCat("rail ", s.rail));
+    NodeNotTested& entry = result->not_tested.emplace_back();
+    entry.node = node < node_names.size() ? node_names[node] : absl::StrCat(node);
+    entry.reason = why;
+    if (auto it = to_silent.find(node); it != to_silent.end()) {
+      absl::StrAppend(&entry.reason, "; its ports answered ", it->second.answered, " of ",
+                      it->second.probes, " probes from the others");
     }
   }
-  result->ok = result->unreachable.empty() && silent.empty() && result->problems.empty();
+  result->ok = result->unreachable.empty() && silent.empty() && result->problems.empty() &&
+               result->suspect_details.empty();
 }
 
 std::set<std::string> NodesOfSuspects(const Plan& plan, const ReachResult& result) {
   std::set<std::string> nodes;
   for (const Suspect& s : result.suspect_details) {
-    if (s.kind == "port" || s.kind == "node") {
+    if (!s.node.empty()) {  // a port's kinds
       nodes.insert(s.node);
       continue;
     }
     for (const PlanPort& port : plan.ports) {
       if (port.rail != s.rail) continue;
-      if (s.kind == "rail" || port.leaf == s.leaf) nodes.insert(port.node_name);
+      if (s.leaf.empty() || port.leaf == s.leaf) nodes.insert(port.node_name);
     }
   }
+  // A node not tested is never blamed, if only for sharing a leaf.
+  for (const NodeNotTested& node : result.not_tested) nodes.erase(node.node);
   return nodes;
 }
+
+namespace {
+
+// A peer target that answered every echo, small and full-size.
+bool AnsweredEverything(const ReachTarget& t) {
+  return t.reachable && t.loss_ratio == 0 && t.full_size_received >= t.full_size_sent;
+}
+
+}  // namespace
 
 void ReduceToFailures(std::vector<PortReach>* ports) {
   for (PortReach& port : *ports) {
@@ -243,6 +264,9 @@ void ReduceToFailures(std::vector<PortReach>* ports) {
         if (t.kind == "gateway") continue;
         ++port.peers_probed;
         if (!t.reachable) ++port.peers_failed;
+        if (t.reachable && t.full_size_sent > 0 && t.full_size_received == 0) {
+          ++port.peers_failed_full_size;
+        }
         loss += t.loss_ratio;
         if (t.received > 0) rtts.push_back(t.rtt_p50_seconds);
       }
@@ -254,7 +278,7 @@ void ReduceToFailures(std::vector<PortReach>* ports) {
       }
     }
     std::erase_if(port.targets, [](const ReachTarget& t) {
-      return t.kind != "gateway" && t.reachable && t.loss_ratio == 0;
+      return t.kind != "gateway" && AnsweredEverything(t);
     });
   }
 }

@@ -105,7 +105,10 @@ def test_bisection_names_the_slow_node_and_only_it(ring):
     assert rc == 0, err + json.dumps(result)[:2000]
     assert not result.get("slow_nodes"), result["bisection_conclusion"]
     assert "no node makes the all-reduce slow" in result["bisection_conclusion"]
-    assert len(result["bisection"]) == 3  # the whole and its halves
+    # The whole and its halves; halves apart by the noise of the shared
+    # cores are followed down to pairs, each fine beside a good node.
+    assert not any(s.get("slow") for s in result["bisection"]), steps(result)
+    assert len(result["bisection"]) <= 2 * 3 + 5  # the bound of runs for 8 nodes
     for d in daemons:
         assert "rocenet.io/scale-out-validated=ethernet" in label(d), label(d)
 

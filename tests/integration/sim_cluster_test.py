@@ -10,6 +10,7 @@ behind."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import subprocess
@@ -175,3 +176,21 @@ def test_without_leaves_one_switch_a_rail_as_before():
         assert all(f"swp{i + 1}@" in links for i in range(3))
         assert [leaf.d["hostname"] for leaf in cl.leaves] == [f"leaf-{name}-r0", f"leaf-{name}-r1"]
     assert not [ns for ns in os.listdir("/run/netns") if ns.startswith(name + "-")]
+
+
+def test_past_250_nodes_the_30s_are_packed_in_the_rails_16():
+    """The first 250 nodes keep their readable /30s; the others fill the
+    rest of those /24s: every /30 distinct, inside the rail's /16, apart
+    from the uplinks' (third octets 251..254), for the 1024 nodes reach
+    takes at most."""
+    rail = ipaddress.ip_network(sim_cluster.rail_network(0))
+    nets = [ipaddress.ip_network(sim_cluster.node_network(i, 0)) for i in range(sim_cluster.MAX_NODES)]
+    assert len(set(nets)) == sim_cluster.MAX_NODES
+    assert all(n.prefixlen == 30 and n.subnet_of(rail) and n.network_address.packed[2] < 251
+               for n in nets)
+    assert str(nets[0]) == "10.201.1.0/30" and str(nets[249]) == "10.201.250.0/30"
+    assert str(nets[250]) == "10.201.1.4/30" and str(nets[1023]) == "10.201.13.72/30"
+    for i in (0, 250, 1023):
+        net = nets[i]
+        assert sim_cluster.switch_address(i, 0) == str(net.network_address + 2)
+        assert sim_cluster.node_address(i, 0) == str(net.network_address + 1)

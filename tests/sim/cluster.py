@@ -17,7 +17,9 @@ A cluster NAME with N nodes and R rails is made of:
   ``10.<201+r>.<i+1>.1/30`` and routes the rail's /16 via the switch; the
   switch forwards between its /30s (ip_forward), so port r of every node
   reaches port r of every other node through its rail's switch, and no
-  other rail;
+  other rail. Nodes 250 and on (up to MAX_NODES) have their /30s packed in
+  the rest of those /24s, 63 a /24 after the first node's: node 250+j on
+  ``10.<201+r>.<1+j//63>.<4(1+j%63)>/30`` (``node_network``);
 * an empty sysfs tree per node (the daemons select ports by name, ``so*``);
 * ``/tmp/rocenet-sim/NAME/cluster.json`` describing it.
 
@@ -33,10 +35,17 @@ everything else to the spine.
 
 Faults, besides ``link`` (the switch end of one cable down): ``leaf`` (a
 whole leaf switch loses power: its node ports and its uplink go down),
-``blackhole`` (a dead port: carrier, LLDP, ARP and the node's address stay,
-but no IP packet from or to the node's port gets through the switch) and
-``slow`` (both directions of a port shaped to a rate by tc's token bucket,
-as a port that trained down or a throttled node would run).
+``uplink`` (a leaf's uplink down, its node ports up), ``blackhole`` (a
+dead port: carrier, LLDP, ARP and the node's address stay, but no IP packet
+from or to the node's port gets through the switch), ``slow`` (both
+directions of a port shaped to a rate by tc's token bucket, as a port that
+trained down or a throttled node would run), ``loss`` (a gray port: the
+switch drops a share of the IP packets from and to it at random, iptables'
+statistic match, as a cable with bit errors would; this kernel has no
+netem) and ``mtu`` / ``uplink-mtu`` (the switch end of a cable, or both
+ends of a leaf's uplink, with an MTU smaller than the ports': a frame
+larger than a veth's MTU is dropped where it arrives, and a router sends
+"fragmentation needed" for a Don't Fragment packet it cannot forward).
 
 Everything lives in namespaces of its own; ``down()`` stops every process
 in them (lldpd, daemons) and deletes them, also after a failure. One thing
@@ -48,15 +57,17 @@ cluster needs and leaves them raised.
 Usable as a module (``Cluster.up(...)`` as a context manager) and from the
 command line (``cluster.py up NAME --nodes 3 --rails 2 [--nodes-per-leaf
 K]``, ``down NAME``, ``link NAME NODE RAIL up|down``, ``leaf NAME RAIL LEAF
-up|down``, ``blackhole NAME NODE RAIL on|off``, ``slow NAME NODE RAIL
-MBIT``, 0 off). Needs root, iproute2 (with tc) and lldpd.
+up|down``, ``uplink NAME RAIL LEAF up|down``, ``blackhole NAME NODE RAIL
+on|off``, ``slow NAME NODE RAIL MBIT``, ``loss NAME NODE RAIL PERCENT``,
+``mtu NAME NODE RAIL BYTES``, ``uplink-mtu NAME RAIL LEAF BYTES``; 0 takes
+a rate, a loss or an MTU off). Needs root, iproute2 (with tc), lldpd, and
+iptables for ``loss``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import ipaddress
 import json
 import os
 import shutil
@@ -65,6 +76,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from cluster_faults import ClusterFaults, empty_faults, uplink_addresses  # noqa: E402
 from simutil import (  # noqa: E402
     FabricError,
     UsageError,
@@ -79,13 +91,13 @@ from simutil import (  # noqa: E402
 import fabric  # noqa: E402
 from leaves import Leaf  # noqa: E402
 
-# Node i's addresses use the third octet i+1; 251..254 are the uplinks'.
-MAX_NODES = 250
+# Node i < 250 has the third octet i+1 (and the first /30 of that /24); the
+# nodes after it are packed in the rest of those /24s; 251..254 are the
+# uplinks'. rocenet-diagd's reach takes 1024 nodes at most.
+READABLE_NODES = 250
+PACKED_PER_24 = 63
+MAX_NODES = 1024
 MAX_RAILS = 8
-# The preference of a dead port's ip rules in its switch (after the local
-# table's rule 0: the switch still answers ARP and takes in what the node
-# sends to the switch itself, but nothing it would send back or forward).
-BLACKHOLE_PREF = 10
 SWITCH_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
                   "net.ipv4.conf.default.rp_filter=0")
 
@@ -94,24 +106,30 @@ def rail_network(rail: int) -> str:
     return f"10.{201 + rail}.0.0/16"
 
 
+def _subnet(node: int) -> tuple[int, int]:
+    """(third octet, first address's last octet) of node's /30 on any rail:
+    the readable 10.R.<node+1>.0/30 for the first 250 nodes, then the rest
+    of those /24s, packed."""
+    if node < READABLE_NODES:
+        return node + 1, 0
+    j = node - READABLE_NODES
+    return 1 + j // PACKED_PER_24, 4 * (1 + j % PACKED_PER_24)
+
+
 def switch_address(node: int, rail: int) -> str:
-    return f"10.{201 + rail}.{node + 1}.2"
+    third, base = _subnet(node)
+    return f"10.{201 + rail}.{third}.{base + 2}"
 
 
 def node_address(node: int, rail: int) -> str:
-    return f"10.{201 + rail}.{node + 1}.1"
+    third, base = _subnet(node)
+    return f"10.{201 + rail}.{third}.{base + 1}"
 
 
 def node_network(node: int, rail: int) -> str:
     """Node's port on rail and its switch end: a /30."""
-    return f"10.{201 + rail}.{node + 1}.0/30"
-
-
-def uplink_addresses(rail: int, leaf: int) -> tuple[str, str]:
-    """(spine end, leaf end) of leaf's uplink on rail, a /30 out of every
-    node's (third octets 251..254)."""
-    third, base = 251 + leaf // 64, 4 * (leaf % 64)
-    return f"10.{201 + rail}.{third}.{base + 1}", f"10.{201 + rail}.{third}.{base + 2}"
+    third, base = _subnet(node)
+    return f"10.{201 + rail}.{third}.{base}/30"
 
 
 def neighbor_entries(nodes: int, rails: int, nodes_per_leaf: int) -> int:
@@ -145,11 +163,7 @@ def leaves_per_rail(nodes: int, nodes_per_leaf: int) -> int:
     return 1 if nodes_per_leaf <= 0 else -(-nodes // nodes_per_leaf)
 
 
-def _empty_faults() -> dict:
-    return {"links_down": [], "leaves_down": [], "blackholes": [], "slow": []}
-
-
-class Cluster:
+class Cluster(ClusterFaults):
     """N node namespaces and, per rail, one switch namespace, or leaves and
     a spine (nodes_per_leaf > 0)."""
 
@@ -159,7 +173,7 @@ class Cluster:
             "name": state["name"], "nodes": state["nodes"], "rails": state["rails"],
             "state_dir": state["state_dir"], "tx_interval": state.get("tx_interval", 1),
             "nodes_per_leaf": state.get("nodes_per_leaf", 0),
-            "faults": state.get("faults") or _empty_faults(),
+            "faults": {**empty_faults(), **(state.get("faults") or {})},
         }
         self._lldpd: list[subprocess.Popen] = []
         # the leaf switches as leaves.Leaf sees them (not in cluster.json):
@@ -391,117 +405,6 @@ class Cluster:
                              for r in range(self.rails) for j in range(self.leaves_per_rail)]
         return out
 
-    # ---- faults
-
-    def _check_port(self, node: int, rail: int) -> None:
-        if not 0 <= node < self.nodes or not 0 <= rail < self.rails:
-            raise UsageError(f"no node {node} rail {rail} (nodes 0..{self.nodes - 1}, "
-                             f"rails 0..{self.rails - 1})")
-
-    def _leaf_down(self, rail: int, leaf: int) -> bool:
-        return [rail, leaf] in self.state["faults"]["leaves_down"]
-
-    def link(self, node: int, rail: int, state: str) -> None:
-        """Set the switch end of node's port on rail up or down (while its
-        leaf is down, the cable's state applies when the leaf is back)."""
-        if state not in ("up", "down"):
-            raise UsageError("state must be up or down")
-        self._check_port(node, rail)
-        if not self._leaf_down(rail, self.leaf_of(node)):
-            run(["ip", "-n", self.leaf_netns(rail, self.leaf_of(node)), "link", "set",
-                 self.switch_ifname(node), state])
-        self._switch_port(node, rail)["link"] = state
-        _toggle(self.state["faults"]["links_down"], [node, rail], state == "down")
-        self._save()
-
-    def leaf(self, rail: int, leaf: int, state: str) -> None:
-        """A whole leaf switch loses power (down: every node port of it and
-        its uplink down) and comes back (up: its cables as they were, its
-        uplink and its route to the spine). lldpd keeps running: with every
-        port down it sends nothing, and it speaks again when they are up."""
-        if state not in ("up", "down"):
-            raise UsageError("state must be up or down")
-        if not 0 <= rail < self.rails or not 0 <= leaf < self.leaves_per_rail:
-            raise UsageError(f"no leaf {leaf} on rail {rail} ({self.leaves_per_rail} a rail)")
-        cmds = []
-        for i in self.leaf_nodes(leaf):
-            up = state == "up" and self._switch_port(i, rail)["link"] == "up"
-            cmds.append(f"link set {self.switch_ifname(i)} {'up' if up else 'down'}")
-        if self.nodes_per_leaf:
-            cmds.append(f"link set up0 {state}")
-            if state == "up":  # the route went with the link
-                cmds.append(f"route replace default via {uplink_addresses(rail, leaf)[0]} dev up0")
-        ip_batch(cmds, self.leaf_netns(rail, leaf))
-        _toggle(self.state["faults"]["leaves_down"], [rail, leaf], state == "down")
-        self._save()
-
-    def blackhole(self, node: int, rail: int, state: str) -> None:
-        """A dead port (on) and back (off): ip rules in the switch drop
-        (blackhole) every IP packet from node's port on rail that it would
-        forward, and every one it would send or forward to the port's /30
-        (the local table's rule comes first: an echo to the switch's own
-        address gets in, its reply does not get out). Carrier, LLDP (the
-        node keeps its address) and ARP stay as they were."""
-        if state not in ("on", "off"):
-            raise UsageError("state must be on or off")
-        self._check_port(node, rail)
-        on = [node, rail] in self.state["faults"]["blackholes"]
-        if on == (state == "on"):
-            return
-        sw_ip = self._switch_port(node, rail)["description"].split()[-1]
-        net = ipaddress.ip_interface(sw_ip).network
-        verb = "add" if state == "on" else "del"
-        ip_batch([f"rule {verb} pref {BLACKHOLE_PREF} iif {self.switch_ifname(node)} blackhole",
-                  f"rule {verb} pref {BLACKHOLE_PREF} to {net} blackhole"],
-                 self.leaf_netns(rail, self.leaf_of(node)))
-        _toggle(self.state["faults"]["blackholes"], [node, rail], state == "on")
-        self._save()
-
-    def slow(self, node: int, rail: int, mbit: int) -> None:
-        """A slow port (a NIC or cable that trains down, a thermally
-        throttled node): both directions of node's port on rail shaped to
-        mbit Mbit/s by a token bucket (tc tbf) on the node's end and on the
-        switch's; 0 takes the shaping off. Carrier, LLDP and addresses stay."""
-        self._check_port(node, rail)
-        if mbit < 0:
-            raise UsageError("the rate must be 0 (off) or a positive Mbit/s")
-        ends = [(self.node_netns(node), f"so{rail}"),
-                (self.leaf_netns(rail, self.leaf_of(node)), self.switch_ifname(node))]
-        for ns, dev in ends:
-            if mbit:
-                # A burst of 1 ms at the rate, and at least 16 KB.
-                burst = max(16 * 1024, mbit * 1000 // 8)
-                run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root",
-                     "tbf", "rate", f"{mbit}mbit", "burst", str(burst), "latency", "100ms"])
-            else:
-                run(["ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root"],
-                    check=False)
-        faults = self.state["faults"].setdefault("slow", [])
-        faults[:] = [f for f in faults if f[:2] != [node, rail]]
-        if mbit:
-            faults.append([node, rail, mbit])
-        self._save()
-
-    def readdress(self, node: int, rail: int, switch_ip: str) -> None:
-        """Give the switch end of node's port on rail the address switch_ip/30
-        and announce it in the Port Description, as a re-cabled or re-planned
-        fabric would; the node's daemon follows from LLDP."""
-        self._check_port(node, rail)
-        if [node, rail] in self.state["faults"]["blackholes"]:
-            raise UsageError("turn the port's blackhole off before readdressing it")
-        ns, swp = self.leaf_netns(rail, self.leaf_of(node)), self.switch_ifname(node)
-        cmds = [f"address flush dev {swp}", f"address add {switch_ip}/30 dev {swp}"]
-        ip_batch(cmds, ns)
-        if self.nodes_per_leaf:
-            spine, leaf = uplink_addresses(rail, self.leaf_of(node))
-            net = ipaddress.ip_interface(f"{switch_ip}/30").network
-            ip_batch([f"route replace {net} via {leaf} dev dn{self.leaf_of(node)}"], self.spine_netns(rail))
-        p = self._switch_port(node, rail)
-        p["description"] = f"no-alert {switch_ip}/30"
-        leaf = self.leaves[self._leaf_index(rail, self.leaf_of(node))]
-        leaf.write_conf()
-        leaf.configure_port(p)
-
     def processes(self) -> dict[str, list[int]]:
         """Live processes in each of the cluster's namespaces."""
         return _pids_in_namespaces(self.namespaces())
@@ -521,13 +424,6 @@ class Cluster:
 
     def __exit__(self, *exc) -> None:
         self.down()
-
-
-def _toggle(items: list, item: list, present: bool) -> None:
-    if present and item not in items:
-        items.append(item)
-    elif not present and item in items:
-        items.remove(item)
 
 
 def _pids_in_namespaces(names: list[str]) -> dict[str, list[int]]:
@@ -610,6 +506,26 @@ def main(argv: list[str] | None = None) -> int:
     sl.add_argument("node", type=int)
     sl.add_argument("rail", type=int)
     sl.add_argument("mbit", type=int, help="Mbit/s; 0 takes the shaping off")
+    ul = sub.add_parser("uplink", help="a leaf's uplink to the spine down or back up")
+    ul.add_argument("name")
+    ul.add_argument("rail", type=int)
+    ul.add_argument("leaf", type=int)
+    ul.add_argument("state", choices=["up", "down"])
+    ls = sub.add_parser("loss", help="the switch drops a share of a port's packets (0: off)")
+    ls.add_argument("name")
+    ls.add_argument("node", type=int)
+    ls.add_argument("rail", type=int)
+    ls.add_argument("percent", type=float, help="of the packets from and to the port; 0 off")
+    mt = sub.add_parser("mtu", help="the switch end of a port's cable with a smaller MTU (0: restore)")
+    mt.add_argument("name")
+    mt.add_argument("node", type=int)
+    mt.add_argument("rail", type=int)
+    mt.add_argument("mtu", type=int)
+    um = sub.add_parser("uplink-mtu", help="a leaf's uplink with a smaller MTU (0: restore)")
+    um.add_argument("name")
+    um.add_argument("rail", type=int)
+    um.add_argument("leaf", type=int)
+    um.add_argument("mtu", type=int)
     args = p.parse_args(argv)
     try:
         if args.cmd == "up":
@@ -625,6 +541,14 @@ def main(argv: list[str] | None = None) -> int:
             load(args.name).blackhole(args.node, args.rail, args.state)
         elif args.cmd == "slow":
             load(args.name).slow(args.node, args.rail, args.mbit)
+        elif args.cmd == "uplink":
+            load(args.name).uplink(args.rail, args.leaf, args.state)
+        elif args.cmd == "loss":
+            load(args.name).loss(args.node, args.rail, args.percent)
+        elif args.cmd == "mtu":
+            load(args.name).mtu(args.node, args.rail, args.mtu)
+        elif args.cmd == "uplink-mtu":
+            load(args.name).uplink_mtu(args.rail, args.leaf, args.mtu)
     except UsageError as e:
         print(f"cluster: {e}", file=sys.stderr)
         return 2

@@ -17,16 +17,22 @@ Steps, each figure printed (with its goal where it has one) and appended to
  2. a healthy run from node 0 (rocectl diag reach --nodes-file, every
     node by its daemon's addresses on every rail): it must pass and name no
     suspect;
- 3. three faults, away from node 0 and its leaves: a cut cable (rail 0), a
-    dead port (rail 1: carrier and address, no packet through) and a whole
-    leaf of rail 0 down; the run again: its wall time, the coordinating
-    rocenet-diagd's peak RSS (VmHWM), the result's size, the plan's probes,
-    and whether each fault was named exactly and nothing else;
- 4. the collective's bisection: one port of a node away from the faults
-    shaped to 100 Mbit/s both ways (cluster.py slow), then rocectl diag
-    allreduce --bisect over up to 64 nodes the faults left alone (a ring
-    takes 64 at most): its runs, wall time, the coordinator's peak RSS, and
-    whether it named that node and no other;
+ 3. faults of every kind the reach stage names, at once (triage_figures.
+    choose_faults: each where no node is cut off from node 0 on both
+    rails): a cut cable, a lossy port (the switch drops a share of its
+    packets) and a leaf down on rail 0, a leaf's uplink with a smaller MTU
+    than the ports' on rail 0, a dead port (carrier and address, no packet
+    through), a link with a smaller MTU and a leaf's uplink down on rail 1,
+    and one node's rocenet-diagd stopped; the run again: its wall time, the
+    coordinating rocenet-diagd's peak RSS (VmHWM), the result's size, the
+    plan's probes, whether each fault was named exactly and nothing else,
+    and the stopped daemon's node listed as not tested and no suspect;
+ 4. the collective's bisection: the gray faults and the uplink taken off,
+    one port of a node away from the rest shaped to 100 Mbit/s both ways
+    (cluster.py slow), then rocectl diag allreduce --bisect over up to 64
+    nodes the faults left alone (a ring takes 64 at most): its runs, wall
+    time, the coordinator's peak RSS, and whether it named that node and no
+    other;
  5. the plan's figures at 512 nodes x 24 rails, 32 a leaf
     (triage_plan_figures of the build tree, tests/bench), when built;
  6. everything down, nothing left behind.
@@ -50,6 +56,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -105,10 +112,13 @@ class Fleet:
         self.cluster: sim_cluster.Cluster | None = None
         self.nodes: list[Daemon] = []
         self.diagds: list[Diagd] = []
+        # Nodes whose rocenet-diagd was stopped on purpose.
+        self.stopped: set[int] = set()
         self.secret = os.path.join(work, "secret")
 
     def up(self, say) -> None:
         args = self.args
+        self.available_before = figs.mem_available()
         started = time.monotonic()
         self.cluster = sim_cluster.Cluster.up(sim_cluster.fabric.unique_name("tb"), nodes=args.nodes,
                                               rails=args.rails, nodes_per_leaf=args.nodes_per_leaf)
@@ -185,8 +195,16 @@ class Fleet:
                                       f"{', '.join(f'n{i}' for i in list(want)[:16])}")
             time.sleep(0.2)
 
+    def stop_diagd(self, i: int) -> None:
+        """Stops node i's rocenet-diagd, as an OOM kill or a rolling update
+        would: its node is still up, its rocenetd too."""
+        self.stopped.add(i)
+        self.diagds[i].stop()
+
     def check_alive(self) -> None:
-        for d in self.nodes + self.diagds:
+        for i, d in enumerate(self.nodes + self.diagds):
+            if i - len(self.nodes) in self.stopped:
+                continue
             if d.proc is not None and d.proc.poll() is not None:
                 raise figs.BenchError(f"{d.program} in {d.netns} exited {d.proc.returncode}:\n"
                                       f"{d.log()[-2000:]}")
@@ -244,25 +262,44 @@ def has_nodes_file() -> bool:
     return "--nodes-file" in cp.stdout + cp.stderr
 
 
-def reach(fleet: Fleet, nodes_file: str, args) -> tuple[int, dict, bytes, str, float]:
-    """rocectl diag reach on node 0: exit code, result, raw JSON, stderr, seconds."""
+def reach(fleet: Fleet, nodes_file: str, args) -> tuple[int, dict, bytes, str, float, str]:
+    """rocectl diag reach on node 0: exit code, result, raw JSON, stderr,
+    seconds, and where the time went (figs.phases of its progress lines)."""
     d = fleet.diagds[0]
     argv = [binary("rocectl"), "--socket", d.node.socket, "--diag-socket", d.socket, "diag", "reach",
             "--nodes-file", nodes_file, "--count", str(args.count), "--time-limit", args.time_limit,
             "-o", "json"]
     started = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines: list[tuple[float, str]] = []
+    chunks: list[bytes] = []
+
+    def read_progress() -> None:
+        for raw in proc.stderr:
+            lines.append((time.monotonic() - started, raw.decode(errors="replace").rstrip("\n")))
+
+    def read_result() -> None:
+        chunks.append(proc.stdout.read())
+    readers = [threading.Thread(target=f, daemon=True) for f in (read_progress, read_result)]
+    for reader in readers:
+        reader.start()
     try:
-        cp = subprocess.run(argv, capture_output=True, timeout=args.rocectl_timeout)
+        proc.wait(timeout=args.rocectl_timeout)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
         raise figs.BenchError(f"rocectl diag reach still running after {args.rocectl_timeout} s") from None
     took = time.monotonic() - started
-    stderr = cp.stderr.decode(errors="replace")
+    for reader in readers:
+        reader.join(30)
+    out = b"".join(chunks)
+    stderr = "\n".join(line for _, line in lines)
     try:
-        result = json.loads(cp.stdout) if cp.stdout.strip() else {}
+        result = json.loads(out) if out.strip() else {}
     except ValueError as e:
-        raise figs.BenchError(f"rocectl diag reach printed no JSON ({e}); exit {cp.returncode}: "
+        raise figs.BenchError(f"rocectl diag reach printed no JSON ({e}); exit {proc.returncode}: "
                               f"{stderr[-2000:]}") from None
-    return cp.returncode, result, cp.stdout, stderr, took
+    return proc.returncode, result, out, stderr, took, figs.phases(lines, took)
 
 
 def save(path: str, data: bytes) -> None:
@@ -292,6 +329,16 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
     for what, rows in mem.items():
         say(f"  {what:<14} VmRSS {figs.memory_summary([r.get('VmRSS', 0) for r in rows])}; "
             f"RssAnon {figs.memory_summary([r.get('RssAnon', 0) for r in rows])}")
+    private = sum(r.get("RssAnon", 0) for rows in mem.values() for r in rows) * 1024
+    switch_pids = [p for pids in cl.processes().values() for p in pids
+                   if figs.proc_status(p) and p not in {d.proc.pid for d in fleet.nodes + fleet.diagds}]
+    lldpd = sum(figs.proc_status(p).get("RssAnon", 0) for p in switch_pids) * 1024
+    taken = fleet.available_before - figs.mem_available()
+    say(f"Memory of the whole fabric: the {2 * args.nodes} daemons' own {figs.mib(private)}, the "
+        f"{len(cl._lldpd)} switches' lldpd ({len(switch_pids)} processes) {figs.mib(lldpd)}; the "
+        f"machine's MemAvailable fell by "
+        f"{figs.mib(taken)} (the daemons, their binaries' pages, the namespaces, veths, "
+        f"routes and sockets), of {figs.mib(fleet.available_before)} available before")
 
     nodes_file = os.path.join(fleet.work, "nodes.txt")
     with open(nodes_file, "w") as f:
@@ -300,12 +347,13 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
     coordinator = fleet.diagds[0].proc.pid
     ok = True
 
-    rc, result, raw, err, took = reach(fleet, nodes_file, args)
+    rc, result, raw, err, took, where = reach(fleet, nodes_file, args)
     save(os.path.join(kept, "healthy.json"), raw)
     hwm = figs.proc_status(coordinator).get("VmHWM", 0) * 1024
     say(f"Healthy run (--count {args.count} --time-limit {args.time_limit}): exit {rc}, "
         f"{took:.1f} s, {len(raw):,} bytes of JSON, coordinator peak RSS {figs.mib(hwm)}; plan "
         f"{plan_summary(result.get('plan'))}")
+    say(f"  where the time went: {where}")
     suspects = result.get("suspect_details") or []
     if rc != 0 or not result.get("ok") or suspects or result.get("suspects"):
         ok = False
@@ -314,25 +362,18 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
             f"{result.get('problems', [])[:5]}; rocectl: {err.strip()[-500:]}")
     fleet.check_alive()
 
-    a, b, k = faults.cut_node, faults.dead_node, faults.leaf
-    leaf_name = cl.leaf_name(0, k)
-    cl.link(a, 0, "down")
-    cl.blackhole(b, 1, "on")
-    cl.leaf(0, k, "down")
-    expected = {
-        f"cut cable n{a}/so0 (rail 0, leaf {cl.leaf_name(0, cl.leaf_of(a))})": ("port", f"n{a}", "so0"),
-        f"dead port n{b}/so1 (rail 1, leaf {cl.leaf_name(1, cl.leaf_of(b))})": ("port", f"n{b}", "so1"),
-        f"leaf {leaf_name} down (rail 0, nodes n{cl.leaf_nodes(k)[0]}-n{cl.leaf_nodes(k)[-1]})":
-            ("leaf", leaf_name),
-    }
+    planted, expected = plant(cl, fleet, faults)
     time.sleep(args.settle)  # the nodes' daemons see their carrier go
-    rc, result, raw, err, took = reach(fleet, nodes_file, args)
+    rc, result, raw, err, took, where = reach(fleet, nodes_file, args)
     save(os.path.join(kept, "faults.json"), raw)
     hwm = figs.proc_status(coordinator).get("VmHWM", 0) * 1024
     fleet.check_alive()
     plan = result.get("plan") or {}
     probes = int(plan.get("peer_probes", 0)) + int(plan.get("gateway_probes", 0))
     named, false = figs.judge(expected, result.get("suspect_details") or [])
+    silent_names = {f"n{faults.silent}",
+                    "+".join(sim_cluster.node_address(faults.silent, r) for r in range(args.rails))}
+    silent_listed, others_not_tested = figs.judge_not_tested(silent_names, result)
     rows = [
         figs.at_most("wall time of rocectl diag reach", took, figs.WALL_SECONDS, "s"),
         figs.at_most("coordinator's rocenet-diagd peak RSS (VmHWM)", hwm / (1 << 20),
@@ -341,10 +382,11 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
         figs.Figure("plan's probes (peer + gateway)", f"{probes:,}" if plan else "no plan"),
         figs.Figure("rocectl's exit code (6: a failure found)", str(rc)),
     ]
-    say(f"Run with three faults, {args.nodes} nodes x {args.rails} rails (--count {args.count} "
-        f"--time-limit {args.time_limit}):")
+    say(f"Run with {len(planted)} faults, {args.nodes} nodes x {args.rails} rails (--count "
+        f"{args.count} --time-limit {args.time_limit}):")
     for line in figs.table(rows):
         say("  " + line)
+    say(f"  where the time went: {where}")
     say(f"  plan: {plan_summary(plan)}")
     for rail in plan.get("rails") or []:
         say(f"    rail {rail.get('rail')}: {rail.get('ports', 0)} ports, {rail.get('leaves', 0)} "
@@ -355,15 +397,74 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
             f"unvalidated, inconclusive {bool(labels.get('inconclusive'))}"
             + (f" ({labels['reason']})" if labels.get("reason") else ""))
     say("  faults named exactly:")
+    details = {figs.suspect_key(d): d for d in result.get("suspect_details") or []}
     for label, hit in named.items():
-        say(f"    {'yes' if hit else 'NO '}  {label}")
+        evidence = details.get(expected[label], {}).get("evidence", "")
+        say(f"    {'yes' if hit else 'NO '}  {label}" + (f": {evidence}" if hit and evidence else ""))
+    not_tested = next((e for e in result.get("not_tested") or [] if e.get("node") in silent_names), {})
+    say(f"    {'yes' if silent_listed else 'NO '}  n{faults.silent}'s rocenet-diagd stopped: "
+        f"not tested, no suspect" + (f": {not_tested.get('reason')}" if not_tested else ""))
     say(f"  false suspects: {', '.join(false) if false else 'none'}")
+    if others_not_tested:
+        say(f"  also not tested: {'; '.join(others_not_tested[:5])}")
     if rc != 6:
         say(f"  rocectl exited {rc}, not 6: {err.strip()[-500:]}")
-    if not all(named.values()) or false or rc != 6 or any(r.missed for r in rows):
+    if (not all(named.values()) or false or not silent_listed or others_not_tested or rc != 6
+            or any(r.missed for r in rows)):
         ok = False
-    faulty = {a, b, *cl.leaf_nodes(k)}
+    unplant(cl, faults)
+    # Left out of the bisection: the nodes still cut off, and those whose
+    # peers learned a smaller path MTU to them (the kernel keeps it 10
+    # minutes, and TCP to them runs in smaller segments meanwhile).
+    faulty = {faults.cut_node, faults.dead_node, faults.mtu_node, faults.silent,
+              *cl.leaf_nodes(faults.leaf), *cl.leaf_nodes(faults.mtu_leaf)}
     return bisection(args, fleet, say, kept, faulty) and ok
+
+
+def plant(cl: sim_cluster.Cluster, fleet: Fleet, f: figs.Faults) -> tuple[list[str], dict[str, tuple]]:
+    """Plants every fault of `f`; returns their descriptions and, for each
+    fault a suspect names, the suspect it must be (figs.suspect_key)."""
+    def where(node: int, rail: int) -> str:
+        return f"rail {rail}, leaf {cl.leaf_name(rail, cl.leaf_of(node))}"
+
+    def nodes_of(leaf: int) -> str:
+        members = cl.leaf_nodes(leaf)
+        return f"n{members[0]}-n{members[-1]}"
+
+    cl.link(f.cut_node, 0, "down")
+    cl.loss(f.lossy_node, 0, figs.LOSS_PERCENT)
+    cl.blackhole(f.dead_node, 1, "on")
+    cl.mtu(f.mtu_node, 1, figs.PORT_MTU)
+    cl.uplink_mtu(0, f.mtu_leaf, figs.UPLINK_MTU)
+    cl.leaf(0, f.leaf, "down")
+    cl.uplink(1, f.uplink_leaf, "down")
+    fleet.stop_diagd(f.silent)
+    leaf, mtu_leaf, uplink_leaf = (cl.leaf_name(0, f.leaf), cl.leaf_name(0, f.mtu_leaf),
+                                   cl.leaf_name(1, f.uplink_leaf))
+    expected = {
+        f"cut cable n{f.cut_node}/so0 ({where(f.cut_node, 0)})": ("port", f"n{f.cut_node}", "so0"),
+        f"lossy port n{f.lossy_node}/so0, {figs.LOSS_PERCENT}% of its packets each way "
+        f"({where(f.lossy_node, 0)})": ("lossy-port", f"n{f.lossy_node}", "so0"),
+        f"dead port n{f.dead_node}/so1 ({where(f.dead_node, 1)})": ("port", f"n{f.dead_node}", "so1"),
+        f"n{f.mtu_node}/so1's link at MTU {figs.PORT_MTU} ({where(f.mtu_node, 1)})":
+            ("port-mtu", f"n{f.mtu_node}", "so1"),
+        f"leaf {mtu_leaf}'s uplink at MTU {figs.UPLINK_MTU} (rail 0, nodes {nodes_of(f.mtu_leaf)})":
+            ("leaf-uplink-mtu", mtu_leaf),
+        f"leaf {leaf} down (rail 0, nodes {nodes_of(f.leaf)})": ("leaf", leaf),
+        f"leaf {uplink_leaf}'s uplink down (rail 1, nodes {nodes_of(f.uplink_leaf)})":
+            ("leaf-uplink", uplink_leaf),
+    }
+    return [*expected, f"n{f.silent}'s rocenet-diagd stopped"], expected
+
+
+def unplant(cl: sim_cluster.Cluster, f: figs.Faults) -> None:
+    """Takes the gray faults and the uplink's outage off; the stopped
+    rocenet-diagd, the cut cable, the dead port and the leaf down stay
+    (their nodes stay out of the bisection)."""
+    cl.loss(f.lossy_node, 0, 0)
+    cl.mtu(f.mtu_node, 1, 0)
+    cl.uplink_mtu(0, f.mtu_leaf, 0)
+    cl.uplink(1, f.uplink_leaf, "up")
 
 
 BISECT_MAX_NODES = 64  # a ring's bound (kMaxNodes)
@@ -372,13 +473,22 @@ SLOW_MBIT = 100
 
 def bisection(args, fleet: Fleet, say, kept: str, faulty: set[int]) -> bool:
     """The collective's bisection over the nodes the reach faults left
-    alone, one of them slowed; True when it named that node alone."""
-    cl = fleet.cluster
+    alone, one of them slowed, --bisect-runs times; True when every run
+    named that node alone."""
     ring = [i for i in range(args.nodes) if i not in faulty][:BISECT_MAX_NODES]
     if len(ring) < 4:
         say(f"Bisection: only {len(ring)} nodes away from the faults; a bisection needs 4")
         return True
     slow = ring[len(ring) * 2 // 3]
+    hits = [bisect_once(args, fleet, say, kept, ring, slow, k) for k in range(args.bisect_runs)]
+    if args.bisect_runs > 1:
+        say(f"Bisection: n{slow} named alone in {sum(hits)} of {len(hits)} runs "
+            f"(goal: {len(hits)} of {len(hits)})")
+    return all(hits)
+
+
+def bisect_once(args, fleet: Fleet, say, kept: str, ring: list[int], slow: int, k: int) -> bool:
+    cl = fleet.cluster
     nodes = ",".join("+".join(sim_cluster.node_address(i, r) for r in range(args.rails)) for i in ring)
     d = fleet.diagds[0]
     argv = [binary("rocectl"), "--socket", d.node.socket, "--diag-socket", d.socket, "diag",
@@ -396,7 +506,7 @@ def bisection(args, fleet: Fleet, say, kept: str, faulty: set[int]) -> bool:
         took = time.monotonic() - started
     finally:
         cl.slow(slow, 0, 0)
-    save(os.path.join(kept, "bisection.json"), cp.stdout)
+    save(os.path.join(kept, f"bisection-{k + 1}.json" if k else "bisection.json"), cp.stdout)
     hwm = figs.proc_status(d.proc.pid).get("VmHWM", 0) * 1024
     fleet.check_alive()
     try:
@@ -406,8 +516,9 @@ def bisection(args, fleet: Fleet, say, kept: str, faulty: set[int]) -> bool:
     steps = result.get("bisection") or []
     named = result.get("slow_nodes") or []
     whole = steps[0].get("busbw_bytes_per_second", 0) / 1e9 if steps else 0
+    run = f" (run {k + 1} of {args.bisect_runs})" if args.bisect_runs > 1 else ""
     say(f"Bisection of an all-reduce over {len(ring)} nodes x {args.rails} rails, n{slow}/so0 at "
-        f"{SLOW_MBIT} Mbit/s (1 MiB, --min-fraction 0.25):")
+        f"{SLOW_MBIT} Mbit/s (1 MiB, --min-fraction 0.25){run}:")
     for line in figs.table([
             figs.Figure("rings run (the whole one included)", str(len(steps))),
             figs.Figure("wall time of rocectl diag allreduce --bisect", f"{took:.1f} s"),
@@ -420,7 +531,8 @@ def bisection(args, fleet: Fleet, say, kept: str, faulty: set[int]) -> bool:
         say(f"    {step.get('depth', 0)}{' pair' if step.get('pair') else ''} "
             f"{figs.span(step.get('nodes') or [])}: "
             f"{step.get('busbw_bytes_per_second', 0) / 1e9:.3f} GB/s"
-            f"{'  SLOW' if step.get('slow') else ''}")
+            f"{'  SLOW' if step.get('slow') else ''}"
+            f"{'  followed' if step.get('reason', '').endswith('followed') else ''}")
     say(f"  conclusion: {result.get('bisection_conclusion') or '(none)'}")
     hit = named == [f"n{slow}"]
     say(f"  the slow node named exactly: {'yes' if hit else 'NO'} (named: {', '.join(named) or 'nobody'})")
@@ -459,6 +571,8 @@ def can_run() -> str | None:
         return "the reach benchmark needs root (network namespaces, the daemons)"
     if shutil.which("lldpd") is None:
         return "the reach benchmark needs lldpd (Debian: lldpd)"
+    if shutil.which("iptables") is None:
+        return "the reach benchmark needs iptables for its lossy port (Debian: iptables)"
     probe = f"rntriage{os.getpid()}"
     if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
         return "the reach benchmark needs network namespaces (ip netns add failed)"
@@ -477,6 +591,8 @@ def main() -> int:
                     help="seconds between planting the faults and the run")
     ap.add_argument("--rocectl-timeout", type=float, default=300,
                     help="seconds before a rocectl call counts as hung")
+    ap.add_argument("--bisect-runs", type=int, default=1,
+                    help="how many times the bisection runs (each must name the slow node)")
     ap.add_argument("--keep", action="store_true",
                     help=f"keep the results and the logs in <build>/{LOGS} also when the run passed")
     args = ap.parse_args()

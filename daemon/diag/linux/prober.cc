@@ -14,6 +14,8 @@ namespace rocenet::diag {
 namespace {
 
 constexpr int kIcmpPayload = 56;
+// An IP datagram carrying an echo: 20 bytes of IP header, 8 of ICMP.
+constexpr int kEchoOverhead = 28;
 
 // Times of a target's requests by sequence: unset (never sent), answered
 // (a duplicate reply is ignored), or when it was sent.
@@ -28,7 +30,19 @@ struct TargetState {
   std::vector<Sent> sent;  // by sequence
   std::vector<double> rtts;
   std::string error;
+  // The full-size echoes, by round.
+  std::vector<Sent> full_sent;
+  std::vector<double> full_rtts;
+  // A router's "fragmentation needed" for one of them.
+  Ipv4Address too_big_from;
+  uint32_t too_big_mtu = 0;
 };
+
+// Sequence numbers: echo k (round) of target t, small or full-size. At most
+// 100 rounds of 129 targets: below 2^15, so the doubled number fits.
+uint16_t Sequence(size_t k, size_t n, size_t t, bool full) {
+  return static_cast<uint16_t>((k * n + t) * 2 + (full ? 1 : 0));
+}
 
 struct ArpState {
   std::vector<Sent> sent;
@@ -57,12 +71,24 @@ PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers
   const Ipv4Address me = port.address.address();
 
   std::vector<TargetState> targets;
-  targets.push_back({port.gateway, true, std::vector<Sent>(count), {}, {}});
+  auto add = [&](Ipv4Address address, bool gateway) {
+    TargetState& t = targets.emplace_back();
+    t.address = address;
+    t.gateway = gateway;
+    t.sent.resize(count);
+    t.full_sent.resize(count);
+  };
+  add(port.gateway, true);
   for (Ipv4Address peer : peers) {
     if (peer == me || !port.network.Contains(peer)) continue;
-    targets.push_back({peer, false, std::vector<Sent>(count), {}, {}});
+    add(peer, false);
   }
   if (!port.up) out.error = "port is down";
+  // The full-size echoes fill the port's MTU; without it only small ones go.
+  absl::StatusOr<uint32_t> mtu = os::DeviceMtu(port.name);
+  const int full_payload =
+      mtu.ok() && *mtu > kEchoOverhead + kIcmpPayload ? static_cast<int>(*mtu) - kEchoOverhead : 0;
+  if (full_payload > 0) out.mtu = *mtu;
 
   std::string icmp_error;
   absl::StatusOr<os::IcmpEchoSocket> icmp = os::IcmpEchoSocket::Open(port.name, me);
@@ -100,10 +126,25 @@ PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers
     if (!icmp.ok()) return;
     while (std::optional<os::EchoReply> reply = icmp->Receive()) {
       if (reply->id != id) continue;
-      const size_t t = reply->sequence % n;
-      const size_t k = reply->sequence / n;
-      if (k >= static_cast<size_t>(count) || reply->from != targets[t].address) continue;
-      answer(targets[t].sent[k], targets[t].rtts, clock.Now());
+      const bool full = reply->sequence % 2 == 1;
+      const size_t t = reply->sequence / 2 % n;
+      const size_t k = reply->sequence / 2 / n;
+      if (k >= static_cast<size_t>(count)) continue;
+      TargetState& target = targets[t];
+      if (reply->too_big) {
+        // From a router on the way, not the target.
+        if (full) {
+          target.too_big_from = reply->from;
+          target.too_big_mtu = reply->too_big_mtu;
+        }
+        continue;
+      }
+      if (reply->from != target.address) continue;
+      if (full) {
+        answer(target.full_sent[k], target.full_rtts, clock.Now());
+      } else {
+        answer(target.sent[k], target.rtts, clock.Now());
+      }
     }
   };
   auto wait = [&](absl::Time until) {
@@ -130,19 +171,29 @@ PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers
       }
     }
     for (size_t t = 0; t < n && icmp.ok(); ++t) {
-      const uint16_t seq = static_cast<uint16_t>(k * n + t);
-      if (absl::Status s = icmp->SendEcho(targets[t].address, id, seq, kIcmpPayload); !s.ok()) {
-        targets[t].error = std::string(s.message());
+      TargetState& target = targets[t];
+      if (absl::Status s =
+              icmp->SendEcho(target.address, id, Sequence(k, n, t, false), kIcmpPayload);
+          !s.ok()) {
+        target.error = std::string(s.message());
       } else {
-        targets[t].sent[k] = {Sent::State::kPending, clock.Now()};
+        target.sent[k] = {Sent::State::kPending, clock.Now()};
       }
+      if (full_payload == 0) continue;
+      if (icmp->SendEcho(target.address, id, Sequence(k, n, t, true), full_payload).ok()) {
+        target.full_sent[k] = {Sent::State::kPending, clock.Now()};
+      }
+      // Full-size replies are read as they come, so that a burst of them
+      // does not overflow the socket's queue and count as lost.
+      receive();
     }
     wait(std::min(deadline, clock.Now() + absl::Milliseconds(request.interval_ms)));
   }
   // The rest of the time bound, or until everything sent was answered.
   auto pending = [&] {
-    return std::any_of(targets.begin(), targets.end(),
-                       [](const TargetState& t) { return Pending(t.sent); });
+    return std::any_of(targets.begin(), targets.end(), [](const TargetState& t) {
+      return Pending(t.sent) || Pending(t.full_sent);
+    });
   };
   while (clock.Now() < deadline && pending()) {
     wait(std::min(deadline, clock.Now() + absl::Milliseconds(20)));
@@ -177,6 +228,16 @@ PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers
     if (reachable) error.clear();
     target->reachable = reachable;
     target->error = error;
+    if (full_payload > 0) {
+      target->full_size_bytes = out.mtu;
+      for (const Sent& s : t.full_sent)
+        target->full_size_sent += s.state != Sent::State::kNotSent ? 1 : 0;
+      target->full_size_received = static_cast<uint32_t>(t.full_rtts.size());
+      if (t.too_big_mtu > 0 || t.too_big_from != Ipv4Address()) {
+        target->mtu_reported_by = t.too_big_from.ToString();
+        target->reported_mtu = t.too_big_mtu;
+      }
+    }
   }
   // The port's figures over all its peers, from every echo.
   std::vector<double> rtts;
@@ -185,6 +246,7 @@ PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers
     if (t.gateway) continue;
     ++out.peers_probed;
     if (t.rtts.empty()) ++out.peers_failed;
+    if (!t.rtts.empty() && full_payload > 0 && t.full_rtts.empty()) ++out.peers_failed_full_size;
     received += t.rtts.size();
     rtts.insert(rtts.end(), t.rtts.begin(), t.rtts.end());
   }

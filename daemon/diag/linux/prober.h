@@ -3,7 +3,10 @@
 // port's gateway on the port itself (AF_PACKET) and ICMP echo requests to
 // the gateway and to peer addresses from a raw ICMP socket bound to the
 // port (SO_BINDTODEVICE and the port's address), so each probe takes that
-// port whatever the routing table prefers.
+// port whatever the routing table prefers. Every round sends each target a
+// small echo and a full-size one (an IP datagram of the port's MTU, Don't
+// Fragment): RoCE runs at the port's MTU, and a path with a smaller one
+// passes the small echoes and drops the others.
 //
 // Blocking; every port is probed on a thread of its own, and the call
 // returns by the request's timeout. Thread-safe. Needs CAP_NET_RAW.

@@ -40,6 +40,8 @@ api_pb::ReachPlan ToProto(const ReachPlan& d);
 ReachPlan FromProto(const api_pb::ReachPlan& p);
 api_pb::Suspect ToProto(const Suspect& d);
 Suspect FromProto(const api_pb::Suspect& p);
+api_pb::NodeNotTested ToProto(const NodeNotTested& d);
+NodeNotTested FromProto(const api_pb::NodeNotTested& p);
 api_pb::Labels ToProto(const Labels& d);
 Labels FromProto(const api_pb::Labels& p);
 api_pb::UnmeasuredNode ToProto(const UnmeasuredNode& d);

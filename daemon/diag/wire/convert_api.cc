@@ -72,6 +72,11 @@ api_pb::ReachTarget ToProto(const ReachTarget& d) {
   p.set_arp_rtt_seconds(d.arp_rtt_seconds);
   p.set_reachable(d.reachable);
   p.set_error(d.error);
+  p.set_full_size_bytes(d.full_size_bytes);
+  p.set_full_size_sent(d.full_size_sent);
+  p.set_full_size_received(d.full_size_received);
+  p.set_mtu_reported_by(d.mtu_reported_by);
+  p.set_reported_mtu(d.reported_mtu);
   return p;
 }
 
@@ -93,6 +98,11 @@ ReachTarget FromProto(const api_pb::ReachTarget& p) {
   d.arp_rtt_seconds = p.arp_rtt_seconds();
   d.reachable = p.reachable();
   d.error = p.error();
+  d.full_size_bytes = p.full_size_bytes();
+  d.full_size_sent = p.full_size_sent();
+  d.full_size_received = p.full_size_received();
+  d.mtu_reported_by = p.mtu_reported_by();
+  d.reported_mtu = p.reported_mtu();
   return d;
 }
 
@@ -112,6 +122,8 @@ api_pb::PortReach ToProto(const PortReach& d) {
   p.set_peer_rtt_p50_seconds(d.peer_rtt_p50_seconds);
   p.set_peer_rtt_p90_seconds(d.peer_rtt_p90_seconds);
   p.set_peer_rtt_p99_seconds(d.peer_rtt_p99_seconds);
+  p.set_mtu(d.mtu);
+  p.set_peers_failed_full_size(d.peers_failed_full_size);
   return p;
 }
 
@@ -131,6 +143,8 @@ PortReach FromProto(const api_pb::PortReach& p) {
   d.peer_rtt_p50_seconds = p.peer_rtt_p50_seconds();
   d.peer_rtt_p90_seconds = p.peer_rtt_p90_seconds();
   d.peer_rtt_p99_seconds = p.peer_rtt_p99_seconds();
+  d.mtu = p.mtu();
+  d.peers_failed_full_size = p.peers_failed_full_size();
   return d;
 }
 
@@ -142,6 +156,7 @@ api_pb::UnreachablePair ToProto(const UnreachablePair& d) {
   p.set_to_port(d.to_port);
   p.set_to_address(d.to_address);
   p.set_reason(d.reason);
+  p.set_full_size_bytes(d.full_size_bytes);
   return p;
 }
 
@@ -153,6 +168,7 @@ UnreachablePair FromProto(const api_pb::UnreachablePair& p) {
   d.to_port = p.to_port();
   d.to_address = p.to_address();
   d.reason = p.reason();
+  d.full_size_bytes = p.full_size_bytes();
   return d;
 }
 
@@ -208,6 +224,7 @@ api_pb::Suspect ToProto(const Suspect& d) {
   p.set_leaf(d.leaf);
   p.set_rail(d.rail);
   p.set_evidence(d.evidence);
+  p.set_loss_ratio(d.loss_ratio);
   return p;
 }
 
@@ -219,6 +236,21 @@ Suspect FromProto(const api_pb::Suspect& p) {
   d.leaf = p.leaf();
   d.rail = p.rail();
   d.evidence = p.evidence();
+  d.loss_ratio = p.loss_ratio();
+  return d;
+}
+
+api_pb::NodeNotTested ToProto(const NodeNotTested& d) {
+  api_pb::NodeNotTested p;
+  p.set_node(d.node);
+  p.set_reason(d.reason);
+  return p;
+}
+
+NodeNotTested FromProto(const api_pb::NodeNotTested& p) {
+  NodeNotTested d;
+  d.node = p.node();
+  d.reason = p.reason();
   return d;
 }
 
@@ -304,6 +336,7 @@ api_pb::ReachResult ToProto(const ReachResult& d) {
   for (const auto& v : d.suspect_details) *p.add_suspect_details() = ToProto(v);
   *p.mutable_labels() = ToProto(d.labels);
   *p.mutable_counters() = ToProto(d.counters);
+  for (const auto& v : d.not_tested) *p.add_not_tested() = ToProto(v);
   return p;
 }
 
@@ -319,6 +352,7 @@ ReachResult FromProto(const api_pb::ReachResult& p) {
   for (const auto& v : p.suspect_details()) d.suspect_details.push_back(FromProto(v));
   d.labels = FromProto(p.labels());
   d.counters = FromProto(p.counters());
+  for (const auto& v : p.not_tested()) d.not_tested.push_back(FromProto(v));
   return d;
 }
 

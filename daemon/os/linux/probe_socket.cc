@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -38,7 +39,20 @@ absl::Status Failed(absl::string_view what) {
   return absl::UnavailableError(ErrnoMessage(errno, what));
 }
 
+// Room for a burst of full-size replies (up to 128 peers' at 9000 bytes)
+// before the prober reads them; the kernel caps it at net.core.rmem_max.
+constexpr int kSocketBuffer = 4 << 20;
+
 }  // namespace
+
+absl::StatusOr<uint32_t> DeviceMtu(const std::string& device) {
+  Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Failed("MTU: socket");
+  ifreq ifr{};
+  strncpy(ifr.ifr_name, device.c_str(), IFNAMSIZ - 1);
+  if (ioctl(fd.get(), SIOCGIFMTU, &ifr) < 0) return Failed(absl::StrCat("MTU of ", device));
+  return static_cast<uint32_t>(ifr.ifr_mtu);
+}
 
 absl::StatusOr<IcmpEchoSocket> IcmpEchoSocket::Open(const std::string& device, Ipv4Address source) {
   Fd fd(socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMP));
@@ -52,9 +66,19 @@ absl::StatusOr<IcmpEchoSocket> IcmpEchoSocket::Open(const std::string& device, I
   if (bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof(local)) < 0) {
     return Failed(absl::StrCat("ICMP: bind to ", source.ToString()));
   }
-  // Only echo replies; the kernel's filter has a bit set per type to drop.
-  uint32_t filter = ~(1u << ICMP_ECHOREPLY);
+  // Only echo replies and destination unreachable (of which "fragmentation
+  // needed" is read); the kernel's filter has a bit set per type to drop.
+  uint32_t filter = ~((1u << ICMP_ECHOREPLY) | (1u << ICMP_DEST_UNREACH));
   setsockopt(fd.get(), SOL_RAW, ICMP_FILTER, &filter, sizeof(filter));
+  // Don't Fragment, at the device's MTU: the path MTU the kernel may have
+  // learned from an earlier "fragmentation needed" must not shrink the
+  // full-size echoes, which exist to find that path.
+  const int pmtu = IP_PMTUDISC_PROBE;
+  if (setsockopt(fd.get(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) < 0) {
+    return Failed("ICMP: IP_MTU_DISCOVER");
+  }
+  setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &kSocketBuffer, sizeof(kSocketBuffer));
+  setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &kSocketBuffer, sizeof(kSocketBuffer));
   return IcmpEchoSocket(std::move(fd));
 }
 
@@ -74,27 +98,51 @@ absl::Status IcmpEchoSocket::SendEcho(Ipv4Address to, uint16_t id, uint16_t sequ
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = htonl(to.value());
-  if (sendto(fd_.get(), p, packet.size(), 0, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) < 0) {
-    return Failed("send");
+  for (int attempt = 0;; ++attempt) {
+    if (sendto(fd_.get(), p, packet.size(), 0, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) >= 0) {
+      return absl::OkStatus();
+    }
+    if ((errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) || attempt > 0) {
+      return Failed("send");
+    }
+    pollfd room{.fd = fd_.get(), .events = POLLOUT, .revents = 0};
+    poll(&room, 1, 50);
   }
-  return absl::OkStatus();
 }
 
 std::optional<EchoReply> IcmpEchoSocket::Receive() {
-  uint8_t buf[1500];
+  // The headers are all that is read: a longer datagram is cut short.
+  uint8_t buf[256];
   for (;;) {
     sockaddr_in from{};
     socklen_t len = sizeof(from);
     const ssize_t got =
         recvfrom(fd_.get(), buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), &len);
     if (got <= 0) return std::nullopt;
+    const size_t size = static_cast<size_t>(got);
     const size_t ihl = static_cast<size_t>(buf[0] & 0x0f) * 4;
-    if (static_cast<size_t>(got) < ihl + 8) continue;
+    if (size < ihl + 8) continue;
     const uint8_t* icmp = buf + ihl;
-    if (icmp[0] != ICMP_ECHOREPLY) continue;
-    return EchoReply{.from = Ipv4Address(ntohl(from.sin_addr.s_addr)),
-                     .id = static_cast<uint16_t>((icmp[4] << 8) | icmp[5]),
-                     .sequence = static_cast<uint16_t>((icmp[6] << 8) | icmp[7])};
+    const Ipv4Address sender(ntohl(from.sin_addr.s_addr));
+    if (icmp[0] == ICMP_ECHOREPLY) {
+      return EchoReply{.from = sender,
+                       .id = static_cast<uint16_t>((icmp[4] << 8) | icmp[5]),
+                       .sequence = static_cast<uint16_t>((icmp[6] << 8) | icmp[7])};
+    }
+    if (icmp[0] != ICMP_DEST_UNREACH || icmp[1] != ICMP_FRAG_NEEDED) continue;
+    // The error quotes our request: its IP header, then the first 8 bytes
+    // of its ICMP header (type, code, checksum, id, sequence).
+    const uint8_t* quoted = icmp + 8;
+    if (size < ihl + 8 + 20) continue;
+    const size_t quoted_ihl = static_cast<size_t>(quoted[0] & 0x0f) * 4;
+    if (quoted[9] != IPPROTO_ICMP || size < ihl + 8 + quoted_ihl + 8) continue;
+    const uint8_t* request = quoted + quoted_ihl;
+    if (request[0] != ICMP_ECHO) continue;
+    return EchoReply{.from = sender,
+                     .id = static_cast<uint16_t>((request[4] << 8) | request[5]),
+                     .sequence = static_cast<uint16_t>((request[6] << 8) | request[7]),
+                     .too_big = true,
+                     .too_big_mtu = static_cast<uint16_t>((icmp[6] << 8) | icmp[7])};
   }
 }
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reach probes' sockets on one scale-out port: ICMP echo (a raw socket
-// bound to the port's device and address, seeing echo replies only) and ARP
-// (a packet socket on the port). Non-blocking; each is used by one thread.
-// Opening either needs CAP_NET_RAW.
+// bound to the port's device and address, seeing echo replies and
+// "fragmentation needed" errors only; its datagrams carry Don't Fragment and
+// go out at the device's MTU whatever path MTU the kernel has learned, so a
+// full-size echo tests the path) and ARP (a packet socket on the port).
+// Non-blocking; each is used by one thread. Opening either needs
+// CAP_NET_RAW.
 #pragma once
 
 #include <cstdint>
@@ -15,11 +18,19 @@
 
 namespace rocenet::os {
 
+// An echo reply, or a router's "fragmentation needed" about one of our
+// echo requests (`from` the router, `too_big_mtu` the next hop's MTU it
+// reported, 0 if it reported none).
 struct EchoReply {
   Ipv4Address from;
   uint16_t id = 0;
   uint16_t sequence = 0;
+  bool too_big = false;
+  uint16_t too_big_mtu = 0;
 };
+
+// The MTU of the network device `device`; errors name it.
+absl::StatusOr<uint32_t> DeviceMtu(const std::string& device);
 
 class IcmpEchoSocket {
  public:
@@ -27,9 +38,11 @@ class IcmpEchoSocket {
   static absl::StatusOr<IcmpEchoSocket> Open(const std::string& device, Ipv4Address source);
 
   int fd() const { return fd_.get(); }
-  // One echo request with `payload_bytes` of counting bytes.
+  // One echo request with `payload_bytes` of counting bytes (an IP
+  // datagram 28 bytes larger). While the socket's send buffer is full it
+  // waits for room, up to 50 ms.
   absl::Status SendEcho(Ipv4Address to, uint16_t id, uint16_t sequence, int payload_bytes);
-  // The next queued echo reply, if any.
+  // The next queued echo reply or "fragmentation needed", if any.
   std::optional<EchoReply> Receive();
 
  private:

@@ -56,7 +56,8 @@ TEST(RenderReachTest, MeshShowsTheMatrixThePairsAndTheSuspect) {
   pair->set_reason("3 echoes, no reply");
   r.add_suspects("n1/so0");
   const std::string text = RenderReach(r);
-  EXPECT_THAT(text, HasSubstr("Rail 10.201.0.0/16 (row: from, column: to):"));
+  EXPECT_THAT(text, HasSubstr("Rail 10.201.0.0/16 (row: from, column: to; X unreachable, M only "
+                              "full-size echoes lost):"));
   EXPECT_THAT(text, HasSubstr("n0/so0   .        X        ok"));
   EXPECT_THAT(text, HasSubstr("n0/so0 -> n1/so0 (10.201.2.1): 3 echoes, no reply"));
   EXPECT_THAT(text, HasSubstr("Suspects (every probe from and to them failed): n1/so0"));
@@ -73,6 +74,53 @@ TEST(RenderReachTest, SingleNodeHasNoMatrix) {
   EXPECT_THAT(text, Not(HasSubstr("Rail ")));
   EXPECT_THAT(text, HasSubstr("02:00:00:00:00:01"));
   EXPECT_THAT(text, HasSubstr("all reachable"));
+}
+
+// A node whose daemon did not answer has a list of its own, apart from the
+// suspects; a run short of `ok` for it alone says so.
+TEST(RenderReachTest, ANodeNotTestedIsListedApartFromTheSuspects) {
+  v1::ReachResult r;
+  for (const char* node : {"n0", "n1", "n2"}) r.add_nodes(node);
+  *r.add_ports() = Port("n0", "so0", "10.201.1.1");
+  *r.add_ports() = Port("n1", "so0", "10.201.2.1");
+  v1::NodeNotTested* silent = r.add_not_tested();
+  silent->set_node("n2");
+  silent->set_reason("node 10.201.3.1: connect: Connection refused");
+  r.mutable_labels()->set_validated(2);
+  const std::string text = RenderReach(r);
+  EXPECT_THAT(text, HasSubstr("Not tested (their rocenet-diagd did not answer; no suspect, their "
+                              "labels kept):\n  n2: node 10.201.3.1: connect: Connection refused"));
+  EXPECT_THAT(text, Not(HasSubstr("Suspects")));
+  EXPECT_THAT(text, HasSubstr("INCOMPLETE: 1 node not tested, the others all reachable"));
+  EXPECT_THAT(text, Not(HasSubstr("FAILED")));
+  // With a suspect besides, the run failed.
+  r.add_suspects("n1/so0");
+  EXPECT_THAT(RenderReach(r), HasSubstr("FAILED"));
+}
+
+// Targets whose small echoes answered and full-size ones did not: in the
+// table, the matrix and the ports that lost echoes.
+TEST(RenderReachTest, FullSizeEchoesLostAreShownApartFromTheUnreachable) {
+  v1::ReachResult r;
+  r.add_nodes("n0");
+  r.add_nodes("n1");
+  *r.add_ports() = Port("n0", "so0", "10.201.1.1");
+  *r.add_ports() = Port("n1", "so0", "10.201.2.1");
+  AddPeer(r.mutable_ports(0), r.ports(1), true);
+  AddPeer(r.mutable_ports(1), r.ports(0), true);
+  for (int i = 0; i < 2; ++i) {
+    for (v1::ReachTarget& t : *r.mutable_ports(i)->mutable_targets()) {
+      t.set_full_size_bytes(9000);
+      t.set_full_size_sent(3);
+      t.set_full_size_received(i == 0 ? 0 : 3);
+    }
+  }
+  const std::string text = RenderReach(r);
+  EXPECT_THAT(text, HasSubstr("9000 X"));
+  EXPECT_THAT(text, HasSubstr("9000 ok"));
+  EXPECT_THAT(text, HasSubstr("FULL SIZE LOST"));
+  EXPECT_THAT(text, HasSubstr("n0/so0   .        M        M"));
+  EXPECT_THAT(text, HasSubstr("M only full-size echoes lost"));
 }
 
 TEST(RenderAllreduceTest, SizesInNcclUnitsTheSlowestLinkAndABrokenRail) {

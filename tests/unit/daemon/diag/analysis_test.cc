@@ -10,7 +10,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
 
 TEST(ParseNodeAddressTest, AddressWithOptionalPort) {
   absl::StatusOr<NodeAddress> a = ParseNodeAddress("10.201.2.1");
@@ -66,7 +65,7 @@ TEST(AnalyzeReachTest, AllReachableIsOk) {
   r.ports.push_back(Port("b", "so0", "10.0.2.1"));
   AddPeer(&r.ports[0], "10.0.2.1", true);
   AddPeer(&r.ports[1], "10.0.1.1", true);
-  AnalyzeReach({}, &r);
+  AnalyzeReach(&r);
   EXPECT_TRUE(r.ok);
   EXPECT_THAT(r.unreachable, IsEmpty());
   EXPECT_THAT(r.suspects, IsEmpty());
@@ -87,7 +86,7 @@ TEST(AnalyzeReachTest, NamesThePortEveryProbeOfWhichFailed) {
   AddPeer(&r.ports[1], "10.0.3.1", false);
   AddPeer(&r.ports[2], "10.0.1.1", true);
   AddPeer(&r.ports[2], "10.0.2.1", false);
-  AnalyzeReach({}, &r);
+  AnalyzeReach(&r);
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.suspects, ElementsAre("b/so0"));
   EXPECT_EQ(r.unreachable.size(), 5u);
@@ -97,12 +96,35 @@ TEST(AnalyzeReachTest, NamesThePortEveryProbeOfWhichFailed) {
   EXPECT_EQ(r.unreachable[1].reason, "no ARP reply");
 }
 
-TEST(AnalyzeReachTest, SilentNodesAreSuspects) {
+// A port whose small echoes answer but whose full-size ones (its MTU, Don't
+// Fragment) do not: every such target is a failed pair saying so, and the
+// port is named by its MTU.
+TEST(AnalyzeReachTest, FullSizeEchoesThatFailAreFailuresOfTheMtu) {
   ReachResult r;
   r.ports.push_back(Port("a", "so0", "10.0.1.1"));
-  AnalyzeReach({"10.0.9.1"}, &r);
+  r.ports.push_back(Port("a", "so1", "10.1.1.1"));
+  AddPeer(&r.ports[0], "10.0.2.1", true);
+  AddPeer(&r.ports[1], "10.1.2.1", true);
+  for (PortReach& port : r.ports) {
+    for (ReachTarget& t : port.targets) {
+      t.received = 5;
+      t.full_size_bytes = 9000;
+      t.full_size_sent = 5;
+      t.full_size_received = port.port == "so0" ? 0 : 5;
+    }
+  }
+  r.ports[0].targets[0].mtu_reported_by = "10.0.1.2";
+  r.ports[0].targets[0].reported_mtu = 1500;
+  AnalyzeReach(&r);
   EXPECT_FALSE(r.ok);
-  EXPECT_THAT(r.suspects, UnorderedElementsAre("10.0.9.1"));
+  EXPECT_THAT(r.suspects, ElementsAre("a/so0 mtu"));
+  ASSERT_EQ(r.unreachable.size(), 2u);
+  EXPECT_EQ(r.unreachable[0].to_node, "gateway");
+  EXPECT_EQ(r.unreachable[0].full_size_bytes, 9000u);
+  EXPECT_EQ(r.unreachable[0].reason,
+            "none of 5 full-size (9000-byte, Don't Fragment) echoes answered, 5 small ones did; "
+            "10.0.1.2 reported a next-hop MTU of 1500");
+  EXPECT_EQ(r.unreachable[1].to_address, "10.0.2.1");
 }
 
 TEST(MarkSlowestLinkTest, LowestRateOrAFailure) {

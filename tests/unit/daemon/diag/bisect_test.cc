@@ -29,15 +29,19 @@ std::vector<std::string> Names(size_t n) {
 }
 
 // Rings over nodes of the given busbw (bytes/s); a ring runs at its
-// slowest member's, and breaks with a member in `breaks`.
+// slowest member's, and breaks with a member in `breaks`. With `shared`,
+// every ring also shares that much (the cores of a small test bed): a ring
+// of n runs at most shared / n, so the halves of a big ring are held back
+// by it, not by their slowest member.
 struct Fabric {
   std::vector<double> busbw;
   std::vector<size_t> breaks;
   int runs = 0;
+  double shared = 0;
 
   GroupScore Score(const std::vector<size_t>& members) const {
     GroupScore score;
-    score.busbw = 1e30;
+    score.busbw = shared > 0 ? shared / static_cast<double>(members.size()) : 1e30;
     score.rail = "0";
     for (size_t m : members) {
       score.busbw = std::min(score.busbw, busbw[m]);
@@ -93,6 +97,55 @@ TEST(BisectTest, EverySlowNodeIsFoundWithinTheBoundOfRuns) {
       }
     }
   }
+}
+
+// A link shaped to 100 Mbit/s in a ring of 64 on two cores: the whole ring
+// and its halves are held back by the cores, so the half with the slow link
+// runs at 0.43 of the other, above --min-fraction 0.25. The slow link is a
+// floor: the slower half is followed, and beside a good node the slow node
+// runs at a fortieth of the best pair.
+TEST(BisectTest, ALinkThatCapsTheRingIsFoundWhereTheCoresHoldBackTheHalves) {
+  Fabric fabric{std::vector<double>(64, 1.25e9), {}};
+  fabric.shared = 0.93e9;
+  fabric.busbw[44] = 12.5e6;
+  const BisectionOptions options{.min_fraction = 0.25};
+  const BisectionOutcome outcome =
+      Bisect(Names(64), fabric.Score(fabric.All()), options, fabric.Run());
+  EXPECT_THAT(outcome.slow, ElementsAre(44)) << outcome.conclusion;
+  ASSERT_GE(outcome.steps.size(), 3u);
+  EXPECT_NEAR(outcome.steps[2].busbw_bytes_per_second / outcome.steps[1].busbw_bytes_per_second,
+              0.43, 0.01);
+  EXPECT_THAT(outcome.steps[2].reason, HasSubstr("the slower half beside the 0.0291 GB/s of "
+                                                 "n0..n31: followed"));
+  EXPECT_THAT(outcome.conclusion, HasSubstr("n44 makes the all-reduce slow"));
+  EXPECT_LE(static_cast<uint32_t>(fabric.runs) + 1, AllreduceBisectionRuns(64));
+}
+
+// The same cores without a slow link: halves alike, no node named; halves
+// apart by chance (the slower followed) end in pairs that are all fine.
+TEST(BisectTest, HalvesHeldBackByTheCoresAloneNameNoNode) {
+  Fabric fabric{std::vector<double>(64, 1.25e9), {}};
+  fabric.shared = 0.93e9;
+  BisectionOutcome outcome =
+      Bisect(Names(64), fabric.Score(fabric.All()), {.min_fraction = 0.25}, fabric.Run());
+  EXPECT_THAT(outcome.slow, IsEmpty());
+  EXPECT_EQ(fabric.runs, 2);
+  EXPECT_THAT(outcome.conclusion, HasSubstr("no node makes the all-reduce slow"));
+  // Every ring with n40 a fifth slower, as the noise of shared cores may
+  // leave one half: followed down, and beside a good node n40 is fine.
+  int runs = 0;
+  const RunGroup noisy = [&](const std::vector<size_t>& members) {
+    ++runs;
+    GroupScore score = fabric.Score(members);
+    if (std::find(members.begin(), members.end(), 40) != members.end()) score.busbw *= 0.8;
+    return score;
+  };
+  outcome = Bisect(Names(64), fabric.Score(fabric.All()), {.min_fraction = 0.25}, noisy);
+  EXPECT_THAT(outcome.slow, IsEmpty());
+  EXPECT_THAT(outcome.conclusion,
+              HasSubstr("no node makes the all-reduce slow: each node of n40, n41, of the slower "
+                        "halves, is fine beside a good node"));
+  EXPECT_LE(static_cast<uint32_t>(runs) + 1, AllreduceBisectionRuns(64));
 }
 
 TEST(BisectTest, AHealthyRingStopsAfterItsHalves) {

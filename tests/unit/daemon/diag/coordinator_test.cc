@@ -211,7 +211,7 @@ TEST_F(CoordinatorTest, ARailANodeHasNoPortInIsNamedAndLeftOut) {
   for (const std::string& join : Joins()) EXPECT_THAT(join, HasSubstr("10.201.0.0/16"));
 }
 
-TEST_F(CoordinatorTest, ReachMeshAsksEveryNodeForEveryOtherAndNamesTheSilentOne) {
+TEST_F(CoordinatorTest, ReachMeshAsksEveryNodeForEveryOtherAndSetsTheSilentOneApart) {
   std::vector<FakeNode> nodes = Nodes(3);
   nodes[2].dead = true;
   Use(nodes);
@@ -221,7 +221,12 @@ TEST_F(CoordinatorTest, ReachMeshAsksEveryNodeForEveryOtherAndNamesTheSilentOne)
   ASSERT_OK(normal.status());
   ASSERT_OK_AND_ASSIGN(ReachResult result, coordinator_->Reach(*normal, Quiet()));
   EXPECT_FALSE(result.ok);
-  EXPECT_THAT(result.suspects, ElementsAre("10.0.0.3"));
+  // Not tested, and no suspect: a daemon that did not answer says nothing
+  // about the fabric.
+  EXPECT_THAT(result.suspects, IsEmpty());
+  ASSERT_EQ(result.not_tested.size(), 1u);
+  EXPECT_EQ(result.not_tested[0].node, "10.0.0.3");
+  EXPECT_THAT(result.not_tested[0].reason, HasSubstr("10.0.0.3"));
   std::set<std::string> probed;
   for (const auto& [node, req] : peers_->requests()) {
     const ReachRequest* reach = req.as<ReachRequest>();
@@ -306,6 +311,48 @@ TEST_F(CoordinatorTest, AReachThatNamesTooManyNodesChangesNoLabel) {
   ASSERT_OK_AND_ASSIGN(result, coordinator_->Reach(normal, Quiet()));
   EXPECT_FALSE(result.labels.inconclusive);
   EXPECT_THAT(result.labels.unvalidated, ElementsAre("n3", "n9", "n17", "n25"));
+}
+
+// The nodes tested get the verdict of what was measured; the node not
+// tested keeps its label and spends none of the circuit breaker's bound.
+TEST_F(CoordinatorTest, ANodeNotTestedKeepsItsLabelAndSpendsNoBound) {
+  std::vector<FakeNode> nodes = Nodes(30);
+  nodes[7].dead = true;
+  Use(nodes);
+  ReachRequest request;
+  for (int i = 0; i < 30; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  ASSERT_OK_AND_ASSIGN(ReachRequest normal, NormalizeReach(request));
+  ASSERT_OK_AND_ASSIGN(ReachResult result, coordinator_->Reach(normal, Quiet()));
+  EXPECT_FALSE(result.ok);
+  EXPECT_FALSE(result.labels.inconclusive) << result.labels.reason;
+  EXPECT_EQ(result.labels.validated, 29u);
+  // Every node told it passed but n7, which nobody could tell anything.
+  EXPECT_EQ(Notices(*peers_).size(), 29u);
+
+  // Three dead ports are the bound of 30 nodes (3), whatever the node not
+  // tested: they lose their labels, it keeps its own.
+  peers_->unreachable = {"10.201.3.1", "10.201.9.1", "10.201.17.1"};
+  ASSERT_OK_AND_ASSIGN(result, coordinator_->Reach(normal, Quiet()));
+  EXPECT_THAT(result.suspects, ElementsAre("n3/so0", "n9/so0", "n17/so0"));
+  EXPECT_FALSE(result.labels.inconclusive) << result.labels.reason;
+  EXPECT_THAT(result.labels.unvalidated, ElementsAre("n3", "n9", "n17"));
+}
+
+// Nothing measured, nothing passed: a run whose every node was silent
+// changes no label.
+TEST_F(CoordinatorTest, AReachWhoseEveryNodeIsSilentPassesNobody) {
+  std::vector<FakeNode> nodes = Nodes(3);
+  for (FakeNode& node : nodes) node.dead = true;
+  Use(nodes);
+  ReachRequest request;
+  for (int i = 0; i < 3; ++i) request.nodes.push_back(FakePeers::AddressOf(i));
+  ASSERT_OK_AND_ASSIGN(ReachRequest normal, NormalizeReach(request));
+  ASSERT_OK_AND_ASSIGN(ReachResult result, coordinator_->Reach(normal, Quiet()));
+  EXPECT_FALSE(result.ok);
+  EXPECT_EQ(result.not_tested.size(), 3u);
+  EXPECT_EQ(result.labels.validated, 0u);
+  EXPECT_TRUE(result.labels.inconclusive);
+  EXPECT_THAT(Notices(*peers_), IsEmpty());
 }
 
 TEST_F(CoordinatorTest, APassedReachLabelsEveryNode) {

@@ -2,6 +2,8 @@
 #include "daemon/diag/suspects.h"
 
 #include <functional>
+#include <map>
+#include <random>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -17,16 +19,28 @@ using ::testing::IsEmpty;
 
 // A fabric of `nodes` nodes x `rails` rails, `per_leaf` nodes a leaf, and
 // faults: dead ports (a cut cable, a port that passes nothing), dead leaves
-// (every port on them), leaves cut off from the others (their uplink).
+// (every port on them), leaves cut off from the others (their uplink), dead
+// nodes (every port), lossy ports (each frame through them lost at a
+// rate), and links or uplinks whose MTU is smaller than the ports' (every
+// full-size echo through them lost). Every probe sends `count` small and
+// `count` full-size echoes.
 struct FaultyFabric {
   FaultyFabric(size_t n, int r, size_t leaf_size = 0) : nodes(n), rails(r), per_leaf(leaf_size) {}
 
   size_t nodes = 0;
   int rails = 0;
   size_t per_leaf = 0;
+  uint32_t count = 5;
+  uint32_t mtu = 9000;
   std::set<std::pair<size_t, int>> dead_ports;
   std::set<std::string> dead_leaves;
   std::set<std::string> cut_uplinks;
+  std::set<size_t> dead_nodes;
+  std::map<std::pair<size_t, int>, double> lossy_ports;
+  std::set<std::pair<size_t, int>> small_mtu_ports;
+  std::set<std::string> small_mtu_uplinks;
+  // The frames lost to a lossy port's rate: the same every run.
+  mutable std::mt19937 rng{49};
 
   std::string Leaf(size_t node, int rail) const {
     return per_leaf == 0 ? "" : absl::StrCat("leaf-r", rail, "-", node / per_leaf);
@@ -50,15 +64,54 @@ struct FaultyFabric {
     return ports;
   }
 
+  static int Rail(const PlanPort& p) { return p.port[2] - '0'; }
+
   bool Alive(const PlanPort& p) const {
-    const int rail = p.port[2] - '0';
-    return !dead_ports.contains({p.node, rail}) && !dead_leaves.contains(p.leaf);
+    return !dead_ports.contains({p.node, Rail(p)}) && !dead_leaves.contains(p.leaf) &&
+           !dead_nodes.contains(p.node);
   }
 
   bool Reaches(const PlanPort& from, const PlanPort& to) const {
     if (!Alive(from) || !Alive(to)) return false;
     if (from.leaf == to.leaf) return true;
     return !cut_uplinks.contains(from.leaf) && !cut_uplinks.contains(to.leaf);
+  }
+
+  // A full-size frame gets through: no link or uplink on the way is small.
+  bool FullSizePasses(const PlanPort& from, const PlanPort* to) const {
+    if (small_mtu_ports.contains({from.node, Rail(from)})) return false;
+    if (to == nullptr) return true;  // the gateway
+    if (small_mtu_ports.contains({to->node, Rail(*to)})) return false;
+    return from.leaf == to->leaf ||
+           (!small_mtu_uplinks.contains(from.leaf) && !small_mtu_uplinks.contains(to->leaf));
+  }
+
+  // Of `count` echoes between the two (to: null for the gateway), how many
+  // came back: each crosses every lossy port on the way twice.
+  uint32_t Answered(const PlanPort& from, const PlanPort* to) const {
+    double pass = 1;
+    for (const PlanPort* end : {&from, to}) {
+      if (end == nullptr) continue;
+      if (auto it = lossy_ports.find({end->node, Rail(*end)}); it != lossy_ports.end()) {
+        pass *= (1 - it->second) * (1 - it->second);
+      }
+    }
+    uint32_t answered = 0;
+    for (uint32_t k = 0; k < count; ++k) {
+      answered += rng() < pass * static_cast<double>(std::mt19937::max()) ? 1 : 0;
+    }
+    return answered;
+  }
+
+  void Echo(const PlanPort& from, const PlanPort* to, bool reaches, ReachTarget* t) const {
+    t->sent = count;
+    t->received = reaches ? Answered(from, to) : 0;
+    t->reachable = t->received > 0;
+    t->loss_ratio = 1.0 - static_cast<double>(t->received) / count;
+    t->rtt_p50_seconds = t->reachable ? 50e-6 : 0;
+    t->full_size_bytes = mtu;
+    t->full_size_sent = count;
+    t->full_size_received = reaches && FullSizePasses(from, to) ? Answered(from, to) : 0;
   }
 
   // What each node returns for the plan, reduced, except the nodes in
@@ -71,23 +124,20 @@ struct FaultyFabric {
       out[i].port = p.port;
       out[i].address = absl::StrCat(p.address.ToString(), "/30");
       out[i].rail = p.rail;
+      out[i].mtu = mtu;
       if (!Alive(p)) out[i].error = "port is down";
       ReachTarget* gw = &out[i].targets.emplace_back();
       gw->kind = "gateway";
       gw->address = "gw";
-      gw->sent = 5;
-      gw->reachable = gw->arp_resolved = Alive(p);
-      gw->received = gw->reachable ? 5 : 0;
+      Echo(p, nullptr, Alive(p), gw);
+      gw->arp_resolved = Alive(p);
+      gw->reachable = gw->reachable && gw->arp_resolved;
     }
     for (const PlanEdge& e : plan.edges) {
       ReachTarget* t = &out[e.from].targets.emplace_back();
       t->kind = "peer";
       t->address = plan.ports[e.to].address.ToString();
-      t->sent = 5;
-      t->reachable = Reaches(plan.ports[e.from], plan.ports[e.to]);
-      t->received = t->reachable ? 5 : 0;
-      t->loss_ratio = t->reachable ? 0 : 1;
-      t->rtt_p50_seconds = t->reachable ? 50e-6 : 0;
+      Echo(plan.ports[e.from], &plan.ports[e.to], Reaches(plan.ports[e.from], plan.ports[e.to]), t);
     }
     ReduceToFailures(&out);
     std::erase_if(out, [&](const PortReach& port) {
@@ -171,12 +221,152 @@ TEST(AnalyzePlannedReachTest, ARailWhoseEveryPortFailsIsTheRail) {
   EXPECT_EQ(a.nodes.size(), 80u);
 }
 
-TEST(AnalyzePlannedReachTest, ASilentNodeIsTheNodeNotItsPorts) {
+// A node whose daemon did not answer is not tested: no suspect, named apart
+// with why, and whether its ports answered the others' echoes.
+TEST(AnalyzePlannedReachTest, ASilentNodeIsNotTestedAndNoSuspect) {
   FaultyFabric fabric(100, 2);
   Analysis a = Analyze(fabric, "rings", {{42, "node 10.201.43.1: connection refused"}});
-  EXPECT_THAT(a.result.suspects, ElementsAre("n42"));
-  EXPECT_EQ(a.result.suspect_details[0].evidence, "node 10.201.43.1: connection refused");
+  EXPECT_THAT(a.result.suspects, IsEmpty());
+  EXPECT_THAT(a.result.suspect_details, IsEmpty());
+  ASSERT_EQ(a.result.not_tested.size(), 1u);
+  EXPECT_EQ(a.result.not_tested[0].node, "n42");
+  // Each of its two ports is probed by two others in the rings.
+  EXPECT_EQ(a.result.not_tested[0].reason,
+            "node 10.201.43.1: connection refused; its ports answered 4 of 4 probes from the "
+            "others");
+  EXPECT_THAT(a.nodes, IsEmpty());
   EXPECT_FALSE(a.result.ok);
+}
+
+// A silent node that is down altogether fails every probe to its ports:
+// they are listed, but blame neither the probing ports, nor its leaf (its
+// own, whose only other node is silent too), nor its rail.
+TEST(AnalyzePlannedReachTest, SilentNodesThatAreDownBlameNoPortLeafOrRail) {
+  FaultyFabric fabric(64, 2, 2);
+  fabric.dead_nodes = {20, 21};  // the whole of leaf 10, on both rails
+  Analysis a = Analyze(fabric, "mesh", {{20, "n20: timed out"}, {21, "n21: timed out"}});
+  EXPECT_THAT(a.result.suspects, IsEmpty());
+  EXPECT_THAT(a.nodes, IsEmpty());
+  ASSERT_EQ(a.result.not_tested.size(), 2u);
+  EXPECT_THAT(a.result.not_tested[0].reason, HasSubstr("its ports answered 0 of 124 probes"));
+  EXPECT_FALSE(a.result.unreachable.empty());
+  for (const UnreachablePair& pair : a.result.unreachable) {
+    EXPECT_TRUE(pair.to_node == "n20" || pair.to_node == "n21") << pair.to_node;
+  }
+  // A dead port beside the silent node on its leaf is named alone.
+  fabric.dead_nodes = {20};
+  fabric.dead_ports = {{21, 0}};
+  a = Analyze(fabric, "mesh", {{20, "n20: timed out"}});
+  EXPECT_THAT(a.result.suspects, ElementsAre("n21/so0"));
+  EXPECT_THAT(a.nodes, ElementsAre("n21"));
+}
+
+// A leaf named for its dead ports names its nodes but the silent one.
+TEST(AnalyzePlannedReachTest, ADeadLeafNeverBlamesItsNodeNotTested) {
+  FaultyFabric fabric(64, 2, 4);
+  fabric.dead_leaves = {"leaf-r0-3"};  // nodes 12..15 on rail 0
+  Analysis a = Analyze(fabric, "mesh", {{13, "n13: timed out"}});
+  EXPECT_THAT(a.result.suspects, ElementsAre("leaf leaf-r0-3"));
+  EXPECT_THAT(a.nodes, ElementsAre("n12", "n14", "n15"));
+}
+
+// A port that loses a share of its frames: its partners' loss shows, and
+// the port is named with it, nothing else.
+TEST(AnalyzePlannedReachTest, ALossyPortIsNamedAndNothingElse) {
+  struct Case {
+    const char* kind;
+    size_t nodes;
+    double loss;
+  };
+  for (const Case& c : {Case{"rings", 128, 0.2}, Case{"mesh", 64, 0.2}, Case{"rings", 128, 0.05},
+                        Case{"mesh", 3, 0.3}}) {
+    FaultyFabric fabric(c.nodes, 2, c.nodes > 3 ? 16 : 0);
+    const size_t bad = c.nodes > 3 ? 37 : 1;
+    fabric.lossy_ports = {{{bad, 1}, c.loss}};
+    Analysis a = Analyze(fabric, c.kind);
+    const std::string name = absl::StrCat("n", bad, "/so1 lossy");
+    EXPECT_THAT(a.result.suspects, ElementsAre(name)) << c.kind << " " << c.nodes << " " << c.loss;
+    ASSERT_EQ(a.result.suspect_details.size(), 1u);
+    const Suspect& s = a.result.suspect_details[0];
+    EXPECT_EQ(s.kind, "lossy-port");
+    EXPECT_EQ(s.rail, "1");
+    // Each echo crosses the port twice.
+    const double per_echo = 1 - (1 - c.loss) * (1 - c.loss);
+    EXPECT_NEAR(s.loss_ratio, per_echo, per_echo / 2) << s.evidence;
+    EXPECT_THAT(s.evidence, HasSubstr("probes, from and to it, lost"));
+    EXPECT_THAT(s.evidence, HasSubstr("other probes lost 0.0%"));
+    EXPECT_THAT(a.nodes, ElementsAre(absl::StrCat("n", bad)));
+    EXPECT_FALSE(a.result.ok);
+  }
+}
+
+// A port's link whose MTU is smaller than the ports': its small echoes
+// answer, its full-size ones do not, from and to it.
+TEST(AnalyzePlannedReachTest, ALinkWithASmallerMtuIsThePortsMtu) {
+  for (const char* kind : {"rings", "mesh"}) {
+    FaultyFabric fabric(64, 2, 16);
+    fabric.small_mtu_ports = {{20, 1}};
+    Analysis a = Analyze(fabric, kind);
+    EXPECT_THAT(a.result.suspects, ElementsAre("n20/so1 mtu")) << kind;
+    ASSERT_EQ(a.result.suspect_details.size(), 1u);
+    EXPECT_EQ(a.result.suspect_details[0].kind, "port-mtu");
+    EXPECT_THAT(a.result.suspect_details[0].evidence,
+                HasSubstr("full-size (9000-byte) probes from and to it answered, its small ones "
+                          "did"));
+    EXPECT_THAT(a.nodes, ElementsAre("n20"));
+    for (const UnreachablePair& pair : a.result.unreachable) {
+      EXPECT_EQ(pair.full_size_bytes, 9000u) << pair.reason;
+    }
+  }
+}
+
+// A leaf's uplink with a smaller MTU: full-size echoes within the leaf
+// answer, across it none do.
+TEST(AnalyzePlannedReachTest, AnUplinkWithASmallerMtuIsTheUplinksMtu) {
+  for (const auto& [kind, nodes] : {std::pair<const char*, size_t>{"rings", 128}, {"mesh", 64}}) {
+    FaultyFabric fabric(nodes, 2, 16);
+    fabric.small_mtu_uplinks = {"leaf-r0-2"};
+    Analysis a = Analyze(fabric, kind);
+    EXPECT_THAT(a.result.suspects, ElementsAre("leaf leaf-r0-2 uplink mtu")) << kind;
+    ASSERT_EQ(a.result.suspect_details.size(), 1u);
+    EXPECT_EQ(a.result.suspect_details[0].kind, "leaf-uplink-mtu");
+    EXPECT_EQ(a.nodes.size(), 16u);
+  }
+}
+
+// Every link of a leaf, or of a rail, with the smaller MTU: the leaf's, the
+// rail's, as their dead ports are.
+TEST(AnalyzePlannedReachTest, SmallMtusOnEveryLinkOfALeafOrARailAreTheLeafsOrTheRails) {
+  FaultyFabric fabric(80, 2, 20);
+  for (size_t i = 40; i < 60; ++i) fabric.small_mtu_ports.insert({i, 1});  // leaf-r1-2
+  Analysis a = Analyze(fabric, "rings");
+  EXPECT_THAT(a.result.suspects, ElementsAre("leaf leaf-r1-2 mtu"));
+  EXPECT_EQ(a.result.suspect_details[0].kind, "leaf-mtu");
+  EXPECT_EQ(a.nodes.size(), 20u);
+  for (size_t i = 0; i < 80; ++i) fabric.small_mtu_ports.insert({i, 1});
+  a = Analyze(fabric, "rings");
+  EXPECT_THAT(a.result.suspects, ElementsAre("rail 1 mtu"));
+  EXPECT_EQ(a.result.suspect_details[0].kind, "rail-mtu");
+  EXPECT_EQ(a.nodes.size(), 80u);
+}
+
+// Every kind of fault at once, each on a leaf of its own: each named at its
+// level, nothing else.
+TEST(AnalyzePlannedReachTest, EveryKindOfFaultAtOnceIsNamedAtItsLevel) {
+  FaultyFabric fabric(128, 2, 16);
+  fabric.dead_ports = {{20, 1}};             // leaf 1, rail 1
+  fabric.dead_leaves = {"leaf-r0-7"};        // nodes 112..127, rail 0
+  fabric.cut_uplinks = {"leaf-r1-5"};        // nodes 80..95, rail 1
+  fabric.lossy_ports = {{{37, 0}, 0.2}};     // leaf 2, rail 0
+  fabric.small_mtu_ports = {{52, 1}};        // leaf 3, rail 1
+  fabric.small_mtu_uplinks = {"leaf-r0-4"};  // nodes 64..79, rail 0
+  Analysis a = Analyze(fabric, "rings", {{100, "n100: connection refused"}});
+  EXPECT_THAT(a.result.suspects,
+              ElementsAre("n20/so1", "leaf leaf-r0-7", "leaf leaf-r1-5 uplink", "n52/so1 mtu",
+                          "leaf leaf-r0-4 uplink mtu", "n37/so0 lossy"));
+  ASSERT_EQ(a.result.not_tested.size(), 1u);
+  EXPECT_EQ(a.result.not_tested[0].node, "n100");
+  EXPECT_FALSE(a.nodes.contains("n100"));
 }
 
 TEST(AnalyzePlannedReachTest, OnlyTheFailuresTravel) {
