@@ -90,6 +90,9 @@ struct PortReach {
   double peer_rtt_p50_seconds = 0;
   double peer_rtt_p90_seconds = 0;
   double peer_rtt_p99_seconds = 0;
+  // As LocalPort's: what the probes' RTT is the RTT of.
+  std::string driver;
+  bool netdev_is_control_path = false;
 
   bool operator==(const PortReach&) const = default;
 };

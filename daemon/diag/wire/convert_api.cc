@@ -110,6 +110,8 @@ api_pb::PortReach ToProto(const PortReach& d) {
   p.set_peer_rtt_p50_seconds(d.peer_rtt_p50_seconds);
   p.set_peer_rtt_p90_seconds(d.peer_rtt_p90_seconds);
   p.set_peer_rtt_p99_seconds(d.peer_rtt_p99_seconds);
+  p.set_driver(d.driver);
+  p.set_netdev_is_control_path(d.netdev_is_control_path);
   return p;
 }
 
@@ -129,6 +131,8 @@ PortReach FromProto(const api_pb::PortReach& p) {
   d.peer_rtt_p50_seconds = p.peer_rtt_p50_seconds();
   d.peer_rtt_p90_seconds = p.peer_rtt_p90_seconds();
   d.peer_rtt_p99_seconds = p.peer_rtt_p99_seconds();
+  d.driver = p.driver();
+  d.netdev_is_control_path = p.netdev_is_control_path();
   return d;
 }
 
