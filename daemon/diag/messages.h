@@ -99,6 +99,9 @@ struct PortReach {
   double peer_rtt_p99_seconds = 0;
   uint32_t mtu = 0;
   uint32_t peers_failed_full_size = 0;
+  // As LocalPort's: what the probes' RTT is the RTT of.
+  std::string driver;
+  bool netdev_is_control_path = false;
 
   bool operator==(const PortReach&) const = default;
 };

@@ -4,7 +4,8 @@ scale-out ports have different NIC indices per module (17, 20, 21 on module
 0; 5, 8, 9 on module 1; ...), the k-th scale-out port of every module cabled
 to leaf k (its own lldpd, its own /16). rocenetd must see 3 rails of 8 ports,
 the device plugin must spread over them, and a cable in the wrong leaf must
-be named."""
+be named; a reach from it must say each port's netdev is the driver's
+control path."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import tempfile
 
 import pytest
 
-from harness import ready_daemon, wait_until
+from harness import Diagd, ready_daemon, wait_until
 from kubelet import KubeletPeer, Plugin
 
 
@@ -43,6 +44,30 @@ def test_three_rails_of_eight_ports_each_on_its_own_leaf(fabric, daemon):
     by_name = {p["name"]: p for p in topology["ports"]}
     assert {by_name[p["host_ifname"]]["port_index"] for p in fabric.ports if p["rail"] == 1} == \
         {20, 8, 15, 3}
+
+
+def test_a_reach_says_each_port_is_the_drivers_control_path(fabric, daemon):
+    """On Gaudi the netdev is the driver's CPU-copied control path, RoCE
+    bypassing it: a reach result says so of every scale-out port, with the
+    netdev's driver, so that its RTT is not read as RoCE's (the acceptance
+    report holds such a port to --max-rtt-control-path)."""
+    diagd = Diagd(daemon, ["--node-name=g3"])
+    try:
+        diagd.start()
+
+        def reach():
+            cp = diagd.rocectl("diag", "reach", "--count", "1", "--time-limit", "2s", "-o", "json",
+                               timeout=30)
+            return cp if cp.returncode in (0, 6) and cp.stdout.strip() else None
+        cp = wait_until(reach, 20, interval=0.5, what="rocenet-diagd to have rocenetd's ports")
+        ports = json.loads(cp.stdout)["ports"]
+        assert len(ports) == 24, [p["port"] for p in ports]
+        for p in ports:
+            # The simulated netdevs name no driver of their own: the PCI
+            # function's, as the simulation binds it, is the port's.
+            assert p["netdev_is_control_path"] is True and p["driver"] == "habanalabs", p
+    finally:
+        diagd.stop()
 
 
 def test_preferred_allocation_spreads_over_the_rails(fabric, daemon):

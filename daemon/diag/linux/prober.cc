@@ -66,6 +66,8 @@ PortReach ProbePort(const LocalPort& port, const std::vector<Ipv4Address>& peers
   out.rail = port.rail;
   out.network = port.network.ToString();
   out.leaf = port.leaf;
+  out.driver = port.driver;
+  out.netdev_is_control_path = port.netdev_is_control_path;
   const int count = static_cast<int>(request.count);
   const absl::Time deadline = clock.Now() + absl::Milliseconds(request.timeout_ms);
   const Ipv4Address me = port.address.address();

@@ -124,6 +124,8 @@ api_pb::PortReach ToProto(const PortReach& d) {
   p.set_peer_rtt_p99_seconds(d.peer_rtt_p99_seconds);
   p.set_mtu(d.mtu);
   p.set_peers_failed_full_size(d.peers_failed_full_size);
+  p.set_driver(d.driver);
+  p.set_netdev_is_control_path(d.netdev_is_control_path);
   return p;
 }
 
@@ -145,6 +147,8 @@ PortReach FromProto(const api_pb::PortReach& p) {
   d.peer_rtt_p99_seconds = p.peer_rtt_p99_seconds();
   d.mtu = p.mtu();
   d.peers_failed_full_size = p.peers_failed_full_size();
+  d.driver = p.driver();
+  d.netdev_is_control_path = p.netdev_is_control_path();
   return d;
 }
 

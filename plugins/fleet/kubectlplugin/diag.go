@@ -25,6 +25,10 @@ import (
 const (
 	ExitFailed       = 6
 	ExitInconclusive = 7
+	// ExitNotMeasured: what was measured passed, but a stage, node or link
+	// was not measured (diag report), so nothing may be taken as passed
+	// there.
+	ExitNotMeasured = 8
 )
 
 // verdictError ends a command with a verdict's exit code.
@@ -112,11 +116,12 @@ var diagReachExample = `  # Acceptance of a rack, with an HTML report; exit 0 pa
 
 func newDiagReachCommand(o *options) *cobra.Command {
 	var (
-		sel                            selection
-		plan, maxUnvalidated, name     string
-		report, reportJSON             string
-		count                          int32
-		timeLimit, every, wait, maxRTT time.Duration
+		sel                        selection
+		plan, maxUnvalidated, name string
+		report, reportJSON         string
+		count                      int32
+		timeLimit, every, wait     time.Duration
+		th                         Thresholds
 	)
 	cmd := &cobra.Command{
 		Use:   "reach [NODE...] [-l SELECTOR | --job KIND/NAME]",
@@ -204,7 +209,7 @@ run could not be made or did not end in --wait; 2 bad usage.`,
 			}
 			RenderTriage(out, t)
 			if t.Spec.KeepResult && t.Status.ResultConfigMap != "" {
-				if err := writeReports(ctx, o, clients, t, report, reportJSON, Thresholds{MaxRTTP99: maxRTT}); err != nil {
+				if err := writeReports(ctx, o, clients, t, report, reportJSON, th); err != nil {
 					return err
 				}
 			}
@@ -221,7 +226,7 @@ run could not be made or did not end in --wait; 2 bad usage.`,
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "How long to wait for the verdict.")
 	cmd.Flags().StringVar(&report, "report", "", "Write the acceptance report to this HTML file.")
 	cmd.Flags().StringVar(&reportJSON, "report-json", "", "Write the acceptance report to this JSON file.")
-	cmd.Flags().DurationVar(&maxRTT, "max-rtt", time.Millisecond, "The report's threshold on a port's peer RTT p99.")
+	th.addFlags(cmd)
 	return cmd
 }
 

@@ -90,9 +90,9 @@ func writeReportFiles(o *options, rep *Report, html, js string) error {
 }
 
 func newDiagReportCommand(o *options) *cobra.Command {
-	var html, js, baseline string
+	var html, js, baseline, title string
 	var files []string
-	var maxRTT time.Duration
+	var th Thresholds
 	var minFraction float64
 	cmd := &cobra.Command{
 		Use:   "report [TRIAGE] [-f RESULT.json ...]",
@@ -100,18 +100,22 @@ func newDiagReportCommand(o *options) *cobra.Command {
 		Long: `Writes the acceptance report of a finished RocenetTriage of --namespace
 that kept its result (spec.keepResult), or of rocectl's JSON results (-f
 FILE, - for stdin; once per stage: "rocectl diag reach|rdma|allreduce|
-bandwidth -o json"): what ran; of reach the plan, each rail and leaf
-against the thresholds, the ports below them, the suspects with their
-evidence and the failed probes; of rdma and bandwidth each link against its
-line rate; of allreduce each ring's busbw and a bisection's runs and
-conclusion; the ports' counters that moved during each run; and the
-verdict. --baseline names an earlier report's JSON: a
-link or ring below --min-fraction of its figure there fails. --html and
---json name the files ("-": stdout); without either, the HTML goes to
-stdout.
+bandwidth -o json"): the verdict, each stage's; of reach the fabric as a
+picture (every port of every leaf coloured by its state, the leaf-to-leaf
+matrix of each rail), the failures the suspects explain apart from those
+nothing explains, the nodes not tested, each rail and leaf against the
+thresholds of its kind of port (--max-rtt for a netdev that is the RoCE
+path, --max-rtt-control-path for one that is the driver's control path,
+as Gaudi's); of rdma and bandwidth each link against its line rate, and
+what was not measured; of allreduce each ring's busbw and a bisection's
+runs and conclusion; the ports' counters that moved during each run.
+--baseline names an earlier report's JSON: a link or ring below
+--min-fraction of its figure there fails. --html and --json name the
+files ("-": stdout); without either, the HTML goes to stdout.
 
-Exit codes: 0 pass; 6 fail; 7 inconclusive; 1 no such triage or result;
-2 bad usage.`,
+Exit codes: 0 pass; 6 fail; 7 inconclusive; 8 incomplete or not measured
+(what was measured passed, but a stage, node or link was not measured);
+1 no such triage or result; 2 bad usage.`,
 		RunE: runE(func(cmd *cobra.Command, args []string) error {
 			if (len(files) == 0) == (len(args) == 0) || len(args) > 1 {
 				return usagef("name one triage, or result files with -f")
@@ -132,10 +136,11 @@ Exit codes: 0 pass; 6 fail; 7 inconclusive; 1 no such triage or result;
 					return fmt.Errorf("%s: %w", baseline, err)
 				}
 			}
-			th := Thresholds{MaxRTTP99: maxRTT}
 			var rep *Report
 			if len(files) > 0 {
-				title := "rocenet acceptance: " + filepath.Base(files[0])
+				if title == "" {
+					title = "rocenet acceptance: " + filepath.Base(files[0])
+				}
 				stdin := false
 				for _, file := range files {
 					var data []byte
@@ -180,7 +185,9 @@ Exit codes: 0 pass; 6 fail; 7 inconclusive; 1 no such triage or result;
 				if t.Status.CompletionTime != nil {
 					ended = t.Status.CompletionTime.Time
 				}
-				title := fmt.Sprintf("rocenet acceptance: %s/%s", namespace, args[0])
+				if title == "" {
+					title = fmt.Sprintf("rocenet acceptance: %s/%s", namespace, args[0])
+				}
 				if rep, err = addResult(nil, title, ended, data, t.Spec.Stage, th, base, minFraction); err != nil {
 					return fmt.Errorf("rocenettriage %s/%s: %w", namespace, args[0], err)
 				}
@@ -198,7 +205,8 @@ Exit codes: 0 pass; 6 fail; 7 inconclusive; 1 no such triage or result;
 	cmd.Flags().StringVar(&js, "json", "", "Write the JSON report to this file (-: stdout).")
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil,
 		"rocectl's JSON result to report on (-: stdin); once per stage.")
-	cmd.Flags().DurationVar(&maxRTT, "max-rtt", time.Millisecond, "The threshold on a port's peer RTT p99.")
+	th.addFlags(cmd)
+	cmd.Flags().StringVar(&title, "title", "", `The report's title (default: "rocenet acceptance: " and the triage or the first file).`)
 	cmd.Flags().StringVar(&baseline, "baseline", "", "An earlier report's JSON to judge the links and rings against.")
 	cmd.Flags().Float64Var(&minFraction, "min-fraction", DefaultMinFraction,
 		"The share of the baseline's figure a link or ring must reach.")

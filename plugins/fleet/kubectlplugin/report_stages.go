@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"rocenet.io/plugins/internal/stageresult"
@@ -27,7 +28,10 @@ type LinkRow struct {
 	Share    string `json:"shareOfLineRate"`
 	Baseline string `json:"baseline,omitempty"`
 	Verdict  string `json:"verdict"`
-	Pass     bool   `json:"pass"`
+	// pass, fail, or not-measured (skipped: no pass, no failure); Pass is
+	// State "pass".
+	State string `json:"state"`
+	Pass  bool   `json:"pass"`
 }
 
 // CounterRow is a port's counter that moved during a stage's run
@@ -157,10 +161,15 @@ func (rep *Report) AddStage(stage string, r *stageresult.Result, base *Report, m
 		}
 	}
 	failed, skipped := 0, 0
+	// Why links were skipped, each with how many; and the nodes at an end
+	// of a measured link.
+	skips := map[string]bool{}
+	var skipOrder []string
+	measuredNodes := map[string]bool{}
 	for _, l := range r.Links {
 		row := LinkRow{Stage: stage, Rail: dash(l.Rail), From: l.From, To: l.To, Tool: dash(l.Tool),
 			BitsPerSecond: l.BitsPerSecond, Figure: rate(l.BitsPerSecond), LineRate: rate(l.LinkBitsPerSecond),
-			Share: "-", Verdict: "pass", Pass: true}
+			Share: "-", Verdict: "pass", State: "pass", Pass: true}
 		if l.LatencyP50 > 0 {
 			row.Figure = "p50 " + seconds(l.LatencyP50) + ", p99 " + seconds(l.LatencyP99)
 		}
@@ -173,8 +182,12 @@ func (rep *Report) AddStage(stage string, r *stageresult.Result, base *Report, m
 		}
 		switch {
 		case l.Skipped != "":
-			row.Verdict = "skipped: " + l.Skipped
+			row.Figure, row.Verdict, row.State, row.Pass = "-", "not measured: "+l.Skipped, stateNotMeasured, false
 			skipped++
+			if !skips[l.Skipped] {
+				skipOrder = append(skipOrder, l.Skipped)
+			}
+			skips[l.Skipped] = true
 		case l.Error != "":
 			row.Verdict, row.Pass = "failed: "+l.Error, false
 		case l.BelowExpected:
@@ -182,10 +195,34 @@ func (rep *Report) AddStage(stage string, r *stageresult.Result, base *Report, m
 		case l.LatencyP50 == 0 && belowBaseline(l.BitsPerSecond, b, minFraction, rate) != "":
 			row.Verdict, row.Pass = belowBaseline(l.BitsPerSecond, b, minFraction, rate), false
 		}
-		if !row.Pass {
-			failed++
+		if l.Skipped == "" {
+			measuredNodes[nodeOf(l.From)] = true
+			measuredNodes[nodeOf(l.To)] = true
+			if !row.Pass {
+				failed++
+				row.State = stateFail
+			}
 		}
 		rep.Links = append(rep.Links, row)
+	}
+	if skipped > 0 {
+		rep.NotMeasured = append(rep.NotMeasured, fmt.Sprintf("%s: %d of %d %s skipped: %s", stage, skipped,
+			len(r.Links), plural(len(r.Links), "link", "links"), firstFew(skipOrder, 10)))
+	}
+	var unmeasured []string
+	if stage == "rdma" {
+		for _, n := range r.Nodes {
+			if !measuredNodes[n] {
+				unmeasured = append(unmeasured, n)
+			}
+		}
+		if len(unmeasured) > 0 && len(unmeasured) < len(r.Nodes) {
+			rep.NotMeasured = append(rep.NotMeasured, fmt.Sprintf("%s: %d %s without a measured link: %s", stage,
+				len(unmeasured), plural(len(unmeasured), "node", "nodes"), joinWords(unmeasured)))
+		}
+	}
+	for _, note := range r.Notes {
+		rep.Notes = append(rep.Notes, stage+": "+note)
 	}
 	for _, rail := range r.Rails {
 		row := RailRow{Rail: rail.Rail, Size: fmt.Sprintf("%d", rail.Bytes), BusBW: gbytes(rail.BusBW),
@@ -223,36 +260,76 @@ func (rep *Report) AddStage(stage string, r *stageresult.Result, base *Report, m
 		rep.Conclusion = r.Conclusion
 	}
 	if r.Labels != nil {
-		switch {
-		case r.Labels.Inconclusive:
-			rep.Labels = "no label changed: " + r.Labels.Reason
-		case len(r.Labels.Unvalidated) > 0:
-			rep.Labels = "validation removed from " + joinWords(r.Labels.Unvalidated)
-		case r.Labels.Validated > 0:
-			rep.Labels = fmt.Sprintf("%s validated on %d %s", stageLabel(stage), r.Labels.Validated,
-				plural(r.Labels.Validated, "node", "nodes"))
+		rep.Labels = labelsLine(stage, r.Labels.Inconclusive, r.Labels.Reason, r.Labels.Unvalidated, r.Labels.Validated)
+		if stage == "rdma" && !r.Labels.Inconclusive && len(r.Labels.Unvalidated) == 0 &&
+			r.Labels.Validated > len(measuredNodes) {
+			rep.Labels += fmt.Sprintf(", though only %d %s a measured link: the others were not measured",
+				len(measuredNodes), plural(len(measuredNodes), "node has", "nodes have"))
 		}
 	}
-	verdict, code := "PASS", ExitOK
-	var summary string
+	rep.merge(stageVerdict(stage, r, base != nil, failed, skipped, skipOrder, unmeasured))
+}
+
+// stageVerdict is a stage with traffic's verdict: FAIL (INCONCLUSIVE when
+// the label circuit breaker held) on a failed figure; NOT MEASURED when no
+// figure was measured; INCOMPLETE when some links or nodes were not
+// measured and the rest passed; else PASS.
+func stageVerdict(stage string, r *stageresult.Result, baseline bool, failed, skipped int, skips, unmeasured []string) StageVerdict {
+	v := StageVerdict{Stage: stage, Verdict: VerdictPass}
+	figures := len(r.Links) + len(r.Rails)
+	measured := figures - skipped
 	switch {
 	case !r.OK || failed > 0 || len(r.SlowNodes) > 0:
-		verdict, code = "FAIL", ExitFailed
-		summary = fmt.Sprintf("%s: %d of %d %s failed.", stage, failed, len(r.Links)+len(r.Rails),
-			plural(len(r.Links)+len(r.Rails), "figure", "figures"))
-		if len(r.SlowNodes) > 0 {
-			summary = fmt.Sprintf("%s: %s", stage, r.Conclusion)
-		} else if failed == 0 && len(r.Problems) > 0 {
-			summary = fmt.Sprintf("%s: %s", stage, r.Problems[0])
+		v.Verdict = VerdictFail
+		if r.Labels != nil && r.Labels.Inconclusive {
+			v.Verdict = VerdictInconclusive
 		}
-	case len(r.Links) > 0 && skipped == len(r.Links):
-		summary = fmt.Sprintf("%s: every link was skipped (%s); nothing measured.", stage, r.Links[0].Skipped)
+		v.Summary = fmt.Sprintf("%s: %d of %d %s failed.", stage, failed, figures, plural(figures, "figure", "figures"))
+		if len(r.SlowNodes) > 0 {
+			v.Summary = fmt.Sprintf("%s: %s", stage, r.Conclusion)
+		} else if failed == 0 && len(r.Problems) > 0 {
+			v.Summary = fmt.Sprintf("%s: %s", stage, r.Problems[0])
+		}
+	case measured == 0:
+		v.Verdict = VerdictNotMeasured
+		v.Summary = fmt.Sprintf("%s: nothing measured", stage)
+		if skipped > 0 {
+			v.Summary += fmt.Sprintf(": every link was skipped (%s)", firstFew(skips, 3))
+		}
+		v.Summary += "."
+	case skipped > 0 || len(unmeasured) > 0:
+		v.Verdict = VerdictIncomplete
+		v.Summary = fmt.Sprintf("%s: %d of %d %s measured, all within %s; %d not measured (%s).", stage, measured, figures,
+			plural(figures, "figure", "figures"), withinWhat(baseline), skipped, firstFew(skips, 3))
+		if len(unmeasured) > 0 {
+			v.Summary += fmt.Sprintf(" Not measured: %s.", firstFew(unmeasured, 10))
+		}
 	default:
-		summary = fmt.Sprintf("%s: %d %s measured, %d skipped, all within %s.", stage,
-			len(r.Links)+len(r.Rails)-skipped, plural(len(r.Links)+len(r.Rails)-skipped, "figure", "figures"),
-			skipped, map[bool]string{true: "the line rate and the baseline", false: "the line rate"}[base != nil])
+		v.Summary = fmt.Sprintf("%s: %d %s measured, all within %s.", stage, measured,
+			plural(measured, "figure", "figures"), withinWhat(baseline))
 	}
-	rep.merge(verdict, code, summary)
+	return v
+}
+
+// firstFew is the first n of s joined, and how many more.
+func firstFew(s []string, n int) string {
+	if len(s) <= n {
+		return joinWords(s)
+	}
+	return fmt.Sprintf("%s and %d more", joinWords(s[:n]), len(s)-n)
+}
+
+func withinWhat(baseline bool) string {
+	if baseline {
+		return "the line rate and the baseline"
+	}
+	return "the line rate"
+}
+
+// nodeOf is the node of "node/port".
+func nodeOf(end string) string {
+	node, _, _ := strings.Cut(end, "/")
+	return node
 }
 
 // The stage whose label a run sets (reach < ethernet < rdma).
@@ -263,17 +340,31 @@ func stageLabel(stage string) string {
 	return stage
 }
 
-// merge folds a stage's verdict into the report's: FAIL over INCONCLUSIVE
-// over PASS, the summaries one after the other.
-func (rep *Report) merge(verdict string, code int, summary string) {
-	rank := map[string]int{"": -1, "PASS": 0, "INCONCLUSIVE": 1, "FAIL": 2}
-	if rank[verdict] > rank[rep.Verdict] {
-		rep.Verdict, rep.ExitCode = verdict, code
+// merge adds a stage's verdict to the report's: FAIL over INCONCLUSIVE;
+// then NOT MEASURED when no stage measured anything, INCOMPLETE when some
+// stage did not measure everything; PASS only when every stage passed. The
+// summary is the stages' sentences one after the other.
+func (rep *Report) merge(v StageVerdict) {
+	rep.StageVerdicts = append(rep.StageVerdicts, v)
+	n := map[string]int{}
+	var summaries []string
+	for _, s := range rep.StageVerdicts {
+		n[s.Verdict]++
+		summaries = append(summaries, s.Summary)
 	}
-	if rep.Summary != "" {
-		rep.Summary += " "
+	switch {
+	case n[VerdictFail] > 0:
+		rep.Verdict, rep.ExitCode = VerdictFail, ExitFailed
+	case n[VerdictInconclusive] > 0:
+		rep.Verdict, rep.ExitCode = VerdictInconclusive, ExitInconclusive
+	case n[VerdictNotMeasured] == len(rep.StageVerdicts):
+		rep.Verdict, rep.ExitCode = VerdictNotMeasured, ExitNotMeasured
+	case n[VerdictNotMeasured]+n[VerdictIncomplete] > 0:
+		rep.Verdict, rep.ExitCode = VerdictIncomplete, ExitNotMeasured
+	default:
+		rep.Verdict, rep.ExitCode = VerdictPass, ExitOK
 	}
-	rep.Summary += summary
+	rep.Summary = strings.Join(summaries, " ")
 }
 
 // minFractionOK refuses a share that is no share.

@@ -9,6 +9,7 @@ package reachresult
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"rocenet.io/plugins/internal/stageresult"
 )
@@ -28,6 +29,51 @@ type Result struct {
 	Labels         Labels    `json:"labels"`
 	// What the ports' counters did during the run.
 	Counters stageresult.Counters `json:"counters"`
+	// The nodes not tested: their rocenet-diagd did not answer, so nothing
+	// is known of their ports (a result from before the list names them as
+	// `node` suspects instead).
+	NotTested []NotTested `json:"not_tested"`
+}
+
+// NotTested is a node the run could not test, with the reason. The list
+// holds either objects ({"node": ..., "reason": ...}) or one line a node
+// ("n3: rocenet-diagd did not answer"); both are read.
+type NotTested struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
+// UnmarshalJSON reads a node not tested in either form.
+func (n *NotTested) UnmarshalJSON(data []byte) error {
+	var line string
+	if err := json.Unmarshal(data, &line); err == nil {
+		n.Node, n.Reason = line, ""
+		if node, reason, ok := strings.Cut(line, ": "); ok {
+			n.Node, n.Reason = node, reason
+		}
+		return nil
+	}
+	var o struct {
+		Node     string `json:"node"`
+		Name     string `json:"name"`
+		Reason   string `json:"reason"`
+		Evidence string `json:"evidence"`
+		Error    string `json:"error"`
+	}
+	if err := json.Unmarshal(data, &o); err != nil {
+		return fmt.Errorf("not_tested: neither a line nor a node: %w", err)
+	}
+	n.Node, n.Reason = firstOf(o.Node, o.Name), firstOf(o.Reason, o.Evidence, o.Error)
+	return nil
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // Plan is rocenet.v1.ReachPlan.
@@ -66,13 +112,26 @@ type Port struct {
 	PeerRTTP50    float64  `json:"peer_rtt_p50_seconds"`
 	PeerRTTP99    float64  `json:"peer_rtt_p99_seconds"`
 	Targets       []Target `json:"targets"`
+	// The netdev's driver, and whether its Ethernet path is only the
+	// driver's CPU-copied control path (Gaudi), RoCE bypassing it: the
+	// probes' RTT is then that path's. Empty in a result from before.
+	Driver              string `json:"driver"`
+	NetdevIsControlPath bool   `json:"netdev_is_control_path"`
 }
 
 // Target is the part of rocenet.v1.ReachTarget read here.
 type Target struct {
-	Kind      string  `json:"kind"`
+	Address string `json:"address"`
+	Kind    string `json:"kind"`
+	// The node and port that own Address (peers only).
+	Node      string  `json:"node"`
+	Port      string  `json:"port"`
+	Sent      int     `json:"sent"`
+	Received  int     `json:"received"`
+	LossRatio float64 `json:"loss_ratio"`
 	Reachable bool    `json:"reachable"`
 	RTTP50    float64 `json:"rtt_p50_seconds"`
+	RTTP99    float64 `json:"rtt_p99_seconds"`
 	Error     string  `json:"error"`
 }
 
