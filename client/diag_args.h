@@ -25,6 +25,7 @@
 #include "client/diag_stop.h"
 #include "client/exit_code.h"
 #include "client/output.h"
+#include "client/render/diag_render.h"
 #include "daemon/common/status_macros.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/sync_stream.h"
@@ -96,11 +97,22 @@ void SetDeadline(const CommandContext& context, grpc::ClientContext* rpc, uint32
 // How many nodes of a result were not measured (their rail's links
 // skipped, their daemon silent): a test that found no failure but left
 // some unmeasured ends with kExitDiagNotMeasured.
-inline int NotMeasured(const v1::ReachResult&) { return 0; }
+inline int NotMeasured(const v1::ReachResult& r) { return r.not_tested_size(); }
 inline int NotMeasured(const v1::BandwidthResult& r) { return r.not_measured_size(); }
 inline int NotMeasured(const v1::AllreduceResult&) { return 0; }
 inline int NotMeasured(const v1::IncastResult&) { return 0; }
 inline int NotMeasured(const v1::RdmaResult& r) { return r.not_measured_size(); }
+
+// Whether the test found a failure: a result short of `ok` only for nodes
+// it could not test found none.
+template <typename Result>
+bool FoundFailure(const Result& r) {
+  return !r.ok();
+}
+template <>
+inline bool FoundFailure(const v1::ReachResult& r) {
+  return !r.ok() && !ReachIncomplete(r);
+}
 
 // Streams the events of one test: progress to stderr, the result printed.
 // SIGINT or SIGTERM meanwhile stops the test (diag_stop.h).
@@ -132,7 +144,7 @@ absl::Status Stream(const CommandContext& context, const Connection& connection,
   if (!status.ok()) return connection.RpcError(status, method);
   if (!result.has_value()) return absl::InternalError("rocenet-diagd sent no result");
   RETURN_IF_ERROR(PrintResult(context, *result, render(*result)));
-  if (!result->ok()) {
+  if (FoundFailure(*result)) {
     return WithExitCode(absl::InternalError("the test found a failure (see above)"),
                         static_cast<ExitCode>(kExitDiagFailed));
   }

@@ -12,6 +12,9 @@ namespace rocenet::rocectl {
 // Per port and target: loss, RTT percentiles, ARP; in mesh mode also the
 // reachability matrix per rail; then the unreachable pairs and suspects.
 std::string RenderReach(const v1::ReachResult& result);
+// Whether a reach fell short of `ok` only for the nodes it could not test
+// (their rocenet-diagd did not answer): what was tested passed.
+bool ReachIncomplete(const v1::ReachResult& result);
 std::string RenderBandwidth(const v1::BandwidthResult& result);
 // Per rail: the size sweep (nccl-tests columns) and the ring's links.
 std::string RenderAllreduce(const v1::AllreduceResult& result);

@@ -130,6 +130,15 @@ std::string RenderPlannedTail(const v1::ReachResult& result, std::string out);
 
 }  // namespace
 
+bool ReachIncomplete(const v1::ReachResult& result) {
+  std::set<std::string> not_tested;
+  for (const v1::NodeNotTested& node : result.not_tested()) not_tested.insert(node.node());
+  return !result.ok() && !not_tested.empty() && result.suspect_details().empty() &&
+         result.suspects().empty() &&
+         std::all_of(result.unreachable().begin(), result.unreachable().end(),
+                     [&](const v1::UnreachablePair& p) { return not_tested.contains(p.to_node()); });
+}
+
 std::string RenderReach(const v1::ReachResult& result) {
   if (!result.plan().kind().empty() && !result.ports().empty()) {
     // Reduced results list no peer that answered every echo.
@@ -259,12 +268,7 @@ std::string RenderPlannedTail(const v1::ReachResult& result, std::string out) {
   AppendCounters(result.counters(), &out);
   AppendProblems(result.problems(), &out);
   AppendLabels(result.labels(), "reach", &out);
-  // Short of `ok` only for the nodes not tested: what was tested passed.
-  const bool incomplete =
-      !result.ok() && !not_tested.empty() && result.suspect_details().empty() &&
-      result.suspects().empty() &&
-      std::all_of(result.unreachable().begin(), result.unreachable().end(),
-                  [&](const v1::UnreachablePair& p) { return not_tested.contains(p.to_node()); });
+  const bool incomplete = ReachIncomplete(result);
   if (result.ok()) {
     absl::StrAppend(&out, "\nall reachable\n");
   } else if (incomplete) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "rocenet.io/plugins/fleet/api/v1alpha1"
@@ -175,6 +176,11 @@ run could not be made or did not end in --wait; 2 bad usage.`,
 			} else {
 				t.GenerateName = "reach-"
 			}
+			if every == 0 {
+				// One run, waited for here: the triage goes an hour after it,
+				// with its kept result, rather than one stays per call.
+				t.Spec.TTLSecondsAfterFinished = ptr.To[int32](3600)
+			}
 			clients, err := o.connect()
 			if err != nil {
 				return err
@@ -235,7 +241,8 @@ var pollInterval = time.Second
 
 func finishedPhase(phase string) bool {
 	switch phase {
-	case v1alpha1.TriageSucceeded, v1alpha1.TriageFailed, v1alpha1.TriageInconclusive, v1alpha1.TriageError, v1alpha1.TriageSkipped:
+	case v1alpha1.TriageSucceeded, v1alpha1.TriageFailed, v1alpha1.TriageInconclusive, v1alpha1.TriageError,
+		v1alpha1.TriageSkipped, v1alpha1.TriageNotMeasured:
 		return true
 	}
 	return false
@@ -251,6 +258,8 @@ func triageVerdict(t *v1alpha1.RocenetTriage) error {
 		return verdictError{ExitFailed, what}
 	case v1alpha1.TriageInconclusive:
 		return verdictError{ExitInconclusive, what}
+	case v1alpha1.TriageNotMeasured:
+		return verdictError{ExitNotMeasured, what}
 	default:
 		return fmt.Errorf("%s", what)
 	}
