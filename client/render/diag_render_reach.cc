@@ -135,8 +135,9 @@ bool ReachIncomplete(const v1::ReachResult& result) {
   for (const v1::NodeNotTested& node : result.not_tested()) not_tested.insert(node.node());
   return !result.ok() && !not_tested.empty() && result.suspect_details().empty() &&
          result.suspects().empty() &&
-         std::all_of(result.unreachable().begin(), result.unreachable().end(),
-                     [&](const v1::UnreachablePair& p) { return not_tested.contains(p.to_node()); });
+         std::all_of(
+             result.unreachable().begin(), result.unreachable().end(),
+             [&](const v1::UnreachablePair& p) { return not_tested.contains(p.to_node()); });
 }
 
 std::string RenderReach(const v1::ReachResult& result) {

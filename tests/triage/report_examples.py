@@ -132,17 +132,22 @@ def pages(args, faults: figs.Faults, results: str, leaf_name: str | None) -> int
     n = args.nodes
     if leaf_name is None:  # the leaf the result names
         with open(os.path.join(results, "faults.json")) as f:
-            leaf_name = next((s["leaf"] for s in json.load(f).get("suspect_details") or [] if s.get("kind") == "leaf"),
+            details = json.load(f).get("suspect_details") or []
+            leaf_name = next((s["leaf"] for s in details if s.get("kind") == "leaf"),
                              f"{faults.leaf} of rail 0")
     where = (f"{n} nodes x 2 rails, {args.nodes_per_leaf} a leaf, on the simulated fabric "
              f"(tests/triage/report_examples.py)")
     planted = f"n{faults.cut_node}/so0's cable cut, n{faults.dead_node}/so1 dead, leaf {leaf_name} down"
     os.makedirs(args.out, exist_ok=True)
     for name, page, title in (
-            ("healthy-matrix", f"reach-acceptance-{n}-nodes-passing.html", f"healthy, --matrix: {where}"),
-            ("faults-matrix", f"reach-acceptance-{n}-nodes-faults.html", f"{planted}, --matrix: {where}"),
-            ("faults", f"reach-acceptance-{n}-nodes-faults-reduced.html", f"{planted}, without --matrix: {where}")):
-        code = render(os.path.join(results, name + ".json"), os.path.join(args.out, page), title, args.max_rtt)
+            ("healthy-matrix", f"reach-acceptance-{n}-nodes-passing.html",
+             f"healthy, --matrix: {where}"),
+            ("faults-matrix", f"reach-acceptance-{n}-nodes-faults.html",
+             f"{planted}, --matrix: {where}"),
+            ("faults", f"reach-acceptance-{n}-nodes-faults-reduced.html",
+             f"{planted}, without --matrix: {where}")):
+        code = render(os.path.join(results, name + ".json"), os.path.join(args.out, page), title,
+                      args.max_rtt)
         print(f"{page}: exit {code}")
     return 0
 

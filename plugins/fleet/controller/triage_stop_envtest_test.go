@@ -159,7 +159,7 @@ func TestEnvtestATriageRunIsStoppedBeforeItsPortsAreLetGo(t *testing.T) {
 
 	// A held node loses its holder mid-run (preempted): the run is stopped
 	// and Inconclusive, its verdict never taken.
-	tr, job = e.heldRun("preempted", "rdma", "n1", "n2", "n3")
+	_, job = e.heldRun("preempted", "rdma", "n1", "n2", "n3")
 	pod = e.startRun(job)
 	for _, h := range e.triageHolders("preempted") {
 		if h.Annotations[annotationTriageNode] == "n3" {
@@ -185,7 +185,7 @@ func TestEnvtestATriageRunIsStoppedBeforeItsPortsAreLetGo(t *testing.T) {
 
 	// A run pod killed without a word (its rocectl could not confirm): the
 	// holders stay until the stage's bound, however soon the Job ends.
-	tr, job = e.heldRun("killed", "rdma", "n1", "n2")
+	_, job = e.heldRun("killed", "rdma", "n1", "n2")
 	pod = e.startRun(job)
 	e.logs.set(nil) // killed: no result
 	e.finishRun(job, pod, 137, "", "BackoffLimitExceeded")
@@ -195,7 +195,7 @@ func TestEnvtestATriageRunIsStoppedBeforeItsPortsAreLetGo(t *testing.T) {
 	}
 	e.keepsHolders("killed", 2, 3*time.Second)
 	// Past the bound, they go.
-	e.step("killed", ended.Status.TrafficEndsBy.Sub(time.Now())+time.Second)
+	e.step("killed", time.Until(ended.Status.TrafficEndsBy.Time)+time.Second)
 	e.waitHolders("killed", 0)
 }
 
