@@ -61,6 +61,11 @@ StopOnSignal::~StopOnSignal() {
 
 std::optional<absl::Status> StopOnSignal::outcome() const {
   absl::MutexLock lock(&mu_);
+  if (stopping_.load()) {
+    // The stop's answer is bounded by its own deadline.
+    mu_.Await(absl::Condition(
+        +[](const std::optional<absl::Status>* o) { return o->has_value(); }, &outcome_));
+  }
   return outcome_;
 }
 
@@ -75,6 +80,7 @@ void StopOnSignal::Watch() {
     for (ssize_t i = 0; i < n; ++i) {
       if (bytes[i] == 0) continue;
       if (++signals == 1) {
+        stopping_.store(true);
         StopTest();
       } else {
         call_->TryCancel();  // asked twice: do not wait any more

@@ -38,8 +38,9 @@ class StopOnSignal {
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
 
-  // Once a signal came and the stop was answered (or failed): how rocectl
-  // ends. Empty while no signal came.
+  // Once a signal came: how rocectl ends, waiting for rocenet-diagd's
+  // answer to the stop when it has not come yet (the stopped call may end
+  // first). Empty when no signal came.
   std::optional<absl::Status> outcome() const;
 
  private:
@@ -50,6 +51,7 @@ class StopOnSignal {
   grpc::ClientContext* call_;
   int pipe_[2] = {-1, -1};
   std::atomic<bool> done_{false};
+  std::atomic<bool> stopping_{false};
   std::thread thread_;
   mutable absl::Mutex mu_;
   std::optional<absl::Status> outcome_ ABSL_GUARDED_BY(mu_);
