@@ -20,9 +20,17 @@ const (
 	ClusterDegraded = "Degraded"
 )
 
-// MaxDegradedNodes bounds RocenetClusterStatus.DegradedNodes; the count
-// holds them all.
-const MaxDegradedNodes = 32
+// The bounds of RocenetClusterStatus's lists (the markers below hold the
+// same numbers; a test checks the generated schema against these).
+const (
+	// DegradedNodes names at most this many nodes; its count holds them
+	// all.
+	MaxDegradedNodes = 32
+	// Versions lists the newest this many.
+	MaxVersions = 16
+	// A node's name (a DNS subdomain).
+	MaxNodeNameLength = 253
+)
 
 // RocenetCluster is the whole fabric at a glance: how many nodes rocenet
 // runs on, how many are ready, each rail's ports, the nodes that are not
@@ -57,6 +65,7 @@ type RocenetClusterStatus struct {
 	// Available, Progressing, Degraded.
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
@@ -66,6 +75,7 @@ type RocenetClusterStatus struct {
 	// +optional
 	ReadyNodeCount int32 `json:"readyNodeCount"`
 	// "ready/target" nodes, e.g. "511/512".
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	ReadyNodes string `json:"readyNodes,omitempty"`
 	// RocenetNodes left out: their Node is NotReady or gone.
@@ -77,27 +87,33 @@ type RocenetClusterStatus struct {
 	StaleNodes int32 `json:"staleNodes"`
 
 	// "healthy/all" ports on the target nodes.
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	ReadyPorts string `json:"readyPorts,omitempty"`
 
 	// Each rail over the target nodes, in rail order.
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Rails []ClusterRail `json:"rails,omitempty"`
 
 	// The target nodes that are not ready, by name, at most
 	// MaxDegradedNodes; degradedNodeCount counts them all.
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	DegradedNodes []DegradedNode `json:"degradedNodes,omitempty"`
 	// +optional
 	DegradedNodeCount int32 `json:"degradedNodeCount"`
 
-	// How many target nodes run each rocenet version, newest first.
+	// How many target nodes run each rocenet version, newest first; the
+	// newest MaxVersions.
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Versions []VersionCount `json:"versions,omitempty"`
 	// "N of M nodes on V", V the newest version.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Version string `json:"version,omitempty"`
 }
@@ -105,6 +121,7 @@ type RocenetClusterStatus struct {
 // ClusterRail is one rail over the target nodes.
 type ClusterRail struct {
 	Rail int32 `json:"rail"`
+	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Name string `json:"name,omitempty"`
 	// Ports on the rail, healthy ones, and the nodes with a port of the
@@ -118,16 +135,20 @@ type ClusterRail struct {
 
 // DegradedNode is a target node that is not ready.
 type DegradedNode struct {
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 	// The RocenetNode's Ready reason and message ("Stale" when its
 	// reporter stopped writing).
+	// +kubebuilder:validation:MaxLength=128
 	Reason string `json:"reason"`
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`
 }
 
 // VersionCount is how many target nodes run one version.
 type VersionCount struct {
+	// +kubebuilder:validation:MaxLength=128
 	Version string `json:"version"`
 	Nodes   int32  `json:"nodes"`
 }
