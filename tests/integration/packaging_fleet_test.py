@@ -48,7 +48,8 @@ CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "Clust
                   "SecurityContextConstraints", "DeviceClass"}
 # The node reporter's ClusterRole, exactly (docs/fleet.md#who-may-write):
 # (API group, resource, verb).
-REPORTER_GRANTS = {("", "nodes", "get"), ("", "nodes/status", "patch"),
+REPORTER_GRANTS = {("", "nodes", "get"), ("", "nodes", "list"), ("", "nodes", "watch"),
+                   ("", "nodes/status", "patch"),
                    ("rocenet.io", "rocenetnodes", "get"), ("rocenet.io", "rocenetnodes", "create"),
                    ("rocenet.io", "rocenetnodes/status", "update")}
 # The admission operation each write verb is checked under.

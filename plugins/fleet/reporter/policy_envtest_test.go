@@ -104,7 +104,7 @@ func TestEnvtestPolicyConfinesTheReporterToItsNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token := func(bound bool) client.Client {
+	token := func(bound bool) client.WithWatch {
 		t.Helper()
 		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}
 		if bound {
