@@ -61,6 +61,10 @@ TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 CONTROLLER_FLAGS = frozenset({"--leader-elect", "--leader-election-namespace",
                               "--metrics-bind-address", "--health-probe-bind-address",
                               "--stale-after", "--kubeconfig", "-v"})
+# The policies that confine what the DaemonSet's and the controller's
+# tokens write.
+REPORTER_POLICY = "rocenet-node-reporter.rocenet.io"
+NODE_STATUS_POLICY = "rocenet-node-status.rocenet.io"
 # What OpenShift's restricted-v2 SCC admits (volumes) and requires.
 RESTRICTED_V2_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
                          "persistentVolumeClaim", "projected", "secret"}
@@ -140,7 +144,8 @@ def test_an_overlay_with_its_own_namespace_keeps_the_policy_cluster_scoped(tmp_p
         f"transformers:\n  - {os.path.relpath(os.path.join(K8S, 'base', 'cluster-scoped'), tmp_path)}\n")
     docs = render(str(tmp_path))
     for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
-        assert "namespace" not in one(docs, kind)["metadata"], kind
+        found = [d for d in docs if d["kind"] == kind]
+        assert found and all("namespace" not in d["metadata"] for d in found), kind
     assert one(docs, "DaemonSet", "rocenet")["metadata"]["namespace"] == "fabric"
     subjects = one(docs, "ClusterRoleBinding", "rocenet-node-reporter")["subjects"]
     assert subjects == [{"kind": "ServiceAccount", "name": "rocenet", "namespace": "fabric"}]
@@ -236,8 +241,9 @@ def test_api_token_only_where_the_api_is_called(any_overlay):
 
 
 def test_node_reporter_rbac_is_the_narrow_one(any_overlay):
-    """The reporter's ClusterRole grants exactly get nodes, patch
-    nodes/status, get and create rocenetnodes, update rocenetnodes/status,
+    """The reporter's ClusterRole grants exactly get, list and watch nodes
+    (its own, by field selector), patch nodes/status, get and create
+    rocenetnodes, update rocenetnodes/status,
     to the DaemonSet's ServiceAccount; nothing else is bound to that
     account but the DRA plugin's role (with the DRA component) and the SCC's
     (OpenShift)."""
@@ -268,7 +274,7 @@ def test_node_reporter_policy_checks_every_write_the_role_allows(any_overlay):
     fails closed, compares the object's name with the node in the token,
     and its binding denies."""
     name, docs = any_overlay
-    policy = one(docs, "ValidatingAdmissionPolicy")
+    policy = one(docs, "ValidatingAdmissionPolicy", REPORTER_POLICY)
     spec = policy["spec"]
     assert spec["failurePolicy"] == "Fail"
     matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
@@ -293,10 +299,39 @@ def test_node_reporter_policy_checks_every_write_the_role_allows(any_overlay):
     expressions = " ".join(v["expression"] for v in spec["variables"] + spec["validations"])
     assert "authentication.kubernetes.io/node-name" in expressions
     assert "request.name == variables.node" in expressions
-    binding = one(docs, "ValidatingAdmissionPolicyBinding")
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", REPORTER_POLICY)
     assert binding["spec"]["policyName"] == policy["metadata"]["name"]
     assert binding["spec"]["validationActions"] == ["Deny"]
     assert not binding["spec"].get("matchResources"), "it holds in every namespace"
+
+
+def test_node_status_policy_checks_every_nodes_status_write(any_overlay):
+    """Every nodes/status write the reporter's and the controller's roles
+    allow is matched by the node-status policy, which applies to both
+    accounts (and no other), fails closed and denies; its allow-list is
+    what plugins/fleet/reporter's tests prove on a real API server."""
+    name, docs = any_overlay
+    policy = one(docs, "ValidatingAdmissionPolicy", NODE_STATUS_POLICY)
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
+               for group in rule["apiGroups"] for resource in rule["resources"]
+               for op in rule["operations"]}
+    for role in ("rocenet-node-reporter", "rocenet-controller"):
+        writes = {(g, r, OPERATION[v]) for g, r, v in grants(one(docs, "ClusterRole", role))
+                  if v in OPERATION and r.startswith("nodes")}
+        assert writes == {("", "nodes/status", "UPDATE")}, f"{name}: {role}: {sorted(writes)}"
+        assert writes <= matched
+    (condition,) = spec["matchConditions"]
+    pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
+    for user, confined in (("system:serviceaccount:rocenet-system:rocenet", True),
+                           ("system:serviceaccount:rocenet-system:rocenet-controller", True),
+                           ("system:serviceaccount:elsewhere:rocenet-controller", True),
+                           ("system:serviceaccount:rocenet-system:rocenet-controller-x", False),
+                           ("system:node:node-a", False)):
+        assert bool(re.search(pattern, user)) == confined, f"{name}: {user}"
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", NODE_STATUS_POLICY)
+    assert binding["spec"] == {"policyName": NODE_STATUS_POLICY, "validationActions": ["Deny"]}
 
 
 # --- rocenet-controller -------------------------------------------------------------------
@@ -372,8 +407,9 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
 def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
     job), and writes across the cluster only the RocenetCluster (create,
-    status), the RocenetTriages' status and Events: no Secret, no write of
-    a Node, a RocenetNode or a pod. The triage runs' Jobs, the pods that
+    status), the RocenetTriages' status, Nodes' status (a stale node's
+    condition Unknown, which the node-status policy confines it to) and
+    Events: no Secret, no write of a RocenetNode or a pod. The triage runs' Jobs, the pods that
     hold a node's ports for an invasive stage and the kept results it
     writes in its own namespace only."""
     name, docs = any_overlay
@@ -385,6 +421,7 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
                       ("rocenet.io", "rocenetclusters/status", "patch"),
                       ("rocenet.io", "rocenettriages/status", "update"),
                       ("rocenet.io", "rocenettriages/status", "patch"),
+                      ("", "nodes/status", "patch"),
                       ("", "events", "create"), ("", "events", "patch"),
                       ("events.k8s.io", "events", "create"),
                       ("events.k8s.io", "events", "patch")}, f"{name}: {sorted(writes)}"
@@ -450,8 +487,10 @@ CONTROLLER_OBJECTS = {("ServiceAccount", "rocenet-controller"), ("ClusterRole", 
                       ("Deployment", "rocenet-controller")}
 REPORTER_OBJECTS = {("ClusterRole", "rocenet-node-reporter"),
                     ("ClusterRoleBinding", "rocenet-node-reporter"),
-                    ("ValidatingAdmissionPolicy", "rocenet-node-reporter.rocenet.io"),
-                    ("ValidatingAdmissionPolicyBinding", "rocenet-node-reporter.rocenet.io")}
+                    ("ValidatingAdmissionPolicy", REPORTER_POLICY),
+                    ("ValidatingAdmissionPolicyBinding", REPORTER_POLICY),
+                    ("ValidatingAdmissionPolicy", NODE_STATUS_POLICY),
+                    ("ValidatingAdmissionPolicyBinding", NODE_STATUS_POLICY)}
 # The chart's values for each overlay it must match.
 HELM_SETTINGS = {"generic": [], "generic-dra": ["allocation=dra"],
                  "openshift": ["openshift.enabled=true", "cniBinDir=/var/lib/cni/bin"],
@@ -553,8 +592,15 @@ def test_helm_chart_policy_confines_the_releases_account(helm):
         if "." in release:
             assert not re.search(pattern, f"system:serviceaccount:{namespace}:"
                                           f"{release.replace('.', 'x')}")
-        binding = one(docs, "ValidatingAdmissionPolicyBinding")
+        binding = one(docs, "ValidatingAdmissionPolicyBinding",
+                      f"{release}-node-reporter.rocenet.io")
         assert binding["spec"]["policyName"] == policy["metadata"]["name"]
+        status = one(docs, "ValidatingAdmissionPolicy", f"{release}-node-status.rocenet.io")
+        (condition,) = status["spec"]["matchConditions"]
+        pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
+        for account in (release, f"{release}-controller"):
+            assert re.search(pattern, f"system:serviceaccount:{namespace}:{account}"), account
+        assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet-controller")
         ds = one(docs, "DaemonSet", release)
         assert ds["spec"]["template"]["spec"]["serviceAccountName"] == release
         assert one(docs, "ClusterRoleBinding", f"{release}-node-reporter")["subjects"] == [
