@@ -407,11 +407,13 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
 def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
     job), and writes across the cluster only the RocenetCluster (create,
-    status), the RocenetTriages' status, Nodes' status (a stale node's
-    condition Unknown, which the node-status policy confines it to) and
-    Events: no Secret, no write of a RocenetNode or a pod. The triage runs' Jobs, the pods that
-    hold a node's ports for an invasive stage and the kept results it
-    writes in its own namespace only."""
+    status), the RocenetTriages' status and Nodes' status (a stale node's
+    condition Unknown, which the node-status policy confines it to): no
+    Secret, no Event outside its namespace, no write of a RocenetNode or a
+    pod. The triage runs' Jobs, the pods that hold a node's ports for an
+    invasive stage and the kept results it writes in its own namespace
+    only, and there it reads its node DaemonSets and their pods, and
+    records the leader's Events."""
     name, docs = any_overlay
     role = one(docs, "ClusterRole", "rocenet-controller")
     reads = {"get", "list", "watch"}
@@ -421,11 +423,16 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
                       ("rocenet.io", "rocenetclusters/status", "patch"),
                       ("rocenet.io", "rocenettriages/status", "update"),
                       ("rocenet.io", "rocenettriages/status", "patch"),
-                      ("", "nodes/status", "patch"),
-                      ("", "events", "create"), ("", "events", "patch"),
-                      ("events.k8s.io", "events", "create"),
-                      ("events.k8s.io", "events", "patch")}, f"{name}: {sorted(writes)}"
-    assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods/log", "jobs"}
+                      ("", "nodes/status", "patch")}, f"{name}: {sorted(writes)}"
+    assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods/log", "jobs",
+                                                  "events"}
+    leader = one(docs, "Role", "rocenet-controller-leader-election")
+    assert {(g, r, v) for g, r, v in grants(leader) if r == "events"} == {
+        ("", "events", "create"), ("", "events", "patch")}
+    nodes = one(docs, "Role", "rocenet-controller-nodes")
+    assert nodes["metadata"]["namespace"] == "rocenet-system"
+    assert grants(nodes) == {(g, r, v) for g, r in (("apps", "daemonsets"), ("", "pods"))
+                             for v in ("get", "list", "watch")}
     triage = one(docs, "Role", "rocenet-controller-triage")
     assert triage["metadata"]["namespace"] == "rocenet-system"
     assert {(g, r, v) for g, r, v in grants(triage) if v not in reads} == {
@@ -434,7 +441,7 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
         ("", "configmaps", "create"), ("", "configmaps", "update")}, name
     assert bound_to(docs, "rocenet-system", "rocenet-controller") == {
         "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election",
-        "Role/rocenet-controller-triage"}
+        "Role/rocenet-controller-triage", "Role/rocenet-controller-nodes"}
 
 
 @pytest.mark.parametrize("overlay_name", ["openshift", "openshift-dra"])
@@ -484,6 +491,8 @@ CONTROLLER_OBJECTS = {("ServiceAccount", "rocenet-controller"), ("ClusterRole", 
                       ("RoleBinding", "rocenet-controller-leader-election"),
                       ("Role", "rocenet-controller-triage"),
                       ("RoleBinding", "rocenet-controller-triage"),
+                      ("Role", "rocenet-controller-nodes"),
+                      ("RoleBinding", "rocenet-controller-nodes"),
                       ("Deployment", "rocenet-controller")}
 REPORTER_OBJECTS = {("ClusterRole", "rocenet-node-reporter"),
                     ("ClusterRoleBinding", "rocenet-node-reporter"),
@@ -607,7 +616,7 @@ def test_helm_chart_policy_confines_the_releases_account(helm):
             {"kind": "ServiceAccount", "name": release, "namespace": namespace}]
         assert bound_to(docs, namespace, f"{release}-controller") == {
             f"ClusterRole/{release}-controller", f"Role/{release}-controller-leader-election",
-            f"Role/{release}-controller-triage"}
+            f"Role/{release}-controller-triage", f"Role/{release}-controller-nodes"}
         # A triage run copies the release's DaemonSet.
         dep = one(docs, "Deployment", f"{release}-controller")
         assert f"--daemonset={release}" in dep["spec"]["template"]["spec"]["containers"][0]["command"]

@@ -74,11 +74,11 @@ func ClientOptions() client.Options {
 
 var _ toolscache.TransformFunc = TrimNode
 
-// TrimNode keeps of a Node its name, uid, resourceVersion, labels and
-// Ready condition (without its heartbeat time, which the kubelet renews
-// every few minutes): everything else, spec, images, addresses,
-// capacity, annotations, managedFields, is dropped. Any other object
-// passes unchanged.
+// TrimNode keeps of a Node its name, uid, resourceVersion, labels, Ready
+// condition and rocenet's ScaleOutNetworkReady (without their heartbeat
+// times, which the kubelet renews every few minutes): everything else,
+// spec, images, addresses, capacity, annotations, managedFields, is
+// dropped. Any other object passes unchanged.
 func TrimNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
@@ -91,24 +91,24 @@ func TrimNode(obj any) (any, error) {
 		},
 	}
 	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
+		if c.Type == corev1.NodeReady || c.Type == v1alpha1.NodeConditionType {
 			c.LastHeartbeatTime = metav1.Time{}
-			trimmed.Status.Conditions = []corev1.NodeCondition{c}
-			break
+			trimmed.Status.Conditions = append(trimmed.Status.Conditions, c)
 		}
 	}
 	return trimmed, nil
 }
 
-// TrimRocenetNode drops a RocenetNode's port table and managedFields; its
-// counts, rails, conditions, version and heartbeat stay. Any other object
-// passes unchanged.
+// TrimRocenetNode drops a RocenetNode's port table and managedFields but
+// the time of the last write (Observer reads it); its counts, rails,
+// conditions, version and heartbeat stay. Any other object passes
+// unchanged.
 func TrimRocenetNode(obj any) (any, error) {
 	n, ok := obj.(*v1alpha1.RocenetNode)
 	if !ok {
 		return obj, nil
 	}
-	n.ManagedFields = nil
+	n.ManagedFields = lastWriteOnly(n.ManagedFields)
 	n.Status.Ports = nil
 	return n, nil
 }

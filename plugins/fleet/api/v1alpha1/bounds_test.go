@@ -90,6 +90,8 @@ func TestStatusSchemasBoundEveryListAndString(t *testing.T) {
 		{"rocenetnode .status.validation.message maxLength", node.Properties["validation"].Properties["message"].MaxLength, MaxMessageLength},
 		{"rocenetnode .status.version maxLength", node.Properties["version"].MaxLength, MaxTokenLength},
 		{"rocenetcluster .status.degradedNodes maxItems", cluster.Properties["degradedNodes"].MaxItems, MaxDegradedNodes},
+		{"rocenetcluster .status.missingNodes maxItems", cluster.Properties["missingNodes"].MaxItems, MaxDegradedNodes},
+		{"rocenetcluster .status.missingNodes[] maxLength", cluster.Properties["missingNodes"].Items.Schema.MaxLength, MaxNodeNameLength},
 		{"rocenetcluster .status.degradedNodes[].message maxLength",
 			cluster.Properties["degradedNodes"].Items.Schema.Properties["message"].MaxLength, MaxMessageLength},
 		{"rocenetcluster .status.versions maxItems", cluster.Properties["versions"].MaxItems, MaxVersions},

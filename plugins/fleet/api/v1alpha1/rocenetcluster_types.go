@@ -23,14 +23,19 @@ const (
 // The bounds of RocenetClusterStatus's lists (the markers below hold the
 // same numbers; a test checks the generated schema against these).
 const (
-	// DegradedNodes names at most this many nodes; its count holds them
-	// all.
+	// DegradedNodes and MissingNodes name at most this many nodes; their
+	// counts hold them all.
 	MaxDegradedNodes = 32
 	// Versions lists the newest this many.
 	MaxVersions = 16
 	// A node's name (a DNS subdomain).
 	MaxNodeNameLength = 253
 )
+
+// ReasonMissing is the reason of a degraded node that should run rocenet
+// (a node DaemonSet of rocenet's namespace has a pod for it) and has no
+// RocenetNode.
+const ReasonMissing = "Missing"
 
 // RocenetCluster is the whole fabric at a glance: how many nodes rocenet
 // runs on, how many are ready, each rail's ports, the nodes that are not
@@ -57,12 +62,15 @@ type RocenetCluster struct {
 }
 
 // RocenetClusterStatus is the fabric as the controller last reconciled it.
-// The target is the Nodes with a RocenetNode whose Kubernetes Ready
-// condition is True: a node Kubernetes itself finds NotReady (or a
-// RocenetNode without its Node) is counted in excludedNodes and left out
-// of the rest, as NMState and the SR-IOV operator do.
+// The target is the Nodes Kubernetes finds Ready that have a RocenetNode,
+// or should have one and do not (missing): a node Kubernetes itself finds
+// NotReady (or a RocenetNode without its Node) is counted in
+// excludedNodes and left out of the rest, as NMState and the SR-IOV
+// operator do. Fields rocenet-controller's status reconciler does not
+// compute are kept as they are.
 type RocenetClusterStatus struct {
-	// Available, Progressing, Degraded.
+	// Available, Progressing, Degraded. They have no observedGeneration:
+	// the object has no spec.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
@@ -81,10 +89,22 @@ type RocenetClusterStatus struct {
 	// RocenetNodes left out: their Node is NotReady or gone.
 	// +optional
 	ExcludedNodes int32 `json:"excludedNodes"`
-	// Target nodes whose reporter's heartbeat is older than the limit
-	// (counted as not ready).
+	// Target nodes whose RocenetNode the controller has not seen written
+	// for longer than its limit (counted as not ready).
 	// +optional
 	StaleNodes int32 `json:"staleNodes"`
+	// Target nodes that should run rocenet and have no RocenetNode: a
+	// Ready Node a node DaemonSet of rocenet's namespace has a pod for,
+	// and the pods those DaemonSets want and have not made (counted as
+	// not ready).
+	// +optional
+	MissingNodeCount int32 `json:"missingNodeCount"`
+	// The missing nodes by name, at most MaxDegradedNodes.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	MissingNodes []string `json:"missingNodes,omitempty"`
 
 	// "healthy/all" ports on the target nodes.
 	// +kubebuilder:validation:MaxLength=32
@@ -138,7 +158,7 @@ type DegradedNode struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 	// The RocenetNode's Ready reason and message ("Stale" when its
-	// reporter stopped writing).
+	// reporter stopped writing, "Missing" when it never wrote one).
 	// +kubebuilder:validation:MaxLength=128
 	Reason string `json:"reason"`
 	// +kubebuilder:validation:MaxLength=1024

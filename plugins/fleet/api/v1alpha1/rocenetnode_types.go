@@ -25,6 +25,10 @@ const (
 	ReasonRocenetdUnreachable = "RocenetdUnreachable"
 	// ReasonReporterStarting: the reporter has not heard rocenetd yet.
 	ReasonReporterStarting = "ReporterStarting"
+	// ReasonStale: rocenet-controller has seen no write of the node's
+	// RocenetNode for longer than its limit; it sets the Node condition
+	// Unknown with this reason, and counts the node Stale.
+	ReasonStale = "Stale"
 )
 
 // The bounds of what a reporter writes, the API server's maxItems and
@@ -132,9 +136,10 @@ type RocenetNodeStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
-	// When the reporter last wrote the object, change or not: it writes at
-	// least every heartbeat (10 minutes by default), so a time older than
-	// that says the reporter is gone.
+	// When the reporter last wrote the object, change or not, by the
+	// node's clock: it writes at least every heartbeat (5 minutes by
+	// default). For a reader; rocenet-controller judges a node stale by
+	// when it saw the object change, on its own clock, not by this time.
 	// +optional
 	HeartbeatTime metav1.Time `json:"heartbeatTime,omitempty"`
 }
