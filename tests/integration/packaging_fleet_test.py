@@ -65,6 +65,7 @@ CONTROLLER_FLAGS = frozenset({"--leader-elect", "--leader-election-namespace",
 # tokens write.
 REPORTER_POLICY = "rocenet-node-reporter.rocenet.io"
 NODE_STATUS_POLICY = "rocenet-node-status.rocenet.io"
+RESOURCESLICE_POLICY = "rocenet-resourceslices.rocenet.io"
 # What OpenShift's restricted-v2 SCC admits (volumes) and requires.
 RESTRICTED_V2_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
                          "persistentVolumeClaim", "projected", "secret"}
@@ -334,6 +335,34 @@ def test_node_status_policy_checks_every_nodes_status_write(any_overlay):
     assert binding["spec"] == {"policyName": NODE_STATUS_POLICY, "validationActions": ["Deny"]}
 
 
+def test_dra_overlays_confine_resourceslices(any_overlay):
+    """With the DRA component, the DaemonSet's account (the DRA plugin's and
+    the reporter's) may write ResourceSlices, never a collection of them,
+    and every write RBAC allows is matched by the ResourceSlice policy,
+    keyed on the token's node and rocenet's driver; without it, neither
+    the role nor the policy is there."""
+    name, docs = any_overlay
+    if not name.endswith("-dra"):
+        assert not [d for d in docs if d["metadata"]["name"] in
+                    ("rocenet-dra-plugin", RESOURCESLICE_POLICY)], name
+        return
+    role = grants(one(docs, "ClusterRole", "rocenet-dra-plugin"))
+    assert ("resource.k8s.io", "resourceslices", "deletecollection") not in role
+    writes = {(g, r, OPERATION[v]) for g, r, v in role if v in OPERATION and r == "resourceslices"}
+    policy = one(docs, "ValidatingAdmissionPolicy", RESOURCESLICE_POLICY)
+    spec = policy["spec"]
+    matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
+               for group in rule["apiGroups"] for resource in rule["resources"]
+               for op in rule["operations"]}
+    assert writes and writes <= matched, f"{name}: {sorted(writes - matched)}"
+    assert spec["failurePolicy"] == "Fail"
+    expressions = " ".join(v["expression"] for v in spec["variables"] + spec["validations"])
+    assert "authentication.kubernetes.io/node-name" in expressions
+    assert "'rocenet.io'" in expressions
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", RESOURCESLICE_POLICY)
+    assert binding["spec"] == {"policyName": RESOURCESLICE_POLICY, "validationActions": ["Deny"]}
+
+
 # --- rocenet-controller -------------------------------------------------------------------
 
 def test_controller_is_unprivileged(any_overlay):
@@ -500,6 +529,10 @@ REPORTER_OBJECTS = {("ClusterRole", "rocenet-node-reporter"),
                     ("ValidatingAdmissionPolicyBinding", REPORTER_POLICY),
                     ("ValidatingAdmissionPolicy", NODE_STATUS_POLICY),
                     ("ValidatingAdmissionPolicyBinding", NODE_STATUS_POLICY)}
+# With allocation dra.
+DRA_OBJECTS = {("ClusterRole", "rocenet-dra-plugin"), ("ClusterRoleBinding", "rocenet-dra-plugin"),
+               ("ValidatingAdmissionPolicy", RESOURCESLICE_POLICY),
+               ("ValidatingAdmissionPolicyBinding", RESOURCESLICE_POLICY)}
 # The chart's values for each overlay it must match.
 HELM_SETTINGS = {"generic": [], "generic-dra": ["allocation=dra"],
                  "openshift": ["openshift.enabled=true", "cniBinDir=/var/lib/cni/bin"],
@@ -553,7 +586,10 @@ def test_helm_chart_makes_the_overlays_fleet_objects(helm, overlay_name):
     volume too."""
     kustomized = render(ALL_OVERLAYS[overlay_name])
     rendered = helm_template(*HELM_SETTINGS[overlay_name])
-    for kind, name in sorted(REPORTER_OBJECTS | CONTROLLER_OBJECTS):
+    objects = REPORTER_OBJECTS | CONTROLLER_OBJECTS
+    if overlay_name.endswith("-dra"):
+        objects |= DRA_OBJECTS
+    for kind, name in sorted(objects):
         want, got = one(kustomized, kind, name), one(rendered, kind, name)
         where = f"{overlay_name}: {kind} {name}"
         assert got["metadata"].get("namespace") == want["metadata"].get("namespace"), where
