@@ -59,8 +59,9 @@ TOKEN_CONTAINERS = {"node-reporter", "dra-plugin"}
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # rocenet-controller's flags as docs/fleet.md names them.
 CONTROLLER_FLAGS = frozenset({"--leader-elect", "--leader-election-namespace",
-                              "--metrics-bind-address", "--health-probe-bind-address",
-                              "--stale-after", "--kubeconfig", "-v"})
+                              "--metrics-bind-address", "--metrics-secure",
+                              "--health-probe-bind-address", "--stale-after", "--kubeconfig",
+                              "--kube-api-qps", "--kube-api-burst", "-v"})
 # The policies that confine what the DaemonSet's and the controller's
 # tokens write.
 REPORTER_POLICY = "rocenet-node-reporter.rocenet.io"
@@ -436,13 +437,13 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
 def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
     job), and writes across the cluster only the RocenetCluster (create,
-    status), the RocenetTriages' status and Nodes' status (a stale node's
-    condition Unknown, which the node-status policy confines it to): no
-    Secret, no Event outside its namespace, no write of a RocenetNode or a
-    pod. The triage runs' Jobs, the pods that hold a node's ports for an
-    invasive stage and the kept results it writes in its own namespace
-    only, and there it reads its node DaemonSets and their pods, and
-    records the leader's Events."""
+    status), the RocenetTriages' status, Nodes' status (a stale node's
+    condition Unknown, which the node-status policy confines it to) and
+    the reviews that guard its metrics: no Secret, no Event outside its
+    namespace, no write of a RocenetNode or a pod. The triage runs' Jobs,
+    the pods that hold a node's ports for an invasive stage and the kept
+    results it writes in its own namespace only, and there it reads its
+    node DaemonSets and their pods, and records the leader's Events."""
     name, docs = any_overlay
     role = one(docs, "ClusterRole", "rocenet-controller")
     reads = {"get", "list", "watch"}
@@ -452,7 +453,10 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
                       ("rocenet.io", "rocenetclusters/status", "patch"),
                       ("rocenet.io", "rocenettriages/status", "update"),
                       ("rocenet.io", "rocenettriages/status", "patch"),
-                      ("", "nodes/status", "patch")}, f"{name}: {sorted(writes)}"
+                      ("", "nodes/status", "patch"),
+                      ("authentication.k8s.io", "tokenreviews", "create"),
+                      ("authorization.k8s.io", "subjectaccessreviews", "create")}, \
+        f"{name}: {sorted(writes)}"
     assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods/log", "jobs",
                                                   "events"}
     leader = one(docs, "Role", "rocenet-controller-leader-election")

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -37,9 +38,12 @@ type ManagerOptions struct {
 	// The PriorityClass of the pods that hold a node's ports for an
 	// invasive triage stage ("": none).
 	TriagePriorityClass string
-	// The metrics' and the probes' listening addresses, plain HTTP ("0":
-	// none).
-	MetricsBindAddress     string
+	// The metrics' listening address ("0": none), served over HTTPS to a
+	// caller the API server authenticates and authorizes (get on the
+	// non-resource URL /metrics) unless MetricsInsecure.
+	MetricsBindAddress string
+	MetricsInsecure    bool
+	// The probes' listening address, plain HTTP ("0": none).
 	HealthProbeBindAddress string
 }
 
@@ -58,6 +62,14 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err != nil {
 		return nil, err
 	}
+	metrics := metricsserver.Options{BindAddress: opts.MetricsBindAddress}
+	if !opts.MetricsInsecure {
+		// A self-signed certificate made at start (no CertDir): Prometheus
+		// scrapes it with insecure_skip_verify and its ServiceAccount's
+		// token (docs/metrics.md#rocenet-controller).
+		metrics.SecureServing = true
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                        scheme,
 		Cache:                         CacheOptions(opts.Namespace),
@@ -66,7 +78,7 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                       metrics,
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		Controller:                    config.Controller{SkipNameValidation: &skipNameValidation},
 	})
