@@ -207,6 +207,7 @@ def test_node_reporter_container(any_overlay):
     socket_dir = os.path.dirname(config["socket"])
     assert set(got) == {socket_dir, nfd, TOKEN_DIR}, sorted(got)
     assert got[nfd]["readOnly"] is True, "the reporter reads diagd's file, writes none"
+    assert got[socket_dir]["readOnly"] is True, "the reporter dials rocenetd's socket, writes none"
     assert vols[got[nfd]["name"]]["hostPath"]["path"] == nfd
     assert vols[got[socket_dir]["name"]]["hostPath"]["path"] == socket_dir
     assert got[TOKEN_DIR]["readOnly"] is True
