@@ -36,6 +36,9 @@ type Observer struct {
 	// The API server's time serverAt (on the controller's clock); zero
 	// until read.
 	serverTime, serverAt time.Time
+	// Whether this Observe asked already: a failed read is not tried again
+	// for every other node first seen with it.
+	asked bool
 }
 
 type observation struct {
@@ -53,6 +56,7 @@ func NewObserver(server ServerClock) *Observer {
 // was last seen written, by name. Names no longer listed are forgotten.
 func (o *Observer) Observe(ctx context.Context, nodes []v1alpha1.RocenetNode, now time.Time) map[string]time.Time {
 	out := make(map[string]time.Time, len(nodes))
+	o.asked = false
 	for i := range nodes {
 		n := &nodes[i]
 		s, ok := o.seen[n.Name]
@@ -96,9 +100,10 @@ func (o *Observer) firstSeen(ctx context.Context, n *v1alpha1.RocenetNode, now t
 // the controller's clock.
 func (o *Observer) serverNow(ctx context.Context, now time.Time) (time.Time, bool) {
 	if o.serverTime.IsZero() {
-		if o.server == nil {
+		if o.server == nil || o.asked {
 			return time.Time{}, false
 		}
+		o.asked = true
 		t, err := o.server.Now(ctx)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "the API server's time not read; a RocenetNode first seen counts as written now")
