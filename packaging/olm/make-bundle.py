@@ -110,6 +110,8 @@ STATUS_DESCRIPTORS = {
          ["urn:alm:descriptor:text"]),
         ("excludedNodes", "Excluded nodes", "RocenetNodes whose Node is NotReady or gone.",
          ["urn:alm:descriptor:text"]),
+        ("missingNodeCount", "Missing nodes", "Nodes rocenet should run on that never reported.",
+         ["urn:alm:descriptor:text"]),
         ("version", "Version", "The newest rocenet version and how many nodes run it.",
          ["urn:alm:descriptor:text"]),
     ],

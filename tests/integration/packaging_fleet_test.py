@@ -48,7 +48,8 @@ CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "Clust
                   "SecurityContextConstraints", "DeviceClass", "PriorityClass"}
 # The node reporter's ClusterRole, exactly (docs/fleet.md#who-may-write):
 # (API group, resource, verb).
-REPORTER_GRANTS = {("", "nodes", "get"), ("", "nodes/status", "patch"),
+REPORTER_GRANTS = {("", "nodes", "get"), ("", "nodes", "list"), ("", "nodes", "watch"),
+                   ("", "nodes/status", "patch"),
                    ("rocenet.io", "rocenetnodes", "get"), ("rocenet.io", "rocenetnodes", "create"),
                    ("rocenet.io", "rocenetnodes/status", "update")}
 # The admission operation each write verb is checked under.
@@ -58,8 +59,14 @@ TOKEN_CONTAINERS = {"node-reporter", "dra-plugin"}
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # rocenet-controller's flags as docs/fleet.md names them.
 CONTROLLER_FLAGS = frozenset({"--leader-elect", "--leader-election-namespace",
-                              "--metrics-bind-address", "--health-probe-bind-address",
-                              "--stale-after", "--kubeconfig", "-v"})
+                              "--metrics-bind-address", "--metrics-secure",
+                              "--health-probe-bind-address", "--stale-after", "--kubeconfig",
+                              "--kube-api-qps", "--kube-api-burst", "-v"})
+# The policies that confine what the DaemonSet's and the controller's
+# tokens write.
+REPORTER_POLICY = "rocenet-node-reporter.rocenet.io"
+NODE_STATUS_POLICY = "rocenet-node-status.rocenet.io"
+RESOURCESLICE_POLICY = "rocenet-resourceslices.rocenet.io"
 # What OpenShift's restricted-v2 SCC admits (volumes) and requires.
 RESTRICTED_V2_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
                          "persistentVolumeClaim", "projected", "secret"}
@@ -139,8 +146,8 @@ def test_an_overlay_with_its_own_namespace_keeps_the_policy_cluster_scoped(tmp_p
         f"transformers:\n  - {os.path.relpath(os.path.join(K8S, 'base', 'cluster-scoped'), tmp_path)}\n")
     docs = render(str(tmp_path))
     for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
-        for name in ("rocenet-node-reporter.rocenet.io", "rocenet-triage-pods.rocenet.io"):
-            assert "namespace" not in one(docs, kind, name)["metadata"], (kind, name)
+        found = [d for d in docs if d["kind"] == kind]
+        assert found and all("namespace" not in d["metadata"] for d in found), kind
     assert one(docs, "DaemonSet", "rocenet")["metadata"]["namespace"] == "fabric"
     subjects = one(docs, "ClusterRoleBinding", "rocenet-node-reporter")["subjects"]
     assert subjects == [{"kind": "ServiceAccount", "name": "rocenet", "namespace": "fabric"}]
@@ -200,6 +207,7 @@ def test_node_reporter_container(any_overlay):
     socket_dir = os.path.dirname(config["socket"])
     assert set(got) == {socket_dir, nfd, TOKEN_DIR}, sorted(got)
     assert got[nfd]["readOnly"] is True, "the reporter reads diagd's file, writes none"
+    assert got[socket_dir]["readOnly"] is True, "the reporter dials rocenetd's socket, writes none"
     assert vols[got[nfd]["name"]]["hostPath"]["path"] == nfd
     assert vols[got[socket_dir]["name"]]["hostPath"]["path"] == socket_dir
     assert got[TOKEN_DIR]["readOnly"] is True
@@ -236,8 +244,9 @@ def test_api_token_only_where_the_api_is_called(any_overlay):
 
 
 def test_node_reporter_rbac_is_the_narrow_one(any_overlay):
-    """The reporter's ClusterRole grants exactly get nodes, patch
-    nodes/status, get and create rocenetnodes, update rocenetnodes/status,
+    """The reporter's ClusterRole grants exactly get, list and watch nodes
+    (its own, by field selector), patch nodes/status, get and create
+    rocenetnodes, update rocenetnodes/status,
     to the DaemonSet's ServiceAccount; nothing else is bound to that
     account but the DRA plugin's role (with the DRA component) and the SCC's
     (OpenShift)."""
@@ -268,7 +277,7 @@ def test_node_reporter_policy_checks_every_write_the_role_allows(any_overlay):
     fails closed, compares the object's name with the node in the token,
     and its binding denies."""
     name, docs = any_overlay
-    policy = one(docs, "ValidatingAdmissionPolicy", "rocenet-node-reporter.rocenet.io")
+    policy = one(docs, "ValidatingAdmissionPolicy", REPORTER_POLICY)
     spec = policy["spec"]
     assert spec["failurePolicy"] == "Fail"
     matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
@@ -293,10 +302,67 @@ def test_node_reporter_policy_checks_every_write_the_role_allows(any_overlay):
     expressions = " ".join(v["expression"] for v in spec["variables"] + spec["validations"])
     assert "authentication.kubernetes.io/node-name" in expressions
     assert "request.name == variables.node" in expressions
-    binding = one(docs, "ValidatingAdmissionPolicyBinding", policy["metadata"]["name"])
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", REPORTER_POLICY)
     assert binding["spec"]["policyName"] == policy["metadata"]["name"]
     assert binding["spec"]["validationActions"] == ["Deny"]
     assert not binding["spec"].get("matchResources"), "it holds in every namespace"
+
+
+def test_node_status_policy_checks_every_nodes_status_write(any_overlay):
+    """Every nodes/status write the reporter's and the controller's roles
+    allow is matched by the node-status policy, which applies to both
+    accounts (and no other), fails closed and denies; its allow-list is
+    what plugins/fleet/reporter's tests prove on a real API server."""
+    name, docs = any_overlay
+    policy = one(docs, "ValidatingAdmissionPolicy", NODE_STATUS_POLICY)
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
+               for group in rule["apiGroups"] for resource in rule["resources"]
+               for op in rule["operations"]}
+    for role in ("rocenet-node-reporter", "rocenet-controller"):
+        writes = {(g, r, OPERATION[v]) for g, r, v in grants(one(docs, "ClusterRole", role))
+                  if v in OPERATION and r.startswith("nodes")}
+        assert writes == {("", "nodes/status", "UPDATE")}, f"{name}: {role}: {sorted(writes)}"
+        assert writes <= matched
+    (condition,) = spec["matchConditions"]
+    pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
+    for user, confined in (("system:serviceaccount:rocenet-system:rocenet", True),
+                           ("system:serviceaccount:rocenet-system:rocenet-controller", True),
+                           ("system:serviceaccount:elsewhere:rocenet-controller", True),
+                           ("system:serviceaccount:rocenet-system:rocenet-controller-x", False),
+                           ("system:node:node-a", False)):
+        assert bool(re.search(pattern, user)) == confined, f"{name}: {user}"
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", NODE_STATUS_POLICY)
+    assert binding["spec"] == {"policyName": NODE_STATUS_POLICY, "validationActions": ["Deny"]}
+
+
+def test_dra_overlays_confine_resourceslices(any_overlay):
+    """With the DRA component, the DaemonSet's account (the DRA plugin's and
+    the reporter's) may write ResourceSlices, never a collection of them,
+    and every write RBAC allows is matched by the ResourceSlice policy,
+    keyed on the token's node and rocenet's driver; without it, neither
+    the role nor the policy is there."""
+    name, docs = any_overlay
+    if not name.endswith("-dra"):
+        assert not [d for d in docs if d["metadata"]["name"] in
+                    ("rocenet-dra-plugin", RESOURCESLICE_POLICY)], name
+        return
+    role = grants(one(docs, "ClusterRole", "rocenet-dra-plugin"))
+    assert ("resource.k8s.io", "resourceslices", "deletecollection") not in role
+    writes = {(g, r, OPERATION[v]) for g, r, v in role if v in OPERATION and r == "resourceslices"}
+    policy = one(docs, "ValidatingAdmissionPolicy", RESOURCESLICE_POLICY)
+    spec = policy["spec"]
+    matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
+               for group in rule["apiGroups"] for resource in rule["resources"]
+               for op in rule["operations"]}
+    assert writes and writes <= matched, f"{name}: {sorted(writes - matched)}"
+    assert spec["failurePolicy"] == "Fail"
+    expressions = " ".join(v["expression"] for v in spec["variables"] + spec["validations"])
+    assert "authentication.kubernetes.io/node-name" in expressions
+    assert "'rocenet.io'" in expressions
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", RESOURCESLICE_POLICY)
+    assert binding["spec"] == {"policyName": RESOURCESLICE_POLICY, "validationActions": ["Deny"]}
 
 
 # --- rocenet-controller -------------------------------------------------------------------
@@ -373,12 +439,15 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
     job), and writes across the cluster only the RocenetCluster (create,
     status), the RocenetTriages' status, their finalizer (patch) and a
-    finished one's deletion (its ttlSecondsAfterFinished), and Events: no
-    Secret, no write of a Node, a RocenetNode or a pod. The triage runs'
-    Jobs, the pods that hold a node's ports for an invasive stage, a run
-    pod's deadline (patch: how a run is stopped) and the kept results it
-    writes in its own namespace only, where the triage pod policy admits
-    only those shapes."""
+    finished one's deletion (its ttlSecondsAfterFinished), Nodes' status (a
+    stale node's condition Unknown, which the node-status policy confines
+    it to) and the reviews that guard its metrics: no Secret, no Event
+    outside its namespace, no write of a RocenetNode or a pod. The triage
+    runs' Jobs, the pods that hold a node's ports for an invasive stage, a
+    run pod's deadline (patch: how a run is stopped) and the kept results
+    it writes in its own namespace only, where the triage pod policy admits
+    only those shapes; there it reads its node DaemonSets and their pods,
+    and records the leader's Events."""
     name, docs = any_overlay
     role = one(docs, "ClusterRole", "rocenet-controller")
     reads = {"get", "list", "watch"}
@@ -390,10 +459,19 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
                       ("rocenet.io", "rocenettriages/status", "patch"),
                       ("rocenet.io", "rocenettriages", "patch"),
                       ("rocenet.io", "rocenettriages", "delete"),
-                      ("", "events", "create"), ("", "events", "patch"),
-                      ("events.k8s.io", "events", "create"),
-                      ("events.k8s.io", "events", "patch")}, f"{name}: {sorted(writes)}"
-    assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods/log", "jobs"}
+                      ("", "nodes/status", "patch"),
+                      ("authentication.k8s.io", "tokenreviews", "create"),
+                      ("authorization.k8s.io", "subjectaccessreviews", "create")}, \
+        f"{name}: {sorted(writes)}"
+    assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods/log", "jobs",
+                                                  "events"}
+    leader = one(docs, "Role", "rocenet-controller-leader-election")
+    assert {(g, r, v) for g, r, v in grants(leader) if r == "events"} == {
+        ("", "events", "create"), ("", "events", "patch")}
+    nodes = one(docs, "Role", "rocenet-controller-nodes")
+    assert nodes["metadata"]["namespace"] == "rocenet-system"
+    assert grants(nodes) == {(g, r, v) for g, r in (("apps", "daemonsets"), ("", "pods"))
+                             for v in ("get", "list", "watch")}
     triage = one(docs, "Role", "rocenet-controller-triage")
     assert triage["metadata"]["namespace"] == "rocenet-system"
     assert {(g, r, v) for g, r, v in grants(triage) if v not in reads} == {
@@ -403,7 +481,7 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
         ("", "configmaps", "delete")}, name
     assert bound_to(docs, "rocenet-system", "rocenet-controller") == {
         "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election",
-        "Role/rocenet-controller-triage"}
+        "Role/rocenet-controller-triage", "Role/rocenet-controller-nodes"}
 
 
 def test_triage_pod_policy_sees_every_pod_and_job_the_controller_may_write(any_overlay):
@@ -484,14 +562,22 @@ CONTROLLER_OBJECTS = {("ServiceAccount", "rocenet-controller"), ("ClusterRole", 
                       ("RoleBinding", "rocenet-controller-leader-election"),
                       ("Role", "rocenet-controller-triage"),
                       ("RoleBinding", "rocenet-controller-triage"),
+                      ("Role", "rocenet-controller-nodes"),
+                      ("RoleBinding", "rocenet-controller-nodes"),
                       ("Deployment", "rocenet-controller"),
                       ("PriorityClass", "rocenet-triage-holder"),
                       ("ValidatingAdmissionPolicy", "rocenet-triage-pods.rocenet.io"),
                       ("ValidatingAdmissionPolicyBinding", "rocenet-triage-pods.rocenet.io")}
 REPORTER_OBJECTS = {("ClusterRole", "rocenet-node-reporter"),
                     ("ClusterRoleBinding", "rocenet-node-reporter"),
-                    ("ValidatingAdmissionPolicy", "rocenet-node-reporter.rocenet.io"),
-                    ("ValidatingAdmissionPolicyBinding", "rocenet-node-reporter.rocenet.io")}
+                    ("ValidatingAdmissionPolicy", REPORTER_POLICY),
+                    ("ValidatingAdmissionPolicyBinding", REPORTER_POLICY),
+                    ("ValidatingAdmissionPolicy", NODE_STATUS_POLICY),
+                    ("ValidatingAdmissionPolicyBinding", NODE_STATUS_POLICY)}
+# With allocation dra.
+DRA_OBJECTS = {("ClusterRole", "rocenet-dra-plugin"), ("ClusterRoleBinding", "rocenet-dra-plugin"),
+               ("ValidatingAdmissionPolicy", RESOURCESLICE_POLICY),
+               ("ValidatingAdmissionPolicyBinding", RESOURCESLICE_POLICY)}
 # The chart's values for each overlay it must match.
 HELM_SETTINGS = {"generic": [], "generic-dra": ["allocation=dra"],
                  "openshift": ["openshift.enabled=true", "cniBinDir=/var/lib/cni/bin"],
@@ -545,7 +631,10 @@ def test_helm_chart_makes_the_overlays_fleet_objects(helm, overlay_name):
     volume too."""
     kustomized = render(ALL_OVERLAYS[overlay_name])
     rendered = helm_template(*HELM_SETTINGS[overlay_name])
-    for kind, name in sorted(REPORTER_OBJECTS | CONTROLLER_OBJECTS):
+    objects = REPORTER_OBJECTS | CONTROLLER_OBJECTS
+    if overlay_name.endswith("-dra"):
+        objects |= DRA_OBJECTS
+    for kind, name in sorted(objects):
         want, got = one(kustomized, kind, name), one(rendered, kind, name)
         where = f"{overlay_name}: {kind} {name}"
         assert got["metadata"].get("namespace") == want["metadata"].get("namespace"), where
@@ -596,15 +685,22 @@ def test_helm_chart_policy_confines_the_releases_account(helm):
         if "." in release:
             assert not re.search(pattern, f"system:serviceaccount:{namespace}:"
                                           f"{release.replace('.', 'x')}")
-        binding = one(docs, "ValidatingAdmissionPolicyBinding", policy["metadata"]["name"])
+        binding = one(docs, "ValidatingAdmissionPolicyBinding",
+                      f"{release}-node-reporter.rocenet.io")
         assert binding["spec"]["policyName"] == policy["metadata"]["name"]
+        status = one(docs, "ValidatingAdmissionPolicy", f"{release}-node-status.rocenet.io")
+        (condition,) = status["spec"]["matchConditions"]
+        pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
+        for account in (release, f"{release}-controller"):
+            assert re.search(pattern, f"system:serviceaccount:{namespace}:{account}"), account
+        assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet-controller")
         ds = one(docs, "DaemonSet", release)
         assert ds["spec"]["template"]["spec"]["serviceAccountName"] == release
         assert one(docs, "ClusterRoleBinding", f"{release}-node-reporter")["subjects"] == [
             {"kind": "ServiceAccount", "name": release, "namespace": namespace}]
         assert bound_to(docs, namespace, f"{release}-controller") == {
             f"ClusterRole/{release}-controller", f"Role/{release}-controller-leader-election",
-            f"Role/{release}-controller-triage"}
+            f"Role/{release}-controller-triage", f"Role/{release}-controller-nodes"}
         # A triage run copies the release's DaemonSet.
         dep = one(docs, "Deployment", f"{release}-controller")
         assert f"--daemonset={release}" in dep["spec"]["template"]["spec"]["containers"][0]["command"]

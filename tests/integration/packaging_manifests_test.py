@@ -104,6 +104,7 @@ def test_every_kustomization_renders_offline():
         os.path.join(K8S, "examples"): {"NetworkAttachmentDefinition", "Pod"},
         os.path.join(K8S, "examples", "dra"): {"ResourceClaimTemplate", "Pod"},
         os.path.join(K8S, "examples", "config-override"): node | fleet,
+        os.path.join(K8S, "examples", "metrics-reader"): {"ClusterRole", "ClusterRoleBinding"},
     }
     for directory, want in kinds.items():
         got = {d["kind"] for d in render(directory)}

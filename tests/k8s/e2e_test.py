@@ -26,11 +26,14 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
+import urllib.request
 
 import pytest
+import yaml
 
 from e2e_support import (  # noqa: F401
     DAEMON_SOCKET,
@@ -638,15 +641,60 @@ def _wait_phase(env, name: str, what: str, ok) -> dict:
     return seen[0]
 
 
+def _metrics_token(env) -> str:
+    """A token of a ServiceAccount bound to the shipped example role that
+    may read rocenet-controller's metrics (examples/metrics-reader), made
+    once."""
+    if not getattr(env, "metrics_token", None):
+        env.apply({"apiVersion": "v1", "kind": "ServiceAccount",
+                   "metadata": {"name": "e2e-scraper", "namespace": "rocenet-system"}})
+        with open(os.path.join(HERE, "..", "..", "packaging", "kubernetes", "examples",
+                               "metrics-reader", "metrics-reader.yaml")) as f:
+            role, binding = [d for d in yaml.safe_load_all(f) if d]
+        binding["subjects"] = [{"kind": "ServiceAccount", "name": "e2e-scraper",
+                                "namespace": "rocenet-system"}]
+        env.apply(role)
+        env.apply(binding)
+        env.metrics_token = env.kubectl("-n", "rocenet-system", "create", "token",
+                                        "e2e-scraper").stdout.strip()
+    return env.metrics_token
+
+
 def _controller_metrics(env) -> str:
     """The metrics of the rocenet-controller replica that reconciles (the
-    one holding the Lease has the triage series), through the API server's
-    proxy to its metrics port."""
+    one holding the Lease has the triage series), over HTTPS through
+    `kubectl port-forward`, with a token the controller has the API server
+    authenticate and authorize (the API server's proxy would not pass
+    one on)."""
+    token = _metrics_token(env)
     pods = env.json("-n", "rocenet-system", "get", "pods",
                     "-l", "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=controller")
-    texts = [env.kubectl("get", "--raw", f"/api/v1/namespaces/rocenet-system/pods/"
-                         f"{p['metadata']['name']}:50155/proxy/metrics", check=False).stdout
-             for p in pods["items"] if p["status"].get("phase") == "Running"]
+    texts = []
+    for p in pods["items"]:
+        if p["status"].get("phase") != "Running":
+            continue
+        forward = subprocess.Popen(
+            [os.path.join(env.cluster.bin, "kubectl"), "--kubeconfig", env.cluster.kubeconfig,
+             "-n", "rocenet-system", "port-forward", f"pod/{p['metadata']['name']}", ":50155"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            line = forward.stdout.readline()
+            m = re.search(r"127\.0\.0\.1:(\d+) ->", line)
+            if not m:
+                continue
+            # The controller's certificate is its own, made at its start.
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            req = urllib.request.Request(f"https://127.0.0.1:{m.group(1)}/metrics",
+                                         headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(req, context=context, timeout=10) as resp:
+                texts.append(resp.read().decode())
+        except OSError:
+            continue
+        finally:
+            forward.terminate()
+            forward.wait(timeout=10)
     return next((t for t in texts if "rocenet_triage_" in t), "\n".join(texts))
 
 

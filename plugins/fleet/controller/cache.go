@@ -75,11 +75,11 @@ func ClientOptions() client.Options {
 var _ toolscache.TransformFunc = TrimNode
 
 // TrimNode keeps of a Node its name, uid, resourceVersion, labels, Ready
-// condition (without its heartbeat time, which the kubelet renews every
-// few minutes) and allocatable rocenet.io/scale-out-port (what a triage
-// holds): everything else, spec, images, addresses, capacity,
-// annotations, managedFields, is dropped. Any other object passes
-// unchanged.
+// condition and rocenet's ScaleOutNetworkReady (without their heartbeat
+// times, which the kubelet renews every few minutes) and allocatable
+// rocenet.io/scale-out-port (what a triage holds): everything else, spec,
+// images, addresses, capacity, annotations, managedFields, is dropped. Any
+// other object passes unchanged.
 func TrimNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
@@ -92,10 +92,9 @@ func TrimNode(obj any) (any, error) {
 		},
 	}
 	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
+		if c.Type == corev1.NodeReady || c.Type == v1alpha1.NodeConditionType {
 			c.LastHeartbeatTime = metav1.Time{}
-			trimmed.Status.Conditions = []corev1.NodeCondition{c}
-			break
+			trimmed.Status.Conditions = append(trimmed.Status.Conditions, c)
 		}
 	}
 	if ports, ok := n.Status.Allocatable[ScaleOutPortResource]; ok {
@@ -104,9 +103,10 @@ func TrimNode(obj any) (any, error) {
 	return trimmed, nil
 }
 
-// TrimRocenetNode drops a RocenetNode's managedFields and keeps of each
-// port its name, rail, address and whether it is in a pod (what a triage
-// needs to reach the node's rocenet-diagd); its counts, rails,
+// TrimRocenetNode drops a RocenetNode's managedFields but the time of the
+// last write (Observer reads it), and keeps of each port its name, rail,
+// address and whether it is in a pod (what a triage needs to reach the
+// node's rocenet-diagd); its counts, rails,
 // conditions, version and heartbeat stay. Any other object passes
 // unchanged.
 func TrimRocenetNode(obj any) (any, error) {
@@ -114,7 +114,7 @@ func TrimRocenetNode(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	n.ManagedFields = nil
+	n.ManagedFields = lastWriteOnly(n.ManagedFields)
 	for i, p := range n.Status.Ports {
 		n.Status.Ports[i] = v1alpha1.PortStatus{Name: p.Name, Rail: p.Rail, Address: p.Address, InPod: p.InPod}
 	}

@@ -11,9 +11,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -38,21 +41,37 @@ type ManagerOptions struct {
 	// The cluster-wide triage budget and its window (TriageOptions).
 	TriageBudget       string
 	TriageBudgetWindow time.Duration
-	// The metrics' and the probes' listening addresses, plain HTTP ("0":
-	// none).
-	MetricsBindAddress     string
+	// The metrics' listening address ("0": none), served over HTTPS to a
+	// caller the API server authenticates and authorizes (get on the
+	// non-resource URL /metrics) unless MetricsInsecure.
+	MetricsBindAddress string
+	MetricsInsecure    bool
+	// The probes' listening address, plain HTTP ("0": none).
 	HealthProbeBindAddress string
 }
 
+// skipNameValidation lets one process make several managers (the tests
+// do): controller-runtime refuses a controller name twice otherwise.
+var skipNameValidation = false
+
 // NewManager is a manager running the reconciler over cfg: its cache
-// keeps only what the status is computed from (CacheOptions), it serves
-// the metrics (controller-runtime's and the triage runs') and /healthz and
-// /readyz (ready once the cache has synced), and with LeaderElection only
-// one replica reconciles at a time.
+// keeps only what the status is computed from (CacheOptions), a second
+// one rocenet's node DaemonSets and their pods (NewExpectedCache); it
+// serves the metrics (controller-runtime's and the triage runs') and
+// /healthz and /readyz (ready once both caches have synced), and with
+// LeaderElection only one replica reconciles at a time.
 func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) {
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
+	}
+	metrics := metricsserver.Options{BindAddress: opts.MetricsBindAddress}
+	if !opts.MetricsInsecure {
+		// A self-signed certificate made at start (no CertDir): Prometheus
+		// scrapes it with insecure_skip_verify and its ServiceAccount's
+		// token (docs/metrics.md#rocenet-controller).
+		metrics.SecureServing = true
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                        scheme,
@@ -62,9 +81,21 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                       metrics,
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		Controller:                    config.Controller{SkipNameValidation: &skipNameValidation},
 	})
+	if err != nil {
+		return nil, err
+	}
+	expected, err := NewExpectedCache(cfg, scheme, cache.Options{HTTPClient: mgr.GetHTTPClient(), Mapper: mgr.GetRESTMapper()}, opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(expected); err != nil {
+		return nil, err
+	}
+	server, err := NewAPIServerClock(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -74,14 +105,14 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err := mgr.AddReadyzCheck("cache", func(req *http.Request) error {
 		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
 		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
+		if !mgr.GetCache().WaitForCacheSync(ctx) || !expected.WaitForCacheSync(ctx) {
 			return errors.New("the cache has not synced")
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	if err := NewReconciler(mgr.GetClient(), opts.Options, clock.RealClock{}).SetupWithManager(mgr); err != nil {
+	if err := NewReconciler(mgr.GetClient(), expected, server, opts.Options, clock.RealClock{}).SetupWithManager(mgr, expected); err != nil {
 		return nil, err
 	}
 	clientset, err := kubernetes.NewForConfig(cfg)

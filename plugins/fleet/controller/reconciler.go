@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -40,8 +42,8 @@ const FieldManager = "rocenet-controller"
 
 // Options configure a Reconciler.
 type Options struct {
-	// How old a heartbeat may be before its node is Stale (0:
-	// DefaultStaleAfter).
+	// How long the controller may see no write of a RocenetNode before its
+	// node is Stale (0: DefaultStaleAfter).
 	StaleAfter time.Duration
 	// The least time between two status writes (0:
 	// DefaultMinWriteInterval).
@@ -63,26 +65,39 @@ var clusterKey = types.NamespacedName{Name: v1alpha1.ClusterName}
 // Reconciler keeps the RocenetCluster "cluster": it creates it when it is
 // absent and writes its status when it differs from ComputeStatus over
 // the cache. Every event maps to the one key, so the workqueue coalesces
-// a burst into a few reconciles; the write floor coalesces the rest.
+// a burst into a few reconciles; the write floor coalesces the rest. It
+// also sets a stale node's Node condition Unknown (markStale).
 type Reconciler struct {
 	// Reads from the manager's cache, writes to the API server.
 	client client.Client
-	opts   Options
-	clock  clock.PassiveClock
-	// When the status was last written. The controller runs one worker
-	// and has one key, so only one Reconcile runs at a time.
+	// Reads rocenet's node DaemonSets and their pods (NewExpectedCache);
+	// nil: none, no node is expected.
+	expected client.Reader
+	opts     Options
+	clock    clock.PassiveClock
+	observer *Observer
+	// The controller runs one worker and has one key, so only one
+	// Reconcile runs at a time and these need no lock.
+	// When the status was last written.
 	lastWrite time.Time
+	// By node: the RocenetNode's resourceVersion when its Node condition
+	// was set Unknown, so that it is set once per silence, not fought over
+	// with a reporter that writes the condition and not its RocenetNode.
+	markedStale map[string]string
 }
 
-// NewReconciler is the reconciler reading and writing through c.
-func NewReconciler(c client.Client, opts Options, clk clock.PassiveClock) *Reconciler {
+// NewReconciler is the reconciler reading and writing through c, reading
+// where rocenet should run from expected (nil: nowhere in particular), and
+// asking server for the API server's time (nil: not asked; Observer).
+func NewReconciler(c client.Client, expected client.Reader, server ServerClock, opts Options, clk clock.PassiveClock) *Reconciler {
 	opts.defaults()
-	return &Reconciler{client: c, opts: opts, clock: clk}
+	return &Reconciler{client: c, expected: expected, opts: opts, clock: clk, observer: NewObserver(server),
+		markedStale: map[string]string{}}
 }
 
 // Reconcile brings the RocenetCluster's status up to date. It requeues
 // itself for the end of the write floor when a write must wait, and for
-// the time the next heartbeat goes stale.
+// the time the next node goes stale.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	if req.NamespacedName != clusterKey {
 		return reconcile.Result{}, nil
@@ -113,21 +128,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.client.List(ctx, &kubeNodes); err != nil {
 		return reconcile.Result{}, fmt.Errorf("RocenetCluster %s: listing the Nodes: %w", clusterKey.Name, err)
 	}
-	fleet := Fleet{Nodes: nodes.Items, NodeReady: make(map[string]bool, len(kubeNodes.Items))}
+	fleet := Fleet{Nodes: nodes.Items, NodeReady: make(map[string]bool, len(kubeNodes.Items)),
+		LastSeen: r.observer.Observe(ctx, nodes.Items, now)}
 	for i := range kubeNodes.Items {
 		fleet.NodeReady[kubeNodes.Items[i].Name] = nodeReady(&kubeNodes.Items[i])
 	}
+	if r.expected != nil {
+		if fleet.Expected, err = readExpected(ctx, r.expected); err != nil {
+			return reconcile.Result{}, fmt.Errorf("RocenetCluster %s: %w", clusterKey.Name, err)
+		}
+	}
 
 	status, next := ComputeStatus(&cluster, fleet, now, r.opts.StaleAfter)
-	// The triage budget is the triage controller's: carried over as it is.
-	status.TriageBudget = cluster.Status.TriageBudget
+	marked, markNext, markErr := r.markStale(ctx, nodes.Items, kubeNodes.Items, fleet.LastSeen, now)
+	if !markNext.IsZero() && (next.IsZero() || markNext.Before(next)) {
+		next = markNext
+	}
 	var result reconcile.Result
 	if !next.IsZero() {
-		// A second past it, so that the heartbeat is older than the limit.
+		// A second past it, so that the silence is longer than the limit.
 		result.RequeueAfter = next.Sub(now) + time.Second
 	}
+	if marked > 0 {
+		logger.Info("Node conditions set Unknown: their RocenetNodes are stale", "nodes", marked)
+	}
 	if equality.Semantic.DeepEqual(cluster.Status, status) {
-		return result, nil
+		return result, markErr
 	}
 
 	previous := cluster.Status.Conditions
@@ -147,8 +173,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	logger.V(2).Info("RocenetCluster status written", "readyNodes", status.ReadyNodes, "readyPorts", status.ReadyPorts,
-		"excludedNodes", status.ExcludedNodes, "staleNodes", status.StaleNodes)
-	return result, nil
+		"excludedNodes", status.ExcludedNodes, "staleNodes", status.StaleNodes, "missingNodes", status.MissingNodeCount)
+	return result, markErr
 }
 
 // toCluster maps every event to the one key.
@@ -178,13 +204,21 @@ var startOnce = source.Func(func(_ context.Context, queue workqueue.TypedRateLim
 // SetupWithManager adds the reconciler to mgr as the controller
 // "rocenetcluster": its start, the RocenetCluster itself (so a deleted
 // one comes back and a status written by another hand is put right),
-// every RocenetNode and every Node's readiness map to its one key.
-func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	return builder.ControllerManagedBy(mgr).
+// every RocenetNode, every Node's readiness, and what changes where
+// rocenet should run (from expected, the cache NewExpectedCache makes;
+// nil: not watched) map to its one key.
+func (r *Reconciler) SetupWithManager(mgr manager.Manager, expected cache.Cache) error {
+	b := builder.ControllerManagedBy(mgr).
 		Named("rocenetcluster").
 		For(&v1alpha1.RocenetCluster{}).
 		WatchesRawSource(startOnce).
 		Watches(&v1alpha1.RocenetNode{}, handler.EnqueueRequestsFromMapFunc(toCluster)).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(toCluster), builder.WithPredicates(readinessChanged)).
-		Complete(r)
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(toCluster), builder.WithPredicates(readinessChanged))
+	if expected != nil {
+		b = b.WatchesRawSource(source.Kind(expected, client.Object(&appsv1.DaemonSet{}),
+			handler.EnqueueRequestsFromMapFunc(toCluster), expectedChanged)).
+			WatchesRawSource(source.Kind(expected, client.Object(&corev1.Pod{}),
+				handler.EnqueueRequestsFromMapFunc(toCluster), expectedChanged))
+	}
+	return b.Complete(r)
 }

@@ -47,7 +47,7 @@ func TestReconcilerWritesOnChangeAtMostOncePerInterval(t *testing.T) {
 			},
 		}).Build()
 	clk := clocktesting.NewFakePassiveClock(now)
-	r := NewReconciler(kube, Options{}, clk)
+	r := NewReconciler(kube, nil, nil, Options{}, clk)
 	ctx := context.Background()
 	req := reconcile.Request{NamespacedName: clusterKey}
 	cluster := func() v1alpha1.RocenetCluster {
@@ -70,8 +70,9 @@ func TestReconcilerWritesOnChangeAtMostOncePerInterval(t *testing.T) {
 		}
 	}
 
-	// Created, and written: the heartbeats (a minute old) go stale in 24 min.
-	reconcileAt(now, 1, 24*time.Minute+time.Second)
+	// Created, and written: the nodes, first seen now (no API server time
+	// to say otherwise), go stale in 25 min.
+	reconcileAt(now, 1, 25*time.Minute+time.Second)
 	if c := cluster(); c.Status.ReadyNodes != "2/2" || !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ClusterAvailable) {
 		t.Fatalf("status %+v, want 2/2 ready and Available", c.Status)
 	}
@@ -86,15 +87,16 @@ func TestReconcilerWritesOnChangeAtMostOncePerInterval(t *testing.T) {
 	}
 	writes--
 	reconcileAt(now.Add(300*time.Millisecond), 1, 700*time.Millisecond)
-	reconcileAt(now.Add(time.Second), 2, 24*time.Minute)
+	// n2 seen written at 1s: it goes stale 25 min later, n1 a second before.
+	reconcileAt(now.Add(time.Second), 2, 25*time.Minute)
 	if c := cluster(); c.Status.ReadyNodes != "1/2" || !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ClusterDegraded) {
 		t.Fatalf("status %+v, want 1/2 ready and Degraded", c.Status)
 	}
 
 	// Nothing changed: nothing written, however long after.
-	reconcileAt(now.Add(10*time.Second), 2, 24*time.Minute-9*time.Second)
-	// The heartbeats age past the limit: both nodes Stale.
-	reconcileAt(now.Add(25*time.Minute), 3, 0)
+	reconcileAt(now.Add(10*time.Second), 2, 25*time.Minute-9*time.Second)
+	// The silences pass the limit: both nodes Stale.
+	reconcileAt(now.Add(26*time.Minute), 3, 0)
 	if c := cluster(); c.Status.StaleNodes != 2 || c.Status.ReadyNodes != "0/2" {
 		t.Errorf("status %+v, want 2 stale nodes, 0/2 ready", c.Status)
 	}

@@ -61,6 +61,15 @@ func heartbeat(age time.Duration) func(*v1alpha1.RocenetNode) {
 	return func(n *v1alpha1.RocenetNode) { n.Status.HeartbeatTime = metav1.NewTime(now.Add(-age)) }
 }
 
+// seen is a LastSeen map: each name seen written its age before now.
+func seen(ages map[string]time.Duration) map[string]time.Time {
+	m := map[string]time.Time{}
+	for name, age := range ages {
+		m[name] = now.Add(-age)
+	}
+	return m
+}
+
 // ready is a NodeReady map with every name true.
 func ready(names ...string) map[string]bool {
 	m := map[string]bool{}
@@ -93,6 +102,8 @@ func TestComputeStatus(t *testing.T) {
 		name       string
 		nodes      []v1alpha1.RocenetNode
 		nodeReady  map[string]bool
+		lastSeen   map[string]time.Duration // age; a name not here: seen now
+		expected   Expected
 		want       v1alpha1.RocenetClusterStatus // without conditions
 		conditions []string
 	}{{
@@ -166,16 +177,19 @@ func TestComputeStatus(t *testing.T) {
 			"Progressing False AsExpected: no target node reports a version",
 		},
 	}, {
-		name: "a stale heartbeat",
-		// n2 says it is ready, but has not written for 26 minutes: it is
-		// not ready, and none of its ports counts as ready.
-		nodes:     []v1alpha1.RocenetNode{rnode("n1"), rnode("n2", heartbeat(26*time.Minute))},
+		name: "a stale node",
+		// n2 says it is ready, but the controller has seen no write of it
+		// for 26 minutes: it is not ready, and none of its ports counts as
+		// ready. The message says when it last wrote by its own clock
+		// (here an hour behind), and does not age.
+		nodes:     []v1alpha1.RocenetNode{rnode("n1"), rnode("n2", heartbeat(86*time.Minute))},
 		nodeReady: ready("n1", "n2"),
+		lastSeen:  map[string]time.Duration{"n2": 26 * time.Minute},
 		want: v1alpha1.RocenetClusterStatus{
 			TargetNodes: 2, ReadyNodeCount: 1, ReadyNodes: "1/2", StaleNodes: 1, ReadyPorts: "8/16",
 			Rails: rails(2, 4, 1, 4, 1),
 			DegradedNodes: []v1alpha1.DegradedNode{{Name: "n2", Reason: "Stale",
-				Message: "no heartbeat for 26m0s (limit 25m0s), last at 2026-12-04T11:34:00Z"}},
+				Message: "no write of its RocenetNode seen for more than 25m0s (its last heartbeat: 2026-12-04T10:34:00Z by the node's clock)"}},
 			DegradedNodeCount: 1,
 			Versions:          []v1alpha1.VersionCount{{Version: "0.2.0", Nodes: 2}}, Version: "2 of 2 nodes on 0.2.0",
 		},
@@ -183,6 +197,45 @@ func TestComputeStatus(t *testing.T) {
 			"Available False NodesNotReady: 1/2 nodes ready",
 			"Degraded True NodesNotReady: 1 node not ready: n2 Stale",
 			"Progressing False AsExpected: 2 of 2 nodes on 0.2.0",
+		},
+	}, {
+		name: "a node clock far behind or ahead is not stale while it writes",
+		// n1's heartbeat is 40 minutes old by the controller's clock, n2's
+		// 30 minutes in the future: both were seen written a minute ago.
+		nodes:     []v1alpha1.RocenetNode{rnode("n1", heartbeat(40*time.Minute)), rnode("n2", heartbeat(-30*time.Minute))},
+		nodeReady: ready("n1", "n2"),
+		lastSeen:  map[string]time.Duration{"n1": time.Minute, "n2": time.Minute},
+		want: v1alpha1.RocenetClusterStatus{
+			TargetNodes: 2, ReadyNodeCount: 2, ReadyNodes: "2/2", ReadyPorts: "16/16",
+			Rails:    rails(2, 8, 0, 8, 0),
+			Versions: []v1alpha1.VersionCount{{Version: "0.2.0", Nodes: 2}}, Version: "2 of 2 nodes on 0.2.0",
+		},
+		conditions: []string{
+			"Available True AllNodesReady: 2/2 nodes ready",
+			"Degraded False AsExpected: 2/2 nodes ready",
+			"Progressing False AsExpected: 2 of 2 nodes on 0.2.0",
+		},
+	}, {
+		name: "nodes that should run rocenet and never reported are missing",
+		// The DaemonSet has pods for n1, n2 (never reported) and n3
+		// (whose Node is NotReady: left out), wants 4 pods and has made 3.
+		nodes:     []v1alpha1.RocenetNode{rnode("n1")},
+		nodeReady: map[string]bool{"n1": true, "n2": true, "n3": false},
+		expected: Expected{Nodes: map[string]string{"n1": "rocenet", "n2": "rocenet", "n3": "rocenet"},
+			Unplaced: map[string]int32{"rocenet": 1}},
+		want: v1alpha1.RocenetClusterStatus{
+			TargetNodes: 3, ReadyNodeCount: 1, ReadyNodes: "1/3", ReadyPorts: "8/8",
+			MissingNodeCount: 2, MissingNodes: []string{"n2"},
+			Rails: rails(1, 4, 0, 4, 0),
+			DegradedNodes: []v1alpha1.DegradedNode{{Name: "n2", Reason: "Missing",
+				Message: "DaemonSet rocenet has a pod for the node, and no RocenetNode was ever written"}},
+			DegradedNodeCount: 2,
+			Versions:          []v1alpha1.VersionCount{{Version: "0.2.0", Nodes: 1}}, Version: "1 of 3 nodes on 0.2.0",
+		},
+		conditions: []string{
+			"Available False NodesNotReady: 1/3 nodes ready",
+			"Degraded True NodesNotReady: 2 nodes not ready: n2 Missing and 1 more; DaemonSet rocenet has not made 1 of its pods",
+			"Progressing True RollingOut: 1 of 3 nodes on 0.2.0",
 		},
 	}, {
 		name: "a reporter that has not written yet",
@@ -254,13 +307,19 @@ func TestComputeStatus(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cluster := &v1alpha1.RocenetCluster{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ClusterName, Generation: 3}}
-			got, _ := ComputeStatus(cluster, Fleet{Nodes: tc.nodes, NodeReady: tc.nodeReady}, now, DefaultStaleAfter)
+			lastSeen := map[string]time.Time{}
+			for name, age := range tc.lastSeen {
+				lastSeen[name] = now.Add(-age)
+			}
+			got, _ := ComputeStatus(cluster, Fleet{Nodes: tc.nodes, NodeReady: tc.nodeReady, LastSeen: lastSeen, Expected: tc.expected},
+				now, DefaultStaleAfter)
 			if c := conditions(got); !reflect.DeepEqual(c, tc.conditions) {
 				t.Errorf("conditions\n got %q\nwant %q", c, tc.conditions)
 			}
 			for _, c := range got.Conditions {
-				if c.ObservedGeneration != 3 || !c.LastTransitionTime.Time.Equal(now) {
-					t.Errorf("condition %s: observedGeneration %d, lastTransitionTime %s; want 3, %s",
+				// No observedGeneration: the object has no spec.
+				if c.ObservedGeneration != 0 || !c.LastTransitionTime.Time.Equal(now) {
+					t.Errorf("condition %s: observedGeneration %d, lastTransitionTime %s; want 0, %s",
 						c.Type, c.ObservedGeneration, c.LastTransitionTime, now)
 				}
 			}
@@ -333,14 +392,14 @@ func TestComputeStatusKeepsLastTransitionTime(t *testing.T) {
 	}
 }
 
-// The status changes with no event when a heartbeat ages past the limit:
-// ComputeStatus says when.
+// The status changes with no event when a node's silence passes the
+// limit: ComputeStatus says when.
 func TestComputeStatusNextStale(t *testing.T) {
-	fleet := Fleet{Nodes: []v1alpha1.RocenetNode{rnode("n1", heartbeat(3*time.Minute)), rnode("n2", heartbeat(time.Minute)),
-		rnode("old", heartbeat(time.Hour))}, NodeReady: ready("n1", "n2", "old")}
+	fleet := Fleet{Nodes: []v1alpha1.RocenetNode{rnode("n1"), rnode("n2"), rnode("old")}, NodeReady: ready("n1", "n2", "old"),
+		LastSeen: seen(map[string]time.Duration{"n1": 3 * time.Minute, "n2": time.Minute, "old": time.Hour})}
 	got, next := ComputeStatus(nil, fleet, now, DefaultStaleAfter)
 	if want := now.Add(-3 * time.Minute).Add(DefaultStaleAfter); !next.Equal(want) {
-		t.Errorf("next %s, want %s (n1's heartbeat plus the limit)", next, want)
+		t.Errorf("next %s, want %s (when n1 was seen plus the limit)", next, want)
 	}
 	if got.StaleNodes != 1 {
 		t.Errorf("staleNodes %d, want 1", got.StaleNodes)

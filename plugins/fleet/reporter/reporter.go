@@ -5,21 +5,16 @@
 // the node's RocenetNode (the port table) and the Node condition
 // ScaleOutNetworkReady, writing on change with a floor between writes,
 // spread at random so that a fleet-wide event does not write all at
-// once, and a heartbeat (docs/fleet.md#the-node-reporter).
+// once, and a heartbeat of the RocenetNode (docs/fleet.md#the-node-reporter).
 package reporter
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -55,9 +50,9 @@ type Options struct {
 	ValidationFile string
 	// The least time between two writes of one object (0: 10s).
 	MinInterval time.Duration
-	// A node writes one object per Heartbeat when nothing changes (0: 5m):
-	// the RocenetNode and the Node condition in turn, so each is written
-	// at least every 2 × Heartbeat.
+	// The RocenetNode is written once per Heartbeat when nothing changes
+	// (0: 5m), and so at least every 1.5 × Heartbeat; the Node condition
+	// only when it changes.
 	Heartbeat time.Duration
 	// A change after quiet is written after a random delay: the RocenetNode
 	// within [0, Spread), the Node condition within [Spread, 2 × Spread)
@@ -99,15 +94,28 @@ func (o object) String() string {
 type Reporter struct {
 	opts  Options
 	node  nodestream.Node
-	kube  client.Client
+	kube  client.WithWatch
 	clock clock.Clock
 	// A random duration in [0, d): rand/v2 unless a test sets it.
 	random func(d time.Duration) time.Duration
+	// The Node as the API server has it, and what keeps it so until its
+	// context ends (watchNode; a test's own).
+	view  *nodeView
+	watch func(ctx context.Context)
 
-	// As last written (or found at start): nil when there is none.
-	rnode     *v1alpha1.RocenetNode
-	condition *corev1.NodeCondition
+	// The RocenetNode as the API server had it at the last read or write:
+	// nil when there is none. Not known (rnodeKnown false) until read, and
+	// again after a write that found it changed or gone.
+	rnode      *v1alpha1.RocenetNode
+	rnodeKnown bool
+	// When the RocenetNode is read next, and the wait after a failed read.
+	nextRead  time.Time
+	readRetry time.Duration
+	// The Node's UID and rocenet's condition on it, as last seen or
+	// written (nil: none); applied is the view's generation last taken.
 	nodeUID   types.UID
+	condition *corev1.NodeCondition
+	applied   uint64
 
 	lastWrite [2]time.Time
 	// When a pending change of each object is written; zero: none pending.
@@ -132,21 +140,22 @@ func NewScheme() (*runtime.Scheme, error) {
 }
 
 // NewClient is a client of the API server for a reporter, without cache:
-// the reporter reads its two objects once at start and then writes only.
-func NewClient(cfg *rest.Config) (client.Client, error) {
+// the reporter watches its Node and reads its RocenetNode when it must,
+// and otherwise only writes.
+func NewClient(cfg *rest.Config) (client.WithWatch, error) {
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 }
 
 // New is the reporter of opts.NodeName, reading the node from node and
 // writing through kube.
-func New(opts Options, node nodestream.Node, kube client.Client, clk clock.Clock) *Reporter {
+func New(opts Options, node nodestream.Node, kube client.WithWatch, clk clock.Clock) *Reporter {
 	opts.defaults()
-	return &Reporter{
-		opts: opts, node: node, kube: kube, clock: clk,
+	r := &Reporter{
+		opts: opts, node: node, kube: kube, clock: clk, view: newNodeView(),
 		random: func(d time.Duration) time.Duration {
 			if d <= 0 {
 				return 0
@@ -154,21 +163,44 @@ func New(opts Options, node nodestream.Node, kube client.Client, clk clock.Clock
 			return rand.N(d)
 		},
 	}
+	r.watch = func(ctx context.Context) { watchNode(ctx, kube, opts.NodeName, r.view) }
+	return r
 }
 
-// Run reports until ctx ends; it returns nil then. Failed writes are
-// logged and tried again, never fatal: the objects are refreshed from
-// the node stream alone.
+// Run reports until ctx ends; it returns nil then. Failed reads and
+// writes are logged and tried again, never fatal: the objects are
+// refreshed from the node stream alone. The Node condition does not wait
+// for the RocenetNode: without rocenet's CRDs (or with its object
+// refused) the condition is still written.
 func (r *Reporter) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithValues("node", r.opts.NodeName)
 	ctx = klog.NewContext(ctx, logger)
-	if err := r.start(ctx); err != nil {
-		return err
-	}
-	r.nextHeartbeat = r.clock.Now().Add(r.random(r.opts.Heartbeat))
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watch(watchCtx)
+	}()
+	defer func() {
+		stopWatch()
+		<-watched
+	}()
+
+	// No floor at start: this reporter has written nothing yet. Not the
+	// heartbeat a previous reporter wrote either: that was its clock, which
+	// may since have been stepped (an hour ahead, and nothing would be
+	// written for an hour).
+	start := r.clock.Now()
+	r.readRetry = time.Second
+	r.nextHeartbeat = start.Add(r.random(r.opts.Heartbeat))
 	for {
 		state, changed := r.node.State()
+		view, viewChanged := r.view.get()
 		now := r.clock.Now()
+		r.apply(ctx, view, now)
+		if !r.rnodeKnown && !now.Before(r.nextRead) {
+			r.read(ctx, now)
+		}
 		if !now.Before(r.nextValidation) && r.opts.ValidationFile != "" {
 			v, err := ReadValidation(r.opts.ValidationFile, now)
 			if err != nil {
@@ -180,19 +212,28 @@ func (r *Reporter) Run(ctx context.Context) error {
 		}
 		status, ready, ok := Summarize(state, r.validation, r.opts.Version)
 		if ok {
-			r.want(nodeObject, !r.nodeCurrent(status, ready), now, 0)
-			r.want(conditionObject, !r.conditionCurrent(ready), now, r.opts.Spread)
+			// The RocenetNode once it is known what the API server holds
+			// and whose Node owns it; the condition once the Node is seen.
+			r.want(nodeObject, r.rnodeKnown && r.nodeUID != "" && !r.nodeCurrent(status, ready), now, 0)
+			r.want(conditionObject, view.synced && view.exists && !r.conditionCurrent(ready), now, r.opts.Spread)
 			r.heartbeat(ctx, status, ready, now)
 			for o := range r.due {
 				if !r.due[o].IsZero() && !now.Before(r.due[o]) {
 					r.write(ctx, object(o), status, ready, now)
 				}
 			}
+			if !r.rnodeKnown && !now.Before(r.nextRead) {
+				// A write found the RocenetNode changed: read it at once.
+				continue
+			}
 		}
 
 		wake := r.nextHeartbeat
 		if r.opts.ValidationFile != "" && r.nextValidation.Before(wake) {
 			wake = r.nextValidation
+		}
+		if !r.rnodeKnown && r.nextRead.Before(wake) {
+			wake = r.nextRead
 		}
 		for _, due := range r.due {
 			if !due.IsZero() && due.Before(wake) {
@@ -205,59 +246,74 @@ func (r *Reporter) Run(ctx context.Context) error {
 			timer.Stop()
 			return nil
 		case <-changed:
+		case <-viewChanged:
 		case <-timer.C():
 		}
 		timer.Stop()
 	}
 }
 
-// start reads what the API holds of the node at start, so that a reporter
-// restarted (a rollout) writes nothing that is already true. It tries
-// until it can or ctx ends.
-func (r *Reporter) start(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
-	retry := time.Second
-	for {
-		err := r.read(ctx)
-		if err == nil {
-			return nil
+// apply takes a new view of the Node: its condition as the API server
+// has it now, and its UID. A Node made again (a new UID) leaves the
+// RocenetNode to its old owner's garbage collection: it is read again,
+// and made anew once that one is gone.
+func (r *Reporter) apply(ctx context.Context, view nodeState, now time.Time) {
+	if view.generation == r.applied || !view.synced {
+		return
+	}
+	r.applied = view.generation
+	r.condition = view.condition
+	if !view.exists {
+		if r.nodeUID != "" {
+			klog.FromContext(ctx).Info("the Node is gone; waiting for it")
 		}
-		logger.Error(err, "reading the node's objects; trying again", "retry", retry)
-		timer := r.clock.NewTimer(retry)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil
-		case <-timer.C():
+		r.nodeUID = ""
+		return
+	}
+	if view.uid != r.nodeUID {
+		if r.nodeUID != "" {
+			klog.FromContext(ctx).Info("the Node was made again", "uid", view.uid)
 		}
-		retry = min(2*retry, r.opts.MinInterval*6)
+		r.nodeUID = view.uid
+		if r.rnode != nil && !ownedBy(r.rnode, r.nodeUID) {
+			r.rnodeKnown, r.rnode, r.nextRead = false, nil, now
+		}
 	}
 }
 
-func (r *Reporter) read(ctx context.Context) error {
-	var node corev1.Node
-	if err := r.kube.Get(ctx, client.ObjectKey{Name: r.opts.NodeName}, &node); err != nil {
-		return fmt.Errorf("node %s: %w", r.opts.NodeName, err)
-	}
-	r.nodeUID = node.UID
-	for i := range node.Status.Conditions {
-		if c := node.Status.Conditions[i]; c.Type == v1alpha1.NodeConditionType {
-			r.condition = c.DeepCopy()
-			r.lastWrite[conditionObject] = c.LastHeartbeatTime.Time
+// ownedBy: the RocenetNode's owner is the Node of that UID.
+func ownedBy(rn *v1alpha1.RocenetNode, uid types.UID) bool {
+	for _, o := range rn.OwnerReferences {
+		if o.Kind == "Node" && o.UID == uid {
+			return true
 		}
 	}
+	return false
+}
+
+// read reads the RocenetNode. On an error (rocenet's CRDs missing, the API
+// server away) it is tried again later, the wait doubling up to six
+// floors; so is one still owned by a deleted Node, until the garbage
+// collector has taken it.
+func (r *Reporter) read(ctx context.Context, now time.Time) {
 	var rnode v1alpha1.RocenetNode
 	err := r.kube.Get(ctx, client.ObjectKey{Name: r.opts.NodeName}, &rnode)
 	switch {
 	case apierrors.IsNotFound(err):
-		r.rnode = nil
+		r.rnode, r.rnodeKnown = nil, true
 	case err != nil:
-		return fmt.Errorf("rocenetnode %s: %w", r.opts.NodeName, err)
+		klog.FromContext(ctx).Error(err, "reading the RocenetNode; trying again", "object", "rocenetnode "+r.opts.NodeName, "retry", r.readRetry)
+	case r.nodeUID != "" && !ownedBy(&rnode, r.nodeUID):
+		klog.FromContext(ctx).Info("the RocenetNode is the deleted Node's; waiting for the garbage collector", "retry", r.readRetry)
 	default:
-		r.rnode = &rnode
-		r.lastWrite[nodeObject] = rnode.Status.HeartbeatTime.Time
+		r.rnode, r.rnodeKnown = &rnode, true
 	}
-	return nil
+	if r.rnodeKnown {
+		r.readRetry = time.Second
+		return
+	}
+	r.nextRead = now.Add(r.readRetry)
+	r.readRetry = min(2*r.readRetry, r.opts.MinInterval*6)
 }
 
 // want marks object o pending when it differs from what was written: it is
@@ -279,20 +335,19 @@ func (r *Reporter) want(o object, differs bool, now time.Time, offset time.Durat
 	r.due[o] = due
 }
 
-// heartbeat writes, once per Heartbeat, the object written longest ago,
-// unless a change of it is pending or it was written within half a
-// Heartbeat.
+// heartbeat writes the RocenetNode once per Heartbeat, unless a change of
+// it is pending or it was written within half a Heartbeat: its writes are
+// how rocenet-controller knows the reporter is there. The Node condition
+// has no heartbeat of its own (every write of a Node goes to every Node
+// watcher of the cluster); the controller sets it Unknown when the
+// RocenetNode stops being written.
 func (r *Reporter) heartbeat(ctx context.Context, status v1alpha1.RocenetNodeStatus, ready Readiness, now time.Time) {
 	if now.Before(r.nextHeartbeat) {
 		return
 	}
 	r.nextHeartbeat = now.Add(r.opts.Heartbeat)
-	o := nodeObject
-	if r.lastWrite[conditionObject].Before(r.lastWrite[nodeObject]) {
-		o = conditionObject
-	}
-	if r.due[o].IsZero() && now.Sub(r.lastWrite[o]) >= r.opts.Heartbeat/2 {
-		r.write(ctx, o, status, ready, now)
+	if r.rnodeKnown && r.nodeUID != "" && r.due[nodeObject].IsZero() && now.Sub(r.lastWrite[nodeObject]) >= r.opts.Heartbeat/2 {
+		r.write(ctx, nodeObject, status, ready, now)
 	}
 }
 
@@ -311,97 +366,4 @@ func (r *Reporter) write(ctx context.Context, o object, status v1alpha1.RocenetN
 		return
 	}
 	r.due[o] = time.Time{}
-}
-
-// nodeCurrent: the RocenetNode as written says what status and ready say.
-func (r *Reporter) nodeCurrent(status v1alpha1.RocenetNodeStatus, ready Readiness) bool {
-	if r.rnode == nil {
-		return false
-	}
-	written := r.rnode.Status
-	c := meta.FindStatusCondition(written.Conditions, v1alpha1.ConditionReady)
-	if c == nil || c.Status != ready.Status || c.Reason != ready.Reason || c.Message != ready.Message {
-		return false
-	}
-	written.Conditions, written.HeartbeatTime = nil, metav1.Time{}
-	return equality.Semantic.DeepEqual(written, status)
-}
-
-// conditionCurrent: the Node condition as written says what ready says.
-func (r *Reporter) conditionCurrent(ready Readiness) bool {
-	c := r.condition
-	return c != nil && string(c.Status) == string(ready.Status) && c.Reason == ready.Reason && c.Message == ready.Message
-}
-
-func (r *Reporter) writeNode(ctx context.Context, status v1alpha1.RocenetNodeStatus, ready Readiness, now time.Time) error {
-	if r.rnode == nil {
-		rnode := &v1alpha1.RocenetNode{ObjectMeta: metav1.ObjectMeta{
-			Name: r.opts.NodeName,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "v1", Kind: "Node", Name: r.opts.NodeName, UID: r.nodeUID,
-			}},
-		}}
-		err := r.kube.Create(ctx, rnode, client.FieldOwner(FieldManager))
-		if apierrors.IsAlreadyExists(err) {
-			err = r.kube.Get(ctx, client.ObjectKey{Name: r.opts.NodeName}, rnode)
-		}
-		if err != nil {
-			return fmt.Errorf("rocenetnode %s: %w", r.opts.NodeName, err)
-		}
-		r.rnode = rnode
-	}
-	updated := r.rnode.DeepCopy()
-	conditions := updated.Status.Conditions
-	updated.Status = status
-	updated.Status.Conditions = conditions
-	meta.SetStatusCondition(&updated.Status.Conditions, metav1.Condition{
-		Type: v1alpha1.ConditionReady, Status: ready.Status, Reason: ready.Reason, Message: ready.Message,
-		ObservedGeneration: updated.Generation, LastTransitionTime: metav1.NewTime(now),
-	})
-	updated.Status.HeartbeatTime = metav1.NewTime(now)
-	if err := r.kube.Status().Update(ctx, updated, client.FieldOwner(FieldManager)); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			// Changed or deleted by someone else: read it again first.
-			if rerr := r.read(ctx); rerr != nil {
-				r.rnode = nil
-			}
-		}
-		return fmt.Errorf("rocenetnode %s status: %w", r.opts.NodeName, err)
-	}
-	r.rnode = updated
-	return nil
-}
-
-// nodeConditionPatch is the strategic merge patch of one Node condition:
-// conditions merge by type, so the others (kubelet's, other agents') stay.
-type nodeConditionPatch struct {
-	Status struct {
-		Conditions []corev1.NodeCondition `json:"conditions"`
-	} `json:"status"`
-}
-
-func (r *Reporter) writeCondition(ctx context.Context, ready Readiness, now time.Time) error {
-	c := corev1.NodeCondition{
-		Type:               v1alpha1.NodeConditionType,
-		Status:             corev1.ConditionStatus(ready.Status),
-		Reason:             ready.Reason,
-		Message:            ready.Message,
-		LastHeartbeatTime:  metav1.NewTime(now),
-		LastTransitionTime: metav1.NewTime(now),
-	}
-	if r.condition != nil && r.condition.Status == c.Status {
-		c.LastTransitionTime = r.condition.LastTransitionTime
-	}
-	var patch nodeConditionPatch
-	patch.Status.Conditions = []corev1.NodeCondition{c}
-	data, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: r.opts.NodeName}}
-	if err := r.kube.Status().Patch(ctx, node, client.RawPatch(types.StrategicMergePatchType, data), client.FieldOwner(FieldManager)); err != nil {
-		return fmt.Errorf("node %s condition %s: %w", r.opts.NodeName, v1alpha1.NodeConditionType, err)
-	}
-	r.condition = &c
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,12 +52,18 @@ func (n *node) set(s nodestream.State) {
 
 // world is a reporter of node1 on a fake API server that counts writes,
 // a fake clock and a test-set node; random delays are half their range.
+// The reporter's watch of its Node is the test's: it starts with the
+// Node as the fake API server has it, and sees it again when the test
+// says (sawNode), as a watch event would.
 type world struct {
-	kube   client.Client
+	kube   client.WithWatch
 	clk    *TimerClock
 	node   *node
+	r      *Reporter
 	writes atomic.Int32
-	stop   func()
+	// Makes a write fail with the error it returns (nil: passes).
+	fail func(obj client.Object) error
+	stop func()
 	// The reporter's newest timer, once it set it: it has then done all
 	// it does before that wait.
 	pending time.Duration
@@ -65,11 +72,17 @@ type world struct {
 
 func newWorld(t *testing.T, snapshot *pb.PortSnapshot, objects ...client.Object) *world {
 	t.Helper()
+	return newWorldWith(t, snapshot, nil, objects...)
+}
+
+// newWorldWith is newWorld whose client goes through funcs first.
+func newWorldWith(t *testing.T, snapshot *pb.PortSnapshot, funcs *interceptor.Funcs, objects ...client.Object) *world {
+	t.Helper()
 	scheme, err := NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{clk: NewTimerClock(), node: newNode(snapshot)}
+	w := &world{clk: NewTimerClock(), node: newNode(snapshot), fail: func(client.Object) error { return nil }}
 	var k8sNode client.Object = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1", UID: types.UID("uid-node1")}}
 	for _, o := range objects {
 		if n, ok := o.(*corev1.Node); ok {
@@ -78,30 +91,72 @@ func newWorld(t *testing.T, snapshot *pb.PortSnapshot, objects ...client.Object)
 		}
 	}
 	count := func() { w.writes.Add(1) }
-	w.kube = interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).
+	var inner client.WithWatch = fake.NewClientBuilder().WithScheme(scheme).
 		WithObjects(append([]client.Object{k8sNode}, objects...)...).
-		WithStatusSubresource(&corev1.Node{}, &v1alpha1.RocenetNode{}).Build(), interceptor.Funcs{
+		WithIndex(&corev1.Node{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).
+		WithStatusSubresource(&corev1.Node{}, &v1alpha1.RocenetNode{}).Build()
+	if funcs != nil {
+		inner = interceptor.NewClient(inner, *funcs)
+	}
+	w.kube = interceptor.NewClient(inner, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			count()
+			if err := w.fail(obj); err != nil {
+				return err
+			}
 			return c.Create(ctx, obj, opts...)
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			count()
+			if err := w.fail(obj); err != nil {
+				return err
+			}
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			count()
+			if err := w.fail(obj); err != nil {
+				return err
+			}
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	})
 	// A spread of 9s, whatever the default: the waits below are its halves.
 	r := New(Options{NodeName: "node1", Version: "0.1.0", Spread: 9 * time.Second}, w.node, w.kube, w.clk)
 	r.random = func(d time.Duration) time.Duration { return d / 2 }
+	r.watch = func(ctx context.Context) { <-ctx.Done() }
+	w.r = r
+	w.seeNode(t)
+	r.view.update(func(s *nodeState) { s.synced = true })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := Running(func() { _ = r.Run(ctx) })
 	w.stop = func() { cancel(); Ends(t, done, "Run") }
 	t.Cleanup(w.stop)
 	return w
+}
+
+// seeNode hands the reporter its Node as the fake API server has it now
+// (gone, when it has none), as its watch would.
+func (w *world) seeNode(t *testing.T) {
+	t.Helper()
+	var n corev1.Node
+	err := w.kube.Get(context.Background(), client.ObjectKey{Name: "node1"}, &n)
+	switch {
+	case apierrors.IsNotFound(err):
+		w.r.view.seen(nil)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		w.r.view.seen(&n)
+	}
+}
+
+// sawNode is seeNode while the reporter runs: it waits until the
+// reporter has taken the view in.
+func (w *world) sawNode(t *testing.T) time.Duration {
+	t.Helper()
+	w.seeNode(t)
+	return w.wait(t)
 }
 
 // wait waits until the reporter waits (a new timer) and says for how long.
@@ -228,33 +283,37 @@ func TestReporterWritesChangesSpreadAndNoFasterThanTheFloor(t *testing.T) {
 	}
 }
 
-func TestReporterHeartbeatWritesOneObjectPerPeriodInTurn(t *testing.T) {
+// The heartbeat writes the RocenetNode once per period, not the Node
+// condition: every write of a Node goes to every watcher of Nodes, and the
+// RocenetNode's writes are what tells rocenet-controller the reporter is
+// there.
+func TestReporterHeartbeatWritesTheRocenetNodeOncePerPeriod(t *testing.T) {
 	w := newWorld(t, gaudiNode(3, 3))
 	w.step(t, 4500*time.Millisecond)
 	w.step(t, 9*time.Second)
 	w.wantWrites(t, 3)
 	beat := w.rnode(t).Status.HeartbeatTime
+	written := w.condition(t).LastHeartbeatTime
 	// The first heartbeat is at half the period (the random phase, here
-	// half) from the start: 150s - 13.5s from now. Both objects were
+	// half) from the start: 150s - 13.5s from now. The RocenetNode was
 	// written within half a period: nothing to refresh.
 	w.step(t, 150*time.Second-13500*time.Millisecond)
 	w.wantWrites(t, 3)
-	// The next writes the one written longest ago, the RocenetNode.
+	// The next writes the RocenetNode, and so does each after it.
 	w.step(t, 5*time.Minute)
 	w.wantWrites(t, 4)
 	if got := w.rnode(t).Status.HeartbeatTime; !got.After(beat.Time) {
 		t.Errorf("the RocenetNode's heartbeat %s, not after %s", got, beat)
 	}
-	w.step(t, 5*time.Minute)
-	w.wantWrites(t, 5)
-	if c := w.condition(t); !c.LastHeartbeatTime.After(c.LastTransitionTime.Time) {
-		t.Errorf("the condition's heartbeat not refreshed: %+v", c)
-	}
-	// An hour without change: one write per period, no more.
+	// An hour without change: one write per period, no more, and the Node
+	// condition as it was first written.
 	for range 12 {
 		w.step(t, 5*time.Minute)
 	}
-	w.wantWrites(t, 17)
+	w.wantWrites(t, 16)
+	if c := w.condition(t); !c.LastHeartbeatTime.Equal(&written) {
+		t.Errorf("the Node condition was written again: %+v", c)
+	}
 }
 
 func TestReporterRestartedWritesNothingThatIsTrue(t *testing.T) {

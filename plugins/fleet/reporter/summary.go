@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -56,8 +57,12 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 	if snapshot == nil && state.Lost == nil {
 		return status, ready, false
 	}
-	status.Version = version
-	status.Validation = validation
+	status.Version = clip(version, v1alpha1.MaxTokenLength)
+	if validation != nil {
+		v := *validation
+		v.Stage, v.Message = clip(v.Stage, v1alpha1.MaxTokenLength), clip(v.Message, v1alpha1.MaxMessageLength)
+		status.Validation = &v
+	}
 
 	health := map[string]*pb.PortHealth{}
 	for _, h := range snapshot.GetHealth().GetPorts() {
@@ -81,8 +86,8 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 	worst := ""
 	for _, port := range snapshot.GetPorts() {
 		p := v1alpha1.PortStatus{
-			Name:    port.GetName(),
-			ID:      port.GetId(),
+			Name:    clip(port.GetName(), 64),
+			ID:      clip(port.GetId(), 128),
 			Rail:    port.GetRail(),
 			State:   operState(port.GetOperState()),
 			Healthy: true,
@@ -92,7 +97,8 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 			p.Healthy = h.GetHealthy()
 			for _, c := range h.GetConditions() {
 				p.Conditions = append(p.Conditions, v1alpha1.PortCondition{
-					Type: c.GetType(), Reason: c.GetReason(), Message: c.GetMessage(), Advisory: c.GetAdvisory(),
+					Type: clip(c.GetType(), v1alpha1.MaxTokenLength), Reason: clip(c.GetReason(), v1alpha1.MaxTokenLength),
+					Message: clip(c.GetMessage(), v1alpha1.MaxPortMessageLength), Advisory: c.GetAdvisory(),
 				})
 			}
 		}
@@ -102,17 +108,25 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 			if p.Address == "" {
 				p.Address = plan.GetLocal()
 			}
+			p.Address = clip(p.Address, 64)
 		}
 		if n := neighbors[port.GetId()]; n != nil && len(n.GetNeighbors()) > 0 {
 			first := n.GetNeighbors()[0]
-			p.Switch = &v1alpha1.SwitchPort{Chassis: first.GetChassisId().GetValue(), Port: first.GetPortId().GetValue()}
+			p.Switch = &v1alpha1.SwitchPort{Chassis: clip(first.GetChassisId().GetValue(), v1alpha1.MaxLldpIDLength),
+				Port: clip(first.GetPortId().GetValue(), v1alpha1.MaxLldpIDLength)}
 			if names := first.GetSystemNames(); len(names) > 0 {
-				p.Switch.SystemName = names[0]
+				p.Switch.SystemName = clip(names[0], v1alpha1.MaxSystemNameLength)
 			}
 		}
-		status.Ports = append(status.Ports, p)
+		// The first MaxPorts are listed, with their first MaxPortConditions
+		// conditions (the API's bounds); every port and condition counts.
+		conditions := p.Conditions
+		p.Conditions = p.Conditions[:min(len(p.Conditions), v1alpha1.MaxPortConditions)]
+		if len(status.Ports) < v1alpha1.MaxPorts {
+			status.Ports = append(status.Ports, p)
+		}
 
-		key := railKey{port.GetRail(), port.GetRailName()}
+		key := railKey{port.GetRail(), clip(port.GetRailName(), v1alpha1.MaxTokenLength)}
 		r := rails[key]
 		if r == nil {
 			r = &v1alpha1.RailStatus{Rail: key.rail, Name: key.name}
@@ -125,7 +139,7 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 			status.ReadyPortCount++
 			continue
 		}
-		why := firstCondition(p.Conditions)
+		why := firstCondition(conditions)
 		if why != "" && (worst == "" || rank(why) < rank(worst)) {
 			worst = why
 		}
@@ -152,7 +166,8 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 	}
 	status.ReadyPorts = fmt.Sprintf("%d/%d", status.ReadyPortCount, status.PortCount)
 	status.ReadyRails = fmt.Sprintf("%d/%d", readyRails, len(status.Rails))
-	status.DownPorts = bounded(down)
+	status.Rails = status.Rails[:min(len(status.Rails), v1alpha1.MaxRails)]
+	status.DownPorts = clip(bounded(down), v1alpha1.MaxMessageLength)
 
 	switch {
 	case state.Lost != nil:
@@ -168,6 +183,21 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 		ready = Readiness{metav1.ConditionFalse, worst, status.ReadyPorts + " ports ready; " + status.DownPorts}
 	}
 	return status, ready, true
+}
+
+// clip cuts s to at most n bytes, at a rune boundary, marking the cut: what
+// goes into the RocenetNode stays within the API's bounds (a write past
+// them would be refused, and the node go stale).
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "..."
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 // firstCondition is the worst condition type that makes a port unhealthy

@@ -123,3 +123,52 @@ func TestSummarizeRocenetdAwayIsUnknownAndNothingBeforeTheFirstSnapshot(t *testi
 		t.Errorf("no ports: %+v", ready)
 	}
 }
+
+// A node past the API's bounds (more ports than MaxPorts, a port with
+// more conditions than MaxPortConditions, LLDP names and messages longer
+// than their fields) is summarized within them: the lists cut, every port
+// and its worst condition still counted, the strings clipped and marked,
+// so that the API server does not refuse the write.
+func TestSummarizeStaysWithinTheAPIsBounds(t *testing.T) {
+	s := gaudiNode(v1alpha1.MaxPorts+6, 8)
+	s.Neighbors[0].Neighbors[0].SystemNames = []string{strings.Repeat("s", 300)}
+	s.Neighbors[0].Neighbors[0].ChassisId.Value = strings.Repeat("c", 900)
+	portDown(s, 1, "LinkDown", strings.Repeat("r", 700))
+	for range v1alpha1.MaxPortConditions + 4 {
+		portDown(s, 1, "ErrorsRising", "Rising")
+	}
+	// The worst condition of so1 is past the listed ones.
+	portDown(s, 1, "PortMissing", "Gone")
+	portDown(s, v1alpha1.MaxPorts+2, "LinkDown", "NoCarrier")
+	validation := &v1alpha1.Validation{Stage: "rdma", Message: strings.Repeat("m", 2000)}
+	status, ready, _ := Summarize(nodestream.State{Snapshot: s}, validation, "0.1.0")
+
+	if len(status.Ports) != v1alpha1.MaxPorts || status.PortCount != int32(v1alpha1.MaxPorts+6) || status.ReadyPortCount != int32(v1alpha1.MaxPorts+4) {
+		t.Errorf("%d ports listed, %d counted, %d ready; want %d, %d, %d", len(status.Ports), status.PortCount, status.ReadyPortCount,
+			v1alpha1.MaxPorts, v1alpha1.MaxPorts+6, v1alpha1.MaxPorts+4)
+	}
+	if got := status.Ports[1].Conditions; len(got) != v1alpha1.MaxPortConditions {
+		t.Errorf("so1: %d conditions listed, want %d", len(got), v1alpha1.MaxPortConditions)
+	}
+	if ready.Reason != "PortMissing" || !strings.Contains(status.DownPorts, "so1 PortMissing") || !strings.Contains(status.DownPorts, "so66 LinkDown") {
+		t.Errorf("readiness %+v, downPorts %q: want so1's worst condition and so66 counted", ready, status.DownPorts)
+	}
+	sw := status.Ports[0].Switch
+	for what, got := range map[string]struct {
+		value string
+		limit int
+	}{
+		"the system name":       {sw.SystemName, v1alpha1.MaxSystemNameLength},
+		"the chassis id":        {sw.Chassis, v1alpha1.MaxLldpIDLength},
+		"a condition's message": {status.Ports[1].Conditions[0].Message, v1alpha1.MaxPortMessageLength},
+		"a condition's reason":  {status.Ports[1].Conditions[0].Reason, v1alpha1.MaxTokenLength},
+		"the validation note":   {status.Validation.Message, v1alpha1.MaxMessageLength},
+	} {
+		if len(got.value) > got.limit || !strings.HasSuffix(got.value, "...") {
+			t.Errorf("%s: %d bytes (%q...), want at most %d, marked", what, len(got.value), got.value[:10], got.limit)
+		}
+	}
+	if validation.Message != strings.Repeat("m", 2000) {
+		t.Error("Summarize changed the validation it was given")
+	}
+}

@@ -20,9 +20,22 @@ const (
 	ClusterDegraded = "Degraded"
 )
 
-// MaxDegradedNodes bounds RocenetClusterStatus.DegradedNodes; the count
-// holds them all.
-const MaxDegradedNodes = 32
+// The bounds of RocenetClusterStatus's lists (the markers below hold the
+// same numbers; a test checks the generated schema against these).
+const (
+	// DegradedNodes and MissingNodes name at most this many nodes; their
+	// counts hold them all.
+	MaxDegradedNodes = 32
+	// Versions lists the newest this many.
+	MaxVersions = 16
+	// A node's name (a DNS subdomain).
+	MaxNodeNameLength = 253
+)
+
+// ReasonMissing is the reason of a degraded node that should run rocenet
+// (a node DaemonSet of rocenet's namespace has a pod for it) and has no
+// RocenetNode.
+const ReasonMissing = "Missing"
 
 // RocenetCluster is the whole fabric at a glance: how many nodes rocenet
 // runs on, how many are ready, each rail's ports, the nodes that are not
@@ -49,14 +62,18 @@ type RocenetCluster struct {
 }
 
 // RocenetClusterStatus is the fabric as the controller last reconciled it.
-// The target is the Nodes with a RocenetNode whose Kubernetes Ready
-// condition is True: a node Kubernetes itself finds NotReady (or a
-// RocenetNode without its Node) is counted in excludedNodes and left out
-// of the rest, as NMState and the SR-IOV operator do.
+// The target is the Nodes Kubernetes finds Ready that have a RocenetNode,
+// or should have one and do not (missing): a node Kubernetes itself finds
+// NotReady (or a RocenetNode without its Node) is counted in
+// excludedNodes and left out of the rest, as NMState and the SR-IOV
+// operator do. Fields rocenet-controller's status reconciler does not
+// compute are kept as they are.
 type RocenetClusterStatus struct {
-	// Available, Progressing, Degraded.
+	// Available, Progressing, Degraded. They have no observedGeneration:
+	// the object has no spec.
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
@@ -66,38 +83,57 @@ type RocenetClusterStatus struct {
 	// +optional
 	ReadyNodeCount int32 `json:"readyNodeCount"`
 	// "ready/target" nodes, e.g. "511/512".
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	ReadyNodes string `json:"readyNodes,omitempty"`
 	// RocenetNodes left out: their Node is NotReady or gone.
 	// +optional
 	ExcludedNodes int32 `json:"excludedNodes"`
-	// Target nodes whose reporter's heartbeat is older than the limit
-	// (counted as not ready).
+	// Target nodes whose RocenetNode the controller has not seen written
+	// for longer than its limit (counted as not ready).
 	// +optional
 	StaleNodes int32 `json:"staleNodes"`
+	// Target nodes that should run rocenet and have no RocenetNode: a
+	// Ready Node a node DaemonSet of rocenet's namespace has a pod for,
+	// and the pods those DaemonSets want and have not made (counted as
+	// not ready).
+	// +optional
+	MissingNodeCount int32 `json:"missingNodeCount"`
+	// The missing nodes by name, at most MaxDegradedNodes.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	MissingNodes []string `json:"missingNodes,omitempty"`
 
 	// "healthy/all" ports on the target nodes.
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	ReadyPorts string `json:"readyPorts,omitempty"`
 
 	// Each rail over the target nodes, in rail order.
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Rails []ClusterRail `json:"rails,omitempty"`
 
 	// The target nodes that are not ready, by name, at most
 	// MaxDegradedNodes; degradedNodeCount counts them all.
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	DegradedNodes []DegradedNode `json:"degradedNodes,omitempty"`
 	// +optional
 	DegradedNodeCount int32 `json:"degradedNodeCount"`
 
-	// How many target nodes run each rocenet version, newest first.
+	// How many target nodes run each rocenet version, newest first; the
+	// newest MaxVersions.
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Versions []VersionCount `json:"versions,omitempty"`
 	// "N of M nodes on V", V the newest version.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Version string `json:"version,omitempty"`
 
@@ -110,6 +146,7 @@ type RocenetClusterStatus struct {
 // ClusterRail is one rail over the target nodes.
 type ClusterRail struct {
 	Rail int32 `json:"rail"`
+	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Name string `json:"name,omitempty"`
 	// Ports on the rail, healthy ones, and the nodes with a port of the
@@ -123,16 +160,20 @@ type ClusterRail struct {
 
 // DegradedNode is a target node that is not ready.
 type DegradedNode struct {
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 	// The RocenetNode's Ready reason and message ("Stale" when its
-	// reporter stopped writing).
+	// reporter stopped writing, "Missing" when it never wrote one).
+	// +kubebuilder:validation:MaxLength=128
 	Reason string `json:"reason"`
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`
 }
 
 // VersionCount is how many target nodes run one version.
 type VersionCount struct {
+	// +kubebuilder:validation:MaxLength=128
 	Version string `json:"version"`
 	Nodes   int32  `json:"nodes"`
 }

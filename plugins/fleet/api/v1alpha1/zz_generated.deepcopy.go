@@ -180,6 +180,11 @@ func (in *RocenetClusterStatus) DeepCopyInto(out *RocenetClusterStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.MissingNodes != nil {
+		in, out := &in.MissingNodes, &out.MissingNodes
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Rails != nil {
 		in, out := &in.Rails, &out.Rails
 		*out = make([]ClusterRail, len(*in))

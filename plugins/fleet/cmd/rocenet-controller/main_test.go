@@ -15,8 +15,8 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := flags{leaderElect: true, leaderElectionNamespace: "rocenet-system", namespace: "rocenet-system",
-		daemonSet: "rocenet", metricsAddress: ":50155", probeAddress: ":50156", staleAfter: 25 * time.Minute,
-		triagePriorityClass: "rocenet-triage-holder", triageBudget: "10%", triageBudgetWindow: time.Hour}
+		daemonSet: "rocenet", metricsAddress: ":50155", metricsSecure: true, probeAddress: ":50156", staleAfter: 25 * time.Minute,
+		qps: 50, burst: 100, triagePriorityClass: "rocenet-triage-holder", triageBudget: "10%", triageBudgetWindow: time.Hour}
 	if f != want {
 		t.Errorf("defaults %+v, want %+v", f, want)
 	}
@@ -25,9 +25,9 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Errorf("the Lease's namespace %q, rocenet's %q, want $POD_NAMESPACE's", f.leaderElectionNamespace, f.namespace)
 	}
 	f, err = parseFlags([]string{"--leader-elect=false", "--metrics-bind-address=0", "--stale-after=1h", "--kubeconfig=/k", "-v=2",
-		"--triage-priority-class=triage-holder"})
+		"--triage-priority-class=triage-holder", "--kube-api-qps=7.5", "--kube-api-burst=9", "--metrics-secure=false"})
 	if err != nil || f.leaderElect || f.metricsAddress != "0" || f.staleAfter != time.Hour || f.kubeconfig != "/k" ||
-		f.triagePriorityClass != "triage-holder" {
+		f.triagePriorityClass != "triage-holder" || f.qps != 7.5 || f.burst != 9 || f.metricsSecure {
 		t.Errorf("parsed %+v, %v", f, err)
 	}
 }
@@ -44,6 +44,8 @@ func TestParseFlagsRefuses(t *testing.T) {
 		"--triage-budget=ten":               `--triage-budget "ten": a number of nodes`,
 		"--triage-budget=120%":              `--triage-budget "120%": a share from 0% to 100%`,
 		"--triage-budget-window=10s":        "--triage-budget-window 10s: at least 1m",
+		"--kube-api-qps=0":                  "--kube-api-qps 0 and --kube-api-burst 100: both must be positive",
+		"--kube-api-burst=0":                "--kube-api-qps 50 and --kube-api-burst 0: both must be positive",
 	} {
 		_, err := parseFlags(strings.Fields(args))
 		if err == nil || !strings.Contains(err.Error(), want) {

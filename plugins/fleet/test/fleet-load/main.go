@@ -117,7 +117,7 @@ func parseFlags(args []string) (options, error) {
 type fleetNode struct {
 	name     string
 	stream   *scriptedNode
-	kube     client.Client
+	kube     client.WithWatch
 	progress *progress
 }
 
