@@ -79,7 +79,7 @@ func TestEnvtestControllerRunsWithItsRBACAndGuardsItsMetrics(t *testing.T) {
 
 	ctrllog.SetLogger(klog.NewKlogr())
 	port := freePort(t)
-	mgr, err := NewManager(asShippedController(t, env, cfg), ManagerOptions{
+	mgr, err := NewManager(asShippedController(t, cfg), ManagerOptions{
 		Options: Options{StaleAfter: 2 * time.Second}, LeaderElection: true, LeaderElectionNamespace: "rocenet-system",
 		Namespace: "rocenet-system", MetricsBindAddress: fmt.Sprintf("127.0.0.1:%d", port), HealthProbeBindAddress: "0",
 	})

@@ -238,7 +238,7 @@ func (b *triageBudget) write(ctx context.Context, cluster *v1alpha1.RocenetClust
 	limit := unvalidatedBound(&b.value, nodes, DefaultTriageBudget)
 	tb := &v1alpha1.TriageBudget{
 		MaxUnvalidated: b.value.String(),
-		Window:         metav1.Duration{Duration: b.window},
+		Window:         b.window.String(),
 		Limit:          int32(limit),
 		Used:           int32(len(b.spent)),
 		Reserved:       int32(b.reserved("")),

@@ -552,7 +552,7 @@ func asShippedController(t *testing.T, cfg *rest.Config) *rest.Config {
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "registry.example/x:1"}}}}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		err := as.Create(ctx, probe.DeepCopy())
-		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "rocenet-controller may make") {
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "rocenet-triage-pods.rocenet.io") {
 			break
 		}
 		if err == nil {

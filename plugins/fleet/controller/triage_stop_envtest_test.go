@@ -281,7 +281,7 @@ func TestEnvtestTheTriageBudgetIsSharedByAllTriages(t *testing.T) {
 		}
 	}
 	b := cluster.Status.TriageBudget
-	if b.Limit != 1 || b.Remaining != 0 || b.MaxUnvalidated != "1" || b.Window.Duration != time.Hour ||
+	if b.Limit != 1 || b.Remaining != 0 || b.MaxUnvalidated != "1" || b.Window != "1h0m0s" ||
 		len(b.Spent) != 1 || b.Spent[0].Node != "node-5" || b.Spent[0].Triage != "default/first" || len(b.Reservations) != 0 {
 		t.Errorf("the triage budget %+v", b)
 	}

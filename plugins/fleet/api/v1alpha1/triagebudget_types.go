@@ -20,9 +20,11 @@ const MaxTriageBudgetEntries = 1024
 type TriageBudget struct {
 	// The budget as configured: a number of nodes or a share of the
 	// cluster's nodes ("10%"), and the window ("1h").
+	// +kubebuilder:validation:MaxLength=16
 	MaxUnvalidated string `json:"maxUnvalidated"`
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
-	Window metav1.Duration `json:"window"`
+	Window string `json:"window"`
 	// The nodes that may be unvalidated within the window: the share of
 	// the nodes, at least 2 (the two ends of one link) unless it is 0.
 	// +optional
