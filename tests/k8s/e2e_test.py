@@ -20,6 +20,7 @@ SKIPPED, naming it, instead of failing on what it left behind.
 
 from __future__ import annotations
 
+import calendar
 import glob
 import json
 import os
@@ -47,6 +48,7 @@ from e2e_support import (  # noqa: F401
     read_text,
     wait,
 )
+from testcluster import TEST_IMAGE
 
 pytestmark = pytest.mark.ordered
 
@@ -407,12 +409,16 @@ def test_a_triage_by_node_runs_as_a_job_and_names_a_pulled_cable(env):
         page = f.read()
     assert ">PASS<" in page and node in page, page[:500]
 
-    # Periodic: every 5 s, a run after each.
+    # Periodic: at least a minute apart, which the API server checks (an
+    # invasive stage would hold the ports nearly always); the runs after
+    # the first are the envtest's, on a clock it steps.
+    refused = env.kubectl("apply", "-f", "-", check=False, input=json.dumps(
+        {**triage, "metadata": {"name": "restless", "namespace": "default"},
+         "spec": {"nodes": [node], "every": "5s"}}))
+    assert refused.returncode != 0 and "every: at least 1m" in refused.stderr, refused.stderr
     env.apply({**triage, "metadata": {"name": "periodic", "namespace": "default"},
-               "spec": {"nodes": [node], "count": 2, "timeoutSeconds": 2, "every": "5s"}})
-    wait("a periodic triage's third run", lambda: (_triage(env, "periodic").get("runs") or 0) >= 3,
-         180, 0.5)
-    assert _triage(env, "periodic")["phase"] in ("Running", "Succeeded"), _triage(env, "periodic")
+               "spec": {"nodes": [node], "count": 2, "timeoutSeconds": 2, "every": "1m"}})
+    wait("a periodic triage's first run", lambda: _finished(_triage(env, "periodic")), 180, 0.5)
 
     env.apply({**triage, "metadata": {"name": "nowhere", "namespace": "default"},
                "spec": {"nodeSelector": {"matchLabels": {"rack": "none"}}}})
@@ -434,6 +440,53 @@ def identity(path: str) -> tuple[int, int] | None:
 
 def plugin_sockets() -> list[str]:
     return sorted(glob.glob(os.path.join(PLUGIN_DIR, "rocenet.io_scale-out-port-*.sock")))
+
+
+def test_a_lowered_pod_deadline_ends_a_run_as_sigterm_and_keeps_its_pod(env):
+    """How rocenet-controller stops a triage run, on the real kubelet: the
+    run pod's activeDeadlineSeconds lowered to the time it has run. The
+    kubelet sends its container SIGTERM at once (rocectl stops the test on
+    every node then), lets it exit with its own code and last words, and
+    keeps the pod (Failed, DeadlineExceeded) for the controller to read,
+    where a deletion would not."""
+    env.apply({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "run-to-stop", "namespace": "default"},
+        "spec": {"restartPolicy": "Never", "activeDeadlineSeconds": 600,
+                 "terminationGracePeriodSeconds": 30,
+                 "containers": [{"name": "rocectl", "image": TEST_IMAGE,
+                                 "terminationMessagePolicy": "File",
+                                 # As rocectl answers SIGTERM: stop, confirm, exit 9.
+                                 "command": ["/bin/sh", "-c",
+                                             "trap 'echo every node confirmed > /dev/termination-log;"
+                                             " exit 9' TERM; while :; do sleep 0.1; done"]}]},
+    })
+    try:
+        wait("the pod running", lambda: env.json("get", "pod", "run-to-stop")["status"]
+             .get("phase") == "Running", 120, 0.2)
+        pod = env.json("get", "pod", "run-to-stop")
+        started = pod["status"]["startTime"]
+        ran = int(time.time() - calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ")))
+        asked = time.monotonic()
+        env.kubectl("patch", "pod", "run-to-stop", "--type=merge",
+                    "-p", json.dumps({"spec": {"activeDeadlineSeconds": max(1, ran)}}))
+
+        def ended():
+            p = env.json("get", "pod", "run-to-stop")
+            states = p["status"].get("containerStatuses") or [{}]
+            return p if states[0].get("state", {}).get("terminated") else None
+        wait("the container ended", ended, 60, 0.1)
+        took = time.monotonic() - asked
+        pod = ended()
+        term = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+        env.say(f"a pod's deadline lowered to {max(1, ran)} s: its container ended {took:.2f} s later, "
+                f"exit {term['exitCode']}, pod {pod['status']['phase']} ({pod['status'].get('reason')})")
+        assert term["exitCode"] == 9 and term.get("message", "").strip() == "every node confirmed", term
+        assert pod["status"]["phase"] == "Failed" and pod["status"].get("reason") == "DeadlineExceeded"
+        # The pod is kept: its exit code is there to read.
+        assert not pod["metadata"].get("deletionTimestamp"), pod["metadata"]
+    finally:
+        env.delete("run-to-stop")
 
 
 def test_kubelet_restarted_the_device_plugin_registers_again_and_the_pod_runs_on(env):
@@ -590,10 +643,13 @@ class _HolderWatch:
 
     def __init__(self, env, triage: str):
         self.seen: list[tuple[float, dict]] = []
+        self._triage = triage
+        # Holders carry their triage's UID as a label (a name may be too
+        # long for one) and its name as an annotation.
         self._proc = subprocess.Popen(
             [os.path.join(env.cluster.bin, "kubectl"), "--kubeconfig", env.cluster.kubeconfig,
              "-n", "rocenet-system", "get", "pods", "--watch", "-o", "json",
-             "-l", f"rocenet.io/triage-role=holder,rocenet.io/triage-name={triage}"],
+             "-l", "rocenet.io/triage-role=holder"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -609,6 +665,8 @@ class _HolderWatch:
                 except ValueError:
                     break
                 buffer = buffer.lstrip()[end:]
+                if _triage_of(obj) != self._triage:
+                    continue
                 with self._lock:
                     self.seen.append((time.monotonic(), obj))
 
@@ -619,6 +677,17 @@ class _HolderWatch:
     def stop(self) -> None:
         self._proc.terminate()
         self._proc.wait(10)
+
+
+def _triage_of(pod: dict) -> str:
+    return pod.get("metadata", {}).get("annotations", {}).get("rocenet.io/triage-name", "")
+
+
+def _holders(env, triage: str) -> list[dict]:
+    """The triage's holder pods."""
+    return [p for p in env.json("-n", "rocenet-system", "get", "pods", "-l",
+                                "rocenet.io/triage-role=holder")["items"]
+            if _triage_of(p) == triage]
 
 
 def _scheduled(pod: dict) -> dict:
@@ -741,9 +810,7 @@ def test_an_rdma_triage_holds_every_port_through_the_scheduler_or_skips_a_busy_n
             assert events, ("neither the watch nor the events saw the holder refused",
                             holders.versions())
             assert f"Insufficient {RESOURCE}" in events[0]["message"], events[0]
-        wait("the busy node's holder gone", lambda: not env.json(
-            "-n", "rocenet-system", "get", "pods", "-l", "rocenet.io/triage-name=exclusive,"
-            "rocenet.io/triage-role=holder")["items"], 30, 0.2)
+        wait("the busy node's holder gone", lambda: not _holders(env, "exclusive"), 30, 0.2)
 
         env.delete("busy")
         assert wait("allocatable", lambda: env.allocatable() == PORTS, 30)
@@ -757,9 +824,7 @@ def test_an_rdma_triage_holds_every_port_through_the_scheduler_or_skips_a_busy_n
         status = _triage(env, "exclusive")
         assert status["message"] == "1 of 1 nodes free; a stage needs 2", status
         assert status["nodeCount"] == 1 and not status.get("skippedNodes"), status
-        wait("the holder gone after the run", lambda: not env.json(
-            "-n", "rocenet-system", "get", "pods", "-l", "rocenet.io/triage-name=exclusive,"
-            "rocenet.io/triage-role=holder")["items"], 30, 0.2)
+        wait("the holder gone after the run", lambda: not _holders(env, "exclusive"), 30, 0.2)
         second = [(at, pod) for at, pod in holders.versions()
                   if pod["metadata"]["labels"].get("rocenet.io/triage-run") == "2"]
         running = [(at, pod) for at, pod in second if pod["status"].get("phase") == "Running"]
