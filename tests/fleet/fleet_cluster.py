@@ -184,6 +184,18 @@ class ControlPlane:
         finally:
             conn.close()
 
+    def request(self, method: str, path: str, body: bytes, content_type: str,
+                timeout: float = 30) -> tuple[int, bytes]:
+        """One request as the admin: its status and body."""
+        conn = http.client.HTTPSConnection(ADDRESS, self.api_port, context=self.tls,
+                                           timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers={"Content-Type": content_type})
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        finally:
+            conn.close()
+
     def kubectl(self, *args: str, input: str | None = None, timeout: float = 120) -> str:
         cp = subprocess.run([os.path.join(self.bin, "kubectl"), "--kubeconfig", self.kubeconfig,
                              *args], capture_output=True, text=True, input=input, timeout=timeout)
@@ -231,13 +243,15 @@ def fake_nodes(names: list[str]) -> str:
 
 
 class Watch:
-    """A watch of one cluster-scoped object over HTTPS, on a thread of its
-    own: every version of it, with the time it arrived (time.time()),
-    reconnecting from the last resourceVersion when the API server ends
-    the stream."""
+    """A watch over HTTPS, on a thread of its own, of one object of a
+    collection (by name) or of those with a label selector: every version
+    of them, with the time it arrived (time.time()), reconnecting from the
+    last resourceVersion when the API server ends the stream."""
 
-    def __init__(self, plane: ControlPlane, collection: str, name: str):
+    def __init__(self, plane: ControlPlane, collection: str, name: str = "", labels: str = ""):
         self.plane, self.collection, self.name = plane, collection, name
+        self._select = ({"fieldSelector": f"metadata.name={name}"} if name else {}) | (
+            {"labelSelector": labels} if labels else {})
         self.events: list[tuple[float, dict]] = []
         self.error: str | None = None
         self._lock = threading.Lock()
@@ -251,7 +265,7 @@ class Watch:
         failures = 0
         while not self._stopped.is_set():
             query = urllib.parse.urlencode({
-                "watch": "true", "fieldSelector": f"metadata.name={self.name}",
+                "watch": "true", **self._select,
                 "timeoutSeconds": "3600", **({"resourceVersion": version} if version else {})})
             try:
                 conn = http.client.HTTPSConnection(ADDRESS, self.plane.api_port,
@@ -276,7 +290,7 @@ class Watch:
                     return
                 failures += 1
                 if failures > 10:
-                    self.error = f"watch of {self.collection}/{self.name}: {e}"
+                    self.error = f"watch of {self.collection} {self._select}: {e}"
                     return
                 time.sleep(0.2)
             finally:
