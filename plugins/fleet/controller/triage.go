@@ -217,12 +217,18 @@ func (r *TriageReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 			return reconcile.Result{}, err
 		}
 	case status.ObservedGeneration != t.Generation || status.Phase == "":
+		if ok, err := r.current(ctx, &t); err != nil || !ok {
+			return requeueUnlessErr(err)
+		}
 		if err := r.addFinalizer(ctx, &t); err != nil {
 			return requeueOnConflict(err)
 		}
 		r.start(ctx, &t, now)
 	case t.Spec.Every != nil && status.CompletionTime != nil && finished(status.Phase):
 		if !now.Before(status.CompletionTime.Add(t.Spec.Every.Duration)) {
+			if ok, err := r.current(ctx, &t); err != nil || !ok {
+				return requeueUnlessErr(err)
+			}
 			if err := r.addFinalizer(ctx, &t); err != nil {
 				return requeueOnConflict(err)
 			}
@@ -294,6 +300,31 @@ func requeueOnConflict(err error) (reconcile.Result, error) {
 		return reconcile.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
 	return reconcile.Result{}, err
+}
+
+// requeueUnlessErr returns err, else a retry soon.
+func requeueUnlessErr(err error) (reconcile.Result, error) {
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: 100 * time.Millisecond}, nil
+}
+
+// current tells whether t, read from the cache, is the triage's latest
+// version. A run's start has effects that its status records only once
+// they are made (at a fleet's size, holders created at the client's rate
+// take seconds), so a reconcile woken meanwhile, by the holders' events,
+// may read the triage from before that record: it would start the run
+// again. The start is rare; it reads past the cache first.
+func (r *TriageReconciler) current(ctx context.Context, t *v1alpha1.RocenetTriage) (bool, error) {
+	var latest v1alpha1.RocenetTriage
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(t), &latest); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil // deleted: its event follows
+		}
+		return false, fmt.Errorf("reading the triage %s past the cache: %w", key(t), err)
+	}
+	return latest.ResourceVersion == t.ResourceVersion, nil
 }
 
 // minWait is the sooner of two waits, 0 being none.
