@@ -509,6 +509,12 @@ def test_triage_pod_policy_sees_every_pod_and_job_the_controller_may_write(any_o
     binding = one(docs, "ValidatingAdmissionPolicyBinding", policy["metadata"]["name"])
     assert binding["spec"]["validationActions"] == ["Deny"]
     assert binding["spec"]["paramRef"] == {"name": "rocenet", "parameterNotFoundAction": "Deny"}
+    # The parameter is looked up before the matchConditions: a binding
+    # that matched a namespace without the DaemonSet would refuse every
+    # pod made there, by anyone.
+    assert binding["spec"]["matchResources"]["namespaceSelector"] == {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "In",
+         "values": [controller(docs)["metadata"]["namespace"]]}]}, name
     priority = one(docs, "PriorityClass", "rocenet-triage-holder")
     assert priority["preemptionPolicy"] == "Never" and not priority.get("globalDefault")
     command = controller(docs)["spec"]["template"]["spec"]["containers"][0]["command"]
@@ -701,7 +707,12 @@ def test_helm_chart_policy_confines_the_releases_account(helm):
         assert bound_to(docs, namespace, f"{release}-controller") == {
             f"ClusterRole/{release}-controller", f"Role/{release}-controller-leader-election",
             f"Role/{release}-controller-triage", f"Role/{release}-controller-nodes"}
-        # A triage run copies the release's DaemonSet.
+        # A triage run copies the release's DaemonSet; the policy on its
+        # pods takes it as parameter in the release's namespace alone.
+        triage = one(docs, "ValidatingAdmissionPolicyBinding", f"{release}-triage-pods.rocenet.io")
+        assert triage["spec"]["paramRef"]["name"] == release
+        assert triage["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"] == [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}]
         dep = one(docs, "Deployment", f"{release}-controller")
         assert f"--daemonset={release}" in dep["spec"]["template"]["spec"]["containers"][0]["command"]
 

@@ -330,6 +330,14 @@ func TestEnvtestTheControllerMakesOnlyTriagePods(t *testing.T) {
 	if err := e.admin.Create(e.ctx, privileged); err != nil {
 		t.Fatal(err)
 	}
+	// Nor does the policy reach past rocenet's namespace: its parameter,
+	// the DaemonSet, is looked up before its matchConditions, and a
+	// namespace without it would refuse every pod, the admin's too.
+	elsewhere := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "workload", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "registry.example/train:1"}}}}
+	if err := e.admin.Create(e.ctx, elsewhere); err != nil {
+		t.Errorf("a pod made by the admin in a namespace without rocenet: %v, want it admitted", err)
+	}
 	// Nor may it change the image of a pod it did not make.
 	var pod corev1.Pod
 	if err := controller.Get(e.ctx, client.ObjectKeyFromObject(privileged), &pod); err != nil {
