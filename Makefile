@@ -39,7 +39,7 @@ SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:det
 # at a time per core, two under ASan, whose daemons work harder.
 INTEGRATION_JOBS ?= $(shell echo $$(( $(JOBS) * 3 )))
 ASAN_INTEGRATION_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
-# The Go programs (plugins/go.mod) and the end-to-end tests' Kubernetes
+# The Go programs (go.mod) and the end-to-end tests' Kubernetes
 # components share one module and build cache.
 # A user who is not root builds with a cache of their own.
 ROCENET_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/rocenet,$(HOME)/.cache/rocenet)

@@ -73,7 +73,7 @@ if(ROCENET_HELP2MAN AND NOT ROCENET_SANITIZE)
             "rocectl|1|show and triage what rocenetd knows of a node's RoCE ports"
             "rocenet-device-plugin|1|kubelet device plugin for rocenet's RoCE scale-out ports")
   # The Go programs the DEB installs are custom targets' files
-  # (plugins/CMakeLists.txt's rocenet_go_program), when built.
+  # (cmake/RocenetGo.cmake's rocenet_go_program), when built.
   get_property(dra_plugin GLOBAL PROPERTY ROCENET_GO_rocenet-dra-plugin)
   if(dra_plugin)
     list(APPEND pages "rocenet-dra-plugin|1|DRA kubelet plugin for rocenet's RoCE scale-out ports")

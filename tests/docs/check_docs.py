@@ -30,7 +30,7 @@ import re
 import sys
 import tempfile
 
-TOP_DIRS = ("daemon", "plugins", "client", "proto", "packaging", "tests", "docs", "cmake")
+TOP_DIRS = ("daemon", "plugins", "operator", "client", "proto", "packaging", "tests", "docs", "cmake")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE = re.compile(r"`([^`\n]+)`")
 PATH = re.compile(r"^(?:{})/[A-Za-z0-9_./+-]*$".format("|".join(TOP_DIRS)))

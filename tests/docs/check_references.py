@@ -51,7 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_docs import anchors_of  # noqa: E402  (GitHub's anchor rule, kept in one place)
 
 # The top-level directories a repository path starts with.
-TOP_DIRS = ("daemon", "plugins", "client", "proto", "packaging", "tests", "docs", "cmake", ".ci")
+TOP_DIRS = ("daemon", "plugins", "operator", "client", "proto", "packaging", "tests", "docs", "cmake", ".ci")
 # A run of characters a path is made of; a reference is one whole run.
 RUN = re.compile(r"[A-Za-z0-9_.+/-]+")
 ANCHOR = re.compile(r"#([A-Za-z0-9_-]+)")

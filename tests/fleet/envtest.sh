@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The fleet's programs on a real kube-apiserver and etcd: the Envtest tests
-# of plugins/fleet (rocenet-controller's reconciler, the node reporter's
-# RBAC and admission policy, kubectl rocenet; docs/fleet.md), with the two
+# of operator/ (rocenet-controller's reconcilers, kubectl rocenet) and
+# plugins/reporter (the node reporter's
+# RBAC and admission policies; docs/fleet.md), with the two
 # programs that tests/k8s/components.sh builds from their pinned Go
 # modules (or takes from its cache) linked into a temporary directory that
 # KUBEBUILDER_ASSETS names. CTest's fleet.envtest (label fleet).
@@ -31,5 +32,5 @@ fi
 assets="$(mktemp -d)"
 trap 'rm -rf "$assets"' EXIT
 bash "$top/tests/k8s/components.sh" "$assets" kubernetes etcd
-cd "$top/plugins"
-KUBEBUILDER_ASSETS="$assets" go test -count=1 -v -run Envtest "$@" ./fleet/...
+cd "$top"
+KUBEBUILDER_ASSETS="$assets" go test -count=1 -v -run Envtest "$@" ./operator/... ./plugins/reporter/...

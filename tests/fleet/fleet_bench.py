@@ -5,7 +5,7 @@ server (docs/development.md#the-fleet-benchmark).
 
 Real: etcd and kube-apiserver (tests/k8s/components.sh), kwok keeping N
 fake Nodes Ready with Leases, the node reporter's code (one reporter per
-node in the load program, plugins/fleet/test/fleet-load) and the
+node in the load program, plugins/reporter/test/fleet-load) and the
 rocenet-controller binary of the build tree. Simulated: rocenetd's node
 stream, scripted by the load program (steady, a port flapping on a tenth
 of the nodes, a rail down on every node and back).
@@ -75,7 +75,7 @@ def find_go() -> str | None:
 
 
 def go_env(go: str) -> dict:
-    """The Go settings of the plugins' own build (plugins/CMakeLists.txt),
+    """The Go settings of the Go programs' own build (cmake/RocenetGo.cmake),
     so that what they share comes from the build cache."""
     cache = os.environ.get("ROCENET_CACHE", "/var/cache/rocenet")
     return {"PATH": f"{os.path.dirname(go)}:{os.environ.get('PATH', '')}", "CGO_ENABLED": "0",
@@ -112,11 +112,10 @@ def run(args, work: str, procs: Processes, say) -> None:
                     "kubernetes", "etcd", "kwok"], check=True, env=env)
     step = took(say, "components (etcd, kube-apiserver, kwok)", step)
     load = os.path.join(work, "fleet-load")
-    subprocess.run([go, "build", "-trimpath", "-o", load, "./fleet/test/fleet-load"],
-                   cwd=os.path.join(ROOT, "plugins"), check=True, env=env)
+    subprocess.run([go, "build", "-trimpath", "-o", load, "./plugins/reporter/test/fleet-load"],
+                   cwd=ROOT, check=True, env=env)
     step = took(say, "fleet-load built", step)
-    controller = args.controller or os.path.join(build_dir(), "plugins", "fleet", "go",
-                                                 "rocenet-controller")
+    controller = args.controller or os.path.join(build_dir(), "go", "rocenet-controller")
     if not os.access(controller, os.X_OK):
         raise figs.BenchError(f"{controller}: no rocenet-controller (cmake --build "
                               f"{build_dir()} --target rocenet-controller)")

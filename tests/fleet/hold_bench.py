@@ -143,8 +143,7 @@ def run(args, work: str, procs: Processes, say) -> None:
                     "kubernetes", "etcd", "kwok"], check=True, env=env)
     stages = kwok_stages(go, env, work)
     step = took(say, "components (etcd, kube-apiserver, kube-scheduler, kwok)", step)
-    controller = args.controller or os.path.join(build_dir(), "plugins", "fleet", "go",
-                                                 "rocenet-controller")
+    controller = args.controller or os.path.join(build_dir(), "go", "rocenet-controller")
     if not os.access(controller, os.X_OK):
         raise figs.BenchError(f"{controller}: no rocenet-controller (cmake --build "
                               f"{build_dir()} --target rocenet-controller)")

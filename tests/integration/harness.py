@@ -25,8 +25,8 @@ BUILD_DIR = os.environ.get("ROCENET_BUILD_DIR", os.path.join(HERE, "..", "..", "
 
 def binary(name: str) -> str:
     """Path of a built binary."""
-    for sub in ("daemon/server", "daemon/diagd", "client", "plugins/cni", "plugins/device", "plugins/dra/go",
-                "plugins/fleet/go", "tests/sim/dcb", "."):
+    for sub in ("daemon/server", "daemon/diagd", "client", "plugins/cni", "plugins/device", "go",
+                "tests/sim/dcb", "."):
         path = os.path.join(BUILD_DIR, sub, name)
         if os.access(path, os.X_OK):
             return path

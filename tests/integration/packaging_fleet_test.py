@@ -79,7 +79,11 @@ def any_overlay(request):
 
 def source_flags(main_go: str) -> set[str]:
     """The flags a Go program's main.go defines on its FlagSet."""
-    with open(os.path.join(REPO, "plugins", "fleet", "cmd", main_go)) as f:
+    for top in ("operator", os.path.join("plugins", "reporter")):
+        path = os.path.join(REPO, top, "cmd", main_go)
+        if os.path.exists(path):
+            break
+    with open(path) as f:
         source = f.read()
     names = re.findall(r'fs\.\w*Var\(&?[^,]+, "([a-z-]+)"', source)
     names += re.findall(r'fs\.(?:Bool|String|Duration|Int|Var)\([^"]*"([a-z-]+)"', source)
@@ -312,7 +316,7 @@ def test_node_status_policy_checks_every_nodes_status_write(any_overlay):
     """Every nodes/status write the reporter's and the controller's roles
     allow is matched by the node-status policy, which applies to both
     accounts (and no other), fails closed and denies; its allow-list is
-    what plugins/fleet/reporter's tests prove on a real API server."""
+    what plugins/reporter's tests prove on a real API server."""
     name, docs = any_overlay
     policy = one(docs, "ValidatingAdmissionPolicy", NODE_STATUS_POLICY)
     spec = policy["spec"]
@@ -408,7 +412,7 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
     assert c["command"][0] == "/usr/bin/rocenet-controller"
     given = flags(c["command"])
     known = CONTROLLER_FLAGS
-    main_go = os.path.join(REPO, "plugins", "fleet", "cmd", "rocenet-controller", "main.go")
+    main_go = os.path.join(REPO, "operator", "cmd", "rocenet-controller", "main.go")
     if os.path.exists(main_go):
         known = source_flags("rocenet-controller/main.go")
     assert set(given) <= known, sorted(set(given) - known)
@@ -608,7 +612,7 @@ def without_pull_policy(container: dict) -> dict:
 
 def test_helm_chart_crds_are_the_bases(helm):
     """The chart's crds/ hold the base's files, byte for byte
-    (plugins/fleet/api/v1alpha1/generate.sh writes both), and helm renders
+    (operator/api/v1alpha1/generate.sh writes both), and helm renders
     them unchanged; no template makes a CRD (helm would upgrade it)."""
     base = sorted(os.path.basename(p) for p in glob.glob(os.path.join(CRDS, "*.yaml")))
     chart = sorted(os.path.basename(p) for p in glob.glob(os.path.join(CHART, "crds", "*")))

@@ -100,9 +100,9 @@ def test_manifest_commands_exist_in_the_image_layout(tmp_path):
     # The Go programs come from the image's Go stage, one `go build` of
     # their packages into /usr/bin (the node reporter and rocenet-controller
     # are not in the runtime component: they run only from the image).
-    go_build = re.search(r"-o /out/usr/bin/ ((?:\./[\w/-]+ ?)+)", containerfile)
+    go_build = re.search(r"-o /out/usr/bin/ ((?:\./[\w/-]+(?:\s*\\\n\s*| )?)+)", containerfile)
     assert go_build, "the Containerfile's Go stage builds no program into /usr/bin"
-    for package in go_build.group(1).split():
+    for package in go_build.group(1).replace("\\", " ").split():
         present.add("/usr/bin/" + os.path.basename(package))
     for overlay in (OVERLAYS["generic"], os.path.join(PKG, "kubernetes", "overlays", "generic-dra")):
         rendered = render(overlay)

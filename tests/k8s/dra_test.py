@@ -453,10 +453,10 @@ def test_a_gaudi_and_its_ports_are_allocated_on_one_pcie_root(env, artifacts, tm
     standin = tmp_path / "gaudi-standin"
     cache = os.environ.get("ROCENET_CACHE", "/var/cache/rocenet")
     built = time.monotonic()
-    # The flags of the plugins' own build (plugins/CMakeLists.txt), so the
+    # The flags of the Go programs' own build (cmake/RocenetGo.cmake), so the
     # packages they share come from the build cache.
-    subprocess.run(["go", "build", "-trimpath", "-o", str(standin), "./dra/test/gaudi-standin"],
-                   cwd=os.path.join(ROOT, "plugins"), check=True,
+    subprocess.run(["go", "build", "-trimpath", "-o", str(standin), "./plugins/dra/test/gaudi-standin"],
+                   cwd=ROOT, check=True,
                    env={**os.environ, "CGO_ENABLED": "0", "GOTOOLCHAIN": "local",
                         "GOFLAGS": "-mod=readonly",
                         "GOMODCACHE": os.environ.get("GOMODCACHE", f"{cache}/go/mod"),

@@ -102,7 +102,7 @@ class Env:
     def rocenet(self, *args: str) -> subprocess.CompletedProcess:
         """`kubectl rocenet ARGS` as an admin runs it: the real kubectl,
         finding the plugin the build made on its PATH."""
-        plugin_dir = os.path.join(build_dir(), "plugins", "fleet", "go")
+        plugin_dir = os.path.join(build_dir(), "go")
         if not os.access(os.path.join(plugin_dir, "kubectl-rocenet"), os.X_OK):
             pytest.fail(f"kubectl-rocenet is not built in {plugin_dir}")
         # kubectl takes no flag before a plugin's name: the kubeconfig goes

@@ -4,7 +4,7 @@
 # the first phase of `make test`.
 #
 #   clang-format  every .cc/.h as .clang-format has it (--fix: rewrite them)
-#   gofmt, go vet, staticcheck   the Go module of plugins/
+#   gofmt, go vet, staticcheck   the Go module (go.mod: plugins/, operator/, internal/)
 #   ruff          the Python under tests/ (rules: tests/ruff.toml)
 #   ShellCheck    every shell script (warnings and errors)
 #
@@ -62,14 +62,14 @@ fi
 
 if command -v go >/dev/null; then
   export GOFLAGS=-mod=readonly GOTOOLCHAIN=local
-  out="$(cd plugins && gofmt -l . 2>&1)"
-  [ $fix -eq 1 ] && [ -n "$out" ] && (cd plugins && gofmt -w .) && out=""
+  out="$(gofmt -l plugins operator internal 2>&1)"
+  [ $fix -eq 1 ] && [ -n "$out" ] && gofmt -w plugins operator internal && out=""
   report gofmt "$([ -z "$out" ] && echo 0 || echo 1)" "$out"
-  out="$(cd plugins && go vet ./... 2>&1)"
+  out="$(go vet ./... 2>&1)"
   report "go vet" $? "$out"
   staticcheck="$(bash tests/lint/tools.sh staticcheck)"
   if [ -n "$staticcheck" ]; then
-    out="$(cd plugins && "$staticcheck" ./... 2>&1)"
+    out="$("$staticcheck" ./... 2>&1)"
     report staticcheck $? "$out"
   else
     skip staticcheck "it could not be built here (see above)"

@@ -4,7 +4,7 @@
 // the part the DRA plugin speaks: the node stream (PortDiscovery), health,
 // addressing plans, attachments and reservations.
 //
-// The .pb.go files are generated: `go generate ./...` in plugins
+// The .pb.go files are generated: `go generate ./plugins/...`
 // writes them with the protoc-gen-go and protoc-gen-go-grpc that go.mod
 // pins (tool directives) and Debian's protoc. The test
 // proto_fresh_test.go fails when they differ from what the .proto files

@@ -33,7 +33,7 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 		want, _ := os.ReadFile(f)
 		got, err := os.ReadFile(filepath.Base(f))
 		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run go generate ./... in plugins", filepath.Base(f))
+			t.Errorf("%s is stale: run go generate ./plugins/...", filepath.Base(f))
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operator bundle's checker (tests/integration/packaging_olm_test.py
 // builds and runs it): operator-framework/api's validators, pinned here,
-// apart from plugins/go.mod so that the programs shipped carry none of it.
+// apart from go.mod so that the programs shipped carry none of it.
 module rocenet-tests/olm/bundle-check
 
 go 1.26.0

@@ -25,8 +25,8 @@ import (
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/klog/v2"
 
+	"rocenet.io/internal/cmdline"
 	"rocenet.io/plugins/dra/internal/driver"
-	"rocenet.io/plugins/internal/cmdline"
 )
 
 // version is set by the build (-X main.version=...).
