@@ -92,7 +92,7 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(expected); err != nil {
+	if err := mgr.Add(everyReplica{expected}); err != nil {
 		return nil, err
 	}
 	server, err := NewAPIServerClock(cfg)
@@ -134,3 +134,13 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	}
 	return mgr, nil
 }
+
+// everyReplica runs a cache on every replica, the leader or not, as the
+// manager runs its own: the readiness check waits for it, so a cache that
+// started only with the lease would keep a standby replica unready, and
+// its Deployment's rollout unfinished, for ever. (The manager starts a
+// runnable it does not know for a cache only on the leader.)
+type everyReplica struct{ cache.Cache }
+
+// NeedLeaderElection is false: see everyReplica.
+func (everyReplica) NeedLeaderElection() bool { return false }
