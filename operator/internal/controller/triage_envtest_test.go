@@ -21,6 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -44,6 +45,9 @@ type fixedLogs struct {
 	mu   sync.Mutex
 	log  []byte
 	read []string
+	// The next this many reads fail, as a read through a restarting
+	// kubelet or API server does.
+	failures int
 }
 
 func (f *fixedLogs) set(log []byte) {
@@ -56,6 +60,10 @@ func (f *fixedLogs) Log(_ context.Context, namespace, pod string) ([]byte, error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.read = append(f.read, namespace+"/"+pod)
+	if f.failures > 0 {
+		f.failures--
+		return nil, fmt.Errorf("reading the log of %s/%s: connection refused", namespace, pod)
+	}
 	return f.log, nil
 }
 
@@ -395,8 +403,14 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 		t.Errorf("the run's container %+v", c)
 	}
 
-	// The run ends (exit 6, a failure found): the status is the result's.
+	// The run ends (exit 6, a failure found), its log read after two
+	// failed reads (a transient error is tried again, not the run's end):
+	// the status is the result's, its conditions say the run completed
+	// and failed.
 	endRun := func(job *batchv1.Job) { e.endRun(job, false) }
+	e.logs.mu.Lock()
+	e.logs.failures = 2
+	e.logs.mu.Unlock()
 	endRun(&job)
 	failed := waitTriage("acceptance", "Failed", func(tr *v1alpha1.RocenetTriage) bool {
 		return tr.Status.Phase == v1alpha1.TriageFailed
@@ -404,6 +418,18 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	if failed.Status.Message != "1 suspect: node-5/so1" || failed.Status.SuspectCount != 1 ||
 		failed.Status.Labels.Unvalidated[0] != "node-5" || failed.Status.CompletionTime == nil {
 		t.Errorf("status %+v", failed.Status)
+	}
+	e.logs.mu.Lock()
+	if e.logs.failures != 0 {
+		t.Errorf("the log was read %d times fewer than the failures planted", e.logs.failures)
+	}
+	e.logs.mu.Unlock()
+	for kind, want := range map[string]metav1.ConditionStatus{
+		v1alpha1.TriageConditionComplete: metav1.ConditionTrue, v1alpha1.TriageConditionFailed: metav1.ConditionTrue} {
+		if c := meta.FindStatusCondition(failed.Status.Conditions, kind); c == nil || c.Status != want ||
+			c.ObservedGeneration != failed.Generation {
+			t.Errorf("condition %s of the failed run: %+v, want %s of generation %d", kind, c, want, failed.Generation)
+		}
 	}
 	var kept corev1.ConfigMap
 	must(admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: failed.Status.ResultConfigMap}, &kept))
@@ -419,6 +445,14 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	if second.Status.JobName == running.Status.JobName || !strings.HasSuffix(second.Status.JobName, "-2") {
 		t.Errorf("the second run's Job %q", second.Status.JobName)
 	}
+	// Another node coordinates (a sick first node must not fail every
+	// run); while it runs, the triage is not Complete.
+	if second.Status.Coordinator == running.Status.Coordinator || second.Status.Coordinator == "" {
+		t.Errorf("the second run's coordinator %q, the first's %q: want another node", second.Status.Coordinator, running.Status.Coordinator)
+	}
+	if c := meta.FindStatusCondition(second.Status.Conditions, v1alpha1.TriageConditionComplete); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("condition Complete while the second run runs: %+v", c)
+	}
 	// Stop repeating: the second run ends, and the changed spec runs once
 	// more, then no more.
 	must(admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: second.Status.JobName}, &job))
@@ -426,9 +460,11 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	waitTriage("acceptance", "Failed again", func(tr *v1alpha1.RocenetTriage) bool {
 		return tr.Status.Phase == v1alpha1.TriageFailed && tr.Status.Runs == 2
 	})
+	// As kubectl patch does: the controller writes the triage meanwhile.
 	must(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "acceptance"}, second))
+	before := second.DeepCopy()
 	second.Spec.Every = nil
-	must(admin.Update(ctx, second))
+	must(admin.Patch(ctx, second, client.MergeFrom(before)))
 	third := waitTriage("acceptance", "running the changed spec", func(tr *v1alpha1.RocenetTriage) bool {
 		return tr.Status.Runs == 3 && tr.Status.Phase == v1alpha1.TriageRunning
 	})
@@ -452,6 +488,30 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	bad = waitTriage("nojob", "Error", func(tr *v1alpha1.RocenetTriage) bool { return tr.Status.Phase == v1alpha1.TriageError })
 	if !strings.Contains(bad.Status.Message, "spec.job: Job default/train has no pod on a node") {
 		t.Errorf("status %+v", bad.Status)
+	}
+
+	// A name of 200 characters (a label value takes 63) runs, and a
+	// triage with ttlSecondsAfterFinished goes that long after its run.
+	long := strings.Repeat("a-long-triage-name.", 11)[:200]
+	must(admin.Create(ctx, &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: long, Namespace: "default"},
+		Spec: v1alpha1.RocenetTriageSpec{Nodes: []string{"n1", "n2"}, TTLSecondsAfterFinished: ptr.To[int32](0)}}))
+	run := waitTriage(long, "Running", func(tr *v1alpha1.RocenetTriage) bool { return tr.Status.Phase == v1alpha1.TriageRunning })
+	must(admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: run.Status.JobName}, &job))
+	if len(job.Name) > 63 || job.Annotations[annotationTriageName] != long {
+		t.Errorf("the long-named triage's Job %q, annotations %v", job.Name, job.Annotations)
+	}
+	endRun(&job)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var gone v1alpha1.RocenetTriage
+		err := admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: long}, &gone)
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the triage with ttlSecondsAfterFinished 0 is still there after its run: %v, %+v", err, gone.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

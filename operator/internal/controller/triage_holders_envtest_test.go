@@ -18,6 +18,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
@@ -170,10 +172,28 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 		`spec.stage: Unsupported value: "incast"`:         {Stage: "incast", Nodes: []string{"n1"}},
 		"exactly one of nodes, nodeSelector and job":      {Stage: "rdma"},
 		"timeoutSeconds: at most 30 but for allreduce (1": {Nodes: []string{"n1"}, TimeoutSeconds: 31},
+		"maxUnvalidated: a number of nodes (0 or more) or a share from 0% to 100%": {Nodes: []string{"n1"},
+			MaxUnvalidated: ptr.To(intstr.FromString("150%"))},
+		"maxUnvalidated: a number of nodes (0 or more) or a share": {Nodes: []string{"n1"},
+			MaxUnvalidated: ptr.To(intstr.FromInt32(-1))},
+		"nodes: at most 64 for rdma and allreduce": {Stage: "allreduce", Nodes: manyNodes(65)},
+		"every: at least 1m":                       {Nodes: []string{"n1"}, Every: &metav1.Duration{Duration: 30 * time.Second}},
+		"ttlSecondsAfterFinished: not with every":  {Nodes: []string{"n1"}, Every: &metav1.Duration{Duration: time.Hour}, TTLSecondsAfterFinished: ptr.To[int32](60)},
 	} {
 		err := admin.Create(ctx, &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "default"}, Spec: want})
 		if err == nil || !strings.Contains(err.Error(), spec) {
 			t.Errorf("spec %+v: %v, want an error saying %q", want, err, spec)
+		}
+	}
+	// The same bounds admit what they should: 64 nodes for rdma, 65 for
+	// reach, a share of 0% (a dry run), every minute.
+	for i, ok := range []v1alpha1.RocenetTriageSpec{
+		{Stage: "rdma", Nodes: manyNodes(64), MaxUnvalidated: ptr.To(intstr.FromString("0%"))},
+		{Stage: "reach", Nodes: manyNodes(65), Every: &metav1.Duration{Duration: time.Minute}},
+	} {
+		tr := &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bounds-%d", i), Namespace: "default"}, Spec: ok}
+		if err := admin.Create(ctx, tr, client.DryRunAll); err != nil {
+			t.Errorf("spec %+v: %v, want it admitted", ok, err)
 		}
 	}
 
@@ -358,12 +378,24 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 		return nodesOf(h) == "n1,n2" && h["n1"].Labels[labelTriageRun] == "1"
 	})
 	var changed v1alpha1.RocenetTriage
+	// As kubectl patch does: the controller writes the triage meanwhile
+	// (an update of the version read would conflict with it).
 	must(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "changed"}, &changed))
+	before := changed.DeepCopy()
 	changed.Spec.TimeoutSeconds = 3
-	must(admin.Update(ctx, &changed))
+	must(admin.Patch(ctx, &changed, client.MergeFrom(before)))
 	waitHolders("changed", "run 2's alone", func(h map[string]corev1.Pod) bool {
 		return nodesOf(h) == "n1,n2" && h["n1"].Labels[labelTriageRun] == "2" && h["n2"].Labels[labelTriageRun] == "2"
 	})
 	must(admin.Delete(ctx, &changed))
 	waitHolders("changed", "gone with the triage", func(h map[string]corev1.Pod) bool { return len(h) == 0 })
+}
+
+// manyNodes is n node names.
+func manyNodes(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("node-%d", i)
+	}
+	return out
 }
