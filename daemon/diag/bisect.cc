@@ -123,6 +123,14 @@ class Search {
           outcome_.conclusion =
               absl::StrCat("no node makes the all-reduce slow: the halves ran at ",
                            Rate(score_a.busbw), " and ", Rate(score_b.busbw));
+        } else if (!judged_slow_) {
+          // Only followed as the slower, never judged slow, and its halves
+          // alike: what set it apart was the noise of shared cores.
+          outcome_.conclusion = absl::StrCat(
+              "no node makes the all-reduce slow: no half was slow beside the other; the halves "
+              "of ",
+              Label(names_, group), ", followed as the slower, ran alike (", Rate(score_a.busbw),
+              " and ", Rate(score_b.busbw), ")");
         } else {
           outcome_.conclusion = absl::StrCat("the halves of ", Label(names_, group), " run alike (",
                                              Rate(score_a.busbw), " and ", Rate(score_b.busbw),

@@ -148,6 +148,27 @@ TEST(BisectTest, HalvesHeldBackByTheCoresAloneNameNoNode) {
   EXPECT_LE(static_cast<uint32_t>(runs) + 1, AllreduceBisectionRuns(64));
 }
 
+// Noise that left one half of a healthy ring slower once, and not its
+// halves after: no node is named, and no cause is claimed.
+TEST(BisectTest, AHalfSlowerOnceByNoiseNamesNoNodeAndNoCause) {
+  Fabric fabric{std::vector<double>(16, 1.25e9), {}};
+  int runs = 0;
+  const RunGroup noisy = [&](const std::vector<size_t>& members) {
+    ++runs;
+    GroupScore score = fabric.Score(members);
+    if (runs == 2) score.busbw *= 0.8;  // the second half of the first split
+    return score;
+  };
+  const BisectionOutcome outcome =
+      Bisect(Names(16), fabric.Score(fabric.All()), {.min_fraction = 0.25}, noisy);
+  EXPECT_THAT(outcome.slow, IsEmpty());
+  EXPECT_THAT(outcome.conclusion,
+              HasSubstr("no node makes the all-reduce slow: no half was slow beside the other; "
+                        "the halves of n8..n15, followed as the slower, ran alike"))
+      << outcome.conclusion;
+  EXPECT_LE(static_cast<uint32_t>(runs) + 1, AllreduceBisectionRuns(16));
+}
+
 TEST(BisectTest, AHealthyRingStopsAfterItsHalves) {
   Fabric fabric{std::vector<double>(12, 10e9), {}};
   fabric.busbw[3] = 9.5e9;  // within 10 %
