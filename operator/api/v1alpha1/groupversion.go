@@ -29,7 +29,7 @@ var (
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(GroupVersion,
 		&RocenetNode{}, &RocenetNodeList{}, &RocenetCluster{}, &RocenetClusterList{},
-		&RocenetTriage{}, &RocenetTriageList{})
+		&RocenetTriage{}, &RocenetTriageList{}, &RocenetNodePolicy{}, &RocenetNodePolicyList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }
