@@ -132,6 +132,9 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err := triage.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
+	if err := NewNodePolicyReconciler(mgr.GetClient()).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
 	return mgr, nil
 }
 

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "rocenet.io/operator/api/v1alpha1"
+)
+
+// NodePolicyFinalizer keeps a deleted policy until its nodes no longer
+// carry its record.
+const NodePolicyFinalizer = "rocenet.io/node-policy"
+
+// NodePolicyReconciler decides which nodes each RocenetNodePolicy holds,
+// records it on the node (the label v1alpha1.NodePolicyLabel, which the
+// policy's DaemonSet selects), and writes the policy's status.
+//
+// A node belongs to one policy at most. It stays with the policy its
+// label names while that policy selects it; otherwise it goes to the
+// oldest policy that selects it (by creation, then name). So a policy
+// made later never takes a node another holds: its status names the node
+// and the holder.
+type NodePolicyReconciler struct {
+	client client.Client
+}
+
+// NewNodePolicyReconciler is the reconciler over c (cached).
+func NewNodePolicyReconciler(c client.Client) *NodePolicyReconciler {
+	return &NodePolicyReconciler{client: c}
+}
+
+// policyMatcher is a policy with its compiled selector.
+type policyMatcher struct {
+	policy   *v1alpha1.RocenetNodePolicy
+	selector *nodeaffinity.NodeSelector // nil: the selector does not compile
+	err      error
+}
+
+// holders is every policy that may hold nodes, oldest first.
+func holders(policies []v1alpha1.RocenetNodePolicy) []policyMatcher {
+	out := make([]policyMatcher, 0, len(policies))
+	for i := range policies {
+		p := &policies[i]
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		m := policyMatcher{policy: p}
+		m.selector, m.err = nodeaffinity.NewNodeSelector(p.Spec.NodeSelector.Core())
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b policyMatcher) int {
+		if c := a.policy.CreationTimestamp.Compare(b.policy.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.policy.Name, b.policy.Name)
+	})
+	return out
+}
+
+// holderOf is the policy that holds n: the one its label names while
+// that one selects it, else the oldest that selects it; "" for none.
+func holderOf(n *corev1.Node, policies []policyMatcher) string {
+	if recorded := n.Labels[v1alpha1.NodePolicyLabel]; recorded != "" {
+		for _, m := range policies {
+			if m.policy.Name == recorded && m.selector != nil && m.selector.Match(n) {
+				return recorded
+			}
+		}
+	}
+	for _, m := range policies {
+		if m.selector != nil && m.selector.Match(n) {
+			return m.policy.Name
+		}
+	}
+	return ""
+}
+
+// Reconcile brings the nodes' records of req's policy in line with who
+// holds them, and its status with what it holds.
+func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var policy v1alpha1.RocenetNodePolicy
+	if err := r.client.Get(ctx, req.NamespacedName, &policy); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	var policies v1alpha1.RocenetNodePolicyList
+	if err := r.client.List(ctx, &policies); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing the node policies: %w", err)
+	}
+	var nodes corev1.NodeList
+	if err := r.client.List(ctx, &nodes); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing the nodes: %w", err)
+	}
+	live := holders(policies.Items)
+
+	if policy.DeletionTimestamp != nil {
+		// Its nodes go to the next policy that selects them, or to none.
+		if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
+			return reconcile.Result{}, err
+		}
+		if controllerutil.RemoveFinalizer(&policy, NodePolicyFinalizer) {
+			if err := r.client.Update(ctx, &policy); client.IgnoreNotFound(err) != nil {
+				return reconcile.Result{}, fmt.Errorf("removing the finalizer of the node policy %s: %w", policy.Name, err)
+			}
+		}
+		return reconcile.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(&policy, NodePolicyFinalizer) {
+		if err := r.client.Update(ctx, &policy); err != nil {
+			return requeueOnConflict(fmt.Errorf("adding the finalizer to the node policy %s: %w", policy.Name, err))
+		}
+	}
+	if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.writeStatus(ctx, &policy, nodes.Items, live)
+}
+
+// record sets the label of every node whose holder differs from its
+// label, among the nodes that policy name holds or its label names.
+func (r *NodePolicyReconciler) record(ctx context.Context, nodes []corev1.Node, live []policyMatcher, name string) error {
+	for i := range nodes {
+		n := &nodes[i]
+		recorded := n.Labels[v1alpha1.NodePolicyLabel]
+		holder := holderOf(n, live)
+		if holder == recorded || (holder != name && recorded != name) {
+			continue
+		}
+		var value any // nil: the label goes
+		if holder != "" {
+			value = holder
+		}
+		patch := map[string]any{"metadata": map[string]any{"labels": map[string]any{v1alpha1.NodePolicyLabel: value}}}
+		data, err := json.Marshal(patch)
+		if err != nil {
+			return fmt.Errorf("the label patch of node %s: %w", n.Name, err)
+		}
+		if err := r.client.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}},
+			client.RawPatch(types.MergePatchType, data)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("recording on node %s that policy %q holds it: %w", n.Name, holder, err)
+		}
+		klog.FromContext(ctx).V(2).Info("node policy recorded", "node", n.Name, "policy", holder, "was", recorded)
+	}
+	return nil
+}
+
+// writeStatus writes what the policy holds and what it cannot.
+func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1.RocenetNodePolicy, nodes []corev1.Node, live []policyMatcher) error {
+	status := policy.Status.DeepCopy()
+	status.ObservedGeneration = policy.Generation
+	status.MatchedNodes, status.ContestedNodeCount, status.ContestedNodes = 0, 0, nil
+	var selector *nodeaffinity.NodeSelector
+	var selectorErr error
+	for _, m := range live {
+		if m.policy.Name == policy.Name {
+			selector, selectorErr = m.selector, m.err
+		}
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if selector == nil || !selector.Match(n) {
+			continue
+		}
+		switch holder := holderOf(n, live); holder {
+		case policy.Name:
+			status.MatchedNodes++
+		default:
+			status.ContestedNodeCount++
+			if len(status.ContestedNodes) < v1alpha1.MaxContestedNodes {
+				status.ContestedNodes = append(status.ContestedNodes, v1alpha1.ContestedNode{Node: n.Name, HeldBy: holder})
+			}
+		}
+	}
+	ready := metav1.Condition{Type: v1alpha1.NodePolicyReady, ObservedGeneration: policy.Generation}
+	degraded := metav1.Condition{Type: v1alpha1.NodePolicyDegraded, ObservedGeneration: policy.Generation,
+		Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "every node the policy selects is its own"}
+	switch {
+	case selectorErr != nil:
+		ready.Status, ready.Reason = metav1.ConditionFalse, "InvalidSelector"
+		ready.Message = fmt.Sprintf("the node selector does not compile: %v", selectorErr)
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, ready.Reason, ready.Message
+	case status.MatchedNodes == 0 && status.ContestedNodeCount == 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, v1alpha1.ReasonNoMatchingNodes
+		ready.Message = "no node matches the node selector"
+	case status.MatchedNodes == 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, v1alpha1.ReasonNodesContested
+		ready.Message = fmt.Sprintf("every node the selector matches (%d) is held by an older policy", status.ContestedNodeCount)
+	default:
+		ready.Status, ready.Reason = metav1.ConditionTrue, "NodesHeld"
+		ready.Message = fmt.Sprintf("%d nodes", status.MatchedNodes)
+	}
+	if status.ContestedNodeCount > 0 {
+		degraded.Status, degraded.Reason = metav1.ConditionTrue, v1alpha1.ReasonNodesContested
+		degraded.Message = contestedMessage(status)
+	}
+	meta.SetStatusCondition(&status.Conditions, ready)
+	meta.SetStatusCondition(&status.Conditions, degraded)
+	if equality.Semantic.DeepEqual(&policy.Status, status) {
+		return nil
+	}
+	policy.Status = *status
+	if err := r.client.Status().Update(ctx, policy); err != nil {
+		if apierrors.IsConflict(err) {
+			return nil // a newer version follows, and its event
+		}
+		return fmt.Errorf("writing the status of node policy %s: %w", policy.Name, err)
+	}
+	return nil
+}
+
+// contestedMessage names the first contested nodes and their holders.
+func contestedMessage(s *v1alpha1.RocenetNodePolicyStatus) string {
+	const shown = 5
+	var parts []string
+	for i, c := range s.ContestedNodes {
+		if i == shown {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (held by %s)", c.Node, c.HeldBy))
+	}
+	more := ""
+	if int(s.ContestedNodeCount) > len(parts) {
+		more = fmt.Sprintf(" and %d more", int(s.ContestedNodeCount)-len(parts))
+	}
+	return fmt.Sprintf("%d nodes the selector matches belong to another policy: %s%s",
+		s.ContestedNodeCount, strings.Join(parts, ", "), more)
+}
+
+// nodeLabelsChanged passes a node's creation, deletion and a change of
+// its labels: nothing else of a node changes who holds it.
+var nodeLabelsChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !equality.Semantic.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+	},
+}
+
+// SetupWithManager runs the reconciler on policies and on every node's
+// change of labels (which may change who holds it).
+func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+		var policies v1alpha1.RocenetNodePolicyList
+		if err := r.client.List(ctx, &policies); err != nil {
+			klog.FromContext(ctx).Error(err, "listing the node policies")
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(policies.Items))
+		for _, p := range policies.Items {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
+		}
+		return out
+	})
+	return builder.ControllerManagedBy(mgr).
+		Named("rocenetnodepolicy").
+		For(&v1alpha1.RocenetNodePolicy{}).
+		// Another policy's change may give this one nodes, or take them.
+		Watches(&v1alpha1.RocenetNodePolicy{}, all).
+		Watches(&corev1.Node{}, all, builder.WithPredicates(nodeLabelsChanged)).
+		Complete(r)
+}
