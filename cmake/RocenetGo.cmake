@@ -53,8 +53,10 @@ if(ROCENET_GO)
   endfunction()
 
   get_filename_component(go_bin_dir ${ROCENET_GO_EXECUTABLE} DIRECTORY)
+  # ROCENET_ROCENETD: the operator's tests check what it renders with the
+  # real daemon (rocenetd --check_config).
   add_test(NAME go_test
-    COMMAND ${CMAKE_COMMAND} -E env ${ROCENET_GO_ENV}
+    COMMAND ${CMAKE_COMMAND} -E env ${ROCENET_GO_ENV} ROCENET_ROCENETD=$<TARGET_FILE:rocenetd>
             sh -c "unformatted=$(${go_bin_dir}/gofmt -l plugins operator internal) && test -z \"$unformatted\" || { echo \"gofmt: $unformatted\"; exit 1; }; ${ROCENET_GO_EXECUTABLE} vet ./... && ${ROCENET_GO_EXECUTABLE} test -count=1 ./..."
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(go_test PROPERTIES LABELS "unit;go")

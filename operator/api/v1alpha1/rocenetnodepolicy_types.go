@@ -226,11 +226,12 @@ type GaudiPorts struct {
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
-	// Port indices (sysfs dev_port) that are scale-out ports, e.g.
-	// [8, 22, 23]; empty: every port the driver exposes.
-	// +kubebuilder:validation:MaxItems=64
+	// Port indices (sysfs dev_port, a Gaudi NIC's 0..23) that are
+	// scale-out ports, e.g. [8, 22, 23]; empty: every port the driver
+	// exposes.
+	// +kubebuilder:validation:MaxItems=24
 	// +kubebuilder:validation:items:Minimum=0
-	// +kubebuilder:validation:items:Maximum=1023
+	// +kubebuilder:validation:items:Maximum=23
 	// +listType=set
 	// +optional
 	ScaleOutPorts []int32 `json:"scaleOutPorts,omitempty"`
@@ -298,12 +299,12 @@ type HealthSettings struct {
 	// +kubebuilder:default=3
 	// +optional
 	FlapDowns int32 `json:"flapDowns,omitempty"`
-	// At least 1s; default 10m.
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="at least 1s"
+	// 1s..24h; default 10m.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="from 1s to 24h"
 	// +optional
 	FlapWindow *metav1.Duration `json:"flapWindow,omitempty"`
-	// Default 10m.
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="not negative"
+	// 0s..24h; default 10m.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="from 0s to 24h"
 	// +optional
 	FlapStable *metav1.Duration `json:"flapStable,omitempty"`
 	// Whether LinkFlapping makes the port unhealthy (default true).
@@ -317,8 +318,8 @@ type HealthSettings struct {
 	// +kubebuilder:validation:MaxLength=24
 	// +optional
 	RetransmitRate string `json:"retransmitRate,omitempty"`
-	// Default 5m.
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="not negative"
+	// 0s..24h; default 5m.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="from 0s to 24h"
 	// +optional
 	RetransmitQuiet *metav1.Duration `json:"retransmitQuiet,omitempty"`
 	// Whether RetransmitsRising makes the port unhealthy; false (the
