@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package nodeset
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "rocenet.io/operator/api/v1alpha1"
+	"rocenet.io/operator/internal/nodeconfig"
+)
+
+// manifests/ is what the overlays render today: a change to
+// packaging/kubernetes reaches the operator's DaemonSets, or this fails.
+func TestManifestsAreTheOverlaysDaemonSets(t *testing.T) {
+	kubectl := os.Getenv("ROCENET_KUBECTL")
+	if kubectl == "" {
+		var err error
+		if kubectl, err = exec.LookPath("kubectl"); err != nil {
+			t.Skip("SKIPPED: no kubectl (ROCENET_KUBECTL, or kubectl on PATH) to render the overlays with")
+		}
+	}
+	for _, overlay := range Overlays {
+		want, err := RenderOverlay(kubectl, "../../../packaging/kubernetes/overlays", overlay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := manifests.ReadFile("manifests/" + overlay + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("manifests/%s.yaml is stale: run go generate ./operator/...", overlay)
+		}
+	}
+}
+
+func policy(mode string) *v1alpha1.RocenetNodePolicy {
+	return &v1alpha1.RocenetNodePolicy{ObjectMeta: metav1.ObjectMeta{Name: "gaudi"},
+		Spec: v1alpha1.RocenetNodePolicySpec{Mode: mode, PriorityClassName: "system-node-critical",
+			Addressing: v1alpha1.AddressingSettings{MTU: 9000}, QoS: v1alpha1.QoSSettings{PFC: "0-3"}}}
+}
+
+func names[T any](s []T, name func(T) string) []string {
+	out := make([]string, 0, len(s))
+	for _, x := range s {
+		out = append(out, name(x))
+	}
+	return out
+}
+
+func containerNames(s []corev1.Container) []string {
+	return names(s, func(c corev1.Container) string { return c.Name })
+}
+
+// A policy's DaemonSet: the overlay's pod, on the nodes the policy holds,
+// in the policy's image, with its configuration, replaced only by the
+// operator; the containers of its mode; OpenShift's SCC where it runs.
+func TestDaemonSetOfAPolicy(t *testing.T) {
+	opts := Options{Namespace: "rocenet", Image: "registry.example/rocenet@sha256:0123"}
+	p := policy(v1alpha1.NodePolicyDevicePlugin)
+	p.Spec.Resources = map[string]corev1.ResourceRequirements{"rocenetd": {Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}}
+	_, config, err := ConfigMap(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := DaemonSet(p, config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := ds.Spec.Template
+	if ds.Name != "rocenet-gaudi" || ds.Namespace != "rocenet" || ds.Spec.UpdateStrategy.Type != "OnDelete" ||
+		ds.Spec.Selector.MatchLabels[v1alpha1.NodePolicyLabel] != "gaudi" || pod.Labels[v1alpha1.NodePolicyLabel] != "gaudi" {
+		t.Errorf("DaemonSet %s/%s, strategy %s, selector %v, pod labels %v", ds.Namespace, ds.Name,
+			ds.Spec.UpdateStrategy.Type, ds.Spec.Selector.MatchLabels, pod.Labels)
+	}
+	if got := pod.Spec.NodeSelector; len(got) != 2 || got[v1alpha1.NodePolicyLabel] != "gaudi" || got["kubernetes.io/os"] != "linux" {
+		t.Errorf("nodeSelector %v: want the nodes the policy holds", got)
+	}
+	if pod.Annotations[ConfigHashAnnotation] != nodeconfig.Hash(config) {
+		t.Errorf("config hash %q", pod.Annotations[ConfigHashAnnotation])
+	}
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		if c.Image != opts.Image {
+			t.Errorf("container %s runs %s, want %s", c.Name, c.Image, opts.Image)
+		}
+		if c.Name == "rocenetd" && c.Resources.Limits.Memory().String() != "512Mi" {
+			t.Errorf("rocenetd's resources %v, want the policy's", c.Resources)
+		}
+	}
+	if got := containerNames(pod.Spec.Containers); !slices.Equal(got, []string{"rocenetd", "device-plugin", "diagd", "node-reporter"}) {
+		t.Errorf("containers %v", got)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == "config" && v.ConfigMap.Name != "rocenet-gaudi" {
+			t.Errorf("the config volume names %s, want the policy's ConfigMap", v.ConfigMap.Name)
+		}
+	}
+	if _, scc := pod.Annotations["openshift.io/required-scc"]; scc {
+		t.Errorf("an SCC asked for on Kubernetes")
+	}
+
+	// DRA: the DRA plugin instead of the device plugin.
+	dra, err := DaemonSet(policy(v1alpha1.NodePolicyDRA), config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := containerNames(dra.Spec.Template.Spec.Containers); !slices.Contains(got, "dra-plugin") || slices.Contains(got, "device-plugin") {
+		t.Errorf("DRA containers %v", got)
+	}
+	// Host: neither plugin, nor the device plugin's volumes; every mount
+	// still has its volume.
+	host, err := DaemonSet(policy(v1alpha1.NodePolicyHost), config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := host.Spec.Template.Spec
+	volumes := names(hs.Volumes, func(v corev1.Volume) string { return v.Name })
+	if got := containerNames(hs.Containers); slices.Contains(got, "device-plugin") || slices.Contains(got, "dra-plugin") ||
+		slices.Contains(volumes, "device-plugins") {
+		t.Errorf("Host: containers %v, volumes %v", got, volumes)
+	}
+	for _, c := range append(hs.InitContainers, hs.Containers...) {
+		for _, m := range c.VolumeMounts {
+			if !slices.Contains(volumes, m.Name) {
+				t.Errorf("Host: %s mounts %s, which the pod does not have", c.Name, m.Name)
+			}
+		}
+	}
+	// OpenShift: the overlay's SCC and SELinux type; a policy's own
+	// image and tolerations win over the operator's.
+	p = policy(v1alpha1.NodePolicyDevicePlugin)
+	p.Spec.Image = "quay.example/rocenet:1.0"
+	p.Spec.Tolerations = []corev1.Toleration{{Key: "habana.ai/gaudi", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	osds, err := DaemonSet(p, config, Options{Namespace: "rocenet", Image: opts.Image, OpenShift: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ospod := osds.Spec.Template
+	if ospod.Annotations["openshift.io/required-scc"] != "rocenet" || ospod.Spec.SecurityContext.SELinuxOptions == nil ||
+		ospod.Spec.Containers[0].Image != "quay.example/rocenet:1.0" || len(ospod.Spec.Tolerations) != 1 {
+		t.Errorf("OpenShift pod: annotations %v, security %+v, image %s, tolerations %v", ospod.Annotations,
+			ospod.Spec.SecurityContext, ospod.Spec.Containers[0].Image, ospod.Spec.Tolerations)
+	}
+	// A changed configuration is a new pod template.
+	p.Spec.Addressing.MTU = 9216
+	_, changed, _ := ConfigMap(p, opts)
+	again, _ := DaemonSet(p, changed, opts)
+	if again.Spec.Template.Annotations[ConfigHashAnnotation] == ds.Spec.Template.Annotations[ConfigHashAnnotation] {
+		t.Errorf("a changed MTU left the pod template's hash as it was")
+	}
+	// No image anywhere is an error, not a pod that cannot pull.
+	if _, err := DaemonSet(policy(v1alpha1.NodePolicyDevicePlugin), config, Options{Namespace: "rocenet"}); err == nil {
+		t.Errorf("a DaemonSet without an image")
+	}
+}
