@@ -119,8 +119,11 @@ func TrimNodeDaemonSet(obj any) (any, error) {
 	return &appsv1.DaemonSet{
 		TypeMeta: ds.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: ds.Name, Namespace: ds.Namespace, UID: ds.UID, ResourceVersion: ds.ResourceVersion,
-			Labels: ds.Labels},
-		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: ds.Status.DesiredNumberScheduled},
+			Generation: ds.Generation, Labels: ds.Labels},
+		// And what a node policy's status counts (NodePolicyReconciler).
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: ds.Status.DesiredNumberScheduled,
+			UpdatedNumberScheduled: ds.Status.UpdatedNumberScheduled, NumberReady: ds.Status.NumberReady,
+			ObservedGeneration: ds.Status.ObservedGeneration},
 	}, nil
 }
 

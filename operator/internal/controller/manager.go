@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+
+	"rocenet.io/operator/internal/nodeset"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -48,6 +50,10 @@ type ManagerOptions struct {
 	MetricsInsecure    bool
 	// The probes' listening address, plain HTTP ("0": none).
 	HealthProbeBindAddress string
+	// The node side's image when a policy names none
+	// (RELATED_IMAGE_ROCENET), and whether the cluster is OpenShift.
+	NodeImage string
+	OpenShift bool
 }
 
 // skipNameValidation lets one process make several managers (the tests
@@ -132,7 +138,8 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err := triage.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	if err := NewNodePolicyReconciler(mgr.GetClient()).SetupWithManager(mgr); err != nil {
+	nodeSide := nodeset.Options{Namespace: opts.Namespace, Image: opts.NodeImage, OpenShift: opts.OpenShift}
+	if err := NewNodePolicyReconciler(mgr.GetClient(), expected, nodeSide).SetupWithManager(mgr, expected); err != nil {
 		return nil, err
 	}
 	return mgr, nil

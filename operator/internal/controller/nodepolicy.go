@@ -9,15 +9,20 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -25,8 +30,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
+	"rocenet.io/operator/internal/nodeset"
 )
 
 // NodePolicyFinalizer keeps a deleted policy until its nodes no longer
@@ -42,14 +49,26 @@ const NodePolicyFinalizer = "rocenet.io/node-policy"
 // oldest policy that selects it (by creation, then name). So a policy
 // made later never takes a node another holds: its status names the node
 // and the holder.
+//
+// For each policy it makes, in the operator's namespace, a ConfigMap of
+// rocenetd's configuration and a DaemonSet on the nodes it holds
+// (nodeset), owned by the policy, applied server-side so that a field
+// changed by hand is put back.
 type NodePolicyReconciler struct {
 	client client.Client
+	// The node DaemonSets, as the expected cache keeps them (their counts).
+	daemonSets client.Reader
+	opts       nodeset.Options
 }
 
-// NewNodePolicyReconciler is the reconciler over c (cached).
-func NewNodePolicyReconciler(c client.Client) *NodePolicyReconciler {
-	return &NodePolicyReconciler{client: c}
+// NewNodePolicyReconciler is the reconciler over c (cached), reading the
+// policies' DaemonSets from daemonSets.
+func NewNodePolicyReconciler(c client.Client, daemonSets client.Reader, opts nodeset.Options) *NodePolicyReconciler {
+	return &NodePolicyReconciler{client: c, daemonSets: daemonSets, opts: opts}
 }
+
+// FieldOwnerNodePolicy is the field manager of what a policy makes.
+const FieldOwnerNodePolicy = "rocenet-operator"
 
 // policyMatcher is a policy with its compiled selector.
 type policyMatcher struct {
@@ -115,7 +134,11 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	live := holders(policies.Items)
 
 	if policy.DeletionTimestamp != nil {
-		// Its nodes go to the next policy that selects them, or to none.
+		// Its DaemonSet goes first, then its nodes go to the next policy
+		// that selects them, or to none.
+		if err := r.deleteNodeSide(ctx, &policy); err != nil {
+			return reconcile.Result{}, err
+		}
 		if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -134,7 +157,54 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := r.applyNodeSide(ctx, &policy); err != nil {
+		return reconcile.Result{}, err
+	}
 	return reconcile.Result{}, r.writeStatus(ctx, &policy, nodes.Items, live)
+}
+
+// applyNodeSide applies the policy's ConfigMap and DaemonSet.
+func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.RocenetNodePolicy) error {
+	cm, config, err := nodeset.ConfigMap(p, r.opts)
+	if err != nil {
+		return fmt.Errorf("the configuration of node policy %s: %w", p.Name, err)
+	}
+	ds, err := nodeset.DaemonSet(p, config, r.opts)
+	if err != nil {
+		return fmt.Errorf("the DaemonSet of node policy %s: %w", p.Name, err)
+	}
+	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "RocenetNodePolicy",
+		Name: p.Name, UID: p.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	for _, obj := range []client.Object{cm, ds} {
+		obj.SetOwnerReferences([]metav1.OwnerReference{owner})
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return fmt.Errorf("node policy %s's %s: %w", p.Name, obj.GetName(), err)
+		}
+		// What the API server writes, not the operator.
+		delete(u, "status")
+		unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(u, "spec", "template", "metadata", "creationTimestamp")
+		apply := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
+		if err := r.client.Apply(ctx, apply, client.FieldOwner(FieldOwnerNodePolicy), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying node policy %s's %s %s/%s: %w", p.Name,
+				u["kind"], obj.GetNamespace(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// deleteNodeSide deletes the policy's DaemonSet and ConfigMap (not left
+// to the garbage collector: the nodes go to another policy only once
+// this one's pods are going).
+func (r *NodePolicyReconciler) deleteNodeSide(ctx context.Context, p *v1alpha1.RocenetNodePolicy) error {
+	meta := metav1.ObjectMeta{Name: nodeset.Name(p.Name), Namespace: r.opts.Namespace}
+	for _, obj := range []client.Object{&appsv1.DaemonSet{ObjectMeta: meta}, &corev1.ConfigMap{ObjectMeta: meta}} {
+		if err := r.client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting node policy %s's %s: %w", p.Name, obj.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // record sets the label of every node whose holder differs from its
@@ -192,7 +262,19 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 			}
 		}
 	}
+	status.UpdatedNodes, status.ReadyNodes = 0, 0
+	var ds appsv1.DaemonSet
+	err := r.daemonSets.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: nodeset.Name(policy.Name)}, &ds)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading node policy %s's DaemonSet: %w", policy.Name, err)
+	}
+	current := err == nil && ds.Status.ObservedGeneration == ds.Generation
+	if current {
+		status.UpdatedNodes, status.ReadyNodes = ds.Status.UpdatedNumberScheduled, ds.Status.NumberReady
+	}
 	ready := metav1.Condition{Type: v1alpha1.NodePolicyReady, ObservedGeneration: policy.Generation}
+	progressing := metav1.Condition{Type: v1alpha1.NodePolicyProgressing, ObservedGeneration: policy.Generation,
+		Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "every node runs the policy's configuration"}
 	degraded := metav1.Condition{Type: v1alpha1.NodePolicyDegraded, ObservedGeneration: policy.Generation,
 		Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "every node the policy selects is its own"}
 	switch {
@@ -206,15 +288,23 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 	case status.MatchedNodes == 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, v1alpha1.ReasonNodesContested
 		ready.Message = fmt.Sprintf("every node the selector matches (%d) is held by an older policy", status.ContestedNodeCount)
+	case !current || status.UpdatedNodes < status.MatchedNodes:
+		ready.Status, ready.Reason = metav1.ConditionFalse, "RollingOut"
+		ready.Message = fmt.Sprintf("%d of %d nodes run the policy's configuration", status.UpdatedNodes, status.MatchedNodes)
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ready.Reason, ready.Message
+	case status.ReadyNodes < status.MatchedNodes:
+		ready.Status, ready.Reason = metav1.ConditionFalse, "NodesNotReady"
+		ready.Message = fmt.Sprintf("%d of %d nodes ready", status.ReadyNodes, status.MatchedNodes)
 	default:
-		ready.Status, ready.Reason = metav1.ConditionTrue, "NodesHeld"
-		ready.Message = fmt.Sprintf("%d nodes", status.MatchedNodes)
+		ready.Status, ready.Reason = metav1.ConditionTrue, "NodesReady"
+		ready.Message = fmt.Sprintf("%d nodes ready, each running the policy's configuration", status.ReadyNodes)
 	}
 	if status.ContestedNodeCount > 0 {
 		degraded.Status, degraded.Reason = metav1.ConditionTrue, v1alpha1.ReasonNodesContested
 		degraded.Message = contestedMessage(status)
 	}
 	meta.SetStatusCondition(&status.Conditions, ready)
+	meta.SetStatusCondition(&status.Conditions, progressing)
 	meta.SetStatusCondition(&status.Conditions, degraded)
 	if equality.Semantic.DeepEqual(&policy.Status, status) {
 		return nil
@@ -257,7 +347,7 @@ var nodeLabelsChanged = predicate.Funcs{
 
 // SetupWithManager runs the reconciler on policies and on every node's
 // change of labels (which may change who holds it).
-func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager) error {
+func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets cache.Cache) error {
 	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 		var policies v1alpha1.RocenetNodePolicyList
 		if err := r.client.List(ctx, &policies); err != nil {
@@ -270,11 +360,19 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager) error {
 		}
 		return out
 	})
+	// A policy's DaemonSet, by the policy's label on it.
+	byLabel := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, ds *appsv1.DaemonSet) []reconcile.Request {
+		if name := ds.Labels[v1alpha1.NodePolicyLabel]; name != "" {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+		}
+		return nil
+	})
 	return builder.ControllerManagedBy(mgr).
 		Named("rocenetnodepolicy").
 		For(&v1alpha1.RocenetNodePolicy{}).
 		// Another policy's change may give this one nodes, or take them.
 		Watches(&v1alpha1.RocenetNodePolicy{}, all).
 		Watches(&corev1.Node{}, all, builder.WithPredicates(nodeLabelsChanged)).
+		WatchesRawSource(source.Kind(daemonSets, &appsv1.DaemonSet{}, byLabel)).
 		Complete(r)
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -27,9 +29,11 @@ func labelSelector(key, value string) v1alpha1.NodeSelector {
 }
 
 // Policies hold nodes on a real API server: each node is recorded with
-// the one policy that holds it, a later policy never takes a node another
-// holds and says which, a policy matching nothing says so, a relabelled
-// node moves, and a deleted policy hands its nodes on or lets them go.
+// the one policy that holds it, the policy's DaemonSet and configuration
+// are made (and put back when changed by hand), a later policy never
+// takes a node another holds and says which, a policy matching nothing
+// says so, a relabelled node moves, and a deleted policy's DaemonSet goes
+// and its nodes are handed on or let go.
 func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("SKIPPED: KUBEBUILDER_ASSETS not set (tests/k8s/components.sh builds etcd and kube-apiserver)")
@@ -50,7 +54,16 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	}
 	ctx := context.Background()
 	ctrllog.SetLogger(klog.NewKlogr())
-	mgr, err := NewManager(cfg, ManagerOptions{Namespace: "rocenet-system", MetricsBindAddress: "0", HealthProbeBindAddress: "0"})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rocenet-system"}}))
+	const image = "registry.example/rocenet@sha256:0123"
+	mgr, err := NewManager(cfg, ManagerOptions{Namespace: "rocenet-system", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		NodeImage: image})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +76,6 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 			t.Errorf("manager: %v", err)
 		}
 	})
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	// Four Gaudi nodes under the two forms of NFD's label, two of them in
 	// rack r1, and a node without Gaudi.
@@ -130,9 +137,46 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 		}}}}
 	must(admin.Create(ctx, gaudi))
 	waitHeld("the Gaudi policy", "map[cpu: g1:gaudi g2:gaudi g3:gaudi g4:gaudi]")
-	p := waitPolicy("gaudi", "4 nodes, Ready", func(p *v1alpha1.RocenetNodePolicy) bool { return p.Status.MatchedNodes == 4 })
-	if c := condition(p, v1alpha1.NodePolicyReady); c.Status != metav1.ConditionTrue || p.Status.ContestedNodeCount != 0 {
-		t.Errorf("the Gaudi policy: Ready %+v, status %+v", c, p.Status)
+	p := waitPolicy("gaudi", "4 nodes, rolling out", func(p *v1alpha1.RocenetNodePolicy) bool { return p.Status.MatchedNodes == 4 })
+	if c := condition(p, v1alpha1.NodePolicyProgressing); c.Status != metav1.ConditionTrue || p.Status.ContestedNodeCount != 0 {
+		t.Errorf("the Gaudi policy before its pods run: Progressing %+v, status %+v", c, p.Status)
+	}
+	// Its DaemonSet and configuration, in the operator's namespace, owned
+	// by the policy, on the nodes the policy holds.
+	var ds appsv1.DaemonSet
+	must(admin.Get(ctx, client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi"}, &ds))
+	var cm corev1.ConfigMap
+	must(admin.Get(ctx, client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi"}, &cm))
+	if owner := metav1.GetControllerOf(&ds); owner == nil || owner.Kind != "RocenetNodePolicy" || owner.Name != "gaudi" ||
+		ds.Spec.Template.Spec.NodeSelector[v1alpha1.NodePolicyLabel] != "gaudi" ||
+		ds.Spec.Template.Spec.Containers[0].Image != image || ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
+		t.Errorf("the Gaudi policy's DaemonSet: owner %v, node selector %v, image %s, strategy %s", owner,
+			ds.Spec.Template.Spec.NodeSelector, ds.Spec.Template.Spec.Containers[0].Image, ds.Spec.UpdateStrategy.Type)
+	}
+	if metav1.GetControllerOf(&cm) == nil || cm.Data["rocenetd.yaml"] == "" {
+		t.Errorf("the Gaudi policy's ConfigMap: %+v", cm)
+	}
+	// The DaemonSet controller's count (no kube-controller-manager here):
+	// every node updated and ready makes the policy Ready.
+	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: 4,
+		CurrentNumberScheduled: 4, UpdatedNumberScheduled: 4, NumberReady: 4, NumberAvailable: 4}
+	must(admin.Status().Update(ctx, &ds))
+	p = waitPolicy("gaudi", "4 nodes ready", func(p *v1alpha1.RocenetNodePolicy) bool { return p.Status.ReadyNodes == 4 })
+	if c := condition(p, v1alpha1.NodePolicyReady); c.Status != metav1.ConditionTrue || c.Reason != "NodesReady" ||
+		condition(p, v1alpha1.NodePolicyProgressing).Status != metav1.ConditionFalse || p.Status.UpdatedNodes != 4 {
+		t.Errorf("the Gaudi policy with its pods ready: Ready %+v, status %+v", c, p.Status)
+	}
+	// A change made by hand is put back.
+	must(admin.Get(ctx, client.ObjectKeyFromObject(&ds), &ds))
+	ds.Spec.Template.Spec.Containers[0].Image = "registry.example/other:1"
+	must(admin.Update(ctx, &ds))
+	deadline := time.Now().Add(20 * time.Second)
+	for ds.Spec.Template.Spec.Containers[0].Image != image {
+		if time.Now().After(deadline) {
+			t.Fatalf("the image changed by hand stayed: %s", ds.Spec.Template.Spec.Containers[0].Image)
+		}
+		time.Sleep(50 * time.Millisecond)
+		must(admin.Get(ctx, client.ObjectKeyFromObject(&ds), &ds))
 	}
 
 	// A later policy over rack r1 gets none of the Gaudi nodes, and says so.
@@ -169,7 +213,10 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	// none; the policy is gone once its nodes no longer name it.
 	must(admin.Delete(ctx, gaudi))
 	waitHeld("the Gaudi policy deleted", "map[cpu:rack-r1 g1:rack-r1 g2:rack-r1 g3: g4:]")
-	deadline := time.Now().Add(20 * time.Second)
+	if err := admin.Get(ctx, client.ObjectKeyFromObject(&ds), &ds); !apierrors.IsNotFound(err) {
+		t.Errorf("the deleted policy's DaemonSet: %v, want it gone", err)
+	}
+	deadline = time.Now().Add(20 * time.Second)
 	for err := admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi); err == nil; err = admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the deleted policy is still there: %+v", gaudi.ObjectMeta)
