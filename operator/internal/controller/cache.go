@@ -117,6 +117,10 @@ func TrimRocenetNode(obj any) (any, error) {
 	n.ManagedFields = lastWriteOnly(n.ManagedFields)
 	for i, p := range n.Status.Ports {
 		n.Status.Ports[i] = v1alpha1.PortStatus{Name: p.Name, Rail: p.Rail, Address: p.Address, InPod: p.InPod}
+		// Its leaf switch, which a node policy's rollout counts nodes by.
+		if p.Switch != nil {
+			n.Status.Ports[i].Switch = &v1alpha1.SwitchPort{Chassis: p.Switch.Chassis, SystemName: p.Switch.SystemName}
+		}
 	}
 	return n, nil
 }

@@ -81,7 +81,8 @@ func TestTrimRocenetNode(t *testing.T) {
 	}
 	want := rnode("n1")
 	want.ManagedFields = []metav1.ManagedFieldsEntry{{Time: &newer}}
-	want.Status.Ports = []v1alpha1.PortStatus{{Name: "so0", Rail: 3, Address: "10.201.1.1/30", InPod: true}}
+	want.Status.Ports = []v1alpha1.PortStatus{{Name: "so0", Rail: 3, Address: "10.201.1.1/30", InPod: true,
+		Switch: &v1alpha1.SwitchPort{Chassis: "c"}}}
 	if !reflect.DeepEqual(got, &want) {
 		t.Errorf("TrimRocenetNode\n got %+v\nwant %+v", got, &want)
 	}

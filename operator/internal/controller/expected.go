@@ -106,7 +106,19 @@ func TrimNodePod(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
 			Labels: p.Labels, OwnerReferences: p.OwnerReferences, DeletionTimestamp: p.DeletionTimestamp},
 		Spec: corev1.PodSpec{NodeName: podNode(p)},
+		// And whether it is ready, which a node policy's rollout waits for.
+		Status: corev1.PodStatus{Conditions: readyOnly(p.Status.Conditions)},
 	}, nil
+}
+
+// readyOnly is the Ready condition of a pod's, without its times.
+func readyOnly(conditions []corev1.PodCondition) []corev1.PodCondition {
+	for _, c := range conditions {
+		if c.Type == corev1.PodReady {
+			return []corev1.PodCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return nil
 }
 
 // TrimNodeDaemonSet keeps of a node DaemonSet its name, namespace, uid and

@@ -139,7 +139,7 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 		return nil, err
 	}
 	nodeSide := nodeset.Options{Namespace: opts.Namespace, Image: opts.NodeImage, OpenShift: opts.OpenShift}
-	if err := NewNodePolicyReconciler(mgr.GetClient(), expected, nodeSide).SetupWithManager(mgr, expected); err != nil {
+	if err := NewNodePolicyReconciler(mgr.GetClient(), mgr.GetAPIReader(), expected, nodeSide).SetupWithManager(mgr, expected); err != nil {
 		return nil, err
 	}
 	return mgr, nil

@@ -34,6 +34,7 @@ import (
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 	"rocenet.io/operator/internal/nodeset"
+	"rocenet.io/operator/internal/rollout"
 )
 
 // NodePolicyFinalizer keeps a deleted policy until its nodes no longer
@@ -56,15 +57,17 @@ const NodePolicyFinalizer = "rocenet.io/node-policy"
 // changed by hand is put back.
 type NodePolicyReconciler struct {
 	client client.Client
-	// The node DaemonSets, as the expected cache keeps them (their counts).
+	// Past the cache: the DaemonSets' ControllerRevisions.
+	reader client.Reader
+	// The node DaemonSets and their pods, as the expected cache keeps them.
 	daemonSets client.Reader
 	opts       nodeset.Options
 }
 
-// NewNodePolicyReconciler is the reconciler over c (cached), reading the
-// policies' DaemonSets from daemonSets.
-func NewNodePolicyReconciler(c client.Client, daemonSets client.Reader, opts nodeset.Options) *NodePolicyReconciler {
-	return &NodePolicyReconciler{client: c, daemonSets: daemonSets, opts: opts}
+// NewNodePolicyReconciler is the reconciler over c (cached) and reader
+// (uncached), reading the policies' DaemonSets and pods from daemonSets.
+func NewNodePolicyReconciler(c client.Client, reader, daemonSets client.Reader, opts nodeset.Options) *NodePolicyReconciler {
+	return &NodePolicyReconciler{client: c, reader: reader, daemonSets: daemonSets, opts: opts}
 }
 
 // FieldOwnerNodePolicy is the field manager of what a policy makes.
@@ -160,12 +163,22 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.applyNodeSide(ctx, &policy); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, &policy, nodes.Items, live)
+	var held []string
+	for i := range nodes.Items {
+		if holderOf(&nodes.Items[i], live) == policy.Name {
+			held = append(held, nodes.Items[i].Name)
+		}
+	}
+	wave, _, err := r.rolloutStep(ctx, &policy, held)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.writeStatus(ctx, &policy, nodes.Items, live, wave)
 }
 
 // applyNodeSide applies the policy's ConfigMap and DaemonSet.
 func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.RocenetNodePolicy) error {
-	cm, config, err := nodeset.ConfigMap(p, r.opts)
+	config, err := nodeset.ConfigMaps(p, r.opts)
 	if err != nil {
 		return fmt.Errorf("the configuration of node policy %s: %w", p.Name, err)
 	}
@@ -175,7 +188,7 @@ func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.Ro
 	}
 	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "RocenetNodePolicy",
 		Name: p.Name, UID: p.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
-	for _, obj := range []client.Object{cm, ds} {
+	for _, obj := range []client.Object{config.Node, config.Live, ds} {
 		obj.SetOwnerReferences([]metav1.OwnerReference{owner})
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
@@ -191,17 +204,44 @@ func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.Ro
 				u["kind"], obj.GetNamespace(), obj.GetName(), err)
 		}
 	}
-	return nil
+	return r.pruneConfigs(ctx, p, config.Node.Name)
 }
 
-// deleteNodeSide deletes the policy's DaemonSet and ConfigMap (not left
+// deleteNodeSide deletes the policy's DaemonSet and ConfigMaps (not left
 // to the garbage collector: the nodes go to another policy only once
 // this one's pods are going).
 func (r *NodePolicyReconciler) deleteNodeSide(ctx context.Context, p *v1alpha1.RocenetNodePolicy) error {
-	meta := metav1.ObjectMeta{Name: nodeset.Name(p.Name), Namespace: r.opts.Namespace}
-	for _, obj := range []client.Object{&appsv1.DaemonSet{ObjectMeta: meta}, &corev1.ConfigMap{ObjectMeta: meta}} {
-		if err := r.client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting node policy %s's %s: %w", p.Name, obj.GetName(), err)
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: nodeset.Name(p.Name), Namespace: r.opts.Namespace}}
+	if err := r.client.Delete(ctx, ds); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting node policy %s's DaemonSet %s: %w", p.Name, ds.Name, err)
+	}
+	if err := r.client.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(r.opts.Namespace),
+		client.MatchingLabels{v1alpha1.NodePolicyLabel: p.Name}); err != nil {
+		return fmt.Errorf("deleting node policy %s's ConfigMaps: %w", p.Name, err)
+	}
+	return nil
+}
+
+// keptRevisions is how many configurations of a policy are kept besides
+// the current one: the pods of the last revisions may still run them
+// (a rollout in waves), and a rollback takes the previous one.
+const keptRevisions = 2
+
+// pruneConfigs deletes the policy's per-revision ConfigMaps but the
+// current one and the keptRevisions newest others.
+func (r *NodePolicyReconciler) pruneConfigs(ctx context.Context, p *v1alpha1.RocenetNodePolicy, current string) error {
+	var cms corev1.ConfigMapList
+	if err := r.client.List(ctx, &cms, client.InNamespace(r.opts.Namespace),
+		client.MatchingLabels{v1alpha1.NodePolicyLabel: p.Name}, client.HasLabels{nodeset.ConfigRevisionLabel}); err != nil {
+		return fmt.Errorf("listing node policy %s's configurations: %w", p.Name, err)
+	}
+	old := slices.DeleteFunc(cms.Items, func(cm corev1.ConfigMap) bool { return cm.Name == current })
+	slices.SortFunc(old, func(a, b corev1.ConfigMap) int {
+		return b.CreationTimestamp.Compare(a.CreationTimestamp.Time)
+	})
+	for i := keptRevisions; i < len(old); i++ {
+		if err := r.client.Delete(ctx, &old[i]); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting node policy %s's old configuration %s: %w", p.Name, old[i].Name, err)
 		}
 	}
 	return nil
@@ -236,7 +276,8 @@ func (r *NodePolicyReconciler) record(ctx context.Context, nodes []corev1.Node, 
 }
 
 // writeStatus writes what the policy holds and what it cannot.
-func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1.RocenetNodePolicy, nodes []corev1.Node, live []policyMatcher) error {
+func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1.RocenetNodePolicy, nodes []corev1.Node,
+	live []policyMatcher, wave rollout.Wave) error {
 	status := policy.Status.DeepCopy()
 	status.ObservedGeneration = policy.Generation
 	status.MatchedNodes, status.ContestedNodeCount, status.ContestedNodes = 0, 0, nil
@@ -292,6 +333,12 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 		ready.Status, ready.Reason = metav1.ConditionFalse, "RollingOut"
 		ready.Message = fmt.Sprintf("%d of %d nodes run the policy's configuration", status.UpdatedNodes, status.MatchedNodes)
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, ready.Reason, ready.Message
+		if len(wave.Nodes) > 0 {
+			progressing.Message += fmt.Sprintf("; replacing the pods of %s", strings.Join(wave.Nodes, ", "))
+		}
+		if wave.Held != "" {
+			progressing.Message += "; " + wave.Held
+		}
 	case status.ReadyNodes < status.MatchedNodes:
 		ready.Status, ready.Reason = metav1.ConditionFalse, "NodesNotReady"
 		ready.Message = fmt.Sprintf("%d of %d nodes ready", status.ReadyNodes, status.MatchedNodes)
@@ -360,6 +407,12 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets 
 		}
 		return out
 	})
+	podsByLabel := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, pod *corev1.Pod) []reconcile.Request {
+		if name := pod.Labels[v1alpha1.NodePolicyLabel]; name != "" {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+		}
+		return nil
+	})
 	// A policy's DaemonSet, by the policy's label on it.
 	byLabel := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, ds *appsv1.DaemonSet) []reconcile.Request {
 		if name := ds.Labels[v1alpha1.NodePolicyLabel]; name != "" {
@@ -374,5 +427,22 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets 
 		Watches(&v1alpha1.RocenetNodePolicy{}, all).
 		Watches(&corev1.Node{}, all, builder.WithPredicates(nodeLabelsChanged)).
 		WatchesRawSource(source.Kind(daemonSets, &appsv1.DaemonSet{}, byLabel)).
+		// A pod of a wave gone, made again, ready: the rollout goes on.
+		WatchesRawSource(source.Kind(daemonSets, &corev1.Pod{}, podsByLabel)).
+		// A node's rocenet ready again, after its pod's replacement.
+		Watches(&v1alpha1.RocenetNode{}, handler.EnqueueRequestsFromMapFunc(r.policyOfNode)).
 		Complete(r)
+}
+
+// policyOfNode is the policy that holds the node of a RocenetNode (they
+// share its name), by the node's record.
+func (r *NodePolicyReconciler) policyOfNode(ctx context.Context, obj client.Object) []reconcile.Request {
+	var n corev1.Node
+	if err := r.client.Get(ctx, client.ObjectKey{Name: obj.GetName()}, &n); err != nil {
+		return nil
+	}
+	if name := n.Labels[v1alpha1.NodePolicyLabel]; name != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
+	"rocenet.io/operator/internal/nodeset"
 )
 
 // labelSelector selects the nodes with label key=value.
@@ -146,15 +148,58 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	var ds appsv1.DaemonSet
 	must(admin.Get(ctx, client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi"}, &ds))
 	var cm corev1.ConfigMap
-	must(admin.Get(ctx, client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi"}, &cm))
+	must(admin.Get(ctx, client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi-live"}, &cm))
 	if owner := metav1.GetControllerOf(&ds); owner == nil || owner.Kind != "RocenetNodePolicy" || owner.Name != "gaudi" ||
 		ds.Spec.Template.Spec.NodeSelector[v1alpha1.NodePolicyLabel] != "gaudi" ||
 		ds.Spec.Template.Spec.Containers[0].Image != image || ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
 		t.Errorf("the Gaudi policy's DaemonSet: owner %v, node selector %v, image %s, strategy %s", owner,
 			ds.Spec.Template.Spec.NodeSelector, ds.Spec.Template.Spec.Containers[0].Image, ds.Spec.UpdateStrategy.Type)
 	}
-	if metav1.GetControllerOf(&cm) == nil || cm.Data["rocenetd.yaml"] == "" {
-		t.Errorf("the Gaudi policy's ConfigMap: %+v", cm)
+	revision := ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]
+	var node corev1.ConfigMap
+	must(admin.Get(ctx, client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi-" + revision}, &node))
+	if metav1.GetControllerOf(&cm) == nil || !strings.Contains(cm.Data[nodeset.LiveConfigKey], "log_level: info") ||
+		!strings.Contains(node.Data[nodeset.NodeConfigKey], "mtu: 0") || !*node.Immutable {
+		t.Errorf("the Gaudi policy's ConfigMaps: live %+v, this revision's %+v", cm, node)
+	}
+	// A hot change reaches the live file and replaces no pod: the pod
+	// template stays; a port-disruptive one is a new revision.
+	must(admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi))
+	before := gaudi.DeepCopy()
+	gaudi.Spec.Logging.Level = "debug"
+	must(admin.Patch(ctx, gaudi, client.MergeFrom(before)))
+	waitConfig := func(what string, ok func(live corev1.ConfigMap, ds appsv1.DaemonSet) bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			must(admin.Get(ctx, client.ObjectKeyFromObject(&cm), &cm))
+			must(admin.Get(ctx, client.ObjectKeyFromObject(&ds), &ds))
+			if ok(cm, ds) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: live %q, pod template's revision %s", what, cm.Data[nodeset.LiveConfigKey],
+					ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation])
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitConfig("the log level changed", func(live corev1.ConfigMap, ds appsv1.DaemonSet) bool {
+		return strings.Contains(live.Data[nodeset.LiveConfigKey], "log_level: debug")
+	})
+	if got := ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]; got != revision {
+		t.Errorf("a hot change made revision %s of the pod template, want it left at %s", got, revision)
+	}
+	before = gaudi.DeepCopy()
+	gaudi.Spec.Addressing.MTU = 9216
+	must(admin.Patch(ctx, gaudi, client.MergeFrom(before)))
+	waitConfig("the MTU changed", func(_ corev1.ConfigMap, ds appsv1.DaemonSet) bool {
+		return ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation] != revision
+	})
+	revision = ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]
+	must(admin.Get(ctx, client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi-" + revision}, &node))
+	if !strings.Contains(node.Data[nodeset.NodeConfigKey], "mtu: 9216") {
+		t.Errorf("the new revision's configuration %q", node.Data[nodeset.NodeConfigKey])
 	}
 	// The DaemonSet controller's count (no kube-controller-manager here):
 	// every node updated and ready makes the policy Ready.
@@ -215,6 +260,11 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	waitHeld("the Gaudi policy deleted", "map[cpu:rack-r1 g1:rack-r1 g2:rack-r1 g3: g4:]")
 	if err := admin.Get(ctx, client.ObjectKeyFromObject(&ds), &ds); !apierrors.IsNotFound(err) {
 		t.Errorf("the deleted policy's DaemonSet: %v, want it gone", err)
+	}
+	var left corev1.ConfigMapList
+	must(admin.List(ctx, &left, client.InNamespace("rocenet-system"), client.MatchingLabels{v1alpha1.NodePolicyLabel: "gaudi"}))
+	if len(left.Items) != 0 {
+		t.Errorf("the deleted policy's ConfigMaps are left: %d", len(left.Items))
 	}
 	deadline = time.Now().Add(20 * time.Second)
 	for err := admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi); err == nil; err = admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi) {

@@ -32,6 +32,11 @@ const (
 // server has filled in its defaults); a field the spec leaves unset is
 // left out, so rocenetd's own default holds.
 func Rocenetd(spec *v1alpha1.RocenetNodePolicySpec) ([]byte, error) {
+	return marshal(tree(spec))
+}
+
+// tree is rocenetd's configuration for spec as nested maps.
+func tree(spec *v1alpha1.RocenetNodePolicySpec) map[string]any {
 	c := map[string]any{
 		"socket":          Socket,
 		"state_dir":       StateDir,
@@ -109,6 +114,10 @@ func Rocenetd(spec *v1alpha1.RocenetNodePolicySpec) ([]byte, error) {
 	if len(limits) > 0 {
 		c["limits"] = limits
 	}
+	return c
+}
+
+func marshal(c map[string]any) ([]byte, error) {
 	out, err := yaml.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("rendering rocenetd's configuration: %w", err)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
@@ -117,17 +118,52 @@ const (
 // Name is the DaemonSet's and the ConfigMap's name for a policy.
 func Name(policy string) string { return "rocenet-" + policy }
 
-// ConfigMap is rocenetd's configuration for the policy.
-func ConfigMap(p *v1alpha1.RocenetNodePolicy, opts Options) (*corev1.ConfigMap, []byte, error) {
-	config, err := nodeconfig.Rocenetd(&p.Spec)
+// Config is rocenetd's configuration for a policy, in its two ConfigMaps:
+// Node, every key a new pod takes (made per revision, named by the hash
+// of its content, never changed), and Live, the hot keys rocenetd
+// reloads where it runs (one, changed in place).
+type Config struct {
+	Node, Live *corev1.ConfigMap
+	// The hash of Node's content: its name's suffix, on the pod template.
+	Hash string
+}
+
+// The keys (file names) of the two ConfigMaps: rocenetd reads
+// config.yaml first and live.yaml over it.
+const (
+	NodeConfigKey = "config.yaml"
+	LiveConfigKey = "live.yaml"
+	// ConfigRevisionLabel is on a policy's per-revision ConfigMaps: the
+	// hash of their content.
+	ConfigRevisionLabel = "rocenet.io/config-revision"
+)
+
+// LiveName is the name of a policy's live ConfigMap.
+func LiveName(policy string) string { return Name(policy) + "-live" }
+
+// ConfigMaps is rocenetd's configuration for the policy.
+func ConfigMaps(p *v1alpha1.RocenetNodePolicy, opts Options) (Config, error) {
+	node, live, err := nodeconfig.Split(&p.Spec)
 	if err != nil {
-		return nil, nil, err
+		return Config{}, err
 	}
-	return &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: Name(p.Name), Namespace: opts.Namespace, Labels: labels(p)},
-		Data:       map[string]string{"rocenetd.yaml": string(config)},
-	}, config, nil
+	hash := nodeconfig.Hash(node)
+	nodeLabels := labels(p)
+	nodeLabels[ConfigRevisionLabel] = hash
+	return Config{
+		Hash: hash,
+		Node: &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: Name(p.Name) + "-" + hash, Namespace: opts.Namespace, Labels: nodeLabels},
+			Immutable:  ptr.To(true),
+			Data:       map[string]string{NodeConfigKey: string(node)},
+		},
+		Live: &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: LiveName(p.Name), Namespace: opts.Namespace, Labels: labels(p)},
+			Data:       map[string]string{LiveConfigKey: string(live)},
+		},
+	}, nil
 }
 
 func labels(p *v1alpha1.RocenetNodePolicy) map[string]string {
@@ -146,7 +182,7 @@ var (
 
 // DaemonSet is the policy's DaemonSet, its pods on the nodes the policy
 // holds (those labelled with it) and running config.
-func DaemonSet(p *v1alpha1.RocenetNodePolicy, config []byte, opts Options) (*appsv1.DaemonSet, error) {
+func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*appsv1.DaemonSet, error) {
 	ds, err := Template(p.Spec.Mode, opts.OpenShift)
 	if err != nil {
 		return nil, err
@@ -156,7 +192,7 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config []byte, opts Options) (*app
 	ds.Spec.Selector.MatchLabels = merge(ds.Spec.Selector.MatchLabels, map[string]string{v1alpha1.NodePolicyLabel: p.Name})
 	pod := &ds.Spec.Template
 	pod.Labels = merge(pod.Labels, map[string]string{v1alpha1.NodePolicyLabel: p.Name, labelInstance: p.Name})
-	pod.Annotations = merge(pod.Annotations, map[string]string{ConfigHashAnnotation: nodeconfig.Hash(config)})
+	pod.Annotations = merge(pod.Annotations, map[string]string{ConfigHashAnnotation: config.Hash})
 	// The operator replaces the pods itself, in waves.
 	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
 
@@ -187,10 +223,21 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config []byte, opts Options) (*app
 			}
 		}
 	}
+	// The configuration: this revision's file, and the live one over it.
+	found := false
 	for i := range spec.Volumes {
-		if v := &spec.Volumes[i]; v.Name == "config" && v.ConfigMap != nil {
-			v.ConfigMap.Name = Name(p.Name)
+		if v := &spec.Volumes[i]; v.Name == "config" {
+			found = true
+			v.VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: config.Node.Name},
+					Items: []corev1.KeyToPath{{Key: NodeConfigKey, Path: NodeConfigKey}}}},
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: config.Live.Name},
+					Items: []corev1.KeyToPath{{Key: LiveConfigKey, Path: LiveConfigKey}}}},
+			}}}
 		}
+	}
+	if !found {
+		return nil, errors.New("the DaemonSet template has no volume config for rocenetd's configuration")
 	}
 	ds.Status = appsv1.DaemonSetStatus{}
 	return ds, nil

@@ -67,7 +67,7 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 	opts := Options{Namespace: "rocenet", Image: "registry.example/rocenet@sha256:0123"}
 	p := policy(v1alpha1.NodePolicyDevicePlugin)
 	p.Spec.Resources = map[string]corev1.ResourceRequirements{"rocenetd": {Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}}
-	_, config, err := ConfigMap(p, opts)
+	config, err := ConfigMaps(p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,9 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 	if got := pod.Spec.NodeSelector; len(got) != 2 || got[v1alpha1.NodePolicyLabel] != "gaudi" || got["kubernetes.io/os"] != "linux" {
 		t.Errorf("nodeSelector %v: want the nodes the policy holds", got)
 	}
-	if pod.Annotations[ConfigHashAnnotation] != nodeconfig.Hash(config) {
-		t.Errorf("config hash %q", pod.Annotations[ConfigHashAnnotation])
+	if pod.Annotations[ConfigHashAnnotation] != nodeconfig.Hash([]byte(config.Node.Data[NodeConfigKey])) ||
+		config.Node.Name != "rocenet-gaudi-"+config.Hash || !*config.Node.Immutable || config.Live.Name != "rocenet-gaudi-live" {
+		t.Errorf("config hash %q, ConfigMaps %s and %s", pod.Annotations[ConfigHashAnnotation], config.Node.Name, config.Live.Name)
 	}
 	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
 		if c.Image != opts.Image {
@@ -99,8 +100,9 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 		t.Errorf("containers %v", got)
 	}
 	for _, v := range pod.Spec.Volumes {
-		if v.Name == "config" && v.ConfigMap.Name != "rocenet-gaudi" {
-			t.Errorf("the config volume names %s, want the policy's ConfigMap", v.ConfigMap.Name)
+		if v.Name == "config" && (v.Projected == nil || len(v.Projected.Sources) != 2 ||
+			v.Projected.Sources[0].ConfigMap.Name != config.Node.Name || v.Projected.Sources[1].ConfigMap.Name != config.Live.Name) {
+			t.Errorf("the config volume %+v, want this revision's file and the live one", v.VolumeSource)
 		}
 	}
 	if _, scc := pod.Annotations["openshift.io/required-scc"]; scc {
@@ -149,12 +151,18 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 		t.Errorf("OpenShift pod: annotations %v, security %+v, image %s, tolerations %v", ospod.Annotations,
 			ospod.Spec.SecurityContext, ospod.Spec.Containers[0].Image, ospod.Spec.Tolerations)
 	}
-	// A changed configuration is a new pod template.
+	// A changed MTU is a new pod template; a changed log level is not
+	// (rocenetd reloads it from the live file).
 	p.Spec.Addressing.MTU = 9216
-	_, changed, _ := ConfigMap(p, opts)
+	changed, _ := ConfigMaps(p, opts)
 	again, _ := DaemonSet(p, changed, opts)
 	if again.Spec.Template.Annotations[ConfigHashAnnotation] == ds.Spec.Template.Annotations[ConfigHashAnnotation] {
 		t.Errorf("a changed MTU left the pod template's hash as it was")
+	}
+	p.Spec.Logging.Level = "debug"
+	hot, _ := ConfigMaps(p, opts)
+	if hot.Hash != changed.Hash || hot.Live.Data[LiveConfigKey] == changed.Live.Data[LiveConfigKey] {
+		t.Errorf("a changed log level: hash %s (was %s), live file %q", hot.Hash, changed.Hash, hot.Live.Data[LiveConfigKey])
 	}
 	// No image anywhere is an error, not a pod that cannot pull.
 	if _, err := DaemonSet(policy(v1alpha1.NodePolicyDevicePlugin), config, Options{Namespace: "rocenet"}); err == nil {

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "rocenet.io/operator/api/v1alpha1"
+	"rocenet.io/operator/internal/nodeset"
+)
+
+// daemonSetStandIn does, for one DaemonSet of an OnDelete strategy, what
+// kube-controller-manager's DaemonSet controller does (envtest runs no
+// kube-controller-manager): a ControllerRevision per pod template, a pod
+// of the newest on each node of its node selector that has none, made
+// ready unless the node is in stuck; and the DaemonSet's counts. The
+// rollout benchmark runs the real one.
+type daemonSetStandIn struct {
+	t      *testing.T
+	c      client.Client
+	key    client.ObjectKey
+	nodes  []string
+	mu     sync.Mutex
+	stuck  map[string]bool // nodes whose new pod never gets ready
+	hashes map[string]int64
+}
+
+func (s *daemonSetStandIn) step(ctx context.Context) error {
+	var ds appsv1.DaemonSet
+	if err := s.c.Get(ctx, s.key, &ds); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	hash := ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]
+	s.mu.Lock()
+	revision, known := s.hashes[hash]
+	if !known {
+		revision = int64(len(s.hashes) + 1)
+		s.hashes[hash] = revision
+	}
+	stuck := map[string]bool{}
+	for k, v := range s.stuck {
+		stuck[k] = v
+	}
+	s.mu.Unlock()
+	if !known {
+		labels := map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: hash}
+		for k, v := range ds.Spec.Selector.MatchLabels {
+			labels[k] = v
+		}
+		cr := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: ds.Name + "-" + hash, Namespace: ds.Namespace,
+			Labels: labels, OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name,
+				UID: ds.UID, Controller: ptr.To(true)}}},
+			Data: runtime.RawExtension{Raw: []byte(`{}`)}, Revision: revision}
+		if err := s.c.Create(ctx, cr); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	var pods corev1.PodList
+	if err := s.c.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingLabels(ds.Spec.Selector.MatchLabels)); err != nil {
+		return err
+	}
+	have := map[string]corev1.Pod{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			have[p.Spec.NodeName] = p
+		}
+	}
+	updated, ready := int32(0), int32(0)
+	for _, node := range s.nodes {
+		p, ok := have[node]
+		if !ok {
+			labels := map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: hash}
+			for k, v := range ds.Spec.Template.Labels {
+				labels[k] = v
+			}
+			p = corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: ds.Name + "-", Namespace: ds.Namespace, Labels: labels},
+				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "rocenetd", Image: "x"}}}}
+			if err := s.c.Create(ctx, &p); err != nil {
+				return err
+			}
+			if !stuck[node] {
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+				if err := s.c.Status().Update(ctx, &p); err != nil {
+					return err
+				}
+			}
+		}
+		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+			updated++
+		}
+		if podReady(&p) {
+			ready++
+		}
+	}
+	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: int32(len(s.nodes)),
+		CurrentNumberScheduled: int32(len(s.nodes)), UpdatedNumberScheduled: updated, NumberReady: ready}
+	if err := s.c.Status().Update(ctx, &ds); err != nil && !apierrors.IsConflict(err) {
+		return err
+	}
+	return nil
+}
+
+// A port-disruptive change reaches the nodes in waves: at most
+// maxUnavailable nodes a wave and one of a leaf, each wave once the last
+// is back; a node whose new pod does not get ready holds the rollout,
+// and the policy says which.
+func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("SKIPPED: KUBEBUILDER_ASSETS not set (tests/k8s/components.sh builds etcd and kube-apiserver)")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("envtest: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rocenet-system"}}))
+
+	// Six nodes, two to a leaf of each of two rails, each Ready.
+	var names []string
+	for i := range 6 {
+		name := fmt.Sprintf("g%d", i)
+		names = append(names, name)
+		must(admin.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"gaudi": "true"}}}))
+		rn := &v1alpha1.RocenetNode{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		must(admin.Create(ctx, rn))
+		rn.Status = v1alpha1.RocenetNodeStatus{PortCount: 2, ReadyPortCount: 2, Ports: []v1alpha1.PortStatus{
+			{Name: "so0", Rail: 0, State: "up", Healthy: true, Switch: &v1alpha1.SwitchPort{SystemName: fmt.Sprintf("r0-leaf%d", i/2)}},
+			{Name: "so1", Rail: 1, State: "up", Healthy: true, Switch: &v1alpha1.SwitchPort{SystemName: fmt.Sprintf("r1-leaf%d", i/2)}},
+		}}
+		must(admin.Status().Update(ctx, rn))
+	}
+	ctrllog.SetLogger(klog.NewKlogr())
+	mgr, err := NewManager(cfg, ManagerOptions{Namespace: "rocenet-system", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		NodeImage: "registry.example/rocenet:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	standIn := &daemonSetStandIn{t: t, c: admin, key: client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi"},
+		nodes: names, stuck: map[string]bool{}, hashes: map[string]int64{}}
+	standInDone := make(chan struct{})
+	go func() {
+		defer close(standInDone)
+		for ctx.Err() == nil {
+			if err := standIn.step(ctx); err != nil && ctx.Err() == nil {
+				t.Errorf("the DaemonSet stand-in: %v", err)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-standInDone
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+
+	policy := &v1alpha1.RocenetNodePolicy{ObjectMeta: metav1.ObjectMeta{Name: "gaudi"},
+		Spec: v1alpha1.RocenetNodePolicySpec{NodeSelector: labelSelector("gaudi", "true"),
+			Rollout: v1alpha1.RolloutSettings{MaxUnavailable: ptr.To(intstr.FromInt32(2)), MaxPerLeaf: 1}}}
+	must(admin.Create(ctx, policy))
+	waitPolicy := func(what string, ok func(*v1alpha1.RocenetNodePolicy) bool) *v1alpha1.RocenetNodePolicy {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var p v1alpha1.RocenetNodePolicy
+			err := admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &p)
+			if err == nil && p.Status.ObservedGeneration == p.Generation && ok(&p) {
+				return &p
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %v, status %+v", what, err, p.Status)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	ready := func(p *v1alpha1.RocenetNodePolicy) bool {
+		c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyReady)
+		return c != nil && c.Status == metav1.ConditionTrue
+	}
+	waitPolicy("six nodes ready", func(p *v1alpha1.RocenetNodePolicy) bool { return ready(p) && p.Status.ReadyNodes == 6 })
+
+	// Watch the pods go and come back: at no time more than two nodes
+	// down, nor two of a leaf.
+	var pods corev1.PodList
+	must(admin.List(ctx, &pods, client.InNamespace("rocenet-system")))
+	watch, err := admin.Watch(ctx, &corev1.PodList{}, client.InNamespace("rocenet-system"),
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: pods.ResourceVersion}})
+	must(err)
+	defer watch.Stop()
+	leafOf := func(node string) string {
+		var i int
+		fmt.Sscanf(node, "g%d", &i)
+		return fmt.Sprintf("leaf%d", i/2)
+	}
+	down := map[string]bool{}
+	gone := map[string]bool{} // pods seen going
+	var replaced []string     // nodes, in the order their pods went
+	mostDown := 0
+	collect := func(until func() bool, limit time.Duration) {
+		t.Helper()
+		deadline := time.After(limit)
+		for !until() {
+			select {
+			case e := <-watch.ResultChan():
+				p, ok := e.Object.(*corev1.Pod)
+				if !ok {
+					continue
+				}
+				node := p.Spec.NodeName
+				switch {
+				case (p.DeletionTimestamp != nil || e.Type == "DELETED") && !gone[p.Name]:
+					gone[p.Name] = true
+					replaced = append(replaced, node)
+					down[node] = true
+					leaves := map[string]int{}
+					for n := range down {
+						if leaves[leafOf(n)]++; leaves[leafOf(n)] > 1 {
+							t.Errorf("%v down at once: two of %s", down, leafOf(n))
+						}
+					}
+					mostDown = max(mostDown, len(down))
+				case p.DeletionTimestamp == nil && podReady(p):
+					delete(down, node)
+				}
+			case <-deadline:
+				return
+			}
+		}
+	}
+
+	// The MTU changed: a port-disruptive change, a new revision.
+	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	before := policy.DeepCopy()
+	policy.Spec.Addressing.MTU = 9000
+	must(admin.Patch(ctx, policy, client.MergeFrom(before)))
+	collect(func() bool { return len(replaced) == 6 && len(down) == 0 }, 30*time.Second)
+	if len(replaced) != 6 || mostDown > 2 || mostDown == 0 {
+		t.Fatalf("pods replaced on %v, at most %d nodes down at once: want every node's, at most 2 at once", replaced, mostDown)
+	}
+	p := waitPolicy("every node updated and ready", func(p *v1alpha1.RocenetNodePolicy) bool {
+		return ready(p) && p.Status.UpdatedNodes == 6
+	})
+	figure(t, "6 nodes, 2 a wave, 1 a leaf: replaced in the order %v, at most %d down at once; then %q", replaced, mostDown,
+		meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyReady).Message)
+
+	// A node that does not come back holds the rollout and is named.
+	standIn.mu.Lock()
+	standIn.stuck["g0"] = true
+	standIn.mu.Unlock()
+	replaced = nil
+	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	before = policy.DeepCopy()
+	policy.Spec.Addressing.MTU = 9216
+	must(admin.Patch(ctx, policy, client.MergeFrom(before)))
+	p = waitPolicy("held by g0", func(p *v1alpha1.RocenetNodePolicy) bool {
+		c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyProgressing)
+		return c != nil && strings.Contains(c.Message, "waiting for g0 to come back")
+	})
+	collect(func() bool { return false }, 2*time.Second)
+	if len(replaced) > 2 || !slices.Contains(replaced, "g0") {
+		t.Errorf("with g0 not back, the pods of %v were replaced, want the first wave's alone (g0's among them)", replaced)
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyReady); c.Status != metav1.ConditionFalse {
+		t.Errorf("Ready with g0 not back: %+v", c)
+	}
+}
