@@ -5,7 +5,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 	"rocenet.io/operator/internal/nodeset"
@@ -37,47 +33,16 @@ func labelSelector(key, value string) v1alpha1.NodeSelector {
 // says so, a relabelled node moves, and a deleted policy's DaemonSet goes
 // and its nodes are handed on or let go.
 func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("SKIPPED: KUBEBUILDER_ASSETS not set (tests/k8s/components.sh builds etcd and kube-apiserver)")
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme, err := NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, admin := startAPIServer(t)
 	ctx := context.Background()
-	ctrllog.SetLogger(klog.NewKlogr())
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rocenet-system"}}))
 	const image = "registry.example/rocenet@sha256:0123"
-	mgr, err := NewManager(cfg, ManagerOptions{Namespace: "rocenet-system", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
-		NodeImage: image})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(run) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0", NodeImage: image})
 
 	// Four Gaudi nodes under the two forms of NFD's label, two of them in
 	// rack r1, and a node without Gaudi.

@@ -5,7 +5,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,11 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 	"rocenet.io/operator/internal/nodeset"
@@ -125,23 +121,7 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 // is back; a node whose new pod does not get ready holds the rollout,
 // and the policy says which.
 func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("SKIPPED: KUBEBUILDER_ASSETS not set (tests/k8s/components.sh builds etcd and kube-apiserver)")
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme, err := NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, admin := startAPIServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	must := func(err error) {
 		t.Helper()
@@ -149,7 +129,6 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rocenet-system"}}))
 
 	// Six nodes, two to a leaf of each of two rails, each Ready.
 	var names []string
@@ -165,15 +144,9 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 		}}
 		must(admin.Status().Update(ctx, rn))
 	}
-	ctrllog.SetLogger(klog.NewKlogr())
-	mgr, err := NewManager(cfg, ManagerOptions{Namespace: "rocenet-system", MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		NodeImage: "registry.example/rocenet:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	standIn := &daemonSetStandIn{t: t, c: admin, key: client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi"},
+	standIn := &daemonSetStandIn{t: t, c: admin, key: client.ObjectKey{Namespace: rocenetNS, Name: "rocenet-gaudi"},
 		nodes: names, stuck: map[string]bool{}, hashes: map[string]int64{}}
 	standInDone := make(chan struct{})
 	go func() {
@@ -189,9 +162,6 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	t.Cleanup(func() {
 		cancel()
 		<-standInDone
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
 	})
 
 	policy := &v1alpha1.RocenetNodePolicy{ObjectMeta: metav1.ObjectMeta{Name: "gaudi"},
