@@ -413,6 +413,11 @@ type RolloutSettings struct {
 	// +kubebuilder:default=true
 	// +optional
 	AutoRollback *bool `json:"autoRollback,omitempty"`
+	// Replace no pod: a change is applied to the policy's objects, and its
+	// class and the nodes it will touch are shown in status.pendingChange,
+	// until this is false again. Hot keys are reloaded all the same.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
 }
 
 // RocenetNodePolicyStatus is what the operator made of the policy.
@@ -444,6 +449,30 @@ type RocenetNodePolicyStatus struct {
 	// +listType=atomic
 	// +optional
 	ContestedNodes []ContestedNode `json:"contestedNodes,omitempty"`
+	// The change the rollout is taking to the nodes (or, paused, would
+	// take): unset when every node runs the current configuration.
+	// +optional
+	PendingChange *PendingChange `json:"pendingChange,omitempty"`
+}
+
+// PendingChange is a change of the policy not yet on every node.
+type PendingChange struct {
+	// What it does to a node: Restart (rocenet's pods replaced, the ports
+	// untouched), PortDisruptive (the ports configured again: MTU,
+	// routes, PFC) or NodeDisruptive (which ports rocenet manages, or how
+	// pods get them, changes).
+	// +kubebuilder:validation:Enum=Restart;PortDisruptive;NodeDisruptive
+	Class string `json:"class"`
+	// The configuration keys it changes (rocenetd's, dotted), the first
+	// 16; "pod" when the pod itself changes (image, resources, mode).
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=64
+	// +listType=atomic
+	// +optional
+	Keys []string `json:"keys,omitempty"`
+	// The nodes it will still touch: those whose pods run an earlier
+	// revision.
+	Nodes int32 `json:"nodes"`
 }
 
 // ContestedNode is a node two policies select, and the one that holds it.

@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"rocenet.io/operator/internal/nodeset"
 )
 
 // Where rocenet should run is what its node DaemonSets say: every
@@ -104,11 +106,21 @@ func TrimNodePod(obj any) (any, error) {
 	return &corev1.Pod{
 		TypeMeta: p.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
-			Labels: p.Labels, OwnerReferences: p.OwnerReferences, DeletionTimestamp: p.DeletionTimestamp},
+			Labels: p.Labels, OwnerReferences: p.OwnerReferences, DeletionTimestamp: p.DeletionTimestamp,
+			Annotations: configHashOnly(p.Annotations)},
 		Spec: corev1.PodSpec{NodeName: podNode(p)},
 		// And whether it is ready, which a node policy's rollout waits for.
 		Status: corev1.PodStatus{Conditions: readyOnly(p.Status.Conditions)},
 	}, nil
+}
+
+// configHashOnly is the hash of the configuration a node policy's pod
+// runs, of its annotations.
+func configHashOnly(annotations map[string]string) map[string]string {
+	if hash, ok := annotations[nodeset.ConfigHashAnnotation]; ok {
+		return map[string]string{nodeset.ConfigHashAnnotation: hash}
+	}
+	return nil
 }
 
 // readyOnly is the Ready condition of a pod's, without its times.

@@ -34,7 +34,6 @@ import (
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 	"rocenet.io/operator/internal/nodeset"
-	"rocenet.io/operator/internal/rollout"
 )
 
 // NodePolicyFinalizer keeps a deleted policy until its nodes no longer
@@ -169,11 +168,11 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 			held = append(held, nodes.Items[i].Name)
 		}
 	}
-	wave, _, err := r.rolloutStep(ctx, &policy, held)
+	state, err := r.rolloutStep(ctx, &policy, held)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, &policy, nodes.Items, live, wave)
+	return reconcile.Result{}, r.writeStatus(ctx, &policy, nodes.Items, live, state)
 }
 
 // applyNodeSide applies the policy's ConfigMap and DaemonSet.
@@ -277,7 +276,8 @@ func (r *NodePolicyReconciler) record(ctx context.Context, nodes []corev1.Node, 
 
 // writeStatus writes what the policy holds and what it cannot.
 func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1.RocenetNodePolicy, nodes []corev1.Node,
-	live []policyMatcher, wave rollout.Wave) error {
+	live []policyMatcher, state rolloutState) error {
+	wave := state.wave
 	status := policy.Status.DeepCopy()
 	status.ObservedGeneration = policy.Generation
 	status.MatchedNodes, status.ContestedNodeCount, status.ContestedNodes = 0, 0, nil
@@ -303,7 +303,7 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 			}
 		}
 	}
-	status.UpdatedNodes, status.ReadyNodes = 0, 0
+	status.UpdatedNodes, status.ReadyNodes, status.PendingChange = 0, 0, state.pending
 	var ds appsv1.DaemonSet
 	err := r.daemonSets.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: nodeset.Name(policy.Name)}, &ds)
 	if client.IgnoreNotFound(err) != nil {

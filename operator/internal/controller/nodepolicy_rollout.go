@@ -9,12 +9,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
+	"rocenet.io/operator/internal/nodeconfig"
 	"rocenet.io/operator/internal/nodeset"
 	"rocenet.io/operator/internal/rollout"
 )
@@ -105,50 +107,122 @@ func rolloutLimits(spec v1alpha1.RolloutSettings, n int) rollout.Limits {
 	return limits
 }
 
+// rolloutState is where a policy's rollout stands.
+type rolloutState struct {
+	// The nodes whose pods were replaced now, and what holds the others.
+	wave rollout.Wave
+	// The change not yet on every node; nil when it is.
+	pending *v1alpha1.PendingChange
+}
+
 // rolloutStep replaces the pods of the policy's next wave (the DaemonSet
-// controller makes them again from the current revision) and says where
-// the rollout stands.
-func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.RocenetNodePolicy, held []string) (rollout.Wave, int, error) {
+// controller makes them again from the current revision), unless the
+// rollout is paused, and says where the rollout stands.
+func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.RocenetNodePolicy, held []string) (rolloutState, error) {
+	var state rolloutState
 	var ds appsv1.DaemonSet
 	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: nodeset.Name(p.Name)}, &ds); err != nil {
-		return rollout.Wave{}, 0, client.IgnoreNotFound(err)
+		return state, client.IgnoreNotFound(err)
 	}
 	revision, err := currentRevision(ctx, r.reader, &ds)
 	if err != nil || revision == "" {
-		return rollout.Wave{}, 0, err
+		return state, err
 	}
 	var pods corev1.PodList
 	if err := r.daemonSets.List(ctx, &pods, client.InNamespace(r.opts.Namespace),
 		client.MatchingLabels{v1alpha1.NodePolicyLabel: p.Name}); err != nil {
-		return rollout.Wave{}, 0, fmt.Errorf("listing the pods of node policy %s: %w", p.Name, err)
+		return state, fmt.Errorf("listing the pods of node policy %s: %w", p.Name, err)
 	}
 	var list v1alpha1.RocenetNodeList
 	if err := r.client.List(ctx, &list); err != nil {
-		return rollout.Wave{}, 0, fmt.Errorf("listing the RocenetNodes: %w", err)
+		return state, fmt.Errorf("listing the RocenetNodes: %w", err)
 	}
 	rnodes := map[string]*v1alpha1.RocenetNode{}
 	for i := range list.Items {
 		rnodes[list.Items[i].Name] = &list.Items[i]
 	}
 	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision)
-	updated := 0
-	for _, n := range nodes {
-		if n.Updated {
-			updated++
-		}
+	if state.pending, err = r.pendingChange(ctx, p, &ds, nodes, byNode); err != nil {
+		return state, err
 	}
-	wave := rollout.Next(nodes, rolloutLimits(p.Spec.Rollout, len(nodes)))
-	for _, name := range wave.Nodes {
+	if p.Spec.Rollout.Paused {
+		if state.pending != nil {
+			state.wave.Held = "paused (spec.rollout.paused)"
+		}
+		return state, nil
+	}
+	state.wave = rollout.Next(nodes, rolloutLimits(p.Spec.Rollout, len(nodes)))
+	for _, name := range state.wave.Nodes {
 		pod := byNode[name]
 		if pod == nil {
 			continue // the DaemonSet controller makes it from the current revision
 		}
 		if err := r.client.Delete(ctx, &corev1.Pod{ObjectMeta: pod.ObjectMeta}, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
-			return wave, updated, fmt.Errorf("replacing node policy %s's pod %s on %s: %w", p.Name, pod.Name, name, err)
+			return state, fmt.Errorf("replacing node policy %s's pod %s on %s: %w", p.Name, pod.Name, name, err)
 		}
 	}
-	if len(wave.Nodes) > 0 {
-		klog.FromContext(ctx).Info("node policy wave", "policy", p.Name, "revision", revision, "nodes", wave.Nodes, "held", wave.Held)
+	if len(state.wave.Nodes) > 0 {
+		klog.FromContext(ctx).Info("node policy wave", "policy", p.Name, "revision", revision, "nodes", state.wave.Nodes,
+			"held", state.wave.Held)
 	}
-	return wave, updated, nil
+	return state, nil
+}
+
+// pendingChange is what the nodes whose pods run an earlier revision
+// still have to take: the keys of their configuration files that differ
+// from the current one's, or the pod itself when the files are the same.
+func (r *NodePolicyReconciler) pendingChange(ctx context.Context, p *v1alpha1.RocenetNodePolicy, ds *appsv1.DaemonSet,
+	nodes []rollout.Node, byNode map[string]*corev1.Pod) (*v1alpha1.PendingChange, error) {
+	current := ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]
+	olds := map[string]bool{}
+	var pending int32
+	for _, n := range nodes {
+		if n.Updated {
+			continue
+		}
+		pending++
+		if pod := byNode[n.Name]; pod != nil {
+			olds[pod.Annotations[nodeset.ConfigHashAnnotation]] = true
+		}
+	}
+	if pending == 0 {
+		return nil, nil
+	}
+	change := nodeconfig.Change{Class: nodeconfig.Restart}
+	file := func(hash string) ([]byte, error) {
+		var cm corev1.ConfigMap
+		err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: nodeset.Name(p.Name) + "-" + hash}, &cm)
+		return []byte(cm.Data[nodeset.NodeConfigKey]), err
+	}
+	after, err := file(current)
+	if err != nil {
+		return nil, fmt.Errorf("reading node policy %s's configuration %s: %w", p.Name, current, err)
+	}
+	for old := range olds {
+		if old == current || old == "" {
+			change.Keys = append(change.Keys, "pod")
+			continue
+		}
+		before, err := file(old)
+		if apierrors.IsNotFound(err) {
+			// Pruned: what it held is not known; the worst is assumed.
+			change.Class, change.Keys = nodeconfig.NodeDisruptive, append(change.Keys, "configuration "+old)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading node policy %s's configuration %s: %w", p.Name, old, err)
+		}
+		d, err := nodeconfig.DiffFiles(before, after)
+		if err != nil {
+			return nil, fmt.Errorf("node policy %s's configurations %s and %s: %w", p.Name, old, current, err)
+		}
+		change.Class = max(change.Class, d.Class)
+		change.Keys = append(change.Keys, d.Keys...)
+	}
+	slices.Sort(change.Keys)
+	change.Keys = slices.Compact(change.Keys)
+	if len(change.Keys) > 16 {
+		change.Keys = change.Keys[:16]
+	}
+	return &v1alpha1.PendingChange{Class: change.Class.String(), Keys: change.Keys, Nodes: pending}, nil
 }

@@ -89,7 +89,8 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 			for k, v := range ds.Spec.Template.Labels {
 				labels[k] = v
 			}
-			p = corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: ds.Name + "-", Namespace: ds.Namespace, Labels: labels},
+			p = corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: ds.Name + "-", Namespace: ds.Namespace, Labels: labels,
+				Annotations: ds.Spec.Template.Annotations},
 				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "rocenetd", Image: "x"}}}}
 			if err := s.c.Create(ctx, &p); err != nil {
 				return err
@@ -252,6 +253,32 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	})
 	figure(t, "6 nodes, 2 a wave, 1 a leaf: replaced in the order %v, at most %d down at once; then %q", replaced, mostDown,
 		meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyReady).Message)
+
+	// Paused: a change is shown, its class and the nodes it will touch,
+	// and no pod is replaced until the rollout goes on.
+	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	before = policy.DeepCopy()
+	policy.Spec.Addressing.MTU, policy.Spec.Rollout.Paused = 9100, true
+	must(admin.Patch(ctx, policy, client.MergeFrom(before)))
+	replaced = nil
+	p = waitPolicy("a paused change previewed", func(p *v1alpha1.RocenetNodePolicy) bool { return p.Status.PendingChange != nil })
+	if c := p.Status.PendingChange; c.Class != "PortDisruptive" || fmt.Sprint(c.Keys) != "[addressing.mtu]" || c.Nodes != 6 {
+		t.Errorf("the paused change: %+v, want PortDisruptive [addressing.mtu] on 6 nodes", c)
+	}
+	collect(func() bool { return false }, 2*time.Second)
+	if len(replaced) != 0 {
+		t.Errorf("paused, the pods of %v were replaced", replaced)
+	}
+	figure(t, "a paused MTU change: %+v; %q", *p.Status.PendingChange,
+		meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyProgressing).Message)
+	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	before = policy.DeepCopy()
+	policy.Spec.Rollout.Paused = false
+	must(admin.Patch(ctx, policy, client.MergeFrom(before)))
+	collect(func() bool { return len(replaced) == 6 && len(down) == 0 }, 30*time.Second)
+	waitPolicy("the change on every node", func(p *v1alpha1.RocenetNodePolicy) bool {
+		return ready(p) && p.Status.UpdatedNodes == 6 && p.Status.PendingChange == nil
+	})
 
 	// A node that does not come back holds the rollout and is named.
 	standIn.mu.Lock()

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 )
 
@@ -105,7 +107,23 @@ type Change struct {
 
 // Diff is the change from the configuration of before to that of after.
 func Diff(before, after *v1alpha1.RocenetNodePolicySpec) Change {
-	a, b := flatten(tree(before)), flatten(tree(after))
+	return diff(flatten(tree(before)), flatten(tree(after)))
+}
+
+// DiffFiles is the change from one rendered configuration file to
+// another (config.yaml of two revisions).
+func DiffFiles(before, after []byte) (Change, error) {
+	var a, b map[string]any
+	if err := yaml.Unmarshal(before, &a); err != nil {
+		return Change{}, fmt.Errorf("the earlier configuration: %w", err)
+	}
+	if err := yaml.Unmarshal(after, &b); err != nil {
+		return Change{}, fmt.Errorf("the later configuration: %w", err)
+	}
+	return diff(flatten(a), flatten(b)), nil
+}
+
+func diff(a, b map[string]any) Change {
 	var change Change
 	for key := range a {
 		if _, ok := b[key]; !ok {

@@ -97,3 +97,21 @@ func TestSplitPutsTheHotKeysApart(t *testing.T) {
 		t.Errorf("rocenetd refuses the directory of both files: %v: %s", err, out)
 	}
 }
+
+// Two revisions' files differ by the keys the specs do.
+func TestDiffFilesIsDiffOfTheSpecs(t *testing.T) {
+	before, after := stored(), stored()
+	after.Addressing.MTU, after.Ports.Interfaces = 9216, []string{"so*"}
+	a, _, _ := Split(&before)
+	b, _, _ := Split(&after)
+	got, err := DiffFiles(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := Diff(&before, &after); fmt.Sprint(got) != fmt.Sprint(want) || got.Class != NodeDisruptive {
+		t.Errorf("DiffFiles %+v, Diff %+v", got, want)
+	}
+	if _, err := DiffFiles([]byte("{"), b); err == nil {
+		t.Errorf("a file that is no YAML compared")
+	}
+}
