@@ -413,6 +413,12 @@ type RolloutSettings struct {
 	// +kubebuilder:default=true
 	// +optional
 	AutoRollback *bool `json:"autoRollback,omitempty"`
+	// How long a node of a wave may take to come back (its pod ready, its
+	// ports up and addressed) before the rollout stops there (default
+	// 10m; 30s..24h).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s') && duration(self) <= duration('24h')",message="from 30s to 24h"
+	// +optional
+	NodeTimeout *metav1.Duration `json:"nodeTimeout,omitempty"`
 	// Replace no pod: a change is applied to the policy's objects, and its
 	// class and the nodes it will touch are shown in status.pendingChange,
 	// until this is false again. Hot keys are reloaded all the same.
@@ -453,6 +459,27 @@ type RocenetNodePolicyStatus struct {
 	// take): unset when every node runs the current configuration.
 	// +optional
 	PendingChange *PendingChange `json:"pendingChange,omitempty"`
+	// The rollout of this generation stopped at a node that did not come
+	// back: no more pods are replaced until the spec changes.
+	// +optional
+	RolloutFailure *RolloutFailure `json:"rolloutFailure,omitempty"`
+}
+
+// RolloutFailure is where and why a rollout stopped.
+type RolloutFailure struct {
+	// The policy's generation whose rollout stopped.
+	Generation int64 `json:"generation"`
+	// The node that did not come back, and why.
+	// +kubebuilder:validation:MaxLength=253
+	Node string `json:"node"`
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message"`
+	// The DaemonSet's revision (ControllerRevision) put back on the
+	// node, with autoRollback; unset without.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	RolledBackTo string      `json:"rolledBackTo,omitempty"`
+	Since        metav1.Time `json:"since"`
 }
 
 // PendingChange is a change of the policy not yet on every node.

@@ -107,7 +107,7 @@ func TrimNodePod(obj any) (any, error) {
 		TypeMeta: p.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
 			Labels: p.Labels, OwnerReferences: p.OwnerReferences, DeletionTimestamp: p.DeletionTimestamp,
-			Annotations: configHashOnly(p.Annotations)},
+			Annotations: configHashOnly(p.Annotations), CreationTimestamp: p.CreationTimestamp},
 		Spec: corev1.PodSpec{NodeName: podNode(p)},
 		// And whether it is ready, which a node policy's rollout waits for.
 		Status: corev1.PodStatus{Conditions: readyOnly(p.Status.Conditions)},

@@ -54,6 +54,8 @@ type ManagerOptions struct {
 	// (RELATED_IMAGE_ROCENET), and whether the cluster is OpenShift.
 	NodeImage string
 	OpenShift bool
+	// The node policies' clock (nil: the real one): a wave's deadline.
+	NodePolicyClock clock.PassiveClock
 }
 
 // skipNameValidation lets one process make several managers (the tests
@@ -139,7 +141,11 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 		return nil, err
 	}
 	nodeSide := nodeset.Options{Namespace: opts.Namespace, Image: opts.NodeImage, OpenShift: opts.OpenShift}
-	if err := NewNodePolicyReconciler(mgr.GetClient(), mgr.GetAPIReader(), expected, nodeSide).SetupWithManager(mgr, expected); err != nil {
+	policies := NewNodePolicyReconciler(mgr.GetClient(), mgr.GetAPIReader(), expected, nodeSide)
+	if opts.NodePolicyClock != nil {
+		policies.clock = opts.NodePolicyClock
+	}
+	if err := policies.SetupWithManager(mgr, expected); err != nil {
 		return nil, err
 	}
 	return mgr, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -56,6 +58,7 @@ const NodePolicyFinalizer = "rocenet.io/node-policy"
 // changed by hand is put back.
 type NodePolicyReconciler struct {
 	client client.Client
+	clock  clock.PassiveClock
 	// Past the cache: the DaemonSets' ControllerRevisions.
 	reader client.Reader
 	// The node DaemonSets and their pods, as the expected cache keeps them.
@@ -66,8 +69,10 @@ type NodePolicyReconciler struct {
 // NewNodePolicyReconciler is the reconciler over c (cached) and reader
 // (uncached), reading the policies' DaemonSets and pods from daemonSets.
 func NewNodePolicyReconciler(c client.Client, reader, daemonSets client.Reader, opts nodeset.Options) *NodePolicyReconciler {
-	return &NodePolicyReconciler{client: c, reader: reader, daemonSets: daemonSets, opts: opts}
+	return &NodePolicyReconciler{client: c, clock: clock.RealClock{}, reader: reader, daemonSets: daemonSets, opts: opts}
 }
+
+func (r *NodePolicyReconciler) now() time.Time { return r.clock.Now() }
 
 // FieldOwnerNodePolicy is the field manager of what a policy makes.
 const FieldOwnerNodePolicy = "rocenet-operator"
@@ -162,6 +167,10 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.applyNodeSide(ctx, &policy); err != nil {
 		return reconcile.Result{}, err
 	}
+	if f := policy.Status.RolloutFailure; f == nil || f.Generation != policy.Generation {
+		// A rollout that stopped for an earlier generation is over.
+		policy.Status.RolloutFailure = nil
+	}
 	var held []string
 	for i := range nodes.Items {
 		if holderOf(&nodes.Items[i], live) == policy.Name {
@@ -172,7 +181,12 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, &policy, nodes.Items, live, state)
+	if err := r.writeStatus(ctx, &policy, nodes.Items, live, state); err != nil {
+		return reconcile.Result{}, err
+	}
+	// A wave's node that has not come back is looked at again at its
+	// deadline, even without an event.
+	return reconcile.Result{RequeueAfter: min(nodeTimeout(policy.Spec.Rollout), time.Minute)}, nil
 }
 
 // applyNodeSide applies the policy's ConfigMap and DaemonSet.
@@ -184,6 +198,17 @@ func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.Ro
 	ds, err := nodeset.DaemonSet(p, config, r.opts)
 	if err != nil {
 		return fmt.Errorf("the DaemonSet of node policy %s: %w", p.Name, err)
+	}
+	if f := p.Status.RolloutFailure; f != nil && f.Generation == p.Generation && f.RolledBackTo != "" {
+		// Stopped and rolled back: the DaemonSet holds the revision put
+		// back until the spec changes.
+		var cr appsv1.ControllerRevision
+		if err := r.reader.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: f.RolledBackTo}, &cr); err != nil {
+			return fmt.Errorf("reading revision %s to put back: %w", f.RolledBackTo, err)
+		}
+		if ds.Spec.Template, err = revisionTemplate(&cr); err != nil {
+			return err
+		}
 	}
 	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "RocenetNodePolicy",
 		Name: p.Name, UID: p.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
@@ -304,6 +329,7 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 		}
 	}
 	status.UpdatedNodes, status.ReadyNodes, status.PendingChange = 0, 0, state.pending
+	status.RolloutFailure = state.failure
 	var ds appsv1.DaemonSet
 	err := r.daemonSets.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: nodeset.Name(policy.Name)}, &ds)
 	if client.IgnoreNotFound(err) != nil {
@@ -349,6 +375,15 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 	if status.ContestedNodeCount > 0 {
 		degraded.Status, degraded.Reason = metav1.ConditionTrue, v1alpha1.ReasonNodesContested
 		degraded.Message = contestedMessage(status)
+	}
+	if f := state.failure; f != nil {
+		msg := f.Message + "; the rollout stopped: no other pod is replaced until the policy changes"
+		if f.RolledBackTo != "" {
+			msg += fmt.Sprintf("; the previous revision (%s) is back on %s", f.RolledBackTo, f.Node)
+		}
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, "RolloutFailed", msg
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionFalse, "RolloutFailed", msg
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "RolloutFailed", msg
 	}
 	meta.SetStatusCondition(&status.Conditions, ready)
 	meta.SetStatusCondition(&status.Conditions, progressing)

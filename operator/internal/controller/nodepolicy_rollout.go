@@ -4,8 +4,10 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,27 +23,38 @@ import (
 	"rocenet.io/operator/internal/rollout"
 )
 
-// currentRevision is the hash of the DaemonSet's newest ControllerRevision
-// (the label the DaemonSet controller puts on the pods it makes from it);
-// "" before the DaemonSet controller has made one.
-func currentRevision(ctx context.Context, r client.Reader, ds *appsv1.DaemonSet) (string, error) {
-	var revisions appsv1.ControllerRevisionList
-	if err := r.List(ctx, &revisions, client.InNamespace(ds.Namespace),
+// dsRevisions is the DaemonSet's ControllerRevisions, oldest first.
+func dsRevisions(ctx context.Context, r client.Reader, ds *appsv1.DaemonSet) ([]appsv1.ControllerRevision, error) {
+	var list appsv1.ControllerRevisionList
+	if err := r.List(ctx, &list, client.InNamespace(ds.Namespace),
 		client.MatchingLabels(ds.Spec.Selector.MatchLabels)); err != nil {
-		return "", fmt.Errorf("listing the revisions of DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+		return nil, fmt.Errorf("listing the revisions of DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
 	}
-	var newest *appsv1.ControllerRevision
-	for i := range revisions.Items {
-		cr := &revisions.Items[i]
-		owned := slices.ContainsFunc(cr.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == ds.UID })
-		if owned && (newest == nil || cr.Revision > newest.Revision) {
-			newest = cr
-		}
+	owned := slices.DeleteFunc(list.Items, func(cr appsv1.ControllerRevision) bool {
+		return !slices.ContainsFunc(cr.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == ds.UID })
+	})
+	slices.SortFunc(owned, func(a, b appsv1.ControllerRevision) int { return int(a.Revision - b.Revision) })
+	return owned, nil
+}
+
+// revisionHash is the label the DaemonSet controller puts on the pods it
+// makes from a revision.
+func revisionHash(cr *appsv1.ControllerRevision) string {
+	return cr.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]
+}
+
+// revisionTemplate is the pod template a DaemonSet's revision holds (the
+// DaemonSet controller keeps it as a patch of spec.template).
+func revisionTemplate(cr *appsv1.ControllerRevision) (corev1.PodTemplateSpec, error) {
+	var patch struct {
+		Spec struct {
+			Template corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
 	}
-	if newest == nil {
-		return "", nil
+	if err := json.Unmarshal(cr.Data.Raw, &patch); err != nil {
+		return corev1.PodTemplateSpec{}, fmt.Errorf("the pod template of revision %s: %w", cr.Name, err)
 	}
-	return newest.Labels[appsv1.DefaultDaemonSetUniqueLabelKey], nil
+	return patch.Spec.Template, nil
 }
 
 // rolloutNodes is each node the policy holds as a rollout sees it: its
@@ -113,6 +126,47 @@ type rolloutState struct {
 	wave rollout.Wave
 	// The change not yet on every node; nil when it is.
 	pending *v1alpha1.PendingChange
+	// Where the rollout of this generation stopped; nil when it did not.
+	failure *v1alpha1.RolloutFailure
+}
+
+// defaultNodeTimeout is how long a node of a wave may take to come back.
+const defaultNodeTimeout = 10 * time.Minute
+
+func nodeTimeout(spec v1alpha1.RolloutSettings) time.Duration {
+	if spec.NodeTimeout != nil {
+		return spec.NodeTimeout.Duration
+	}
+	return defaultNodeTimeout
+}
+
+func ptrOr(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}
+
+// failedNode is the first node whose pod runs the current revision and
+// has not come back within timeout of its making, and why; nil for none.
+func failedNode(nodes []rollout.Node, byNode map[string]*corev1.Pod, timeout time.Duration,
+	rnodes map[string]*v1alpha1.RocenetNode, now time.Time) *v1alpha1.RolloutFailure {
+	for _, n := range nodes {
+		pod := byNode[n.Name]
+		if !n.Updated || n.Ready || pod == nil || now.Sub(pod.CreationTimestamp.Time) < timeout {
+			continue
+		}
+		why := fmt.Sprintf("its pod %s is not ready", pod.Name)
+		if podReady(pod) {
+			why = "its RocenetNode has no port ready"
+			if rn := rnodes[n.Name]; rn != nil {
+				why = fmt.Sprintf("its RocenetNode has %d of %d ports ready", rn.Status.ReadyPortCount, rn.Status.PortCount)
+			}
+		}
+		return &v1alpha1.RolloutFailure{Node: n.Name, Since: metav1.NewTime(now),
+			Message: fmt.Sprintf("node %s did not come back within %s: %s", n.Name, timeout, why)}
+	}
+	return nil
 }
 
 // rolloutStep replaces the pods of the policy's next wave (the DaemonSet
@@ -124,10 +178,11 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: nodeset.Name(p.Name)}, &ds); err != nil {
 		return state, client.IgnoreNotFound(err)
 	}
-	revision, err := currentRevision(ctx, r.reader, &ds)
-	if err != nil || revision == "" {
+	revisions, err := dsRevisions(ctx, r.reader, &ds)
+	if err != nil || len(revisions) == 0 {
 		return state, err
 	}
+	revision := revisionHash(&revisions[len(revisions)-1])
 	var pods corev1.PodList
 	if err := r.daemonSets.List(ctx, &pods, client.InNamespace(r.opts.Namespace),
 		client.MatchingLabels{v1alpha1.NodePolicyLabel: p.Name}); err != nil {
@@ -142,6 +197,28 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 		rnodes[list.Items[i].Name] = &list.Items[i]
 	}
 	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision)
+	if f := p.Status.RolloutFailure; f != nil && f.Generation == p.Generation {
+		// Stopped: the failed node alone goes back, once the DaemonSet
+		// holds the revision put back; no other pod is replaced.
+		state.failure = f
+		if pod := byNode[f.Node]; f.RolledBackTo != "" && pod != nil &&
+			revisionHash(&revisions[len(revisions)-1]) != pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] &&
+			revisions[len(revisions)-1].Name == f.RolledBackTo {
+			if err := r.client.Delete(ctx, &corev1.Pod{ObjectMeta: pod.ObjectMeta}, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+				return state, fmt.Errorf("putting revision %s back on node %s: %w", f.RolledBackTo, f.Node, err)
+			}
+			klog.FromContext(ctx).Info("node policy rollback", "policy", p.Name, "node", f.Node, "revision", f.RolledBackTo)
+		}
+		return state, nil
+	}
+	if f := failedNode(nodes, byNode, nodeTimeout(p.Spec.Rollout), rnodes, r.now()); f != nil {
+		f.Generation = p.Generation
+		if ptrOr(p.Spec.Rollout.AutoRollback, true) && len(revisions) > 1 {
+			f.RolledBackTo = revisions[len(revisions)-2].Name
+		}
+		state.failure = f
+		return state, nil
+	}
 	if state.pending, err = r.pendingChange(ctx, p, &ds, nodes, byNode); err != nil {
 		return state, err
 	}

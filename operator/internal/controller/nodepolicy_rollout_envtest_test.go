@@ -4,6 +4,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,8 +50,14 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 	hash := ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]
 	s.mu.Lock()
 	revision, known := s.hashes[hash]
-	if !known {
-		revision = int64(len(s.hashes) + 1)
+	newest := int64(0)
+	for _, r := range s.hashes {
+		newest = max(newest, r)
+	}
+	bump := known && revision != newest
+	if !known || bump {
+		// A new template, or an earlier one again: the newest revision.
+		revision = newest + 1
 		s.hashes[hash] = revision
 	}
 	stuck := map[string]bool{}
@@ -63,11 +70,25 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 		for k, v := range ds.Spec.Selector.MatchLabels {
 			labels[k] = v
 		}
+		template, err := json.Marshal(map[string]any{"spec": map[string]any{"template": ds.Spec.Template}})
+		if err != nil {
+			return err
+		}
 		cr := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: ds.Name + "-" + hash, Namespace: ds.Namespace,
 			Labels: labels, OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name,
 				UID: ds.UID, Controller: ptr.To(true)}}},
-			Data: runtime.RawExtension{Raw: []byte(`{}`)}, Revision: revision}
+			Data: runtime.RawExtension{Raw: template}, Revision: revision}
 		if err := s.c.Create(ctx, cr); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	if bump {
+		var cr appsv1.ControllerRevision
+		if err := s.c.Get(ctx, client.ObjectKey{Namespace: ds.Namespace, Name: ds.Name + "-" + hash}, &cr); err != nil {
+			return err
+		}
+		cr.Revision = revision
+		if err := s.c.Update(ctx, &cr); err != nil {
 			return err
 		}
 	}
@@ -145,8 +166,9 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 		}}
 		must(admin.Status().Update(ctx, rn))
 	}
+	clk := &steppedClock{}
 	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
-		NodeImage: "registry.example/rocenet:1"})
+		NodeImage: "registry.example/rocenet:1", NodePolicyClock: clk})
 	standIn := &daemonSetStandIn{t: t, c: admin, key: client.ObjectKey{Namespace: rocenetNS, Name: "rocenet-gaudi"},
 		nodes: names, stuck: map[string]bool{}, hashes: map[string]int64{}}
 	standInDone := make(chan struct{})
@@ -300,4 +322,66 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyReady); c.Status != metav1.ConditionFalse {
 		t.Errorf("Ready with g0 not back: %+v", c)
 	}
+
+	// Past the node's deadline (10 minutes): the rollout stops there, and
+	// the previous revision goes back on g0 alone; g0 comes back with it.
+	standIn.mu.Lock()
+	standIn.stuck["g0"] = false
+	standIn.mu.Unlock()
+	var g0 corev1.Pod
+	for _, pod := range listPods(t, admin, "g0") {
+		g0 = pod
+	}
+	clk.ahead.Add(int64(11 * time.Minute))
+	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	before = policy.DeepCopy()
+	policy.Annotations = map[string]string{"touched": "1"} // an event, as the minute's requeue would be
+	must(admin.Patch(ctx, policy, client.MergeFrom(before)))
+	p = waitPolicy("stopped at g0, rolled back", func(p *v1alpha1.RocenetNodePolicy) bool {
+		return p.Status.RolloutFailure != nil && p.Status.RolloutFailure.RolledBackTo != ""
+	})
+	f := p.Status.RolloutFailure
+	if f.Node != "g0" || !strings.Contains(f.Message, "node g0 did not come back within 10m0s: its pod") {
+		t.Errorf("the rollout's failure %+v", f)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pods := listPods(t, admin, "g0")
+		if len(pods) == 1 && pods[0].UID != g0.UID && podReady(&pods[0]) &&
+			pods[0].Annotations[nodeset.ConfigHashAnnotation] != g0.Annotations[nodeset.ConfigHashAnnotation] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("g0's pod never went back to the previous revision: %d pods", len(pods))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	replaced = nil
+	collect(func() bool { return false }, 2*time.Second)
+	for _, n := range replaced {
+		if n != "g0" {
+			t.Errorf("after the rollout stopped, the pod of %s was replaced", n)
+		}
+	}
+	p = waitPolicy("Degraded, RolloutFailed", func(p *v1alpha1.RocenetNodePolicy) bool {
+		c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyDegraded)
+		return c != nil && c.Reason == "RolloutFailed"
+	})
+	figure(t, "a node not back in time: %q", meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyDegraded).Message)
+}
+
+// listPods is the pods on node that are not going.
+func listPods(t *testing.T, c client.Client, node string) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(rocenetNS)); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Pod
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == node && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
