@@ -182,7 +182,9 @@ integration: test-deps build
 # Root and Go; about 6 minutes on 2 cores, 5 of them the phases. Then the
 # hold benchmark (tests/fleet/hold_bench.py; make test runs it at 64 as
 # fleet.hold_64): an invasive triage over 512 kwok Nodes, the time until
-# every node is held and the run starts, beside its goal of 30 s.
+# every node is held and the run starts, beside its goal of 30 s. Then the
+# rollout benchmark (tests/fleet/rollout_bench.py; make test: 64): a node
+# policy's MTU change over 512 kwok Nodes in waves, beside its goals.
 BENCH_FLEET_ARGS ?= --nodes 512 --steady 120 --flap 60 --settle 30 --rail-down 40 --rail-up 40
 bench-fleet:
 	@test -f $(BUILD_DIR)/build.ninja || $(MAKE) --no-print-directory configure
@@ -190,6 +192,7 @@ bench-fleet:
 	rm -f $(BUILD_DIR)/fleet-figures.txt
 	ROCENET_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) /usr/bin/python3 tests/fleet/fleet_bench.py $(BENCH_FLEET_ARGS)
 	ROCENET_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) /usr/bin/python3 tests/fleet/hold_bench.py --nodes 512
+	ROCENET_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) /usr/bin/python3 tests/fleet/rollout_bench.py --nodes 512
 
 # The reach benchmark at 512 nodes (tests/triage/triage_bench.py; make test
 # runs it at 32 as triage.bench_32): 512 nodes x 2 rails of the simulated

@@ -182,6 +182,8 @@ func run(f flags) error {
 		MetricsBindAddress:      f.metricsAddress,
 		MetricsInsecure:         !f.metricsSecure,
 		HealthProbeBindAddress:  f.probeAddress,
+		// The node side's image, as OLM and the manifests pass it.
+		NodeImage: os.Getenv("RELATED_IMAGE_ROCENET"),
 	})
 	if err != nil {
 		return fmt.Errorf("the controller's manager: %w", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -59,6 +60,11 @@ const NodePolicyFinalizer = "rocenet.io/node-policy"
 type NodePolicyReconciler struct {
 	client client.Client
 	clock  clock.PassiveClock
+	// The pods it deleted lately, by UID (markDeleted), and what it last
+	// applied, by policy.
+	mu          sync.Mutex
+	deletedPods map[types.UID]time.Time
+	applied     map[types.UID]applied
 	// Past the cache: the DaemonSets' ControllerRevisions.
 	reader client.Reader
 	// The node DaemonSets and their pods, as the expected cache keeps them.
@@ -149,6 +155,9 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
 			return reconcile.Result{}, err
 		}
+		r.mu.Lock()
+		delete(r.applied, policy.UID)
+		r.mu.Unlock()
 		if controllerutil.RemoveFinalizer(&policy, NodePolicyFinalizer) {
 			if err := r.client.Update(ctx, &policy); client.IgnoreNotFound(err) != nil {
 				return reconcile.Result{}, fmt.Errorf("removing the finalizer of the node policy %s: %w", policy.Name, err)
@@ -210,6 +219,22 @@ func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.Ro
 			return err
 		}
 	}
+	// Applied already, and unchanged since (a DaemonSet changed by hand
+	// has a new generation): a write would change nothing.
+	want := applied{policy: p.Generation, template: ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]}
+	if f := p.Status.RolloutFailure; f != nil && f.Generation == p.Generation {
+		want.rolledBackTo = f.RolledBackTo
+	}
+	var current appsv1.DaemonSet
+	if err := r.daemonSets.Get(ctx, client.ObjectKeyFromObject(ds), &current); err == nil {
+		want.daemonSet = current.Generation
+		r.mu.Lock()
+		last, ok := r.applied[p.UID]
+		r.mu.Unlock()
+		if ok && last == want {
+			return nil
+		}
+	}
 	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "RocenetNodePolicy",
 		Name: p.Name, UID: p.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	for _, obj := range []client.Object{config.Node, config.Live, ds} {
@@ -228,7 +253,28 @@ func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.Ro
 				u["kind"], obj.GetNamespace(), obj.GetName(), err)
 		}
 	}
-	return r.pruneConfigs(ctx, p, config.Node.Name)
+	if err := r.pruneConfigs(ctx, p, config.Node.Name); err != nil {
+		return err
+	}
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(ds), &current); err != nil {
+		return fmt.Errorf("reading node policy %s's DaemonSet: %w", p.Name, err)
+	}
+	want.daemonSet = current.Generation
+	r.mu.Lock()
+	if r.applied == nil {
+		r.applied = map[types.UID]applied{}
+	}
+	r.applied[p.UID] = want
+	r.mu.Unlock()
+	return nil
+}
+
+// applied is what the reconciler last applied for a policy: the policy's
+// generation, the configuration's hash, the revision put back, and the
+// DaemonSet's generation that made.
+type applied struct {
+	policy, daemonSet      int64
+	template, rolledBackTo string
 }
 
 // deleteNodeSide deletes the policy's DaemonSet and ConfigMaps (not left

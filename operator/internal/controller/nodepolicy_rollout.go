@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,11 +61,17 @@ func revisionTemplate(cr *appsv1.ControllerRevision) (corev1.PodTemplateSpec, er
 // rolloutNodes is each node the policy holds as a rollout sees it: its
 // leaves from its RocenetNode, whether its pod runs revision, and whether
 // it is back (its pod ready, every port of its RocenetNode ready).
-func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.RocenetNode, revision string) ([]rollout.Node, map[string]*corev1.Pod) {
+func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.RocenetNode, revision string,
+	deleted func(types.UID) bool) ([]rollout.Node, map[string]*corev1.Pod) {
 	byNode := map[string]*corev1.Pod{}
+	going := map[string]bool{}
 	for i := range pods {
 		p := &pods[i]
-		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+		switch {
+		case p.Spec.NodeName == "":
+		case p.DeletionTimestamp != nil || deleted(p.UID):
+			going[p.Spec.NodeName] = true
+		default:
 			byNode[p.Spec.NodeName] = p
 		}
 	}
@@ -72,6 +79,13 @@ func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.
 	for _, name := range held {
 		n := rollout.Node{Name: name}
 		pod := byNode[name]
+		if pod == nil && going[name] {
+			// Its pod was replaced and the new one is not there yet: it
+			// is on its way to the current revision, and down.
+			n.Updated = true
+			out = append(out, n)
+			continue
+		}
 		n.Updated = pod != nil && pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == revision
 		rn := rnodes[name]
 		n.Ready = pod != nil && podReady(pod) && rn != nil && rn.Status.PortCount > 0 &&
@@ -196,7 +210,7 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 	for i := range list.Items {
 		rnodes[list.Items[i].Name] = &list.Items[i]
 	}
-	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision)
+	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision, r.deleted)
 	if f := p.Status.RolloutFailure; f != nil && f.Generation == p.Generation {
 		// Stopped: the failed node alone goes back, once the DaemonSet
 		// holds the revision put back; no other pod is replaced.
@@ -237,6 +251,7 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 		if err := r.client.Delete(ctx, &corev1.Pod{ObjectMeta: pod.ObjectMeta}, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return state, fmt.Errorf("replacing node policy %s's pod %s on %s: %w", p.Name, pod.Name, name, err)
 		}
+		r.markDeleted(pod.UID)
 	}
 	if len(state.wave.Nodes) > 0 {
 		klog.FromContext(ctx).Info("node policy wave", "policy", p.Name, "revision", revision, "nodes", state.wave.Nodes,
@@ -302,4 +317,34 @@ func (r *NodePolicyReconciler) pendingChange(ctx context.Context, p *v1alpha1.Ro
 		change.Keys = change.Keys[:16]
 	}
 	return &v1alpha1.PendingChange{Class: change.Class.String(), Keys: change.Keys, Nodes: pending}, nil
+}
+
+// How long a pod the reconciler deleted is taken as going, whatever its
+// cache says: its deletion reaches the cache within it.
+const deletedMemory = time.Minute
+
+// markDeleted remembers that the reconciler deleted the pod uid, so that
+// a reconcile before the cache shows it never deletes it again nor takes
+// its node as not yet replaced.
+func (r *NodePolicyReconciler) markDeleted(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.deletedPods == nil {
+		r.deletedPods = map[types.UID]time.Time{}
+	}
+	now := r.now()
+	for id, at := range r.deletedPods {
+		if now.Sub(at) > deletedMemory {
+			delete(r.deletedPods, id)
+		}
+	}
+	r.deletedPods[uid] = now
+}
+
+// deleted is whether the reconciler deleted the pod uid lately.
+func (r *NodePolicyReconciler) deleted(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.deletedPods[uid]
+	return ok && r.now().Sub(at) <= deletedMemory
 }
