@@ -274,3 +274,58 @@ func TestPortsLiveFailures(t *testing.T) {
 		}
 	}
 }
+
+// policy is a RocenetNodePolicy with a status as the operator writes it.
+func policy(name string, paused bool, status v1alpha1.RocenetNodePolicyStatus) *v1alpha1.RocenetNodePolicy {
+	return &v1alpha1.RocenetNodePolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:   v1alpha1.RocenetNodePolicySpec{Mode: v1alpha1.NodePolicyDevicePlugin, Rollout: v1alpha1.RolloutSettings{Paused: paused}},
+		Status: status}
+}
+
+// The policies and their pending changes, as an admin reads them before
+// letting a paused rollout go on; one policy's conditions, its change and
+// the nodes another holds.
+func TestPoliciesShowThePendingChange(t *testing.T) {
+	at := metav1.NewTime(time.Now().Add(-2 * time.Minute))
+	gaudi := policy("gaudi", true, v1alpha1.RocenetNodePolicyStatus{MatchedNodes: 64, UpdatedNodes: 0, ReadyNodes: 64,
+		Conditions: []metav1.Condition{
+			{Type: v1alpha1.NodePolicyReady, Status: metav1.ConditionFalse, Reason: "RollingOut", LastTransitionTime: at,
+				Message: "0 of 64 nodes run the policy's configuration"},
+			{Type: v1alpha1.NodePolicyDegraded, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonNodesContested,
+				LastTransitionTime: at, Message: "1 nodes the selector matches belong to another policy: g9 (held by rack)"}},
+		PendingChange:      &v1alpha1.PendingChange{Class: "PortDisruptive", Keys: []string{"addressing.mtu"}, Nodes: 64},
+		ContestedNodeCount: 1, ContestedNodes: []v1alpha1.ContestedNode{{Node: "g9", HeldBy: "rack"}}})
+	rack := policy("rack", false, v1alpha1.RocenetNodePolicyStatus{MatchedNodes: 8, UpdatedNodes: 8, ReadyNodes: 8,
+		Conditions: []metav1.Condition{{Type: v1alpha1.NodePolicyReady, Status: metav1.ConditionTrue, Reason: "NodesReady",
+			LastTransitionTime: at}}})
+	kube := newFakeClient(t, gaudi, rack)
+	r := run(t, kube, nil, "policies")
+	if r.code != ExitOK || !reflect.DeepEqual(column(r.stdout), []string{"gaudi", "rack"}) {
+		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"gaudi   DevicePlugin   64      0         64      RollingOut,Paused   PortDisruptive addressing.mtu on 64 nodes",
+		"rack    DevicePlugin   8       8         8       NodesReady          -",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no row %q:\n%s", want, r.stdout)
+		}
+	}
+	r = run(t, kube, nil, "policies", "gaudi")
+	for _, want := range []string{
+		"Policy gaudi: mode DevicePlugin, 64 nodes, 0 running its configuration, 64 ready",
+		"Pending change (paused: no pod is replaced until spec.rollout.paused is false):",
+		"  class  PortDisruptive", "  keys   addressing.mtu", "  nodes  64 to touch",
+		"Nodes held by another policy (1):", "  g9     rack",
+	} {
+		if r.code != ExitOK || !strings.Contains(r.stdout, want) {
+			t.Errorf("exit %d, no %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+		}
+	}
+	if r := run(t, kube, nil, "policies", "gone"); r.code != ExitError || !strings.Contains(r.stderr, `rocenetnodepolicy "gone" not found`) {
+		t.Errorf("a policy that is not there: exit %d, %s", r.code, r.stderr)
+	}
+	if r := run(t, kube, nil, "policies", "a", "b"); r.code != ExitUsage {
+		t.Errorf("two names: exit %d, %s", r.code, r.stderr)
+	}
+}

@@ -183,7 +183,7 @@ func NewCommand(ctx context.Context, env Env) *cobra.Command {
 	o.config.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&o.rocenetNamespace, "rocenet-namespace", DefaultRocenetNamespace,
 		"The namespace of rocenet's DaemonSet and rocenet-controller.")
-	root.AddCommand(newStatusCommand(o), newNodesCommand(o), newPortsCommand(o), newDiagCommand(o))
+	root.AddCommand(newStatusCommand(o), newNodesCommand(o), newPortsCommand(o), newPoliciesCommand(o), newDiagCommand(o))
 	return root
 }
 
