@@ -245,3 +245,57 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 		t.Errorf("the rack's policy after the other went: Degraded %+v", c)
 	}
 }
+
+// The node policies' reconciler as it runs: as rocenet-controller's
+// ServiceAccount under the RBAC and admission policies rocenet ships. It
+// records its nodes and makes the node side; and the same account may
+// change no other label, nor a taint, of a Node.
+func TestEnvtestNodePoliciesRunAsShipped(t *testing.T) {
+	cfg, admin := startAPIServer(t)
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	controller := asShippedController(t, cfg)
+	runManager(t, controller, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		NodeImage: "registry.example/rocenet:1"})
+	for _, name := range []string{"g1", "g2"} {
+		must(admin.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"gaudi": "true"}}}))
+	}
+	must(admin.Create(ctx, &v1alpha1.RocenetNodePolicy{ObjectMeta: metav1.ObjectMeta{Name: "gaudi"},
+		Spec: v1alpha1.RocenetNodePolicySpec{NodeSelector: labelSelector("gaudi", "true")}}))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var ds appsv1.DaemonSet
+		var g1 corev1.Node
+		dsErr := admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: "rocenet-gaudi"}, &ds)
+		must(admin.Get(ctx, client.ObjectKey{Name: "g1"}, &g1))
+		var p v1alpha1.RocenetNodePolicy
+		must(admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &p))
+		if dsErr == nil && g1.Labels[v1alpha1.NodePolicyLabel] == "gaudi" && p.Status.MatchedNodes == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("as the shipped account: DaemonSet %v, g1's labels %v, status %+v", dsErr, g1.Labels, p.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	as, err := client.New(controller, client.Options{})
+	must(err)
+	var g2 corev1.Node
+	must(as.Get(ctx, client.ObjectKey{Name: "g2"}, &g2))
+	for what, change := range map[string]func(*corev1.Node){
+		"a label other than rocenet.io/node-policy": func(n *corev1.Node) { n.Labels["gaudi"] = "false" },
+		"spec": func(n *corev1.Node) { n.Spec.Unschedulable = true },
+	} {
+		n := g2.DeepCopy()
+		change(n)
+		err := as.Patch(ctx, n, client.MergeFrom(&g2))
+		if err == nil || !strings.Contains(err.Error(), "rocenet-controller may change only the label rocenet.io/node-policy of node g2, not "+what) {
+			t.Errorf("rocenet-controller changing %s of a Node: %v, want it refused", what, err)
+		}
+	}
+}
