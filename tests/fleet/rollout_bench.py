@@ -11,7 +11,8 @@ Nodes Ready and running the pods bound to them (its pod stages), the
 build tree's rocenet-controller making the policy's DaemonSet and
 replacing its pods wave by wave. Simulated: the RocenetNodes (2 rails, 32
 nodes to a leaf switch, every port ready), written here as the reporters
-would; they stay ready while a node's pod is replaced (no reporter runs).
+would, and written again (a new heartbeat) once a node's new pod is Ready,
+as its new reporter does when it starts.
 
 Printed beside the goals (for 512 nodes: under 10 minutes, under 60 API
 writes a second at the peak, rocenet-controller under 200 MiB) and
@@ -110,6 +111,42 @@ def controller_writes(metrics: str) -> float:
     return total
 
 
+class Reporters:
+    """The node reporters' part: once a node's new pod is Ready, its
+    reporter writes the node's RocenetNode (a new heartbeat), as the real
+    one does when it starts; until then the RocenetNode is the old pod's
+    word, and rocenet-controller does not count the node back."""
+
+    def __init__(self, plane: ControlPlane, pods: Watch):
+        self.plane, self.pods, self.written = plane, pods, set()
+        self.error, self._stop = "", threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        seen = 0
+        while not self._stop.wait(0.1):
+            events = self.pods.snapshot()
+            for _, pod in events[seen:]:
+                meta, node = pod["metadata"], pod["spec"].get("nodeName", "")
+                ready = any(c["type"] == "Ready" and c["status"] == "True"
+                            for c in pod.get("status", {}).get("conditions", []))
+                if not node or not ready or meta.get("deletionTimestamp") or meta["uid"] in self.written:
+                    continue
+                self.written.add(meta["uid"])
+                beat = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + len(self.written)))
+                status, data = self.plane.request(
+                    "PATCH", f"/apis/rocenet.io/v1alpha1/rocenetnodes/{node}/status",
+                    json.dumps({"status": {"heartbeatTime": beat}}).encode(), "application/merge-patch+json")
+                if status >= 300:
+                    self.error = f"the reporter of {node}: HTTP {status}: {data[:200]!r}"
+            seen = len(events)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 class WriteRate:
     """Writes a second, sampled once a second from count()."""
 
@@ -193,6 +230,10 @@ def run(args, work: str, procs: Processes, say) -> None:
         f"--metrics-bind-address=127.0.0.1:{metrics_port}", "--metrics-secure=false",
         "--health-probe-bind-address=0", f"-v={args.v}"],
         env={**os.environ, "RELATED_IMAGE_ROCENET": "rocenet.test/rocenet:1"})
+    # The pods from the start: each new one Ready has its reporter write;
+    # the rollout's replay reads the same watch.
+    pods = Watch(plane, f"/api/v1/namespaces/{NAMESPACE}/pods", labels="rocenet.io/node-policy=fleet")
+    reporters = Reporters(plane, pods)
     plane.kubectl("apply", "-f", "-", input=json.dumps(policy(0)))
     status: dict = {}
 
@@ -210,7 +251,7 @@ def run(args, work: str, procs: Processes, say) -> None:
 
     # The change, and a watch of the pods: when each goes and when its
     # successor is Ready.
-    pods = Watch(plane, f"/api/v1/namespaces/{NAMESPACE}/pods", labels="rocenet.io/node-policy=fleet")
+
     writes_of = {"the API server's": lambda: sum(
         n for (verb, _), n in plane.api_requests().items() if verb in WRITE_VERBS),
         "rocenet-controller's": lambda: controller_writes(metrics)}
@@ -236,6 +277,9 @@ def run(args, work: str, procs: Processes, say) -> None:
     total = time.monotonic() - started
     for rate in rates.values():
         rate.stop()
+    reporters.stop()
+    if reporters.error:
+        raise figs.BenchError(reporters.error)
     ctrl_writes = controller_writes(metrics) - ctrl_before
     pods.stop()
     if pods.error:

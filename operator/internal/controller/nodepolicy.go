@@ -65,6 +65,11 @@ type NodePolicyReconciler struct {
 	mu          sync.Mutex
 	deletedPods map[types.UID]time.Time
 	applied     map[types.UID]applied
+	// When it first saw each pod, and last saw each RocenetNode change, on
+	// its own clock (sawPod, sawRocenetNode); whether it has reconciled.
+	podSeen    map[types.UID]seenAt
+	nodeSeen   map[string]seenAt
+	reconciled bool
 	// Past the cache: the DaemonSets' ControllerRevisions.
 	reader client.Reader
 	// The node DaemonSets and their pods, as the expected cache keeps them.
@@ -132,6 +137,11 @@ func holderOf(n *corev1.Node, policies []policyMatcher) string {
 // Reconcile brings the nodes' records of req's policy in line with who
 // holds them, and its status with what it holds.
 func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	// The informers' first lists were delivered before the first
+	// reconcile: a pod seen from now on is one seen being made.
+	r.mu.Lock()
+	r.reconciled = true
+	r.mu.Unlock()
 	var policy v1alpha1.RocenetNodePolicy
 	if err := r.client.Get(ctx, req.NamespacedName, &policy); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -382,7 +392,12 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 		return fmt.Errorf("reading node policy %s's DaemonSet: %w", policy.Name, err)
 	}
 	current := err == nil && ds.Status.ObservedGeneration == ds.Generation
-	if current {
+	switch {
+	case state.counted:
+		// The rollout's own count: a node is ready once it is back (its
+		// pod ready, its reporter's word since, every port ready).
+		status.UpdatedNodes, status.ReadyNodes = state.updated, state.back
+	case current:
 		status.UpdatedNodes, status.ReadyNodes = ds.Status.UpdatedNumberScheduled, ds.Status.NumberReady
 	}
 	ready := metav1.Condition{Type: v1alpha1.NodePolicyReady, ObservedGeneration: policy.Generation}
@@ -489,6 +504,7 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets 
 		return out
 	})
 	podsByLabel := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, pod *corev1.Pod) []reconcile.Request {
+		r.sawPod(pod.UID)
 		if name := pod.Labels[v1alpha1.NodePolicyLabel]; name != "" {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
 		}
@@ -518,6 +534,7 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets 
 // policyOfNode is the policy that holds the node of a RocenetNode (they
 // share its name), by the node's record.
 func (r *NodePolicyReconciler) policyOfNode(ctx context.Context, obj client.Object) []reconcile.Request {
+	r.sawRocenetNode(obj.GetName(), obj.GetResourceVersion())
 	var n corev1.Node
 	if err := r.client.Get(ctx, client.ObjectKey{Name: obj.GetName()}, &n); err != nil {
 		return nil

@@ -60,9 +60,11 @@ func revisionTemplate(cr *appsv1.ControllerRevision) (corev1.PodTemplateSpec, er
 
 // rolloutNodes is each node the policy holds as a rollout sees it: its
 // leaves from its RocenetNode, whether its pod runs revision, and whether
-// it is back (its pod ready, every port of its RocenetNode ready).
+// it is back: its pod ready, and its RocenetNode, written since by that
+// pod's reporter (before, it is the old pod's word), with every port
+// ready.
 func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.RocenetNode, revision string,
-	deleted func(types.UID) bool) ([]rollout.Node, map[string]*corev1.Pod) {
+	deleted func(types.UID) bool, reported func(node string, pod types.UID) bool) ([]rollout.Node, map[string]*corev1.Pod) {
 	byNode := map[string]*corev1.Pod{}
 	going := map[string]bool{}
 	for i := range pods {
@@ -89,7 +91,7 @@ func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.
 		n.Updated = pod != nil && pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == revision
 		rn := rnodes[name]
 		n.Ready = pod != nil && podReady(pod) && rn != nil && rn.Status.PortCount > 0 &&
-			rn.Status.ReadyPortCount == rn.Status.PortCount
+			rn.Status.ReadyPortCount == rn.Status.PortCount && reported(name, pod.UID)
 		if rn != nil {
 			for _, p := range rn.Status.Ports {
 				if p.Switch == nil {
@@ -142,6 +144,10 @@ type rolloutState struct {
 	pending *v1alpha1.PendingChange
 	// Where the rollout of this generation stopped; nil when it did not.
 	failure *v1alpha1.RolloutFailure
+	// The nodes running the current revision, and those back; counted
+	// once the DaemonSet has a revision.
+	updated, back int32
+	counted       bool
 }
 
 // defaultNodeTimeout is how long a node of a wave may take to come back.
@@ -210,7 +216,16 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 	for i := range list.Items {
 		rnodes[list.Items[i].Name] = &list.Items[i]
 	}
-	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision, r.deleted)
+	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision, r.deleted, r.reported)
+	state.counted = true
+	for _, n := range nodes {
+		if n.Updated {
+			state.updated++
+			if n.Ready {
+				state.back++
+			}
+		}
+	}
 	if f := p.Status.RolloutFailure; f != nil && f.Generation == p.Generation {
 		// Stopped: the failed node alone goes back, once the DaemonSet
 		// holds the revision put back; no other pod is replaced.
@@ -347,4 +362,56 @@ func (r *NodePolicyReconciler) deleted(uid types.UID) bool {
 	defer r.mu.Unlock()
 	at, ok := r.deletedPods[uid]
 	return ok && r.now().Sub(at) <= deletedMemory
+}
+
+// seenAt is a RocenetNode's version, or a pod, and when the reconciler
+// saw it.
+type seenAt struct {
+	resourceVersion string
+	at              time.Time
+	// A pod seen before the reconciler's first reconcile: there before it.
+	before bool
+}
+
+// sawPod notes when the reconciler first saw a pod.
+func (r *NodePolicyReconciler) sawPod(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sawPodLocked(uid)
+}
+
+func (r *NodePolicyReconciler) sawPodLocked(uid types.UID) seenAt {
+	if r.podSeen == nil {
+		r.podSeen = map[types.UID]seenAt{}
+	}
+	seen, ok := r.podSeen[uid]
+	if !ok {
+		seen = seenAt{at: r.now(), before: !r.reconciled}
+		r.podSeen[uid] = seen
+	}
+	return seen
+}
+
+// sawRocenetNode notes when the reconciler saw a RocenetNode's version
+// first.
+func (r *NodePolicyReconciler) sawRocenetNode(name, resourceVersion string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.nodeSeen == nil {
+		r.nodeSeen = map[string]seenAt{}
+	}
+	if r.nodeSeen[name].resourceVersion != resourceVersion {
+		r.nodeSeen[name] = seenAt{resourceVersion: resourceVersion, at: r.now()}
+	}
+}
+
+// reported is whether node's RocenetNode was written after its pod was
+// made, as the reconciler saw them on its clock. A pod there before the
+// reconciler's first reconcile counts as reported: the writes before
+// went unseen, and its RocenetNode's word stands.
+func (r *NodePolicyReconciler) reported(node string, pod types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := r.sawPodLocked(pod)
+	return seen.before || r.nodeSeen[node].at.After(seen.at)
 }

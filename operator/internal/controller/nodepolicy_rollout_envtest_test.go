@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,8 +31,9 @@ import (
 // kube-controller-manager's DaemonSet controller does (envtest runs no
 // kube-controller-manager): a ControllerRevision per pod template, a pod
 // of the newest on each node of its node selector that has none, made
-// ready unless the node is in stuck; and the DaemonSet's counts. The
-// rollout benchmark runs the real one.
+// ready unless the node is in stuck, its RocenetNode written a moment
+// later as its reporter would; and the DaemonSet's counts. The rollout
+// benchmark runs the real one.
 type daemonSetStandIn struct {
 	t      *testing.T
 	c      client.Client
@@ -40,6 +42,12 @@ type daemonSetStandIn struct {
 	mu     sync.Mutex
 	stuck  map[string]bool // nodes whose new pod never gets ready
 	hashes map[string]int64
+	// Nodes whose new pod's reporter has not written yet, by the pod's
+	// making; a count making each write's heartbeat new.
+	unreported map[string]time.Time
+	beats      atomic.Int64
+	// Nodes whose reporter never writes.
+	silent map[string]bool
 }
 
 func (s *daemonSetStandIn) step(ctx context.Context) error {
@@ -121,6 +129,11 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 				if err := s.c.Status().Update(ctx, &p); err != nil {
 					return err
 				}
+				s.mu.Lock()
+				if !s.silent[node] {
+					s.unreported[node] = time.Now()
+				}
+				s.mu.Unlock()
 			}
 		}
 		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
@@ -128,6 +141,27 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 		}
 		if podReady(&p) {
 			ready++
+		}
+	}
+	// A new pod's reporter writes its node's RocenetNode once it runs, a
+	// moment after the pod is made.
+	s.mu.Lock()
+	var due []string
+	for node, made := range s.unreported {
+		if time.Since(made) > 200*time.Millisecond {
+			due = append(due, node)
+			delete(s.unreported, node)
+		}
+	}
+	s.mu.Unlock()
+	for _, node := range due {
+		var rn v1alpha1.RocenetNode
+		if err := s.c.Get(ctx, client.ObjectKey{Name: node}, &rn); err != nil {
+			return err
+		}
+		rn.Status.HeartbeatTime = metav1.NewTime(time.Now().Add(time.Duration(s.beats.Add(1)) * time.Second))
+		if err := s.c.Status().Update(ctx, &rn); err != nil {
+			return err
 		}
 	}
 	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: int32(len(s.nodes)),
@@ -140,8 +174,8 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 
 // A port-disruptive change reaches the nodes in waves: at most
 // maxUnavailable nodes a wave and one of a leaf, each wave once the last
-// is back; a node whose new pod does not get ready holds the rollout,
-// and the policy says which.
+// is back; a node whose new pod does not get ready, or whose reporter has
+// not written since, holds the rollout, and the policy says which.
 func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	cfg, admin := startAPIServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -170,7 +204,8 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		NodeImage: "registry.example/rocenet:1", NodePolicyClock: clk})
 	standIn := &daemonSetStandIn{t: t, c: admin, key: client.ObjectKey{Namespace: rocenetNS, Name: "rocenet-gaudi"},
-		nodes: names, stuck: map[string]bool{}, hashes: map[string]int64{}}
+		nodes: names, stuck: map[string]bool{}, hashes: map[string]int64{}, unreported: map[string]time.Time{},
+		silent: map[string]bool{}}
 	standInDone := make(chan struct{})
 	go func() {
 		defer close(standInDone)
@@ -302,6 +337,42 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 		return ready(p) && p.Status.UpdatedNodes == 6 && p.Status.PendingChange == nil
 	})
 
+	// A node whose new pod is ready but whose reporter has not written
+	// since is not back: its RocenetNode is still the old pod's word.
+	standIn.mu.Lock()
+	standIn.silent["g0"] = true
+	standIn.mu.Unlock()
+	defer func() {
+		standIn.mu.Lock()
+		standIn.silent["g0"] = false
+		standIn.mu.Unlock()
+	}()
+	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	before = policy.DeepCopy()
+	policy.Spec.Addressing.MTU = 9150
+	must(admin.Patch(ctx, policy, client.MergeFrom(before)))
+	replaced = nil
+	waitPolicy("held by g0's silent reporter", func(p *v1alpha1.RocenetNodePolicy) bool {
+		c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyProgressing)
+		return c != nil && strings.Contains(c.Message, "waiting for g0 to come back")
+	})
+	collect(func() bool { return false }, 2*time.Second)
+	if len(replaced) > 2 || !slices.Contains(replaced, "g0") {
+		t.Errorf("with g0's reporter silent, the pods of %v were replaced, want the first wave's alone", replaced)
+	}
+	if pods := listPods(t, admin, "g0"); len(pods) != 1 || !podReady(&pods[0]) {
+		t.Errorf("g0's new pod is not ready (%d pods): the rollout waits for the wrong reason", len(pods))
+	}
+	// Its reporter writes: the rollout goes on to every node.
+	var g0node v1alpha1.RocenetNode
+	must(admin.Get(ctx, client.ObjectKey{Name: "g0"}, &g0node))
+	g0node.Status.HeartbeatTime = metav1.NewTime(time.Now().Add(time.Hour))
+	must(admin.Status().Update(ctx, &g0node))
+	collect(func() bool { return len(replaced) == 6 && len(down) == 0 }, 30*time.Second)
+	waitPolicy("the change on every node after g0's report", func(p *v1alpha1.RocenetNodePolicy) bool {
+		return ready(p) && p.Status.UpdatedNodes == 6
+	})
+
 	// A node that does not come back holds the rollout and is named.
 	standIn.mu.Lock()
 	standIn.stuck["g0"] = true
@@ -368,6 +439,7 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 		return c != nil && c.Reason == "RolloutFailed"
 	})
 	figure(t, "a node not back in time: %q", meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyDegraded).Message)
+
 }
 
 // listPods is the pods on node that are not going.
