@@ -125,6 +125,18 @@ STATUS_DESCRIPTORS = {
          ["urn:alm:descriptor:text"]),
         ("completionTime", "Completed", "When the last run ended.", ["urn:alm:descriptor:text"]),
     ],
+    "RocenetNodePolicy": [
+        ("conditions", "Conditions", "Ready, Progressing and Degraded.",
+         ["urn:alm:descriptor:io.kubernetes.conditions"]),
+        ("matchedNodes", "Matched nodes", "The nodes the policy holds.",
+         ["urn:alm:descriptor:text"]),
+        ("updatedNodes", "Updated nodes", "Held nodes that run the policy's current revision.",
+         ["urn:alm:descriptor:text"]),
+        ("readyNodes", "Ready nodes", "Held nodes whose rocenet is ready.",
+         ["urn:alm:descriptor:text"]),
+        ("contestedNodeCount", "Contested nodes", "Nodes the policy selects that an older "
+         "policy holds.", ["urn:alm:descriptor:text"]),
+    ],
     "RocenetNode": [
         ("conditions", "Conditions", "Ready: every scale-out port of the node healthy.",
          ["urn:alm:descriptor:io.kubernetes.conditions"]),
@@ -149,6 +161,10 @@ DISPLAY = {
     "RocenetNode": ("rocenet node", "One node's scale-out network as rocenetd sees it: every "
                     "port, its rail, state, address, switch and conditions. Written by that "
                     "node's reporter alone."),
+    "RocenetNodePolicy": ("rocenet node policy", "rocenet on a group of nodes: which nodes, "
+                          "the device plugin, DRA or the host, every setting of rocenetd, and "
+                          "how a change rolls out, in waves that follow the leaf switches. "
+                          "rocenet-controller makes the policy's DaemonSet and configuration."),
     "RocenetTriage": ("rocenet triage", "A triage run over the scale-out network of nodes "
                       "chosen by name, label selector or job: rocenet-controller runs it from "
                       "one of them and writes the plan, each rail's figures, the suspects and "

@@ -38,7 +38,8 @@ from packaging_support import (
 from packaging_support import helm as run_helm
 
 CRDS = os.path.join(K8S, "base", "crds")
-CRD_NAMES = {"rocenetnodes.rocenet.io", "rocenetclusters.rocenet.io", "rocenettriages.rocenet.io"}
+CRD_NAMES = {"rocenetnodes.rocenet.io", "rocenetclusters.rocenet.io", "rocenettriages.rocenet.io",
+             "rocenetnodepolicies.rocenet.io"}
 # A triage is asked for in a namespace; the others are the cluster's.
 NAMESPACED_CRDS = {"rocenettriages.rocenet.io"}
 # Kinds without a namespace: kustomize does not know all of them
@@ -66,6 +67,7 @@ CONTROLLER_FLAGS = frozenset({"--leader-elect", "--leader-election-namespace",
 # tokens write.
 REPORTER_POLICY = "rocenet-node-reporter.rocenet.io"
 NODE_STATUS_POLICY = "rocenet-node-status.rocenet.io"
+NODE_POLICY_LABEL_POLICY = "rocenet-node-policy-label.rocenet.io"
 RESOURCESLICE_POLICY = "rocenet-resourceslices.rocenet.io"
 # What OpenShift's restricted-v2 SCC admits (volumes) and requires.
 RESTRICTED_V2_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
@@ -159,8 +161,8 @@ def test_an_overlay_with_its_own_namespace_keeps_the_policy_cluster_scoped(tmp_p
 
 def test_every_overlay_installs_the_crds(any_overlay):
     """The CRDs as controller-gen wrote them into base/crds (kustomize adds
-    only the part-of label): RocenetNode and RocenetCluster cluster-scoped,
-    RocenetTriage namespaced."""
+    only the part-of label): RocenetNode, RocenetCluster and
+    RocenetNodePolicy cluster-scoped, RocenetTriage namespaced."""
     name, docs = any_overlay
     crds = {d["metadata"]["name"]: d for d in docs if d["kind"] == "CustomResourceDefinition"}
     assert set(crds) == CRD_NAMES, f"{name}: {sorted(crds)}"
@@ -326,7 +328,7 @@ def test_node_status_policy_checks_every_nodes_status_write(any_overlay):
                for op in rule["operations"]}
     for role in ("rocenet-node-reporter", "rocenet-controller"):
         writes = {(g, r, OPERATION[v]) for g, r, v in grants(one(docs, "ClusterRole", role))
-                  if v in OPERATION and r.startswith("nodes")}
+                  if v in OPERATION and r == "nodes/status"}
         assert writes == {("", "nodes/status", "UPDATE")}, f"{name}: {role}: {sorted(writes)}"
         assert writes <= matched
     (condition,) = spec["matchConditions"]
@@ -339,6 +341,37 @@ def test_node_status_policy_checks_every_nodes_status_write(any_overlay):
         assert bool(re.search(pattern, user)) == confined, f"{name}: {user}"
     binding = one(docs, "ValidatingAdmissionPolicyBinding", NODE_STATUS_POLICY)
     assert binding["spec"] == {"policyName": NODE_STATUS_POLICY, "validationActions": ["Deny"]}
+
+
+def test_node_policy_label_policy_checks_every_node_write(any_overlay):
+    """Of a Node, the controller's role may patch the object (the label
+    rocenet.io/node-policy, which records the policy that holds the node),
+    the reporter's nothing; every such write is matched by the node-policy
+    label policy, which applies to the controller's account alone, fails
+    closed and denies; what it admits is proven on a real API server
+    (operator/internal/controller, TestEnvtestNodePoliciesRunAsShipped)."""
+    name, docs = any_overlay
+    policy = one(docs, "ValidatingAdmissionPolicy", NODE_POLICY_LABEL_POLICY)
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    matched = {(group, resource, op) for rule in spec["matchConstraints"]["resourceRules"]
+               for group in rule["apiGroups"] for resource in rule["resources"]
+               for op in rule["operations"]}
+    writes = {(g, r, OPERATION[v]) for g, r, v in grants(one(docs, "ClusterRole", "rocenet-controller"))
+              if v in OPERATION and r == "nodes"}
+    assert writes == {("", "nodes", "UPDATE")}, f"{name}: {sorted(writes)}"
+    assert writes <= matched
+    assert not {r for g, r, v in grants(one(docs, "ClusterRole", "rocenet-node-reporter"))
+                if v in OPERATION and r == "nodes"}
+    (condition,) = spec["matchConditions"]
+    pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
+    for user, confined in (("system:serviceaccount:rocenet-system:rocenet-controller", True),
+                           ("system:serviceaccount:elsewhere:rocenet-controller", True),
+                           ("system:serviceaccount:rocenet-system:rocenet", False),
+                           ("system:serviceaccount:rocenet-system:rocenet-controller-x", False)):
+        assert bool(re.search(pattern, user)) == confined, f"{name}: {user}"
+    binding = one(docs, "ValidatingAdmissionPolicyBinding", NODE_POLICY_LABEL_POLICY)
+    assert binding["spec"] == {"policyName": NODE_POLICY_LABEL_POLICY, "validationActions": ["Deny"]}
 
 
 def test_dra_overlays_confine_resourceslices(any_overlay):
@@ -439,19 +472,22 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
     assert not ds_labels.items() <= labels.items(), "the Service's selector would pick it"
 
 
-def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
+def test_controller_rbac_writes_only_what_it_owns(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
     job), and writes across the cluster only the RocenetCluster (create,
     status), the RocenetTriages' status, their finalizer (patch) and a
-    finished one's deletion (its ttlSecondsAfterFinished), Nodes' status (a
-    stale node's condition Unknown, which the node-status policy confines
-    it to) and the reviews that guard its metrics: no Secret, no Event
+    finished one's deletion (its ttlSecondsAfterFinished), the
+    RocenetNodePolicies' finalizer and status, Nodes' status (a stale
+    node's condition Unknown, which the node-status policy confines it to),
+    a Node's policy label (the node-policy label policy confines it) and
+    the reviews that guard its metrics: no Secret, no Event
     outside its namespace, no write of a RocenetNode or a pod. The triage
     runs' Jobs, the pods that hold a node's ports for an invasive stage, a
     run pod's deadline (patch: how a run is stopped) and the kept results
     it writes in its own namespace only, where the triage pod policy admits
     only those shapes; there it reads its node DaemonSets and their pods,
-    and records the leader's Events."""
+    records the leader's Events, and makes each node policy's
+    DaemonSet and ConfigMaps and replaces their pods wave by wave."""
     name, docs = any_overlay
     role = one(docs, "ClusterRole", "rocenet-controller")
     reads = {"get", "list", "watch"}
@@ -464,6 +500,11 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
                       ("rocenet.io", "rocenettriages", "patch"),
                       ("rocenet.io", "rocenettriages", "delete"),
                       ("", "nodes/status", "patch"),
+                      ("rocenet.io", "rocenetnodepolicies", "update"),
+                      ("rocenet.io", "rocenetnodepolicies/status", "update"),
+                      ("rocenet.io", "rocenetnodepolicies/status", "patch"),
+                      ("rocenet.io", "rocenetnodepolicies/finalizers", "update"),
+                      ("", "nodes", "patch"),
                       ("authentication.k8s.io", "tokenreviews", "create"),
                       ("authorization.k8s.io", "subjectaccessreviews", "create")}, \
         f"{name}: {sorted(writes)}"
@@ -476,6 +517,12 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
     assert nodes["metadata"]["namespace"] == "rocenet-system"
     assert grants(nodes) == {(g, r, v) for g, r in (("apps", "daemonsets"), ("", "pods"))
                              for v in ("get", "list", "watch")}
+    policies = one(docs, "Role", "rocenet-controller-node-policies")
+    assert policies["metadata"]["namespace"] == "rocenet-system"
+    assert {(g, r, v) for g, r, v in grants(policies) if v not in reads} == {
+        ("apps", "daemonsets", "create"), ("apps", "daemonsets", "patch"),
+        ("apps", "daemonsets", "delete"), ("", "configmaps", "create"), ("", "configmaps", "patch"),
+        ("", "configmaps", "delete"), ("", "configmaps", "deletecollection"), ("", "pods", "delete")}
     triage = one(docs, "Role", "rocenet-controller-triage")
     assert triage["metadata"]["namespace"] == "rocenet-system"
     assert {(g, r, v) for g, r, v in grants(triage) if v not in reads} == {
@@ -485,7 +532,8 @@ def test_controller_rbac_writes_only_the_cluster_and_triage_status(any_overlay):
         ("", "configmaps", "delete")}, name
     assert bound_to(docs, "rocenet-system", "rocenet-controller") == {
         "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election",
-        "Role/rocenet-controller-triage", "Role/rocenet-controller-nodes"}
+        "Role/rocenet-controller-triage", "Role/rocenet-controller-nodes",
+        "Role/rocenet-controller-node-policies"}
 
 
 def test_triage_pod_policy_sees_every_pod_and_job_the_controller_may_write(any_overlay):
@@ -574,6 +622,10 @@ CONTROLLER_OBJECTS = {("ServiceAccount", "rocenet-controller"), ("ClusterRole", 
                       ("RoleBinding", "rocenet-controller-triage"),
                       ("Role", "rocenet-controller-nodes"),
                       ("RoleBinding", "rocenet-controller-nodes"),
+                      ("Role", "rocenet-controller-node-policies"),
+                      ("RoleBinding", "rocenet-controller-node-policies"),
+                      ("ValidatingAdmissionPolicy", NODE_POLICY_LABEL_POLICY),
+                      ("ValidatingAdmissionPolicyBinding", NODE_POLICY_LABEL_POLICY),
                       ("Deployment", "rocenet-controller"),
                       ("PriorityClass", "rocenet-triage-holder"),
                       ("ValidatingAdmissionPolicy", "rocenet-triage-pods.rocenet.io"),
@@ -710,7 +762,13 @@ def test_helm_chart_policy_confines_the_releases_account(helm):
             {"kind": "ServiceAccount", "name": release, "namespace": namespace}]
         assert bound_to(docs, namespace, f"{release}-controller") == {
             f"ClusterRole/{release}-controller", f"Role/{release}-controller-leader-election",
-            f"Role/{release}-controller-triage", f"Role/{release}-controller-nodes"}
+            f"Role/{release}-controller-triage", f"Role/{release}-controller-nodes",
+            f"Role/{release}-controller-node-policies"}
+        label = one(docs, "ValidatingAdmissionPolicy", f"{release}-node-policy-label.rocenet.io")
+        (condition,) = label["spec"]["matchConditions"]
+        pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
+        assert re.search(pattern, f"system:serviceaccount:{namespace}:{release}-controller")
+        assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet-controller")
         # A triage run copies the release's DaemonSet; the policy on its
         # pods takes it as parameter in the release's namespace alone.
         triage = one(docs, "ValidatingAdmissionPolicyBinding", f"{release}-triage-pods.rocenet.io")

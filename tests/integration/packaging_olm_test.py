@@ -250,7 +250,7 @@ def test_bundle_passes_operator_framework_validators(bundle, bundle_check):
     cp = subprocess.run([bundle_check, "--strict", bundle], capture_output=True, text=True,
                         timeout=120)
     assert cp.returncode == 0, f"bundle-check:\n{cp.stdout}{cp.stderr}"
-    assert "3 owned CRDs" in cp.stdout, cp.stdout
+    assert "4 owned CRDs" in cp.stdout, cp.stdout
 
 
 def test_bundle_check_finds_a_broken_bundle(bundle, bundle_check, tmp_path):
