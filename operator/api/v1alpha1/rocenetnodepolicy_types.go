@@ -49,6 +49,9 @@ const (
 const (
 	ReasonNoMatchingNodes = "NoMatchingNodes"
 	ReasonNodesContested  = "NodesContested"
+	// rocenet runs from a DaemonSet installed from files: the policy
+	// makes nothing beside it.
+	ReasonInstalledFromFiles = "InstalledFromFiles"
 )
 
 // The label the operator puts on a node to record the policy it belongs

@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -142,6 +143,7 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	}
 	nodeSide := nodeset.Options{Namespace: opts.Namespace, Image: opts.NodeImage, OpenShift: opts.OpenShift}
 	policies := NewNodePolicyReconciler(mgr.GetClient(), mgr.GetAPIReader(), expected, nodeSide)
+	policies.fileDaemonSet = cmp.Or(opts.DaemonSet, "rocenet")
 	if opts.NodePolicyClock != nil {
 		policies.clock = opts.NodePolicyClock
 	}

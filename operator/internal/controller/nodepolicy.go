@@ -75,6 +75,10 @@ type NodePolicyReconciler struct {
 	// The node DaemonSets and their pods, as the expected cache keeps them.
 	daemonSets client.Reader
 	opts       nodeset.Options
+	// The DaemonSet of an installation from files, in the namespace
+	// ("": none looked for): while it is there, no policy makes a node
+	// side.
+	fileDaemonSet string
 }
 
 // NewNodePolicyReconciler is the reconciler over c (cached) and reader
@@ -179,6 +183,11 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		if err := r.client.Update(ctx, &policy); err != nil {
 			return requeueOnConflict(fmt.Errorf("adding the finalizer to the node policy %s: %w", policy.Name, err))
 		}
+	}
+	if installed, err := r.installedFromFiles(ctx); err != nil {
+		return reconcile.Result{}, err
+	} else if installed != "" {
+		return reconcile.Result{}, r.writeInstalledFromFiles(ctx, &policy, installed)
 	}
 	if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
 		return reconcile.Result{}, err
@@ -462,6 +471,52 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 	return nil
 }
 
+// installedFromFiles says which DaemonSet of an installation from files
+// runs rocenet in the namespace ("": none). A policy's DaemonSet beside it
+// would put a second rocenetd on its nodes, two daemons configuring the
+// same ports.
+func (r *NodePolicyReconciler) installedFromFiles(ctx context.Context) (string, error) {
+	if r.fileDaemonSet == "" {
+		return "", nil
+	}
+	var ds appsv1.DaemonSet
+	err := r.daemonSets.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: r.fileDaemonSet}, &ds)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading DaemonSet %s/%s: %w", r.opts.Namespace, r.fileDaemonSet, err)
+	case ds.Labels[v1alpha1.NodePolicyLabel] != "":
+		return "", nil
+	}
+	return ds.Namespace + "/" + ds.Name, nil
+}
+
+// writeInstalledFromFiles says in the policy's status that it makes
+// nothing while rocenet runs from the DaemonSet ds, installed from files.
+func (r *NodePolicyReconciler) writeInstalledFromFiles(ctx context.Context, policy *v1alpha1.RocenetNodePolicy, ds string) error {
+	status := policy.Status.DeepCopy()
+	status.ObservedGeneration = policy.Generation
+	msg := fmt.Sprintf("rocenet runs from the DaemonSet %s, installed from files: the policy makes nothing "+
+		"while it is there, which would put two rocenetd on a node (docs/operator.md)", ds)
+	for _, c := range []metav1.Condition{
+		{Type: v1alpha1.NodePolicyReady, Status: metav1.ConditionFalse},
+		{Type: v1alpha1.NodePolicyProgressing, Status: metav1.ConditionFalse},
+		{Type: v1alpha1.NodePolicyDegraded, Status: metav1.ConditionTrue},
+	} {
+		c.ObservedGeneration, c.Reason, c.Message = policy.Generation, v1alpha1.ReasonInstalledFromFiles, msg
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
+	if equality.Semantic.DeepEqual(&policy.Status, status) {
+		return nil
+	}
+	policy.Status = *status
+	if err := r.client.Status().Update(ctx, policy); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("writing the status of node policy %s: %w", policy.Name, err)
+	}
+	return nil
+}
+
 // contestedMessage names the first contested nodes and their holders.
 func contestedMessage(s *v1alpha1.RocenetNodePolicyStatus) string {
 	const shown = 5
@@ -491,7 +546,7 @@ var nodeLabelsChanged = predicate.Funcs{
 // SetupWithManager runs the reconciler on policies and on every node's
 // change of labels (which may change who holds it).
 func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets cache.Cache) error {
-	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+	every := func(ctx context.Context) []reconcile.Request {
 		var policies v1alpha1.RocenetNodePolicyList
 		if err := r.client.List(ctx, &policies); err != nil {
 			klog.FromContext(ctx).Error(err, "listing the node policies")
@@ -502,6 +557,9 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets 
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
 		}
 		return out
+	}
+	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+		return every(ctx)
 	})
 	podsByLabel := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, pod *corev1.Pod) []reconcile.Request {
 		r.sawPod(pod.UID)
@@ -510,10 +568,14 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets 
 		}
 		return nil
 	})
-	// A policy's DaemonSet, by the policy's label on it.
-	byLabel := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, ds *appsv1.DaemonSet) []reconcile.Request {
+	// A policy's DaemonSet, by the policy's label on it; the DaemonSet of
+	// an installation from files, every policy.
+	byLabel := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, ds *appsv1.DaemonSet) []reconcile.Request {
 		if name := ds.Labels[v1alpha1.NodePolicyLabel]; name != "" {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+		}
+		if ds.Name == r.fileDaemonSet {
+			return every(ctx)
 		}
 		return nil
 	})
