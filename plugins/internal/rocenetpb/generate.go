@@ -2,7 +2,8 @@
 
 // Package rocenetpb is the Go code of rocenetd's gRPC API (proto/rocenet/v1),
 // the part the DRA plugin speaks: the node stream (PortDiscovery), health,
-// addressing plans, attachments and reservations.
+// addressing plans, attachments and reservations; and the reporter's
+// Uninstall (Lifecycle).
 //
 // The .pb.go files are generated: `go generate ./plugins/...`
 // writes them with the protoc-gen-go and protoc-gen-go-grpc that go.mod

@@ -4,7 +4,7 @@
 # Run from this directory (go generate does).
 set -eu
 out="${1:-.}"
-protos="ports health addressing attach reservations"
+protos="ports health addressing attach reservations uninstall"
 root=../../../proto
 gen_go="$(go tool -n protoc-gen-go)"
 gen_grpc="$(go tool -n protoc-gen-go-grpc)"

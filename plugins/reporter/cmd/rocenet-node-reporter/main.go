@@ -42,6 +42,8 @@ type flags struct {
 	gracePeriod    time.Duration
 	retry          time.Duration
 	qps            float64
+	nodePolicy     string
+	leaveTimeout   time.Duration
 }
 
 func parseFlags(args []string) (flags, error) {
@@ -57,6 +59,8 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.gracePeriod, "grace-period", 30*time.Second, "how long rocenetd may be unreachable before the node's readiness is Unknown (0: never)")
 	fs.DurationVar(&f.retry, "retry", time.Second, "first wait before subscribing to rocenetd again; it doubles while rocenetd is away, up to 5s")
 	fs.Float64Var(&f.qps, "kube-api-qps", 5, "the most requests per second to the API server")
+	fs.StringVar(&f.nodePolicy, "node-policy", "", "the RocenetNodePolicy whose DaemonSet runs this reporter: when the node has left it as the reporter stops, rocenet is uninstalled from the node (empty: never)")
+	fs.DurationVar(&f.leaveTimeout, "leave-timeout", 20*time.Second, "how long the uninstall of a node that left its policy may take, within the pod's termination grace period")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	cmdline.AddVerbosity(fs)
 	fs.SetOutput(io.Discard)
@@ -88,8 +92,8 @@ func parseFlags(args []string) (flags, error) {
 	if f.spread < 0 || f.gracePeriod < 0 {
 		return f, errors.New("--spread and --grace-period must not be negative")
 	}
-	if f.retry <= 0 || f.qps <= 0 {
-		return f, errors.New("--retry and --kube-api-qps must be positive")
+	if f.retry <= 0 || f.qps <= 0 || f.leaveTimeout <= 0 {
+		return f, errors.New("--retry, --kube-api-qps and --leave-timeout must be positive")
 	}
 	return f, nil
 }
@@ -154,12 +158,27 @@ func run(f flags) error {
 	go follower.Watch(ctx, nodestream.WatchOptions{Retry: f.retry, MaxRetry: nodestream.DefaultMaxRetry, Grace: f.gracePeriod})
 
 	klog.InfoS("rocenet-node-reporter reporting", "node", f.nodeName, "daemonSocket", f.daemonSocket, "version", version)
-	return reporter.New(reporter.Options{
+	if err := reporter.New(reporter.Options{
 		NodeName:       f.nodeName,
 		Version:        version,
 		ValidationFile: f.validationFile,
 		MinInterval:    f.minInterval,
 		Heartbeat:      f.heartbeat,
 		Spread:         f.spread,
-	}, follower, kube, clock.RealClock{}).Run(ctx)
+	}, follower, kube, clock.RealClock{}).Run(ctx); err != nil {
+		return err
+	}
+	// Stopping: the node may have left its policy (reporter.Leave).
+	leaveCtx, cancel := context.WithTimeout(klog.NewContext(context.Background(), klog.Background()), f.leaveTimeout)
+	defer cancel()
+	left, err := reporter.Leave(leaveCtx, kube, pb.NewLifecycleClient(conn),
+		reporter.LeaveOptions{NodeName: f.nodeName, Policy: f.nodePolicy, ValidationFile: f.validationFile})
+	if err != nil {
+		return fmt.Errorf("leaving node %s: %w", f.nodeName, err)
+	}
+	if left.Uninstalled {
+		klog.InfoS("rocenet uninstalled from the node", "node", f.nodeName, "policy", f.nodePolicy,
+			"removed", len(left.Response.GetRemoved()), "kept", len(left.Response.GetKept()))
+	}
+	return nil
 }
