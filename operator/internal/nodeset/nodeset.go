@@ -176,6 +176,8 @@ func labels(p *v1alpha1.RocenetNodePolicy) map[string]string {
 // The containers and volumes only the device plugin has: a Host policy's
 // pod goes without them.
 var (
+	reporterContainer     = "node-reporter"
+	nfdFeaturesVolume     = "nfd-features"
 	devicePluginContainer = "device-plugin"
 	devicePluginVolumes   = map[string]bool{"device-plugins": true, "pod-resources": true, "multus-devinfo": true}
 )
@@ -222,6 +224,23 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 				list[i].Resources = r
 			}
 		}
+	}
+	// The reporter uninstalls rocenet from a node that left the policy
+	// (reporter.Leave), and removes diagd's validation file there.
+	reporter := false
+	for i := range spec.Containers {
+		if c := &spec.Containers[i]; c.Name == reporterContainer {
+			reporter = true
+			c.Command = append(c.Command, "--node-policy="+p.Name)
+			for j := range c.VolumeMounts {
+				if c.VolumeMounts[j].Name == nfdFeaturesVolume {
+					c.VolumeMounts[j].ReadOnly = false
+				}
+			}
+		}
+	}
+	if !reporter {
+		return nil, fmt.Errorf("the DaemonSet template has no container %s", reporterContainer)
 	}
 	// The configuration: this revision's file, and the live one over it.
 	found := false

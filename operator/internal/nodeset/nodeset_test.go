@@ -99,6 +99,21 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 	if got := containerNames(pod.Spec.Containers); !slices.Equal(got, []string{"rocenetd", "device-plugin", "diagd", "node-reporter"}) {
 		t.Errorf("containers %v", got)
 	}
+	// The reporter knows its policy, to uninstall rocenet from a node
+	// that left it, and may remove diagd's validation file there.
+	for _, c := range pod.Spec.Containers {
+		if c.Name != "node-reporter" {
+			continue
+		}
+		if !slices.Contains(c.Command, "--node-policy=gaudi") {
+			t.Errorf("the reporter's command %v names no policy", c.Command)
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name == "nfd-features" && m.ReadOnly {
+				t.Errorf("the reporter's NFD features mount is read-only: it cannot remove the validation file")
+			}
+		}
+	}
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == "config" && (v.Projected == nil || len(v.Projected.Sources) != 2 ||
 			v.Projected.Sources[0].ConfigMap.Name != config.Node.Name || v.Projected.Sources[1].ConfigMap.Name != config.Live.Name) {
