@@ -52,6 +52,9 @@ const (
 	// rocenet runs from a DaemonSet installed from files: the policy
 	// makes nothing beside it.
 	ReasonInstalledFromFiles = "InstalledFromFiles"
+	// The policy is being deleted: its pods end first, each uninstalling
+	// rocenet from its node.
+	ReasonDeleting = "Deleting"
 )
 
 // The label the operator puts on a node to record the policy it belongs

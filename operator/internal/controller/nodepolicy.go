@@ -65,6 +65,8 @@ type NodePolicyReconciler struct {
 	mu          sync.Mutex
 	deletedPods map[types.UID]time.Time
 	applied     map[types.UID]applied
+	// When it first saw each policy being deleted, on its own clock.
+	deleting map[types.UID]time.Time
 	// When it first saw each pod, and last saw each RocenetNode change, on
 	// its own clock (sawPod, sawRocenetNode); whether it has reconciled.
 	podSeen    map[types.UID]seenAt
@@ -161,16 +163,28 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	live := holders(policies.Items)
 
 	if policy.DeletionTimestamp != nil {
-		// Its DaemonSet goes first, then its nodes go to the next policy
-		// that selects them, or to none.
-		if err := r.deleteNodeSide(ctx, &policy); err != nil {
+		// Its nodes go first, each to the next policy that selects it or
+		// to none. The DaemonSet controller then ends the policy's pods
+		// there, and each pod's reporter, finding its node gone from the
+		// policy, uninstalls rocenet from the node as it stops
+		// (reporter.Leave). The DaemonSet and its configuration go once
+		// the pods have, or after the rollout's node timeout.
+		if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
 			return reconcile.Result{}, err
 		}
-		if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
+		pods, wait, err := r.podsLeaving(ctx, &policy)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, r.writeDeleting(ctx, &policy, pods)
+		}
+		if err := r.deleteNodeSide(ctx, &policy); err != nil {
 			return reconcile.Result{}, err
 		}
 		r.mu.Lock()
 		delete(r.applied, policy.UID)
+		delete(r.deleting, policy.UID)
 		r.mu.Unlock()
 		if controllerutil.RemoveFinalizer(&policy, NodePolicyFinalizer) {
 			if err := r.client.Update(ctx, &policy); client.IgnoreNotFound(err) != nil {
@@ -296,9 +310,63 @@ type applied struct {
 	template, rolledBackTo string
 }
 
+// podsLeaving is how long to wait for the pods of a policy being deleted
+// to end (0: they have, or the wait is over). Each pod event wakes the
+// reconciler; the wait is looked at again every few seconds besides.
+func (r *NodePolicyReconciler) podsLeaving(ctx context.Context, p *v1alpha1.RocenetNodePolicy) ([]string, time.Duration, error) {
+	var pods corev1.PodList
+	if err := r.daemonSets.List(ctx, &pods, client.InNamespace(r.opts.Namespace),
+		client.MatchingLabels{v1alpha1.NodePolicyLabel: p.Name}); err != nil {
+		return nil, 0, fmt.Errorf("listing the pods of node policy %s: %w", p.Name, err)
+	}
+	var nodes []string
+	for _, pod := range pods.Items {
+		nodes = append(nodes, pod.Spec.NodeName)
+	}
+	slices.Sort(nodes)
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.deleting == nil {
+		r.deleting = map[types.UID]time.Time{}
+	}
+	since, ok := r.deleting[p.UID]
+	if !ok {
+		since = now
+		r.deleting[p.UID] = now
+	}
+	wait := since.Add(nodeTimeout(p.Spec.Rollout)).Sub(now)
+	if len(nodes) == 0 || wait <= 0 {
+		return nodes, 0, nil
+	}
+	return nodes, min(wait, 5*time.Second), nil
+}
+
+// writeDeleting says in the status of a policy being deleted whose pods
+// it waits for, and on which nodes.
+func (r *NodePolicyReconciler) writeDeleting(ctx context.Context, p *v1alpha1.RocenetNodePolicy, nodes []string) error {
+	const shown = 5
+	named := strings.Join(nodes[:min(len(nodes), shown)], ", ")
+	if len(nodes) > shown {
+		named += fmt.Sprintf(" and %d more", len(nodes)-shown)
+	}
+	msg := fmt.Sprintf("deleting: waiting for the policy's pods to end on %d nodes (%s), each uninstalling rocenet "+
+		"from its node, before the DaemonSet goes", len(nodes), named)
+	status := p.Status.DeepCopy()
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: v1alpha1.NodePolicyReady,
+		Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonDeleting, Message: msg, ObservedGeneration: p.Generation})
+	if equality.Semantic.DeepEqual(&p.Status, status) {
+		return nil
+	}
+	p.Status = *status
+	if err := r.client.Status().Update(ctx, p); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing the status of node policy %s: %w", p.Name, err)
+	}
+	return nil
+}
+
 // deleteNodeSide deletes the policy's DaemonSet and ConfigMaps (not left
-// to the garbage collector: the nodes go to another policy only once
-// this one's pods are going).
+// to the garbage collector, which would wait for the finalizer).
 func (r *NodePolicyReconciler) deleteNodeSide(ctx context.Context, p *v1alpha1.RocenetNodePolicy) error {
 	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: nodeset.Name(p.Name), Namespace: r.opts.Namespace}}
 	if err := r.client.Delete(ctx, ds); client.IgnoreNotFound(err) != nil {
