@@ -78,8 +78,13 @@ func ClassOf(key string) Class {
 // ones, which only a new pod takes (its ConfigMap is made per revision);
 // and live, the hot keys, which rocenetd reloads where it runs. rocenetd
 // reads config.yaml and then live.yaml over it, key by key.
-func Split(spec *v1alpha1.RocenetNodePolicySpec) (node, live []byte, err error) {
+//
+// site adds what the operator, not the policy, sets (Site).
+func Split(spec *v1alpha1.RocenetNodePolicySpec, site Site) (node, live []byte, err error) {
 	all := flatten(tree(spec))
+	if site.SysfsRoot != "" {
+		all["sysfs_root"] = site.SysfsRoot
+	}
 	nodeTree, liveTree := map[string]any{}, map[string]any{}
 	for key, value := range all {
 		target := nodeTree

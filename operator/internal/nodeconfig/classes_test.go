@@ -60,7 +60,7 @@ func TestSplitPutsTheHotKeysApart(t *testing.T) {
 	spec := stored()
 	spec.Health.FlapWindow = &metav1.Duration{Duration: time.Minute}
 	spec.Limits.MaxRequestBytes, spec.Limits.MutatingRPCBurst = 65536, 10
-	node, live, err := Split(&spec)
+	node, live, err := Split(&spec, Site{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +102,8 @@ func TestSplitPutsTheHotKeysApart(t *testing.T) {
 func TestDiffFilesIsDiffOfTheSpecs(t *testing.T) {
 	before, after := stored(), stored()
 	after.Addressing.MTU, after.Ports.Interfaces = 9216, []string{"so*"}
-	a, _, _ := Split(&before)
-	b, _, _ := Split(&after)
+	a, _, _ := Split(&before, Site{})
+	b, _, _ := Split(&after, Site{})
 	got, err := DiffFiles(a, b)
 	if err != nil {
 		t.Fatal(err)

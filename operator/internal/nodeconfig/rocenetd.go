@@ -28,6 +28,14 @@ const (
 	NFDLabel     = "rocenet.io/scale-out-ready"
 )
 
+// Site is what the operator sets in rocenetd's configuration on every
+// node, beside a policy's settings.
+type Site struct {
+	// rocenetd's sysfs_root: "" for the node's /sys; a simulated fabric's
+	// tree (rocenet-controller --node-sysfs-root), mounted from the host.
+	SysfsRoot string
+}
+
 // Rocenetd is rocenetd.yaml for the policy's spec, as stored (the API
 // server has filled in its defaults); a field the spec leaves unset is
 // left out, so rocenetd's own default holds.

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
 	"path/filepath"
 
@@ -103,6 +104,14 @@ type Options struct {
 	Image string
 	// Whether the cluster is OpenShift (security.openshift.io served).
 	OpenShift bool
+	// For a cluster without kube-proxy, where the Service address the
+	// in-cluster configuration names leads nowhere: the API server's
+	// host:port, given to the containers that call the API ("": the
+	// Service's).
+	APIServer string
+	// A simulated fabric's sysfs tree on the host, for rocenetd instead of
+	// /sys ("": the node's own).
+	SysfsRoot string
 }
 
 // Labels of the objects a policy makes.
@@ -143,7 +152,7 @@ func LiveName(policy string) string { return Name(policy) + "-live" }
 
 // ConfigMaps is rocenetd's configuration for the policy.
 func ConfigMaps(p *v1alpha1.RocenetNodePolicy, opts Options) (Config, error) {
-	node, live, err := nodeconfig.Split(&p.Spec)
+	node, live, err := nodeconfig.Split(&p.Spec, nodeconfig.Site{SysfsRoot: opts.SysfsRoot})
 	if err != nil {
 		return Config{}, err
 	}
@@ -176,6 +185,10 @@ func labels(p *v1alpha1.RocenetNodePolicy) map[string]string {
 // The containers and volumes only the device plugin has: a Host policy's
 // pod goes without them.
 var (
+	rocenetdContainer = "rocenetd"
+	sysfsVolume       = "fabric-sysfs"
+	// The containers that call the Kubernetes API.
+	apiCallers            = map[string]bool{"node-reporter": true, "dra-plugin": true}
 	reporterContainer     = "node-reporter"
 	nfdFeaturesVolume     = "nfd-features"
 	devicePluginContainer = "device-plugin"
@@ -241,6 +254,27 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 	}
 	if !reporter {
 		return nil, fmt.Errorf("the DaemonSet template has no container %s", reporterContainer)
+	}
+	if opts.APIServer != "" {
+		host, port, err := net.SplitHostPort(opts.APIServer)
+		if err != nil {
+			return nil, fmt.Errorf("the API server's address %q: %w", opts.APIServer, err)
+		}
+		for i := range spec.Containers {
+			if c := &spec.Containers[i]; apiCallers[c.Name] {
+				c.Env = append(c.Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: host},
+					corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: port})
+			}
+		}
+	}
+	if opts.SysfsRoot != "" {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: sysfsVolume, VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: opts.SysfsRoot, Type: ptr.To(corev1.HostPathDirectory)}}})
+		for i := range spec.Containers {
+			if c := &spec.Containers[i]; c.Name == rocenetdContainer {
+				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: sysfsVolume, MountPath: opts.SysfsRoot, ReadOnly: true})
+			}
+		}
 	}
 	// The configuration: this revision's file, and the live one over it.
 	found := false

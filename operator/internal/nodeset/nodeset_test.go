@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -182,5 +183,48 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 	// No image anywhere is an error, not a pod that cannot pull.
 	if _, err := DaemonSet(policy(v1alpha1.NodePolicyDevicePlugin), config, Options{Namespace: "rocenet"}); err == nil {
 		t.Errorf("a DaemonSet without an image")
+	}
+}
+
+// For the simulated fabric and a cluster without kube-proxy: rocenetd's
+// sysfs root, mounted from the host, and the API server's address given
+// to the containers that call the API, and to no other.
+func TestDaemonSetOnASimulatedFabric(t *testing.T) {
+	opts := Options{Namespace: "rocenet", Image: "registry.example/rocenet:1",
+		APIServer: "192.0.2.1:6443", SysfsRoot: "/run/fabric/sysfs"}
+	p := policy(v1alpha1.NodePolicyDRA)
+	config, err := ConfigMaps(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(config.Node.Data[NodeConfigKey], "sysfs_root: /run/fabric/sysfs\n") {
+		t.Errorf("rocenetd's configuration has no sysfs_root:\n%s", config.Node.Data[NodeConfigKey])
+	}
+	ds, err := DaemonSet(p, config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := ds.Spec.Template.Spec
+	mounted := false
+	for _, c := range spec.Containers {
+		env := map[string]string{}
+		for _, e := range c.Env {
+			env[e.Name] = e.Value
+		}
+		calls := c.Name == "node-reporter" || c.Name == "dra-plugin"
+		if got := env["KUBERNETES_SERVICE_HOST"] + ":" + env["KUBERNETES_SERVICE_PORT"]; calls != (got == "192.0.2.1:6443") {
+			t.Errorf("container %s: the API server at %q", c.Name, got)
+		}
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == "/run/fabric/sysfs" {
+				mounted = c.Name == "rocenetd" && m.ReadOnly
+			}
+		}
+	}
+	if !mounted {
+		t.Errorf("the fabric's sysfs is not mounted read-only into rocenetd alone")
+	}
+	if _, err := DaemonSet(p, config, Options{Namespace: "rocenet", Image: "x", APIServer: "no-port"}); err == nil {
+		t.Errorf("an API server address without a port is taken")
 	}
 }
