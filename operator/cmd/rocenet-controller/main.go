@@ -44,6 +44,8 @@ type flags struct {
 	staleAfter              time.Duration
 	qps                     float64
 	burst                   int
+	nodeAPIServer           string
+	nodeSysfsRoot           string
 }
 
 // The client's request rate by default, sized for 512 nodes: an invasive
@@ -84,6 +86,8 @@ func parseFlags(args []string) (flags, error) {
 	fs.DurationVar(&f.staleAfter, "stale-after", controller.DefaultStaleAfter, "a node whose RocenetNode the controller has seen no write of for this long counts as not ready (Stale), and its Node condition is set Unknown")
 	fs.Float64Var(&f.qps, "kube-api-qps", defaultQPS, "the most requests per second to the API server, after a burst")
 	fs.IntVar(&f.burst, "kube-api-burst", defaultBurst, "the most requests to the API server in a burst")
+	fs.StringVar(&f.nodeAPIServer, "node-api-server", "", "host:port of the API server for the node pods' containers that call it, on a cluster without kube-proxy, where the Service address leads nowhere (empty: the Service's)")
+	fs.StringVar(&f.nodeSysfsRoot, "node-sysfs-root", "", "a simulated fabric's sysfs tree on the nodes, which rocenetd reads instead of /sys (empty: the node's own; for tests)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	cmdline.AddVerbosity(fs)
 	fs.SetOutput(io.Discard)
@@ -170,6 +174,10 @@ func run(f flags) error {
 	}
 	config.UserAgent = "rocenet-controller/" + version
 	config.QPS, config.Burst = float32(f.qps), f.burst
+	openShift, err := controller.IsOpenShift(config)
+	if err != nil {
+		return err
+	}
 	mgr, err := controller.NewManager(config, controller.ManagerOptions{
 		Options:                 controller.Options{StaleAfter: f.staleAfter},
 		LeaderElection:          f.leaderElect,
@@ -183,12 +191,15 @@ func run(f flags) error {
 		MetricsInsecure:         !f.metricsSecure,
 		HealthProbeBindAddress:  f.probeAddress,
 		// The node side's image, as OLM and the manifests pass it.
-		NodeImage: os.Getenv("RELATED_IMAGE_ROCENET"),
+		NodeImage:     os.Getenv("RELATED_IMAGE_ROCENET"),
+		OpenShift:     openShift,
+		NodeAPIServer: f.nodeAPIServer,
+		NodeSysfsRoot: f.nodeSysfsRoot,
 	})
 	if err != nil {
 		return fmt.Errorf("the controller's manager: %w", err)
 	}
-	klog.InfoS("rocenet-controller starting", "version", version, "leaderElect", f.leaderElect,
+	klog.InfoS("rocenet-controller starting", "version", version, "openShift", openShift, "leaderElect", f.leaderElect,
 		"leaseNamespace", f.leaderElectionNamespace, "staleAfter", f.staleAfter, "qps", f.qps, "burst", f.burst)
 	return mgr.Start(signals.SetupSignalHandler())
 }

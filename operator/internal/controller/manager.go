@@ -55,6 +55,10 @@ type ManagerOptions struct {
 	// (RELATED_IMAGE_ROCENET), and whether the cluster is OpenShift.
 	NodeImage string
 	OpenShift bool
+	// nodeset.Options' APIServer and SysfsRoot: a cluster without
+	// kube-proxy, a simulated fabric.
+	NodeAPIServer string
+	NodeSysfsRoot string
 	// The node policies' clock (nil: the real one): a wave's deadline.
 	NodePolicyClock clock.PassiveClock
 }
@@ -141,7 +145,8 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err := triage.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	nodeSide := nodeset.Options{Namespace: opts.Namespace, Image: opts.NodeImage, OpenShift: opts.OpenShift}
+	nodeSide := nodeset.Options{Namespace: opts.Namespace, Image: opts.NodeImage, OpenShift: opts.OpenShift,
+		APIServer: opts.NodeAPIServer, SysfsRoot: opts.NodeSysfsRoot}
 	policies := NewNodePolicyReconciler(mgr.GetClient(), mgr.GetAPIReader(), expected, nodeSide)
 	policies.fileDaemonSet = cmp.Or(opts.DaemonSet, "rocenet")
 	if opts.NodePolicyClock != nil {
