@@ -15,6 +15,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -238,6 +239,17 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 			}
 		}
 	}
+	// rocenetd as a sidecar (an init container that runs on): it starts
+	// before the containers that call it and stops only after they have,
+	// so the reporter may still ask it to uninstall as the pod ends.
+	for i, c := range spec.Containers {
+		if c.Name == rocenetdContainer {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+			spec.InitContainers = append(spec.InitContainers, c)
+			spec.Containers = slices.Delete(spec.Containers, i, i+1)
+			break
+		}
+	}
 	// The reporter uninstalls rocenet from a node that left the policy
 	// (reporter.Leave), and removes diagd's validation file there.
 	reporter := false
@@ -270,8 +282,8 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 	if opts.SysfsRoot != "" {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: sysfsVolume, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: opts.SysfsRoot, Type: ptr.To(corev1.HostPathDirectory)}}})
-		for i := range spec.Containers {
-			if c := &spec.Containers[i]; c.Name == rocenetdContainer {
+		for i := range spec.InitContainers {
+			if c := &spec.InitContainers[i]; c.Name == rocenetdContainer {
 				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: sysfsVolume, MountPath: opts.SysfsRoot, ReadOnly: true})
 			}
 		}

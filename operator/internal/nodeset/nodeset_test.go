@@ -97,8 +97,15 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 			t.Errorf("rocenetd's resources %v, want the policy's", c.Resources)
 		}
 	}
-	if got := containerNames(pod.Spec.Containers); !slices.Equal(got, []string{"rocenetd", "device-plugin", "diagd", "node-reporter"}) {
+	if got := containerNames(pod.Spec.Containers); !slices.Equal(got, []string{"device-plugin", "diagd", "node-reporter"}) {
 		t.Errorf("containers %v", got)
+	}
+	// rocenetd a sidecar after the CNI plugin's installer: it outlives the
+	// containers that call it, the reporter's uninstall as the pod ends.
+	init := pod.Spec.InitContainers
+	if got := containerNames(init); !slices.Equal(got, []string{"install-cni", "rocenetd"}) ||
+		init[1].RestartPolicy == nil || *init[1].RestartPolicy != corev1.ContainerRestartPolicyAlways || init[0].RestartPolicy != nil {
+		t.Errorf("init containers %v: want rocenetd a sidecar after install-cni", got)
 	}
 	// The reporter knows its policy, to uninstall rocenet from a node
 	// that left it, and may remove diagd's validation file there.
@@ -206,7 +213,7 @@ func TestDaemonSetOnASimulatedFabric(t *testing.T) {
 	}
 	spec := ds.Spec.Template.Spec
 	mounted := false
-	for _, c := range spec.Containers {
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
 		env := map[string]string{}
 		for _, e := range c.Env {
 			env[e.Name] = e.Value
