@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: Apache-2.0
+"""rocenet installed by its operator on a real Kubernetes node: only
+rocenet-controller runs until a RocenetNodePolicy asks for rocenet on the
+node, and everything after is the policy's, checked as an admin would
+check it with kubectl and `ip`.
+
+The cluster and the fabric are e2e_test.py's (tests/k8s/e2e_support.py),
+rocenet applied from tests/k8s/overlay with its DaemonSet left out: the
+operator makes the policy's. The tests run in the file's order on one
+cluster and build on each other (the module is `ordered`): the example
+policy comes up and serves a pod, a bad value is refused at apply, a new
+MTU reaches every port through the rollout, a change that breaks the node
+rolls back by itself, an overlapping policy is refused for the node it
+would share, and the policy deleted leaves nothing of rocenet on the node.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from e2e_support import IMAGE, NODE_LABEL, PORTS, ROOT, deployed, diag_secret, wait
+
+pytestmark = pytest.mark.ordered
+
+NS = "rocenet-system"
+EXAMPLE = os.path.join(ROOT, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")
+SYSFS = "/run/rocenet-e2e/fabric/sysfs"
+# What rocenet writes on the node (the DaemonSet's hostPaths).
+NFD_FEATURES = "/etc/kubernetes/node-feature-discovery/features.d"
+STATE_DIR = "/var/lib/rocenet"
+GAUDINET = "/etc/habanalabs/gaudinet.json"
+
+
+def _patch(e, kustomization: dict) -> None:
+    """The overlay without its DaemonSet, and rocenet-controller told the
+    node side's image, the API server's own address (no kube-proxy) and
+    the fabric's sysfs tree."""
+    host_port = e.cluster.record["server"].removeprefix("https://")
+    host, port = host_port.rsplit(":", 1)
+    kustomization.setdefault("patches", []).extend([
+        {"patch": json.dumps({"$patch": "delete", "apiVersion": "apps/v1", "kind": "DaemonSet",
+                              "metadata": {"name": "rocenet", "namespace": NS}})},
+        {"target": {"kind": "Deployment", "name": "rocenet-controller"}, "patch": json.dumps([
+            {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
+             "value": f"--node-api-server={host_port}"},
+            {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
+             "value": f"--node-sysfs-root={SYSFS}"},
+            *({"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": v} for v in (
+                {"name": "KUBERNETES_SERVICE_HOST", "value": host},
+                {"name": "KUBERNETES_SERVICE_PORT", "value": port},
+                {"name": "RELATED_IMAGE_ROCENET", "value": IMAGE}))])},
+    ])
+    diag_secret(kustomization)
+
+
+@pytest.fixture(scope="module")
+def env(artifacts, say, took):
+    with deployed(artifacts, os.path.join(os.path.dirname(__file__), "overlay"), say, took,
+                  patch=_patch) as e:
+        yield e
+
+
+def _policy(env, name: str = "gaudi") -> dict:
+    return env.json("get", "rocenetnodepolicy", name)
+
+
+def _condition(policy: dict, kind: str) -> dict:
+    for c in policy.get("status", {}).get("conditions", []):
+        if c["type"] == kind:
+            return c
+    return {}
+
+
+def _current(policy: dict) -> bool:
+    return policy.get("status", {}).get("observedGeneration") == policy["metadata"]["generation"]
+
+
+def _ready(env, name: str = "gaudi") -> dict | None:
+    p = _policy(env, name)
+    return p if _current(p) and _condition(p, "Ready").get("status") == "True" else None
+
+
+def _node_pods(env) -> list[dict]:
+    listed = env.json("-n", NS, "get", "pods", "-l", "rocenet.io/node-policy=gaudi")["items"]
+    return [p for p in listed if not p["metadata"].get("deletionTimestamp")]
+
+
+def _pod_ready(pod: dict) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True"
+               for c in pod.get("status", {}).get("conditions", []))
+
+
+def _rocectl(env, *args: str) -> str:
+    return env.kubectl("-n", NS, "exec", "ds/rocenet-gaudi", "-c", "rocenetd", "--",
+                       "rocectl", *args).stdout
+
+
+def _links(env) -> dict[str, dict]:
+    out = subprocess.run(["ip", "-n", env.fab.node_netns, "-j", "addr", "show"],
+                         capture_output=True, text=True, check=True).stdout
+    return {link["ifname"]: link for link in json.loads(out)}
+
+
+def _fabric_addresses(env) -> dict[str, list[str]]:
+    """The node's ports that hold a fabric address (10.200.0.0/16)."""
+    return {name: [a["local"] for a in link.get("addr_info", []) if a["local"].startswith("10.200.")]
+            for name, link in _links(env).items()
+            if any(a["local"].startswith("10.200.") for a in link.get("addr_info", []))}
+
+
+def _node(env) -> dict:
+    return env.json("get", "node", env.cluster.node)
+
+
+def test_only_the_operator_runs_until_the_example_policy_brings_rocenet_up(env, say):
+    assert env.json("-n", NS, "get", "daemonsets")["items"] == []
+    env.kubectl("-n", NS, "rollout", "status", "deployment/rocenet-controller", "--timeout=120s")
+    started = time.monotonic()
+    env.kubectl("apply", "-f", EXAMPLE)
+    policy = wait("the example policy Ready", lambda: _ready(env), 180)
+    say(f"policy: the example policy Ready {time.monotonic() - started:.0f} s after its apply")
+    status = policy["status"]
+    assert (status["matchedNodes"], status["updatedNodes"], status["readyNodes"]) == (1, 1, 1), status
+    assert _condition(policy, "Degraded")["status"] == "False", policy
+    node = _node(env)
+    assert node["metadata"]["labels"]["rocenet.io/node-policy"] == "gaudi"
+    assert NODE_LABEL.split("=")[0] in node["metadata"]["labels"]
+    ds = env.json("-n", NS, "get", "ds", "rocenet-gaudi")
+    assert ds["metadata"]["ownerReferences"][0]["kind"] == "RocenetNodePolicy"
+    assert ds["spec"]["updateStrategy"]["type"] == "OnDelete"
+    assert "4/4" in wait("rocectl health", lambda: (
+        lambda out: out if "4/4" in out else None)(_rocectl(env, "health")), 60)
+    assert wait("allocatable", lambda: env.allocatable() == PORTS, 60)
+    # The example's MTU on every port rocenet addressed.
+    addressed = wait("the ports addressed", lambda: (
+        lambda a: a if len(a) == PORTS else None)(_fabric_addresses(env)), 60)
+    links = _links(env)
+    assert {links[name]["mtu"] for name in addressed} == {9000}, addressed
+    conditions = {c["type"]: c["status"] for c in node["status"]["conditions"]}
+    assert wait("the Node condition", lambda: {
+        c["type"]: c["status"] for c in _node(env)["status"]["conditions"]}.get(
+            "ScaleOutNetworkReady") == "True", 60), conditions
+
+
+def test_a_pod_gets_a_port_from_the_policys_rocenet(env):
+    env.pod("trainer", 1)
+    wait("trainer running", lambda: env.phase("trainer") == "Running", 90)
+    addresses = env.exec("trainer", "ip", "-4", "-o", "addr", "show", "net1")
+    assert "10.200." in addresses, addresses
+    env.delete("trainer")
+    assert wait("allocatable back", lambda: env.allocatable() == PORTS, 60)
+
+
+def test_a_bad_value_is_refused_at_apply_with_its_field_named(env):
+    with open(EXAMPLE) as f:
+        bad = yaml.safe_load(f)
+    bad["spec"]["addressing"]["mtu"] = 50
+    cp = env.kubectl("apply", "-f", "-", input=json.dumps(bad), check=False)
+    assert cp.returncode != 0
+    assert "spec.addressing.mtu" in cp.stderr, cp.stderr
+    assert _policy(env)["spec"]["addressing"]["mtu"] == 9000
+
+
+def test_a_new_mtu_reaches_every_port_through_the_rollout(env, say):
+    [before] = _node_pods(env)
+    started = time.monotonic()
+    env.kubectl("patch", "rocenetnodepolicy", "gaudi", "--type=merge",
+                "-p", json.dumps({"spec": {"addressing": {"mtu": 4200}}}))
+    wait("the policy rolled out", lambda: _ready(env), 180)
+    [after] = wait("the node's pod replaced", lambda: (
+        lambda pods: pods if len(pods) == 1 and pods[0]["metadata"]["uid"] != before["metadata"]["uid"]
+        else None)(_node_pods(env)), 60)
+    assert wait("every port at the new MTU", lambda: (
+        lambda links, addressed: {links[n]["mtu"] for n in addressed} == {4200} and len(addressed) == PORTS)(
+            _links(env), _fabric_addresses(env)), 90)
+    say(f"policy: MTU 9000 -> 4200 on {PORTS} ports in {time.monotonic() - started:.0f} s, "
+        f"the node's pod replaced ({before['metadata']['name']} -> {after['metadata']['name']})")
+    assert env.allocatable() == PORTS
+
+
+def test_a_change_that_breaks_the_node_rolls_back_by_itself(env, say):
+    """An image the node cannot pull: the node does not come back within
+    the rollout's node timeout, the rollout stops, names the node, and the
+    previous revision runs there again."""
+    [before] = _node_pods(env)
+    started = time.monotonic()
+    env.kubectl("patch", "rocenetnodepolicy", "gaudi", "--type=merge", "-p", json.dumps({"spec": {
+        "image": "localhost/rocenet:missing", "rollout": {"nodeTimeout": "30s"}}}))
+    policy = wait("the rollout stopped and rolled back", lambda: (
+        lambda p: p if _current(p) and (p["status"].get("rolloutFailure") or {}).get("rolledBackTo")
+        else None)(_policy(env)), 180)
+    failure = policy["status"]["rolloutFailure"]
+    assert failure["node"] == env.cluster.node, failure
+    degraded = _condition(policy, "Degraded")
+    assert (degraded["status"], degraded["reason"]) == ("True", "RolloutFailed"), degraded
+    assert env.cluster.node in degraded["message"], degraded
+    ds = env.json("-n", NS, "get", "ds", "rocenet-gaudi")
+    images = {c["image"] for c in ds["spec"]["template"]["spec"]["containers"]}
+    assert images == {IMAGE}, images
+    [back] = wait("the previous revision running again", lambda: (
+        lambda pods: pods if len(pods) == 1 and pods[0]["metadata"]["uid"] != before["metadata"]["uid"]
+        and _pod_ready(pods[0]) else None)(_node_pods(env)), 120)
+    assert {c["image"] for c in back["spec"]["containers"] + back["spec"]["initContainers"]} == {IMAGE}
+    say(f"policy: a broken image rolled back on {env.cluster.node} "
+        f"{time.monotonic() - started:.0f} s after the change (node timeout 30 s)")
+    assert wait("every port addressed", lambda: len(_fabric_addresses(env)) == PORTS, 60)
+    # The image put right: the policy is Ready again, its pod left as it is.
+    env.kubectl("patch", "rocenetnodepolicy", "gaudi", "--type=json",
+                "-p", json.dumps([{"op": "remove", "path": "/spec/image"}]))
+    wait("Ready again", lambda: _ready(env), 120)
+    [now] = _node_pods(env)
+    assert now["metadata"]["uid"] == back["metadata"]["uid"], "the pod replaced again"
+
+
+def test_an_overlapping_policy_is_refused_for_the_node_it_would_share(env):
+    with open(EXAMPLE) as f:
+        second = yaml.safe_load(f)
+    second["metadata"]["name"] = "second"
+    env.apply(second)
+    policy = wait("the second policy says the node is held", lambda: (
+        lambda p: p if _current(p) and _condition(p, "Degraded").get("reason") == "NodesContested"
+        else None)(_policy(env, "second")), 60)
+    assert policy["status"]["contestedNodes"] == [{"node": env.cluster.node, "heldBy": "gaudi"}], policy
+    assert policy["status"]["matchedNodes"] == 0
+    assert _node(env)["metadata"]["labels"]["rocenet.io/node-policy"] == "gaudi"
+    pods = env.json("-n", NS, "get", "pods", "-l", "rocenet.io/node-policy=second")["items"]
+    assert pods == [], [p["metadata"]["name"] for p in pods]
+    env.kubectl("delete", "rocenetnodepolicy", "second", "--timeout=60s")
+    assert _ready(env)
+
+
+def test_the_policy_deleted_leaves_nothing_of_rocenet_on_the_node(env, say):
+    assert _fabric_addresses(env), "no port addressed before the delete"
+    assert glob.glob(os.path.join(NFD_FEATURES, "rocenet*")), "no NFD feature file before the delete"
+    started = time.monotonic()
+    env.kubectl("delete", "rocenetnodepolicy", "gaudi", "--timeout=120s")
+    say(f"policy: deleted, its node left clean, in {time.monotonic() - started:.0f} s")
+    assert env.json("-n", NS, "get", "daemonsets")["items"] == []
+    assert env.json("-n", NS, "get", "configmaps", "-l", "rocenet.io/node-policy=gaudi")["items"] == []
+    node = _node(env)
+    assert "rocenet.io/node-policy" not in node["metadata"]["labels"], node["metadata"]["labels"]
+    assert "ScaleOutNetworkReady" not in {c["type"] for c in node["status"]["conditions"]}
+    assert _fabric_addresses(env) == {}
+    routes = subprocess.run(["ip", "-n", env.fab.node_netns, "-4", "route", "show", "table", "all"],
+                            capture_output=True, text=True, check=True).stdout
+    assert not re.search(r"^10\.200\.", routes, re.M), routes
+    assert glob.glob(os.path.join(NFD_FEATURES, "rocenet*")) == []
+    assert not os.path.exists(GAUDINET)
+    assert not os.path.isdir(STATE_DIR) or os.listdir(STATE_DIR) == []
