@@ -206,6 +206,9 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := ensureDiagSecret(ctx, r.client, r.reader, r.opts.Namespace); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := r.applyNodeSide(ctx, &policy); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -283,6 +283,33 @@ func TestEnvtestNodePoliciesRunAsShipped(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The diagnostics' Secret, made once; deleted (a rotation), made anew.
+	secretOf := func() string {
+		t.Helper()
+		var secret corev1.Secret
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			err := admin.Get(ctx, client.ObjectKey{Namespace: rocenetNS, Name: DiagSecretName}, &secret)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the diagnostics' Secret: %v", err)
+			}
+		}
+		if v := string(secret.Data["secret"]); len(v) != 64 || strings.Trim(v, "0123456789abcdef") != "" {
+			t.Errorf("the diagnostics' secret %q: want 32 bytes in hex", v)
+		}
+		return string(secret.Data["secret"])
+	}
+	first := secretOf()
+	must(admin.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rocenetNS, Name: DiagSecretName}}))
+	var gaudi v1alpha1.RocenetNodePolicy
+	must(admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &gaudi))
+	gaudi.Annotations = map[string]string{"test.rocenet.io/poke": "1"}
+	must(admin.Update(ctx, &gaudi))
+	if second := secretOf(); second == first {
+		t.Errorf("the diagnostics' Secret made again with the same secret")
+	}
 	as, err := client.New(controller, client.Options{})
 	must(err)
 	var g2 corev1.Node

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DiagSecretName is the Secret whose key "secret" every rocenet-diagd of
+// the cluster shares for its data port (docs/deploying.md): the policies'
+// DaemonSets mount it.
+const DiagSecretName = "rocenet-diag"
+
+// ensureDiagSecret makes the diagnostics' Secret in namespace when there
+// is none: 32 random bytes, in hex, made once and never changed by the
+// operator. Rotating it is deleting it: the next reconcile makes a new
+// one, which kubelet brings to every diagd. Not owned by anything, so it
+// outlives the operator and its policies, as the running node side does.
+// reader is uncached: the operator watches no Secret.
+func ensureDiagSecret(ctx context.Context, c client.Client, reader client.Reader, namespace string) error {
+	key := client.ObjectKey{Namespace: namespace, Name: DiagSecretName}
+	err := reader.Get(ctx, key, &corev1.Secret{})
+	if err == nil || !apierrors.IsNotFound(err) {
+		if err != nil {
+			return fmt.Errorf("reading Secret %s: %w", key, err)
+		}
+		return nil
+	}
+	random := make([]byte, 32)
+	if _, err := rand.Read(random); err != nil {
+		return fmt.Errorf("the diagnostics' secret: %w", err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: DiagSecretName, Namespace: namespace,
+			Labels: map[string]string{"app.kubernetes.io/name": "rocenet", "app.kubernetes.io/part-of": "rocenet",
+				"app.kubernetes.io/managed-by": "rocenet-operator"}},
+		Type:       corev1.SecretTypeOpaque,
+		StringData: map[string]string{"secret": hex.EncodeToString(random)},
+	}
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("making Secret %s: %w", key, err)
+	}
+	return nil
+}
