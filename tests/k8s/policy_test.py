@@ -26,7 +26,7 @@ import time
 import pytest
 import yaml
 
-from e2e_support import IMAGE, NODE_LABEL, PORTS, ROOT, deployed, diag_secret, wait
+from e2e_support import IMAGE, NODE_LABEL, PORTS, ROOT, deployed, wait
 
 pytestmark = pytest.mark.ordered
 
@@ -42,7 +42,8 @@ GAUDINET = "/etc/habanalabs/gaudinet.json"
 def _patch(e, kustomization: dict) -> None:
     """The overlay without its DaemonSet, and rocenet-controller told the
     node side's image, the API server's own address (no kube-proxy) and
-    the fabric's sysfs tree."""
+    the fabric's sysfs tree. No diagnostics' Secret: the operator makes
+    it."""
     host_port = e.cluster.record["server"].removeprefix("https://")
     host, port = host_port.rsplit(":", 1)
     kustomization.setdefault("patches", []).extend([
@@ -58,7 +59,6 @@ def _patch(e, kustomization: dict) -> None:
                 {"name": "KUBERNETES_SERVICE_PORT", "value": port},
                 {"name": "RELATED_IMAGE_ROCENET", "value": IMAGE}))])},
     ])
-    diag_secret(kustomization)
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +135,9 @@ def test_only_the_operator_runs_until_the_example_policy_brings_rocenet_up(env, 
     assert NODE_LABEL.split("=")[0] in node["metadata"]["labels"]
     ds = env.json("-n", NS, "get", "ds", "rocenet-gaudi")
     assert ds["metadata"]["ownerReferences"][0]["kind"] == "RocenetNodePolicy"
+    # The diagnostics' Secret, which no one applied: the operator made it.
+    secret = env.json("-n", NS, "get", "secret", "rocenet-diag")
+    assert secret["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "rocenet-operator"
     assert ds["spec"]["updateStrategy"]["type"] == "OnDelete"
     assert "4/4" in wait("rocectl health", lambda: (
         lambda out: out if "4/4" in out else None)(_rocectl(env, "health")), 60)
