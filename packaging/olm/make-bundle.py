@@ -54,6 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 OVERLAY = os.path.join(REPO, "packaging", "kubernetes", "overlays", "openshift")
 CRDS = os.path.join(REPO, "packaging", "kubernetes", "base", "crds")
+EXAMPLE_POLICY = os.path.join(REPO, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")
 PACKAGE = "rocenet"
 CHANNEL = "alpha"
 NAMESPACE = "rocenet-system"
@@ -224,7 +225,9 @@ def owned_crds(crds: list[dict]) -> list[dict]:
     out = []
     for crd in sorted(crds, key=lambda c: c["spec"]["names"]["kind"]):
         kind = crd["spec"]["names"]["kind"]
-        (version,) = [v["name"] for v in crd["spec"]["versions"] if v.get("served")]
+        # The storage version: the one every object is kept in (a CRD may
+        # serve several while it converts between them).
+        (version,) = [v["name"] for v in crd["spec"]["versions"] if v.get("storage")]
         display, description = DISPLAY[kind]
         out.append({
             "name": crd["metadata"]["name"], "version": version, "kind": kind,
@@ -259,17 +262,24 @@ def csv(version: str, docs: list[dict], crds: list[dict]) -> tuple[dict, set[str
     (dep,) = deployments
     cluster, local, used = permissions(docs)
     controller_image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
-    example = {"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetCluster",
-               "metadata": {"name": "cluster"}}
+    # The node side runs the operator's image (one image holds every
+    # program), named in the environment OLM rewrites for a mirror.
+    dep = json.loads(json.dumps(dep))
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    container["env"] = [e for e in container.get("env", []) if e["name"] != "RELATED_IMAGE_ROCENET"] + [
+        {"name": "RELATED_IMAGE_ROCENET", "value": controller_image}]
+    # What the console offers to create: the example Gaudi policy.
+    with open(EXAMPLE_POLICY) as f:
+        example = yaml.safe_load(f)
     out = {
         "apiVersion": "operators.coreos.com/v1alpha1",
         "kind": "ClusterServiceVersion",
         "metadata": {
             "name": f"{PACKAGE}.v{version}",
             "annotations": {
-                # The one RocenetCluster; rocenet-controller makes it itself,
-                # so creating it by hand is never needed.
                 "alm-examples": json.dumps([example], indent=2),
+                # The upgrade graph: this version replaces any earlier one.
+                "olm.skipRange": f"<{version}",
                 "capabilities": "Basic Install",
                 "categories": "Networking",
                 "containerImage": controller_image,
@@ -320,7 +330,7 @@ def csv(version: str, docs: list[dict], crds: list[dict]) -> tuple[dict, set[str
                     "permissions": local,
                 },
             },
-            "relatedImages": images(docs),
+            "relatedImages": images(docs + [dep]),
         },
     }
     return out, used | {key(dep)}

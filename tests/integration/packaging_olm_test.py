@@ -127,7 +127,8 @@ def test_csv_metadata_install_modes_and_owned_crds(bundle):
     minKubeVersion is the policy's 1.30; each CRD it owns is in the bundle
     with its served version, a display name, a description and status
     descriptors whose paths are in the CRD's status schema; alm-examples
-    holds the one RocenetCluster, named as its CRD requires."""
+    holds the example Gaudi policy; the upgrade graph takes any earlier
+    version."""
     csv = the_csv(bundle)
     version = project_version()
     assert csv["metadata"]["name"] == f"rocenet.v{version}"
@@ -142,7 +143,7 @@ def test_csv_metadata_install_modes_and_owned_crds(bundle):
     assert sorted(o["name"] for o in owned) == sorted(crds)
     for o in owned:
         crd = crds[o["name"]]
-        (served,) = [v for v in crd["spec"]["versions"] if v["served"]]
+        (served,) = [v for v in crd["spec"]["versions"] if v["storage"]]
         assert (o["version"], o["kind"]) == (served["name"], crd["spec"]["names"]["kind"])
         assert o["displayName"] and o["description"], o["name"]
         status = served["schema"]["openAPIV3Schema"]["properties"]["status"]
@@ -153,8 +154,9 @@ def test_csv_metadata_install_modes_and_owned_crds(bundle):
             assert schema_has(status, d["path"]), f"{o['name']}: no status.{d['path']}"
             assert d["displayName"] and d["x-descriptors"], d
     (example,) = json.loads(csv["metadata"]["annotations"]["alm-examples"])
-    assert example == {"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetCluster",
-                       "metadata": {"name": "cluster"}}
+    with open(os.path.join(REPO, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")) as f:
+        assert example == yaml.safe_load(f)
+    assert csv["metadata"]["annotations"]["olm.skipRange"] == f"<{version}"
     assert csv["metadata"]["annotations"]["capabilities"] == "Basic Install"
 
 
@@ -171,6 +173,12 @@ def test_csv_install_strategy_is_the_overlays_controller(bundle):
     (dep,) = install["spec"]["deployments"]
     want = one(docs, "Deployment", "rocenet-controller")
     assert dep["name"] == want["metadata"]["name"]
+    # The overlay's, and the node side's image in the environment OLM
+    # rewrites for a mirror: the operator's own.
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    related = [e for e in container["env"] if e["name"] == "RELATED_IMAGE_ROCENET"]
+    assert related == [{"name": "RELATED_IMAGE_ROCENET", "value": container["image"]}]
+    container["env"].remove(related[0])
     assert dep["spec"] == want["spec"]
     assert "runAsUser" not in dep["spec"]["template"]["spec"]["securityContext"]
     for field, binding in (("clusterPermissions", "ClusterRoleBinding"),

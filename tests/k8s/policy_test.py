@@ -41,9 +41,9 @@ GAUDINET = "/etc/habanalabs/gaudinet.json"
 
 def _patch(e, kustomization: dict) -> None:
     """The overlay without its DaemonSet, and rocenet-controller told the
-    node side's image, the API server's own address (no kube-proxy) and
-    the fabric's sysfs tree. No diagnostics' Secret: the operator makes
-    it."""
+    API server's own address (no kube-proxy) and the fabric's sysfs tree.
+    No node image (the operator runs its own) and no diagnostics' Secret
+    (the operator makes it)."""
     host_port = e.cluster.record["server"].removeprefix("https://")
     host, port = host_port.rsplit(":", 1)
     kustomization.setdefault("patches", []).extend([
@@ -56,8 +56,7 @@ def _patch(e, kustomization: dict) -> None:
              "value": f"--node-sysfs-root={SYSFS}"},
             *({"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": v} for v in (
                 {"name": "KUBERNETES_SERVICE_HOST", "value": host},
-                {"name": "KUBERNETES_SERVICE_PORT", "value": port},
-                {"name": "RELATED_IMAGE_ROCENET", "value": IMAGE}))])},
+                {"name": "KUBERNETES_SERVICE_PORT", "value": port}))])},
     ])
 
 

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,8 @@ import (
 	"os"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -160,6 +163,33 @@ func main() {
 	klog.Flush()
 }
 
+// ownImage is the image of this pod's container "controller" ($POD_NAME in
+// $POD_NAMESPACE, from the downward API); "" outside a pod.
+func ownImage(config *rest.Config) (string, error) {
+	name, namespace := os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE")
+	if name == "" || namespace == "" {
+		return "", nil
+	}
+	clientset, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return "", fmt.Errorf("the client of the Kubernetes API: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod, err := clientset.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading this pod %s/%s for the node side's image (or set RELATED_IMAGE_ROCENET): %w",
+			namespace, name, err)
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == "controller" {
+			return c.Image, nil
+		}
+	}
+	return "", fmt.Errorf("pod %s/%s has no container controller, whose image the node side would run "+
+		"(set RELATED_IMAGE_ROCENET)", namespace, name)
+}
+
 func run(f flags) error {
 	ctrllog.SetLogger(klog.NewKlogr())
 	var config *rest.Config
@@ -178,6 +208,14 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
+	// The node side's image, as OLM and the manifests pass it; else this
+	// pod's own (one image holds every program of rocenet).
+	nodeImage := os.Getenv("RELATED_IMAGE_ROCENET")
+	if nodeImage == "" {
+		if nodeImage, err = ownImage(config); err != nil {
+			return err
+		}
+	}
 	mgr, err := controller.NewManager(config, controller.ManagerOptions{
 		Options:                 controller.Options{StaleAfter: f.staleAfter},
 		LeaderElection:          f.leaderElect,
@@ -190,11 +228,10 @@ func run(f flags) error {
 		MetricsBindAddress:      f.metricsAddress,
 		MetricsInsecure:         !f.metricsSecure,
 		HealthProbeBindAddress:  f.probeAddress,
-		// The node side's image, as OLM and the manifests pass it.
-		NodeImage:     os.Getenv("RELATED_IMAGE_ROCENET"),
-		OpenShift:     openShift,
-		NodeAPIServer: f.nodeAPIServer,
-		NodeSysfsRoot: f.nodeSysfsRoot,
+		NodeImage:               nodeImage,
+		OpenShift:               openShift,
+		NodeAPIServer:           f.nodeAPIServer,
+		NodeSysfsRoot:           f.nodeSysfsRoot,
 	})
 	if err != nil {
 		return fmt.Errorf("the controller's manager: %w", err)
