@@ -15,5 +15,7 @@ find_package(benchmark CONFIG REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBNL REQUIRED IMPORTED_TARGET libnl-3.0 libnl-route-3.0)
+# sd-bus: rocenetd's calls to NetworkManager on the system bus.
+pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

@@ -16,6 +16,7 @@ build_packages=(
   libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev  # HMAC of the diagnostics data port's peer requests
+  libsystemd-dev  # sd-bus: rocenetd tells NetworkManager to leave the ports
   python3  # CMake configures the integration tests (find_package(Python3))
   help2man  # the man pages, from each binary's --help
 )
