@@ -11,6 +11,7 @@
 #include "daemon/common/nfd_file.h"
 #include "daemon/common/paths.h"
 #include "daemon/common/status_macros.h"
+#include "daemon/outputs/network_manager_output.h"
 #include "daemon/outputs/renderers.h"
 
 namespace rocenet::outputs {
@@ -43,14 +44,23 @@ absl::Status Annotate(absl::string_view output, absl::string_view path,
 
 }  // namespace
 
-HostOutputs::HostOutputs(os::FileSystem* fs, const os::Clock* clock, OutputConfig config)
-    : fs_(fs), clock_(clock), config_(std::move(config)) {}
+HostOutputs::HostOutputs(os::FileSystem* fs, const os::Clock* clock, OutputConfig config,
+                         os::NetworkManagerClient* network_manager)
+    : fs_(fs), clock_(clock), config_(std::move(config)) {
+  if (!config_.network_manager_path.empty()) {
+    network_manager_ =
+        std::make_unique<NetworkManagerOutput>(fs, network_manager, config_.network_manager_path);
+  }
+}
+
+HostOutputs::~HostOutputs() = default;
 
 absl::Status HostOutputs::Update(const std::vector<PortOutput>& ports) {
   std::vector<absl::Status> errors;
   if (!config_.gaudinet_path.empty()) UpdateGaudinet(ports, errors);
   if (!config_.networkd_dir.empty()) UpdateNetworkd(ports, errors);
   if (!config_.nfd_features_path.empty()) UpdateNfd(ports, errors);
+  if (network_manager_ != nullptr) network_manager_->Update(ports, errors);
 
   if (errors.empty()) return absl::OkStatus();
   if (errors.size() == 1) return errors.front();

@@ -12,12 +12,15 @@
 //                      It carries an expiry, refreshed while rocenetd runs and
 //                      removed on a clean stop, so a crashed or uninstalled
 //                      rocenetd does not leave the label behind for long.
+//   NetworkManager     a drop-in marking the ports unmanaged, and the same
+//                      said over D-Bus (NetworkManagerOutput).
 //
 // Update() takes the full port list after every change and makes the files
 // match it, writing only what differs on disk. Each output is optional (an
 // empty path in OutputConfig turns it off).
 //
-// Ownership: the FileSystem is borrowed and must outlive this object.
+// Ownership: the FileSystem and the NetworkManager client are borrowed and
+// must outlive this object.
 // Thread-safety: none; owned and called by the daemon's event-loop thread.
 // Errors: Update() keeps going after a failure so that one broken output
 // does not hold back the others; it returns the first error, naming its
@@ -25,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +37,7 @@
 #include "absl/time/time.h"
 #include "daemon/os/clock.h"
 #include "daemon/os/filesystem.h"
+#include "daemon/os/network_manager.h"
 
 namespace rocenet::outputs {
 
@@ -66,6 +71,9 @@ struct OutputConfig {
   std::string networkd_dir;
   // e.g. /etc/kubernetes/node-feature-discovery/features.d/rocenet
   std::string nfd_features_path;
+  // e.g. /etc/NetworkManager/conf.d/90-rocenet.conf: NetworkManager leaves
+  // the ports alone (NetworkManagerOutput).
+  std::string network_manager_path;
   std::string nfd_label = "rocenet.io/scale-out-ready";
   // The NFD file says it expires this long after it was written (NFD's
   // `# +expiry-time=` directive) and is rewritten while rocenetd runs, so a
@@ -73,10 +81,16 @@ struct OutputConfig {
   absl::Duration nfd_lifetime = absl::Minutes(10);
 };
 
+class NetworkManagerOutput;
+
 class HostOutputs {
  public:
-  // `fs` and `clock` must outlive the object.
-  HostOutputs(os::FileSystem* fs, const os::Clock* clock, OutputConfig config);
+  // `fs`, `clock` and `network_manager` must outlive the object; without
+  // `network_manager` the NetworkManager drop-in is written but NetworkManager
+  // is not told.
+  HostOutputs(os::FileSystem* fs, const os::Clock* clock, OutputConfig config,
+              os::NetworkManagerClient* network_manager = nullptr);
+  ~HostOutputs();
 
   // Brings every enabled output in line with `ports`:
   //  - gaudinet.json is written once every Gaudi L3 port is provisioned and
@@ -88,6 +102,7 @@ class HostOutputs {
   //    ports are removed, files of anyone else in the directory are not.
   //  - the NFD file exists while every port is healthy and provisioned (and
   //    there is at least one), and is removed otherwise so the label goes.
+  //  - the NetworkManager drop-in lists every port (NetworkManagerOutput).
   // Parent directories are created as needed.
   absl::Status Update(const std::vector<PortOutput>& ports);
 
@@ -98,7 +113,7 @@ class HostOutputs {
 
   // A clean stop: removes the NFD file, so the label goes now rather than at
   // its expiry. The other outputs stay: they describe configuration that
-  // stays on the ports.
+  // stays on the ports (and NetworkManager must keep off them meanwhile).
   absl::Status Withdraw();
 
  private:
@@ -118,6 +133,7 @@ class HostOutputs {
   os::FileSystem* fs_;
   const os::Clock* clock_;
   OutputConfig config_;
+  std::unique_ptr<NetworkManagerOutput> network_manager_;  // null when off
   // The NFD labels on disk, empty while there is no file; when they expire
   // (a wall time: nfd-worker compares it with its own clock); and when
   // they were written, on the boot clock, which times the renewal (the

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "daemon/outputs/host_outputs.h"
@@ -51,5 +52,20 @@ std::string NfdPortsLabel(absl::string_view label);
 // NFD skips lines that start with '#' but reads "# +" as a directive, so the
 // comment never starts that way.
 std::string RenderNfdFeatures(absl::string_view label, const std::vector<PortOutput>& ports);
+
+// OK when `interface_name` can stand literally in NetworkManager's device
+// list (NetworkManager.conf(5), "Device List Format"): letters, digits and
+// "_-.@+", at most 15 bytes. The list separates with ',' and ';', escapes
+// with a backslash, trims whitespace, and globs '*' and '?' unless told not
+// to: a name with any of them could match another device or none, so it is
+// refused, naming it, rather than escaped.
+absl::Status CheckNetworkManagerName(absl::string_view interface_name);
+
+// A NetworkManager configuration drop-in whose [device-rocenet] section
+// matches exactly the interfaces `names` (sorted, each passing
+// CheckNetworkManagerName; "interface-name:=" turns globbing off) and sets
+// managed=0: NetworkManager then creates no connection on them and leaves
+// their addresses, routes and MTU alone.
+std::string RenderNetworkManagerDropIn(const std::vector<std::string>& names);
 
 }  // namespace rocenet::outputs
