@@ -106,6 +106,9 @@ const std::vector<ReloadRule>& ReloadRules() {
       Rule(
           "outputs.nfd_label", kRestart, [](auto& o) -> auto& { return o.outputs.nfd_label; }),
       Rule(
+          "outputs.network_manager", kRestart,
+          [](auto& o) -> auto& { return o.outputs.network_manager_path; }),
+      Rule(
           "tls.address", kRestart, [](auto& o) -> auto& { return o.security.tls.address; }),
       Rule(
           "tls.cert", kRestart, [](auto& o) -> auto& { return o.security.tls.cert; }),

@@ -33,6 +33,7 @@
 #include "daemon/os/linux/metrics_exposer.h"
 #include "daemon/os/linux/netlink_linux.h"
 #include "daemon/os/linux/netns_linux.h"
+#include "daemon/os/linux/network_manager_sd_bus.h"
 #include "daemon/os/linux/packet_socket_linux.h"
 #include "daemon/os/linux/signals.h"
 #include "daemon/os/linux/socket_lock.h"
@@ -109,6 +110,7 @@ struct Daemon::Parts {
   std::unique_ptr<os::NetnsLinux> netns;
   std::unique_ptr<os::Rdma> rdma;
   std::unique_ptr<os::Dcb> dcb;
+  os::NetworkManagerSdBus network_manager;
   // Step 3: what rocenetd keeps, loaded.
   std::unique_ptr<addressing::AppliedStore> store;
   std::unique_ptr<attach::Journal> journal;
@@ -242,7 +244,8 @@ absl::Status Daemon::Parts::StartNode() {
       std::make_unique<inventory::PortInventory>(options.selection, sysfs.get(), ethtool.get());
   addressing = std::make_unique<addressing::AddressingDriver>(netlink.get(), store.get(),
                                                               config::PlannerConfigOf(options));
-  host_outputs = std::make_unique<outputs::HostOutputs>(&fs, loop.get(), options.outputs);
+  host_outputs =
+      std::make_unique<outputs::HostOutputs>(&fs, loop.get(), options.outputs, &network_manager);
   // Made right for the loaded reservations by the node's first refresh.
   reservation_files = std::make_unique<attach::ReservationFiles>(&fs, options.hcl_dir);
   attachments =

@@ -42,10 +42,10 @@ std::string Fingerprint(const DaemonOptions& o) {
       o.socket_path, "|", o.sysfs_root, "|", o.metrics_address, "|", o.state_dir, "|",
       o.runtime_dir, "|", static_cast<int>(o.mode), "|", o.mtu, "|", o.routed_prefix_length, "|",
       routes, "|", o.outputs.gaudinet_path, "|", o.outputs.networkd_dir, "|",
-      o.outputs.nfd_features_path, "|", o.outputs.nfd_label, "|", static_cast<int>(o.log_format),
-      "|", static_cast<int>(o.log_level), "|", absl::StrJoin(o.selection.interfaces, ","), "|",
-      absl::StrJoin(o.selection.drivers, ","), "|", o.selection.gaudi ? 1 : 0, "|",
-      absl::StrJoin(o.selection.gaudi_scale_out_ports, ","));
+      o.outputs.nfd_features_path, "|", o.outputs.nfd_label, "|", o.outputs.network_manager_path,
+      "|", static_cast<int>(o.log_format), "|", static_cast<int>(o.log_level), "|",
+      absl::StrJoin(o.selection.interfaces, ","), "|", absl::StrJoin(o.selection.drivers, ","), "|",
+      o.selection.gaudi ? 1 : 0, "|", absl::StrJoin(o.selection.gaudi_scale_out_ports, ","));
 }
 
 }  // namespace

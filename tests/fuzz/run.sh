@@ -101,9 +101,9 @@ case "$target" in
     printf '%s\n' '"socket:"' '"interfaces:"' '"drivers:"' '"gaudi:"' '"enabled:"' \
       '"scale_out_ports:"' '"sysfs_root:"' '"metrics_address:"' '"state_dir:"' '"mode:"' \
       '"addressing:"' '"mtu:"' '"routed_prefix_length:"' '"static_routes:"' '"outputs:"' \
-      '"gaudinet:"' '"networkd_dir:"' '"nfd_features:"' '"nfd_label:"' '"log_format:"' \
-      '"log_level:"' '"L3"' '"L2"' '"&a"' '"*a"' '"!!str"' '"<<:"' '"---"' '"- "' '"{"' '"["' \
-      '"10.210.0.0/16"' '"true"' '"~"' >"$dict"
+      '"gaudinet:"' '"networkd_dir:"' '"nfd_features:"' '"nfd_label:"' '"network_manager:"' \
+      '"log_format:"' '"log_level:"' '"L3"' '"L2"' '"&a"' '"*a"' '"!!str"' '"<<:"' '"---"' \
+      '"- "' '"{"' '"["' '"10.210.0.0/16"' '"true"' '"~"' >"$dict"
     ;;
   health_state)
     cp "$root"/tests/fuzz/seeds/health_state/* "$seeds/"

@@ -135,6 +135,8 @@ TEST(OptionsTest, ValidationNamesTheBadValue) {
       {[](DaemonOptions& o) { o.metrics_address = ":99999"; }, "metrics_address"},
       {[](DaemonOptions& o) { o.selection.interfaces = {"bad/name"}; }, "\"bad/name\""},
       {[](DaemonOptions& o) { o.selection.interfaces = {"ens[1"}; }, "\"ens[1\""},
+      {[](DaemonOptions& o) { o.outputs.network_manager_path = "90-rocenet.conf"; },
+       "\"90-rocenet.conf\" must be absolute"},
   };
   for (const Case& c : cases) {
     DaemonOptions options;
@@ -150,6 +152,15 @@ TEST(OptionsTest, HclDirDefaultsToTheDevicePluginsDirectoryAndEmptyTurnsItOff) {
   DaemonOptions options;
   ASSERT_OK(Apply("hcl_dir: \"\"\n", options));
   EXPECT_EQ(options.hcl_dir, "");
+  EXPECT_OK(ValidateOptions(options));
+}
+
+TEST(OptionsTest, NetworkManagerDropInIsOffUnlessGiven) {
+  EXPECT_EQ(DaemonOptions().outputs.network_manager_path, "");
+  DaemonOptions options;
+  ASSERT_OK(
+      Apply("outputs:\n  network_manager: /etc/NetworkManager/conf.d/90-rocenet.conf\n", options));
+  EXPECT_EQ(options.outputs.network_manager_path, "/etc/NetworkManager/conf.d/90-rocenet.conf");
   EXPECT_OK(ValidateOptions(options));
 }
 
