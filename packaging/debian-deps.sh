@@ -35,6 +35,9 @@ test_packages=(
   openssl
   lintian     # the DEB is checked as Debian checks its own
   prometheus  # promtool: the alert rules and a live /metrics scrape
+  # the real NetworkManager beside rocenetd (network_manager_test), on a
+  # system bus of the test's own
+  network-manager dbus-daemon dbus-bin
   perftest    # ib_write_bw: the RDMA benchmark's real-tool test (no RDMA device needed)
   ibverbs-providers  # librxe: perftest over rdma_rxe in the real-kernel tests
   # The end-to-end tests (tests/k8s/): the image's Debian base (debootstrap),
