@@ -26,6 +26,9 @@ const (
 	GaudinetPath = "/etc/habanalabs/gaudinet.json"
 	NFDFeatures  = "/etc/kubernetes/node-feature-discovery/features.d/rocenet"
 	NFDLabel     = "rocenet.io/scale-out-ready"
+	// NetworkManager's drop-in that marks the policy's ports unmanaged
+	// (networkManager: Unmanaged), in the host's conf.d the pod mounts.
+	NetworkManagerDropIn = "/etc/NetworkManager/conf.d/90-rocenet.conf"
 )
 
 // Site is what the operator sets in rocenetd's configuration on every
@@ -101,6 +104,9 @@ func tree(spec *v1alpha1.RocenetNodePolicySpec) map[string]any {
 	}
 	if ptrOr(spec.Outputs.NFDFeatures, true) {
 		outputs["nfd_features"] = NFDFeatures
+	}
+	if spec.NetworkManager != v1alpha1.NetworkManagerLeave {
+		outputs["network_manager"] = NetworkManagerDropIn
 	}
 	c["outputs"] = outputs
 

@@ -50,8 +50,9 @@ func TestRocenetdConfigOfThePolicy(t *testing.T) {
 		"addressing": "map[mtu:9000 routed_prefix_length:16 static_routes:[]]",
 		"qos":        "map[pfc:0-3 pfc_unhealthy:false]",
 		"gaudi":      "map[enabled:true]",
-		"outputs":    "map[gaudinet:/etc/habanalabs/gaudinet.json nfd_features:" + NFDFeatures + " nfd_label:rocenet.io/scale-out-ready]",
-		"health":     "map[flap_downs:3 flap_unhealthy:true retransmit_unhealthy:false]",
+		"outputs": "map[gaudinet:/etc/habanalabs/gaudinet.json network_manager:" + NetworkManagerDropIn +
+			" nfd_features:" + NFDFeatures + " nfd_label:rocenet.io/scale-out-ready]",
+		"health": "map[flap_downs:3 flap_unhealthy:true retransmit_unhealthy:false]",
 	} {
 		if g := fmtValue(got[key]); g != want {
 			t.Errorf("%s: %s, want %s", key, g, want)
@@ -59,6 +60,12 @@ func TestRocenetdConfigOfThePolicy(t *testing.T) {
 	}
 	if Hash(out) == "" || Hash(out) != Hash(append([]byte(nil), out...)) {
 		t.Errorf("the hash of a configuration is not stable")
+	}
+	// NetworkManager left alone: no drop-in.
+	leave := stored()
+	leave.NetworkManager = v1alpha1.NetworkManagerLeave
+	if out, err := Rocenetd(&leave); err != nil || strings.Contains(string(out), "network_manager") {
+		t.Errorf("networkManager Leave: %v\n%s", err, out)
 	}
 	spec.Addressing.MTU = 9216
 	changed, _ := Rocenetd(&spec)

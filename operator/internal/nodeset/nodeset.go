@@ -186,8 +186,11 @@ func labels(p *v1alpha1.RocenetNodePolicy) map[string]string {
 // The containers and volumes only the device plugin has: a Host policy's
 // pod goes without them.
 var (
-	rocenetdContainer = "rocenetd"
-	sysfsVolume       = "fabric-sysfs"
+	rocenetdContainer    = "rocenetd"
+	networkManagerVolume = "networkmanager-conf"
+	systemBusVolume      = "system-bus"
+	systemBusDir         = "/run/dbus"
+	sysfsVolume          = "fabric-sysfs"
 	// The containers that call the Kubernetes API.
 	apiCallers            = map[string]bool{"node-reporter": true, "dra-plugin": true}
 	reporterContainer     = "node-reporter"
@@ -236,6 +239,23 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 			list[i].Image = image
 			if r, ok := p.Spec.Resources[list[i].Name]; ok {
 				list[i].Resources = r
+			}
+		}
+	}
+	// NetworkManager told to leave the ports alone: its conf.d, where
+	// rocenetd keeps the drop-in, and the system bus, over which it has
+	// NetworkManager read it and let go of the ports it holds.
+	if p.Spec.NetworkManager != v1alpha1.NetworkManagerLeave {
+		for _, m := range []struct{ volume, path string }{
+			{networkManagerVolume, filepath.Dir(nodeconfig.NetworkManagerDropIn)},
+			{systemBusVolume, systemBusDir},
+		} {
+			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: m.volume, VolumeSource: corev1.VolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: m.path, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}})
+			for i := range spec.Containers {
+				if c := &spec.Containers[i]; c.Name == rocenetdContainer {
+					c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: m.volume, MountPath: m.path})
+				}
 			}
 		}
 	}

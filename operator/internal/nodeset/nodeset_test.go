@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,6 +100,29 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 	}
 	if got := containerNames(pod.Spec.Containers); !slices.Equal(got, []string{"device-plugin", "diagd", "node-reporter"}) {
 		t.Errorf("containers %v", got)
+	}
+	// NetworkManager told to leave the ports: rocenetd has its conf.d and
+	// the system bus; with Leave, neither.
+	mounts := func(ds *appsv1.DaemonSet) []string {
+		var out []string
+		for _, c := range ds.Spec.Template.Spec.InitContainers {
+			if c.Name == "rocenetd" {
+				for _, m := range c.VolumeMounts {
+					if m.MountPath == "/etc/NetworkManager/conf.d" || m.MountPath == "/run/dbus" {
+						out = append(out, m.MountPath)
+					}
+				}
+			}
+		}
+		return out
+	}
+	if got := mounts(ds); !slices.Equal(got, []string{"/etc/NetworkManager/conf.d", "/run/dbus"}) {
+		t.Errorf("NetworkManager Unmanaged: rocenetd mounts %v", got)
+	}
+	leave := policy(v1alpha1.NodePolicyDevicePlugin)
+	leave.Spec.NetworkManager = v1alpha1.NetworkManagerLeave
+	if lds, err := DaemonSet(leave, config, opts); err != nil || len(mounts(lds)) != 0 {
+		t.Errorf("NetworkManager Leave: rocenetd mounts %v (%v)", mounts(lds), err)
 	}
 	// rocenetd a sidecar after the CNI plugin's installer: it outlives the
 	// containers that call it, the reporter's uninstall as the pod ends.
