@@ -15,8 +15,8 @@ namespace rocenet::outputs {
 namespace {
 
 // World-readable, as NetworkManager's own configuration is.
-constexpr mode_t kFileMode = 0644;
-constexpr mode_t kDirectoryMode = 0755;
+constexpr mode_t kDropInMode = 0644;
+constexpr mode_t kConfDirectoryMode = 0755;
 
 }  // namespace
 
@@ -46,8 +46,8 @@ void NetworkManagerOutput::Update(const std::vector<PortOutput>& ports,
   if (content.empty()) {
     if (present) written = fs_->RemoveFile(path_);
   } else if (!present || *on_disk != content) {
-    written = fs_->MakeDirectories(ParentDirectory(path_), kDirectoryMode);
-    if (written.ok()) written = fs_->WriteFileAtomic(path_, content, kFileMode);
+    written = fs_->MakeDirectories(ParentDirectory(path_), kConfDirectoryMode);
+    if (written.ok()) written = fs_->WriteFileAtomic(path_, content, kDropInMode);
   }
   if (!written.ok()) {
     errors.push_back(absl::Status(
