@@ -59,6 +59,12 @@ class FileSystem {
 
   // Names of the entries of a directory (not "." or ".."), sorted.
   virtual absl::StatusOr<std::vector<std::string>> ListDirectory(absl::string_view path) const = 0;
+
+  // Whether anything (a file, a directory, a link, followed or not) is at
+  // `path`; false when it or a parent is missing. For a clean-up that says
+  // what it removed, since RemoveFile and RemoveDirectory succeed on what is
+  // already gone.
+  virtual absl::StatusOr<bool> Exists(absl::string_view path) const = 0;
 };
 
 }  // namespace rocenet::os

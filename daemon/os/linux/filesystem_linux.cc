@@ -176,4 +176,12 @@ absl::StatusOr<std::vector<std::string>> FileSystemLinux::ListDirectory(
   return names;
 }
 
+absl::StatusOr<bool> FileSystemLinux::Exists(absl::string_view path) const {
+  const std::string full(path);
+  struct stat st;
+  if (lstat(full.c_str(), &st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  return ErrnoToStatus(errno, absl::StrCat("stat ", full));
+}
+
 }  // namespace rocenet::os

@@ -22,6 +22,7 @@ class FileSystemLinux final : public FileSystem {
   absl::Status MakeDirectories(absl::string_view path, mode_t mode) override;
   absl::Status RemoveDirectory(absl::string_view path) override;
   absl::StatusOr<std::vector<std::string>> ListDirectory(absl::string_view path) const override;
+  absl::StatusOr<bool> Exists(absl::string_view path) const override;
 };
 
 }  // namespace rocenet::os

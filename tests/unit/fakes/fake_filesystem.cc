@@ -151,4 +151,9 @@ absl::StatusOr<std::vector<std::string>> FakeFileSystem::ListDirectory(
   return std::vector<std::string>(names.begin(), names.end());
 }
 
+absl::StatusOr<bool> FakeFileSystem::Exists(absl::string_view path) const {
+  const std::string normal = Normalize(path);
+  return files_.contains(normal) || dirs_.contains(normal);
+}
+
 }  // namespace rocenet::testing

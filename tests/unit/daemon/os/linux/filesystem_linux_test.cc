@@ -18,6 +18,7 @@
 namespace rocenet::os {
 namespace {
 
+using ::rocenet::testing::IsOkAndHolds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -206,6 +207,17 @@ TEST_F(FileSystemLinuxTest, RemoveDirectoryTakesAnEmptyOneAndAGoneOneIsSuccess) 
   EXPECT_OK(fs_.RemoveDirectory(Path("d")));
   EXPECT_THAT(Entries(), IsEmpty());
   EXPECT_OK(fs_.RemoveDirectory(Path("d")));
+}
+
+TEST_F(FileSystemLinuxTest, ExistsSeesFilesDirectoriesAndDanglingLinks) {
+  ASSERT_OK(fs_.WriteFileAtomic(Path("f"), "x", 0644));
+  ASSERT_EQ(symlink("nowhere", Path("link").c_str()), 0);
+  EXPECT_THAT(fs_.Exists(Path("f")), IsOkAndHolds(true));
+  EXPECT_THAT(fs_.Exists(dir_), IsOkAndHolds(true));
+  // The link, not what it names: removing it is what a clean-up does.
+  EXPECT_THAT(fs_.Exists(Path("link")), IsOkAndHolds(true));
+  EXPECT_THAT(fs_.Exists(Path("missing")), IsOkAndHolds(false));
+  EXPECT_THAT(fs_.Exists(Path("f/under-a-file")), IsOkAndHolds(false));
 }
 
 TEST_F(FileSystemLinuxTest, NoDescriptorLeaksOnSuccessOrFailure) {
