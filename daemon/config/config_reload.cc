@@ -109,6 +109,9 @@ const std::vector<ReloadRule>& ReloadRules() {
           "outputs.network_manager", kRestart,
           [](auto& o) -> auto& { return o.outputs.network_manager_path; }),
       Rule(
+          "outputs.cni_plugin", kRestart,
+          [](auto& o) -> auto& { return o.outputs.cni_plugin_path; }),
+      Rule(
           "tls.address", kRestart, [](auto& o) -> auto& { return o.security.tls.address; }),
       Rule(
           "tls.cert", kRestart, [](auto& o) -> auto& { return o.security.tls.cert; }),

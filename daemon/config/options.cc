@@ -47,8 +47,8 @@ const std::set<std::string>& AddressingKeys() {
   return *keys;
 }
 const std::set<std::string>& OutputKeys() {
-  static const auto* keys = new std::set<std::string>{"gaudinet", "networkd_dir", "nfd_features",
-                                                      "nfd_label", "network_manager"};
+  static const auto* keys = new std::set<std::string>{
+      "gaudinet", "networkd_dir", "nfd_features", "nfd_label", "network_manager", "cni_plugin"};
   return *keys;
 }
 
@@ -150,6 +150,7 @@ absl::Status ApplyOutputs(const YAML::Node& node, const std::string& origin,
     if (key == "nfd_features") options.outputs.nfd_features_path = value;
     if (key == "nfd_label") options.outputs.nfd_label = value;
     if (key == "network_manager") options.outputs.network_manager_path = value;
+    if (key == "cni_plugin") options.outputs.cni_plugin_path = value;
   }
   return absl::OkStatus();
 }
@@ -338,7 +339,8 @@ absl::Status ValidateOptions(const DaemonOptions& options) {
   }
   for (const std::string* path :
        {&options.outputs.gaudinet_path, &options.outputs.networkd_dir,
-        &options.outputs.nfd_features_path, &options.outputs.network_manager_path}) {
+        &options.outputs.nfd_features_path, &options.outputs.network_manager_path,
+        &options.outputs.cni_plugin_path}) {
     if (!path->empty() && (*path)[0] != '/') {
       return absl::InvalidArgumentError(
           absl::StrCat("outputs: path \"", *path, "\" must be absolute"));

@@ -79,6 +79,10 @@ struct OutputConfig {
   // `# +expiry-time=` directive) and is rewritten while rocenetd runs, so a
   // label never outlives the daemon that vouches for it by more than this.
   absl::Duration nfd_lifetime = absl::Minutes(10);
+  // rocenet's CNI plugin binary as rocenetd sees it (in a container, the
+  // host's CNI bin directory mounted, e.g. /host/cni/bin/rocenet); only
+  // RemoveAll touches it. "": never removed.
+  std::string cni_plugin_path;
 };
 
 class NetworkManagerOutput;

@@ -81,6 +81,15 @@ limits:
   EXPECT_THAT(plan.next.selection.interfaces, ElementsAre("so0"));
 }
 
+TEST(PlanReloadTest, TheCniPluginPathNeedsARestart) {
+  const DaemonOptions running = Load("outputs:\n  cni_plugin: /host/cni/bin/rocenet\n");
+  const DaemonOptions loaded = Load("outputs:\n  cni_plugin: \"\"\n");
+  ReloadPlan plan = PlanReload(running, loaded);
+  EXPECT_THAT(plan.applied, IsEmpty());
+  EXPECT_THAT(plan.needs_restart, ElementsAre("outputs.cni_plugin"));
+  EXPECT_EQ(plan.next.outputs.cni_plugin_path, "/host/cni/bin/rocenet");
+}
+
 TEST(PlanReloadTest, ReadGroupAndTlsListener) {
   const DaemonOptions running = Load("read_group: \"\"\n");
   const DaemonOptions loaded = Load(R"(

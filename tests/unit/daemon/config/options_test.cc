@@ -131,6 +131,8 @@ TEST(OptionsTest, ValidationNamesTheBadValue) {
       {[](DaemonOptions& o) { o.state_dir = "state"; }, "state_dir"},
       {[](DaemonOptions& o) { o.runtime_dir = "run"; }, "runtime_dir \"run\""},
       {[](DaemonOptions& o) { o.hcl_dir = "hcl"; }, "hcl_dir \"hcl\""},
+      {[](DaemonOptions& o) { o.outputs.cni_plugin_path = "cni/bin/rocenet"; },
+       "outputs: path \"cni/bin/rocenet\" must be absolute"},
       {[](DaemonOptions& o) { o.metrics_address = "localhost"; }, "metrics_address"},
       {[](DaemonOptions& o) { o.metrics_address = ":99999"; }, "metrics_address"},
       {[](DaemonOptions& o) { o.selection.interfaces = {"bad/name"}; }, "\"bad/name\""},
@@ -145,6 +147,15 @@ TEST(OptionsTest, ValidationNamesTheBadValue) {
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.fragment;
     EXPECT_NE(status.message().find(c.fragment), absl::string_view::npos) << status;
   }
+}
+
+TEST(OptionsTest, CniPluginIsNeverRemovedUnlessConfigured) {
+  EXPECT_EQ(DaemonOptions().outputs.cni_plugin_path, "");
+  DaemonOptions options;
+  ASSERT_OK(Apply("outputs:\n  cni_plugin: /host/cni/bin/rocenet\n", options));
+  EXPECT_EQ(options.outputs.cni_plugin_path, "/host/cni/bin/rocenet");
+  EXPECT_OK(ValidateOptions(options));
+  ExpectError("outputs:\n  cni_plugin: [a]\n", "outputs.cni_plugin");
 }
 
 TEST(OptionsTest, HclDirDefaultsToTheDevicePluginsDirectoryAndEmptyTurnsItOff) {
