@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "daemon/common/nfd_file.h"
 #include "daemon/common/paths.h"
 #include "daemon/common/status_macros.h"
@@ -179,6 +180,57 @@ absl::Status HostOutputs::Withdraw() {
   absl::Status status = fs_->RemoveFile(config_.nfd_features_path);
   if (absl::IsNotFound(status)) return absl::OkStatus();
   return status.ok() ? status : Annotate("NFD feature file", config_.nfd_features_path, status);
+}
+
+RemovalReport HostOutputs::RemoveAll(const std::vector<std::string>& pods_on_ports) {
+  RemovalReport report;
+  RemoveFileIfThere(config_.gaudinet_path, report);
+  RemoveNetworkdFiles(report);
+  nfd_labels_.clear();
+  RemoveFileIfThere(config_.nfd_features_path, report);
+  RemoveCniPlugin(pods_on_ports, report);
+  return report;
+}
+
+void HostOutputs::RemoveFileIfThere(const std::string& path, RemovalReport& report) {
+  if (path.empty()) return;
+  const std::string what = absl::StrCat("file ", path);
+  absl::StatusOr<bool> there = fs_->Exists(path);
+  if (!there.ok()) return report.Failed(what, there.status());
+  if (!*there) return;
+  if (absl::Status s = fs_->RemoveFile(path); !s.ok()) return report.Failed(what, s);
+  report.Removed(what);
+}
+
+void HostOutputs::RemoveNetworkdFiles(RemovalReport& report) {
+  if (config_.networkd_dir.empty()) return;
+  const std::string dir = WithoutTrailingSlash(config_.networkd_dir);
+  absl::StatusOr<std::vector<std::string>> names = fs_->ListDirectory(dir);
+  if (!names.ok()) {
+    // No directory: nothing of ours in it. The directory is the host's.
+    if (!absl::IsNotFound(names.status())) {
+      report.Failed(absl::StrCat("networkd files in ", dir), names.status());
+    }
+    return;
+  }
+  for (const std::string& name : *names) {
+    if (IsNetworkdFileName(name)) RemoveFileIfThere(absl::StrCat(dir, "/", name), report);
+  }
+}
+
+void HostOutputs::RemoveCniPlugin(const std::vector<std::string>& pods_on_ports,
+                                  RemovalReport& report) {
+  const std::string& path = config_.cni_plugin_path;
+  if (path.empty()) return;
+  absl::StatusOr<bool> there = fs_->Exists(path);
+  if (there.ok() && !*there) return;
+  if (there.ok() && !pods_on_ports.empty()) {
+    return report.Kept(
+        absl::StrCat("file ", path),
+        absl::StrCat("the CNI plugin: the network of ", absl::StrJoin(pods_on_ports, ", "),
+                     " still uses a port, and its deletion runs the plugin"));
+  }
+  RemoveFileIfThere(path, report);
 }
 
 absl::Status HostOutputs::WriteIfChanged(const std::string& path, const std::string& content) {

@@ -14,6 +14,9 @@
 //                      rocenetd does not leave the label behind for long.
 //   NetworkManager     a drop-in marking the ports unmanaged, and the same
 //                      said over D-Bus (NetworkManagerOutput).
+//   CNI plugin         rocenet's CNI plugin binary, as installed on the host
+//                      (outputs.cni_plugin). Not written here (the install
+//                      puts it there); only taken back by RemoveAll.
 //
 // Update() takes the full port list after every change and makes the files
 // match it, writing only what differs on disk. Each output is optional (an
@@ -25,6 +28,8 @@
 // Errors: Update() keeps going after a failure so that one broken output
 // does not hold back the others; it returns the first error, naming its
 // file, with the count of the rest. Files are never left half-written.
+// RemoveAll() reports each output it took back or kept (with the error) in
+// a RemovalReport and goes on after a failure.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +40,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "daemon/common/removal.h"
 #include "daemon/os/clock.h"
 #include "daemon/os/filesystem.h"
 #include "daemon/os/network_manager.h"
@@ -120,11 +126,24 @@ class HostOutputs {
   // stays on the ports (and NetworkManager must keep off them meanwhile).
   absl::Status Withdraw();
 
+  // rocenet leaving the node (docs/rocenetd.md#uninstall): removes every
+  // output that exists (gaudinet.json, rocenet's networkd files, the NFD
+  // file) and the CNI plugin, unless `pods_on_ports` is not empty: those
+  // pods' network deletion runs it, and without it their pods would hang
+  // in Terminating, so it is kept with that reason. What is already gone
+  // is not reported; a failure keeps its output with the error. Every
+  // output is listed here, so a new one joins with one line.
+  RemovalReport RemoveAll(const std::vector<std::string>& pods_on_ports);
+
  private:
   // Each appends its failures to `errors`.
   void UpdateGaudinet(const std::vector<PortOutput>& ports, std::vector<absl::Status>& errors);
   void UpdateNetworkd(const std::vector<PortOutput>& ports, std::vector<absl::Status>& errors);
   void UpdateNfd(const std::vector<PortOutput>& ports, std::vector<absl::Status>& errors);
+  // RemoveAll's steps; each reports into `report`.
+  void RemoveFileIfThere(const std::string& path, RemovalReport& report);
+  void RemoveNetworkdFiles(RemovalReport& report);
+  void RemoveCniPlugin(const std::vector<std::string>& pods_on_ports, RemovalReport& report);
 
   // Writes `content` to `path` unless the file already holds exactly that.
   absl::Status WriteIfChanged(const std::string& path, const std::string& content);
