@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/addressing/driver.h"
 
+#include <algorithm>
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
 
@@ -228,6 +231,64 @@ PortAddressing AddressingDriver::ApplyOne(const inventory::Port& port, AddressPl
   out.applied = result->applied;
   out.provisioned = out.apply_error.empty();
   return out;
+}
+
+RemovalReport AddressingDriver::RemoveAll(const std::vector<inventory::Port>& ports) {
+  RemovalReport report;
+  absl::StatusOr<std::vector<os::AddressInfo>> addresses = netlink_->ListAddresses();
+  absl::StatusOr<std::vector<os::RouteInfo>> routes = netlink_->ListRoutes(os::kMainTable);
+  if (!addresses.ok() || !routes.ok()) {
+    report.Failed("the ports' addresses and routes",
+                  !addresses.ok() ? addresses.status() : routes.status());
+    return report;
+  }
+  std::set<std::string> cleared;
+  for (const inventory::Port& port : ports) {
+    if (!port.present || !port.attached_to.empty()) continue;
+    const int ifindex = port.link.ifindex;
+    bool failed = false;
+    for (const os::RouteInfo& route : *routes) {
+      if (route.protocol != kRouteProtocol || route.ifindex != ifindex) continue;
+      const std::string what = absl::StrCat(
+          "route ", route.destination.ToString(),
+          route.gateway.has_value() ? " via " + route.gateway->ToString() : "", " dev ", port.name);
+      if (absl::Status s = netlink_->DeleteRoute(route); !s.ok()) {
+        failed = true;
+        report.Failed(what, s);
+        continue;
+      }
+      ++changes_;
+      report.Removed(what);
+    }
+    const std::optional<AppliedConfig> applied = store_->Get(port.id);
+    if (applied.has_value() && applied->local.has_value()) {
+      const os::AddressInfo address{ifindex, *applied->local};
+      if (std::find(addresses->begin(), addresses->end(), address) != addresses->end()) {
+        const std::string what =
+            absl::StrCat("address ", applied->local->ToString(), " on ", port.name);
+        if (absl::Status s = netlink_->DeleteAddress(address); !s.ok()) {
+          failed = true;
+          report.Failed(what, s);
+        } else {
+          ++changes_;
+          report.Removed(what);
+        }
+      }
+    }
+    if (failed || !applied.has_value()) continue;
+    store_->Erase(port.id);
+    cleared.insert(port.id);
+  }
+  if (absl::Status s = store_->Flush(); !s.ok()) {
+    // The state directory goes next; a stale record there harms nobody.
+    SPDLOG_WARN("addressing: {}", s.ToString());
+  }
+  for (PortAddressing& port : ports_) {
+    if (!cleared.contains(port.port_id)) continue;
+    port.applied.reset();
+    port.provisioned = false;
+  }
+  return report;
 }
 
 }  // namespace rocenet::addressing

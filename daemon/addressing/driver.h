@@ -14,7 +14,8 @@
 // the switches now give to another moves, taken off the first port before
 // it goes on the second. Every port in the host is set up first, whatever its plan: a port that is
 // down hears no LLDP. L2 mode applies link up and MTU only and removes
-// rocenet's addresses.
+// rocenet's addresses. RemoveAll takes back what rocenet put on the ports
+// when rocenet leaves the node.
 #pragma once
 
 #include <map>
@@ -25,6 +26,7 @@
 #include "daemon/addressing/planner.h"
 #include "daemon/addressing/port_addressing.h"
 #include "daemon/addressing/reconciler.h"
+#include "daemon/common/removal.h"
 #include "daemon/inventory/port.h"
 #include "daemon/lldp/neighbor_table.h"
 #include "daemon/os/netlink.h"
@@ -51,6 +53,16 @@ class AddressingDriver {
 
   // Netlink requests that changed something, since start.
   uint64_t changes() const { return changes_; }
+
+  // rocenet leaving the node (docs/rocenetd.md#uninstall): from every port
+  // of `ports` in the host, the routes rocenet installed (protocol
+  // kRouteProtocol) and the address the store records it applied; an
+  // address it did not record is never touched, nor a port in a pod, nor
+  // the MTU or link state. A port whose removal went through is forgotten
+  // by the store and shows nothing applied; one that failed keeps its
+  // record (a second call tries again) and is reported kept with the
+  // error. Call Run no more afterwards: it would configure the ports again.
+  RemovalReport RemoveAll(const std::vector<inventory::Port>& ports);
 
  private:
   // Takes rocenet's address off every host port whose address the new
