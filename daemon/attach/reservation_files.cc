@@ -240,4 +240,30 @@ void ReservationFiles::SweepOrphans(const std::set<std::string>& live) {
   }
 }
 
+RemovalReport ReservationFiles::RemoveAll() {
+  RemovalReport report;
+  if (!enabled()) return report;
+  written_.clear();
+  swept_ = true;
+  absl::StatusOr<std::vector<std::string>> names = fs_->ListDirectory(hcl_dir_);
+  if (!names.ok()) {
+    if (!absl::IsNotFound(names.status())) {
+      report.Failed(absl::StrCat("HCL directories in ", hcl_dir_), names.status());
+    }
+    return report;
+  }
+  for (const std::string& name : *names) {
+    if (!absl::StartsWith(name, kClaimDirectoryPrefix)) continue;
+    const std::string dir = absl::StrCat(hcl_dir_, "/", name);
+    to_remove_.erase(dir);
+    const std::string what = absl::StrCat("directory ", dir);
+    if (absl::Status s = RemoveTree(dir); !s.ok()) {
+      report.Failed(what, s);
+    } else {
+      report.Removed(what);
+    }
+  }
+  return report;
+}
+
 }  // namespace rocenet::attach

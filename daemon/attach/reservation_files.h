@@ -35,6 +35,7 @@
 #include "daemon/addressing/port_addressing.h"
 #include "daemon/attach/reservations.h"
 #include "daemon/common/hcl_files.h"
+#include "daemon/common/removal.h"
 #include "daemon/inventory/port.h"
 #include "daemon/os/filesystem.h"
 
@@ -81,6 +82,12 @@ class ReservationFiles {
 
   // The owner's directory as last written; empty when it has none.
   HclDirectory Find(const std::string& owner_uid) const;
+
+  // rocenet leaving the node: removes every claim-* directory in hcl_dir,
+  // held or not, and reports each (alloc-* and anything else stay). A
+  // failure keeps its directory with the error. Call Sync no more
+  // afterwards: it would write the held ones again.
+  RemovalReport RemoveAll();
 
  private:
   struct Written {

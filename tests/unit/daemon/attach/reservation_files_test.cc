@@ -292,5 +292,40 @@ TEST(HclPortsOfTest, AReadyPlansAddressOrTheOneKeptWhileWaitingAndTheMode) {
   EXPECT_TRUE(HclPortsOf({port}, {}, addressing::Mode::kL2)[0].l2);
 }
 
+// rocenet leaving the node: every claim-* directory goes, held or not,
+// each reported; the device plugin's alloc-* stay; a second call finds
+// nothing, and a Sync writes none again.
+TEST_F(ReservationFilesTest, RemoveAllTakesEveryClaimDirectoryAndNothingElse) {
+  files_.Sync(ports_, {});
+  ASSERT_OK(files_.Write(Holding({ports_[0].id})).status());
+  const std::string orphan = absl::StrCat(kHclDir, "/claim-00000000-0000-0000-0000-000000000000");
+  fs_.AddFile(orphan + "/gaudinet.json", "{}");
+  const std::string allocation = absl::StrCat(kHclDir, "/alloc-0000:33:00.0-p1");
+  fs_.AddFile(allocation + "/gaudinet.json", "{}");
+
+  const RemovalReport report = files_.RemoveAll();
+  ASSERT_EQ(report.removed.size(), 2u);
+  EXPECT_EQ(report.removed[0].what, "directory " + orphan);
+  EXPECT_EQ(report.removed[1].what, absl::StrCat("directory ", kDir));
+  EXPECT_TRUE(report.kept.empty());
+  EXPECT_FALSE(fs_.HasDirectory(kDir));
+  EXPECT_FALSE(fs_.HasDirectory(orphan));
+  EXPECT_TRUE(fs_.GetFile(allocation + "/gaudinet.json").has_value());
+  EXPECT_EQ(files_.Find(kUid), HclDirectory{});
+
+  EXPECT_TRUE(files_.RemoveAll().removed.empty());
+}
+
+TEST_F(ReservationFilesTest, RemoveAllKeepsADirectoryItCannotRemoveWithTheError) {
+  files_.Sync(ports_, {});
+  ASSERT_OK(files_.Write(Holding({ports_[0].id})).status());
+  fs_.FailNextRemove(absl::PermissionDeniedError("remove: Permission denied"));
+  const RemovalReport report = files_.RemoveAll();
+  ASSERT_EQ(report.kept.size(), 1u);
+  EXPECT_EQ(report.kept[0].what, absl::StrCat("directory ", kDir));
+  EXPECT_THAT(report.kept[0].reason, HasSubstr("Permission denied"));
+  EXPECT_EQ(files_.RemoveAll().removed.size(), 1u);
+}
+
 }  // namespace
 }  // namespace rocenet::attach
