@@ -97,7 +97,7 @@ void Node::ScheduleCounterSample() {
     if (absl::Status s = ResyncLinks(); !s.ok()) SPDLOG_ERROR("{}", s.ToString());
     Refresh(false, /*replan=*/false, /*counters=*/true);
     SaveHealth();
-    if (parts_.outputs != nullptr) {
+    if (parts_.outputs != nullptr && !uninstalled_) {
       if (absl::Status s = parts_.outputs->RefreshExpiry(); !s.ok()) {
         SPDLOG_ERROR("host outputs: {}", s.ToString());
       }
@@ -125,6 +125,8 @@ void Node::RestoreHealth() {
 }
 
 void Node::SaveHealth() {
+  // Uninstall removed it; nothing of rocenet is written again.
+  if (uninstalled_) return;
   if (parts_.fs == nullptr || parts_.health_state_path.empty() || parts_.boot_id.empty()) return;
   if (absl::Status s = parts_.fs->WriteFileAtomic(
           parts_.health_state_path, health::HealthStateCodec::Save(health_, parts_.boot_id), 0600);
@@ -244,13 +246,17 @@ void Node::Refresh(bool changed, bool replan, bool counters) {
   const lldp::NeighborTable& table = agent_ != nullptr ? agent_->table() : empty_table_;
   // Read once per pass: for attached ports this asks each pod's kernel.
   std::vector<inventory::Port> ports = PortsWithAttachments();
-  if (parts_.addressing != nullptr && replan) {
+  // Uninstalled, the node is only watched: every change below (addresses,
+  // routes, link up, MTU, PFC, host outputs, HCL files) is skipped here,
+  // the one place every event, reload and call reaches.
+  const bool manage = !uninstalled_;
+  if (manage && parts_.addressing != nullptr && replan) {
     const bool readdressed = parts_.addressing->Run(ports, table);
     changed |= readdressed;
     if (readdressed) ScheduleRdmaRescan();
     if (parts_.attach != nullptr) ReaddressAttached();
   }
-  if (parts_.pfc != nullptr) changed |= parts_.pfc->Sync(ports);
+  if (manage && parts_.pfc != nullptr) changed |= parts_.pfc->Sync(ports);
   health::SignalSources sources;
   if (parts_.addressing != nullptr) {
     sources.addressing = &parts_.addressing->ports();
@@ -270,7 +276,7 @@ void Node::Refresh(bool changed, bool replan, bool counters) {
   }
   ++generation_;
   std::shared_ptr<const NodeSnapshot> snapshot = BuildSnapshot(std::move(ports));
-  if (parts_.outputs != nullptr) {
+  if (manage && parts_.outputs != nullptr) {
     std::vector<outputs::PortOutput> outputs;
     for (size_t i = 0; i < snapshot->ports.size(); ++i) {
       outputs.push_back(ToOutput(
@@ -281,7 +287,7 @@ void Node::Refresh(bool changed, bool replan, bool counters) {
       SPDLOG_ERROR("host outputs: {}", s.ToString());
     }
   }
-  if (parts_.reservation_files != nullptr && parts_.attach != nullptr) {
+  if (manage && parts_.reservation_files != nullptr && parts_.attach != nullptr) {
     // From the snapshot watchers get, as the device plugin builds its
     // allocations' files from it: the two paths write the same content.
     parts_.reservation_files->Sync(
@@ -295,6 +301,7 @@ void Node::Refresh(bool changed, bool replan, bool counters) {
 std::shared_ptr<const NodeSnapshot> Node::BuildSnapshot(std::vector<inventory::Port> ports) {
   auto snapshot = std::make_shared<NodeSnapshot>();
   snapshot->generation = generation_;
+  snapshot->uninstalled = uninstalled_;
   snapshot->time = parts_.loop->Now();
   snapshot->ports = std::move(ports);
   snapshot->health = health_.node();

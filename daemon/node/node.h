@@ -9,6 +9,17 @@
 //   LLDP frames / TTL expiry   -> neighbor table -> addressing
 // and after each, health and host outputs are brought up to date and a new
 // snapshot is published to watchers if anything changed.
+//
+// Managing or uninstalled: after Uninstall() the node is uninstalled for
+// the rest of the process. That one state (uninstalled_, loop thread only,
+// set by Uninstall on the loop) is what every change of the node consults:
+// Refresh plans, applies (addresses, routes, link up, MTU), sets PFC and
+// writes host outputs and HCL files only while managing, the periodic
+// sample renews no NFD file and saves no health memory, and Attach and
+// Reserve are refused. The events keep being read and the snapshots
+// published (with `uninstalled` set), so every reader goes on answering.
+// A port coming home from a pod (Detach, Gc, a dead pod namespace) is
+// still brought home: that is its pod's deletion, not rocenet's management.
 #pragma once
 
 #include <deque>
@@ -24,6 +35,7 @@
 #include "daemon/inventory/port_inventory.h"
 #include "daemon/lldp/agent.h"
 #include "daemon/node/attachments_backend.h"
+#include "daemon/node/lifecycle_backend.h"
 #include "daemon/node/reservations_backend.h"
 #include "daemon/node/snapshot.h"
 #include "daemon/os/filesystem.h"
@@ -61,9 +73,15 @@ struct NodeParts {
   os::FileSystem* fs = nullptr;
   std::string health_state_path = std::string();
   std::string boot_id = std::string();
+  // rocenetd's state directory, whose contents (and then itself) Uninstall
+  // removes; empty: left alone.
+  std::string state_dir = std::string();
 };
 
-class Node final : public NodeStateSource, public AttachmentsBackend, public ReservationsBackend {
+class Node final : public NodeStateSource,
+                   public AttachmentsBackend,
+                   public ReservationsBackend,
+                   public LifecycleBackend {
  public:
   // None of the pointers is owned; all must outlive the Node.
   explicit Node(const NodeParts& parts);
@@ -118,6 +136,18 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   absl::StatusOr<std::optional<attach::Reservation>> ReleaseReservation(
       const std::string& owner_uid) override;
   absl::StatusOr<std::vector<attach::Reservation>> ListReservations() override;
+
+  // LifecycleBackend, any thread (node_uninstall.cc): makes the node
+  // uninstalled (see the top of this file), then takes back, in this order
+  // and each step whatever the one before did: the routes and addresses
+  // rocenet applied on the ports in the host (AddressingDriver::RemoveAll),
+  // the reservations and their HCL directories, the host outputs and the
+  // CNI plugin (HostOutputs::RemoveAll, which keeps the plugin while a pod
+  // holds a port), the health memory, and the state directory's files, then
+  // the directory. A port in a pod is kept, named with its pod, and nothing
+  // of it is touched. Logs each item and a summary. Idempotent: a second
+  // call finds nothing more to remove and reports what is still kept.
+  absl::StatusOr<RemovalReport> Uninstall() override;
 
  private:
   void OnNetlinkEvents();
@@ -182,8 +212,16 @@ class Node final : public NodeStateSource, public AttachmentsBackend, public Res
   // Loop thread: releases attachments whose pod namespace is gone, and
   // checks again later while any attachment exists.
   void ScheduleNetnsCheck();
+  // Loop thread: Uninstall's steps (node_uninstall.cc).
+  RemovalReport RemoveReservations();
+  RemovalReport RemoveStateDirectory();
+  // Loop thread: FailedPrecondition once uninstalled, for `what` (a call
+  // that would change the node).
+  absl::Status CheckManaging(absl::string_view what) const;
 
   NodeParts parts_;
+  // Loop thread: Uninstall ran; see the top of this file.
+  bool uninstalled_ = false;
   // When ReadCounters last read the links (loop thread).
   std::optional<os::BootTime> last_counter_read_;
   // Until then a port rocenet kept configured across a restart is not

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/common/logging.h"
+#include "daemon/common/status_macros.h"
 #include "daemon/node/node.h"
 
 namespace rocenet::node {
@@ -88,6 +89,8 @@ absl::StatusOr<attach::AttachmentRecord> Node::Attach(const attach::AttachReques
   const os::BootTime start = parts_.loop->BootNow();
   absl::StatusOr<attach::AttachmentRecord> result = Serve<attach::AttachmentRecord>(
       [this, request, mode]() -> absl::StatusOr<attach::AttachmentRecord> {
+        RETURN_IF_ERROR(CheckManaging(absl::StrCat("pod ", request.pod.ns, "/", request.pod.name,
+                                                   ": no port is handed to a pod")));
         attach::AttachRequest resolved = request;
         resolved.l3 = mode.empty() ? (parts_.addressing == nullptr ||
                                       parts_.addressing->mode() == addressing::Mode::kL3)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Node: the reservation calls, each run on the event loop, where the
 // attachments they are checked against and the ports' inventory are.
+#include "absl/strings/str_cat.h"
+#include "daemon/common/status_macros.h"
 #include "daemon/node/node.h"
 
 namespace rocenet::node {
@@ -17,6 +19,8 @@ absl::Status NoReservations() {
 absl::StatusOr<attach::Reservation> Node::Reserve(const attach::ReserveRequest& request) {
   if (parts_.attach == nullptr) return NoReservations();
   return Serve<attach::Reservation>([this, request]() -> absl::StatusOr<attach::Reservation> {
+    RETURN_IF_ERROR(
+        CheckManaging(absl::StrCat("reserve for ", request.owner, ": no port is reserved")));
     absl::StatusOr<attach::Reservation> reserved =
         parts_.attach->Reserve(request, Candidates(), absl::ToUnixSeconds(parts_.loop->Now()));
     // The snapshot counts the reserved ports: readers see the new count.

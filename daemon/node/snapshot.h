@@ -49,6 +49,9 @@ struct NodeSnapshot {
   // qos.pfc asks.
   std::map<std::string, qos::PortPfc> pfc;
   qos::PfcRequest pfc_request;
+  // rocenet.v1.Lifecycle/Uninstall ran: the node is watched, no longer
+  // managed, until rocenetd starts again.
+  bool uninstalled = false;
 };
 
 // How often a watch stream waiting for the next snapshot checks whether its
