@@ -114,6 +114,9 @@ const std::vector<RpcRule>& RpcTable() {
       {"/rocenet.v1.Diagnostics/Rdma", RpcKind::kMutate},
       // Ends the test in progress: as much a change as starting one.
       {"/rocenet.v1.Diagnostics/Stop", RpcKind::kMutate},
+      // Takes back every address, route and file rocenetd made, and stops
+      // managing the node.
+      {"/rocenet.v1.Lifecycle/Uninstall", RpcKind::kMutate},
   };
   return *table;
 }

@@ -168,6 +168,12 @@ std::vector<MetricFamily> BuildMetrics(const node::NodeSnapshot& snapshot,
              "Scale-out ports rocenetd manages on this node, present or not.", MetricType::Gauge);
   AddSample(managed, {}, static_cast<double>(snapshot.ports.size()));
   out.push_back(std::move(managed));
+  MetricFamily uninstalled =
+      Family("rocenet_node_uninstalled",
+             "Whether rocenet.v1.Lifecycle/Uninstall ran: rocenetd no longer manages the node.",
+             MetricType::Gauge);
+  AddSample(uninstalled, {}, snapshot.uninstalled ? 1 : 0);
+  out.push_back(std::move(uninstalled));
 
   metrics_internal::AppendLldpMetrics(snapshot, &out);
   metrics_internal::AppendAddressingMetrics(snapshot, &out);

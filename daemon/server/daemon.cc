@@ -17,6 +17,7 @@
 #include "daemon/api/attachments_service.h"
 #include "daemon/api/caller.h"
 #include "daemon/api/health_service.h"
+#include "daemon/api/lifecycle_service.h"
 #include "daemon/api/metrics.h"
 #include "daemon/api/metrics_config.h"
 #include "daemon/api/port_discovery_service.h"
@@ -134,6 +135,7 @@ struct Daemon::Parts {
   std::unique_ptr<api::AttachmentsService> attachments_service;
   std::unique_ptr<api::ReservationsService> reservations_service;
   std::unique_ptr<api::AddressingService> addressing_service;
+  std::unique_ptr<api::LifecycleService> lifecycle_service;
   std::unique_ptr<ApiServer> api_server;
   // The exposer holds its collectables weakly: they live here.
   std::shared_ptr<api::NodeMetrics> metrics;
@@ -267,7 +269,8 @@ absl::Status Daemon::Parts::StartNode() {
       .health = options.health,
       .fs = &fs,
       .health_state_path = absl::StrCat(config::RuntimeDirOf(options), "/health.json"),
-      .boot_id = BootId(fs)});
+      .boot_id = BootId(fs),
+      .state_dir = options.state_dir});
   return node->Start();
 }
 
@@ -318,16 +321,17 @@ absl::Status Daemon::Parts::StartServing() {
   attachments_service = std::make_unique<api::AttachmentsService>(node.get(), gate.get());
   reservations_service = std::make_unique<api::ReservationsService>(node.get(), gate.get());
   addressing_service = std::make_unique<api::AddressingService>(node.get(), gate.get());
+  lifecycle_service = std::make_unique<api::LifecycleService>(node.get(), gate.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::optional<os::SuccessorListener> listener = std::move(successor);
   successor.reset();
-  ASSIGN_OR_RETURN(
-      api_server,
-      ApiServer::Start(options, loop.get(),
-                       {port_service.get(), health_service.get(), attachments_service.get(),
-                        reservations_service.get(), addressing_service.get()},
-                       listener));
+  ASSIGN_OR_RETURN(api_server,
+                   ApiServer::Start(options, loop.get(),
+                                    {port_service.get(), health_service.get(),
+                                     attachments_service.get(), reservations_service.get(),
+                                     addressing_service.get(), lifecycle_service.get()},
+                                    listener));
   if (!options.metrics_address.empty()) {
     metrics = std::make_shared<api::NodeMetrics>(node.get(), version);
     absl::StatusOr<std::unique_ptr<prometheus::Exposer>> started =

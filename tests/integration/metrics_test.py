@@ -43,6 +43,7 @@ FAMILIES = {
     "rocenet_build_info": "gauge",
     "rocenet_node_ready": "gauge",
     "rocenet_node_managed_ports": "gauge",
+    "rocenet_node_uninstalled": "gauge",
     "rocenet_port_info": "gauge",
     "rocenet_port_present": "gauge",
     "rocenet_port_attached": "gauge",
@@ -108,7 +109,7 @@ FAMILIES = {
     "rocenet_reserved_ports": "gauge",
 }
 NODE_FAMILIES = {"rocenet_build_info", "rocenet_node_ready", "rocenet_node_managed_ports",
-                 "rocenet_attach_operations_total",
+                 "rocenet_node_uninstalled", "rocenet_attach_operations_total",
                  "rocenet_attach_duration_seconds", "rocenet_reserved_ports"}
 # Families of other parts of rocenetd (configuration reload): held to the
 # naming rules here, their values tested with their features. The
@@ -127,7 +128,7 @@ LIBRARY_FAMILIES = {"exposer_transferred_bytes_total": "counter",
 # 8 priorities). rocenet-diagd: DIAGD_SERIES_IDLE (prometheus-cpp's own),
 # and a reach run adds DIAGD_SERIES_PER_RUN and, per port and kind of
 # target, DIAGD_SERIES_PER_PORT_AND_KIND.
-SERIES_PER_NODE = 79
+SERIES_PER_NODE = 80
 SERIES_PER_PORT = 51
 SERIES_PER_PORT_DCB = 24
 DIAGD_SERIES_IDLE = 7

@@ -4,6 +4,7 @@
 // the gate before it does anything.
 #include "daemon/api/auth.h"
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -13,6 +14,7 @@
 #include "daemon/api/addressing_service.h"
 #include "daemon/api/attachments_service.h"
 #include "daemon/api/health_service.h"
+#include "daemon/api/lifecycle_service.h"
 #include "daemon/api/port_discovery_service.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
@@ -26,6 +28,7 @@
 #include "rocenet/v1/health.pb.h"
 #include "rocenet/v1/ports.pb.h"
 #include "rocenet/v1/reservations.pb.h"
+#include "rocenet/v1/uninstall.pb.h"
 #include "tests/unit/daemon/api/fake_node_state.h"
 #include "tests/unit/support/status_matchers.h"
 
@@ -67,8 +70,8 @@ TEST(RpcTableTest, EveryMethodOfTheApiIsClassified) {
   // whatever the linker would otherwise leave out of a static library.
   for (const google::protobuf::Descriptor* linked :
        {v1::PortCounters::descriptor(), v1::Condition::descriptor(), v1::Route::descriptor(),
-        v1::PodIdentity::descriptor(), v1::StagePath::descriptor(),
-        v1::Reservation::descriptor()}) {
+        v1::PodIdentity::descriptor(), v1::StagePath::descriptor(), v1::Reservation::descriptor(),
+        v1::UninstallItem::descriptor()}) {
     ASSERT_NE(linked, nullptr);
   }
   const auto* pool = google::protobuf::DescriptorPool::generated_pool();
@@ -107,7 +110,7 @@ TEST(RpcTableTest, ChangingCallsAreMutating) {
   for (const char* method :
        {kReconcile, "/rocenet.v1.Attachments/Attach", "/rocenet.v1.Attachments/Detach",
         "/rocenet.v1.Attachments/Gc", "/rocenet.v1.Reservations/Reserve",
-        "/rocenet.v1.Reservations/Release"}) {
+        "/rocenet.v1.Reservations/Release", "/rocenet.v1.Lifecycle/Uninstall"}) {
     EXPECT_EQ(KindOf(method), RpcKind::kMutate) << method;
   }
   for (const char* method :
@@ -256,7 +259,17 @@ class UnreachableBackend final : public node::AttachmentsBackend {
   }
 };
 
-// Every handler of the four node services asks the gate first: a caller
+// Counts the uninstalls that got past the gate: none may.
+class CountingLifecycle final : public node::LifecycleBackend {
+ public:
+  absl::StatusOr<RemovalReport> Uninstall() override {
+    ++calls;
+    return RemovalReport{};
+  }
+  std::atomic<int> calls{0};
+};
+
+// Every handler of the five node services asks the gate first: a caller
 // the gate refuses gets PERMISSION_DENIED from each method, and nothing runs.
 TEST(ServiceGateTest, EveryHandlerIsGated) {
   testing::FakeNodeState node(testing::SampleSnapshot());
@@ -267,11 +280,14 @@ TEST(ServiceGateTest, EveryHandlerIsGated) {
   HealthService health(&node, &gate);
   AddressingService addressing(&node, &gate);
   AttachmentsService attachments(&backend, &gate);
+  CountingLifecycle uninstalls;
+  LifecycleService lifecycle(&uninstalls, &gate);
   grpc::ServerBuilder builder;
   builder.RegisterService(&ports);
   builder.RegisterService(&health);
   builder.RegisterService(&addressing);
   builder.RegisterService(&attachments);
+  builder.RegisterService(&lifecycle);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   ASSERT_NE(server, nullptr);
   auto channel = server->InProcessChannel(grpc::ChannelArguments());
@@ -279,6 +295,7 @@ TEST(ServiceGateTest, EveryHandlerIsGated) {
   auto health_stub = v1::Health::NewStub(channel);
   auto addressing_stub = v1::Addressing::NewStub(channel);
   auto attach_stub = v1::Attachments::NewStub(channel);
+  auto lifecycle_stub = v1::Lifecycle::NewStub(channel);
 
   using Call = std::function<grpc::Status(grpc::ClientContext*)>;
   auto unary = [](auto* stub, auto method, auto request, auto response) -> Call {
@@ -296,6 +313,7 @@ TEST(ServiceGateTest, EveryHandlerIsGated) {
   using H = v1::Health::Stub;
   using A = v1::Addressing::Stub;
   using T = v1::Attachments::Stub;
+  using L = v1::Lifecycle::Stub;
   const std::map<std::string, Call> calls = {
       {"/rocenet.v1.PortDiscovery/ListPorts",
        unary(ports_stub.get(), &S::ListPorts, v1::ListPortsRequest(), v1::ListPortsResponse())},
@@ -329,11 +347,13 @@ TEST(ServiceGateTest, EveryHandlerIsGated) {
              v1::ListAttachmentsResponse())},
       {"/rocenet.v1.Attachments/Gc",
        unary(attach_stub.get(), &T::Gc, v1::GcRequest(), v1::GcResponse())},
+      {"/rocenet.v1.Lifecycle/Uninstall",
+       unary(lifecycle_stub.get(), &L::Uninstall, v1::UninstallRequest(), v1::UninstallResponse())},
   };
-  // Each method of the four services has a call here.
+  // Each method of the five services has a call here.
   const auto* pool = google::protobuf::DescriptorPool::generated_pool();
   for (const char* name : {"rocenet.v1.PortDiscovery", "rocenet.v1.Health", "rocenet.v1.Addressing",
-                           "rocenet.v1.Attachments"}) {
+                           "rocenet.v1.Attachments", "rocenet.v1.Lifecycle"}) {
     const google::protobuf::ServiceDescriptor* service = pool->FindServiceByName(name);
     ASSERT_NE(service, nullptr) << name;
     for (int m = 0; m < service->method_count(); ++m) {
@@ -350,6 +370,7 @@ TEST(ServiceGateTest, EveryHandlerIsGated) {
     EXPECT_THAT(status.error_message(), HasSubstr("uid 65534")) << method;
   }
   EXPECT_EQ(node.reconciles(), 0);
+  EXPECT_EQ(uninstalls.calls, 0);
   server->Shutdown();
 }
 

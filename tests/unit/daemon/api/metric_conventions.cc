@@ -58,6 +58,7 @@ const std::set<std::string> kNodeFamilies = {
     "rocenet_build_info",
     "rocenet_node_ready",
     "rocenet_node_managed_ports",
+    "rocenet_node_uninstalled",
     "rocenet_attach_operations_total",
     "rocenet_attach_duration_seconds",
     "rocenet_reserved_ports",

@@ -152,6 +152,7 @@ TEST_F(MetricsConventionsTest, TheFullSetOfDesign39) {
            "rocenet_build_info",
            "rocenet_node_ready",
            "rocenet_node_managed_ports",
+           "rocenet_node_uninstalled",
            "rocenet_port_info",
            "rocenet_port_present",
            "rocenet_port_healthy",

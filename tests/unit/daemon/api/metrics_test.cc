@@ -269,6 +269,15 @@ TEST(MetricsApplyErrorTest, ErrorGaugeFollowsApplyError) {
             ByDevice({{"so0", 0}, {"so1", 0}, {"so2", 0}}));
 }
 
+TEST(MetricsUninstalledTest, OneOnceUninstallRan) {
+  node::NodeSnapshot snapshot = SampleSnapshot();
+  EXPECT_EQ(Samples(BuildMetrics(snapshot, "1.2.3"), "rocenet_node_uninstalled"),
+            (std::map<Labels, double>{{Labels{}, 0}}));
+  snapshot.uninstalled = true;
+  EXPECT_EQ(Samples(BuildMetrics(snapshot, "1.2.3"), "rocenet_node_uninstalled"),
+            (std::map<Labels, double>{{Labels{}, 1}}));
+}
+
 TEST(MetricsUtf8Test, LabelsFromHostileNeighborsAreValidUtf8) {
   node::NodeSnapshot snapshot = SampleSnapshot();
   snapshot.neighbors["0000:19:00.0-p8"].neighbors = {HostileNeighbor()};
