@@ -18,6 +18,7 @@
 #include "client/cmd_reconcile.h"
 #include "client/cmd_reservations.h"
 #include "client/cmd_topology.h"
+#include "client/cmd_uninstall.h"
 #include "client/cmd_wait.h"
 #include "client/command.h"
 #include "client/exit_code.h"
@@ -35,7 +36,7 @@ const std::vector<const Command*>& Commands() {
   static const auto* commands = new std::vector<const Command*>{
       &PortsCommand(),       &NeighborsCommand(),    &AddressingCommand(), &HealthCommand(),
       &AttachmentsCommand(), &ReservationsCommand(), &ReconcileCommand(),  &WaitCommand(),
-      &TopologyCommand(),    &CompletionCommand(),   &DiagCommand()};
+      &TopologyCommand(),    &CompletionCommand(),   &DiagCommand(),       &UninstallCommand()};
   return *commands;
 }
 

@@ -89,8 +89,8 @@ _rocectl() {
   fi
 
   case "$command" in
-    "") COMPREPLY=($(compgen -W "ports neighbors addressing health attachments reservations reconcile wait topology completion diag help" -- "$cur")) ;;
-    help) (( ${#rest[@]} == 0 )) && COMPREPLY=($(compgen -W "ports neighbors addressing health attachments reservations reconcile wait topology completion diag help" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "ports neighbors addressing health attachments reservations reconcile wait topology completion diag uninstall help" -- "$cur")) ;;
+    help) (( ${#rest[@]} == 0 )) && COMPREPLY=($(compgen -W "ports neighbors addressing health attachments reservations reconcile wait topology completion diag uninstall help" -- "$cur")) ;;
     ports)
       if (( ${#rest[@]} == 0 )); then
         COMPREPLY=($(compgen -W "get watch" -- "$cur"))

@@ -229,6 +229,33 @@ TEST_F(DispatchTest, ReconcileCallsTheDaemonAndPrintsThePlans) {
   EXPECT_EQ(daemon_->reconcile_calls(), 2);
 }
 
+TEST_F(DispatchTest, UninstallCallsTheDaemonAndPrintsWhatWentAndWhatStayed) {
+  v1::UninstallItem* removed = data_.uninstall.add_removed();
+  removed->set_what("address 10.200.1.1/30 on so1");
+  v1::UninstallItem* kept = data_.uninstall.add_kept();
+  kept->set_what("port so2 in pod training/job-1 (net1 in /var/run/netns/a)");
+  kept->set_reason("in the pod's network namespace");
+  StartDaemon();
+  Result result = Rocectl({"--socket", socket_, "uninstall"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(daemon_->uninstall_calls(), 1);
+  EXPECT_EQ(result.out,
+            "Removed:\n  address 10.200.1.1/30 on so1\nKept:\n"
+            "  port so2 in pod training/job-1 (net1 in /var/run/netns/a): in the pod's network "
+            "namespace\n");
+
+  result = Rocectl({"--socket", socket_, "uninstall", "-o", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  v1::UninstallResponse printed;
+  ASSERT_OK(google::protobuf::util::JsonStringToMessage(result.out, &printed));
+  EXPECT_TRUE(MessageDifferencer::Equals(printed, data_.uninstall));
+
+  result = Rocectl({"--socket", socket_, "uninstall", "so1"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("uninstall takes no arguments"));
+  EXPECT_EQ(daemon_->uninstall_calls(), 2);
+}
+
 TEST_F(DispatchTest, ReconcileWithoutDaemonIsExitThree) {
   const Result result = Rocectl({"--socket", socket_, "reconcile"});
   EXPECT_EQ(result.exit_code, 3);

@@ -298,13 +298,33 @@ class FakeRocenetd::Reservations final : public v1::Reservations::Service {
   absl::Notification& stop_;
 };
 
+class FakeRocenetd::Lifecycle final : public v1::Lifecycle::Service {
+ public:
+  Lifecycle(const FakeData& data, absl::Notification& stop, std::atomic<int>& calls)
+      : data_(data), stop_(stop), calls_(calls) {}
+
+  grpc::Status Uninstall(grpc::ServerContext*, const v1::UninstallRequest*,
+                         v1::UninstallResponse* response) override {
+    stop_.WaitForNotificationWithTimeout(data_.delay);
+    ++calls_;
+    *response = data_.uninstall;
+    return grpc::Status::OK;
+  }
+
+ private:
+  const FakeData& data_;
+  absl::Notification& stop_;
+  std::atomic<int>& calls_;
+};
+
 FakeRocenetd::FakeRocenetd(FakeData data)
     : data_(std::move(data)),
       ports_(std::make_unique<Ports>(data_, shutting_down_)),
       health_(std::make_unique<Health>(data_, shutting_down_)),
       addressing_(std::make_unique<Addressing>(data_, shutting_down_, reconcile_calls_)),
       attachments_(std::make_unique<Attachments>(data_, shutting_down_)),
-      reservations_(std::make_unique<Reservations>(data_, shutting_down_)) {}
+      reservations_(std::make_unique<Reservations>(data_, shutting_down_)),
+      lifecycle_(std::make_unique<Lifecycle>(data_, shutting_down_, uninstall_calls_)) {}
 
 std::unique_ptr<FakeRocenetd> FakeRocenetd::Start(const std::string& socket_path, FakeData data) {
   std::unique_ptr<FakeRocenetd> fake(new FakeRocenetd(std::move(data)));
@@ -315,6 +335,7 @@ std::unique_ptr<FakeRocenetd> FakeRocenetd::Start(const std::string& socket_path
   builder.RegisterService(fake->addressing_.get());
   builder.RegisterService(fake->attachments_.get());
   builder.RegisterService(fake->reservations_.get());
+  builder.RegisterService(fake->lifecycle_.get());
   fake->server_ = builder.BuildAndStart();
   if (fake->server_ == nullptr) {
     ADD_FAILURE() << "cannot serve on " << socket_path;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // An in-process stand-in for rocenetd: the rocenet.v1 PortDiscovery, Health,
-// Addressing, Attachments (List) and Reservations (List) services answering
-// from fixed data on a unix socket, so
+// Addressing, Attachments (List), Reservations (List) and Lifecycle
+// (Uninstall) services answering from fixed data on a unix socket, so
 // rocectl can be tested end to end without the daemon.
 //
 // The data is fixed at Start() and only read afterwards; gRPC's threads call
@@ -21,6 +21,7 @@
 #include "rocenet/v1/health.grpc.pb.h"
 #include "rocenet/v1/ports.grpc.pb.h"
 #include "rocenet/v1/reservations.grpc.pb.h"
+#include "rocenet/v1/uninstall.grpc.pb.h"
 
 namespace rocenet::rocectl::testutil {
 
@@ -32,6 +33,8 @@ struct FakeData {
   v1::ListPlansResponse plans;
   v1::ListAttachmentsResponse attachments;
   v1::ListReservationsResponse reservations;
+  // What Uninstall answers.
+  v1::UninstallResponse uninstall;
   // WatchHealth sends `health`, then each of these `watch_interval` apart,
   // then keeps the stream open until the client goes or the fake stops.
   std::vector<v1::NodeHealth> health_updates;
@@ -55,6 +58,8 @@ class FakeRocenetd {
 
   // How many Reconcile calls were answered.
   int reconcile_calls() const { return reconcile_calls_; }
+  // How many Uninstall calls were answered.
+  int uninstall_calls() const { return uninstall_calls_; }
 
  private:
   class Ports;
@@ -62,6 +67,7 @@ class FakeRocenetd {
   class Addressing;
   class Attachments;
   class Reservations;
+  class Lifecycle;
 
   explicit FakeRocenetd(FakeData data);
 
@@ -74,6 +80,8 @@ class FakeRocenetd {
   std::unique_ptr<Addressing> addressing_;
   std::unique_ptr<Attachments> attachments_;
   std::unique_ptr<Reservations> reservations_;
+  std::atomic<int> uninstall_calls_{0};
+  std::unique_ptr<Lifecycle> lifecycle_;
   std::unique_ptr<grpc::Server> server_;
 };
 
