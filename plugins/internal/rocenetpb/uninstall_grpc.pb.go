@@ -35,15 +35,20 @@ const (
 type LifecycleClient interface {
 	// Stops managing the node's ports for good (no address, route, port
 	// state or host output is made or put back afterwards, until rocenetd
-	// starts again) and removes what rocenetd made: the addresses and routes
-	// it configured on the ports in the host; its host outputs
-	// (gaudinet.json, the systemd-networkd files, the Node Feature Discovery
-	// feature file, the NetworkManager drop-in, the HCL directories of
-	// reservations) and the CNI plugin binary (outputs.cni_plugin) when no
-	// pod's network still uses a port; and its state directory. Idempotent:
-	// a second call removes nothing more and says so. A method that changes
-	// the node (kMutate, daemon/api/auth.h): PERMISSION_DENIED for a caller
-	// who may only read. Answers once everything is done.
+	// starts again; a port a pod's deletion brings home is still brought
+	// home, up, with its host name and MTU: that is the pod's deletion, and
+	// new attachments and reservations are refused with FAILED_PRECONDITION)
+	// and removes what rocenetd made: the addresses and routes it configured
+	// on the ports in the host (the MTU and link state stay); its host
+	// outputs (gaudinet.json, the systemd-networkd files, the Node Feature
+	// Discovery feature file, the NetworkManager drop-in, the HCL directories
+	// of reservations) and the CNI plugin binary (outputs.cni_plugin) when no
+	// pod's network still uses a port; and its state directory's files, then
+	// the directory (one that cannot go, a mount point, is kept with the
+	// reason). Idempotent: a second call removes nothing more and says so.
+	// A method that changes the node (kMutate, daemon/api/auth.h):
+	// PERMISSION_DENIED for a caller who may only read. Answers once
+	// everything is done.
 	Uninstall(ctx context.Context, in *UninstallRequest, opts ...grpc.CallOption) (*UninstallResponse, error)
 }
 
@@ -71,15 +76,20 @@ func (c *lifecycleClient) Uninstall(ctx context.Context, in *UninstallRequest, o
 type LifecycleServer interface {
 	// Stops managing the node's ports for good (no address, route, port
 	// state or host output is made or put back afterwards, until rocenetd
-	// starts again) and removes what rocenetd made: the addresses and routes
-	// it configured on the ports in the host; its host outputs
-	// (gaudinet.json, the systemd-networkd files, the Node Feature Discovery
-	// feature file, the NetworkManager drop-in, the HCL directories of
-	// reservations) and the CNI plugin binary (outputs.cni_plugin) when no
-	// pod's network still uses a port; and its state directory. Idempotent:
-	// a second call removes nothing more and says so. A method that changes
-	// the node (kMutate, daemon/api/auth.h): PERMISSION_DENIED for a caller
-	// who may only read. Answers once everything is done.
+	// starts again; a port a pod's deletion brings home is still brought
+	// home, up, with its host name and MTU: that is the pod's deletion, and
+	// new attachments and reservations are refused with FAILED_PRECONDITION)
+	// and removes what rocenetd made: the addresses and routes it configured
+	// on the ports in the host (the MTU and link state stay); its host
+	// outputs (gaudinet.json, the systemd-networkd files, the Node Feature
+	// Discovery feature file, the NetworkManager drop-in, the HCL directories
+	// of reservations) and the CNI plugin binary (outputs.cni_plugin) when no
+	// pod's network still uses a port; and its state directory's files, then
+	// the directory (one that cannot go, a mount point, is kept with the
+	// reason). Idempotent: a second call removes nothing more and says so.
+	// A method that changes the node (kMutate, daemon/api/auth.h):
+	// PERMISSION_DENIED for a caller who may only read. Answers once
+	// everything is done.
 	Uninstall(context.Context, *UninstallRequest) (*UninstallResponse, error)
 	mustEmbedUnimplementedLifecycleServer()
 }
