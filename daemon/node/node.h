@@ -214,6 +214,7 @@ class Node final : public NodeStateSource,
   void ScheduleNetnsCheck();
   // Loop thread: Uninstall's steps (node_uninstall.cc).
   RemovalReport RemoveReservations();
+  RemovalReport RemoveHealthMemory();
   RemovalReport RemoveStateDirectory();
   // Loop thread: FailedPrecondition once uninstalled, for `what` (a call
   // that would change the node).

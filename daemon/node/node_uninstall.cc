@@ -63,17 +63,7 @@ absl::StatusOr<RemovalReport> Node::Uninstall() {
     }
     report.Append(RemoveReservations());
     if (parts_.outputs != nullptr) report.Append(parts_.outputs->RemoveAll(pods));
-    if (parts_.fs != nullptr && !parts_.health_state_path.empty()) {
-      const std::string what = absl::StrCat("file ", parts_.health_state_path);
-      absl::StatusOr<bool> there = parts_.fs->Exists(parts_.health_state_path);
-      absl::Status removed =
-          there.ok() && *there ? parts_.fs->RemoveFile(parts_.health_state_path) : there.status();
-      if (!removed.ok()) {
-        report.Failed(what, removed);
-      } else if (*there) {
-        report.Removed(what);
-      }
-    }
+    report.Append(RemoveHealthMemory());
     report.Append(RemoveStateDirectory());
     Log(report, again);
     // Readers see the node uninstalled, and no port provisioned any more.
@@ -94,6 +84,24 @@ RemovalReport Node::RemoveReservations() {
     if (!released.ok()) {
       report.Failed(absl::StrCat("reservation of claim ", reservation.owner_uid),
                     released.status());
+    }
+  }
+  return report;
+}
+
+RemovalReport Node::RemoveHealthMemory() {
+  RemovalReport report;
+  const std::string& path = parts_.health_state_path;
+  if (parts_.fs == nullptr || path.empty()) return report;
+  const std::string what = absl::StrCat("file ", path);
+  absl::StatusOr<bool> there = parts_.fs->Exists(path);
+  if (!there.ok()) {
+    report.Failed(what, there.status());
+  } else if (*there) {
+    if (absl::Status s = parts_.fs->RemoveFile(path); !s.ok()) {
+      report.Failed(what, s);
+    } else {
+      report.Removed(what);
     }
   }
   return report;
