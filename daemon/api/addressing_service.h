@@ -7,7 +7,8 @@
 // which owns the state, and answers with the plans afterwards. Errors are
 // grpc::Status with the absl codes: INVALID_ARGUMENT for a bad port
 // reference, NOT_FOUND naming an unknown port, UNAVAILABLE while rocenetd
-// stops.
+// stops, FAILED_PRECONDITION for Reconcile once the node is uninstalled
+// (docs/rocenetd.md#uninstall).
 #pragma once
 
 #include "daemon/api/auth.h"

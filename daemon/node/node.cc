@@ -372,6 +372,7 @@ void Node::SetHealthPolicies(const health::HealthPolicies& policies) {
 absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Node::Reconcile() {
   return Serve<std::shared_ptr<const NodeSnapshot>>(
       [this]() -> absl::StatusOr<std::shared_ptr<const NodeSnapshot>> {
+        RETURN_IF_ERROR(CheckManaging("reconcile: nothing is planned or applied"));
         RETURN_IF_ERROR(ResyncLinks());
         Refresh(false, /*replan=*/true);
         std::shared_ptr<const NodeSnapshot> snapshot = BuildSnapshot(PortsWithAttachments());

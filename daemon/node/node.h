@@ -15,8 +15,8 @@
 // set by Uninstall on the loop) is what every change of the node consults:
 // Refresh plans, applies (addresses, routes, link up, MTU), sets PFC and
 // writes host outputs and HCL files only while managing, the periodic
-// sample renews no NFD file and saves no health memory, and Attach and
-// Reserve are refused. The events keep being read and the snapshots
+// sample renews no NFD file and saves no health memory, and Attach,
+// Reserve and Reconcile are refused. The events keep being read and the snapshots
 // published (with `uninstalled` set), so every reader goes on answering.
 // A port coming home from a pod (Detach, Gc, a dead pod namespace) is
 // still brought home: that is its pod's deletion, not rocenet's management.

@@ -91,7 +91,7 @@ class NodeStateSource {
   // the state afterwards. Thread-safe; blocks the caller while the event loop
   // does it. A port that cannot be configured is reported in its
   // addressing::PortAddressing (apply_error), not as an error here; Unavailable while
-  // shutting down.
+  // shutting down, FailedPrecondition once the node is uninstalled.
   virtual absl::StatusOr<std::shared_ptr<const NodeSnapshot>> Reconcile() = 0;
 };
 

@@ -251,6 +251,11 @@ def test_rocectl_uninstall_takes_back_what_rocenetd_made_and_then_changes_nothin
         assert not gaudinet.exists() and not nfd.exists() and not state.exists()
         assert [f.name for f in networkd.iterdir()] == ["10-eth0.network"]
 
+        # Nor on request: a reconcile is refused, saying why.
+        cp = daemon.rocectl("reconcile")
+        assert cp.returncode == 1 and "uninstalled" in cp.stderr, cp.stderr
+        assert rocenet_routes(node) == []
+
         # A second call removes nothing and lists what is still kept.
         again = uninstall(daemon)
         assert not again.get("removed"), again

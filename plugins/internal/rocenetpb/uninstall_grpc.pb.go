@@ -36,8 +36,9 @@ type LifecycleClient interface {
 	// Stops managing the node's ports for good (no address, route, port
 	// state or host output is made or put back afterwards, until rocenetd
 	// starts again; a port a pod's deletion brings home is still brought
-	// home, up, with its host name and MTU: that is the pod's deletion, and
-	// new attachments and reservations are refused with FAILED_PRECONDITION)
+	// home, up, with its host name and MTU: that is the pod's deletion; new
+	// attachments, reservations and reconciles are refused with
+	// FAILED_PRECONDITION)
 	// and removes what rocenetd made: the addresses and routes it configured
 	// on the ports in the host (the MTU and link state stay); its host
 	// outputs (gaudinet.json, the systemd-networkd files, the Node Feature
@@ -77,8 +78,9 @@ type LifecycleServer interface {
 	// Stops managing the node's ports for good (no address, route, port
 	// state or host output is made or put back afterwards, until rocenetd
 	// starts again; a port a pod's deletion brings home is still brought
-	// home, up, with its host name and MTU: that is the pod's deletion, and
-	// new attachments and reservations are refused with FAILED_PRECONDITION)
+	// home, up, with its host name and MTU: that is the pod's deletion; new
+	// attachments, reservations and reconciles are refused with
+	// FAILED_PRECONDITION)
 	// and removes what rocenetd made: the addresses and routes it configured
 	// on the ports in the host (the MTU and link state stay); its host
 	// outputs (gaudinet.json, the systemd-networkd files, the Node Feature

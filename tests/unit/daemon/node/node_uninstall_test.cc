@@ -284,7 +284,7 @@ TEST_F(NodeUninstallTest, AfterwardsNothingChangesTheNode) {
   EXPECT_EQ((*snapshot)->ports.size(), 3u);
   EXPECT_TRUE((*snapshot)->uninstalled);
 
-  // Nothing is handed to a pod or reserved any more.
+  // Nothing is handed to a pod, reserved or reconciled any more.
   attach::AttachRequest another = PodRequest();
   another.container_id = "c2";
   another.device_id = PortId("so0");
@@ -295,6 +295,9 @@ TEST_F(NodeUninstallTest, AfterwardsNothingChangesTheNode) {
                               .pod_uids = {"uid-3"},
                               .port_ids = {PortId("so0")}}),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("uninstalled")));
+  EXPECT_THAT(node_->Reconcile(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("uninstalled")));
+  EXPECT_EQ(host_.mutations(), mutations);
   // A clean stop writes nothing either (no health memory).
   node_->Shutdown();
   EXPECT_EQ(fs_.write_count(), writes);
