@@ -188,6 +188,16 @@ RemovalReport HostOutputs::RemoveAll(const std::vector<std::string>& pods_on_por
   RemoveNetworkdFiles(report);
   nfd_labels_.clear();
   RemoveFileIfThere(config_.nfd_features_path, report);
+  if (network_manager_ != nullptr) {
+    RemovalReport dropped;
+    RemoveFileIfThere(config_.network_manager_path, dropped);
+    if (!dropped.removed.empty()) {
+      if (absl::Status s = network_manager_->Forget(); !s.ok()) {
+        dropped.Failed("NetworkManager's reload of its configuration", s);
+      }
+    }
+    report.Append(std::move(dropped));
+  }
   RemoveCniPlugin(pods_on_ports, report);
   return report;
 }

@@ -128,7 +128,8 @@ class HostOutputs {
 
   // rocenet leaving the node (docs/rocenetd.md#uninstall): removes every
   // output that exists (gaudinet.json, rocenet's networkd files, the NFD
-  // file) and the CNI plugin, unless `pods_on_ports` is not empty: those
+  // file, the NetworkManager drop-in, after which NetworkManager reloads
+  // its configuration) and the CNI plugin, unless `pods_on_ports` is not empty: those
   // pods' network deletion runs it, and without it their pods would hang
   // in Terminating, so it is kept with that reason. What is already gone
   // is not reported; a failure keeps its output with the error. Every

@@ -59,6 +59,14 @@ void NetworkManagerOutput::Update(const std::vector<PortOutput>& ports,
   if (client_ != nullptr) Tell(names, errors);
 }
 
+absl::Status NetworkManagerOutput::Forget() {
+  told_ = "";
+  if (client_ == nullptr) return absl::OkStatus();
+  absl::Status reloaded = client_->ReloadConfiguration();
+  if (absl::IsUnavailable(reloaded)) return absl::OkStatus();
+  return reloaded;
+}
+
 void NetworkManagerOutput::Tell(const std::vector<std::string>& names,
                                 std::vector<absl::Status>& errors) {
   const absl::Status reloaded = client_->ReloadConfiguration();

@@ -48,6 +48,14 @@ class NetworkManagerOutput {
   // literally is left out and reported.
   void Update(const std::vector<PortOutput>& ports, std::vector<absl::Status>& errors);
 
+  // rocenet leaving the node: after the drop-in was removed, NetworkManager
+  // reads its configuration again, so a port that appears from now on is
+  // its own again (the ports it holds unmanaged now stay so until their
+  // devices are made again or the node restarts: taking them back at once
+  // would have it configure ports rocenet has just emptied). No
+  // NetworkManager is no error.
+  absl::Status Forget();
+
  private:
   // Reload, then Managed=false on each of `names` that NetworkManager
   // manages.

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_filesystem.h"
+#include "tests/unit/fakes/fake_network_manager.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::outputs {
@@ -17,6 +18,7 @@ namespace {
 
 using ::rocenet::testing::FakeClock;
 using ::rocenet::testing::FakeFileSystem;
+using ::rocenet::testing::FakeNetworkManager;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -127,6 +129,40 @@ TEST_F(HostOutputsRemoveAllTest, OutputsThatAreOffAreNotTouched) {
   EXPECT_THAT(report.removed, IsEmpty());
   EXPECT_TRUE(fs_.GetFile(kGaudinet).has_value());
   EXPECT_TRUE(fs_.GetFile(kCni).has_value());
+}
+
+// The NetworkManager drop-in goes too, and NetworkManager reads its
+// configuration again, so a port that appears later is its own again; a
+// second call finds no drop-in and tells NetworkManager nothing.
+TEST(HostOutputsRemoveAllNetworkManagerTest, TheDropInGoesAndNetworkManagerReloads) {
+  FakeFileSystem fs;
+  FakeClock clock;
+  FakeNetworkManager network_manager;
+  OutputConfig config;
+  config.gaudinet_path = "";  // the drop-in alone
+  config.network_manager_path = "/etc/NetworkManager/conf.d/90-rocenet.conf";
+  HostOutputs outputs(&fs, &clock, config, &network_manager);
+  EXPECT_OK(outputs.Update({Ready("so0", 0)}));
+  ASSERT_TRUE(fs.GetFile(config.network_manager_path).has_value());
+  const int reloads = network_manager.reloads;
+
+  const RemovalReport report = outputs.RemoveAll({});
+  EXPECT_THAT(report.removed, ::testing::SizeIs(1));
+  EXPECT_EQ(report.removed[0].what, "file /etc/NetworkManager/conf.d/90-rocenet.conf");
+  EXPECT_THAT(report.kept, IsEmpty());
+  EXPECT_FALSE(fs.GetFile(config.network_manager_path).has_value());
+  EXPECT_EQ(network_manager.reloads, reloads + 1);
+
+  const RemovalReport again = outputs.RemoveAll({});
+  EXPECT_THAT(again.removed, IsEmpty());
+  EXPECT_EQ(network_manager.reloads, reloads + 1);
+
+  // Without NetworkManager on the bus the drop-in still goes, and no error.
+  network_manager.running = false;
+  EXPECT_OK(outputs.Update({Ready("so0", 0)}));
+  const RemovalReport absent = outputs.RemoveAll({});
+  EXPECT_THAT(absent.removed, ::testing::SizeIs(1));
+  EXPECT_THAT(absent.kept, IsEmpty());
 }
 
 }  // namespace
