@@ -29,6 +29,9 @@ const (
 	// NetworkManager's drop-in that marks the policy's ports unmanaged
 	// (networkManager: Unmanaged), in the host's conf.d the pod mounts.
 	NetworkManagerDropIn = "/etc/NetworkManager/conf.d/90-rocenet.conf"
+	// The CNI plugin as the pod's install-cni puts it in the host's CNI
+	// binary directory, mounted into rocenetd too: its uninstall removes it.
+	CNIPlugin = "/host/cni/bin/rocenet"
 )
 
 // Site is what the operator sets in rocenetd's configuration on every
@@ -108,6 +111,7 @@ func tree(spec *v1alpha1.RocenetNodePolicySpec) map[string]any {
 	if spec.NetworkManager != v1alpha1.NetworkManagerLeave {
 		outputs["network_manager"] = NetworkManagerDropIn
 	}
+	outputs["cni_plugin"] = CNIPlugin
 	c["outputs"] = outputs
 
 	if spec.Logging.Level != "" {

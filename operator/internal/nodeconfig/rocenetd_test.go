@@ -50,7 +50,7 @@ func TestRocenetdConfigOfThePolicy(t *testing.T) {
 		"addressing": "map[mtu:9000 routed_prefix_length:16 static_routes:[]]",
 		"qos":        "map[pfc:0-3 pfc_unhealthy:false]",
 		"gaudi":      "map[enabled:true]",
-		"outputs": "map[gaudinet:/etc/habanalabs/gaudinet.json network_manager:" + NetworkManagerDropIn +
+		"outputs": "map[cni_plugin:" + CNIPlugin + " gaudinet:/etc/habanalabs/gaudinet.json network_manager:" + NetworkManagerDropIn +
 			" nfd_features:" + NFDFeatures + " nfd_label:rocenet.io/scale-out-ready]",
 		"health": "map[flap_downs:3 flap_unhealthy:true retransmit_unhealthy:false]",
 	} {

@@ -190,6 +190,7 @@ var (
 	networkManagerVolume = "networkmanager-conf"
 	systemBusVolume      = "system-bus"
 	systemBusDir         = "/run/dbus"
+	cniBinVolume         = "cni-bin"
 	sysfsVolume          = "fabric-sysfs"
 	// The containers that call the Kubernetes API.
 	apiCallers            = map[string]bool{"node-reporter": true, "dra-plugin": true}
@@ -257,6 +258,14 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 					c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: m.volume, MountPath: m.path})
 				}
 			}
+		}
+	}
+	// The host's CNI binary directory, where install-cni put the plugin:
+	// rocenetd's uninstall removes it there once no pod needs it.
+	for i := range spec.Containers {
+		if c := &spec.Containers[i]; c.Name == rocenetdContainer {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: cniBinVolume,
+				MountPath: filepath.Dir(nodeconfig.CNIPlugin)})
 		}
 	}
 	// rocenetd as a sidecar (an init container that runs on): it starts

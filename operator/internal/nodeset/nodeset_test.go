@@ -116,6 +116,13 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 		}
 		return out
 	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == "rocenetd" && !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+			return m.Name == "cni-bin" && m.MountPath == "/host/cni/bin" && !m.ReadOnly
+		}) {
+			t.Errorf("rocenetd does not mount the host's CNI binary directory to remove the plugin: %v", c.VolumeMounts)
+		}
+	}
 	if got := mounts(ds); !slices.Equal(got, []string{"/etc/NetworkManager/conf.d", "/run/dbus"}) {
 		t.Errorf("NetworkManager Unmanaged: rocenetd mounts %v", got)
 	}
