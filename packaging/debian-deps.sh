@@ -81,6 +81,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# NetworkManager is installed for one test, which starts its own in a
+# namespace; on a host with systemd its package starts the service, which
+# would take the host's network devices: installed here, it is stopped and
+# disabled again, as the host was before.
+if [[ " ${missing[*]} " == *" network-manager "* ]] && [ -d /run/systemd/system ]; then
+  systemctl disable --now NetworkManager.service NetworkManager-wait-online.service \
+    NetworkManager-dispatcher.service 2>/dev/null || true
+  echo "note: network-manager installed for the tests; its service is disabled"
+fi
 # The test fabric starts lldpd by hand in namespaces; the packaged service is
 # not needed and would answer on the host's own interfaces.
 if [ "$mode" = demo ] || [ "$mode" = test ] && command -v systemctl >/dev/null && systemctl is-active -q lldpd 2>/dev/null; then
