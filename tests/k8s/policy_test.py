@@ -26,17 +26,21 @@ import time
 import pytest
 import yaml
 
-from e2e_support import IMAGE, NODE_LABEL, PORTS, ROOT, deployed, wait
+from e2e_support import IMAGE, NODE_LABEL, PORTS, ROOT, deployed, host_paths, wait
 
 pytestmark = pytest.mark.ordered
 
 NS = "rocenet-system"
 EXAMPLE = os.path.join(ROOT, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")
+# The template of a device-plugin policy's DaemonSet on Kubernetes.
+MANIFEST = os.path.join(ROOT, "operator", "internal", "nodeset", "manifests", "generic.yaml")
 SYSFS = "/run/rocenet-e2e/fabric/sysfs"
 # What rocenet writes on the node (the DaemonSet's hostPaths).
 NFD_FEATURES = "/etc/kubernetes/node-feature-discovery/features.d"
 STATE_DIR = "/var/lib/rocenet"
 GAUDINET = "/etc/habanalabs/gaudinet.json"
+NM_DROP_IN = "/etc/NetworkManager/conf.d/90-rocenet.conf"
+CNI_PLUGIN = "/opt/cni/bin/rocenet"
 
 
 def _patch(e, kustomization: dict) -> None:
@@ -64,6 +68,10 @@ def _patch(e, kustomization: dict) -> None:
 def env(artifacts, say, took):
     with deployed(artifacts, os.path.join(os.path.dirname(__file__), "overlay"), say, took,
                   patch=_patch) as e:
+        # What the policy's pods may make on the host, gone with the
+        # cluster whatever the tests leave: the DaemonSet's hostPaths.
+        with open(MANIFEST) as f:
+            e.cluster.track_host_paths(host_paths(f.read()) + [os.path.dirname(NM_DROP_IN)])
         yield e
 
 
@@ -241,7 +249,8 @@ def test_an_overlapping_policy_is_refused_for_the_node_it_would_share(env):
 
 def test_the_policy_deleted_leaves_nothing_of_rocenet_on_the_node(env, say):
     assert _fabric_addresses(env), "no port addressed before the delete"
-    assert glob.glob(os.path.join(NFD_FEATURES, "rocenet*")), "no NFD feature file before the delete"
+    for path in (os.path.join(NFD_FEATURES, "rocenet"), NM_DROP_IN, CNI_PLUGIN, GAUDINET):
+        assert os.path.exists(path), f"{path}: not there before the delete"
     started = time.monotonic()
     env.kubectl("delete", "rocenetnodepolicy", "gaudi", "--timeout=120s")
     say(f"policy: deleted, its node left clean, in {time.monotonic() - started:.0f} s")
@@ -255,5 +264,6 @@ def test_the_policy_deleted_leaves_nothing_of_rocenet_on_the_node(env, say):
                             capture_output=True, text=True, check=True).stdout
     assert not re.search(r"^10\.200\.", routes, re.M), routes
     assert glob.glob(os.path.join(NFD_FEATURES, "rocenet*")) == []
-    assert not os.path.exists(GAUDINET)
+    for path in (NM_DROP_IN, CNI_PLUGIN, GAUDINET):
+        assert not os.path.exists(path), f"{path}: left after the delete"
     assert not os.path.isdir(STATE_DIR) or os.listdir(STATE_DIR) == []
