@@ -564,7 +564,15 @@ def test_triage_pod_policy_sees_every_pod_and_job_the_controller_may_write(any_o
     assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet")
     binding = one(docs, "ValidatingAdmissionPolicyBinding", policy["metadata"]["name"])
     assert binding["spec"]["validationActions"] == ["Deny"]
-    assert binding["spec"]["paramRef"] == {"name": "rocenet", "parameterNotFoundAction": "Deny"}
+    assert binding["spec"]["paramRef"] == {
+        "selector": {"matchLabels": {"app.kubernetes.io/name": "rocenet", "app.kubernetes.io/component": "node"}},
+        "parameterNotFoundAction": "Allow"}
+    # The selector picks the node DaemonSets, the one installed from files
+    # among them, and no other object of the namespace.
+    selector = binding["spec"]["paramRef"]["selector"]["matchLabels"]
+    ds = one(docs, "DaemonSet", "rocenet")
+    assert selector.items() <= ds["metadata"]["labels"].items()
+    assert not selector.items() <= one(docs, "Deployment", "rocenet-controller")["metadata"]["labels"].items()
     # The parameter is looked up before the matchConditions: a binding
     # that matched a namespace without the DaemonSet would refuse every
     # pod made there, by anyone.
@@ -776,7 +784,8 @@ def test_helm_chart_policy_confines_the_releases_account(helm):
         # A triage run copies the release's DaemonSet; the policy on its
         # pods takes it as parameter in the release's namespace alone.
         triage = one(docs, "ValidatingAdmissionPolicyBinding", f"{release}-triage-pods.rocenet.io")
-        assert triage["spec"]["paramRef"]["name"] == release
+        assert triage["spec"]["paramRef"]["selector"]["matchLabels"].items() <= \
+            ds["metadata"]["labels"].items()
         assert triage["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"] == [
             {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}]
         dep = one(docs, "Deployment", f"{release}-controller")

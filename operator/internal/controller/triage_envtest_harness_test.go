@@ -118,8 +118,11 @@ func startTriageEnv(t *testing.T, opts TriageOptions) *triageEnv {
 	must(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rocenetNS}}))
 	must(admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "rocenet", Namespace: rocenetNS}}))
 	labels := map[string]string{"app.kubernetes.io/name": "rocenet"}
+	// The node DaemonSets' labels on the object: the triage pod policy's
+	// parameter.
 	must(admin.Create(ctx, &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "rocenet", Namespace: rocenetNS},
+		ObjectMeta: metav1.ObjectMeta{Name: "rocenet", Namespace: rocenetNS,
+			Labels: map[string]string{"app.kubernetes.io/name": "rocenet", "app.kubernetes.io/component": "node"}},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
@@ -447,10 +450,23 @@ func asShippedController(t *testing.T, cfg *rest.Config) *rest.Config {
 	}
 	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: rocenetNS},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "registry.example/x:1"}}}}
+	// A node DaemonSet for the policy's parameter while it is probed (with
+	// none the policy admits), gone before the test's own.
+	nodeLabels := map[string]string{"app.kubernetes.io/name": "rocenet", "app.kubernetes.io/component": "node"}
+	param := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: rocenetNS, Labels: nodeLabels},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"probe": "triage-policy"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"probe": "triage-policy"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "diagd", Image: "registry.example/rocenet:0.2.0"}}}}}}
+	if err := admin.Create(ctx, param); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := admin.Delete(ctx, param); err != nil {
+			t.Fatal(err)
+		}
+	}()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		err := as.Create(ctx, probe.DeepCopy())
-		// Refused (Forbidden), or refused for want of its parameter, the
-		// DaemonSet rocenet (Invalid): the policy is in effect either way.
 		if (apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) && strings.Contains(err.Error(), "rocenet-triage-pods.rocenet.io") {
 			break
 		}
