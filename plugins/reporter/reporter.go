@@ -46,6 +46,9 @@ type Options struct {
 	NodeName string
 	// rocenet's version, written into the RocenetNode.
 	Version string
+	// The UID of the reporter's pod, written into the RocenetNode ("":
+	// none, outside a pod).
+	PodUID string
 	// rocenet-diagd's validation file; "" for none.
 	ValidationFile string
 	// The least time between two writes of one object (0: 10s).
@@ -211,6 +214,7 @@ func (r *Reporter) Run(ctx context.Context) error {
 			r.nextValidation = now.Add(validationPoll)
 		}
 		status, ready, ok := Summarize(state, r.validation, r.opts.Version)
+		status.ReporterPod = r.opts.PodUID
 		if ok {
 			// The RocenetNode once it is known what the API server holds
 			// and whose Node owns it; the condition once the Node is seen.

@@ -222,7 +222,10 @@ def test_a_change_that_breaks_the_node_rolls_back_by_itself(env, say):
     say(f"policy: a broken image rolled back on {env.cluster.node} "
         f"{time.monotonic() - started:.0f} s after the change (node timeout 30 s)")
     assert wait("every port addressed", lambda: len(_fabric_addresses(env)) == PORTS, 60)
-    # The image put right: the policy is Ready again, its pod left as it is.
+    # The image put right: the policy is Ready again, its pod left as it is
+    # (its reporter has written, naming it: the node is back).
+    assert wait("the RocenetNode written by the pod put back", lambda: env.json(
+        "get", "rocenetnode", env.cluster.node)["status"].get("reporterPod") == back["metadata"]["uid"], 60)
     env.kubectl("patch", "rocenetnodepolicy", "gaudi", "--type=json",
                 "-p", json.dumps([{"op": "remove", "path": "/spec/image"}]))
     wait("Ready again", lambda: _ready(env), 120)

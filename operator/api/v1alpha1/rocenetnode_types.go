@@ -136,6 +136,13 @@ type RocenetNodeStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
+	// The UID of the pod whose reporter wrote the object: a new pod's
+	// reporter writes once at its start, even when the rest is as it was,
+	// which is how a rollout knows the node is back on its new pod.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	ReporterPod string `json:"reporterPod,omitempty"`
+
 	// When the reporter last wrote the object, change or not, by the
 	// node's clock: it writes at least every heartbeat (5 minutes by
 	// default). For a reader; rocenet-controller judges a node stale by

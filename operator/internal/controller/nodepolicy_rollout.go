@@ -91,7 +91,7 @@ func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.
 		n.Updated = pod != nil && pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == revision
 		rn := rnodes[name]
 		n.Ready = pod != nil && podReady(pod) && rn != nil && rn.Status.PortCount > 0 &&
-			rn.Status.ReadyPortCount == rn.Status.PortCount && reported(name, pod.UID)
+			rn.Status.ReadyPortCount == rn.Status.PortCount && writtenBy(rn, pod, reported)
 		if rn != nil {
 			for _, p := range rn.Status.Ports {
 				if p.Switch == nil {
@@ -109,6 +109,17 @@ func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.
 		out = append(out, n)
 	}
 	return out, byNode
+}
+
+// writtenBy: the RocenetNode is the word of pod's reporter. A reporter
+// names its pod (status.reporterPod) and writes once at its start; a
+// RocenetNode that names no pod, from a reporter of an earlier version,
+// counts once it has changed since the pod was first seen.
+func writtenBy(rn *v1alpha1.RocenetNode, pod *corev1.Pod, reported func(node string, pod types.UID) bool) bool {
+	if rn.Status.ReporterPod != "" {
+		return rn.Status.ReporterPod == string(pod.UID)
+	}
+	return reported(rn.Name, pod.UID)
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,10 +45,16 @@ type daemonSetStandIn struct {
 	hashes map[string]int64
 	// Nodes whose new pod's reporter has not written yet, by the pod's
 	// making; a count making each write's heartbeat new.
-	unreported map[string]time.Time
+	unreported map[string]unreported
 	beats      atomic.Int64
 	// Nodes whose reporter never writes.
 	silent map[string]bool
+}
+
+// unreported is a new pod whose reporter has not written yet.
+type unreported struct {
+	made time.Time
+	pod  types.UID
 }
 
 func (s *daemonSetStandIn) step(ctx context.Context) error {
@@ -131,7 +138,7 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 				}
 				s.mu.Lock()
 				if !s.silent[node] {
-					s.unreported[node] = time.Now()
+					s.unreported[node] = unreported{made: time.Now(), pod: p.UID}
 				}
 				s.mu.Unlock()
 			}
@@ -147,9 +154,11 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 	// moment after the pod is made.
 	s.mu.Lock()
 	var due []string
-	for node, made := range s.unreported {
-		if time.Since(made) > 200*time.Millisecond {
+	reporters := map[string]types.UID{}
+	for node, u := range s.unreported {
+		if time.Since(u.made) > 200*time.Millisecond {
 			due = append(due, node)
+			reporters[node] = u.pod
 			delete(s.unreported, node)
 		}
 	}
@@ -159,6 +168,7 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 		if err := s.c.Get(ctx, client.ObjectKey{Name: node}, &rn); err != nil {
 			return err
 		}
+		rn.Status.ReporterPod = string(reporters[node])
 		rn.Status.HeartbeatTime = metav1.NewTime(time.Now().Add(time.Duration(s.beats.Add(1)) * time.Second))
 		if err := s.c.Status().Update(ctx, &rn); err != nil {
 			return err
@@ -204,7 +214,7 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		NodeImage: "registry.example/rocenet:1", NodePolicyClock: clk})
 	standIn := &daemonSetStandIn{t: t, c: admin, key: client.ObjectKey{Namespace: rocenetNS, Name: "rocenet-gaudi"},
-		nodes: names, stuck: map[string]bool{}, hashes: map[string]int64{}, unreported: map[string]time.Time{},
+		nodes: names, stuck: map[string]bool{}, hashes: map[string]int64{}, unreported: map[string]unreported{},
 		silent: map[string]bool{}}
 	standInDone := make(chan struct{})
 	go func() {

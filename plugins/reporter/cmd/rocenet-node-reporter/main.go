@@ -161,6 +161,7 @@ func run(f flags) error {
 	if err := reporter.New(reporter.Options{
 		NodeName:       f.nodeName,
 		Version:        version,
+		PodUID:         os.Getenv("POD_UID"),
 		ValidationFile: f.validationFile,
 		MinInterval:    f.minInterval,
 		Heartbeat:      f.heartbeat,
