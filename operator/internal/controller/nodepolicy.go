@@ -160,6 +160,9 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.client.List(ctx, &nodes); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing the nodes: %w", err)
 	}
+	// By name: the contested nodes the status names, and the order in
+	// which they are named, do not change from one reconcile to the next.
+	slices.SortFunc(nodes.Items, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	live := holders(policies.Items)
 
 	if policy.DeletionTimestamp != nil {

@@ -220,9 +220,18 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	waitHeld("g2 no longer a Gaudi node", "map[cpu:rack-r1 g1:gaudi g2:rack-r1 g3:gaudi g4:gaudi]")
 
 	// The Gaudi policy deleted: g1 goes to the rack's policy, g3 and g4 to
-	// none; the policy is gone once its nodes no longer name it.
+	// none; the policy is gone once its nodes no longer name it and its
+	// node side is gone.
 	must(admin.Delete(ctx, gaudi))
 	waitHeld("the Gaudi policy deleted", "map[cpu:rack-r1 g1:rack-r1 g2:rack-r1 g3: g4:]")
+	deadline = time.Now().Add(20 * time.Second)
+	for err := admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi); err == nil; err = admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted policy is still there: %+v", gaudi.ObjectMeta)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Its node side went before it.
 	if err := admin.Get(ctx, client.ObjectKeyFromObject(&ds), &ds); !apierrors.IsNotFound(err) {
 		t.Errorf("the deleted policy's DaemonSet: %v, want it gone", err)
 	}
@@ -230,13 +239,6 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	must(admin.List(ctx, &left, client.InNamespace("rocenet-system"), client.MatchingLabels{v1alpha1.NodePolicyLabel: "gaudi"}))
 	if len(left.Items) != 0 {
 		t.Errorf("the deleted policy's ConfigMaps are left: %d", len(left.Items))
-	}
-	deadline = time.Now().Add(20 * time.Second)
-	for err := admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi); err == nil; err = admin.Get(ctx, client.ObjectKeyFromObject(gaudi), gaudi) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the deleted policy is still there: %+v", gaudi.ObjectMeta)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	p = waitPolicy("rack-r1", "three nodes, none contested", func(p *v1alpha1.RocenetNodePolicy) bool {
 		return p.Status.MatchedNodes == 3 && p.Status.ContestedNodeCount == 0

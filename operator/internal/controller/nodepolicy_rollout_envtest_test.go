@@ -370,12 +370,14 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	if len(replaced) > 2 || !slices.Contains(replaced, "g0") {
 		t.Errorf("with g0's reporter silent, the pods of %v were replaced, want the first wave's alone", replaced)
 	}
-	if pods := listPods(t, admin, "g0"); len(pods) != 1 || !podReady(&pods[0]) {
-		t.Errorf("g0's new pod is not ready (%d pods): the rollout waits for the wrong reason", len(pods))
+	g0pods := listPods(t, admin, "g0")
+	if len(g0pods) != 1 || !podReady(&g0pods[0]) {
+		t.Fatalf("g0's new pod is not ready (%d pods): the rollout waits for the wrong reason", len(g0pods))
 	}
-	// Its reporter writes: the rollout goes on to every node.
+	// Its reporter writes, naming its pod: the rollout goes on to every node.
 	var g0node v1alpha1.RocenetNode
 	must(admin.Get(ctx, client.ObjectKey{Name: "g0"}, &g0node))
+	g0node.Status.ReporterPod = string(g0pods[0].UID)
 	g0node.Status.HeartbeatTime = metav1.NewTime(time.Now().Add(time.Hour))
 	must(admin.Status().Update(ctx, &g0node))
 	collect(func() bool { return len(replaced) == 6 && len(down) == 0 }, 30*time.Second)
