@@ -480,6 +480,11 @@ type RolloutFailure struct {
 	Node string `json:"node"`
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message"`
+	// The DaemonSet's revision (ControllerRevision) that failed: a later
+	// rollback never puts it back.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Revision string `json:"revision,omitempty"`
 	// The DaemonSet's revision (ControllerRevision) put back on the
 	// node, with autoRollback; unset without.
 	// +kubebuilder:validation:MaxLength=253

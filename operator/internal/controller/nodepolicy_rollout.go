@@ -200,6 +200,24 @@ func failedNode(nodes []rollout.Node, byNode map[string]*corev1.Pod, timeout tim
 	return nil
 }
 
+// rollbackTarget is the revision a failed rollout puts back: the newest
+// before the current one, but never the one an earlier rollout failed on
+// (after a rollback, the revision before the current one is the failed
+// one); "" when there is none.
+func rollbackTarget(revisions []appsv1.ControllerRevision, earlier *v1alpha1.RolloutFailure) string {
+	for i := len(revisions) - 2; i >= 0; i-- {
+		name := revisions[i].Name
+		if earlier != nil && name == earlier.Revision {
+			continue
+		}
+		if revisionHash(&revisions[i]) == revisionHash(&revisions[len(revisions)-1]) {
+			continue
+		}
+		return name
+	}
+	return ""
+}
+
 // rolloutStep replaces the pods of the policy's next wave (the DaemonSet
 // controller makes them again from the current revision), unless the
 // rollout is paused, and says where the rollout stands.
@@ -252,9 +270,9 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 		return state, nil
 	}
 	if f := failedNode(nodes, byNode, nodeTimeout(p.Spec.Rollout), rnodes, r.now()); f != nil {
-		f.Generation = p.Generation
-		if ptrOr(p.Spec.Rollout.AutoRollback, true) && len(revisions) > 1 {
-			f.RolledBackTo = revisions[len(revisions)-2].Name
+		f.Generation, f.Revision = p.Generation, revisions[len(revisions)-1].Name
+		if ptrOr(p.Spec.Rollout.AutoRollback, true) {
+			f.RolledBackTo = rollbackTarget(revisions, p.Status.RolloutFailure)
 		}
 		state.failure = f
 		return state, nil
