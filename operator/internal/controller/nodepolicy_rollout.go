@@ -180,11 +180,14 @@ func ptrOr(b *bool, def bool) bool {
 
 // failedNode is the first node whose pod runs the current revision and
 // has not come back within timeout of its making, and why; nil for none.
+// Only a pod the rollout is waiting for counts (inFlight: made while the
+// reconciler ran, and never back since): a node that came back and later
+// lost a port is not a failed rollout.
 func failedNode(nodes []rollout.Node, byNode map[string]*corev1.Pod, timeout time.Duration,
-	rnodes map[string]*v1alpha1.RocenetNode, now time.Time) *v1alpha1.RolloutFailure {
+	rnodes map[string]*v1alpha1.RocenetNode, now time.Time, inFlight func(types.UID) bool) *v1alpha1.RolloutFailure {
 	for _, n := range nodes {
 		pod := byNode[n.Name]
-		if !n.Updated || n.Ready || pod == nil || now.Sub(pod.CreationTimestamp.Time) < timeout {
+		if !n.Updated || n.Ready || pod == nil || now.Sub(pod.CreationTimestamp.Time) < timeout || !inFlight(pod.UID) {
 			continue
 		}
 		why := fmt.Sprintf("its pod %s is not ready", pod.Name)
@@ -246,6 +249,7 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 		rnodes[list.Items[i].Name] = &list.Items[i]
 	}
 	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision, r.deleted, r.reported)
+	r.noteBack(nodes, byNode)
 	state.counted = true
 	for _, n := range nodes {
 		if n.Updated {
@@ -269,7 +273,7 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 		}
 		return state, nil
 	}
-	if f := failedNode(nodes, byNode, nodeTimeout(p.Spec.Rollout), rnodes, r.now()); f != nil {
+	if f := failedNode(nodes, byNode, nodeTimeout(p.Spec.Rollout), rnodes, r.now(), r.rolledOut); f != nil {
 		f.Generation, f.Revision = p.Generation, revisions[len(revisions)-1].Name
 		if ptrOr(p.Spec.Rollout.AutoRollback, true) {
 			f.RolledBackTo = rollbackTarget(revisions, p.Status.RolloutFailure)
@@ -400,6 +404,9 @@ type seenAt struct {
 	at              time.Time
 	// A pod seen before the reconciler's first reconcile: there before it.
 	before bool
+	// A pod seen back (ready, its node's ports ready, its reporter's word):
+	// what becomes of its node later (a pulled cable) is no rollout's.
+	back bool
 }
 
 // sawPod notes when the reconciler first saw a pod.
@@ -407,6 +414,29 @@ func (r *NodePolicyReconciler) sawPod(uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sawPodLocked(uid)
+}
+
+// noteBack remembers the pods whose nodes are back.
+func (r *NodePolicyReconciler) noteBack(nodes []rollout.Node, byNode map[string]*corev1.Pod) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range nodes {
+		if pod := byNode[n.Name]; pod != nil && n.Ready {
+			seen := r.sawPodLocked(pod.UID)
+			seen.back = true
+			r.podSeen[pod.UID] = seen
+		}
+	}
+}
+
+// rolledOut: the pod is one a rollout waits for: seen being made, and
+// not back since. A pod there before the reconciler started is not (a
+// failure is not called on a guess after a restart: the rollout waits).
+func (r *NodePolicyReconciler) rolledOut(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := r.sawPodLocked(uid)
+	return !seen.before && !seen.back
 }
 
 func (r *NodePolicyReconciler) sawPodLocked(uid types.UID) seenAt {

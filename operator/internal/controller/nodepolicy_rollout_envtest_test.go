@@ -321,6 +321,32 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	figure(t, "6 nodes, 2 a wave, 1 a leaf: replaced in the order %v, at most %d down at once; then %q", replaced, mostDown,
 		meta.FindStatusCondition(p.Status.Conditions, v1alpha1.NodePolicyReady).Message)
 
+	// A node that came back and then loses a port is not a failed rollout,
+	// however long it stays so: no rollback, no pod replaced.
+	var g3 v1alpha1.RocenetNode
+	must(admin.Get(ctx, client.ObjectKey{Name: "g3"}, &g3))
+	g3.Status.ReadyPortCount = 1
+	must(admin.Status().Update(ctx, &g3))
+	waitPolicy("g3 not ready", func(p *v1alpha1.RocenetNodePolicy) bool { return p.Status.ReadyNodes == 5 })
+	clk.ahead.Add(int64(11 * time.Minute))
+	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	before = policy.DeepCopy()
+	policy.Annotations = map[string]string{"test.rocenet.io/poke": "1"}
+	must(admin.Patch(ctx, policy, client.MergeFrom(before)))
+	replaced = nil
+	collect(func() bool { return false }, 2*time.Second)
+	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
+	if policy.Status.RolloutFailure != nil || len(replaced) != 0 {
+		t.Errorf("a port lost after the rollout: failure %+v, pods replaced on %v", policy.Status.RolloutFailure, replaced)
+	}
+	// The controller's clock back: the pods made from here are timed
+	// afresh.
+	clk.ahead.Add(-int64(11 * time.Minute))
+	must(admin.Get(ctx, client.ObjectKey{Name: "g3"}, &g3))
+	g3.Status.ReadyPortCount = g3.Status.PortCount
+	must(admin.Status().Update(ctx, &g3))
+	waitPolicy("g3 ready again", func(p *v1alpha1.RocenetNodePolicy) bool { return ready(p) })
+
 	// Paused: a change is shown, its class and the nodes it will touch,
 	// and no pod is replaced until the rollout goes on.
 	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
