@@ -564,9 +564,9 @@ def test_triage_pod_policy_sees_every_pod_and_job_the_controller_may_write(any_o
     assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet")
     binding = one(docs, "ValidatingAdmissionPolicyBinding", policy["metadata"]["name"])
     assert binding["spec"]["validationActions"] == ["Deny"]
-    assert binding["spec"]["paramRef"] == {
-        "selector": {"matchLabels": {"app.kubernetes.io/name": "rocenet", "app.kubernetes.io/component": "node"}},
-        "parameterNotFoundAction": "Allow"}
+    node_labels = {"app.kubernetes.io/name": "rocenet", "app.kubernetes.io/component": "node"}
+    assert binding["spec"]["paramRef"] == {"selector": {"matchLabels": node_labels},
+                                           "parameterNotFoundAction": "Allow"}
     # The selector picks the node DaemonSets, the one installed from files
     # among them, and no other object of the namespace.
     selector = binding["spec"]["paramRef"]["selector"]["matchLabels"]
