@@ -44,7 +44,7 @@ constexpr char kHealth[] = "/run/rocenet/health.json";
 constexpr char kNetworkDir[] = "/etc/systemd/network";
 constexpr char kNfd[] = "/etc/kubernetes/node-feature-discovery/features.d/rocenet";
 constexpr char kCni[] = "/host/cni/bin/rocenet";
-constexpr char kPod[] = "/var/run/netns/pod1";
+constexpr char kPodNetns[] = "/var/run/netns/pod1";
 constexpr int kSo0 = 2;
 constexpr int kSo1 = 3;
 
@@ -59,7 +59,7 @@ class NodeUninstallTest : public ::testing::Test {
   void SetUp() override {
     host_.SetLink(testing::MakePhysicalLink(kSo0, "so0"));
     host_.SetLink(testing::MakePhysicalLink(kSo1, "so1"));
-    pod_ = &netns_.AddNamespace(kPod);
+    pod_ = &netns_.AddNamespace(kPodNetns);
     fs_.AddDirectory("/run/rocenet");
     fs_.AddDirectory(kStateDir);
     fs_.AddFile(kCni,
@@ -142,7 +142,7 @@ class NodeUninstallTest : public ::testing::Test {
   attach::AttachRequest PodRequest() {
     attach::AttachRequest request;
     request.container_id = "c1";
-    request.netns = kPod;
+    request.netns = kPodNetns;
     request.ifname = "net1";
     request.device_id = PortId("so1");
     request.cni_version = "1.1.0";

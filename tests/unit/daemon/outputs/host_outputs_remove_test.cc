@@ -14,7 +14,9 @@
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::outputs {
-namespace {
+// Named, not anonymous: a unity build compiles this file with the other
+// outputs tests, which have helpers of the same names.
+namespace remove_all_test {
 
 using ::rocenet::testing::FakeClock;
 using ::rocenet::testing::FakeFileSystem;
@@ -165,5 +167,5 @@ TEST(HostOutputsRemoveAllNetworkManagerTest, TheDropInGoesAndNetworkManagerReloa
   EXPECT_THAT(absent.kept, IsEmpty());
 }
 
-}  // namespace
+}  // namespace remove_all_test
 }  // namespace rocenet::outputs
