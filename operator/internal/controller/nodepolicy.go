@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -635,13 +636,27 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets 
 	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 		return every(ctx)
 	})
-	podsByLabel := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, pod *corev1.Pod) []reconcile.Request {
-		r.sawPod(pod.UID)
+	// A pod's policy, by the policy's label on it; the reconciler notes
+	// when it first sees each pod, and forgets a pod once it is gone.
+	enqueue := func(pod *corev1.Pod, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if name := pod.Labels[v1alpha1.NodePolicyLabel]; name != "" {
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 		}
-		return nil
-	})
+	}
+	podsByLabel := handler.TypedFuncs[*corev1.Pod, reconcile.Request]{
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*corev1.Pod], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.sawPod(e.Object.UID)
+			enqueue(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*corev1.Pod], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.sawPod(e.ObjectNew.UID)
+			enqueue(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[*corev1.Pod], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.forgetPod(e.Object.UID)
+			enqueue(e.Object, q)
+		},
+	}
 	// A policy's DaemonSet, by the policy's label on it; the DaemonSet of
 	// an installation from files, every policy.
 	byLabel := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, ds *appsv1.DaemonSet) []reconcile.Request {

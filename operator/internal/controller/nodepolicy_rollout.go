@@ -416,6 +416,13 @@ func (r *NodePolicyReconciler) sawPod(uid types.UID) {
 	r.sawPodLocked(uid)
 }
 
+// forgetPod drops what the reconciler noted of a pod that is gone.
+func (r *NodePolicyReconciler) forgetPod(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.podSeen, uid)
+}
+
 // noteBack remembers the pods whose nodes are back.
 func (r *NodePolicyReconciler) noteBack(nodes []rollout.Node, byNode map[string]*corev1.Pod) {
 	r.mu.Lock()
