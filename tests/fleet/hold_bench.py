@@ -261,20 +261,23 @@ def run(args, work: str, procs: Processes, say) -> None:
         raise figs.BenchError("kube-scheduler or kwok exited during the run")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def run_benchmark(what: str, run, programs: tuple[str, ...], needs: str) -> int:
+    """A fleet benchmark's main: its flags, SKIPPED (77) without root or
+    Go, run(args, work, procs, say) with its programs stopped on every
+    way out, and on failure the tail of each program's log."""
+    ap = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=512)
     ap.add_argument("--controller", help="rocenet-controller (default: the build tree's)")
     ap.add_argument("--logs", help="keep the programs' logs in this directory")
     ap.add_argument("-v", type=int, default=0, help="rocenet-controller's log verbosity")
     args = ap.parse_args()
     if os.geteuid() != 0:
-        print("SKIPPED: the hold benchmark needs root (as the fleet's other tests)")
+        print(f"SKIPPED: the {what} benchmark needs root (as the fleet's other tests)")
         return SKIPPED
     if find_go() is None:
-        print("SKIPPED: the hold benchmark needs Go (kwok, etcd, kube-apiserver, kube-scheduler)")
+        print(f"SKIPPED: the {what} benchmark needs Go ({needs})")
         return SKIPPED
-    work = tempfile.mkdtemp(prefix="rocenet-hold-")
+    work = tempfile.mkdtemp(prefix=f"rocenet-{what}-")
     procs = Processes(os.path.join(work, "logs"))
     say = Report(os.path.join(build_dir(), FIGURES))
 
@@ -286,9 +289,9 @@ def main() -> int:
         run(args, work, procs, say)
         return 0
     except (figs.BenchError, subprocess.CalledProcessError, TimeoutError) as e:
-        print(f"hold benchmark broken: {e}", file=sys.stderr)
+        print(f"{what} benchmark broken: {e}", file=sys.stderr)
         traceback.print_exc()
-        for name in ("rocenet-controller", "kube-scheduler", "kwok"):
+        for name in programs:
             log = procs.log(name)
             if os.path.exists(log):
                 print(f"--- {name} (tail) ---\n" + open(log).read()[-3000:], file=sys.stderr)
@@ -301,4 +304,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_benchmark("hold", run, ("rocenet-controller", "kube-scheduler", "kwok"),
+                           "kwok, etcd, kube-apiserver, kube-scheduler"))

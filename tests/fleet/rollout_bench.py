@@ -30,17 +30,12 @@ every exit."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import traceback
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,7 +43,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 
 import fleet_figures as figs  # noqa: E402
-from fleet_bench import Report, build_dir, find_go, go_env, took  # noqa: E402
+from fleet_bench import build_dir, find_go, go_env, took  # noqa: E402
 from fleet_cluster import (  # noqa: E402
     KWOK_ANNOTATION,
     ControlPlane,
@@ -59,7 +54,7 @@ from fleet_cluster import (  # noqa: E402
     proc_usage,
     wait_for,
 )
-from hold_bench import kwok_stages, write_all  # noqa: E402
+from hold_bench import kwok_stages, run_benchmark, write_all  # noqa: E402
 
 SKIPPED = 77
 FIGURES = "fleet-figures.txt"
@@ -344,44 +339,7 @@ def run(args, work: str, procs: Processes, say) -> None:
             raise figs.BenchError("kube-scheduler, kube-controller-manager or kwok exited during the run")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nodes", type=int, default=512)
-    ap.add_argument("--controller", help="rocenet-controller (default: the build tree's)")
-    ap.add_argument("--logs", help="keep the programs' logs in this directory")
-    ap.add_argument("-v", type=int, default=0, help="rocenet-controller's log verbosity")
-    args = ap.parse_args()
-    if os.geteuid() != 0:
-        print("SKIPPED: the rollout benchmark needs root (as the fleet's other tests)")
-        return SKIPPED
-    if find_go() is None:
-        print("SKIPPED: the rollout benchmark needs Go (kwok and Kubernetes' components)")
-        return SKIPPED
-    work = tempfile.mkdtemp(prefix="rocenet-rollout-")
-    procs = Processes(os.path.join(work, "logs"))
-    say = Report(os.path.join(build_dir(), FIGURES))
-
-    def stop(signum, _frame):
-        procs.stop_all()
-        sys.exit(128 + signum)
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        run(args, work, procs, say)
-        return 0
-    except (figs.BenchError, subprocess.CalledProcessError, TimeoutError) as e:
-        print(f"rollout benchmark broken: {e}", file=sys.stderr)
-        traceback.print_exc()
-        for name in ("rocenet-controller", "kube-controller-manager", "kube-scheduler", "kwok"):
-            log = procs.log(name)
-            if os.path.exists(log):
-                print(f"--- {name} (tail) ---\n" + open(log).read()[-3000:], file=sys.stderr)
-        return 1
-    finally:
-        procs.stop_all()
-        if args.logs:
-            shutil.copytree(os.path.join(work, "logs"), args.logs, dirs_exist_ok=True)
-        shutil.rmtree(work, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_benchmark("rollout", run,
+                           ("rocenet-controller", "kube-controller-manager", "kube-scheduler", "kwok"),
+                           "kwok and Kubernetes' components"))
