@@ -7,12 +7,36 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// diagSecretRecheck is how long the reconciler trusts that the
+// diagnostics' Secret it found is still there: a reconcile runs on every
+// pod and RocenetNode event of a rollout, and needs no read of its own.
+const diagSecretRecheck = time.Minute
+
+// ensureDiagSecret is ensureDiagSecret in the operator's namespace, read
+// at most once a diagSecretRecheck.
+func (r *NodePolicyReconciler) ensureDiagSecret(ctx context.Context) error {
+	r.mu.Lock()
+	fresh := !r.diagSecretSeen.IsZero() && r.now().Sub(r.diagSecretSeen) < diagSecretRecheck
+	r.mu.Unlock()
+	if fresh {
+		return nil
+	}
+	if err := ensureDiagSecret(ctx, r.client, r.reader, r.opts.Namespace); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.diagSecretSeen = r.now()
+	r.mu.Unlock()
+	return nil
+}
 
 // DiagSecretName is the Secret whose key "secret" every rocenet-diagd of
 // the cluster shares for its data port (docs/deploying.md): the policies'

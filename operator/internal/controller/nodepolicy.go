@@ -68,6 +68,8 @@ type NodePolicyReconciler struct {
 	applied     map[types.UID]applied
 	// When it first saw each policy being deleted, on its own clock.
 	deleting map[types.UID]time.Time
+	// When it last found the diagnostics' Secret there.
+	diagSecretSeen time.Time
 	// When it first saw each pod, and last saw each RocenetNode change, on
 	// its own clock (sawPod, sawRocenetNode); whether it has reconciled.
 	podSeen    map[types.UID]seenAt
@@ -210,7 +212,7 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := ensureDiagSecret(ctx, r.client, r.reader, r.opts.Namespace); err != nil {
+	if err := r.ensureDiagSecret(ctx); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := r.applyNodeSide(ctx, &policy); err != nil {

@@ -262,8 +262,9 @@ func TestEnvtestNodePoliciesRunAsShipped(t *testing.T) {
 		}
 	}
 	controller := asShippedController(t, cfg)
+	clk := &steppedClock{}
 	runManager(t, controller, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
-		NodeImage: "registry.example/rocenet:1"})
+		NodeImage: "registry.example/rocenet:1", NodePolicyClock: clk})
 	for _, name := range []string{"g1", "g2"} {
 		must(admin.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"gaudi": "true"}}}))
 	}
@@ -305,6 +306,8 @@ func TestEnvtestNodePoliciesRunAsShipped(t *testing.T) {
 	}
 	first := secretOf()
 	must(admin.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rocenetNS, Name: DiagSecretName}}))
+	// Found there, it is read again only a minute later.
+	clk.ahead.Add(int64(2 * time.Minute))
 	var gaudi v1alpha1.RocenetNodePolicy
 	must(admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &gaudi))
 	gaudi.Annotations = map[string]string{"test.rocenet.io/poke": "1"}
