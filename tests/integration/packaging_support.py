@@ -234,3 +234,30 @@ def running_daemon(rocenetd: str, config_path, workdir):
                 proc.kill()
                 proc.wait()
 
+
+# --- the fleet's objects, which the manifests, the chart and the bundle share
+
+CRDS = os.path.join(K8S, "base", "crds")
+CRD_NAMES = {"rocenetnodes.rocenet.io", "rocenetclusters.rocenet.io", "rocenettriages.rocenet.io",
+             "rocenetnodepolicies.rocenet.io"}
+# The admission policies that confine what the DaemonSet's and the controller's
+# tokens write.
+REPORTER_POLICY = "rocenet-node-reporter.rocenet.io"
+NODE_STATUS_POLICY = "rocenet-node-status.rocenet.io"
+NODE_POLICY_LABEL_POLICY = "rocenet-node-policy-label.rocenet.io"
+RESOURCESLICE_POLICY = "rocenet-resourceslices.rocenet.io"
+
+
+def bound_to(docs: list[dict], namespace: str, account: str) -> set[str]:
+    """The roles (kind/name) bound to a ServiceAccount."""
+    subject = {"kind": "ServiceAccount", "name": account, "namespace": namespace}
+    return {f"{b['roleRef']['kind']}/{b['roleRef']['name']}" for b in docs
+            if b["kind"] in ("RoleBinding", "ClusterRoleBinding") and subject in b["subjects"]}
+
+
+def reporter(docs: list[dict]) -> dict:
+    return containers(one(docs, "DaemonSet", "rocenet"))["node-reporter"]
+
+
+def controller(docs: list[dict]) -> dict:
+    return one(docs, "Deployment", "rocenet-controller")
