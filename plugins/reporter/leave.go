@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,8 +27,9 @@ import (
 // deletes the pod). As its pod ends, the reporter reads its Node and, when
 // the label no longer names its policy, asks rocenetd to uninstall (the
 // addresses and routes it made, its host outputs, its state), removes
-// rocenet-diagd's validation file (the node's validation label), and
-// takes the condition ScaleOutNetworkReady off the Node. A pod that ends
+// rocenet-diagd's validation file (the node's validation label), takes
+// the condition ScaleOutNetworkReady off the Node and deletes the node's
+// RocenetNode, so that the fleet counts only the nodes rocenet is on. A pod that ends
 // while the node still belongs to its policy (a rollout, a restart) leaves
 // all as it is: its successor takes the node over. A Node that cannot be
 // read leaves all as it is too: uninstalling on a guess would take the
@@ -94,6 +96,12 @@ func Leave(ctx context.Context, kube client.Client, lifecycle pb.LifecycleClient
 		if err := removeCondition(ctx, kube, &node); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// After the condition: a RocenetNode gone while the condition stays
+	// would read as a node rocenet forgot.
+	rn := &v1alpha1.RocenetNode{ObjectMeta: metav1.ObjectMeta{Name: opts.NodeName}}
+	if err := kube.Delete(ctx, rn); client.IgnoreNotFound(err) != nil {
+		errs = append(errs, fmt.Errorf("deleting RocenetNode %s: %w", opts.NodeName, err))
 	}
 	return left, errors.Join(errs...)
 }

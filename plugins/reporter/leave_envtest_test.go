@@ -14,6 +14,8 @@ import (
 
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -38,8 +40,9 @@ func (f *fakeLifecycle) Uninstall(context.Context, *pb.UninstallRequest, ...grpc
 // A reporter that stops on a node still of its policy leaves all as it
 // is; on a node that left it (label removed, or another policy's), it
 // uninstalls rocenet, removes the validation file and takes its condition
-// off the Node with its own bound token, under the shipped admission
-// policies, which leave the Node's other conditions as they were.
+// off the Node and deletes its RocenetNode with its own bound token, under
+// the shipped admission policies, which leave the Node's other conditions
+// as they were.
 func TestEnvtestAReporterLeavesANodeThatLeftItsPolicy(t *testing.T) {
 	s := startAPIServer(t)
 	ctx := s.ctx
@@ -108,8 +111,33 @@ func TestEnvtestAReporterLeavesANodeThatLeftItsPolicy(t *testing.T) {
 		t.Fatalf("a reporter of no policy: uninstalled %v: %v", left.Uninstalled, err)
 	}
 
-	// Handed to another policy, or let go: uninstalled, each time.
-	for _, holder := range []string{"other", ""} {
+	// The node's RocenetNode, as its reporter makes it: owned by its Node.
+	rocenetNode := func() error {
+		var n corev1.Node
+		if err := s.admin.Get(ctx, client.ObjectKey{Name: "node-a"}, &n); err != nil {
+			return err
+		}
+		return onA.Create(ctx, &v1alpha1.RocenetNode{ObjectMeta: metav1.ObjectMeta{Name: "node-a",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-a", UID: n.UID}}}})
+	}
+	if err := rocenetNode(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Leave(ctx, onA, &fakeLifecycle{}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := onA.Get(ctx, client.ObjectKey{Name: "node-a"}, &v1alpha1.RocenetNode{}); err != nil {
+		t.Errorf("a node still of its policy lost its RocenetNode: %v", err)
+	}
+
+	// Handed to another policy, or let go: uninstalled, each time, the
+	// RocenetNode deleted with the reporter's own token.
+	for i, holder := range []string{"other", ""} {
+		if i > 0 {
+			if err := rocenetNode(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		label(holder)
 		if err := nodeStatusPatch(onA, "node-a", conditionPatch(v1alpha1.NodeConditionType, "True")); err != nil {
 			t.Fatal(err)
@@ -127,6 +155,9 @@ func TestEnvtestAReporterLeavesANodeThatLeftItsPolicy(t *testing.T) {
 		}
 		if got := strings.Join(conditions(), " "); got != "KernelDeadlock Ready" {
 			t.Errorf("node-a held by %q: conditions %s, want the kubelet's and the other agent's only", holder, got)
+		}
+		if err := s.admin.Get(ctx, client.ObjectKey{Name: "node-a"}, &v1alpha1.RocenetNode{}); !apierrors.IsNotFound(err) {
+			t.Errorf("node-a held by %q: its RocenetNode: %v, want it deleted", holder, err)
 		}
 	}
 

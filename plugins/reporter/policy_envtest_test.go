@@ -267,10 +267,14 @@ func TestEnvtestPolicyConfinesTheReporterToItsNode(t *testing.T) {
 	other := &v1alpha1.RocenetNode{ObjectMeta: metav1.ObjectMeta{Name: "node-b"}}
 	denied(t, onA.Create(ctx, other), "node-a's reporter creating node-b's RocenetNode", "only its own node")
 	denied(t, nodeStatusPatch(onA, "node-b", conditionPatch(v1alpha1.NodeConditionType, "True")), "node-a's reporter writing node-b's condition", "only its own node")
-	// RBAC: nothing beyond its verbs.
-	if err := onA.Delete(ctx, &rn); !apierrors.IsForbidden(err) {
-		t.Errorf("node-a's reporter deleting its RocenetNode: %v, want Forbidden (RBAC)", err)
+	// It deletes its own RocenetNode when its node leaves rocenet, never
+	// another node's.
+	if err := s.admin.Create(ctx, &v1alpha1.RocenetNode{ObjectMeta: metav1.ObjectMeta{
+		Name: "node-b", OwnerReferences: []metav1.OwnerReference{owner("node-b", nodeB.UID)}}}); err != nil {
+		t.Fatal(err)
 	}
+	denied(t, onA.Delete(ctx, &v1alpha1.RocenetNode{ObjectMeta: metav1.ObjectMeta{Name: "node-b"}}),
+		"node-a's reporter deleting node-b's RocenetNode", "only its own node")
 	// A token of the account that names no node writes nothing.
 	denied(t, nodeStatusPatch(unbound, "node-a", conditionPatch(v1alpha1.NodeConditionType, "True")), "a token bound to no pod",
 		"needs a token bound to a pod")
