@@ -29,10 +29,14 @@ know:
   - the CRDs, the ServiceAccount rocenet (it mounts no token by default,
     which an account OLM makes would not say), the metrics Service, the
     ServiceMonitor and the PrometheusRule are bundle manifests;
-  - the kinds OLM does not install from a bundle (the Namespace, the SCC,
-    the ValidatingAdmissionPolicy and its binding, the DaemonSet and its
-    ConfigMap) stay out: packaging/olm/nodes applies them from the same
-    overlay (docs/deploying.md, "OpenShift through OLM").
+  - the kinds OLM does not install from a bundle stay out, each made by
+    the operator: the DaemonSet and its ConfigMap by a RocenetNodePolicy
+    (from the same overlay's, operator/internal/nodeset), the SCC, the
+    admission policies and their bindings at run time
+    (operator/internal/clusterobjects, from the same overlays); the
+    Namespace, with its labels and annotations, is the CSV's
+    suggested-namespace-template, which the console creates
+    (docs/deploying.md, "OpenShift through OLM").
 
 The version is CMakeLists.txt's project version; the images are the
 overlay's (set them there, or in an overlay of your own, before building).
@@ -65,9 +69,11 @@ OPENSHIFT_VERSIONS = "v4.17"
 # Bundle manifests beside the CSV and the CRDs: kinds OLM installs from a
 # bundle (operator-registry's supported resources) that the overlay has.
 BUNDLE_KINDS = {"ServiceAccount", "Service", "ServiceMonitor", "PrometheusRule", "PriorityClass"}
-# Kinds a bundle cannot carry: applied from packaging/olm/nodes.
+# Kinds a bundle cannot carry: the operator makes them (a policy its
+# DaemonSet and ConfigMap; the rest at run time), the console the
+# Namespace from the CSV's suggested-namespace-template.
 OUTSIDE_KINDS = {"Namespace", "ConfigMap", "DaemonSet", "SecurityContextConstraints",
-                 "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+                 "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "DeviceClass"}
 RBAC_KINDS = {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 ANNOTATIONS = {
     "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
@@ -88,11 +94,11 @@ each node's `RocenetNode` and its Node condition `ScaleOutNetworkReady`.
 rocenet-controller, which this operator runs, counts them all in the one
 `RocenetCluster`, named `cluster`.
 
-The node side is a DaemonSet with its own SecurityContextConstraints and
-ValidatingAdmissionPolicy, kinds a bundle cannot carry: apply them with
-`oc apply -k packaging/olm/nodes` from rocenet's source (docs/deploying.md,
-"OpenShift through OLM"). Install the operator into the namespace
-`rocenet-system` (which that makes), for all namespaces.
+Install the operator into the namespace `rocenet-system`, for all
+namespaces, then create a `RocenetNodePolicy` (the example holds a Gaudi
+one): the operator makes each policy's node side, a DaemonSet on the
+nodes it selects, and the SecurityContextConstraints and admission
+policies that node side runs under.
 """
 
 # The status fields the console shows for each CRD (x-descriptors from
@@ -261,6 +267,8 @@ def csv(version: str, docs: list[dict], crds: list[dict]) -> tuple[dict, set[str
                  f"{[key(d) for d in deployments]}")
     (dep,) = deployments
     cluster, local, used = permissions(docs)
+    (namespace,) = [{k: v for k, v in d.items() if k in ("apiVersion", "kind", "metadata")}
+                    for d in docs if d["kind"] == "Namespace"]
     controller_image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
     # The node side runs the operator's image (one image holds every
     # program), named in the environment OLM rewrites for a mirror.
@@ -286,6 +294,10 @@ def csv(version: str, docs: list[dict], crds: list[dict]) -> tuple[dict, set[str
                 "description": "RoCE scale-out network of AI clusters: the fleet's status "
                                "from every node's scale-out ports.",
                 "operatorframework.io/suggested-namespace": NAMESPACE,
+                # The namespace as the overlay makes it (its Pod Security
+                # and SCC labels, its node selector), which the console
+                # creates.
+                "operatorframework.io/suggested-namespace-template": json.dumps(namespace),
                 "support": "rocenet maintainers",
                 # What OpenShift's console asks of an operator.
                 "features.operators.openshift.io/disconnected": "false",
@@ -412,7 +424,7 @@ def build(out: str, kubectl: str) -> None:
             f.write(f"LABEL {k}={v}\n")
         f.write("\nCOPY manifests /manifests/\nCOPY metadata /metadata/\n")
     print(f"bundle {PACKAGE}.v{version} in {out}: {len(os.listdir(manifests))} manifests; "
-          f"applied outside it (packaging/olm/nodes): {', '.join(sorted(outside))}")
+          f"made by the operator or the console: {', '.join(sorted(outside))}")
 
 
 def main() -> None:

@@ -8,8 +8,8 @@ CMakeLists.txt, AllNamespaces alone, the CRDs it owns with their status
 descriptors, rocenet-controller's Deployment and the RBAC of each
 ServiceAccount exactly as the overlay has them, and every image; its CRDs
 are the base's files; its annotations and bundle.Dockerfile agree; and the
-bundle with packaging/olm/nodes (what a bundle cannot carry) is the
-overlay, each object in one of the two."""
+bundle with what the operator makes (what a bundle cannot carry) is the
+overlay, each object in one of them."""
 
 from __future__ import annotations
 
@@ -193,41 +193,59 @@ def test_csv_install_strategy_is_the_overlays_controller(bundle):
         dep["spec"]["template"]["spec"]["containers"][0]["image"]
 
 
-def test_bundle_and_nodes_make_the_overlay(bundle):
+def _operator_made(platform: str) -> list[dict]:
+    """What rocenet-controller makes at run time on a platform
+    (operator/internal/clusterobjects/manifests) and the DaemonSet a
+    policy's is made from (operator/internal/nodeset/manifests)."""
+    out = []
+    internal = os.path.join(REPO, "operator", "internal")
+    for package in ("clusterobjects", "nodeset"):
+        path = os.path.join(internal, package, "manifests", f"{platform}.yaml")
+        with open(path) as f:
+            out += [d for d in yaml.safe_load_all(f) if d]
+    return out
+
+
+def test_bundle_and_the_operator_make_the_overlay(bundle):
     """Every object of the openshift overlay is in exactly one place: a
     bundle manifest (as rendered, less its namespace), the CSV (the
     controller's Deployment, the roles and bindings; OLM makes the
-    controller's ServiceAccount), or packaging/olm/nodes, which holds only
-    what a bundle cannot carry and the DaemonSet's ConfigMap."""
+    controller's ServiceAccount; the Namespace, as the console makes it,
+    in suggested-namespace-template), or what the operator makes (the SCC
+    and the admission policies at run time, as rendered; the DaemonSet,
+    by a policy, from the overlay's, and its ConfigMap): nothing is left
+    to apply by hand."""
     docs = render(OPENSHIFT)
-    nodes = render(os.path.join(OLM, "nodes"))
     in_bundle = {(o["kind"], o["metadata"]["name"]): o for o in manifests(bundle).values()}
-    in_nodes = {(o["kind"], o["metadata"]["name"]): o for o in nodes}
+    made = {(o["kind"], o["metadata"]["name"]): o for o in _operator_made("openshift")}
     csv = the_csv(bundle)
     in_csv = {("Deployment", d["name"]) for d in csv["spec"]["install"]["spec"]["deployments"]}
     in_csv |= {(d["kind"], d["metadata"]["name"]) for d in docs
                if d["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")}
+    template = json.loads(csv["metadata"]["annotations"]["operatorframework.io/suggested-namespace-template"])
+    in_csv.add((template["kind"], template["metadata"]["name"]))
     accounts = {p["serviceAccountName"] for field in ("clusterPermissions", "permissions")
                 for p in csv["spec"]["install"]["spec"][field]}
     for d in docs:
         k = (d["kind"], d["metadata"]["name"])
-        places = [k in in_bundle, k in in_nodes, k in in_csv]
+        by_policy = d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("rocenetd-config")
+        places = [k in in_bundle, k in made or by_policy, k in in_csv]
         if d["kind"] == "ServiceAccount" and k not in in_bundle:
             places.append(d["metadata"]["name"] in accounts)
         assert places.count(True) == 1, f"{k}: in {places.count(True)} places"
-        if k in in_nodes:
-            assert in_nodes[k] == d, k
+        if d["kind"] == "Namespace":
+            assert template == d, template
+        if k in made and d["kind"] != "DaemonSet":
+            assert made[k] == d, k
         if k in in_bundle and d["kind"] != "CustomResourceDefinition":
             want = json.loads(json.dumps(d))
             want["metadata"].pop("namespace", None)
             assert in_bundle[k] == want, k
-    assert set(in_nodes) <= {(d["kind"], d["metadata"]["name"]) for d in docs}
-    assert {k for k, _ in in_nodes} == {"Namespace", "ConfigMap", "DaemonSet",
-                                        "SecurityContextConstraints", "ValidatingAdmissionPolicy",
-                                        "ValidatingAdmissionPolicyBinding"}
-    assert not {k for k, _ in in_nodes} & (BUNDLE_KINDS - {"ConfigMap"})
+    # The operator makes only what a bundle cannot carry.
+    assert not {kind for kind, _ in made} & BUNDLE_KINDS, sorted(made)
     # The DaemonSet's account mounts no token by default: the bundle says so.
     assert in_bundle[("ServiceAccount", "rocenet")]["automountServiceAccountToken"] is False
+    assert not os.path.exists(os.path.join(OLM, "nodes")), "packaging/olm/nodes: nothing is applied by hand"
 
 
 # --- operator-framework's validators ---------------------------------------------------

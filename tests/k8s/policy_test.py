@@ -44,15 +44,20 @@ CNI_PLUGIN = "/opt/cni/bin/rocenet"
 
 
 def _patch(e, kustomization: dict) -> None:
-    """The overlay without its DaemonSet, and rocenet-controller told the
-    API server's own address (no kube-proxy) and the fabric's sysfs tree.
-    No node image (the operator runs its own) and no diagnostics' Secret
-    (the operator makes it)."""
+    """The overlay without what an OLM bundle cannot carry (the DaemonSet,
+    the admission policies and their bindings), and rocenet-controller
+    told the API server's own address (no kube-proxy) and the fabric's
+    sysfs tree. No node image (the operator runs its own) and no
+    diagnostics' Secret (the operator makes it)."""
     host_port = e.cluster.record["server"].removeprefix("https://")
     host, port = host_port.rsplit(":", 1)
     kustomization.setdefault("patches", []).extend([
         {"patch": json.dumps({"$patch": "delete", "apiVersion": "apps/v1", "kind": "DaemonSet",
                               "metadata": {"name": "rocenet", "namespace": NS}})},
+        *({"target": {"kind": kind}, "patch": json.dumps({
+            "$patch": "delete", "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": "made-by-the-operator"}})}
+          for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")),
         {"target": {"kind": "Deployment", "name": "rocenet-controller"}, "patch": json.dumps([
             {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
              "value": f"--node-api-server={host_port}"},
@@ -127,9 +132,23 @@ def _node(env) -> dict:
     return env.json("get", "node", env.cluster.node)
 
 
+def _made_by_the_operator(env) -> list[str]:
+    """The admission policies and bindings whose fields the operator owns."""
+    made = []
+    for kind in ("validatingadmissionpolicies", "validatingadmissionpolicybindings"):
+        for o in env.json("get", kind, "--show-managed-fields")["items"]:
+            if any(f["manager"] == "rocenet-operator" for f in o["metadata"].get("managedFields", [])):
+                made.append(f"{kind}/{o['metadata']['name']}")
+    return sorted(made)
+
+
 def test_only_the_operator_runs_until_the_example_policy_brings_rocenet_up(env, say):
     assert env.json("-n", NS, "get", "daemonsets")["items"] == []
     env.kubectl("-n", NS, "rollout", "status", "deployment/rocenet-controller", "--timeout=120s")
+    # What no bundle carries, applied by no one: the operator made it.
+    made = wait("the admission policies made by the operator", lambda: (
+        lambda m: m if len(m) == 10 else None)(_made_by_the_operator(env)), 60)
+    assert "validatingadmissionpolicies/rocenet-node-reporter.rocenet.io" in made, made
     started = time.monotonic()
     env.kubectl("apply", "-f", EXAMPLE)
     policy = wait("the example policy Ready", lambda: _ready(env), 180)
@@ -262,6 +281,7 @@ def test_the_policy_deleted_leaves_nothing_of_rocenet_on_the_node(env, say):
     node = _node(env)
     assert "rocenet.io/node-policy" not in node["metadata"]["labels"], node["metadata"]["labels"]
     assert "ScaleOutNetworkReady" not in {c["type"] for c in node["status"]["conditions"]}
+    assert env.json("get", "rocenetnodes")["items"] == [], "a RocenetNode left after the delete"
     assert _fabric_addresses(env) == {}
     routes = subprocess.run(["ip", "-n", env.fab.node_netns, "-4", "route", "show", "table", "all"],
                             capture_output=True, text=True, check=True).stdout

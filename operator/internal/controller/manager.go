@@ -155,6 +155,13 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	if err := policies.SetupWithManager(mgr, expected); err != nil {
 		return nil, err
 	}
+	objects, err := NewClusterObjectsReconciler(mgr.GetClient(), mgr.GetRESTMapper(), opts.OpenShift, opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if err := objects.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
 	return mgr, nil
 }
 

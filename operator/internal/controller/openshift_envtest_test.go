@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The operator knows OpenShift by the API group of its
@@ -20,6 +21,23 @@ func TestEnvtestOpenShiftIsKnownByItsSecurityGroup(t *testing.T) {
 	if openShift, err := IsOpenShift(cfg); err != nil || openShift {
 		t.Fatalf("a plain API server taken for OpenShift: %v, %v", openShift, err)
 	}
+	serveSecurityContextConstraints(t, admin)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		openShift, err := IsOpenShift(cfg)
+		if err == nil && openShift {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("security.openshift.io served, not taken for OpenShift: %v", err)
+		}
+	}
+}
+
+// serveSecurityContextConstraints makes the API server serve OpenShift's
+// SecurityContextConstraints (a CRD of any schema, as far as the operator
+// needs).
+func serveSecurityContextConstraints(t *testing.T, admin client.Client) {
+	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "securitycontextconstraints.security.openshift.io"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
@@ -40,15 +58,6 @@ func TestEnvtestOpenShiftIsKnownByItsSecurityGroup(t *testing.T) {
 	obj.SetKind("CustomResourceDefinition")
 	if err := admin.Create(context.Background(), obj); err != nil {
 		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		openShift, err := IsOpenShift(cfg)
-		if err == nil && openShift {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("security.openshift.io served, not taken for OpenShift: %v", err)
-		}
 	}
 }
 
