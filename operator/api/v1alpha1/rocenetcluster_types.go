@@ -3,6 +3,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -41,7 +42,8 @@ const ReasonMissing = "Missing"
 // runs on, how many are ready, each rail's ports, the nodes that are not
 // ready and why, and the versions during a rollout. One object, named
 // "cluster", created and kept by rocenet-controller from every
-// RocenetNode and the Nodes' readiness.
+// RocenetNode and the Nodes' readiness; its spec holds the settings of the
+// whole installation.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=rcluster
@@ -54,11 +56,69 @@ const ReasonMissing = "Missing"
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`,description="The newest version and how many nodes run it"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].message`,priority=1
+// +kubebuilder:printcolumn:name="Management",type=string,JSONPath=`.spec.managementState`,priority=1
 type RocenetCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// +kubebuilder:default={}
+	// +optional
+	Spec   RocenetClusterSpec   `json:"spec,omitempty"`
 	Status RocenetClusterStatus `json:"status,omitempty"`
+}
+
+// The management states of RocenetClusterSpec.
+const (
+	// ManagementManaged: the operator keeps the node side as the policies say.
+	ManagementManaged = "Managed"
+	// ManagementUnmanaged: the operator changes nothing of the node side.
+	ManagementUnmanaged = "Unmanaged"
+)
+
+// RocenetClusterSpec holds the settings of the whole installation, in one
+// place: those of one group of nodes are its RocenetNodePolicy's. Written
+// by the cluster's administrator; rocenet-controller makes the object with
+// the defaults and never changes its spec (docs/operator.md#cluster-wide-settings).
+type RocenetClusterSpec struct {
+	// Managed (the default): the operator keeps every policy's node side
+	// as its policy says. Unmanaged: it changes nothing of the node side
+	// (no DaemonSet, ConfigMap, node label or pod, no rollout, no deletion:
+	// a deleted policy waits) until set back to Managed; the node side
+	// runs on as it is and the policies' Ready condition says Unmanaged.
+	// For maintenance by hand, as OpenShift's operators have it.
+	// +kubebuilder:validation:Enum=Managed;Unmanaged
+	// +kubebuilder:default=Managed
+	// +optional
+	ManagementState string `json:"managementState,omitempty"`
+
+	// Secrets in rocenet's namespace to pull the node side's images with,
+	// given to every policy's pods (a private registry or a mirror).
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// How many nodes the triages may, all together, leave unvalidated
+	// within a window (docs/fleet.md#the-triage-budget); unset, the
+	// controller's --triage-budget and --triage-budget-window.
+	// +optional
+	TriageBudget *TriageBudgetSettings `json:"triageBudget,omitempty"`
+}
+
+// TriageBudgetSettings is the cluster's triage budget as configured.
+type TriageBudgetSettings struct {
+	// A number of nodes ("12") or a share of the cluster's nodes ("10%");
+	// "0" stops every invasive stage.
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,6}|([0-9]|[1-9][0-9]|100)%)$`
+	// +kubebuilder:validation:MaxLength=7
+	// +optional
+	MaxUnvalidated string `json:"maxUnvalidated,omitempty"`
+	// The sliding window, at least a minute ("1h", "90m").
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="the window is at least 1m"
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Window string `json:"window,omitempty"`
 }
 
 // RocenetClusterStatus is the fabric as the controller last reconciled it.
@@ -70,7 +130,7 @@ type RocenetCluster struct {
 // compute are kept as they are.
 type RocenetClusterStatus struct {
 	// Available, Progressing, Degraded. They have no observedGeneration:
-	// the object has no spec.
+	// they are the fleet's, not the spec's.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16

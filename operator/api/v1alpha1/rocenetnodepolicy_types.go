@@ -55,6 +55,9 @@ const (
 	// The policy is being deleted: its pods end first, each uninstalling
 	// rocenet from its node.
 	ReasonDeleting = "Deleting"
+	// The RocenetCluster's managementState is Unmanaged: the operator
+	// changes nothing of the node side.
+	ReasonUnmanaged = "Unmanaged"
 )
 
 // The label the operator puts on a node to record the policy it belongs

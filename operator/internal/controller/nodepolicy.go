@@ -155,6 +155,13 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.client.Get(ctx, req.NamespacedName, &policy); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	cluster, err := clusterSettings(ctx, r.client)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if cluster.Spec.ManagementState == v1alpha1.ManagementUnmanaged {
+		return reconcile.Result{}, r.writeUnmanaged(ctx, &policy)
+	}
 	var policies v1alpha1.RocenetNodePolicyList
 	if err := r.client.List(ctx, &policies); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing the node policies: %w", err)
@@ -215,7 +222,7 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.ensureDiagSecret(ctx); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.applyNodeSide(ctx, &policy); err != nil {
+	if err := r.applyNodeSide(ctx, &policy, cluster); err != nil {
 		return reconcile.Result{}, err
 	}
 	if f := policy.Status.RolloutFailure; f == nil || f.Generation != policy.Generation {
@@ -241,12 +248,14 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 }
 
 // applyNodeSide applies the policy's ConfigMap and DaemonSet.
-func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.RocenetNodePolicy) error {
+func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.RocenetNodePolicy, cluster *v1alpha1.RocenetCluster) error {
 	config, err := nodeset.ConfigMaps(p, r.opts)
 	if err != nil {
 		return fmt.Errorf("the configuration of node policy %s: %w", p.Name, err)
 	}
-	ds, err := nodeset.DaemonSet(p, config, r.opts)
+	opts := r.opts
+	opts.ImagePullSecrets = cluster.Spec.ImagePullSecrets
+	ds, err := nodeset.DaemonSet(p, config, opts)
 	if err != nil {
 		return fmt.Errorf("the DaemonSet of node policy %s: %w", p.Name, err)
 	}
@@ -263,7 +272,8 @@ func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.Ro
 	}
 	// Applied already, and unchanged since (a DaemonSet changed by hand
 	// has a new generation): a write would change nothing.
-	want := applied{policy: p.Generation, template: ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]}
+	want := applied{policy: p.Generation, template: ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation],
+		cluster: cluster.Generation}
 	if f := p.Status.RolloutFailure; f != nil && f.Generation == p.Generation {
 		want.rolledBackTo = f.RolledBackTo
 	}
@@ -317,6 +327,8 @@ func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.Ro
 type applied struct {
 	policy, daemonSet      int64
 	template, rolledBackTo string
+	// The RocenetCluster's generation: its pull secrets are the pods'.
+	cluster int64
 }
 
 // podsLeaving is how long to wait for the pods of a policy being deleted
@@ -676,6 +688,8 @@ func (r *NodePolicyReconciler) SetupWithManager(mgr manager.Manager, daemonSets 
 		// Another policy's change may give this one nodes, or take them.
 		Watches(&v1alpha1.RocenetNodePolicy{}, all).
 		Watches(&corev1.Node{}, all, builder.WithPredicates(nodeLabelsChanged)).
+		// The cluster's settings: its management state, pull secrets.
+		Watches(&v1alpha1.RocenetCluster{}, all, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Kind(daemonSets, &appsv1.DaemonSet{}, byLabel)).
 		// A pod of a wave gone, made again, ready: the rollout goes on.
 		WatchesRawSource(source.Kind(daemonSets, &corev1.Pod{}, podsByLabel)).

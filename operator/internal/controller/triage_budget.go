@@ -71,8 +71,12 @@ func unvalidatedBound(v *intstr.IntOrString, n int, fallback string) int {
 // replica starts to lead. Its methods are safe from any goroutine.
 type triageBudget struct {
 	client client.Client
-	value  intstr.IntOrString
-	window time.Duration
+	// The flags' budget and window, and those in force: the
+	// RocenetCluster's spec.triageBudget where it sets them.
+	flagValue  intstr.IntOrString
+	flagWindow time.Duration
+	value      intstr.IntOrString
+	window     time.Duration
 
 	mu     sync.Mutex
 	loaded bool
@@ -91,7 +95,33 @@ func newTriageBudget(c client.Client, value string, window time.Duration) (*tria
 	if window <= 0 {
 		window = DefaultTriageBudgetWindow
 	}
-	return &triageBudget{client: c, value: v, window: window}, nil
+	return &triageBudget{client: c, flagValue: v, flagWindow: window, value: v, window: window}, nil
+}
+
+// configure takes the budget and window in force from the cluster's
+// spec, else the flags'. The CRD validates them; a value it let through
+// that does not parse keeps the flag's, and the log says so.
+func (b *triageBudget) configure(ctx context.Context, cluster *v1alpha1.RocenetCluster) {
+	b.value, b.window = b.flagValue, b.flagWindow
+	if cluster == nil || cluster.Spec.TriageBudget == nil {
+		return
+	}
+	settings := cluster.Spec.TriageBudget
+	if settings.MaxUnvalidated != "" {
+		if v, err := ParseBudget(settings.MaxUnvalidated); err == nil {
+			b.value = v
+		} else {
+			klog.FromContext(ctx).Error(err, "RocenetCluster spec.triageBudget.maxUnvalidated: the flag's budget stays", "budget", b.flagValue.String())
+		}
+	}
+	if settings.Window != "" {
+		if d, err := time.ParseDuration(settings.Window); err == nil && d >= time.Minute {
+			b.window = d
+		} else {
+			klog.FromContext(ctx).Error(err, "RocenetCluster spec.triageBudget.window: at least 1m; the flag's window stays",
+				"window", settings.Window)
+		}
+	}
 }
 
 // load reads the ledger a previous leader left, once.
@@ -172,6 +202,7 @@ func (b *triageBudget) Reserve(ctx context.Context, key string, run int32, want 
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.configure(ctx, cluster)
 	b.load(ctx, cluster)
 	b.prune(now)
 	b.drop(key)
@@ -197,6 +228,7 @@ func (b *triageBudget) Settle(ctx context.Context, key string, unvalidated []str
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.configure(ctx, cluster)
 	b.load(ctx, cluster)
 	b.prune(now)
 	b.drop(key)

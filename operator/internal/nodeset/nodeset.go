@@ -113,6 +113,8 @@ type Options struct {
 	// A simulated fabric's sysfs tree on the host, for rocenetd instead of
 	// /sys ("": the node's own).
 	SysfsRoot string
+	// The pods' image pull secrets: the RocenetCluster's.
+	ImagePullSecrets []corev1.LocalObjectReference
 }
 
 // Labels of the objects a policy makes.
@@ -223,6 +225,9 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 	}
 	if p.Spec.PriorityClassName != "" {
 		spec.PriorityClassName = p.Spec.PriorityClassName
+	}
+	if len(opts.ImagePullSecrets) > 0 {
+		spec.ImagePullSecrets = opts.ImagePullSecrets
 	}
 	image := p.Spec.Image
 	if image == "" {
