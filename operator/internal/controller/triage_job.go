@@ -7,15 +7,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 )
@@ -63,11 +66,35 @@ type diagdTemplate struct {
 	priorityClass  string
 }
 
-// diagd reads the DaemonSet's diagd container and socket volume.
-func (r *TriageReconciler) diagd(ctx context.Context) (*diagdTemplate, error) {
+// nodeDaemonSet is the DaemonSet whose diagd a run copies: the one of an
+// installation from files (opts.DaemonSet), else the first by name of the
+// node DaemonSets the node policies made (NodeDaemonSetLabels).
+func (r *TriageReconciler) nodeDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) {
 	var ds appsv1.DaemonSet
-	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: r.opts.Namespace, Name: r.opts.DaemonSet}, &ds); err != nil {
+	err := r.reader.Get(ctx, types.NamespacedName{Namespace: r.opts.Namespace, Name: r.opts.DaemonSet}, &ds)
+	if err == nil {
+		return &ds, nil
+	}
+	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading the DaemonSet %s/%s (its diagd container is what a run uses): %w", r.opts.Namespace, r.opts.DaemonSet, err)
+	}
+	var list appsv1.DaemonSetList
+	if err := r.reader.List(ctx, &list, client.InNamespace(r.opts.Namespace), client.MatchingLabels(NodeDaemonSetLabels)); err != nil {
+		return nil, fmt.Errorf("listing rocenet's node DaemonSets in %s (their diagd container is what a run uses): %w", r.opts.Namespace, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("no rocenet node DaemonSet in %s (neither %s nor one of a RocenetNodePolicy): "+
+			"a run uses its diagd container", r.opts.Namespace, r.opts.DaemonSet)
+	}
+	slices.SortFunc(list.Items, func(a, b appsv1.DaemonSet) int { return strings.Compare(a.Name, b.Name) })
+	return &list.Items[0], nil
+}
+
+// diagd reads the node DaemonSet's diagd container and socket volume.
+func (r *TriageReconciler) diagd(ctx context.Context) (*diagdTemplate, error) {
+	ds, err := r.nodeDaemonSet(ctx)
+	if err != nil {
+		return nil, err
 	}
 	spec := &ds.Spec.Template.Spec
 	d := &diagdTemplate{serviceAccount: spec.ServiceAccountName, tolerations: spec.Tolerations,
@@ -83,7 +110,7 @@ func (r *TriageReconciler) diagd(ctx context.Context) (*diagdTemplate, error) {
 		}
 	}
 	if d.container == nil || d.volume == nil {
-		return nil, fmt.Errorf("the DaemonSet %s/%s has no container %q with the volume %q", r.opts.Namespace, r.opts.DaemonSet, diagdContainer, diagdVolume)
+		return nil, fmt.Errorf("the DaemonSet %s/%s has no container %q with the volume %q", ds.Namespace, ds.Name, diagdContainer, diagdVolume)
 	}
 	return d, nil
 }
