@@ -4,14 +4,16 @@ rocenet-controller runs until a RocenetNodePolicy asks for rocenet on the
 node, and everything after is the policy's, checked as an admin would
 check it with kubectl and `ip`.
 
-The cluster and the fabric are e2e_test.py's (tests/k8s/e2e_support.py),
-rocenet applied from tests/k8s/overlay with its DaemonSet left out: the
-operator makes the policy's. The tests run in the file's order on one
-cluster and build on each other (the module is `ordered`): the example
-policy comes up and serves a pod, a bad value is refused at apply, a new
-MTU reaches every port through the rollout, a change that breaks the node
-rolls back by itself, an overlapping policy is refused for the node it
-would share, and the policy deleted leaves nothing of rocenet on the node.
+The cluster and the fabric are e2e_test.py's (tests/k8s/e2e_support.py);
+rocenet is installed as OLM installs the operator bundle
+(packaging/olm/make-bundle.py, tests/k8s/olm_install.py): the operator,
+its CRDs and RBAC, nothing of the node side, which the operator makes.
+The tests run in the file's order on one cluster and build on each
+other (the module is `ordered`): the example policy comes up and serves a
+pod, a bad value is refused at apply, a new MTU reaches every port
+through the rollout, a change that breaks the node rolls back by itself,
+an overlapping policy is refused for the node it would share, and the
+policy deleted leaves nothing of rocenet on the node.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import re
 import subprocess
 import time
 
+import olm_install
 import pytest
 import yaml
 
@@ -31,6 +34,8 @@ from e2e_support import IMAGE, PORTS, ROOT, deployed, host_paths, wait
 pytestmark = pytest.mark.ordered
 
 NS = "rocenet-system"
+# The image the bundle names (the openshift overlay's).
+BUNDLE_IMAGE = "registry.example.com/rocenet/rocenet"
 EXAMPLE = os.path.join(ROOT, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")
 # The template of a device-plugin policy's DaemonSet on Kubernetes.
 MANIFEST = os.path.join(ROOT, "operator", "internal", "nodeset", "manifests", "generic.yaml")
@@ -44,35 +49,37 @@ CNI_PLUGIN = "/opt/cni/bin/rocenet"
 
 
 def _patch(e, kustomization: dict) -> None:
-    """The overlay without what an OLM bundle cannot carry (the DaemonSet,
-    the admission policies and their bindings), and rocenet-controller
-    told the API server's own address (no kube-proxy) and the fabric's
-    sysfs tree. No node image (the operator runs its own) and no
-    diagnostics' Secret (the operator makes it)."""
+    """What OLM installs from the bundle, with the test cluster's image
+    (the bundle names the openshift overlay's registry: a mirror's
+    rewrite, as OLM does for relatedImages), and rocenet-controller told
+    the API server's own address (no kube-proxy) and the fabric's sysfs
+    tree. No diagnostics' Secret (the operator makes it)."""
     host_port = e.cluster.record["server"].removeprefix("https://")
     host, port = host_port.rsplit(":", 1)
+    name, tag = IMAGE.rsplit(":", 1)
+    kustomization["images"] = [{"name": BUNDLE_IMAGE, "newName": name, "newTag": tag}]
     kustomization.setdefault("patches", []).extend([
-        {"patch": json.dumps({"$patch": "delete", "apiVersion": "apps/v1", "kind": "DaemonSet",
-                              "metadata": {"name": "rocenet", "namespace": NS}})},
-        *({"target": {"kind": kind}, "patch": json.dumps({
-            "$patch": "delete", "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-            "metadata": {"name": "made-by-the-operator"}})}
-          for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")),
+        {"target": {"kind": "Deployment", "name": "rocenet-controller"}, "patch": json.dumps({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "rocenet-controller"},
+            "spec": {"template": {"spec": {"containers": [{"name": "controller", "env": [
+                {"name": "RELATED_IMAGE_ROCENET", "value": IMAGE},
+                {"name": "KUBERNETES_SERVICE_HOST", "value": host},
+                {"name": "KUBERNETES_SERVICE_PORT", "value": port}]}]}}}})},
         {"target": {"kind": "Deployment", "name": "rocenet-controller"}, "patch": json.dumps([
             {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
              "value": f"--node-api-server={host_port}"},
             {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
-             "value": f"--node-sysfs-root={SYSFS}"},
-            *({"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": v} for v in (
-                {"name": "KUBERNETES_SERVICE_HOST", "value": host},
-                {"name": "KUBERNETES_SERVICE_PORT", "value": port}))])},
+             "value": f"--node-sysfs-root={SYSFS}"}])},
     ])
 
 
 @pytest.fixture(scope="module")
-def env(artifacts, say, took):
-    with deployed(artifacts, os.path.join(os.path.dirname(__file__), "overlay"), say, took,
-                  patch=_patch) as e:
+def env(artifacts, say, took, tmp_path_factory):
+    work = tmp_path_factory.mktemp("olm")
+    bundle = olm_install.build_bundle(ROOT, os.path.join(artifacts.bin_dir, "kubectl"), str(work / "bundle"))
+    installed = olm_install.write_kustomization(bundle, str(work / "installed"))
+    took("the operator bundle built")
+    with deployed(artifacts, installed, say, took, patch=_patch) as e:
         # What the policy's pods may make on the host, gone with the
         # cluster whatever the tests leave: the DaemonSet's hostPaths.
         with open(MANIFEST) as f:
