@@ -362,10 +362,16 @@ def test_metrics_service_and_servicemonitor_scrape_both_programs():
 def test_daemonset_probes_use_what_the_binaries_offer(overlay):
     name, docs = overlay
     ds = one(docs, "DaemonSet", "rocenet")
-    # Gaudi nodes only (NFD's PCI label for vendor 1da3, class 12): not every
-    # CPU and control-plane node with a forever not-ready daemon.
-    assert ds["spec"]["template"]["spec"]["nodeSelector"] == {
-        "kubernetes.io/os": "linux", "feature.node.kubernetes.io/pci-1200_1da3.present": "true"}
+    # Gaudi nodes only, under either form of NFD's PCI label for vendor
+    # 1da3 (upstream's with class 12, OpenShift's without): not every CPU
+    # and control-plane node with a forever not-ready daemon.
+    spec = ds["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert [t["matchExpressions"] for t in terms] == [
+        [{"key": f"feature.node.kubernetes.io/pci-{label}.present", "operator": "In", "values": ["true"]}]
+        for label in ("1200_1da3", "1da3")]
     cs = containers(ds)
     config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
     daemon = cs["rocenetd"]

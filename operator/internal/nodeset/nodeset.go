@@ -219,7 +219,10 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
 
 	spec := &pod.Spec
+	// The nodes the policy holds, by its record on them: the overlay's
+	// affinity (the Gaudi nodes) is the policy's selector's to say.
 	spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux", v1alpha1.NodePolicyLabel: p.Name}
+	spec.Affinity = nil
 	if len(p.Spec.Tolerations) > 0 {
 		spec.Tolerations = p.Spec.Tolerations
 	}

@@ -86,6 +86,10 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 	if got := pod.Spec.NodeSelector; len(got) != 2 || got[v1alpha1.NodePolicyLabel] != "gaudi" || got["kubernetes.io/os"] != "linux" {
 		t.Errorf("nodeSelector %v: want the nodes the policy holds", got)
 	}
+	// The overlay's Gaudi affinity is not the policy's: its selector is.
+	if pod.Spec.Affinity != nil {
+		t.Errorf("affinity %+v: want none beside the policy's record", pod.Spec.Affinity)
+	}
 	if pod.Annotations[ConfigHashAnnotation] != nodeconfig.Hash([]byte(config.Node.Data[NodeConfigKey])) ||
 		config.Node.Name != "rocenet-gaudi-"+config.Hash || !*config.Node.Immutable || config.Live.Name != "rocenet-gaudi-live" {
 		t.Errorf("config hash %q, ConfigMaps %s and %s", pod.Annotations[ConfigHashAnnotation], config.Node.Name, config.Live.Name)
