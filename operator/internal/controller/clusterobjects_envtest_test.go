@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
@@ -28,6 +29,12 @@ import (
 func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 	cfg, admin := startAPIServer(t)
 	ctx := context.Background()
+	// The admission policies and the DeviceClass are read with client-go's
+	// scheme: the controller's own has only what it reads typed.
+	kube, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	eventually := func(what string, check func() error) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
@@ -46,7 +53,7 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 		"rocenet-node-status.rocenet.io", "rocenet-resourceslices.rocenet.io", "rocenet-triage-pods.rocenet.io"}
 	// Nothing of it before the operator starts.
 	var vaps admissionv1.ValidatingAdmissionPolicyList
-	if err := admin.List(ctx, &vaps); err != nil || len(vaps.Items) != 0 {
+	if err := kube.List(ctx, &vaps); err != nil || len(vaps.Items) != 0 {
 		t.Fatalf("admission policies before the operator: %d, %v", len(vaps.Items), err)
 	}
 	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
@@ -55,10 +62,10 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 		var got []string
 		var vaps admissionv1.ValidatingAdmissionPolicyList
 		var bindings admissionv1.ValidatingAdmissionPolicyBindingList
-		if err := admin.List(ctx, &vaps); err != nil {
+		if err := kube.List(ctx, &vaps); err != nil {
 			return err
 		}
-		if err := admin.List(ctx, &bindings); err != nil {
+		if err := kube.List(ctx, &bindings); err != nil {
 			return err
 		}
 		for _, p := range vaps.Items {
@@ -71,14 +78,14 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 		return nil
 	})
 	var triage admissionv1.ValidatingAdmissionPolicyBinding
-	if err := admin.Get(ctx, client.ObjectKey{Name: "rocenet-triage-pods.rocenet.io"}, &triage); err != nil {
+	if err := kube.Get(ctx, client.ObjectKey{Name: "rocenet-triage-pods.rocenet.io"}, &triage); err != nil {
 		t.Fatal(err)
 	}
 	if got := triage.Spec.MatchResources.NamespaceSelector.MatchExpressions[0].Values; !slices.Equal(got, []string{rocenetNS}) {
 		t.Errorf("the triage pod policy's binding matches namespaces %v, want the operator's %s", got, rocenetNS)
 	}
 	// DRA's DeviceClass, once a policy asks for DRA, not before.
-	if err := admin.Get(ctx, client.ObjectKey{Name: "scale-out-port.rocenet.io"}, &resourcev1.DeviceClass{}); !apierrors.IsNotFound(err) {
+	if err := kube.Get(ctx, client.ObjectKey{Name: "scale-out-port.rocenet.io"}, &resourcev1.DeviceClass{}); !apierrors.IsNotFound(err) {
 		t.Errorf("DRA's DeviceClass without a DRA policy: %v, want none", err)
 	}
 	if err := admin.Create(ctx, &v1alpha1.RocenetNodePolicy{ObjectMeta: metav1.ObjectMeta{Name: "dra"},
@@ -87,22 +94,22 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually("DRA's DeviceClass for the DRA policy", func() error {
-		return admin.Get(ctx, client.ObjectKey{Name: "scale-out-port.rocenet.io"}, &resourcev1.DeviceClass{})
+		return kube.Get(ctx, client.ObjectKey{Name: "scale-out-port.rocenet.io"}, &resourcev1.DeviceClass{})
 	})
 
 	// Changed by hand: put back. Deleted: made again.
 	var reporter admissionv1.ValidatingAdmissionPolicy
-	if err := admin.Get(ctx, client.ObjectKey{Name: "rocenet-node-reporter.rocenet.io"}, &reporter); err != nil {
+	if err := kube.Get(ctx, client.ObjectKey{Name: "rocenet-node-reporter.rocenet.io"}, &reporter); err != nil {
 		t.Fatal(err)
 	}
 	want := len(reporter.Spec.Validations)
 	reporter.Spec.Validations = reporter.Spec.Validations[:1]
-	if err := admin.Update(ctx, &reporter); err != nil {
+	if err := kube.Update(ctx, &reporter); err != nil {
 		t.Fatal(err)
 	}
 	eventually("the reporter's policy put back", func() error {
 		var p admissionv1.ValidatingAdmissionPolicy
-		if err := admin.Get(ctx, client.ObjectKey{Name: reporter.Name}, &p); err != nil {
+		if err := kube.Get(ctx, client.ObjectKey{Name: reporter.Name}, &p); err != nil {
 			return err
 		}
 		if len(p.Spec.Validations) != want {
@@ -110,12 +117,12 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 		}
 		return nil
 	})
-	if err := admin.Delete(ctx, &triage); err != nil {
+	if err := kube.Delete(ctx, &triage); err != nil {
 		t.Fatal(err)
 	}
 	eventually("the triage pod policy's binding made again", func() error {
 		var b admissionv1.ValidatingAdmissionPolicyBinding
-		if err := admin.Get(ctx, client.ObjectKey{Name: triage.Name}, &b); err != nil {
+		if err := kube.Get(ctx, client.ObjectKey{Name: triage.Name}, &b); err != nil {
 			return err
 		}
 		if b.UID == triage.UID {
