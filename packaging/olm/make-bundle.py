@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Builds rocenet's operator bundle for OpenShift's Operator Lifecycle
-Manager (registry+v1) from the manifests of the openshift overlay.
+Manager (registry+v1) from the manifests of the openshift-dra overlay
+(the openshift overlay with DRA's component, whose RBAC a DRA policy's
+plugin needs: a policy chooses its mode, the bundle serves both).
 
   packaging/olm/make-bundle.py [--kubectl=PATH] OUTDIR
 
@@ -16,7 +18,7 @@ OUTDIR gets:
   bundle.Dockerfile                              the bundle image, built with
                                                  OUTDIR as its context
 
-It renders packaging/kubernetes/overlays/openshift with `kubectl kustomize`
+It renders packaging/kubernetes/overlays/openshift-dra with `kubectl kustomize`
 and sorts every object into exactly one place, failing on one it does not
 know:
 
@@ -56,7 +58,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-OVERLAY = os.path.join(REPO, "packaging", "kubernetes", "overlays", "openshift")
+OVERLAY = os.path.join(REPO, "packaging", "kubernetes", "overlays", "openshift-dra")
 CRDS = os.path.join(REPO, "packaging", "kubernetes", "base", "crds")
 EXAMPLE_POLICY = os.path.join(REPO, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")
 PACKAGE = "rocenet"

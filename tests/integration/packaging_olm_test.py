@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Packaging, the operator bundle for OpenShift's OLM: what
-packaging/olm/make-bundle.py builds from the openshift overlay is a valid
+packaging/olm/make-bundle.py builds from the openshift-dra overlay is a valid
 registry+v1 bundle by operator-framework/api's own validators (the
 checker in tests/olm/bundle-check, built from its pinned module; SKIPPED
 without Go); its ClusterServiceVersion carries the version of
@@ -26,7 +26,8 @@ from packaging_support import K8S, PKG, REPO, kubectl, one, render
 
 OLM = os.path.join(PKG, "olm")
 CRDS = os.path.join(K8S, "base", "crds")
-OPENSHIFT = os.path.join(K8S, "overlays", "openshift")
+# The overlay the bundle is made from: OpenShift's, with DRA's component.
+OPENSHIFT = os.path.join(K8S, "overlays", "openshift-dra")
 CHECKER = os.path.join(REPO, "tests", "olm", "bundle-check")
 CSV_FILE = "rocenet.clusterserviceversion.yaml"
 # The kinds OLM installs from a bundle (operator-registry's
@@ -207,7 +208,7 @@ def _operator_made(platform: str) -> list[dict]:
 
 
 def test_bundle_and_the_operator_make_the_overlay(bundle):
-    """Every object of the openshift overlay is in exactly one place: a
+    """Every object of the openshift-dra overlay is in exactly one place: a
     bundle manifest (as rendered, less its namespace), the CSV (the
     controller's Deployment, the roles and bindings; OLM makes the
     controller's ServiceAccount; the Namespace, as the console makes it,
