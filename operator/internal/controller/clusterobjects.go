@@ -29,9 +29,9 @@ import (
 // policies' DaemonSets and what OLM cannot install
 // (clusterobjects.Objects): at start, and again whenever one of them is
 // changed or deleted by hand; DRA's DeviceClass once a policy asks for
-// DRA. Nothing while the RocenetCluster is Unmanaged. They belong to no policy and outlive the
-// operator: the running node side keeps its admission policies and SCC
-// when the operator is uninstalled.
+// DRA. Nothing while the RocenetCluster is Unmanaged. They belong to no
+// policy and outlive the operator: the running node side keeps its
+// admission policies and SCC when the operator is uninstalled.
 type ClusterObjectsReconciler struct {
 	client  client.Client
 	objects []*unstructured.Unstructured
