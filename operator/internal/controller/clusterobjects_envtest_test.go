@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -35,20 +34,6 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually := func(what string, check func() error) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			err := check()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %v", what, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
 	policies := []string{"rocenet-node-policy-label.rocenet.io", "rocenet-node-reporter.rocenet.io",
 		"rocenet-node-status.rocenet.io", "rocenet-resourceslices.rocenet.io", "rocenet-triage-pods.rocenet.io"}
 	// Nothing of it before the operator starts.
@@ -58,7 +43,7 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 	}
 	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		NodeImage: "registry.example/rocenet:1"})
-	eventually("the admission policies and their bindings", func() error {
+	eventually(t, "the admission policies and their bindings", func() error {
 		var got []string
 		var vaps admissionv1.ValidatingAdmissionPolicyList
 		var bindings admissionv1.ValidatingAdmissionPolicyBindingList
@@ -93,7 +78,7 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 			NodeSelector: labelSelector("feature.node.kubernetes.io/pci-1da3.present", "true")}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually("DRA's DeviceClass for the DRA policy", func() error {
+	eventually(t, "DRA's DeviceClass for the DRA policy", func() error {
 		return kube.Get(ctx, client.ObjectKey{Name: "scale-out-port.rocenet.io"}, &resourcev1.DeviceClass{})
 	})
 
@@ -107,7 +92,7 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 	if err := kube.Update(ctx, &reporter); err != nil {
 		t.Fatal(err)
 	}
-	eventually("the reporter's policy put back", func() error {
+	eventually(t, "the reporter's policy put back", func() error {
 		var p admissionv1.ValidatingAdmissionPolicy
 		if err := kube.Get(ctx, client.ObjectKey{Name: reporter.Name}, &p); err != nil {
 			return err
@@ -120,7 +105,7 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 	if err := kube.Delete(ctx, &triage); err != nil {
 		t.Fatal(err)
 	}
-	eventually("the triage pod policy's binding made again", func() error {
+	eventually(t, "the triage pod policy's binding made again", func() error {
 		var b admissionv1.ValidatingAdmissionPolicyBinding
 		if err := kube.Get(ctx, client.ObjectKey{Name: triage.Name}, &b); err != nil {
 			return err
@@ -133,7 +118,7 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 
 	// On OpenShift (security.openshift.io served), the SCC.
 	serveSecurityContextConstraints(t, admin)
-	eventually("security.openshift.io served", func() error {
+	eventually(t, "security.openshift.io served", func() error {
 		if openShift, err := IsOpenShift(cfg); err != nil || !openShift {
 			return fmt.Errorf("not yet: %v", err)
 		}
@@ -141,7 +126,7 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 	})
 	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		NodeImage: "registry.example/rocenet:1", OpenShift: true})
-	eventually("the SCC rocenet", func() error {
+	eventually(t, "the SCC rocenet", func() error {
 		scc := &unstructured.Unstructured{}
 		scc.SetAPIVersion("security.openshift.io/v1")
 		scc.SetKind("SecurityContextConstraints")

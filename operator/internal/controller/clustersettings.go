@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,22 +33,10 @@ func clusterSettings(ctx context.Context, c client.Reader) (*v1alpha1.RocenetClu
 // Unknown (the node side runs on, unwatched), Progressing False; Degraded
 // stays as it was.
 func (r *NodePolicyReconciler) writeUnmanaged(ctx context.Context, policy *v1alpha1.RocenetNodePolicy) error {
-	status := policy.Status.DeepCopy()
 	msg := fmt.Sprintf("the RocenetCluster %s is Unmanaged (spec.managementState): the operator changes nothing "+
 		"of this policy's node side until it is Managed again", clusterKey.Name)
-	for _, c := range []metav1.Condition{
+	return r.writeConditions(ctx, policy, false, v1alpha1.ReasonUnmanaged, msg, []metav1.Condition{
 		{Type: v1alpha1.NodePolicyReady, Status: metav1.ConditionUnknown},
 		{Type: v1alpha1.NodePolicyProgressing, Status: metav1.ConditionFalse},
-	} {
-		c.ObservedGeneration, c.Reason, c.Message = policy.Generation, v1alpha1.ReasonUnmanaged, msg
-		meta.SetStatusCondition(&status.Conditions, c)
-	}
-	if equality.Semantic.DeepEqual(&policy.Status, status) {
-		return nil
-	}
-	policy.Status = *status
-	if err := r.client.Status().Update(ctx, policy); err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("writing the status of node policy %s: %w", policy.Name, err)
-	}
-	return nil
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -34,20 +33,6 @@ func TestEnvtestTheClusterSettingsReachThePolicies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually := func(what string, check func() error) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			err := check()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %v", what, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
 	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		NodeImage: "registry.example/rocenet:1"})
 	must(admin.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "g1",
@@ -61,7 +46,7 @@ func TestEnvtestTheClusterSettingsReachThePolicies(t *testing.T) {
 		return &ds
 	}
 	var cluster v1alpha1.RocenetCluster
-	eventually("the RocenetCluster, Managed by default, and the policy's DaemonSet", func() error {
+	eventually(t, "the RocenetCluster, Managed by default, and the policy's DaemonSet", func() error {
 		if err := admin.Get(ctx, clusterKey, &cluster); err != nil {
 			return err
 		}
@@ -86,7 +71,7 @@ func TestEnvtestTheClusterSettingsReachThePolicies(t *testing.T) {
 	must(setSpec(func(s *v1alpha1.RocenetClusterSpec) {
 		s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "mirror-pull"}}
 	}))
-	eventually("the pull secret on the DaemonSet's pods", func() error {
+	eventually(t, "the pull secret on the DaemonSet's pods", func() error {
 		if got := daemonSet().Spec.Template.Spec.ImagePullSecrets; len(got) != 1 || got[0].Name != "mirror-pull" {
 			return fmt.Errorf("imagePullSecrets %v", got)
 		}
@@ -100,7 +85,7 @@ func TestEnvtestTheClusterSettingsReachThePolicies(t *testing.T) {
 	must(admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &p))
 	p.Spec.Addressing.MTU = 4200
 	must(admin.Update(ctx, &p))
-	eventually("the policy's Ready condition, Unmanaged, of its new generation", func() error {
+	eventually(t, "the policy's Ready condition, Unmanaged, of its new generation", func() error {
 		var got v1alpha1.RocenetNodePolicy
 		if err := admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &got); err != nil {
 			return err
@@ -116,7 +101,7 @@ func TestEnvtestTheClusterSettingsReachThePolicies(t *testing.T) {
 	}
 	// Managed again: the change is applied.
 	must(setSpec(func(s *v1alpha1.RocenetClusterSpec) { s.ManagementState = v1alpha1.ManagementManaged }))
-	eventually("the new MTU's configuration once Managed", func() error {
+	eventually(t, "the new MTU's configuration once Managed", func() error {
 		if got := daemonSet().Spec.Template.Annotations[nodeset.ConfigHashAnnotation]; got == hash {
 			return fmt.Errorf("the configuration hash is still %s", got)
 		}

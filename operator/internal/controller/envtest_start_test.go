@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,4 +63,21 @@ func runManager(t *testing.T, cfg *rest.Config, opts ManagerOptions) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+}
+
+// eventually calls check until it returns nil; after 30 s the test fails
+// with what was awaited and check's last error.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -151,16 +151,27 @@ func (r *NodePolicyReconciler) installedFromFiles(ctx context.Context) (string, 
 // writeInstalledFromFiles says in the policy's status that it makes
 // nothing while rocenet runs from the DaemonSet ds, installed from files.
 func (r *NodePolicyReconciler) writeInstalledFromFiles(ctx context.Context, policy *v1alpha1.RocenetNodePolicy, ds string) error {
-	status := policy.Status.DeepCopy()
-	status.ObservedGeneration = policy.Generation
 	msg := fmt.Sprintf("rocenet runs from the DaemonSet %s, installed from files: the policy makes nothing "+
 		"while it is there, which would put two rocenetd on a node (docs/operator.md)", ds)
-	for _, c := range []metav1.Condition{
+	return r.writeConditions(ctx, policy, true, v1alpha1.ReasonInstalledFromFiles, msg, []metav1.Condition{
 		{Type: v1alpha1.NodePolicyReady, Status: metav1.ConditionFalse},
 		{Type: v1alpha1.NodePolicyProgressing, Status: metav1.ConditionFalse},
 		{Type: v1alpha1.NodePolicyDegraded, Status: metav1.ConditionTrue},
-	} {
-		c.ObservedGeneration, c.Reason, c.Message = policy.Generation, v1alpha1.ReasonInstalledFromFiles, msg
+	})
+}
+
+// writeConditions sets the conditions, of the policy's generation, with
+// one reason and message, in its status (observed as a whole when
+// observed), and writes it when that changed anything. A conflict is left
+// to the next reconcile.
+func (r *NodePolicyReconciler) writeConditions(ctx context.Context, policy *v1alpha1.RocenetNodePolicy, observed bool,
+	reason, msg string, conditions []metav1.Condition) error {
+	status := policy.Status.DeepCopy()
+	if observed {
+		status.ObservedGeneration = policy.Generation
+	}
+	for _, c := range conditions {
+		c.ObservedGeneration, c.Reason, c.Message = policy.Generation, reason, msg
 		meta.SetStatusCondition(&status.Conditions, c)
 	}
 	if equality.Semantic.DeepEqual(&policy.Status, status) {
