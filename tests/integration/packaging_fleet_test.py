@@ -52,6 +52,8 @@ CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "Clust
 REPORTER_GRANTS = {("", "nodes", "get"), ("", "nodes", "list"), ("", "nodes", "watch"),
                    ("", "nodes/status", "patch"),
                    ("rocenet.io", "rocenetnodes", "get"), ("rocenet.io", "rocenetnodes", "create"),
+                   # Its own, when its node leaves its node policy.
+                   ("rocenet.io", "rocenetnodes", "delete"),
                    ("rocenet.io", "rocenetnodes/status", "update")}
 # The admission operation each write verb is checked under.
 OPERATION = {"create": "CREATE", "update": "UPDATE", "patch": "UPDATE", "delete": "DELETE"}
@@ -272,9 +274,9 @@ def test_node_reporter_policy_checks_every_write_the_role_allows(any_overlay):
                                                              "rocenet-node-reporter"))
               if v in OPERATION}
     assert writes == {("", "nodes/status", "UPDATE"), ("rocenet.io", "rocenetnodes", "CREATE"),
+                      ("rocenet.io", "rocenetnodes", "DELETE"),
                       ("rocenet.io", "rocenetnodes/status", "UPDATE")}
     assert writes <= matched, f"{name}: writes the policy does not see: {sorted(writes - matched)}"
-    assert ("rocenet.io", "rocenetnodes", "DELETE") in matched
     (condition,) = spec["matchConditions"]
     pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
     sa = one(docs, "DaemonSet", "rocenet")["spec"]["template"]["spec"]["serviceAccountName"]
@@ -458,8 +460,12 @@ def test_controller_rbac_writes_only_what_it_owns(any_overlay):
     finished one's deletion (its ttlSecondsAfterFinished), the
     RocenetNodePolicies' finalizer and status, Nodes' status (a stale
     node's condition Unknown, which the node-status policy confines it to),
-    a Node's policy label (the node-policy label policy confines it) and
-    the reviews that guard its metrics: no Secret, no Event
+    a Node's policy label (the node-policy label policy confines it), the
+    reviews that guard its metrics, and what it makes at run time for the
+    node side (the admission policies and their bindings, DRA's
+    DeviceClass, OpenShift's SCC: create and patch, server-side apply, no
+    delete), reading every DaemonSet for the triage pod policy whose
+    parameters they are: no Secret, no Event
     outside its namespace, no write of a RocenetNode or a pod. The triage
     runs' Jobs, the pods that hold a node's ports for an invasive stage, a
     run pod's deadline (patch: how a run is stopped) and the kept results
@@ -485,8 +491,16 @@ def test_controller_rbac_writes_only_what_it_owns(any_overlay):
                       ("rocenet.io", "rocenetnodepolicies/finalizers", "update"),
                       ("", "nodes", "patch"),
                       ("authentication.k8s.io", "tokenreviews", "create"),
-                      ("authorization.k8s.io", "subjectaccessreviews", "create")}, \
+                      ("authorization.k8s.io", "subjectaccessreviews", "create"),
+                      *((g, r, v) for g, r in (
+                          ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+                          ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+                          ("resource.k8s.io", "deviceclasses"),
+                          ("security.openshift.io", "securitycontextconstraints"))
+                        for v in ("create", "patch"))}, \
         f"{name}: {sorted(writes)}"
+    assert {(g, r, v) for g, r, v in grants(role) if r == "daemonsets"} == {
+        ("apps", "daemonsets", "get"), ("apps", "daemonsets", "list")}
     assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods/log", "jobs",
                                                   "events"}
     leader = one(docs, "Role", "rocenet-controller-leader-election")

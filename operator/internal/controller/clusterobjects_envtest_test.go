@@ -20,7 +20,7 @@ import (
 )
 
 // What OLM cannot carry, made by the operator at start on a real API
-// server: the admission policies and their bindings (the triage pod
+// server, under the controller's shipped RBAC: the admission policies and their bindings (the triage pod
 // policy's naming the operator's namespace), DRA's DeviceClass once a
 // policy asks for DRA; a policy
 // changed by hand and a binding deleted are put back; on OpenShift, the
@@ -41,7 +41,10 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 	if err := kube.List(ctx, &vaps); err != nil || len(vaps.Items) != 0 {
 		t.Fatalf("admission policies before the operator: %d, %v", len(vaps.Items), err)
 	}
-	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+	// With its shipped RBAC alone: the API server lets only a user who may
+	// read what a policy's parameters are make that policy.
+	controller := asController(t, cfg, "controller.yaml")
+	runManager(t, controller, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		NodeImage: "registry.example/rocenet:1"})
 	eventually(t, "the admission policies and their bindings", func() error {
 		var got []string
@@ -124,7 +127,7 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 		}
 		return nil
 	})
-	runManager(t, cfg, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+	runManager(t, controller, ManagerOptions{Namespace: rocenetNS, MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		NodeImage: "registry.example/rocenet:1", OpenShift: true})
 	eventually(t, "the SCC rocenet", func() error {
 		scc := &unstructured.Unstructured{}

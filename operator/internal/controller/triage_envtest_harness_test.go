@@ -363,6 +363,59 @@ func (e *triageEnv) endRun(job *batchv1.Job, complete bool) {
 // fails here as in a cluster.
 func asShippedController(t *testing.T, cfg *rest.Config) *rest.Config {
 	t.Helper()
+	controller := asController(t, cfg, "controller.yaml", "triage-holder-priorityclass.yaml", "triage-pod-policy.yaml",
+		"node-policy-label-policy.yaml")
+	admin, err := client.New(cfg, client.Options{}) // client-go's scheme
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// The policy takes effect once the API server has compiled it and seen
+	// its parameter: until a pod of no triage shape is refused, none of the
+	// runs would be checked.
+	as, err := client.New(controller, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: rocenetNS},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "registry.example/x:1"}}}}
+	// A node DaemonSet for the policy's parameter while it is probed (with
+	// none the policy admits), gone before the test's own.
+	nodeLabels := map[string]string{"app.kubernetes.io/name": "rocenet", "app.kubernetes.io/component": "node"}
+	param := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: rocenetNS, Labels: nodeLabels},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"probe": "triage-policy"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"probe": "triage-policy"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "diagd", Image: "registry.example/rocenet:0.2.0"}}}}}}
+	if err := admin.Create(ctx, param); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := admin.Delete(ctx, param); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		err := as.Create(ctx, probe.DeepCopy())
+		if (apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) && strings.Contains(err.Error(), "rocenet-triage-pods.rocenet.io") {
+			break
+		}
+		if err == nil {
+			_ = admin.Delete(ctx, probe)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the triage pod policy never refused a pod of no triage shape: %v", err)
+		}
+	}
+	return controller
+}
+
+// asController is the controller's ServiceAccount on the API server (the
+// admin impersonating system:serviceaccount:rocenet-system:
+// rocenet-controller), with the objects of files (in
+// packaging/kubernetes/base) applied: its ClusterRoles and Roles bound to
+// the account, and its PriorityClasses and admission policies.
+func asController(t *testing.T, cfg *rest.Config, files ...string) *rest.Config {
+	t.Helper()
 	admin, err := client.New(cfg, client.Options{}) // client-go's scheme: RBAC's types
 	if err != nil {
 		t.Fatal(err)
@@ -373,8 +426,7 @@ func asShippedController(t *testing.T, cfg *rest.Config) *rest.Config {
 		t.Fatal(err)
 	}
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: rocenetNS}
-	for _, file := range []string{"controller.yaml", "triage-holder-priorityclass.yaml", "triage-pod-policy.yaml",
-		"node-policy-label-policy.yaml"} {
+	for _, file := range files {
 		data, err := os.ReadFile("../../../packaging/kubernetes/base/" + file)
 		if err != nil {
 			t.Fatal(err)
@@ -440,42 +492,6 @@ func asShippedController(t *testing.T, cfg *rest.Config) *rest.Config {
 	controller.Impersonate = rest.ImpersonationConfig{
 		UserName: "system:serviceaccount:" + rocenetNS + ":" + account,
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + rocenetNS, "system:authenticated"},
-	}
-	// The policy takes effect once the API server has compiled it and seen
-	// its parameter: until a pod of no triage shape is refused, none of the
-	// runs would be checked.
-	as, err := client.New(controller, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: rocenetNS},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "registry.example/x:1"}}}}
-	// A node DaemonSet for the policy's parameter while it is probed (with
-	// none the policy admits), gone before the test's own.
-	nodeLabels := map[string]string{"app.kubernetes.io/name": "rocenet", "app.kubernetes.io/component": "node"}
-	param := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: rocenetNS, Labels: nodeLabels},
-		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"probe": "triage-policy"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"probe": "triage-policy"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "diagd", Image: "registry.example/rocenet:0.2.0"}}}}}}
-	if err := admin.Create(ctx, param); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := admin.Delete(ctx, param); err != nil {
-			t.Fatal(err)
-		}
-	}()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		err := as.Create(ctx, probe.DeepCopy())
-		if (apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) && strings.Contains(err.Error(), "rocenet-triage-pods.rocenet.io") {
-			break
-		}
-		if err == nil {
-			_ = admin.Delete(ctx, probe)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the triage pod policy never refused a pod of no triage shape: %v", err)
-		}
 	}
 	return controller
 }
