@@ -125,6 +125,11 @@ def run(args, work: str, procs: Processes, say) -> None:
     for name in ("namespace", "serviceaccount", "node-reporter-rbac"):
         plane.kubectl("apply", "-f", os.path.join(ROOT, "packaging", "kubernetes", "base",
                                                   f"{name}.yaml"))
+    # The reporters' identity (fleet_cluster.REPORTER_USER), with the
+    # reporter's RBAC.
+    plane.kubectl("create", "clusterrolebinding", "rocenet-fleet-load",
+                  "--clusterrole=rocenet-node-reporter",
+                  "--serviceaccount=rocenet-system:rocenet-fleet-load")
     plane.kubectl("wait", "--for=condition=Established", "--timeout=60s",
                   "crd/rocenetnodes.rocenet.io", "crd/rocenetclusters.rocenet.io")
     step = took(say, "etcd, kube-apiserver, CRDs", step)

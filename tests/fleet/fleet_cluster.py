@@ -35,11 +35,14 @@ from pki import Pki  # noqa: E402
 
 ADDRESS = "127.0.0.1"
 SERVICE_CIDR = cfg.SERVICE_CIDR
-# The identity the reporters write with, as the DaemonSet's ServiceAccount
-# (packaging/kubernetes/base/serviceaccount.yaml) is seen by the API server:
-# its RBAC (node-reporter-rbac.yaml) applies, and API Priority and Fairness
-# puts it in the service accounts' flow, not the exempt one of an admin.
-REPORTER_USER = "system:serviceaccount:rocenet-system:rocenet"
+# The identity the reporters write with: a ServiceAccount of rocenet's
+# namespace bound to the reporter's ClusterRole (node-reporter-rbac.yaml),
+# so that its RBAC applies and API Priority and Fairness puts it in the
+# service accounts' flow, not the exempt one of an admin. Not the
+# DaemonSet's account itself: the reporter's admission policy, which
+# rocenet-controller makes at start, refuses its writes without a token
+# bound to a pod on the node, which no simulated node has.
+REPORTER_USER = "system:serviceaccount:rocenet-system:rocenet-fleet-load"
 REPORTER_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:rocenet-system")
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 
