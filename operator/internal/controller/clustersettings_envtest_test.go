@@ -81,10 +81,16 @@ func TestEnvtestTheClusterSettingsReachThePolicies(t *testing.T) {
 	// Unmanaged: the policy's new MTU reaches nothing, and it says why.
 	hash := daemonSet().Spec.Template.Annotations[nodeset.ConfigHashAnnotation]
 	must(setSpec(func(s *v1alpha1.RocenetClusterSpec) { s.ManagementState = v1alpha1.ManagementUnmanaged }))
-	var p v1alpha1.RocenetNodePolicy
-	must(admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &p))
-	p.Spec.Addressing.MTU = 4200
-	must(admin.Update(ctx, &p))
+	// The operator writes the policy too (its status): a conflict is
+	// tried again.
+	must(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var p v1alpha1.RocenetNodePolicy
+		if err := admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &p); err != nil {
+			return err
+		}
+		p.Spec.Addressing.MTU = 4200
+		return admin.Update(ctx, &p)
+	}))
 	eventually(t, "the policy's Ready condition, Unmanaged, of its new generation", func() error {
 		var got v1alpha1.RocenetNodePolicy
 		if err := admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &got); err != nil {
