@@ -22,6 +22,7 @@ import pytest
 from bad_input_support import SO1_DESC, Sender, all_namespaces_state, good_lldpdu, plan_is
 from harness import Daemon, sim, wait_until
 from kubelet import plugin_with_peer
+from packaging_support import ALL_OVERLAYS, render
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +147,9 @@ def bad_input_baseline(bad_input_fabric, bad_input_daemon, bad_input_senders):
     wait_until(carrier, 10, what="carrier on every port")
     time.sleep(0.5)
     return all_namespaces_state(fabric)
+
+
+# Every overlay, rendered: the packaging tests' fixture.
+@pytest.fixture(scope="module", params=sorted(ALL_OVERLAYS))
+def any_overlay(request):
+    return request.param, render(ALL_OVERLAYS[request.param])

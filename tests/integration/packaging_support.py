@@ -261,3 +261,40 @@ def reporter(docs: list[dict]) -> dict:
 
 def controller(docs: list[dict]) -> dict:
     return one(docs, "Deployment", "rocenet-controller")
+
+
+# The admission operation each write verb is checked under.
+OPERATION = {"create": "CREATE", "update": "UPDATE", "patch": "UPDATE", "delete": "DELETE"}
+
+
+
+
+def source_flags(main_go: str) -> set[str]:
+    """The flags a Go program's main.go defines on its FlagSet."""
+    for top in ("operator", os.path.join("plugins", "reporter")):
+        path = os.path.join(REPO, top, "cmd", main_go)
+        if os.path.exists(path):
+            break
+    with open(path) as f:
+        source = f.read()
+    names = re.findall(r'fs\.\w*Var\(&?[^,]+, "([a-z-]+)"', source)
+    names += re.findall(r'fs\.(?:Bool|String|Duration|Int|Var)\([^"]*"([a-z-]+)"', source)
+    return {("-" if len(n) == 1 else "--") + n for n in names}
+
+
+def grants(role: dict) -> set[tuple[str, str, str]]:
+    """A role's rules as (API group, resource, verb), each rule checked to
+    name no resourceNames, non-resource URL or wildcard."""
+    out = set()
+    for rule in role["rules"]:
+        assert not rule.get("nonResourceURLs"), rule
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                for verb in rule["verbs"]:
+                    assert "*" not in (group, resource, verb), f"{role['metadata']['name']}: {rule}"
+                    out.add((group, resource, verb))
+    return out
+
+
+def port(address: str) -> int:
+    return int(address.rsplit(":", 1)[1])
