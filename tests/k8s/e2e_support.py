@@ -10,9 +10,11 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import pytest
@@ -174,6 +176,51 @@ class Env:
 
     def exec(self, pod: str, *argv: str) -> str:
         return self.kubectl("exec", pod, "--", *argv).stdout
+
+
+class Serving:
+    """While entered: rocenetd's socket dialled every few milliseconds, as
+    a CNI call or kubelet's probe would, and kubelet's allocatable ports
+    watched; what a user of the node would have met while rocenet's pods
+    changed."""
+
+    def __init__(self, env: Env):
+        self.env = env
+        self.served = 0
+        self.failures: list[str] = []
+        self.lowest: int | None = None
+        self._done = threading.Event()
+        self._threads = [threading.Thread(target=self._dial), threading.Thread(target=self._allocatable)]
+
+    def _dial(self) -> None:
+        while not self._done.is_set():
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                try:
+                    s.connect(DAEMON_SOCKET)
+                    self.served += 1
+                except OSError as e:
+                    self.failures.append(f"{time.strftime('%H:%M:%S')} {e}")
+            time.sleep(0.005)
+
+    def _allocatable(self) -> None:
+        while not self._done.is_set():
+            n = self.env.allocatable()
+            self.lowest = n if self.lowest is None else min(self.lowest, n)
+            time.sleep(0.5)
+
+    def __enter__(self) -> Serving:
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        for t in self._threads:
+            t.join()
+
+    def summary(self) -> str:
+        return (f"{self.served} connections to {DAEMON_SOCKET}, {len(self.failures)} failed; "
+                f"allocatable at least {self.lowest}")
 
 
 def host_paths(rendered: str) -> list[str]:

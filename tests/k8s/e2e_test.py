@@ -26,7 +26,6 @@ import json
 import os
 import re
 import signal
-import socket
 import ssl
 import subprocess
 import threading
@@ -37,11 +36,11 @@ import pytest
 import yaml
 
 from e2e_support import (  # noqa: F401
-    DAEMON_SOCKET,
     HERE,
     NEXT_IMAGE,
     PORTS,
     RESOURCE,
+    Serving,
     deployed,
     diag_secret,
     reach_the_api_server,
@@ -536,41 +535,15 @@ def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(en
     state_before = fabric_state(netns)
     monitor = subprocess.Popen(["ip", "-n", netns, "-ts", "monitor", "address", "route"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    failures: list[str] = []
-    served = 0
-    lowest = [PORTS]
-    done = threading.Event()
-
-    def dial() -> None:
-        # Every few milliseconds, as a CNI call or kubelet's probe would.
-        nonlocal served
-        while not done.is_set():
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                try:
-                    s.connect(DAEMON_SOCKET)
-                    served += 1
-                except OSError as e:
-                    failures.append(f"{time.strftime('%H:%M:%S')} {e}")
-            time.sleep(0.005)
-
-    def watch_allocatable() -> None:
-        while not done.is_set():
-            lowest[0] = min(lowest[0], env.allocatable())
-            time.sleep(0.5)
-    threads = [threading.Thread(target=dial), threading.Thread(target=watch_allocatable)]
-    for t in threads:
-        t.start()
     try:
-        time.sleep(1)
-        # An ML engineer's pod created in the middle of it gets its port.
-        took = env.roll(lambda: env.pod("joiner", 1))
-        env.say(f"rolling update: {took:.1f} s to the old pod gone")
-        wait("joiner running", lambda: env.phase("joiner") == "Running", 90)
-        time.sleep(2)
+        with Serving(env) as serving:
+            time.sleep(1)
+            # An ML engineer's pod created in the middle of it gets its port.
+            took = env.roll(lambda: env.pod("joiner", 1))
+            env.say(f"rolling update: {took:.1f} s to the old pod gone")
+            wait("joiner running", lambda: env.phase("joiner") == "Running", 90)
+            time.sleep(2)
     finally:
-        done.set()
-        for t in threads:
-            t.join()
         monitor.terminate()
         changes = monitor.communicate(timeout=10)[0]
     [new_pod] = env.rocenet_pods()
@@ -579,11 +552,10 @@ def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(en
               ["spec"]["containers"]}
     assert images == {NEXT_IMAGE}, images
     # Not one connection refused or missing the socket while the pods changed.
-    env.say(f"rolling update: {served} connections to {DAEMON_SOCKET}, {len(failures)} failed; "
-          f"allocatable at least {lowest[0]}")
-    assert served > 100, served
-    assert not failures, f"{len(failures)} of {len(failures) + served} connections failed: " \
-                         f"{failures[:5]}"
+    env.say(f"rolling update: {serving.summary()}")
+    assert serving.served > 100, serving.served
+    assert not serving.failures, f"{len(serving.failures)} of {len(serving.failures) + serving.served} " \
+                                 f"connections failed: {serving.failures[:5]}"
     # No address or route of the fabric changed, but for the port that went
     # into the joiner pod; every other port is as it was.
     joined = [a["host_ifname"] for a in json.loads(env.rocectl("attachments", "-o", "json"))
@@ -608,7 +580,7 @@ def test_a_rolling_update_changes_no_port_and_the_socket_is_served_throughout(en
     # Its HCL directory, mounted from the host, still has its files: the old
     # device plugin left them to the new one.
     assert env.exec("trainer", "cat", hcl_file) == trainer_hcl
-    assert lowest[0] == PORTS, f"allocatable fell to {lowest[0]} during the update"
+    assert serving.lowest == PORTS, f"allocatable fell to {serving.lowest} during the update"
     assert plugin_sockets() == [os.path.join(PLUGIN_DIR, f"rocenet.io_scale-out-port-{new_pod}.sock")], \
         (plugin_sockets(), old_socket)
     sandbox_failures = [e for e in env.json("get", "events", "--field-selector",

@@ -29,7 +29,7 @@ import olm_install
 import pytest
 import yaml
 
-from e2e_support import IMAGE, PORTS, ROOT, deployed, host_paths, wait
+from e2e_support import IMAGE, PORTS, ROOT, Serving, deployed, host_paths, wait
 
 pytestmark = pytest.mark.ordered
 
@@ -170,7 +170,11 @@ def test_only_the_operator_runs_until_the_example_policy_brings_rocenet_up(env, 
     # The diagnostics' Secret, which no one applied: the operator made it.
     secret = env.json("-n", NS, "get", "secret", "rocenet-diag")
     assert secret["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "rocenet-operator"
-    assert ds["spec"]["updateStrategy"]["type"] == "OnDelete"
+    # A change's new pod starts beside the old one, held until the
+    # operator's wave lets it run.
+    strategy = ds["spec"]["updateStrategy"]
+    assert (strategy["type"], strategy["rollingUpdate"]["maxSurge"]) == ("RollingUpdate", "100%"), strategy
+    assert ds["spec"]["template"]["spec"]["schedulingGates"] == [{"name": "rocenet.io/rollout"}]
     assert "4/4" in wait("rocectl health", lambda: (
         lambda out: out if "4/4" in out else None)(_rocectl(env, "health")), 60)
     assert wait("allocatable", lambda: env.allocatable() == PORTS, 60)
@@ -205,26 +209,44 @@ def test_a_bad_value_is_refused_at_apply_with_its_field_named(env):
 
 
 def test_a_new_mtu_reaches_every_port_through_the_rollout(env, say):
+    """The node's pod replaced without a gap: the new pod runs beside the
+    old one until it is ready, so rocenetd's socket answers throughout,
+    kubelet counts every port, and a training pod keeps its port."""
+    env.pod("trainer", 1)
+    wait("trainer running", lambda: env.phase("trainer") == "Running", 90)
+    trainer = env.json("get", "pod", "trainer")["status"]["containerStatuses"][0]
+    trainer_net1 = env.exec("trainer", "ip", "-4", "-o", "addr", "show", "net1")
     [before] = _node_pods(env)
     started = time.monotonic()
-    env.kubectl("patch", "rocenetnodepolicy", "gaudi", "--type=merge",
-                "-p", json.dumps({"spec": {"addressing": {"mtu": 4200}}}))
-    wait("the policy rolled out", lambda: _ready(env), 180)
-    [after] = wait("the node's pod replaced", lambda: (
-        lambda pods: pods if len(pods) == 1 and pods[0]["metadata"]["uid"] != before["metadata"]["uid"]
-        else None)(_node_pods(env)), 60)
-    assert wait("every port at the new MTU", lambda: (
-        lambda links, addressed: {links[n]["mtu"] for n in addressed} == {4200} and len(addressed) == PORTS)(
-            _links(env), _fabric_addresses(env)), 90)
-    say(f"policy: MTU 9000 -> 4200 on {PORTS} ports in {time.monotonic() - started:.0f} s, "
-        f"the node's pod replaced ({before['metadata']['name']} -> {after['metadata']['name']})")
-    assert env.allocatable() == PORTS
+    with Serving(env) as serving:
+        env.kubectl("patch", "rocenetnodepolicy", "gaudi", "--type=merge",
+                    "-p", json.dumps({"spec": {"addressing": {"mtu": 4200}}}))
+        wait("the policy rolled out", lambda: _ready(env), 180)
+        [after] = wait("the node's pod replaced", lambda: (
+            lambda pods: pods if len(pods) == 1 and pods[0]["metadata"]["uid"] != before["metadata"]["uid"]
+            else None)(_node_pods(env)), 60)
+        # Every port left in the host; the trainer's is in its pod.
+        assert wait("every port at the new MTU", lambda: (
+            lambda links, addressed: {links[n]["mtu"] for n in addressed} == {4200}
+            and len(addressed) == PORTS - 1)(_links(env), _fabric_addresses(env)), 90)
+    say(f"policy: MTU 9000 -> 4200 on {PORTS - 1} ports in {time.monotonic() - started:.0f} s, "
+        f"the node's pod replaced ({before['metadata']['name']} -> {after['metadata']['name']}); "
+        f"{serving.summary()}")
+    assert serving.served > 100, serving.served
+    assert not serving.failures, f"{len(serving.failures)} connections failed: {serving.failures[:5]}"
+    assert serving.lowest == PORTS, f"allocatable fell to {serving.lowest} during the rollout"
+    now = env.json("get", "pod", "trainer")["status"]["containerStatuses"][0]
+    assert (now["containerID"], now["restartCount"]) == (trainer["containerID"], trainer["restartCount"])
+    assert env.exec("trainer", "ip", "-4", "-o", "addr", "show", "net1") == trainer_net1
+    env.delete("trainer")
+    assert wait("allocatable back", lambda: env.allocatable() == PORTS, 60)
 
 
 def test_a_change_that_breaks_the_node_rolls_back_by_itself(env, say):
     """An image the node cannot pull: the node does not come back within
     the rollout's node timeout, the rollout stops, names the node, and the
-    previous revision runs there again."""
+    previous revision is the node's again; its pod, beside which the new
+    one never got ready, served the node throughout."""
     [before] = _node_pods(env)
     started = time.monotonic()
     env.kubectl("patch", "rocenetnodepolicy", "gaudi", "--type=merge", "-p", json.dumps({"spec": {
@@ -241,9 +263,9 @@ def test_a_change_that_breaks_the_node_rolls_back_by_itself(env, say):
     pod_spec = ds["spec"]["template"]["spec"]
     images = {c["image"] for c in pod_spec["containers"] + pod_spec["initContainers"]}
     assert images == {IMAGE}, images
-    [back] = wait("the previous revision running again", lambda: (
-        lambda pods: pods if len(pods) == 1 and pods[0]["metadata"]["uid"] != before["metadata"]["uid"]
-        and _pod_ready(pods[0]) else None)(_node_pods(env)), 120)
+    [back] = wait("the broken pod gone", lambda: (
+        lambda pods: pods if len(pods) == 1 and _pod_ready(pods[0]) else None)(_node_pods(env)), 120)
+    assert back["metadata"]["uid"] == before["metadata"]["uid"], "the node's serving pod was replaced"
     assert {c["image"] for c in back["spec"]["containers"] + back["spec"]["initContainers"]} == {IMAGE}
     say(f"policy: a broken image rolled back on {env.cluster.node} "
         f"{time.monotonic() - started:.0f} s after the change (node timeout 30 s)")

@@ -95,8 +95,9 @@ func podNode(p *corev1.Pod) string {
 }
 
 // TrimNodePod keeps of a node DaemonSet's pod what ExpectedNodes reads:
-// its name, namespace, labels (what it is listed by), owners, deletion and
-// node (as spec.nodeName, from its affinity before it is scheduled). Any
+// its name, namespace, labels (what it is listed by), owners, deletion,
+// node (as spec.nodeName, from its affinity before it is scheduled) and
+// scheduling gates (a node policy's new pod waits for its wave). Any
 // other object passes unchanged.
 func TrimNodePod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
@@ -108,7 +109,7 @@ func TrimNodePod(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
 			Labels: p.Labels, OwnerReferences: p.OwnerReferences, DeletionTimestamp: p.DeletionTimestamp,
 			Annotations: configHashOnly(p.Annotations), CreationTimestamp: p.CreationTimestamp},
-		Spec: corev1.PodSpec{NodeName: podNode(p)},
+		Spec: corev1.PodSpec{NodeName: podNode(p), SchedulingGates: p.Spec.SchedulingGates},
 		// And whether it is ready, which a node policy's rollout waits for.
 		Status: corev1.PodStatus{Conditions: readyOnly(p.Status.Conditions)},
 	}, nil

@@ -116,7 +116,7 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	must(admin.Get(ctx, client.ObjectKey{Namespace: "rocenet-system", Name: "rocenet-gaudi-live"}, &cm))
 	if owner := metav1.GetControllerOf(&ds); owner == nil || owner.Kind != "RocenetNodePolicy" || owner.Name != "gaudi" ||
 		ds.Spec.Template.Spec.NodeSelector[v1alpha1.NodePolicyLabel] != "gaudi" ||
-		ds.Spec.Template.Spec.Containers[0].Image != image || ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
+		ds.Spec.Template.Spec.Containers[0].Image != image || ds.Spec.UpdateStrategy.Type != appsv1.RollingUpdateDaemonSetStrategyType {
 		t.Errorf("the Gaudi policy's DaemonSet: owner %v, node selector %v, image %s, strategy %s", owner,
 			ds.Spec.Template.Spec.NodeSelector, ds.Spec.Template.Spec.Containers[0].Image, ds.Spec.UpdateStrategy.Type)
 	}

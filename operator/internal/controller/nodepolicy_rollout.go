@@ -58,39 +58,73 @@ func revisionTemplate(cr *appsv1.ControllerRevision) (corev1.PodTemplateSpec, er
 	return patch.Spec.Template, nil
 }
 
+// nodePods is what of a policy runs on one node: the pod serving it
+// (the one rocenetd's state is read from), and the pod of the current
+// revision that waits for the node's wave beside an old one.
+type nodePods struct {
+	serving, waiting *corev1.Pod
+	// The serving pod is new and held by the rollout's gate with no old
+	// pod beside it (a node new to the policy, or whose pod was deleted):
+	// it replaces nothing, so it may run at once.
+	lone bool
+}
+
+// gated is whether the pod waits for the rollout's gate to be lifted.
+func gated(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == nodeset.RolloutGate })
+}
+
 // rolloutNodes is each node the policy holds as a rollout sees it: its
-// leaves from its RocenetNode, whether its pod runs revision, and whether
-// it is back: its pod ready, and its RocenetNode, written since by that
-// pod's reporter (before, it is the old pod's word), with every port
-// ready.
+// leaves from its RocenetNode, whether it runs revision, and whether it
+// is back: its serving pod ready, and its RocenetNode, written since by
+// that pod's reporter (before, it is the old pod's word), with every
+// port ready. A node runs revision once its new pod may run (its gate
+// lifted, or released, a lift the cache does not show yet); until then
+// its old pod serves it.
 func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.RocenetNode, revision string,
-	deleted func(types.UID) bool, reported func(node string, pod types.UID) bool) ([]rollout.Node, map[string]*corev1.Pod) {
-	byNode := map[string]*corev1.Pod{}
+	deleted, released func(types.UID) bool, reported func(node string, pod types.UID) bool) ([]rollout.Node, map[string]nodePods) {
+	current, old := map[string]*corev1.Pod{}, map[string]*corev1.Pod{}
 	going := map[string]bool{}
 	for i := range pods {
 		p := &pods[i]
+		node := podNode(p)
 		switch {
-		case p.Spec.NodeName == "":
+		case node == "":
 		case p.DeletionTimestamp != nil || deleted(p.UID):
-			going[p.Spec.NodeName] = true
+			going[node] = true
+		case p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == revision:
+			current[node] = p
 		default:
-			byNode[p.Spec.NodeName] = p
+			old[node] = p
 		}
 	}
+	byNode := make(map[string]nodePods, len(held))
 	out := make([]rollout.Node, 0, len(held))
 	for _, name := range held {
 		n := rollout.Node{Name: name}
-		pod := byNode[name]
-		if pod == nil && going[name] {
-			// Its pod was replaced and the new one is not there yet: it
-			// is on its way to the current revision, and down.
+		cur, was := current[name], old[name]
+		var at nodePods
+		switch {
+		case cur != nil && (!gated(cur) || released(cur.UID)):
+			at.serving, n.Updated = cur, true
+		case cur != nil && was == nil:
+			at.serving, at.lone, n.Updated = cur, true, true
+		case was != nil:
+			// The new pod beside it waits for the node's wave, or is not
+			// made yet.
+			at.serving, at.waiting = was, cur
+		case going[name]:
+			// Its pod was deleted and the new one is not there yet: it is
+			// on its way to the current revision, and down.
 			n.Updated = true
+			byNode[name] = at
 			out = append(out, n)
 			continue
 		}
-		n.Updated = pod != nil && pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == revision
+		byNode[name] = at
+		pod := at.serving
 		rn := rnodes[name]
-		n.Ready = pod != nil && podReady(pod) && rn != nil && rn.Status.PortCount > 0 &&
+		n.Ready = pod != nil && !at.lone && podReady(pod) && rn != nil && rn.Status.PortCount > 0 &&
 			rn.Status.ReadyPortCount == rn.Status.PortCount && writtenBy(rn, pod, reported)
 		if rn != nil {
 			for _, p := range rn.Status.Ports {
@@ -179,15 +213,18 @@ func ptrOr(b *bool, def bool) bool {
 }
 
 // failedNode is the first node whose pod runs the current revision and
-// has not come back within timeout of its making, and why; nil for none.
+// has not come back within timeout of being let run (started: when the
+// reconciler lifted its gate, else its making), and why; nil for none.
 // Only a pod the rollout is waiting for counts (inFlight: made while the
 // reconciler ran, and never back since): a node that came back and later
 // lost a port is not a failed rollout.
-func failedNode(nodes []rollout.Node, byNode map[string]*corev1.Pod, timeout time.Duration,
-	rnodes map[string]*v1alpha1.RocenetNode, now time.Time, inFlight func(types.UID) bool) *v1alpha1.RolloutFailure {
+func failedNode(nodes []rollout.Node, byNode map[string]nodePods, timeout time.Duration,
+	rnodes map[string]*v1alpha1.RocenetNode, now time.Time, inFlight func(types.UID) bool,
+	started func(*corev1.Pod) time.Time) *v1alpha1.RolloutFailure {
 	for _, n := range nodes {
-		pod := byNode[n.Name]
-		if !n.Updated || n.Ready || pod == nil || now.Sub(pod.CreationTimestamp.Time) < timeout || !inFlight(pod.UID) {
+		at := byNode[n.Name]
+		pod := at.serving
+		if !n.Updated || n.Ready || pod == nil || at.lone || now.Sub(started(pod)) < timeout || !inFlight(pod.UID) {
 			continue
 		}
 		why := fmt.Sprintf("its pod %s is not ready", pod.Name)
@@ -221,9 +258,10 @@ func rollbackTarget(revisions []appsv1.ControllerRevision, earlier *v1alpha1.Rol
 	return ""
 }
 
-// rolloutStep replaces the pods of the policy's next wave (the DaemonSet
-// controller makes them again from the current revision), unless the
-// rollout is paused, and says where the rollout stands.
+// rolloutStep lets the new pods of the policy's next wave run (the
+// DaemonSet controller made them beside the old ones, held by the
+// rollout's gate, and deletes each old one once the new one is ready),
+// unless the rollout is paused, and says where the rollout stands.
 func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.RocenetNodePolicy, held []string) (rolloutState, error) {
 	var state rolloutState
 	var ds appsv1.DaemonSet
@@ -248,7 +286,15 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 	for i := range list.Items {
 		rnodes[list.Items[i].Name] = &list.Items[i]
 	}
-	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision, r.deleted, r.reported)
+	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision, r.deleted, r.released, r.reported)
+	// A pod that replaces none runs at once, whatever the rollout's state.
+	for _, n := range nodes {
+		if at := byNode[n.Name]; at.lone {
+			if err := r.release(ctx, at.serving); err != nil {
+				return state, err
+			}
+		}
+	}
 	r.noteBack(nodes, byNode)
 	state.counted = true
 	for _, n := range nodes {
@@ -263,17 +309,18 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 		// Stopped: the failed node alone goes back, once the DaemonSet
 		// holds the revision put back; no other pod is replaced.
 		state.failure = f
-		if pod := byNode[f.Node]; f.RolledBackTo != "" && pod != nil &&
+		if pod := byNode[f.Node].serving; f.RolledBackTo != "" && pod != nil &&
 			revisionHash(&revisions[len(revisions)-1]) != pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] &&
 			revisions[len(revisions)-1].Name == f.RolledBackTo {
 			if err := r.client.Delete(ctx, &corev1.Pod{ObjectMeta: pod.ObjectMeta}, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 				return state, fmt.Errorf("putting revision %s back on node %s: %w", f.RolledBackTo, f.Node, err)
 			}
+			r.markDeleted(pod.UID)
 			klog.FromContext(ctx).Info("node policy rollback", "policy", p.Name, "node", f.Node, "revision", f.RolledBackTo)
 		}
 		return state, nil
 	}
-	if f := failedNode(nodes, byNode, nodeTimeout(p.Spec.Rollout), rnodes, r.now(), r.rolledOut); f != nil {
+	if f := failedNode(nodes, byNode, nodeTimeout(p.Spec.Rollout), rnodes, r.now(), r.rolledOut, r.started); f != nil {
 		f.Generation, f.Revision = p.Generation, revisions[len(revisions)-1].Name
 		if ptrOr(p.Spec.Rollout.AutoRollback, true) {
 			f.RolledBackTo = rollbackTarget(revisions, p.Status.RolloutFailure)
@@ -292,14 +339,14 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 	}
 	state.wave = rollout.Next(nodes, rolloutLimits(p.Spec.Rollout, len(nodes)))
 	for _, name := range state.wave.Nodes {
-		pod := byNode[name]
-		if pod == nil {
-			continue // the DaemonSet controller makes it from the current revision
+		// The new pod beside the old one runs; the DaemonSet controller
+		// deletes the old one once it is ready. A node whose new pod is
+		// not made yet waits for a later wave.
+		if pod := byNode[name].waiting; pod != nil {
+			if err := r.release(ctx, pod); err != nil {
+				return state, err
+			}
 		}
-		if err := r.client.Delete(ctx, &corev1.Pod{ObjectMeta: pod.ObjectMeta}, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
-			return state, fmt.Errorf("replacing node policy %s's pod %s on %s: %w", p.Name, pod.Name, name, err)
-		}
-		r.markDeleted(pod.UID)
 	}
 	if len(state.wave.Nodes) > 0 {
 		klog.FromContext(ctx).Info("node policy wave", "policy", p.Name, "revision", revision, "nodes", state.wave.Nodes,
@@ -312,7 +359,7 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 // still have to take: the keys of their configuration files that differ
 // from the current one's, or the pod itself when the files are the same.
 func (r *NodePolicyReconciler) pendingChange(ctx context.Context, p *v1alpha1.RocenetNodePolicy, ds *appsv1.DaemonSet,
-	nodes []rollout.Node, byNode map[string]*corev1.Pod) (*v1alpha1.PendingChange, error) {
+	nodes []rollout.Node, byNode map[string]nodePods) (*v1alpha1.PendingChange, error) {
 	current := ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]
 	olds := map[string]bool{}
 	var pending int32
@@ -321,7 +368,7 @@ func (r *NodePolicyReconciler) pendingChange(ctx context.Context, p *v1alpha1.Ro
 			continue
 		}
 		pending++
-		if pod := byNode[n.Name]; pod != nil {
+		if pod := byNode[n.Name].serving; pod != nil {
 			olds[pod.Annotations[nodeset.ConfigHashAnnotation]] = true
 		}
 	}
@@ -407,6 +454,49 @@ type seenAt struct {
 	// A pod seen back (ready, its node's ports ready, its reporter's word):
 	// what becomes of its node later (a pulled cable) is no rollout's.
 	back bool
+	// When the reconciler lifted the pod's rollout gate; zero if it did
+	// not.
+	released time.Time
+}
+
+// release lets pod run: the rollout's scheduling gate lifted (a merge
+// patch of the gates left; a gate can only be removed, so another's
+// lifted meanwhile makes it fail, and the next reconcile tries again).
+func (r *NodePolicyReconciler) release(ctx context.Context, pod *corev1.Pod) error {
+	if !gated(pod) || r.released(pod.UID) {
+		return nil
+	}
+	lifted := pod.DeepCopy()
+	lifted.Spec.SchedulingGates = slices.DeleteFunc(lifted.Spec.SchedulingGates,
+		func(g corev1.PodSchedulingGate) bool { return g.Name == nodeset.RolloutGate })
+	if err := r.client.Patch(ctx, lifted, client.MergeFrom(pod)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("letting pod %s run on node %s: %w", pod.Name, podNode(pod), err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := r.sawPodLocked(pod.UID)
+	seen.released = r.now()
+	r.podSeen[pod.UID] = seen
+	return nil
+}
+
+// released is whether the reconciler lifted the pod's gate (its cache
+// may not show it yet).
+func (r *NodePolicyReconciler) released(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.podSeen[uid].released.IsZero()
+}
+
+// started is when a pod of a rollout began coming up: when the
+// reconciler let it run, else when it was made.
+func (r *NodePolicyReconciler) started(pod *corev1.Pod) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if at := r.podSeen[pod.UID].released; !at.IsZero() {
+		return at
+	}
+	return pod.CreationTimestamp.Time
 }
 
 // sawPod notes when the reconciler first saw a pod.
@@ -424,11 +514,11 @@ func (r *NodePolicyReconciler) forgetPod(uid types.UID) {
 }
 
 // noteBack remembers the pods whose nodes are back.
-func (r *NodePolicyReconciler) noteBack(nodes []rollout.Node, byNode map[string]*corev1.Pod) {
+func (r *NodePolicyReconciler) noteBack(nodes []rollout.Node, byNode map[string]nodePods) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, n := range nodes {
-		if pod := byNode[n.Name]; pod != nil && n.Ready {
+		if pod := byNode[n.Name].serving; pod != nil && n.Ready {
 			seen := r.sawPodLocked(pod.UID)
 			seen.back = true
 			r.podSeen[pod.UID] = seen

@@ -28,13 +28,16 @@ import (
 	"rocenet.io/operator/internal/nodeset"
 )
 
-// daemonSetStandIn does, for one DaemonSet of an OnDelete strategy, what
-// kube-controller-manager's DaemonSet controller does (envtest runs no
-// kube-controller-manager): a ControllerRevision per pod template, a pod
-// of the newest on each node of its node selector that has none, made
+// daemonSetStandIn does, for one DaemonSet of a rolling update with a
+// surge of 100 %, what kube-controller-manager's DaemonSet controller and
+// the scheduler do (envtest runs neither): a ControllerRevision per pod
+// template; a pod of the newest on each node that has none of it, beside
+// the old one, with the template's scheduling gates and the node in its
+// affinity; once its gates are lifted, the pod bound to its node and made
 // ready unless the node is in stuck, its RocenetNode written a moment
-// later as its reporter would; and the DaemonSet's counts. The rollout
-// benchmark runs the real one.
+// later as its reporter would; an old pod deleted once the new one beside
+// it is ready; and the DaemonSet's counts. The policy end to end and the
+// rollout benchmark run the real ones.
 type daemonSetStandIn struct {
 	t      *testing.T
 	c      client.Client
@@ -111,29 +114,50 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 	if err := s.c.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingLabels(ds.Spec.Selector.MatchLabels)); err != nil {
 		return err
 	}
-	have := map[string]corev1.Pod{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			have[p.Spec.NodeName] = p
+	current, old := map[string]*corev1.Pod{}, map[string][]*corev1.Pod{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		switch {
+		case p.DeletionTimestamp != nil:
+		case p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash:
+			current[podNode(p)] = p
+		default:
+			old[podNode(p)] = append(old[podNode(p)], p)
 		}
 	}
 	updated, ready := int32(0), int32(0)
 	for _, node := range s.nodes {
-		p, ok := have[node]
-		if !ok {
+		p := current[node]
+		if p == nil {
 			labels := map[string]string{appsv1.DefaultDaemonSetUniqueLabelKey: hash}
 			for k, v := range ds.Spec.Template.Labels {
 				labels[k] = v
 			}
-			p = corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: ds.Name + "-", Namespace: ds.Namespace, Labels: labels,
+			p = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: ds.Name + "-", Namespace: ds.Namespace, Labels: labels,
 				Annotations: ds.Spec.Template.Annotations},
-				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "rocenetd", Image: "x"}}}}
-			if err := s.c.Create(ctx, &p); err != nil {
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "rocenetd", Image: "x"}},
+					SchedulingGates: ds.Spec.Template.Spec.SchedulingGates,
+					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+							MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn,
+								Values: []string{node}}}}}}}}}}
+			if err := s.c.Create(ctx, p); err != nil {
+				return err
+			}
+		}
+		if len(p.Spec.SchedulingGates) == 0 && p.Spec.NodeName == "" {
+			// The scheduler binds it, and it starts.
+			if err := s.c.SubResource("binding").Create(ctx, p, &corev1.Binding{
+				ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+				Target:     corev1.ObjectReference{Kind: "Node", Name: node}}); err != nil {
+				return err
+			}
+			if err := s.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 				return err
 			}
 			if !stuck[node] {
 				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-				if err := s.c.Status().Update(ctx, &p); err != nil {
+				if err := s.c.Status().Update(ctx, p); err != nil {
 					return err
 				}
 				s.mu.Lock()
@@ -143,10 +167,18 @@ func (s *daemonSetStandIn) step(ctx context.Context) error {
 				s.mu.Unlock()
 			}
 		}
-		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+		if podReady(p) {
+			// The surge is over: the old pods go.
+			for _, o := range old[node] {
+				if err := s.c.Delete(ctx, o, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+					return err
+				}
+			}
+		}
+		if p.Spec.NodeName != "" {
 			updated++
 		}
-		if podReady(&p) {
+		if podReady(p) || slices.ContainsFunc(old[node], func(o *corev1.Pod) bool { return podReady(o) }) {
 			ready++
 		}
 	}
@@ -257,8 +289,8 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	}
 	waitPolicy("six nodes ready", func(p *v1alpha1.RocenetNodePolicy) bool { return ready(p) && p.Status.ReadyNodes == 6 })
 
-	// Watch the pods go and come back: at no time more than two nodes
-	// down, nor two of a leaf.
+	// Watch the new pods let run and come back: at no time more than two
+	// nodes in flight, nor two of a leaf.
 	var pods corev1.PodList
 	must(admin.List(ctx, &pods, client.InNamespace("rocenet-system")))
 	watch, err := admin.Watch(ctx, &corev1.PodList{}, client.InNamespace("rocenet-system"),
@@ -270,9 +302,9 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 		fmt.Sscanf(node, "g%d", &i)
 		return fmt.Sprintf("leaf%d", i/2)
 	}
-	down := map[string]bool{}
-	gone := map[string]bool{} // pods seen going
-	var replaced []string     // nodes, in the order their pods went
+	down := map[string]bool{}     // nodes whose new pod runs and is not ready
+	released := map[string]bool{} // new pods seen let run
+	var replaced []string         // nodes, in the order their new pods were let run
 	mostDown := 0
 	collect := func(until func() bool, limit time.Duration) {
 		t.Helper()
@@ -284,10 +316,11 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 				if !ok {
 					continue
 				}
-				node := p.Spec.NodeName
+				node := podNode(p)
 				switch {
-				case (p.DeletionTimestamp != nil || e.Type == "DELETED") && !gone[p.Name]:
-					gone[p.Name] = true
+				case e.Type == "DELETED" || p.DeletionTimestamp != nil || len(p.Spec.SchedulingGates) > 0:
+				case !podReady(p) && !released[p.Name]:
+					released[p.Name] = true
 					replaced = append(replaced, node)
 					down[node] = true
 					leaves := map[string]int{}
@@ -297,7 +330,7 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 						}
 					}
 					mostDown = max(mostDown, len(down))
-				case p.DeletionTimestamp == nil && podReady(p):
+				case podReady(p):
 					delete(down, node)
 				}
 			case <-deadline:

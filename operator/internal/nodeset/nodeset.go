@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -127,6 +128,10 @@ const (
 	ConfigHashAnnotation = "rocenet.io/config-hash"
 )
 
+// RolloutGate is the scheduling gate on every pod of a policy's
+// DaemonSet: the pod waits until the operator's rollout lets it run.
+const RolloutGate = "rocenet.io/rollout"
+
 // Name is the DaemonSet's and the ConfigMap's name for a policy.
 func Name(policy string) string { return "rocenet-" + policy }
 
@@ -215,8 +220,17 @@ func DaemonSet(p *v1alpha1.RocenetNodePolicy, config Config, opts Options) (*app
 	pod := &ds.Spec.Template
 	pod.Labels = merge(pod.Labels, map[string]string{v1alpha1.NodePolicyLabel: p.Name, labelInstance: p.Name})
 	pod.Annotations = merge(pod.Annotations, map[string]string{ConfigHashAnnotation: config.Hash})
-	// The operator replaces the pods itself, in waves.
-	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
+	// The operator replaces the pods itself, in waves, without a gap: the
+	// DaemonSet controller makes a new pod beside each old one at once
+	// (surge), each held by the rollout's scheduling gate; the operator
+	// lifts the gates of a wave's nodes, and the DaemonSet controller
+	// deletes an old pod once the new one beside it is ready, as a
+	// rolling update with surge does. rocenetd hands its socket, ports and
+	// state over from the old pod to the new one.
+	surge, none := intstr.FromString("100%"), intstr.FromInt32(0)
+	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxSurge: &surge, MaxUnavailable: &none}}
+	pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: RolloutGate}}
 
 	spec := &pod.Spec
 	// The nodes the policy holds, by its record on them: the overlay's

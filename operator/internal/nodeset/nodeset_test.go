@@ -78,10 +78,16 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := ds.Spec.Template
-	if ds.Name != "rocenet-gaudi" || ds.Namespace != "rocenet" || ds.Spec.UpdateStrategy.Type != "OnDelete" ||
+	if ds.Name != "rocenet-gaudi" || ds.Namespace != "rocenet" ||
 		ds.Spec.Selector.MatchLabels[v1alpha1.NodePolicyLabel] != "gaudi" || pod.Labels[v1alpha1.NodePolicyLabel] != "gaudi" {
-		t.Errorf("DaemonSet %s/%s, strategy %s, selector %v, pod labels %v", ds.Namespace, ds.Name,
-			ds.Spec.UpdateStrategy.Type, ds.Spec.Selector.MatchLabels, pod.Labels)
+		t.Errorf("DaemonSet %s/%s, selector %v, pod labels %v", ds.Namespace, ds.Name, ds.Spec.Selector.MatchLabels, pod.Labels)
+	}
+	// A new pod beside each old one at once, each waiting for the
+	// operator's wave: no node without a pod serving it.
+	if u := ds.Spec.UpdateStrategy; u.Type != appsv1.RollingUpdateDaemonSetStrategyType || u.RollingUpdate == nil ||
+		u.RollingUpdate.MaxSurge.String() != "100%" || u.RollingUpdate.MaxUnavailable.IntValue() != 0 ||
+		len(pod.Spec.SchedulingGates) != 1 || pod.Spec.SchedulingGates[0].Name != RolloutGate {
+		t.Errorf("strategy %+v, scheduling gates %v: want a surge of 100%%, none unavailable, every pod gated", u, pod.Spec.SchedulingGates)
 	}
 	if got := pod.Spec.NodeSelector; len(got) != 2 || got[v1alpha1.NodePolicyLabel] != "gaudi" || got["kubernetes.io/os"] != "linux" {
 		t.Errorf("nodeSelector %v: want the nodes the policy holds", got)
