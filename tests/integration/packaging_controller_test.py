@@ -168,8 +168,8 @@ def test_controller_rbac_writes_only_what_it_owns(any_overlay):
     assert {(g, r, v) for g, r, v in grants(policies) if v not in reads} == {
         ("apps", "daemonsets", "create"), ("apps", "daemonsets", "patch"),
         ("apps", "daemonsets", "delete"), ("", "configmaps", "create"), ("", "configmaps", "patch"),
-        ("", "configmaps", "delete"), ("", "configmaps", "deletecollection"), ("", "pods", "delete"),
-        ("", "secrets", "create")}
+        ("", "configmaps", "delete"), ("", "configmaps", "deletecollection"),
+        ("", "pods", "patch"), ("", "pods", "delete"), ("", "secrets", "create")}
     # Of Secrets, it reads the diagnostics' alone.
     assert [r.get("resourceNames") for r in policies["rules"]
             if "secrets" in r["resources"] and "get" in r["verbs"]] == [["rocenet-diag"]]

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
+	"rocenet.io/operator/internal/nodeset"
 )
 
 // holdable gives n1..n3 two ports each to hold.
@@ -346,7 +347,7 @@ func TestEnvtestTheControllerMakesOnlyTriagePods(t *testing.T) {
 	before := pod.DeepCopy()
 	pod.Spec.Containers[0].Image = "registry.example/other:1"
 	err = controller.Patch(e.ctx, &pod, client.MergeFrom(before))
-	if err == nil || !strings.Contains(err.Error(), "change only a run pod's deadline") {
+	if err == nil || !strings.Contains(err.Error(), "change only a run pod's deadline or lift") {
 		t.Errorf("changing a pod's image as rocenet-controller: %v, want it refused", err)
 	}
 	// A holder in another image is refused too.
@@ -366,4 +367,40 @@ func TestEnvtestTheControllerMakesOnlyTriagePods(t *testing.T) {
 	if err := controller.Create(e.ctx, holderPod); err != nil {
 		t.Errorf("a holder of the shape the controller makes: %v", err)
 	}
+
+	// Of a node policy's pod, it may lift the rollout's gate alone: not
+	// another's gate, and not with anything else changed.
+	nodePod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rocenet-gaudi-x", Namespace: rocenetNS,
+		Labels: map[string]string{v1alpha1.NodePolicyLabel: "gaudi"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "rocenetd", Image: "registry.example/rocenet:0.2.0"}},
+			SchedulingGates: []corev1.PodSchedulingGate{{Name: nodeset.RolloutGate}, {Name: "example.com/other"}}}}
+	if err := e.admin.Create(e.ctx, nodePod); err != nil {
+		t.Fatal(err)
+	}
+	lift := func(what string, change func(*corev1.Pod), admitted bool) {
+		t.Helper()
+		var pod corev1.Pod
+		if err := controller.Get(e.ctx, client.ObjectKeyFromObject(nodePod), &pod); err != nil {
+			t.Fatal(err)
+		}
+		before := pod.DeepCopy()
+		change(&pod)
+		err := controller.Patch(e.ctx, &pod, client.MergeFrom(before))
+		if admitted && err != nil {
+			t.Errorf("%s as rocenet-controller: %v, want it admitted", what, err)
+		}
+		if !admitted && (err == nil || !strings.Contains(err.Error(), "lift a node policy pod's rollout gate")) {
+			t.Errorf("%s as rocenet-controller: %v, want it refused", what, err)
+		}
+	}
+	lift("lifting another's gate", func(p *corev1.Pod) {
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: nodeset.RolloutGate}}
+	}, false)
+	lift("lifting the rollout's gate and labelling the pod", func(p *corev1.Pod) {
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/other"}}
+		p.Labels["rocenet.io/triage-role"] = "holder"
+	}, false)
+	lift("lifting the rollout's gate", func(p *corev1.Pod) {
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/other"}}
+	}, true)
 }
