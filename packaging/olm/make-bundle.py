@@ -31,14 +31,13 @@ know:
   - the CRDs, the ServiceAccount rocenet (it mounts no token by default,
     which an account OLM makes would not say), the metrics Service, the
     ServiceMonitor and the PrometheusRule are bundle manifests;
-  - the kinds OLM does not install from a bundle stay out, each made by
-    the operator: the DaemonSet and its ConfigMap by a RocenetNodePolicy
-    (from the same overlay's, operator/internal/nodeset), the SCC, the
-    admission policies and their bindings at run time
-    (operator/internal/clusterobjects, from the same overlays); the
-    Namespace, with its labels and annotations, is the CSV's
+  - the Namespace, with its labels and annotations, is the CSV's
     suggested-namespace-template, which the console creates
-    (docs/deploying.md, "OpenShift through OLM").
+    (docs/deploying.md, "OpenShift through OLM"); the overlay's default
+    RocenetNodePolicy is the CSV's example (alm-examples), which the
+    admin creates. The node side (each policy's DaemonSet and ConfigMaps,
+    the admission policies, the SCC, DRA's DeviceClass) is no overlay's:
+    the operator makes it (packaging/kubernetes/node).
 
 The version is CMakeLists.txt's project version; the images are the
 overlay's (set them there, or in an overlay of your own, before building).
@@ -60,7 +59,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 OVERLAY = os.path.join(REPO, "packaging", "kubernetes", "overlays", "openshift-dra")
 CRDS = os.path.join(REPO, "packaging", "kubernetes", "base", "crds")
-EXAMPLE_POLICY = os.path.join(REPO, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")
+EXAMPLE_POLICY = os.path.join(REPO, "packaging", "kubernetes", "base", "node-policy.yaml")
 PACKAGE = "rocenet"
 CHANNEL = "alpha"
 NAMESPACE = "rocenet-system"
@@ -71,11 +70,10 @@ OPENSHIFT_VERSIONS = "v4.17"
 # Bundle manifests beside the CSV and the CRDs: kinds OLM installs from a
 # bundle (operator-registry's supported resources) that the overlay has.
 BUNDLE_KINDS = {"ServiceAccount", "Service", "ServiceMonitor", "PrometheusRule", "PriorityClass"}
-# Kinds a bundle cannot carry: the operator makes them (a policy its
-# DaemonSet and ConfigMap; the rest at run time), the console the
-# Namespace from the CSV's suggested-namespace-template.
-OUTSIDE_KINDS = {"Namespace", "ConfigMap", "DaemonSet", "SecurityContextConstraints",
-                 "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "DeviceClass"}
+# Kinds the bundle does not carry: the console makes the Namespace from
+# the CSV's suggested-namespace-template, and the admin the policy the
+# CSV's alm-examples offer (the overlays' default one).
+OUTSIDE_KINDS = {"Namespace", "RocenetNodePolicy"}
 RBAC_KINDS = {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 ANNOTATIONS = {
     "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",

@@ -82,7 +82,7 @@ func TestEnvtestDRAPolicyConfinesResourceSlicesToTheNodeAndDriver(t *testing.T) 
 		w.undo()
 	}
 
-	s.apply("../components/dra/resourceslice-policy.yaml")
+	s.apply("../node/dra/resourceslice-policy.yaml")
 	s.eventually("node-a's token creating node-b's slice", func() error {
 		err := writes[0].write(onA)
 		if err == nil {

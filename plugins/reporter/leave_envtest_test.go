@@ -46,8 +46,8 @@ func (f *fakeLifecycle) Uninstall(context.Context, *pb.UninstallRequest, ...grpc
 func TestEnvtestAReporterLeavesANodeThatLeftItsPolicy(t *testing.T) {
 	s := startAPIServer(t)
 	ctx := s.ctx
-	s.apply("namespace.yaml", "serviceaccount.yaml", "node-reporter-rbac.yaml", "node-reporter-policy.yaml",
-		"node-status-policy.yaml")
+	s.apply("namespace.yaml", "serviceaccount.yaml", "node-reporter-rbac.yaml", "../node/base/node-reporter-policy.yaml",
+		"../node/base/node-status-policy.yaml")
 	s.node("node-a")
 	s.node("node-b")
 	onA := s.token("rocenet-system", "rocenet", s.pod("rocenet-a", "rocenet-system", "rocenet", "node-a"))

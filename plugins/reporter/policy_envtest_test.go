@@ -180,7 +180,7 @@ func TestEnvtestPolicyConfinesTheReporterToItsNode(t *testing.T) {
 	}
 
 	// With them.
-	s.apply("node-reporter-policy.yaml", "node-status-policy.yaml")
+	s.apply("../node/base/node-reporter-policy.yaml", "../node/base/node-status-policy.yaml")
 	s.eventually("node-a's reporter writing node-b's condition",
 		func() error {
 			return nodeStatusPatch(onA, "node-b", conditionPatch(v1alpha1.NodeConditionType, "True"))

@@ -33,7 +33,7 @@ func jsonFields(t reflect.Type) []string {
 // NodeStatus or ObjectMeta fails here until the policy compares it too
 // (or this test says why it need not).
 func TestNodeStatusPolicyComparesEveryField(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(base, "node-status-policy.yaml"))
+	data, err := os.ReadFile(filepath.Join(base, "../node/base/node-status-policy.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

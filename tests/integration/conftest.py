@@ -22,7 +22,7 @@ import pytest
 from bad_input_support import SO1_DESC, Sender, all_namespaces_state, good_lldpdu, plan_is
 from harness import Daemon, sim, wait_until
 from kubelet import plugin_with_peer
-from packaging_support import ALL_OVERLAYS, render
+from packaging_support import ALL_OVERLAYS, system
 
 
 @pytest.fixture(scope="module")
@@ -152,4 +152,4 @@ def bad_input_baseline(bad_input_fabric, bad_input_daemon, bad_input_senders):
 # Every overlay, rendered: the packaging tests' fixture.
 @pytest.fixture(scope="module", params=sorted(ALL_OVERLAYS))
 def any_overlay(request):
-    return request.param, render(ALL_OVERLAYS[request.param])
+    return request.param, system(request.param)

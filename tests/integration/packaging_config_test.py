@@ -32,6 +32,7 @@ from packaging_support import (
     render,
     rocenetd_config,
     running_daemon,
+    system,
 )
 
 
@@ -72,7 +73,7 @@ def config_flag(ds: dict) -> str:
 def test_probes_and_configmap_against_the_real_daemon(tmp_path):
     """rocenetd starts with the ConfigMap's config (paths that would touch this
     host moved into a temporary directory) and answers exactly the probes."""
-    docs = render(OVERLAYS["generic"])
+    docs = system("generic")
     ds = one(docs, "DaemonSet", "rocenet")
     daemon = containers(ds)["rocenetd"]
     cm = rocenetd_config(docs)
@@ -122,8 +123,8 @@ def test_diagd_knows_every_flag_the_manifests_give_it():
     packaging_manifests_test) uses only flags `rocenet-diagd --help` lists,
     and the help lists every flag the deployment docs name."""
     known = help_flags(built("rocenet-diagd"))
-    for overlay in OVERLAYS.values():
-        argv = containers(one(render(overlay), "DaemonSet", "rocenet"))["diagd"]["command"]
+    for overlay in OVERLAYS:
+        argv = containers(one(system(overlay), "DaemonSet", "rocenet"))["diagd"]["command"]
         missing = set(flags(argv)) - known
         assert not missing, f"{overlay}: rocenet-diagd does not know {sorted(missing)}"
     assert not DIAGD_FLAGS - known, f"rocenet-diagd --help lacks {sorted(DIAGD_FLAGS - known)}"
@@ -135,7 +136,7 @@ def test_diagd_starts_with_the_daemonsets_flags_and_answers_its_probes(tmp_path)
     network namespace, before the optional Secret exists: it stays up, makes
     the socket its probes test, serves metrics on the port the Service's
     diag-metrics names, and SIGTERM stops it with exit code 0."""
-    docs = render(OVERLAYS["generic"])
+    docs = system("generic")
     ds = one(docs, "DaemonSet", "rocenet")
     diagd = containers(ds)["diagd"]
     svc_port = {p["name"]: p["targetPort"] for p in one(docs, "Service")["spec"]["ports"]}
@@ -195,32 +196,6 @@ def test_diagd_starts_with_the_daemonsets_flags_and_answers_its_probes(tmp_path)
                 proc.wait()
                 raise AssertionError(f"rocenet-diagd did not stop on SIGTERM:\n{log_text()}") from None
         assert code == 0, f"rocenet-diagd exited {code} on SIGTERM:\n{log_text()}"
-
-
-def test_a_config_override_overlay_changes_one_key_and_rolls_the_daemonset(tmp_path):
-    """examples/config-override adds local.yaml beside the base's config.yaml
-    in the same ConfigMap: the base file is untouched, the name (and so the
-    DaemonSet's pod template) changes, and rocenetd takes the directory with
-    the override, or refuses it naming the file."""
-    base = rocenetd_config(render(OVERLAYS["generic"]))
-    docs = render(os.path.join(K8S, "examples", "config-override"))
-    cm = rocenetd_config(docs)
-    assert set(cm["data"]) == {"config.yaml", "local.yaml"}
-    assert cm["data"]["config.yaml"] == base["data"]["config.yaml"]
-    assert cm["metadata"]["name"] != base["metadata"]["name"], "a changed config must roll"
-    override = yaml.safe_load(cm["data"]["local.yaml"])
-    assert override["addressing"] == {"mtu": 9000}
-    directory = write_volume(cm, tmp_path / "good")
-    check = [built("rocenetd"), "--check-config", f"--config={directory}"]
-    cp = subprocess.run(check, capture_output=True, text=True, timeout=10)
-    assert cp.returncode == 0, cp.stderr
-    cm["data"]["local.yaml"] = 'addressing:\n  mtu: "9000"\n'
-    directory = write_volume(cm, tmp_path / "bad")
-    cp = subprocess.run([built("rocenetd"), "--check-config", f"--config={directory}"],
-                        capture_output=True, text=True, timeout=10)
-    assert cp.returncode == 2
-    assert f"config {directory}/local.yaml" in cp.stderr and "addressing.mtu" in cp.stderr, \
-        cp.stderr
 
 
 # --- Multus and the example pod -------------------------------------------------------

@@ -24,6 +24,7 @@ from packaging_support import (
     CRDS,
     K8S,
     NODE_POLICY_LABEL_POLICY,
+    NODE_SIDES,
     NODE_STATUS_POLICY,
     OPERATION,
     REPORTER_POLICY,
@@ -42,10 +43,10 @@ from packaging_support import (
 # A triage is asked for in a namespace; the others are the cluster's.
 NAMESPACED_CRDS = {"rocenettriages.rocenet.io"}
 # Kinds without a namespace: kustomize does not know all of them
-# (base/cluster-scoped/).
+# (base/cluster-scoped/, node/base/cluster-scoped/).
 CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
                   "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-                  "SecurityContextConstraints", "DeviceClass", "PriorityClass"}
+                  "SecurityContextConstraints", "DeviceClass", "PriorityClass", "RocenetNodePolicy"}
 # The node reporter's ClusterRole, exactly (docs/fleet.md#who-may-write):
 # (API group, resource, verb).
 REPORTER_GRANTS = {("", "nodes", "get"), ("", "nodes", "list"), ("", "nodes", "watch"),
@@ -63,9 +64,9 @@ TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 def test_cluster_scoped_objects_have_no_namespace(any_overlay):
     """Kustomize sets the base's namespace on every kind it does not know
-    to be cluster-scoped, ValidatingAdmissionPolicy and its binding among
-    them; base/cluster-scoped/ takes it off. Every namespaced object is in
-    the DaemonSet's namespace."""
+    to be cluster-scoped, ValidatingAdmissionPolicy and its binding and the
+    RocenetNodePolicy among them; the cluster-scoped/ transformers take it
+    off. Every namespaced object is in the DaemonSet's namespace."""
     name, docs = any_overlay
     for d in docs:
         ns = d["metadata"].get("namespace")
@@ -79,16 +80,20 @@ def test_cluster_scoped_objects_have_no_namespace(any_overlay):
 
 def test_an_overlay_with_its_own_namespace_keeps_the_policy_cluster_scoped(tmp_path):
     """What the base's comment tells an overlay that sets `namespace:` to
-    do: list base/cluster-scoped under `transformers` too."""
+    do: list base/cluster-scoped under `transformers` too; the node side's
+    admission policies, which rocenet-controller makes, stay cluster-scoped
+    by its own base's."""
     (tmp_path / "kustomization.yaml").write_text(
         "namespace: fabric\n"
         f"resources:\n  - {os.path.relpath(ALL_OVERLAYS['generic'], tmp_path)}\n"
         f"transformers:\n  - {os.path.relpath(os.path.join(K8S, 'base', 'cluster-scoped'), tmp_path)}\n")
     docs = render(str(tmp_path))
+    assert "namespace" not in one(docs, "RocenetNodePolicy", "gaudi")["metadata"]
+    assert one(docs, "Deployment", "rocenet-controller")["metadata"]["namespace"] == "fabric"
+    node_side = render(NODE_SIDES["generic"])
     for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"):
-        found = [d for d in docs if d["kind"] == kind]
+        found = [d for d in node_side if d["kind"] == kind]
         assert found and all("namespace" not in d["metadata"] for d in found), kind
-    assert one(docs, "DaemonSet", "rocenet")["metadata"]["namespace"] == "fabric"
     subjects = one(docs, "ClusterRoleBinding", "rocenet-node-reporter")["subjects"]
     assert subjects == [{"kind": "ServiceAccount", "name": "rocenet", "namespace": "fabric"}]
 

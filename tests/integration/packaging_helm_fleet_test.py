@@ -15,7 +15,6 @@ import pytest
 import yaml
 
 from packaging_support import (
-    ALL_OVERLAYS,
     CHART,
     CRD_NAMES,
     CRDS,
@@ -28,7 +27,7 @@ from packaging_support import (
     controller,
     helm_template,
     one,
-    render,
+    system,
     volumes,
 )
 from packaging_support import helm as run_helm
@@ -114,7 +113,7 @@ def test_helm_chart_makes_the_overlays_fleet_objects(helm, overlay_name):
     overlay's (OpenShift's with openshift.enabled): same names, rules,
     subjects, policy and pod; the node-reporter container and the api-token
     volume too."""
-    kustomized = render(ALL_OVERLAYS[overlay_name])
+    kustomized = system(overlay_name)
     rendered = helm_template(*HELM_SETTINGS[overlay_name])
     objects = REPORTER_OBJECTS | CONTROLLER_OBJECTS
     if overlay_name.endswith("-dra"):

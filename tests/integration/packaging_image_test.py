@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from harness import BUILD_DIR
-from packaging_support import OVERLAYS, PKG, built, containers, one, render
+from packaging_support import PKG, built, containers, one, system
 
 DYNAMIC_BINARIES = ("rocenetd", "rocenet-diagd", "rocectl", "rocenet-device-plugin")
 
@@ -104,8 +104,8 @@ def test_manifest_commands_exist_in_the_image_layout(tmp_path):
     assert go_build, "the Containerfile's Go stage builds no program into /usr/bin"
     for package in go_build.group(1).replace("\\", " ").split():
         present.add("/usr/bin/" + os.path.basename(package))
-    for overlay in (OVERLAYS["generic"], os.path.join(PKG, "kubernetes", "overlays", "generic-dra")):
-        rendered = render(overlay)
+    for overlay in ("generic", "generic-dra"):
+        rendered = system(overlay)
         ds = one(rendered, "DaemonSet", "rocenet")
         controller = one(rendered, "Deployment", "rocenet-controller")
         for c in [*containers(ds).values(), *containers(controller).values()]:

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Packaging, the manifests themselves: every kustomization under
 packaging/kubernetes renders with `kubectl kustomize` without a warning
-(no deprecated field) and passes yamllint; the DaemonSet of each
-overlay keeps least privilege, its mounts, probes and init container;
+(no deprecated field) and passes yamllint; the DaemonSet rocenet-controller
+makes for each overlay's policy (packaging/kubernetes/node) keeps least
+privilege, its mounts, probes and init container;
 rocenet-diagd runs in a container of its own with NET_RAW alone, the
 diagnostics Secret mounted where its --secret-file says and nowhere else,
 its socket beside rocenetd's, and its metrics in the Service and the
 ServiceMonitor; rocenetd's config and container keep nothing of the
-diagnostics; the optional patches change only what they say; the OpenShift
+diagnostics; the OpenShift
 SCC is bound to the ServiceAccount and allows the DaemonSet's volumes and
 capabilities; the PrometheusRule holds the plain rules file's groups; the
 Helm chart, rendered by the real helm (built by tests/k8s/components.sh),
@@ -41,6 +42,7 @@ from packaging_support import (
     one,
     render,
     rocenetd_config,
+    system,
     volumes,
 )
 from packaging_support import helm as run_helm
@@ -71,7 +73,7 @@ def mounts(container: dict, ds: dict) -> dict[str, dict]:
 
 @pytest.fixture(scope="module", params=sorted(OVERLAYS))
 def overlay(request):
-    return request.param, render(OVERLAYS[request.param])
+    return request.param, system(request.param)
 
 
 def source_metric_names() -> set[str]:
@@ -86,24 +88,28 @@ def source_metric_names() -> set[str]:
 # --- rendering and lint --------------------------------------------------------
 
 def test_every_kustomization_renders_offline():
-    # The base's fleet, in every overlay: the CRDs, the reporter's
-    # ClusterRole and binding and its policy, rocenet-controller with its
-    # ClusterRole and binding, its leader-election Role and binding, the
-    # triage pods' policy and the holders' PriorityClass.
-    fleet = {"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
-             "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Deployment", "Role",
-             "RoleBinding", "PriorityClass"}
-    node = {"Namespace", "ServiceAccount", "ConfigMap", "DaemonSet", "Service"}
-    openshift = {"SecurityContextConstraints", "ServiceMonitor", "PrometheusRule"}
+    # What every overlay installs: the operator (the CRDs, rocenet-controller
+    # with its account, RBAC and Deployment, the holders' PriorityClass), the
+    # node pods' account and the reporter's RBAC, the metrics Service, the
+    # default policy.
+    install = {"Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+               "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "PriorityClass", "Service",
+               "RocenetNodePolicy"}
+    # What rocenet-controller makes of a policy: the DaemonSet, its
+    # configuration, the admission policies.
+    node = {"ConfigMap", "DaemonSet", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
     kinds = {
-        OVERLAYS["generic"]: node | fleet,
-        OVERLAYS["openshift"]: node | fleet | openshift,
-        os.path.join(K8S, "overlays", "generic-dra"): node | fleet | {"DeviceClass"},
-        os.path.join(K8S, "overlays", "openshift-dra"): node | fleet | openshift | {"DeviceClass"},
+        OVERLAYS["generic"]: install,
+        OVERLAYS["openshift"]: install | {"ServiceMonitor", "PrometheusRule"},
+        os.path.join(K8S, "overlays", "generic-dra"): install,
+        os.path.join(K8S, "overlays", "openshift-dra"): install | {"ServiceMonitor", "PrometheusRule"},
+        os.path.join(K8S, "node", "generic"): node,
+        os.path.join(K8S, "node", "openshift"): node | {"SecurityContextConstraints"},
+        os.path.join(K8S, "node", "generic-dra"): node | {"DeviceClass"},
+        os.path.join(K8S, "node", "openshift-dra"): node | {"SecurityContextConstraints", "DeviceClass"},
         os.path.join(K8S, "monitoring"): {"ServiceMonitor", "PrometheusRule"},
         os.path.join(K8S, "examples"): {"NetworkAttachmentDefinition", "Pod"},
         os.path.join(K8S, "examples", "dra"): {"ResourceClaimTemplate", "Pod"},
-        os.path.join(K8S, "examples", "config-override"): node | fleet,
         os.path.join(K8S, "examples", "metrics-reader"): {"ClusterRole", "ClusterRoleBinding"},
     }
     for directory, want in kinds.items():
@@ -146,7 +152,7 @@ def test_yamllint_passes_on_all_manifests():
     listed = subprocess.run(["yamllint", "-c", ".yamllint", "--list-files", "."], cwd=PKG,
                             capture_output=True, text=True)
     # The lint must see the manifests, not an empty set.
-    for must in ("kubernetes/base/daemonset.yaml", "kubernetes/overlays/openshift/scc.yaml",
+    for must in ("kubernetes/node/base/daemonset.yaml", "kubernetes/node/openshift/scc.yaml",
                  "kubernetes/examples/network-attachment-definition.yaml", "helm/rocenet/values.yaml"):
         assert must in listed.stdout, f"yamllint does not check {must}:\n{listed.stdout}"
     cp = subprocess.run(["yamllint", "-f", "parsable", "-s", "-c", ".yamllint", "."], cwd=PKG,
@@ -161,7 +167,7 @@ def test_daemonset_least_privilege(overlay):
     ds = one(docs, "DaemonSet", "rocenet")
     spec = ds["spec"]["template"]["spec"]
     assert spec["hostNetwork"] is True
-    assert not spec.get("hostPID"), "hostPID is only for cri-dockerd (patches/host-pid.yaml)"
+    assert not spec.get("hostPID"), "containerd and CRI-O bind pod namespaces under /var/run/netns"
     assert not spec.get("hostIPC")
     assert spec["serviceAccountName"] == "rocenet"
     assert spec["automountServiceAccountToken"] is False
@@ -324,8 +330,8 @@ def test_dra_overlays_keep_diagd_as_it_is(plain, dra):
     Secret volume and rocenetd are the same with either allocation, and the
     e2e overlays' patches of containers/0 still find the container they
     mean."""
-    want = one(render(os.path.join(K8S, "overlays", plain)), "DaemonSet", "rocenet")
-    got = one(render(os.path.join(K8S, "overlays", dra)), "DaemonSet", "rocenet")
+    want = one(system(plain), "DaemonSet", "rocenet")
+    got = one(system(dra), "DaemonSet", "rocenet")
     for name in ("diagd", "rocenetd"):
         assert containers(got)[name] == containers(want)[name], f"{dra}: {name}"
     assert volumes(got)["diag-secret"] == volumes(want)["diag-secret"]
@@ -337,7 +343,7 @@ def test_metrics_service_and_servicemonitor_scrape_both_programs():
     """The headless Service has rocenetd's metrics port (the config's
     metrics_address) and diagd's (its --metrics-address) under their own
     names, and the ServiceMonitor scrapes each name, with the node label."""
-    docs = render(OVERLAYS["openshift"])
+    docs = system("openshift")
     ds = one(docs, "DaemonSet", "rocenet")
     config = yaml.safe_load(rocenetd_config(docs)["data"]["config.yaml"])
     diag_address = flags(containers(ds)["diagd"]["command"])["--metrics-address"]
@@ -412,23 +418,6 @@ def test_daemonset_probes_use_what_the_binaries_offer(overlay):
 
 
 
-def test_optional_patches_apply_to_the_overlays(tmp_path):
-    """patches/*.yaml are for users' own overlays: each applies and changes
-    only what it says."""
-    cases = {"host-pid.yaml": lambda spec: spec.get("hostPID") is True}
-    for patch, applied in cases.items():
-        work = tmp_path / patch.replace(".yaml", "")
-        work.mkdir()
-        shutil.copy(os.path.join(K8S, "patches", patch), work / patch)
-        (work / "kustomization.yaml").write_text(
-            f"resources:\n  - {os.path.relpath(OVERLAYS['generic'], work)}\n"
-            f"patches:\n  - path: {patch}\n")
-        spec = one(render(str(work)), "DaemonSet", "rocenet")["spec"]["template"]["spec"]
-        assert applied(spec), patch
-        caps = {c["name"]: c["securityContext"]["capabilities"] for c in spec["containers"]}
-        assert caps["device-plugin"] == {"drop": ["ALL"]}, f"{patch} changed the device plugin"
-
-
 # --- OpenShift ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("overlay,volumes", [
@@ -437,7 +426,7 @@ def test_optional_patches_apply_to_the_overlays(tmp_path):
     ("openshift-dra", {"configMap", "hostPath", "secret", "projected"}),
 ])
 def test_openshift_scc_is_bound_to_the_service_account(overlay, volumes):
-    docs = render(os.path.join(K8S, "overlays", overlay))
+    docs = system(overlay)
     ds = one(docs, "DaemonSet", "rocenet")
     ns = ds["metadata"]["namespace"]
     sa = ds["spec"]["template"]["spec"]["serviceAccountName"]
@@ -526,7 +515,7 @@ def test_helm_chart_renders_the_overlays_daemonset(helm, overlay_name):
     same image, command, env, securityContext, probes, resources and mounts,
     the same volumes, pod settings and rollout, and the same config."""
     allocation = ALLOCATION[overlay_name]
-    kustomized = render(os.path.join(K8S, "overlays", overlay_name))
+    kustomized = system(overlay_name)
     rendered = helm_template(f"allocation={allocation}")
     kds, hds = one(kustomized, "DaemonSet", "rocenet"), one(rendered, "DaemonSet", "rocenet")
     assert hds["metadata"]["namespace"] == kds["metadata"]["namespace"]
@@ -563,10 +552,12 @@ def test_helm_chart_renders_the_overlays_daemonset(helm, overlay_name):
     kconfig = yaml.safe_load(rocenetd_config(kustomized)["data"]["config.yaml"])
     hconfig = yaml.safe_load(one(rendered, "ConfigMap")["data"]["config.yaml"])
     assert hconfig == kconfig, "values.yaml's config differs from base/config.yaml"
-    # Nothing else: the chart's objects are the overlay's, less the Namespace
-    # (helm's --namespace) and with the chart's ConfigMap name.
+    # Nothing else: the chart's objects are the overlay's and its node
+    # side's, less the Namespace (helm's --namespace) and with the chart's
+    # ConfigMap name. The chart still makes the node side itself, so it has
+    # no policy (docs/deploying.md, "Helm").
     assert sorted(d["kind"] for d in rendered) == \
-        sorted(d["kind"] for d in kustomized if d["kind"] != "Namespace")
+        sorted(d["kind"] for d in kustomized if d["kind"] not in ("Namespace", "RocenetNodePolicy"))
 
 
 def test_helm_chart_update_strategy_follows_its_value(helm):
@@ -587,10 +578,11 @@ def test_helm_chart_update_strategy_follows_its_value(helm):
 
 
 def test_helm_chart_renders_the_dra_components_objects(helm):
-    """allocation dra adds packaging/kubernetes/components/dra's DeviceClass,
-    ClusterRole and ClusterRoleBinding with the same names, selectors, rules
-    and subject; allocation devicePlugin none of them."""
-    kustomized = render(os.path.join(K8S, "overlays", "generic-dra"))
+    """allocation dra adds the DRA node side's DeviceClass
+    (packaging/kubernetes/node/dra) and the DRA install's ClusterRole and
+    ClusterRoleBinding with the same names, selectors, rules and subject;
+    allocation devicePlugin none of them."""
+    kustomized = system("generic-dra")
     rendered = helm_template("allocation=dra")
     for kind, name in (("DeviceClass", "scale-out-port.rocenet.io"),
                        ("ClusterRole", "rocenet-dra-plugin"),

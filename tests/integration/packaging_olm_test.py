@@ -22,7 +22,7 @@ import subprocess
 import pytest
 import yaml
 
-from packaging_support import K8S, PKG, REPO, kubectl, one, render
+from packaging_support import K8S, NODE_SIDES, PKG, REPO, kubectl, one, render
 
 OLM = os.path.join(PKG, "olm")
 CRDS = os.path.join(K8S, "base", "crds")
@@ -155,8 +155,10 @@ def test_csv_metadata_install_modes_and_owned_crds(bundle):
             assert schema_has(status, d["path"]), f"{o['name']}: no status.{d['path']}"
             assert d["displayName"] and d["x-descriptors"], d
     (example,) = json.loads(csv["metadata"]["annotations"]["alm-examples"])
-    with open(os.path.join(REPO, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")) as f:
+    # The overlays' default policy, with the device plugin.
+    with open(os.path.join(K8S, "base", "node-policy.yaml")) as f:
         assert example == yaml.safe_load(f)
+    assert example["spec"]["mode"] == "DevicePlugin"
     assert csv["metadata"]["annotations"]["olm.skipRange"] == f"<{version}"
     assert csv["metadata"]["annotations"]["capabilities"] == "Basic Install"
 
@@ -208,15 +210,16 @@ def _operator_made(platform: str) -> list[dict]:
 
 
 def test_bundle_and_the_operator_make_the_overlay(bundle):
-    """Every object of the openshift-dra overlay is in exactly one place: a
-    bundle manifest (as rendered, less its namespace), the CSV (the
-    controller's Deployment, the roles and bindings; OLM makes the
-    controller's ServiceAccount; the Namespace, as the console makes it,
-    in suggested-namespace-template), or what the operator makes (the SCC
-    and the admission policies at run time, as rendered; the DaemonSet,
-    by a policy, from the overlay's, and its ConfigMap): nothing is left
-    to apply by hand."""
-    docs = render(OPENSHIFT)
+    """Every object of the openshift-dra overlay, and of its node side, is
+    in exactly one place: a bundle manifest (as rendered, less its
+    namespace), the CSV (the controller's Deployment, the roles and
+    bindings; OLM makes the controller's ServiceAccount; the Namespace, as
+    the console makes it, in suggested-namespace-template; the default
+    policy, as alm-examples offers it), or what the operator makes (the
+    SCC and the admission policies at run time, as rendered; the
+    DaemonSet, by a policy, from the node side's, and its ConfigMap):
+    nothing is left to apply by hand."""
+    docs = render(OPENSHIFT) + render(NODE_SIDES["openshift-dra"])
     in_bundle = {(o["kind"], o["metadata"]["name"]): o for o in manifests(bundle).values()}
     made = {(o["kind"], o["metadata"]["name"]): o for o in _operator_made("openshift")}
     csv = the_csv(bundle)
@@ -225,6 +228,8 @@ def test_bundle_and_the_operator_make_the_overlay(bundle):
                if d["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")}
     template = json.loads(csv["metadata"]["annotations"]["operatorframework.io/suggested-namespace-template"])
     in_csv.add((template["kind"], template["metadata"]["name"]))
+    examples = json.loads(csv["metadata"]["annotations"]["alm-examples"])
+    in_csv |= {(e["kind"], e["metadata"]["name"]) for e in examples}
     accounts = {p["serviceAccountName"] for field in ("clusterPermissions", "permissions")
                 for p in csv["spec"]["install"]["spec"][field]}
     for d in docs:

@@ -33,6 +33,11 @@ OVERLAYS = {"generic": os.path.join(K8S, "overlays", "generic"),
 # Every overlay shipped, with either allocation.
 ALL_OVERLAYS = {name: os.path.join(K8S, "overlays", name)
                 for name in ("generic", "generic-dra", "openshift", "openshift-dra")}
+# The node side rocenet-controller makes for a policy of each overlay's
+# platform and mode (its DaemonSet, ConfigMap and cluster objects):
+# packaging/kubernetes/node, from which the operator's manifests are
+# generated.
+NODE_SIDES = {name: os.path.join(K8S, "node", name) for name in ALL_OVERLAYS}
 CHART = os.path.join(PKG, "helm", "rocenet")
 # rocenet-diagd's flags as docs/deploying.md names them; the manifests and
 # the systemd unit give it no other (packaging_config_test checks them
@@ -98,6 +103,20 @@ def render(directory: str) -> list[dict]:
                 if re.search(r"deprecated|warning", line, re.I)]
     assert not warnings, f"kubectl kustomize {directory} warns:\n" + "\n".join(warnings)
     return [d for d in yaml.safe_load_all(cp.stdout) if d]
+
+
+def system(name: str) -> list[dict]:
+    """Every object of rocenet running from overlay `name`: what the
+    overlay installs and what rocenet-controller makes of its default
+    policy (the node side, whose pods run the controller's image)."""
+    installed, node_side = render(ALL_OVERLAYS[name]), render(NODE_SIDES[name])
+    image = controller(installed)["spec"]["template"]["spec"]["containers"][0]["image"]
+    for d in node_side:
+        if d["kind"] == "DaemonSet":
+            spec = d["spec"]["template"]["spec"]
+            for c in spec.get("initContainers", []) + spec["containers"]:
+                c["image"] = image
+    return installed + node_side
 
 
 @functools.cache

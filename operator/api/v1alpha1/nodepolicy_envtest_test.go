@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-const examplePolicy = "../../../packaging/kubernetes/examples/node-policy/gaudi.yaml"
+const examplePolicy = "../../../packaging/kubernetes/base/node-policy.yaml"
 
 // A RocenetNodePolicy with a value rocenetd would refuse is refused by the
 // API server, at apply, with the field's path and the reason; the example

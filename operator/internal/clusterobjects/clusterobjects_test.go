@@ -12,18 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// manifests/ is what the overlays render today: a change to
+// manifests/ is what the node overlays render today: a change to
 // packaging/kubernetes reaches what the operator makes, or this fails.
 func TestManifestsAreTheOverlaysObjects(t *testing.T) {
 	kubectl := os.Getenv("ROCENET_KUBECTL")
 	if kubectl == "" {
 		var err error
 		if kubectl, err = exec.LookPath("kubectl"); err != nil {
-			t.Skip("SKIPPED: no kubectl (ROCENET_KUBECTL, or kubectl on PATH) to render the overlays with")
+			t.Skip("SKIPPED: no kubectl (ROCENET_KUBECTL, or kubectl on PATH) to render the node overlays with")
 		}
 	}
 	for _, platform := range Platforms {
-		want, err := Render(kubectl, "../../../packaging/kubernetes/overlays", platform)
+		want, err := Render(kubectl, "../../../packaging/kubernetes/node", platform)
 		if err != nil {
 			t.Fatal(err)
 		}

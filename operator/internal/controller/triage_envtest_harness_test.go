@@ -363,8 +363,8 @@ func (e *triageEnv) endRun(job *batchv1.Job, complete bool) {
 // fails here as in a cluster.
 func asShippedController(t *testing.T, cfg *rest.Config) *rest.Config {
 	t.Helper()
-	controller := asController(t, cfg, "controller.yaml", "triage-holder-priorityclass.yaml", "triage-pod-policy.yaml",
-		"node-policy-label-policy.yaml")
+	controller := asController(t, cfg, "controller.yaml", "triage-holder-priorityclass.yaml", "../node/base/triage-pod-policy.yaml",
+		"../node/base/node-policy-label-policy.yaml")
 	admin, err := client.New(cfg, client.Options{}) // client-go's scheme
 	if err != nil {
 		t.Fatal(err)

@@ -303,7 +303,7 @@ func TestEnvtestTheTriageBudgetIsSharedByAllTriages(t *testing.T) {
 }
 
 // The controller's ServiceAccount may make in rocenet's namespace only what
-// a triage run needs (packaging/kubernetes/base/triage-pod-policy.yaml):
+// a triage run needs (packaging/kubernetes/node/base/triage-pod-policy.yaml):
 // the real runs of the other tests pass the policy; anything else, made or
 // changed with the same RBAC, is refused.
 func TestEnvtestTheControllerMakesOnlyTriagePods(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 )
 
 // The rocenet pod of a node: the DaemonSet's labels and container
-// (packaging/kubernetes/base/daemonset.yaml), and rocectl in its image.
+// (packaging/kubernetes/node/base/daemonset.yaml), and rocectl in its image.
 const (
 	NodePodLabels     = "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=node"
 	RocenetdContainer = "rocenetd"

@@ -17,7 +17,7 @@ import (
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 )
 
-// The paths rocenet's pod mounts (packaging/kubernetes/base/daemonset.yaml):
+// The paths rocenet's pod mounts (packaging/kubernetes/node/base/daemonset.yaml):
 // fixed by the pod, not by the policy.
 const (
 	Socket       = "/run/rocenet/rocenetd.sock"

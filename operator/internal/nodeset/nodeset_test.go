@@ -19,18 +19,18 @@ import (
 	"rocenet.io/operator/internal/nodeconfig"
 )
 
-// manifests/ is what the overlays render today: a change to
+// manifests/ is what the node overlays render today: a change to
 // packaging/kubernetes reaches the operator's DaemonSets, or this fails.
 func TestManifestsAreTheOverlaysDaemonSets(t *testing.T) {
 	kubectl := os.Getenv("ROCENET_KUBECTL")
 	if kubectl == "" {
 		var err error
 		if kubectl, err = exec.LookPath("kubectl"); err != nil {
-			t.Skip("SKIPPED: no kubectl (ROCENET_KUBECTL, or kubectl on PATH) to render the overlays with")
+			t.Skip("SKIPPED: no kubectl (ROCENET_KUBECTL, or kubectl on PATH) to render the node overlays with")
 		}
 	}
 	for _, overlay := range Overlays {
-		want, err := RenderOverlay(kubectl, "../../../packaging/kubernetes/overlays", overlay)
+		want, err := RenderOverlay(kubectl, "../../../packaging/kubernetes/node", overlay)
 		if err != nil {
 			t.Fatal(err)
 		}
