@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """rocenet's ports through Dynamic Resource Allocation on a real Kubernetes
-node: the DaemonSet from tests/k8s/overlay-dra (the shipped DRA component,
-rocenet-dra-plugin in the device plugin's place), the real scheduler
+node: rocenet installed from the generic-dra overlay (the operator and its
+default policy in mode DRA: rocenet-dra-plugin in the device plugin's
+place, DRA's DeviceClass made by the operator), the real scheduler
 allocating from rocenet's ResourceSlice, kubelet preparing the claims,
 containerd injecting the CDI devices, Multus running rocenet's CNI plugin.
 Checked with kubectl, as an admin or ML engineer would.
@@ -37,12 +38,13 @@ import pytest
 import testcluster as k8s
 from e2e_support import (
     DAEMON_SOCKET,
-    HERE,
+    OVERLAYS,
     PORTS,
     RESOURCE,
     ROOT,
     deployed,
-    reach_the_api_server,
+    node_side_up,
+    operator_on_the_test_cluster,
     read_text,
     wait,
 )
@@ -56,10 +58,9 @@ TAINT = "rocenet.io/unhealthy"
 
 @pytest.fixture(scope="module")
 def env(artifacts, say, took):
-    with deployed(artifacts, os.path.join(HERE, "overlay-dra"), say, took,
-                  patch=lambda e, k: reach_the_api_server(e, k, ("dra-plugin", "node-reporter"))) as e:
-        containers = [c["name"] for c in e.json("-n", "rocenet-system", "get", "ds", "rocenet")
-                      ["spec"]["template"]["spec"]["containers"]]
+    with deployed(artifacts, os.path.join(OVERLAYS, "generic-dra"), say, took,
+                  patch=operator_on_the_test_cluster) as e:
+        containers = [c["name"] for c in node_side_up(e)["spec"]["template"]["spec"]["containers"]]
         assert containers[0] == "dra-plugin", containers
         yield e
 
@@ -124,8 +125,7 @@ def port_template(env, name: str, selector: str | None = None, count: int = 1) -
 
 
 def test_the_slice_lists_every_port_with_rocenetds_attributes(env):
-    wait("the DaemonSet ready", lambda: env.json(
-        "-n", "rocenet-system", "get", "ds", "rocenet")["status"].get("numberReady") == 1, 120)
+    node_side_up(env)
     started = time.monotonic()
     found = wait("a device per port", lambda: (lambda d: d if len(d) == PORTS else None)(
         devices(env)), 60)

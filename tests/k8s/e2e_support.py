@@ -40,6 +40,20 @@ PORTS = 4
 IMAGE = "localhost/rocenet:e2e"
 NEXT_IMAGE = "localhost/rocenet:e2e-next"
 DAEMON_SOCKET = "/run/rocenet/rocenetd.sock"
+# The overlays' default policy, and the DaemonSet rocenet-controller makes
+# of it.
+POLICY = "gaudi"
+NODE_DAEMONSET = f"rocenet-{POLICY}"
+OVERLAYS = os.path.join(ROOT, "packaging", "kubernetes", "overlays")
+# The image the overlays name, which the test cluster's mirror rewrites.
+SHIPPED_IMAGE = "registry.example.com/rocenet/rocenet"
+# The fabric's sysfs tree on the host, which rocenetd reads.
+SYSFS = "/run/rocenet-e2e/fabric/sysfs"
+# The simulated switches' port MTU (the veths' both ends, until rocenetd
+# sets the node's end to the policy's MTU).
+SWITCH_MTU = 9216
+# The node side's DaemonSets, as the operator makes them.
+NODE_MANIFESTS = os.path.join(ROOT, "operator", "internal", "nodeset", "manifests")
 
 
 def wait(what: str, pred, timeout: float = 60, interval: float = 0.5):
@@ -126,7 +140,7 @@ class Env:
         return int(node["status"]["allocatable"].get(RESOURCE, "0"))
 
     def rocectl(self, *args: str) -> str:
-        return self.kubectl("-n", "rocenet-system", "exec", "ds/rocenet", "-c", "rocenetd",
+        return self.kubectl("-n", "rocenet-system", "exec", f"ds/{NODE_DAEMONSET}", "-c", "rocenetd",
                             "--", "rocectl", *args).stdout
 
     def attachments(self, pod: str | None = None) -> list[dict]:
@@ -158,14 +172,21 @@ class Env:
                       if not p["metadata"].get("deletionTimestamp"))
 
     def roll(self, meanwhile) -> float:
-        """A rolling update to NEXT_IMAGE, with meanwhile() called right
-        after it starts; returns the seconds until the old pod was gone."""
+        """The default policy's image changed to NEXT_IMAGE, as an admin
+        upgrades rocenet, with meanwhile() called right after; returns the
+        seconds until the old pod was gone (the operator's rollout lets
+        the new pod run beside it, and the DaemonSet controller deletes
+        the old one once the new one is ready)."""
         [old_pod] = self.rocenet_pods()
         started = time.monotonic()
-        self.kubectl("-n", "rocenet-system", "set", "image", "ds/rocenet", f"*={NEXT_IMAGE}")
+        self.kubectl("patch", "rocenetnodepolicy", POLICY, "--type=merge",
+                     "-p", json.dumps({"spec": {"image": NEXT_IMAGE}}))
         meanwhile()
-        self.kubectl("-n", "rocenet-system", "rollout", "status", "ds/rocenet", "--timeout=180s")
-        wait("the old rocenet pod gone", lambda: old_pod not in self.rocenet_pods(), 90)
+        wait("the old rocenet pod gone", lambda: old_pod not in self.rocenet_pods(), 180)
+        wait("the policy Ready", lambda: (lambda p: p["status"].get("observedGeneration") ==
+                                           p["metadata"]["generation"] and any(
+            c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", [])))(
+            self.json("get", "rocenetnodepolicy", POLICY)), 120)
         return time.monotonic() - started
 
     def phase(self, name: str) -> str:
@@ -333,8 +354,9 @@ def collect_evidence(env: Env, to: str) -> None:
                                  "--timestamps"))
         for pod in pods:
             meta = pod["metadata"]
-            if meta["namespace"] != "rocenet-system" or \
-                    meta.get("labels", {}).get("app.kubernetes.io/name") != "rocenet":
+            labels = meta.get("labels", {})
+            if meta["namespace"] != "rocenet-system" or labels.get("app.kubernetes.io/name") != "rocenet" \
+                    or labels.get("app.kubernetes.io/component") != "node":
                 continue
             for view in ROCECTL_VIEWS:
                 keep(f"rocectl/{meta['name']}_{view}.json",
@@ -353,34 +375,41 @@ def collect_evidence(env: Env, to: str) -> None:
             pass
 
 
-def reach_the_api_server(env, kustomization: dict, containers: tuple[str, ...]) -> None:
-    """The test cluster has no kube-proxy, so the Service address the
-    in-cluster configuration names leads nowhere: point the DaemonSet's
-    `containers` that call the API and rocenet-controller at the API
-    server's own address, as a cluster without kube-proxy must."""
-    host, port = env.cluster.record["server"].removeprefix("https://").rsplit(":", 1)
-    api = [{"name": "KUBERNETES_SERVICE_HOST", "value": host},
-           {"name": "KUBERNETES_SERVICE_PORT", "value": port}]
-
-    def patch(kind: str, name: str, names: tuple[str, ...]) -> dict:
-        return {"target": {"kind": kind, "name": name}, "patch": json.dumps({
-            "apiVersion": "apps/v1", "kind": kind,
-            "metadata": {"name": name, "namespace": "rocenet-system"},
-            "spec": {"template": {"spec": {"containers": [
-                {"name": c, "env": api} for c in names]}}}})}
+def operator_on_the_test_cluster(env, kustomization: dict) -> None:
+    """rocenet's operator on the test cluster: the shipped image name
+    rewritten to the one imported into its containerd (as a mirror does),
+    and rocenet-controller told the API server's own address (the cluster
+    has no kube-proxy, so the Service address the in-cluster configuration
+    names leads nowhere; the flag gives it to the node pods too) and the
+    fabric's sysfs tree, which the node pods' rocenetd reads."""
+    host_port = env.cluster.record["server"].removeprefix("https://")
+    host, port = host_port.rsplit(":", 1)
+    name, tag = IMAGE.rsplit(":", 1)
+    kustomization["images"] = [{"name": SHIPPED_IMAGE, "newName": name, "newTag": tag}]
     kustomization.setdefault("patches", []).extend([
-        patch("DaemonSet", "rocenet", containers),
-        patch("Deployment", "rocenet-controller", ("controller",))])
+        {"target": {"kind": "Deployment", "name": "rocenet-controller"}, "patch": json.dumps({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "rocenet-controller"},
+            "spec": {"template": {"spec": {"containers": [{"name": "controller", "env": [
+                {"name": "KUBERNETES_SERVICE_HOST", "value": host},
+                {"name": "KUBERNETES_SERVICE_PORT", "value": port}]}]}}}})},
+        {"target": {"kind": "Deployment", "name": "rocenet-controller"}, "patch": json.dumps([
+            {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
+             "value": f"--node-api-server={host_port}"},
+            {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
+             "value": f"--node-sysfs-root={SYSFS}"}])},
+    ])
 
 
-def diag_secret(kustomization: dict) -> None:
-    """The diagnostics data port's shared secret, the Secret rocenet-diag,
-    as docs/deploying.md has an admin create it: without it rocenet-diagd
-    keeps its data port closed and runs no test across nodes."""
-    kustomization.setdefault("secretGenerator", []).append({
-        "name": "rocenet-diag", "namespace": "rocenet-system",
-        "literals": [f"secret={os.urandom(32).hex()}"],
-        "options": {"disableNameSuffixHash": True}})
+def node_side_up(env, timeout: float = 240) -> dict:
+    """Waits for the default policy's DaemonSet and its pod ready; returns
+    the DaemonSet."""
+    def ready():
+        cp = env.kubectl("-n", "rocenet-system", "get", "ds", NODE_DAEMONSET, "-o", "json", check=False)
+        if cp.returncode != 0:
+            return None
+        ds = json.loads(cp.stdout)
+        return ds if ds["status"].get("numberReady") == 1 else None
+    return wait(f"the DaemonSet {NODE_DAEMONSET} ready", ready, timeout)
 
 
 @contextlib.contextmanager
@@ -400,7 +429,9 @@ def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None):
         # pods hold the fabric's node namespace, then the fabric.
         k8s.down()
         sim.down(FABRIC_DIR)
-        fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR)
+        # Jumbo frames on the switches' ports, as a RoCE fabric has them:
+        # the default policy sets the ports' MTU to 9000.
+        fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR, mtu=SWITCH_MTU)
         cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns,
                                  logs_on_failure=os.path.join(set_up_failed, "components"))
         cluster.import_image(artifacts.archive)
@@ -413,12 +444,24 @@ def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None):
         with open(os.path.join(work, "kustomization.yaml"), "w") as f:
             json.dump(kustomization, f)
         rendered = e.kubectl("kustomize", work).stdout
-        cluster.track_host_paths(host_paths(rendered))
+        # What the node pods may make on the host (the node side the
+        # operator makes, of either mode), gone with the cluster whatever
+        # the tests leave.
+        for mode in ("generic", "generic-dra"):
+            with open(os.path.join(NODE_MANIFESTS, f"{mode}.yaml")) as f:
+                rendered += "\n---\n" + f.read()
+        # And NetworkManager's drop-in directory and the system bus, which
+        # a policy's pods mount unless it leaves NetworkManager alone.
+        cluster.track_host_paths(host_paths(rendered) + ["/etc/NetworkManager/conf.d", "/run/dbus"])
         e.kubectl("label", "node", cluster.node, NODE_LABEL)
         e.kubectl("apply", "-f", os.path.join(artifacts.bin_dir, "nad-crd.yaml"))
         e.kubectl("wait", "--for=condition=established", "--timeout=60s",
                   "crd/network-attachment-definitions.k8s.cni.cncf.io")
-        e.kubectl("apply", "-k", work)
+        # The CRDs and a policy in one apply: the policy's kind is served
+        # once its CRD is established, so a first apply may refuse it.
+        if e.kubectl("apply", "-k", work, check=False).returncode != 0:
+            e.kubectl("wait", "--for=condition=established", "--timeout=60s", "crd", "--all")
+            e.kubectl("apply", "-k", work)
         e.kubectl("apply", "-f", NAD)
         took("rocenet applied")
         ready = True

@@ -6,8 +6,10 @@ The node is the simulated fabric's node namespace (4 Gaudi-like ports cabled
 to a switch running lldpd); the cluster is tests/k8s/testcluster.py (etcd, the
 API server, controller manager, scheduler, containerd and kubelet 1.37, Multus
 thin), rocenet's image is built from its Containerfile (tests/k8s/image.sh)
-and deployed with `kubectl apply -k` of tests/k8s/overlay, which is the
-generic overlay plus the fabric's sysfs. Nothing here talks to rocenet
+and installed with `kubectl apply -k` of the generic overlay (the
+operator and its default policy; rocenet-controller makes the node side),
+told the fabric's sysfs tree and the API server's address. Nothing here
+talks to rocenet
 directly: kubelet allocates, Multus reads kubelet's PodResources and runs
 rocenet's CNI plugin, and the tests read what kubectl shows.
 
@@ -38,12 +40,14 @@ import yaml
 from e2e_support import (  # noqa: F401
     HERE,
     NEXT_IMAGE,
+    NODE_DAEMONSET,
+    OVERLAYS,
     PORTS,
     RESOURCE,
     Serving,
     deployed,
-    diag_secret,
-    reach_the_api_server,
+    node_side_up,
+    operator_on_the_test_cluster,
     read_text,
     wait,
 )
@@ -54,20 +58,19 @@ pytestmark = pytest.mark.ordered
 PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 
 
-def _patch(e, kustomization: dict) -> None:
-    reach_the_api_server(e, kustomization, ("node-reporter",))
-    diag_secret(kustomization)
-
-
 @pytest.fixture(scope="module")
 def env(artifacts, say, took):
-    with deployed(artifacts, os.path.join(HERE, "overlay"), say, took, patch=_patch) as e:
+    with deployed(artifacts, os.path.join(OVERLAYS, "generic"), say, took,
+                  patch=operator_on_the_test_cluster) as e:
         yield e
 
 
 def test_the_daemonset_becomes_ready_and_kubelet_counts_the_healthy_ports(env):
-    wait("the DaemonSet ready", lambda: env.json(
-        "-n", "rocenet-system", "get", "ds", "rocenet")["status"].get("numberReady") == 1, 120)
+    ds = node_side_up(env)
+    # The default policy's, made by the operator: the overlay applies no
+    # DaemonSet.
+    assert ds["metadata"]["ownerReferences"][0]["kind"] == "RocenetNodePolicy", ds["metadata"]
+    assert ds["metadata"]["name"] == NODE_DAEMONSET
     assert "node ready: yes (4/4 ports healthy)" in wait(
         "rocectl health", lambda: (lambda out: out if "4/4" in out else None)(
             env.rocectl("health")), 60)

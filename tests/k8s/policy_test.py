@@ -29,17 +29,12 @@ import olm_install
 import pytest
 import yaml
 
-from e2e_support import IMAGE, PORTS, ROOT, Serving, deployed, host_paths, wait
+from e2e_support import IMAGE, PORTS, ROOT, Serving, deployed, operator_on_the_test_cluster, wait
 
 pytestmark = pytest.mark.ordered
 
 NS = "rocenet-system"
-# The image the bundle names (the openshift overlay's).
-BUNDLE_IMAGE = "registry.example.com/rocenet/rocenet"
-EXAMPLE = os.path.join(ROOT, "packaging", "kubernetes", "examples", "node-policy", "gaudi.yaml")
-# The template of a device-plugin policy's DaemonSet on Kubernetes.
-MANIFEST = os.path.join(ROOT, "operator", "internal", "nodeset", "manifests", "generic.yaml")
-SYSFS = "/run/rocenet-e2e/fabric/sysfs"
+EXAMPLE = os.path.join(ROOT, "packaging", "kubernetes", "base", "node-policy.yaml")
 # What rocenet writes on the node (the DaemonSet's hostPaths).
 NFD_FEATURES = "/etc/kubernetes/node-feature-discovery/features.d"
 STATE_DIR = "/var/lib/rocenet"
@@ -49,28 +44,15 @@ CNI_PLUGIN = "/opt/cni/bin/rocenet"
 
 
 def _patch(e, kustomization: dict) -> None:
-    """What OLM installs from the bundle, with the test cluster's image
-    (the bundle names the openshift overlay's registry: a mirror's
-    rewrite, as OLM does for relatedImages), and rocenet-controller told
-    the API server's own address (no kube-proxy) and the fabric's sysfs
-    tree. No diagnostics' Secret (the operator makes it)."""
-    host_port = e.cluster.record["server"].removeprefix("https://")
-    host, port = host_port.rsplit(":", 1)
-    name, tag = IMAGE.rsplit(":", 1)
-    kustomization["images"] = [{"name": BUNDLE_IMAGE, "newName": name, "newTag": tag}]
-    kustomization.setdefault("patches", []).extend([
+    """What OLM installs from the bundle, on the test cluster (the image
+    rewritten as a mirror does, for relatedImages too). No diagnostics'
+    Secret: the operator makes it."""
+    operator_on_the_test_cluster(e, kustomization)
+    kustomization["patches"].append(
         {"target": {"kind": "Deployment", "name": "rocenet-controller"}, "patch": json.dumps({
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "rocenet-controller"},
             "spec": {"template": {"spec": {"containers": [{"name": "controller", "env": [
-                {"name": "RELATED_IMAGE_ROCENET", "value": IMAGE},
-                {"name": "KUBERNETES_SERVICE_HOST", "value": host},
-                {"name": "KUBERNETES_SERVICE_PORT", "value": port}]}]}}}})},
-        {"target": {"kind": "Deployment", "name": "rocenet-controller"}, "patch": json.dumps([
-            {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
-             "value": f"--node-api-server={host_port}"},
-            {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
-             "value": f"--node-sysfs-root={SYSFS}"}])},
-    ])
+                {"name": "RELATED_IMAGE_ROCENET", "value": IMAGE}]}]}}}})})
 
 
 @pytest.fixture(scope="module")
@@ -80,10 +62,6 @@ def env(artifacts, say, took, tmp_path_factory):
     installed = olm_install.write_kustomization(bundle, str(work / "installed"))
     took("the operator bundle built")
     with deployed(artifacts, installed, say, took, patch=_patch) as e:
-        # What the policy's pods may make on the host, gone with the
-        # cluster whatever the tests leave: the DaemonSet's hostPaths.
-        with open(MANIFEST) as f:
-            e.cluster.track_host_paths(host_paths(f.read()) + [os.path.dirname(NM_DROP_IN)])
         yield e
 
 
