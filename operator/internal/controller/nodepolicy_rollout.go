@@ -112,7 +112,7 @@ func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.
 		case was != nil:
 			// The new pod beside it waits for the node's wave, or is not
 			// made yet.
-			at.serving, at.waiting = was, cur
+			at.serving, at.waiting, n.Unmade = was, cur, cur == nil
 		case going[name]:
 			// Its pod was deleted and the new one is not there yet: it is
 			// on its way to the current revision, and down.

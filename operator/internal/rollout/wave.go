@@ -25,6 +25,9 @@ type Node struct {
 	// Its pod is ready and its node's rocenet is too (every port up and
 	// addressed): it takes no part in the fabric's unavailability.
 	Ready bool
+	// Its new pod is not made yet (the DaemonSet controller makes them at
+	// its own pace): a wave cannot take it now, and passes over it.
+	Unmade bool
 }
 
 // Limits bound a wave.
@@ -108,6 +111,9 @@ func Next(nodes []Node, limits Limits) Wave {
 	var wave Wave
 	var leafHeld []string
 	for _, n := range old {
+		if n.Unmade {
+			continue
+		}
 		if n.Ready && budget <= 0 {
 			wave.Held = fmt.Sprintf("at most %d nodes unavailable at once", maxUnavailable)
 			break

@@ -133,6 +133,17 @@ func TestAWaveHeldByALeafSaysSo(t *testing.T) {
 	}
 }
 
+// A node whose new pod is not made yet is passed over: the wave takes
+// another of its leaf instead of holding the leaf's place for it.
+func TestAWavePassesOverANodeWithoutItsNewPod(t *testing.T) {
+	nodes := fabric(4, 2, 1)
+	nodes[0].Unmade = true
+	w := Next(nodes, Limits{MaxUnavailable: 4, MaxPerLeaf: 1})
+	if fmt.Sprint(w.Nodes) != "[n001 n002]" {
+		t.Errorf("n000's pod not made: the wave %v, want n001 and n002 (one of each leaf)", w.Nodes)
+	}
+}
+
 // A share rounds down and is at least one node; a number is itself.
 func TestMaxUnavailable(t *testing.T) {
 	for _, c := range []struct {
