@@ -234,7 +234,7 @@ def test_daemonset_mounts_and_propagation(overlay):
 
 
 def test_diagd_mounts_the_diag_secret_its_flag_names(overlay):
-    """The Secret of docs/deploying.md step 3 reaches rocenet-diagd: its
+    """The Secret rocenet-controller makes reaches rocenet-diagd: its
     --secret-file names a file in a directory where the diagd container, and
     no other, mounts the Secret rocenet-diag read-only; the volume is
     optional (the pods start before the Secret exists) and its key is that
@@ -264,14 +264,16 @@ def test_diagd_mounts_the_diag_secret_its_flag_names(overlay):
     assert not MOVED_CONFIG_KEYS & set(config), \
         f"rocenetd's config sets {sorted(MOVED_CONFIG_KEYS & set(config))}, which are " \
         "rocenet-diagd's flags now"
-    # The command the docs give creates that Secret, with that key, in the
-    # DaemonSet's namespace.
+    # rocenet-controller makes that Secret, with that key, in its own
+    # namespace (the DaemonSet's), and the docs say so.
+    with open(os.path.join(REPO, "operator", "internal", "controller", "diagsecret.go")) as f:
+        maker = f.read()
+    assert re.search(r'DiagSecretName = "([^"]+)"', maker).group(1) == secret["secretName"]
+    assert re.search(r'StringData: map\[string\]string\{"([^"]+)":', maker).group(1) == key
     with open(os.path.join(REPO, "docs", "deploying.md")) as f:
-        deploying = f.read()
-    command = re.search(r"kubectl -n (\S+) create secret generic (\S+)[\s\\]+--from-literal=([^=]+)=",
-                        deploying)
-    assert command, "docs/deploying.md does not say how to create the Secret"
-    assert command.groups() == (ds["metadata"]["namespace"], secret["secretName"], key)
+        deploying = " ".join(f.read().split())
+    assert f"makes the diagnostics data port's shared secret, the Secret `{secret['secretName']}`" \
+        in deploying, "docs/deploying.md does not say who makes the Secret"
 
 
 def test_diagd_container_beside_rocenetd(overlay):
