@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The Helm chart's fleet objects are the kustomize overlays': its CRDs,
-the reporter's and the controller's RBAC, admission policies and
-Deployment, for each overlay's settings, and that they follow the
-release's name and namespace (packaging_fleet_test.py checks the
-overlays themselves)."""
+"""The Helm chart installs what the kustomize overlays install: the CRDs,
+rocenet-controller with its account, RBAC and Deployment, the node pods'
+account and RBAC, the metrics Service and the default RocenetNodePolicy,
+for each overlay's settings; under the fixed names the node side
+rocenet-controller makes and its admission policies use, whatever the
+release's name and namespace; and it refuses, naming where each went, the
+values of the charts that installed the node side from files
+(packaging_fleet_test.py checks the overlays themselves)."""
 
 from __future__ import annotations
 
@@ -15,58 +18,28 @@ import pytest
 import yaml
 
 from packaging_support import (
+    ALL_OVERLAYS,
     CHART,
     CRD_NAMES,
     CRDS,
-    NODE_POLICY_LABEL_POLICY,
-    NODE_STATUS_POLICY,
-    REPORTER_POLICY,
-    RESOURCESLICE_POLICY,
+    REPO,
     bound_to,
-    containers,
     controller,
     helm_template,
     one,
-    system,
-    volumes,
+    render,
 )
 from packaging_support import helm as run_helm
 
-# --- the Helm chart -------------------------------------------------------------------
-
-# The fleet's objects the chart makes as the base does (release rocenet),
-# by kind and name; the controller's are left out by controller.enabled=false.
-CONTROLLER_OBJECTS = {("ServiceAccount", "rocenet-controller"), ("ClusterRole", "rocenet-controller"),
-                      ("ClusterRoleBinding", "rocenet-controller"),
-                      ("Role", "rocenet-controller-leader-election"),
-                      ("RoleBinding", "rocenet-controller-leader-election"),
-                      ("Role", "rocenet-controller-triage"),
-                      ("RoleBinding", "rocenet-controller-triage"),
-                      ("Role", "rocenet-controller-nodes"),
-                      ("RoleBinding", "rocenet-controller-nodes"),
-                      ("Role", "rocenet-controller-node-policies"),
-                      ("RoleBinding", "rocenet-controller-node-policies"),
-                      ("ValidatingAdmissionPolicy", NODE_POLICY_LABEL_POLICY),
-                      ("ValidatingAdmissionPolicyBinding", NODE_POLICY_LABEL_POLICY),
-                      ("Deployment", "rocenet-controller"),
-                      ("PriorityClass", "rocenet-triage-holder"),
-                      ("ValidatingAdmissionPolicy", "rocenet-triage-pods.rocenet.io"),
-                      ("ValidatingAdmissionPolicyBinding", "rocenet-triage-pods.rocenet.io")}
-REPORTER_OBJECTS = {("ClusterRole", "rocenet-node-reporter"),
-                    ("ClusterRoleBinding", "rocenet-node-reporter"),
-                    ("ValidatingAdmissionPolicy", REPORTER_POLICY),
-                    ("ValidatingAdmissionPolicyBinding", REPORTER_POLICY),
-                    ("ValidatingAdmissionPolicy", NODE_STATUS_POLICY),
-                    ("ValidatingAdmissionPolicyBinding", NODE_STATUS_POLICY)}
-# With allocation dra.
-DRA_OBJECTS = {("ClusterRole", "rocenet-dra-plugin"), ("ClusterRoleBinding", "rocenet-dra-plugin"),
-               ("ValidatingAdmissionPolicy", RESOURCESLICE_POLICY),
-               ("ValidatingAdmissionPolicyBinding", RESOURCESLICE_POLICY)}
 # The chart's values for each overlay it must match.
-HELM_SETTINGS = {"generic": [], "generic-dra": ["allocation=dra"],
-                 "openshift": ["openshift.enabled=true", "cniBinDir=/var/lib/cni/bin"],
-                 "openshift-dra": ["openshift.enabled=true", "cniBinDir=/var/lib/cni/bin",
-                                   "allocation=dra"]}
+HELM_SETTINGS = {"generic": [], "generic-dra": ["policy.spec.mode=DRA"],
+                 "openshift": ["openshift.enabled=true", "serviceMonitor.enabled=true",
+                               "prometheusRule.enabled=true"],
+                 "openshift-dra": ["openshift.enabled=true", "serviceMonitor.enabled=true",
+                                   "prometheusRule.enabled=true", "policy.spec.mode=DRA"]}
+# The controller's objects, which policy.create leaves alone.
+CONTROLLER_OBJECTS = {("ServiceAccount", "rocenet-controller"), ("ClusterRole", "rocenet-controller"),
+                      ("ClusterRoleBinding", "rocenet-controller"), ("Deployment", "rocenet-controller")}
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +56,8 @@ def without_pull_policy(container: dict) -> dict:
     assert out.pop("imagePullPolicy") == "IfNotPresent", container["name"]
     return out
 
+
+# --- the Helm chart -------------------------------------------------------------------
 
 def test_helm_chart_crds_are_the_bases(helm):
     """The chart's crds/ hold the base's files, byte for byte
@@ -107,28 +82,32 @@ def test_helm_chart_crds_are_the_bases(helm):
 
 
 @pytest.mark.parametrize("overlay_name", sorted(HELM_SETTINGS))
-def test_helm_chart_makes_the_overlays_fleet_objects(helm, overlay_name):
-    """The reporter's ClusterRole, binding, policy and its binding, and
-    rocenet-controller's ServiceAccount, RBAC and Deployment are the
-    overlay's (OpenShift's with openshift.enabled): same names, rules,
-    subjects, policy and pod; the node-reporter container and the api-token
-    volume too."""
-    kustomized = system(overlay_name)
-    rendered = helm_template(*HELM_SETTINGS[overlay_name])
-    objects = REPORTER_OBJECTS | CONTROLLER_OBJECTS
-    if overlay_name.endswith("-dra"):
-        objects |= DRA_OBJECTS
-    for kind, name in sorted(objects):
-        want, got = one(kustomized, kind, name), one(rendered, kind, name)
+def test_helm_chart_installs_what_the_overlay_installs(helm, overlay_name):
+    """Every object of the overlay but the Namespace (helm's --namespace)
+    and the CRDs (crds/) is the chart's, and no other: same kind, name and
+    namespace, rules, subjects, Service, PriorityClass, policy and
+    controller pod."""
+    kustomized = [d for d in render(ALL_OVERLAYS[overlay_name])
+                  if d["kind"] not in ("Namespace", "CustomResourceDefinition")]
+    rendered = [d for d in helm_template(*HELM_SETTINGS[overlay_name])
+                if d["kind"] != "CustomResourceDefinition"]
+    names = lambda docs: sorted((d["kind"], d["metadata"]["name"]) for d in docs)  # noqa: E731
+    assert names(rendered) == names(kustomized), overlay_name
+    for want in kustomized:
+        kind, name = want["kind"], want["metadata"]["name"]
+        got = one(rendered, kind, name)
         where = f"{overlay_name}: {kind} {name}"
         assert got["metadata"].get("namespace") == want["metadata"].get("namespace"), where
         for key in ("rules", "roleRef", "subjects", "automountServiceAccountToken"):
             assert got.get(key) == want.get(key), f"{where}: {key}"
-        if kind.startswith("ValidatingAdmissionPolicy"):
-            assert got["spec"] == want["spec"], where
         if kind == "PriorityClass":
             for key in ("value", "preemptionPolicy", "globalDefault"):
                 assert got.get(key) == want.get(key), f"{where}: {key}"
+        if kind in ("Service", "RocenetNodePolicy", "PrometheusRule"):
+            assert got["spec"] == want["spec"], where
+        if kind == "ServiceMonitor":
+            assert [e["port"] for e in got["spec"]["endpoints"]] == \
+                [e["port"] for e in want["spec"]["endpoints"]], where
         if kind == "Deployment":
             assert got["spec"]["replicas"] == want["spec"]["replicas"], where
             gt, wt = got["spec"]["template"], want["spec"]["template"]
@@ -145,95 +124,85 @@ def test_helm_chart_makes_the_overlays_fleet_objects(helm, overlay_name):
                     <= labels.items()
             gspec["containers"] = [without_pull_policy(c) for c in gspec["containers"]]
             assert gspec == wspec, f"{where}:\n  helm      {gspec}\n  kustomize {wspec}"
-    kds, hds = one(kustomized, "DaemonSet", "rocenet"), one(rendered, "DaemonSet", "rocenet")
-    assert without_pull_policy(containers(hds)["node-reporter"]) == containers(kds)["node-reporter"]
-    names = [v["name"] for v in hds["spec"]["template"]["spec"]["volumes"]]
-    assert len(names) == len(set(names)), f"{overlay_name}: a volume name twice: {names}"
-    assert volumes(hds)["api-token"] == volumes(kds)["api-token"]
 
 
-def test_helm_chart_policy_confines_the_releases_account(helm):
-    """The chart's ServiceAccount is the release's name: its policy, RBAC
-    and controller follow the release and its namespace, so a release of
-    another name is confined the same way (a dot in the name is a dot)."""
+def test_helm_chart_names_are_the_ones_the_node_side_uses(helm):
+    """The chart's accounts are named as the node side rocenet-controller
+    makes and its admission policies expect them, whatever the release's
+    name and namespace: the node pods' `rocenet`, the controller's
+    `rocenet-controller`, bound in the release's namespace."""
+    with open(os.path.join(REPO, "operator", "internal", "nodeset", "manifests", "generic.yaml")) as f:
+        (ds,) = [d for d in yaml.safe_load_all(f) if d]
+    with open(os.path.join(REPO, "operator", "internal", "clusterobjects", "manifests", "generic.yaml")) as f:
+        made = [d for d in yaml.safe_load_all(f) if d]
+
+    def pattern(policy: str) -> str:
+        (condition,) = one(made, "ValidatingAdmissionPolicy", policy)["spec"]["matchConditions"]
+        return re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
     for release, namespace in (("fabric", "net"), ("roce.a", "rocenet-system")):
         cp = helm("template", release, CHART, "--namespace", namespace)
         assert cp.returncode == 0, cp.stderr
         docs = [d for d in yaml.safe_load_all(cp.stdout) if d]
-        policy = one(docs, "ValidatingAdmissionPolicy", f"{release}-node-reporter.rocenet.io")
-        (condition,) = policy["spec"]["matchConditions"]
-        pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
-        assert re.search(pattern, f"system:serviceaccount:{namespace}:{release}")
-        assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet")
-        assert not re.search(pattern, f"system:serviceaccount:{namespace}:{release}-controller")
-        if "." in release:
-            assert not re.search(pattern, f"system:serviceaccount:{namespace}:"
-                                          f"{release.replace('.', 'x')}")
-        binding = one(docs, "ValidatingAdmissionPolicyBinding",
-                      f"{release}-node-reporter.rocenet.io")
-        assert binding["spec"]["policyName"] == policy["metadata"]["name"]
-        status = one(docs, "ValidatingAdmissionPolicy", f"{release}-node-status.rocenet.io")
-        (condition,) = status["spec"]["matchConditions"]
-        pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
-        for account in (release, f"{release}-controller"):
-            assert re.search(pattern, f"system:serviceaccount:{namespace}:{account}"), account
-        assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet-controller")
-        ds = one(docs, "DaemonSet", release)
-        assert ds["spec"]["template"]["spec"]["serviceAccountName"] == release
-        assert one(docs, "ClusterRoleBinding", f"{release}-node-reporter")["subjects"] == [
-            {"kind": "ServiceAccount", "name": release, "namespace": namespace}]
-        assert bound_to(docs, namespace, f"{release}-controller") == {
-            f"ClusterRole/{release}-controller", f"Role/{release}-controller-leader-election",
-            f"Role/{release}-controller-triage", f"Role/{release}-controller-nodes",
-            f"Role/{release}-controller-node-policies"}
-        label = one(docs, "ValidatingAdmissionPolicy", f"{release}-node-policy-label.rocenet.io")
-        (condition,) = label["spec"]["matchConditions"]
-        pattern = re.search(r"matches\('([^']+)'\)", condition["expression"]).group(1)
-        assert re.search(pattern, f"system:serviceaccount:{namespace}:{release}-controller")
-        assert not re.search(pattern, "system:serviceaccount:rocenet-system:rocenet-controller")
-        # A triage run copies the release's DaemonSet; the policy on its
-        # pods takes it as parameter in the release's namespace alone.
-        triage = one(docs, "ValidatingAdmissionPolicyBinding", f"{release}-triage-pods.rocenet.io")
-        assert triage["spec"]["paramRef"]["selector"]["matchLabels"].items() <= \
-            ds["metadata"]["labels"].items()
-        assert triage["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"] == [
-            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}]
-        dep = one(docs, "Deployment", f"{release}-controller")
-        assert f"--daemonset={release}" in dep["spec"]["template"]["spec"]["containers"][0]["command"]
+        account = ds["spec"]["template"]["spec"]["serviceAccountName"]
+        assert one(docs, "ServiceAccount", account)["metadata"]["namespace"] == namespace
+        assert one(docs, "ClusterRoleBinding", "rocenet-node-reporter")["subjects"] == [
+            {"kind": "ServiceAccount", "name": account, "namespace": namespace}]
+        assert re.search(pattern("rocenet-node-reporter.rocenet.io"),
+                         f"system:serviceaccount:{namespace}:{account}")
+        assert re.search(pattern("rocenet-node-policy-label.rocenet.io"),
+                         f"system:serviceaccount:{namespace}:rocenet-controller")
+        assert bound_to(docs, namespace, "rocenet-controller") == {
+            "ClusterRole/rocenet-controller", "Role/rocenet-controller-leader-election",
+            "Role/rocenet-controller-triage", "Role/rocenet-controller-nodes",
+            "Role/rocenet-controller-node-policies"}
+        command = controller(docs)["spec"]["template"]["spec"]["containers"][0]["command"]
+        assert "--triage-priority-class=rocenet-triage-holder" in command
+        assert one(docs, "PriorityClass", "rocenet-triage-holder")
 
 
-def test_helm_chart_controller_values(helm):
-    """controller.enabled=false leaves out the controller's objects and
-    nothing else (the CRDs, the reporter and its policy stay);
-    controller.replicas and controller.resources reach the Deployment; the
-    NOTES say what runs."""
-    on, off = helm_template(), helm_template("controller.enabled=false")
-    objects = {(d["kind"], d["metadata"]["name"]) for d in on}
-    left = {(d["kind"], d["metadata"]["name"]) for d in off}
-    assert objects - left == CONTROLLER_OBJECTS, sorted(objects - left)
-    assert not left - objects
-    assert REPORTER_OBJECTS <= left
-    assert {("CustomResourceDefinition", n) for n in CRD_NAMES} <= left
-    assert one(off, "DaemonSet", "rocenet") == one(on, "DaemonSet", "rocenet")
-
+def test_helm_chart_controller_and_policy_values(helm):
+    """controller.replicas and controller.resources reach the Deployment;
+    policy.create=false leaves out the policy alone, policy.name and
+    policy.spec make it; the NOTES say what runs."""
     docs = helm_template("controller.replicas=3", "controller.resources.limits.memory=512Mi")
     dep = controller(docs)
     assert dep["spec"]["replicas"] == 3
     assert dep["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == \
         {"cpu": "1", "memory": "512Mi"}
-
+    on, off = helm_template(), helm_template("policy.create=false")
+    objects = {(d["kind"], d["metadata"]["name"]) for d in on}
+    assert objects - {(d["kind"], d["metadata"]["name"]) for d in off} == {("RocenetNodePolicy", "gaudi")}
+    assert CONTROLLER_OBJECTS <= objects
+    named = one(helm_template("policy.name=rack", "policy.spec.addressing.mtu=4200"), "RocenetNodePolicy")
+    assert named["metadata"]["name"] == "rack" and named["spec"]["addressing"]["mtu"] == 4200
     for settings, present, absent in (
-            ([], ["deployment/rocenet-controller", "kubectl get rocenetcluster cluster"],
-             ["controller.enabled is false"]),
-            (["controller.enabled=false"], ["controller.enabled is false"],
-             ["deployment/rocenet-controller"])):
+            ([], ["rocenetnodepolicy/gaudi", "ds/rocenet-gaudi", "kubectl get rocenetcluster cluster"],
+             ["policy.create is false"]),
+            (["policy.create=false"], ["policy.create is false"], ["ds/rocenet-gaudi"])):
         args = ["install", "rocenet", CHART, "--dry-run=client", "--namespace", "rocenet-system"]
         for setting in settings:
             args += ["--set", setting]
         cp = helm(*args)
         assert cp.returncode == 0, cp.stderr
         notes = cp.stdout[cp.stdout.index("NOTES:"):]
-        for text in present + ["rocenet-node-reporter.rocenet.io", "kubectl get rocenetnodes"]:
+        for text in present + ["deployment/rocenet-controller", "kubectl get rocenetnodes"]:
             assert text in notes, f"{settings}: NOTES lack {text!r}:\n{notes}"
         for text in absent:
             assert text not in notes, f"{settings}: NOTES say {text!r}"
+
+
+@pytest.mark.parametrize("setting,moved_to", [
+    ("allocation=dra", "policy.spec.mode"),
+    ("configOverrides.log_level=debug", "policy.spec"),
+    ("diagd.enabled=false", "the policy's pods"),
+    ("updateStrategy.maxSurge=1", "policy.spec.rollout"),
+    ("cniBinDir=/var/lib/cni/bin", "API discovery"),
+    ("tolerations=null", "policy.spec.tolerations"),
+])
+def test_helm_chart_refuses_the_values_that_moved(helm, setting, moved_to):
+    """A value of the charts that installed the node side from files fails
+    rendering, naming it and where it went, rather than being ignored."""
+    cp = helm("template", "rocenet", CHART, "--set", setting)
+    old = setting.split("=")[0].split(".")[0]
+    assert cp.returncode != 0 and f"{old}: the chart installs rocenet's operator now" in cp.stderr \
+        and moved_to in cp.stderr, f"{setting}: {cp.stderr}"

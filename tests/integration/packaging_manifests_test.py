@@ -12,9 +12,9 @@ diagnostics; the OpenShift
 SCC is bound to the ServiceAccount and allows the DaemonSet's volumes and
 capabilities; the PrometheusRule holds the plain rules file's groups; the
 Helm chart, rendered by the real helm (built by tests/k8s/components.sh),
-makes the same DaemonSet, Service, ServiceMonitor, DeviceClass and RBAC as
-the kustomize manifests, and its diagd values reach the flags, the Service
-and the Secret; and the Grafana dashboard queries only metrics rocenetd and
+makes the same Service, ServiceMonitor and DRA RBAC as the kustomize
+manifests and passes helm lint (packaging_helm_fleet_test compares the
+rest); and the Grafana dashboard queries only metrics rocenetd and
 rocenet-diagd export."""
 
 from __future__ import annotations
@@ -47,8 +47,6 @@ from packaging_support import (
 )
 from packaging_support import helm as run_helm
 
-# The chart's `allocation` for each overlay it must match.
-ALLOCATION = {"generic": "devicePlugin", "generic-dra": "dra"}
 CNI_BIN_DIR = {"generic": "/opt/cni/bin", "openshift": "/var/lib/cni/bin"}
 DAEMON_CAPS = {"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}
 # The capabilities each container adds; every other container adds none.
@@ -510,202 +508,57 @@ def helm():
     return run_helm
 
 
-@pytest.mark.parametrize("overlay_name", sorted(ALLOCATION))
-def test_helm_chart_renders_the_overlays_daemonset(helm, overlay_name):
-    """With allocation devicePlugin the chart makes overlays/generic's
-    DaemonSet, with dra overlays/generic-dra's: the same containers with the
-    same image, command, env, securityContext, probes, resources and mounts,
-    the same volumes, pod settings and rollout, and the same config."""
-    allocation = ALLOCATION[overlay_name]
-    kustomized = system(overlay_name)
-    rendered = helm_template(f"allocation={allocation}")
-    kds, hds = one(kustomized, "DaemonSet", "rocenet"), one(rendered, "DaemonSet", "rocenet")
-    assert hds["metadata"]["namespace"] == kds["metadata"]["namespace"]
-    kcs, hcs = containers(kds), containers(hds)
-    assert sorted(hcs) == sorted(kcs)
-    kspec, hspec = kds["spec"]["template"]["spec"], hds["spec"]["template"]["spec"]
-    assert [c["name"] for c in hspec["initContainers"]] == [c["name"] for c in kspec["initContainers"]]
-    for name, want in kcs.items():
-        got = dict(hcs[name])
-        # The chart's image.pullPolicy, IfNotPresent: Kubernetes' default
-        # for a tagged image, which the kustomize manifests leave to it.
-        assert got.pop("imagePullPolicy") == "IfNotPresent", name
-        for key in sorted(set(want) | set(got)):
-            assert got.get(key) == want.get(key), \
-                f"{overlay_name} / allocation {allocation}: container {name}, {key}:\n" \
-                f"  helm      {got.get(key)}\n  kustomize {want.get(key)}"
-    # The config volume names each tool's ConfigMap; the rest is the same.
-    kvols, hvols = volumes(kds), volumes(hds)
-    assert kvols.pop("config")["configMap"]["name"] == rocenetd_config(kustomized)["metadata"]["name"]
-    assert hvols.pop("config")["configMap"]["name"] == one(rendered, "ConfigMap")["metadata"]["name"]
-    assert sorted(hvols) == sorted(kvols)
-    for name, want in kvols.items():
-        assert hvols[name] == want, f"{overlay_name}: volume {name}:\n  helm      {hvols[name]}\n" \
-            f"  kustomize {want}"
-    for key in sorted((set(kspec) | set(hspec)) - {"containers", "initContainers", "volumes"}):
-        if key == "hostPID":
-            # The chart writes hostPID: false; the manifests leave it out.
-            assert bool(hspec.get(key)) == bool(kspec.get(key)), key
-            continue
-        assert hspec.get(key) == kspec.get(key), f"{overlay_name}: pod spec {key}"
-    assert hds["spec"]["updateStrategy"] == kds["spec"]["updateStrategy"]
-    assert hds["spec"]["updateStrategy"]["rollingUpdate"] == {"maxSurge": "10%",
-                                                              "maxUnavailable": 0}
-    kconfig = yaml.safe_load(rocenetd_config(kustomized)["data"]["config.yaml"])
-    hconfig = yaml.safe_load(one(rendered, "ConfigMap")["data"]["config.yaml"])
-    assert hconfig == kconfig, "values.yaml's config differs from base/config.yaml"
-    # Nothing else: the chart's objects are the overlay's and its node
-    # side's, less the Namespace (helm's --namespace) and with the chart's
-    # ConfigMap name. The chart still makes the node side itself, so it has
-    # no policy (docs/deploying.md, "Helm").
-    assert sorted(d["kind"] for d in rendered) == \
-        sorted(d["kind"] for d in kustomized if d["kind"] not in ("Namespace", "RocenetNodePolicy"))
-
-
-def test_helm_chart_update_strategy_follows_its_value(helm):
-    """updateStrategy.maxSurge reaches the DaemonSet as a number of nodes or
-    a percentage of them; maxUnavailable stays 0 whatever is set; a surge of
-    no node, or of something else, fails rendering."""
-    def rolling_update(*settings: str) -> dict:
-        ds = one(helm_template(*settings), "DaemonSet", "rocenet")
-        assert ds["spec"]["updateStrategy"]["type"] == "RollingUpdate"
-        return ds["spec"]["updateStrategy"]["rollingUpdate"]
-    assert rolling_update() == {"maxSurge": "10%", "maxUnavailable": 0}
-    assert rolling_update("updateStrategy.maxSurge=25%") == {"maxSurge": "25%", "maxUnavailable": 0}
-    assert rolling_update("updateStrategy.maxSurge=1") == {"maxSurge": 1, "maxUnavailable": 0}
-    for bad in ("0", "0%", "101%", "ten"):
-        cp = helm("template", "rocenet", CHART, "--set", f"updateStrategy.maxSurge={bad}")
-        assert cp.returncode != 0 and f'updateStrategy.maxSurge "{bad}": want a number of nodes' \
-            in cp.stderr, f"{bad}: {cp.stderr}"
-
-
 def test_helm_chart_renders_the_dra_components_objects(helm):
-    """allocation dra adds the DRA node side's DeviceClass
-    (packaging/kubernetes/node/dra) and the DRA install's ClusterRole and
-    ClusterRoleBinding with the same names, selectors, rules and subject;
-    allocation devicePlugin none of them."""
-    kustomized = system("generic-dra")
-    rendered = helm_template("allocation=dra")
-    for kind, name in (("DeviceClass", "scale-out-port.rocenet.io"),
-                       ("ClusterRole", "rocenet-dra-plugin"),
-                       ("ClusterRoleBinding", "rocenet-dra-plugin")):
-        want = one(kustomized, kind, name)
-        got = one(rendered, kind, name)
-        for key in ("spec", "rules", "roleRef", "subjects"):
+    """A DRA policy (policy.spec.mode=DRA) adds
+    packaging/kubernetes/components/dra's ClusterRole and
+    ClusterRoleBinding with the same names, rules and subject, and the
+    policy's mode, as the generic-dra overlay has them; a device-plugin
+    policy none of them."""
+    kustomized = render(os.path.join(K8S, "overlays", "generic-dra"))
+    rendered = helm_template("policy.spec.mode=DRA")
+    for kind, name in (("ClusterRole", "rocenet-dra-plugin"), ("ClusterRoleBinding", "rocenet-dra-plugin")):
+        want, got = one(kustomized, kind, name), one(rendered, kind, name)
+        for key in ("rules", "roleRef", "subjects"):
             assert got.get(key) == want.get(key), f"{kind} {name}: {key}"
+    assert one(rendered, "RocenetNodePolicy")["spec"]["mode"] == "DRA"
     plain = helm_template()
-    assert not [d["kind"] for d in plain if d["kind"] == "DeviceClass"
-                or d["metadata"]["name"] == "rocenet-dra-plugin"]
-    assert "dra-plugin" not in containers(one(plain, "DaemonSet", "rocenet"))
-
-
-def test_helm_chart_dra_plugin_flags_follow_values(helm):
-    """draPlugin's values and resourceName reach rocenet-dra-plugin's flags
-    and the DeviceClass; a value the plugin would refuse fails rendering."""
-    docs = helm_template("allocation=dra", "draPlugin.unhealthyTaint=NoExecute",
-                         "draPlugin.rdmaDeviceSpecs=all", "resourceName=example.com/port")
-    argv = containers(one(docs, "DaemonSet", "rocenet"))["dra-plugin"]["command"]
-    for flag in ("--unhealthy-taint=NoExecute", "--rdma-device-specs=all",
-                 "--resource-name=example.com/port"):
-        assert argv.count(flag) == 1, argv
-    assert len([a for a in argv if a.startswith("--unhealthy-taint=")]) == 1, argv
-    assert one(docs, "DeviceClass")["spec"]["extendedResourceName"] == "example.com/port"
-    plugin = containers(one(helm_template("resourceName=example.com/port"),
-                            "DaemonSet", "rocenet"))["device-plugin"]
-    assert "--resource-name=example.com/port" in plugin["command"]
-    for setting, message in (
-            ("draPlugin.unhealthyTaint=Evict", 'draPlugin.unhealthyTaint "Evict": want NoSchedule, '
-             "NoExecute or None"),
-            ("draPlugin.rdmaDeviceSpecs=gaudi", 'draPlugin.rdmaDeviceSpecs "gaudi": want none, '
-             "non-gaudi or all")):
-        cp = helm("template", "rocenet", CHART, "--set", "allocation=dra", "--set", setting)
-        assert cp.returncode != 0 and message in cp.stderr, f"{setting}: {cp.stderr}"
+    assert not [d["kind"] for d in plain if d["metadata"]["name"] == "rocenet-dra-plugin"]
+    assert one(plain, "RocenetNodePolicy")["spec"]["mode"] == "DevicePlugin"
 
 
 def test_helm_chart_renders_the_service_and_servicemonitor(helm):
-    """The chart's metrics Service has the base's ports, and its
-    ServiceMonitor (serviceMonitor.enabled) scrapes the same port names as
+    """The chart's metrics Service has the base's ports and selects the
+    node pods as the base's does (every policy's), and its ServiceMonitor
+    (serviceMonitor.enabled) scrapes the same port names as
     packaging/kubernetes/monitoring."""
     rendered = helm_template("serviceMonitor.enabled=true")
-    want = one(render(OVERLAYS["generic"]), "Service", "rocenet-metrics")["spec"]["ports"]
-    assert one(rendered, "Service", "rocenet-metrics")["spec"]["ports"] == want
+    want = one(render(OVERLAYS["generic"]), "Service", "rocenet-metrics")["spec"]
+    got = one(rendered, "Service", "rocenet-metrics")["spec"]
+    assert got["ports"] == want["ports"]
+    assert got["selector"] == want["selector"]
     kept = [e["port"] for e in one(render(os.path.join(K8S, "monitoring")), "ServiceMonitor")
             ["spec"]["endpoints"]]
-    got = one(rendered, "ServiceMonitor")["spec"]["endpoints"]
-    assert [e["port"] for e in got] == kept == ["metrics", "diag-metrics"]
-    for e in got:
+    endpoints = one(rendered, "ServiceMonitor")["spec"]["endpoints"]
+    assert [e["port"] for e in endpoints] == kept == ["metrics", "diag-metrics"]
+    for e in endpoints:
         assert {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"} \
             in e["relabelings"], e
 
 
-def test_helm_chart_diagd_values(helm):
-    """diagd's values reach its flags, the Service and the Secret volume;
-    diagd.enabled=false leaves out the container, its Secret, its Service
-    port and its scrape, and nothing else; the value of earlier charts,
-    diagSecretName, is refused naming where it went."""
-    docs = helm_template("diagd.dataPort=50200", "diagd.metricsPort=50300",
-                         "diagd.secretName=cluster-diag", "serviceMonitor.enabled=true")
-    ds = one(docs, "DaemonSet", "rocenet")
-    given = flags(containers(ds)["diagd"]["command"])
-    assert given["--data-port"] == "50200" and given["--metrics-address"] == ":50300"
-    assert volumes(ds)["diag-secret"]["secret"]["secretName"] == "cluster-diag"
-    ports = {p["name"]: p["targetPort"] for p in one(docs, "Service")["spec"]["ports"]}
-    assert ports == {"metrics": 50152, "diag-metrics": 50300}
-
-    plain = helm_template("serviceMonitor.enabled=true")
-    off = helm_template("diagd.enabled=false", "serviceMonitor.enabled=true")
-    pds, ods = one(plain, "DaemonSet", "rocenet"), one(off, "DaemonSet", "rocenet")
-    assert set(containers(pds)) - set(containers(ods)) == {"diagd"}
-    assert set(volumes(pds)) - set(volumes(ods)) == {"diag-secret"}
-    for name, c in containers(ods).items():
-        assert c == containers(pds)[name], name
-    assert [p["name"] for p in one(off, "Service")["spec"]["ports"]] == ["metrics"]
-    assert [e["port"] for e in one(off, "ServiceMonitor")["spec"]["endpoints"]] == ["metrics"]
-
-    cp = helm("template", "rocenet", CHART, "--set", "diagSecretName=cluster-diag")
-    assert cp.returncode != 0 and "diagSecretName moved to diagd.secretName" in cp.stderr, cp.stderr
-
-
-@pytest.mark.parametrize("allocation", sorted(set(ALLOCATION.values())))
-def test_helm_chart_openshift_scc_admits_every_container(helm, allocation):
-    """openshift.enabled: the chart's SCC allows every capability a
-    container adds (diagd's NET_RAW too) and every volume type, and the pods
-    ask for it."""
-    docs = helm_template("openshift.enabled=true", f"allocation={allocation}")
-    scc = one(docs, "SecurityContextConstraints")
-    ds = one(docs, "DaemonSet", "rocenet")
-    assert set(scc["allowedCapabilities"]) == DAEMON_CAPS
-    for name, c in containers(ds).items():
-        sc = c["securityContext"]
-        assert set(sc["capabilities"].get("add", [])) == ADDED_CAPS.get(name, set()), name
-        assert sc["privileged"] is False and sc["readOnlyRootFilesystem"] is True, name
-    used = {k for v in volumes(ds).values() for k in v if k != "name"}
-    assert used <= set(scc["volumes"]), sorted(used)
-    assert ds["spec"]["template"]["metadata"]["annotations"]["openshift.io/required-scc"] == \
-        scc["metadata"]["name"]
-
-
-@pytest.mark.parametrize("allocation", ["deviceplugin", "DRA", ""])
-def test_helm_chart_refuses_an_unknown_allocation(helm, allocation):
-    cp = helm("template", "rocenet", CHART, "--set", f"allocation={allocation}")
-    assert cp.returncode != 0, f"allocation {allocation!r} rendered"
-    assert f'allocation "{allocation}": want devicePlugin' in cp.stderr, cp.stderr
-
-
 def test_helm_chart_passes_helm_lint(helm):
-    for allocation in ALLOCATION.values():
-        for setting in ("diagd.enabled=true", "diagd.enabled=false", "controller.enabled=false",
-                        "openshift.enabled=true"):
-            cp = helm("lint", "--strict", CHART, "--set", f"allocation={allocation}",
-                      "--set", setting)
-            assert cp.returncode == 0, \
-                f"allocation {allocation}, {setting}:\n{cp.stdout}{cp.stderr}"
+    for settings in ([], ["policy.spec.mode=DRA"], ["policy.create=false"], ["openshift.enabled=true"],
+                     ["serviceMonitor.enabled=true", "prometheusRule.enabled=true"]):
+        args = ["lint", "--strict", CHART]
+        for setting in settings:
+            args += ["--set", setting]
+        cp = helm(*args)
+        assert cp.returncode == 0, f"{settings}:\n{cp.stdout}{cp.stderr}"
 
 
 def test_helm_chart_values_cover_the_templates():
     """What rendering does not catch: helm renders a missing value as
     nothing, so every .Values key the templates use is in values.yaml; the
-    OpenShift SCC (off by default) allows the volumes of both allocations."""
+    default policy is the overlays'."""
     with open(os.path.join(CHART, "Chart.yaml")) as f:
         chart = yaml.safe_load(f)
     assert chart["apiVersion"] == "v2" and chart["name"] == "rocenet"
@@ -722,17 +575,8 @@ def test_helm_chart_values_cover_the_templates():
                 f"templates use .Values.{ref}, values.yaml lacks it"
             node = node[key]
     assert "privileged: true" not in templates
-    assert values["allocation"] == "devicePlugin"
-    assert values["diagd"]["enabled"] is True
-    # Refused by the templates when given (see test_helm_chart_diagd_values).
-    assert "diagSecretName" not in values
-    with open(os.path.join(CHART, "templates", "openshift-scc.yaml")) as f:
-        scc = re.search(r"^volumes: \[(.*)\]$", f.read(), re.MULTILINE)
-    # secret: the diagnostics Secret; projected: the API token of the node
-    # reporter and the DRA plugin.
-    assert scc and {"configMap", "hostPath", "projected", "secret"} <= \
-        {v.strip() for v in scc.group(1).split(",")}
-
+    with open(os.path.join(K8S, "base", "node-policy.yaml")) as f:
+        assert values["policy"]["spec"] == yaml.safe_load(f)["spec"]
 
 
 # --- Grafana --------------------------------------------------------------------------
