@@ -470,9 +470,15 @@ func TestEnvtestNodePolicyRollsOutInWaves(t *testing.T) {
 	standIn.mu.Lock()
 	standIn.stuck["g0"] = false
 	standIn.mu.Unlock()
+	// g0's new pod, stuck beside its old one, which serves it meanwhile.
 	var g0 corev1.Pod
 	for _, pod := range listPods(t, admin, "g0") {
-		g0 = pod
+		if !podReady(&pod) {
+			g0 = pod
+		}
+	}
+	if g0.UID == "" {
+		t.Fatal("g0 has no pod that is not ready: the stuck one is gone")
 	}
 	clk.ahead.Add(int64(11 * time.Minute))
 	must(admin.Get(ctx, client.ObjectKeyFromObject(policy), policy))
