@@ -49,9 +49,6 @@ const (
 const (
 	ReasonNoMatchingNodes = "NoMatchingNodes"
 	ReasonNodesContested  = "NodesContested"
-	// rocenet runs from a DaemonSet installed from files: the policy
-	// makes nothing beside it.
-	ReasonInstalledFromFiles = "InstalledFromFiles"
 	// The policy is being deleted: its pods end first, each uninstalling
 	// rocenet from its node.
 	ReasonDeleting = "Deleting"

@@ -200,10 +200,8 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 			return requeueOnConflict(fmt.Errorf("adding the finalizer to the node policy %s: %w", policy.Name, err))
 		}
 	}
-	if installed, err := r.installedFromFiles(ctx); err != nil {
+	if err := r.adoptFiles(ctx); err != nil {
 		return reconcile.Result{}, err
-	} else if installed != "" {
-		return reconcile.Result{}, r.writeInstalledFromFiles(ctx, &policy, installed)
 	}
 	if err := r.record(ctx, nodes.Items, live, policy.Name); err != nil {
 		return reconcile.Result{}, err

@@ -63,6 +63,11 @@ func revisionTemplate(cr *appsv1.ControllerRevision) (corev1.PodTemplateSpec, er
 // revision that waits for the node's wave beside an old one.
 type nodePods struct {
 	serving, waiting *corev1.Pod
+	// A pod of an installation from files (the DaemonSet rocenet, adopted:
+	// its pods orphaned), serving the node until the policy's new pod is
+	// ready beside it; the operator deletes it then, as the DaemonSet
+	// controller does its own old pods.
+	files *corev1.Pod
 	// The serving pod is new and held by the rollout's gate with no old
 	// pod beside it (a node new to the policy, or whose pod was deleted):
 	// it replaces nothing, so it may run at once.
@@ -80,10 +85,11 @@ func gated(p *corev1.Pod) bool {
 // that pod's reporter (before, it is the old pod's word), with every
 // port ready. A node runs revision once its new pod may run (its gate
 // lifted, or released, a lift the cache does not show yet); until then
-// its old pod serves it.
+// its old pod serves it, the policy's or, adopted, one of an
+// installation from files (a pod without the policy label).
 func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.RocenetNode, revision string,
 	deleted, released func(types.UID) bool, reported func(node string, pod types.UID) bool) ([]rollout.Node, map[string]nodePods) {
-	current, old := map[string]*corev1.Pod{}, map[string]*corev1.Pod{}
+	current, old, files := map[string]*corev1.Pod{}, map[string]*corev1.Pod{}, map[string]*corev1.Pod{}
 	going := map[string]bool{}
 	for i := range pods {
 		p := &pods[i]
@@ -92,6 +98,8 @@ func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.
 		case node == "":
 		case p.DeletionTimestamp != nil || deleted(p.UID):
 			going[node] = true
+		case p.Labels[v1alpha1.NodePolicyLabel] == "":
+			files[node] = p
 		case p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == revision:
 			current[node] = p
 		default:
@@ -104,6 +112,9 @@ func rolloutNodes(held []string, pods []corev1.Pod, rnodes map[string]*v1alpha1.
 		n := rollout.Node{Name: name}
 		cur, was := current[name], old[name]
 		var at nodePods
+		if at.files = files[name]; was == nil {
+			was = at.files
+		}
 		switch {
 		case cur != nil && (!gated(cur) || released(cur.UID)):
 			at.serving, n.Updated = cur, true
@@ -286,7 +297,24 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 	for i := range list.Items {
 		rnodes[list.Items[i].Name] = &list.Items[i]
 	}
+	// The pods of an installation from files, adopted: each serves its
+	// node until the policy's new pod is ready beside it.
+	var files corev1.PodList
+	if err := r.daemonSets.List(ctx, &files, client.InNamespace(r.opts.Namespace),
+		client.MatchingLabels(NodeDaemonSetLabels)); err != nil {
+		return state, fmt.Errorf("listing rocenet's node pods: %w", err)
+	}
+	for _, f := range files.Items {
+		if f.Labels[v1alpha1.NodePolicyLabel] == "" {
+			pods.Items = append(pods.Items, f)
+		}
+	}
 	nodes, byNode := rolloutNodes(held, pods.Items, rnodes, revision, r.deleted, r.released, r.reported)
+	for _, n := range nodes {
+		if err := r.retireFiles(ctx, byNode[n.Name]); err != nil {
+			return state, err
+		}
+	}
 	// A pod that replaces none runs at once, whatever the rollout's state.
 	for _, n := range nodes {
 		if at := byNode[n.Name]; at.lone {
@@ -309,7 +337,7 @@ func (r *NodePolicyReconciler) rolloutStep(ctx context.Context, p *v1alpha1.Roce
 		// Stopped: the failed node alone goes back, once the DaemonSet
 		// holds the revision put back; no other pod is replaced.
 		state.failure = f
-		if pod := byNode[f.Node].serving; f.RolledBackTo != "" && pod != nil &&
+		if pod := byNode[f.Node].serving; f.RolledBackTo != "" && pod != nil && pod != byNode[f.Node].files &&
 			revisionHash(&revisions[len(revisions)-1]) != pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] &&
 			revisions[len(revisions)-1].Name == f.RolledBackTo {
 			if err := r.client.Delete(ctx, &corev1.Pod{ObjectMeta: pod.ObjectMeta}, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
@@ -457,6 +485,23 @@ type seenAt struct {
 	// When the reconciler lifted the pod's rollout gate; zero if it did
 	// not.
 	released time.Time
+}
+
+// retireFiles deletes a node's pod of an installation from files once the
+// policy's pod beside it is ready, as the DaemonSet controller deletes
+// its own old pod: rocenetd in the new pod has taken the socket and the
+// ports over.
+func (r *NodePolicyReconciler) retireFiles(ctx context.Context, at nodePods) error {
+	if at.files == nil || at.serving == nil || at.serving == at.files || !podReady(at.serving) {
+		return nil
+	}
+	pod := at.files
+	if err := r.client.Delete(ctx, &corev1.Pod{ObjectMeta: pod.ObjectMeta}, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting pod %s of the installation from files on node %s: %w", pod.Name, podNode(pod), err)
+	}
+	r.markDeleted(pod.UID)
+	klog.FromContext(ctx).Info("installation from files adopted on a node", "node", podNode(pod), "pod", pod.Name)
+	return nil
 }
 
 // release lets pod run: the rollout's scheduling gate lifted (a merge

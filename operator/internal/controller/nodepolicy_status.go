@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
@@ -127,37 +128,34 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 	return nil
 }
 
-// installedFromFiles says which DaemonSet of an installation from files
-// runs rocenet in the namespace ("": none). A policy's DaemonSet beside it
-// would put a second rocenetd on its nodes, two daemons configuring the
-// same ports.
-func (r *NodePolicyReconciler) installedFromFiles(ctx context.Context) (string, error) {
+// adoptFiles takes over an installation from files: its DaemonSet (the
+// one named by --daemonset, not a policy's) is deleted with its pods
+// orphaned, so that they run on; each then serves its node until the
+// policy holding the node has its own pod ready beside it
+// (rolloutNodes, retireFiles), in the policy's waves. A node no policy
+// holds keeps its pod as it is.
+func (r *NodePolicyReconciler) adoptFiles(ctx context.Context) error {
 	if r.fileDaemonSet == "" {
-		return "", nil
+		return nil
 	}
 	var ds appsv1.DaemonSet
 	err := r.daemonSets.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: r.fileDaemonSet}, &ds)
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", nil
+		return nil
 	case err != nil:
-		return "", fmt.Errorf("reading DaemonSet %s/%s: %w", r.opts.Namespace, r.fileDaemonSet, err)
-	case ds.Labels[v1alpha1.NodePolicyLabel] != "":
-		return "", nil
+		return fmt.Errorf("reading DaemonSet %s/%s: %w", r.opts.Namespace, r.fileDaemonSet, err)
+	case ds.Labels[v1alpha1.NodePolicyLabel] != "" || ds.DeletionTimestamp != nil:
+		return nil
 	}
-	return ds.Namespace + "/" + ds.Name, nil
-}
-
-// writeInstalledFromFiles says in the policy's status that it makes
-// nothing while rocenet runs from the DaemonSet ds, installed from files.
-func (r *NodePolicyReconciler) writeInstalledFromFiles(ctx context.Context, policy *v1alpha1.RocenetNodePolicy, ds string) error {
-	msg := fmt.Sprintf("rocenet runs from the DaemonSet %s, installed from files: the policy makes nothing "+
-		"while it is there, which would put two rocenetd on a node (docs/operator.md)", ds)
-	return r.writeConditions(ctx, policy, true, v1alpha1.ReasonInstalledFromFiles, msg, []metav1.Condition{
-		{Type: v1alpha1.NodePolicyReady, Status: metav1.ConditionFalse},
-		{Type: v1alpha1.NodePolicyProgressing, Status: metav1.ConditionFalse},
-		{Type: v1alpha1.NodePolicyDegraded, Status: metav1.ConditionTrue},
-	})
+	orphan := metav1.DeletePropagationOrphan
+	if err := r.client.Delete(ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: ds.Name}},
+		client.Preconditions{UID: &ds.UID}, client.PropagationPolicy(orphan)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("adopting the installation from files (DaemonSet %s/%s): %w", ds.Namespace, ds.Name, err)
+	}
+	klog.FromContext(ctx).Info("installation from files adopted: its DaemonSet deleted, its pods left running",
+		"daemonset", ds.Namespace+"/"+ds.Name)
+	return nil
 }
 
 // writeConditions sets the conditions, of the policy's generation, with
