@@ -24,6 +24,7 @@
 #include "plugins/device/daemon_watch.h"
 #include "plugins/device/devinfo.h"
 #include "plugins/device/lifecycle.h"
+#include "plugins/device/listed_marker.h"
 #include "plugins/device/plugin_server.h"
 #include "plugins/device/pod_resources.h"
 
@@ -53,6 +54,9 @@ ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(30),
 ABSL_FLAG(std::string, sysfs_root, "/sys",
           "the host's sysfs, where the plugin sees whether the node has /dev/infiniband/rdma_cm "
           "(class/misc/rdma_cm: the rdma_ucm module loaded)");
+ABSL_FLAG(std::string, ready_file, "",
+          "a file that exists while kubelet holds the plugin's device list, for a readiness "
+          "probe (empty: none)");
 ABSL_FLAG(std::string, log_format, "text", "text (klog-like) or json");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 
@@ -64,6 +68,7 @@ struct Options {
   AllocateOptions allocate;
   std::string pod_resources_socket;
   absl::Duration pod_resources_interval;
+  std::string ready_file;
   LifecycleOptions lifecycle;
   LogFormat log_format = LogFormat::kText;
   spdlog::level::level_enum log_level = spdlog::level::info;
@@ -107,6 +112,11 @@ absl::StatusOr<Options> BuildOptions() {
                                       "\" is not non-gaudi, all or none");
   }
   o.pod_resources_socket = absl::GetFlag(FLAGS_pod_resources_socket);
+  o.ready_file = absl::GetFlag(FLAGS_ready_file);
+  if (!o.ready_file.empty() && !absl::StartsWith(o.ready_file, "/")) {
+    return absl::InvalidArgumentError("--ready-file: \"" + o.ready_file +
+                                      "\" is not an absolute path");
+  }
   o.pod_resources_interval = absl::GetFlag(FLAGS_pod_resources_interval);
   if (o.pod_resources_interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--pod-resources-interval: must be positive");
@@ -213,8 +223,11 @@ int Main(int argc, char** argv) {
   // A rolling update's old plugin leaving makes kubelet forget that our
   // devices are healthy: tell it again.
   options->lifecycle.other_plugin_left = [&state] { state.Resend(); };
-  PluginLifecycle lifecycle(options->lifecycle, [&state, &files, allocate] {
-    return std::make_unique<DevicePluginService>(&state, &files, allocate);
+  ListedMarker listed(options->ready_file);
+  // A file left by an earlier run of this container says nothing of this one.
+  if (absl::Status s = listed.Clear(); !s.ok()) SPDLOG_WARN("{}", s.message());
+  PluginLifecycle lifecycle(options->lifecycle, [&state, &files, &listed, allocate] {
+    return std::make_unique<DevicePluginService>(&state, &files, &listed, allocate);
   });
   // Keeps the allocations' HCL files in step with the ports' addresses, and
   // ends those kubelet no longer assigns (after a grace that covers an
@@ -258,6 +271,7 @@ int Main(int argc, char** argv) {
               options->lifecycle.resource_name, options->watch.socket);
   watch.Start();
   absl::Status status = lifecycle.Run();
+  if (absl::Status s = listed.Clear(); !s.ok()) SPDLOG_WARN("{}", s.message());
   state.Shutdown();
   watch.Stop();
   refresher.join();

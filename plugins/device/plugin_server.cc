@@ -81,6 +81,9 @@ grpc::Status DevicePluginService::ListAndWatch(
     resends = snapshot.resends;
     if (sent_any && bytes == last_sent && !resend) continue;
     if (!writer->Write(response)) break;
+    if (!sent_any) {
+      if (absl::Status s = listed_->StreamListed(); !s.ok()) SPDLOG_ERROR("{}", s.message());
+    }
     if (sent_any && bytes == last_sent) {
       SPDLOG_DEBUG("ListAndWatch: sent the {} device(s) again", response.devices_size());
     } else {
@@ -89,6 +92,9 @@ grpc::Status DevicePluginService::ListAndWatch(
     }
     last_sent = std::move(bytes);
     sent_any = true;
+  }
+  if (sent_any) {
+    if (absl::Status s = listed_->StreamEnded(); !s.ok()) SPDLOG_ERROR("{}", s.message());
   }
   return grpc::Status::OK;
 }

@@ -17,15 +17,18 @@
 #include "plugins/device/allocate.h"
 #include "plugins/device/allocation_files.h"
 #include "plugins/device/device_state.h"
+#include "plugins/device/listed_marker.h"
 
 namespace rocenet::device {
 
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
-  // `state` and `files` must outlive the service; Allocate notes what it
-  // hands out in both.
-  DevicePluginService(DeviceState* state, AllocationFiles* files, AllocateOptions options)
-      : state_(state), files_(files), options_(std::move(options)) {}
+  // `state`, `files` and `listed` must outlive the service; Allocate notes
+  // what it hands out in the first two, ListAndWatch marks in `listed` while
+  // kubelet holds the device list.
+  DevicePluginService(DeviceState* state, AllocationFiles* files, ListedMarker* listed,
+                      AllocateOptions options)
+      : state_(state), files_(files), listed_(listed), options_(std::move(options)) {}
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext* ctx, const v1beta1::Empty* request,
                                       v1beta1::DevicePluginOptions* response) override;
@@ -43,6 +46,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  private:
   DeviceState* const state_;
   AllocationFiles* const files_;
+  ListedMarker* const listed_;
   const AllocateOptions options_;
 };
 

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from harness import ready_daemon
-from kubelet import GRACE, RESOURCE, TWO_RAILS, KubeletPeer, all_healthy, ids_by_name
+from harness import ready_daemon, wait_until
+from kubelet import GRACE, RESOURCE, TWO_RAILS, KubeletPeer, Plugin, all_healthy, ids_by_name
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +97,39 @@ def test_kubelet_sock_recreated_alone_registers_again(fabric, daemon, plugin_and
     peers.append(second)
     second.next(lambda e: e["event"] == "register", 2)
     assert len(second.devices(all_healthy, 5)) == len(fabric.ports)
+
+
+def test_ready_only_while_kubelet_holds_the_device_list(daemon, tmp_path):
+    """The container's readiness file: not while the plugin serves a socket
+    no kubelet has called, there once kubelet has the device list, gone when
+    kubelet hangs up and back when it registers the plugin again. A rolling
+    update deletes the old pod on the new one's readiness: ready any
+    earlier, the node would be left with no plugin kubelet counts."""
+    plugin = Plugin(daemon, str(tmp_path))
+    sock = os.path.join(plugin.kubelet_dir, "rocenet.io_scale-out-port.sock")
+    plugin.start()
+    peer = None
+    try:
+        # Serving, and so what the old probe called ready; no kubelet.sock
+        # to register with.
+        wait_until(lambda: f"serving the device plugin API on {sock}" in plugin.log(), 10,
+                   what="the plugin's socket served")
+        assert not os.path.exists(plugin.ready_file), "ready with no kubelet"
+        peer = KubeletPeer(plugin.kubelet_dir)
+        peer.devices(all_healthy, 10)
+        wait_until(lambda: os.path.exists(plugin.ready_file), 5, what="the readiness file")
+        peer.stop()
+        wait_until(lambda: not os.path.exists(plugin.ready_file), 5,
+                   what="the readiness file gone with kubelet")
+        peer = KubeletPeer(plugin.kubelet_dir)
+        peer.devices(all_healthy, 10)
+        wait_until(lambda: os.path.exists(plugin.ready_file), 5,
+                   what="the readiness file back with kubelet")
+    finally:
+        if peer is not None:
+            peer.stop()
+        assert plugin.stop() == 0, plugin.log()
+    assert not os.path.exists(plugin.ready_file), "a stopped plugin left its readiness file"
 
 
 def test_preferred_allocation(fabric, daemon, plugin_and_peers):

@@ -95,12 +95,14 @@ class Plugin:
         self.hcl_dir = os.path.join(workdir, "hcl")
         os.makedirs(self.kubelet_dir, exist_ok=True)
         self.log_path = os.path.join(workdir, "plugin.log")
+        # The container's readiness (packaging: the device plugin's probe).
+        self.ready_file = os.path.join(workdir, "listed")
         self.argv = [binary("rocenet-device-plugin"), f"--daemon-socket={daemon.socket}",
                      f"--kubelet-dir={self.kubelet_dir}", f"--devinfo-dir={self.devinfo_dir}",
                      f"--hcl-dir={self.hcl_dir}", f"--grace-period={GRACE}s",
                      f"--pod-resources-socket={os.path.join(workdir, 'pod-resources', 'kubelet.sock')}",
                      "--pod-resources-interval=0.5s",
-                     "--log-level=debug",
+                     "--log-level=debug", f"--ready-file={self.ready_file}",
                      # The sim's sysfs, where the node's RDMA devices are.
                      *[a for a in daemon.args if a.startswith("--sysfs-root=")], *extra]
         self.proc: subprocess.Popen | None = None

@@ -406,8 +406,13 @@ def test_daemonset_probes_use_what_the_binaries_offer(overlay):
     assert {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}} \
         in plugin["env"]
     sock = "/var/lib/kubelet/device-plugins/" + name.replace("$(POD_NAME)", "$POD_NAME")
-    for probe in ("livenessProbe", "readinessProbe"):
-        assert plugin[probe]["exec"]["command"][-1] == f"test -S {sock}", probe
+    assert plugin["livenessProbe"]["exec"]["command"][-1] == f"test -S {sock}"
+    # Ready once kubelet holds its device list: the file the plugin makes
+    # then, in a directory of the pod's own (none is left on the host).
+    ready = flags(plugin["command"])["--ready-file"]
+    assert plugin["readinessProbe"]["exec"]["command"] == ["/bin/sh", "-c", f"test -f {ready}"]
+    volume = volumes(ds)[mounts(plugin, ds)[os.path.dirname(ready)]["name"]]
+    assert volume.get("emptyDir", {}).get("medium") == "Memory", volume
     # The service selects the pods and sends to the metrics port the
     # ServiceMonitor scrapes.
     svc = one(docs, "Service", "rocenet-metrics")

@@ -204,7 +204,9 @@ var (
 	reporterContainer     = "node-reporter"
 	nfdFeaturesVolume     = "nfd-features"
 	devicePluginContainer = "device-plugin"
-	devicePluginVolumes   = map[string]bool{"device-plugins": true, "pod-resources": true, "multus-devinfo": true}
+	devicePluginVolumes   = map[string]bool{
+		"device-plugins": true, "pod-resources": true, "multus-devinfo": true, "plugin-ready": true,
+	}
 )
 
 // DaemonSet is the policy's DaemonSet, its pods on the nodes the policy

@@ -193,11 +193,19 @@ func TestDaemonSetOfAPolicy(t *testing.T) {
 		slices.Contains(volumes, "device-plugins") {
 		t.Errorf("Host: containers %v, volumes %v", got, volumes)
 	}
+	mounted := map[string]bool{}
 	for _, c := range append(hs.InitContainers, hs.Containers...) {
 		for _, m := range c.VolumeMounts {
+			mounted[m.Name] = true
 			if !slices.Contains(volumes, m.Name) {
 				t.Errorf("Host: %s mounts %s, which the pod does not have", c.Name, m.Name)
 			}
+		}
+	}
+	// Nor a volume no container mounts (the device plugin's leave with it).
+	for _, v := range volumes {
+		if !mounted[v] {
+			t.Errorf("Host: volume %s is mounted by no container", v)
 		}
 	}
 	// OpenShift: the overlay's SCC and SELinux type; a policy's own
