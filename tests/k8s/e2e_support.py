@@ -210,6 +210,8 @@ class Serving:
         self.served = 0
         self.failures: list[str] = []
         self.lowest: int | None = None
+        # When allocatable changed, and to what: where a fall came from.
+        self.allocatable_seen: list[str] = []
         self._done = threading.Event()
         self._threads = [threading.Thread(target=self._dial), threading.Thread(target=self._allocatable)]
 
@@ -226,6 +228,8 @@ class Serving:
     def _allocatable(self) -> None:
         while not self._done.is_set():
             n = self.env.allocatable()
+            if self.lowest is None or n != int(self.allocatable_seen[-1].split()[-1]):
+                self.allocatable_seen.append(f"{time.strftime('%H:%M:%S')} {n}")
             self.lowest = n if self.lowest is None else min(self.lowest, n)
             time.sleep(0.5)
 
@@ -241,7 +245,7 @@ class Serving:
 
     def summary(self) -> str:
         return (f"{self.served} connections to {DAEMON_SOCKET}, {len(self.failures)} failed; "
-                f"allocatable at least {self.lowest}")
+                f"allocatable at least {self.lowest} ({', '.join(self.allocatable_seen)})")
 
 
 def host_paths(rendered: str) -> list[str]:

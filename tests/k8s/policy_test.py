@@ -165,6 +165,13 @@ def test_only_the_operator_runs_until_the_example_policy_brings_rocenet_up(env, 
     assert wait("the Node condition", lambda: {
         c["type"]: c["status"] for c in _node(env)["status"]["conditions"]}.get(
             "ScaleOutNetworkReady") == "True", 60), conditions
+    # What an admin reads: the printer columns and the described status.
+    listed = env.kubectl("get", "rocenetnodepolicies").stdout
+    say(f"kubectl get rocenetnodepolicies:\n{listed}")
+    assert re.search(r"^gaudi\s+DevicePlugin\s+1\s+1\s+1\s", listed, re.M), listed
+    described = env.kubectl("describe", "rnp", "gaudi").stdout
+    say("kubectl describe rnp gaudi (its status):\n" + described[described.index("Status:"):])
+    assert re.search(r"Type:\s+Ready", described), described
 
 
 def test_a_pod_gets_a_port_from_the_policys_rocenet(env):
