@@ -426,8 +426,9 @@ def test_daemonset_probes_use_what_the_binaries_offer(overlay):
 # --- OpenShift ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("overlay,volumes", [
-    # projected: the API token of the node reporter (and the DRA plugin).
-    ("openshift", {"configMap", "hostPath", "secret", "projected"}),
+    # projected: the API token of the node reporter (and the DRA plugin);
+    # emptyDir: the device plugin's readiness file.
+    ("openshift", {"configMap", "emptyDir", "hostPath", "secret", "projected"}),
     ("openshift-dra", {"configMap", "hostPath", "secret", "projected"}),
 ])
 def test_openshift_scc_is_bound_to_the_service_account(overlay, volumes):

@@ -97,7 +97,8 @@ func (r *NodePolicyReconciler) writeStatus(ctx context.Context, policy *v1alpha1
 		ready.Message = fmt.Sprintf("%d of %d nodes ready", status.ReadyNodes, status.MatchedNodes)
 	default:
 		ready.Status, ready.Reason = metav1.ConditionTrue, "NodesReady"
-		ready.Message = fmt.Sprintf("%d nodes ready, each running the policy's configuration", status.ReadyNodes)
+		ready.Message = fmt.Sprintf("%d %s ready, each running the policy's configuration",
+			status.ReadyNodes, plural(int(status.ReadyNodes), "node"))
 	}
 	if status.ContestedNodeCount > 0 {
 		degraded.Status, degraded.Reason = metav1.ConditionTrue, v1alpha1.ReasonNodesContested
