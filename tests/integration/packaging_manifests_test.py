@@ -10,12 +10,9 @@ its socket beside rocenetd's, and its metrics in the Service and the
 ServiceMonitor; rocenetd's config and container keep nothing of the
 diagnostics; the OpenShift
 SCC is bound to the ServiceAccount and allows the DaemonSet's volumes and
-capabilities; the PrometheusRule holds the plain rules file's groups; the
-Helm chart, rendered by the real helm (built by tests/k8s/components.sh),
-makes the same Service, ServiceMonitor and DRA RBAC as the kustomize
-manifests and passes helm lint (packaging_helm_fleet_test compares the
-rest); and the Grafana dashboard queries only metrics rocenetd and
-rocenet-diagd export."""
+capabilities; the PrometheusRule holds the plain rules file's groups;
+and the Grafana dashboard queries only metrics rocenetd and rocenet-diagd
+export. The Helm chart's tests are packaging_helm_test.py."""
 
 from __future__ import annotations
 
@@ -30,7 +27,6 @@ import pytest
 import yaml
 
 from packaging_support import (
-    CHART,
     DIAGD_FLAGS,
     K8S,
     OVERLAYS,
@@ -38,14 +34,12 @@ from packaging_support import (
     REPO,
     containers,
     flags,
-    helm_template,
     one,
     render,
     rocenetd_config,
     system,
     volumes,
 )
-from packaging_support import helm as run_helm
 
 CNI_BIN_DIR = {"generic": "/opt/cni/bin", "openshift": "/var/lib/cni/bin"}
 DAEMON_CAPS = {"NET_ADMIN", "NET_RAW", "SYS_ADMIN"}
@@ -486,103 +480,6 @@ def test_prometheusrule_renders_the_plain_rules_file():
         assert rule["metadata"]["namespace"] == "rocenet-system"
         assert rule["spec"] == {"groups": plain["groups"]}, \
             f"{directory}: the PrometheusRule differs from the plain rules file"
-
-
-def test_helm_chart_prometheusrule_renders_the_plain_rules_file(helm):
-    """prometheusRule.enabled: the chart's PrometheusRule carries exactly the
-    groups of packaging/prometheus/rocenet-rules.yaml, the fleet's recording
-    rules among them, as the kustomize one does; off by default."""
-    with open(os.path.join(PKG, "prometheus", "rocenet-rules.yaml")) as f:
-        plain = yaml.safe_load(f)
-    assert "rocenet.fleet" in [g["name"] for g in plain["groups"]]
-    rule = one(helm_template("prometheusRule.enabled=true"), "PrometheusRule", "rocenet")
-    assert rule["metadata"]["namespace"] == "rocenet-system"
-    assert rule["spec"] == {"groups": plain["groups"]}, \
-        "the chart's PrometheusRule differs from the plain rules file"
-    assert not [d for d in helm_template() if d["kind"] == "PrometheusRule"]
-    cp = helm("lint", "--strict", CHART, "--set", "prometheusRule.enabled=true")
-    assert cp.returncode == 0, f"{cp.stdout}{cp.stderr}"
-
-
-# --- Helm -------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def helm():
-    """helm (packaging_support.helm: ROCENET_HELM, or built by
-    tests/k8s/components.sh); skips where it cannot be had."""
-    run_helm("version")
-    return run_helm
-
-
-def test_helm_chart_renders_the_dra_components_objects(helm):
-    """A DRA policy (policy.spec.mode=DRA) adds
-    packaging/kubernetes/components/dra's ClusterRole and
-    ClusterRoleBinding with the same names, rules and subject, and the
-    policy's mode, as the generic-dra overlay has them; a device-plugin
-    policy none of them."""
-    kustomized = render(os.path.join(K8S, "overlays", "generic-dra"))
-    rendered = helm_template("policy.spec.mode=DRA")
-    for kind, name in (("ClusterRole", "rocenet-dra-plugin"), ("ClusterRoleBinding", "rocenet-dra-plugin")):
-        want, got = one(kustomized, kind, name), one(rendered, kind, name)
-        for key in ("rules", "roleRef", "subjects"):
-            assert got.get(key) == want.get(key), f"{kind} {name}: {key}"
-    assert one(rendered, "RocenetNodePolicy")["spec"]["mode"] == "DRA"
-    plain = helm_template()
-    assert not [d["kind"] for d in plain if d["metadata"]["name"] == "rocenet-dra-plugin"]
-    assert one(plain, "RocenetNodePolicy")["spec"]["mode"] == "DevicePlugin"
-
-
-def test_helm_chart_renders_the_service_and_servicemonitor(helm):
-    """The chart's metrics Service has the base's ports and selects the
-    node pods as the base's does (every policy's), and its ServiceMonitor
-    (serviceMonitor.enabled) scrapes the same port names as
-    packaging/kubernetes/monitoring."""
-    rendered = helm_template("serviceMonitor.enabled=true")
-    want = one(render(OVERLAYS["generic"]), "Service", "rocenet-metrics")["spec"]
-    got = one(rendered, "Service", "rocenet-metrics")["spec"]
-    assert got["ports"] == want["ports"]
-    assert got["selector"] == want["selector"]
-    kept = [e["port"] for e in one(render(os.path.join(K8S, "monitoring")), "ServiceMonitor")
-            ["spec"]["endpoints"]]
-    endpoints = one(rendered, "ServiceMonitor")["spec"]["endpoints"]
-    assert [e["port"] for e in endpoints] == kept == ["metrics", "diag-metrics"]
-    for e in endpoints:
-        assert {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"} \
-            in e["relabelings"], e
-
-
-def test_helm_chart_passes_helm_lint(helm):
-    for settings in ([], ["policy.spec.mode=DRA"], ["policy.create=false"], ["openshift.enabled=true"],
-                     ["serviceMonitor.enabled=true", "prometheusRule.enabled=true"]):
-        args = ["lint", "--strict", CHART]
-        for setting in settings:
-            args += ["--set", setting]
-        cp = helm(*args)
-        assert cp.returncode == 0, f"{settings}:\n{cp.stdout}{cp.stderr}"
-
-
-def test_helm_chart_values_cover_the_templates():
-    """What rendering does not catch: helm renders a missing value as
-    nothing, so every .Values key the templates use is in values.yaml; the
-    default policy is the overlays'."""
-    with open(os.path.join(CHART, "Chart.yaml")) as f:
-        chart = yaml.safe_load(f)
-    assert chart["apiVersion"] == "v2" and chart["name"] == "rocenet"
-    with open(os.path.join(CHART, "values.yaml")) as f:
-        values = yaml.safe_load(f)
-    templates = ""
-    for path in sorted(glob.glob(os.path.join(CHART, "templates", "*"))):
-        with open(path) as f:
-            templates += f.read()
-    for ref in set(re.findall(r"\.Values\.([A-Za-z0-9_.]+)", templates)):
-        node = values
-        for key in ref.split("."):
-            assert isinstance(node, dict) and key in node, \
-                f"templates use .Values.{ref}, values.yaml lacks it"
-            node = node[key]
-    assert "privileged: true" not in templates
-    with open(os.path.join(K8S, "base", "node-policy.yaml")) as f:
-        assert values["policy"]["spec"] == yaml.safe_load(f)["spec"]
 
 
 # --- Grafana --------------------------------------------------------------------------
