@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""testcluster.py's teardown of the pods' cgroups on fake cgroupfs trees in
+"""The teardown of the pods' cgroups (hostcleanup.py) on fake cgroupfs trees in
 a temporary directory: cgroup v1 as on the machines the end-to-end tests
 run on (a hierarchy per controller, cpu and cpuacct links to one, the v2
 hierarchy beside them as `unified`), and cgroup v2 alone, Debian 12's
@@ -16,7 +16,7 @@ import signal
 
 import pytest
 
-import testcluster as k8s
+import hostcleanup as k8s
 
 
 def cgroup(root, path: str, pids: tuple[int, ...] = (), kill_file: bool = False) -> None:
