@@ -77,6 +77,17 @@ def read_text(path: str) -> str:
         return ""
 
 
+def process_named(name: str) -> tuple[int, dict]:
+    """The one process running `name` on this machine (the node's): its pid
+    and its /proc status fields."""
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()
+            and os.path.basename(read_text(f"/proc/{p}/cmdline").split("\0")[0]) == name]
+    assert len(pids) == 1, f"{name}: pids {pids}"
+    status = dict(line.split(":\t", 1) for line in read_text(f"/proc/{pids[0]}/status").splitlines()
+                  if ":\t" in line)
+    return pids[0], status
+
+
 def build_dir() -> str:
     """CTest's build tree (ROCENET_BUILD_DIR), or the Makefile's default
     one, build/, for a run by hand."""
