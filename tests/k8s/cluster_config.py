@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The configuration files of the single-node test cluster: kubeconfigs,
+"""The configuration files of the test cluster: kubeconfigs,
 containerd's config, the kubelet's, and the CNI configuration Multus and
 the primary network read. Pure: each returns text."""
 
@@ -74,9 +74,9 @@ state = {json.dumps(state)}
 
 
 def kubelet_config(ca: str, cert: str, key: str, runtime_socket: str, address: str,
-                   port: int) -> str:
+                   port: int, cgroup_root: str = "/") -> str:
     """The kubelet on a machine with cgroup v1 and no systemd as PID 1,
-    serving on the node's `address`."""
+    serving on the node's `address`, its pods under `cgroup_root`."""
     return json.dumps({
         "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
         "address": address, "port": port, "readOnlyPort": 0, "healthzPort": 0,
@@ -97,25 +97,27 @@ def kubelet_config(ca: str, cert: str, key: str, runtime_socket: str, address: s
         "syncFrequency": "5s",
         "nodeStatusUpdateFrequency": "4s",
         "shutdownGracePeriod": "0s",
+        **({"cgroupRoot": cgroup_root} if cgroup_root != "/" else {}),
     }, indent=1)
 
 
-def bridge_conflist(ipam_dir: str) -> dict:
-    """The pods' primary network: a bridge on the host, host-local addresses,
-    no masquerading (nothing in iptables to clean up)."""
+def bridge_conflist(ipam_dir: str, subnet: str = POD_CIDR) -> dict:
+    """The pods' primary network: a bridge in the node, host-local addresses
+    from the node's `subnet`, no masquerading (nothing in iptables to clean
+    up)."""
     return {
         "cniVersion": "1.0.0", "name": "e2e-pods",
         "plugins": [
             {"type": "bridge", "bridge": BRIDGE, "isGateway": True, "ipMasq": False,
              "ipam": {"type": "host-local", "dataDir": ipam_dir,
-                      "ranges": [[{"subnet": POD_CIDR}]],
+                      "ranges": [[{"subnet": subnet}]],
                       "routes": [{"dst": "0.0.0.0/0"}]}},
             {"type": "loopback"},
         ],
     }
 
 
-def multus_conf(kubeconfig_path: str, cache_dir: str, ipam_dir: str) -> str:
+def multus_conf(kubeconfig_path: str, cache_dir: str, ipam_dir: str, subnet: str = POD_CIDR) -> str:
     """Multus' thin plugin as the cluster's CNI configuration, delegating the
     pods' primary network to the bridge and reading extra networks from
     NetworkAttachmentDefinitions; devices allocated by kubelet come from its
@@ -123,5 +125,5 @@ def multus_conf(kubeconfig_path: str, cache_dir: str, ipam_dir: str) -> str:
     return json.dumps({
         "cniVersion": "1.0.0", "name": "multus-cni-network", "type": "multus",
         "kubeconfig": kubeconfig_path, "cniDir": cache_dir,
-        "delegates": [bridge_conflist(ipam_dir)],
+        "delegates": [bridge_conflist(ipam_dir, subnet)],
     }, indent=1)

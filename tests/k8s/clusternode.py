@@ -1,23 +1,35 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The test cluster's node: a network namespace (the simulated fabric's
-node namespace, or one of its own) joined to the host by a veth pair
-(API_ADDRESS on the host, NODE_ADDRESS in the node), and in it containerd
-(Debian's runc; Multus' thin plugin as the CNI configuration, delegating
-to a bridge for the pods' primary network) and the kubelet. Both run in
-the host's mount namespace: the kubelet's volume mounts and containerd's
-must be seen by each other."""
+"""A node of the test cluster: a network namespace (the simulated fabric's
+node namespace, or one of its own) joined to the host by a veth pair (the
+host's end 10.254.<i>.1, the node's 10.254.<i>.2: node 0's host end is
+API_ADDRESS), and in it containerd (Debian's runc; Multus' thin plugin as
+the CNI configuration, delegating to a bridge for the pods' primary
+network, 10.244.<i>.0/24) and the kubelet.
+
+Node 0 runs in the host's mount namespace: its kubelet's directory,
+rocenet's host paths and the CNI directory are the host's own, which the
+single-node tests read. Every other node, as kind makes nodes out of
+containers, has a mount namespace of its own (kept by a bind mount of
+/proc/<pid>/ns/mnt under the cluster's state directory) in which a
+directory of the node's own is mounted over each path a node keeps to
+itself (PRIVATE_PATHS, and what the caller binds, a fabric's sysfs tree);
+its kubelet puts its pods' cgroups under a cgroup of its own. containerd
+and the kubelet of a node share its mount namespace: the kubelet's volume
+mounts and containerd's must be seen by each other."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import socket
+import subprocess
 
 import cluster_config as cfg
 import images
-from clusterutil import free_port, run, wait_for
+from clusterutil import first_missing, free_port, run, wait_for
 from controlplane import API_ADDRESS, Credentials
-from hostcleanup import chains_of
+from hostcleanup import CGROUP_ROOT, chains_of, hierarchies
 
 OWN_NODE_NETNS = "rocenet-k8s-node"
 HOST_LINK, NODE_LINK = "rk8s-host", "rk8s-node"
@@ -25,93 +37,279 @@ NODE_ADDRESS = "10.254.0.2"
 KUBELET_ROOT = "/var/lib/kubelet"
 CNI_BIN = "/opt/cni/bin"
 TEST_IMAGE = "rocenet.test/busybox:1"
+# The cluster's addresses: each node's veth /30 and pods' /24 in these.
+NODES_CIDR = "10.254.0.0/16"
+PODS_CIDR = "10.244.0.0/16"
+# What a node other than node 0 keeps to itself: the kubelet's directory,
+# the CNI plugins and their state, and every host path rocenet's node pods
+# write (their DaemonSets' hostPath volumes, /run/netns aside: the pods'
+# network namespaces are the kernel's, and each node's containerd makes its
+# own there).
+PRIVATE_PATHS = (KUBELET_ROOT, CNI_BIN, "/var/lib/cni", "/run/rocenet", "/var/lib/rocenet",
+                 "/etc/habanalabs", "/etc/kubernetes/node-feature-discovery",
+                 "/run/k8s.cni.cncf.io", "/run/cdi", "/etc/NetworkManager/conf.d")
 
 
-def join(cluster) -> None:
-    """The node's namespace, and the veth pair between it and the host."""
-    ns = cluster.record["node_netns"]
-    if cluster.record["created_netns"]:
+def spec(index: int, name: str, netns: str | None, binds: dict[str, str] | None = None,
+         work: str = "") -> dict:
+    """A node's part of the cluster's record. Node 0's directory is the
+    cluster's own (its files where they always were)."""
+    directory = work if index == 0 else os.path.join(work, "nodes", name)
+    own = OWN_NODE_NETNS if index == 0 else f"{OWN_NODE_NETNS}-{index}"
+    return {
+        "index": index, "name": name, "netns": netns or own,
+        "created_netns": netns is None, "dir": directory,
+        "containerd_socket": os.path.join(directory, "containerd", "containerd.sock"),
+        "binds": dict(binds or {}),
+    }
+
+
+class Node:
+    """One node, from its part of the cluster's record."""
+
+    def __init__(self, cluster, record: dict):
+        self.cluster = cluster
+        self.record = record
+
+    @property
+    def index(self) -> int:
+        return self.record["index"]
+
+    @property
+    def name(self) -> str:
+        return self.record["name"]
+
+    @property
+    def netns(self) -> str:
+        return self.record["netns"]
+
+    @property
+    def private(self) -> bool:
+        """Whether the node has a mount namespace of its own."""
+        return self.index > 0
+
+    @property
+    def dir(self) -> str:
+        return self.record["dir"]
+
+    @property
+    def containerd_socket(self) -> str:
+        return self.record["containerd_socket"]
+
+    @property
+    def links(self) -> tuple[str, str]:
+        """The veth pair's names: the host's end, the node's."""
+        if self.index == 0:
+            return HOST_LINK, NODE_LINK
+        return f"rk8s-h{self.index}", f"rk8s-n{self.index}"
+
+    @property
+    def host_address(self) -> str:
+        return API_ADDRESS if self.index == 0 else f"10.254.{self.index}.1"
+
+    @property
+    def address(self) -> str:
+        return NODE_ADDRESS if self.index == 0 else f"10.254.{self.index}.2"
+
+    @property
+    def pod_cidr(self) -> str:
+        return cfg.POD_CIDR if self.index == 0 else f"10.244.{self.index}.0/24"
+
+    @property
+    def mount_ns(self) -> str:
+        """The file that keeps a private node's mount namespace."""
+        return os.path.join(self.cluster.mount_ns_dir, self.name)
+
+    @property
+    def cgroup_parent(self) -> str:
+        """The cgroup its kubelet puts the pods under ("": the top)."""
+        return "" if self.index == 0 else f"rocenet-k8s-{self.name}"
+
+    def program(self, name: str) -> str:
+        """The cluster's name for the node's `name` (containerd, kubelet):
+        node 0's keep theirs."""
+        return name if self.index == 0 else f"{name}-{self.name}"
+
+    def path(self, host_path: str) -> str:
+        """Where the node's `host_path` is on the host."""
+        real = os.path.realpath(host_path)
+        if not self.private:
+            return real
+        for private in [*PRIVATE_PATHS, *self.record["binds"]]:
+            private = os.path.realpath(private)
+            if real == private or real.startswith(private + "/"):
+                if private in self.record["binds"]:
+                    return self.record["binds"][private] + real[len(private):]
+                return os.path.join(self.dir, "root", real.lstrip("/"))
+        return real
+
+    def enter(self, argv: list[str]) -> list[str]:
+        """`argv` run in the node: its network namespace, and its mount
+        namespace when it has one."""
+        mount = [f"--mount={self.mount_ns}"] if self.private else []
+        return ["nsenter", f"--net=/run/netns/{self.netns}", *mount, "--", *argv]
+
+    def ctr(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([os.path.join(self.cluster.bin, "ctr"), "--address",
+                               self.containerd_socket, "-n", "k8s.io", *args],
+                              capture_output=True, text=True)
+
+    def ready(self) -> bool:
+        """Whether the Node says Ready."""
+        cp = self.cluster.kubectl("get", "node", self.name, "-o", "json", check=False)
+        if cp.returncode != 0:
+            return False
+        conditions = json.loads(cp.stdout).get("status", {}).get("conditions", [])
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def join(node: Node, nodes: int) -> None:
+    """The node's network namespace, the veth pair between it and the host,
+    the routes between the nodes' pods (when there are several), and a
+    private node's mount namespace."""
+    ns = node.netns
+    if node.record["created_netns"]:
         run(["ip", "netns", "add", ns])
         run(["ip", "-n", ns, "link", "set", "lo", "up"])
-    cluster.record["chains"] = chains_of(ns)
-    cluster.save()
-    run(["ip", "link", "add", HOST_LINK, "type", "veth", "peer", "name", NODE_LINK, "netns", ns])
-    run(["ip", "address", "add", f"{API_ADDRESS}/30", "dev", HOST_LINK])
-    run(["ip", "link", "set", HOST_LINK, "up"])
-    run(["ip", "-n", ns, "address", "add", f"{NODE_ADDRESS}/30", "dev", NODE_LINK])
-    run(["ip", "-n", ns, "link", "set", NODE_LINK, "up"])
+    node.record["chains"] = chains_of(ns)
+    node.cluster.save()
+    host_link, node_link = node.links
+    run(["ip", "link", "add", host_link, "type", "veth", "peer", "name", node_link, "netns", ns])
+    run(["ip", "address", "add", f"{node.host_address}/30", "dev", host_link])
+    run(["ip", "link", "set", host_link, "up"])
+    run(["ip", "-n", ns, "address", "add", f"{node.address}/30", "dev", node_link])
+    run(["ip", "-n", ns, "link", "set", node_link, "up"])
     # Pods on the node's bridge reach the API server (API_ADDRESS) through
     # the node, which forwards for its bridge: the host routes their
     # replies back. Gone with the veth pair.
-    run(["ip", "route", "add", cfg.POD_CIDR, "via", NODE_ADDRESS, "dev", HOST_LINK])
+    run(["ip", "route", "add", node.pod_cidr, "via", node.address, "dev", host_link])
+    if nodes > 1:
+        # The API server and the other nodes' pods through the host, which
+        # forwards between the nodes (specific routes: a default one would
+        # carry what the fabric's routes refuse).
+        for cidr in (NODES_CIDR, PODS_CIDR):
+            run(["ip", "-n", ns, "route", "add", cidr, "via", node.host_address, "dev", node_link])
+    if node.private:
+        _make_mount_ns(node)
 
 
-def start_containerd(cluster) -> None:
+def _make_mount_ns(node: Node) -> None:
+    """A mount namespace for the node, a slave of the host's (what the host
+    mounts later reaches it, nothing of its own reaches the host), with a
+    directory of the node's over each private path."""
+    cluster = node.cluster
+    if not cluster.record.get("mount_ns_dir_bound"):
+        # unshare keeps a namespace by a bind mount, which a shared parent
+        # mount would copy into the namespace itself.
+        os.makedirs(cluster.mount_ns_dir, exist_ok=True)
+        run(["mount", "--bind", cluster.mount_ns_dir, cluster.mount_ns_dir])
+        run(["mount", "--make-private", cluster.mount_ns_dir])
+        cluster.record["mount_ns_dir_bound"] = True
+        cluster.save()
+    open(node.mount_ns, "w").close()
+    run(["unshare", f"--mount={node.mount_ns}", "--propagation", "slave", "true"])
+    binds = {os.path.realpath(p): os.path.join(node.dir, "root", os.path.realpath(p).lstrip("/"))
+             for p in PRIVATE_PATHS}
+    binds.update({os.path.realpath(target): source
+                  for target, source in node.record["binds"].items()})
+    for target, source in binds.items():
+        os.makedirs(source, exist_ok=True)
+        missing = first_missing(target)
+        if missing:
+            # A mount point must exist; what the host did not have goes at down.
+            cluster.record["created_paths"].append(missing)
+            cluster.save()
+            os.makedirs(target)
+        run(["nsenter", f"--mount={node.mount_ns}", "--", "mount", "--bind", source, target])
+    # Pod volumes with mount propagation need their source shared or slave.
+    run(["nsenter", f"--mount={node.mount_ns}", "--", "mount", "--make-rshared", "/"])
+
+
+def make_cgroup_parent(node: Node, root: str = CGROUP_ROOT) -> None:
+    """The cgroup a private node's kubelet puts its pods under, in every
+    hierarchy (the kubelet refuses a cgroup root that does not exist); on
+    cgroup v1, cpuset's with the CPUs and memory nodes of its parent, which
+    a new cpuset cgroup lacks."""
+    parent = node.cgroup_parent
+    if not parent:
+        return
+    for top in hierarchies(root):
+        path = os.path.join(top, parent)
+        os.makedirs(path, exist_ok=True)
+        for name in ("cpuset.cpus", "cpuset.mems"):
+            if os.path.exists(os.path.join(path, name)):
+                with open(os.path.join(top, name)) as f:
+                    value = f.read().strip()
+                with open(os.path.join(path, name), "w") as f:
+                    f.write(value)
+
+
+def start_containerd(node: Node) -> None:
     """containerd in the node, with the cluster's CNI configuration (Multus,
-    which /opt/cni/bin gets) and the pause and test images imported."""
-    work, b = cluster.work, cluster.bin
-    conf_dir = os.path.join(work, "cni", "net.d")
+    which the node's /opt/cni/bin gets) and the pause and test images
+    imported."""
+    cluster, b = node.cluster, node.cluster.bin
+    conf_dir = os.path.join(node.dir, "cni", "net.d")
     os.makedirs(conf_dir)
-    os.makedirs(CNI_BIN, exist_ok=True)
-    multus = os.path.join(CNI_BIN, "multus")
+    cni_bin = node.path(CNI_BIN)
+    os.makedirs(cni_bin, exist_ok=True)
+    multus = os.path.join(cni_bin, "multus")
     shutil.copy(os.path.join(b, "multus"), multus)
-    cluster.record["installed"].append(multus)
-    cluster.save()
-    multus_kubeconfig = os.path.join(work, "multus.kubeconfig")
+    if not node.private:
+        cluster.record["installed"].append(multus)
+        cluster.save()
+    multus_kubeconfig = os.path.join(node.dir, "multus.kubeconfig")
     shutil.copy(cluster.kubeconfig, multus_kubeconfig)
     with open(os.path.join(conf_dir, "00-multus.conf"), "w") as f:
-        f.write(cfg.multus_conf(multus_kubeconfig, os.path.join(work, "multus"),
-                                os.path.join(work, "cni", "ipam")))
-    config = os.path.join(work, "containerd.toml")
+        f.write(cfg.multus_conf(multus_kubeconfig, os.path.join(node.dir, "multus"),
+                                os.path.join(node.dir, "cni", "ipam"), node.pod_cidr))
+    config = os.path.join(node.dir, "containerd.toml")
     with open(config, "w") as f:
-        f.write(cfg.containerd_config(os.path.join(work, "containerd", "root"),
-                                      os.path.join(work, "containerd", "state"),
-                                      cluster.record["containerd_socket"], conf_dir,
+        f.write(cfg.containerd_config(os.path.join(node.dir, "containerd", "root"),
+                                      os.path.join(node.dir, "containerd", "state"),
+                                      node.containerd_socket, conf_dir,
                                       [CNI_BIN, "/usr/lib/cni"]))
     # The shim is looked up on PATH.
     path = f"{b}:{os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}"
-    log = cluster.spawn("containerd", [os.path.join(b, "containerd"), "--config", config],
-                        env={"PATH": path}, in_node=True)
-    wait_for("containerd serving", lambda: cluster.ctr("version").returncode == 0, 30,
-             log=log, proc=cluster.procs["containerd"])
-    for image in (images.pause_image(cfg.SANDBOX_IMAGE, work), images.busybox_image(TEST_IMAGE)):
-        archive = os.path.join(work, image.name.replace("/", "_") + ".tar")
-        images.write_archive(image, archive)
-        cluster.import_image(archive)
+    name = node.program("containerd")
+    log = cluster.spawn(name, node.enter([os.path.join(b, "containerd"), "--config", config]),
+                        env={"PATH": path})
+    wait_for(f"containerd of {node.name} serving", lambda: node.ctr("version").returncode == 0,
+             30, log=log, proc=cluster.procs[name])
+    for image in (images.pause_image(cfg.SANDBOX_IMAGE, cluster.work),
+                  images.busybox_image(TEST_IMAGE)):
+        archive = os.path.join(cluster.work, image.name.replace("/", "_") + ".tar")
+        if not os.path.exists(archive):
+            images.write_archive(image, archive)
+        cluster.import_image(archive, nodes=[node])
 
 
-def start_kubelet(cluster, creds: Credentials) -> None:
-    """The kubelet in the node, registered as the cluster's node; returns
-    once the Node is Ready and pods can be made."""
-    work, b = cluster.work, cluster.bin
-    node = cluster.record["node"]
-    os.makedirs(KUBELET_ROOT)
-    serving = creds.pki.issue("kubelet-serving", f"/CN={node}", server=True,
-                              ips=(NODE_ADDRESS, "127.0.0.1"), dns=(node, "localhost"))
-    config = os.path.join(work, "kubelet.yaml")
+def start_kubelet(node: Node, creds: Credentials) -> str:
+    """The node's kubelet; returns its log's path (ready() says when its
+    Node is Ready)."""
+    cluster, b = node.cluster, node.cluster.bin
+    os.makedirs(node.path(KUBELET_ROOT), exist_ok=True)
+    make_cgroup_parent(node)
+    serving = creds.pki.issue(f"kubelet-serving-{node.name}", f"/CN={node.name}", server=True,
+                              ips=(node.address, "127.0.0.1"), dns=(node.name, "localhost"))
+    config = os.path.join(node.dir, "kubelet.yaml")
     with open(config, "w") as f:
         f.write(cfg.kubelet_config(creds.pki.ca.cert, serving.cert, serving.key,
-                                   cluster.record["containerd_socket"], NODE_ADDRESS,
-                                   free_port()))
-    kubeconfig = creds.client("kubelet", f"/O=system:nodes/CN=system:node:{node}")
-    log = cluster.spawn("kubelet", [
+                                   node.containerd_socket, node.address, free_port(),
+                                   cgroup_root=f"/{node.cgroup_parent}"))
+    kubeconfig = creds.client(f"kubelet-{node.name}", f"/O=system:nodes/CN=system:node:{node.name}")
+    name = node.program("kubelet")
+    log = cluster.spawn(name, node.enter([
         os.path.join(b, "kubelet"), "--config", config, "--kubeconfig", kubeconfig,
-        "--root-dir", KUBELET_ROOT, "--hostname-override", node, "--node-ip", NODE_ADDRESS,
-        "--v", "2"], in_node=True)
-    cluster.record["kubelet_log"] = log
+        "--root-dir", KUBELET_ROOT, "--hostname-override", node.name, "--node-ip", node.address,
+        "--v", "2"]))
+    node.record["kubelet_log"] = log
     cluster.save()
-    wait_for(f"node {node} Ready", lambda: ready(cluster), 120, interval=1, log=log,
-             proc=cluster.procs["kubelet"])
-    # Pods are refused until the controller manager has made the
-    # namespace's service account.
-    wait_for("the default service account", lambda: cluster.kubectl(
-        "get", "serviceaccount", "default", check=False).returncode == 0, 60, interval=0.5)
+    return log
 
 
-def ready(cluster) -> bool:
-    """Whether the cluster's Node says Ready."""
-    cp = cluster.kubectl("get", "node", cluster.node, "-o", "json", check=False)
-    if cp.returncode != 0:
-        return False
-    conditions = json.loads(cp.stdout).get("status", {}).get("conditions", [])
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+def node_names(count: int) -> list[str]:
+    """The nodes' names: the machine's for a single node (as the cluster
+    has always had), else <machine>-<i>."""
+    host = socket.gethostname().lower()
+    return [host] if count == 1 else [f"{host}-{i}" for i in range(count)]

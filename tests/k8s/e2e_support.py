@@ -390,7 +390,7 @@ def collect_evidence(env: Env, to: str) -> None:
             pass
 
 
-def operator_on_the_test_cluster(env, kustomization: dict) -> None:
+def operator_on_the_test_cluster(env, kustomization: dict, sysfs: str = SYSFS) -> None:
     """rocenet's operator on the test cluster: the shipped image name
     rewritten to the one imported into its containerd (as a mirror does),
     and rocenet-controller told the API server's own address (the cluster
@@ -411,7 +411,7 @@ def operator_on_the_test_cluster(env, kustomization: dict) -> None:
             {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
              "value": f"--node-api-server={host_port}"},
             {"op": "add", "path": "/spec/template/spec/containers/0/command/-",
-             "value": f"--node-sysfs-root={SYSFS}"}])},
+             "value": f"--node-sysfs-root={sysfs}"}])},
     ])
 
 
@@ -427,57 +427,79 @@ def node_side_up(env, timeout: float = 240) -> dict:
     return wait(f"the DaemonSet {NODE_DAEMONSET} ready", ready, timeout)
 
 
+def apply_overlay(e: Env, overlay: str, work: str, patch, nodes: list[str]) -> None:
+    """rocenet applied from `overlay` through a kustomization in `work`
+    (`patch(e, kustomization)` adds to it), with Multus' CRD and the
+    example NetworkAttachmentDefinition; `nodes` get NFD's Gaudi label."""
+    kustomization = {"resources": [os.path.relpath(overlay, work)]}
+    if patch is not None:
+        patch(e, kustomization)
+    with open(os.path.join(work, "kustomization.yaml"), "w") as f:
+        json.dump(kustomization, f)
+    rendered = e.kubectl("kustomize", work).stdout
+    # What the node pods may make on the host (the node side the operator
+    # makes, of either mode), gone with the cluster whatever the tests
+    # leave.
+    for mode in ("generic", "generic-dra"):
+        with open(os.path.join(NODE_MANIFESTS, f"{mode}.yaml")) as f:
+            rendered += "\n---\n" + f.read()
+    # And NetworkManager's drop-in directory and the system bus, which a
+    # policy's pods mount unless it leaves NetworkManager alone.
+    e.cluster.track_host_paths(host_paths(rendered) + ["/etc/NetworkManager/conf.d", "/run/dbus"])
+    for node in nodes:
+        e.kubectl("label", "node", node, NODE_LABEL)
+    e.kubectl("apply", "-f", os.path.join(e.cluster.bin, "nad-crd.yaml"))
+    e.kubectl("wait", "--for=condition=established", "--timeout=60s",
+              "crd/network-attachment-definitions.k8s.cni.cncf.io")
+    # The CRDs and a policy in one apply: the policy's kind is served once
+    # its CRD is established, so a first apply may refuse it.
+    if e.kubectl("apply", "-k", work, check=False).returncode != 0:
+        e.kubectl("wait", "--for=condition=established", "--timeout=60s", "crd", "--all")
+        e.kubectl("apply", "-k", work)
+    e.kubectl("apply", "-f", NAD)
+
+
+def one_node(artifacts: Artifacts, say, logs_on_failure: str):
+    """The single-node set-up: the Gaudi-like fabric of PORTS ports and a
+    cluster whose node is its node namespace, both images imported;
+    returns (fabric, cluster, env), each as far as it was made."""
+    # What a run killed midway left (a timeout): the cluster first, whose
+    # pods hold the fabric's node namespace, then the fabric.
+    k8s.down()
+    sim.down(FABRIC_DIR)
+    # Jumbo frames on the switches' ports, as a RoCE fabric has them: the
+    # default policy sets the ports' MTU to 9000.
+    fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR, mtu=SWITCH_MTU)
+    try:
+        cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns,
+                                 logs_on_failure=logs_on_failure)
+    except BaseException:
+        fab.down()
+        raise
+    return fab, cluster, Env(cluster, fab, say)
+
+
 @contextlib.contextmanager
-def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None):
-    """A fabric, a cluster on it and rocenet applied from `overlay` (a
-    kustomization directory); `patch(env, kustomization_dict)` may add to
-    the kustomization applied (which names `overlay` as its resource).
-    Everything is taken down afterwards. When the set-up fails, what the
-    cluster showed is kept in evidence_dir("set-up-<overlay>"), named in a
-    note of the exception."""
+def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None, up=one_node,
+             images: tuple[str, ...] | None = None):
+    """A fabric, a cluster on it (`up`: one node by default) and rocenet
+    applied from `overlay` (a kustomization directory), `images` (default:
+    rocenet's and its next version's) imported; `patch(env,
+    kustomization_dict)` may add to the kustomization applied (which names
+    `overlay` as its resource). Everything is taken down afterwards. When
+    the set-up fails, what the cluster showed is kept in
+    evidence_dir("set-up-<overlay>"), named in a note of the exception."""
     fab = cluster = e = None
     work = tempfile.mkdtemp(prefix="rocenet-e2e-apply-")
     set_up_failed = evidence_dir(f"set-up-{os.path.basename(os.path.normpath(overlay))}")
     ready = False
     try:
-        # What a run killed midway left (a timeout): the cluster first, whose
-        # pods hold the fabric's node namespace, then the fabric.
-        k8s.down()
-        sim.down(FABRIC_DIR)
-        # Jumbo frames on the switches' ports, as a RoCE fabric has them:
-        # the default policy sets the ports' MTU to 9000.
-        fab = sim.Fabric.up("e2e", ports=PORTS, state_dir=FABRIC_DIR, mtu=SWITCH_MTU)
-        cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns,
-                                 logs_on_failure=os.path.join(set_up_failed, "components"))
-        cluster.import_image(artifacts.archive)
-        cluster.import_image(artifacts.next_archive)
-        took("the fabric and the cluster up, the images imported")
-        e = Env(cluster, fab, say)
-        kustomization = {"resources": [os.path.relpath(overlay, work)]}
-        if patch is not None:
-            patch(e, kustomization)
-        with open(os.path.join(work, "kustomization.yaml"), "w") as f:
-            json.dump(kustomization, f)
-        rendered = e.kubectl("kustomize", work).stdout
-        # What the node pods may make on the host (the node side the
-        # operator makes, of either mode), gone with the cluster whatever
-        # the tests leave.
-        for mode in ("generic", "generic-dra"):
-            with open(os.path.join(NODE_MANIFESTS, f"{mode}.yaml")) as f:
-                rendered += "\n---\n" + f.read()
-        # And NetworkManager's drop-in directory and the system bus, which
-        # a policy's pods mount unless it leaves NetworkManager alone.
-        cluster.track_host_paths(host_paths(rendered) + ["/etc/NetworkManager/conf.d", "/run/dbus"])
-        e.kubectl("label", "node", cluster.node, NODE_LABEL)
-        e.kubectl("apply", "-f", os.path.join(artifacts.bin_dir, "nad-crd.yaml"))
-        e.kubectl("wait", "--for=condition=established", "--timeout=60s",
-                  "crd/network-attachment-definitions.k8s.cni.cncf.io")
-        # The CRDs and a policy in one apply: the policy's kind is served
-        # once its CRD is established, so a first apply may refuse it.
-        if e.kubectl("apply", "-k", work, check=False).returncode != 0:
-            e.kubectl("wait", "--for=condition=established", "--timeout=60s", "crd", "--all")
-            e.kubectl("apply", "-k", work)
-        e.kubectl("apply", "-f", NAD)
+        fab, cluster, e = up(artifacts, say, os.path.join(set_up_failed, "components"))
+        for archive in images if images is not None else (artifacts.archive, artifacts.next_archive):
+            cluster.import_image(archive)
+        took(f"the fabric and the cluster up ({len(cluster.nodes)} "
+             f"{'node' if len(cluster.nodes) == 1 else 'nodes'}), the images imported")
+        apply_overlay(e, overlay, work, patch, [n.name for n in cluster.nodes])
         took("rocenet applied")
         ready = True
         yield e

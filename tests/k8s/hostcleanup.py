@@ -110,19 +110,34 @@ def remove_chains(netns: str, before: dict[str, list[str]]) -> None:
             subprocess.run([*do, "-X", chain], capture_output=True)
 
 
-def pod_cgroups(root: str = CGROUP_ROOT) -> list[str]:
-    """The kubepods cgroup of every hierarchy under `root` that has one.
-    The kubelet (cgroupfs driver) makes `kubepods` at the top of each
-    hierarchy its containers join: on cgroup v2 (unified: `root` is the one
-    hierarchy and holds cgroup.controllers) that is `root`/kubepods; on v1
-    each controller's hierarchy has its own, and so has the v2 hierarchy
-    mounted beside them in the hybrid layout (`root`/unified). A hierarchy
-    mounted under two names (v1's cpu and cpuacct link to cpu,cpuacct) is
-    listed once."""
+def hierarchies(root: str = CGROUP_ROOT) -> list[str]:
+    """The cgroup hierarchies under `root`: `root` itself on cgroup v2
+    alone (it holds cgroup.controllers), else each directory in it (v1's
+    controllers, and v2's `unified` in the hybrid layout), one under two
+    names (v1's cpu and cpuacct link to cpu,cpuacct) listed once."""
     if os.path.exists(os.path.join(root, "cgroup.controllers")):
-        candidates = [os.path.join(root, "kubepods")]
+        return [root]
+    tops = []
+    for h in sorted(os.listdir(root)):
+        real = os.path.realpath(os.path.join(root, h))
+        if os.path.isdir(real) and real not in tops:
+            tops.append(real)
+    return tops
+
+
+def pod_cgroups(root: str = CGROUP_ROOT, parent: str = "") -> list[str]:
+    """The kubepods cgroup of every hierarchy under `root` that has one.
+    The kubelet (cgroupfs driver) makes `kubepods` under its cgroup root
+    (`parent`, the top by default) in each hierarchy its containers join:
+    on cgroup v2 (unified: `root` is the one hierarchy and holds
+    cgroup.controllers) that is `root`/kubepods; on v1 each controller's
+    hierarchy has its own, and so has the v2 hierarchy mounted beside them
+    in the hybrid layout (`root`/unified). A hierarchy mounted under two
+    names (v1's cpu and cpuacct link to cpu,cpuacct) is listed once."""
+    if os.path.exists(os.path.join(root, "cgroup.controllers")):
+        candidates = [os.path.join(root, parent, "kubepods")]
     else:
-        candidates = [os.path.join(root, h, "kubepods") for h in sorted(os.listdir(root))]
+        candidates = [os.path.join(root, h, parent, "kubepods") for h in sorted(os.listdir(root))]
     tops = []
     for top in candidates:
         real = os.path.realpath(top)
@@ -131,7 +146,8 @@ def pod_cgroups(root: str = CGROUP_ROOT) -> list[str]:
     return tops
 
 
-def kill_pod_processes(root: str = CGROUP_ROOT, timeout: float = 10, kill=os.kill) -> None:
+def kill_pod_processes(root: str = CGROUP_ROOT, timeout: float = 10, kill=os.kill,
+                       parent: str = "") -> None:
     """Kills what still runs in the pods' cgroups (kubepods, made by this
     cluster's kubelet alone: up refuses a machine where another ran): after
     a run killed midway, or a shim killed before its container, a
@@ -141,7 +157,7 @@ def kill_pod_processes(root: str = CGROUP_ROOT, timeout: float = 10, kill=os.kil
     included; every process listed in a cgroup.procs is killed too, which is
     all that v1 (and an older kernel) offers."""
     pids = set()
-    for top in pod_cgroups(root):
+    for top in pod_cgroups(root, parent):
         whole = os.path.join(top, "cgroup.kill")
         if os.path.exists(whole):
             try:
@@ -167,19 +183,28 @@ def kill_pod_processes(root: str = CGROUP_ROOT, timeout: float = 10, kill=os.kil
 
 
 def remove_cgroups(root: str = CGROUP_ROOT, timeout: float = 10, kill=os.kill,
-                   rmdir=os.rmdir) -> list[str]:
+                   rmdir=os.rmdir, parent: str = "") -> list[str]:
     """Kills the pods' processes and removes their cgroups, children before
     their parents (a cgroup with a child or a process in it cannot be
-    removed, on v1 and v2 alike; its interface files go with it). Returns
-    the cgroups that would not go, each with the reason."""
-    kill_pod_processes(root, timeout, kill)
+    removed, on v1 and v2 alike; its interface files go with it), and then
+    `parent` itself, a cgroup of the kubelet's own. Returns the cgroups
+    that would not go, each with the reason."""
+    kill_pod_processes(root, timeout, kill, parent)
     left = []
-    for top in pod_cgroups(root):
+    for top in pod_cgroups(root, parent):
         for path, _, _ in os.walk(top, topdown=False):
             try:
                 rmdir(path)
             except OSError as e:
                 left.append(f"{path}: {e.strerror}")
+    if parent:
+        for top in hierarchies(root):
+            path = os.path.join(top, parent)
+            if os.path.isdir(path):
+                try:
+                    rmdir(path)
+                except OSError as e:
+                    left.append(f"{path}: {e.strerror}")
     return left
 
 

@@ -1,31 +1,34 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A single-node Kubernetes cluster for the end-to-end tests, made of the
-real components (tests/k8s/components.sh) on this machine: etcd, the API
-server, the controller manager and the scheduler in the host's network
-namespace, and the node, containerd (with Debian's runc) and the kubelet,
-in a network namespace of its own: the simulated fabric's node namespace
-when one is given, so that the node's scale-out ports are the fabric's and
-host-network pods (rocenet's DaemonSet) manage them without touching the
-host's own network. A veth pair joins the two (10.254.0.1 on the host, the
-API server's address; 10.254.0.2 in the node, the kubelet's). Pods get
-their primary network from a bridge in the node; Multus' thin plugin is the
-cluster's CNI configuration, as a cluster runs it.
+"""A Kubernetes cluster for the end-to-end tests, made of the real
+components (tests/k8s/components.sh) on this machine: etcd, the API server,
+the controller manager and the scheduler in the host's network namespace,
+and one node or several, each with its own containerd (with Debian's runc)
+and kubelet in a network namespace of its own: the simulated fabric's node
+namespace when one is given, so that the node's scale-out ports are the
+fabric's and host-network pods (rocenet's DaemonSet) manage them without
+touching the host's own network. A veth pair joins each node to the host
+(node 0: 10.254.0.1 on the host, the API server's address; 10.254.0.2 in
+the node, the kubelet's; node i: 10.254.i.1 and .2). Pods get their
+primary network from a bridge in their node (10.244.i.0/24), and the host
+routes between the nodes' pods; Multus' thin plugin is the cluster's CNI
+configuration, as a cluster runs it. Node 0 shares the host's mount
+namespace; every other node has one of its own (clusternode.py).
 
-    testcluster.py up [--bin DIR] [--node-netns NS]
+    testcluster.py up [--bin DIR] [--node-netns NS] [--nodes N]
                                 start it (tearing down a stale one first);
                                 prints the admin kubeconfig's path
     testcluster.py down             stop it and leave nothing behind
     testcluster.py kubectl ARGS...  kubectl with the admin kubeconfig
 
 What it changes on the host, and puts back on `down`: processes of its own
-(found by pid, and containerd's shims by its socket), /var/lib/kubelet and
+(found by pid, and containerd's shims by their sockets), /var/lib/kubelet and
 /opt/cni/bin (it refuses to start when a kubelet's directory is already
 there), the pods' network namespaces, kubelet's cgroups and the sysctls it
-sets, mounts under those directories, the veth pair, and in the node
-namespace the bridge and the iptables chains the kubelet makes (with the
-namespace itself when it made it). The running cluster's record is
-/run/rocenet-k8s/cluster.json.
+sets, mounts under those directories and the other nodes' mount
+namespaces, the veth pairs, and in each node namespace the bridge and the
+iptables chains the kubelet makes (with the namespace itself when it made
+it). The running cluster's record is /run/rocenet-k8s/cluster.json.
 
 The parts: controlplane.py (etcd, the API server, the controller manager,
 the scheduler and the cluster's certificates), clusternode.py (the node's
@@ -39,7 +42,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,7 +52,7 @@ sys.path.insert(0, HERE)
 import cluster_config as cfg  # noqa: E402
 import clusternode  # noqa: E402
 import controlplane  # noqa: E402
-from clusternode import CNI_BIN, HOST_LINK, KUBELET_ROOT, OWN_NODE_NETNS, TEST_IMAGE  # noqa: E402,F401
+from clusternode import CNI_BIN, KUBELET_ROOT, OWN_NODE_NETNS, TEST_IMAGE  # noqa: E402,F401
 from clusterutil import ClusterError, first_missing, wait_for  # noqa: E402
 from hostcleanup import (  # noqa: E402
     keep_logs,
@@ -64,7 +66,9 @@ from hostcleanup import (  # noqa: E402
 
 STATE_DIR = "/run/rocenet-k8s"
 RECORD = os.path.join(STATE_DIR, "cluster.json")
-SYSCTLS = ("vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops")
+# The host forwards between the nodes' pods when there are several.
+SYSCTLS = ("vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops", "net/ipv4/ip_forward")
+MOUNT_NS_DIR = os.path.join(STATE_DIR, "mnt")
 
 
 class Cluster:
@@ -76,6 +80,20 @@ class Cluster:
         self.work = record["work"]
         self.bin = record["bin"]
         self.kubeconfig = record["kubeconfig"]
+        self.mount_ns_dir = MOUNT_NS_DIR
+        if "nodes" not in record:
+            # The record of an earlier release's cluster of one node, which
+            # down() must still be able to take apart.
+            record["nodes"] = [{
+                "index": 0, "name": record.get("node", ""), "dir": record["work"],
+                "netns": record.get("node_netns", OWN_NODE_NETNS),
+                "created_netns": record.get("created_netns", False),
+                "containerd_socket": record.get("containerd_socket", ""),
+                "chains": record.get("chains", {}), "binds": {}}]
+
+    @property
+    def nodes(self) -> list[clusternode.Node]:
+        return [clusternode.Node(self, n) for n in self.record["nodes"]]
 
     # ---- use -------------------------------------------------------------
 
@@ -88,18 +106,21 @@ class Cluster:
         return cp
 
     def ctr(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([os.path.join(self.bin, "ctr"), "--address",
-                               self.record["containerd_socket"], "-n", "k8s.io", *args],
-                              capture_output=True, text=True)
+        """ctr against node 0's containerd."""
+        return self.nodes[0].ctr(*args)
 
-    def import_image(self, archive: str) -> None:
-        cp = self.ctr("images", "import", "--no-unpack=false", archive)
-        if cp.returncode != 0:
-            raise ClusterError(f"import {archive}: {cp.stderr.strip()}")
+    def import_image(self, archive: str, nodes: list[clusternode.Node] | None = None) -> None:
+        """Imports an image archive into every node's containerd (or those
+        of `nodes`)."""
+        for node in nodes if nodes is not None else self.nodes:
+            cp = node.ctr("images", "import", "--no-unpack=false", archive)
+            if cp.returncode != 0:
+                raise ClusterError(f"import {archive} on {node.name}: {cp.stderr.strip()}")
 
     @property
     def node(self) -> str:
-        return self.record["node"]
+        """Node 0's name (the only node's, in a cluster of one)."""
+        return self.record["nodes"][0]["name"]
 
     def restart(self, name: str) -> None:
         """Stops component `name` (SIGTERM, as its service manager would) and
@@ -130,23 +151,27 @@ class Cluster:
 
     @classmethod
     def up(cls, bin_dir: str, node_netns: str | None = None,
-           logs_on_failure: str | None = None) -> Cluster:
-        """Starts a cluster whose node is `node_netns` (a network namespace
-        of /run/netns), or a namespace it makes. When it cannot, it takes
-        down what it started, its components' logs copied to
-        `logs_on_failure` if given."""
+           logs_on_failure: str | None = None,
+           more_nodes: list[dict] | tuple = ()) -> Cluster:
+        """Starts a cluster whose node 0 is `node_netns` (a network
+        namespace of /run/netns), or a namespace it makes, and one more node
+        for each of `more_nodes` ({"netns": NS or None, "binds": {path on
+        the node: directory on the host}}). When it cannot, it takes down
+        what it started, its components' logs copied to `logs_on_failure`
+        if given."""
         if os.path.exists(RECORD):
             down()
         if os.path.exists(KUBELET_ROOT):
             raise ClusterError(f"{KUBELET_ROOT} exists: a kubelet runs or ran on this machine")
         os.makedirs(STATE_DIR, exist_ok=True)
         work = tempfile.mkdtemp(prefix="rocenet-k8s-")
-        node = socket.gethostname().lower()
+        names = clusternode.node_names(1 + len(more_nodes))
+        nodes = [clusternode.spec(0, names[0], node_netns, work=work)]
+        nodes += [clusternode.spec(i, names[i], more.get("netns"), more.get("binds"), work)
+                  for i, more in enumerate(more_nodes, start=1)]
         record = {
-            "work": work, "bin": bin_dir, "node": node, "pids": {},
-            "node_netns": node_netns or OWN_NODE_NETNS, "created_netns": node_netns is None,
+            "work": work, "bin": bin_dir, "nodes": nodes, "pids": {},
             "kubeconfig": os.path.join(work, "admin.kubeconfig"),
-            "containerd_socket": os.path.join(work, "containerd", "containerd.sock"),
             "created_kubelet_root": True,
             "created_cni_dir": first_missing(CNI_BIN),
             # What the cluster's DaemonSets install there (rocenet's CNI
@@ -160,10 +185,24 @@ class Cluster:
         cluster = cls(record)
         cluster.save()
         try:
-            clusternode.join(cluster)
+            os.makedirs(KUBELET_ROOT)
+            for node in cluster.nodes:
+                clusternode.join(node, len(nodes))
+            if len(nodes) > 1:
+                with open("/proc/sys/net/ipv4/ip_forward", "w") as f:
+                    f.write("1")
             creds = controlplane.start(cluster)
-            clusternode.start_containerd(cluster)
-            clusternode.start_kubelet(cluster, creds)
+            logs = {}
+            for node in cluster.nodes:
+                clusternode.start_containerd(node)
+                logs[node.name] = clusternode.start_kubelet(node, creds)
+            for node in cluster.nodes:
+                wait_for(f"node {node.name} Ready", node.ready, 120, interval=1,
+                         log=logs[node.name], proc=cluster.procs[node.program("kubelet")])
+            # Pods are refused until the controller manager has made the
+            # namespace's service account.
+            wait_for("the default service account", lambda: cluster.kubectl(
+                "get", "serviceaccount", "default", check=False).returncode == 0, 60, interval=0.5)
         except BaseException:
             if logs_on_failure:
                 cluster.keep_logs_in(logs_on_failure)
@@ -176,14 +215,9 @@ class Cluster:
             json.dump(self.record, f, indent=1)
         os.replace(RECORD + ".tmp", RECORD)
 
-    def spawn(self, name: str, argv: list[str], env: dict | None = None,
-              in_node: bool = False) -> str:
-        """Starts `argv`, in the node's network namespace when `in_node`
-        (and in the host's mount namespace either way: the kubelet's volume
-        mounts and containerd's must be seen by each other); returns its
-        log's path."""
-        if in_node:
-            argv = ["nsenter", f"--net=/run/netns/{self.record['node_netns']}", "--", *argv]
+    def spawn(self, name: str, argv: list[str], env: dict | None = None) -> str:
+        """Starts `argv` as the cluster's program `name` (a node's enters
+        it: Node.enter); returns its log's path."""
         self.record.setdefault("argv", {})[name] = [argv, env or {}]
         log = os.path.join(self.work, "logs", f"{name}.log")
         os.makedirs(os.path.dirname(log), exist_ok=True)
@@ -205,12 +239,14 @@ def down() -> None:
     with open(RECORD) as f:
         record = json.load(f)
     cluster = Cluster(record)
+    nodes = cluster.nodes
     pids = record.get("pids", {})
+    kubelets = [n.program("kubelet") for n in nodes]
     # Nothing recreates a pod once the controllers are gone.
     if "kube-controller-manager" in pids:
         stop_process(pids["kube-controller-manager"])
-    if "kube-apiserver" in pids and "kubelet" in pids:
-        # Pods first, through the kubelet: their CNI DEL runs (Multus, then
+    if "kube-apiserver" in pids and any(k in pids for k in kubelets):
+        # Pods first, through the kubelets: their CNI DEL runs (Multus, then
         # the delegates) and their ports go home. The workloads before the
         # DaemonSets' pods, whose node daemons their CNI DEL may need.
         def listed(daemons: bool) -> list[str]:
@@ -229,29 +265,35 @@ def down() -> None:
                     cluster.kubectl("-n", namespace, "delete", "pod", name, "--grace-period=1",
                                     "--wait=false", check=False, timeout=30)
             try:
-                wait_for("the kubelet's pods gone", lambda: not listed(daemons), 60, interval=0.5)
+                wait_for("the kubelets' pods gone", lambda: not listed(daemons), 60, interval=0.5)
             except ClusterError:
                 pass
         try:
             wait_for("the containers gone",
-                     lambda: not cluster.ctr("tasks", "ls", "-q").stdout.strip(), 20, interval=0.5)
+                     lambda: not any(n.ctr("tasks", "ls", "-q").stdout.strip() for n in nodes),
+                     20, interval=0.5)
         except ClusterError:
             pass
-    for name in ("kubelet", "kube-scheduler"):
+    for name in [*kubelets, "kube-scheduler"]:
         if name in pids:
             stop_process(pids[name])
-    if "containerd" in pids:
-        # Whatever is left, the hard way: tasks, then containerd and its shims.
-        for cid in cluster.ctr("tasks", "ls", "-q").stdout.split():
-            cluster.ctr("tasks", "kill", "-s", "KILL", cid)
-        stop_process(pids["containerd"])
-        for pid in processes_mentioning(record["containerd_socket"]):
-            stop_process(pid, timeout=2)
-    kill_pod_processes()
+    for node in nodes:
+        if node.program("containerd") in pids:
+            # Whatever is left, the hard way: tasks, then containerd and its shims.
+            for cid in node.ctr("tasks", "ls", "-q").stdout.split():
+                node.ctr("tasks", "kill", "-s", "KILL", cid)
+            stop_process(pids[node.program("containerd")])
+            for pid in processes_mentioning(node.containerd_socket):
+                stop_process(pid, timeout=2)
+        kill_pod_processes(parent=node.cgroup_parent)
     for name in ("kube-apiserver", "etcd"):
         if name in pids:
             stop_process(pids[name])
-    for point in mounts_under((record["work"], KUBELET_ROOT, "/run/netns")):
+    # The other nodes' mounts go with their mount namespaces.
+    for node in nodes:
+        if node.private and os.path.exists(node.mount_ns):
+            subprocess.run(["umount", "-l", node.mount_ns], capture_output=True)
+    for point in mounts_under((record["work"], KUBELET_ROOT, "/run/netns", MOUNT_NS_DIR)):
         if point.startswith("/run/netns/") and os.path.basename(point) in record["netns_before"]:
             continue
         subprocess.run(["umount", "-l", point], capture_output=True)
@@ -259,15 +301,19 @@ def down() -> None:
         for name in os.listdir("/run/netns"):
             if name.startswith("cni-") and name not in record["netns_before"]:
                 os.remove(os.path.join("/run/netns", name))
-    subprocess.run(["ip", "link", "del", HOST_LINK], capture_output=True)
-    netns = record.get("node_netns")
-    if netns and record.get("created_netns"):
-        subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
-    elif netns and os.path.exists(f"/run/netns/{netns}"):
-        subprocess.run(["ip", "-n", netns, "link", "del", cfg.BRIDGE], capture_output=True)
-        remove_chains(netns, record.get("chains", {}))
-    for cgroup in remove_cgroups():
-        print(f"testcluster.py: cgroup left behind: {cgroup}", file=sys.stderr)
+    for node in nodes:
+        subprocess.run(["ip", "link", "del", node.links[0]], capture_output=True)
+        if node.record.get("created_netns"):
+            subprocess.run(["ip", "netns", "delete", node.netns], capture_output=True)
+        elif os.path.exists(f"/run/netns/{node.netns}"):
+            subprocess.run(["ip", "-n", node.netns, "link", "del", cfg.BRIDGE], capture_output=True)
+            if len(nodes) > 1:
+                for cidr in (clusternode.NODES_CIDR, clusternode.PODS_CIDR):
+                    subprocess.run(["ip", "-n", node.netns, "route", "del", cidr],
+                                   capture_output=True)
+            remove_chains(node.netns, node.record.get("chains", {}))
+        for cgroup in remove_cgroups(parent=node.cgroup_parent):
+            print(f"testcluster.py: cgroup left behind: {cgroup}", file=sys.stderr)
     for key, value in record.get("sysctls", {}).items():
         with open(f"/proc/sys/{key}", "w") as f:
             f.write(value)
@@ -293,6 +339,7 @@ def down() -> None:
     if record.get("keep_logs_in"):
         keep_logs(os.path.join(record["work"], "logs"), record["keep_logs_in"])
     shutil.rmtree(record["work"], ignore_errors=True)
+    shutil.rmtree(MOUNT_NS_DIR, ignore_errors=True)
     os.remove(RECORD)
     if not os.listdir(STATE_DIR):
         os.rmdir(STATE_DIR)
@@ -321,8 +368,10 @@ def main() -> int:
     up_cmd = sub.add_parser("up")
     up_cmd.add_argument("--bin", help="the components' programs (default: build or take them "
                         "from the cache with components.sh)")
-    up_cmd.add_argument("--node-netns", help="the node's network namespace (default: one of its "
+    up_cmd.add_argument("--node-netns", help="node 0's network namespace (default: one of its "
                         "own, " + OWN_NODE_NETNS + ")")
+    up_cmd.add_argument("--nodes", type=int, default=1,
+                        help="how many nodes (the others in namespaces of their own)")
     sub.add_parser("down")
     k = sub.add_parser("kubectl")
     k.add_argument("args", nargs=argparse.REMAINDER)
@@ -333,7 +382,10 @@ def main() -> int:
             if bin_dir is None:
                 bin_dir = os.path.join(STATE_DIR, "bin")
                 subprocess.run(["bash", os.path.join(HERE, "components.sh"), bin_dir], check=True)
-            print(Cluster.up(os.path.abspath(bin_dir), args.node_netns).kubeconfig)
+            if args.nodes < 1:
+                raise ClusterError(f"--nodes {args.nodes}: a cluster has at least one node")
+            more = [{"netns": None}] * (args.nodes - 1)
+            print(Cluster.up(os.path.abspath(bin_dir), args.node_netns, more_nodes=more).kubeconfig)
         else:
             down()
     except ClusterError as e:

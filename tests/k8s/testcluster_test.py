@@ -131,3 +131,25 @@ def test_no_kubepods_no_kill(tmp_path, v2):
     assert k8s.pod_cgroups(str(tmp_path)) == []
     assert remove(tmp_path, kernel) == []
     assert kernel.killed == [] and kernel.removed == []
+
+
+@pytest.mark.parametrize("v2", [False, True])
+def test_a_nodes_own_cgroup_goes_after_its_pods(tmp_path, v2):
+    """A node other than node 0 puts its pods under a cgroup of its own:
+    its kubepods are found there, not at the top (another node's), and
+    the node's cgroup itself goes last."""
+    hierarchies = [""] if v2 else ["memory", "pids"]
+    if v2:
+        (tmp_path / "cgroup.controllers").write_text("")
+    for h in hierarchies:
+        cgroup(tmp_path, os.path.join(h, "kubepods", "pod-top"), (7,))
+        cgroup(tmp_path, os.path.join(h, "rocenet-k8s-n1", "kubepods", "pod-x"), (42,))
+    kernel = Kernel()
+    left = k8s.remove_cgroups(str(tmp_path), timeout=0, kill=kernel.kill, rmdir=kernel.rmdir,
+                              parent="rocenet-k8s-n1")
+    assert left == []
+    assert set(kernel.killed) == {42}, "node 0's pods are not this node's"
+    for h in hierarchies:
+        assert not (tmp_path / h / "rocenet-k8s-n1").exists()
+        assert (tmp_path / h / "kubepods" / "pod-top").exists()
+    assert kernel.removed[-1].endswith("rocenet-k8s-n1")

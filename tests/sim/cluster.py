@@ -464,6 +464,12 @@ def _teardown(name: str) -> None:
         raise FabricError(f"could not delete netns {', '.join(left)}")
 
 
+def down(name: str) -> None:
+    """Tears the cluster NAME down (what a run killed midway left); no
+    error if it is already gone."""
+    _teardown(name)
+
+
 def load(name: str) -> Cluster:
     """The cluster NAME that 'cluster.py up' made (its cluster.json)."""
     check_name(name)

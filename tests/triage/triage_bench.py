@@ -66,9 +66,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 
-import cluster as sim_cluster  # noqa: E402
 import triage_figures as figs  # noqa: E402
 
+import cluster as sim_cluster  # noqa: E402
 from harness import Daemon, Diagd, binary  # noqa: E402
 
 SKIPPED = 77

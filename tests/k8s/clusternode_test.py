@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A test cluster node's view of the host's paths (clusternode.Node.path):
+node 0's are the host's own; another node's private paths are its own
+directory's, what the caller bound is the bound directory, and the rest
+(the kernel's, /run/netns) the host's."""
+
+from __future__ import annotations
+
+import clusternode
+
+
+class FakeCluster:
+    mount_ns_dir = "/run/rocenet-k8s/mnt"
+    bin = "/nonexistent"
+
+
+def node(index: int, binds: dict | None = None) -> clusternode.Node:
+    return clusternode.Node(FakeCluster(), clusternode.spec(index, f"n{index}", None, binds,
+                                                            work="/work"))
+
+
+def test_node_0_sees_the_hosts_own_paths():
+    n = node(0)
+    assert not n.private
+    assert n.path("/var/lib/kubelet/device-plugins") == "/var/lib/kubelet/device-plugins"
+    assert n.program("kubelet") == "kubelet"
+    assert (n.host_address, n.address, n.pod_cidr) == ("10.254.0.1", "10.254.0.2", "10.244.0.0/24")
+    assert n.enter(["true"]) == ["nsenter", "--net=/run/netns/rocenet-k8s-node", "--", "true"]
+
+
+def test_another_node_keeps_its_paths_and_its_binds():
+    n = node(2, binds={"/run/sim/sysfs": "/tmp/fabric/n2/sysfs"})
+    assert n.private
+    assert n.path("/run/rocenet/rocenetd.sock") == "/work/nodes/n2/root/run/rocenet/rocenetd.sock"
+    # /var/run is /run: the same private directory by either name.
+    assert n.path("/var/run/k8s.cni.cncf.io/devinfo") == "/work/nodes/n2/root/run/k8s.cni.cncf.io/devinfo"
+    assert n.path("/run/sim/sysfs/class/net") == "/tmp/fabric/n2/sysfs/class/net"
+    assert n.path("/run/netns/cni-1") == "/run/netns/cni-1"
+    assert n.program("kubelet") == "kubelet-n2"
+    assert (n.host_address, n.address, n.pod_cidr) == ("10.254.2.1", "10.254.2.2", "10.244.2.0/24")
+    assert n.cgroup_parent == "rocenet-k8s-n2"
+    assert n.enter(["true"]) == ["nsenter", "--net=/run/netns/rocenet-k8s-node-2",
+                                 "--mount=/run/rocenet-k8s/mnt/n2", "--", "true"]
