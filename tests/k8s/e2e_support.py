@@ -216,8 +216,13 @@ class Serving:
     watched; what a user of the node would have met while rocenet's pods
     changed."""
 
-    def __init__(self, env: Env):
+    def __init__(self, env: Env, socket_path: str = DAEMON_SOCKET, allocatable=None):
+        """`socket_path`: rocenetd's socket as the host sees it (another
+        node's is under its own directory); `allocatable`: how many ports
+        kubelet counts (default: on node 0)."""
         self.env = env
+        self.socket_path = socket_path
+        self.count = allocatable or env.allocatable
         self.served = 0
         self.failures: list[str] = []
         self.lowest: int | None = None
@@ -230,7 +235,7 @@ class Serving:
         while not self._done.is_set():
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
                 try:
-                    s.connect(DAEMON_SOCKET)
+                    s.connect(self.socket_path)
                     self.served += 1
                 except OSError as e:
                     self.failures.append(f"{time.strftime('%H:%M:%S')} {e}")
@@ -238,7 +243,7 @@ class Serving:
 
     def _allocatable(self) -> None:
         while not self._done.is_set():
-            n = self.env.allocatable()
+            n = self.count()
             if self.lowest is None or n != int(self.allocatable_seen[-1].split()[-1]):
                 self.allocatable_seen.append(f"{time.strftime('%H:%M:%S')} {n}")
             self.lowest = n if self.lowest is None else min(self.lowest, n)
@@ -255,7 +260,7 @@ class Serving:
             t.join()
 
     def summary(self) -> str:
-        return (f"{self.served} connections to {DAEMON_SOCKET}, {len(self.failures)} failed; "
+        return (f"{self.served} connections to {self.socket_path}, {len(self.failures)} failed; "
                 f"allocatable at least {self.lowest} ({', '.join(self.allocatable_seen)})")
 
 

@@ -7,9 +7,12 @@ policy, pointed at the fabric's ports by name).
 
 What only several nodes show: the DaemonSet on every node and the
 RocenetCluster counting each, each node's ports addressed from its own
-leaf's LLDP, and two pods on nodes of different leaves reaching each other
+leaf's LLDP, two pods on nodes of different leaves reaching each other
 over their scale-out ports, through the spine, each rail's traffic on its
-own rail.
+own rail; a change rolled out a node of each leaf at a time, every
+node served throughout; a leaf switch down making the RocenetCluster Degraded, naming
+every node on that leaf and no other; a reporter's token, bound to its
+node by the API server, refused on another node's objects.
 
 The module is marked `ordered` (tests/k8s/conftest.py): its tests run in
 the file's order on one cluster, and after a failure the later ones are
@@ -17,14 +20,17 @@ reported SKIPPED."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import threading
 import time
 
 import pytest
 
 import multinode_support as mn
-from e2e_support import NODE_DAEMONSET, wait
+from e2e_support import DAEMON_SOCKET, NODE_DAEMONSET, POLICY, Serving, wait
 
 pytestmark = pytest.mark.ordered
 
@@ -90,3 +96,133 @@ def test_pods_on_two_leaves_reach_each_other_on_each_rail_and_only_there(env):
         assert cp.returncode != 0, f"{dev} reached {other} on another rail:\n{cp.stdout}"
     for pod in ("left", "right"):
         env.delete(pod)
+
+
+def _replacing(env, old: dict[str, str]) -> set[str]:
+    """The nodes whose new pod runs (its gate lifted) while their old pod
+    is still there: the nodes of the wave under way."""
+    pods = env.json("-n", "rocenet-system", "get", "pods", "-l",
+                    "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=node")["items"]
+    names = {p["metadata"]["name"] for p in pods}
+    busy = set()
+    for p in pods:
+        terms = p["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        node = terms[0]["matchFields"][0]["values"][0]
+        if p["metadata"]["name"] != old[node] and not p["spec"].get("schedulingGates") \
+                and old[node] in names:
+            busy.add(node)
+    return busy
+
+
+def test_a_change_rolls_out_a_node_of_each_leaf_at_a_time_and_every_node_serves(env):
+    """An MTU change with maxUnavailable 100 %, so that the leaves alone
+    bound a wave (maxPerLeaf 1): the two leaves' first nodes together, then
+    the last; each node's rocenetd socket answers every call throughout
+    and kubelet counts its every port."""
+    old = {n: env.rocenet_pod_on(n) for n in env.nodes}
+    leaf = {env.nodes[i]: env.fab.leaf_of(i) for i in range(mn.NODES)}
+    servings = [Serving(env, node.path(DAEMON_SOCKET), lambda n=node.name: env.allocatable_on(n))
+                for node in env.cluster.nodes]
+    waves: list[set[str]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            busy = _replacing(env, old)
+            if busy and (not waves or waves[-1] != busy):
+                waves.append(busy)
+            time.sleep(0.2)
+    watcher = threading.Thread(target=watch)
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        for serving in servings:
+            stack.enter_context(serving)
+        watcher.start()
+        try:
+            env.kubectl("patch", "rocenetnodepolicy", POLICY, "--type=merge", "-p", json.dumps(
+                {"spec": {"addressing": {"mtu": 1400}, "rollout": {"maxUnavailable": "100%"}}}))
+            wait("every old pod gone", lambda: not set(old.values()) & set(
+                p["metadata"]["name"] for p in env.json("-n", "rocenet-system", "get", "pods")["items"]),
+                 300, 0.5)
+            took = time.monotonic() - started
+            wait("the policy Ready", lambda: (lambda p: p["status"].get("observedGeneration") ==
+                                               p["metadata"]["generation"] and any(
+                c["type"] == "Ready" and c["status"] == "True" for c in p["status"]["conditions"]))(
+                env.json("get", "rocenetnodepolicy", POLICY)), 120)
+        finally:
+            done.set()
+            watcher.join()
+    for i in range(mn.NODES):
+        link = env.fab.node_exec(i, ["ip", "-o", "link", "show", "so0"]).stdout
+        assert " mtu 1400 " in link, f"{env.nodes[i]}: {link}"
+    env.say(f"nodes: MTU 1400 rolled out over {mn.NODES} nodes in {took:.0f} s, the waves as "
+            f"seen: {' -> '.join('+'.join(sorted(w)) for w in waves)}")
+    for wave in waves:
+        per_leaf = [leaf[n] for n in wave]
+        assert len(per_leaf) == len(set(per_leaf)), f"two nodes of one leaf at once: {wave}"
+    assert any(len(w) > 1 for w in waves), f"no two leaves' nodes at once: {waves}"
+    for node, serving in zip(env.nodes, servings, strict=True):
+        env.say(f"nodes: {node}: {serving.summary()}")
+        assert serving.served > 50 and not serving.failures, (node, serving.failures[:5])
+        assert serving.lowest == mn.RAILS, f"{node}: allocatable fell to {serving.lowest}"
+
+
+def _degraded(env) -> tuple[bool, set[str]]:
+    status = env.json("get", "rocenetcluster", "cluster").get("status", {})
+    degraded = any(c["type"] == "Degraded" and c["status"] == "True"
+                   for c in status.get("conditions", []))
+    return degraded, {d["name"] for d in status.get("degradedNodes", [])}
+
+
+def test_a_leaf_switch_down_degrades_the_cluster_naming_every_node_on_it(env):
+    on_leaf = {env.nodes[i] for i in env.fab.leaf_nodes(0)}
+    assert 0 < len(on_leaf) < len(env.nodes)
+    assert _degraded(env) == (False, set())
+    started = time.monotonic()
+    env.fab.leaf(0, 0, "down")
+    try:
+        wait("the RocenetCluster Degraded, naming the leaf's nodes",
+             lambda: _degraded(env) == (True, on_leaf), 15, 0.2)
+        took = time.monotonic() - started
+    finally:
+        env.fab.leaf(0, 0, "up")
+    back = time.monotonic()
+    wait("the RocenetCluster whole again", lambda: _degraded(env) == (False, set()), 60, 0.5)
+    env.say(f"nodes: leaf 0 of rail 0 down: the RocenetCluster Degraded naming "
+            f"{', '.join(sorted(on_leaf))} after {took:.1f} s; whole again "
+            f"{time.monotonic() - back:.1f} s after the leaf came back")
+
+
+def test_a_reporters_token_is_refused_on_another_nodes_objects(env):
+    """The node reporter's own projected token, read from its node's
+    kubelet directory as a compromised node would: the API server binds
+    the pod's node into it, and the admission policy refuses its writes to
+    any other node's RocenetNode and Node status, and takes them on its own."""
+    own, other = env.nodes[1], env.nodes[2]
+    pod = env.json("-n", "rocenet-system", "get", "pod", env.rocenet_pod_on(own))
+    node = env.cluster.nodes[1]
+    token_path = node.path(f"/var/lib/kubelet/pods/{pod['metadata']['uid']}/volumes/"
+                           "kubernetes.io~projected/api-token/token")
+    with open(token_path) as f:
+        token = f.read().strip()
+    server = env.cluster.record["server"]
+    ca = os.path.join(env.cluster.work, "pki", "ca.crt")
+
+    def as_reporter(*args: str):
+        return env.cluster.kubectl("--kubeconfig=/dev/null", f"--server={server}",
+                                   f"--certificate-authority={ca}", f"--token={token}",
+                                   *args, check=False)
+    patch = json.dumps({"status": {"downPorts": "so9 Forged"}})
+    for target, expect in ((other, False), (own, True)):
+        cp = as_reporter("patch", "rocenetnode", target, "--subresource=status", "--type=merge",
+                         "-p", patch)
+        assert (cp.returncode == 0) == expect, f"{own}'s token on {target}: {cp.stdout}{cp.stderr}"
+        if not expect:
+            assert "rocenet-node-reporter.rocenet.io" in cp.stderr, cp.stderr
+    cp = as_reporter("patch", "node", other, "--subresource=status", "--type=strategic", "-p",
+                     json.dumps({"status": {"conditions": [
+                         {"type": "ScaleOutNetworkReady", "status": "False", "reason": "Forged"}]}}))
+    assert cp.returncode != 0, cp.stdout
+    env.say(f"nodes: {own}'s reporter token refused on {other}'s RocenetNode and Node status: "
+            f"{cp.stderr.strip().splitlines()[-1][:160]}")
