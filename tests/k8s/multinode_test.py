@@ -24,8 +24,12 @@ import contextlib
 import json
 import os
 import re
+import ssl
+import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -202,27 +206,39 @@ def test_a_reporters_token_is_refused_on_another_nodes_objects(env):
     own, other = env.nodes[1], env.nodes[2]
     pod = env.json("-n", "rocenet-system", "get", "pod", env.rocenet_pod_on(own))
     node = env.cluster.nodes[1]
-    token_path = node.path(f"/var/lib/kubelet/pods/{pod['metadata']['uid']}/volumes/"
-                           "kubernetes.io~projected/api-token/token")
-    with open(token_path) as f:
-        token = f.read().strip()
+    # In the node's mount namespace: the volume is a tmpfs its kubelet
+    # mounted there.
+    token = subprocess.run(node.enter(["cat", f"/var/lib/kubelet/pods/{pod['metadata']['uid']}/"
+                                              "volumes/kubernetes.io~projected/api-token/token"]),
+                           capture_output=True, text=True, check=True).stdout.strip()
     server = env.cluster.record["server"]
-    ca = os.path.join(env.cluster.work, "pki", "ca.crt")
+    context = ssl.create_default_context(cafile=os.path.join(env.cluster.work, "pki", "ca.crt"))
 
-    def as_reporter(*args: str):
-        return env.cluster.kubectl("--kubeconfig=/dev/null", f"--server={server}",
-                                   f"--certificate-authority={ca}", f"--token={token}",
-                                   *args, check=False)
-    patch = json.dumps({"status": {"downPorts": "so9 Forged"}})
-    for target, expect in ((other, False), (own, True)):
-        cp = as_reporter("patch", "rocenetnode", target, "--subresource=status", "--type=merge",
-                         "-p", patch)
-        assert (cp.returncode == 0) == expect, f"{own}'s token on {target}: {cp.stdout}{cp.stderr}"
-        if not expect:
-            assert "rocenet-node-reporter.rocenet.io" in cp.stderr, cp.stderr
-    cp = as_reporter("patch", "node", other, "--subresource=status", "--type=strategic", "-p",
-                     json.dumps({"status": {"conditions": [
-                         {"type": "ScaleOutNetworkReady", "status": "False", "reason": "Forged"}]}}))
-    assert cp.returncode != 0, cp.stdout
-    env.say(f"nodes: {own}'s reporter token refused on {other}'s RocenetNode and Node status: "
-            f"{cp.stderr.strip().splitlines()[-1][:160]}")
+    def as_reporter(method: str, path: str, body: dict, content_type: str) -> tuple[int, str]:
+        """A request as the reporter makes it (what its RBAC allows: GET
+        and PUT of a RocenetNode's status, PATCH of a Node's)."""
+        req = urllib.request.Request(f"{server}{path}", method=method,
+                                     data=json.dumps(body).encode() if body else None,
+                                     headers={"Authorization": f"Bearer {token}",
+                                              "Content-Type": content_type})
+        try:
+            with urllib.request.urlopen(req, context=context, timeout=30) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+    rocenetnodes = "/apis/rocenet.io/v1alpha1/rocenetnodes"
+    for target, allowed in ((other, False), (own, True)):
+        code, text = as_reporter("GET", f"{rocenetnodes}/{target}", {}, "application/json")
+        assert code == 200, f"{own}'s token cannot read {target}'s RocenetNode: {code} {text}"
+        obj = json.loads(text)
+        obj["status"]["downPorts"] = "so9 Forged"
+        code, text = as_reporter("PUT", f"{rocenetnodes}/{target}/status", obj, "application/json")
+        assert (code == 200) == allowed, f"{own}'s token on {target}'s RocenetNode: {code} {text}"
+        if not allowed:
+            assert code == 403 and "rocenet-node-reporter.rocenet.io" in text, text
+            refused = json.loads(text)["message"]
+    code, text = as_reporter("PATCH", f"/api/v1/nodes/{other}/status", {"status": {"conditions": [
+        {"type": "ScaleOutNetworkReady", "status": "False", "reason": "Forged", "message": "forged"}]}},
+        "application/strategic-merge-patch+json")
+    assert code == 403, f"{own}'s token patched {other}'s Node status: {code} {text}"
+    env.say(f"nodes: {own}'s reporter token refused on {other}'s RocenetNode: {refused[:200]}")
