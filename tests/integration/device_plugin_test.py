@@ -8,8 +8,10 @@ device_allocation_test.py."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -99,13 +101,16 @@ def test_kubelet_sock_recreated_alone_registers_again(fabric, daemon, plugin_and
     assert len(second.devices(all_healthy, 5)) == len(fabric.ports)
 
 
-def test_ready_only_while_kubelet_holds_the_device_list(daemon, tmp_path):
+def test_ready_only_while_kubelet_holds_the_device_list(daemon):
     """The container's readiness file: not while the plugin serves a socket
     no kubelet has called, there once kubelet has the device list, gone when
     kubelet hangs up and back when it registers the plugin again. A rolling
     update deletes the old pod on the new one's readiness: ready any
     earlier, the node would be left with no plugin kubelet counts."""
-    plugin = Plugin(daemon, str(tmp_path))
+    # A short directory: a socket's path has at most 107 bytes, which
+    # pytest's tmp_path (the test's name in it) may pass.
+    workdir = tempfile.mkdtemp(prefix="rocenet-dp-")
+    plugin = Plugin(daemon, workdir)
     sock = os.path.join(plugin.kubelet_dir, "rocenet.io_scale-out-port.sock")
     plugin.start()
     peer = None
@@ -130,6 +135,7 @@ def test_ready_only_while_kubelet_holds_the_device_list(daemon, tmp_path):
             peer.stop()
         assert plugin.stop() == 0, plugin.log()
     assert not os.path.exists(plugin.ready_file), "a stopped plugin left its readiness file"
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_preferred_allocation(fabric, daemon, plugin_and_peers):

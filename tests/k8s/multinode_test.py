@@ -62,6 +62,18 @@ def test_every_node_runs_rocenet_and_the_cluster_counts_them(env):
             f"after the install; kubectl get rocenetnodes:\n"
             + env.kubectl("get", "rocenetnodes", "-o", "wide").stdout)
     assert cluster["status"]["targetNodes"] == mn.NODES, cluster["status"]
+    # What a node costs this machine: its kubelet and containerd.
+    for node in env.cluster.nodes:
+        rss = {program: _rss_mib(env.cluster.record["pids"][node.program(program)])
+               for program in ("kubelet", "containerd")}
+        env.say(f"nodes: {node.name}: kubelet {rss['kubelet']:.0f} MiB, "
+                f"containerd {rss['containerd']:.0f} MiB resident")
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        kib = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return kib / 1024
 
 
 def test_each_node_takes_its_addresses_from_its_own_leaf(env):
