@@ -16,7 +16,7 @@ class FakeCluster:
 
 def node(index: int, binds: dict | None = None) -> clusternode.Node:
     return clusternode.Node(FakeCluster(), clusternode.spec(index, f"n{index}", None, binds,
-                                                            work="/work"))
+                                                            work="/srv/k8s"))
 
 
 def test_node_0_sees_the_hosts_own_paths():
@@ -31,9 +31,9 @@ def test_node_0_sees_the_hosts_own_paths():
 def test_another_node_keeps_its_paths_and_its_binds():
     n = node(2, binds={"/run/sim/sysfs": "/tmp/fabric/n2/sysfs"})
     assert n.private
-    assert n.path("/run/rocenet/rocenetd.sock") == "/work/nodes/n2/root/run/rocenet/rocenetd.sock"
+    assert n.path("/run/rocenet/rocenetd.sock") == "/srv/k8s/nodes/n2/root/run/rocenet/rocenetd.sock"
     # /var/run is /run: the same private directory by either name.
-    assert n.path("/var/run/k8s.cni.cncf.io/devinfo") == "/work/nodes/n2/root/run/k8s.cni.cncf.io/devinfo"
+    assert n.path("/var/run/k8s.cni.cncf.io/devinfo") == "/srv/k8s/nodes/n2/root/run/k8s.cni.cncf.io/devinfo"
     assert n.path("/run/sim/sysfs/class/net") == "/tmp/fabric/n2/sysfs/class/net"
     assert n.path("/run/netns/cni-1") == "/run/netns/cni-1"
     assert n.program("kubelet") == "kubelet-n2"

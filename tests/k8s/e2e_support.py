@@ -526,3 +526,11 @@ def deployed(artifacts: Artifacts, overlay: str, say, took, patch=None, up=one_n
             fab.down()
         shutil.rmtree("/run/rocenet-e2e", ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def generic_install(artifacts: Artifacts, say, took):
+    """The single-node cluster with rocenet as the generic overlay installs
+    it (the operator, its default policy), on the test cluster's terms
+    (operator_on_the_test_cluster)."""
+    return deployed(artifacts, os.path.join(OVERLAYS, "generic"), say, took,
+                    patch=operator_on_the_test_cluster)

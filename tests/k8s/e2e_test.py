@@ -41,13 +41,11 @@ import pytest
 from e2e_support import (
     NEXT_IMAGE,
     NODE_DAEMONSET,
-    OVERLAYS,
     PORTS,
     RESOURCE,
     Serving,
-    deployed,
+    generic_install,
     node_side_up,
-    operator_on_the_test_cluster,
     process_named,
     wait,
 )
@@ -59,8 +57,7 @@ PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 
 @pytest.fixture(scope="module")
 def env(artifacts, say, took):
-    with deployed(artifacts, os.path.join(OVERLAYS, "generic"), say, took,
-                  patch=operator_on_the_test_cluster) as e:
+    with generic_install(artifacts, say, took) as e:
         yield e
 
 

@@ -30,12 +30,10 @@ import yaml
 
 from e2e_support import (
     HERE,
-    OVERLAYS,
     PORTS,
     RESOURCE,
-    deployed,
+    generic_install,
     node_side_up,
-    operator_on_the_test_cluster,
     process_named,
     wait,
 )
@@ -46,8 +44,7 @@ pytestmark = pytest.mark.ordered
 
 @pytest.fixture(scope="module")
 def env(artifacts, say, took):
-    with deployed(artifacts, os.path.join(OVERLAYS, "generic"), say, took,
-                  patch=operator_on_the_test_cluster) as e:
+    with generic_install(artifacts, say, took) as e:
         node_side_up(e)
         yield e
 
