@@ -4,11 +4,14 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -122,5 +125,73 @@ func TestATriageReadBehindTheAPIServerStartsNoRunAgain(t *testing.T) {
 	}
 	if after.ResourceVersion != started.ResourceVersion {
 		t.Errorf("the triage was written again: %+v", after.Status)
+	}
+}
+
+// A run's Job is made and its triage's status written in one reconcile;
+// the next may find the Job missing from a cache that has not seen its
+// creation yet. The run is not over: only the API server says the Job is
+// gone (a pass of the real cluster once ended a run "the run's Job ... is
+// gone" at once).
+func TestARunsJobNotYetInTheCacheIsNotGone(t *testing.T) {
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	started := metav1.NewTime(now.Add(-time.Second))
+	triage := &v1alpha1.RocenetTriage{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "acceptance", Generation: 1, UID: "uid-acceptance",
+			Finalizers: []string{v1alpha1.TriageFinalizer}},
+		Spec: v1alpha1.RocenetTriageSpec{NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"rack": "r1"}}},
+		Status: v1alpha1.RocenetTriageStatus{ObservedGeneration: 1, Phase: v1alpha1.TriageRunning, Runs: 1,
+			JobName: "rocenet-triage-acceptance-1", StartTime: &started,
+			TrafficEndsBy: &metav1.Time{Time: now.Add(time.Minute)}},
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: rocenetNS, Name: "rocenet-triage-acceptance-1"}}
+	api := fake.NewClientBuilder().WithScheme(scheme).
+		WithStatusSubresource(&v1alpha1.RocenetTriage{}).
+		WithObjects(triage, job).Build()
+	cacheHasJob := false
+	cache := interceptor.NewClient(api, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*batchv1.Job); ok && !cacheHasJob {
+				return apierrors.NewNotFound(batchv1.Resource("jobs"), k.Name)
+			}
+			return c.Get(ctx, k, obj, opts...)
+		},
+	})
+	r, err := NewTriageReconciler(cache, api, &fixedLogs{}, TriageOptions{Namespace: rocenetNS}, clocktesting.NewFakePassiveClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.pods = api
+	key := client.ObjectKeyFromObject(triage)
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.RocenetTriage
+	if err := api.Get(ctx, key, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != v1alpha1.TriageRunning {
+		t.Fatalf("a run whose Job the cache has not seen yet: phase %s (%s), want %s",
+			got.Status.Phase, got.Status.Message, v1alpha1.TriageRunning)
+	}
+
+	// Gone from the API server too: the run ends, and says so.
+	if err := api.Delete(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	cacheHasJob = true
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Get(ctx, key, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != v1alpha1.TriageError || !strings.Contains(got.Status.Message, "is gone") {
+		t.Errorf("a run whose Job is deleted: phase %s (%s), want %s naming the Job gone",
+			got.Status.Phase, got.Status.Message, v1alpha1.TriageError)
 	}
 }

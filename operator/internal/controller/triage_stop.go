@@ -174,7 +174,13 @@ func (r *TriageReconciler) advance(ctx context.Context, t *v1alpha1.RocenetTriag
 		return r.hold(ctx, t, now)
 	}
 	var job batchv1.Job
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: s.JobName}, &job)
+	jobKey := client.ObjectKey{Namespace: r.opts.Namespace, Name: s.JobName}
+	err := r.client.Get(ctx, jobKey, &job)
+	if apierrors.IsNotFound(err) {
+		// The cache may not have seen the Job this reconciler just made:
+		// only the API server says it is gone.
+		err = r.reader.Get(ctx, jobKey, &job)
+	}
 	if apierrors.IsNotFound(err) {
 		why := fmt.Sprintf("the run's Job %s/%s is gone", r.opts.Namespace, s.JobName)
 		if s.StopReason != "" {
