@@ -54,7 +54,7 @@ PHASE = PHASE_LOG=$(PHASE_LOG) bash $(CURDIR)/tests/phase.sh run
 DEMO_TARGETS = rocenetd rocectl rocenet rocenet-device-plugin rocenet-kubelet-peer
 
 .PHONY: all deps test-deps demo-deps check-deps check build configure test unit integration \
-	demo clean bench-fleet bench-triage \
+	demo clean bench-fleet bench-triage image \
 	test-sanitize test-asan test-tsan build-asan build-tsan
 
 all: build
@@ -212,6 +212,16 @@ bench-triage:
 	cmake --build $(BUILD_DIR) --target rocenetd rocenet-diagd rocectl triage_plan_figures
 	rm -f $(BUILD_DIR)/triage-figures.txt
 	ROCENET_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) /usr/bin/python3 tests/triage/triage_bench.py $(BENCH_TRIAGE_ARGS)
+
+# rocenet's container image wholly from source, as it ships
+# (packaging/container/Containerfile, with podman; tests/k8s/image.sh), as
+# the OCI archive $(BUILD_DIR)/rocenet-image.tar, tagged
+# localhost/rocenet:$(IMAGE_TAG). The end-to-end tests build the same image
+# with the build tree's C++ programs in place of its build stage.
+IMAGE_TAG ?= $(shell sed -n 's/^project.rocenet VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+image: test-deps
+	@mkdir -p $(BUILD_DIR)
+	bash tests/k8s/image.sh $(BUILD_DIR)/rocenet-image.tar $(IMAGE_TAG)
 
 # The daemon on the simulated fabric: builds only what the demo starts.
 demo:

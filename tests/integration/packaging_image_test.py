@@ -74,19 +74,19 @@ def test_runtime_image_packages_are_exactly_what_the_binaries_load():
 
 
 def test_manifest_commands_exist_in_the_image_layout(tmp_path):
-    """The runtime component installs what the image holds; every command the
-    DaemonSet runs is there (install-cni.sh is copied by the Containerfile)."""
+    """stage.sh lays out what the image holds from the build tree, as the
+    Containerfile's build stage and the end-to-end image run it; every
+    command the DaemonSet runs is there."""
     for name in ("rocenetd", "rocenet-diagd", "rocectl", "rocenet", "rocenet-device-plugin",
                  "rocenet-dra-plugin"):
         built(name)
     root = tmp_path / "image"
-    cp = subprocess.run(["cmake", "--install", BUILD_DIR, "--prefix", "/usr", "--component", "runtime"],
-                        env={**os.environ, "DESTDIR": str(root)}, capture_output=True, text=True)
+    cp = subprocess.run(["bash", os.path.join(PKG, "container", "stage.sh"), BUILD_DIR, str(root)],
+                        capture_output=True, text=True)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     with open(os.path.join(PKG, "container", "Containerfile")) as f:
         containerfile = f.read()
-    assert "packaging/container/install-cni.sh /out/usr/lib/rocenet/install-cni.sh" in containerfile
-    assert "--component runtime" in containerfile
+    assert "bash packaging/container/stage.sh /build /out" in containerfile
     # The image's build stage builds every C++ program the DaemonSet runs.
     targets = re.search(r"cmake --build /build --target ([^\\\n]+)", containerfile).group(1).split()
     assert {"rocenetd", "rocenet-diagd", "rocectl", "rocenet", "rocenet-device-plugin"} <= set(targets), \
@@ -94,9 +94,12 @@ def test_manifest_commands_exist_in_the_image_layout(tmp_path):
     # The licence travels with the binaries: the copyright file from the
     # install rules, the licence text where OpenShift's image rules want it.
     assert os.path.isfile(root / "usr/share/doc/rocenet/copyright")
-    assert "install -D -m 0644 LICENSE /out/licenses/LICENSE" in containerfile
-    assert os.path.isfile(os.path.join(PKG, os.pardir, "LICENSE"))
-    present = {"/usr/lib/rocenet/install-cni.sh", "/bin/sh"}
+    assert os.path.isfile(root / "licenses/LICENSE")
+    # Stripped: the image carries no debug information.
+    cp = subprocess.run(["readelf", "--section-headers", "--wide", str(root / "usr/sbin/rocenetd")],
+                        capture_output=True, text=True, check=True)
+    assert ".debug_info" not in cp.stdout, "rocenetd in the image keeps its debug information"
+    present = {"/bin/sh"}
     # The Go programs come from the image's Go stage, one `go build` of
     # their packages into /usr/bin (the node reporter and rocenet-controller
     # are not in the runtime component: they run only from the image).

@@ -9,7 +9,8 @@ rolling update changes no port, and a pod's port comes home.
 The node is the simulated fabric's node namespace (4 Gaudi-like ports cabled
 to a switch running lldpd); the cluster is tests/k8s/testcluster.py (etcd, the
 API server, controller manager, scheduler, containerd and kubelet 1.37, Multus
-thin), rocenet's image is built from its Containerfile (tests/k8s/image.sh)
+thin), rocenet's image is built from its Containerfile (tests/k8s/image.sh, the
+build tree's C++ programs in place of its build stage)
 and installed with `kubectl apply -k` of the generic overlay (the
 operator and its default policy; rocenet-controller makes the node side),
 told the fabric's sysfs tree and the API server's address. Nothing here

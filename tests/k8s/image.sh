@@ -4,7 +4,14 @@
 # packaging/container/Containerfile and this source tree, and writes it as an
 # OCI archive for the test cluster's containerd to import.
 #
-#   tests/k8s/image.sh ARCHIVE [TAG]     (TAG default: e2e)
+#   tests/k8s/image.sh [--native BUILD_DIR] ARCHIVE [TAG]   (TAG default: e2e)
+#
+# --native takes the C++ programs from a CMake build tree of this source
+# (packaging/container/stage.sh, the build stage's own install step) in
+# place of the Containerfile's build stage, which would compile them again:
+# the host is Debian 12 as that stage is, with the same libraries, and the
+# runtime stage, the Go stage and everything after are the Containerfile's.
+# Without it, the image is built wholly from source, as it ships.
 #
 # There is no registry here: the Containerfile's Debian 12 base images
 # (debian:12, debian:12-slim) are made with debootstrap from the Debian
@@ -23,12 +30,20 @@
 # limits below this machine's hard ones, which runc cannot raise.
 set -euo pipefail
 
-archive="${1:?usage: image.sh ARCHIVE [TAG]}"
+native=""
+if [ "${1:-}" = "--native" ]; then
+  native="${2:?usage: image.sh [--native BUILD_DIR] ARCHIVE [TAG]}"
+  shift 2
+fi
+archive="${1:?usage: image.sh [--native BUILD_DIR] ARCHIVE [TAG]}"
 tag="${2:-e2e}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cache="${ROCENET_CACHE:-/var/cache/rocenet}"
 base="$cache/base/debian-12.tar"
 
+# Scratch directories, gone on any exit.
+work="" staged=""
+trap 'rm -rf ${work:+"$work"} ${staged:+"$staged"}' EXIT
 started=$SECONDS
 if [ ! -f "$base" ]; then
   # The Debian archive apt is configured with (deb822 "URIs:" or "deb" lines).
@@ -36,7 +51,6 @@ if [ ! -f "$base" ]; then
     2>/dev/null | awk '/^URIs:/ {print $2} /^deb / {print $2}' | grep -E '/debian/?$' | head -n 1 || true)"
   mirror="${mirror:-http://deb.debian.org/debian}"
   work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
   debootstrap --variant=minbase bookworm "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
     { tail -n 20 "$work/debootstrap.log" >&2; exit 1; }
   mkdir -p "$(dirname "$base")"
@@ -78,21 +92,31 @@ start=$SECONDS
 hard_nofile="$(ulimit -Hn)"
 go_args=(--build-arg "GO_IMAGE=$go_image" --build-arg "GOPROXY=$(go env GOPROXY)"
   -v "$gomodcache:/go/pkg/mod" -v "$gocache:/root/.cache/go-build")
+native_args=()
+if [ -n "$native" ]; then
+  # A build context named as the stage takes its place; podman then skips
+  # the stage, its packages and its compile.
+  staged="$(mktemp -d)"
+  bash "$root/packaging/container/stage.sh" "$native" "$staged/out"
+  native_args=(--build-context "build=$staged")
+fi
 podman build --runtime runc --network host \
   --ulimit "nofile=$hard_nofile:$hard_nofile" --ulimit nproc=4096:4096 \
-  "${go_args[@]}" \
+  "${go_args[@]}" "${native_args[@]}" \
   -f "$root/packaging/container/Containerfile" \
   --ignorefile "$root/packaging/container/Containerfile.dockerignore" \
   -t "localhost/rocenet:$tag" "$root" >&2
-# The build stage keeps a name of its own, so that its layers (the build's
-# Debian packages) stay cached; the build stages of earlier source trees,
-# 1.6 GB each, are removed.
-podman build --runtime runc --network host \
-  --ulimit "nofile=$hard_nofile:$hard_nofile" --ulimit nproc=4096:4096 \
-  "${go_args[@]}" \
-  -f "$root/packaging/container/Containerfile" \
-  --ignorefile "$root/packaging/container/Containerfile.dockerignore" \
-  --target build -t localhost/rocenet-build:cache "$root" >/dev/null
+if [ -z "$native" ]; then
+  # The build stage keeps a name of its own, so that its layers (the
+  # build's Debian packages) stay cached; the build stages of earlier
+  # source trees, 1.6 GB each, are removed.
+  podman build --runtime runc --network host \
+    --ulimit "nofile=$hard_nofile:$hard_nofile" --ulimit nproc=4096:4096 \
+    "${go_args[@]}" \
+    -f "$root/packaging/container/Containerfile" \
+    --ignorefile "$root/packaging/container/Containerfile.dockerignore" \
+    --target build -t localhost/rocenet-build:cache "$root" >/dev/null
+fi
 # Housekeeping only: the dangling images of earlier builds. One that a
 # leftover build container still uses (an interrupted build leaves its
 # buildah working containers behind) cannot go, and that is no reason to
@@ -102,4 +126,4 @@ if ! pruned="$(podman image prune -f 2>&1 >/dev/null)"; then
 fi
 rm -f "$archive"
 podman save --format oci-archive -o "$archive" "localhost/rocenet:$tag" >&2
-echo "image: localhost/rocenet:$tag built in $((SECONDS - start)) s" >&2
+echo "image: localhost/rocenet:$tag built in $((SECONDS - start)) s${native:+ (C++ programs from $native)}" >&2
