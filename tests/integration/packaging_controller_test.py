@@ -108,7 +108,7 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
 
 def test_controller_rbac_writes_only_what_it_owns(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
-    job), and writes across the cluster only the RocenetCluster (create,
+    job, and a JobSet's metadata: its UID on its pods), and writes across the cluster only the RocenetCluster (create,
     status), the RocenetTriages' status, their finalizer (patch) and a
     finished one's deletion (its ttlSecondsAfterFinished), the
     RocenetNodePolicies' finalizer and status, Nodes' status (a stale
@@ -156,6 +156,8 @@ def test_controller_rbac_writes_only_what_it_owns(any_overlay):
         ("apps", "daemonsets", "get"), ("apps", "daemonsets", "list")}
     assert not {r for _, r, _ in grants(role)} & {"secrets", "configmaps", "pods/log", "jobs",
                                                   "events"}
+    assert {(g, r, v) for g, r, v in grants(role) if g == "jobset.x-k8s.io"} == {
+        ("jobset.x-k8s.io", "jobsets", "get")}
     leader = one(docs, "Role", "rocenet-controller-leader-election")
     assert {(g, r, v) for g, r, v in grants(leader) if r == "events"} == {
         ("", "events", "create"), ("", "events", "patch")}

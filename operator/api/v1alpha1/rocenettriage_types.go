@@ -183,12 +183,15 @@ type RocenetTriageSpec struct {
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
-// JobReference names the workload whose nodes a triage covers: a Job, a
-// JobSet, or any pods carrying a label.
+// JobReference names the workload whose nodes a triage covers: the nodes
+// of its running pods.
 type JobReference struct {
-	// Job (batch/v1) or JobSet (jobset.x-k8s.io); the pods are found by
-	// the label each puts on its pods.
-	// +kubebuilder:validation:Enum=Job;JobSet
+	// Job (batch/v1), JobSet (jobset.x-k8s.io), TrainJob (Kubeflow
+	// Trainer, trainer.kubeflow.org), PyTorchJob (Kubeflow's training
+	// operator) or MPIJob (the MPI operator). Its pods are those its kind
+	// labels with its name whose owners lead to it (a TrainJob's pods
+	// through its JobSet and that JobSet's Jobs).
+	// +kubebuilder:validation:Enum=Job;JobSet;TrainJob;PyTorchJob;MPIJob
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 	// Default: the triage's namespace.

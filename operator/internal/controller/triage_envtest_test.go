@@ -152,7 +152,14 @@ func TestEnvtestRocenetTriage(t *testing.T) {
 	must(admin.Create(ctx, &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: "nojob", Namespace: "default"},
 		Spec: v1alpha1.RocenetTriageSpec{Job: &v1alpha1.JobReference{Kind: "Job", Name: "train"}}}))
 	bad = waitTriage("nojob", "Error", func(tr *v1alpha1.RocenetTriage) bool { return tr.Status.Phase == v1alpha1.TriageError })
-	if !strings.Contains(bad.Status.Message, "spec.job: Job default/train has no pod on a node") {
+	if !strings.Contains(bad.Status.Message, "spec.job: Job default/train has no running pod on a node") {
+		t.Errorf("status %+v", bad.Status)
+	}
+	// A JobSet on an API server that serves no JobSets: not found, said so.
+	must(admin.Create(ctx, &v1alpha1.RocenetTriage{ObjectMeta: metav1.ObjectMeta{Name: "nojobset", Namespace: "default"},
+		Spec: v1alpha1.RocenetTriageSpec{Job: &v1alpha1.JobReference{Kind: "JobSet", Name: "train"}}}))
+	bad = waitTriage("nojobset", "Error", func(tr *v1alpha1.RocenetTriage) bool { return tr.Status.Phase == v1alpha1.TriageError })
+	if !strings.Contains(bad.Status.Message, "spec.job: JobSet default/train not found") {
 		t.Errorf("status %+v", bad.Status)
 	}
 

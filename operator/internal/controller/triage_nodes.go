@@ -45,22 +45,11 @@ func (r *TriageReconciler) resolve(ctx context.Context, t *v1alpha1.RocenetTriag
 		if ns == "" {
 			ns = t.Namespace
 		}
-		label := "batch.kubernetes.io/job-name"
-		if t.Spec.Job.Kind == "JobSet" {
-			label = "jobset.sigs.k8s.io/jobset-name"
-		}
-		var pods corev1.PodList
-		if err := r.reader.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{label: t.Spec.Job.Name}); err != nil {
+		nodes, err := r.jobNodes(ctx, t.Spec.Job, ns)
+		if err != nil {
 			return nil, err
 		}
-		for _, p := range pods.Items {
-			if p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-				set[p.Spec.NodeName] = true
-			}
-		}
-		if len(set) == 0 {
-			return nil, fmt.Errorf("spec.job: %s %s/%s has no pod on a node (label %s=%s)", t.Spec.Job.Kind, ns, t.Spec.Job.Name, label, t.Spec.Job.Name)
-		}
+		set = nodes
 	default:
 		return nil, fmt.Errorf("spec: exactly one of nodes, nodeSelector and job")
 	}

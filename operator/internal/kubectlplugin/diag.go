@@ -72,11 +72,21 @@ type selection struct {
 func (s *selection) addFlags(cmd *cobra.Command, withJob bool) {
 	cmd.Flags().StringVarP(&s.selector, "selector", "l", "", "The nodes whose labels match (instead of NODE names).")
 	if withJob {
-		cmd.Flags().StringVar(&s.job, "job", "", "The nodes of a job's pods: job/NAME or jobset/NAME, in --namespace.")
+		cmd.Flags().StringVar(&s.job, "job", "", "The nodes of a workload's running pods: KIND/NAME (job, jobset, trainjob, pytorchjob or mpijob), in --namespace.")
 	}
 }
 
 // spec fills a triage's node choice from args and the flags.
+// workloadKinds is the kinds of workload --job names, as kubectl names
+// their resources (singular and plural, lower case).
+var workloadKinds = map[string]string{
+	"job": "Job", "jobs": "Job",
+	"jobset": "JobSet", "jobsets": "JobSet",
+	"trainjob": "TrainJob", "trainjobs": "TrainJob",
+	"pytorchjob": "PyTorchJob", "pytorchjobs": "PyTorchJob",
+	"mpijob": "MPIJob", "mpijobs": "MPIJob",
+}
+
 func (s *selection) spec(args []string, spec *v1alpha1.RocenetTriageSpec) error {
 	chosen := 0
 	if len(args) > 0 {
@@ -94,11 +104,11 @@ func (s *selection) spec(args []string, spec *v1alpha1.RocenetTriageSpec) error 
 	if s.job != "" {
 		chosen++
 		kind, name, ok := strings.Cut(s.job, "/")
-		kinds := map[string]string{"job": "Job", "jobs": "Job", "jobset": "JobSet", "jobsets": "JobSet"}
-		if !ok || kinds[strings.ToLower(kind)] == "" || name == "" {
-			return usagef("--job %q: job/NAME or jobset/NAME", s.job)
+		workload := workloadKinds[strings.ToLower(kind)]
+		if !ok || workload == "" || name == "" {
+			return usagef("--job %q: KIND/NAME, KIND one of job, jobset, trainjob, pytorchjob, mpijob", s.job)
 		}
-		spec.Job = &v1alpha1.JobReference{Kind: kinds[strings.ToLower(kind)], Name: name}
+		spec.Job = &v1alpha1.JobReference{Kind: workload, Name: name}
 	}
 	if chosen != 1 {
 		return usagef("name the nodes one way: NODE..., --selector or --job")
@@ -109,8 +119,8 @@ func (s *selection) spec(args []string, spec *v1alpha1.RocenetTriageSpec) error 
 var diagReachExample = `  # Acceptance of a rack, with an HTML report; exit 0 pass, 6 fail, 7 inconclusive
   kubectl rocenet diag reach -l rack=r12 --report acceptance.html
 
-  # The nodes a slow job runs on
-  kubectl rocenet diag reach --job jobset/llama-post-train -n training
+  # The nodes a slow training job runs on
+  kubectl rocenet diag reach --job trainjob/llama-post-train -n training
 
   # Every hour, on two nodes (returns at once)
   kubectl rocenet diag reach gaudi-a gaudi-b --every 1h --name hourly`

@@ -160,3 +160,17 @@ func TestDiagNodesFileIsWhatRocectlReads(t *testing.T) {
 		t.Errorf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+func TestDiagReachJobNamesEachKindOfWorkload(t *testing.T) {
+	for arg, want := range map[string]string{"job/eval": "Job", "jobsets/eval": "JobSet", "TrainJob/eval": "TrainJob",
+		"pytorchjob/eval": "PyTorchJob", "mpijobs/eval": "MPIJob"} {
+		var spec v1alpha1.RocenetTriageSpec
+		if err := (&selection{job: arg}).spec(nil, &spec); err != nil {
+			t.Errorf("--job %s: %v", arg, err)
+			continue
+		}
+		if spec.Job == nil || spec.Job.Kind != want || spec.Job.Name != "eval" {
+			t.Errorf("--job %s: %+v, want %s eval", arg, spec.Job, want)
+		}
+	}
+}
