@@ -108,9 +108,10 @@ def test_controller_probes_name_the_ports_its_flags_set(any_overlay):
 
 def test_controller_rbac_writes_only_what_it_owns(any_overlay):
     """rocenet-controller reads RocenetNodes, Nodes and pods (a triage's
-    job, and a JobSet's metadata: its UID on its pods), and writes across the cluster only the RocenetCluster (create,
-    status), the RocenetTriages' status, their finalizer (patch) and a
-    finished one's deletion (its ttlSecondsAfterFinished), the
+    job, and a JobSet's metadata: its UID on its pods), and writes across
+    the cluster only the RocenetCluster (create, status), the
+    RocenetTriages' status, their finalizer (patch) and a finished one's
+    deletion (its ttlSecondsAfterFinished), the
     RocenetNodePolicies' finalizer and status, Nodes' status (a stale
     node's condition Unknown, which the node-status policy confines it to),
     a Node's policy label (the node-policy label policy confines it), the
