@@ -7,15 +7,17 @@
 # plus Multus' NetworkAttachmentDefinition CRD, helm (for the packaging
 # tests, which render the Helm chart), and kwok with the node stages it runs
 # (kwok-stages.yaml: Nodes made Ready and kept so with Leases, for the fleet
-# benchmark, tests/fleet/). runc is Debian's.
+# benchmark, tests/fleet/), the JobSet controller with its CRD and webhook
+# configurations (jobset-crd.yaml, jobset-webhooks.yaml), for the jobs of
+# the tests on several nodes. runc is Debian's.
 #
 #   tests/k8s/components.sh [BIN_DIR [COMPONENT...]]
 #
 # Each component is built once into a cache outside the source tree, under a
 # key made of its go.mod, go.sum, build flags and Go version, and reused
 # while the key holds; a build that fails or is interrupted leaves nothing
-# behind. With BIN_DIR, every program (and nad-crd.yaml, kwok-stages.yaml)
-# is linked there; without, the cache's directories are printed. With
+# behind. With BIN_DIR, every program (and the YAML files named above) is
+# linked there; without, the cache's directories are printed. With
 # COMPONENT... (names of tests/k8s/components/), only those. The time of
 # each build, or that it came from the cache, goes to stderr.
 #
@@ -103,6 +105,26 @@ EOF
       cat "$module/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml"
     } >"$work/kwok-stages.yaml"
   fi
+  if [ "$name" = jobset ]; then
+    # The CRD and the webhook configurations of the same module, as its
+    # kustomization renders them: the pod webhooks only for JobSets' pods.
+    local module
+    module="$(cd "$here/components/jobset" && go list -m -f '{{.Dir}}' sigs.k8s.io/jobset)"
+    cp "$module/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" "$work/jobset-crd.yaml"
+    python3 - "$module/config/components/webhook" "$work/jobset-webhooks.yaml" <<'EOF'
+import sys
+import yaml
+webhook_dir, out = sys.argv[1:]
+docs = [d for d in yaml.safe_load_all(open(f"{webhook_dir}/manifests.yaml")) if d]
+for doc, patch in zip(sorted(docs, key=lambda d: d["kind"]),
+                      ("mutating-patch.yaml", "validating-patch.yaml"), strict=True):
+    for op in yaml.safe_load(open(f"{webhook_dir}/patches/{patch}")):
+        if op["op"] != "replace" or not op["path"].startswith("/webhooks/"):
+            sys.exit(f"{patch}: an operation this script does not apply: {op}")
+        doc["webhooks"][int(op["path"].rsplit("/", 1)[1])] = op["value"]
+yaml.safe_dump_all(docs, open(out, "w"), sort_keys=False)
+EOF
+  fi
   touch "$work/.complete"
   rm -rf "$dir"
   mv "$work" "$dir"
@@ -136,6 +158,7 @@ dirs=(
   "$(build helm -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm" -- \
     helm.sh/helm/v4/cmd/helm)"
   "$(build kwok -ldflags "-s -w" -- sigs.k8s.io/kwok/cmd/kwok)"
+  "$(build jobset -ldflags "-s -w" -- sigs.k8s.io/jobset)"
 )
 # Without the components not asked for.
 mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | grep .)

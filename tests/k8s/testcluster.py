@@ -15,7 +15,7 @@ routes between the nodes' pods; Multus' thin plugin is the cluster's CNI
 configuration, as a cluster runs it. Node 0 shares the host's mount
 namespace; every other node has one of its own (clusternode.py).
 
-    testcluster.py up [--bin DIR] [--node-netns NS] [--nodes N]
+    testcluster.py up [--bin DIR] [--node-netns NS] [--nodes N] [--addon jobset]
                                 start it (tearing down a stale one first);
                                 prints the admin kubeconfig's path
     testcluster.py down             stop it and leave nothing behind
@@ -32,9 +32,9 @@ it). The running cluster's record is /run/rocenet-k8s/cluster.json.
 
 The parts: controlplane.py (etcd, the API server, the controller manager,
 the scheduler and the cluster's certificates), clusternode.py (the node's
-namespace, containerd and the kubelet), hostcleanup.py (finding and
-removing what a cluster left on the host), clusterutil.py (what they
-share)."""
+namespace, containerd and the kubelet), addons.py (the JobSet controller,
+when asked for), hostcleanup.py (finding and removing what a cluster left
+on the host), clusterutil.py (what they share)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ sys.path.insert(0, HERE)
 import cluster_config as cfg  # noqa: E402
 import clusternode  # noqa: E402
 import controlplane  # noqa: E402
+from addons import ADDONS  # noqa: E402
 from clusternode import CNI_BIN, KUBELET_ROOT, OWN_NODE_NETNS, TEST_IMAGE  # noqa: E402,F401
 from clusterutil import ClusterError, first_missing, wait_for  # noqa: E402
 from hostcleanup import (  # noqa: E402
@@ -152,13 +153,13 @@ class Cluster:
     @classmethod
     def up(cls, bin_dir: str, node_netns: str | None = None,
            logs_on_failure: str | None = None,
-           more_nodes: list[dict] | tuple = ()) -> Cluster:
+           more_nodes: list[dict] | tuple = (), addons: tuple[str, ...] = ()) -> Cluster:
         """Starts a cluster whose node 0 is `node_netns` (a network
         namespace of /run/netns), or a namespace it makes, and one more node
         for each of `more_nodes` ({"netns": NS or None, "binds": {path on
-        the node: directory on the host}}). When it cannot, it takes down
-        what it started, its components' logs copied to `logs_on_failure`
-        if given."""
+        the node: directory on the host}}), with `addons` (tests/k8s/addons.py:
+        "jobset"). When it cannot, it takes down what it started, its
+        components' logs copied to `logs_on_failure` if given."""
         if os.path.exists(RECORD):
             down()
         if os.path.exists(KUBELET_ROOT):
@@ -192,6 +193,8 @@ class Cluster:
                 with open("/proc/sys/net/ipv4/ip_forward", "w") as f:
                     f.write("1")
             creds = controlplane.start(cluster)
+            for addon in addons:
+                ADDONS[addon](cluster, creds)
             logs = {}
             for node in cluster.nodes:
                 clusternode.start_containerd(node)
@@ -372,6 +375,8 @@ def main() -> int:
                         "own, " + OWN_NODE_NETNS + ")")
     up_cmd.add_argument("--nodes", type=int, default=1,
                         help="how many nodes (the others in namespaces of their own)")
+    up_cmd.add_argument("--addon", action="append", choices=sorted(ADDONS), default=[],
+                        help="an addon to run (tests/k8s/addons.py); again for another")
     sub.add_parser("down")
     k = sub.add_parser("kubectl")
     k.add_argument("args", nargs=argparse.REMAINDER)
@@ -385,7 +390,8 @@ def main() -> int:
             if args.nodes < 1:
                 raise ClusterError(f"--nodes {args.nodes}: a cluster has at least one node")
             more = [{"netns": None}] * (args.nodes - 1)
-            print(Cluster.up(os.path.abspath(bin_dir), args.node_netns, more_nodes=more).kubeconfig)
+            print(Cluster.up(os.path.abspath(bin_dir), args.node_netns, more_nodes=more,
+                             addons=tuple(args.addon)).kubeconfig)
         else:
             down()
     except ClusterError as e:
