@@ -37,6 +37,16 @@ def stop_process(pid: int, timeout: float = 10) -> None:
     reap(pid)
 
 
+def stop_others(pids: dict[str, int], known: set[str]) -> list[str]:
+    """Stops every program of `pids` (name -> pid) not named in `known`
+    (the addons a cluster ran: their own order does not matter); returns
+    their names."""
+    others = sorted(name for name in pids if name not in known)
+    for name in others:
+        stop_process(pids[name])
+    return others
+
+
 def reap(pid: int) -> None:
     """Collects our child `pid` if it has exited (else a no-op)."""
     try:

@@ -62,6 +62,7 @@ from hostcleanup import (  # noqa: E402
     processes_mentioning,
     remove_cgroups,
     remove_chains,
+    stop_others,
     stop_process,
 )
 
@@ -289,6 +290,9 @@ def down() -> None:
             for pid in processes_mentioning(node.containerd_socket):
                 stop_process(pid, timeout=2)
         kill_pod_processes(parent=node.cgroup_parent)
+    # The addons (addons.py), while the API server still answers them.
+    stop_others(pids, {"kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd",
+                       *kubelets, *(n.program("containerd") for n in nodes)})
     for name in ("kube-apiserver", "etcd"):
         if name in pids:
             stop_process(pids[name])

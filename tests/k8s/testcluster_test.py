@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import subprocess
 
 import pytest
 
@@ -153,3 +154,22 @@ def test_a_nodes_own_cgroup_goes_after_its_pods(tmp_path, v2):
         assert not (tmp_path / h / "rocenet-k8s-n1").exists()
         assert (tmp_path / h / "kubepods" / "pod-top").exists()
     assert kernel.removed[-1].endswith("rocenet-k8s-n1")
+
+
+def test_the_addons_are_stopped_and_the_named_programs_left_to_their_order():
+    """down() stops the programs it knows in their order; every other
+    program of the record (an addon: the JobSet controller) goes too."""
+    addon = subprocess.Popen(["sleep", "60"])
+    known = subprocess.Popen(["sleep", "60"])
+    try:
+        stopped = k8s.stop_others({"jobset-controller": addon.pid, "kube-apiserver": known.pid},
+                                  {"kube-apiserver"})
+        assert stopped == ["jobset-controller"]
+        # Reaped by stop_others (its child here): gone.
+        with pytest.raises(ProcessLookupError):
+            os.kill(addon.pid, 0)
+        assert known.poll() is None, "a program down() stops in its own order was stopped"
+    finally:
+        for p in (addon, known):
+            p.kill()
+            p.wait()
