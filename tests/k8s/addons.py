@@ -1,22 +1,112 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a cluster runs beside Kubernetes itself, for the workloads that
-need it, on the control plane's host as the other controllers: the JobSet
-controller (sigs.k8s.io/jobset, built from its module), on which Kubeflow
-Trainer runs its jobs, with its CRD, and its admission webhooks served on
-127.0.0.1 with a certificate of the cluster's CA (the API server calls
-them by URL: there is no Service in front of a program on the host). It
-runs as a program of the cluster (its pid in the record, stopped by
-`down`)."""
+need it, on the control plane's host as the other controllers, each a
+program of the cluster (its pid in the record, stopped by `down`):
+
+- "dns", the cluster DNS: CoreDNS (tests/k8s/components/coredns)
+  answering cluster.local from the API server on each node's host
+  address, which each kubelet gives its pods as their name server;
+- "jobset", the JobSet controller (sigs.k8s.io/jobset, built from its
+  module), on which Kubeflow Trainer runs its jobs, with its CRD, and its
+  admission webhooks served on 127.0.0.1 with a certificate of the
+  cluster's CA (the API server calls them by URL: there is no Service in
+  front of a program on the host)."""
 
 from __future__ import annotations
 
 import base64
 import os
+import random
+import socket
+import struct
 
 import yaml
 
-from clusterutil import free_port, http_ok, wait_for
+from clusterutil import ClusterError, free_port, http_ok, wait_for
 
+DOMAIN = "cluster.local"
+DNS_PORT = 53
+
+
+# ---- the cluster DNS ----------------------------------------------------------
+
+def corefile(addresses: list[str], kubeconfig: str) -> str:
+    """CoreDNS' configuration: the cluster's names (Services, their pods'
+    hostnames, pods by address) on `addresses`; any other name is refused
+    (SERVFAIL: the cluster reaches nothing outside)."""
+    return (f".:{DNS_PORT} {{\n"
+            f"    bind {' '.join(addresses)}\n"
+            "    errors\n"
+            f"    kubernetes {DOMAIN} in-addr.arpa ip6.arpa {{\n"
+            f"        kubeconfig {kubeconfig}\n"
+            "        pods insecure\n"
+            "        fallthrough in-addr.arpa ip6.arpa\n"
+            "    }\n"
+            "}\n")
+
+
+def start_dns(cluster, creds) -> None:
+    """CoreDNS on every node's host address, once it answers for the API
+    server's own Service. CoreDNS binds with SO_REUSEPORT: another program
+    on the port (a CoreDNS left by an earlier cluster) would silently take
+    a share of the queries, so the port must be free first."""
+    addresses = [node.host_address for node in cluster.nodes]
+    for address in addresses:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.bind((address, DNS_PORT))
+            except OSError as e:
+                raise ClusterError(f"the cluster DNS: UDP {address}:{DNS_PORT} is taken "
+                                   f"({e.strerror})") from e
+    path = os.path.join(cluster.work, "Corefile")
+    with open(path, "w") as f:
+        f.write(corefile(addresses, creds.client("coredns", "/O=system:masters/CN=coredns")))
+    log = cluster.spawn("coredns", [os.path.join(cluster.bin, "coredns"), "-conf", path])
+    name = f"kubernetes.default.svc.{DOMAIN}"
+    wait_for(f"CoreDNS answering {name}", lambda: resolve(addresses[0], name), 60, interval=0.5,
+             log=log, proc=cluster.procs["coredns"])
+
+
+def resolve(server: str, name: str, timeout: float = 1.0) -> list[str]:
+    """The IPv4 addresses `server` gives for `name` (an A query over UDP),
+    [] when it gives none or does not answer."""
+    query_id = random.randrange(1 << 16)
+    question = b"".join(bytes([len(label)]) + label.encode() for label in name.split(".")) + b"\0"
+    packet = struct.pack("!HHHHHH", query_id, 0x0100, 1, 0, 0, 0) + question + struct.pack("!HH", 1, 1)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(timeout)
+        try:
+            s.sendto(packet, (server, DNS_PORT))
+            reply = s.recv(4096)
+        except OSError:
+            return []
+    got_id, flags, _, answers, _, _ = struct.unpack("!HHHHHH", reply[:12])
+    if got_id != query_id or flags & 0x000F:
+        return []
+    at = 12 + len(question) + 4
+    addresses = []
+    for _ in range(answers):
+        at = _skip_name(reply, at)
+        kind, _, _, length = struct.unpack("!HHIH", reply[at:at + 10])
+        at += 10
+        if kind == 1 and length == 4:
+            addresses.append(socket.inet_ntoa(reply[at:at + 4]))
+        at += length
+    return addresses
+
+
+def _skip_name(reply: bytes, at: int) -> int:
+    """Past the (possibly compressed) name at `at`."""
+    while True:
+        length = reply[at]
+        if length == 0:
+            return at + 1
+        if length & 0xC0 == 0xC0:
+            return at + 2
+        at += 1 + length
+
+
+# ---- JobSet -------------------------------------------------------------------
 
 def _established(cluster, crd: str) -> None:
     """Waits for the API server to serve the CRD's kind."""
@@ -64,4 +154,4 @@ def start_jobset(cluster, creds) -> None:
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(webhooks))
 
 
-ADDONS = {"jobset": start_jobset}
+ADDONS = {"dns": start_dns, "jobset": start_jobset}

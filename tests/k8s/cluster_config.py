@@ -74,9 +74,10 @@ state = {json.dumps(state)}
 
 
 def kubelet_config(ca: str, cert: str, key: str, runtime_socket: str, address: str,
-                   port: int, cgroup_root: str = "/") -> str:
+                   port: int, cgroup_root: str = "/", cluster_dns: list[str] | tuple = ()) -> str:
     """The kubelet on a machine with cgroup v1 and no systemd as PID 1,
-    serving on the node's `address`, its pods under `cgroup_root`."""
+    serving on the node's `address`, its pods under `cgroup_root`, their
+    name servers `cluster_dns` (none: the host's resolv.conf)."""
     return json.dumps({
         "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
         "address": address, "port": port, "readOnlyPort": 0, "healthzPort": 0,
@@ -86,7 +87,7 @@ def kubelet_config(ca: str, cert: str, key: str, runtime_socket: str, address: s
         "tlsCertFile": cert, "tlsPrivateKeyFile": key,
         "cgroupDriver": "cgroupfs", "failCgroupV1": False,
         "containerRuntimeEndpoint": f"unix://{runtime_socket}",
-        "clusterDomain": "cluster.local", "clusterDNS": [],
+        "clusterDomain": "cluster.local", "clusterDNS": list(cluster_dns),
         "resolvConf": "/etc/resolv.conf",
         # The machine's disk may be fuller than a node's: evict nothing.
         "evictionHard": {"memory.available": "1Mi", "nodefs.available": "1%",

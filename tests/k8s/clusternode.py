@@ -284,9 +284,10 @@ def start_containerd(node: Node) -> None:
         cluster.import_image(archive, nodes=[node])
 
 
-def start_kubelet(node: Node, creds: Credentials) -> str:
-    """The node's kubelet; returns its log's path (ready() says when its
-    Node is Ready)."""
+def start_kubelet(node: Node, creds: Credentials, dns: bool = False) -> str:
+    """The node's kubelet, which gives its pods the cluster DNS on the
+    node's host address when `dns`; returns its log's path (ready() says
+    when its Node is Ready)."""
     cluster, b = node.cluster, node.cluster.bin
     os.makedirs(node.path(KUBELET_ROOT), exist_ok=True)
     make_cgroup_parent(node)
@@ -296,7 +297,8 @@ def start_kubelet(node: Node, creds: Credentials) -> str:
     with open(config, "w") as f:
         f.write(cfg.kubelet_config(creds.pki.ca.cert, serving.cert, serving.key,
                                    node.containerd_socket, node.address, free_port(),
-                                   cgroup_root=f"/{node.cgroup_parent}"))
+                                   cgroup_root=f"/{node.cgroup_parent}",
+                                   cluster_dns=[node.host_address] if dns else []))
     kubeconfig = creds.client(f"kubelet-{node.name}", f"/O=system:nodes/CN=system:node:{node.name}")
     name = node.program("kubelet")
     log = cluster.spawn(name, node.enter([

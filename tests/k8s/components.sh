@@ -8,8 +8,9 @@
 # tests, which render the Helm chart), and kwok with the node stages it runs
 # (kwok-stages.yaml: Nodes made Ready and kept so with Leases, for the fleet
 # benchmark, tests/fleet/), the JobSet controller with its CRD and webhook
-# configurations (jobset-crd.yaml, jobset-webhooks.yaml), for the jobs of
-# the tests on several nodes. runc is Debian's.
+# configurations (jobset-crd.yaml, jobset-webhooks.yaml) and CoreDNS with
+# the plugins the cluster DNS needs (components/coredns/main.go), for the
+# jobs of the tests on several nodes. runc is Debian's.
 #
 #   tests/k8s/components.sh [BIN_DIR [COMPONENT...]]
 #
@@ -65,6 +66,8 @@ build() {
   shift
   local key
   key="$( (cat "$here/components/$name/go.mod" "$here/components/$name/go.sum"
+    # A component of its own code (coredns' main.go).
+    cat "$here/components/$name/"*.go 2>/dev/null || true
     printf '%s\n' "${flags[@]}" "$@"
     go version) | sha256sum | cut -c1-12)"
   local dir="$cache/components/$name-$key"
@@ -159,6 +162,7 @@ dirs=(
     helm.sh/helm/v4/cmd/helm)"
   "$(build kwok -ldflags "-s -w" -- sigs.k8s.io/kwok/cmd/kwok)"
   "$(build jobset -ldflags "-s -w" -- sigs.k8s.io/jobset)"
+  "$(build coredns -ldflags "-s -w" -- .)"
 )
 # Without the components not asked for.
 mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | grep .)

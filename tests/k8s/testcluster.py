@@ -15,7 +15,7 @@ routes between the nodes' pods; Multus' thin plugin is the cluster's CNI
 configuration, as a cluster runs it. Node 0 shares the host's mount
 namespace; every other node has one of its own (clusternode.py).
 
-    testcluster.py up [--bin DIR] [--node-netns NS] [--nodes N] [--addon jobset]
+    testcluster.py up [--bin DIR] [--node-netns NS] [--nodes N] [--addon dns|jobset]...
                                 start it (tearing down a stale one first);
                                 prints the admin kubeconfig's path
     testcluster.py down             stop it and leave nothing behind
@@ -32,8 +32,8 @@ it). The running cluster's record is /run/rocenet-k8s/cluster.json.
 
 The parts: controlplane.py (etcd, the API server, the controller manager,
 the scheduler and the cluster's certificates), clusternode.py (the node's
-namespace, containerd and the kubelet), addons.py (the JobSet controller,
-when asked for), hostcleanup.py (finding and removing what a cluster left
+namespace, containerd and the kubelet), addons.py (the cluster DNS and the
+JobSet controller, when asked for), hostcleanup.py (finding and removing what a cluster left
 on the host), clusterutil.py (what they share)."""
 
 from __future__ import annotations
@@ -159,8 +159,9 @@ class Cluster:
         namespace of /run/netns), or a namespace it makes, and one more node
         for each of `more_nodes` ({"netns": NS or None, "binds": {path on
         the node: directory on the host}}), with `addons` (tests/k8s/addons.py:
-        "jobset"). When it cannot, it takes down what it started, its
-        components' logs copied to `logs_on_failure` if given."""
+        "dns", the cluster DNS every kubelet gives its pods; "jobset"). When
+        it cannot, it takes down what it started, its components' logs
+        copied to `logs_on_failure` if given."""
         if os.path.exists(RECORD):
             down()
         if os.path.exists(KUBELET_ROOT):
@@ -199,7 +200,7 @@ class Cluster:
             logs = {}
             for node in cluster.nodes:
                 clusternode.start_containerd(node)
-                logs[node.name] = clusternode.start_kubelet(node, creds)
+                logs[node.name] = clusternode.start_kubelet(node, creds, dns="dns" in addons)
             for node in cluster.nodes:
                 wait_for(f"node {node.name} Ready", node.ready, 120, interval=1,
                          log=logs[node.name], proc=cluster.procs[node.program("kubelet")])
