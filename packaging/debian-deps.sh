@@ -43,9 +43,10 @@ test_packages=(
   # The end-to-end tests (tests/k8s/): the image's Debian base (debootstrap),
   # its build (podman with Debian's runc, which containerd runs too), the
   # test pods' shell and tools (busybox-static), kubelet's iptables rules,
-  # nsenter (util-linux). Go comes from the machine (the Go module proxy
-  # serves the components' modules); without it they report SKIPPED.
-  debootstrap podman runc busybox-static iptables util-linux
+  # nsenter (util-linux), the training job's SSH key (ssh-keygen). Go comes
+  # from the machine (the Go module proxy serves the components' modules);
+  # without it they report SKIPPED.
+  debootstrap podman runc busybox-static iptables util-linux openssh-client
   # the real-kernel tests (tests/vm): qemu and its qboot firmware, depmod
   # for Debian's kernel package, cpio for the guest's initramfs
   qemu-system-x86 qemu-system-data kmod cpio

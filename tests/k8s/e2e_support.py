@@ -39,6 +39,7 @@ NAD = os.path.join(ROOT, "packaging", "kubernetes", "examples", "network-attachm
 PORTS = 4
 IMAGE = "localhost/rocenet:e2e"
 NEXT_IMAGE = "localhost/rocenet:e2e-next"
+TRAINING_IMAGE = "localhost/rocenet-training:e2e"
 DAEMON_SOCKET = "/run/rocenet/rocenetd.sock"
 # The overlays' default policy, and the DaemonSet rocenet-controller makes
 # of it.
@@ -276,17 +277,19 @@ def host_paths(rendered: str) -> list[str]:
 
 class Artifacts:
     """What every cluster of a run is made from, built once: the
-    components and rocenet's image (and the same image under a second tag,
-    the rolling update's "new version")."""
+    components, rocenet's image (and the same image under a second tag,
+    the rolling update's "new version") and the training job's image."""
 
     def __init__(self, work: str, took, reuse: bool = False):
         self.bin_dir = os.path.join(work, "bin")
         self.archive = os.path.join(work, "rocenet.tar")
         self.next_archive = os.path.join(work, "rocenet-next.tar")
+        self.training_archive = os.path.join(work, "training.tar")
         # Cached by components.sh: seconds when none changed.
         subprocess.run(["bash", os.path.join(HERE, "components.sh"), self.bin_dir], check=True)
         took("components (tests/k8s/components.sh)")
-        if reuse and all(os.path.exists(p) for p in (self.archive, self.next_archive)):
+        if reuse and all(os.path.exists(p) for p in (self.archive, self.next_archive,
+                                                      self.training_archive)):
             took(f"images reused from {work}")
             return
         # The C++ programs of the build tree under test, not compiled again
@@ -299,6 +302,9 @@ class Artifacts:
                         NEXT_IMAGE], check=True, capture_output=True)
         subprocess.run(["podman", "rmi", NEXT_IMAGE], capture_output=True)
         took("the image's second tag")
+        subprocess.run(["bash", os.path.join(HERE, "training_image.sh"), self.training_archive,
+                        TRAINING_IMAGE], check=True)
+        took("the training job's image (tests/k8s/training_image.sh)")
 
 
 # One failure's evidence: each item bounded in time, all of them together too

@@ -83,8 +83,9 @@ def fabric_ports(env, kustomization: dict) -> None:
 
 def nodes_up(artifacts: e2e.Artifacts, say, logs_on_failure: str):
     """The several-node set-up for e2e.deployed: the simulated cluster
-    fabric and a cluster of NODES nodes on it, with the JobSet controller;
-    returns (fabric, cluster, env)."""
+    fabric and a cluster of NODES nodes on it, with the cluster DNS and the
+    JobSet controller (the training job's); returns (fabric, cluster,
+    env)."""
     k8s.down()
     simcluster.down(FABRIC)
     fab = simcluster.Cluster.up(FABRIC, nodes=NODES, rails=RAILS, nodes_per_leaf=NODES_PER_LEAF)
@@ -94,7 +95,7 @@ def nodes_up(artifacts: e2e.Artifacts, say, logs_on_failure: str):
                 for i in range(1, NODES)]
         cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns(0),
                                  logs_on_failure=logs_on_failure, more_nodes=more,
-                                 addons=("jobset",))
+                                 addons=("dns", "jobset"))
     except BaseException:
         fab.down()
         raise
@@ -107,4 +108,4 @@ def deployed_on_nodes(artifacts: e2e.Artifacts, say, took):
     taken down afterwards."""
     return e2e.deployed(artifacts, os.path.join(e2e.OVERLAYS, "generic"), say, took,
                         patch=fabric_ports, up=nodes_up,
-                        images=(artifacts.archive,))
+                        images=(artifacts.archive, artifacts.training_archive))

@@ -9,10 +9,15 @@ What only several nodes show: the DaemonSet on every node and the
 RocenetCluster counting each, each node's ports addressed from its own
 leaf's LLDP, two pods on nodes of different leaves reaching each other
 over their scale-out ports, through the spine, each rail's traffic on its
-own rail; a change rolled out a node of each leaf at a time, every
-node served throughout; a leaf switch down making the RocenetCluster Degraded, naming
-every node on that leaf and no other; a reporter's token, bound to its
-node by the API server, refused on another node's objects.
+own rail; a triage naming a JobSet taking exactly its pods' nodes; an
+invasive triage holding every node and running between them, and one
+deleted mid-run falling quiet on every node; a training job (a JobSet as
+Kubeflow Trainer runs an MPI job) whose all-reduce runs over its pods'
+scale-out ports alone; a change rolled out a node of each leaf at a
+time, every node served throughout; a leaf switch down making the
+RocenetCluster Degraded, naming every node on that leaf and no other; a
+reporter's token, bound to its node by the API server, refused on
+another node's objects.
 
 The module is marked `ordered` (tests/k8s/conftest.py): its tests run in
 the file's order on one cluster, and after a failure the later ones are
@@ -34,7 +39,8 @@ import urllib.request
 import pytest
 
 import multinode_support as mn
-from e2e_support import DAEMON_SOCKET, NODE_DAEMONSET, POLICY, Serving, wait
+import training_job as training
+from e2e_support import DAEMON_SOCKET, NODE_DAEMONSET, POLICY, TRAINING_IMAGE, Serving, wait
 from testcluster import TEST_IMAGE
 
 pytestmark = pytest.mark.ordered
@@ -275,12 +281,97 @@ def test_an_invasive_triage_deleted_mid_run_stops_its_traffic_on_every_node(env)
             "after the delete")
 
 
+def _jobset_ended(env, name: str) -> str | None:
+    """Completed or Failed, once the JobSet has ended."""
+    conditions = env.json("get", "jobset", name).get("status", {}).get("conditions", [])
+    ended = [c["type"] for c in conditions if c["type"] in ("Completed", "Failed") and c["status"] == "True"]
+    return ended[0] if ended else None
+
+
+def _all_reduce_checked(env, name: str, nodes: list[str], size: int, rounds: int, took: float,
+                        how: str) -> None:
+    """The JobSet `name` ended Completed, and its launcher's all-reduce
+    was right, over the pods' scale-out ports alone, each rail carrying a
+    share, each rank's ports its node's; its figures said."""
+    # The launcher's log, followed from its start: a failed JobSet's pods
+    # go with their logs.
+    launcher = f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/replicatedjob-name=launcher"
+    started = wait(f"the launcher of {name} started", lambda: [
+        p["metadata"]["name"] for p in env.json("get", "pods", "-l", launcher)["items"]
+        if p["status"].get("phase") in ("Running", "Succeeded", "Failed")], 300, 0.2)
+    # Where each pod runs (its hostname, the rank's host), while they run:
+    # the JobSet's end deletes its workers.
+    def placed() -> dict[str, str] | None:
+        got = {p["spec"]["hostname"]: p["spec"]["nodeName"] for p in env.json(
+            "get", "pods", "-l", f"jobset.sigs.k8s.io/jobset-name={name}")["items"]
+            if p["spec"].get("nodeName")}
+        return got if len(got) == len(nodes) else None
+    pods = wait(f"the pods of {name} placed", placed, 120, 0.2)
+    kubectl = [os.path.join(env.cluster.bin, "kubectl"), "--kubeconfig", env.cluster.kubeconfig]
+    follow = subprocess.Popen([*kubectl, "logs", "-f", "--tail=-1", started[0]],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ended = wait(f"the JobSet {name} ended", lambda: _jobset_ended(env, name), 300, 1)
+    took = time.monotonic() - took
+    try:
+        log, _ = follow.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        follow.kill()
+        log, _ = follow.communicate()
+    assert ended == "Completed", f"the JobSet {ended}:\n{log[-3000:]}"
+    result = training.report(log)
+    assert result["right"] and result["ranks"] == len(nodes) and result["bytes"] == size, result
+    sent = size * rounds
+    assert sorted(pods.get(r["host"]) for r in result["per_rank"]) == sorted(nodes), (pods, result)
+    for rank in result["per_rank"]:
+        where = f"rank {rank['rank']} ({rank['host']} on {pods.get(rank['host'])})"
+        moved = rank["interfaces"]
+        scale_out = {f"net{i + 1}": moved[f"net{i + 1}"]["tx"] for i in range(mn.RAILS)}
+        per_port = ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in scale_out.items())
+        env.say(f"training: {how}: {where}: sent {per_port}, eth0 {moved['eth0']['tx'] / 2**20:.2f} MiB")
+        assert sum(scale_out.values()) >= sent, (where, moved)
+        for interface, count in scale_out.items():
+            assert count >= sent / (4 * mn.RAILS), f"{where}: {interface} carried {count} of {sent} bytes"
+        assert moved["eth0"]["tx"] < sent / 100, f"{where}: the primary network carried {moved['eth0']}"
+        # The rank's ports carry its node's addresses, one a rail, as its
+        # leaves' LLDP gave them (the fabric's ports are not Gaudi ports:
+        # no HCL file; e2e_test.py reads a Gaudi pod's).
+        index = env.nodes.index(pods[rank["host"]])
+        ports = {rank["addresses"][n].split("/")[0] for n in scale_out}
+        want = {mn.simcluster.node_address(index, r) for r in range(mn.RAILS)}
+        assert ports == want, f"{where}: the pod's ports {sorted(ports)}, its node's {sorted(want)}"
+    rate = 2 * sent / result["seconds"] / 2**20
+    env.say(f"training: {how}: all-reduce of {size >> 20} MiB x {rounds} over {len(nodes)} ranks on "
+            f"{' and '.join(nodes)} (two leaves), {mn.RAILS} rails: {result['seconds']:.2f} s, "
+            f"{rate:.0f} MiB/s in and out a rank; done {took:.0f} s after the apply")
+
+
+def test_an_mpi_all_reduce_across_two_leaves_runs_on_the_scale_out_ports(env):
+    """A training job as Kubeflow Trainer runs one with MPI: a JobSet (its
+    controller built from its module) whose launcher and worker pods, on
+    nodes of two leaves, each hold a port of every rail; Open MPI's
+    all-reduce over those ports alone, its sums right, every rail carrying
+    its share, the primary network next to nothing; each rank's ports
+    with its node's addresses."""
+    name, nodes = "allreduce", [env.nodes[0], env.nodes[-1]]
+    assert env.fab.leaf_of(0) != env.fab.leaf_of(mn.NODES - 1)
+    size, rounds = 16 << 20, 8
+    started = time.monotonic()
+    for obj in (training.ssh_secret(name, "default"), training.hostfile(name, "default", len(nodes)),
+                training.jobset(name, "default", TRAINING_IMAGE, nodes, mn.RAILS,
+                                training.mpirun(len(nodes), mn.RAILS, size, rounds))):
+        env.apply(obj)
+    _all_reduce_checked(env, name, nodes, size, rounds, started, "JobSet")
+    env.kubectl("delete", "jobset", name, "--wait=true")
+
+
 def _replacing(env, old: dict[str, str]) -> set[str]:
     """The nodes whose new pod runs (its gate lifted) while their old pod
-    is still there: the nodes of the wave under way."""
+    is still there and not yet let go: the nodes of the wave under way. An
+    old pod being deleted belongs to a wave that is done (its node's new
+    pod took over), however long it takes to terminate."""
     pods = env.json("-n", "rocenet-system", "get", "pods", "-l",
                     "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=node")["items"]
-    names = {p["metadata"]["name"] for p in pods}
+    names = {p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")}
     busy = set()
     for p in pods:
         terms = p["spec"]["affinity"]["nodeAffinity"][

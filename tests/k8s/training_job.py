@@ -142,38 +142,6 @@ def jobset(name: str, namespace: str, image: str, nodes: list[str], ports: int,
             ]}}
 
 
-def cluster_training_runtime(name: str, image: str, nodes: list[str], ports: int,
-                             launcher_command: list[str]) -> dict:
-    """A ClusterTrainingRuntime for Kubeflow Trainer of the same shape as
-    jobset(): its MPI policy (Open MPI, a rank a node, the launcher a
-    node too, the keys at mpiuser's ~/.ssh) and the pods' templates; the
-    controller adds the Secret, the hostfile and Open MPI's environment
-    to the JobSet it makes of each TrainJob."""
-    spec = jobset(name, "", image, nodes, ports, launcher_command, mpi=False)["spec"]
-    spec["network"] = {"publishNotReadyAddresses": True}
-    for replicated in spec["replicatedJobs"]:
-        container = replicated["template"]["spec"]["template"]["spec"]["containers"][0]
-        if replicated["name"] == "launcher":
-            replicated["template"]["metadata"] = {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step":
-                                                             "trainer"}}
-        else:
-            container["readinessProbe"] = {"tcpSocket": {"port": SSHD_PORT}, "periodSeconds": 1}
-    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
-            "metadata": {"name": name},
-            "spec": {"mlPolicy": {"numNodes": len(nodes), "mpi": {
-                "numProcPerNode": 1, "mpiImplementation": "OpenMPI", "sshAuthMountPath": SSH_DIR,
-                "runLauncherAsNode": True}},
-                "template": {"spec": spec}}}
-
-
-def trainjob(name: str, namespace: str, runtime: str, nodes: int) -> dict:
-    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"runtimeRef": {"name": runtime, "apiGroup": "trainer.kubeflow.org",
-                                    "kind": "ClusterTrainingRuntime"},
-                     "trainer": {"numNodes": nodes}}}
-
-
 def report(log: str) -> dict:
     """allreduce.py's figures from the launcher's log."""
     lines = [line for line in log.splitlines() if line.startswith("ALLREDUCE ")]
