@@ -74,15 +74,12 @@ def mpirun(nodes: int, ports: int, size_bytes: int, rounds: int) -> list[str]:
 
 
 def _pod(name: str, image: str, ports: int, command: list[str], launcher: bool,
-         placement: dict, mpi: bool) -> dict:
-    container: dict = {"name": "node", "image": image, "command": command}
-    pod = {"metadata": {}, "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
-                                    "containers": [container], **placement}}
-    if ports:
-        pod["metadata"]["annotations"] = {"k8s.v1.cni.cncf.io/networks": ",".join([NETWORK] * ports)}
-        container["resources"] = {"limits": {RESOURCE: ports}}
-    if not mpi:
-        return pod
+         placement: dict) -> dict:
+    container: dict = {"name": "node", "image": image, "command": command,
+                       "resources": {"limits": {RESOURCE: ports}}}
+    pod = {"metadata": {"annotations": {"k8s.v1.cni.cncf.io/networks": ",".join([NETWORK] * ports)}},
+           "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+                    "containers": [container], **placement}}
     mounts = [{"name": "mpi-ssh-auth", "mountPath": SSH_DIR}]
     volumes = [{"name": "mpi-ssh-auth", "secret": {
         "secretName": f"{name}-mpi-ssh-auth",
@@ -113,11 +110,9 @@ def _replicated(name: str, pods: int, template: dict) -> dict:
 
 
 def jobset(name: str, namespace: str, image: str, nodes: list[str], ports: int,
-           launcher_command: list[str], node_command: list[str] | None = None,
-           mpi: bool = True) -> dict:
+           launcher_command: list[str]) -> dict:
     """The JobSet over `nodes` (the launcher on the first, one node pod on
-    each other), each pod holding `ports` scale-out ports; without `mpi`,
-    its pods only run the commands given (no SSH, no hostfile)."""
+    each other), each pod holding `ports` scale-out ports."""
     sshd = ["/usr/sbin/sshd", "-De", "-f", "/home/mpiuser/.sshd_config"]
     node_placement = {"affinity": {
         "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -136,9 +131,9 @@ def jobset(name: str, namespace: str, image: str, nodes: list[str], ports: int,
             "failurePolicy": {"maxRestarts": 0},
             "replicatedJobs": [
                 _replicated("launcher", 1, _pod(name, image, ports, launcher_command, True,
-                                                launcher_placement, mpi)),
-                _replicated("node", len(nodes) - 1, _pod(name, image, ports, node_command or sshd,
-                                                         False, node_placement, mpi)),
+                                                launcher_placement)),
+                _replicated("node", len(nodes) - 1, _pod(name, image, ports, sshd, False,
+                                                         node_placement)),
             ]}}
 
 
