@@ -44,10 +44,13 @@ PODS_CIDR = "10.244.0.0/16"
 # the CNI plugins and their state, and every host path rocenet's node pods
 # write (their DaemonSets' hostPath volumes, /run/netns aside: the pods'
 # network namespaces are the kernel's, and each node's containerd makes its
-# own there).
+# own there), and the pods' logs: a kubelet's garbage collection removes
+# every pod log directory of a pod it does not run, so shared logs would
+# vanish under the other nodes' pods.
 PRIVATE_PATHS = (KUBELET_ROOT, CNI_BIN, "/var/lib/cni", "/run/rocenet", "/var/lib/rocenet",
                  "/etc/habanalabs", "/etc/kubernetes/node-feature-discovery",
-                 "/run/k8s.cni.cncf.io", "/run/cdi", "/etc/NetworkManager/conf.d")
+                 "/run/k8s.cni.cncf.io", "/run/cdi", "/etc/NetworkManager/conf.d",
+                 "/var/log/pods", "/var/log/containers")
 
 
 def spec(index: int, name: str, netns: str | None, binds: dict[str, str] | None = None,

@@ -36,6 +36,9 @@ def test_another_node_keeps_its_paths_and_its_binds():
     assert n.path("/var/run/k8s.cni.cncf.io/devinfo") == "/srv/k8s/nodes/n2/root/run/k8s.cni.cncf.io/devinfo"
     assert n.path("/run/sim/sysfs/class/net") == "/tmp/fabric/n2/sysfs/class/net"
     assert n.path("/run/netns/cni-1") == "/run/netns/cni-1"
+    # Its pods' logs its own: another kubelet collects the logs of every
+    # pod it does not run.
+    assert n.path("/var/log/pods/ns_p_uid/c/0.log") == "/srv/k8s/nodes/n2/root/var/log/pods/ns_p_uid/c/0.log"
     assert n.program("kubelet") == "kubelet-n2"
     assert (n.host_address, n.address, n.pod_cidr) == ("10.254.2.1", "10.254.2.2", "10.244.2.0/24")
     assert n.cgroup_parent == "rocenet-k8s-n2"
