@@ -66,19 +66,29 @@ func (r *TriageReconciler) collect(ctx context.Context, t *v1alpha1.RocenetTriag
 	allowed := s.Labels
 	stage := stageOf(t)
 	var unvalidated []string
+	var unread error
 	if stage == v1alpha1.StageReach {
 		result, err := reachresult.Parse(log)
 		if err == nil {
 			unvalidated = applyResult(s, result)
 		}
-		why = orElse(why, err)
+		unread = err
 	} else {
 		result, err := stageresult.Parse(stage, log)
 		if err == nil {
 			unvalidated = applyStageResult(s, stage, result)
 		}
-		why = orElse(why, err)
+		unread = err
 	}
+	if code, ok := exitCode(pod); ok && code == 0 && unread != nil {
+		// rocectl finished and printed its result: its last words are
+		// progress, not a reason. What lost the result is.
+		r.end(ctx, t, now, v1alpha1.TriageError, fmt.Sprintf(
+			"the run from %s finished, but its result could not be read from the log of %s/%s: %v (the log begins %q)",
+			s.Coordinator, pod.Namespace, pod.Name, unread, opening(log)), nil)
+		return nil
+	}
+	why = orElse(why, unread)
 	if s.Labels != nil && allowed != nil {
 		// What the run was allowed, and why less than it asked for.
 		s.Labels.MaxUnvalidated = allowed.MaxUnvalidated
@@ -104,6 +114,16 @@ func (r *TriageReconciler) collect(ctx context.Context, t *v1alpha1.RocenetTriag
 		s.ResultConfigMap = name
 	}
 	return nil
+}
+
+// opening is the start of a log, for a message: its first line, at most
+// 120 bytes.
+func opening(log []byte) string {
+	line, _, _ := bytes.Cut(log, []byte("\n"))
+	if len(line) > 120 {
+		line = line[:120]
+	}
+	return string(line)
 }
 
 // orElse is why a run gave no result: rocectl's last words, else the

@@ -195,3 +195,56 @@ func TestARunsJobNotYetInTheCacheIsNotGone(t *testing.T) {
 			got.Status.Phase, got.Status.Message, v1alpha1.TriageError)
 	}
 }
+
+// A run whose rocectl finished (exit 0) but whose log holds no result
+// (the kubelet lost the pod's log: on a real cluster of several nodes it
+// once answered with its own error as the log) ends Error naming the
+// log's loss and what it held, not rocectl's last progress line.
+func TestARunWhoseResultIsLostFromItsLogSaysSo(t *testing.T) {
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	started := metav1.NewTime(now.Add(-10 * time.Second))
+	triage := &v1alpha1.RocenetTriage{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "lost", Generation: 1, UID: "uid-lost",
+			Finalizers: []string{v1alpha1.TriageFinalizer}},
+		Spec: v1alpha1.RocenetTriageSpec{Nodes: []string{"n1", "n2"}},
+		Status: v1alpha1.RocenetTriageStatus{ObservedGeneration: 1, Phase: v1alpha1.TriageRunning, Runs: 1,
+			Coordinator: "n1", JobName: "rocenet-triage-lost-1", StartTime: &started},
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: rocenetNS, Name: "rocenet-triage-lost-1"},
+		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rocenetNS, Name: "rocenet-triage-lost-1-x7k2p",
+			Labels: map[string]string{"batch.kubernetes.io/job-name": job.Name}},
+		Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "rocectl", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 0, Message: "diag: plan mesh: 2 nodes\ndiag: node n1 done\ndiag: node n2 done\n"}}}}},
+	}
+	api := fake.NewClientBuilder().WithScheme(scheme).
+		WithStatusSubresource(&v1alpha1.RocenetTriage{}).
+		WithObjects(triage, job, pod).Build()
+	lost := `failed to try resolving symlinks in path "/var/log/pods/rocenet-system_rocenet-triage-lost-1-x7k2p_uid/rocectl/0.log": no such file or directory`
+	r, err := NewTriageReconciler(api, api, &fixedLogs{log: []byte(lost)}, TriageOptions{Namespace: rocenetNS},
+		clocktesting.NewFakePassiveClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.pods = api
+	key := client.ObjectKeyFromObject(triage)
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.RocenetTriage
+	if err := api.Get(ctx, key, &got); err != nil {
+		t.Fatal(err)
+	}
+	msg := got.Status.Message
+	if got.Status.Phase != v1alpha1.TriageError || !strings.Contains(msg, "its result could not be read from the log of rocenet-system/rocenet-triage-lost-1-x7k2p") ||
+		!strings.Contains(msg, "failed to try resolving symlinks") || strings.Contains(msg, "node n2 done") {
+		t.Errorf("a finished run whose log lost its result: phase %s, message %q; want %s naming the pod's log and what it held",
+			got.Status.Phase, msg, v1alpha1.TriageError)
+	}
+}
