@@ -9,8 +9,9 @@ What only several nodes show: the DaemonSet on every node and the
 RocenetCluster counting each, each node's ports addressed from its own
 leaf's LLDP, two pods on nodes of different leaves reaching each other
 over their scale-out ports, through the spine, each rail's traffic on its
-own rail; an invasive triage holding every node, deleted mid-run,
-falling quiet on every node; a training job (a JobSet as
+own rail; a triage naming a JobSet taking exactly its pods' nodes; an
+invasive triage holding every node and running between them, and one
+deleted mid-run falling quiet on every node; a training job (a JobSet as
 Kubeflow Trainer runs an MPI job) whose all-reduce runs over its pods'
 scale-out ports alone; a change rolled out a node of each leaf at a
 time, every node served throughout; a leaf switch down making the
@@ -40,6 +41,7 @@ import pytest
 import multinode_support as mn
 import training_job as training
 from e2e_support import DAEMON_SOCKET, NODE_DAEMONSET, POLICY, TRAINING_IMAGE, Serving, wait
+from testcluster import TEST_IMAGE
 
 pytestmark = pytest.mark.ordered
 
@@ -148,6 +150,94 @@ def _sent(env) -> list[int]:
     """Every node's scale-out ports' transmitted bytes, node by node."""
     return [sum(int(env.fab.node_exec(i, ["cat", f"/sys/class/net/so{r}/statistics/tx_bytes"]).stdout)
                 for r in range(mn.RAILS)) for i in range(mn.NODES)]
+
+
+def _jobset_on(name: str, nodes: list[str]) -> dict:
+    """A JobSet of a pod on each of `nodes`, in two replicated jobs as a
+    training job's launcher and workers, running until deleted."""
+    def replicated(job: str, on: list[str]) -> dict:
+        pod = {"spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+                        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchExpressions": [{
+                                "key": "kubernetes.io/hostname", "operator": "In", "values": on}]}]}}},
+                        "containers": [{"name": "node", "image": TEST_IMAGE,
+                                        "command": ["/bin/sh", "-c", "sleep 3600"]}]}}
+        return {"name": job, "replicas": 1, "template": {"spec": {
+            "parallelism": len(on), "completions": len(on), "backoffLimit": 0, "template": pod}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicatedJobs": [replicated("launcher", nodes[:1]), replicated("node", nodes[1:])]}}
+
+
+def test_a_triage_by_jobset_takes_exactly_the_nodes_of_its_pods(env):
+    """A RocenetTriage naming a JobSet (its pods on two of the three nodes,
+    holding no port) runs reach over those two nodes alone: the pods found
+    by the JobSet's UID on them, with the controller's own rights (the
+    JobSet controller built from its module, on the real API server)."""
+    name, nodes = "waiting", [env.nodes[0], env.nodes[-1]]
+    env.apply(_jobset_on(name, nodes))
+
+    def running() -> list[str]:
+        pods = env.json("get", "pods", "-l", f"jobset.sigs.k8s.io/jobset-name={name}")["items"]
+        return sorted(p["spec"]["nodeName"] for p in pods if p["status"].get("phase") == "Running")
+    wait(f"the pods of {name} running", lambda: running() == sorted(nodes), 120, 0.5)
+    _ports_home(env)
+    triage = {"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetTriage",
+              "metadata": {"name": "by-job", "namespace": "default"},
+              "spec": {"job": {"kind": "JobSet", "name": name}, "count": 3, "timeoutSeconds": 3,
+                       "keepResult": True}}
+    env.apply(triage)
+    status = wait("the triage by JobSet finished", lambda: (lambda s: s if s.get("phase") in (
+        "Succeeded", "Failed", "Inconclusive", "Error") else None)(
+            env.json("get", "rocenettriage", "by-job").get("status", {})), 180, 0.5)
+    env.say("training: kubectl get rocenettriage, by JobSet:\n" +
+            env.kubectl("get", "rocenettriage", "by-job", "-o", "wide").stdout.rstrip())
+    assert status["phase"] == "Succeeded", status
+    assert status["nodeCount"] == len(nodes) and status["coordinator"] in nodes, status
+    kept = env.json("-n", "rocenet-system", "get", "configmap", status["resultConfigMap"])
+    assert sorted(json.loads(kept["data"]["result.json"])["nodes"]) == sorted(nodes), kept
+    env.kubectl("delete", "rocenettriage", "by-job", "--wait=true")
+    env.kubectl("delete", "jobset", name, "--wait=true")
+
+
+def test_an_invasive_triage_holds_every_node_and_runs_between_them(env):
+    """An all-reduce triage over the three nodes: a holder on every node
+    takes its ports through the scheduler, the ring runs between the nodes
+    over both rails and through the spine, and the run validates them."""
+    _ports_home(env)
+    held: set[str] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            held.update(_holder_nodes(env))
+            time.sleep(0.3)
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    started = time.monotonic()
+    try:
+        env.apply({"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetTriage",
+                   "metadata": {"name": "ring", "namespace": "default"},
+                   "spec": {"stage": "allreduce", "nodes": env.nodes, "timeoutSeconds": 20}})
+        status = wait("the all-reduce triage finished", lambda: (lambda s: s if s.get("phase") in (
+            "Succeeded", "Failed", "Inconclusive", "Error", "Skipped", "NotMeasured") else None)(
+                _triage_status(env, "ring")), 240, 0.5)
+    finally:
+        done.set()
+        watcher.join()
+    took = time.monotonic() - started
+    env.say("triage: kubectl get rocenettriage, all-reduce over every node:\n" +
+            env.kubectl("get", "rocenettriage", "ring", "-o", "wide").stdout.rstrip())
+    assert status["phase"] == "Succeeded", status
+    assert status["nodeCount"] == mn.NODES and not status.get("skippedNodes"), status
+    assert held == set(env.nodes), f"holders seen running on {sorted(held)}"
+    assert status["labels"]["validated"] == mn.NODES, status
+    wait("every holder gone", lambda: not _holders(env), 60, 0.5)
+    for node in env.nodes:
+        assert wait(f"{node}: every port allocatable again",
+                    lambda n=node: env.allocatable_on(n) == mn.RAILS, 60)
+    env.say(f"triage: all-reduce over {mn.NODES} nodes, holders on each, Succeeded in {took:.0f} s")
+    env.kubectl("delete", "rocenettriage", "ring", "--wait=true")
 
 
 def test_an_invasive_triage_deleted_mid_run_stops_its_traffic_on_every_node(env):
