@@ -39,6 +39,7 @@ test_packages=(
   # system bus of the test's own
   network-manager dbus-daemon dbus-bin
   perftest    # ib_write_bw: the RDMA benchmark's real-tool test (no RDMA device needed)
+  libfaketime  # a node whose clock is ahead of the others' (diag_clock_test)
   ibverbs-providers  # librxe: perftest over rdma_rxe in the real-kernel tests
   # The end-to-end tests (tests/k8s/): the image's Debian base (debootstrap),
   # its build (podman with Debian's runc, which containerd runs too), the

@@ -111,9 +111,14 @@ absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const peer::PeerEnvelope& env
   }
   const absl::Time signed_at = absl::FromUnixMillis(auth.unix_ms);
   if (signed_at < now - kAuthSkew || signed_at > now + kAuthSkew) {
+    // The MAC holds: the sender has the secret, and either its clock or
+    // this node's is off (or the request is a replay from long ago).
+    const absl::Duration apart = absl::Seconds(absl::ToInt64Seconds(absl::AbsDuration(signed_at - now)));
     return Refuse(Refusal::kStale,
-                  absl::StrCat("peer ", peer, ": signed at ", absl::FormatTime(signed_at),
-                               ", more than ", absl::FormatDuration(kAuthSkew), " from now"));
+                  absl::StrCat("peer ", peer, " (node ", auth.node, "): its request was signed ",
+                               absl::FormatDuration(apart), signed_at > now ? " ahead of" : " behind",
+                               " this node's clock, more than the ", absl::FormatDuration(kAuthSkew),
+                               " allowed: the two nodes' clocks disagree (is NTP running on both?)"));
   }
   ForgetOldNonces(now);
   if (nonces_.contains(auth.nonce) || nonces_.size() >= kMaxNonces) {
@@ -142,6 +147,7 @@ std::map<std::string, uint64_t> PeerGate::Refusals() const {
 absl::Status PeerGate::Refuse(Refusal refusal, std::string message) {
   ++refused_[refusal];
   if (refusal == Refusal::kRateLimited) return absl::ResourceExhaustedError(message);
+  if (refusal == Refusal::kStale) return absl::FailedPreconditionError(message);
   return absl::UnauthenticatedError(message);
 }
 

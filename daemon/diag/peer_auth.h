@@ -14,9 +14,11 @@
 //
 // Pure computation: the caller brings the nonce and the time. SignPeerRequest
 // is thread-safe; PeerGate is thread-safe (one mutex). Errors are
-// Unauthenticated (no or a wrong MAC, a stale time, a replayed nonce),
-// ResourceExhausted (over the rate) or InvalidArgument (a secret too short),
-// each naming the peer and the reason.
+// Unauthenticated (no or a wrong MAC, a replayed nonce), FailedPrecondition
+// (a request with a good MAC signed too far from this node's time: the
+// clocks disagree, the one refusal its sender may be told, having proved it
+// holds the secret), ResourceExhausted (over the rate) or InvalidArgument (a
+// secret too short), each naming the peer and the reason.
 #pragma once
 
 #include <cstdint>

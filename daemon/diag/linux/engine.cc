@@ -188,8 +188,16 @@ void DiagEngine::Serve(Fd fd) {
     // A flood is counted, not logged line by line.
     if (absl::IsResourceExhausted(admitted.status())) {
       SPDLOG_DEBUG("data port: refused: {}", admitted.status().message());
-    } else {
-      SPDLOG_WARN("data port: refused: {}", admitted.status().message());
+      return;
+    }
+    SPDLOG_WARN("data port: refused: {}", admitted.status().message());
+    // A peer that proved it holds the secret, but whose clock disagrees
+    // with this one, is told why: its run names the clocks instead of a
+    // closed connection. Anyone else learns nothing.
+    if (absl::IsFailedPrecondition(admitted.status())) {
+      return ReplyError(clock(), fd.get(),
+                        absl::StrCat("node ", options_.node_name,
+                                     " refused the request: ", admitted.status().message()));
     }
     return;
   }

@@ -63,13 +63,19 @@ TEST(PeerAuthTest, ForgedRequestsAreRefusedAndCountedByReason) {
   altered.request = "\x3a\x0c a send request to 10.201.3.1";
   EXPECT_THAT(gate.Admit(altered, kSecret, kPeer, kHere, kPort, kNow),
               StatusIs(absl::StatusCode::kUnauthenticated));
-  // An old one.
+  // An old one: its MAC holds, so its sender has the secret and is told
+  // that the clocks disagree, and by how much.
   EXPECT_THAT(gate.Admit(Signed('e', kNow - absl::Minutes(5)), kSecret, kPeer, kHere, kPort, kNow),
-              StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("from now")));
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("(node n2): its request was signed 5m behind this node's clock, "
+                                 "more than the 1m allowed")));
+  // One from a node whose clock is 90 s ahead.
+  EXPECT_THAT(gate.Admit(Signed('f', kNow + absl::Seconds(90)), kSecret, kPeer, kHere, kPort, kNow),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("signed 1m30s ahead of")));
   const auto refused = gate.Refusals();
   EXPECT_EQ(refused.at("unauthenticated"), 1u);
   EXPECT_EQ(refused.at("bad_mac"), 3u);
-  EXPECT_EQ(refused.at("stale"), 1u);
+  EXPECT_EQ(refused.at("stale"), 2u);
 }
 
 TEST(PeerAuthTest, AFloodFromOnePeerIsCutOffAfterTheBurstOthersStillPass) {
