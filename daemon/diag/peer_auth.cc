@@ -6,6 +6,7 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -113,7 +114,8 @@ absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const peer::PeerEnvelope& env
   if (signed_at < now - kAuthSkew || signed_at > now + kAuthSkew) {
     // The MAC holds: the sender has the secret, and either its clock or
     // this node's is off (or the request is a replay from long ago).
-    const absl::Duration apart = absl::Seconds(absl::ToInt64Seconds(absl::AbsDuration(signed_at - now)));
+    const absl::Duration apart =
+        absl::Seconds(std::llround(absl::ToDoubleSeconds(absl::AbsDuration(signed_at - now))));
     return Refuse(Refusal::kStale,
                   absl::StrCat("peer ", peer, " (node ", auth.node, "): its request was signed ",
                                absl::FormatDuration(apart), signed_at > now ? " ahead of" : " behind",
