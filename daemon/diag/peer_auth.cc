@@ -116,11 +116,12 @@ absl::StatusOr<PeerGate::Admitted> PeerGate::Admit(const peer::PeerEnvelope& env
     // this node's is off (or the request is a replay from long ago).
     const absl::Duration apart =
         absl::Seconds(std::llround(absl::ToDoubleSeconds(absl::AbsDuration(signed_at - now))));
-    return Refuse(Refusal::kStale,
-                  absl::StrCat("peer ", peer, " (node ", auth.node, "): its request was signed ",
-                               absl::FormatDuration(apart), signed_at > now ? " ahead of" : " behind",
-                               " this node's clock, more than the ", absl::FormatDuration(kAuthSkew),
-                               " allowed: the two nodes' clocks disagree (is NTP running on both?)"));
+    return Refuse(
+        Refusal::kStale,
+        absl::StrCat("peer ", peer, " (node ", auth.node, "): its request was signed ",
+                     absl::FormatDuration(apart), signed_at > now ? " ahead of" : " behind",
+                     " this node's clock, more than the ", absl::FormatDuration(kAuthSkew),
+                     " allowed: the two nodes' clocks disagree (is NTP running on both?)"));
   }
   ForgetOldNonces(now);
   if (nonces_.contains(auth.nonce) || nonces_.size() >= kMaxNonces) {
