@@ -10,7 +10,11 @@ program of the cluster (its pid in the record, stopped by `down`):
   module), on which Kubeflow Trainer runs its jobs, with its CRD, and its
   admission webhooks served on 127.0.0.1 with a certificate of the
   cluster's CA (the API server calls them by URL: there is no Service in
-  front of a program on the host)."""
+  front of a program on the host);
+- "trainer", Kubeflow Trainer's controller (github.com/kubeflow/trainer,
+  its packages in a program of ours, tests/k8s/components/trainer), which
+  turns a TrainJob into a JobSet (it needs "jobset"), with its CRDs and
+  its validating webhooks served the same way."""
 
 from __future__ import annotations
 
@@ -154,4 +158,39 @@ def start_jobset(cluster, creds) -> None:
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(webhooks))
 
 
-ADDONS = {"dns": start_dns, "jobset": start_jobset}
+# ---- Kubeflow Trainer -----------------------------------------------------------
+
+def start_trainer(cluster, creds) -> None:
+    """Kubeflow Trainer's controller (a TrainJob becomes a JobSet: start
+    "jobset" first) with its CRDs and validating webhooks, served on
+    127.0.0.1 with a certificate of the cluster's CA, once it is ready."""
+    b = cluster.bin
+    cluster.kubectl("apply", "--server-side", "-f", os.path.join(b, "trainer-crds.yaml"))
+    # The controller maps its kinds when it starts.
+    for crd in ("trainjobs", "clustertrainingruntimes", "trainingruntimes"):
+        _established(cluster, f"{crd}.trainer.kubeflow.org")
+    port, health = free_port(), free_port()
+    certs = os.path.join(cluster.work, "trainer-certs")
+    os.makedirs(certs, exist_ok=True)
+    pair = creds.pki.issue("trainer-webhook", "/CN=trainer-webhook", server=True, ips=("127.0.0.1",))
+    os.replace(pair.cert, os.path.join(certs, "tls.crt"))
+    os.replace(pair.key, os.path.join(certs, "tls.key"))
+    log = cluster.spawn("trainer-controller", [
+        os.path.join(b, "trainer"), "--webhook-host", "127.0.0.1", "--webhook-port", str(port),
+        "--cert-dir", certs, "--health-probe-bind-address", f"127.0.0.1:{health}"],
+        env={"KUBECONFIG": creds.client("trainer", "/O=system:masters/CN=kubeflow-trainer")})
+    wait_for("Kubeflow Trainer's controller ready", lambda: http_ok("127.0.0.1", health, "/readyz"),
+             60, interval=0.5, log=log, proc=cluster.procs["trainer-controller"])
+    with open(creds.pki.ca.cert, "rb") as f:
+        ca = base64.b64encode(f.read()).decode()
+    with open(os.path.join(b, "trainer-webhooks.yaml")) as f:
+        webhooks = [d for d in yaml.safe_load_all(f) if d]
+    for doc in webhooks:
+        doc["metadata"]["name"] = "trainer-" + doc["metadata"]["name"]
+        for hook in doc["webhooks"]:
+            path = hook["clientConfig"]["service"]["path"]
+            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca}
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(webhooks))
+
+
+ADDONS = {"dns": start_dns, "jobset": start_jobset, "trainer": start_trainer}

@@ -8,9 +8,12 @@
 # tests, which render the Helm chart), and kwok with the node stages it runs
 # (kwok-stages.yaml: Nodes made Ready and kept so with Leases, for the fleet
 # benchmark, tests/fleet/), the JobSet controller with its CRD and webhook
-# configurations (jobset-crd.yaml, jobset-webhooks.yaml) and CoreDNS with
-# the plugins the cluster DNS needs (components/coredns/main.go), for the
-# jobs of the tests on several nodes. runc is Debian's.
+# configurations (jobset-crd.yaml, jobset-webhooks.yaml), Kubeflow
+# Trainer's controller (components/trainer/main.go) with its CRDs, webhook
+# configuration and MPI runtime (trainer-crds.yaml, trainer-webhooks.yaml,
+# trainer-mpi-runtime.yaml) and CoreDNS with the plugins the cluster DNS
+# needs (components/coredns/main.go), for the jobs of the tests on several
+# nodes. runc is Debian's.
 #
 #   tests/k8s/components.sh [BIN_DIR [COMPONENT...]]
 #
@@ -66,7 +69,7 @@ build() {
   shift
   local key
   key="$( (cat "$here/components/$name/go.mod" "$here/components/$name/go.sum"
-    # A component of its own code (coredns' main.go).
+    # A component of its own code (coredns' and trainer's main.go).
     cat "$here/components/$name/"*.go 2>/dev/null || true
     printf '%s\n' "${flags[@]}" "$@"
     go version) | sha256sum | cut -c1-12)"
@@ -128,6 +131,19 @@ for doc, patch in zip(sorted(docs, key=lambda d: d["kind"]),
 yaml.safe_dump_all(docs, open(out, "w"), sort_keys=False)
 EOF
   fi
+  if [ "$name" = trainer ]; then
+    # Its CRDs, its validating webhooks (the API server calls them by URL:
+    # the addon replaces each Service) and the MPI runtime it ships, which
+    # the tests' TrainJob runs on.
+    local module
+    module="$(cd "$here/components/trainer" && go list -m -f '{{.Dir}}' github.com/kubeflow/trainer/v2)"
+    for crd in "$module"/manifests/base/crds/trainer.kubeflow.org_*.yaml; do
+      cat "$crd"
+      echo "---"
+    done >"$work/trainer-crds.yaml"
+    cp "$module/manifests/base/webhook/manifests.yaml" "$work/trainer-webhooks.yaml"
+    cp "$module/manifests/base/runtimes/mpi_distributed.yaml" "$work/trainer-mpi-runtime.yaml"
+  fi
   touch "$work/.complete"
   rm -rf "$dir"
   mv "$work" "$dir"
@@ -163,6 +179,7 @@ dirs=(
   "$(build kwok -ldflags "-s -w" -- sigs.k8s.io/kwok/cmd/kwok)"
   "$(build jobset -ldflags "-s -w" -- sigs.k8s.io/jobset)"
   "$(build coredns -ldflags "-s -w" -- .)"
+  "$(build trainer -ldflags "-s -w" -- .)"
 )
 # Without the components not asked for.
 mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | grep .)

@@ -83,9 +83,9 @@ def fabric_ports(env, kustomization: dict) -> None:
 
 def nodes_up(artifacts: e2e.Artifacts, say, logs_on_failure: str):
     """The several-node set-up for e2e.deployed: the simulated cluster
-    fabric and a cluster of NODES nodes on it, with the cluster DNS and the
-    JobSet controller (the training job's); returns (fabric, cluster,
-    env)."""
+    fabric and a cluster of NODES nodes on it, with the cluster DNS, the
+    JobSet controller and Kubeflow Trainer's (the training job's); returns
+    (fabric, cluster, env)."""
     k8s.down()
     simcluster.down(FABRIC)
     fab = simcluster.Cluster.up(FABRIC, nodes=NODES, rails=RAILS, nodes_per_leaf=NODES_PER_LEAF)
@@ -95,7 +95,7 @@ def nodes_up(artifacts: e2e.Artifacts, say, logs_on_failure: str):
                 for i in range(1, NODES)]
         cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns(0),
                                  logs_on_failure=logs_on_failure, more_nodes=more,
-                                 addons=("dns", "jobset"))
+                                 addons=("dns", "jobset", "trainer"))
     except BaseException:
         fab.down()
         raise

@@ -12,8 +12,9 @@ over their scale-out ports, through the spine, each rail's traffic on its
 own rail; a triage naming a JobSet taking exactly its pods' nodes; an
 invasive triage holding every node and running between them, and one
 deleted mid-run falling quiet on every node; a training job (a JobSet as
-Kubeflow Trainer runs an MPI job) whose all-reduce runs over its pods'
-scale-out ports alone; a change rolled out a node of each leaf at a
+Kubeflow Trainer runs an MPI job, and a TrainJob that Trainer's own
+controller runs) whose all-reduce runs over its pods' scale-out ports
+alone; a change rolled out a node of each leaf at a
 time, every node served throughout; a leaf switch down making the
 RocenetCluster Degraded, naming every node on that leaf and no other; a
 reporter's token, bound to its node by the API server, refused on
@@ -37,6 +38,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+import yaml
 
 import multinode_support as mn
 import training_job as training
@@ -366,6 +368,31 @@ def test_an_mpi_all_reduce_across_two_leaves_runs_on_the_scale_out_ports(env):
         env.apply(obj)
     _all_reduce_checked(env, name, nodes, size, rounds, started, "JobSet")
     env.kubectl("delete", "jobset", name, "--wait=true")
+
+
+def test_the_all_reduce_as_a_kubeflow_trainer_trainjob(env):
+    """The same all-reduce as a user submits it to Kubeflow Trainer: a
+    TrainJob naming an MPI runtime (Trainer's own mpi-distributed, given
+    the training image and the scale-out ports) and a number of nodes;
+    Trainer's controller (built from its module) makes the JobSet, its SSH
+    keys and hostfile; the ranks run over the pods' scale-out ports."""
+    name, nodes = "train", [env.nodes[0], env.nodes[-1]]
+    size, rounds = 16 << 20, 8
+    with open(os.path.join(env.cluster.bin, "trainer-mpi-runtime.yaml")) as f:
+        shipped = yaml.safe_load(f)
+    env.apply(training.cluster_training_runtime(
+        shipped, "mpi-scale-out", name, TRAINING_IMAGE, nodes, mn.RAILS,
+        training.mpirun(len(nodes), mn.RAILS, size, rounds)))
+    started = time.monotonic()
+    env.apply(training.trainjob(name, "default", "mpi-scale-out", len(nodes)))
+    _all_reduce_checked(env, name, nodes, size, rounds, started, "TrainJob")
+
+    def complete() -> bool:
+        conditions = env.json("get", "trainjob", name).get("status", {}).get("conditions", [])
+        return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions)
+    wait(f"the TrainJob {name} Complete", complete, 60, 0.5)
+    env.kubectl("delete", "trainjob", name, "--wait=true")
+    env.kubectl("delete", "clustertrainingruntime", "mpi-scale-out", "--wait=true")
 
 
 def _replacing(env, old: dict[str, str]) -> set[str]:

@@ -15,7 +15,7 @@ routes between the nodes' pods; Multus' thin plugin is the cluster's CNI
 configuration, as a cluster runs it. Node 0 shares the host's mount
 namespace; every other node has one of its own (clusternode.py).
 
-    testcluster.py up [--bin DIR] [--node-netns NS] [--nodes N] [--addon dns|jobset]...
+    testcluster.py up [--bin DIR] [--node-netns NS] [--nodes N] [--addon dns|jobset|trainer]...
                                 start it (tearing down a stale one first);
                                 prints the admin kubeconfig's path
     testcluster.py down             stop it and leave nothing behind
@@ -159,7 +159,8 @@ class Cluster:
         namespace of /run/netns), or a namespace it makes, and one more node
         for each of `more_nodes` ({"netns": NS or None, "binds": {path on
         the node: directory on the host}}), with `addons` (tests/k8s/addons.py:
-        "dns", the cluster DNS every kubelet gives its pods; "jobset"). When
+        "dns", the cluster DNS every kubelet gives its pods; "jobset";
+        "trainer", after "jobset"). When
         it cannot, it takes down what it started, its components' logs
         copied to `logs_on_failure` if given."""
         if os.path.exists(RECORD):

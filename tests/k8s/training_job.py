@@ -15,7 +15,11 @@ takes the primary network.
 
 The image is tests/k8s/training/ (Debian's Open MPI, mpi4py, NumPy, SSH);
 its allreduce.py prints the run's figures as one line, `ALLREDUCE
-{json}`."""
+{json}`.
+
+The same job as a Kubeflow Trainer TrainJob (trainjob) runs on Trainer's
+own MPI runtime, adapted (cluster_training_runtime); Trainer's controller
+then renders the JobSet, its Secret and hostfile itself."""
 
 from __future__ import annotations
 
@@ -114,14 +118,7 @@ def jobset(name: str, namespace: str, image: str, nodes: list[str], ports: int,
     """The JobSet over `nodes` (the launcher on the first, one node pod on
     each other), each pod holding `ports` scale-out ports."""
     sshd = ["/usr/sbin/sshd", "-De", "-f", "/home/mpiuser/.sshd_config"]
-    node_placement = {"affinity": {
-        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
-                                   "values": nodes[1:]}]}]}},
-        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
-            "topologyKey": "kubernetes.io/hostname",
-            "labelSelector": {"matchLabels": {"jobset.sigs.k8s.io/jobset-name": name}}}]}}}
-    launcher_placement = {"nodeSelector": {"kubernetes.io/hostname": nodes[0]}}
+    launcher_placement, node_placement = _placements(name, nodes)
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
         "metadata": {"name": name, "namespace": namespace},
@@ -135,6 +132,58 @@ def jobset(name: str, namespace: str, image: str, nodes: list[str], ports: int,
                 _replicated("node", len(nodes) - 1, _pod(name, image, ports, sshd, False,
                                                          node_placement)),
             ]}}
+
+
+def _placements(name: str, nodes: list[str]) -> tuple[dict, dict]:
+    """Where the launcher goes (the first node) and the node pods (one on
+    each other node)."""
+    launcher = {"nodeSelector": {"kubernetes.io/hostname": nodes[0]}}
+    workers = {"affinity": {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                   "values": nodes[1:]}]}]}},
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+            "topologyKey": "kubernetes.io/hostname",
+            "labelSelector": {"matchLabels": {"jobset.sigs.k8s.io/jobset-name": name}}}]}}}
+    return launcher, workers
+
+
+def cluster_training_runtime(shipped: dict, name: str, trainjob: str, image: str, nodes: list[str],
+                             ports: int, launcher_command: list[str]) -> dict:
+    """Kubeflow Trainer's own MPI runtime (`shipped`: mpi-distributed, as
+    its module ships it) as a platform team adapts it for its jobs: named
+    `name`, in the training image, each pod holding `ports` scale-out
+    ports (the resource and the network annotation), the launcher's
+    command the all-reduce, placed for the TrainJob `trainjob` over
+    `nodes`. Its MPI policy and everything else as shipped; the controller
+    adds the SSH Secret, the hostfile and Open MPI's environment to the
+    JobSet it makes of each TrainJob."""
+    runtime = json.loads(json.dumps(shipped))
+    runtime["metadata"] = {"name": name}
+    launcher, workers = _placements(trainjob, nodes)
+    for replicated in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        template = replicated["template"]["spec"]["template"]
+        template.setdefault("metadata", {}).setdefault("annotations", {})[
+            "k8s.v1.cni.cncf.io/networks"] = ",".join([NETWORK] * ports)
+        spec = template["spec"]
+        spec.update(launcher if replicated["name"] == "launcher" else workers)
+        spec["terminationGracePeriodSeconds"] = 1
+        [container] = spec["containers"]
+        container["image"] = image
+        container.setdefault("resources", {}).setdefault("limits", {})[RESOURCE] = ports
+        if replicated["name"] == "launcher":
+            container.pop("args", None)
+            container["command"] = launcher_command
+    return runtime
+
+
+def trainjob(name: str, namespace: str, runtime: str, nodes: int) -> dict:
+    """The TrainJob a user writes: the runtime by name, how many nodes."""
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"runtimeRef": {"name": runtime, "apiGroup": "trainer.kubeflow.org",
+                                    "kind": "ClusterTrainingRuntime"},
+                     "trainer": {"numNodes": nodes}}}
 
 
 def report(log: str) -> dict:
