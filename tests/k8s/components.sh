@@ -3,9 +3,11 @@
 # Builds the real components the end-to-end tests run against, from their Go
 # modules at the versions pinned in tests/k8s/components/*/go.mod and go.sum:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-# kubectl, containerd 2 (with its runc shim and ctr), Multus' thin plugin,
-# plus Multus' NetworkAttachmentDefinition CRD, helm (for the packaging
-# tests, which render the Helm chart), and kwok with the node stages it runs
+# kubectl, containerd 2 (with its runc shim and ctr), Multus' thin plugin
+# and its thick plugin (multus-daemon, multus-shim), plus Multus'
+# NetworkAttachmentDefinition CRD and the thick daemon's ClusterRole
+# (multus-clusterrole.yaml), helm (for the packaging tests, which render
+# the Helm chart), and kwok with the node stages it runs
 # (kwok-stages.yaml: Nodes made Ready and kept so with Leases, for the fleet
 # benchmark, tests/fleet/), the JobSet controller with its CRD and webhook
 # configurations (jobset-crd.yaml, jobset-webhooks.yaml), Kubeflow
@@ -31,6 +33,8 @@
 #
 # Needs go (1.26) and the Go module proxy; downloads nothing else.
 set -euo pipefail
+# A failed build inside $(build ...) must stop the script, not be cached.
+shopt -s inherit_errexit
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${ROCENET_CACHE:-/var/cache/rocenet}"
@@ -99,6 +103,15 @@ if len(crd) != 1:
     sys.exit(f"{sys.argv[1]}: {len(crd)} CustomResourceDefinition documents, not one")
 open(sys.argv[2], "w").write(crd[0].strip("-\n") + "\n")
 EOF
+    # The thick plugin's ClusterRole (its daemon's rights), from its manifest.
+    python3 - "$module/deployments/multus-daemonset-thick.yml" "$work/multus-clusterrole.yaml" <<'EOF'
+import sys
+import yaml
+roles = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ClusterRole"]
+if len(roles) != 1:
+    sys.exit(f"{sys.argv[1]}: {len(roles)} ClusterRoles, not one")
+yaml.safe_dump(roles[0], open(sys.argv[2], "w"), sort_keys=False)
+EOF
   fi
   if [ "$name" = kwok ]; then
     # The node stages kwokctl gives kwok by default (the kwok program has
@@ -162,25 +175,28 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 ctd="$(required containerd github.com/containerd/containerd/v2)"
 helm="$(required helm helm.sh/helm/v4)"
-dirs=(
-  "$(build kubernetes -ldflags "-s -w ${stamp[*]}" -- \
+# One build an assignment: a failed one ends the script (in one array
+# assignment, only the last substitution's status would count).
+dirs=()
+dirs+=("$(build kubernetes -ldflags "-s -w ${stamp[*]}" -- \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
-    k8s.io/kubernetes/cmd/kubectl)"
-  "$(build etcd -ldflags "-s -w" -- go.etcd.io/etcd/server/v3)"
-  "$(build containerd -tags no_btrfs \
+    k8s.io/kubernetes/cmd/kubectl)")
+dirs+=("$(build etcd -ldflags "-s -w" -- go.etcd.io/etcd/server/v3)")
+dirs+=("$(build containerd -tags no_btrfs \
     -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$ctd" -- \
     github.com/containerd/containerd/v2/cmd/containerd \
     github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
-    github.com/containerd/containerd/v2/cmd/ctr)"
-  "$(build multus -ldflags "-s -w" -- gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus)"
-  "$(build helm -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm" -- \
-    helm.sh/helm/v4/cmd/helm)"
-  "$(build kwok -ldflags "-s -w" -- sigs.k8s.io/kwok/cmd/kwok)"
-  "$(build jobset -ldflags "-s -w" -- sigs.k8s.io/jobset)"
-  "$(build coredns -ldflags "-s -w" -- .)"
-  "$(build trainer -ldflags "-s -w" -- .)"
-)
+    github.com/containerd/containerd/v2/cmd/ctr)")
+dirs+=("$(build multus -ldflags "-s -w" -- gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus \
+    gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus-daemon \
+    gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus-shim)")
+dirs+=("$(build helm -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm" -- \
+    helm.sh/helm/v4/cmd/helm)")
+dirs+=("$(build kwok -ldflags "-s -w" -- sigs.k8s.io/kwok/cmd/kwok)")
+dirs+=("$(build jobset -ldflags "-s -w" -- sigs.k8s.io/jobset)")
+dirs+=("$(build coredns -ldflags "-s -w" -- .)")
+dirs+=("$(build trainer -ldflags "-s -w" -- .)")
 # Without the components not asked for.
 mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | grep .)
 echo "components: all ready in $((SECONDS - started)) s" >&2
