@@ -36,6 +36,9 @@ HOST_LINK, NODE_LINK = "rk8s-host", "rk8s-node"
 NODE_ADDRESS = "10.254.0.2"
 KUBELET_ROOT = "/var/lib/kubelet"
 CNI_BIN = "/opt/cni/bin"
+# Where a node's runtime (and Multus' daemon) look for CNI plugins: the
+# node's own, then Debian's.
+CNI_PATH = (CNI_BIN, "/usr/lib/cni")
 TEST_IMAGE = "rocenet.test/busybox:1"
 # The cluster's addresses: each node's veth /30 and pods' /24 in these.
 NODES_CIDR = "10.254.0.0/16"
@@ -47,6 +50,9 @@ PODS_CIDR = "10.244.0.0/16"
 # own there), and the pods' logs: a kubelet's garbage collection removes
 # every pod log directory of a pod it does not run, so shared logs would
 # vanish under the other nodes' pods.
+# Where a pod finds its service account's token and CA, which Multus'
+# daemon reads as in its pod.
+SERVICE_ACCOUNT_DIR = "/run/secrets/kubernetes.io/serviceaccount"
 PRIVATE_PATHS = (KUBELET_ROOT, CNI_BIN, "/var/lib/cni", "/run/rocenet", "/var/lib/rocenet",
                  "/etc/habanalabs", "/etc/kubernetes/node-feature-discovery",
                  "/run/k8s.cni.cncf.io", "/run/cdi", "/etc/NetworkManager/conf.d",
@@ -54,16 +60,25 @@ PRIVATE_PATHS = (KUBELET_ROOT, CNI_BIN, "/var/lib/cni", "/run/rocenet", "/var/li
 
 
 def spec(index: int, name: str, netns: str | None, binds: dict[str, str] | None = None,
-         work: str = "") -> dict:
+         work: str = "", multus: str = "thin") -> dict:
     """A node's part of the cluster's record. Node 0's directory is the
-    cluster's own (its files where they always were)."""
+    cluster's own (its files where they always were). `multus` is how the
+    node runs Multus: "thin" (the plugin alone, as the cluster always
+    has) or "thick" (multus-daemon executing the delegates, as OpenShift
+    runs it; a node other than node 0, where its service account's token
+    is at the path a pod's would be)."""
     directory = work if index == 0 else os.path.join(work, "nodes", name)
     own = OWN_NODE_NETNS if index == 0 else f"{OWN_NODE_NETNS}-{index}"
+    binds = dict(binds or {})
+    if multus not in ("thin", "thick") or (multus == "thick" and index == 0):
+        raise ValueError(f"node {name}: Multus {multus!r}: thin, or thick on a node other than node 0")
+    if multus == "thick":
+        binds[SERVICE_ACCOUNT_DIR] = os.path.join(directory, "serviceaccount")
     return {
         "index": index, "name": name, "netns": netns or own,
         "created_netns": netns is None, "dir": directory,
         "containerd_socket": os.path.join(directory, "containerd", "containerd.sock"),
-        "binds": dict(binds or {}),
+        "binds": binds, "multus": multus,
     }
 
 
@@ -94,6 +109,10 @@ class Node:
     @property
     def dir(self) -> str:
         return self.record["dir"]
+
+    @property
+    def thick_multus(self) -> bool:
+        return self.record.get("multus") == "thick"
 
     @property
     def containerd_socket(self) -> str:
@@ -247,31 +266,39 @@ def make_cgroup_parent(node: Node, root: str = CGROUP_ROOT) -> None:
                     f.write(value)
 
 
-def start_containerd(node: Node) -> None:
+def start_containerd(node: Node, creds: Credentials) -> None:
     """containerd in the node, with the cluster's CNI configuration (Multus,
-    which the node's /opt/cni/bin gets) and the pause and test images
-    imported."""
+    which the node's /opt/cni/bin gets; its daemon first where it is thick)
+    and the pause and test images imported."""
     cluster, b = node.cluster, node.cluster.bin
     conf_dir = os.path.join(node.dir, "cni", "net.d")
     os.makedirs(conf_dir)
     cni_bin = node.path(CNI_BIN)
     os.makedirs(cni_bin, exist_ok=True)
-    multus = os.path.join(cni_bin, "multus")
-    shutil.copy(os.path.join(b, "multus"), multus)
-    if not node.private:
-        cluster.record["installed"].append(multus)
-        cluster.save()
-    multus_kubeconfig = os.path.join(node.dir, "multus.kubeconfig")
-    shutil.copy(cluster.kubeconfig, multus_kubeconfig)
-    with open(os.path.join(conf_dir, "00-multus.conf"), "w") as f:
-        f.write(cfg.multus_conf(multus_kubeconfig, os.path.join(node.dir, "multus"),
-                                os.path.join(node.dir, "cni", "ipam"), node.pod_cidr))
+    if node.thick_multus:
+        # The pods' network alone; multus-daemon writes the shim's
+        # configuration in front of it.
+        shutil.copy(os.path.join(b, "multus-shim"), os.path.join(cni_bin, "multus-shim"))
+        with open(os.path.join(conf_dir, "10-pods.conflist"), "w") as f:
+            json.dump(cfg.bridge_conflist(os.path.join(node.dir, "cni", "ipam"), node.pod_cidr), f)
+        start_multus_daemon(node, creds, conf_dir)
+    else:
+        multus = os.path.join(cni_bin, "multus")
+        shutil.copy(os.path.join(b, "multus"), multus)
+        if not node.private:
+            cluster.record["installed"].append(multus)
+            cluster.save()
+        multus_kubeconfig = os.path.join(node.dir, "multus.kubeconfig")
+        shutil.copy(cluster.kubeconfig, multus_kubeconfig)
+        with open(os.path.join(conf_dir, "00-multus.conf"), "w") as f:
+            f.write(cfg.multus_conf(multus_kubeconfig, os.path.join(node.dir, "multus"),
+                                    os.path.join(node.dir, "cni", "ipam"), node.pod_cidr))
     config = os.path.join(node.dir, "containerd.toml")
     with open(config, "w") as f:
         f.write(cfg.containerd_config(os.path.join(node.dir, "containerd", "root"),
                                       os.path.join(node.dir, "containerd", "state"),
                                       node.containerd_socket, conf_dir,
-                                      [CNI_BIN, "/usr/lib/cni"]))
+                                      list(CNI_PATH)))
     # The shim is looked up on PATH.
     path = f"{b}:{os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}"
     name = node.program("containerd")
@@ -285,6 +312,63 @@ def start_containerd(node: Node) -> None:
         if not os.path.exists(archive):
             images.write_archive(image, archive)
         cluster.import_image(archive, nodes=[node])
+
+
+def start_multus_daemon(node: Node, creds: Credentials, conf_dir: str) -> None:
+    """Multus' thick plugin on the node as its DaemonSet runs it: the
+    daemon with its own service account (its ClusterRole from its
+    manifest) and token, writing the shim's configuration in front of the
+    pods' network in `conf_dir` and executing the delegates itself, in
+    the node's namespaces."""
+    cluster, b = node.cluster, node.cluster.bin
+    if "multus-daemon-rbac" not in cluster.record:
+        # Its CRD with it, as its manifest installs it: the daemon's
+        # informer of NetworkAttachmentDefinitions starts with the daemon.
+        cluster.kubectl("apply", "-f", os.path.join(b, "nad-crd.yaml"))
+        with open(os.path.join(b, "multus-clusterrole.yaml")) as f:
+            role = f.read()
+        cluster.kubectl("apply", "-f", "-", input=role)
+        cluster.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ServiceAccount",
+             "metadata": {"name": "multus", "namespace": "kube-system"}},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": "multus"},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "multus"},
+             "subjects": [{"kind": "ServiceAccount", "name": "multus", "namespace": "kube-system"}]}]}))
+        cluster.record["multus-daemon-rbac"] = True
+        cluster.save()
+    token = cluster.kubectl("-n", "kube-system", "create", "token", "multus",
+                            "--duration", "48h").stdout.strip()
+    account = node.path(SERVICE_ACCOUNT_DIR)
+    os.makedirs(account, exist_ok=True)
+    with open(os.path.join(account, "token"), "w") as f:
+        f.write(token)
+    shutil.copy(creds.pki.ca.cert, os.path.join(account, "ca.crt"))
+    with open(os.path.join(account, "namespace"), "w") as f:
+        f.write("kube-system")
+    config = os.path.join(node.dir, "multus-daemon.json")
+    socket_dir = os.path.join(node.dir, "multus-socket")
+    with open(config, "w") as f:
+        json.dump({"cniVersion": "1.0.0", "logLevel": "verbose", "logToStderr": True,
+                   "cniConfigDir": conf_dir, "multusAutoconfigDir": conf_dir,
+                   "multusConfigFile": "auto", "socketDir": socket_dir,
+                   # What the shim's configuration tells the shim.
+                   "daemonSocketDir": socket_dir, "cniDir": os.path.join(node.dir, "multus")}, f)
+    host, port = creds.server.removeprefix("https://").rsplit(":", 1)
+    name = node.program("multus-daemon")
+    log = cluster.spawn(name, node.enter([os.path.join(b, "multus-daemon"), "--config", config]),
+                        env={"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port,
+                             "MULTUS_NODE_NAME": node.name,
+                             # Where it finds the delegates, as containerd does.
+                             "CNI_PATH": os.pathsep.join(CNI_PATH)})
+    def configured() -> bool:
+        try:
+            with open(os.path.join(conf_dir, "00-multus.conf")) as f:
+                return json.load(f).get("daemonSocketDir") == socket_dir
+        except (OSError, ValueError):
+            return False
+    wait_for(f"multus-daemon of {node.name} writing its configuration", configured, 60, log=log,
+             proc=cluster.procs[name])
 
 
 def start_kubelet(node: Node, creds: Credentials, dns: bool = False) -> str:

@@ -6,6 +6,8 @@ directory's, what the caller bound is the bound directory, and the rest
 
 from __future__ import annotations
 
+import pytest
+
 import clusternode
 
 
@@ -44,3 +46,17 @@ def test_another_node_keeps_its_paths_and_its_binds():
     assert n.cgroup_parent == "rocenet-k8s-n2"
     assert n.enter(["true"]) == ["nsenter", "--net=/run/netns/rocenet-k8s-node-2",
                                  "--mount=/run/rocenet-k8s/mnt/n2", "--", "true"]
+
+
+def test_a_thick_multus_node_keeps_its_daemons_token_where_a_pods_is():
+    n = clusternode.Node(FakeCluster(), clusternode.spec(2, "n2", None, work="/srv/k8s", multus="thick"))
+    assert n.thick_multus
+    assert n.path("/run/secrets/kubernetes.io/serviceaccount/token") == \
+        "/srv/k8s/nodes/n2/serviceaccount/token"
+    assert not node(1).thick_multus
+
+
+def test_node_0_cannot_run_multus_thick():
+    # Its mount namespace is the host's: the token would land on the host.
+    with pytest.raises(ValueError, match="thick on a node other than node 0"):
+        clusternode.spec(0, "n0", None, work="/srv/k8s", multus="thick")

@@ -119,6 +119,18 @@ def test_pods_on_two_leaves_reach_each_other_on_each_rail_and_only_there(env):
         cp = env.kubectl("exec", "left", "--", "ping", "-c", "1", "-W", "2", "-I", dev, other,
                          check=False)
         assert cp.returncode != 0, f"{dev} reached {other} on another rail:\n{cp.stdout}"
+    # The last node runs Multus thick, as OpenShift does: the right pod's
+    # ports came from multus-daemon running rocenet's CNI plugin, not
+    # from the plugin kubelet's runtime ran.
+    with open(os.path.join(env.cluster.work, "logs", f"multus-daemon-{last}.log")) as f:
+        daemon = [line for line in f if "ADD starting CNI request" in line and "K8S_POD_NAME=right" in line]
+    assert daemon, f"multus-daemon of {last} handled no request for the pod right"
+    status = json.loads(env.json("get", "pod", "right")["metadata"]["annotations"][
+        "k8s.v1.cni.cncf.io/network-status"])
+    assert sorted(s["interface"] for s in status if s.get("interface", "").startswith("net")) == \
+        [f"net{i + 1}" for i in range(mn.RAILS)], status
+    env.say(f"nodes: {last} (Multus thick): multus-daemon took the pod right's ADD ({len(daemon)} request) "
+            f"and gave it {', '.join(s['interface'] for s in status if 'interface' in s)}")
     for pod in ("left", "right"):
         env.delete(pod)
 

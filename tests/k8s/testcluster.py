@@ -158,7 +158,7 @@ class Cluster:
         """Starts a cluster whose node 0 is `node_netns` (a network
         namespace of /run/netns), or a namespace it makes, and one more node
         for each of `more_nodes` ({"netns": NS or None, "binds": {path on
-        the node: directory on the host}}), with `addons` (tests/k8s/addons.py:
+        the node: directory on the host}, "multus": "thin" or "thick"}), with `addons` (tests/k8s/addons.py:
         "dns", the cluster DNS every kubelet gives its pods; "jobset";
         "trainer", after "jobset"). When
         it cannot, it takes down what it started, its components' logs
@@ -171,7 +171,8 @@ class Cluster:
         work = tempfile.mkdtemp(prefix="rocenet-k8s-")
         names = clusternode.node_names(1 + len(more_nodes))
         nodes = [clusternode.spec(0, names[0], node_netns, work=work)]
-        nodes += [clusternode.spec(i, names[i], more.get("netns"), more.get("binds"), work)
+        nodes += [clusternode.spec(i, names[i], more.get("netns"), more.get("binds"), work,
+                                   more.get("multus", "thin"))
                   for i, more in enumerate(more_nodes, start=1)]
         record = {
             "work": work, "bin": bin_dir, "nodes": nodes, "pids": {},
@@ -200,7 +201,7 @@ class Cluster:
                 ADDONS[addon](cluster, creds)
             logs = {}
             for node in cluster.nodes:
-                clusternode.start_containerd(node)
+                clusternode.start_containerd(node, creds)
                 logs[node.name] = clusternode.start_kubelet(node, creds, dns="dns" in addons)
             for node in cluster.nodes:
                 wait_for(f"node {node.name} Ready", node.ready, 120, interval=1,
