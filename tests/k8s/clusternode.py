@@ -40,6 +40,9 @@ CNI_BIN = "/opt/cni/bin"
 # node's own, then Debian's.
 CNI_PATH = (CNI_BIN, "/usr/lib/cni")
 TEST_IMAGE = "rocenet.test/busybox:1"
+# Where a pod finds its service account's token and CA, which Multus'
+# daemon reads as in its pod.
+SERVICE_ACCOUNT_DIR = "/run/secrets/kubernetes.io/serviceaccount"
 # The cluster's addresses: each node's veth /30 and pods' /24 in these.
 NODES_CIDR = "10.254.0.0/16"
 PODS_CIDR = "10.244.0.0/16"
@@ -50,9 +53,6 @@ PODS_CIDR = "10.244.0.0/16"
 # own there), and the pods' logs: a kubelet's garbage collection removes
 # every pod log directory of a pod it does not run, so shared logs would
 # vanish under the other nodes' pods.
-# Where a pod finds its service account's token and CA, which Multus'
-# daemon reads as in its pod.
-SERVICE_ACCOUNT_DIR = "/run/secrets/kubernetes.io/serviceaccount"
 PRIVATE_PATHS = (KUBELET_ROOT, CNI_BIN, "/var/lib/cni", "/run/rocenet", "/var/lib/rocenet",
                  "/etc/habanalabs", "/etc/kubernetes/node-feature-discovery",
                  "/run/k8s.cni.cncf.io", "/run/cdi", "/etc/NetworkManager/conf.d",
