@@ -9,7 +9,8 @@ What only several nodes show: the DaemonSet on every node and the
 RocenetCluster counting each, each node's ports addressed from its own
 leaf's LLDP, two pods on nodes of different leaves reaching each other
 over their scale-out ports, through the spine, each rail's traffic on its
-own rail; a triage naming a JobSet taking exactly its pods' nodes; an
+own rail; a triage naming a TrainJob, or its JobSet, taking exactly its
+pods' nodes; an
 invasive triage holding every node and running between them, and one
 deleted mid-run falling quiet on every node; a training job (a JobSet as
 Kubeflow Trainer runs an MPI job, and a TrainJob that Trainer's own
@@ -43,7 +44,6 @@ import yaml
 import multinode_support as mn
 import training_job as training
 from e2e_support import DAEMON_SOCKET, NODE_DAEMONSET, POLICY, TRAINING_IMAGE, Serving, wait
-from testcluster import TEST_IMAGE
 
 pytestmark = pytest.mark.ordered
 
@@ -166,52 +166,51 @@ def _sent(env) -> list[int]:
                 for r in range(mn.RAILS)) for i in range(mn.NODES)]
 
 
-def _jobset_on(name: str, nodes: list[str]) -> dict:
-    """A JobSet of a pod on each of `nodes`, in two replicated jobs as a
-    training job's launcher and workers, running until deleted."""
-    def replicated(job: str, on: list[str]) -> dict:
-        pod = {"spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
-                        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                            "nodeSelectorTerms": [{"matchExpressions": [{
-                                "key": "kubernetes.io/hostname", "operator": "In", "values": on}]}]}}},
-                        "containers": [{"name": "node", "image": TEST_IMAGE,
-                                        "command": ["/bin/sh", "-c", "sleep 3600"]}]}}
-        return {"name": job, "replicas": 1, "template": {"spec": {
-            "parallelism": len(on), "completions": len(on), "backoffLimit": 0, "template": pod}}}
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"replicatedJobs": [replicated("launcher", nodes[:1]), replicated("node", nodes[1:])]}}
-
-
-def test_a_triage_by_jobset_takes_exactly_the_nodes_of_its_pods(env):
-    """A RocenetTriage naming a JobSet (its pods on two of the three nodes,
-    holding no port) runs reach over those two nodes alone: the pods found
-    by the JobSet's UID on them, with the controller's own rights (the
-    JobSet controller built from its module, on the real API server)."""
-    name, nodes = "waiting", [env.nodes[0], env.nodes[-1]]
-    env.apply(_jobset_on(name, nodes))
-
-    def running() -> list[str]:
-        pods = env.json("get", "pods", "-l", f"jobset.sigs.k8s.io/jobset-name={name}")["items"]
-        return sorted(p["spec"]["nodeName"] for p in pods if p["status"].get("phase") == "Running")
-    wait(f"the pods of {name} running", lambda: running() == sorted(nodes), 120, 0.5)
-    _ports_home(env)
-    triage = {"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetTriage",
-              "metadata": {"name": "by-job", "namespace": "default"},
-              "spec": {"job": {"kind": "JobSet", "name": name}, "count": 3, "timeoutSeconds": 3,
-                       "keepResult": True}}
-    env.apply(triage)
-    status = wait("the triage by JobSet finished", lambda: (lambda s: s if s.get("phase") in (
+def _triage_by_job(env, kind: str, name: str, nodes: list[str]) -> None:
+    """A reach triage naming the job `kind`/`name` succeeds over exactly
+    `nodes`, its coordinator one of them."""
+    triage = f"by-{kind.lower()}"
+    env.apply({"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetTriage",
+               "metadata": {"name": triage, "namespace": "default"},
+               "spec": {"job": {"kind": kind, "name": name}, "count": 3, "timeoutSeconds": 3,
+                        "keepResult": True}})
+    status = wait(f"the triage by {kind} finished", lambda: (lambda s: s if s.get("phase") in (
         "Succeeded", "Failed", "Inconclusive", "Error") else None)(
-            env.json("get", "rocenettriage", "by-job").get("status", {})), 180, 0.5)
-    env.say("training: kubectl get rocenettriage, by JobSet:\n" +
-            env.kubectl("get", "rocenettriage", "by-job", "-o", "wide").stdout.rstrip())
+            env.json("get", "rocenettriage", triage).get("status", {})), 180, 0.5)
+    env.say(f"training: kubectl get rocenettriage, by {kind}:\n" +
+            env.kubectl("get", "rocenettriage", triage, "-o", "wide").stdout.rstrip())
     assert status["phase"] == "Succeeded", status
     assert status["nodeCount"] == len(nodes) and status["coordinator"] in nodes, status
     kept = env.json("-n", "rocenet-system", "get", "configmap", status["resultConfigMap"])
     assert sorted(json.loads(kept["data"]["result.json"])["nodes"]) == sorted(nodes), kept
-    env.kubectl("delete", "rocenettriage", "by-job", "--wait=true")
-    env.kubectl("delete", "jobset", name, "--wait=true")
+    env.kubectl("delete", "rocenettriage", triage, "--wait=true")
+
+
+def test_a_triage_by_trainjob_or_its_jobset_takes_exactly_the_nodes_of_its_pods(env):
+    """A TrainJob waiting on two of the three nodes (Kubeflow Trainer's
+    MPI runtime, its launcher sleeping, no port held): a RocenetTriage
+    naming the TrainJob, and one naming the JobSet Trainer made of it,
+    each runs reach over those two nodes alone, with the controller's own
+    rights (Trainer's and the JobSet controller built from their modules,
+    on the real API server)."""
+    name, nodes = "waiting", [env.nodes[0], env.nodes[-1]]
+    with open(os.path.join(env.cluster.bin, "trainer-mpi-runtime.yaml")) as f:
+        shipped = yaml.safe_load(f)
+    env.apply(training.cluster_training_runtime(shipped, "mpi-waiting", name, TRAINING_IMAGE, nodes, 0,
+                                                ["sleep", "3600"]))
+    env.apply(training.trainjob(name, "default", "mpi-waiting", len(nodes)))
+
+    def running() -> list[str]:
+        pods = env.json("get", "pods", "-l", f"jobset.sigs.k8s.io/jobset-name={name}")["items"]
+        return sorted(p["spec"]["nodeName"] for p in pods if p["status"].get("phase") == "Running")
+    wait(f"the pods of {name} running", lambda: running() == sorted(nodes), 180, 0.5)
+    _ports_home(env)
+    _triage_by_job(env, "TrainJob", name, nodes)
+    _triage_by_job(env, "JobSet", name, nodes)
+    env.kubectl("delete", "trainjob", name, "--wait=true")
+    env.kubectl("delete", "clustertrainingruntime", "mpi-waiting", "--wait=true")
+    wait(f"the pods of {name} gone", lambda: not env.json(
+        "get", "pods", "-l", f"jobset.sigs.k8s.io/jobset-name={name}")["items"], 60, 0.5)
 
 
 def test_an_invasive_triage_holds_every_node_and_runs_between_them(env):

@@ -153,7 +153,7 @@ def cluster_training_runtime(shipped: dict, name: str, trainjob: str, image: str
     """Kubeflow Trainer's own MPI runtime (`shipped`: mpi-distributed, as
     its module ships it) as a platform team adapts it for its jobs: named
     `name`, in the training image, each pod holding `ports` scale-out
-    ports (the resource and the network annotation), the launcher's
+    ports (the resource and the network annotation; none for 0), the launcher's
     command the all-reduce, placed for the TrainJob `trainjob` over
     `nodes`. Its MPI policy and everything else as shipped; the controller
     adds the SSH Secret, the hostfile and Open MPI's environment to the
@@ -163,14 +163,16 @@ def cluster_training_runtime(shipped: dict, name: str, trainjob: str, image: str
     launcher, workers = _placements(trainjob, nodes)
     for replicated in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
         template = replicated["template"]["spec"]["template"]
-        template.setdefault("metadata", {}).setdefault("annotations", {})[
-            "k8s.v1.cni.cncf.io/networks"] = ",".join([NETWORK] * ports)
+        if ports:
+            template.setdefault("metadata", {}).setdefault("annotations", {})[
+                "k8s.v1.cni.cncf.io/networks"] = ",".join([NETWORK] * ports)
         spec = template["spec"]
         spec.update(launcher if replicated["name"] == "launcher" else workers)
         spec["terminationGracePeriodSeconds"] = 1
         [container] = spec["containers"]
         container["image"] = image
-        container.setdefault("resources", {}).setdefault("limits", {})[RESOURCE] = ports
+        if ports:
+            container.setdefault("resources", {}).setdefault("limits", {})[RESOURCE] = ports
         if replicated["name"] == "launcher":
             container.pop("args", None)
             container["command"] = launcher_command
