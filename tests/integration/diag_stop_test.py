@@ -17,12 +17,11 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
 
-from harness import Daemon, Diagd, binary, wait_until
+from harness import binary, diag_daemons, wait_until
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
 import cluster as sim_cluster  # noqa: E402
@@ -37,34 +36,10 @@ QUIET_BYTES = 4096
 @pytest.fixture(scope="module")
 def fabric():
     cl = sim_cluster.Cluster.up(sim_cluster.fabric.unique_name("st"), nodes=NODES, rails=RAILS)
-    nodes: list[Daemon] = []
-    daemons: list[Diagd] = []
-    secrets = tempfile.mkdtemp(prefix="rocenet-stop-")
-    secret = os.path.join(secrets, "secret")
-    with open(secret, "w", encoding="utf-8") as f:
-        f.write(os.urandom(24).hex() + "\n")
     try:
-        for i in range(NODES):
-            node = Daemon(cl.node_netns(i), ["--gaudi=false", "--interfaces=so*",
-                                             f"--sysfs-root={cl.sysfs_root(i)}"])
-            nodes.append(node)
-            node.start()
-            d = Diagd(node, [f"--node-name=n{i}", f"--secret-file={secret}",
-                             f"--validation-file={secrets}/n{i}/rocenet-validated"])
-            d.validation = f"{secrets}/n{i}/rocenet-validated"
-            daemons.append(d)
-            d.start()
-        for i, d in enumerate(daemons):
-            for r in range(RAILS):
-                address = sim_cluster.node_address(i, r)
-                wait_until(lambda: f"listening on {address}:50153" in d.log(), 30,
-                           what=f"node {i} rail {r} addressed and its data port listening")
-        yield cl, daemons
+        with diag_daemons(cl, sim_cluster.node_address, RAILS, "rocenet-stop-") as daemons:
+            yield cl, daemons
     finally:
-        for d in daemons:
-            d.cleanup()
-        for node in nodes:
-            node.cleanup()
         cl.down()
 
 

@@ -254,3 +254,42 @@ def network_state(netns: str) -> str:
                             text=True, check=True)
         out.append(cp.stdout)
     return "\n".join(out)
+
+
+@contextlib.contextmanager
+def diag_daemons(cl, node_address, rails: int, prefix: str, env: dict[int, dict[str, str]] | None = None):
+    """rocenetd and rocenet-diagd on every node of the simulated cluster
+    `cl` (tests/sim/cluster.py), sharing a fresh secret, each diagd's data
+    port listening on its node's `rails` addresses (`node_address(i, r)`),
+    diagd of node i run with `env[i]` added to its environment; yields
+    the diagds (each with `.validation`, its label file), stopped after."""
+    nodes: list[Daemon] = []
+    daemons: list[Diagd] = []
+    secrets = tempfile.mkdtemp(prefix=prefix)
+    secret = os.path.join(secrets, "secret")
+    with open(secret, "w", encoding="utf-8") as f:
+        f.write(os.urandom(24).hex() + "\n")
+    try:
+        for i in range(cl.nodes):
+            node = Daemon(cl.node_netns(i), ["--gaudi=false", "--interfaces=so*",
+                                             f"--sysfs-root={cl.sysfs_root(i)}"])
+            nodes.append(node)
+            node.start()
+            d = Diagd(node, [f"--node-name=n{i}", f"--secret-file={secret}",
+                             f"--validation-file={secrets}/n{i}/rocenet-validated"])
+            d.validation = f"{secrets}/n{i}/rocenet-validated"
+            d.env = (env or {}).get(i)
+            daemons.append(d)
+            d.start()
+        for i, d in enumerate(daemons):
+            for r in range(rails):
+                address = node_address(i, r)
+                wait_until(lambda: f"listening on {address}:50153" in d.log(), 30,
+                           what=f"node {i} rail {r} addressed and its data port listening")
+        yield daemons
+    finally:
+        for d in daemons:
+            d.cleanup()
+        for node in nodes:
+            node.cleanup()
+        shutil.rmtree(secrets, ignore_errors=True)
