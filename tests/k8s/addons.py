@@ -121,17 +121,41 @@ def _established(cluster, crd: str) -> None:
     wait_for(f"the CRD {crd} established", served, 60, interval=0.3)
 
 
+def _serving_certificate(cluster, creds, name: str) -> str:
+    """A directory with tls.crt and tls.key for 127.0.0.1, of the
+    cluster's CA, for the addon `name`'s webhooks; returns it."""
+    certs = os.path.join(cluster.work, f"{name}-certs")
+    os.makedirs(certs, exist_ok=True)
+    pair = creds.pki.issue(f"{name}-webhook", f"/CN={name}-webhook", server=True, ips=("127.0.0.1",))
+    os.replace(pair.cert, os.path.join(certs, "tls.crt"))
+    os.replace(pair.key, os.path.join(certs, "tls.key"))
+    return certs
+
+
+def _webhooks_by_url(cluster, creds, name: str, port: int) -> None:
+    """Applies the addon `name`'s webhook configurations (`<name>-webhooks.yaml`
+    of the components), each named `<name>-...` and calling it on
+    127.0.0.1:`port` by URL under the cluster's CA, in place of its
+    Service."""
+    with open(creds.pki.ca.cert, "rb") as f:
+        ca = base64.b64encode(f.read()).decode()
+    with open(os.path.join(cluster.bin, f"{name}-webhooks.yaml")) as f:
+        webhooks = [d for d in yaml.safe_load_all(f) if d]
+    for doc in webhooks:
+        doc["metadata"]["name"] = f"{name}-" + doc["metadata"]["name"]
+        for hook in doc["webhooks"]:
+            path = hook["clientConfig"]["service"]["path"]
+            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca}
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(webhooks))
+
+
 def start_jobset(cluster, creds) -> None:
     """The JobSet controller with its CRD and webhooks, once it is ready."""
     b = cluster.bin
     cluster.kubectl("apply", "--server-side", "-f", os.path.join(b, "jobset-crd.yaml"))
     _established(cluster, "jobsets.jobset.x-k8s.io")
     port, health = free_port(), free_port()
-    certs = os.path.join(cluster.work, "jobset-certs")
-    os.makedirs(certs, exist_ok=True)
-    pair = creds.pki.issue("jobset-webhook", "/CN=jobset-webhook", server=True, ips=("127.0.0.1",))
-    os.replace(pair.cert, os.path.join(certs, "tls.crt"))
-    os.replace(pair.key, os.path.join(certs, "tls.key"))
+    certs = _serving_certificate(cluster, creds, "jobset")
     config = os.path.join(cluster.work, "jobset-config.yaml")
     with open(config, "w") as f:
         yaml.safe_dump({
@@ -146,16 +170,7 @@ def start_jobset(cluster, creds) -> None:
                         env={"KUBECONFIG": creds.client("jobset", "/O=system:masters/CN=jobset")})
     wait_for("the JobSet controller ready", lambda: http_ok("127.0.0.1", health, "/readyz"), 60,
              interval=0.5, log=log, proc=cluster.procs["jobset-controller"])
-    with open(creds.pki.ca.cert, "rb") as f:
-        ca = base64.b64encode(f.read()).decode()
-    with open(os.path.join(b, "jobset-webhooks.yaml")) as f:
-        webhooks = [d for d in yaml.safe_load_all(f) if d]
-    for doc in webhooks:
-        doc["metadata"]["name"] = "jobset-" + doc["metadata"]["name"]
-        for hook in doc["webhooks"]:
-            path = hook["clientConfig"]["service"]["path"]
-            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca}
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(webhooks))
+    _webhooks_by_url(cluster, creds, "jobset", port)
 
 
 # ---- Kubeflow Trainer -----------------------------------------------------------
@@ -170,27 +185,14 @@ def start_trainer(cluster, creds) -> None:
     for crd in ("trainjobs", "clustertrainingruntimes", "trainingruntimes"):
         _established(cluster, f"{crd}.trainer.kubeflow.org")
     port, health = free_port(), free_port()
-    certs = os.path.join(cluster.work, "trainer-certs")
-    os.makedirs(certs, exist_ok=True)
-    pair = creds.pki.issue("trainer-webhook", "/CN=trainer-webhook", server=True, ips=("127.0.0.1",))
-    os.replace(pair.cert, os.path.join(certs, "tls.crt"))
-    os.replace(pair.key, os.path.join(certs, "tls.key"))
+    certs = _serving_certificate(cluster, creds, "trainer")
     log = cluster.spawn("trainer-controller", [
         os.path.join(b, "trainer"), "--webhook-host", "127.0.0.1", "--webhook-port", str(port),
         "--cert-dir", certs, "--health-probe-bind-address", f"127.0.0.1:{health}"],
         env={"KUBECONFIG": creds.client("trainer", "/O=system:masters/CN=kubeflow-trainer")})
     wait_for("Kubeflow Trainer's controller ready", lambda: http_ok("127.0.0.1", health, "/readyz"),
              60, interval=0.5, log=log, proc=cluster.procs["trainer-controller"])
-    with open(creds.pki.ca.cert, "rb") as f:
-        ca = base64.b64encode(f.read()).decode()
-    with open(os.path.join(b, "trainer-webhooks.yaml")) as f:
-        webhooks = [d for d in yaml.safe_load_all(f) if d]
-    for doc in webhooks:
-        doc["metadata"]["name"] = "trainer-" + doc["metadata"]["name"]
-        for hook in doc["webhooks"]:
-            path = hook["clientConfig"]["service"]["path"]
-            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca}
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(webhooks))
+    _webhooks_by_url(cluster, creds, "trainer", port)
 
 
 ADDONS = {"dns": start_dns, "jobset": start_jobset, "trainer": start_trainer}
