@@ -73,8 +73,9 @@ build() {
   shift
   local key
   key="$( (cat "$here/components/$name/go.mod" "$here/components/$name/go.sum"
-    # A component of its own code (coredns' and trainer's main.go).
-    cat "$here/components/$name/"*.go 2>/dev/null || true
+    # A component of its own code (coredns' and trainer's main.go, the
+    # CRI-O node's NRI plugin).
+    find "$here/components/$name" -name '*.go' | sort | xargs -r cat
     printf '%s\n' "${flags[@]}" "$@"
     go version) | sha256sum | cut -c1-12)"
   local dir="$cache/components/$name-$key"
@@ -87,7 +88,12 @@ build() {
   work="$(mktemp -d "$cache/components/.$name.XXXXXX")"
   unfinished+=("$work")
   local start=$SECONDS
-  (cd "$here/components/$name" && go build -trimpath "${flags[@]}" -o "$work/" "$@") >&2
+  if [ "$name" = crio ]; then
+    # CRI-O needs cgo (its storage and namespace code).
+    (cd "$here/components/$name" && CGO_ENABLED=1 go build -trimpath "${flags[@]}" -o "$work/" "$@") >&2
+  else
+    (cd "$here/components/$name" && go build -trimpath "${flags[@]}" -o "$work/" "$@") >&2
+  fi
   # etcd's server module is its main package: go names the program "server".
   if [ "$name" = etcd ]; then mv "$work/server" "$work/etcd"; fi
   if [ "$name" = multus ]; then
@@ -144,6 +150,18 @@ for doc, patch in zip(sorted(docs, key=lambda d: d["kind"]),
 yaml.safe_dump_all(docs, open(out, "w"), sort_keys=False)
 EOF
   fi
+  if [ "$name" = crio ]; then
+    # pinns, which CRI-O pins a pod's namespaces with: C, built with its
+    # own Makefile from a writable copy of the module's pinns/.
+    local module
+    module="$(cd "$here/components/crio" && go list -m -f '{{.Dir}}' github.com/cri-o/cri-o)"
+    mkdir -p "$work/src"
+    cp -r "$module/pinns" "$work/src/pinns"
+    chmod -R u+w "$work/src"
+    make -s -C "$work/src/pinns" >&2
+    mv "$work/src/bin/pinns" "$work/pinns"
+    rm -rf "$work/src"
+  fi
   if [ "$name" = trainer ]; then
     # Its CRDs, its validating webhooks (the API server calls them by URL:
     # the addon replaces each Service) and the MPI runtime it ships, which
@@ -197,6 +215,9 @@ dirs+=("$(build kwok -ldflags "-s -w" -- sigs.k8s.io/kwok/cmd/kwok)")
 dirs+=("$(build jobset -ldflags "-s -w" -- sigs.k8s.io/jobset)")
 dirs+=("$(build coredns -ldflags "-s -w" -- .)")
 dirs+=("$(build trainer -ldflags "-s -w" -- .)")
+# CRI-O, and the NRI plugin its node needs here (oomfloor/main.go).
+dirs+=("$(build crio -tags "containers_image_ostree_stub exclude_graphdriver_btrfs containers_image_openpgp" \
+  -ldflags "-s -w" -- github.com/cri-o/cri-o/cmd/crio ./oomfloor)")
 # Without the components not asked for.
 mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | grep .)
 echo "components: all ready in $((SECONDS - started)) s" >&2
