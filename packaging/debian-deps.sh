@@ -40,6 +40,7 @@ test_packages=(
   network-manager dbus-daemon dbus-bin
   perftest    # ib_write_bw: the RDMA benchmark's real-tool test (no RDMA device needed)
   libfaketime  # a node whose clock is ahead of the others' (diag_clock_test)
+  conmon  # CRI-O's container monitor on the CRI-O node (tests/k8s)
   ibverbs-providers  # librxe: perftest over rdma_rxe in the real-kernel tests
   # The end-to-end tests (tests/k8s/): the image's Debian base (debootstrap),
   # its build (podman with Debian's runc, which containerd runs too), the

@@ -60,7 +60,7 @@ PRIVATE_PATHS = (KUBELET_ROOT, CNI_BIN, "/var/lib/cni", "/run/rocenet", "/var/li
 
 
 def spec(index: int, name: str, netns: str | None, binds: dict[str, str] | None = None,
-         work: str = "", multus: str = "thin") -> dict:
+         work: str = "", multus: str = "thin", runtime: str = "containerd") -> dict:
     """A node's part of the cluster's record. Node 0's directory is the
     cluster's own (its files where they always were). `multus` is how the
     node runs Multus: "thin" (the plugin alone, as the cluster always
@@ -74,11 +74,14 @@ def spec(index: int, name: str, netns: str | None, binds: dict[str, str] | None 
         raise ValueError(f"node {name}: Multus {multus!r}: thin, or thick on a node other than node 0")
     if multus == "thick":
         binds[SERVICE_ACCOUNT_DIR] = os.path.join(directory, "serviceaccount")
+    if runtime not in ("containerd", "crio") or (runtime == "crio" and index == 0):
+        raise ValueError(f"node {name}: runtime {runtime!r}: containerd, or crio on a node other than node 0")
     return {
         "index": index, "name": name, "netns": netns or own,
         "created_netns": netns is None, "dir": directory,
         "containerd_socket": os.path.join(directory, "containerd", "containerd.sock"),
-        "binds": binds, "multus": multus,
+        "crio_socket": os.path.join(directory, "crio", "crio.sock"),
+        "binds": binds, "multus": multus, "runtime": runtime,
     }
 
 
@@ -117,6 +120,32 @@ class Node:
     @property
     def containerd_socket(self) -> str:
         return self.record["containerd_socket"]
+
+    @property
+    def crio(self) -> bool:
+        """Whether the node's runtime is CRI-O (else containerd)."""
+        return self.record.get("runtime") == "crio"
+
+    @property
+    def runtime_socket(self) -> str:
+        """The CRI socket its kubelet talks to."""
+        return self.record["crio_socket"] if self.crio else self.record["containerd_socket"]
+
+    def crio_storage(self) -> list[str]:
+        """CRI-O's storage options, for podman too: its own root of images
+        and containers, vfs (no mount left behind if it is stopped)."""
+        base = os.path.join(self.dir, "crio")
+        return ["--root", os.path.join(base, "root"), "--runroot", os.path.join(base, "run"),
+                "--storage-driver", "vfs"]
+
+    def load_image(self, archive: str) -> subprocess.CompletedProcess:
+        """Loads an image archive into the node's runtime."""
+        if self.crio:
+            # On stdin: podman takes a path with a colon for a reference.
+            with open(archive, "rb") as f:
+                return subprocess.run(["podman", *self.crio_storage(), "load"], stdin=f,
+                                      capture_output=True, text=True)
+        return self.ctr("images", "import", "--no-unpack=false", archive)
 
     @property
     def links(self) -> tuple[str, str]:
@@ -266,10 +295,11 @@ def make_cgroup_parent(node: Node, root: str = CGROUP_ROOT) -> None:
                     f.write(value)
 
 
-def start_containerd(node: Node, creds: Credentials) -> None:
-    """containerd in the node, with the cluster's CNI configuration (Multus,
-    which the node's /opt/cni/bin gets; its daemon first where it is thick)
-    and the pause and test images imported."""
+def start_runtime(node: Node, creds: Credentials) -> None:
+    """The node's container runtime (containerd, or CRI-O), with the
+    cluster's CNI configuration (Multus, which the node's /opt/cni/bin
+    gets; its daemon first where it is thick) and the pause and test
+    images imported."""
     cluster, b = node.cluster, node.cluster.bin
     conf_dir = os.path.join(node.dir, "cni", "net.d")
     os.makedirs(conf_dir)
@@ -293,6 +323,16 @@ def start_containerd(node: Node, creds: Credentials) -> None:
         with open(os.path.join(conf_dir, "00-multus.conf"), "w") as f:
             f.write(cfg.multus_conf(multus_kubeconfig, os.path.join(node.dir, "multus"),
                                     os.path.join(node.dir, "cni", "ipam"), node.pod_cidr))
+    if node.crio:
+        start_crio(node, conf_dir)
+    else:
+        start_containerd(node, conf_dir)
+    _import_base_images(node)
+
+
+def start_containerd(node: Node, conf_dir: str) -> None:
+    """containerd, as the cluster's nodes have always run it."""
+    cluster, b = node.cluster, node.cluster.bin
     config = os.path.join(node.dir, "containerd.toml")
     with open(config, "w") as f:
         f.write(cfg.containerd_config(os.path.join(node.dir, "containerd", "root"),
@@ -306,12 +346,69 @@ def start_containerd(node: Node, creds: Credentials) -> None:
                         env={"PATH": path})
     wait_for(f"containerd of {node.name} serving", lambda: node.ctr("version").returncode == 0,
              30, log=log, proc=cluster.procs[name])
+
+
+def _import_base_images(node: Node) -> None:
+    cluster = node.cluster
     for image in (images.pause_image(cfg.SANDBOX_IMAGE, cluster.work),
                   images.busybox_image(TEST_IMAGE)):
         archive = os.path.join(cluster.work, image.name.replace("/", "_") + ".tar")
         if not os.path.exists(archive):
             images.write_archive(image, archive)
         cluster.import_image(archive, nodes=[node])
+
+
+def start_crio(node: Node, conf_dir: str) -> None:
+    """CRI-O as the node's runtime, as on an OpenShift node: built from its
+    module (with its pinns), Debian's conmon and runc, the cgroupfs
+    manager, a storage root of its own, the cluster's CNI configuration,
+    and a signature policy that takes the images loaded into it. Not
+    Debian's crun: its 1.8 refuses the OCI version CRI-O writes (1.2)."""
+    cluster, b = node.cluster, node.cluster.bin
+    base = os.path.join(node.dir, "crio")
+    for sub in ("log", "hooks"):
+        os.makedirs(os.path.join(base, sub), exist_ok=True)
+    policy = os.path.join(base, "policy.json")
+    with open(policy, "w") as f:
+        json.dump({"default": [{"type": "insecureAcceptAnything"}]}, f)
+    run_root = os.path.join(base, "run")
+    argv = [os.path.join(b, "crio"), "--config", "", *node.crio_storage(),
+            "--listen", node.runtime_socket, "--log-level", "info",
+            "--conmon", "/usr/bin/conmon", "--conmon-cgroup", "pod",
+            "--default-runtime", "runc",
+            "--runtimes", f"runc:{os.path.join(os.path.dirname(os.path.abspath(__file__)), 'runc_hybrid.py')}"
+                          f":{run_root}/runc:oci",
+            "--pinns-path", os.path.join(b, "pinns"), "--cgroup-manager", "cgroupfs",
+            "--signature-policy", policy, "--pause-image", cfg.SANDBOX_IMAGE,
+            "--cni-config-dir", conf_dir, *[a for d in CNI_PATH for a in ("--cni-plugin-dir", d)],
+            # Its default: the pods' network namespaces where CNI plugins
+            # expect them (/var/run/netns/<id>), as on an OpenShift node.
+            "--log-dir", os.path.join(base, "log"), "--namespaces-dir", "/var/run",
+            "--hooks-dir", os.path.join(base, "hooks"),
+            "--version-file", os.path.join(base, "version"),
+            "--version-file-persist", os.path.join(base, "version-persist"),
+            "--clean-shutdown-file", os.path.join(base, "clean.shutdown"),
+            "--enable-nri", "--nri-listen", os.path.join(base, "nri.sock")]
+    for kind in ("ipcns", "utsns", "userns", "cgroupns", "pidns"):
+        missing = first_missing(os.path.join("/run", kind))
+        if missing and missing not in cluster.record["created_paths"]:
+            cluster.record["created_paths"].append(missing)
+    cluster.save()
+    name = node.program("crio")
+    log = cluster.spawn(name, node.enter(argv))
+    wait_for(f"CRI-O of {node.name} serving", lambda: os.path.exists(node.runtime_socket), 60, log=log,
+             proc=cluster.procs[name])
+    # No process here may lower its OOM score (no CAP_SYS_RESOURCE):
+    # containers get at least 0.
+    floor = node.program("oomfloor")
+    floor_log = cluster.spawn(floor, node.enter([os.path.join(b, "oomfloor"), "--socket",
+                                                 os.path.join(base, "nri.sock")]))
+
+    def registered() -> bool:
+        with open(log) as f, open(floor_log) as g:
+            return "oomfloor" in f.read() or "oomfloor" in g.read()
+    wait_for(f"the OOM floor plugin of {node.name} registered", registered, 30, log=floor_log,
+             proc=cluster.procs[floor])
 
 
 def start_multus_daemon(node: Node, creds: Credentials, conf_dir: str) -> None:
@@ -383,7 +480,7 @@ def start_kubelet(node: Node, creds: Credentials, dns: bool = False) -> str:
     config = os.path.join(node.dir, "kubelet.yaml")
     with open(config, "w") as f:
         f.write(cfg.kubelet_config(creds.pki.ca.cert, serving.cert, serving.key,
-                                   node.containerd_socket, node.address, free_port(),
+                                   node.runtime_socket, node.address, free_port(),
                                    cgroup_root=f"/{node.cgroup_parent}",
                                    cluster_dns=[node.host_address] if dns else []))
     kubeconfig = creds.client(f"kubelet-{node.name}", f"/O=system:nodes/CN=system:node:{node.name}")

@@ -6,9 +6,12 @@ directory's, what the caller bound is the bound directory, and the rest
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import clusternode
+import runc_hybrid
 
 
 class FakeCluster:
@@ -60,3 +63,35 @@ def test_node_0_cannot_run_multus_thick():
     # Its mount namespace is the host's: the token would land on the host.
     with pytest.raises(ValueError, match="thick on a node other than node 0"):
         clusternode.spec(0, "n0", None, work="/srv/k8s", multus="thick")
+
+
+def test_a_crio_node_has_its_own_socket_and_storage():
+    n = clusternode.Node(FakeCluster(), clusternode.spec(2, "n2", None, work="/srv/k8s", runtime="crio"))
+    assert n.crio and not node(1).crio
+    assert n.runtime_socket == "/srv/k8s/nodes/n2/crio/crio.sock"
+    assert node(1).runtime_socket == "/srv/k8s/nodes/n1/containerd/containerd.sock"
+    assert n.crio_storage() == ["--root", "/srv/k8s/nodes/n2/crio/root", "--runroot",
+                                "/srv/k8s/nodes/n2/crio/run", "--storage-driver", "vfs"]
+
+
+def test_node_0_cannot_run_crio_nor_an_unknown_runtime():
+    # Its mount namespace is the host's: CRI-O's pinned namespaces and
+    # storage would be the host's.
+    with pytest.raises(ValueError, match="crio on a node other than node 0"):
+        clusternode.spec(0, "n0", None, work="/srv/k8s", runtime="crio")
+    with pytest.raises(ValueError, match="runtime 'docker'"):
+        clusternode.spec(1, "n1", None, work="/srv/k8s", runtime="docker")
+
+
+def test_the_runc_wrapper_finds_the_bundle_and_drops_only_hugepage_limits(tmp_path):
+    assert runc_hybrid.bundle(["create", "--bundle", "/b", "id"]) == "/b"
+    assert runc_hybrid.bundle(["--root", "/r", "create", "--bundle=/c", "id"]) == "/c"
+    assert runc_hybrid.bundle(["state", "id"]) is None
+    config = tmp_path / "config.json"
+    spec = {"ociVersion": "1.2.1", "linux": {"resources": {
+        "memory": {"limit": 1 << 30}, "hugepageLimits": [{"pageSize": "2MB", "limit": 0}]}}}
+    config.write_text(json.dumps(spec))
+    assert runc_hybrid.drop_hugepage_limits(str(config))
+    assert json.loads(config.read_text()) == {"ociVersion": "1.2.1", "linux": {"resources": {
+        "memory": {"limit": 1 << 30}}}}
+    assert not runc_hybrid.drop_hugepage_limits(str(config))

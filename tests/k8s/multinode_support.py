@@ -94,7 +94,8 @@ def nodes_up(artifacts: e2e.Artifacts, say, logs_on_failure: str):
         # The last node runs Multus thick, as OpenShift does: its pods'
         # networks, rocenet's ports among them, made by multus-daemon.
         more = [{"netns": fab.node_netns(i), "binds": {sysfs: fab.sysfs_root(i)},
-                 "multus": "thick" if i == NODES - 1 else "thin"} for i in range(1, NODES)]
+                 "multus": "thick" if i == NODES - 1 else "thin",
+                 "runtime": "crio" if i == NODES - 1 else "containerd"} for i in range(1, NODES)]
         cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns(0),
                                  logs_on_failure=logs_on_failure, more_nodes=more,
                                  addons=("dns", "jobset", "trainer"))

@@ -71,12 +71,13 @@ def test_every_node_runs_rocenet_and_the_cluster_counts_them(env):
             f"after the install; kubectl get rocenetnodes:\n"
             + env.kubectl("get", "rocenetnodes", "-o", "wide").stdout)
     assert cluster["status"]["targetNodes"] == mn.NODES, cluster["status"]
-    # What a node costs this machine: its kubelet and containerd.
+    # What a node costs this machine: its kubelet and its runtime.
     for node in env.cluster.nodes:
+        runtime = "crio" if node.crio else "containerd"
         rss = {program: _rss_mib(env.cluster.record["pids"][node.program(program)])
-               for program in ("kubelet", "containerd")}
+               for program in ("kubelet", runtime)}
         env.say(f"nodes: {node.name}: kubelet {rss['kubelet']:.0f} MiB, "
-                f"containerd {rss['containerd']:.0f} MiB resident")
+                f"{runtime} {rss[runtime]:.0f} MiB resident")
 
 
 def _rss_mib(pid: int) -> float:

@@ -115,7 +115,7 @@ class Cluster:
         """Imports an image archive into every node's containerd (or those
         of `nodes`)."""
         for node in nodes if nodes is not None else self.nodes:
-            cp = node.ctr("images", "import", "--no-unpack=false", archive)
+            cp = node.load_image(archive)
             if cp.returncode != 0:
                 raise ClusterError(f"import {archive} on {node.name}: {cp.stderr.strip()}")
 
@@ -172,7 +172,7 @@ class Cluster:
         names = clusternode.node_names(1 + len(more_nodes))
         nodes = [clusternode.spec(0, names[0], node_netns, work=work)]
         nodes += [clusternode.spec(i, names[i], more.get("netns"), more.get("binds"), work,
-                                   more.get("multus", "thin"))
+                                   more.get("multus", "thin"), more.get("runtime", "containerd"))
                   for i, more in enumerate(more_nodes, start=1)]
         record = {
             "work": work, "bin": bin_dir, "nodes": nodes, "pids": {},
@@ -201,7 +201,7 @@ class Cluster:
                 ADDONS[addon](cluster, creds)
             logs = {}
             for node in cluster.nodes:
-                clusternode.start_containerd(node, creds)
+                clusternode.start_runtime(node, creds)
                 logs[node.name] = clusternode.start_kubelet(node, creds, dns="dns" in addons)
             for node in cluster.nodes:
                 wait_for(f"node {node.name} Ready", node.ready, 120, interval=1,
