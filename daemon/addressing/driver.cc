@@ -43,6 +43,37 @@ addressing::PortInput MakeInput(const inventory::Port& port, const lldp::Neighbo
 
 }  // namespace
 
+std::vector<addressing::HostRoute> AddressingDriver::HostRoutes(
+    const std::vector<os::RouteInfo>& routes, const std::map<int, const inventory::Port*>& ports) {
+  // Not the host's: rocenet's own routes, anything on a port (rocenet's
+  // domain: a route another tool left there is the port's), the default.
+  std::vector<const os::RouteInfo*> foreign;
+  for (const os::RouteInfo& route : routes) {
+    if (route.protocol != kRouteProtocol && !ports.contains(route.ifindex) &&
+        route.destination.length() != 0) {
+      foreign.push_back(&route);
+    }
+  }
+  std::vector<addressing::HostRoute> out;
+  if (foreign.empty()) return out;
+  std::map<int, std::string> names;
+  if (absl::StatusOr<std::vector<os::LinkInfo>> links = netlink_->ListLinks(); links.ok()) {
+    for (const os::LinkInfo& link : *links) names[link.ifindex] = link.name;
+  } else {
+    SPDLOG_WARN("addressing: cannot name the host's interfaces: {}", links.status().ToString());
+  }
+  out.reserve(foreign.size());
+  for (const os::RouteInfo* route : foreign) {
+    auto name = names.find(route->ifindex);
+    std::string interface = name != names.end() ? name->second
+                            : route->ifindex == 0
+                                ? "no interface (a blackhole or unreachable route)"
+                                : absl::StrCat("ifindex ", route->ifindex);
+    out.push_back({std::move(interface), route->destination.Network()});
+  }
+  return out;
+}
+
 AddressingDriver::AddressingDriver(os::Netlink* netlink, addressing::AppliedStore* store,
                                    addressing::PlannerConfig config)
     : netlink_(netlink), store_(store), config_(std::move(config)), reconciler_(netlink) {}
@@ -83,7 +114,8 @@ bool AddressingDriver::Run(const std::vector<inventory::Port>& ports,
                               applied.has_value() && applied->local == address.prefix});
   }
 
-  std::vector<AddressPlan> plans = addressing::PlanNode(inputs, node_addresses, config_);
+  std::vector<AddressPlan> plans =
+      addressing::PlanNode(inputs, node_addresses, HostRoutes(kernel.routes, host_ports), config_);
   for (auto& [id, why] : YieldMovedAddresses(ports, plans, kernel)) yielded_[id] = std::move(why);
   std::vector<PortAddressing> next;
   next.reserve(ports.size());

@@ -73,6 +73,11 @@ class AddressingDriver {
   std::map<std::string, std::string> YieldMovedAddresses(
       const std::vector<inventory::Port>& ports, const std::vector<addressing::AddressPlan>& plans,
       addressing::KernelState& kernel);
+  // The host's routes among `routes` (the main table), for the planner:
+  // not rocenet's, not on one of `ports` (host ports by ifindex), not the
+  // default; their interfaces named.
+  std::vector<addressing::HostRoute> HostRoutes(const std::vector<os::RouteInfo>& routes,
+                                                const std::map<int, const inventory::Port*>& ports);
   PortAddressing ApplyOne(const inventory::Port& port, addressing::AddressPlan plan,
                           const addressing::KernelState& kernel);
 

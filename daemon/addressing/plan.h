@@ -94,6 +94,7 @@ inline constexpr char kReservedAddress[] = "ReservedAddress";
 inline constexpr char kDuplicateSubnet[] = "DuplicateSubnet";
 inline constexpr char kAddressInUse[] = "AddressInUse";
 inline constexpr char kMtuOutOfRange[] = "MtuOutOfRange";
+inline constexpr char kHostNetworkOverlap[] = "HostNetworkOverlap";
 }  // namespace reason
 
 }  // namespace rocenet::addressing

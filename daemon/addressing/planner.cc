@@ -154,6 +154,38 @@ std::optional<Derived> Derive(const PortInput& port, AddressPlan& plan) {
   return Derived{*local, parsed->peer.address()};
 }
 
+// How `a` (the fabric's) relates to `b` (the host's), for a message.
+std::string Overlap(const Ipv4Prefix& a, const Ipv4Prefix& b) {
+  if (a == b) return "is";
+  return a.length() > b.length() ? "lies inside" : "covers";
+}
+
+// Why the plan of `port` would take the host's traffic, or "": its
+// connected subnet, then each of its routes, against the host's routes and
+// the reserved networks.
+std::string HostOverlap(const AddressPlan& plan, const std::vector<HostRoute>& host_routes,
+                        const PlannerConfig& config) {
+  std::vector<std::pair<std::string, Ipv4Prefix>> wanted = {{"subnet", plan.local->Network()}};
+  for (const Route& route : plan.routes) wanted.emplace_back("route", route.destination);
+  for (const auto& [what, destination] : wanted) {
+    for (const Ipv4Prefix& reserved : config.reserved_networks) {
+      if (!destination.Overlaps(reserved)) continue;
+      return absl::StrCat(what, " ", destination.ToString(), " ", Overlap(destination, reserved),
+                          " the reserved network ", reserved.ToString(),
+                          " (addressing.reserved_networks)");
+    }
+    for (const HostRoute& route : host_routes) {
+      if (!destination.Overlaps(route.destination)) continue;
+      return absl::StrCat(what, " ", destination.ToString(), " ",
+                          Overlap(destination, route.destination), " the host's network ",
+                          route.destination.ToString(), " (routed via ",
+                          absl::CHexEscape(route.interface),
+                          ", not by rocenet): the host's traffic there would leave by this port");
+    }
+  }
+  return "";
+}
+
 void AddRoute(const Route& route, std::vector<Route>& routes) {
   for (const Route& existing : routes) {
     if (existing == route) return;
@@ -204,6 +236,14 @@ absl::Status ValidatePlannerConfig(const PlannerConfig& config) {
                        " has host bits set; the network is ", destination.Network().ToString()));
     }
   }
+  for (size_t i = 0; i < config.reserved_networks.size(); ++i) {
+    const Ipv4Prefix& network = config.reserved_networks[i];
+    if (!network.IsNetwork()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("reserved_networks[", i, "] ", network.ToString(),
+                       " has host bits set; the network is ", network.Network().ToString()));
+    }
+  }
   if (config.mtu != 0 && (config.mtu < kMinMtu || config.mtu > kMaxMtu)) {
     return absl::InvalidArgumentError(absl::StrCat("mtu must be 0 (leave alone) or ", kMinMtu, "..",
                                                    kMaxMtu, ", got ", config.mtu));
@@ -213,6 +253,7 @@ absl::Status ValidatePlannerConfig(const PlannerConfig& config) {
 
 std::vector<AddressPlan> PlanNode(const std::vector<PortInput>& ports,
                                   const std::vector<NodeAddress>& node_addresses,
+                                  const std::vector<HostRoute>& host_routes,
                                   const PlannerConfig& config) {
   const absl::Status config_status = ValidatePlannerConfig(config);
   std::vector<AddressPlan> plans(ports.size());
@@ -297,6 +338,14 @@ std::vector<AddressPlan> PlanNode(const std::vector<PortInput>& ports,
       continue;
     }
     MakeReady(port, *derived[i], config, plan);
+    if (const std::string overlap = HostOverlap(plan, host_routes, config); !overlap.empty()) {
+      AddressPlan held;
+      held.port_id = plan.port_id;
+      held.port_name = plan.port_name;
+      held.description = plan.description;
+      Hold(port, PlanState::kRefused, reason::kHostNetworkOverlap, overlap, held);
+      plan = std::move(held);
+    }
   }
   return plans;
 }

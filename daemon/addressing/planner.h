@@ -53,6 +53,17 @@ struct StaticRoute {
   friend bool operator==(const StaticRoute&, const StaticRoute&) = default;
 };
 
+// A route of the node's main table that rocenet did not make, on an
+// interface that is not one of its ports: the host's own networks (a
+// management network, the cluster's pod or service network), which the
+// fabric's subnets and routes must stay out of. The default route is not
+// one: every more specific route overlaps it.
+struct HostRoute {
+  std::string interface;   // the output interface's name, for messages
+  Ipv4Prefix destination;  // network form
+  friend bool operator==(const HostRoute&, const HostRoute&) = default;
+};
+
 struct PlannerConfig {
   Mode mode = Mode::kL3;
   uint32_t mtu = 0;  // 0 = leave alone
@@ -60,11 +71,14 @@ struct PlannerConfig {
   // peer; 0 disables it.
   int routed_prefix_length = 16;
   std::vector<StaticRoute> static_routes;
+  // Networks the fabric must stay out of although the node may have no
+  // route to them (the cluster's pod and service networks), network form.
+  std::vector<Ipv4Prefix> reserved_networks;
 };
 
 // InvalidArgument naming the field unless: routed_prefix_length is 0 or
-// 8..30, every static route destination is in network form, and mtu is 0 or
-// 68..65535.
+// 8..30, every static route destination and reserved network is in network
+// form, and mtu is 0 or 68..65535.
 absl::Status ValidatePlannerConfig(const PlannerConfig& config);
 
 // One plan per port, in the order of `ports`. `node_addresses` is every IPv4
@@ -74,9 +88,13 @@ absl::Status ValidatePlannerConfig(const PlannerConfig& config);
 // node is planned as a whole, so when the switches move an address from one
 // port to another (a cable swap) it moves, and a valid plan wins over an
 // address a refused or waiting port merely kept (the caller takes it off
-// that port first).
+// that port first). A plan whose subnet or routes overlap one of
+// `host_routes` or of the reserved networks is refused (HostNetworkOverlap):
+// the more specific route would take the host's traffic to its own
+// networks out through a scale-out port.
 std::vector<AddressPlan> PlanNode(const std::vector<PortInput>& ports,
                                   const std::vector<NodeAddress>& node_addresses,
+                                  const std::vector<HostRoute>& host_routes,
                                   const PlannerConfig& config);
 
 }  // namespace rocenet::addressing

@@ -42,6 +42,9 @@ const std::vector<ReloadRule>& ReloadRules() {
       Rule(
           "addressing.static_routes", kLive, [](auto& o) -> auto& { return o.static_routes; }),
       Rule(
+          "addressing.reserved_networks", kLive,
+          [](auto& o) -> auto& { return o.reserved_networks; }),
+      Rule(
           "qos.pfc", kLive, [](auto& o) -> auto& { return o.pfc; }),
       Rule(
           "qos.pfc_unhealthy", kLive, [](auto& o) -> auto& { return o.pfc_unhealthy; }),

@@ -10,7 +10,8 @@
 //
 // Live keys: log_level, read_group, limits.mutating_rpcs_per_second,
 // limits.mutating_rpc_burst, limits.max_string_bytes, addressing.mtu,
-// addressing.routed_prefix_length, addressing.static_routes, qos.pfc,
+// addressing.routed_prefix_length, addressing.static_routes,
+// addressing.reserved_networks, qos.pfc,
 // qos.pfc_unhealthy. Everything else
 // (socket, directories, listeners, port selection, mode, outputs, log
 // format, message and stream limits) is fixed at start.

@@ -42,8 +42,8 @@ const std::set<std::string>& GaudiKeys() {
   return *keys;
 }
 const std::set<std::string>& AddressingKeys() {
-  static const auto* keys =
-      new std::set<std::string>{"mtu", "routed_prefix_length", "static_routes"};
+  static const auto* keys = new std::set<std::string>{"mtu", "routed_prefix_length",
+                                                      "static_routes", "reserved_networks"};
   return *keys;
 }
 const std::set<std::string>& OutputKeys() {
@@ -131,6 +131,14 @@ absl::Status ApplyAddressing(const YAML::Node& node, const std::string& origin,
         absl::StatusOr<Ipv4Prefix> prefix = Ipv4Prefix::Parse(route);
         if (!prefix.ok()) return KeyError(origin, path, prefix.status().message());
         options.static_routes.push_back({*prefix});
+      }
+    } else if (key == "reserved_networks") {
+      ASSIGN_OR_RETURN(std::vector<std::string> networks, StringList(entry.second, origin, path));
+      options.reserved_networks.clear();
+      for (const std::string& network : networks) {
+        absl::StatusOr<Ipv4Prefix> prefix = Ipv4Prefix::Parse(network);
+        if (!prefix.ok()) return KeyError(origin, path, prefix.status().message());
+        options.reserved_networks.push_back(*prefix);
       }
     }
   }
@@ -359,6 +367,7 @@ addressing::PlannerConfig PlannerConfigOf(const DaemonOptions& options) {
   config.mtu = options.mtu;
   config.routed_prefix_length = options.routed_prefix_length;
   config.static_routes = options.static_routes;
+  config.reserved_networks = options.reserved_networks;
   return config;
 }
 

@@ -41,6 +41,8 @@ struct DaemonOptions {
   uint32_t mtu = 0;
   int routed_prefix_length = 16;
   std::vector<addressing::StaticRoute> static_routes;
+  // addressing.reserved_networks: networks the fabric must stay out of.
+  std::vector<Ipv4Prefix> reserved_networks;
   // qos.pfc: what rocenet sets the ports' PFC to (keep: nothing), and
   // qos.pfc_unhealthy: whether PfcUnsupported and PfcMismatch make a port
   // unhealthy (else they are advisory).

@@ -51,7 +51,7 @@ void AddAddressingConditions(const inventory::Port& port, const PortSignals& sig
   if (signals.plan_state == "Refused") {
     absl::string_view type = kAddressingRefused;
     if (reason == "DuplicateSubnet" || reason == "AddressInUse" ||
-        reason == "ConflictingDescriptions") {
+        reason == "ConflictingDescriptions" || reason == "HostNetworkOverlap") {
       type = kAddressConflict;
     } else if (reason == "MtuOutOfRange") {
       type = kMtuMismatch;

@@ -33,7 +33,7 @@ TEST(PlannerTest, L2ModeSetsLinkAndMtuOnly) {
 
   const std::vector<AddressPlan> plans =
       PlanNode({Port("so0", "no-alert 10.200.0.2/30"), no_neighbor, small_link, absent, roomy_link},
-               {}, config);
+               {}, {}, config);
   ASSERT_EQ(plans.size(), 5u);
   for (size_t i : {0u, 1u, 4u}) {
     EXPECT_EQ(plans[i].state, PlanState::kL2) << i;
@@ -165,7 +165,7 @@ TEST(PlannerTest, InvalidConfigRefusesEveryPresentPort) {
   PortInput absent = Port("so2", "no-alert 10.200.2.2/30");
   absent.present = false;
   const std::vector<AddressPlan> plans =
-      PlanNode({Port("so1", "no-alert 10.200.1.2/30"), absent}, {}, config);
+      PlanNode({Port("so1", "no-alert 10.200.1.2/30"), absent}, {}, {}, config);
   ExpectHeld(plans[0], PlanState::kRefused, "InvalidConfig",
              "port so1: invalid configuration: routed_prefix_length");
   EXPECT_EQ(plans[1].reason, "PortMissing");

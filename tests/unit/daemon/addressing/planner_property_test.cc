@@ -132,7 +132,7 @@ TEST(PlannerPropertyTest, EveryPlanKeepsItsPromises) {
     }
     const PlannerConfig config = RandomConfig(random);
 
-    const std::vector<AddressPlan> plans = PlanNode(ports, node_addresses, config);
+    const std::vector<AddressPlan> plans = PlanNode(ports, node_addresses, {}, config);
     ASSERT_EQ(plans.size(), ports.size());
     for (size_t i = 0; i < plans.size(); ++i) {
       CheckPlan(ports[i], config, node_addresses, plans[i]);
@@ -144,7 +144,7 @@ TEST(PlannerPropertyTest, EveryPlanKeepsItsPromises) {
         }
       }
     }
-    ASSERT_EQ(PlanNode(ports, node_addresses, config), plans);
+    ASSERT_EQ(PlanNode(ports, node_addresses, {}, config), plans);
   }
   // The sample reaches both outcomes, so the checks above were exercised.
   EXPECT_GT(ready, 100);

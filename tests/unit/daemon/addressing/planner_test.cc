@@ -21,7 +21,7 @@ TEST(PlannerTest, IssueExample) {
   const std::vector<AddressPlan> plans =
       PlanNode({Port("so1", "no-alert 10.200.1.2/30"), Port("so2", "no-alert 10.200.2.2/30"),
                 Port("so3", "no-alert 10.200.3.6/30")},
-               {}, config);
+               {}, {}, config);
   ASSERT_EQ(plans.size(), 3u);
 
   AddressPlan expected;
@@ -56,7 +56,7 @@ TEST(PlannerTest, IssueRefusalsLeaveTheGoodPortAlone) {
       PlanNode({Port("so0", "no-alert 10.200.1.2/29"), Port("so1", "no-alert 10.200.1.0/30"),
                 Port("so2", "no-alert fd00::1/64"), Port("so3", "no-alert garbage"),
                 Port("so4", "no-alert 10.200.4.2/30")},
-               {}, {});
+               {}, {}, {});
   ASSERT_EQ(plans.size(), 5u);
   ExpectHeld(plans[0], PlanState::kRefused, "PrefixNotSupported",
              "port so0: peer 10.200.1.2/29 has prefix length /29; only /30 and /31");
@@ -230,7 +230,7 @@ TEST(PlannerTest, DuplicateSubnetsRefuseBothPorts) {
   const std::vector<AddressPlan> plans =
       PlanNode({Port("so1", "no-alert 10.200.1.2/30"), Port("so2", "no-alert 10.200.2.2/30"),
                 Port("so3", "no-alert 10.200.1.1/30")},
-               {}, {});
+               {}, {}, {});
   ASSERT_EQ(plans.size(), 3u);
   ExpectHeld(plans[0], PlanState::kRefused, "DuplicateSubnet",
              "port so1: subnet 10.200.1.0/30 overlaps 10.200.1.0/30 of port so3");
@@ -243,7 +243,7 @@ TEST(PlannerTest, OverlappingSubnetsNameEveryOtherPort) {
   const std::vector<AddressPlan> plans =
       PlanNode({Port("so1", "no-alert 10.200.1.2/30"), Port("so2", "no-alert 10.200.1.1/31"),
                 Port("so3", "no-alert 10.200.1.2/30"), Port("so4", "no-alert 10.200.1.5/30")},
-               {}, {});
+               {}, {}, {});
   ASSERT_EQ(plans.size(), 4u);
   ExpectHeld(plans[0], PlanState::kRefused, "DuplicateSubnet",
              "port so1: subnet 10.200.1.0/30 overlaps 10.200.1.0/31 of port so2, "
@@ -259,7 +259,7 @@ TEST(PlannerTest, RefusedOrPendingPortsDoNotClash) {
   PortInput gone = Port("so2", "no-alert 10.200.1.2/30");
   gone.neighbor_count = 0;
   const std::vector<AddressPlan> plans =
-      PlanNode({Port("so1", "no-alert 10.200.1.2/30"), gone}, {}, {});
+      PlanNode({Port("so1", "no-alert 10.200.1.2/30"), gone}, {}, {}, {});
   EXPECT_EQ(plans[0].state, PlanState::kReady);
   EXPECT_EQ(plans[1].reason, "NoLldpNeighbor");
 }
@@ -279,7 +279,7 @@ TEST(PlannerTest, ASwapOfTwoCablesMovesRocenetsAddressesBetweenThePorts) {
   const std::vector<NodeAddress> node = {{"so0", P("10.200.1.1/30"), /*rocenet=*/true},
                                          {"so1", P("10.200.2.1/30"), /*rocenet=*/true}};
   const std::vector<AddressPlan> plans = PlanNode(
-      {Port("so0", "no-alert 10.200.2.2/30"), Port("so1", "no-alert 10.200.1.2/30")}, node, {});
+      {Port("so0", "no-alert 10.200.2.2/30"), Port("so1", "no-alert 10.200.1.2/30")}, node, {}, {});
   EXPECT_EQ(plans[0].state, PlanState::kReady);
   EXPECT_EQ(plans[0].local, P("10.200.2.1/30"));
   EXPECT_EQ(plans[1].state, PlanState::kReady);
@@ -290,7 +290,7 @@ TEST(PlannerTest, AValidPlanWinsOverAnAddressARefusedPortKept) {
   PortInput refused = Port("so1", "no-alert 10.200.9.0/30");  // a network address
   const std::vector<AddressPlan> plans =
       PlanNode({Port("so0", "no-alert 10.200.2.2/30"), refused},
-               {{"so1", P("10.200.2.1/30"), /*rocenet=*/true}}, {});
+               {{"so1", P("10.200.2.1/30"), /*rocenet=*/true}}, {}, {});
   EXPECT_EQ(plans[0].state, PlanState::kReady);
   EXPECT_EQ(plans[1].state, PlanState::kRefused);
 }
@@ -312,14 +312,14 @@ TEST(PlannerTest, OutputFollowsInputOrderAndIsDeterministic) {
   const std::vector<PortInput> ports = {Port("so9", "no-alert 10.200.9.2/30"),
                                         Port("so1", "no-alert 10.200.1.2/30"),
                                         Port("so5", "no-alert 10.200.1.1/30"), Port("so3", "junk")};
-  const std::vector<AddressPlan> plans = PlanNode(ports, {}, {});
+  const std::vector<AddressPlan> plans = PlanNode(ports, {}, {}, {});
   ASSERT_EQ(plans.size(), ports.size());
   for (size_t i = 0; i < ports.size(); ++i) {
     EXPECT_EQ(plans[i].port_name, ports[i].port_name);
     EXPECT_EQ(plans[i].port_id, ports[i].port_id);
   }
-  EXPECT_EQ(PlanNode(ports, {}, {}), plans);
-  EXPECT_THAT(PlanNode({}, {}, {}), IsEmpty());
+  EXPECT_EQ(PlanNode(ports, {}, {}, {}), plans);
+  EXPECT_THAT(PlanNode({}, {}, {}, {}), IsEmpty());
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ inline PortInput Port(const std::string& name, const std::string& description) {
 
 inline AddressPlan PlanOne(const PortInput& port, const PlannerConfig& config = {},
                            const std::vector<NodeAddress>& node_addresses = {}) {
-  std::vector<AddressPlan> plans = PlanNode({port}, node_addresses, config);
+  std::vector<AddressPlan> plans = PlanNode({port}, node_addresses, {}, config);
   EXPECT_EQ(plans.size(), 1u);
   return plans.empty() ? AddressPlan() : plans.front();
 }

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/support/ipv4_literals.h"
 #include "tests/unit/support/status_matchers.h"
 
 namespace rocenet::config {
@@ -64,17 +65,20 @@ interfaces: [so0, so1]
 addressing:
   routed_prefix_length: 15
   static_routes: [10.210.0.0/16]
+  reserved_networks: [10.128.0.0/14, 172.30.0.0/16]
 limits:
   mutating_rpc_burst: 20
 )");
   ReloadPlan plan = PlanReload(running, loaded);
-  EXPECT_THAT(plan.applied,
-              ElementsAre("log_level", "limits.mutating_rpc_burst",
-                          "addressing.routed_prefix_length", "addressing.static_routes"));
+  EXPECT_THAT(
+      plan.applied,
+      ElementsAre("log_level", "limits.mutating_rpc_burst", "addressing.routed_prefix_length",
+                  "addressing.static_routes", "addressing.reserved_networks"));
   EXPECT_THAT(plan.needs_restart, ElementsAre("socket", "interfaces"));
   EXPECT_EQ(plan.next.log_level, spdlog::level::debug);
   EXPECT_EQ(plan.next.routed_prefix_length, 15);
   ASSERT_EQ(plan.next.static_routes.size(), 1u);
+  EXPECT_THAT(plan.next.reserved_networks, ElementsAre(P("10.128.0.0/14"), P("172.30.0.0/16")));
   EXPECT_EQ(plan.next.security.limits.mutating_rpc_burst, 20);
   // Kept as they run until a restart.
   EXPECT_EQ(plan.next.socket_path, "/run/rocenet/a.sock");

@@ -118,6 +118,9 @@ TEST(OptionsTest, ValuesAreTypeChecked) {
               "key \"gaudi.scale_out_ports\": port index 99 is not a Gaudi NIC index (0..23)");
   ExpectError("gaudi:\n  scale_out_ports: [\"8\"]\n", "must be a list of port indices");
   ExpectError("gaudi:\n  enabled: \"true\"\n", "must be true or false");
+  ExpectError("addressing:\n  reserved_networks: 10.128.0.0/14\n", "must be a list of strings");
+  ExpectError("addressing:\n  reserved_networks: [10.128.0.0]\n",
+              "key \"addressing.reserved_networks\"");
   ExpectError("limits:\n  max_string_bytes: \"64\"\n", "must be a positive integer");
 }
 
@@ -139,6 +142,8 @@ TEST(OptionsTest, ValidationNamesTheBadValue) {
       {[](DaemonOptions& o) { o.selection.interfaces = {"ens[1"}; }, "\"ens[1\""},
       {[](DaemonOptions& o) { o.outputs.network_manager_path = "90-rocenet.conf"; },
        "\"90-rocenet.conf\" must be absolute"},
+      {[](DaemonOptions& o) { o.reserved_networks = {*Ipv4Prefix::Parse("10.129.0.0/14")}; },
+       "addressing: reserved_networks[0] 10.129.0.0/14 has host bits set"},
   };
   for (const Case& c : cases) {
     DaemonOptions options;

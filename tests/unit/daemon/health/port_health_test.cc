@@ -269,6 +269,16 @@ INSTANTIATE_TEST_SUITE_P(
                             "port so0: address 10.200.1.1 is already configured on eth0";
                         s.provisioned = false;
                       }},
+        ConditionCase{"HostNetworkOverlap",
+                      {"AddressConflict/HostNetworkOverlap"},
+                      [](inventory::Port&, PortSignals& s) {
+                        s.plan_state = "Refused";
+                        s.plan_reason = "HostNetworkOverlap";
+                        s.plan_message =
+                            "port so0: subnet 10.128.3.0/30 lies inside the host's network "
+                            "10.128.0.0/14 (routed via eth0, not by rocenet)";
+                        s.provisioned = false;
+                      }},
         ConditionCase{"AmbiguousNeighbor",
                       {"AmbiguousNeighbor/MultipleNeighbors"},
                       [](inventory::Port&, PortSignals& s) { s.neighbor_count = 2; }},
