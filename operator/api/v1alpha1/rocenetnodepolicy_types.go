@@ -271,6 +271,17 @@ type AddressingSettings struct {
 	// +listType=set
 	// +optional
 	StaticRoutes []string `json:"staticRoutes,omitempty"`
+	// IPv4 networks the fabric must stay out of, besides those the
+	// operator finds (the cluster's pod and service networks) and the
+	// node's own routes: a port whose subnet or routes overlap one is
+	// held (HostNetworkOverlap), e.g. ["192.168.0.0/16"].
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=18
+	// +kubebuilder:validation:XValidation:rule="self.all(r, isCIDR(r) && cidr(r).ip().family() == 4)",message="each an IPv4 network such as 192.168.0.0/16"
+	// +kubebuilder:validation:XValidation:rule="self.all(r, !isCIDR(r) || cidr(r).masked() == cidr(r))",message="a network has no host bits set (192.168.0.0/16, not 192.168.1.0/16)"
+	// +listType=set
+	// +optional
+	ReservedNetworks []string `json:"reservedNetworks,omitempty"`
 }
 
 // QoSSettings is priority flow control on the ports.

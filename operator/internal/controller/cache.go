@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -17,12 +18,14 @@ import (
 )
 
 // NewScheme is the controller's scheme: the core types, Jobs and
-// DaemonSets (a triage's run) and rocenet.io/v1alpha1, nothing else (each
+// DaemonSets (a triage's run), networking's (the ServiceCIDRs the node
+// policies reserve) and rocenet.io/v1alpha1, nothing else (each
 // type a scheme holds costs the process memory whether it is used or
 // not).
 func NewScheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, appsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, appsv1.AddToScheme,
+		networkingv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, err
 		}
@@ -74,12 +77,13 @@ func ClientOptions() client.Options {
 
 var _ toolscache.TransformFunc = TrimNode
 
-// TrimNode keeps of a Node its name, uid, resourceVersion, labels, Ready
-// condition and rocenet's ScaleOutNetworkReady (without their heartbeat
-// times, which the kubelet renews every few minutes) and allocatable
-// rocenet.io/scale-out-port (what a triage holds): everything else, spec,
-// images, addresses, capacity, annotations, managedFields, is dropped. Any
-// other object passes unchanged.
+// TrimNode keeps of a Node its name, uid, resourceVersion, labels, pod
+// CIDRs (which the node policies reserve: clusternets), Ready condition
+// and rocenet's ScaleOutNetworkReady (without their heartbeat times, which
+// the kubelet renews every few minutes) and allocatable
+// rocenet.io/scale-out-port (what a triage holds): everything else, the
+// rest of the spec, images, addresses, capacity, annotations,
+// managedFields, is dropped. Any other object passes unchanged.
 func TrimNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
@@ -90,6 +94,7 @@ func TrimNode(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion, Labels: n.Labels,
 		},
+		Spec: corev1.NodeSpec{PodCIDRs: n.Spec.PodCIDRs},
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady || c.Type == v1alpha1.NodeConditionType {

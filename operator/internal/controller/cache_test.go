@@ -14,9 +14,9 @@ import (
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 )
 
-// A Node enters the cache as its name, uid, labels, Ready condition and
-// rocenet's condition (what the status reconciler reads to set it Unknown
-// once).
+// A Node enters the cache as its name, uid, labels, pod CIDRs (which the
+// node policies reserve), Ready condition and rocenet's condition (what the
+// status reconciler reads to set it Unknown once).
 func TestTrimNode(t *testing.T) {
 	beat := metav1.NewTime(now)
 	full := &corev1.Node{
@@ -25,7 +25,8 @@ func TestTrimNode(t *testing.T) {
 			Annotations:   map[string]string{"node.alpha.kubernetes.io/ttl": "0"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}},
 		},
-		Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24", Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}},
+		Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24", PodCIDRs: []string{"10.244.0.0/24"},
+			Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}},
 		Status: corev1.NodeStatus{
 			Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("96")},
 			Conditions: []corev1.NodeCondition{
@@ -45,6 +46,7 @@ func TestTrimNode(t *testing.T) {
 	}
 	want := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-1", ResourceVersion: "42", Labels: map[string]string{"rack": "r1"}},
+		Spec:       corev1.NodeSpec{PodCIDRs: []string{"10.244.0.0/24"}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
 			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastTransitionTime: beat},
 			{Type: v1alpha1.NodeConditionType, Status: corev1.ConditionTrue, Reason: "PortsReady", Message: "8/8 ports ready",

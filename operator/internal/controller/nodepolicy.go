@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
+	"rocenet.io/operator/internal/clusternets"
 	"rocenet.io/operator/internal/nodeset"
 )
 
@@ -236,11 +237,18 @@ func (r *NodePolicyReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 
 // applyNodeSide applies the policy's ConfigMap and DaemonSet.
 func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.RocenetNodePolicy, cluster *v1alpha1.RocenetCluster) error {
-	config, err := nodeset.ConfigMaps(p, r.opts)
+	opts := r.opts
+	nets, err := clusternets.Find(ctx, r.client, opts.OpenShift)
+	if err != nil {
+		return fmt.Errorf("the cluster's networks, which node policy %s reserves: %w", p.Name, err)
+	}
+	for _, n := range nets {
+		opts.ClusterNetworks = append(opts.ClusterNetworks, n.String())
+	}
+	config, err := nodeset.ConfigMaps(p, opts)
 	if err != nil {
 		return fmt.Errorf("the configuration of node policy %s: %w", p.Name, err)
 	}
-	opts := r.opts
 	opts.ImagePullSecrets = cluster.Spec.ImagePullSecrets
 	ds, err := nodeset.DaemonSet(p, config, opts)
 	if err != nil {
@@ -260,7 +268,7 @@ func (r *NodePolicyReconciler) applyNodeSide(ctx context.Context, p *v1alpha1.Ro
 	// Applied already, and unchanged since (a DaemonSet changed by hand
 	// has a new generation): a write would change nothing.
 	want := applied{policy: p.Generation, template: ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation],
-		cluster: cluster.Generation}
+		cluster: cluster.Generation, live: config.Live.Data[nodeset.LiveConfigKey]}
 	if f := p.Status.RolloutFailure; f != nil && f.Generation == p.Generation {
 		want.rolledBackTo = f.RolledBackTo
 	}
@@ -316,6 +324,8 @@ type applied struct {
 	template, rolledBackTo string
 	// The RocenetCluster's generation: its pull secrets are the pods'.
 	cluster int64
+	// The live configuration, which holds the cluster's networks.
+	live string
 }
 
 // record sets the label of every node whose holder differs from its

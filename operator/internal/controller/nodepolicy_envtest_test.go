@@ -5,12 +5,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,6 +156,24 @@ func TestEnvtestNodePoliciesHoldNodes(t *testing.T) {
 	})
 	if got := ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]; got != revision {
 		t.Errorf("a hot change made revision %s of the pod template, want it left at %s", got, revision)
+	}
+	// The cluster's networks are reserved live: the API server's service
+	// range (its ServiceCIDR) from the start, each node's pod range as the
+	// controller manager gives it, the /24s of two nodes as one /23; no
+	// new revision.
+	services := waitServiceCIDRs(t, admin)
+	for name, cidr := range map[string]string{"g1": "10.244.1.0/24", "g2": "10.244.0.0/24"} {
+		var n corev1.Node
+		must(admin.Get(ctx, client.ObjectKey{Name: name}, &n))
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = cidr, []string{cidr}
+		must(admin.Update(ctx, &n))
+	}
+	reserved := "reserved_networks:\n  - " + strings.Join(append(slices.Clone(services), "10.244.0.0/23"), "\n  - ") + "\n"
+	waitConfig("the pod networks of g1 and g2 reserved", func(live corev1.ConfigMap, ds appsv1.DaemonSet) bool {
+		return strings.Contains(live.Data[nodeset.LiveConfigKey], reserved)
+	})
+	if got := ds.Spec.Template.Annotations[nodeset.ConfigHashAnnotation]; got != revision {
+		t.Errorf("the cluster's networks made revision %s of the pod template, want it left at %s", got, revision)
 	}
 	before = gaudi.DeepCopy()
 	gaudi.Spec.Addressing.MTU = 9216
@@ -329,5 +349,34 @@ func TestEnvtestNodePoliciesRunAsShipped(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "rocenet-controller may change only the label rocenet.io/node-policy of node g2, not "+what) {
 			t.Errorf("rocenet-controller changing %s of a Node: %v, want it refused", what, err)
 		}
+	}
+}
+
+// waitServiceCIDRs is the IPv4 networks of the API server's ServiceCIDRs,
+// sorted, once it has made them.
+func waitServiceCIDRs(t *testing.T, c client.Client) []string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var list networkingv1.ServiceCIDRList
+		if err := c.List(context.Background(), &list); err != nil {
+			t.Fatalf("listing the ServiceCIDRs: %v", err)
+		}
+		var out []string
+		for _, s := range list.Items {
+			for _, cidr := range s.Spec.CIDRs {
+				if !strings.Contains(cidr, ":") {
+					out = append(out, cidr)
+				}
+			}
+		}
+		if len(out) > 0 {
+			slices.Sort(out)
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the API server made no ServiceCIDR")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,10 +26,16 @@ import (
 )
 
 // nodeLabelsChanged passes a node's creation, deletion and a change of
-// its labels: nothing else of a node changes who holds it.
+// its labels (which change who holds it) or of its pod CIDRs (which the
+// policies' configuration reserves).
 var nodeLabelsChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return !equality.Semantic.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+		if !equality.Semantic.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) {
+			return true
+		}
+		before, ok1 := e.ObjectOld.(*corev1.Node)
+		after, ok2 := e.ObjectNew.(*corev1.Node)
+		return ok1 && ok2 && !slices.Equal(before.Spec.PodCIDRs, after.Spec.PodCIDRs)
 	},
 }
 

@@ -46,6 +46,7 @@ var keyClass = map[string]Class{
 	"limits.mutating_rpcs_per_second": Hot,
 	"limits.mutating_rpc_burst":       Hot,
 	"limits.max_string_bytes":         Hot,
+	"addressing.reserved_networks":    Hot, // only ever holds a port
 	"log_format":                      Restart,
 	"limits.max_request_bytes":        Restart,
 	"limits.max_concurrent_streams":   Restart,
@@ -84,6 +85,11 @@ func Split(spec *v1alpha1.RocenetNodePolicySpec, site Site) (node, live []byte, 
 	all := flatten(tree(spec))
 	if site.SysfsRoot != "" {
 		all["sysfs_root"] = site.SysfsRoot
+	}
+	if len(site.ClusterNetworks) > 0 {
+		reserved := slices.Concat(orEmpty(spec.Addressing.ReservedNetworks), site.ClusterNetworks)
+		slices.Sort(reserved)
+		all["addressing.reserved_networks"] = slices.Compact(reserved)
 	}
 	nodeTree, liveTree := map[string]any{}, map[string]any{}
 	for key, value := range all {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,32 @@ func TestDiffFilesIsDiffOfTheSpecs(t *testing.T) {
 	}
 	if _, err := DiffFiles([]byte("{"), b); err == nil {
 		t.Errorf("a file that is no YAML compared")
+	}
+}
+
+// The cluster's networks join the policy's reserved ones in live.yaml,
+// once each and sorted: a change of either is reloaded, never a new pod.
+func TestTheClusterNetworksAreReservedLive(t *testing.T) {
+	spec := stored()
+	spec.Addressing.ReservedNetworks = []string{"192.168.0.0/16", "172.30.0.0/16"}
+	node, live, err := Split(&spec, Site{ClusterNetworks: []string{"10.128.0.0/14", "172.30.0.0/16"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l map[string]any
+	if err := yaml.Unmarshal(live, &l); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(flatten(l)["addressing.reserved_networks"]), "[10.128.0.0/14 172.30.0.0/16 192.168.0.0/16]"; got != want {
+		t.Errorf("live.yaml's addressing.reserved_networks: %s, want %s", got, want)
+	}
+	if strings.Contains(string(node), "reserved_networks") {
+		t.Errorf("config.yaml holds the reserved networks, so a change would replace the pods:\n%s", node)
+	}
+	if ClassOf("addressing.reserved_networks") != Hot || ClassOf("addressing.static_routes") != PortDisruptive {
+		t.Errorf("classes: reserved_networks %s, static_routes %s", ClassOf("addressing.reserved_networks"), ClassOf("addressing.static_routes"))
+	}
+	if spec.Addressing.ReservedNetworks[0] != "192.168.0.0/16" {
+		t.Errorf("the policy's list was changed: %v", spec.Addressing.ReservedNetworks)
 	}
 }

@@ -40,6 +40,9 @@ type Site struct {
 	// rocenetd's sysfs_root: "" for the node's /sys; a simulated fabric's
 	// tree (rocenet-controller --node-sysfs-root), mounted from the host.
 	SysfsRoot string
+	// The cluster's own networks (its pods' and Services'), reserved
+	// beside the policy's reservedNetworks (addressing.reserved_networks).
+	ClusterNetworks []string
 }
 
 // Rocenetd is rocenetd.yaml for the policy's spec, as stored (the API
@@ -69,7 +72,8 @@ func tree(spec *v1alpha1.RocenetNodePolicySpec) map[string]any {
 	if a.Mode != "" {
 		c["mode"] = a.Mode
 	}
-	addressing := map[string]any{"mtu": a.MTU, "static_routes": orEmpty(a.StaticRoutes)}
+	addressing := map[string]any{"mtu": a.MTU, "static_routes": orEmpty(a.StaticRoutes),
+		"reserved_networks": orEmpty(a.ReservedNetworks)}
 	if a.RoutedPrefixLength != nil {
 		addressing["routed_prefix_length"] = *a.RoutedPrefixLength
 	}

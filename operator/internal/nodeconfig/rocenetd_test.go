@@ -47,7 +47,7 @@ func TestRocenetdConfigOfThePolicy(t *testing.T) {
 	}
 	for key, want := range map[string]string{
 		"socket": Socket, "mode": "L3", "log_level": "info", "log_format": "json",
-		"addressing": "map[mtu:9000 routed_prefix_length:16 static_routes:[]]",
+		"addressing": "map[mtu:9000 reserved_networks:[] routed_prefix_length:16 static_routes:[]]",
 		"qos":        "map[pfc:0-3 pfc_unhealthy:false]",
 		"gaudi":      "map[enabled:true]",
 		"outputs": "map[cni_plugin:" + CNIPlugin + " gaudinet:/etc/habanalabs/gaudinet.json network_manager:" + NetworkManagerDropIn +

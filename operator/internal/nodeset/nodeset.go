@@ -116,6 +116,9 @@ type Options struct {
 	SysfsRoot string
 	// The pods' image pull secrets: the RocenetCluster's.
 	ImagePullSecrets []corev1.LocalObjectReference
+	// The cluster's pod and service networks (clusternets.Find), which
+	// rocenetd keeps the fabric out of.
+	ClusterNetworks []string
 }
 
 // Labels of the objects a policy makes.
@@ -160,7 +163,7 @@ func LiveName(policy string) string { return Name(policy) + "-live" }
 
 // ConfigMaps is rocenetd's configuration for the policy.
 func ConfigMaps(p *v1alpha1.RocenetNodePolicy, opts Options) (Config, error) {
-	node, live, err := nodeconfig.Split(&p.Spec, nodeconfig.Site{SysfsRoot: opts.SysfsRoot})
+	node, live, err := nodeconfig.Split(&p.Spec, nodeconfig.Site{SysfsRoot: opts.SysfsRoot, ClusterNetworks: opts.ClusterNetworks})
 	if err != nil {
 		return Config{}, err
 	}
