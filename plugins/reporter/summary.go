@@ -139,12 +139,16 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 			status.ReadyPortCount++
 			continue
 		}
-		why := firstCondition(conditions)
+		first := firstCondition(conditions)
+		why := first.Type
 		if why != "" && (worst == "" || rank(why) < rank(worst)) {
 			worst = why
 		}
-		if why == "" {
+		switch {
+		case why == "":
 			why = "Unhealthy"
+		case causeNamed[why] && first.Reason != "":
+			why += "/" + first.Reason
 		}
 		down = append(down, p.Name+" "+why)
 	}
@@ -202,17 +206,24 @@ func clip(s string, n int) string {
 
 // firstCondition is the worst condition type that makes a port unhealthy
 // (advisory ones only when there is no other).
-func firstCondition(conditions []v1alpha1.PortCondition) string {
-	best, bestAdvisory := "", true
+func firstCondition(conditions []v1alpha1.PortCondition) v1alpha1.PortCondition {
+	var best v1alpha1.PortCondition
+	bestAdvisory := true
 	for _, c := range conditions {
-		better := best == "" || (bestAdvisory && !c.Advisory) ||
-			(bestAdvisory == c.Advisory && rank(c.Type) < rank(best))
+		better := best.Type == "" || (bestAdvisory && !c.Advisory) ||
+			(bestAdvisory == c.Advisory && rank(c.Type) < rank(best.Type))
 		if better {
-			best, bestAdvisory = c.Type, c.Advisory
+			best, bestAdvisory = c, c.Advisory
 		}
 	}
 	return best
 }
+
+// causeNamed is the condition types a down port is listed with its
+// reason, as AddressConflict/HostNetworkOverlap: their reasons are fixed
+// in different places (a switch's description, another interface, the
+// host's routes), where a LinkDown's are all a cable or a switch port.
+var causeNamed = map[string]bool{"AddressConflict": true, "AddressingRefused": true}
 
 // bounded joins at most MaxDownPorts entries, then "+N".
 func bounded(entries []string) string {

@@ -91,6 +91,15 @@ func TestSummarizeNamesTheWorstConditionAndBoundsTheList(t *testing.T) {
 		t.Errorf("rail 3: %+v, want its 3 ports down", r)
 	}
 
+	// An address held is listed with why: the fix is the switch's or the
+	// host's, not a cable.
+	s = gaudiNode(3, 3)
+	portDown(s, 0, "AddressConflict", "HostNetworkOverlap")
+	if _, ready, _ = Summarize(nodestream.State{Snapshot: s}, nil, "0.1.0"); ready.Reason != "AddressConflict" ||
+		ready.Message != "2/3 ports ready; so0 AddressConflict/HostNetworkOverlap" {
+		t.Errorf("readiness %+v, want AddressConflict naming HostNetworkOverlap", ready)
+	}
+
 	// A whole rail of a 64-port node down: the list stops at MaxDownPorts.
 	s = gaudiNode(64, 8)
 	for i := 2; i < 64; i += 8 {
