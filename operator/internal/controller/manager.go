@@ -6,9 +6,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -135,6 +137,18 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	triageMetrics, err := NewTriageMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return nil, err
+	}
+	// A second manager in one process (the tests) reads its own cache.
+	state := NewStateMetrics(mgr.GetCache())
+	if err := ctrlmetrics.Registry.Register(state); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if !errors.As(err, &already) {
+			return nil, fmt.Errorf("registering the state metrics: %w", err)
+		}
+		ctrlmetrics.Registry.Unregister(already.ExistingCollector)
+		if err := ctrlmetrics.Registry.Register(state); err != nil {
+			return nil, fmt.Errorf("registering the state metrics: %w", err)
+		}
 	}
 	triage, err := NewTriageReconciler(mgr.GetClient(), mgr.GetAPIReader(), ClientsetLogs{Clientset: clientset},
 		TriageOptions{Namespace: opts.Namespace, DaemonSet: opts.DaemonSet, HolderPriorityClass: opts.TriagePriorityClass,
