@@ -3,8 +3,10 @@
 """Checks the Prometheus rules in packaging/prometheus/.
 
   check_rules.py check ROOT     promtool check rules, and every alert has `for`,
-                                a severity, a summary and a description; every
-                                metric and health condition it names exists
+                                a severity, a summary and a description (naming
+                                the node where its series are a node's) and a
+                                runbook_url to a section of docs/runbooks.md;
+                                every metric and health condition it names exists
   check_rules.py test ROOT      promtool test rules rocenet-rules.test.yaml
   check_rules.py operator ROOT  the PrometheusRule in packaging/kubernetes/monitoring
                                 has exactly the plain file's groups, and the Helm
@@ -46,6 +48,8 @@ RECORDED = re.compile(r"\b[a-z_][a-z0-9_]*:[a-z0-9_:]+")
 RECORD_NAME = re.compile(r"rocenet:[a-z0-9_]+:[a-z0-9_]+|[a-z_]+:rocenet_[a-z0-9_]+:[a-z0-9_]+")
 CONDITION = re.compile(r'inline constexpr absl::string_view k\w+ = "(\w+)";')
 SEVERITIES = {"critical", "warning", "info"}
+RUNBOOKS = os.path.join("docs", "runbooks.md")
+RUNBOOK_URL = "https://rocenet.invalid/docs/runbooks.md#"
 
 OPERATOR_HEADER = """\
 # The groups of packaging/prometheus/rocenet-rules.yaml as a PrometheusRule
@@ -100,21 +104,38 @@ def run_promtool(*args: str, cwd: str) -> list[str]:
     return []
 
 
-def exported(root: str) -> tuple[set[str], set[str]]:
-    """The metric families rocenetd defines and the health conditions."""
-    metrics, conditions = set(), set()
+def exported(root: str) -> tuple[set[str], set[str], set[str]]:
+    """The metric families the node side (rocenetd, rocenet-diagd) and
+    rocenet-controller define, and the health conditions."""
+    node, controller, conditions = set(), set(), set()
     for path in glob.glob(os.path.join(root, "daemon", "**", "*.cc"), recursive=True):
         with open(path) as f:
-            metrics.update(METRIC.findall(f.read()))
+            node.update(METRIC.findall(f.read()))
+    for path in glob.glob(os.path.join(root, "operator", "**", "*.go"), recursive=True):
+        if not path.endswith("_test.go"):
+            with open(path) as f:
+                controller.update(METRIC.findall(f.read()))
     for path in glob.glob(os.path.join(root, "daemon", "health", "*.h")):
         with open(path) as f:
             conditions.update(CONDITION.findall(f.read()))
-    return metrics, conditions
+    return node, controller, conditions
+
+
+def runbook_anchors(root: str) -> set[str]:
+    """The anchors of docs/runbooks.md's sections, as GitHub makes them."""
+    path = os.path.join(root, RUNBOOKS)
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {re.sub(r"[^a-z0-9_ -]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+                for line in f if line.startswith("#")}
 
 
 def lint(root: str) -> list[str]:
     rules = load(os.path.join(root, RULES))
-    metrics, conditions = exported(root)
+    node, controller, conditions = exported(root)
+    metrics = node | controller
+    anchors = runbook_anchors(root)
     problems = []
     recorded = {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
     for group in rules["groups"]:
@@ -127,8 +148,9 @@ def lint(root: str) -> list[str]:
             for metric in set(re.findall(r"\b(rocenet_[a-z0-9_]+)", RECORDED.sub(" ", expr))):
                 family = re.sub(r"_(bucket|sum|count)$", "", metric)
                 if metric not in metrics and family not in metrics:
-                    problems.append(f"{name}: rocenetd exports no {metric}")
-            for values in re.findall(r'condition=~?"([^"]+)"', expr):
+                    problems.append(f"{name}: neither rocenet's nodes nor its controller export {metric}")
+            # A port's health conditions (the fleet's objects have their own).
+            for values in re.findall(r'rocenet_port_condition[a-z_:]*\{[^}]*condition=~?"([^"]+)"', expr):
                 for condition in values.split("|"):
                     if condition not in conditions:
                         problems.append(f"{name}: no health condition {condition}")
@@ -141,9 +163,18 @@ def lint(root: str) -> list[str]:
                 problems.append(f"{name}: no `for`")
             if rule.get("labels", {}).get("severity") not in SEVERITIES:
                 problems.append(f"{name}: severity not one of {sorted(SEVERITIES)}")
+            runbook = rule.get("annotations", {}).get("runbook_url", "")
+            if not runbook.startswith(RUNBOOK_URL) or runbook[len(RUNBOOK_URL):] not in anchors:
+                problems.append(f"{name}: runbook_url {runbook!r} is not {RUNBOOK_URL}<a section of "
+                                f"{RUNBOOKS}>")
+            # An alert on a node's series names the node; one on the
+            # controller's (the fleet's state, its being up) has none.
+            named = set(re.findall(r"\b(rocenet_[a-z0-9_]+)", expr))
+            on_controller = bool(named & controller) or "rocenet-controller-metrics" in expr
+            on_node = not on_controller and (bool(named - controller) or "node:" in expr)
             for key in ("summary", "description"):
                 text = rule.get("annotations", {}).get(key, "")
-                if "$labels.instance" not in text:
+                if on_node and "$labels.instance" not in text:
                     problems.append(f"{name}: the {key} does not name the node")
                 # An alert on a port's series (label `device`) names the port.
                 if re.search(r"\brocenet_(port|lldp)_", expr) and "$labels.device" not in text:
@@ -228,7 +259,9 @@ def self_test(root: str) -> int:
                   (RULES, "for: 10m\n", ""),
                   (RULES, "(node_rail:rocenet_port_healthy:sum)",
                    "(node_rail:rocenet_port_health:sum)"),
-                  (RULES, "record: rail:rocenet_port_healthy:sum", "record: rail:port_healthy:sum")],
+                  (RULES, "record: rail:rocenet_port_healthy:sum", "record: rail:port_healthy:sum"),
+                  (RULES, "runbooks.md#rocenetportdown", "runbooks.md#rocenet-port-down"),
+                  (RULES, "rocenet_cluster_nodes{state=\"stale\"}", "rocenet_cluster_node{state=\"stale\"}")],
         # A port down for one minute would fire on the 2-minute flap.
         "test": [(RULES, "== 1\n        for: 5m", "== 1\n        for: 1m"),
                  (RULES, "quantile_rate5m\n        expr: >-\n          histogram_quantile(0.99",
@@ -247,7 +280,7 @@ def self_test(root: str) -> int:
             return 1
         for rel, old, new in plants[mode]:
             with tempfile.TemporaryDirectory() as tmp:
-                for sub in ("packaging", "daemon"):
+                for sub in ("packaging", "daemon", "operator", "docs"):
                     shutil.copytree(os.path.join(root, sub), os.path.join(tmp, sub))
                 path = os.path.join(tmp, rel)
                 with open(path) as f:
@@ -263,8 +296,9 @@ def self_test(root: str) -> int:
                           file=sys.stderr)
                     return 1
     print("self-test: a broken expression, an unknown metric, condition and recorded series, a "
-          "misnamed recording rule, a missing `for`, a wrong `for` and quantile, a port counted "
-          "twice in a rolling update, and a stale PrometheusRule or chart copy are each found")
+          "misnamed recording rule, a missing `for`, a runbook that is no section, a misspelt "
+          "controller metric, a wrong `for` and quantile, a port counted twice in a rolling update, "
+          "and a stale PrometheusRule or chart copy are each found")
     return 0
 
 
