@@ -29,8 +29,9 @@ know:
     and `permissions` (RoleBindings), from which OLM makes the roles and
     bindings;
   - the CRDs, the ServiceAccount rocenet (it mounts no token by default,
-    which an account OLM makes would not say), the metrics Service, the
-    ServiceMonitor and the PrometheusRule are bundle manifests;
+    which an account OLM makes would not say), the metrics Services, the
+    ServiceMonitors, the PrometheusRule and the ClusterRoles aggregated
+    into Kubernetes' view and edit roles are bundle manifests;
   - the Namespace, with its labels and annotations, is the CSV's
     suggested-namespace-template, which the console creates
     (docs/deploying.md, "OpenShift through OLM"); the overlay's default
@@ -198,11 +199,20 @@ def key(obj: dict) -> str:
     return f"{obj['kind']}/{obj['metadata']['name']}"
 
 
+def aggregated(obj: dict) -> bool:
+    """A ClusterRole that Kubernetes aggregates into its user-facing roles
+    (view, edit, admin, cluster-reader): bound to no account of rocenet's,
+    so a bundle manifest rather than CSV permissions."""
+    return obj["kind"] == "ClusterRole" and any(
+        k.startswith("rbac.authorization.k8s.io/aggregate-to-")
+        for k in obj["metadata"].get("labels", {}))
+
+
 def permissions(docs: list[dict]) -> tuple[list[dict], list[dict], set[str]]:
     """The CSV's clusterPermissions and permissions: the rules of every role
     bound to a ServiceAccount of the namespace, by account (sorted), and the
     roles and bindings so used."""
-    roles = {key(d): d for d in docs if d["kind"] in ("ClusterRole", "Role")}
+    roles = {key(d): d for d in docs if d["kind"] in ("ClusterRole", "Role") and not aggregated(d)}
     cluster: dict[str, list] = {}
     local: dict[str, list] = {}
     used: set[str] = set()
@@ -406,7 +416,7 @@ def build(out: str, kubectl: str) -> None:
             # OLM makes the CSV's other accounts; rocenet says it mounts no
             # token, so the bundle carries it.
             continue
-        if d["kind"] in BUNDLE_KINDS:
+        if d["kind"] in BUNDLE_KINDS or aggregated(d):
             dump(os.path.join(manifests, manifest_name(d)), strip(d))
         elif d["kind"] in OUTSIDE_KINDS:
             outside.append(key(d))

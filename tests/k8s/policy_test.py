@@ -10,7 +10,9 @@ rocenet is installed as OLM installs the operator bundle
 its CRDs and RBAC, nothing of the node side, which the operator makes.
 The tests run in the file's order on one cluster and build on each
 other (the module is `ordered`): the example policy comes up and serves a
-pod, a bad value is refused at apply, a new MTU reaches every port
+pod, an SRE reads rocenet through the cluster's view role and triages
+through edit, Prometheus's account scrapes the controller and no other
+does, a bad value is refused at apply, a new MTU reaches every port
 through the rollout, a change that breaks the node rolls back by itself,
 an overlapping policy is refused for the node it would share, and the
 policy deleted leaves nothing of rocenet on the node.
@@ -181,6 +183,42 @@ def test_a_pod_gets_a_port_from_the_policys_rocenet(env):
     assert "10.200." in addresses, addresses
     env.delete("trainer")
     assert wait("allocatable back", lambda: env.allocatable() == PORTS, 60)
+
+
+def test_an_sre_reads_rocenet_through_view_and_triages_through_edit(env):
+    """Someone without cluster-admin, as the cluster's own roles make them
+    (the bundle's ClusterRoles aggregated by the real controller
+    manager): bound to view cluster-wide, reads every rocenet object and
+    starts no triage; bound to edit in a namespace, starts and deletes
+    triages there; no role writes a RocenetNode (its reporter's alone)."""
+    env.kubectl("create", "clusterrolebinding", "e2e-sre-view", "--clusterrole=view", "--user=sre")
+    env.kubectl("create", "namespace", "e2e-team")
+    env.kubectl("-n", "e2e-team", "create", "rolebinding", "e2e-sre-edit", "--clusterrole=edit",
+                "--user=sre")
+
+    def can(verb: str, resource: str, namespace: str = "e2e-team") -> bool:
+        cp = env.kubectl("auth", "can-i", verb, f"{resource}.rocenet.io", "-n", namespace,
+                         "--as=sre", check=False)
+        return cp.stdout.strip() == "yes"
+
+    try:
+        # Aggregation is the controller manager's: wait for it.
+        wait("view to carry rocenet's objects", lambda: can("list", "rocenetnodes", NS), 30)
+        for resource in ("rocenetnodes", "rocenetclusters", "rocenetnodepolicies", "rocenettriages"):
+            assert can("get", resource, NS) and can("watch", resource, NS), resource
+        assert not can("create", "rocenettriages", NS)
+        wait("edit to carry the triages", lambda: can("create", "rocenettriages"), 30)
+        assert can("delete", "rocenettriages") and not can("update", "rocenetnodes")
+        # As the SRE would: read the fleet, start a triage in their namespace.
+        assert env.kubectl("get", "rocenetcluster", "cluster", "--as=sre").returncode == 0
+        env.kubectl("-n", "e2e-team", "create", "-f", "-", "--as=sre", input=json.dumps({
+            "apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetTriage",
+            "metadata": {"name": "sre-reach", "namespace": "e2e-team"},
+            "spec": {"stage": "reach", "nodes": [env.cluster.node]}}))
+        env.kubectl("-n", "e2e-team", "delete", "rocenettriage", "sre-reach", "--as=sre", "--wait=false")
+    finally:
+        env.kubectl("delete", "namespace", "e2e-team", "--wait=false", check=False)
+        env.kubectl("delete", "clusterrolebinding", "e2e-sre-view", check=False)
 
 
 def test_a_bad_value_is_refused_at_apply_with_its_field_named(env):
