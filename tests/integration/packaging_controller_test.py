@@ -173,9 +173,13 @@ def test_controller_rbac_writes_only_what_it_owns(any_overlay):
         ("apps", "daemonsets", "delete"), ("", "configmaps", "create"), ("", "configmaps", "patch"),
         ("", "configmaps", "delete"), ("", "configmaps", "deletecollection"),
         ("", "pods", "patch"), ("", "pods", "delete"), ("", "secrets", "create")}
-    # Of Secrets, it reads the diagnostics' alone.
+    # Of Secrets, it reads the diagnostics' and the metrics scraper's token
+    # alone; of accounts, the scraper's.
     assert [r.get("resourceNames") for r in policies["rules"]
-            if "secrets" in r["resources"] and "get" in r["verbs"]] == [["rocenet-diag"]]
+            if "secrets" in r["resources"] and "get" in r["verbs"]] == \
+        [["rocenet-diag", "rocenet-metrics-scraper-token"]]
+    assert [(r.get("resourceNames"), r["verbs"]) for r in policies["rules"]
+            if "serviceaccounts" in r["resources"]] == [(["rocenet-metrics-scraper"], ["get"])]
     triage = one(docs, "Role", "rocenet-controller-triage")
     assert triage["metadata"]["namespace"] == "rocenet-system"
     assert {(g, r, v) for g, r, v in grants(triage) if v not in reads} == {
@@ -269,3 +273,40 @@ def test_openshift_controller_runs_under_restricted_v2(overlay_name):
     for key in set(gspec) | set(spec):
         if key != "securityContext":
             assert gspec.get(key) == spec.get(key), key
+
+
+# --- its metrics, as the alerts expect them -------------------------------------------------
+
+@pytest.mark.parametrize("overlay_name", ["openshift", "openshift-dra"])
+def test_controller_metrics_are_scraped_as_the_alerts_read_them(overlay_name):
+    """The controller's ServiceMonitor selects its Service, which selects
+    the controller's pods on the port its --metrics-bind-address serves;
+    the scrape is HTTPS with the token Secret the controller keeps for
+    rocenet-metrics-scraper, an account allowed /metrics; and the
+    Service's name is the job RocenetControllerDown reads."""
+    docs = render(ALL_OVERLAYS[overlay_name])
+    monitor = one(docs, "ServiceMonitor", "rocenet-controller")
+    service = one(docs, "Service", "rocenet-controller-metrics")
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert monitor["spec"]["namespaceSelector"]["matchNames"] == [service["metadata"]["namespace"]]
+    pod = controller(docs)["spec"]["template"]
+    assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    (endpoint,) = monitor["spec"]["endpoints"]
+    (svc_port,) = [p for p in service["spec"]["ports"] if p["name"] == endpoint["port"]]
+    (container,) = pod["spec"]["containers"]
+    (cport,) = [p for p in container["ports"] if p["name"] == svc_port["targetPort"]]
+    assert f":{cport['containerPort']}" == flags(container["command"])["--metrics-bind-address"]
+    assert endpoint["scheme"] == "https"
+    secret = endpoint["authorization"]["credentials"]
+    with open(os.path.join(REPO, "operator", "internal", "controller", "diagsecret.go")) as f:
+        source = f.read()
+    assert f'MetricsScraperSecret  = "{secret["name"]}"' in source and secret["key"] == "token"
+    assert 'MetricsScraperAccount = "rocenet-metrics-scraper"' in source
+    account = one(docs, "ServiceAccount", "rocenet-metrics-scraper")
+    roles = [one(docs, *role.split("/")) for role in
+             bound_to(docs, account["metadata"]["namespace"], account["metadata"]["name"])]
+    assert any("/metrics" in rule.get("nonResourceURLs", []) and "get" in rule["verbs"]
+               for role in roles for rule in role["rules"]), "rocenet-metrics-scraper may not get /metrics"
+    with open(os.path.join(REPO, "packaging", "prometheus", "rocenet-rules.yaml")) as f:
+        rules = f.read()
+    assert f'up{{job="{service["metadata"]["name"]}"}}' in rules

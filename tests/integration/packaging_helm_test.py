@@ -71,13 +71,27 @@ def test_helm_chart_renders_the_service_and_servicemonitor(helm):
     got = one(rendered, "Service", "rocenet-metrics")["spec"]
     assert got["ports"] == want["ports"]
     assert got["selector"] == want["selector"]
-    kept = [e["port"] for e in one(render(os.path.join(K8S, "monitoring")), "ServiceMonitor")
-            ["spec"]["endpoints"]]
-    endpoints = one(rendered, "ServiceMonitor")["spec"]["endpoints"]
+    monitoring = render(os.path.join(K8S, "monitoring"))
+    kept = [e["port"] for e in one(monitoring, "ServiceMonitor", "rocenet")["spec"]["endpoints"]]
+    endpoints = one(rendered, "ServiceMonitor", "rocenet")["spec"]["endpoints"]
     assert [e["port"] for e in endpoints] == kept == ["metrics", "diag-metrics"]
     for e in endpoints:
         assert {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"} \
             in e["relabelings"], e
+    # The controller's: the same Service, endpoint and scraper account.
+    want = one(render(OVERLAYS["generic"]), "Service", "rocenet-controller-metrics")["spec"]
+    got = one(rendered, "Service", "rocenet-controller-metrics")["spec"]
+    assert got["ports"] == want["ports"]
+    assert got["selector"] == want["selector"]
+    (want,) = one(monitoring, "ServiceMonitor", "rocenet-controller")["spec"]["endpoints"]
+    (got,) = one(rendered, "ServiceMonitor", "rocenet-controller")["spec"]["endpoints"]
+    assert {k: v for k, v in got.items() if k != "interval"} == \
+        {k: v for k, v in want.items() if k not in ("interval", "scrapeTimeout")}
+    for kind, name in (("ServiceAccount", "rocenet-metrics-scraper"),
+                       ("ClusterRole", "rocenet-metrics-reader"),
+                       ("ClusterRoleBinding", "rocenet-metrics-scraper")):
+        for key in ("rules", "roleRef", "automountServiceAccountToken"):
+            assert one(rendered, kind, name).get(key) == one(monitoring, kind, name).get(key), name
 
 
 def test_helm_chart_passes_helm_lint(helm):

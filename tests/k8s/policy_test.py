@@ -20,6 +20,7 @@ policy deleted leaves nothing of rocenet on the node.
 
 from __future__ import annotations
 
+import base64
 import glob
 import json
 import os
@@ -31,6 +32,7 @@ import olm_install
 import pytest
 import yaml
 
+import controller_metrics
 from e2e_support import IMAGE, PORTS, ROOT, Serving, deployed, operator_on_the_test_cluster, wait
 
 pytestmark = pytest.mark.ordered
@@ -219,6 +221,26 @@ def test_an_sre_reads_rocenet_through_view_and_triages_through_edit(env):
     finally:
         env.kubectl("delete", "namespace", "e2e-team", "--wait=false", check=False)
         env.kubectl("delete", "clusterrolebinding", "e2e-sre-view", check=False)
+
+
+def test_prometheus_scrapes_the_controller_as_the_shipped_account_alone(env, say):
+    """The account the ServiceMonitor scrapes as: the controller keeps its
+    token Secret, the real token controller fills it, and that token reads
+    the fleet's state; a token of an account without the role is refused."""
+    secret = wait("the scraper's token Secret filled", lambda: (
+        lambda s: s if s.get("data", {}).get("token") else None)(
+        env.json("-n", NS, "get", "secret", "rocenet-metrics-scraper-token")), 120)
+    token = base64.b64decode(secret["data"]["token"]).decode()
+    scraped = controller_metrics.scrape(env, token)
+    assert scraped and all(status == 200 for status, _ in scraped), [s for s, _ in scraped]
+    body = scraped[0][1]
+    target = re.search(r'^rocenet_cluster_nodes\{state="target"\} (\d+)', body, re.M)
+    assert target and int(target.group(1)) == 1, body[:2000]
+    assert re.search(r'^rocenet_nodepolicy_nodes\{policy="gaudi",state="matched"\} 1$', body, re.M)
+    other = env.kubectl("-n", NS, "create", "token", "rocenet").stdout.strip()
+    assert [status for status, _ in controller_metrics.scrape(env, other)] == [403] * len(scraped)
+    say(f"metrics: {len(scraped)} controller replica(s) scraped as rocenet-metrics-scraper; "
+        f"rocenet_cluster_nodes target {target.group(1)}; another account refused (403)")
 
 
 def test_a_bad_value_is_refused_at_apply_with_its_field_named(env):

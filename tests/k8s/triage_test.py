@@ -19,15 +19,14 @@ import calendar
 import json
 import os
 import re
-import ssl
 import subprocess
 import threading
 import time
-import urllib.request
 
 import pytest
 import yaml
 
+import controller_metrics
 from e2e_support import (
     HERE,
     PORTS,
@@ -404,39 +403,9 @@ def _metrics_token(env) -> str:
 
 def _controller_metrics(env) -> str:
     """The metrics of the rocenet-controller replica that reconciles (the
-    one holding the Lease has the triage series), over HTTPS through
-    `kubectl port-forward`, with a token the controller has the API server
-    authenticate and authorize (the API server's proxy would not pass
-    one on)."""
-    token = _metrics_token(env)
-    pods = env.json("-n", "rocenet-system", "get", "pods",
-                    "-l", "app.kubernetes.io/name=rocenet,app.kubernetes.io/component=controller")
-    texts = []
-    for p in pods["items"]:
-        if p["status"].get("phase") != "Running":
-            continue
-        forward = subprocess.Popen(
-            [os.path.join(env.cluster.bin, "kubectl"), "--kubeconfig", env.cluster.kubeconfig,
-             "-n", "rocenet-system", "port-forward", f"pod/{p['metadata']['name']}", ":50155"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            line = forward.stdout.readline()
-            m = re.search(r"127\.0\.0\.1:(\d+) ->", line)
-            if not m:
-                continue
-            # The controller's certificate is its own, made at its start.
-            context = ssl.create_default_context()
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-            req = urllib.request.Request(f"https://127.0.0.1:{m.group(1)}/metrics",
-                                         headers={"Authorization": f"Bearer {token}"})
-            with urllib.request.urlopen(req, context=context, timeout=10) as resp:
-                texts.append(resp.read().decode())
-        except OSError:
-            continue
-        finally:
-            forward.terminate()
-            forward.wait(timeout=10)
+    one holding the Lease has the triage series)."""
+    texts = [body for status, body in controller_metrics.scrape(env, _metrics_token(env))
+             if status == 200]
     return next((t for t in texts if "rocenet_triage_" in t), "\n".join(texts))
 
 

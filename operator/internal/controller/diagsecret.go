@@ -20,8 +20,8 @@ import (
 // pod and RocenetNode event of a rollout, and needs no read of its own.
 const diagSecretRecheck = time.Minute
 
-// ensureDiagSecret is ensureDiagSecret in the operator's namespace, read
-// at most once a diagSecretRecheck.
+// ensureDiagSecret is ensureDiagSecret and ensureScraperToken in the
+// operator's namespace, read at most once a diagSecretRecheck.
 func (r *NodePolicyReconciler) ensureDiagSecret(ctx context.Context) error {
 	r.mu.Lock()
 	fresh := !r.diagSecretSeen.IsZero() && r.now().Sub(r.diagSecretSeen) < diagSecretRecheck
@@ -30,6 +30,9 @@ func (r *NodePolicyReconciler) ensureDiagSecret(ctx context.Context) error {
 		return nil
 	}
 	if err := ensureDiagSecret(ctx, r.client, r.reader, r.opts.Namespace); err != nil {
+		return err
+	}
+	if err := ensureScraperToken(ctx, r.client, r.reader, r.opts.Namespace); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -68,6 +71,49 @@ func ensureDiagSecret(ctx context.Context, c client.Client, reader client.Reader
 				"app.kubernetes.io/managed-by": "rocenet-operator"}},
 		Type:       corev1.SecretTypeOpaque,
 		StringData: map[string]string{"secret": hex.EncodeToString(random)},
+	}
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("making Secret %s: %w", key, err)
+	}
+	return nil
+}
+
+// The account Prometheus scrapes the controller's metrics as, and the
+// Secret of its token (packaging/kubernetes/monitoring): the
+// ServiceMonitor names the Secret.
+const (
+	MetricsScraperAccount = "rocenet-metrics-scraper"
+	MetricsScraperSecret  = "rocenet-metrics-scraper-token"
+)
+
+// ensureScraperToken makes the Secret of the metrics scraper's token in
+// namespace when the account is there and the Secret is not: a
+// service-account-token Secret, which the API server's token controller
+// fills (and deletes with the account). Made here rather than shipped: a
+// shipped one applied before its account (OLM makes the account from the
+// CSV) would be deleted at once. Without the account (no monitoring
+// installed), nothing.
+func ensureScraperToken(ctx context.Context, c client.Client, reader client.Reader, namespace string) error {
+	account := client.ObjectKey{Namespace: namespace, Name: MetricsScraperAccount}
+	if err := reader.Get(ctx, account, &corev1.ServiceAccount{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading ServiceAccount %s: %w", account, err)
+	}
+	key := client.ObjectKey{Namespace: namespace, Name: MetricsScraperSecret}
+	if err := reader.Get(ctx, key, &corev1.Secret{}); err == nil || !apierrors.IsNotFound(err) {
+		if err != nil {
+			return fmt.Errorf("reading Secret %s: %w", key, err)
+		}
+		return nil
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: MetricsScraperSecret, Namespace: namespace,
+			Labels: map[string]string{"app.kubernetes.io/name": "rocenet-controller", "app.kubernetes.io/part-of": "rocenet",
+				"app.kubernetes.io/managed-by": "rocenet-operator"},
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: MetricsScraperAccount}},
+		Type: corev1.SecretTypeServiceAccountToken,
 	}
 	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("making Secret %s: %w", key, err)

@@ -167,6 +167,13 @@ func TestEnvtestControllerRunsWithItsRBACAndGuardsItsMetrics(t *testing.T) {
 			if !strings.Contains(body, "controller_runtime_reconcile_total") {
 				t.Errorf("the metrics: %s", body)
 			}
+			// The fleet's state, from the cache, as its alerts read it.
+			for _, series := range []string{`rocenet_cluster_nodes{state="missing"} 1`,
+				`rocenet_cluster_nodes{state="stale"} 1`, `rocenet_cluster_condition{condition="Degraded",reason="NodesNotReady"} 1`} {
+				if !strings.Contains(body, series+"\n") {
+					t.Errorf("the metrics have no %s", series)
+				}
+			}
 			break
 		}
 		if time.Now().After(deadline) {

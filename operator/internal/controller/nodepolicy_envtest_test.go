@@ -335,6 +335,30 @@ func TestEnvtestNodePoliciesRunAsShipped(t *testing.T) {
 	if second := secretOf(); second == first {
 		t.Errorf("the diagnostics' Secret made again with the same secret")
 	}
+	// The metrics scraper's token Secret: none while its account is
+	// absent (no monitoring installed); made once it is there.
+	scraperKey := client.ObjectKey{Namespace: rocenetNS, Name: MetricsScraperSecret}
+	if err := admin.Get(ctx, scraperKey, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the scraper's token Secret without its account: %v", err)
+	}
+	must(admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: rocenetNS, Name: MetricsScraperAccount}}))
+	clk.ahead.Add(int64(2 * time.Minute))
+	must(admin.Get(ctx, client.ObjectKey{Name: "gaudi"}, &gaudi))
+	gaudi.Annotations = map[string]string{"test.rocenet.io/poke": "2"}
+	must(admin.Update(ctx, &gaudi))
+	var token corev1.Secret
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		err := admin.Get(ctx, scraperKey, &token)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scraper's token Secret once its account is there: %v", err)
+		}
+	}
+	if token.Type != corev1.SecretTypeServiceAccountToken || token.Annotations[corev1.ServiceAccountNameKey] != MetricsScraperAccount {
+		t.Errorf("the scraper's token Secret: type %s, annotations %v", token.Type, token.Annotations)
+	}
 	as, err := client.New(controller, client.Options{})
 	must(err)
 	var g2 corev1.Node
