@@ -15,11 +15,13 @@ reported SKIPPED.
 
 from __future__ import annotations
 
+import base64
 import calendar
 import json
 import os
 import re
 import subprocess
+import tarfile
 import threading
 import time
 
@@ -175,6 +177,35 @@ def _triage(env, name: str) -> dict:
 
 def _finished(status: dict) -> bool:
     return status.get("phase") in ("Succeeded", "Failed", "Inconclusive", "Error")
+
+
+def test_must_gather_collects_what_a_support_case_needs(env, tmp_path):
+    """`kubectl rocenet must-gather` on the real cluster: one archive with
+    rocenet's objects, every container's log in its namespace (the node
+    pod's and the controller's) and the node's own state from rocectl in
+    its pod; no Secret in it."""
+    out = str(tmp_path / "case.tar.gz")
+    started = time.monotonic()
+    cp = env.rocenet("must-gather", "-o", out)
+    took = time.monotonic() - started
+    assert cp.returncode == 0, cp.stderr
+    with tarfile.open(out) as archive:
+        files = {m.name: archive.extractfile(m).read().decode() for m in archive.getmembers() if m.isfile()}
+    top = next(iter(files)).split("/")[0]
+    node = env.cluster.node
+    health = json.loads(files[f"{top}/nodes/{node}/health.json"])
+    assert len(health["ports"]) == PORTS, health
+    assert json.loads(files[f"{top}/nodes/{node}/addressing.json"])["plans"], node
+    assert "name: cluster" in files[f"{top}/cluster/rocenetclusters.yaml"]
+    assert f"name: {node}" in files[f"{top}/cluster/rocenetnodes.yaml"]
+    logs = {name.split("/", 2)[2]: text for name, text in files.items() if name.startswith(f"{top}/logs/")}
+    for pod_prefix, container in (("rocenet-", "rocenetd"), ("rocenet-controller-", "controller")):
+        assert any(name.startswith(pod_prefix) and name.endswith(f"/{container}.log") and text
+                   for name, text in logs.items()), sorted(logs)
+    secret = env.json("-n", "rocenet-system", "get", "secret", "rocenet-diag")["data"]["secret"]
+    assert not any(secret in text or base64.b64decode(secret).decode() in text for text in files.values())
+    env.say(f"must-gather: {len(files)} files, {os.path.getsize(out)} bytes gzipped, in {took:.1f} s"
+            + (f"; not collected: {cp.stderr.strip()}" if cp.stderr.strip() else ""))
 
 
 def test_a_triage_by_node_runs_as_a_job_and_names_a_pulled_cable(env):

@@ -3,8 +3,11 @@
 package kubectlplugin
 
 import (
+	"context"
 	"fmt"
+	"io"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,5 +33,13 @@ func Connect(flags *genericclioptions.ConfigFlags) (Clients, error) {
 	if err != nil {
 		return Clients{}, fmt.Errorf("client of %s: %w", cfg.Host, err)
 	}
-	return Clients{Kube: kube, Exec: &remoteExecutor{config: cfg, core: core.CoreV1().RESTClient()}}, nil
+	return Clients{Kube: kube, Exec: &remoteExecutor{config: cfg, core: core.CoreV1().RESTClient()},
+		Logs: podLogs{core: core}}, nil
+}
+
+// podLogs reads a container's log through the API server's pods/log.
+type podLogs struct{ core kubernetes.Interface }
+
+func (l podLogs) Logs(ctx context.Context, namespace, pod, container string, previous bool) (io.ReadCloser, error) {
+	return l.core.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: previous}).Stream(ctx)
 }

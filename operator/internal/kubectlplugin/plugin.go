@@ -5,7 +5,9 @@
 // RocenetCluster at a glance, `nodes` the RocenetNodes selected by their
 // Nodes' labels, `ports NODE` one node's port table, from its RocenetNode
 // or, with --live, from rocectl in the node's rocenet pod; `diag` runs
-// triage over nodes as RocenetTriages and writes acceptance reports.
+// triage over nodes as RocenetTriages and writes acceptance reports;
+// `must-gather` collects the objects, logs and nodes' state of a support
+// case into one archive.
 //
 // The binary's main is one call of Run, which takes the streams and the
 // way to reach the cluster as parameters (Env), so the tests run every
@@ -44,8 +46,11 @@ type Clients struct {
 	// Kube reads RocenetCluster, RocenetNodes, Nodes' metadata and Pods;
 	// its scheme has core/v1 and rocenet.io/v1alpha1 (NewScheme).
 	Kube client.Client
-	// Exec runs a command in a pod's container (`ports --live`).
+	// Exec runs a command in a pod's container (`ports --live`,
+	// must-gather).
 	Exec Executor
+	// Logs reads a container's log (must-gather).
+	Logs LogReader
 }
 
 // Env is everything the plugin takes from outside: main passes the
@@ -183,7 +188,8 @@ func NewCommand(ctx context.Context, env Env) *cobra.Command {
 	o.config.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&o.rocenetNamespace, "rocenet-namespace", DefaultRocenetNamespace,
 		"The namespace of rocenet's DaemonSet and rocenet-controller.")
-	root.AddCommand(newStatusCommand(o), newNodesCommand(o), newPortsCommand(o), newPoliciesCommand(o), newDiagCommand(o))
+	root.AddCommand(newStatusCommand(o), newNodesCommand(o), newPortsCommand(o), newPoliciesCommand(o), newDiagCommand(o),
+		newMustGatherCommand(o))
 	return root
 }
 
