@@ -81,7 +81,8 @@ var _ toolscache.TransformFunc = TrimNode
 // CIDRs (which the node policies reserve: clusternets), Ready condition
 // and rocenet's ScaleOutNetworkReady (without their heartbeat times, which
 // the kubelet renews every few minutes) and allocatable
-// rocenet.io/scale-out-port (what a triage holds): everything else, the
+// rocenet.io/scale-out-port and habana.ai/gaudi (what a triage holds):
+// everything else, the
 // rest of the spec, images, addresses, capacity, annotations,
 // managedFields, is dropped. Any other object passes unchanged.
 func TrimNode(obj any) (any, error) {
@@ -102,8 +103,13 @@ func TrimNode(obj any) (any, error) {
 			trimmed.Status.Conditions = append(trimmed.Status.Conditions, c)
 		}
 	}
-	if ports, ok := n.Status.Allocatable[ScaleOutPortResource]; ok {
-		trimmed.Status.Allocatable = corev1.ResourceList{ScaleOutPortResource: ports}
+	for _, r := range []corev1.ResourceName{ScaleOutPortResource, GaudiResource} {
+		if count, ok := n.Status.Allocatable[r]; ok {
+			if trimmed.Status.Allocatable == nil {
+				trimmed.Status.Allocatable = corev1.ResourceList{}
+			}
+			trimmed.Status.Allocatable[r] = count
+		}
 	}
 	return trimmed, nil
 }

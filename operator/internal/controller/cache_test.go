@@ -29,6 +29,8 @@ func TestTrimNode(t *testing.T) {
 			Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}},
 		Status: corev1.NodeStatus{
 			Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("96")},
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("95"),
+				ScaleOutPortResource: resource.MustParse("24"), GaudiResource: resource.MustParse("8")},
 			Conditions: []corev1.NodeCondition{
 				{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse},
 				{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: beat, LastTransitionTime: beat},
@@ -47,7 +49,8 @@ func TestTrimNode(t *testing.T) {
 	want := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-1", ResourceVersion: "42", Labels: map[string]string{"rack": "r1"}},
 		Spec:       corev1.NodeSpec{PodCIDRs: []string{"10.244.0.0/24"}},
-		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+			ScaleOutPortResource: resource.MustParse("24"), GaudiResource: resource.MustParse("8")}, Conditions: []corev1.NodeCondition{
 			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastTransitionTime: beat},
 			{Type: v1alpha1.NodeConditionType, Status: corev1.ConditionTrue, Reason: "PortsReady", Message: "8/8 ports ready",
 				LastTransitionTime: beat}}},

@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,6 +36,10 @@ import (
 const (
 	// The device plugin's resource (docs/pods.md).
 	ScaleOutPortResource corev1.ResourceName = "rocenet.io/scale-out-port"
+	// Habana's device plugin's: in host mode (a policy of mode Host) the
+	// ports stay in the host and a job that holds Gaudis uses their ports
+	// through HCL, so the Gaudis are what a holder holds there.
+	GaudiResource corev1.ResourceName = "habana.ai/gaudi"
 	// Labels of a holder, besides a run's: its role and the run it holds
 	// for; the node is an annotation (a node's name may be longer than a
 	// label's value).
@@ -45,15 +50,20 @@ const (
 	holderContainer       = "hold"
 	defaultHoldTimeout    = 30 * time.Second
 	reasonPortsInUse      = "ports in use by a pod"
-	reasonNoPortsToHold   = "no " + string(ScaleOutPortResource) + " to hold (the device plugin's resource; DRA nodes cannot be held)"
+	reasonGaudisInUse     = "Gaudis in use by a pod (host mode: their ports are the job's)"
+	reasonNoPortsToHold   = "no " + string(ScaleOutPortResource) + " or " + string(GaudiResource) + " to hold (the device plugins' resources; DRA nodes cannot be held)"
 	insufficientPortsWord = "Insufficient " + string(ScaleOutPortResource)
+	insufficientGaudiWord = "Insufficient " + string(GaudiResource)
 )
 
 // TriageHolderSelector is what the cache keeps of pods: the holders.
 var TriageHolderSelector = labels.SelectorFromSet(labels.Set{labelComponent: TriageComponent, labelTriageRole: roleHolder})
 
 // holdable splits nodes into those with ports to hold (and how many: the
-// Node's allocatable, which the cache keeps) and those without.
+// Node's allocatable, which the cache keeps) and those without. A node
+// without rocenet's resource but with Gaudis runs rocenet in host mode:
+// its Gaudis are held instead, so that no job that would use their ports
+// runs during the stage, and a node where one does is left out.
 func (r *TriageReconciler) holdable(ctx context.Context, nodes []runNode) ([]runNode, []v1alpha1.TriageSkippedNode, error) {
 	var held []runNode
 	var skipped []v1alpha1.TriageSkippedNode
@@ -66,7 +76,11 @@ func (r *TriageReconciler) holdable(ctx context.Context, nodes []runNode) ([]run
 			}
 			return nil, nil, fmt.Errorf("reading the Node %s: %w", n.name, err)
 		}
+		n.resource = ScaleOutPortResource
 		count := node.Status.Allocatable[ScaleOutPortResource]
+		if count.Value() <= 0 {
+			n.resource, count = GaudiResource, node.Status.Allocatable[GaudiResource]
+		}
 		if count.Value() <= 0 {
 			skipped = append(skipped, v1alpha1.TriageSkippedNode{Node: n.name, Reason: reasonNoPortsToHold})
 			continue
@@ -86,7 +100,8 @@ func holderName(t *v1alpha1.RocenetTriage, run int32, node string) string {
 }
 
 // holder is the pod that holds node n's ports for run: pinned to it
-// (required node affinity), asking for every allocatable port, sleeping
+// (required node affinity), asking for every allocatable port (in host
+// mode, every Gaudi), sleeping
 // until the run's bound has passed. It takes no network attachment (the
 // ports stay in the host) and runs as the image's unprivileged user with
 // nothing mounted. It has priorityClass's priority (none: the cluster's
@@ -99,7 +114,8 @@ func holder(t *v1alpha1.RocenetTriage, run int32, n runNode, d *diagdTemplate, n
 		term = corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
 			Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{n.hostname}}}}
 	}
-	ports := corev1.ResourceList{ScaleOutPortResource: *resource.NewQuantity(n.allocatable, resource.DecimalSI)}
+	held := cmp.Or(n.resource, ScaleOutPortResource)
+	ports := corev1.ResourceList{held: *resource.NewQuantity(n.allocatable, resource.DecimalSI)}
 	l := runLabels(t)
 	l[labelTriageRole] = roleHolder
 	l[labelTriageRun] = strconv.Itoa(int(run))
@@ -159,6 +175,9 @@ func outcome(p *corev1.Pod) holdOutcome {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			if strings.Contains(c.Message, insufficientPortsWord) {
 				return holdOutcome{busy: reasonPortsInUse}
+			}
+			if strings.Contains(c.Message, insufficientGaudiWord) {
+				return holdOutcome{busy: reasonGaudisInUse}
 			}
 			return holdOutcome{busy: "not schedulable: " + firstLine(c.Message)}
 		}

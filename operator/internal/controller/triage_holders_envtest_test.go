@@ -94,8 +94,10 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// n1..n3 advertise 2 ports to hold (n1 with a hostname label of its
-	// own); n4, a DRA node, has an addressed RocenetNode and none.
+	// n1 and n2 advertise 2 ports to hold (n1 with a hostname label of its
+	// own); n3 runs rocenet in host mode, its ports staying in the host,
+	// and advertises 8 Gaudis, which jobs use the ports through; n4, a DRA
+	// node, has an addressed RocenetNode and none.
 	for _, name := range []string{"n1", "n2", "n3"} {
 		var n corev1.Node
 		must(admin.Get(ctx, client.ObjectKey{Name: name}, &n))
@@ -103,9 +105,11 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 			n.Labels[corev1.LabelHostname] = "n1-host"
 			must(admin.Update(ctx, &n))
 		}
-		two := resource.MustParse("2")
-		n.Status.Capacity = corev1.ResourceList{ScaleOutPortResource: two}
-		n.Status.Allocatable = corev1.ResourceList{ScaleOutPortResource: two}
+		held := corev1.ResourceList{ScaleOutPortResource: resource.MustParse("2")}
+		if name == "n3" {
+			held = corev1.ResourceList{GaudiResource: resource.MustParse("8")}
+		}
+		n.Status.Capacity, n.Status.Allocatable = held, held
 		must(admin.Status().Update(ctx, &n))
 	}
 	e.node("n4", true)
@@ -209,10 +213,15 @@ func TestEnvtestRocenetTriageHoldsPorts(t *testing.T) {
 	for node, p := range held {
 		spec := p.Spec
 		c := spec.Containers[0]
-		ports := c.Resources.Requests[ScaleOutPortResource]
-		limit := c.Resources.Limits[ScaleOutPortResource]
-		if ports.Value() != 2 || limit.Value() != 2 {
-			t.Errorf("%s's holder asks for %s and is limited to %s, want every allocatable port, 2", node, ports.String(), limit.String())
+		what, count := ScaleOutPortResource, int64(2)
+		if node == "n3" {
+			what, count = GaudiResource, 8
+		}
+		ports := c.Resources.Requests[what]
+		limit := c.Resources.Limits[what]
+		if ports.Value() != count || limit.Value() != count || len(c.Resources.Requests) != 1 {
+			t.Errorf("%s's holder asks for %v and is limited to %s of %s, want every allocatable one, %d", node,
+				c.Resources.Requests, limit.String(), what, count)
 		}
 		term := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0]
 		pinned := fmt.Sprintf("%v %v", term.MatchExpressions, term.MatchFields)

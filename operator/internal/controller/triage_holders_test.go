@@ -30,6 +30,9 @@ func TestAHoldersStatusIsItsNodesVerdict(t *testing.T) {
 		{&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, holdOutcome{}},
 		{unschedulable("0/1 nodes are available: 1 Insufficient rocenet.io/scale-out-port. preemption: ..."),
 			holdOutcome{busy: "ports in use by a pod"}},
+		// Host mode: a job holds Gaudis, whose ports the stage would use.
+		{unschedulable("0/1 nodes are available: 1 Insufficient habana.ai/gaudi. preemption: ..."),
+			holdOutcome{busy: "Gaudis in use by a pod (host mode: their ports are the job's)"}},
 		{unschedulable("0/1 nodes are available: 1 node(s) had untolerated taint {maintenance: }.\nmore"),
 			holdOutcome{busy: "not schedulable: 0/1 nodes are available: 1 node(s) had untolerated taint {maintenance: }."}},
 		{&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "UnexpectedAdmissionError",

@@ -67,8 +67,10 @@ type runNode struct {
 	name      string
 	addresses []string
 	ports     []runPort
-	// Its allocatable rocenet.io/scale-out-port and its
+	// What its holder asks for (ScaleOutPortResource, or in host mode
+	// GaudiResource), its allocatable count of it, and its
 	// kubernetes.io/hostname label (holdable).
+	resource    corev1.ResourceName
 	allocatable int64
 	hostname    string
 	// Whether its RocenetNode says its scale-out network is ready.
