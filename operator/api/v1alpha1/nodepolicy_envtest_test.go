@@ -102,6 +102,10 @@ func TestEnvtestNodePolicyValidation(t *testing.T) {
 		{"resources of no container", []string{"resources"}, map[string]any{"sidecar": map[string]any{}},
 			"spec.resources: Invalid value: a container of rocenet's pod"},
 		{"NetworkManager of no kind", []string{"networkManager"}, "Disable", `spec.networkManager: Unsupported value: "Disable"`},
+		{"a label without its prefix", []string{"outputs", "nfdLabel"}, "gaudi-scale-out", `spec.outputs.nfdLabel: Invalid value: "gaudi-scale-out"`},
+		{"a label with a space", []string{"outputs", "nfdLabel"}, "example.com/scale out", `spec.outputs.nfdLabel: Invalid value`},
+		{"a reserved network with host bits", []string{"addressing", "reservedNetworks"}, []any{"10.129.0.0/14"},
+			"spec.addressing.reservedNetworks: Invalid value: a network has no host bits set"},
 	} {
 		bad := example()
 		bad.SetName("bad")
@@ -128,6 +132,7 @@ func TestEnvtestNodePolicyValidation(t *testing.T) {
 		"addressing.staticRoutes": []any{"10.210.0.0/16", "192.168.0.0/24"}, "health.retransmitRate": "0.5",
 		"health.fecUncorrectableRate": "0", "health.fecCorrectedRate": "1e6", "health.flapStable": "0s",
 		"rollout.maxUnavailable": int64(3), "resources": map[string]any{"rocenetd": map[string]any{"requests": map[string]any{"cpu": "50m"}}},
+		"outputs.nfdLabel": "intel.feature.node.kubernetes.io/gaudi-scale-out", "addressing.reservedNetworks": []any{"192.168.0.0/16"},
 	} {
 		if err := unstructured.SetNestedField(ok.Object, value, append([]string{"spec"}, strings.Split(path, ".")...)...); err != nil {
 			t.Fatal(err)

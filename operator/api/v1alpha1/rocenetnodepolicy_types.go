@@ -369,6 +369,15 @@ type OutputSettings struct {
 	// +kubebuilder:default=true
 	// +optional
 	NFDFeatures *bool `json:"nfdFeatures,omitempty"`
+	// The label the feature file sets (default rocenet.io/scale-out-ready),
+	// e.g. intel.feature.node.kubernetes.io/gaudi-scale-out while jobs
+	// still select on Intel's (docs/migrating.md). Node Feature Discovery
+	// takes labels under *.feature.node.kubernetes.io, and others its
+	// nfd-worker allows (extraLabelNs).
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	// +optional
+	NFDLabel string `json:"nfdLabel,omitempty"`
 }
 
 // LogSettings is rocenetd's log.

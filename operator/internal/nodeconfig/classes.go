@@ -46,7 +46,8 @@ var keyClass = map[string]Class{
 	"limits.mutating_rpcs_per_second": Hot,
 	"limits.mutating_rpc_burst":       Hot,
 	"limits.max_string_bytes":         Hot,
-	"addressing.reserved_networks":    Hot, // only ever holds a port
+	"addressing.reserved_networks":    Hot,     // only ever holds a port
+	"outputs.nfd_label":               Restart, // the feature file, rewritten at start
 	"log_format":                      Restart,
 	"limits.max_request_bytes":        Restart,
 	"limits.max_concurrent_streams":   Restart,

@@ -5,6 +5,7 @@
 package nodeconfig
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -105,7 +106,7 @@ func tree(spec *v1alpha1.RocenetNodePolicySpec) map[string]any {
 	}
 	c["health"] = health
 
-	outputs := map[string]any{"gaudinet": "", "nfd_features": "", "nfd_label": NFDLabel}
+	outputs := map[string]any{"gaudinet": "", "nfd_features": "", "nfd_label": cmp.Or(spec.Outputs.NFDLabel, NFDLabel)}
 	if ptrOr(spec.Outputs.Gaudinet, true) {
 		outputs["gaudinet"] = GaudinetPath
 	}
