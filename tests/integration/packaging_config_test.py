@@ -139,7 +139,7 @@ def test_diagd_starts_with_the_daemonsets_flags_and_answers_its_probes(tmp_path)
     docs = system("generic")
     ds = one(docs, "DaemonSet", "rocenet")
     diagd = containers(ds)["diagd"]
-    svc_port = {p["name"]: p["targetPort"] for p in one(docs, "Service")["spec"]["ports"]}
+    svc_port = {p["name"]: p["targetPort"] for p in one(docs, "Service", "rocenet-metrics")["spec"]["ports"]}
     cm = rocenetd_config(docs)
     config = yaml.safe_load(cm["data"]["config.yaml"])
     (tmp_path / "features.d").mkdir()
