@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "client/render/table.h"
 
 namespace rocenet::rocectl {
@@ -78,6 +79,10 @@ std::string RenderNodeHealth(const v1::NodeHealth& node, absl::Time now, bool wi
   std::string out =
       absl::StrFormat("node ready: %s (%d/%d ports healthy)\n", node.ready() ? "yes" : "no",
                       node.ports_healthy(), node.ports_total());
+  if (!node.gaudinet_missing().empty()) {
+    absl::StrAppend(&out, "gaudinet.json lacks ", absl::StrJoin(node.gaudinet_missing(), ", "),
+                    " (no address yet; the file is not written while such a port is up)\n");
+  }
   TextTable table(HealthHeaders(wide));
   for (const v1::PortHealth& port : node.ports()) table.AddRow(Row(port, now, wide));
   return out + table.Render();

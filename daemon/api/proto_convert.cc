@@ -171,6 +171,7 @@ void ToProto(const health::NodeHealth& health, uint64_t generation, v1::NodeHeal
   out->set_ports_healthy(health.ports_healthy);
   out->set_generation(generation);
   for (const health::PortHealth& port : health.ports) ToProto(port, out->add_ports());
+  for (const std::string& name : health.gaudinet_missing) out->add_gaudinet_missing(name);
 }
 
 void ToProto(const node::NodeSnapshot& snapshot, v1::PortSnapshot* out) {

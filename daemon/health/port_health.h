@@ -127,6 +127,9 @@ struct NodeHealth {
   int ports_total = 0;
   int ports_healthy = 0;
   std::vector<PortHealth> ports;
+  // The Gaudi ports the host gaudinet.json leaves out (no address yet),
+  // sorted; set by the node from its host outputs.
+  std::vector<std::string> gaudinet_missing;
 
   friend bool operator==(const NodeHealth&, const NodeHealth&) = default;
 };

@@ -28,6 +28,7 @@ outputs::PortOutput ToOutput(const inventory::Port& port,
   out.l3 = mode == addressing::Mode::kL3;
   out.gaudi = port.discovery == inventory::Discovery::kGaudiSysfs;
   out.healthy = health != nullptr && health->healthy;
+  out.up = port.present && port.link.admin_up && port.link.carrier;
   if (addressing == nullptr || !addressing->provisioned || !addressing->applied.has_value()) {
     return out;
   }
@@ -275,18 +276,21 @@ void Node::Refresh(bool changed, bool replan, bool counters) {
     return;
   }
   ++generation_;
-  std::shared_ptr<const NodeSnapshot> snapshot = BuildSnapshot(std::move(ports));
+  std::shared_ptr<NodeSnapshot> built = BuildSnapshot(std::move(ports));
   if (manage && parts_.outputs != nullptr) {
     std::vector<outputs::PortOutput> outputs;
-    for (size_t i = 0; i < snapshot->ports.size(); ++i) {
-      outputs.push_back(ToOutput(
-          snapshot->ports[i], i < snapshot->addressing.size() ? &snapshot->addressing[i] : nullptr,
-          &snapshot->health.ports[i], snapshot->mode));
+    for (size_t i = 0; i < built->ports.size(); ++i) {
+      outputs.push_back(ToOutput(built->ports[i],
+                                 i < built->addressing.size() ? &built->addressing[i] : nullptr,
+                                 &built->health.ports[i], built->mode));
     }
     if (absl::Status s = parts_.outputs->Update(outputs); !s.ok()) {
       SPDLOG_ERROR("host outputs: {}", s.ToString());
     }
+    gaudinet_missing_ = parts_.outputs->gaudinet_missing();
+    built->health.gaudinet_missing = gaudinet_missing_;
   }
+  std::shared_ptr<const NodeSnapshot> snapshot = std::move(built);
   if (manage && parts_.reservation_files != nullptr && parts_.attach != nullptr) {
     // From the snapshot watchers get, as the device plugin builds its
     // allocations' files from it: the two paths write the same content.
@@ -298,13 +302,14 @@ void Node::Refresh(bool changed, bool replan, bool counters) {
   changes_.Publish(std::move(snapshot));
 }
 
-std::shared_ptr<const NodeSnapshot> Node::BuildSnapshot(std::vector<inventory::Port> ports) {
+std::shared_ptr<NodeSnapshot> Node::BuildSnapshot(std::vector<inventory::Port> ports) {
   auto snapshot = std::make_shared<NodeSnapshot>();
   snapshot->generation = generation_;
   snapshot->uninstalled = uninstalled_;
   snapshot->time = parts_.loop->Now();
   snapshot->ports = std::move(ports);
   snapshot->health = health_.node();
+  snapshot->health.gaudinet_missing = gaudinet_missing_;
   if (parts_.addressing != nullptr) {
     snapshot->mode = parts_.addressing->mode();
     snapshot->addressing = parts_.addressing->ports();

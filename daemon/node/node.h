@@ -179,7 +179,7 @@ class Node final : public NodeStateSource,
   // Any thread: what Current() returns.
   void SetCurrent(std::shared_ptr<const NodeSnapshot> snapshot);
   // A snapshot of the current state with `ports` (from PortsWithAttachments).
-  std::shared_ptr<const NodeSnapshot> BuildSnapshot(std::vector<inventory::Port> ports);
+  std::shared_ptr<NodeSnapshot> BuildSnapshot(std::vector<inventory::Port> ports);
   // Loop thread: the inventory's ports, with those handed to pods shown as
   // they are inside their pod.
   std::vector<inventory::Port> PortsWithAttachments();
@@ -246,6 +246,9 @@ class Node final : public NodeStateSource,
   std::optional<os::Loop::TimerId> home_timer_;
   std::deque<absl::AnyInvocable<void() &&>> held_;
   uint64_t generation_ = 0;
+  // The Gaudi ports the host gaudinet.json leaves out, as of the last
+  // update of the host outputs (every snapshot's health carries them).
+  std::vector<std::string> gaudinet_missing_;
   Broadcast<NodeSnapshot> changes_;
   std::mutex attach_stats_mu_;
   AttachStats attach_stats_;  // guarded by attach_stats_mu_

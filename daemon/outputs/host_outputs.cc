@@ -73,22 +73,19 @@ absl::Status HostOutputs::Update(const std::vector<PortOutput>& ports) {
 
 void HostOutputs::UpdateGaudinet(const std::vector<PortOutput>& ports,
                                  std::vector<absl::Status>& errors) {
-  // HCL reads the file once when a job starts and has no notion of a port
-  // that is still coming up, so only a complete file is worth writing. Without
-  // the switch's MAC an entry would send the job's traffic nowhere.
-  bool any_l3 = false;
-  for (const PortOutput& port : ports) {
-    if (!port.l3 || !port.gaudi) continue;
-    any_l3 = true;
-    if (!port.provisioned || port.gateway_mac.empty()) return;
-  }
-  if (!any_l3) return;
+  // HCL reads the file once when a job starts. A port it finds no entry
+  // for gets the IP 0: fine while the port is down (HCL drops it), fatal
+  // once it is up, so the file waits for every up port (PlanGaudinet).
+  // Without the switch's MAC an entry would send the job's traffic nowhere.
+  const GaudinetPlan plan = PlanGaudinet(ports);
+  gaudinet_missing_ = plan.missing;
+  if (!plan.writable) return;
   const std::string& path = config_.gaudinet_path;
   const size_t slash = path.rfind('/');
   absl::Status status = slash == std::string::npos || slash == 0
                             ? absl::OkStatus()
                             : fs_->MakeDirectories(absl::string_view(path).substr(0, slash), 0755);
-  if (status.ok()) status = WriteIfChanged(path, RenderGaudinet(ports));
+  if (status.ok()) status = WriteIfChanged(path, RenderGaudinet(plan));
   if (!status.ok()) errors.push_back(Annotate("gaudinet", config_.gaudinet_path, status));
 }
 

@@ -55,6 +55,7 @@ struct PortOutput {
   bool l3 = true;            // L3 port (addresses) vs L2 port
   bool gaudi = false;        // a Gaudi scale-out port (HCL's gaudinet.json)
   bool provisioned = false;  // its address and routes are applied
+  bool up = false;           // administratively up with carrier
   std::string local_ip;      // "10.200.1.1" (when provisioned)
   int prefix_length = 0;     // 30
   std::string gateway_ip;    // "10.200.1.2"
@@ -103,11 +104,13 @@ class HostOutputs {
   ~HostOutputs();
 
   // Brings every enabled output in line with `ports`:
-  //  - gaudinet.json is written once every Gaudi L3 port is provisioned and
-  //    knows its gateway MAC (and there is at least one), its directory
-  //    made if missing. Otherwise the file stays as it is: a job that is
-  //    running keeps the file it started with. No Gaudi port or L2 mode: no
-  //    file (in L2 its presence would switch HCL to L3).
+  //  - gaudinet.json lists every Gaudi L3 port with an address and its
+  //    gateway MAC, once every such port that is up has one (PlanGaudinet:
+  //    a port that is down without one is left out, and named by
+  //    gaudinet_missing()), its directory made if missing. Otherwise the
+  //    file stays as it is: a job that is running keeps the file it started
+  //    with. No Gaudi port or L2 mode: no file (in L2 its presence would
+  //    switch HCL to L3).
   //  - one .network file per provisioned port; rocenet's files for other
   //    ports are removed, files of anyone else in the directory are not.
   //  - the NFD file exists while every port is healthy and provisioned (and
@@ -135,6 +138,10 @@ class HostOutputs {
   // is not reported; a failure keeps its output with the error. Every
   // output is listed here, so a new one joins with one line.
   RemovalReport RemoveAll(const std::vector<std::string>& pods_on_ports);
+
+  // The Gaudi L3 ports the host gaudinet.json leaves out as of the last
+  // Update (no address yet), sorted; empty with the file off.
+  const std::vector<std::string>& gaudinet_missing() const { return gaudinet_missing_; }
 
  private:
   // Each appends its failures to `errors`.
@@ -165,6 +172,7 @@ class HostOutputs {
   std::string nfd_labels_;
   absl::Time nfd_expiry_;
   os::BootTime nfd_written_;
+  std::vector<std::string> gaudinet_missing_;
 };
 
 }  // namespace rocenet::outputs

@@ -32,23 +32,34 @@ std::string SubnetMask(int prefix_length) {
                          mask & 0xff);
 }
 
-std::string RenderGaudinet(const std::vector<PortOutput>& ports) {
-  std::vector<const PortOutput*> l3;
+GaudinetPlan PlanGaudinet(const std::vector<PortOutput>& ports) {
+  GaudinetPlan plan;
   for (const PortOutput& port : ports) {
-    if (port.l3 && port.gaudi) l3.push_back(&port);
+    if (!port.l3 || !port.gaudi) continue;
+    if (port.provisioned && !port.local_ip.empty() && !port.gateway_mac.empty()) {
+      plan.entries.push_back(port);
+      continue;
+    }
+    plan.missing.push_back(port.name);
+    if (port.up && plan.held_by.empty()) plan.held_by = port.name;
   }
-  std::sort(l3.begin(), l3.end(),
-            [](const PortOutput* a, const PortOutput* b) { return a->name < b->name; });
+  std::sort(plan.entries.begin(), plan.entries.end(),
+            [](const PortOutput& a, const PortOutput& b) { return a.name < b.name; });
+  std::sort(plan.missing.begin(), plan.missing.end());
+  plan.writable = !plan.entries.empty() && plan.held_by.empty();
+  return plan;
+}
 
+std::string RenderGaudinet(const GaudinetPlan& plan) {
   // ordered_json keeps the keys in Habana's documented order, which makes the
   // file easy to compare with their examples; plain json would sort them.
   nlohmann::ordered_json entries = nlohmann::ordered_json::array();
-  for (const PortOutput* port : l3) {
+  for (const PortOutput& port : plan.entries) {
     nlohmann::ordered_json entry;
-    entry["NIC_MAC"] = port->mac;
-    entry["NIC_IP"] = port->local_ip;
-    entry["SUBNET_MASK"] = SubnetMask(port->prefix_length);
-    entry["GATEWAY_MAC"] = port->gateway_mac;
+    entry["NIC_MAC"] = port.mac;
+    entry["NIC_IP"] = port.local_ip;
+    entry["SUBNET_MASK"] = SubnetMask(port.prefix_length);
+    entry["GATEWAY_MAC"] = port.gateway_mac;
     entries.push_back(std::move(entry));
   }
   nlohmann::ordered_json document;

@@ -20,12 +20,28 @@ namespace rocenet::outputs {
 // 30). Lengths outside 0..32 are clamped.
 std::string SubnetMask(int prefix_length);
 
-// gaudinet.json for the Gaudi L3 ports among `ports` (HCL drives no other
-// NIC), sorted by interface name:
+// What the host gaudinet.json holds for the Gaudi L3 ports among `ports`
+// (HCL drives no other NIC), from what HCL accepts (docs/rocenetd.md):
+// an entry for every port with an address and its switch's MAC (one that
+// is down keeps its entry: HCL skips a down port); a port without one is
+// left out and named in `missing`, as HCL gives a port it finds no entry
+// for the IP 0. That is harmless for a port that is down (HCL drops it at
+// start) and fatal for one that is up (the rank ends at "source GID not
+// found"), so while an up port has no entry the file is not `writable`
+// and `held_by` names that port.
+struct GaudinetPlan {
+  std::vector<PortOutput> entries;   // sorted by interface name
+  std::vector<std::string> missing;  // sorted
+  bool writable = false;
+  std::string held_by;  // the first up port without an entry
+};
+GaudinetPlan PlanGaudinet(const std::vector<PortOutput>& ports);
+
+// gaudinet.json of the plan's entries:
 // {"NIC_NET_CONFIG": [{"NIC_MAC", "NIC_IP", "SUBNET_MASK", "GATEWAY_MAC"}]},
 // keys in that order, indented by four spaces, with a trailing newline.
 // Habana HCL requires all four keys in every entry.
-std::string RenderGaudinet(const std::vector<PortOutput>& ports);
+std::string RenderGaudinet(const GaudinetPlan& plan);
 
 // "50-rocenet-<ifname>.network". The number orders it among the host's own
 // files: after distribution defaults in the 10s-40s, before catch-alls

@@ -184,7 +184,12 @@ func Summarize(state nodestream.State, validation *v1alpha1.Validation, version 
 		if worst == "" {
 			worst = "Unhealthy"
 		}
-		ready = Readiness{metav1.ConditionFalse, worst, status.ReadyPorts + " ports ready; " + status.DownPorts}
+		message := status.ReadyPorts + " ports ready; " + status.DownPorts
+		if missing := snapshot.GetHealth().GetGaudinetMissing(); len(missing) > 0 {
+			// What jobs that read the host's gaudinet.json (host mode) lack.
+			message += "; gaudinet.json lacks " + bounded(missing)
+		}
+		ready = Readiness{metav1.ConditionFalse, worst, clip(message, v1alpha1.MaxMessageLength)}
 	}
 	return status, ready, true
 }

@@ -100,6 +100,16 @@ func TestSummarizeNamesTheWorstConditionAndBoundsTheList(t *testing.T) {
 		t.Errorf("readiness %+v, want AddressConflict naming HostNetworkOverlap", ready)
 	}
 
+	// Ports without an address are missing from the host's gaudinet.json:
+	// said, for the jobs that read it.
+	s = gaudiNode(3, 3)
+	portDown(s, 1, "NoLldpNeighbor", "NoFrames")
+	s.Health.GaudinetMissing = []string{"so1"}
+	if _, ready, _ = Summarize(nodestream.State{Snapshot: s}, nil, "0.1.0"); ready.Message !=
+		"2/3 ports ready; so1 NoLldpNeighbor; gaudinet.json lacks so1" {
+		t.Errorf("readiness %+v, want gaudinet.json's missing port named", ready)
+	}
+
 	// A whole rail of a 64-port node down: the list stops at MaxDownPorts.
 	s = gaudiNode(64, 8)
 	for i := 2; i < 64; i += 8 {

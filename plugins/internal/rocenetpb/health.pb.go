@@ -192,13 +192,19 @@ func (x *PortHealth) GetSince() *timestamppb.Timestamp {
 type NodeHealth struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// True when every managed port is healthy and there is at least one.
-	Ready         bool          `protobuf:"varint,1,opt,name=ready,proto3" json:"ready,omitempty"`
-	PortsTotal    uint32        `protobuf:"varint,2,opt,name=ports_total,json=portsTotal,proto3" json:"ports_total,omitempty"`
-	PortsHealthy  uint32        `protobuf:"varint,3,opt,name=ports_healthy,json=portsHealthy,proto3" json:"ports_healthy,omitempty"`
-	Ports         []*PortHealth `protobuf:"bytes,4,rep,name=ports,proto3" json:"ports,omitempty"`
-	Generation    uint64        `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Ready        bool          `protobuf:"varint,1,opt,name=ready,proto3" json:"ready,omitempty"`
+	PortsTotal   uint32        `protobuf:"varint,2,opt,name=ports_total,json=portsTotal,proto3" json:"ports_total,omitempty"`
+	PortsHealthy uint32        `protobuf:"varint,3,opt,name=ports_healthy,json=portsHealthy,proto3" json:"ports_healthy,omitempty"`
+	Ports        []*PortHealth `protobuf:"bytes,4,rep,name=ports,proto3" json:"ports,omitempty"`
+	Generation   uint64        `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
+	// The Gaudi ports the host gaudinet.json leaves out: no address (with
+	// its switch's MAC) yet. HCL gives such a port the IP 0, which is
+	// harmless while it is down and ends a rank once it is up, so the file
+	// waits for every port that is up (docs/rocenetd.md). Sorted; empty when
+	// the file lists every Gaudi port or is off.
+	GaudinetMissing []string `protobuf:"bytes,6,rep,name=gaudinet_missing,json=gaudinetMissing,proto3" json:"gaudinet_missing,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *NodeHealth) Reset() {
@@ -264,6 +270,13 @@ func (x *NodeHealth) GetGeneration() uint64 {
 		return x.Generation
 	}
 	return 0
+}
+
+func (x *NodeHealth) GetGaudinetMissing() []string {
+	if x != nil {
+		return x.GaudinetMissing
+	}
+	return nil
 }
 
 type GetNodeHealthRequest struct {
@@ -403,7 +416,7 @@ const file_rocenet_v1_health_proto_rawDesc = "" +
 	"\n" +
 	"conditions\x18\x04 \x03(\v2\x15.rocenet.v1.ConditionR\n" +
 	"conditions\x120\n" +
-	"\x05since\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"\xb6\x01\n" +
+	"\x05since\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"\xe1\x01\n" +
 	"\n" +
 	"NodeHealth\x12\x14\n" +
 	"\x05ready\x18\x01 \x01(\bR\x05ready\x12\x1f\n" +
@@ -413,7 +426,8 @@ const file_rocenet_v1_health_proto_rawDesc = "" +
 	"\x05ports\x18\x04 \x03(\v2\x16.rocenet.v1.PortHealthR\x05ports\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x05 \x01(\x04R\n" +
-	"generation\"\x16\n" +
+	"generation\x12)\n" +
+	"\x10gaudinet_missing\x18\x06 \x03(\tR\x0fgaudinetMissing\"\x16\n" +
 	"\x14GetNodeHealthRequest\"*\n" +
 	"\x14GetPortHealthRequest\x12\x12\n" +
 	"\x04port\x18\x01 \x01(\tR\x04port\"\x14\n" +

@@ -15,6 +15,7 @@ using ::rocenet::testing::FakeClock;
 using ::rocenet::testing::FakeFileSystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Optional;
 
 constexpr char kGaudinet[] = "/etc/habanalabs/gaudinet.json";
@@ -53,18 +54,40 @@ std::optional<std::string> Content(const FakeFileSystem& fs, const std::string& 
   return file->content;
 }
 
-TEST(HostOutputsTest, NotEveryL3PortProvisionedLeavesGaudinetUntouched) {
+TEST(HostOutputsTest, AnUpPortWithoutAnAddressLeavesGaudinetUntouched) {
   FakeFileSystem fs;
   fs.AddFile(kGaudinet, "from the last job\n");
   FakeClock clock;
   HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput pending = Ready("so1", 1);
   pending.provisioned = false;
+  pending.up = true;
 
   ASSERT_OK(outputs.Update({Ready("so0", 0), pending}));
 
   EXPECT_THAT(Content(fs, kGaudinet), Optional(std::string("from the last job\n")));
   EXPECT_EQ(fs.WriteCount(kGaudinet), 0);
+  EXPECT_THAT(outputs.gaudinet_missing(), ElementsAre("so1"));
+}
+
+TEST(HostOutputsTest, ADownPortWithoutAnAddressIsLeftOutOfGaudinetAndNamed) {
+  FakeFileSystem fs;
+  FakeClock clock;
+  HostOutputs outputs(&fs, &clock, AllOutputs());
+  PortOutput cable_out = Ready("so1", 1);
+  cable_out.provisioned = false;
+  cable_out.healthy = false;
+
+  ASSERT_OK(outputs.Update({Ready("so0", 0), cable_out, Ready("so2", 2)}));
+
+  EXPECT_EQ(Content(fs, kGaudinet),
+            RenderGaudinet(PlanGaudinet({Ready("so0", 0), Ready("so2", 2)})));
+  EXPECT_THAT(outputs.gaudinet_missing(), ElementsAre("so1"));
+  // The cable in, the port addressed: listed, and nothing missing.
+  ASSERT_OK(outputs.Update({Ready("so0", 0), Ready("so1", 1), Ready("so2", 2)}));
+  EXPECT_EQ(Content(fs, kGaudinet),
+            RenderGaudinet(PlanGaudinet({Ready("so0", 0), Ready("so1", 1), Ready("so2", 2)})));
+  EXPECT_THAT(outputs.gaudinet_missing(), IsEmpty());
 }
 
 TEST(HostOutputsTest, GaudinetWrittenOnceWhenEveryL3PortIsProvisioned) {
@@ -73,6 +96,7 @@ TEST(HostOutputsTest, GaudinetWrittenOnceWhenEveryL3PortIsProvisioned) {
   HostOutputs outputs(&fs, &clock, AllOutputs());
   PortOutput so1 = Ready("so1", 1);
   so1.provisioned = false;
+  so1.up = true;
   ASSERT_OK(outputs.Update({Ready("so0", 0), so1}));
   EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
 
@@ -82,7 +106,7 @@ TEST(HostOutputsTest, GaudinetWrittenOnceWhenEveryL3PortIsProvisioned) {
 
   std::optional<FakeFileSystem::File> file = fs.GetFile(kGaudinet);
   ASSERT_TRUE(file.has_value());
-  EXPECT_EQ(file->content, RenderGaudinet(ports));
+  EXPECT_EQ(file->content, RenderGaudinet(PlanGaudinet(ports)));
   EXPECT_EQ(file->mode, 0644u);
   EXPECT_EQ(fs.WriteCount(kGaudinet), 1);
 }
@@ -115,6 +139,7 @@ TEST(HostOutputsTest, PortLosingProvisioningKeepsGaudinetAndDropsNfdAndItsNetwor
 
   so1.provisioned = false;
   so1.healthy = false;
+  so1.up = true;  // up without an address: the file waits
   ASSERT_OK(outputs.Update({Ready("so0", 0), so1}));
 
   EXPECT_EQ(Content(fs, kGaudinet), written);
@@ -142,7 +167,7 @@ TEST(HostOutputsTest, DiskFullOnGaudinetKeepsOldFileAndStillWritesTheOthers) {
 
   // The next update (the disk has room again) catches up.
   ASSERT_OK(outputs.Update({Ready("so0", 0)}));
-  EXPECT_EQ(Content(fs, kGaudinet), RenderGaudinet({Ready("so0", 0)}));
+  EXPECT_EQ(Content(fs, kGaudinet), RenderGaudinet(PlanGaudinet({Ready("so0", 0)})));
 }
 
 TEST(HostOutputsTest, SeveralFailuresReturnTheFirstWithTheCountOfTheRest) {
@@ -295,7 +320,7 @@ TEST(HostOutputsTest, HandEditedFileIsRepaired) {
 
   ASSERT_OK(outputs.Update({Ready("so0", 0)}));
 
-  EXPECT_EQ(Content(fs, kGaudinet), RenderGaudinet({Ready("so0", 0)}));
+  EXPECT_EQ(Content(fs, kGaudinet), RenderGaudinet(PlanGaudinet({Ready("so0", 0)})));
 }
 
 TEST(HostOutputsTest, DisabledOutputsTouchNothing) {

@@ -41,7 +41,7 @@ TEST(RenderGaudinetTest, L3PortsSortedByNameInHabanaKeyOrder) {
   slash31.prefix_length = 31;
   const std::vector<PortOutput> ports = {L3Port("so2", 2), l2, slash31, L3Port("so10", 1)};
 
-  EXPECT_EQ(RenderGaudinet(ports),
+  EXPECT_EQ(RenderGaudinet(PlanGaudinet(ports)),
             R"({
     "NIC_NET_CONFIG": [
         {
@@ -68,25 +68,56 @@ TEST(RenderGaudinetTest, L3PortsSortedByNameInHabanaKeyOrder) {
 }
 
 TEST(RenderGaudinetTest, NoL3PortsIsAnEmptyList) {
-  EXPECT_EQ(RenderGaudinet({}), "{\n    \"NIC_NET_CONFIG\": []\n}\n");
+  EXPECT_EQ(RenderGaudinet(PlanGaudinet({})), "{\n    \"NIC_NET_CONFIG\": []\n}\n");
 }
 
 TEST(RenderGaudinetTest, ParsesAsHclDoesAndEscapesOddStrings) {
   PortOutput port = L3Port("so0", 0);
-  port.gateway_mac = "";
+  port.gateway_mac = "tab\tmac";
   port.mac = "quote\"back\\slash";
-  const nlohmann::json parsed = nlohmann::json::parse(RenderGaudinet({port}));
+  const nlohmann::json parsed = nlohmann::json::parse(RenderGaudinet(PlanGaudinet({port})));
   const nlohmann::json& entry = parsed.at("NIC_NET_CONFIG").at(0);
   EXPECT_EQ(entry.at("NIC_MAC"), "quote\"back\\slash");
-  EXPECT_EQ(entry.at("GATEWAY_MAC"), "");
+  EXPECT_EQ(entry.at("GATEWAY_MAC"), "tab\tmac");
   EXPECT_EQ(entry.size(), 4u);
 }
 
 TEST(RenderGaudinetTest, InvalidUtf8DoesNotThrow) {
   PortOutput port = L3Port("so0", 0);
   port.mac = "\xff\xfe";
-  EXPECT_NO_THROW(
-      EXPECT_TRUE(nlohmann::json::parse(RenderGaudinet({port})).contains("NIC_NET_CONFIG")));
+  EXPECT_NO_THROW(EXPECT_TRUE(
+      nlohmann::json::parse(RenderGaudinet(PlanGaudinet({port}))).contains("NIC_NET_CONFIG")));
+}
+
+// What HCL accepts (docs/rocenetd.md): a port without an address is left
+// out; harmless while it is down, fatal once it is up, so an up one holds
+// the file back; a down port that kept its address keeps its entry.
+TEST(PlanGaudinetTest, PortsWithoutAnAddressAreLeftOutAndAnUpOneHoldsTheFile) {
+  PortOutput down_unaddressed = L3Port("so1", 1);
+  down_unaddressed.provisioned = false;
+  down_unaddressed.local_ip.clear();
+  PortOutput down_kept = L3Port("so2", 2);
+  PortOutput no_switch_mac = L3Port("so3", 3);
+  no_switch_mac.gateway_mac.clear();
+  PortOutput l2 = L3Port("so4", 4);
+  l2.l3 = false;
+  GaudinetPlan plan =
+      PlanGaudinet({down_kept, L3Port("so0", 0), down_unaddressed, no_switch_mac, l2});
+  ASSERT_EQ(plan.entries.size(), 2u);
+  EXPECT_EQ(plan.entries[0].name, "so0");
+  EXPECT_EQ(plan.entries[1].name, "so2");
+  EXPECT_EQ(plan.missing, (std::vector<std::string>{"so1", "so3"}));
+  EXPECT_TRUE(plan.writable);
+  EXPECT_EQ(plan.held_by, "");
+
+  no_switch_mac.up = true;
+  plan = PlanGaudinet({L3Port("so0", 0), down_unaddressed, no_switch_mac});
+  EXPECT_FALSE(plan.writable);
+  EXPECT_EQ(plan.held_by, "so3");
+
+  // Nothing to list: no file.
+  EXPECT_FALSE(PlanGaudinet({down_unaddressed}).writable);
+  EXPECT_FALSE(PlanGaudinet({l2}).writable);
 }
 
 TEST(NetworkdFileNameTest, NameAndPattern) {
