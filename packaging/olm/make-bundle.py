@@ -145,6 +145,15 @@ STATUS_DESCRIPTORS = {
         ("contestedNodeCount", "Contested nodes", "Nodes the policy selects that an older "
          "policy holds.", ["urn:alm:descriptor:text"]),
     ],
+    "RocenetNetwork": [
+        ("conditions", "Conditions", "Ready and Degraded.",
+         ["urn:alm:descriptor:io.kubernetes.conditions"]),
+        ("namespaceCount", "Namespaces", "The namespaces the network is in.",
+         ["urn:alm:descriptor:text"]),
+        ("conflictingNamespaces", "Conflicting namespaces",
+         "Selected namespaces whose NetworkAttachmentDefinition of that name is not rocenet's.",
+         ["urn:alm:descriptor:text"]),
+    ],
     "RocenetNode": [
         ("conditions", "Conditions", "Ready: every scale-out port of the node healthy.",
          ["urn:alm:descriptor:io.kubernetes.conditions"]),
@@ -173,6 +182,9 @@ DISPLAY = {
                           "the device plugin, DRA or the host, every setting of rocenetd, and "
                           "how a change rolls out, in waves that follow the leaf switches. "
                           "rocenet-controller makes the policy's DaemonSet and configuration."),
+    "RocenetNetwork": ("rocenet network", "The secondary network training jobs join for their "
+                       "scale-out ports: rocenet-controller keeps its "
+                       "NetworkAttachmentDefinition in every namespace its selector picks."),
     "RocenetTriage": ("rocenet triage", "A triage run over the scale-out network of nodes "
                       "chosen by name, label selector or job: rocenet-controller runs it from "
                       "one of them and writes the plan, each rail's figures, the suspects and "

@@ -143,6 +143,12 @@ def test_controller_rbac_writes_only_what_it_owns(any_overlay):
                       ("rocenet.io", "rocenetnodepolicies/status", "update"),
                       ("rocenet.io", "rocenetnodepolicies/status", "patch"),
                       ("rocenet.io", "rocenetnodepolicies/finalizers", "update"),
+                      # The networks' status, and their attachments in the
+                      # namespaces they pick.
+                      ("rocenet.io", "rocenetnetworks/status", "update"),
+                      ("rocenet.io", "rocenetnetworks/status", "patch"),
+                      *(("k8s.cni.cncf.io", "network-attachment-definitions", v)
+                        for v in ("create", "patch", "update", "delete")),
                       ("", "nodes", "patch"),
                       ("authentication.k8s.io", "tokenreviews", "create"),
                       ("authorization.k8s.io", "subjectaccessreviews", "create"),

@@ -258,7 +258,7 @@ def running_daemon(rocenetd: str, config_path, workdir):
 
 CRDS = os.path.join(K8S, "base", "crds")
 CRD_NAMES = {"rocenetnodes.rocenet.io", "rocenetclusters.rocenet.io", "rocenettriages.rocenet.io",
-             "rocenetnodepolicies.rocenet.io"}
+             "rocenetnodepolicies.rocenet.io", "rocenetnetworks.rocenet.io"}
 # The admission policies that confine what the DaemonSet's and the controller's
 # tokens write.
 REPORTER_POLICY = "rocenet-node-reporter.rocenet.io"

@@ -29,7 +29,8 @@ var (
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(GroupVersion,
 		&RocenetNode{}, &RocenetNodeList{}, &RocenetCluster{}, &RocenetClusterList{},
-		&RocenetTriage{}, &RocenetTriageList{}, &RocenetNodePolicy{}, &RocenetNodePolicyList{})
+		&RocenetTriage{}, &RocenetTriageList{}, &RocenetNodePolicy{}, &RocenetNodePolicyList{},
+		&RocenetNetwork{}, &RocenetNetworkList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

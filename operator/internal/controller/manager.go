@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -88,9 +89,20 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 		metrics.SecureServing = true
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
+	// Multus' kind, which the networks' attachments are: cached (theirs
+	// alone) only where served, as a cache of an unserved kind fails.
+	attachments, err := servesKind(cfg, NetworkAttachmentDefinition)
+	if err != nil {
+		return nil, err
+	}
+	cacheOptions := CacheOptions(opts.Namespace)
+	if attachments {
+		nad, theirs := NetworkAttachments()
+		cacheOptions.ByObject[nad] = theirs
+	}
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                        scheme,
-		Cache:                         CacheOptions(opts.Namespace),
+		Cache:                         cacheOptions,
 		Client:                        ClientOptions(),
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              LeaderElectionID,
@@ -175,6 +187,15 @@ func NewManager(cfg *rest.Config, opts ManagerOptions) (manager.Manager, error) 
 	}
 	if err := objects.SetupWithManager(mgr); err != nil {
 		return nil, err
+	}
+	// The networks need Multus' kind: a cluster without it keeps none
+	// (the operator started again after Multus, it does).
+	if attachments {
+		if err := NewNetworkReconciler(mgr.GetClient()).SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+	} else {
+		klog.InfoS("NetworkAttachmentDefinitions not served (no Multus): RocenetNetworks are not kept")
 	}
 	return mgr, nil
 }

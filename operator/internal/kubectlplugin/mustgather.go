@@ -53,8 +53,8 @@ var GatherCommands = map[string][]string{
 const gatherWorkers = 16
 
 var mustGatherLong = `Collects what a support case needs into one gzipped tar: rocenet's
-objects (the RocenetCluster, every RocenetNode, RocenetNodePolicy and
-RocenetTriage, and the Nodes), what runs in rocenet's namespace (its
+objects (the RocenetCluster, every RocenetNode, RocenetNodePolicy,
+RocenetNetwork and RocenetTriage, and the Nodes), what runs in rocenet's namespace (its
 Deployments, DaemonSets, pods, ConfigMaps and events; never a Secret), the
 log of every container there (and of its previous run after a restart),
 and each node's own state as rocectl prints it in the node's rocenet pod
@@ -146,6 +146,7 @@ func (g *gatherer) gather(ctx context.Context) error {
 		{"cluster/rocenetnodes.yaml", &v1alpha1.RocenetNodeList{}, nil},
 		{"cluster/rocenetnodepolicies.yaml", &v1alpha1.RocenetNodePolicyList{}, nil},
 		{"cluster/rocenettriages.yaml", &v1alpha1.RocenetTriageList{}, nil},
+		{"cluster/rocenetnetworks.yaml", &v1alpha1.RocenetNetworkList{}, nil},
 		{"cluster/nodes.yaml", &corev1.NodeList{}, nil},
 		{"namespace/deployments.yaml", &appsv1.DeploymentList{}, []client.ListOption{ns}},
 		{"namespace/daemonsets.yaml", &appsv1.DaemonSetList{}, []client.ListOption{ns}},

@@ -104,7 +104,7 @@ func TestMustGatherCollectsObjectsLogsAndEachNodesState(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, want := range []string{"cluster/rocenetclusters.yaml", "cluster/rocenetnodes.yaml", "cluster/rocenettriages.yaml",
-		"cluster/rocenetnodepolicies.yaml", "cluster/nodes.yaml", "namespace/pods.yaml", "namespace/daemonsets.yaml",
+		"cluster/rocenetnodepolicies.yaml", "cluster/rocenetnetworks.yaml", "cluster/nodes.yaml", "namespace/pods.yaml", "namespace/daemonsets.yaml",
 		"logs/rocenet-a/rocenetd.log", "logs/rocenet-a/rocenetd.previous.log", "logs/rocenet-b/rocenetd.log",
 		"nodes/gaudi-a/health.json", "nodes/gaudi-a/topology.json", "README.txt", "errors.txt"} {
 		if _, ok := files[top+"/"+want]; !ok {
