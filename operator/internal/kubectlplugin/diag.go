@@ -59,7 +59,8 @@ func newDiagCommand(o *options) *cobra.Command {
 		},
 		Run: func(cmd *cobra.Command, args []string) { _ = cmd.Help() },
 	}
-	cmd.AddCommand(newDiagReachCommand(o), newDiagReportCommand(o), newDiagNodesFileCommand(o))
+	cmd.AddCommand(newDiagReachCommand(o), newDiagReportCommand(o), newDiagNodesFileCommand(o),
+		newCollectivePlanCommand(o))
 	return cmd
 }
 

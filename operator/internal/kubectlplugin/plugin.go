@@ -189,7 +189,7 @@ func NewCommand(ctx context.Context, env Env) *cobra.Command {
 	root.PersistentFlags().StringVar(&o.rocenetNamespace, "rocenet-namespace", DefaultRocenetNamespace,
 		"The namespace of rocenet's DaemonSet and rocenet-controller.")
 	root.AddCommand(newStatusCommand(o), newNodesCommand(o), newPortsCommand(o), newPoliciesCommand(o), newDiagCommand(o),
-		newMustGatherCommand(o))
+		newMustGatherCommand(o), newNetworkCommand(o))
 	return root
 }
 
