@@ -34,6 +34,7 @@ import yaml
 
 import controller_metrics
 from e2e_support import IMAGE, PORTS, ROOT, Serving, deployed, operator_on_the_test_cluster, wait
+from testcluster import TEST_IMAGE
 
 pytestmark = pytest.mark.ordered
 
@@ -241,6 +242,54 @@ def test_prometheus_scrapes_the_controller_as_the_shipped_account_alone(env, say
     assert [status for status, _ in controller_metrics.scrape(env, other)] == [403] * len(scraped)
     say(f"metrics: {len(scraped)} controller replica(s) scraped as rocenet-metrics-scraper; "
         f"rocenet_cluster_nodes target {target.group(1)}; another account refused (403)")
+
+
+def test_a_rocenet_network_reaches_the_namespaces_it_picks_and_serves_a_pod(env, say):
+    """A RocenetNetwork, as a platform team makes it: the controller keeps
+    its NetworkAttachmentDefinition in the namespace it picks (Multus'
+    real CRD), a worker built from `kubectl rocenet network fragment` gets
+    its ports through it, and the attachment goes with the network (the
+    real garbage collector)."""
+    env.kubectl("create", "namespace", "e2e-train")
+    env.kubectl("label", "namespace", "e2e-train", "rocenet-e2e=train")
+    env.apply({"apiVersion": "rocenet.io/v1alpha1", "kind": "RocenetNetwork",
+               "metadata": {"name": "scale-out"},
+               "spec": {"namespaceSelector": {"matchLabels": {"rocenet-e2e": "train"}}}})
+    try:
+        nad = wait("the network's attachment in e2e-train", lambda: (
+            lambda cp: json.loads(cp.stdout) if cp.returncode == 0 else None)(
+            env.kubectl("-n", "e2e-train", "get", "network-attachment-definitions", "scale-out",
+                        "-o", "json", check=False)), 30)
+        assert json.loads(nad["spec"]["config"])["type"] == "rocenet", nad
+        network = env.json("get", "rocenetnetwork", "scale-out")
+        assert network["status"]["namespaceCount"] == 1, network["status"]
+        cp = env.rocenet("network", "fragment", "--network", "scale-out", "--gaudis", "1",
+                         "--ports-per-gaudi", "2")
+        assert cp.returncode == 0, cp.stderr
+        fragment = yaml.safe_load(cp.stdout)
+        # This cluster has no Gaudi (no habana.ai/gaudi): the ports' part.
+        limits = fragment["spec"]["containers"][0]["resources"]["limits"]
+        assert limits.pop("habana.ai/gaudi") == 1 and limits == {"rocenet.io/scale-out-port": 2}, limits
+        env.apply({"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": "worker", "namespace": "e2e-train", **fragment["metadata"]},
+                   "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+                       "name": "main", "image": TEST_IMAGE, "command": ["sleep", "3600"],
+                       "resources": {"limits": limits}}]}})
+        wait("the worker running", lambda: env.json("-n", "e2e-train", "get", "pod", "worker")
+             ["status"].get("phase") == "Running", 90)
+        for port in ("net1", "net2"):
+            shown = env.kubectl("-n", "e2e-train", "exec", "worker", "--", "ip", "-4", "-o", "addr",
+                                "show", port).stdout
+            assert "10.200." in shown, (port, shown)
+        say("network: RocenetNetwork scale-out in e2e-train, its worker given net1 and net2")
+    finally:
+        env.kubectl("-n", "e2e-train", "delete", "pod", "worker", "--wait=true", "--timeout=60s",
+                    check=False)
+        env.kubectl("delete", "rocenetnetwork", "scale-out", check=False)
+    wait("the attachment gone with its network", lambda: env.kubectl(
+        "-n", "e2e-train", "get", "network-attachment-definitions", "scale-out",
+        check=False).returncode != 0, 60)
+    env.kubectl("delete", "namespace", "e2e-train", "--wait=false", check=False)
 
 
 def test_a_bad_value_is_refused_at_apply_with_its_field_named(env):
