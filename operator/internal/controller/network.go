@@ -128,12 +128,16 @@ func (r *NetworkReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, fmt.Errorf("listing network %s's NetworkAttachmentDefinitions: %w", n.Name, err)
 	}
 	var errs []error
+	ours := map[string]*unstructured.Unstructured{} // by namespace
 	for i := range kept.Items {
 		u := &kept.Items[i]
-		if !picked[u.GetNamespace()] && ownedBy(u, &n) {
-			if err := r.client.Delete(ctx, u); client.IgnoreNotFound(err) != nil {
-				errs = append(errs, fmt.Errorf("deleting %s/%s: %w", u.GetNamespace(), u.GetName(), err))
-			}
+		if !ownedBy(u, &n) {
+			continue
+		}
+		if picked[u.GetNamespace()] {
+			ours[u.GetNamespace()] = u
+		} else if err := r.client.Delete(ctx, u); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting %s/%s: %w", u.GetNamespace(), u.GetName(), err))
 		}
 	}
 	var conflicting []string
@@ -144,20 +148,30 @@ func (r *NetworkReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	}
 	sort.Strings(names)
 	for _, ns := range names {
-		existing := &unstructured.Unstructured{}
-		existing.SetGroupVersionKind(NetworkAttachmentDefinition)
-		err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: n.Name}, existing)
-		if err == nil && !ownedBy(existing, &n) {
-			conflicting = append(conflicting, ns)
-			continue
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("reading %s/%s: %w", ns, n.Name, err))
-			continue
-		}
 		want, err := attachment(&n, ns)
 		if err != nil {
 			return reconcile.Result{}, err
+		}
+		// Written only where it differs: a pass runs on every namespace's
+		// label change, and most namespaces have theirs right.
+		if have := ours[ns]; have != nil {
+			if sameAttachment(have, want) {
+				in++
+				continue
+			}
+		} else {
+			// Not ours by its label: someone else's of that name, or none.
+			existing := &unstructured.Unstructured{}
+			existing.SetGroupVersionKind(NetworkAttachmentDefinition)
+			err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: n.Name}, existing)
+			if err == nil && !ownedBy(existing, &n) {
+				conflicting = append(conflicting, ns)
+				continue
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("reading %s/%s: %w", ns, n.Name, err))
+				continue
+			}
 		}
 		apply := client.ApplyConfigurationFromUnstructured(want)
 		if err := r.client.Apply(ctx, apply, client.FieldOwner(FieldOwnerNodePolicy), client.ForceOwnership); err != nil {
@@ -171,6 +185,16 @@ func (r *NetworkReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, serr
 	}
 	return reconcile.Result{}, err
+}
+
+// sameAttachment is whether have already holds what want applies: the
+// configuration, the resource annotation and the network's label.
+func sameAttachment(have, want *unstructured.Unstructured) bool {
+	haveConfig, _, _ := unstructured.NestedString(have.Object, "spec", "config")
+	wantConfig, _, _ := unstructured.NestedString(want.Object, "spec", "config")
+	return haveConfig == wantConfig &&
+		have.GetAnnotations()[resourceNameAnnotation] == want.GetAnnotations()[resourceNameAnnotation] &&
+		have.GetLabels()[v1alpha1.NetworkLabel] == want.GetLabels()[v1alpha1.NetworkLabel]
 }
 
 // ownedBy is whether u is network n's (by its controller reference).
