@@ -20,12 +20,12 @@ import (
 // startAPIServer is a real kube-apiserver and etcd with rocenet's CRDs
 // and its namespace, stopped when the test ends, and an admin client of
 // the controller's scheme; the test is skipped without them.
-func startAPIServer(t *testing.T) (*rest.Config, client.WithWatch) {
+func startAPIServer(t *testing.T, moreCRDs ...string) (*rest.Config, client.WithWatch) {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("SKIPPED: KUBEBUILDER_ASSETS not set (tests/k8s/components.sh builds etcd and kube-apiserver)")
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
+	env := &envtest.Environment{CRDDirectoryPaths: append([]string{crds}, moreCRDs...), ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("envtest: %v", err)

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1alpha1 "rocenet.io/operator/api/v1alpha1"
 )
@@ -46,27 +45,11 @@ spec:
 // deleted by hand, taken out when the namespace is no longer picked, and
 // one of the same name that is not rocenet's left alone and named.
 func TestEnvtestANetworkIsInEveryNamespaceItPicks(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("SKIPPED: KUBEBUILDER_ASSETS not set (tests/k8s/components.sh builds etcd and kube-apiserver)")
-	}
 	extra := t.TempDir()
 	if err := os.WriteFile(filepath.Join(extra, "nad.yaml"), []byte(nadCRD), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crds, extra}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme, err := NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, admin := startAPIServer(t, extra)
 	ctx := context.Background()
 	must := func(err error) {
 		t.Helper()
@@ -75,7 +58,7 @@ func TestEnvtestANetworkIsInEveryNamespaceItPicks(t *testing.T) {
 		}
 	}
 	for name, labels := range map[string]map[string]string{
-		rocenetNS: nil, "team-a": {"opendatahub.io/dashboard": "true"}, "team-b": {"opendatahub.io/dashboard": "true"},
+		"team-a": {"opendatahub.io/dashboard": "true"}, "team-b": {"opendatahub.io/dashboard": "true"},
 		"other": nil,
 	} {
 		must(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}))
