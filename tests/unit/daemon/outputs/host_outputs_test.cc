@@ -4,6 +4,7 @@
 #include "daemon/outputs/renderers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/daemon/outputs/host_outputs_fixture.h"
 #include "tests/unit/fakes/fake_clock.h"
 #include "tests/unit/fakes/fake_filesystem.h"
 #include "tests/unit/support/status_matchers.h"
@@ -17,99 +18,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Optional;
-
-constexpr char kGaudinet[] = "/etc/habanalabs/gaudinet.json";
-constexpr char kNetworkDir[] = "/etc/systemd/network";
-constexpr char kNfd[] = "/etc/kubernetes/node-feature-discovery/features.d/rocenet";
-
-std::string NetworkFile(const std::string& name) { return std::string(kNetworkDir) + "/" + name; }
-
-OutputConfig AllOutputs() {
-  OutputConfig config;
-  config.gaudinet_path = kGaudinet;
-  config.networkd_dir = kNetworkDir;
-  config.nfd_features_path = kNfd;
-  return config;
-}
-
-PortOutput Ready(const std::string& name, int index) {
-  PortOutput port;
-  port.name = name;
-  port.gaudi = true;
-  port.mac = "b0:fd:0b:f0:28:1" + std::to_string(index);
-  port.provisioned = true;
-  port.local_ip = "10.200." + std::to_string(index) + ".1";
-  port.prefix_length = 30;
-  port.gateway_ip = "10.200." + std::to_string(index) + ".2";
-  port.gateway_mac = "0c:42:a1:00:00:0" + std::to_string(index);
-  port.mtu = 8000;
-  port.routes = {{"10.200.0.0/16", port.gateway_ip}};
-  port.healthy = true;
-  return port;
-}
-
-std::optional<std::string> Content(const FakeFileSystem& fs, const std::string& path) {
-  std::optional<FakeFileSystem::File> file = fs.GetFile(path);
-  if (!file.has_value()) return std::nullopt;
-  return file->content;
-}
-
-TEST(HostOutputsTest, AnUpPortWithoutAnAddressLeavesGaudinetUntouched) {
-  FakeFileSystem fs;
-  fs.AddFile(kGaudinet, "from the last job\n");
-  FakeClock clock;
-  HostOutputs outputs(&fs, &clock, AllOutputs());
-  PortOutput pending = Ready("so1", 1);
-  pending.provisioned = false;
-  pending.up = true;
-
-  ASSERT_OK(outputs.Update({Ready("so0", 0), pending}));
-
-  EXPECT_THAT(Content(fs, kGaudinet), Optional(std::string("from the last job\n")));
-  EXPECT_EQ(fs.WriteCount(kGaudinet), 0);
-  EXPECT_THAT(outputs.gaudinet_missing(), ElementsAre("so1"));
-}
-
-TEST(HostOutputsTest, ADownPortWithoutAnAddressIsLeftOutOfGaudinetAndNamed) {
-  FakeFileSystem fs;
-  FakeClock clock;
-  HostOutputs outputs(&fs, &clock, AllOutputs());
-  PortOutput cable_out = Ready("so1", 1);
-  cable_out.provisioned = false;
-  cable_out.healthy = false;
-
-  ASSERT_OK(outputs.Update({Ready("so0", 0), cable_out, Ready("so2", 2)}));
-
-  EXPECT_EQ(Content(fs, kGaudinet),
-            RenderGaudinet(PlanGaudinet({Ready("so0", 0), Ready("so2", 2)})));
-  EXPECT_THAT(outputs.gaudinet_missing(), ElementsAre("so1"));
-  // The cable in, the port addressed: listed, and nothing missing.
-  ASSERT_OK(outputs.Update({Ready("so0", 0), Ready("so1", 1), Ready("so2", 2)}));
-  EXPECT_EQ(Content(fs, kGaudinet),
-            RenderGaudinet(PlanGaudinet({Ready("so0", 0), Ready("so1", 1), Ready("so2", 2)})));
-  EXPECT_THAT(outputs.gaudinet_missing(), IsEmpty());
-}
-
-TEST(HostOutputsTest, GaudinetWrittenOnceWhenEveryL3PortIsProvisioned) {
-  FakeFileSystem fs;  // /etc/habanalabs does not exist yet
-  FakeClock clock;
-  HostOutputs outputs(&fs, &clock, AllOutputs());
-  PortOutput so1 = Ready("so1", 1);
-  so1.provisioned = false;
-  so1.up = true;
-  ASSERT_OK(outputs.Update({Ready("so0", 0), so1}));
-  EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
-
-  so1.provisioned = true;
-  const std::vector<PortOutput> ports = {so1, Ready("so0", 0)};
-  ASSERT_OK(outputs.Update(ports));
-
-  std::optional<FakeFileSystem::File> file = fs.GetFile(kGaudinet);
-  ASSERT_TRUE(file.has_value());
-  EXPECT_EQ(file->content, RenderGaudinet(PlanGaudinet(ports)));
-  EXPECT_EQ(file->mode, 0644u);
-  EXPECT_EQ(fs.WriteCount(kGaudinet), 1);
-}
+using namespace fixture;  // NOLINT(build/namespaces): the shared helpers
 
 TEST(HostOutputsTest, UnchangedUpdateWritesAndRemovesNothing) {
   FakeFileSystem fs;
@@ -244,31 +153,6 @@ TEST(HostOutputsTest, InterfaceNameThatIsNotOneIsRejected) {
   EXPECT_THAT(status.message(), HasSubstr("\"../../x\""));
   EXPECT_EQ(fs.write_count(), 1);
   EXPECT_TRUE(fs.GetFile(NetworkFile("50-rocenet-so0.network")).has_value());
-}
-
-TEST(HostOutputsTest, UnknownGatewayMacHoldsGaudinetBack) {
-  FakeFileSystem fs;
-  FakeClock clock;
-  HostOutputs outputs(&fs, &clock, AllOutputs());
-  PortOutput so0 = Ready("so0", 0);
-  so0.gateway_mac.clear();
-
-  ASSERT_OK(outputs.Update({so0}));
-
-  EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
-}
-
-TEST(HostOutputsTest, L2OnlyNodeWritesNoGaudinet) {
-  FakeFileSystem fs;
-  FakeClock clock;
-  HostOutputs outputs(&fs, &clock, AllOutputs());
-  PortOutput so0 = Ready("so0", 0);
-  so0.l3 = false;
-
-  ASSERT_OK(outputs.Update({so0}));
-
-  EXPECT_FALSE(fs.GetFile(kGaudinet).has_value());
-  EXPECT_TRUE(fs.GetFile(kNfd).has_value());
 }
 
 TEST(HostOutputsTest, NfdFileOnlyWhileEveryPortIsReady) {
@@ -418,27 +302,6 @@ TEST(HostOutputsTest, WithdrawRemovesTheNfdFileAndNothingElse) {
   ASSERT_OK(outputs.RefreshExpiry());
   EXPECT_FALSE(fs.GetFile(kNfd).has_value());
   ASSERT_OK(outputs.Withdraw());  // twice is fine
-}
-
-TEST(HostOutputsTest, GaudinetListsOnlyGaudiPortsInL3AndMakesItsDirectory) {
-  FakeFileSystem fs;  // no /etc/habanalabs yet
-  FakeClock clock;
-  HostOutputs outputs(&fs, &clock, OutputConfig{});  // the default path
-  PortOutput other = Ready("eth5", 5);
-  other.gaudi = false;
-  other.provisioned = false;  // not Gaudi: neither listed nor waited for
-  ASSERT_OK(outputs.Update({Ready("so1", 1), other}));
-  std::optional<std::string> text = Content(fs, kDefaultGaudinetPath);
-  ASSERT_TRUE(text.has_value());
-  EXPECT_NE(text->find("10.200.1.1"), std::string::npos);
-  EXPECT_EQ(text->find("10.200.5.1"), std::string::npos);
-  // In L2 no file: its presence would mean L3 to HCL.
-  PortOutput l2 = Ready("so1", 1);
-  l2.l3 = false;
-  FakeFileSystem fresh;
-  HostOutputs l2_outputs(&fresh, &clock, OutputConfig{});
-  ASSERT_OK(l2_outputs.Update({l2, other}));
-  EXPECT_FALSE(fresh.GetFile(kDefaultGaudinetPath).has_value());
 }
 
 }  // namespace
