@@ -67,6 +67,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 
 import triage_figures as figs  # noqa: E402
+from triage_bisect import bisection  # noqa: E402
 
 import cluster as sim_cluster  # noqa: E402
 from harness import Daemon, Diagd, binary  # noqa: E402
@@ -302,12 +303,6 @@ def reach(fleet: Fleet, nodes_file: str, args) -> tuple[int, dict, bytes, str, f
     return proc.returncode, result, out, stderr, took, figs.phases(lines, took)
 
 
-def save(path: str, data: bytes) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(data)
-
-
 def plan_summary(plan: dict | None) -> str:
     if not plan:
         return "none in the result"
@@ -348,7 +343,7 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
     ok = True
 
     rc, result, raw, err, took, where = reach(fleet, nodes_file, args)
-    save(os.path.join(kept, "healthy.json"), raw)
+    figs.save(os.path.join(kept, "healthy.json"), raw)
     hwm = figs.proc_status(coordinator).get("VmHWM", 0) * 1024
     say(f"Healthy run (--count {args.count} --time-limit {args.time_limit}): exit {rc}, "
         f"{took:.1f} s, {len(raw):,} bytes of JSON, coordinator peak RSS {figs.mib(hwm)}; plan "
@@ -365,7 +360,7 @@ def run(args, fleet: Fleet, say, kept: str) -> bool:
     planted, expected = plant(cl, fleet, faults)
     time.sleep(args.settle)  # the nodes' daemons see their carrier go
     rc, result, raw, err, took, where = reach(fleet, nodes_file, args)
-    save(os.path.join(kept, "faults.json"), raw)
+    figs.save(os.path.join(kept, "faults.json"), raw)
     hwm = figs.proc_status(coordinator).get("VmHWM", 0) * 1024
     fleet.check_alive()
     plan = result.get("plan") or {}
@@ -465,80 +460,6 @@ def unplant(cl: sim_cluster.Cluster, f: figs.Faults) -> None:
     cl.mtu(f.mtu_node, 1, 0)
     cl.uplink_mtu(0, f.mtu_leaf, 0)
     cl.uplink(1, f.uplink_leaf, "up")
-
-
-BISECT_MAX_NODES = 64  # a ring's bound (kMaxNodes)
-SLOW_MBIT = 100
-
-
-def bisection(args, fleet: Fleet, say, kept: str, faulty: set[int]) -> bool:
-    """The collective's bisection over the nodes the reach faults left
-    alone, one of them slowed, --bisect-runs times; True when every run
-    named that node alone."""
-    ring = [i for i in range(args.nodes) if i not in faulty][:BISECT_MAX_NODES]
-    if len(ring) < 4:
-        say(f"Bisection: only {len(ring)} nodes away from the faults; a bisection needs 4")
-        return True
-    slow = ring[len(ring) * 2 // 3]
-    hits = [bisect_once(args, fleet, say, kept, ring, slow, k) for k in range(args.bisect_runs)]
-    if args.bisect_runs > 1:
-        say(f"Bisection: n{slow} named alone in {sum(hits)} of {len(hits)} runs "
-            f"(goal: {len(hits)} of {len(hits)})")
-    return all(hits)
-
-
-def bisect_once(args, fleet: Fleet, say, kept: str, ring: list[int], slow: int, k: int) -> bool:
-    cl = fleet.cluster
-    nodes = ",".join("+".join(sim_cluster.node_address(i, r) for r in range(args.rails)) for i in ring)
-    d = fleet.diagds[0]
-    argv = [binary("rocectl"), "--socket", d.node.socket, "--diag-socket", d.socket, "diag",
-            "allreduce", "--nodes", nodes, "--min-bytes", "1M", "--max-bytes", "1M",
-            "--iterations", "3", "--time-limit", "30s", "--bisect", "--min-fraction", "0.25",
-            "-o", "json"]
-    cl.slow(slow, 0, SLOW_MBIT)
-    try:
-        started = time.monotonic()
-        try:
-            cp = subprocess.run(argv, capture_output=True, timeout=args.rocectl_timeout)
-        except subprocess.TimeoutExpired:
-            raise figs.BenchError(
-                f"rocectl diag allreduce --bisect still running after {args.rocectl_timeout} s") from None
-        took = time.monotonic() - started
-    finally:
-        cl.slow(slow, 0, 0)
-    save(os.path.join(kept, f"bisection-{k + 1}.json" if k else "bisection.json"), cp.stdout)
-    hwm = figs.proc_status(d.proc.pid).get("VmHWM", 0) * 1024
-    fleet.check_alive()
-    try:
-        result = json.loads(cp.stdout) if cp.stdout.strip() else {}
-    except ValueError:
-        result = {}
-    steps = result.get("bisection") or []
-    named = result.get("slow_nodes") or []
-    whole = steps[0].get("busbw_bytes_per_second", 0) / 1e9 if steps else 0
-    run = f" (run {k + 1} of {args.bisect_runs})" if args.bisect_runs > 1 else ""
-    say(f"Bisection of an all-reduce over {len(ring)} nodes x {args.rails} rails, n{slow}/so0 at "
-        f"{SLOW_MBIT} Mbit/s (1 MiB, --min-fraction 0.25){run}:")
-    for line in figs.table([
-            figs.Figure("rings run (the whole one included)", str(len(steps))),
-            figs.Figure("wall time of rocectl diag allreduce --bisect", f"{took:.1f} s"),
-            figs.at_most("coordinator's rocenet-diagd peak RSS (VmHWM)", hwm / (1 << 20),
-                         figs.COORDINATOR_MIB, "MiB"),
-            figs.Figure("busbw of the whole ring", f"{whole:.3f} GB/s"),
-            figs.Figure("rocectl's exit code (6: a failure found)", str(cp.returncode))]):
-        say("  " + line)
-    for step in steps:
-        say(f"    {step.get('depth', 0)}{' pair' if step.get('pair') else ''} "
-            f"{figs.span(step.get('nodes') or [])}: "
-            f"{step.get('busbw_bytes_per_second', 0) / 1e9:.3f} GB/s"
-            f"{'  SLOW' if step.get('slow') else ''}"
-            f"{'  followed' if step.get('reason', '').endswith('followed') else ''}")
-    say(f"  conclusion: {result.get('bisection_conclusion') or '(none)'}")
-    hit = named == [f"n{slow}"]
-    say(f"  the slow node named exactly: {'yes' if hit else 'NO'} (named: {', '.join(named) or 'nobody'})")
-    if not hit:
-        say(f"  rocectl: {cp.stderr.decode(errors='replace').strip()[-500:]}")
-    return hit and cp.returncode == 6 and hwm / (1 << 20) <= figs.COORDINATOR_MIB
 
 
 def plan_figures(say) -> bool:

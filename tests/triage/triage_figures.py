@@ -7,6 +7,7 @@ the figures beside their goals."""
 from __future__ import annotations
 
 import dataclasses
+import os
 
 # The goals at 512 nodes x 2 rails on 2 cores (docs/development.md#the-reach-benchmark).
 WALL_SECONDS = 60.0
@@ -215,3 +216,10 @@ def proc_status(pid: int) -> dict[str, int]:
     except OSError:
         pass
     return out
+
+
+def save(path: str, data: bytes) -> None:
+    """Keeps a run's raw output under the benchmark's logs."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as out:
+        out.write(data)
