@@ -13,7 +13,8 @@
 # configurations (jobset-crd.yaml, jobset-webhooks.yaml), Kubeflow
 # Trainer's controller (components/trainer/main.go) with its CRDs, webhook
 # configuration and MPI runtime (trainer-crds.yaml, trainer-webhooks.yaml,
-# trainer-mpi-runtime.yaml) and CoreDNS with the plugins the cluster DNS
+# trainer-mpi-runtime.yaml), the PyTorchJob CRD of Kubeflow's training
+# operator (pytorchjob-crd.yaml) and CoreDNS with the plugins the cluster DNS
 # needs (components/coredns/main.go), for the jobs of the tests on several
 # nodes. runc is Debian's.
 #
@@ -174,6 +175,14 @@ EOF
     done >"$work/trainer-crds.yaml"
     cp "$module/manifests/base/webhook/manifests.yaml" "$work/trainer-webhooks.yaml"
     cp "$module/manifests/base/runtimes/mpi_distributed.yaml" "$work/trainer-mpi-runtime.yaml"
+    # The PyTorchJob CRD of Kubeflow's training operator, at the version
+    # the component's go.mod names (so it is in the cache's key).
+    local operator
+    operator="$(sed -n 's|^// training-operator \(.*\) \(v.*\)$|\1@\2|p' "$here/components/trainer/go.mod")"
+    [ -n "$operator" ] || { echo "components: no training-operator line in trainer/go.mod" >&2; exit 1; }
+    module="$(cd "$work" && go mod download -json "$operator" |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')"
+    cp "$module/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" "$work/pytorchjob-crd.yaml"
   fi
   touch "$work/.complete"
   rm -rf "$dir"

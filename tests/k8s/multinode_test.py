@@ -13,10 +13,11 @@ own rail; a triage naming a TrainJob, or its JobSet, taking exactly its
 pods' nodes; an
 invasive triage holding every node and running between them, and one
 deleted mid-run falling quiet on every node; a training job (a JobSet as
-Kubeflow Trainer runs an MPI job, and a TrainJob that Trainer's own
-controller runs) whose all-reduce runs over its pods' scale-out ports
-alone; a change rolled out a node of each leaf at a
-time, every node served throughout; a leaf switch down making the
+Kubeflow Trainer runs an MPI job, and the shipped Gaudi 3 TrainJob that
+Trainer's own controller runs) whose all-reduce runs over its pods'
+scale-out ports alone; the other shipped jobs accepted by their APIs; a
+change rolled out a node of each leaf at a time, every node served
+throughout; a leaf switch down making the
 RocenetCluster Degraded, naming every node on that leaf and no other; a
 reporter's token, bound to its node by the API server, refused on
 another node's objects.
@@ -382,29 +383,120 @@ def test_an_mpi_all_reduce_across_two_leaves_runs_on_the_scale_out_ports(env):
     env.kubectl("delete", "jobset", name, "--wait=true")
 
 
-def test_the_all_reduce_as_a_kubeflow_trainer_trainjob(env):
-    """The same all-reduce as a user submits it to Kubeflow Trainer: a
-    TrainJob naming an MPI runtime (Trainer's own mpi-distributed, given
-    the training image and the scale-out ports) and a number of nodes;
-    Trainer's controller (built from its module) makes the JobSet, its SSH
-    keys and hostfile; the ranks run over the pods' scale-out ports."""
-    name, nodes = "train", [env.nodes[0], env.nodes[-1]]
-    size, rounds = 16 << 20, 8
-    with open(os.path.join(env.cluster.bin, "trainer-mpi-runtime.yaml")) as f:
-        shipped = yaml.safe_load(f)
-    env.apply(training.cluster_training_runtime(
-        shipped, "mpi-scale-out", name, TRAINING_IMAGE, nodes, mn.RAILS,
-        training.mpirun(len(nodes), mn.RAILS, size, rounds)))
-    started = time.monotonic()
-    env.apply(training.trainjob(name, "default", "mpi-scale-out", len(nodes)))
-    _all_reduce_checked(env, name, nodes, size, rounds, started, "TrainJob")
+GAUDIS = 8
 
-    def complete() -> bool:
-        conditions = env.json("get", "trainjob", name).get("status", {}).get("conditions", [])
-        return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions)
-    wait(f"the TrainJob {name} Complete", complete, 60, 0.5)
-    env.kubectl("delete", "trainjob", name, "--wait=true")
-    env.kubectl("delete", "clustertrainingruntime", "mpi-scale-out", "--wait=true")
+
+@contextlib.contextmanager
+def _gaudis_advertised(env, nodes: list[str]):
+    """Each node advertises 8 habana.ai/gaudi, as Habana's device plugin
+    would (there is no Gaudi here): an extended resource in the Node's
+    capacity, which kubelet carries into allocatable and the scheduler
+    counts."""
+    path = "/status/capacity/habana.ai~1gaudi"
+    for node in nodes:
+        env.kubectl("patch", "node", node, "--subresource=status", "--type=json",
+                    "-p", json.dumps([{"op": "add", "path": path, "value": str(GAUDIS)}]))
+    for node in nodes:
+        wait(f"{node} allocating {GAUDIS} Gaudis", lambda n=node: env.json("get", "node", n)
+             ["status"]["allocatable"].get("habana.ai/gaudi") == str(GAUDIS), 60, 0.5)
+    try:
+        yield
+    finally:
+        for node in nodes:
+            env.kubectl("patch", "node", node, "--subresource=status", "--type=json",
+                        "-p", json.dumps([{"op": "remove", "path": path}]), check=False)
+
+
+def test_the_shipped_gaudi3_trainjob_runs_on_the_scale_out_ports(env):
+    """The TrainJob an ML engineer submits (examples/training/
+    trainjob-mpi.yaml, as shipped) on the Gaudi 3 MPI runtime the platform
+    team keeps (gaudi3-runtimes.yaml: gaudi3-mpi), changed only where the
+    fabric needs it (training_job.on_the_fabric: image, the launcher's
+    command, 2 ports a pod); Trainer's controller (built from its module)
+    makes the JobSet, its SSH keys and hostfile; each pod is given its 8
+    Gaudis and runs under the shipped security context (non-root, every
+    capability dropped but IPC_LOCK); the ranks run over the pods'
+    scale-out ports."""
+    [job] = training.example("trainjob-mpi.yaml")
+    name, nodes = job["metadata"]["name"], [env.nodes[0], env.nodes[-1]]
+    assert job["spec"]["trainer"]["numNodes"] == len(nodes)
+    runtimes = {d["metadata"]["name"]: d for d in training.example("gaudi3-runtimes.yaml")}
+    runtime = runtimes[job["spec"]["runtimeRef"]["name"]]
+    size, rounds = 16 << 20, 8
+    with _gaudis_advertised(env, env.nodes):
+        env.apply(training.on_the_fabric(runtime, name, TRAINING_IMAGE, nodes, mn.RAILS,
+                                         training.mpirun(len(nodes), mn.RAILS, size, rounds)))
+        started = time.monotonic()
+        env.apply({**job, "metadata": {**job["metadata"], "namespace": "default"}})
+
+        def given() -> list[dict] | None:
+            pods = env.json("get", "pods", "-l", f"jobset.sigs.k8s.io/jobset-name={name}")["items"]
+            return pods if len(pods) == len(nodes) else None
+        for pod in wait(f"the pods of {name}", given, 120, 0.2):
+            [container] = pod["spec"]["containers"]
+            assert container["resources"]["limits"]["habana.ai/gaudi"] == str(GAUDIS), container
+            assert container["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["IPC_LOCK"]}
+            assert pod["metadata"]["annotations"]["openshift.io/required-scc"] == "rocenet-training"
+        _all_reduce_checked(env, name, nodes, size, rounds, started, "TrainJob")
+
+        def complete() -> bool:
+            conditions = env.json("get", "trainjob", name).get("status", {}).get("conditions", [])
+            return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions)
+        wait(f"the TrainJob {name} Complete", complete, 60, 0.5)
+        env.kubectl("delete", "trainjob", name, "--wait=true")
+        env.kubectl("delete", "clustertrainingruntime", runtime["metadata"]["name"], "--wait=true")
+
+
+def _accepted(env, doc: dict) -> dict:
+    """`doc` as the API server would store it (server-side dry run): its
+    CRD's schema and defaults, its admission webhooks; every field given
+    must come back, none pruned as unknown."""
+    cp = env.kubectl("apply", "--dry-run=server", "-n", "default", "-o", "json", "-f", "-",
+                     input=json.dumps(doc), check=False)
+    assert cp.returncode == 0, f"{doc['kind']} {doc['metadata']['name']} refused: {cp.stderr}"
+    stored = json.loads(cp.stdout)
+
+    def kept(given, got, where: str) -> None:
+        if isinstance(given, dict):
+            assert isinstance(got, dict), where
+            for k, v in given.items():
+                assert k in got, f"{doc['kind']}: {where}.{k} pruned"
+                kept(v, got[k], f"{where}.{k}")
+        elif isinstance(given, list):
+            assert isinstance(got, list) and len(got) == len(given), where
+            for i, (a, b) in enumerate(zip(given, got, strict=True)):
+                kept(a, b, f"{where}[{i}]")
+    kept(doc["spec"], stored["spec"], "spec")
+    return stored
+
+
+def test_the_other_shipped_jobs_are_accepted_by_their_apis(env):
+    """The TrainJob on the torch runtime (both as shipped) passes Trainer's
+    CRDs and webhooks, which refuse one naming no runtime; the PyTorchJob
+    passes the real CRD of Kubeflow's training operator, every field kept.
+    They do not run: there is no PyTorch image here (docs/training.md)."""
+    runtimes = {d["metadata"]["name"]: d for d in training.example("gaudi3-runtimes.yaml")}
+    env.apply(runtimes["gaudi3-torch"])
+    try:
+        [job] = training.example("trainjob.yaml")
+        # Trainer's webhook reads runtimes from its controller's cache.
+        wait("Trainer's webhook seeing gaudi3-torch", lambda: env.kubectl(
+            "apply", "--dry-run=server", "-n", "default", "-f", "-", input=json.dumps(job),
+            check=False).returncode == 0, 30, 0.5)
+        _accepted(env, job)
+        lost = json.loads(json.dumps(job))
+        lost["spec"]["runtimeRef"]["name"] = "no-such-runtime"
+        cp = env.kubectl("apply", "--dry-run=server", "-n", "default", "-f", "-",
+                         input=json.dumps(lost), check=False)
+        assert cp.returncode != 0 and "no-such-runtime" in cp.stderr, cp.stderr
+    finally:
+        env.kubectl("delete", "clustertrainingruntime", "gaudi3-torch", "--wait=true", check=False)
+    env.kubectl("apply", "--server-side", "-f", os.path.join(env.cluster.bin, "pytorchjob-crd.yaml"))
+    env.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/pytorchjobs.kubeflow.org")
+    [job] = training.example("pytorchjob.yaml")
+    stored = _accepted(env, job)
+    env.say(f"training: {stored['kind']} {stored['metadata']['name']} and the torch TrainJob "
+            "accepted by their CRDs and webhooks")
 
 
 def _replacing(env, old: dict[str, str]) -> set[str]:

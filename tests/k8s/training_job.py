@@ -17,9 +17,11 @@ The image is tests/k8s/training/ (Debian's Open MPI, mpi4py, NumPy, SSH);
 its allreduce.py prints the run's figures as one line, `ALLREDUCE
 {json}`.
 
-The same job as a Kubeflow Trainer TrainJob (trainjob) runs on Trainer's
-own MPI runtime, adapted (cluster_training_runtime); Trainer's controller
-then renders the JobSet, its Secret and hostfile itself."""
+The shipped Gaudi 3 TrainJob (packaging/kubernetes/examples/training/)
+runs on its shipped MPI runtime, changed only where the fabric needs it
+(on_the_fabric); Trainer's controller then renders the JobSet, its Secret
+and hostfile itself. The triage's TrainJob runs on Trainer's own MPI
+runtime, adapted (cluster_training_runtime)."""
 
 from __future__ import annotations
 
@@ -29,11 +31,15 @@ import shlex
 import subprocess
 import tempfile
 
+import yaml
+
 NETWORK = "gaudi-scale-out"
 RESOURCE = "rocenet.io/scale-out-port"
 SSH_DIR = "/home/mpiuser/.ssh"
 SSHD_PORT = 2222
 HOSTFILE_DIR = "/etc/mpi"
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "packaging",
+                        "kubernetes", "examples", "training")
 
 
 def ssh_secret(name: str, namespace: str) -> dict:
@@ -63,12 +69,13 @@ def hostfile(name: str, namespace: str, nodes: int) -> dict:
 def mpirun(nodes: int, ports: int, size_bytes: int, rounds: int) -> list[str]:
     """The launcher's command: the all-reduce over `nodes` ranks, the
     data on the pods' scale-out interfaces alone, Open MPI's own channel
-    (its daemons and the launcher) on the pod network. It first waits
+    (its daemons and the launcher) on the pod network; a rank a node,
+    however many slots the hostfile gives each. It first waits
     until every host of its hostfile resolves, its own included (a pod's
     DNS name exists once the endpoint controller has seen the pod), as the
     MPI operator's launcher waits for its workers."""
     scale_out = ",".join(f"net{i + 1}" for i in range(ports))
-    run = ["mpirun", "-np", str(nodes), "--mca", "btl", "tcp,self",
+    run = ["mpirun", "-np", str(nodes), "--map-by", "ppr:1:node", "--mca", "btl", "tcp,self",
            "--mca", "btl_tcp_if_include", scale_out, "--mca", "oob_tcp_if_include", "eth0",
            "-x", f"ALLREDUCE_BYTES={size_bytes}", "-x", f"ALLREDUCE_ROUNDS={rounds}",
            "python3", "/opt/training/allreduce.py"]
@@ -146,6 +153,43 @@ def _placements(name: str, nodes: list[str]) -> tuple[dict, dict]:
             "topologyKey": "kubernetes.io/hostname",
             "labelSelector": {"matchLabels": {"jobset.sigs.k8s.io/jobset-name": name}}}]}}}
     return launcher, workers
+
+
+def example(name: str) -> list[dict]:
+    """The documents of a shipped training example."""
+    with open(os.path.join(EXAMPLES, name)) as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+
+
+def on_the_fabric(shipped: dict, trainjob: str, image: str, nodes: list[str], ports: int,
+                  launcher_command: list[str]) -> dict:
+    """A shipped Gaudi 3 runtime (gaudi3-runtimes.yaml) changed only where
+    the simulated fabric cannot run it as shipped: the image (the training
+    image: no Gaudi program runs here), the launcher's command (the
+    all-reduce), the ports (`ports` a pod, the fabric's rails, instead of a
+    Gaudi 3's 24, the network named as often) and where the pods go (the
+    TrainJob `trainjob` over `nodes`, on two leaves). The Gaudis asked for,
+    the security context, HCCL's variable, the SCC's annotation and the MPI
+    policy stay as shipped."""
+    runtime = json.loads(json.dumps(shipped))
+    launcher, workers = _placements(trainjob, nodes)
+    for replicated in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        template = replicated["template"]["spec"]["template"]
+        annotations = template["metadata"]["annotations"]
+        assert [n.strip() for n in annotations["k8s.v1.cni.cncf.io/networks"].split(",")] == \
+            [NETWORK] * 24, annotations
+        annotations["k8s.v1.cni.cncf.io/networks"] = ",".join([NETWORK] * ports)
+        spec = template["spec"]
+        spec.update(launcher if replicated["name"] == "launcher" else workers)
+        spec["terminationGracePeriodSeconds"] = 1
+        [container] = spec["containers"]
+        container["image"] = image
+        assert container["resources"]["limits"][RESOURCE] == 24, container["resources"]
+        container["resources"]["limits"][RESOURCE] = ports
+        if replicated["name"] == "launcher":
+            container.pop("args", None)
+            container["command"] = launcher_command
+    return runtime
 
 
 def cluster_training_runtime(shipped: dict, name: str, trainjob: str, image: str, nodes: list[str],

@@ -4,6 +4,10 @@
 // from main.go, which also takes its CRDs and webhook configuration from
 // this module's manifests/: a TrainJob becomes the JobSet the JobSet
 // controller runs.
+//
+// Kubeflow's training operator v1, whose PyTorchJob CRD the tests hold
+// the shipped PyTorchJob to (components.sh downloads the module):
+// training-operator github.com/kubeflow/training-operator v1.8.1
 module rocenet-tests/components/trainer
 
 go 1.26.0
