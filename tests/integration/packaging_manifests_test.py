@@ -431,7 +431,7 @@ def test_openshift_scc_is_bound_to_the_service_account(overlay, volumes):
     ds = one(docs, "DaemonSet", "rocenet")
     ns = ds["metadata"]["namespace"]
     sa = ds["spec"]["template"]["spec"]["serviceAccountName"]
-    scc = one(docs, "SecurityContextConstraints")
+    scc = one(docs, "SecurityContextConstraints", "rocenet")
     assert scc["allowPrivilegedContainer"] is False
     assert scc["allowPrivilegeEscalation"] is False
     assert scc["allowHostNetwork"] is True and scc["allowHostDirVolumePlugin"] is True
