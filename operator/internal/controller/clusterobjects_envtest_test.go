@@ -146,4 +146,19 @@ func TestEnvtestTheOperatorMakesWhatOLMCannotCarry(t *testing.T) {
 		}
 		return nil
 	})
+	// And the training pods' SCC: IPC_LOCK, nothing of the host.
+	eventually(t, "the SCC rocenet-training", func() error {
+		scc := &unstructured.Unstructured{}
+		scc.SetAPIVersion("security.openshift.io/v1")
+		scc.SetKind("SecurityContextConstraints")
+		if err := admin.Get(ctx, client.ObjectKey{Name: "rocenet-training"}, scc); err != nil {
+			return err
+		}
+		caps, _, _ := unstructured.NestedStringSlice(scc.Object, "allowedCapabilities")
+		host, _, _ := unstructured.NestedBool(scc.Object, "allowHostNetwork")
+		if !slices.Contains(caps, "IPC_LOCK") || host {
+			return fmt.Errorf("allowedCapabilities %v, allowHostNetwork %v: want IPC_LOCK, false", caps, host)
+		}
+		return nil
+	})
 }
