@@ -14,7 +14,10 @@ program of the cluster (its pid in the record, stopped by `down`):
 - "trainer", Kubeflow Trainer's controller (github.com/kubeflow/trainer,
   its packages in a program of ours, tests/k8s/components/trainer), which
   turns a TrainJob into a JobSet (it needs "jobset"), with its CRDs and
-  its validating webhooks served the same way."""
+  its validating webhooks served the same way;
+- "training-operator", Kubeflow's training operator v1 (its PyTorchJob
+  controller, tests/k8s/components/training-operator) with the
+  PyTorchJob CRD."""
 
 from __future__ import annotations
 
@@ -195,4 +198,44 @@ def start_trainer(cluster, creds) -> None:
     _webhooks_by_url(cluster, creds, "trainer", port)
 
 
-ADDONS = {"dns": start_dns, "jobset": start_jobset, "trainer": start_trainer}
+# ---- Kubeflow's training operator v1 ----------------------------------------------
+
+# The image the workers' init container runs: the tests' training image
+# (training_image.sh's name), which each node already has.
+TRAINING_IMAGE = "localhost/rocenet-training:e2e"
+
+# The workers' init container: it waits until the master's name resolves,
+# as the operator's own does with nslookup (which that image has not).
+INIT_CONTAINER = """- name: init-pytorch
+  image: {{.InitContainerImage}}
+  imagePullPolicy: IfNotPresent
+  resources:
+    limits: {cpu: 100m, memory: 64Mi}
+  command:
+  - sh
+  - -c
+  - for i in $(seq {{.MaxTries}}); do getent hosts {{.MasterAddr}} && exit 0; sleep 1; done; exit 1
+"""
+
+
+def start_training_operator(cluster, creds) -> None:
+    """Kubeflow's training operator v1 (its PyTorchJob controller, without
+    webhooks) with the PyTorchJob CRD, once it is ready."""
+    b = cluster.bin
+    cluster.kubectl("apply", "--server-side", "-f", os.path.join(b, "pytorchjob-crd.yaml"))
+    _established(cluster, "pytorchjobs.kubeflow.org")
+    health = free_port()
+    template = os.path.join(cluster.work, "pytorch-init-container.yaml")
+    with open(template, "w") as f:
+        f.write(INIT_CONTAINER)
+    log = cluster.spawn("training-operator", [
+        os.path.join(b, "training-operator"), "--health-probe-bind-address", f"127.0.0.1:{health}",
+        "--pytorch-init-container-image", TRAINING_IMAGE,
+        "--pytorch-init-container-template-file", template],
+        env={"KUBECONFIG": creds.client("training-operator", "/O=system:masters/CN=training-operator")})
+    wait_for("Kubeflow's training operator ready", lambda: http_ok("127.0.0.1", health, "/readyz"),
+             60, interval=0.5, log=log, proc=cluster.procs["training-operator"])
+
+
+ADDONS = {"dns": start_dns, "jobset": start_jobset, "trainer": start_trainer,
+          "training-operator": start_training_operator}

@@ -13,10 +13,11 @@
 # configurations (jobset-crd.yaml, jobset-webhooks.yaml), Kubeflow
 # Trainer's controller (components/trainer/main.go) with its CRDs, webhook
 # configuration and MPI runtime (trainer-crds.yaml, trainer-webhooks.yaml,
-# trainer-mpi-runtime.yaml), the PyTorchJob CRD of Kubeflow's training
-# operator (pytorchjob-crd.yaml) and CoreDNS with the plugins the cluster DNS
-# needs (components/coredns/main.go), for the jobs of the tests on several
-# nodes. runc is Debian's.
+# trainer-mpi-runtime.yaml), Kubeflow's training operator v1
+# (components/training-operator/main.go: its PyTorchJob controller) with
+# the PyTorchJob CRD (pytorchjob-crd.yaml), and CoreDNS with the plugins
+# the cluster DNS needs (components/coredns/main.go), for the jobs of the
+# tests on several nodes. runc is Debian's.
 #
 #   tests/k8s/components.sh [BIN_DIR [COMPONENT...]]
 #
@@ -74,8 +75,8 @@ build() {
   shift
   local key
   key="$( (cat "$here/components/$name/go.mod" "$here/components/$name/go.sum"
-    # A component of its own code (coredns' and trainer's main.go, the
-    # CRI-O node's NRI plugin).
+    # A component of its own code (coredns', trainer's and
+    # training-operator's main.go, the CRI-O node's NRI plugin).
     find "$here/components/$name" -name '*.go' | sort | xargs -r cat
     printf '%s\n' "${flags[@]}" "$@"
     go version) | sha256sum | cut -c1-12)"
@@ -175,13 +176,12 @@ EOF
     done >"$work/trainer-crds.yaml"
     cp "$module/manifests/base/webhook/manifests.yaml" "$work/trainer-webhooks.yaml"
     cp "$module/manifests/base/runtimes/mpi_distributed.yaml" "$work/trainer-mpi-runtime.yaml"
-    # The PyTorchJob CRD of Kubeflow's training operator, at the version
-    # the component's go.mod names (so it is in the cache's key).
-    local operator
-    operator="$(sed -n 's|^// training-operator \(.*\) \(v.*\)$|\1@\2|p' "$here/components/trainer/go.mod")"
-    [ -n "$operator" ] || { echo "components: no training-operator line in trainer/go.mod" >&2; exit 1; }
-    module="$(cd "$work" && go mod download -json "$operator" |
-      python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')"
+  fi
+  if [ "$name" = training-operator ]; then
+    # The PyTorchJob CRD of the same module.
+    local module
+    module="$(cd "$here/components/training-operator" &&
+      go list -m -f '{{.Dir}}' github.com/kubeflow/training-operator)"
     cp "$module/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" "$work/pytorchjob-crd.yaml"
   fi
   touch "$work/.complete"
@@ -224,6 +224,7 @@ dirs+=("$(build kwok -ldflags "-s -w" -- sigs.k8s.io/kwok/cmd/kwok)")
 dirs+=("$(build jobset -ldflags "-s -w" -- sigs.k8s.io/jobset)")
 dirs+=("$(build coredns -ldflags "-s -w" -- .)")
 dirs+=("$(build trainer -ldflags "-s -w" -- .)")
+dirs+=("$(build training-operator -ldflags "-s -w" -- .)")
 # CRI-O, and the NRI plugin its node needs here (oomfloor/main.go).
 dirs+=("$(build crio -tags "containers_image_ostree_stub exclude_graphdriver_btrfs containers_image_openpgp" \
   -ldflags "-s -w" -- github.com/cri-o/cri-o/cmd/crio ./oomfloor)")

@@ -98,7 +98,7 @@ def nodes_up(artifacts: e2e.Artifacts, say, logs_on_failure: str):
                  "runtime": "crio" if i == NODES - 1 else "containerd"} for i in range(1, NODES)]
         cluster = k8s.Cluster.up(artifacts.bin_dir, node_netns=fab.node_netns(0),
                                  logs_on_failure=logs_on_failure, more_nodes=more,
-                                 addons=("dns", "jobset", "trainer"))
+                                 addons=("dns", "jobset", "trainer", "training-operator"))
     except BaseException:
         fab.down()
         raise
