@@ -15,7 +15,8 @@ invasive triage holding every node and running between them, and one
 deleted mid-run falling quiet on every node; a training job (a JobSet as
 Kubeflow Trainer runs an MPI job, and the shipped Gaudi 3 TrainJob that
 Trainer's own controller runs) whose all-reduce runs over its pods'
-scale-out ports alone; the other shipped jobs accepted by their APIs; a
+scale-out ports alone; the shipped PyTorchJob meeting at its master and
+summing over its ports; the other shipped jobs accepted by their APIs; a
 change rolled out a node of each leaf at a time, every node served
 throughout; a leaf switch down making the
 RocenetCluster Degraded, naming every node on that leaf and no other; a
@@ -337,7 +338,15 @@ def _all_reduce_checked(env, name: str, nodes: list[str], size: int, rounds: int
         follow.kill()
         log, _ = follow.communicate()
     assert ended == "Completed", f"the JobSet {ended}:\n{log[-3000:]}"
-    result = training.report(log)
+    _ranks_checked(env, training.report(log), pods, nodes, size, rounds, took, how)
+
+
+def _ranks_checked(env, result: dict, pods: dict[str, str], nodes: list[str], size: int, rounds: int,
+                   took: float, how: str) -> None:
+    """The all-reduce's report (`result`, allreduce.py's form) was right,
+    over the pods' scale-out ports alone, each rail carrying a share, each
+    rank's ports its node's (`pods`: each rank's host to its node); its
+    figures said."""
     assert result["right"] and result["ranks"] == len(nodes) and result["bytes"] == size, result
     sent = size * rounds
     assert sorted(pods.get(r["host"]) for r in result["per_rank"]) == sorted(nodes), (pods, result)
@@ -491,12 +500,60 @@ def test_the_other_shipped_jobs_are_accepted_by_their_apis(env):
         assert cp.returncode != 0 and "no-such-runtime" in cp.stderr, cp.stderr
     finally:
         env.kubectl("delete", "clustertrainingruntime", "gaudi3-torch", "--wait=true", check=False)
-    env.kubectl("apply", "--server-side", "-f", os.path.join(env.cluster.bin, "pytorchjob-crd.yaml"))
-    env.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/pytorchjobs.kubeflow.org")
     [job] = training.example("pytorchjob.yaml")
     stored = _accepted(env, job)
     env.say(f"training: {stored['kind']} {stored['metadata']['name']} and the torch TrainJob "
             "accepted by their CRDs and webhooks")
+
+
+def test_the_shipped_pytorchjob_meets_at_its_master_and_sums_over_the_ports(env):
+    """The shipped PyTorchJob (examples/training/pytorchjob.yaml) on
+    Kubeflow's training operator v1 (its controller built from its module),
+    changed only where the fabric needs it (training_job.
+    pytorchjob_on_the_fabric: image, a program instead of torchrun, 2 ports
+    a pod): its master and worker, on two leaves, each given 8 Gaudis, meet
+    at the master's Service from the variables the operator gives them (as
+    torchrun's c10d rendezvous does, over the pod network: rendezvous.py)
+    and sum their buffers over their scale-out ports alone."""
+    [job] = training.example("pytorchjob.yaml")
+    name, nodes = job["metadata"]["name"], [env.nodes[0], env.nodes[-1]]
+    size, rounds = 16 << 20, 8
+    selector = f"training.kubeflow.org/job-name={name}"
+    with _gaudis_advertised(env, env.nodes):
+        started = time.monotonic()
+        env.apply({**training.pytorchjob_on_the_fabric(job, TRAINING_IMAGE, nodes, mn.RAILS, size, rounds),
+                   "metadata": {**job["metadata"], "namespace": "default"}})
+
+        def ended() -> str | None:
+            conditions = env.json("get", "pytorchjob", name).get("status", {}).get("conditions", [])
+            done = [c["type"] for c in conditions if c["type"] in ("Succeeded", "Failed")
+                    and c["status"] == "True"]
+            # The shipped restartPolicy (OnFailure) would retry a failed
+            # pod for ever: its first failure ends the test.
+            restarted = any(c.get("restartCount", 0) for p in env.json("get", "pods", "-l", selector)["items"]
+                            for c in p.get("status", {}).get("containerStatuses", []))
+            return done[0] if done else "Restarted" if restarted else None
+        outcome = wait(f"the PyTorchJob {name} ended", ended, 300, 1)
+        took = time.monotonic() - started
+        pods = env.json("get", "pods", "-l", selector)["items"]
+        logs = {p["metadata"]["name"]: env.kubectl("logs", "--all-containers", p["metadata"]["name"],
+                                                   *(["--previous"] if outcome == "Restarted" else []),
+                                                   check=False).stdout for p in pods}
+        assert outcome == "Succeeded", f"the PyTorchJob {outcome}: {logs}"
+        master = [p for p in pods if p["metadata"]["labels"].get("training.kubeflow.org/replica-type")
+                  in ("master", "Master")]
+        assert len(master) == 1 and len(pods) == 2, [p["metadata"]["name"] for p in pods]
+        for pod in pods:
+            [container] = pod["spec"]["containers"]
+            assert container["resources"]["limits"]["habana.ai/gaudi"] == "8", container
+            environ = {e["name"]: e.get("value") for e in container["env"]}
+            assert environ["WORLD_SIZE"] == "16" and environ["PET_NNODES"] == "2", environ
+        hosts = {p["spec"].get("hostname", p["metadata"]["name"]): p["spec"]["nodeName"] for p in pods}
+        _ranks_checked(env, training.report(logs[master[0]["metadata"]["name"]]), hosts, nodes,
+                       size, rounds, took, "PyTorchJob")
+        env.kubectl("delete", "pytorchjob", name, "--wait=true")
+        wait(f"the pods of {name} gone", lambda: not env.json("get", "pods", "-l", selector)["items"],
+             60, 0.5)
 
 
 def _replacing(env, old: dict[str, str]) -> set[str]:

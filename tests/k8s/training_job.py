@@ -192,6 +192,38 @@ def on_the_fabric(shipped: dict, trainjob: str, image: str, nodes: list[str], po
     return runtime
 
 
+def pytorchjob_on_the_fabric(shipped: dict, image: str, nodes: list[str], ports: int,
+                             size_bytes: int, rounds: int) -> dict:
+    """The shipped PyTorchJob (pytorchjob.yaml) changed only where the
+    simulated fabric cannot run it as shipped: the image and the command
+    (rendezvous.py, the rendezvous from the operator's variables and a sum
+    over the ports, instead of torchrun: there is no PyTorch image here),
+    the ports (`ports` a pod instead of 24, the network named as often) and
+    where the pods go (the master on the first of `nodes`, the worker on
+    the second). The Gaudis asked for, nprocPerNode, the master's port, the
+    security context, HCCL's variable and the SCC's annotation stay as
+    shipped."""
+    job = json.loads(json.dumps(shipped))
+    for role, node in (("Master", nodes[0]), ("Worker", nodes[1])):
+        template = job["spec"]["pytorchReplicaSpecs"][role]["template"]
+        annotations = template["metadata"]["annotations"]
+        assert [n.strip() for n in annotations["k8s.v1.cni.cncf.io/networks"].split(",")] == \
+            [NETWORK] * 24, annotations
+        annotations["k8s.v1.cni.cncf.io/networks"] = ",".join([NETWORK] * ports)
+        spec = template["spec"]
+        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+        spec["terminationGracePeriodSeconds"] = 1
+        [container] = spec["containers"]
+        container["image"] = image
+        container["command"] = ["python3", "/opt/training/rendezvous.py"]
+        container["env"] = container.get("env", []) + [
+            {"name": "ALLREDUCE_BYTES", "value": str(size_bytes)},
+            {"name": "ALLREDUCE_ROUNDS", "value": str(rounds)}]
+        assert container["resources"]["limits"][RESOURCE] == 24, container["resources"]
+        container["resources"]["limits"][RESOURCE] = ports
+    return job
+
+
 def cluster_training_runtime(shipped: dict, name: str, trainjob: str, image: str, nodes: list[str],
                              ports: int, launcher_command: list[str]) -> dict:
     """Kubeflow Trainer's own MPI runtime (`shipped`: mpi-distributed, as
