@@ -137,6 +137,11 @@ def main() -> None:
             s.connect((table[peer][ports[k]], DATA_PORT))
             for _ in range(rounds):
                 s.sendall(pieces[k].tobytes())
+            # Done when the peer has it all (it closes after the last
+            # piece), not when it is in the socket's buffer: the counters
+            # read next must hold every byte sent.
+            s.shutdown(socket.SHUT_WR)
+            s.recv(1)
 
     before = interface_bytes()
     started = time.monotonic()
