@@ -95,10 +95,12 @@ build: deps configure
 #     they cannot create namespaces), the tree checks, benchmark smoke runs
 #     and the fuzz seed replays; the tests on Debian's own kernel under
 #     qemu (tests/vm/, alone: a guest under emulation needs the cores); then
-#     the end-to-end tests (tests/k8s/):
-#     etcd, Kubernetes, containerd and Multus built from their Go modules
-#     (cached in $ROCENET_CACHE), rocenet's image built from its
-#     Containerfile and deployed on a single-node cluster; the fleet
+#     the end-to-end tests (tests/k8s/): etcd, Kubernetes, containerd,
+#     Multus, CRI-O and the training operators built from their Go modules
+#     first, in a phase of their own (cached in $ROCENET_CACHE; about 20
+#     minutes on 2 cores where none is cached, kept out of the tests'
+#     timeout), then rocenet's image built from its
+#     Containerfile and deployed on single-node and three-node clusters; the fleet
 #     tests (label fleet): rocenet-controller and the reporter's policy on
 #     the real kube-apiserver (envtest), and the fleet and hold benchmarks
 #     at 64 kwok nodes (`make bench-fleet`: 512); the reach benchmark (label triage):
@@ -123,7 +125,9 @@ test:
 	@$(PHASE) "tests: real kernel in qemu (Debian's kernel package, cached)" -- \
 		sh -c 'cd $(BUILD_DIR) && rm -f vm-figures.txt && ctest --output-on-failure -L "^vm$$" && \
 		if [ -s vm-figures.txt ]; then echo "Figures (vm-figures.txt):"; cat vm-figures.txt; fi'
-	@$(PHASE) "tests: end-to-end on Kubernetes (components, image, cluster)" -- \
+	@$(PHASE) "build: Kubernetes components (Go module proxy, cached)" -- sh -c \
+		'if command -v go >/dev/null; then bash tests/k8s/components.sh >/dev/null; fi'
+	@$(PHASE) "tests: end-to-end on Kubernetes (image, clusters)" -- \
 		sh -c 'cd $(BUILD_DIR) && rm -f e2e-figures.txt && ctest --output-on-failure -L "^e2e$$" && \
 		if [ -s e2e-figures.txt ]; then echo "Figures (e2e-figures.txt):"; cat e2e-figures.txt; fi'
 	@$(PHASE) "tests: fleet (controller, policy, 64-node benchmark on a real API server)" -- \
